@@ -1,0 +1,1 @@
+//! Shared code of the femquad examples, benchmark and integration tests.

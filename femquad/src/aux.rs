@@ -1,0 +1,92 @@
+//! Auxiliary fields: variable coefficients `a` of the physics.
+//!
+//! As in the paper (§ Variable coefficients), an auxiliary field lives either
+//! in the solution's finite-element space (same element, its own number of
+//! components) or in P0, one constant per cell. The kernel receives it
+//! cell-local, like `u`:
+//!
+//! - [`AuxSpace::Field`]: `[cell][b][k]` (`N_b·N_aux` values per cell, see
+//!   [`crate::layout::cell_dof`]); at a quadrature point
+//!   `a_k = Σ_b φ_b a_{b,k}` and `∇a_k = Σ_b ∇φ_b a_{b,k}`.
+//! - [`AuxSpace::Cell`]: `[cell][k]` (`N_aux` values per cell);
+//!   `a_k` is the cell value and `∇a_k = 0`.
+
+use crate::{Error, Result};
+
+/// Where the auxiliary field lives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AuxSpace {
+    /// No auxiliary field.
+    #[default]
+    None,
+    /// The solution's element (P1 or P2), with `n_comp` components.
+    Field {
+        /// Components `N_aux`.
+        n_comp: usize,
+    },
+    /// P0: `n_comp` constants per cell.
+    Cell {
+        /// Components `N_aux`.
+        n_comp: usize,
+    },
+}
+
+impl AuxSpace {
+    /// Components `N_aux` (0 for [`AuxSpace::None`]).
+    pub fn n_comp(self) -> usize {
+        match self {
+            AuxSpace::None => 0,
+            AuxSpace::Field { n_comp } | AuxSpace::Cell { n_comp } => n_comp,
+        }
+    }
+
+    /// Values per cell in the cell-local aux array, for an element with `n_b`
+    /// basis functions.
+    pub fn values_per_cell(self, n_b: usize) -> usize {
+        match self {
+            AuxSpace::None => 0,
+            AuxSpace::Field { n_comp } => n_b * n_comp,
+            AuxSpace::Cell { n_comp } => n_comp,
+        }
+    }
+
+    /// Short name for reports: `none`, `field`, `cell`.
+    pub fn kind(self) -> &'static str {
+        match self {
+            AuxSpace::None => "none",
+            AuxSpace::Field { .. } => "field",
+            AuxSpace::Cell { .. } => "cell",
+        }
+    }
+
+    /// Checks that the space matches a physics that reads `n_aux` components.
+    pub fn check_against(self, n_aux: usize, physics: &str) -> Result<()> {
+        if self.n_comp() == n_aux {
+            Ok(())
+        } else {
+            Err(Error::arg(
+                "aux",
+                format!(
+                    "physics `{physics}` reads {n_aux} auxiliary component(s) but the auxiliary \
+                     space {self:?} has {}",
+                    self.n_comp()
+                ),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_per_cell() {
+        assert_eq!(AuxSpace::None.values_per_cell(3), 0);
+        assert_eq!(AuxSpace::Field { n_comp: 2 }.values_per_cell(6), 12);
+        assert_eq!(AuxSpace::Cell { n_comp: 2 }.values_per_cell(6), 2);
+        assert!(AuxSpace::Cell { n_comp: 1 }.check_against(1, "p").is_ok());
+        let e = AuxSpace::None.check_against(1, "p").unwrap_err().to_string();
+        assert!(e.contains("reads 1 auxiliary"), "{e}");
+    }
+}

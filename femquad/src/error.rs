@@ -1,0 +1,204 @@
+//! The one error type of femquad.
+//!
+//! Every fallible public function returns [`Result<T>`]. Each variant names the
+//! cause precisely enough to act on it: the cell, the argument, the device
+//! limit, the file and line.
+
+use std::path::PathBuf;
+
+use crate::physics::PointwiseError;
+
+/// Result alias used throughout femquad.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in femquad.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A mesh cell is invalid: an index out of range, repeated vertices,
+    /// negative orientation or (near-)zero volume.
+    #[error("invalid mesh: cell {cell}: {reason}")]
+    InvalidCell {
+        /// Index of the offending cell.
+        cell: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A mesh is invalid as a whole (wrong array lengths, unsupported dimension, …).
+    #[error("invalid mesh: {0}")]
+    InvalidMesh(String),
+
+    /// An argument has the wrong size, range or value.
+    #[error("invalid argument `{name}`: {reason}")]
+    InvalidArgument {
+        /// Name of the argument (as in the function's signature).
+        name: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// An input array holds NaN or ±∞.
+    #[error("argument `{name}` holds a non-finite value ({value}) at index {index}")]
+    NonFinite {
+        /// Name of the argument.
+        name: &'static str,
+        /// First offending index.
+        index: usize,
+        /// The offending value, as text.
+        value: String,
+    },
+
+    /// Pointwise physics was called with arrays of the wrong shape or an
+    /// unsupported dimension.
+    #[error("pointwise physics: {0}")]
+    Pointwise(#[from] PointwiseError),
+
+    /// No OpenCL runtime (ICD loader or platform) could be found.
+    #[error(
+        "no OpenCL runtime found ({detail}). Install one: on Debian/Ubuntu \
+         `sudo apt-get install ocl-icd-libopencl1 pocl-opencl-icd` gives the PoCL CPU \
+         platform; GPU vendors ship their own ICD (e.g. NVIDIA's libnvidia-opencl)"
+    )]
+    NoOpenClRuntime {
+        /// What was tried.
+        detail: String,
+    },
+
+    /// The device selection matched no device.
+    #[error("no OpenCL device matches `{requested}`; available devices:\n{available}")]
+    UnknownDevice {
+        /// The selection that was asked for.
+        requested: String,
+        /// One line per available device.
+        available: String,
+    },
+
+    /// The device cannot do double precision.
+    #[error(
+        "device `{device}` does not support double precision (cl_khr_fp64); \
+         use f32 or another device"
+    )]
+    NoFp64 {
+        /// Device name.
+        device: String,
+    },
+
+    /// A launch configuration exceeds a device limit.
+    #[error("device `{device}`: {what} needs {needed} but the device allows at most {limit}")]
+    DeviceLimit {
+        /// Device name.
+        device: String,
+        /// The limited quantity, e.g. "work-group size (threads)".
+        what: &'static str,
+        /// What the configuration needs.
+        needed: usize,
+        /// The device's limit.
+        limit: usize,
+    },
+
+    /// The device ran out of memory while allocating or launching.
+    #[error(
+        "device `{device}` is out of memory allocating {bytes} bytes for {what} \
+         (global memory {global_mem} bytes)"
+    )]
+    OutOfDeviceMemory {
+        /// Device name.
+        device: String,
+        /// What was being allocated.
+        what: String,
+        /// Requested size in bytes.
+        bytes: usize,
+        /// The device's global memory size in bytes.
+        global_mem: u64,
+    },
+
+    /// The OpenCL compiler rejected a generated program.
+    #[error("OpenCL build failed on `{device}`:\n{log}\n--- generated source ---\n{numbered_source}")]
+    Build {
+        /// Device name.
+        device: String,
+        /// The compiler's build log.
+        log: String,
+        /// The generated source with line numbers.
+        numbered_source: String,
+    },
+
+    /// An OpenCL call failed.
+    #[error("OpenCL call `{call}` failed: {code} ({name})")]
+    OpenCl {
+        /// Which operation failed.
+        call: &'static str,
+        /// The OpenCL error code.
+        code: i32,
+        /// The symbolic name of the code.
+        name: String,
+    },
+
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+
+    /// A mesh file is malformed.
+    #[error("{path}:{line}: {reason}")]
+    MeshFile {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number where the problem was found (0 if unknown).
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// An iterative solver did not converge.
+    #[error("{solver} did not converge in {iterations} iterations: residual {residual:e} > tolerance {tolerance:e}")]
+    NoConvergence {
+        /// Solver name.
+        solver: &'static str,
+        /// Iterations performed.
+        iterations: usize,
+        /// Final residual norm.
+        residual: f64,
+        /// Requested tolerance.
+        tolerance: f64,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidArgument`].
+    pub fn arg(name: &'static str, reason: impl Into<String>) -> Self {
+        Error::InvalidArgument {
+            name,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Checks that `values` has `expected` entries.
+pub fn check_len<T>(name: &'static str, values: &[T], expected: usize) -> Result<()> {
+    if values.len() == expected {
+        Ok(())
+    } else {
+        Err(Error::arg(
+            name,
+            format!("expected {expected} entries, got {}", values.len()),
+        ))
+    }
+}
+
+/// Checks that every entry of `values` is finite.
+pub fn check_finite<R: crate::Real>(name: &'static str, values: &[R]) -> Result<()> {
+    match crate::real::first_non_finite(values) {
+        None => Ok(()),
+        Some(index) => Err(Error::NonFinite {
+            name,
+            index,
+            value: format!("{}", values[index]),
+        }),
+    }
+}

@@ -1,0 +1,102 @@
+//! Choosing the integrator: native or OpenCL, behind one type.
+
+use std::sync::Arc;
+
+use super::native::{self, Execution};
+use super::{CellInputs, Discretization};
+use crate::opencl::{Device, DeviceSelector, LaunchConfig, OpenClIntegrator};
+use crate::physics::Pointwise;
+use crate::{Real, Result};
+
+/// Which integrator evaluates element vectors.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    /// The native integrator.
+    Native(Execution),
+    /// The OpenCL thread-transposition kernel on a device.
+    OpenCl {
+        /// The opened device.
+        device: Arc<Device>,
+        /// `(N_bl, N_cb)`; `None` for the device default.
+        config: Option<LaunchConfig>,
+    },
+}
+
+impl Backend {
+    /// The OpenCL backend on the device chosen by `selector`, default launch
+    /// configuration.
+    pub fn opencl(selector: &DeviceSelector) -> Result<Backend> {
+        Ok(Backend::OpenCl {
+            device: Device::open(selector)?,
+            config: None,
+        })
+    }
+
+    /// Parallel native integration.
+    pub fn native() -> Backend {
+        Backend::Native(Execution::Parallel)
+    }
+
+    /// A one-line description for reports: `native (parallel)` or the
+    /// device name.
+    pub fn describe(&self) -> String {
+        match self {
+            Backend::Native(e) => format!("native ({e:?})").to_lowercase(),
+            Backend::OpenCl { device, .. } => {
+                let i = device.info();
+                format!("OpenCL: {} ({})", i.name, i.platform)
+            }
+        }
+    }
+}
+
+/// An element integrator of either backend, owning its discretization.
+pub enum Integrator<R: Real> {
+    /// Native.
+    Native {
+        /// The discretization.
+        disc: Discretization<R>,
+        /// Serial or parallel.
+        execution: Execution,
+    },
+    /// OpenCL.
+    OpenCl(OpenClIntegrator<R>),
+}
+
+impl<R: Real> Integrator<R> {
+    /// An integrator of `backend` for `disc`.
+    pub fn new(disc: Discretization<R>, backend: &Backend) -> Result<Self> {
+        Ok(match backend {
+            Backend::Native(execution) => Integrator::Native {
+                disc,
+                execution: *execution,
+            },
+            Backend::OpenCl { device, config } => {
+                Integrator::OpenCl(OpenClIntegrator::new(device.clone(), disc, *config)?)
+            }
+        })
+    }
+
+    /// The discretization.
+    pub fn discretization(&self) -> &Discretization<R> {
+        match self {
+            Integrator::Native { disc, .. } => disc,
+            Integrator::OpenCl(i) => i.discretization(),
+        }
+    }
+
+    /// Element vectors of all cells (see [`crate::integrate`]).
+    pub fn element_vectors<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        inputs: &CellInputs<'_, R>,
+        out: &mut [R],
+    ) -> Result<()> {
+        match self {
+            Integrator::Native { disc, execution } => {
+                native::element_vectors(disc, physics, inputs, out, *execution)
+            }
+            Integrator::OpenCl(i) => i.element_vectors(physics, inputs, out),
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Element integration: from cell-local coefficients to element vectors.
+//!
+//! For every cell `c` and element dof `i = b·N_comp + comp` the integrators
+//! compute, with the quadrature rule `(ξ_q, w_q)`,
+//!
+//! ```text
+//! E[c][i] = Σ_q w_q det J_c ( φ_b(ξ_q) f0_comp(q) + Σ_e ∂φ_b/∂ξ_e(ξ_q) g_comp,e(q) ),
+//! g_comp,e(q) = Σ_d J⁻¹_c[e][d] f1_comp,d(q)
+//! ```
+//!
+//! where `f0`, `f1` are the pointwise physics evaluated at
+//! `u = Σ_b φ_b u_b`, `∇u = J⁻ᵀ Σ_b ∇_ξ φ_b u_b`, the same for the auxiliary
+//! field, and `x = X_0 + J ξ_q`. This is the paper's
+//! `Bᵀ W f0 + Σ_k D_kᵀ W f1^k` with the test-function gradient's map to
+//! physical coordinates applied once per quadrature point to `f1` (giving
+//! `g`) instead of once per basis function.
+//!
+//! Two backends share this definition and the data of a [`Discretization`]:
+//! [`native`] (Rust, serial or rayon-parallel) and the OpenCL
+//! thread-transposition kernel.
+
+pub mod backend;
+pub mod native;
+
+use crate::aux::AuxSpace;
+use crate::element::Element;
+use crate::error::{check_finite, check_len};
+use crate::geometry::Geometry;
+use crate::mesh::Mesh;
+use crate::physics::Pointwise;
+use crate::quadrature::Quadrature;
+use crate::real::convert_slice;
+use crate::space::FunctionSpace;
+use crate::tabulation::Tabulation;
+use crate::{Error, Real, Result};
+
+/// Everything fixed about an element integration except the physics and its
+/// inputs: element, components, quadrature and tabulation, cell geometry,
+/// and where the auxiliary field lives.
+#[derive(Clone, Debug)]
+pub struct Discretization<R: Real> {
+    element: Element,
+    n_comp: usize,
+    quadrature: Quadrature,
+    tabulation: Tabulation,
+    aux: AuxSpace,
+    geometry: Geometry<R>,
+    // The tabulation and rule in precision R, for the native integrator.
+    pub(crate) phi: Vec<R>,
+    pub(crate) dphi: Vec<R>,
+    pub(crate) weights: Vec<R>,
+    pub(crate) points: Vec<R>,
+}
+
+impl<R: Real> Discretization<R> {
+    /// Sets up integration of fields of `space` over `mesh` with `quadrature`
+    /// and an auxiliary field in `aux`. Computes the cell geometry (and
+    /// stores the cell vertex coordinates, for physics that reads `x`).
+    pub fn new(
+        mesh: &Mesh,
+        space: &FunctionSpace,
+        quadrature: Quadrature,
+        aux: AuxSpace,
+    ) -> Result<Self> {
+        if space.n_cells() != mesh.n_cells() || space.dim() != mesh.dim() {
+            return Err(Error::arg(
+                "space",
+                format!(
+                    "space has {} cells in {}D, mesh has {} cells in {}D",
+                    space.n_cells(),
+                    space.dim(),
+                    mesh.n_cells(),
+                    mesh.dim()
+                ),
+            ));
+        }
+        let element = space.element();
+        let tabulation = Tabulation::new(&element, &quadrature)?;
+        let geometry = Geometry::with_coordinates(mesh)?;
+        Ok(Discretization {
+            element,
+            n_comp: space.n_comp(),
+            phi: convert_slice(tabulation.phi()),
+            dphi: convert_slice(tabulation.dphi()),
+            weights: convert_slice(quadrature.weights()),
+            points: convert_slice(quadrature.points()),
+            quadrature,
+            tabulation,
+            aux,
+            geometry,
+        })
+    }
+
+    /// Spatial dimension.
+    pub fn dim(&self) -> usize {
+        self.element.dim()
+    }
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.geometry.n_cells()
+    }
+    /// The scalar element (P1/P2).
+    pub fn element(&self) -> Element {
+        self.element
+    }
+    /// Basis functions per component, `N_b`.
+    pub fn n_b(&self) -> usize {
+        self.element.n_basis()
+    }
+    /// Components of the solution, `N_comp`.
+    pub fn n_comp(&self) -> usize {
+        self.n_comp
+    }
+    /// Element dofs, `N_bt = N_b·N_comp` (entries of an element vector).
+    pub fn n_bt(&self) -> usize {
+        self.n_b() * self.n_comp
+    }
+    /// Quadrature points, `N_q`.
+    pub fn n_q(&self) -> usize {
+        self.quadrature.n_points()
+    }
+    /// The quadrature rule.
+    pub fn quadrature(&self) -> &Quadrature {
+        &self.quadrature
+    }
+    /// The basis tabulation at the quadrature points (f64).
+    pub fn tabulation(&self) -> &Tabulation {
+        &self.tabulation
+    }
+    /// Where the auxiliary field lives.
+    pub fn aux(&self) -> AuxSpace {
+        self.aux
+    }
+    /// Cell geometry.
+    pub fn geometry(&self) -> &Geometry<R> {
+        &self.geometry
+    }
+    /// Auxiliary values per cell in the cell-local aux array.
+    pub fn aux_per_cell(&self) -> usize {
+        self.aux.values_per_cell(self.n_b())
+    }
+
+    /// Checks that `physics` fits this discretization: dimension, components,
+    /// auxiliary components and number of constants.
+    pub fn check_physics<P: Pointwise + ?Sized>(
+        &self,
+        physics: &P,
+        n_constants: usize,
+    ) -> Result<()> {
+        let info = physics.info();
+        let dim = self.dim();
+        if !info.supports_dim(dim) {
+            return Err(Error::arg(
+                "physics",
+                format!(
+                    "`{}` supports dimension(s) {:?}, not {dim}",
+                    info.name, info.dims
+                ),
+            ));
+        }
+        let n_comp = info.n_comp.resolve(dim);
+        if n_comp != self.n_comp {
+            return Err(Error::arg(
+                "physics",
+                format!(
+                    "`{}` has {n_comp} component(s) in {dim}D but the space has {}",
+                    info.name, self.n_comp
+                ),
+            ));
+        }
+        self.aux.check_against(info.n_aux.resolve(dim), info.name)?;
+        if n_constants != info.n_constants {
+            return Err(Error::arg(
+                "constants",
+                format!(
+                    "`{}` takes {} constant(s), got {n_constants}",
+                    info.name, info.n_constants
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the sizes (and finiteness) of cell-local inputs and an
+    /// element-vector output for `n_cells` cells.
+    pub fn check_inputs(&self, inputs: &CellInputs<'_, R>, n_cells: usize, out: &[R]) -> Result<()> {
+        check_len("u", inputs.u, n_cells * self.n_bt())?;
+        check_len("aux", inputs.aux, n_cells * self.aux_per_cell())?;
+        check_len("element_vectors", out, n_cells * self.n_bt())?;
+        check_finite("u", inputs.u)?;
+        check_finite("aux", inputs.aux)?;
+        check_finite("constants", inputs.constants)?;
+        Ok(())
+    }
+}
+
+/// The cell-local inputs of one residual evaluation.
+#[derive(Clone, Copy, Debug)]
+pub struct CellInputs<'a, R> {
+    /// Solution coefficients, `n_cells × N_b × N_comp` ([`crate::layout::cell_dof`]).
+    pub u: &'a [R],
+    /// Auxiliary coefficients, `n_cells × N_b × N_aux` (field) or
+    /// `n_cells × N_aux` (P0); empty if there is no auxiliary field.
+    pub aux: &'a [R],
+    /// Run-time constants of the physics.
+    pub constants: &'a [R],
+}

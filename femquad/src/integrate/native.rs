@@ -1,0 +1,274 @@
+//! The native (CPU) integrator: the reference for the OpenCL kernel, the
+//! path for remainder cells and the fallback when no device is present.
+//!
+//! It computes exactly the element vectors defined in [`crate::integrate`],
+//! one cell at a time. The parallel version splits the cells into chunks
+//! handled by rayon; every cell is computed by the same sequence of
+//! operations either way, so serial and parallel results are bit-identical.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use super::{CellInputs, Discretization};
+use crate::aux::AuxSpace;
+use crate::layout;
+use crate::physics::{PointArgs, Pointwise};
+use crate::{Error, Real, Result};
+
+/// Serial or parallel execution of the native integrator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Execution {
+    /// One thread.
+    Serial,
+    /// All rayon threads.
+    #[default]
+    Parallel,
+}
+
+/// Cells per rayon task.
+const CHUNK: usize = 1024;
+
+/// Element vectors of all cells: `out[c·N_bt + i] = E[c][i]`.
+pub fn element_vectors<R: Real, P: Pointwise + ?Sized>(
+    disc: &Discretization<R>,
+    physics: &P,
+    inputs: &CellInputs<'_, R>,
+    out: &mut [R],
+    execution: Execution,
+) -> Result<()> {
+    element_vectors_range(disc, physics, inputs, 0..disc.n_cells(), out, execution)
+}
+
+/// Element vectors of the cells `cells`; `inputs` holds the cell-local data
+/// of those cells only (`u` has `cells.len()·N_bt` entries, …) and `out`
+/// receives `cells.len()·N_bt` entries. Geometry is taken for the global cell
+/// indices in `cells`.
+pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
+    disc: &Discretization<R>,
+    physics: &P,
+    inputs: &CellInputs<'_, R>,
+    cells: Range<usize>,
+    out: &mut [R],
+    execution: Execution,
+) -> Result<()> {
+    if cells.end > disc.n_cells() || cells.start > cells.end {
+        return Err(Error::arg(
+            "cells",
+            format!(
+                "range {cells:?} is not within the {} cells",
+                disc.n_cells()
+            ),
+        ));
+    }
+    disc.check_physics(physics, inputs.constants.len())?;
+    let n = cells.len();
+    disc.check_inputs(inputs, n, out)?;
+    let kernel = CellKernel::new(disc, physics, inputs)?;
+    let n_bt = disc.n_bt();
+    let run_chunk = |(k, chunk): (usize, &mut [R])| -> Result<()> {
+        let mut scratch = kernel.scratch();
+        let first = k * CHUNK;
+        for (j, e) in chunk.chunks_mut(n_bt).enumerate() {
+            kernel.cell(first + j, cells.start + first + j, e, &mut scratch)?;
+        }
+        Ok(())
+    };
+    match execution {
+        Execution::Serial => out.chunks_mut(CHUNK * n_bt).enumerate().try_for_each(run_chunk),
+        Execution::Parallel => out
+            .par_chunks_mut(CHUNK * n_bt)
+            .enumerate()
+            .try_for_each(run_chunk),
+    }
+}
+
+/// Per-thread work arrays of [`CellKernel::cell`].
+struct Scratch<R> {
+    u: Vec<R>,
+    grad_ref: Vec<R>,
+    grad_u: Vec<R>,
+    a: Vec<R>,
+    grad_a: Vec<R>,
+    x: Vec<R>,
+    f0: Vec<R>,
+    f1: Vec<R>,
+    g: Vec<R>,
+}
+
+/// One cell's integration, with everything borrowed from the discretization.
+struct CellKernel<'a, R: Real, P: ?Sized> {
+    disc: &'a Discretization<R>,
+    physics: &'a P,
+    inputs: &'a CellInputs<'a, R>,
+    dim: usize,
+    n_b: usize,
+    n_comp: usize,
+    n_aux: usize,
+    has_f0: bool,
+    has_f1: bool,
+}
+
+impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
+    fn new(
+        disc: &'a Discretization<R>,
+        physics: &'a P,
+        inputs: &'a CellInputs<'a, R>,
+    ) -> Result<Self> {
+        let info = physics.info();
+        Ok(CellKernel {
+            disc,
+            physics,
+            inputs,
+            dim: disc.dim(),
+            n_b: disc.n_b(),
+            n_comp: disc.n_comp(),
+            n_aux: disc.aux().n_comp(),
+            has_f0: info.has_f0,
+            has_f1: info.has_f1,
+        })
+    }
+
+    fn scratch(&self) -> Scratch<R> {
+        let z = |n: usize| vec![R::ZERO; n];
+        let (dim, nc, na) = (self.dim, self.n_comp, self.n_aux);
+        Scratch {
+            u: z(nc),
+            grad_ref: z(dim),
+            grad_u: z(nc * dim),
+            a: z(na),
+            grad_a: z(na * dim),
+            x: z(dim),
+            f0: z(nc),
+            f1: z(nc * dim),
+            g: z(nc * dim),
+        }
+    }
+
+    /// Integrates local cell `local` (index into the inputs), global cell
+    /// `cell` (index into the geometry), into `e` (`N_bt` entries).
+    fn cell(&self, local: usize, cell: usize, e: &mut [R], s: &mut Scratch<R>) -> Result<()> {
+        let (dim, n_b, n_comp, n_aux) = (self.dim, self.n_b, self.n_comp, self.n_aux);
+        let disc = self.disc;
+        let geom = disc.geometry();
+        let inv_j = &geom.inv_j()[cell * dim * dim..(cell + 1) * dim * dim];
+        let det_j = geom.det_j()[cell];
+        let n_bt = n_b * n_comp;
+        let u_cell = &self.inputs.u[local * n_bt..(local + 1) * n_bt];
+        let aux_per_cell = disc.aux_per_cell();
+        let aux_cell = &self.inputs.aux[local * aux_per_cell..(local + 1) * aux_per_cell];
+        let coords = geom.coords();
+        e.fill(R::ZERO);
+
+        for q in 0..disc.n_q() {
+            let phi = &disc.phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
+            let dphi = &disc.dphi
+                [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
+
+            // Field and gradient at the point.
+            evaluate_field(u_cell, n_comp, dim, phi, dphi, inv_j, &mut s.u, &mut s.grad_ref, &mut s.grad_u);
+            match disc.aux() {
+                AuxSpace::None => {}
+                AuxSpace::Field { .. } => evaluate_field(
+                    aux_cell, n_aux, dim, phi, dphi, inv_j, &mut s.a, &mut s.grad_ref, &mut s.grad_a,
+                ),
+                AuxSpace::Cell { .. } => {
+                    s.a.copy_from_slice(aux_cell);
+                    s.grad_a.fill(R::ZERO);
+                }
+            }
+            // x = X_0 + J ξ_q = X_0 + Σ_i ξ_i (X_{i+1} − X_0)
+            if let Some(coords) = coords {
+                let xi = &disc.points[q * dim..(q + 1) * dim];
+                for d in 0..dim {
+                    let x0 = coords[layout::cell_coord(cell, 0, d, dim)];
+                    let mut x = x0;
+                    for (i, &xi_i) in xi.iter().enumerate() {
+                        x += xi_i * (coords[layout::cell_coord(cell, i + 1, d, dim)] - x0);
+                    }
+                    s.x[d] = x;
+                }
+            }
+
+            s.f0.fill(R::ZERO);
+            s.f1.fill(R::ZERO);
+            let args = PointArgs {
+                u: &s.u,
+                grad_u: &s.grad_u,
+                a: &s.a,
+                grad_a: &s.grad_a,
+                x: &s.x,
+                constants: self.inputs.constants,
+            };
+            R::eval_pointwise(self.physics, dim, &args, &mut s.f0, &mut s.f1)?;
+
+            // Scale by w_q det J; map f1 to the reference frame: g = J⁻¹ f1.
+            let wdet = disc.weights[q] * det_j;
+            for c in 0..n_comp {
+                s.f0[c] *= wdet;
+                for ee in 0..dim {
+                    let mut g = R::ZERO;
+                    for d in 0..dim {
+                        g += inv_j[ee * dim + d] * s.f1[layout::point_grad(c, d, dim)];
+                    }
+                    s.g[layout::point_grad(c, ee, dim)] = g * wdet;
+                }
+            }
+            // Test with every basis function.
+            for b in 0..n_b {
+                for c in 0..n_comp {
+                    let mut acc = R::ZERO;
+                    if self.has_f0 {
+                        acc += phi[b] * s.f0[c];
+                    }
+                    if self.has_f1 {
+                        for ee in 0..dim {
+                            acc += dphi[b * dim + ee] * s.g[layout::point_grad(c, ee, dim)];
+                        }
+                    }
+                    e[layout::cell_dof(0, b, c, n_b, n_comp)] += acc;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Values `v[c] = Σ_b φ_b coef[b][c]` and physical gradients
+/// `grad[c][d] = Σ_e (Σ_b ∂φ_b/∂ξ_e coef[b][c]) J⁻¹[e][d]` of a field with
+/// `n_comp` components from its cell-local coefficients.
+#[allow(clippy::too_many_arguments)]
+fn evaluate_field<R: Real>(
+    coef: &[R],
+    n_comp: usize,
+    dim: usize,
+    phi: &[R],
+    dphi: &[R],
+    inv_j: &[R],
+    v: &mut [R],
+    grad_ref: &mut [R],
+    grad: &mut [R],
+) {
+    let n_b = phi.len();
+    for c in 0..n_comp {
+        let mut val = R::ZERO;
+        for e in 0..dim {
+            grad_ref[e] = R::ZERO;
+        }
+        for b in 0..n_b {
+            let k = coef[layout::cell_dof(0, b, c, n_b, n_comp)];
+            val += phi[b] * k;
+            for e in 0..dim {
+                grad_ref[e] += dphi[b * dim + e] * k;
+            }
+        }
+        v[c] = val;
+        for d in 0..dim {
+            let mut g = R::ZERO;
+            for e in 0..dim {
+                g += grad_ref[e] * inv_j[e * dim + d];
+            }
+            grad[layout::point_grad(c, d, dim)] = g;
+        }
+    }
+}

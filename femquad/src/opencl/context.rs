@@ -1,0 +1,236 @@
+//! An opened OpenCL device: context, profiling queue, program cache and
+//! transfer accounting.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
+use opencl3::context::Context;
+use opencl3::device::Device as ClDevice;
+use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES, ClError};
+use opencl3::kernel::Kernel;
+use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use opencl3::program::Program;
+use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
+
+use super::device::{DeviceInfo, DeviceSelector, cl_error, list_devices};
+use super::source::numbered;
+use crate::{Error, Real, Result};
+
+/// Counters of what a [`Device`] has done, for tests and reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceStats {
+    /// Programs compiled by the OpenCL compiler (cache misses).
+    pub builds: usize,
+    /// Program requests served from the cache.
+    pub cache_hits: usize,
+    /// Bytes of geometry (J⁻¹, det J, coordinates) written to the device.
+    pub geometry_bytes: u64,
+    /// Bytes of coefficients (u, aux, constants) written to the device.
+    pub coefficient_bytes: u64,
+    /// Bytes read back from the device.
+    pub read_bytes: u64,
+}
+
+/// What a host-to-device transfer carries, for [`DeviceStats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transfer {
+    /// Cell geometry.
+    Geometry,
+    /// Coefficients and constants.
+    Coefficients,
+}
+
+/// An opened OpenCL device with its context, an in-order profiling queue and
+/// a cache of built programs keyed by the hash of their full source (which
+/// contains the physics, every kernel parameter and the precision).
+pub struct Device {
+    info: DeviceInfo,
+    context: Context,
+    queue: CommandQueue,
+    programs: Mutex<HashMap<u64, Arc<Program>>>,
+    stats: Mutex<DeviceStats>,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device").field("info", &self.info).finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A poisoned lock only means another thread panicked while holding it;
+    // the counters and the cache stay usable.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Device {
+    /// Opens the device chosen by `selector`.
+    pub fn open(selector: &DeviceSelector) -> Result<Arc<Device>> {
+        let devices = list_devices()?;
+        let info = selector.pick(&devices)?.clone();
+        Self::open_info(info)
+    }
+
+    /// Opens the device chosen by the environment variable `FEMQUAD_DEVICE`
+    /// (default: prefer a GPU).
+    pub fn from_env() -> Result<Arc<Device>> {
+        Self::open(&DeviceSelector::from_env())
+    }
+
+    fn open_info(info: DeviceInfo) -> Result<Arc<Device>> {
+        let cl_device = ClDevice::new(info.id);
+        let context = Context::from_device(&cl_device).map_err(cl_error("clCreateContext"))?;
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+            .map_err(cl_error("clCreateCommandQueue"))?;
+        Ok(Arc::new(Device {
+            info,
+            context,
+            queue,
+            programs: Mutex::new(HashMap::new()),
+            stats: Mutex::new(DeviceStats::default()),
+        }))
+    }
+
+    /// The device's properties.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Transfer and build counters so far.
+    pub fn stats(&self) -> DeviceStats {
+        *lock(&self.stats)
+    }
+
+    pub(crate) fn queue(&self) -> &CommandQueue {
+        &self.queue
+    }
+
+    /// Checks that the device can compute in precision `R`.
+    pub fn check_precision<R: Real>(&self) -> Result<()> {
+        if R::CL_TYPE == "double" && !self.info.fp64 {
+            return Err(Error::NoFp64 {
+                device: self.info.name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Returns the kernel `name` of the program built from `source`, building
+    /// the program only if no program with the same source was built on this
+    /// device before.
+    pub fn kernel(&self, source: &str, name: &str) -> Result<Kernel> {
+        let key = {
+            let mut h = crate::physics::Fnv1a::new();
+            h.write(source.as_bytes());
+            h.finish()
+        };
+        let cached = lock(&self.programs).get(&key).cloned();
+        let program = match cached {
+            Some(p) => {
+                lock(&self.stats).cache_hits += 1;
+                p
+            }
+            None => {
+                let p = Arc::new(self.build(source)?);
+                lock(&self.programs).insert(key, p.clone());
+                lock(&self.stats).builds += 1;
+                p
+            }
+        };
+        Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))
+    }
+
+    fn build(&self, source: &str) -> Result<Program> {
+        let mut program = Program::create_from_source(&self.context, source)
+            .map_err(cl_error("clCreateProgramWithSource"))?;
+        let options = "-cl-std=CL1.2";
+        if let Err(e) = program.build(self.context.devices(), options) {
+            let log = program.get_build_log(self.info.id).unwrap_or_default();
+            if e.0 == CL_BUILD_PROGRAM_FAILURE || !log.trim().is_empty() {
+                return Err(Error::Build {
+                    device: self.info.name.clone(),
+                    log,
+                    numbered_source: numbered(source),
+                });
+            }
+            return Err(cl_error("clBuildProgram")(e));
+        }
+        Ok(program)
+    }
+
+    /// Maps allocation failures to [`Error::OutOfDeviceMemory`].
+    pub(crate) fn memory_error(&self, call: &'static str, what: &str, bytes: usize, e: ClError) -> Error {
+        if e.0 == CL_MEM_OBJECT_ALLOCATION_FAILURE || e.0 == CL_OUT_OF_RESOURCES {
+            Error::OutOfDeviceMemory {
+                device: self.info.name.clone(),
+                what: what.to_string(),
+                bytes,
+                global_mem: self.info.global_mem_size,
+            }
+        } else {
+            cl_error(call)(e)
+        }
+    }
+
+    /// Allocates a device buffer of `len` reals (at least one).
+    pub(crate) fn alloc<R: Real>(&self, len: usize, what: &str) -> Result<Buffer<R>> {
+        let bytes = len.max(1) * std::mem::size_of::<R>();
+        if bytes as u64 > self.info.max_mem_alloc_size {
+            return Err(Error::OutOfDeviceMemory {
+                device: self.info.name.clone(),
+                what: format!("{what} (larger than the device's largest allocation, {} bytes)", self.info.max_mem_alloc_size),
+                bytes,
+                global_mem: self.info.global_mem_size,
+            });
+        }
+        // SAFETY: no host pointer is passed; the size is non-zero.
+        unsafe {
+            Buffer::<R>::create(&self.context, CL_MEM_READ_WRITE, len.max(1), std::ptr::null_mut())
+        }
+        .map_err(|e| self.memory_error("clCreateBuffer", what, bytes, e))
+    }
+
+    /// Writes `data` to the start of `buffer` (blocking).
+    pub(crate) fn write<R: Real>(
+        &self,
+        buffer: &mut Buffer<R>,
+        data: &[R],
+        kind: Transfer,
+        what: &str,
+    ) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let bytes = std::mem::size_of_val(data);
+        // SAFETY: blocking write from a live slice into a buffer at least as
+        // large (callers allocate buffers for the data they write).
+        unsafe { self.queue.enqueue_write_buffer(buffer, CL_BLOCKING, 0, data, &[]) }
+            .map_err(|e| self.memory_error("clEnqueueWriteBuffer", what, bytes, e))?;
+        let mut s = lock(&self.stats);
+        match kind {
+            Transfer::Geometry => s.geometry_bytes += bytes as u64,
+            Transfer::Coefficients => s.coefficient_bytes += bytes as u64,
+        }
+        Ok(())
+    }
+
+    /// Enqueues a read without waiting; the returned event completes when
+    /// `data` holds the result.
+    ///
+    /// # Safety
+    /// `data` must stay alive and untouched until the event completes.
+    pub(crate) unsafe fn read_async<R: Real>(
+        &self,
+        buffer: &Buffer<R>,
+        data: &mut [R],
+    ) -> Result<opencl3::event::Event> {
+        let bytes = std::mem::size_of_val(data);
+        // SAFETY: forwarded to the caller.
+        let ev = unsafe { self.queue.enqueue_read_buffer(buffer, CL_NON_BLOCKING, 0, data, &[]) }
+            .map_err(|e| self.memory_error("clEnqueueReadBuffer", "element vectors", bytes, e))?;
+        lock(&self.stats).read_bytes += bytes as u64;
+        Ok(ev)
+    }
+}

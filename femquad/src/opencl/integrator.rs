@@ -1,0 +1,310 @@
+//! The OpenCL integrator: thread transposition on the device, remainder
+//! cells natively.
+//!
+//! Geometry is uploaded once, when the integrator is created. Each
+//! evaluation uploads only the cell-local coefficients (and aux and
+//! constants), launches one work-group per full chunk of cells, integrates
+//! the `n_cells mod chunk` remainder cells natively on the host while the
+//! device runs, and reads the element vectors back.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use opencl3::event::Event;
+use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::memory::Buffer;
+
+use super::context::{Device, Transfer};
+use super::device::cl_error;
+use super::shape::{KernelShape, LaunchConfig, default_config};
+use super::source::{INTEGRATE_KERNEL, integrate_source};
+use crate::integrate::native::{self, Execution};
+use crate::integrate::{CellInputs, Discretization};
+use crate::physics::Pointwise;
+use crate::{Error, Real, Result};
+
+/// A compiled kernel for one physics, with its shape.
+struct Compiled {
+    kernel: Kernel,
+    shape: KernelShape,
+}
+
+/// Key of a compiled kernel: physics source hash and launch configuration.
+type KernelKey = (u64, LaunchConfig);
+
+/// Device buffers, allocated once for all cells and reused by every evaluation.
+struct Buffers<R> {
+    u: Buffer<R>,
+    aux: Buffer<R>,
+    inv_j: Buffer<R>,
+    det_j: Buffer<R>,
+    coords: Option<Buffer<R>>,
+    constants: Buffer<R>,
+    out: Buffer<R>,
+}
+
+/// Integrates element vectors with the thread-transposition kernel.
+pub struct OpenClIntegrator<R: Real> {
+    device: Arc<Device>,
+    disc: Discretization<R>,
+    config: Option<LaunchConfig>,
+    kernels: HashMap<KernelKey, Compiled>,
+    buffers: Buffers<R>,
+    last_kernel_ns: Option<u64>,
+}
+
+impl<R: Real> OpenClIntegrator<R> {
+    /// Creates an integrator for `disc` on `device`: allocates the device
+    /// buffers and uploads the cell geometry (J⁻¹ and det J; the cell
+    /// coordinates follow on first use by a physics that reads `x`).
+    /// `config` fixes `(N_bl, N_cb)`; `None` picks a valid default per physics
+    /// from the device limits.
+    pub fn new(
+        device: Arc<Device>,
+        disc: Discretization<R>,
+        config: Option<LaunchConfig>,
+    ) -> Result<Self> {
+        device.check_precision::<R>()?;
+        let g = disc.geometry();
+        let n_cells = disc.n_cells();
+        let mut inv_j = device.alloc::<R>(g.inv_j().len(), "inverse Jacobians")?;
+        let mut det_j = device.alloc::<R>(g.det_j().len(), "Jacobian determinants")?;
+        device.write(&mut inv_j, g.inv_j(), Transfer::Geometry, "inverse Jacobians")?;
+        device.write(&mut det_j, g.det_j(), Transfer::Geometry, "Jacobian determinants")?;
+        let buffers = Buffers {
+            u: device.alloc::<R>(n_cells * disc.n_bt(), "coefficients")?,
+            aux: device.alloc::<R>(n_cells * disc.aux_per_cell(), "auxiliary coefficients")?,
+            inv_j,
+            det_j,
+            coords: None,
+            constants: device.alloc::<R>(1, "constants")?,
+            out: device.alloc::<R>(n_cells * disc.n_bt(), "element vectors")?,
+        };
+        Ok(OpenClIntegrator {
+            device,
+            disc,
+            config,
+            kernels: HashMap::new(),
+            buffers,
+            last_kernel_ns: None,
+        })
+    }
+
+    /// The discretization this integrator was built for.
+    pub fn discretization(&self) -> &Discretization<R> {
+        &self.disc
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    /// Sets `(N_bl, N_cb)` for later evaluations (`None`: device default).
+    pub fn set_config(&mut self, config: Option<LaunchConfig>) {
+        self.config = config;
+    }
+
+    /// Device time of the last kernel launch in nanoseconds (profiling
+    /// events), if a kernel ran.
+    pub fn last_kernel_ns(&self) -> Option<u64> {
+        self.last_kernel_ns
+    }
+
+    /// The launch configuration used for `physics`: the one set, or the
+    /// device default.
+    pub fn config_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<LaunchConfig> {
+        match self.config {
+            Some(c) => Ok(c),
+            None => default_config(
+                self.disc.dim(),
+                self.disc.n_b(),
+                self.disc.n_comp(),
+                self.disc.n_q(),
+                self.disc.aux(),
+                physics.info(),
+                std::mem::size_of::<R>(),
+                self.device.info(),
+            ),
+        }
+    }
+
+    /// The kernel shape used for `physics` (checked against the device).
+    pub fn shape_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<KernelShape> {
+        let shape = KernelShape::new(
+            self.disc.dim(),
+            self.disc.n_b(),
+            self.disc.n_comp(),
+            self.disc.n_q(),
+            self.disc.aux(),
+            physics.info(),
+            std::mem::size_of::<R>(),
+            self.config_for(physics)?,
+        )?;
+        shape.check_device(self.device.info())?;
+        Ok(shape)
+    }
+
+    /// The generated OpenCL source for `physics` (for inspection).
+    pub fn source_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<String> {
+        let shape = self.shape_for(physics)?;
+        Ok(integrate_source::<R, P>(
+            &shape,
+            self.disc.aux(),
+            self.disc.tabulation(),
+            self.disc.quadrature(),
+            physics,
+        ))
+    }
+
+    /// Compiles the kernel for `physics` with the current configuration on
+    /// first use (the device's program cache may already hold the program)
+    /// and returns its key in `self.kernels`.
+    fn compile<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<KernelKey> {
+        let key = (physics.source_hash(), self.config_for(physics)?);
+        if !self.kernels.contains_key(&key) {
+            let shape = self.shape_for(physics)?;
+            let source = self.source_for(physics)?;
+            let kernel = self.device.kernel(&source, INTEGRATE_KERNEL)?;
+            self.kernels.insert(key, Compiled { kernel, shape });
+        }
+        Ok(key)
+    }
+
+    fn compiled(&self, key: &KernelKey) -> Result<&Compiled> {
+        self.kernels
+            .get(key)
+            .ok_or_else(|| Error::arg("physics", "kernel cache lookup failed"))
+    }
+
+    /// Uploads what `shape` needs beyond the geometry: the cell coordinates
+    /// (once), and this evaluation's coefficients, aux and constants for the
+    /// first `n_dev` cells.
+    fn upload(&mut self, shape: &KernelShape, inputs: &CellInputs<'_, R>, n_dev: usize) -> Result<()> {
+        let device = &self.device;
+        let b = &mut self.buffers;
+        if shape.reads_x && b.coords.is_none() {
+            let coords = self.disc.geometry().coords().ok_or_else(|| {
+                Error::arg("physics", "reads x but the discretization stores no cell coordinates")
+            })?;
+            let mut buf = device.alloc::<R>(coords.len(), "cell coordinates")?;
+            device.write(&mut buf, coords, Transfer::Geometry, "cell coordinates")?;
+            b.coords = Some(buf);
+        }
+        let n_bt = self.disc.n_bt();
+        let aux_pc = self.disc.aux_per_cell();
+        device.write(&mut b.u, &inputs.u[..n_dev * n_bt], Transfer::Coefficients, "coefficients")?;
+        device.write(&mut b.aux, &inputs.aux[..n_dev * aux_pc], Transfer::Coefficients, "auxiliary coefficients")?;
+        if !inputs.constants.is_empty() {
+            // Constants are few: a fresh buffer of the right size each time.
+            b.constants = device.alloc::<R>(inputs.constants.len(), "constants")?;
+            device.write(&mut b.constants, inputs.constants, Transfer::Coefficients, "constants")?;
+        }
+        Ok(())
+    }
+
+    /// Element vectors of all cells into `out` (`n_cells·N_bt` entries,
+    /// [`crate::layout::cell_dof`]). Full chunks run on the device; the
+    /// remaining cells (fewer than a chunk) natively, overlapped with the
+    /// kernel.
+    pub fn element_vectors<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        inputs: &CellInputs<'_, R>,
+        out: &mut [R],
+    ) -> Result<()> {
+        let n_cells = self.disc.n_cells();
+        self.disc.check_physics(physics, inputs.constants.len())?;
+        self.disc.check_inputs(inputs, n_cells, out)?;
+        let key = self.compile(physics)?;
+        let shape = self.compiled(&key)?.shape;
+        let n_chunks = shape.n_chunks(n_cells);
+        let n_dev = n_chunks * shape.chunk;
+        self.last_kernel_ns = None;
+        if n_chunks == 0 {
+            // Fewer cells than one chunk: all native.
+            return native::element_vectors(&self.disc, physics, inputs, out, Execution::Parallel);
+        }
+        self.upload(&shape, inputs, n_dev)?;
+
+        let n_bt = self.disc.n_bt();
+        let aux_pc = self.disc.aux_per_cell();
+        let (out_dev, out_rest) = out.split_at_mut(n_dev * n_bt);
+        let compiled = self.compiled(&key)?;
+        let kernel_event = launch(&self.device, compiled, &self.buffers, n_chunks)?;
+        // SAFETY: `out_dev` stays borrowed until the queue is finished below,
+        // on every path.
+        let read = unsafe { self.device.read_async(&self.buffers.out, out_dev) };
+        let remainder = if read.is_ok() && n_dev < n_cells {
+            let rest = CellInputs {
+                u: &inputs.u[n_dev * n_bt..],
+                aux: &inputs.aux[n_dev * aux_pc..],
+                constants: inputs.constants,
+            };
+            native::element_vectors_range(&self.disc, physics, &rest, n_dev..n_cells, out_rest, Execution::Parallel)
+        } else {
+            Ok(())
+        };
+        let finished = self.device.queue().finish().map_err(cl_error("clFinish"));
+        read?;
+        finished?;
+        remainder?;
+        self.last_kernel_ns = kernel_time_ns(&kernel_event);
+        Ok(())
+    }
+
+    /// Launches the kernel for `physics` `repetitions` times on the inputs
+    /// already on the device (from the last [`element_vectors`] call) and
+    /// returns each launch's device time in nanoseconds (profiling events).
+    /// For benchmarks.
+    ///
+    /// [`element_vectors`]: OpenClIntegrator::element_vectors
+    pub fn time_kernel<P: Pointwise + ?Sized>(&mut self, physics: &P, repetitions: usize) -> Result<Vec<u64>> {
+        let n_cells = self.disc.n_cells();
+        let key = self.compile(physics)?;
+        let compiled = self.compiled(&key)?;
+        let n_chunks = compiled.shape.n_chunks(n_cells);
+        if n_chunks == 0 {
+            return Err(Error::arg(
+                "physics",
+                format!("{n_cells} cells are fewer than one chunk ({}): nothing runs on the device", compiled.shape.chunk),
+            ));
+        }
+        let mut times = Vec::with_capacity(repetitions);
+        for _ in 0..repetitions {
+            let ev = launch(&self.device, compiled, &self.buffers, n_chunks)?;
+            ev.wait().map_err(cl_error("clWaitForEvents"))?;
+            times.push(kernel_time_ns(&ev).unwrap_or(0));
+        }
+        Ok(times)
+    }
+}
+
+fn kernel_time_ns(ev: &Event) -> Option<u64> {
+    let start = ev.profiling_command_start().ok()?;
+    let end = ev.profiling_command_end().ok()?;
+    Some(end.saturating_sub(start))
+}
+
+/// Enqueues one launch of `n_chunks` work-groups.
+fn launch<R: Real>(device: &Device, compiled: &Compiled, b: &Buffers<R>, n_chunks: usize) -> Result<Event> {
+    // A kernel that does not read x still takes a (never read) buffer there.
+    let coords = b.coords.as_ref().unwrap_or(&b.det_j);
+    let n_t = compiled.shape.n_t;
+    // SAFETY: argument types and order match the kernel signature in
+    // kernels/integrate.cl; the buffers hold at least n_chunks·chunk cells.
+    unsafe {
+        ExecuteKernel::new(&compiled.kernel)
+            .set_arg(&b.u)
+            .set_arg(&b.aux)
+            .set_arg(&b.inv_j)
+            .set_arg(&b.det_j)
+            .set_arg(coords)
+            .set_arg(&b.constants)
+            .set_arg(&b.out)
+            .set_global_work_size(n_chunks * n_t)
+            .set_local_work_size(n_t)
+            .enqueue_nd_range(device.queue())
+    }
+    .map_err(|e| device.memory_error("clEnqueueNDRangeKernel", "kernel launch", 0, e))
+}

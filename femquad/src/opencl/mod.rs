@@ -1,0 +1,14 @@
+//! The OpenCL backend: device selection, the thread-transposition kernel
+//! (template in `kernels/integrate.cl`), its blocking parameters, program
+//! cache and launches.
+
+pub mod context;
+pub mod device;
+pub mod integrator;
+pub mod shape;
+pub mod source;
+
+pub use context::{Device, DeviceStats};
+pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};
+pub use integrator::OpenClIntegrator;
+pub use shape::{KernelShape, LaunchConfig};

@@ -1,0 +1,899 @@
+//! Function spaces: an element on every cell of a mesh, and the map between
+//! global and cell-local degrees of freedom.
+//!
+//! # Nodes and dofs
+//!
+//! * **P1**: node `v` is mesh vertex `v` (`n_nodes = n_vertices`).
+//! * **P2**: nodes `0..n_vertices` are the vertices; node `n_vertices + k`
+//!   is the midpoint of global edge `k`. Global edges are the distinct vertex
+//!   pairs `(min, max)` of all cell edges, numbered in increasing
+//!   lexicographic order of `(min, max)` — deterministic, independent of the
+//!   thread count and of the cell order.
+//!
+//! The local nodes of a cell follow the element ([`crate::element`]): its
+//! `dim + 1` vertices in the cell's order, then (P2) its edges in
+//! [`crate::layout::simplex_edges`] order. A field with `N_comp` components
+//! has `n_dofs = n_nodes·N_comp` global dofs, **interleaved node-major**:
+//! dof `node·N_comp + comp` ([`crate::layout::global_dof`]); cell-local arrays
+//! are `[cell][b][comp]` ([`crate::layout::cell_dof`]).
+//!
+//! # Gather and assembly
+//!
+//! Let `E` be the (Boolean) extraction matrix: `(E w)[c][b][comp] =
+//! w[node(c, b)·N_comp + comp]`. [`FunctionSpace::gather`] computes `E w`,
+//! [`FunctionSpace::assemble`] computes `Eᵀ e` (sum over cells of element
+//! vectors into the global vector: the assembly of a weak form). Hence
+//! `⟨Eᵀ e, v⟩ = ⟨e, E v⟩` and `Eᵀ E w = m ⊙ w` with `m` the node
+//! multiplicity (number of cells containing the node).
+//!
+//! # Complexity
+//!
+//! Construction is `O(n_cells)` for P1 and `O(n_cells·log n_cells)` for P2
+//! (parallel sort of the packed `u64` edge keys, deduplication, one binary
+//! search per cell edge); peak extra memory for P2 is 8 bytes per cell edge
+//! (6 per tetrahedron). `gather`, `interpolate` and `node_coordinates` are
+//! `O(n_cells·N_b·N_comp)` / `O(n_nodes·N_comp)` and run in parallel.
+//! `assemble` is `O(n_cells·N_b·N_comp)`; for large inputs on several threads
+//! it runs in parallel over nodes through the node → cell-slot incidence
+//! (built once, on first use, 4 bytes per cell slot), summing each node's
+//! contributions in the same order as the serial loop, so the result is
+//! bitwise identical to the serial sum and independent of the thread count.
+//! `boundary_nodes` is `O(n_cells·log n_cells)` (sort of facet keys).
+
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+use crate::element::Element;
+use crate::error::check_len;
+use crate::layout::{cell_dof, global_dof, simplex_edges};
+use crate::mesh::Mesh;
+use crate::{Error, Real, Result};
+
+/// Below this many cell slots (`n_cells·N_b`) assembly runs serially.
+const PARALLEL_ASSEMBLY_MIN_SLOTS: usize = 1 << 16;
+
+/// Packs an edge into a `u64` key `(min << 32) | max`.
+#[inline]
+fn edge_key(a: u32, b: u32) -> u64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    ((lo as u64) << 32) | hi as u64
+}
+
+/// Node → cell-slot incidence (CSR): slots `cell·N_b + b` of node `n` are
+/// `slots[offsets[n]..offsets[n+1]]`, increasing.
+#[derive(Clone, Debug)]
+struct Incidence {
+    offsets: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+/// A scalar or vector Lagrange space on a simplicial mesh: the element, the
+/// number of components and the cell → node map (see the
+/// [module documentation](self)).
+#[derive(Clone, Debug)]
+pub struct FunctionSpace {
+    dim: usize,
+    element: Element,
+    n_comp: usize,
+    n_vertices: usize,
+    n_nodes: usize,
+    /// Sorted, distinct edge keys (P2 only; empty for P1): edge `k` is `edge_keys[k]`.
+    edge_keys: Vec<u64>,
+    /// `n_cells × N_b` node indices, local node order of the element.
+    cell_nodes: Vec<u32>,
+    incidence: OnceLock<Option<Incidence>>,
+}
+
+impl FunctionSpace {
+    /// The space of `element` with `n_comp` components on `mesh`.
+    ///
+    /// # Errors
+    /// * [`Error::InvalidArgument`] if `n_comp == 0` or the element dimension
+    ///   differs from the mesh dimension, or the node count exceeds `u32`.
+    /// * [`Error::InvalidCell`] if a cell names a vertex out of range or
+    ///   repeats a vertex.
+    pub fn new(mesh: &Mesh, element: Element, n_comp: usize) -> Result<FunctionSpace> {
+        let dim = mesh.dim();
+        if n_comp == 0 {
+            return Err(Error::arg("n_comp", "a field needs at least one component"));
+        }
+        if element.dim() != dim {
+            return Err(Error::arg(
+                "element",
+                format!("element {element} does not match the {dim}D mesh"),
+            ));
+        }
+        let n_vertices = mesh.n_vertices();
+        if n_vertices > u32::MAX as usize {
+            return Err(Error::arg(
+                "mesh",
+                format!("{n_vertices} vertices exceed the u32 index range"),
+            ));
+        }
+        let nv = dim + 1;
+        let cells = mesh.cells();
+        // Validate cells: indices in range, no repeated vertex.
+        if let Some((c, reason)) = cells
+            .par_chunks(nv)
+            .enumerate()
+            .find_map_first(|(c, cell)| {
+                for (i, &v) in cell.iter().enumerate() {
+                    if v as usize >= n_vertices {
+                        return Some((
+                            c,
+                            format!("vertex index {v} out of range ({n_vertices} vertices)"),
+                        ));
+                    }
+                    if cell[..i].contains(&v) {
+                        return Some((c, format!("vertex {v} appears twice")));
+                    }
+                }
+                None
+            })
+        {
+            return Err(Error::InvalidCell { cell: c, reason });
+        }
+
+        let n_b = element.n_basis();
+        let (edge_keys, cell_nodes) = if element.order() == 1 {
+            (Vec::new(), cells.to_vec())
+        } else {
+            let edges = simplex_edges(dim);
+            let ne = edges.len();
+            let mut keys = vec![0u64; mesh.n_cells() * ne];
+            keys.par_chunks_mut(ne)
+                .zip(cells.par_chunks(nv))
+                .for_each(|(k, cell)| {
+                    for (e, &[i, j]) in edges.iter().enumerate() {
+                        k[e] = edge_key(cell[i], cell[j]);
+                    }
+                });
+            keys.par_sort_unstable();
+            keys.dedup();
+            keys.shrink_to_fit();
+            let n_nodes = n_vertices + keys.len();
+            if n_nodes > u32::MAX as usize {
+                return Err(Error::arg(
+                    "mesh",
+                    format!("{n_nodes} P2 nodes exceed the u32 index range"),
+                ));
+            }
+            let mut cn = vec![0u32; mesh.n_cells() * n_b];
+            cn.par_chunks_mut(n_b)
+                .zip(cells.par_chunks(nv))
+                .for_each(|(nodes, cell)| {
+                    nodes[..nv].copy_from_slice(cell);
+                    for (e, &[i, j]) in edges.iter().enumerate() {
+                        // Every key is present: the keys were built from these cells.
+                        let k = keys
+                            .binary_search(&edge_key(cell[i], cell[j]))
+                            .unwrap_or_default();
+                        nodes[nv + e] = (n_vertices + k) as u32;
+                    }
+                });
+            (keys, cn)
+        };
+        Ok(FunctionSpace {
+            dim,
+            element,
+            n_comp,
+            n_vertices,
+            n_nodes: n_vertices + edge_keys.len(),
+            edge_keys,
+            cell_nodes,
+            incidence: OnceLock::new(),
+        })
+    }
+
+    /// Spatial dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The element on every cell.
+    pub fn element(&self) -> Element {
+        self.element
+    }
+
+    /// Number of components `N_comp` of the field.
+    pub fn n_comp(&self) -> usize {
+        self.n_comp
+    }
+
+    /// Number of cells.
+    pub fn n_cells(&self) -> usize {
+        self.cell_nodes.len() / self.element.n_basis()
+    }
+
+    /// Basis functions (local nodes) per cell, `N_b`.
+    pub fn n_basis(&self) -> usize {
+        self.element.n_basis()
+    }
+
+    /// Number of mesh vertices (the first nodes).
+    pub fn n_vertices(&self) -> usize {
+        self.n_vertices
+    }
+
+    /// Number of global edges carrying a node (P2); 0 for P1.
+    pub fn n_edges(&self) -> usize {
+        self.edge_keys.len()
+    }
+
+    /// The two vertices `(min, max)` of global edge `k` (P2), whose node is
+    /// `n_vertices + k`; `None` if `k ≥ n_edges()`.
+    pub fn edge(&self, k: usize) -> Option<[u32; 2]> {
+        self.edge_keys
+            .get(k)
+            .map(|&key| [(key >> 32) as u32, key as u32])
+    }
+
+    /// Number of nodes: `n_vertices` (P1) or `n_vertices + n_edges` (P2).
+    pub fn n_nodes(&self) -> usize {
+        self.n_nodes
+    }
+
+    /// Number of global dofs, `n_nodes·N_comp`.
+    pub fn n_dofs(&self) -> usize {
+        self.n_nodes * self.n_comp
+    }
+
+    /// Number of cell-local dofs in all cells, `n_cells·N_b·N_comp` (length of
+    /// gathered coefficients and of element-vector arrays).
+    pub fn n_cell_dofs(&self) -> usize {
+        self.cell_nodes.len() * self.n_comp
+    }
+
+    /// Nodes of cell `c` in local order (`N_b` entries).
+    ///
+    /// # Panics
+    /// If `c ≥ n_cells()` (an indexing bug in the caller).
+    pub fn cell_nodes(&self, c: usize) -> &[u32] {
+        let n_b = self.n_basis();
+        &self.cell_nodes[c * n_b..(c + 1) * n_b]
+    }
+
+    /// Nodes of all cells, `n_cells × N_b`.
+    pub fn cell_nodes_all(&self) -> &[u32] {
+        &self.cell_nodes
+    }
+
+    /// Number of cells containing each node (`n_nodes` entries): the diagonal
+    /// of `Eᵀ E` for one component.
+    pub fn node_multiplicity(&self) -> Vec<u32> {
+        let mut m = vec![0u32; self.n_nodes];
+        for &n in &self.cell_nodes {
+            m[n as usize] += 1;
+        }
+        m
+    }
+
+    /// Checks that `mesh` is the mesh this space was built on (dimension,
+    /// counts and cell vertices).
+    fn check_mesh(&self, mesh: &Mesh) -> Result<()> {
+        let nv = self.dim + 1;
+        let n_b = self.n_basis();
+        let same = mesh.dim() == self.dim
+            && mesh.n_vertices() == self.n_vertices
+            && mesh.n_cells() == self.n_cells()
+            && mesh
+                .cells()
+                .par_chunks(nv)
+                .zip(self.cell_nodes.par_chunks(n_b))
+                .all(|(c, n)| c == &n[..nv]);
+        if same {
+            Ok(())
+        } else {
+            Err(Error::arg(
+                "mesh",
+                "not the mesh this function space was built on",
+            ))
+        }
+    }
+
+    /// Physical coordinates of every node, `n_nodes × dim`: the vertices,
+    /// then (P2) the edge midpoints `(X_min + X_max)/2` in edge order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
+    pub fn node_coordinates(&self, mesh: &Mesh) -> Result<Vec<f64>> {
+        self.check_mesh(mesh)?;
+        let d = self.dim;
+        let mut x = vec![0.0; self.n_nodes * d];
+        let (xv, xe) = x.split_at_mut(self.n_vertices * d);
+        xv.copy_from_slice(mesh.vertices());
+        if !self.edge_keys.is_empty() {
+            xe.par_chunks_mut(d)
+                .zip(self.edge_keys.par_iter())
+                .for_each(|(p, &key)| {
+                    let a = mesh.vertex((key >> 32) as usize);
+                    let b = mesh.vertex((key as u32) as usize);
+                    for e in 0..d {
+                        p[e] = 0.5 * (a[e] + b[e]);
+                    }
+                });
+        }
+        Ok(x)
+    }
+
+    /// Nodal interpolation of `f : ℝ^dim → ℝ^N_comp` into a global vector
+    /// (`n_dofs` entries, `u[node·N_comp + comp] = f(x_node)[comp]`).
+    /// `f(x, out)` receives the node coordinates (`dim` entries) and writes
+    /// `N_comp` values to `out` (zero-initialized). Runs in parallel over nodes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
+    pub fn interpolate(
+        &self,
+        mesh: &Mesh,
+        f: impl Fn(&[f64], &mut [f64]) + Sync,
+    ) -> Result<Vec<f64>> {
+        let x = self.node_coordinates(mesh)?;
+        let (d, nc) = (self.dim, self.n_comp);
+        let mut u = vec![0.0; self.n_dofs()];
+        u.par_chunks_mut(nc)
+            .zip(x.par_chunks(d))
+            .for_each(|(out, p)| f(p, out));
+        Ok(u)
+    }
+
+    /// Gather `E w`: `cell_local[(c·N_b + b)·N_comp + comp] =
+    /// global[node(c, b)·N_comp + comp]`. Parallel over cells.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] unless `global.len() == n_dofs()` and
+    /// `cell_local.len() == n_cell_dofs()`.
+    pub fn gather<R: Real>(&self, global: &[R], cell_local: &mut [R]) -> Result<()> {
+        check_len("global", global, self.n_dofs())?;
+        check_len("cell_local", cell_local, self.n_cell_dofs())?;
+        let (n_b, nc) = (self.n_basis(), self.n_comp);
+        cell_local
+            .par_chunks_mut(n_b * nc)
+            .zip(self.cell_nodes.par_chunks(n_b))
+            .for_each(|(out, nodes)| {
+                for (b, &node) in nodes.iter().enumerate() {
+                    for comp in 0..nc {
+                        out[cell_dof(0, b, comp, n_b, nc)] =
+                            global[global_dof(node as usize, comp, nc)];
+                    }
+                }
+            });
+        Ok(())
+    }
+
+    /// Assembly `global = Eᵀ element_vectors`: `global` is zeroed, then
+    /// `global[node(c, b)·N_comp + comp] += element_vectors[(c·N_b + b)·N_comp + comp]`
+    /// for every cell `c`, local node `b` and component `comp`.
+    ///
+    /// Serial for small inputs or one thread; otherwise parallel over nodes
+    /// (see the [module documentation](self)); both give bitwise the same result.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] unless `element_vectors.len() == n_cell_dofs()`
+    /// and `global.len() == n_dofs()`.
+    pub fn assemble<R: Real>(&self, element_vectors: &[R], global: &mut [R]) -> Result<()> {
+        check_len("element_vectors", element_vectors, self.n_cell_dofs())?;
+        check_len("global", global, self.n_dofs())?;
+        if self.cell_nodes.len() >= PARALLEL_ASSEMBLY_MIN_SLOTS
+            && rayon::current_num_threads() > 1
+            && let Some(inc) = self.incidence()
+        {
+            self.assemble_pull(inc, element_vectors, global);
+        } else {
+            self.assemble_serial(element_vectors, global);
+        }
+        Ok(())
+    }
+
+    fn assemble_serial<R: Real>(&self, ev: &[R], global: &mut [R]) {
+        let (n_b, nc) = (self.n_basis(), self.n_comp);
+        global.fill(R::ZERO);
+        for (c, nodes) in self.cell_nodes.chunks(n_b).enumerate() {
+            for (b, &node) in nodes.iter().enumerate() {
+                for comp in 0..nc {
+                    global[global_dof(node as usize, comp, nc)] +=
+                        ev[cell_dof(c, b, comp, n_b, nc)];
+                }
+            }
+        }
+    }
+
+    fn assemble_pull<R: Real>(&self, inc: &Incidence, ev: &[R], global: &mut [R]) {
+        let nc = self.n_comp;
+        global
+            .par_chunks_mut(nc)
+            .enumerate()
+            .for_each(|(node, out)| {
+                let slots = &inc.slots[inc.offsets[node] as usize..inc.offsets[node + 1] as usize];
+                for (comp, o) in out.iter_mut().enumerate() {
+                    let mut acc = R::ZERO;
+                    for &s in slots {
+                        acc += ev[s as usize * nc + comp];
+                    }
+                    *o = acc;
+                }
+            });
+    }
+
+    /// The node → cell-slot incidence, built on first use; `None` if the
+    /// slot count does not fit `u32` (then assembly stays serial).
+    fn incidence(&self) -> Option<&Incidence> {
+        self.incidence
+            .get_or_init(|| {
+                let n_slots = self.cell_nodes.len();
+                if n_slots > u32::MAX as usize {
+                    return None;
+                }
+                let mut offsets = vec![0u32; self.n_nodes + 1];
+                for &n in &self.cell_nodes {
+                    offsets[n as usize + 1] += 1;
+                }
+                for i in 0..self.n_nodes {
+                    offsets[i + 1] += offsets[i];
+                }
+                let mut fill: Vec<u32> = offsets[..self.n_nodes].to_vec();
+                let mut slots = vec![0u32; n_slots];
+                for (s, &n) in self.cell_nodes.iter().enumerate() {
+                    let f = &mut fill[n as usize];
+                    slots[*f as usize] = s as u32;
+                    *f += 1;
+                }
+                Some(Incidence { offsets, slots })
+            })
+            .as_ref()
+    }
+
+    /// Nodes on the boundary, sorted: the vertices of boundary facets and,
+    /// for P2, the nodes of the edges of boundary facets. A boundary facet
+    /// is a facet (edge in 2D, triangle in 3D) of exactly one cell.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
+    pub fn boundary_nodes(&self, mesh: &Mesh) -> Result<Vec<u32>> {
+        self.check_mesh(mesh)?;
+        let dim = self.dim;
+        let nv = dim + 1;
+        // Facet keys: sorted vertex tuples packed into u128 (32 bits each).
+        let pack = |f: &[u32]| -> u128 {
+            let mut s = [0u32; 3];
+            s[..f.len()].copy_from_slice(f);
+            s[..f.len()].sort_unstable();
+            s[..f.len()]
+                .iter()
+                .fold(0u128, |acc, &v| (acc << 32) | v as u128)
+        };
+        let mut keys = vec![0u128; self.n_cells() * nv];
+        keys.par_chunks_mut(nv)
+            .zip(mesh.cells().par_chunks(nv))
+            .for_each(|(k, cell)| {
+                let mut f = [0u32; 3];
+                for (omit, key) in k.iter_mut().enumerate() {
+                    let mut n = 0;
+                    for (i, &v) in cell.iter().enumerate() {
+                        if i != omit {
+                            f[n] = v;
+                            n += 1;
+                        }
+                    }
+                    *key = pack(&f[..dim]);
+                }
+            });
+        keys.par_sort_unstable();
+        let mut on_boundary = vec![false; self.n_nodes];
+        let mut i = 0;
+        while i < keys.len() {
+            let mut j = i + 1;
+            while j < keys.len() && keys[j] == keys[i] {
+                j += 1;
+            }
+            if j - i == 1 {
+                let mut f = [0u32; 3];
+                for (k, v) in f[..dim].iter_mut().enumerate() {
+                    *v = (keys[i] >> (32 * (dim - 1 - k))) as u32;
+                }
+                for &v in &f[..dim] {
+                    on_boundary[v as usize] = true;
+                }
+                if !self.edge_keys.is_empty() {
+                    for a in 0..dim {
+                        for b in a + 1..dim {
+                            if let Ok(k) = self.edge_keys.binary_search(&edge_key(f[a], f[b])) {
+                                on_boundary[self.n_vertices + k] = true;
+                            }
+                        }
+                    }
+                }
+            }
+            i = j;
+        }
+        Ok(on_boundary
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b)
+            .map(|(n, _)| n as u32)
+            .collect())
+    }
+
+    /// All dofs of the boundary nodes, sorted: `node·N_comp + comp` for each
+    /// node of [`FunctionSpace::boundary_nodes`] and each component.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space or
+    /// `n_dofs()` exceeds the `u32` range.
+    pub fn boundary_dofs(&self, mesh: &Mesh) -> Result<Vec<u32>> {
+        if self.n_dofs() > u32::MAX as usize + 1 {
+            return Err(Error::arg(
+                "self",
+                format!("{} dofs exceed the u32 index range", self.n_dofs()),
+            ));
+        }
+        let nc = self.n_comp;
+        Ok(self
+            .boundary_nodes(mesh)?
+            .into_iter()
+            .flat_map(|n| (0..nc).map(move |c| global_dof(n as usize, c, nc) as u32))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::rng::Rng;
+
+    /// Unit square, `n × n` squares each split into two triangles.
+    fn square(n: usize) -> Mesh {
+        let id = |i: usize, j: usize| (j * (n + 1) + i) as u32;
+        let mut x = Vec::new();
+        for j in 0..=n {
+            for i in 0..=n {
+                x.extend([i as f64 / n as f64, j as f64 / n as f64]);
+            }
+        }
+        let mut c = Vec::new();
+        for j in 0..n {
+            for i in 0..n {
+                c.extend([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
+                c.extend([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
+            }
+        }
+        Mesh::from_raw(2, x, c).unwrap()
+    }
+
+    /// Unit cube, `n³` cubes each split into 6 Kuhn tetrahedra.
+    fn cube(n: usize) -> Mesh {
+        let id = |i: usize, j: usize, k: usize| ((k * (n + 1) + j) * (n + 1) + i) as u32;
+        let mut x = Vec::new();
+        for k in 0..=n {
+            for j in 0..=n {
+                for i in 0..=n {
+                    x.extend([i, j, k].map(|v| v as f64 / n as f64));
+                }
+            }
+        }
+        let perms = [
+            [0, 1, 2],
+            [0, 2, 1],
+            [1, 0, 2],
+            [1, 2, 0],
+            [2, 0, 1],
+            [2, 1, 0],
+        ];
+        let mut c = Vec::new();
+        for k in 0..n {
+            for j in 0..n {
+                for i in 0..n {
+                    for p in perms {
+                        let mut v = [i, j, k];
+                        c.push(id(v[0], v[1], v[2]));
+                        for &axis in &p {
+                            v[axis] += 1;
+                            c.push(id(v[0], v[1], v[2]));
+                        }
+                    }
+                }
+            }
+        }
+        Mesh::from_raw(3, x, c).unwrap()
+    }
+
+    fn two_triangles() -> Mesh {
+        Mesh::from_raw(
+            2,
+            vec![0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],
+            vec![0, 1, 2, 0, 2, 3],
+        )
+        .unwrap()
+    }
+
+    fn p(dim: usize, order: usize) -> Element {
+        Element::lagrange(dim, order).unwrap()
+    }
+
+    #[test]
+    fn two_triangles_p2_numbering() {
+        let m = two_triangles();
+        let s = FunctionSpace::new(&m, p(2, 2), 1).unwrap();
+        assert_eq!(
+            (s.n_nodes(), s.n_edges(), s.n_cells(), s.n_basis()),
+            (9, 5, 2, 6)
+        );
+        // edges sorted: (0,1) (0,2) (0,3) (1,2) (2,3) → nodes 4..9
+        assert_eq!(s.cell_nodes(0), &[0, 1, 2, 4, 7, 5]);
+        assert_eq!(s.cell_nodes(1), &[0, 2, 3, 5, 8, 6]);
+        assert_eq!(s.edge(1), Some([0, 2]));
+        assert_eq!(s.edge(5), None);
+        let x = s.node_coordinates(&m).unwrap();
+        assert_eq!(&x[5 * 2..6 * 2], &[0.5, 0.5]);
+        assert_eq!(s.node_multiplicity(), vec![2, 1, 2, 1, 1, 2, 1, 1, 1]);
+        let p1 = FunctionSpace::new(&m, p(2, 1), 3).unwrap();
+        assert_eq!((p1.n_nodes(), p1.n_dofs(), p1.n_edges()), (4, 12, 0));
+        assert_eq!(p1.cell_nodes_all(), m.cells());
+    }
+
+    #[test]
+    fn one_tetrahedron_p2() {
+        let m = Mesh::from_raw(
+            3,
+            vec![0., 0., 0., 1., 0., 0., 0., 1., 0., 0., 0., 1.],
+            vec![0, 1, 2, 3],
+        )
+        .unwrap();
+        let s = FunctionSpace::new(&m, p(3, 2), 1).unwrap();
+        assert_eq!(s.n_nodes(), 10);
+        // Local node coordinates equal the reference nodes (identity map).
+        let x = s.node_coordinates(&m).unwrap();
+        let nodes = p(3, 2).nodes();
+        for (b, &n) in s.cell_nodes(0).iter().enumerate() {
+            assert_eq!(
+                &x[n as usize * 3..n as usize * 3 + 3],
+                &nodes[b * 3..b * 3 + 3]
+            );
+        }
+        assert_eq!(s.boundary_nodes(&m).unwrap(), (0..10).collect::<Vec<u32>>());
+    }
+
+    /// Edge nodes sit at the midpoints of the cell's edges; each distinct
+    /// vertex pair maps to exactly one node; multiplicities are correct.
+    #[test]
+    fn shared_edges_share_nodes() {
+        for (m, dim) in [(square(4), 2), (cube(2), 3)] {
+            let s = FunctionSpace::new(&m, p(dim, 2), 1).unwrap();
+            let x = s.node_coordinates(&m).unwrap();
+            let mut pair_node: HashMap<(u32, u32), u32> = HashMap::new();
+            let mut pair_count: HashMap<(u32, u32), u32> = HashMap::new();
+            for c in 0..m.n_cells() {
+                let cell = m.cell(c);
+                let nodes = s.cell_nodes(c);
+                assert_eq!(&nodes[..dim + 1], cell);
+                for (e, &[i, j]) in simplex_edges(dim).iter().enumerate() {
+                    let key = (cell[i].min(cell[j]), cell[i].max(cell[j]));
+                    let n = nodes[dim + 1 + e];
+                    assert_eq!(*pair_node.entry(key).or_insert(n), n);
+                    *pair_count.entry(key).or_insert(0) += 1;
+                    for d in 0..dim {
+                        let mid =
+                            0.5 * (m.vertex(cell[i] as usize)[d] + m.vertex(cell[j] as usize)[d]);
+                        assert_eq!(x[n as usize * dim + d], mid);
+                    }
+                }
+            }
+            assert_eq!(s.n_edges(), pair_node.len());
+            let mut distinct: Vec<u32> = pair_node.values().copied().collect();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(distinct.len(), pair_node.len());
+            // multiplicity: vertices from the mesh, edges from the pair counts
+            let mult = s.node_multiplicity();
+            let mut vcount = vec![0u32; m.n_vertices()];
+            for &v in m.cells() {
+                vcount[v as usize] += 1;
+            }
+            assert_eq!(&mult[..m.n_vertices()], &vcount[..]);
+            for (key, &n) in &pair_node {
+                assert_eq!(mult[n as usize], pair_count[key]);
+            }
+        }
+        // Known counts: square(4): 25 vertices + 56 edges; cube(2): 27 + 98.
+        assert_eq!(
+            FunctionSpace::new(&square(4), p(2, 2), 1)
+                .unwrap()
+                .n_nodes(),
+            81
+        );
+        assert_eq!(
+            FunctionSpace::new(&cube(2), p(3, 2), 1).unwrap().n_nodes(),
+            125
+        );
+    }
+
+    #[test]
+    fn gather_assemble_round_trip_and_adjointness() {
+        let mut rng = Rng::new(9);
+        for (m, dim) in [(square(4), 2), (cube(2), 3)] {
+            for order in [1, 2] {
+                for nc in [1, 2, 3] {
+                    let s = FunctionSpace::new(&m, p(dim, order), nc).unwrap();
+                    let w = rng.vec(s.n_dofs(), -1.0, 1.0);
+                    let mut cl = vec![0.0; s.n_cell_dofs()];
+                    s.gather(&w, &mut cl).unwrap();
+                    // gather is E: check entries directly
+                    for c in 0..s.n_cells() {
+                        for (b, &n) in s.cell_nodes(c).iter().enumerate() {
+                            for k in 0..nc {
+                                assert_eq!(
+                                    cl[cell_dof(c, b, k, s.n_basis(), nc)],
+                                    w[n as usize * nc + k]
+                                );
+                            }
+                        }
+                    }
+                    let mut back = vec![7.0; s.n_dofs()];
+                    s.assemble(&cl, &mut back).unwrap();
+                    let mult = s.node_multiplicity();
+                    for i in 0..s.n_dofs() {
+                        let want = mult[i / nc] as f64 * w[i];
+                        assert!((back[i] - want).abs() < 1e-14, "dim {dim} P{order} nc {nc} dof {i}: {} vs {want}", back[i]);
+                    }
+                    // ⟨Eᵀ e, v⟩ = ⟨e, E v⟩
+                    let e = rng.vec(s.n_cell_dofs(), -1.0, 1.0);
+                    let v = rng.vec(s.n_dofs(), -1.0, 1.0);
+                    let mut ete = vec![0.0; s.n_dofs()];
+                    s.assemble(&e, &mut ete).unwrap();
+                    s.gather(&v, &mut cl).unwrap();
+                    let lhs: f64 = ete.iter().zip(&v).map(|(a, b)| a * b).sum();
+                    let rhs: f64 = e.iter().zip(&cl).map(|(a, b)| a * b).sum();
+                    assert!(
+                        (lhs - rhs).abs() < 1e-12 * rhs.abs().max(1.0),
+                        "{lhs} vs {rhs}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn parallel_assembly_is_bitwise_serial() {
+        let m = cube(3);
+        for nc in [1, 3] {
+            let s = FunctionSpace::new(&m, p(3, 2), nc).unwrap();
+            let e = Rng::new(4).vec(s.n_cell_dofs(), -1.0, 1.0);
+            let (mut a, mut b) = (vec![0.0; s.n_dofs()], vec![1.0; s.n_dofs()]);
+            s.assemble_serial(&e, &mut a);
+            s.assemble_pull(s.incidence().unwrap(), &e, &mut b);
+            assert_eq!(a, b);
+            let e32: Vec<f32> = e.iter().map(|&v| v as f32).collect();
+            let (mut a, mut b) = (vec![0f32; s.n_dofs()], vec![1f32; s.n_dofs()]);
+            s.assemble_serial(&e32, &mut a);
+            s.assemble_pull(s.incidence().unwrap(), &e32, &mut b);
+            assert_eq!(a, b);
+            let mut c = vec![0f32; s.n_dofs()];
+            s.assemble(&e32, &mut c).unwrap();
+            assert_eq!(a, c);
+        }
+    }
+
+    #[test]
+    fn interpolation_of_linear_and_vector_fields() {
+        for (m, dim) in [(square(3), 2), (cube(2), 3)] {
+            for order in [1, 2] {
+                let s = FunctionSpace::new(&m, p(dim, order), 1).unwrap();
+                let g = [0.3, -1.7, 2.1];
+                let lin = |x: &[f64]| 0.5 + (0..x.len()).map(|d| g[d] * x[d]).sum::<f64>();
+                let u = s.interpolate(&m, |x, out| out[0] = lin(x)).unwrap();
+                for v in 0..m.n_vertices() {
+                    assert_eq!(u[v], lin(m.vertex(v)));
+                }
+                for k in 0..s.n_edges() {
+                    let [a, b] = s.edge(k).unwrap();
+                    let want = 0.5 * (u[a as usize] + u[b as usize]);
+                    assert!((u[s.n_vertices() + k] - want).abs() < 1e-14);
+                }
+                // Vector field, 2 components, interleaved node-major.
+                let s2 = FunctionSpace::new(&m, p(dim, order), 2).unwrap();
+                let w = s2
+                    .interpolate(&m, |x, out| {
+                        out[0] = x[0];
+                        out[1] = 10.0 + x[dim - 1];
+                    })
+                    .unwrap();
+                let x = s2.node_coordinates(&m).unwrap();
+                assert_eq!(w.len(), 2 * s2.n_nodes());
+                for n in 0..s2.n_nodes() {
+                    assert_eq!(w[2 * n], x[n * dim]);
+                    assert_eq!(w[2 * n + 1], 10.0 + x[n * dim + dim - 1]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn boundary_nodes_lie_on_the_boundary() {
+        for (m, dim) in [(square(4), 2), (cube(2), 3)] {
+            for order in [1, 2] {
+                let s = FunctionSpace::new(&m, p(dim, order), 1).unwrap();
+                let x = s.node_coordinates(&m).unwrap();
+                let want: Vec<u32> = (0..s.n_nodes() as u32)
+                    .filter(|&n| {
+                        x[n as usize * dim..(n as usize + 1) * dim]
+                            .iter()
+                            .any(|&c| c == 0.0 || c == 1.0)
+                    })
+                    .collect();
+                assert_eq!(s.boundary_nodes(&m).unwrap(), want, "dim {dim} P{order}");
+                let s3 = FunctionSpace::new(&m, p(dim, order), 3).unwrap();
+                let dofs = s3.boundary_dofs(&m).unwrap();
+                assert_eq!(dofs.len(), 3 * want.len());
+                for (i, &n) in want.iter().enumerate() {
+                    assert_eq!(&dofs[3 * i..3 * i + 3], &[3 * n, 3 * n + 1, 3 * n + 2]);
+                }
+            }
+        }
+        // square(4): 16 boundary vertices, + 16 boundary edges for P2
+        let m = square(4);
+        assert_eq!(
+            FunctionSpace::new(&m, p(2, 1), 1)
+                .unwrap()
+                .boundary_nodes(&m)
+                .unwrap()
+                .len(),
+            16
+        );
+        assert_eq!(
+            FunctionSpace::new(&m, p(2, 2), 1)
+                .unwrap()
+                .boundary_nodes(&m)
+                .unwrap()
+                .len(),
+            32
+        );
+    }
+
+    #[test]
+    fn construction_is_deterministic() {
+        let m = cube(2);
+        let a = FunctionSpace::new(&m, p(3, 2), 1).unwrap();
+        let b = FunctionSpace::new(&m, p(3, 2), 1).unwrap();
+        assert_eq!(a.cell_nodes_all(), b.cell_nodes_all());
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let m = two_triangles();
+        assert!(matches!(
+            FunctionSpace::new(&m, p(2, 1), 0),
+            Err(Error::InvalidArgument { name: "n_comp", .. })
+        ));
+        assert!(matches!(
+            FunctionSpace::new(&m, p(3, 1), 1),
+            Err(Error::InvalidArgument {
+                name: "element",
+                ..
+            })
+        ));
+        let bad = Mesh::from_raw(2, vec![0.0; 6], vec![0, 1, 3]).unwrap();
+        assert!(matches!(
+            FunctionSpace::new(&bad, p(2, 2), 1),
+            Err(Error::InvalidCell { cell: 0, .. })
+        ));
+        let bad = Mesh::from_raw(2, vec![0.0; 6], vec![0, 1, 2, 0, 2, 2]).unwrap();
+        assert!(matches!(
+            FunctionSpace::new(&bad, p(2, 1), 1),
+            Err(Error::InvalidCell { cell: 1, .. })
+        ));
+        let s = FunctionSpace::new(&m, p(2, 2), 2).unwrap();
+        let mut cl = vec![0.0; s.n_cell_dofs()];
+        assert!(s.gather(&[0.0; 3], &mut cl).is_err());
+        assert!(s.gather(&vec![0.0; s.n_dofs()], &mut cl[1..]).is_err());
+        let mut g = vec![0.0; s.n_dofs()];
+        assert!(s.assemble(&cl[1..], &mut g).is_err());
+        assert!(s.assemble(&cl, &mut g[1..]).is_err());
+        let other = square(2);
+        assert!(s.node_coordinates(&other).is_err());
+        assert!(s.boundary_nodes(&other).is_err());
+        assert!(s.interpolate(&other, |_, _| {}).is_err());
+    }
+}

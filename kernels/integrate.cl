@@ -1,0 +1,222 @@
+/*
+ * femquad: element integration by thread transposition
+ * (Knepley, Rupp, Terrel, "Finite element integration with quadrature on
+ * the GPU", Section 3 and Appendix).
+ *
+ * The host prepends a prelude (see femquad/src/opencl/source.rs) that defines
+ *   real            float or double
+ *   DIM             spatial dimension
+ *   N_B             scalar basis functions per cell
+ *   N_COMP          components of the field u
+ *   N_Q             quadrature points per cell
+ *   N_BS            cells per block  = LCM(N_Q, N_BT)
+ *   N_BL            blocks per batch (run concurrently)
+ *   N_CB            batches per chunk (run serially by one work-group)
+ *   N_AUX, AUX_FIELD, AUX_CELL   auxiliary field: components, and whether it
+ *                   lives in the solution's element or in P0
+ *   HAS_F0, HAS_F1, READS_X      what the physics uses
+ *   PHYSICS         the pointwise function, inlined above this file
+ *   Basis[N_Q*N_B], BasisDerivatives[N_Q*N_B*DIM], QuadWeights[N_Q],
+ *   QuadPoints[N_Q*DIM]          the tabulation, as __constant literals
+ *   CELL_DOF, INV_J, TAB_PHI, TAB_DPHI, CELL_COORD   index macros, generated
+ *                   from femquad/src/layout.rs (the one definition of every layout)
+ *
+ * Threads, cells and serial steps (one consistent set, used everywhere):
+ *   N_BT  = N_B*N_COMP          element dofs per cell
+ *   N_T   = N_BL*N_BS           threads per work-group
+ *   N_BC  = N_T                 cells per batch (one thread per cell)
+ *   chunk = N_CB*N_BC           cells per work-group
+ *   N_SQC = N_Q                 (cell, quadrature point) pairs per thread, quadrature phase
+ *   N_SBC = N_BT                (cell, element dof) pairs per thread, basis phase
+ * A batch has N_BC*N_Q quadrature items and N_BC*N_BT basis items; thread t
+ * takes items t, t+N_T, t+2*N_T, ... in each phase. Because N_T is a multiple
+ * of N_BS = LCM(N_Q, N_BT), thread t always meets the same quadrature point
+ * q = t % N_Q and the same element dof i = t % N_BT, so its tabulation is
+ * loaded once into registers. In the paper's Fig. 3 terms: the quadrature
+ * phase runs N_Q threads per cell on N_T/N_Q cells at a time, N_SQC times;
+ * the basis phase N_BT threads per cell on N_T/N_BT cells at a time, N_SBC
+ * times.
+ *
+ * Per batch: (1) coalesced cooperative loads of the batch's coefficients,
+ * geometry and aux into local memory; barrier; (2) quadrature phase: u, grad u
+ * at (cell, q), call PHYSICS, store w*detJ*f0 and w*detJ*J^{-1} f1 in local
+ * memory; barrier (the transposition); (3) basis phase: sum over q and write
+ * the element vector entry, coalesced. Loads of the next batch only touch
+ * arrays the basis phase does not read, so two barriers per batch suffice.
+ */
+
+#define N_BT   (N_B * N_COMP)
+#define N_T    (N_BL * N_BS)
+#define N_BC   N_T
+#define N_SQC  N_Q
+#define N_SBC  N_BT
+
+#if AUX_FIELD
+#define AUX_PER_CELL (N_B * N_AUX)
+#elif AUX_CELL
+#define AUX_PER_CELL N_AUX
+#endif
+
+__kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
+void integrate(__global const real *restrict coefficients,     /* [cell][b][comp]   */
+               __global const real *restrict auxCoefficients,  /* [cell][b][k] or [cell][k] */
+               __global const real *restrict jacobianInverses, /* [cell][e][d]      */
+               __global const real *restrict jacobianDeterminants, /* [cell]        */
+               __global const real *restrict cellCoordinates,  /* [cell][v][d]      */
+               __constant real *constants,                     /* [N_CONSTANTS]     */
+               __global real *restrict elemVec)                /* [cell][b][comp]   */
+{
+  const int t     = get_local_id(0);
+  const int chunk = get_group_id(0);
+
+  /* Local memory: the batch's inputs, and the values at quadrature points */
+  __local real u_i[N_BC * N_BT];
+  __local real invJ_i[N_BC * DIM * DIM];
+  __local real detJ_i[N_BC];
+#if AUX_FIELD || AUX_CELL
+  __local real a_i[N_BC * AUX_PER_CELL];
+#endif
+#if READS_X
+  __local real x_i[N_BC * (DIM + 1) * DIM];
+#endif
+#if HAS_F0
+  __local real f_0[N_BC * N_Q * N_COMP];
+#endif
+#if HAS_F1
+  __local real f_1[N_BC * N_Q * N_COMP * DIM];
+#endif
+
+  /* Constants of the physics, in private memory */
+  real k_c[N_CONSTANTS_ALLOC];
+  for (int j = 0; j < N_CONSTANTS; ++j) k_c[j] = constants[j];
+
+  /* This thread's quadrature point (quadrature phase) ... */
+  const int q = t % N_Q;
+  const real w = QuadWeights[q];
+  real phi_i[N_B], phiDer_i[N_B * DIM];
+  for (int b = 0; b < N_B; ++b) {
+    phi_i[b] = Basis[TAB_PHI(q, b, N_B)];
+    for (int e = 0; e < DIM; ++e) phiDer_i[b * DIM + e] = BasisDerivatives[TAB_DPHI(q, b, e, N_B, DIM)];
+  }
+  /* ... and its element dof i = b*N_COMP + comp (basis phase) */
+  const int i_b    = t % N_BT;
+  const int b_t    = i_b / N_COMP;
+  const int comp_t = i_b % N_COMP;
+  real phi_b[N_Q], phiDer_b[N_Q * DIM];
+  for (int p = 0; p < N_Q; ++p) {
+    phi_b[p] = Basis[TAB_PHI(p, b_t, N_B)];
+    for (int e = 0; e < DIM; ++e) phiDer_b[p * DIM + e] = BasisDerivatives[TAB_DPHI(p, b_t, e, N_B, DIM)];
+  }
+
+  for (int batch = 0; batch < N_CB; ++batch) {
+    const long cell0 = ((long)chunk * N_CB + batch) * N_BC;
+
+    /* ==== LOAD: coalesced, N_T threads over contiguous ranges ==== */
+    for (int k = 0; k < N_BT; ++k)    u_i[t + k * N_T] = coefficients[cell0 * N_BT + t + k * N_T];
+    for (int k = 0; k < DIM * DIM; ++k) invJ_i[t + k * N_T] = jacobianInverses[cell0 * DIM * DIM + t + k * N_T];
+    detJ_i[t] = jacobianDeterminants[cell0 + t];
+#if AUX_FIELD || AUX_CELL
+    for (int k = 0; k < AUX_PER_CELL; ++k) a_i[t + k * N_T] = auxCoefficients[cell0 * AUX_PER_CELL + t + k * N_T];
+#endif
+#if READS_X
+    for (int k = 0; k < (DIM + 1) * DIM; ++k) x_i[t + k * N_T] = cellCoordinates[cell0 * (DIM + 1) * DIM + t + k * N_T];
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* ==== QUADRATURE PHASE: map coefficients to values at quadrature points ==== */
+    for (int s = 0; s < N_SQC; ++s) {
+      const int c = (t + s * N_T) / N_Q;   /* cell within the batch; point q */
+      __local const real *invJ = &invJ_i[INV_J(c, 0, 0, DIM)];
+      real u[N_COMP], gradU[N_COMP][DIM];
+      for (int comp = 0; comp < N_COMP; ++comp) {
+        real val = (real)0, ref[DIM];
+        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
+        for (int b = 0; b < N_B; ++b) {
+          const real coef = u_i[CELL_DOF(c, b, comp, N_B, N_COMP)];
+          val += coef * phi_i[b];
+          for (int e = 0; e < DIM; ++e) ref[e] += coef * phiDer_i[b * DIM + e];
+        }
+        u[comp] = val;
+        for (int d = 0; d < DIM; ++d) {
+          real g = (real)0;
+          for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
+          gradU[comp][d] = g;
+        }
+      }
+      real a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM];
+#if AUX_FIELD
+      for (int k = 0; k < N_AUX; ++k) {
+        real val = (real)0, ref[DIM];
+        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
+        for (int b = 0; b < N_B; ++b) {
+          const real coef = a_i[CELL_DOF(c, b, k, N_B, N_AUX)];
+          val += coef * phi_i[b];
+          for (int e = 0; e < DIM; ++e) ref[e] += coef * phiDer_i[b * DIM + e];
+        }
+        a[k] = val;
+        for (int d = 0; d < DIM; ++d) {
+          real g = (real)0;
+          for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
+          gradA[k][d] = g;
+        }
+      }
+#elif AUX_CELL
+      for (int k = 0; k < N_AUX; ++k) {
+        a[k] = a_i[c * AUX_PER_CELL + k];
+        for (int d = 0; d < DIM; ++d) gradA[k][d] = (real)0;
+      }
+#endif
+      real x[DIM];
+#if READS_X
+      for (int d = 0; d < DIM; ++d) {
+        const real x0 = x_i[CELL_COORD(c, 0, d, DIM)];
+        real xd = x0;
+        for (int e = 0; e < DIM; ++e) xd += QuadPoints[q * DIM + e] * (x_i[CELL_COORD(c, e + 1, d, DIM)] - x0);
+        x[d] = xd;
+      }
+#endif
+      real f0[N_COMP], f1[N_COMP][DIM];
+      for (int comp = 0; comp < N_COMP; ++comp) {
+        f0[comp] = (real)0;
+        for (int d = 0; d < DIM; ++d) f1[comp][d] = (real)0;
+      }
+      PHYSICS(u, gradU, a, gradA, x, k_c, f0, f1);
+
+      /* Scale by w*detJ; map f1 to the reference frame: g = J^{-1} f1 */
+      const real wdetJ = w * detJ_i[c];
+      const int cq = c * N_Q + q;
+      for (int comp = 0; comp < N_COMP; ++comp) {
+#if HAS_F0
+        f_0[cq * N_COMP + comp] = f0[comp] * wdetJ;
+#endif
+#if HAS_F1
+        for (int e = 0; e < DIM; ++e) {
+          real g = (real)0;
+          for (int d = 0; d < DIM; ++d) g += invJ[INV_J(0, e, d, DIM)] * f1[comp][d];
+          f_1[(cq * N_COMP + comp) * DIM + e] = g * wdetJ;
+        }
+#endif
+      }
+    }
+
+    /* ==== TRANSPOSE THREADS ==== */
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* ==== BASIS PHASE: map values at quadrature points to coefficients ==== */
+    for (int s = 0; s < N_SBC; ++s) {
+      const int c = (t + s * N_T) / N_BT;  /* cell within the batch; dof i_b */
+      real e_i = (real)0;
+      for (int p = 0; p < N_Q; ++p) {
+        const int cq = c * N_Q + p;
+#if HAS_F0
+        e_i += phi_b[p] * f_0[cq * N_COMP + comp_t];
+#endif
+#if HAS_F1
+        for (int e = 0; e < DIM; ++e) e_i += phiDer_b[p * DIM + e] * f_1[(cq * N_COMP + comp_t) * DIM + e];
+#endif
+      }
+      /* c*N_BT + i_b == t + s*N_T: consecutive threads write consecutive entries */
+      elemVec[cell0 * N_BT + t + s * N_T] = e_i;
+    }
+  }
+}

@@ -1,0 +1,253 @@
+//! The native integrator against closed forms and patch tests.
+
+use femquad::assembly::Residual;
+use femquad::aux::AuxSpace;
+use femquad::element::Element;
+use femquad::integrate::backend::Backend;
+use femquad::integrate::native::{Execution, element_vectors};
+use femquad::integrate::{CellInputs, Discretization};
+use femquad::mesh::Mesh;
+use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
+use femquad::quadrature::Quadrature;
+use femquad::rng::Rng;
+use femquad::space::FunctionSpace;
+
+/// Solves `a x = b` (dense, partial pivoting); `a` is n×n row-major.
+fn solve(n: usize, mut a: Vec<f64>, mut b: Vec<f64>) -> Vec<f64> {
+    for k in 0..n {
+        let p = (k..n)
+            .max_by(|&i, &j| a[i * n + k].abs().total_cmp(&a[j * n + k].abs()))
+            .unwrap();
+        for j in 0..n {
+            a.swap(k * n + j, p * n + j);
+        }
+        b.swap(k, p);
+        for i in k + 1..n {
+            let f = a[i * n + k] / a[k * n + k];
+            for j in k..n {
+                a[i * n + j] -= f * a[k * n + j];
+            }
+            b[i] -= f * b[k];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for k in (0..n).rev() {
+        let s: f64 = (k + 1..n).map(|j| a[k * n + j] * x[j]).sum();
+        x[k] = (b[k] - s) / a[k * n + k];
+    }
+    x
+}
+
+/// Gradients of the barycentric coordinates of a simplex, from
+/// `λ_i(X_j) = δ_ij` with `λ_i(x) = c_i + g_i·x` (independent of femquad's
+/// geometry code).
+fn barycentric_gradients(dim: usize, verts: &[f64]) -> Vec<Vec<f64>> {
+    let n = dim + 1;
+    (0..n)
+        .map(|i| {
+            let mut m = vec![0.0; n * n];
+            for j in 0..n {
+                m[j * n] = 1.0;
+                for d in 0..dim {
+                    m[j * n + 1 + d] = verts[j * dim + d];
+                }
+            }
+            let rhs: Vec<f64> = (0..n).map(|j| if j == i { 1.0 } else { 0.0 }).collect();
+            solve(n, m, rhs)[1..].to_vec()
+        })
+        .collect()
+}
+
+fn simplex_volume(dim: usize, verts: &[f64]) -> f64 {
+    let j = |r: usize, c: usize| verts[(c + 1) * dim + r] - verts[r];
+    let det = if dim == 2 {
+        j(0, 0) * j(1, 1) - j(0, 1) * j(1, 0)
+    } else {
+        j(0, 0) * (j(1, 1) * j(2, 2) - j(1, 2) * j(2, 1)) - j(0, 1) * (j(1, 0) * j(2, 2) - j(1, 2) * j(2, 0))
+            + j(0, 2) * (j(1, 0) * j(2, 1) - j(1, 1) * j(2, 0))
+    };
+    det / if dim == 2 { 2.0 } else { 6.0 }
+}
+
+#[test]
+fn p1_stiffness_equals_closed_form() {
+    let mut rng = Rng::new(11);
+    for dim in [2, 3] {
+        for _trial in 0..5 {
+            // A random positively oriented simplex.
+            let verts = loop {
+                let v = rng.vec((dim + 1) * dim, -1.0, 1.0);
+                if simplex_volume(dim, &v) > 0.05 {
+                    break v;
+                }
+            };
+            let cell: Vec<u32> = (0..=dim as u32).collect();
+            let mesh = Mesh::new(dim, verts.clone(), cell).unwrap();
+            let space = FunctionSpace::new(&mesh, Element::lagrange(dim, 1).unwrap(), 1).unwrap();
+            let disc =
+                Discretization::<f64>::new(&mesh, &space, Quadrature::simplex(dim, 1).unwrap(), AuxSpace::None)
+                    .unwrap();
+            let g = barycentric_gradients(dim, &verts);
+            let vol = simplex_volume(dim, &verts);
+            let n = dim + 1;
+            for j in 0..n {
+                let mut u = vec![0.0; n];
+                u[j] = 1.0;
+                let mut e = vec![0.0; n];
+                let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
+                element_vectors(&disc, &Laplacian, &inputs, &mut e, Execution::Serial).unwrap();
+                for i in 0..n {
+                    let k_ij: f64 = vol * (0..dim).map(|d| g[i][d] * g[j][d]).sum::<f64>();
+                    assert!(
+                        (e[i] - k_ij).abs() < 1e-12 * (1.0 + k_ij.abs()),
+                        "{dim}D K[{i}][{j}] = {} expected {k_ij}",
+                        e[i]
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn jittered(dim: usize, n: usize, seed: u64) -> Mesh {
+    let opts = MeshOptions { jitter: 0.12, shuffle: true, seed };
+    unit_box(dim, n, &opts).unwrap()
+}
+
+fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, execution: Execution) -> Residual<f64> {
+    let dim = mesh.dim();
+    let space = FunctionSpace::new(mesh, Element::lagrange(dim, order).unwrap(), n_comp).unwrap();
+    // Degree 2·order is exact for the stiffness terms of P1/P2 on affine cells.
+    let quad = Quadrature::simplex(dim, 2 * order).unwrap();
+    Residual::new(mesh, space, quad, aux, &Backend::Native(execution)).unwrap()
+}
+
+#[test]
+fn linear_fields_give_zero_interior_laplacian_residual() {
+    for dim in [2, 3] {
+        for order in [1, 2] {
+            let mesh = jittered(dim, if dim == 2 { 6 } else { 3 }, 5);
+            let mut res = residual(&mesh, order, 1, AuxSpace::None, Execution::Parallel);
+            let coef = [0.3, -1.2, 0.7, 2.0];
+            let u = res
+                .space()
+                .interpolate(&mesh, |x, out| {
+                    out[0] = coef[0] + (0..dim).map(|d| coef[d + 1] * x[d]).sum::<f64>()
+                })
+                .unwrap();
+            let mut r = vec![0.0; u.len()];
+            res.evaluate(&Laplacian, &u, &[], &mut r).unwrap();
+            let boundary = res.space().boundary_dofs(&mesh).unwrap();
+            let mut on_boundary = vec![false; r.len()];
+            for &b in &boundary {
+                on_boundary[b as usize] = true;
+            }
+            let interior_max = r
+                .iter()
+                .zip(&on_boundary)
+                .filter(|(_, b)| !**b)
+                .map(|(v, _)| v.abs())
+                .fold(0.0, f64::max);
+            let boundary_max = boundary.iter().map(|&b| r[b as usize].abs()).fold(0.0, f64::max);
+            assert!(interior_max < 1e-12, "{dim}D P{order}: interior residual {interior_max:e}");
+            // The boundary residual is the flux of the linear field: not zero.
+            assert!(boundary_max > 1e-3, "{dim}D P{order}: boundary residual {boundary_max:e}");
+            // Σ_i φ_i = 1, so the residual entries sum to ∫ ∇1·∇u = 0.
+            let total: f64 = r.iter().sum();
+            assert!(total.abs() < 1e-12, "sum {total:e}");
+        }
+    }
+}
+
+#[test]
+fn rigid_motions_give_zero_lame_residual() {
+    let constants = [1.3, 0.7]; // μ, λ
+    for dim in [2, 3] {
+        for order in [1, 2] {
+            let mesh = jittered(dim, if dim == 2 { 5 } else { 2 }, 9);
+            let mut res = residual(&mesh, order, dim, AuxSpace::None, Execution::Parallel);
+            // Translation plus infinitesimal rotation: u = t + ω × x.
+            let rigid = |x: &[f64], out: &mut [f64]| {
+                if dim == 2 {
+                    out[0] = 0.4 - 0.9 * x[1];
+                    out[1] = -0.2 + 0.9 * x[0];
+                } else {
+                    let (t, w) = ([0.4, -0.2, 0.1], [0.3, -0.5, 0.8]);
+                    out[0] = t[0] + w[1] * x[2] - w[2] * x[1];
+                    out[1] = t[1] + w[2] * x[0] - w[0] * x[2];
+                    out[2] = t[2] + w[0] * x[1] - w[1] * x[0];
+                }
+            };
+            let u = res.space().interpolate(&mesh, rigid).unwrap();
+            let mut r = vec![1.0; u.len()];
+            res.evaluate(&Lame, &u, &constants, &mut r).unwrap();
+            let max = r.iter().map(|v| v.abs()).fold(0.0, f64::max);
+            assert!(max < 1e-12, "{dim}D P{order}: Lamé residual of a rigid motion {max:e}");
+            // A stretch is not rigid: the residual must not vanish.
+            let stretch = res.space().interpolate(&mesh, |x, out| {
+                for d in 0..dim {
+                    out[d] = 0.1 * x[d] * (d + 1) as f64;
+                }
+            });
+            res.evaluate(&Lame, &stretch.unwrap(), &constants, &mut r).unwrap();
+            assert!(r.iter().map(|v| v.abs()).fold(0.0, f64::max) > 1e-3);
+        }
+    }
+}
+
+#[test]
+fn serial_and_parallel_are_bit_identical() {
+    for dim in [2, 3] {
+        let mesh = jittered(dim, if dim == 2 { 40 } else { 8 }, 3);
+        let mut rng = Rng::new(4);
+        let mut results = Vec::new();
+        for execution in [Execution::Serial, Execution::Parallel] {
+            let mut res = residual(&mesh, 2, dim, AuxSpace::None, execution);
+            let u = rng.clone().vec(res.space().n_dofs(), -1.0, 1.0);
+            let mut r = vec![0.0; u.len()];
+            res.evaluate(&Lame, &u, &[1.0, 2.0], &mut r).unwrap();
+            results.push((r, res.element_vectors().to_vec()));
+        }
+        assert_eq!(results[0].1, results[1].1, "{dim}D element vectors differ");
+        assert_eq!(results[0].0, results[1].0, "{dim}D residuals differ");
+        rng.next_u64();
+    }
+}
+
+#[test]
+fn coefficient_fields_scale_the_laplacian() {
+    let dim = 2;
+    let mesh = jittered(dim, 6, 1);
+    let mut plain = residual(&mesh, 1, 1, AuxSpace::None, Execution::Serial);
+    let u = Rng::new(8).vec(plain.space().n_dofs(), -1.0, 1.0);
+    let mut r0 = vec![0.0; u.len()];
+    plain.evaluate(&Laplacian, &u, &[], &mut r0).unwrap();
+    let e0 = plain.element_vectors().to_vec();
+
+    // A constant field coefficient 2.5 doubles-and-a-half the residual.
+    let mut field = residual(&mesh, 1, 1, AuxSpace::Field { n_comp: 1 }, Execution::Serial);
+    field.set_aux(&vec![2.5; field.aux_len()]).unwrap();
+    let mut r1 = vec![0.0; u.len()];
+    field.evaluate(&LaplacianCoefficient, &u, &[], &mut r1).unwrap();
+    for (a, b) in r1.iter().zip(&r0) {
+        assert!((a - 2.5 * b).abs() < 1e-13 * (1.0 + b.abs()));
+    }
+
+    // A P0 coefficient scales each cell's element vector by its value.
+    let mut cell = residual(&mesh, 1, 1, AuxSpace::Cell { n_comp: 1 }, Execution::Serial);
+    let k: Vec<f64> = (0..mesh.n_cells()).map(|c| 1.0 + c as f64 * 0.01).collect();
+    cell.set_aux(&k).unwrap();
+    let mut r2 = vec![0.0; u.len()];
+    cell.evaluate(&LaplacianCoefficient, &u, &[], &mut r2).unwrap();
+    for (c, (e, e_ref)) in cell.element_vectors().chunks(3).zip(e0.chunks(3)).enumerate() {
+        for (a, b) in e.iter().zip(e_ref) {
+            assert!((a - k[c] * b).abs() < 1e-13 * (1.0 + b.abs()), "cell {c}");
+        }
+    }
+    // Wrong sizes are named.
+    let err = cell.set_aux(&k[1..]).unwrap_err().to_string();
+    assert!(err.contains("`aux`"), "{err}");
+    let err = cell.evaluate(&Laplacian, &u, &[], &mut r2).unwrap_err().to_string();
+    assert!(err.contains("auxiliary"), "{err}");
+}
