@@ -28,19 +28,23 @@
 //!
 //! # Complexity
 //!
-//! Construction is `O(n_cells)` for P1 and `O(n_cells·log n_cells)` for P2
-//! (parallel sort of the packed `u64` edge keys, deduplication, one binary
-//! search per cell edge); peak extra memory for P2 is 8 bytes per cell edge
-//! (6 per tetrahedron). `gather`, `interpolate` and `node_coordinates` are
+//! Construction is `O(n_cells)` for P1 and `O(n_cells + n_vertices)` for P2:
+//! the cell edges are grouped by their smaller vertex with a parallel
+//! counting sort (atomic counters), each vertex's short list is sorted and
+//! deduplicated, and the ids follow from a prefix sum — no hash map, no
+//! global sort, no binary search (see `number_edges`). Peak extra memory for
+//! P2 is about 12 bytes per cell edge (6 edges per tetrahedron). `gather`, `interpolate` and `node_coordinates` are
 //! `O(n_cells·N_b·N_comp)` / `O(n_nodes·N_comp)` and run in parallel.
 //! `assemble` is `O(n_cells·N_b·N_comp)`; for large inputs on several threads
 //! it runs in parallel over nodes through the node → cell-slot incidence
 //! (built once, on first use, 4 bytes per cell slot), summing each node's
 //! contributions in the same order as the serial loop, so the result is
 //! bitwise identical to the serial sum and independent of the thread count.
-//! `boundary_nodes` is `O(n_cells·log n_cells)` (sort of facet keys).
+//! `boundary_nodes` is `O(n_cells·log n_cells)` ([`Mesh::boundary_facets`]).
 
 use std::sync::OnceLock;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize};
 
 use rayon::prelude::*;
 
@@ -53,19 +57,175 @@ use crate::{Error, Real, Result};
 /// Below this many cell slots (`n_cells·N_b`) assembly runs serially.
 const PARALLEL_ASSEMBLY_MIN_SLOTS: usize = 1 << 16;
 
-/// Packs an edge into a `u64` key `(min << 32) | max`.
-#[inline]
-fn edge_key(a: u32, b: u32) -> u64 {
-    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    ((lo as u64) << 32) | hi as u64
-}
-
 /// Node → cell-slot incidence (CSR): slots `cell·N_b + b` of node `n` are
 /// `slots[offsets[n]..offsets[n+1]]`, increasing.
 #[derive(Clone, Debug)]
 struct Incidence {
-    offsets: Vec<u32>,
+    offsets: Vec<usize>,
     slots: Vec<u32>,
+}
+
+/// Groups the items `0..n_items` by `bucket(i) < n_buckets` (a parallel
+/// counting sort): returns CSR `offsets` (`n_buckets + 1`) and the
+/// `payload(i)` of the items of bucket `b` in `entries[offsets[b]..offsets[b+1]]`,
+/// sorted ascending within each bucket. `O(n_items + n_buckets)` plus the
+/// (short) per-bucket sorts; deterministic when payloads are distinct.
+fn bucket_sort(
+    n_buckets: usize,
+    n_items: usize,
+    bucket: impl Fn(usize) -> usize + Sync,
+    payload: impl Fn(usize) -> u64 + Sync,
+) -> (Vec<usize>, Vec<u64>) {
+    let counts: Vec<AtomicUsize> = (0..n_buckets)
+        .into_par_iter()
+        .map(|_| AtomicUsize::new(0))
+        .collect();
+    (0..n_items)
+        .into_par_iter()
+        .with_min_len(4096)
+        .for_each(|i| {
+            counts[bucket(i)].fetch_add(1, Relaxed);
+        });
+    let mut offsets = Vec::with_capacity(n_buckets + 1);
+    offsets.push(0usize);
+    let mut total = 0;
+    for c in counts {
+        total += c.into_inner();
+        offsets.push(total);
+    }
+    let cursor: Vec<AtomicUsize> = offsets[..n_buckets]
+        .par_iter()
+        .map(|&o| AtomicUsize::new(o))
+        .collect();
+    let entries: Vec<AtomicU64> = (0..n_items)
+        .into_par_iter()
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    (0..n_items)
+        .into_par_iter()
+        .with_min_len(4096)
+        .for_each(|i| {
+            let pos = cursor[bucket(i)].fetch_add(1, Relaxed);
+            entries[pos].store(payload(i), Relaxed);
+        });
+    let mut entries: Vec<u64> = entries.into_par_iter().map(AtomicU64::into_inner).collect();
+    bucket_blocks(&offsets, &mut entries)
+        .into_par_iter()
+        .for_each(|(b0, b1, block)| {
+            for b in b0..b1 {
+                block[offsets[b] - offsets[b0]..offsets[b + 1] - offsets[b0]].sort_unstable();
+            }
+        });
+    (offsets, entries)
+}
+
+/// Splits `data` (grouped by the CSR `offsets`) into disjoint blocks of
+/// whole buckets, for parallel work: `(first bucket, end bucket, slice)`.
+fn bucket_blocks<'a, T>(
+    offsets: &[usize],
+    mut data: &'a mut [T],
+) -> Vec<(usize, usize, &'a mut [T])> {
+    const BLOCK: usize = 4096;
+    let n = offsets.len() - 1;
+    let mut out = Vec::with_capacity(n / BLOCK + 1);
+    let mut b0 = 0;
+    while b0 < n {
+        let b1 = (b0 + BLOCK).min(n);
+        let (head, tail) = std::mem::take(&mut data).split_at_mut(offsets[b1] - offsets[b0]);
+        out.push((b0, b1, head));
+        data = tail;
+        b0 = b1;
+    }
+    out
+}
+
+/// Global edge numbering of a P2 space: returns the sorted distinct edge keys
+/// and the cell → node map (`n_cells × N_b`).
+///
+/// The cell edges are grouped by their smaller vertex with [`bucket_sort`]
+/// (payload `max << 32 | slot`, slot = `cell·n_edges_per_cell + local edge`);
+/// within a bucket, equal `max` values are one edge. Numbering the buckets in
+/// vertex order and the edges within a bucket in `max` order gives the
+/// lexicographic order of `(min, max)`. `O(n_cells)` work, no hashing, no
+/// binary search; 8 bytes per cell edge of temporary memory.
+fn number_edges(cells: &[u32], dim: usize, n_vertices: usize) -> Result<(Vec<u64>, Vec<u32>)> {
+    let edges = simplex_edges(dim);
+    let (nv, ne) = (dim + 1, edges.len());
+    let n_b = nv + ne;
+    let n_cells = cells.len() / nv;
+    let n_slots = n_cells * ne;
+    if n_slots > u32::MAX as usize {
+        return Err(Error::arg(
+            "mesh",
+            format!("{n_cells} cells have more than 2^32 cell edges; P2 numbering supports fewer"),
+        ));
+    }
+    let ends = |s: usize| {
+        let (c, e) = (s / ne, s % ne);
+        let [i, j] = edges[e];
+        let (a, b) = (cells[c * nv + i], cells[c * nv + j]);
+        (a.min(b), a.max(b))
+    };
+    let (offsets, entries) = bucket_sort(
+        n_vertices,
+        n_slots,
+        |s| ends(s).0 as usize,
+        |s| ((ends(s).1 as u64) << 32) | s as u64,
+    );
+    // Distinct edges per bucket, then their first global id.
+    let distinct: Vec<usize> = (0..n_vertices)
+        .into_par_iter()
+        .map(|v| {
+            let bucket = &entries[offsets[v]..offsets[v + 1]];
+            bucket.chunk_by(|x, y| x >> 32 == y >> 32).count()
+        })
+        .collect();
+    let mut first = Vec::with_capacity(n_vertices + 1);
+    first.push(0usize);
+    let mut total = 0;
+    for d in distinct {
+        total += d;
+        first.push(total);
+    }
+    let n_edges = total;
+    if n_vertices + n_edges > u32::MAX as usize {
+        return Err(Error::arg(
+            "mesh",
+            format!(
+                "{} P2 nodes exceed the u32 index range",
+                n_vertices + n_edges
+            ),
+        ));
+    }
+    let cell_nodes: Vec<AtomicU32> = (0..n_cells * n_b)
+        .into_par_iter()
+        .map(|k| {
+            let (c, b) = (k / n_b, k % n_b);
+            AtomicU32::new(if b < nv { cells[c * nv + b] } else { 0 })
+        })
+        .collect();
+    let mut keys = vec![0u64; n_edges];
+    bucket_blocks(&first, &mut keys)
+        .into_par_iter()
+        .for_each(|(b0, b1, block)| {
+            for v in b0..b1 {
+                let bucket = &entries[offsets[v]..offsets[v + 1]];
+                for (k, run) in bucket.chunk_by(|x, y| x >> 32 == y >> 32).enumerate() {
+                    let id = first[v] + k;
+                    block[id - first[b0]] = ((v as u64) << 32) | (run[0] >> 32);
+                    for &x in run {
+                        let s = (x & 0xffff_ffff) as usize;
+                        let (c, e) = (s / ne, s % ne);
+                        cell_nodes[c * n_b + nv + e].store((n_vertices + id) as u32, Relaxed);
+                    }
+                }
+            }
+        });
+    let cell_nodes = cell_nodes
+        .into_par_iter()
+        .map(AtomicU32::into_inner)
+        .collect();
+    Ok((keys, cell_nodes))
 }
 
 /// A scalar or vector Lagrange space on a simplicial mesh: the element, the
@@ -139,40 +299,7 @@ impl FunctionSpace {
         let (edge_keys, cell_nodes) = if element.order() == 1 {
             (Vec::new(), cells.to_vec())
         } else {
-            let edges = simplex_edges(dim);
-            let ne = edges.len();
-            let mut keys = vec![0u64; mesh.n_cells() * ne];
-            keys.par_chunks_mut(ne)
-                .zip(cells.par_chunks(nv))
-                .for_each(|(k, cell)| {
-                    for (e, &[i, j]) in edges.iter().enumerate() {
-                        k[e] = edge_key(cell[i], cell[j]);
-                    }
-                });
-            keys.par_sort_unstable();
-            keys.dedup();
-            keys.shrink_to_fit();
-            let n_nodes = n_vertices + keys.len();
-            if n_nodes > u32::MAX as usize {
-                return Err(Error::arg(
-                    "mesh",
-                    format!("{n_nodes} P2 nodes exceed the u32 index range"),
-                ));
-            }
-            let mut cn = vec![0u32; mesh.n_cells() * n_b];
-            cn.par_chunks_mut(n_b)
-                .zip(cells.par_chunks(nv))
-                .for_each(|(nodes, cell)| {
-                    nodes[..nv].copy_from_slice(cell);
-                    for (e, &[i, j]) in edges.iter().enumerate() {
-                        // Every key is present: the keys were built from these cells.
-                        let k = keys
-                            .binary_search(&edge_key(cell[i], cell[j]))
-                            .unwrap_or_default();
-                        nodes[nv + e] = (n_vertices + k) as u32;
-                    }
-                });
-            (keys, cn)
+            number_edges(cells, dim, n_vertices)?
         };
         Ok(FunctionSpace {
             dim,
@@ -405,7 +532,7 @@ impl FunctionSpace {
             .par_chunks_mut(nc)
             .enumerate()
             .for_each(|(node, out)| {
-                let slots = &inc.slots[inc.offsets[node] as usize..inc.offsets[node + 1] as usize];
+                let slots = &inc.slots[inc.offsets[node]..inc.offsets[node + 1]];
                 for (comp, o) in out.iter_mut().enumerate() {
                     let mut acc = R::ZERO;
                     for &s in slots {
@@ -425,20 +552,10 @@ impl FunctionSpace {
                 if n_slots > u32::MAX as usize {
                     return None;
                 }
-                let mut offsets = vec![0u32; self.n_nodes + 1];
-                for &n in &self.cell_nodes {
-                    offsets[n as usize + 1] += 1;
-                }
-                for i in 0..self.n_nodes {
-                    offsets[i + 1] += offsets[i];
-                }
-                let mut fill: Vec<u32> = offsets[..self.n_nodes].to_vec();
-                let mut slots = vec![0u32; n_slots];
-                for (s, &n) in self.cell_nodes.iter().enumerate() {
-                    let f = &mut fill[n as usize];
-                    slots[*f as usize] = s as u32;
-                    *f += 1;
-                }
+                let cn = &self.cell_nodes;
+                let (offsets, entries) =
+                    bucket_sort(self.n_nodes, n_slots, |s| cn[s] as usize, |s| s as u64);
+                let slots = entries.into_par_iter().map(|s| s as u32).collect();
                 Some(Incidence { offsets, slots })
             })
             .as_ref()
@@ -446,66 +563,34 @@ impl FunctionSpace {
 
     /// Nodes on the boundary, sorted: the vertices of boundary facets and,
     /// for P2, the nodes of the edges of boundary facets. A boundary facet
-    /// is a facet (edge in 2D, triangle in 3D) of exactly one cell.
+    /// is a facet (edge in 2D, triangle in 3D) of exactly one cell, as found
+    /// by [`Mesh::boundary_facets`] (a parallel sort of packed facet keys,
+    /// `O(n_cells·log n_cells)`); the edge nodes of facet `i` of cell `c`
+    /// are the local edge nodes of `c` whose edges avoid local vertex `i`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
+    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space;
+    /// the errors of [`Mesh::boundary_facets`] (e.g. a non-manifold mesh).
     pub fn boundary_nodes(&self, mesh: &Mesh) -> Result<Vec<u32>> {
         self.check_mesh(mesh)?;
-        let dim = self.dim;
-        let nv = dim + 1;
-        // Facet keys: sorted vertex tuples packed into u128 (32 bits each).
-        let pack = |f: &[u32]| -> u128 {
-            let mut s = [0u32; 3];
-            s[..f.len()].copy_from_slice(f);
-            s[..f.len()].sort_unstable();
-            s[..f.len()]
-                .iter()
-                .fold(0u128, |acc, &v| (acc << 32) | v as u128)
-        };
-        let mut keys = vec![0u128; self.n_cells() * nv];
-        keys.par_chunks_mut(nv)
-            .zip(mesh.cells().par_chunks(nv))
-            .for_each(|(k, cell)| {
-                let mut f = [0u32; 3];
-                for (omit, key) in k.iter_mut().enumerate() {
-                    let mut n = 0;
-                    for (i, &v) in cell.iter().enumerate() {
-                        if i != omit {
-                            f[n] = v;
-                            n += 1;
-                        }
-                    }
-                    *key = pack(&f[..dim]);
-                }
-            });
-        keys.par_sort_unstable();
+        let nv = self.dim + 1;
+        let edges = simplex_edges(self.dim);
         let mut on_boundary = vec![false; self.n_nodes];
-        let mut i = 0;
-        while i < keys.len() {
-            let mut j = i + 1;
-            while j < keys.len() && keys[j] == keys[i] {
-                j += 1;
+        for f in mesh.boundary_facets()? {
+            let nodes = self.cell_nodes(f.cell as usize);
+            let opposite = f.local as usize;
+            for (i, &n) in nodes[..nv].iter().enumerate() {
+                if i != opposite {
+                    on_boundary[n as usize] = true;
+                }
             }
-            if j - i == 1 {
-                let mut f = [0u32; 3];
-                for (k, v) in f[..dim].iter_mut().enumerate() {
-                    *v = (keys[i] >> (32 * (dim - 1 - k))) as u32;
-                }
-                for &v in &f[..dim] {
-                    on_boundary[v as usize] = true;
-                }
-                if !self.edge_keys.is_empty() {
-                    for a in 0..dim {
-                        for b in a + 1..dim {
-                            if let Ok(k) = self.edge_keys.binary_search(&edge_key(f[a], f[b])) {
-                                on_boundary[self.n_vertices + k] = true;
-                            }
-                        }
+            if self.element.order() == 2 {
+                for (e, &[a, b]) in edges.iter().enumerate() {
+                    if a != opposite && b != opposite {
+                        on_boundary[nodes[nv + e] as usize] = true;
                     }
                 }
             }
-            i = j;
         }
         Ok(on_boundary
             .iter()
@@ -600,6 +685,25 @@ mod tests {
         Mesh::from_raw(3, x, c).unwrap()
     }
 
+    /// Test meshes with their dimension: the helpers above, and the mesh
+    /// module's generators, plain and shuffled + jittered.
+    fn meshes() -> Vec<(Mesh, usize)> {
+        use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
+        let mixed = MeshOptions {
+            jitter: 0.1,
+            shuffle: true,
+            seed: 17,
+        };
+        vec![
+            (square(4), 2),
+            (cube(2), 3),
+            (unit_square(4, &MeshOptions::default()).unwrap(), 2),
+            (unit_cube(2, &MeshOptions::default()).unwrap(), 3),
+            (unit_square(5, &mixed).unwrap(), 2),
+            (unit_cube(3, &mixed).unwrap(), 3),
+        ]
+    }
+
     fn two_triangles() -> Mesh {
         Mesh::from_raw(
             2,
@@ -660,7 +764,7 @@ mod tests {
     /// vertex pair maps to exactly one node; multiplicities are correct.
     #[test]
     fn shared_edges_share_nodes() {
-        for (m, dim) in [(square(4), 2), (cube(2), 3)] {
+        for (m, dim) in meshes() {
             let s = FunctionSpace::new(&m, p(dim, 2), 1).unwrap();
             let x = s.node_coordinates(&m).unwrap();
             let mut pair_node: HashMap<(u32, u32), u32> = HashMap::new();
@@ -713,7 +817,7 @@ mod tests {
     #[test]
     fn gather_assemble_round_trip_and_adjointness() {
         let mut rng = Rng::new(9);
-        for (m, dim) in [(square(4), 2), (cube(2), 3)] {
+        for (m, dim) in meshes() {
             for order in [1, 2] {
                 for nc in [1, 2, 3] {
                     let s = FunctionSpace::new(&m, p(dim, order), nc).unwrap();
@@ -736,7 +840,11 @@ mod tests {
                     let mult = s.node_multiplicity();
                     for i in 0..s.n_dofs() {
                         let want = mult[i / nc] as f64 * w[i];
-                        assert!((back[i] - want).abs() < 1e-14, "dim {dim} P{order} nc {nc} dof {i}: {} vs {want}", back[i]);
+                        assert!(
+                            (back[i] - want).abs() < 1e-14 * want.abs().max(1.0),
+                            "dim {dim} P{order} nc {nc} dof {i}: {} vs {want}",
+                            back[i]
+                        );
                     }
                     // ⟨Eᵀ e, v⟩ = ⟨e, E v⟩
                     let e = rng.vec(s.n_cell_dofs(), -1.0, 1.0);
@@ -778,14 +886,14 @@ mod tests {
 
     #[test]
     fn interpolation_of_linear_and_vector_fields() {
-        for (m, dim) in [(square(3), 2), (cube(2), 3)] {
+        for (m, dim) in meshes() {
             for order in [1, 2] {
                 let s = FunctionSpace::new(&m, p(dim, order), 1).unwrap();
                 let g = [0.3, -1.7, 2.1];
-                let lin = |x: &[f64]| 0.5 + (0..x.len()).map(|d| g[d] * x[d]).sum::<f64>();
+                let lin = |x: &[f64]| 0.5 + x.iter().zip(&g).map(|(a, b)| a * b).sum::<f64>();
                 let u = s.interpolate(&m, |x, out| out[0] = lin(x)).unwrap();
-                for v in 0..m.n_vertices() {
-                    assert_eq!(u[v], lin(m.vertex(v)));
+                for (v, &uv) in u[..m.n_vertices()].iter().enumerate() {
+                    assert_eq!(uv, lin(m.vertex(v)));
                 }
                 for k in 0..s.n_edges() {
                     let [a, b] = s.edge(k).unwrap();
@@ -812,7 +920,7 @@ mod tests {
 
     #[test]
     fn boundary_nodes_lie_on_the_boundary() {
-        for (m, dim) in [(square(4), 2), (cube(2), 3)] {
+        for (m, dim) in meshes() {
             for order in [1, 2] {
                 let s = FunctionSpace::new(&m, p(dim, order), 1).unwrap();
                 let x = s.node_coordinates(&m).unwrap();
@@ -895,5 +1003,49 @@ mod tests {
         assert!(s.node_coordinates(&other).is_err());
         assert!(s.boundary_nodes(&other).is_err());
         assert!(s.interpolate(&other, |_, _| {}).is_err());
+    }
+}
+#[cfg(test)]
+mod perf_tmp {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn perf_tmp() {
+        use crate::mesh::generate::{MeshOptions, unit_cube};
+        let n: usize = std::env::var("N").map(|v| v.parse().unwrap()).unwrap_or(80);
+        let t = std::time::Instant::now();
+        let m = unit_cube(
+            n,
+            &MeshOptions {
+                jitter: 0.0,
+                shuffle: true,
+                seed: 1,
+            },
+        )
+        .unwrap();
+        eprintln!("mesh {} cells {:?}", m.n_cells(), t.elapsed());
+        for order in [1, 2] {
+            let t = std::time::Instant::now();
+            let s = FunctionSpace::new(&m, Element::lagrange(3, order).unwrap(), 1).unwrap();
+            eprintln!("P{order} space {} nodes {:?}", s.n_nodes(), t.elapsed());
+            let w = vec![1.0f64; s.n_dofs()];
+            let mut cl = vec![0.0; s.n_cell_dofs()];
+            let t = std::time::Instant::now();
+            s.gather(&w, &mut cl).unwrap();
+            eprintln!("gather {:?}", t.elapsed());
+            let mut g = vec![0.0; s.n_dofs()];
+            let t = std::time::Instant::now();
+            s.assemble(&cl, &mut g).unwrap();
+            eprintln!("assemble (first, builds incidence) {:?}", t.elapsed());
+            let t = std::time::Instant::now();
+            s.assemble(&cl, &mut g).unwrap();
+            eprintln!("assemble {:?}", t.elapsed());
+            let t = std::time::Instant::now();
+            s.assemble_serial(&cl, &mut g);
+            eprintln!("assemble serial {:?}", t.elapsed());
+            let t = std::time::Instant::now();
+            let b = s.boundary_nodes(&m).unwrap();
+            eprintln!("boundary {} {:?}", b.len(), t.elapsed());
+        }
     }
 }

@@ -209,7 +209,11 @@ pub fn default_config(
     // Blocks per warp-aligned step, and how many steps reach DEFAULT_THREADS.
     let step = ALIGN_THREADS / gcd(ALIGN_THREADS, n_bs);
     let steps = ((DEFAULT_THREADS as f64 / (n_bs * step) as f64).round() as usize).max(1);
-    let aligned = (1..=steps).rev().map(|k| k * step);
+    // Aligned work-groups only while they stay within twice the target.
+    let aligned = (1..=steps)
+        .rev()
+        .map(|k| k * step)
+        .filter(|&n_bl| n_bl * n_bs <= 2 * DEFAULT_THREADS);
     let unaligned = std::iter::successors(Some((DEFAULT_THREADS / n_bs).max(1)), |&n| {
         (n > 1).then_some(n / 2)
     });

@@ -1,0 +1,436 @@
+//! The Rust items generated around the kept function.
+//!
+//! - physics: a unit struct implementing `femquad::physics::Pointwise`, whose
+//!   `eval_f64` calls the kept function and `eval_f32` an f32 twin (the same
+//!   function with `f64` replaced by `f32`, nested in `eval_f32`);
+//! - helper: a hidden companion module with the same name as the function
+//!   (modules and functions live in different namespaces, so `use a::kappa;`
+//!   brings both): `OPENCL` (its C source and the helpers it calls), `FLOPS`,
+//!   and `f32_twin`.
+
+use crate::ast::Function;
+use crate::attr::Args;
+use crate::check::{Checked, Dims, Extent, Kind, PhysicsSig, Role};
+use crate::flops;
+use crate::parse::path_text;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::visit_mut::{self, VisitMut};
+
+const PRIVATE: &str = "::femquad::physics::__private";
+
+fn private() -> TokenStream {
+    PRIVATE.parse().expect("path")
+}
+
+/// Lints that the subset's idioms trip (index loops are the only loops;
+/// a physics may take all eight arguments).
+fn kept_allows() -> TokenStream {
+    quote!(#[allow(clippy::needless_range_loop, clippy::too_many_arguments)])
+}
+
+/// The kept function, unchanged but for lint allowances.
+fn kept(item: &syn::ItemFn) -> TokenStream {
+    let allows = kept_allows();
+    quote!(#allows #item)
+}
+
+/// The struct name of a physics.
+pub fn struct_name(args: &Args, f: &syn::ItemFn) -> syn::Ident {
+    match &args.name {
+        Some(n) => n.clone(),
+        None => syn::Ident::new(
+            &crate::names::camel_case(&f.sig.ident.to_string()),
+            f.sig.ident.span(),
+        ),
+    }
+}
+
+/// Where a twin is placed: paths to helpers are written relative to it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Next to the kept function (inside the physics impl).
+    Sibling,
+    /// Inside the helper's companion module (one level down).
+    Companion,
+}
+
+/// A helper path as seen from `place` (the companion module glob-imports
+/// its parent, so only `self::` and `super::` need adjusting).
+fn helper_path(p: &syn::Path, place: Place) -> syn::Path {
+    let mut p = p.clone();
+    if place == Place::Companion && p.leading_colon.is_none() {
+        let first = p.segments.first().map(|s| s.ident.to_string());
+        match first.as_deref() {
+            Some("self") => {
+                p.segments[0].ident = syn::Ident::new("super", p.segments[0].ident.span());
+            }
+            Some("super") => {
+                p.segments.insert(0, syn::PathSegment::from(syn::Ident::new("super", Span::call_site())));
+            }
+            _ => {}
+        }
+    }
+    p
+}
+
+fn with_segment(p: &syn::Path, seg: &str) -> syn::Path {
+    let mut p = p.clone();
+    p.segments.push(syn::PathSegment::from(syn::Ident::new(seg, Span::call_site())));
+    p
+}
+
+/// Rewrites a copy of the function into its f32 twin.
+struct Twin<'a> {
+    helpers: &'a [syn::Path],
+    texts: Vec<String>,
+    place: Place,
+}
+
+impl VisitMut for Twin<'_> {
+    fn visit_ident_mut(&mut self, i: &mut syn::Ident) {
+        if i == "f64" {
+            *i = syn::Ident::new("f32", i.span());
+        }
+    }
+
+    fn visit_expr_call_mut(&mut self, call: &mut syn::ExprCall) {
+        // Helper paths are compared as written, before `f64` is replaced.
+        if let syn::Expr::Path(p) = &mut *call.func
+            && p.qself.is_none()
+            && let Some(i) = self.texts.iter().position(|t| *t == path_text(&p.path))
+        {
+            p.path = with_segment(&helper_path(&self.helpers[i], self.place), "f32_twin");
+        }
+        visit_mut::visit_expr_call_mut(self, call);
+    }
+}
+
+fn twin(item: &syn::ItemFn, name: &str, helpers: &[syn::Path], place: Place, vis: TokenStream, stub: bool) -> TokenStream {
+    let mut f = item.clone();
+    f.attrs.clear();
+    f.sig.ident = syn::Ident::new(name, f.sig.ident.span());
+    if stub {
+        f.block = syn::parse_quote!({ ::core::unreachable!() });
+    }
+    let mut v = Twin {
+        helpers,
+        texts: helpers.iter().map(path_text).collect(),
+        place,
+    };
+    v.visit_item_fn_mut(&mut f);
+    let syn::ItemFn { sig, block, .. } = f;
+    quote! {
+        #[allow(unused, clippy::all)]
+        #vis #sig #block
+    }
+}
+
+/// Everything generated for a function that checked.
+pub fn generate(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenStream {
+    let kept = kept(item);
+    let rest = match &c.kind {
+        Kind::Physics(sig) => physics(args, item, f, c, sig),
+        Kind::Helper(_) => helper(args, item, f, c),
+    };
+    quote!(#kept #rest)
+}
+
+fn helper_flops_expr(args: &Args, place: Place, index: usize) -> impl Fn(usize) -> TokenStream + '_ {
+    move |i| {
+        let p = with_segment(&helper_path(&args.helpers[i], place), "FLOPS");
+        quote!(#p[#index])
+    }
+}
+
+fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenStream {
+    let vis = &item.vis;
+    let mod_name = &item.sig.ident;
+    let rust_name = f.name.text.clone();
+    let template = crate::emit_opencl::helper(f, c);
+    let private = private();
+    let callees = args.helpers.iter().map(|h| with_segment(&helper_path(h, Place::Companion), "OPENCL"));
+    let flops: Vec<TokenStream> = (0..2)
+        .map(|k| flops::count(f, c, k).to_tokens(&helper_flops_expr(args, Place::Companion, k)))
+        .collect();
+    let twin = twin(item, "f32_twin", &args.helpers, Place::Companion, quote!(pub), false);
+    let cycle_message = format!(
+        "#[pointwise] helper `{rust_name}` calls itself through the helpers it calls: OpenCL C \
+         does not allow recursion"
+    );
+    let span = item.sig.ident.span();
+    let check = quote_spanned! {span=>
+        const _: () = ::core::assert!(#private::acyclic(&OPENCL), #cycle_message);
+    };
+    let _ = c;
+    quote! {
+        #[doc(hidden)]
+        #[allow(missing_docs, unused_imports, non_upper_case_globals, clippy::all)]
+        #vis mod #mod_name {
+            use super::*;
+            /// The helper's OpenCL C source (a template) and the helpers it calls.
+            pub static OPENCL: #private::ClFunction = #private::ClFunction {
+                rust_name: #rust_name,
+                template: #template,
+                helpers: &[#(&#callees),*],
+            };
+            /// Flops of one call in 2D and 3D.
+            pub const FLOPS: [u64; 2] = [#(#flops),*];
+            #twin
+            #check
+        }
+    }
+}
+
+/// `[2, 3]`, `[2]`…
+fn dims_list(d: &Dims) -> Vec<usize> {
+    d.list().into_iter().map(|x| x as usize).collect()
+}
+
+fn extent_tokens(e: Extent) -> TokenStream {
+    match e {
+        Extent::Fixed(n) => {
+            let n = n as usize;
+            quote!(::femquad::physics::Extent::Fixed(#n))
+        }
+        Extent::Dim => quote!(::femquad::physics::Extent::Dim),
+    }
+}
+
+fn physics(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked, sig: &PhysicsSig) -> TokenStream {
+    let name = struct_name(args, item);
+    let rust_name = f.name.text.clone();
+    let c_name = format!("pw_{}", crate::names::ascii(&rust_name));
+    let template = crate::emit_opencl::physics(f, c, &c_name);
+    let private = private();
+    let pw = quote!(::femquad::physics);
+    let dims = dims_list(&c.dims);
+    let n_comp = extent_tokens(sig.n_comp);
+    let n_aux = extent_tokens(sig.n_aux);
+    let n_constants = sig.n_constants as usize;
+    let (has_f0, has_f1) = (sig.has_f0, sig.has_f1);
+    let read = |r: Role| c.reads.contains(&r);
+    let (ru, rgu, ra, rga, rx, rk) = (
+        read(Role::U),
+        read(Role::GradU),
+        read(Role::A),
+        read(Role::GradA),
+        read(Role::X),
+        read(Role::Constants),
+    );
+    let flops: Vec<TokenStream> = (0..2)
+        .map(|k| {
+            let dim = k as u64 + 2;
+            let supported = c.dims.list().contains(&dim);
+            if !supported {
+                return quote!(0u64);
+            }
+            flops::count(f, c, k).to_tokens(&helper_flops_expr(args, Place::Sibling, k))
+        })
+        .collect();
+    let helpers = args.helpers.iter().map(|h| with_segment(h, "OPENCL"));
+    let fn_name = &item.sig.ident;
+    let generic = c.dims.generic().is_some();
+    let eval64 = dispatch(&rust_name, c, sig, quote!(f64), quote!(#fn_name), generic);
+    let twin_fn = twin(item, "f32_twin", &args.helpers, Place::Sibling, quote!(), false);
+    let eval32 = dispatch(&rust_name, c, sig, quote!(f32), quote!(f32_twin), generic);
+    let vis = &item.vis;
+    let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let note = format!(
+        " Generated by `#[pointwise]` from the function [`{rust_name}`], which it evaluates natively \
+         (f64; an f32 copy for single precision) and emits as the OpenCL C function `{c_name}`."
+    );
+    let has_docs = item.attrs.iter().any(|a| a.path().is_ident("doc"));
+    let sep = has_docs.then(|| quote!(#[doc = ""]));
+    quote! {
+        #(#docs)*
+        #sep
+        #[doc = #note]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        #vis struct #name;
+
+        impl #pw::Pointwise for #name {
+            fn info(&self) -> &'static #pw::PointwiseInfo {
+                static INFO: #pw::PointwiseInfo = #pw::PointwiseInfo {
+                    name: #rust_name,
+                    opencl_name: #c_name,
+                    dims: &[#(#dims),*],
+                    n_comp: #n_comp,
+                    n_aux: #n_aux,
+                    n_constants: #n_constants,
+                    has_f0: #has_f0,
+                    has_f1: #has_f1,
+                    reads: #pw::Reads {
+                        u: #ru,
+                        grad_u: #rgu,
+                        a: #ra,
+                        grad_a: #rga,
+                        x: #rx,
+                        constants: #rk,
+                    },
+                    flops: [#(#flops),*],
+                };
+                &INFO
+            }
+
+            fn opencl_source(&self) -> ::std::string::String {
+                #private::opencl_source(&[#(&#helpers),*], #template)
+            }
+
+            #[allow(unused_variables)]
+            fn eval_f64(
+                &self,
+                dim: usize,
+                args: &#pw::PointArgs<'_, f64>,
+                f0: &mut [f64],
+                f1: &mut [f64],
+            ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                #eval64
+            }
+
+            #[allow(unused_variables)]
+            fn eval_f32(
+                &self,
+                dim: usize,
+                args: &#pw::PointArgs<'_, f32>,
+                f0: &mut [f32],
+                f1: &mut [f32],
+            ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                #twin_fn
+                #eval32
+            }
+        }
+    }
+}
+
+/// `match dim { 2 => …, 3 => …, d => Err(unsupported_dim) }` around calls of `callee`.
+fn dispatch(rust_name: &str, c: &Checked, sig: &PhysicsSig, t: TokenStream, callee: TokenStream, generic: bool) -> TokenStream {
+    let private = private();
+    let arms = match &c.dims {
+        Dims::Any => {
+            let body = call_with_views(rust_name, sig, &t, &callee, None, generic);
+            quote!(2 | 3 => { #body })
+        }
+        d => {
+            let arms = d.list().into_iter().map(|dim| {
+                let dim = dim as usize;
+                let body = call_with_views(rust_name, sig, &t, &callee, Some(dim), generic);
+                quote!(#dim => { #body })
+            });
+            quote!(#(#arms)*)
+        }
+    };
+    quote! {
+        match dim {
+            #arms
+            other => ::core::result::Result::Err(#private::unsupported_dim(#rust_name, other)),
+        }
+    }
+}
+
+fn call_with_views(rust_name: &str, sig: &PhysicsSig, t: &TokenStream, callee: &TokenStream, dim: Option<usize>, generic: bool) -> TokenStream {
+    let private = private();
+    let ext = |e: Extent| -> usize {
+        match e {
+            Extent::Fixed(n) => n as usize,
+            Extent::Dim => dim.expect("dimension"),
+        }
+    };
+    let span = Span::mixed_site();
+    let mut lets = Vec::new();
+    let mut call_args = Vec::new();
+    for role in &sig.params {
+        let var = format_ident!("pw_{}", role.name(), span = span);
+        let argname = role.name();
+        let d = dim.unwrap_or(0);
+        let nc = ext(sig.n_comp);
+        let view = match role {
+            Role::U => quote!(#private::array::<#t, #nc>(#rust_name, #argname, args.u)?),
+            Role::GradU => quote!(#private::matrix::<#t, #nc, #d>(#rust_name, #argname, args.grad_u)?),
+            Role::A => {
+                let na = ext(sig.n_aux);
+                quote!(#private::array::<#t, #na>(#rust_name, #argname, args.a)?)
+            }
+            Role::GradA => {
+                let na = ext(sig.n_aux);
+                quote!(#private::matrix::<#t, #na, #d>(#rust_name, #argname, args.grad_a)?)
+            }
+            Role::X => quote!(#private::array::<#t, #d>(#rust_name, #argname, args.x)?),
+            Role::Constants => {
+                let nk = sig.n_constants as usize;
+                quote!(#private::array::<#t, #nk>(#rust_name, #argname, args.constants)?)
+            }
+            Role::F0 => quote!({
+                let v = #private::array_mut::<#t, #nc>(#rust_name, #argname, f0)?;
+                *v = [0.0; #nc];
+                v
+            }),
+            Role::F1 => quote!({
+                let v = #private::matrix_mut::<#t, #nc, #d>(#rust_name, #argname, f1)?;
+                *v = [[0.0; #d]; #nc];
+                v
+            }),
+        };
+        lets.push(quote!(let #var = #view;));
+        call_args.push(var);
+    }
+    let turbofish = match (generic, dim) {
+        (true, Some(d)) => quote!(::<#d>),
+        _ => quote!(),
+    };
+    quote! {
+        #(#lets)*
+        #callee #turbofish (#(#call_args),*);
+        ::core::result::Result::Ok(())
+    }
+}
+
+/// What is emitted when the function has errors: the function with its body
+/// replaced (so that rustc does not report the same mistakes again) and
+/// stand-ins for the generated items (so that code using them does not
+/// cascade into more errors).
+pub fn stub(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
+    let mut kept = item.clone();
+    kept.block = syn::parse_quote!({ ::core::unreachable!() });
+    let allows = kept_allows();
+    let kept = quote!(#allows #[allow(unused_variables, unused_mut)] #kept);
+    let private = private();
+    let pw = quote!(::femquad::physics);
+    if crate::check::is_physics(f) {
+        let name = struct_name(args, item);
+        let vis = &item.vis;
+        quote! {
+            #kept
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            #vis struct #name;
+            #[allow(unused_variables)]
+            impl #pw::Pointwise for #name {
+                fn info(&self) -> &'static #pw::PointwiseInfo { ::core::unreachable!() }
+                fn opencl_source(&self) -> ::std::string::String { ::core::unreachable!() }
+                fn eval_f64(&self, dim: usize, args: &#pw::PointArgs<'_, f64>, f0: &mut [f64], f1: &mut [f64])
+                    -> ::core::result::Result<(), #pw::PointwiseError> { ::core::unreachable!() }
+                fn eval_f32(&self, dim: usize, args: &#pw::PointArgs<'_, f32>, f0: &mut [f32], f1: &mut [f32])
+                    -> ::core::result::Result<(), #pw::PointwiseError> { ::core::unreachable!() }
+            }
+        }
+    } else {
+        let vis = &item.vis;
+        let mod_name = &item.sig.ident;
+        let twin = twin(item, "f32_twin", &[], Place::Companion, quote!(pub), true);
+        quote! {
+            #kept
+            #[doc(hidden)]
+            #[allow(missing_docs, unused_imports, clippy::all)]
+            #vis mod #mod_name {
+                use super::*;
+                pub static OPENCL: #private::ClFunction = #private::ClFunction {
+                    rust_name: "",
+                    template: "",
+                    helpers: &[],
+                };
+                pub const FLOPS: [u64; 2] = [0, 0];
+                #twin
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The OpenCL thread-transposition kernel against the native integrator.
+//!
+//! Runs on the device chosen by `FEMQUAD_DEVICE` (default: a GPU if there is
+//! one, else the CPU, e.g. PoCL in CI). Without any OpenCL platform these
+//! tests fail and say what to install.
+
+use std::sync::Arc;
+
+use femquad::aux::AuxSpace;
+use femquad::element::Element;
+use femquad::integrate::native::{Execution, element_vectors};
+use femquad::integrate::{CellInputs, Discretization};
+use femquad::mesh::Mesh;
+use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::opencl::{Device, DeviceSelector, LaunchConfig, OpenClIntegrator};
+use femquad::physics::Pointwise;
+use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
+use femquad::quadrature::Quadrature;
+use femquad::real::convert_slice;
+use femquad::rng::Rng;
+use femquad::space::FunctionSpace;
+use femquad::{Error, Real};
+
+fn device() -> Arc<Device> {
+    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
+        panic!("these tests need an OpenCL device ({e}); on Debian/Ubuntu install pocl-opencl-icd and ocl-icd-libopencl1")
+    })
+}
+
+fn mesh(dim: usize, n: usize) -> Mesh {
+    unit_box(dim, n, &MeshOptions { jitter: 0.1, shuffle: true, seed: 21 }).unwrap()
+}
+
+/// Max-norm relative difference `‖a − b‖∞ / ‖b‖∞`.
+fn rel_diff<R: Real>(a: &[R], b: &[R]) -> f64 {
+    let num = a.iter().zip(b).map(|(x, y)| (x.to_f64() - y.to_f64()).abs()).fold(0.0, f64::max);
+    let den = b.iter().map(|y| y.to_f64().abs()).fold(0.0, f64::max);
+    num / den
+}
+
+struct Case<'a> {
+    dim: usize,
+    order: usize,
+    n: usize,
+    physics: &'a dyn Pointwise,
+    aux: AuxSpace,
+    constants: Vec<f64>,
+    degree: usize,
+    config: Option<LaunchConfig>,
+}
+
+/// Runs one case in precision `R`, returning (relative difference, cells, device cells).
+fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
+    let m = mesh(case.dim, case.n);
+    let n_comp = case.physics.info().n_comp.resolve(case.dim);
+    let space = FunctionSpace::new(&m, Element::lagrange(case.dim, case.order).unwrap(), n_comp).unwrap();
+    let quad = Quadrature::simplex(case.dim, case.degree).unwrap();
+    let disc = Discretization::<R>::new(&m, &space, quad, case.aux).unwrap();
+    let mut rng = Rng::new(case.dim as u64 * 100 + case.order as u64);
+    let u: Vec<R> = convert_slice(&rng.vec(m.n_cells() * disc.n_bt(), -1.0, 1.0));
+    let aux: Vec<R> = convert_slice(&rng.vec(m.n_cells() * disc.aux_per_cell(), 0.5, 2.0));
+    let constants: Vec<R> = convert_slice(&case.constants);
+    let inputs = CellInputs { u: &u, aux: &aux, constants: &constants };
+
+    let mut reference = vec![R::ZERO; u.len()];
+    element_vectors(&disc, case.physics, &inputs, &mut reference, Execution::Parallel).unwrap();
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, case.config).unwrap();
+    let shape = gpu.shape_for(case.physics).unwrap();
+    let mut out = vec![R::from_f64(f64::NAN); u.len()];
+    gpu.element_vectors(case.physics, &inputs, &mut out).unwrap();
+    let n_dev = shape.n_chunks(m.n_cells()) * shape.chunk;
+    assert!(n_dev > 0, "case must run on the device: {} cells, chunk {}", m.n_cells(), shape.chunk);
+    let d = rel_diff(&out, &reference);
+    println!(
+        "{}D P{} {:<22} aux {:<5} {} N_q={:<2} N_bs={:<3} N_bl={:<3} N_cb={} cells {} (device {}, remainder {}): rel diff {:.2e}",
+        case.dim,
+        case.order,
+        case.physics.info().name,
+        case.aux.kind(),
+        R::NAME,
+        shape.n_q,
+        shape.n_bs,
+        shape.n_bl,
+        shape.n_cb,
+        m.n_cells(),
+        n_dev,
+        m.n_cells() - n_dev,
+        d
+    );
+    assert!(d <= tol, "relative difference {d:e} > {tol:e}");
+}
+
+fn cases() -> Vec<Case<'static>> {
+    let mut v = Vec::new();
+    for dim in [2, 3] {
+        for order in [1, 2] {
+            // Sizes chosen so that the cell count is not a multiple of a chunk.
+            let n = match (dim, order) {
+                (2, 1) => 23,
+                (2, _) => 13,
+                (3, 1) => 7,
+                _ => 6,
+            };
+            for degree in [1, 2 * order] {
+                let physics: [(&'static dyn Pointwise, AuxSpace, Vec<f64>); 4] = [
+                    (&Laplacian, AuxSpace::None, vec![]),
+                    (&LaplacianCoefficient, AuxSpace::Field { n_comp: 1 }, vec![]),
+                    (&LaplacianCoefficient, AuxSpace::Cell { n_comp: 1 }, vec![]),
+                    (&Lame, AuxSpace::None, vec![1.3, 0.6]),
+                ];
+                for (physics, aux, constants) in physics {
+                    // Small chunks, so that these small meshes run several
+                    // work-groups and leave a remainder.
+                    let config = Some(LaunchConfig { n_bl: 3, n_cb: 2 });
+                    v.push(Case { dim, order, n, physics, aux, constants, degree, config });
+                }
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn opencl_matches_native_f64() {
+    let device = device();
+    println!("device: {}", device.info());
+    for case in cases() {
+        compare::<f64>(&device, &case, 1e-12);
+    }
+}
+
+#[test]
+fn opencl_matches_native_f32() {
+    let device = device();
+    for case in cases() {
+        compare::<f32>(&device, &case, 1e-5);
+    }
+}
+
+#[test]
+fn default_configuration_on_larger_meshes() {
+    let device = device();
+    for (dim, n, order, physics, constants) in [
+        (2, 40, 1, &Laplacian as &dyn Pointwise, vec![]),
+        (3, 9, 1, &Lame as &dyn Pointwise, vec![1.0, 1.0]),
+        (3, 7, 2, &Laplacian as &dyn Pointwise, vec![]),
+    ] {
+        let case = Case { dim, order, n, physics, aux: AuxSpace::None, constants, degree: 2 * order, config: None };
+        compare::<f64>(&device, &case, 1e-12);
+        compare::<f32>(&device, &case, 1e-5);
+    }
+}
+
+#[test]
+fn launch_configurations_with_remainders() {
+    let device = device();
+    let configs = [(1, 1), (2, 3), (3, 2), (5, 1), (7, 4)];
+    for (n_bl, n_cb) in configs {
+        for (dim, order, physics, constants) in [
+            (2, 1, &Laplacian as &dyn Pointwise, vec![]),
+            (2, 2, &Lame as &dyn Pointwise, vec![2.0, 1.0]),
+            (3, 1, &Lame as &dyn Pointwise, vec![2.0, 1.0]),
+            (3, 2, &Laplacian as &dyn Pointwise, vec![]),
+        ] {
+            let case = Case {
+                dim,
+                order,
+                n: if dim == 2 { 14 } else { 5 },
+                physics,
+                aux: AuxSpace::None,
+                constants,
+                degree: 2,
+                config: Some(LaunchConfig { n_bl, n_cb }),
+            };
+            compare::<f64>(&device, &case, 1e-12);
+        }
+    }
+}
+
+#[test]
+fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
+    let device = Device::open(&DeviceSelector::from_env()).unwrap();
+    let m = mesh(2, 16);
+    let space = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let disc = Discretization::<f64>::new(&m, &space, Quadrature::simplex(2, 2).unwrap(), AuxSpace::None).unwrap();
+    let n = m.n_cells() * disc.n_bt();
+    let before_new = device.stats();
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig { n_bl: 4, n_cb: 2 })).unwrap();
+    let after_new = device.stats();
+    let geometry = (m.n_cells() * (4 + 1) * 8) as u64;
+    assert_eq!(after_new.geometry_bytes - before_new.geometry_bytes, geometry);
+
+    let u = Rng::new(1).vec(n, -1.0, 1.0);
+    let mut out = vec![0.0; n];
+    let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
+    gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
+    let first = device.stats();
+    assert_eq!(first.geometry_bytes, after_new.geometry_bytes);
+    let first_out = out.clone();
+
+    gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
+    let second = device.stats();
+    assert_eq!(second.builds, first.builds, "the second evaluation rebuilt the program");
+    assert_eq!(second.geometry_bytes, first.geometry_bytes, "geometry was uploaded again");
+    assert!(second.coefficient_bytes > first.coefficient_bytes, "coefficients must move");
+    assert_eq!(out, first_out);
+
+    // A second integrator with the same kernel reuses the device's program.
+    let disc2 = gpu.discretization().clone();
+    let mut gpu2 = OpenClIntegrator::new(device.clone(), disc2, Some(LaunchConfig { n_bl: 4, n_cb: 2 })).unwrap();
+    gpu2.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
+    let third = device.stats();
+    assert_eq!(third.builds, second.builds);
+    assert_eq!(third.cache_hits, second.cache_hits + 1);
+}
+
+#[test]
+fn bad_configurations_and_inputs_are_named() {
+    let device = device();
+    let m = mesh(2, 8);
+    let space = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let disc = Discretization::<f64>::new(&m, &space, Quadrature::simplex(2, 1).unwrap(), AuxSpace::None).unwrap();
+    let n = m.n_cells() * disc.n_bt();
+    let too_many = device.info().max_work_group_size; // N_t = N_bl·3 > limit
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig { n_bl: too_many, n_cb: 1 })).unwrap();
+    let u = vec![0.5; n];
+    let mut out = vec![0.0; n];
+    let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
+    match gpu.element_vectors(&Laplacian, &inputs, &mut out) {
+        Err(Error::DeviceLimit { what, needed, .. }) => {
+            assert!(what.contains("work-group size"));
+            assert_eq!(needed, 3 * too_many);
+        }
+        other => panic!("expected a work-group limit error, got {other:?}"),
+    }
+    gpu.set_config(Some(LaunchConfig { n_bl: 0, n_cb: 1 }));
+    let e = gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap_err().to_string();
+    assert!(e.contains("n_bl"), "{e}");
+    gpu.set_config(None);
+    let mut bad = u.clone();
+    bad[17] = f64::NAN;
+    let e = gpu
+        .element_vectors(&Laplacian, &CellInputs { u: &bad, aux: &[], constants: &[] }, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`u`") && e.contains("17"), "{e}");
+    let e = gpu
+        .element_vectors(&Laplacian, &CellInputs { u: &u[1..], aux: &[], constants: &[] }, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`u`"), "{e}");
+    let e = gpu.element_vectors(&Lame, &inputs, &mut out).unwrap_err().to_string();
+    assert!(e.contains("component"), "{e}");
+}
