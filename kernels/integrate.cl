@@ -15,6 +15,7 @@
  *   N_AUX, AUX_FIELD, AUX_CELL   auxiliary field: components, and whether it
  *                   lives in the solution's element or in P0
  *   HAS_F0, HAS_F1, READS_X      what the physics uses
+ *   PREFETCH        1: load the next batch into registers during this one
  *   PHYSICS         the pointwise function, inlined above this file
  *   Basis[N_Q*N_B], BasisDerivatives[N_Q*N_B*DIM], QuadWeights[N_Q],
  *   QuadPoints[N_Q*DIM]          the tabulation, as __constant literals
@@ -43,6 +44,11 @@
  * memory; barrier (the transposition); (3) basis phase: sum over q and write
  * the element vector entry, coalesced. Loads of the next batch only touch
  * arrays the basis phase does not read, so two barriers per batch suffice.
+ *
+ * With PREFETCH (the default), each thread loads its share of the *next*
+ * batch from global memory into registers before the phases of the current
+ * batch, and stores it to local memory at the top of the next iteration, so
+ * the global loads are in flight while the batch computes.
  */
 
 #define N_BT   (N_B * N_COMP)
@@ -57,6 +63,31 @@
 #define AUX_PER_CELL N_AUX
 #endif
 
+/* The batch inputs, as X(local array, global array, reals per cell). Each is
+ * contiguous per batch: thread t moves entries t, t+N_T, ... of the batch. */
+#if AUX_FIELD || AUX_CELL
+#define AUX_INPUT(X) X(a_i, auxCoefficients, AUX_PER_CELL)
+#else
+#define AUX_INPUT(X)
+#endif
+#if READS_X
+#define X_INPUT(X) X(x_i, cellCoordinates, (DIM + 1) * DIM)
+#else
+#define X_INPUT(X)
+#endif
+#define BATCH_INPUTS(X)                          \
+  X(u_i, coefficients, N_BT)                     \
+  X(invJ_i, jacobianInverses, DIM * DIM)         \
+  X(detJ_i, jacobianDeterminants, 1)             \
+  AUX_INPUT(X)                                   \
+  X_INPUT(X)
+
+#define DECLARE_LOCAL(l, g, n) __local real l[N_BC * (n)];
+#define LOAD_TO_LOCAL(l, g, n)   for (int k = 0; k < (n); ++k) l[t + k * N_T] = g[cell0 * (n) + t + k * N_T];
+#define DECLARE_REGISTERS(l, g, n) real l##_r[n];
+#define LOAD_TO_REGISTERS(l, g, n) for (int k = 0; k < (n); ++k) l##_r[k] = g[next0 * (n) + t + k * N_T];
+#define STORE_REGISTERS(l, g, n) for (int k = 0; k < (n); ++k) l[t + k * N_T] = l##_r[k];
+
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
 void integrate(__global const real *restrict coefficients,     /* [cell][b][comp]   */
                __global const real *restrict auxCoefficients,  /* [cell][b][k] or [cell][k] */
@@ -70,15 +101,7 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
   const int chunk = get_group_id(0);
 
   /* Local memory: the batch's inputs, and the values at quadrature points */
-  __local real u_i[N_BC * N_BT];
-  __local real invJ_i[N_BC * DIM * DIM];
-  __local real detJ_i[N_BC];
-#if AUX_FIELD || AUX_CELL
-  __local real a_i[N_BC * AUX_PER_CELL];
-#endif
-#if READS_X
-  __local real x_i[N_BC * (DIM + 1) * DIM];
-#endif
+  BATCH_INPUTS(DECLARE_LOCAL)
 #if HAS_F0
   __local real f_0[N_BC * N_Q * N_COMP];
 #endif
@@ -108,18 +131,26 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
     for (int e = 0; e < DIM; ++e) phiDer_b[p * DIM + e] = BasisDerivatives[TAB_DPHI(p, b_t, e, N_B, DIM)];
   }
 
+#if PREFETCH
+  BATCH_INPUTS(DECLARE_REGISTERS)
+  {
+    const long next0 = (long)chunk * N_CB * N_BC;
+    BATCH_INPUTS(LOAD_TO_REGISTERS)
+  }
+#endif
+
   for (int batch = 0; batch < N_CB; ++batch) {
     const long cell0 = ((long)chunk * N_CB + batch) * N_BC;
 
     /* ==== LOAD: coalesced, N_T threads over contiguous ranges ==== */
-    for (int k = 0; k < N_BT; ++k)    u_i[t + k * N_T] = coefficients[cell0 * N_BT + t + k * N_T];
-    for (int k = 0; k < DIM * DIM; ++k) invJ_i[t + k * N_T] = jacobianInverses[cell0 * DIM * DIM + t + k * N_T];
-    detJ_i[t] = jacobianDeterminants[cell0 + t];
-#if AUX_FIELD || AUX_CELL
-    for (int k = 0; k < AUX_PER_CELL; ++k) a_i[t + k * N_T] = auxCoefficients[cell0 * AUX_PER_CELL + t + k * N_T];
-#endif
-#if READS_X
-    for (int k = 0; k < (DIM + 1) * DIM; ++k) x_i[t + k * N_T] = cellCoordinates[cell0 * (DIM + 1) * DIM + t + k * N_T];
+#if PREFETCH
+    BATCH_INPUTS(STORE_REGISTERS)
+    if (batch + 1 < N_CB) {
+      const long next0 = cell0 + N_BC;
+      BATCH_INPUTS(LOAD_TO_REGISTERS)
+    }
+#else
+    BATCH_INPUTS(LOAD_TO_LOCAL)
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
 

@@ -36,6 +36,7 @@ pub mod geometry;
 pub mod integrate;
 pub mod layout;
 pub mod mesh;
+pub mod perf_model;
 pub mod opencl;
 pub mod physics;
 pub mod quadrature;

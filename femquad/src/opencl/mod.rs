@@ -2,6 +2,8 @@
 //! (template in `kernels/integrate.cl`), its blocking parameters, program
 //! cache and launches.
 
+pub mod autotune;
+pub mod bandwidth;
 pub mod context;
 pub mod device;
 pub mod integrator;

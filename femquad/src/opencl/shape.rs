@@ -90,6 +90,18 @@ pub struct KernelShape {
     pub has_f1: bool,
     /// Bytes of one real.
     pub real_size: usize,
+    /// Whether each thread loads the next batch into registers while the
+    /// current one computes (kernel `PREFETCH`). On by default; the
+    /// environment variable [`PREFETCH_ENV`]`=0` turns it off (for
+    /// measurements).
+    pub prefetch: bool,
+}
+
+/// Environment variable that disables register prefetching when `0`.
+pub const PREFETCH_ENV: &str = "FEMQUAD_PREFETCH";
+
+fn prefetch_from_env() -> bool {
+    std::env::var(PREFETCH_ENV).map(|v| v.trim() != "0").unwrap_or(true)
 }
 
 impl KernelShape {
@@ -131,6 +143,7 @@ impl KernelShape {
             has_f0: physics.has_f0,
             has_f1: physics.has_f1,
             real_size,
+            prefetch: prefetch_from_env(),
         })
     }
 

@@ -86,6 +86,7 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         let _ = writeln!(s, "#define {name} {value}");
     }
     let _ = writeln!(s, "#define READS_X {}", usize::from(shape.reads_x));
+    let _ = writeln!(s, "#define PREFETCH {}", usize::from(shape.prefetch));
     s.push_str(layout::opencl_macros());
     constant_array::<R>(&mut s, "Basis", tabulation.phi());
     constant_array::<R>(&mut s, "BasisDerivatives", tabulation.dphi());

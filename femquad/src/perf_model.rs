@@ -1,0 +1,159 @@
+//! Performance model of one launch of the thread-transposition kernel.
+//!
+//! Counts, per cell, the floating-point operations the kernel in
+//! `kernels/integrate.cl` really executes and the fewest bytes it must move
+//! (each input read once, each output written once), and predicts the
+//! kernel time from a measured bandwidth. With `d` the dimension, `N_b`
+//! basis functions, `N_c = N_comp`, `N_a` auxiliary components, `N_q` points
+//! and `s` the size of a real:
+//!
+//! **Bytes per cell** `= s · (N_b N_c [u] + A [aux] + d² [J⁻¹] + 1 [det J]
+//! + X [coordinates] + N_b N_c [element vector])`, with `A = N_b N_a` for a
+//! field, `N_a` for P0, 0 without aux, and `X = (d+1) d` if the physics reads
+//! `x`, else 0.
+//!
+//! **Flops per cell** `= N_q · (Q + P) + N_b N_c N_q · (2·[f0] + 2d·[f1])`:
+//! - `Q = N_c (N_b (2 + 2d) + 2d²)`: values and reference gradients from the
+//!   coefficients (a multiply-add per basis function for the value and each
+//!   of the `d` derivatives), then the map `∇u = J⁻ᵀ ∇_ξ u` (`d` outputs of
+//!   `d` multiply-adds); the same with `N_a` for an aux field; `3d²` for `x`;
+//!   `1` for `w·det J`, `N_c` to scale `f0`, `N_c d (2d + 1)` to form
+//!   `w det J · J⁻¹ f1`.
+//! - `P`: the physics' own count ([`crate::PointwiseInfo::flops`]).
+//! - the basis phase: for each element dof and point, a multiply-add with
+//!   `f0` and `d` with the reference-frame `f1`.
+//!
+//! **Algorithmic balance** `β = flops / bytes`. **Predicted time**
+//! `t = max(bytes / B, flops / F)` for measured bandwidth `B` and, if given,
+//! a flop rate `F`; for these kernels `β` is a few flop/byte, far below a
+//! GPU's machine balance, so `t = bytes / B`.
+//!
+//! *Differences from the paper.* The paper (§3.3) counts the tabulation,
+//! geometry and both `f0`/`f1` slots for every case and applies `J⁻¹` to the
+//! test-function gradients in the basis phase (`(2 + 2d) d N_q N_bt` per
+//! batch cell). Our kernel maps `f1` once per point instead, stores only the
+//! `f0`/`f1` the physics has, and reads `x` only when used, so we count what
+//! it executes; its byte count is the paper's `(d² + 1) + N_bt + …` per cell
+//! plus the written element vector, which the paper's "memory loaded" leaves
+//! out. The local-memory formula is [`crate::opencl::KernelShape::local_mem_bytes`].
+
+use crate::aux::AuxSpace;
+use crate::opencl::KernelShape;
+use crate::physics::PointwiseInfo;
+
+/// Model quantities of one kernel launch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchModel {
+    /// Cells integrated by the launch.
+    pub cells: usize,
+    /// Minimal bytes moved.
+    pub bytes: f64,
+    /// Floating-point operations executed.
+    pub flops: f64,
+    /// Local memory per work-group, bytes.
+    pub local_mem_bytes: usize,
+}
+
+impl LaunchModel {
+    /// The model for `cells` cells of `shape` with auxiliary space `aux` and
+    /// `physics`.
+    pub fn new(shape: &KernelShape, aux: AuxSpace, physics: &PointwiseInfo, cells: usize) -> Self {
+        LaunchModel {
+            cells,
+            bytes: bytes_per_cell(shape) as f64 * cells as f64,
+            flops: flops_per_cell(shape, aux, physics) as f64 * cells as f64,
+            local_mem_bytes: shape.local_mem_bytes(),
+        }
+    }
+
+    /// Algorithmic balance β in flop/byte.
+    pub fn beta(&self) -> f64 {
+        self.flops / self.bytes
+    }
+
+    /// Predicted kernel time in seconds for bandwidth `bytes_per_s` and,
+    /// optionally, a flop rate `flops_per_s`.
+    pub fn predicted_s(&self, bytes_per_s: f64, flops_per_s: Option<f64>) -> f64 {
+        let t_mem = self.bytes / bytes_per_s;
+        match flops_per_s {
+            Some(f) if f > 0.0 => t_mem.max(self.flops / f),
+            _ => t_mem,
+        }
+    }
+}
+
+/// Minimal bytes per cell (see the module documentation).
+pub fn bytes_per_cell(shape: &KernelShape) -> usize {
+    let d = shape.dim;
+    let reals = 2 * shape.n_bt
+        + shape.aux_per_cell
+        + d * d
+        + 1
+        + if shape.reads_x { (d + 1) * d } else { 0 };
+    reals * shape.real_size
+}
+
+/// Flops per cell (see the module documentation).
+pub fn flops_per_cell(shape: &KernelShape, aux: AuxSpace, physics: &PointwiseInfo) -> u64 {
+    let d = shape.dim as u64;
+    let (n_b, n_c, n_q) = (shape.n_b as u64, shape.n_comp as u64, shape.n_q as u64);
+    let field = |n: u64| n * (n_b * (2 + 2 * d) + 2 * d * d);
+    let mut per_point = field(n_c) + 1;
+    if let AuxSpace::Field { n_comp } = aux {
+        per_point += field(n_comp as u64);
+    }
+    if shape.reads_x {
+        per_point += 3 * d * d;
+    }
+    if shape.has_f0 {
+        per_point += n_c;
+    }
+    if shape.has_f1 {
+        per_point += n_c * d * (2 * d + 1);
+    }
+    per_point += physics.flops_in(shape.dim);
+    let basis = n_b * n_c * n_q * (if shape.has_f0 { 2 } else { 0 } + if shape.has_f1 { 2 * d } else { 0 });
+    n_q * per_point + basis
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::opencl::LaunchConfig;
+    use crate::physics::Pointwise;
+    use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
+
+    fn shape(dim: usize, n_b: usize, n_comp: usize, n_q: usize, aux: AuxSpace, p: &PointwiseInfo, s: usize) -> KernelShape {
+        KernelShape::new(dim, n_b, n_comp, n_q, aux, p, s, LaunchConfig { n_bl: 4, n_cb: 2 }).unwrap()
+    }
+
+    #[test]
+    fn poisson_2d_p1_counts() {
+        let info = Laplacian.info();
+        let s = shape(2, 3, 1, 1, AuxSpace::None, info, 4);
+        // u 3 + J⁻¹ 4 + det 1 + out 3 = 11 floats
+        assert_eq!(bytes_per_cell(&s), 44);
+        // Q = 1·(3·6 + 8) = 26, +1 (w det J), f1 map 1·2·5 = 10, physics 0;
+        // basis 3·1·1·4 = 12 → 49
+        assert_eq!(flops_per_cell(&s, AuxSpace::None, info), 49);
+        let m = LaunchModel::new(&s, AuxSpace::None, info, 1000);
+        assert!((m.beta() - 49.0 / 44.0).abs() < 1e-12);
+        assert!((m.predicted_s(44e3, None) - 1.0).abs() < 1e-12);
+        assert!((m.predicted_s(44e3, Some(49.0)) - 1000.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn coefficient_and_vector_counts() {
+        let info = LaplacianCoefficient.info();
+        let aux = AuxSpace::Field { n_comp: 1 };
+        let s = shape(3, 4, 1, 1, aux, info, 8);
+        // u 4 + aux 4 + J⁻¹ 9 + det 1 + out 4 = 22 doubles
+        assert_eq!(bytes_per_cell(&s), 176);
+        let lame = Lame.info();
+        let s = shape(3, 4, 3, 1, AuxSpace::None, lame, 8);
+        assert_eq!(bytes_per_cell(&s), (24 + 10) * 8);
+        // per point: 3·(4·8 + 18) + 1 + 3·3·7 + physics 26; basis 12·6
+        let expected = 3 * (4 * 8 + 18) + 1 + 63 + lame.flops[1] + 12 * 6;
+        assert_eq!(flops_per_cell(&s, AuxSpace::None, lame), expected);
+    }
+}
