@@ -16,6 +16,7 @@
  *                   lives in the solution's element or in P0
  *   HAS_F0, HAS_F1, READS_X      what the physics uses
  *   PREFETCH        1: load the next batch into registers during this one
+ *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off)
  *   PHYSICS         the pointwise function, inlined above this file
  *   Basis[N_Q*N_B], BasisDerivatives[N_Q*N_B*DIM], QuadWeights[N_Q],
  *   QuadPoints[N_Q*DIM]          the tabulation, as __constant literals
@@ -82,11 +83,46 @@
   AUX_INPUT(X)                                   \
   X_INPUT(X)
 
-#define DECLARE_LOCAL(l, g, n) __local real l[N_BC * (n)];
-#define LOAD_TO_LOCAL(l, g, n)   for (int k = 0; k < (n); ++k) l[t + k * N_T] = g[cell0 * (n) + t + k * N_T];
-#define DECLARE_REGISTERS(l, g, n) real l##_r[n];
-#define LOAD_TO_REGISTERS(l, g, n) for (int k = 0; k < (n); ++k) l##_r[k] = g[next0 * (n) + t + k * N_T];
-#define STORE_REGISTERS(l, g, n) for (int k = 0; k < (n); ++k) l[t + k * N_T] = l##_r[k];
+/* Moves of a batch input go through vectors of VEC_WIDTH reals (realv, 16
+ * bytes) when the batch holds a whole number of them (then every batch
+ * starts 16-byte aligned), else through single reals. */
+#define VEC_FITS(n)       (VEC_WIDTH > 1 && (N_BC * (n)) % VEC_WIDTH == 0)
+#define N_VEC(n)          ((N_BC * (n)) / VEC_WIDTH)
+#define VEC_PER_THREAD(n) ((N_VEC(n) + N_T - 1) / N_T)
+
+#define DECLARE_LOCAL(l, g, n) __local real l[N_BC * (n)] __attribute__((aligned(16)));
+#define LOAD_TO_LOCAL(l, g, n)                                                     \
+  if (VEC_FITS(n)) {                                                               \
+    __global const realv *src = (__global const realv *)(g + cell0 * (n));         \
+    __local realv *dst = (__local realv *)l;                                       \
+    for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
+      const int v = t + k * N_T;                                                   \
+      if (v < N_VEC(n)) dst[v] = src[v];                                           \
+    }                                                                              \
+  } else {                                                                         \
+    for (int k = 0; k < (n); ++k) l[t + k * N_T] = g[cell0 * (n) + t + k * N_T];   \
+  }
+#define DECLARE_REGISTERS(l, g, n) realv l##_v[VEC_PER_THREAD(n)]; real l##_r[n];
+#define LOAD_TO_REGISTERS(l, g, n)                                                 \
+  if (VEC_FITS(n)) {                                                               \
+    __global const realv *src = (__global const realv *)(g + next0 * (n));         \
+    for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
+      const int v = t + k * N_T;                                                   \
+      if (v < N_VEC(n)) l##_v[k] = src[v];                                         \
+    }                                                                              \
+  } else {                                                                         \
+    for (int k = 0; k < (n); ++k) l##_r[k] = g[next0 * (n) + t + k * N_T];        \
+  }
+#define STORE_REGISTERS(l, g, n)                                                   \
+  if (VEC_FITS(n)) {                                                               \
+    __local realv *dst = (__local realv *)l;                                       \
+    for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
+      const int v = t + k * N_T;                                                   \
+      if (v < N_VEC(n)) dst[v] = l##_v[k];                                         \
+    }                                                                              \
+  } else {                                                                         \
+    for (int k = 0; k < (n); ++k) l[t + k * N_T] = l##_r[k];                       \
+  }
 
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
 void integrate(__global const real *restrict coefficients,     /* [cell][b][comp]   */

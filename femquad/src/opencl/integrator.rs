@@ -235,6 +235,8 @@ impl<R: Real> OpenClIntegrator<R> {
         // SAFETY: `out_dev` stays borrowed until the queue is finished below,
         // on every path.
         let read = unsafe { self.device.read_async(&self.buffers.out, out_dev) };
+        // Submit now, so the device works while the host integrates the remainder.
+        let flushed = self.device.queue().flush().map_err(cl_error("clFlush"));
         let remainder = if read.is_ok() && n_dev < n_cells {
             let rest = CellInputs {
                 u: &inputs.u[n_dev * n_bt..],
@@ -247,6 +249,7 @@ impl<R: Real> OpenClIntegrator<R> {
         };
         let finished = self.device.queue().finish().map_err(cl_error("clFinish"));
         read?;
+        flushed?;
         finished?;
         remainder?;
         self.last_kernel_ns = kernel_time_ns(&kernel_event);

@@ -95,13 +95,19 @@ pub struct KernelShape {
     /// environment variable [`PREFETCH_ENV`]`=0` turns it off (for
     /// measurements).
     pub prefetch: bool,
+    /// Whether batch inputs move through 16-byte vectors where the batch
+    /// holds a whole number of them (kernel `VEC_WIDTH > 1`). On by default;
+    /// [`VECTOR_LOADS_ENV`]`=0` turns it off (for measurements).
+    pub vector_loads: bool,
 }
 
 /// Environment variable that disables register prefetching when `0`.
 pub const PREFETCH_ENV: &str = "FEMQUAD_PREFETCH";
+/// Environment variable that disables 16-byte vector loads when `0`.
+pub const VECTOR_LOADS_ENV: &str = "FEMQUAD_VECTOR_LOADS";
 
-fn prefetch_from_env() -> bool {
-    std::env::var(PREFETCH_ENV).map(|v| v.trim() != "0").unwrap_or(true)
+fn enabled_by_env(name: &str) -> bool {
+    std::env::var(name).map(|v| v.trim() != "0").unwrap_or(true)
 }
 
 impl KernelShape {
@@ -143,7 +149,8 @@ impl KernelShape {
             has_f0: physics.has_f0,
             has_f1: physics.has_f1,
             real_size,
-            prefetch: prefetch_from_env(),
+            prefetch: enabled_by_env(PREFETCH_ENV),
+            vector_loads: enabled_by_env(VECTOR_LOADS_ENV),
         })
     }
 

@@ -87,6 +87,13 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     }
     let _ = writeln!(s, "#define READS_X {}", usize::from(shape.reads_x));
     let _ = writeln!(s, "#define PREFETCH {}", usize::from(shape.prefetch));
+    let width = if shape.vector_loads { 16 / shape.real_size } else { 1 };
+    let _ = writeln!(s, "#define VEC_WIDTH {width}");
+    if width > 1 {
+        let _ = writeln!(s, "typedef {}{width} realv;", R::CL_TYPE);
+    } else {
+        s.push_str("typedef real realv;\n");
+    }
     s.push_str(layout::opencl_macros());
     constant_array::<R>(&mut s, "Basis", tabulation.phi());
     constant_array::<R>(&mut s, "BasisDerivatives", tabulation.dphi());
