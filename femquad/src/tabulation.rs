@@ -172,7 +172,6 @@ mod tests {
     #[test]
     fn reference_mass_matrix_is_exact() {
         // P1 reference mass matrix: |T̂|/((d+1)(d+2)) · (1 + δ_ab).
-        // P2 triangle: ∫ φ_0² = 1/60 · |T̂|·... = 1/60 (area 1/2 → 6/360).
         for dim in [2, 3] {
             let e = Element::lagrange(dim, 1).unwrap();
             let t = Tabulation::new(&e, &Quadrature::simplex(dim, 2).unwrap()).unwrap();
@@ -192,8 +191,8 @@ mod tests {
                 }
             }
         }
-        // P2 triangle (area |T|): M_vv = |T|/30, M_ee = 8|T|/45, M_v,opposite edge = −|T|/45 ... use
-        // two checks: ∫ φ_0² = 1/60 and ∫ φ_3² = 4/45 on the reference triangle.
+        // P2 triangle of area |T|: M = |T|/180 · (6 on vertex diagonal, 32 on edge
+        // diagonal, −4 between a vertex and its opposite edge); |T̂| = 1/2.
         let e = Element::lagrange(2, 2).unwrap();
         let t = Tabulation::new(&e, &Quadrature::simplex(2, 4).unwrap()).unwrap();
         let m = |a: usize, b: usize| -> f64 {
