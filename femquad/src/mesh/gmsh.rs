@@ -238,7 +238,10 @@ pub fn parse_gmsh(bytes: &[u8], path: &Path) -> Result<GmshMesh> {
             binary_elements(&src, elems_sec, &mut r)?,
         )
     } else {
-        (ascii_nodes(&src, nodes_sec)?, ascii_elements(&src, elems_sec)?)
+        (
+            ascii_nodes(&src, nodes_sec)?,
+            ascii_elements(&src, elems_sec)?,
+        )
     };
 
     // mshio's nom parsers must not take the process down on a file we did
@@ -248,10 +251,7 @@ pub fn parse_gmsh(bytes: &[u8], path: &Path) -> Result<GmshMesh> {
         Ok(Ok(msh)) => msh,
         Ok(Err(e)) => return Err(src.mshio_error(&e)),
         Err(_) => {
-            return Err(src.err(
-                0,
-                "the MSH parser (mshio) failed unexpectedly on this file",
-            ));
+            return Err(src.err(0, "the MSH parser (mshio) failed unexpectedly on this file"));
         }
     };
     build(&src, &msh, &nodes, &elems, names)
@@ -324,18 +324,27 @@ impl Source<'_> {
             .map(|(input, _)| input.as_ptr() as usize)
             .filter(|&p| p >= base && p <= base + self.bytes.len())
             .map_or(0, |p| p - base);
-        let mut parts: Vec<String> = Vec::new();
+        // contexts, innermost first, become "outer > … > inner"; the
+        // innermost error kind says what went wrong
+        let mut contexts: Vec<&str> = Vec::new();
+        let mut what: Option<String> = None;
         for (_, kind) in e.filter_msh_errors() {
-            let s = kind.to_string();
-            if parts.last() != Some(&s) {
-                parts.push(s);
+            match kind.context() {
+                Some(c) if contexts.last() != Some(&c) => contexts.push(c),
+                Some(_) => {}
+                None if what.is_none() => what = Some(kind.to_string()),
+                None => {}
             }
         }
-        parts.reverse();
-        let reason = if parts.is_empty() {
-            "cannot parse the file".to_string()
+        contexts.reverse();
+        let what = what.unwrap_or_else(|| "unexpected content".to_string());
+        let reason = if contexts.is_empty() {
+            format!("cannot parse the file: {what}")
         } else {
-            format!("cannot parse the file: {}", parts.join(": "))
+            format!(
+                "cannot parse the file: {what} (in {})",
+                contexts.join(" > ")
+            )
         };
         self.err(offset, reason)
     }
@@ -390,11 +399,8 @@ fn scan_sections(src: &mut Source) -> Result<()> {
                 format!("expected a section header such as $Nodes, found '{line}'"),
             ));
         }
-        if name.starts_with("End") {
-            return Err(src.err(
-                pos,
-                format!("${name} without a matching ${}", &name[3..]),
-            ));
+        if let Some(opened) = name.strip_prefix("End") {
+            return Err(src.err(pos, format!("${name} without a matching ${opened}")));
         }
         let end_tag = format!("\n$End{name}");
         let Some(nl) = find(bytes, end_tag.as_bytes(), eol) else {
@@ -404,7 +410,10 @@ fn scan_sections(src: &mut Source) -> Result<()> {
             ));
         };
         if let Some(prev) = src.sections.iter().find(|s| s.name == name)
-            && matches!(name, "MeshFormat" | "Nodes" | "Elements" | "Entities" | "PhysicalNames")
+            && matches!(
+                name,
+                "MeshFormat" | "Nodes" | "Elements" | "Entities" | "PhysicalNames"
+            )
         {
             return Err(src.err(
                 pos,
@@ -427,10 +436,7 @@ fn scan_sections(src: &mut Source) -> Result<()> {
         pos = nl + end_tag.len();
         let rest_end = line_end(bytes, pos);
         if !bytes[pos..rest_end].iter().all(u8::is_ascii_whitespace) {
-            return Err(src.err(
-                pos,
-                format!("unexpected text after $End{name}"),
-            ));
+            return Err(src.err(pos, format!("unexpected text after $End{name}")));
         }
         pos = rest_end;
     }
@@ -538,7 +544,8 @@ fn parse_header(src: &Source) -> Result<Header> {
 
 /// Whitespace-separated tokens of a line.
 fn tokens(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(u8::is_ascii_whitespace).filter(|t| !t.is_empty())
+    line.split(u8::is_ascii_whitespace)
+        .filter(|t| !t.is_empty())
 }
 
 fn parse_int<T: std::str::FromStr>(tok: &[u8]) -> Option<T> {
@@ -603,7 +610,10 @@ fn parse_physical_names(src: &Source, s: &Section) -> Result<Vec<PhysicalGroup>>
         let Some((off, line)) = lines.next() else {
             return Err(src.err(
                 s.end,
-                format!("$PhysicalNames announces {count} names but holds {}", groups.len()),
+                format!(
+                    "$PhysicalNames announces {count} names but holds {}",
+                    groups.len()
+                ),
             ));
         };
         let text = String::from_utf8_lossy(line);
@@ -1049,10 +1059,7 @@ fn binary_nodes(src: &Source, s: &Section, r: &mut Bin) -> Result<NodeLayout> {
         let coords_at = r.pos;
         r.skip(n, 24)
             .ok_or_else(|| t(r, &format!("the coordinates of {what}")))?;
-        let mut tr = Bin {
-            pos: tags_at,
-            ..*r
-        };
+        let mut tr = Bin { pos: tags_at, ..*r };
         for i in 0..n {
             let at = tr.pos;
             let tag = tr.size().ok_or_else(|| t(r, &what))?;
@@ -1228,13 +1235,19 @@ fn build(
     }
     let tag_map = TagMap::new(src, nodes)?;
 
-    let blocks = &msh.data.elements.as_ref().ok_or_else(inconsistent)?.element_blocks;
+    let blocks = &msh
+        .data
+        .elements
+        .as_ref()
+        .ok_or_else(inconsistent)?
+        .element_blocks;
     if blocks.len() != elems.blocks.len() {
         return Err(inconsistent());
     }
     let dim = elems
         .blocks
         .iter()
+        .filter(|b| b.2 > 0)
         .map(|b| b.0 as usize)
         .max()
         .unwrap_or(0);
@@ -1292,7 +1305,13 @@ fn build(
                 cell_entities.push(block.entity_tag);
                 cell_element.push(e0 + i);
             } else {
-                lower.push((e0 + i, bdim, block.entity_tag, el.element_tag, idx[..bdim + 1].to_vec()));
+                lower.push((
+                    e0 + i,
+                    bdim,
+                    block.entity_tag,
+                    el.element_tag,
+                    idx[..bdim + 1].to_vec(),
+                ));
             }
         }
         if bdim == dim && (etype == 9 || etype == 11) {
@@ -1412,10 +1431,18 @@ fn build(
                 physical_tags: phys.to_vec(),
             })
         };
-        ents.points.iter().for_each(|e| add(0, e.tag, &e.physical_tags));
-        ents.curves.iter().for_each(|e| add(1, e.tag, &e.physical_tags));
-        ents.surfaces.iter().for_each(|e| add(2, e.tag, &e.physical_tags));
-        ents.volumes.iter().for_each(|e| add(3, e.tag, &e.physical_tags));
+        ents.points
+            .iter()
+            .for_each(|e| add(0, e.tag, &e.physical_tags));
+        ents.curves
+            .iter()
+            .for_each(|e| add(1, e.tag, &e.physical_tags));
+        ents.surfaces
+            .iter()
+            .for_each(|e| add(2, e.tag, &e.physical_tags));
+        ents.volumes
+            .iter()
+            .for_each(|e| add(3, e.tag, &e.physical_tags));
     }
     let mut groups: BTreeMap<(usize, i32), String> = BTreeMap::new();
     for g in names {
@@ -1512,7 +1539,12 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            vec![(0, 5, "origin"), (1, 1, "bottom"), (1, 2, "rest"), (2, 3, "domain")]
+            vec![
+                (0, 5, "origin"),
+                (1, 1, "bottom"),
+                (1, 2, "rest"),
+                (2, 3, "domain")
+            ]
         );
         // 1 point + 8 boundary lines
         assert_eq!(g.elements.len(), 9);
@@ -1533,7 +1565,10 @@ mod tests {
         assert!(bv.iter().all(|&v| m.vertex(v as usize)[1] == 0.0));
         let rest = g.group_vertices(g.physical_group("rest").unwrap());
         assert_eq!(rest.len(), 7);
-        assert_eq!(g.group_vertices(g.physical_group("origin").unwrap()), vec![0]);
+        assert_eq!(
+            g.group_vertices(g.physical_group("origin").unwrap()),
+            vec![0]
+        );
         let domain = g.physical_group("domain").unwrap();
         assert_eq!(g.group_cells(domain), (0..14).collect::<Vec<u32>>());
         assert_eq!(g.group_vertices(domain).len(), 12);
@@ -1751,7 +1786,10 @@ mod tests {
         assert_eq!(g.mesh, read("mesh_square.msh").mesh);
         // one node off the plane
         let n = line_of(&src, "0.3749999999995795 0.3750000000004207 0");
-        let (line, reason) = error(square_with_line(n, "0.3749999999995795 0.3750000000004207 0.1"));
+        let (line, reason) = error(square_with_line(
+            n,
+            "0.3749999999995795 0.3750000000004207 0.1",
+        ));
         assert_eq!(line, n);
         assert_eq!(
             reason,
@@ -1770,10 +1808,16 @@ mod tests {
         );
         let (line, reason) = error(square_with_line(2, "4.1 2 8"));
         assert_eq!(line, 2);
-        assert_eq!(reason, "file type '2' is invalid: 0 for ASCII, 1 for binary");
+        assert_eq!(
+            reason,
+            "file type '2' is invalid: 0 for ASCII, 1 for binary"
+        );
         let (line, reason) = error(square_with_line(2, "4.1 0"));
         assert_eq!(line, 2);
-        assert!(reason.starts_with("invalid $MeshFormat line '4.1 0'"), "{reason}");
+        assert!(
+            reason.starts_with("invalid $MeshFormat line '4.1 0'"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -1796,10 +1840,17 @@ mod tests {
         let src = text("mesh_square.msh");
         let elements = line_of(&src, "$Elements");
         // cut in the middle of the elements
-        let cut: String = src.lines().take(elements + 10).collect::<Vec<_>>().join("\n");
+        let cut: String = src
+            .lines()
+            .take(elements + 10)
+            .collect::<Vec<_>>()
+            .join("\n");
         let (line, reason) = error(&cut);
         assert_eq!(line, elements);
-        assert_eq!(reason, "truncated file: section $Elements has no $EndElements");
+        assert_eq!(
+            reason,
+            "truncated file: section $Elements has no $EndElements"
+        );
         // a binary file cut in its $Nodes data
         let bin = std::fs::read(data("mesh_square_binary.msh")).unwrap();
         let nodes = find(&bin, b"$Nodes\n", 0).unwrap();
@@ -1820,7 +1871,10 @@ mod tests {
             reason.starts_with("truncated binary $Elements section: the elements of element block"),
             "{reason}"
         );
-        assert!(reason.contains("(binary file: section $Elements, byte offset"), "{reason}");
+        assert!(
+            reason.contains("(binary file: section $Elements, byte offset"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -1832,7 +1886,10 @@ mod tests {
         assert!(reason.starts_with("unknown element type 200;"), "{reason}");
         let (line, reason) = error(square_with_line(block, "2 1 99 14"));
         assert_eq!(line, block);
-        assert!(reason.starts_with("element type 99 is not supported"), "{reason}");
+        assert!(
+            reason.starts_with("element type 99 is not supported"),
+            "{reason}"
+        );
         let (line, reason) = error(square_with_line(block, "2 1 3 14"));
         assert_eq!(line, block);
         assert!(
@@ -1841,7 +1898,10 @@ mod tests {
         );
         let (line, reason) = error(square_with_line(block, "1 1 2 14"));
         assert_eq!(line, block);
-        assert_eq!(reason, "element type 2 has dimension 2 but its block says 1");
+        assert_eq!(
+            reason,
+            "element type 2 has dimension 2 but its block says 1"
+        );
     }
 
     #[test]
@@ -1860,10 +1920,7 @@ mod tests {
         // a boundary line whose node is in $Nodes but in no triangle
         let nodes = line_of(&src, "$Nodes");
         let mut c = square_with_line(nodes + 1, "10 13 1 13");
-        c = c.replace(
-            "$EndNodes",
-            "2 1 0 1\n13\n0.5 0.5 0\n$EndNodes",
-        );
+        c = c.replace("$EndNodes", "2 1 0 1\n13\n0.5 0.5 0\n$EndNodes");
         let l = line_of(&c, "2 1 5");
         let c = {
             let mut lines: Vec<&str> = c.lines().collect();
@@ -1928,11 +1985,17 @@ mod tests {
         let end = line_of(&src, "$EndElements");
         let (line, reason) = error(square_with_line(end, "24 7 9 11\n$EndElements"));
         assert_eq!(line, end);
-        assert!(reason.starts_with("unexpected line '24 7 9 11'"), "{reason}");
+        assert!(
+            reason.starts_with("unexpected line '24 7 9 11'"),
+            "{reason}"
+        );
         // garbage between sections
         let (line, reason) = error(src.replace("$EndEntities\n", "$EndEntities\nxyz\n"));
         assert_eq!(line, line_of(&src, "$EndEntities") + 1);
-        assert_eq!(reason, "expected a section header such as $Nodes, found 'xyz'");
+        assert_eq!(
+            reason,
+            "expected a section header such as $Nodes, found 'xyz'"
+        );
         // no elements
         let (_, reason) = error(src.replace(
             &src[src.find("$Elements").unwrap()..],
@@ -1969,6 +2032,20 @@ mod tests {
     }
 
     #[test]
+    fn empty_triangle_block_does_not_make_a_2d_mesh() {
+        let src = text("mesh_square.msh");
+        let e = line_of(&src, "$Elements");
+        let tri = line_of(&src, "2 1 2 14");
+        let mut lines: Vec<&str> = src.lines().collect();
+        lines.drain(tri..tri + 14);
+        lines[tri - 1] = "2 1 2 0";
+        lines[e] = "6 9 1 9";
+        let (line, reason) = error(lines.join("\n") + "\n");
+        assert_eq!(line, e);
+        assert!(reason.contains("(highest element dimension 1)"), "{reason}");
+    }
+
+    #[test]
     fn degenerate_cell_names_the_element() {
         // move node 10 (inside the square) onto the line through nodes 1 and 5 (y = 0):
         // elements 12 = (1, 5, 10) becomes flat
@@ -1978,13 +2055,19 @@ mod tests {
         let (line, reason) = error(&c);
         let el = line_of(&src, "12 1 5 10");
         assert_eq!(line, el);
-        assert!(reason.starts_with("element 12: degenerate (det J = 0"), "{reason}");
+        assert!(
+            reason.starts_with("element 12: degenerate (det J = 0"),
+            "{reason}"
+        );
     }
 
     #[test]
     fn error_display_has_path_line_reason() {
-        let e = parse_gmsh(square_with_line(2, "2.2 0 8").as_bytes(), Path::new("m.msh"))
-            .unwrap_err();
+        let e = parse_gmsh(
+            square_with_line(2, "2.2 0 8").as_bytes(),
+            Path::new("m.msh"),
+        )
+        .unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("m.msh:2: MSH version 2.2 is not supported"),

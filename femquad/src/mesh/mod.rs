@@ -25,8 +25,10 @@ use crate::{Error, Result};
 pub mod generate;
 pub mod gmsh;
 
-pub use generate::{MAX_JITTER, MeshOptions, mesh_for_cells, unit_box, unit_cube, unit_square};
-pub use gmsh::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup, read_gmsh};
+pub use generate::{
+    MAX_JITTER, MeshOptions, mesh_for_cells, n_for_cells, unit_box, unit_cube, unit_square,
+};
+pub use gmsh::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup, parse_gmsh, read_gmsh};
 
 /// Relative tolerance below which a cell counts as degenerate: a cell with
 /// longest edge `h` is degenerate when `|det J| ≤ DEGENERACY_TOLERANCE · h^dim`.
@@ -87,11 +89,25 @@ impl BoundaryFacet {
 /// What is wrong with one cell (formatted into [`Error::InvalidCell`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum CellDefect {
-    OutOfRange { local: usize, index: u32 },
-    Repeated { index: u32 },
-    NonFinite { vertex: u32, coord: usize, value: f64 },
-    Degenerate { det: f64, h: f64 },
-    Inverted { det: f64 },
+    OutOfRange {
+        local: usize,
+        index: u32,
+    },
+    Repeated {
+        index: u32,
+    },
+    NonFinite {
+        vertex: u32,
+        coord: usize,
+        value: f64,
+    },
+    Degenerate {
+        det: f64,
+        h: f64,
+    },
+    Inverted {
+        det: f64,
+    },
 }
 
 impl CellDefect {
@@ -194,6 +210,9 @@ fn factorial(dim: usize) -> f64 {
     (1..=dim).product::<usize>() as f64
 }
 
+/// Cells per task in whole-mesh loops.
+const BLOCK: usize = 4096;
+
 /// Number of bits needed to store every value in `0..n` (at least 1).
 fn bits_for(n: usize) -> u32 {
     (usize::BITS - n.saturating_sub(1).leading_zeros()).max(1)
@@ -210,13 +229,13 @@ impl Mesh {
                 "dimension {dim} is not supported (2 or 3)"
             )));
         }
-        if vertices.len() % dim != 0 {
+        if !vertices.len().is_multiple_of(dim) {
             return Err(Error::InvalidMesh(format!(
                 "{} coordinates is not a multiple of the dimension {dim}",
                 vertices.len()
             )));
         }
-        if cells.len() % (dim + 1) != 0 {
+        if !cells.len().is_multiple_of(dim + 1) {
             return Err(Error::InvalidMesh(format!(
                 "{} cell indices is not a multiple of {} vertices per cell",
                 cells.len(),
@@ -268,12 +287,15 @@ impl Mesh {
     pub fn validate(&self) -> Result<()> {
         let k = self.vertices_per_cell();
         let nv = self.n_vertices();
-        let found = self
-            .cells
-            .par_chunks(k)
-            .with_min_len(1024)
-            .enumerate()
-            .find_map_first(|(c, cell)| self.cell_defect(cell, nv).map(|d| (c, d)));
+        let found =
+            self.cells
+                .par_chunks(k * BLOCK)
+                .enumerate()
+                .find_map_first(|(b, block)| {
+                    block.chunks_exact(k).enumerate().find_map(|(j, cell)| {
+                        self.cell_defect(cell, nv).map(|d| (b * BLOCK + j, d))
+                    })
+                });
         if let Some((cell, defect)) = found {
             return Err(Error::InvalidCell {
                 cell,
@@ -297,22 +319,27 @@ impl Mesh {
     }
 
     /// The first defect of one cell, or `None` if the cell is valid.
+    #[inline]
     fn cell_defect(&self, cell: &[u32], nv: usize) -> Option<CellDefect> {
         if let Some(d) = index_defect(cell, nv) {
             return Some(d);
         }
-        for &v in cell {
-            for (coord, &value) in self.vertex(v as usize).iter().enumerate() {
-                if !value.is_finite() {
-                    return Some(CellDefect::NonFinite {
-                        vertex: v,
-                        coord,
-                        value,
-                    });
+        let (det, h2) = simplex_geometry(self.dim, &self.vertices, cell);
+        // every vertex is on an edge, so a non-finite coordinate makes h2
+        // non-finite: look for it only then
+        if !h2.is_finite() || !det.is_finite() {
+            for &v in cell {
+                for (coord, &value) in self.vertex(v as usize).iter().enumerate() {
+                    if !value.is_finite() {
+                        return Some(CellDefect::NonFinite {
+                            vertex: v,
+                            coord,
+                            value,
+                        });
+                    }
                 }
             }
         }
-        let (det, h2) = simplex_geometry(self.dim, &self.vertices, cell);
         let h = h2.sqrt();
         if det.abs() <= DEGENERACY_TOLERANCE * h.powi(self.dim as i32) {
             return Some(CellDefect::Degenerate { det, h });
@@ -471,25 +498,87 @@ impl Mesh {
 
     /// The facets that belong to exactly one cell, sorted by `(cell, local)`.
     ///
-    /// Every facet `(c, i)` (the facet of cell `c` opposite its local vertex
-    /// `i`) is packed with its sorted vertex indices into one integer key,
-    /// `((s_0·2^b + s_1)·2^b + s_2)·2^f + (c·(dim+1) + i)` with `b` bits per
-    /// vertex index and `f` bits per facet index, and the keys are sorted in
-    /// parallel (`u64` keys where they fit, `u128` otherwise). Equal vertex
-    /// sets are then adjacent: a run of one is a boundary facet, a run of
-    /// two an interior facet. Memory: 8 or 16 bytes per facet (a 3D mesh of
-    /// 2²⁵ cells needs 2.1 GB); no hash table.
+    /// A facet is identified by its sorted vertex indices `s_0 < s_1 (< s_2)`.
+    /// These are packed into integer keys and sorted: equal facets become
+    /// adjacent, and a facet that occurs once is on the boundary, one that
+    /// occurs twice is interior. To keep keys in 64 bits and the sorts in
+    /// cache, the facets are first distributed (a counting sort, in
+    /// parallel over chunks of cells) into `2^p` partitions by the high bits
+    /// of `s_0`, and each partition is sorted on its own, in parallel; a key
+    /// is the low bits of `s_0` followed by `s_1 (, s_2)`. A last parallel
+    /// pass over the cells finds the `(cell, local)` of the boundary facets
+    /// (by binary search, for facets whose vertices are all on the
+    /// boundary). Time `O(F log(F/2^p))` for `F = (dim+1)·n_cells` facets;
+    /// memory 8 bytes per facet; no hash table.
     ///
-    /// Errors: [`Error::InvalidCell`] for a cell with an out-of-range or
-    /// repeated vertex, or for the smallest cell on a facet shared by more
-    /// than two cells (a non-manifold mesh).
+    /// Errors: [`Error::InvalidCell`] for the first cell with an
+    /// out-of-range or repeated vertex, or for the smallest cell that has a
+    /// facet shared by more than two cells (a non-manifold mesh);
+    /// [`Error::InvalidMesh`] for a 3D mesh of more than 2²⁹ vertices.
     pub fn boundary_facets(&self) -> Result<Vec<BoundaryFacet>> {
-        let (dim, k, nv) = (self.dim, self.vertices_per_cell(), self.n_vertices());
-        let nc = self.n_cells();
+        let boundary = self.boundary_keys()?;
+        // a bit per vertex (2 MB for 2^24 vertices) stays in cache even when
+        // the cells visit vertices in random order
+        let mut bits = vec![0u64; self.n_vertices().div_ceil(64)];
+        for f in &boundary {
+            for &v in &f[..self.dim] {
+                bits[v as usize / 64] |= 1 << (v % 64);
+            }
+        }
+        let on = |v: u32| bits[v as usize / 64] >> (v % 64) & 1 == 1;
+        let (dim, k) = (self.dim, self.vertices_per_cell());
+        Ok(self
+            .cells
+            .par_chunks(k)
+            .with_min_len(BLOCK)
+            .enumerate()
+            .flat_map_iter(|(c, cell)| {
+                let (boundary, on) = (&boundary, &on);
+                (0..k).filter_map(move |i| {
+                    let on_boundary = cell.iter().enumerate().all(|(j, &v)| j == i || on(v));
+                    (on_boundary && boundary.binary_search(&sorted_facet(dim, cell, i)).is_ok())
+                        .then(|| BoundaryFacet {
+                            cell: c as u32,
+                            local: i as u8,
+                            vertices: self.facet_vertices(c, i),
+                        })
+                })
+            })
+            .collect())
+    }
+
+    /// Mask of the vertices that lie on a boundary facet
+    /// ([`Mesh::boundary_facets`]), `n_vertices` long.
+    ///
+    /// Errors as [`Mesh::boundary_facets`].
+    pub fn boundary_vertices(&self) -> Result<Vec<bool>> {
+        Ok(self.mask_of(&self.boundary_keys()?))
+    }
+
+    /// Mask of the vertices of the given facets.
+    fn mask_of(&self, facets: &[[u32; 3]]) -> Vec<bool> {
+        let mut mask = vec![false; self.n_vertices()];
+        for f in facets {
+            for &v in &f[..self.dim] {
+                mask[v as usize] = true;
+            }
+        }
+        mask
+    }
+
+    /// The sorted vertex triples (third entry 0 in 2D) of the facets that
+    /// occur exactly once, in increasing order; see [`Mesh::boundary_facets`].
+    fn boundary_keys(&self) -> Result<Vec<[u32; 3]>> {
+        let (dim, k, nv, nc) = (
+            self.dim,
+            self.vertices_per_cell(),
+            self.n_vertices(),
+            self.n_cells(),
+        );
         let bad = self
             .cells
             .par_chunks(k)
-            .with_min_len(1024)
+            .with_min_len(BLOCK)
             .enumerate()
             .find_map_first(|(c, cell)| index_defect(cell, nv).map(|d| (c, d)));
         if let Some((cell, d)) = bad {
@@ -498,140 +587,187 @@ impl Mesh {
                 reason: d.reason(dim, nv),
             });
         }
-        let bits_v = bits_for(nv);
-        let bits_f = bits_for(nc * k);
-        let total = dim as u32 * bits_v + bits_f;
-        let ids = if total <= 64 {
-            self.facet_runs::<u64>(bits_v, bits_f)?
-        } else if total <= 128 {
-            self.facet_runs::<u128>(bits_v, bits_f)?
-        } else {
-            return Err(Error::InvalidMesh(format!(
-                "mesh too large for boundary detection: {nv} vertices and {} facets need \
-                 {total} > 128 key bits",
-                nc * k
-            )));
-        };
-        Ok(ids
-            .into_iter()
-            .map(|id| {
-                let (c, local) = (id as usize / k, id as usize % k);
-                BoundaryFacet {
-                    cell: c as u32,
-                    local: local as u8,
-                    vertices: self.facet_vertices(c, local),
-                }
-            })
-            .collect())
-    }
+        if nc == 0 {
+            return Ok(Vec::new());
+        }
+        let packing = FacetPacking::new(dim, nv)?;
+        let parts = packing.parts();
 
-    /// Sorts the packed facet keys and returns the facet ids (`c·(dim+1) + i`)
-    /// of the facets that occur once, sorted.
-    fn facet_runs<K: FacetKey>(&self, bits_v: u32, bits_f: u32) -> Result<Vec<u64>> {
-        let (dim, k) = (self.dim, self.vertices_per_cell());
-        let mut keys: Vec<K> = self
+        // counting sort into partitions, in parallel over chunks of cells
+        let chunk_cells = nc.div_ceil(4 * rayon::current_num_threads()).max(BLOCK);
+        let pieces: Vec<(Vec<usize>, Vec<u64>)> = self
             .cells
-            .par_chunks(k)
-            .with_min_len(1024)
-            .enumerate()
-            .flat_map_iter(|(c, cell)| {
-                (0..k).map(move |i| {
-                    let mut s = [0u32; 3];
-                    let mut n = 0;
-                    for (j, &v) in cell.iter().enumerate() {
-                        if j != i {
-                            s[n] = v;
-                            n += 1;
-                        }
+            .par_chunks(chunk_cells * k)
+            .map(|cells| {
+                let mut start = vec![0usize; parts + 1];
+                for cell in cells.chunks_exact(k) {
+                    for i in 0..k {
+                        start[packing.part(&sorted_facet(dim, cell, i)) + 1] += 1;
                     }
-                    s[..dim].sort_unstable();
-                    let mut key: u128 = 0;
-                    for &v in &s[..dim] {
-                        key = (key << bits_v) | v as u128;
+                }
+                for p in 0..parts {
+                    start[p + 1] += start[p];
+                }
+                let mut cursor = start.clone();
+                let mut keys = vec![0u64; cells.len()];
+                for cell in cells.chunks_exact(k) {
+                    for i in 0..k {
+                        let f = sorted_facet(dim, cell, i);
+                        let p = packing.part(&f);
+                        keys[cursor[p]] = packing.key(&f);
+                        cursor[p] += 1;
                     }
-                    K::from_u128((key << bits_f) | (c * k + i) as u128)
-                })
+                }
+                (start, keys)
             })
             .collect();
-        keys.par_sort_unstable();
-        let id_mask = (1u128 << bits_f) - 1;
-        let mut boundary = Vec::new();
-        let mut non_manifold: Option<u64> = None;
-        let mut i = 0;
-        while i < keys.len() {
-            let vertex_key = keys[i].to_u128() >> bits_f;
-            let mut j = i + 1;
-            while j < keys.len() && keys[j].to_u128() >> bits_f == vertex_key {
-                j += 1;
-            }
-            let id = |x: K| (x.to_u128() & id_mask) as u64;
-            match j - i {
-                1 => boundary.push(id(keys[i])),
-                2 => {}
-                _ => {
-                    // ids within a run are sorted: keys[i] has the smallest cell
-                    let first = id(keys[i]);
-                    non_manifold = Some(non_manifold.map_or(first, |m| m.min(first)));
+
+        // sort each partition; runs of one are boundary facets
+        // per partition: the facets that occur once, and one that occurs
+        // more than twice if any
+        type PartResult = (Vec<[u32; 3]>, Option<[u32; 3]>);
+        let per_part: Vec<PartResult> = (0..parts)
+            .into_par_iter()
+            .map(|p| {
+                let len = pieces.iter().map(|(s, _)| s[p + 1] - s[p]).sum();
+                let mut keys = Vec::with_capacity(len);
+                for (start, piece) in &pieces {
+                    keys.extend_from_slice(&piece[start[p]..start[p + 1]]);
                 }
-            }
-            i = j;
-        }
-        if let Some(id) = non_manifold {
-            let (c, local) = (id as usize / k, id as usize % k);
-            let f = self.facet_vertices(c, local);
+                keys.sort_unstable();
+                let mut once = Vec::new();
+                let mut shared: Option<[u32; 3]> = None;
+                for run in keys.chunk_by(|a, b| a == b) {
+                    match run.len() {
+                        1 => once.push(packing.unpack(p, run[0])),
+                        2 => {}
+                        _ => {
+                            shared.get_or_insert(packing.unpack(p, run[0]));
+                        }
+                    }
+                }
+                (once, shared)
+            })
+            .collect();
+        drop(pieces);
+
+        let shared: Vec<[u32; 3]> = per_part.iter().filter_map(|(_, s)| *s).collect();
+        if !shared.is_empty() {
+            // report the smallest cell with a facet shared by more than two cells
+            let (c, i) = self
+                .cells
+                .par_chunks(k)
+                .with_min_len(BLOCK)
+                .enumerate()
+                .find_map_first(|(c, cell)| {
+                    (0..k)
+                        .find(|&i| shared.contains(&sorted_facet(dim, cell, i)))
+                        .map(|i| (c, i))
+                })
+                .unwrap_or((0, 0));
+            let f = self.facet_vertices(c, i);
             return Err(Error::InvalidCell {
                 cell: c,
                 reason: format!(
-                    "non-manifold mesh: its facet {local} (vertices {:?}) is shared by more \
-                     than two cells",
+                    "non-manifold mesh: its facet {i} (vertices {:?}) is shared by more than \
+                     two cells",
                     &f[..dim]
                 ),
             });
         }
-        boundary.par_sort_unstable();
-        Ok(boundary)
+        Ok(per_part.into_iter().flat_map(|(once, _)| once).collect())
     }
+}
 
-    /// Mask of the vertices that lie on a boundary facet
-    /// ([`Mesh::boundary_facets`]), `n_vertices` long.
-    ///
-    /// Errors as [`Mesh::boundary_facets`].
-    pub fn boundary_vertices(&self) -> Result<Vec<bool>> {
-        let mut mask = vec![false; self.n_vertices()];
-        for f in self.boundary_facets()? {
-            for &v in &f.vertices[..self.dim] {
-                mask[v as usize] = true;
-            }
+/// The vertices of the facet of `cell` opposite local vertex `i`, sorted
+/// increasingly (third entry 0 in 2D).
+#[inline]
+fn sorted_facet(dim: usize, cell: &[u32], i: usize) -> [u32; 3] {
+    let mut s = [0u32; 3];
+    let mut n = 0;
+    for (j, &v) in cell.iter().enumerate() {
+        if j != i {
+            s[n] = v;
+            n += 1;
         }
-        Ok(mask)
     }
+    if dim == 2 {
+        if s[0] > s[1] {
+            s.swap(0, 1);
+        }
+    } else {
+        if s[0] > s[1] {
+            s.swap(0, 1);
+        }
+        if s[1] > s[2] {
+            s.swap(1, 2);
+        }
+        if s[0] > s[1] {
+            s.swap(0, 1);
+        }
+    }
+    s
 }
 
-/// An unsigned integer type used as packed facet key in [`Mesh::boundary_facets`].
-trait FacetKey: Copy + Ord + Send + Sync {
-    fn from_u128(x: u128) -> Self;
-    fn to_u128(self) -> u128;
+/// Packing of a sorted facet `(s_0, s_1[, s_2])` into a partition (the high
+/// `p` bits of `s_0`) and a 64-bit key (the other bits of `s_0`, then
+/// `s_1[, s_2]`, `b` bits each).
+struct FacetPacking {
+    dim: usize,
+    /// Bits per vertex index.
+    b: u32,
+    /// Partition bits.
+    p: u32,
 }
 
-impl FacetKey for u64 {
-    #[inline]
-    fn from_u128(x: u128) -> Self {
-        x as u64
+impl FacetPacking {
+    fn new(dim: usize, nv: usize) -> Result<Self> {
+        let b = bits_for(nv);
+        // the key holds dim·b − p bits: at least dim·b − 64 partition bits;
+        // 2^8 partitions for parallelism and cache-sized sorts (few enough
+        // output streams for the counting sort)
+        let p_min = (dim as u32 * b).saturating_sub(64);
+        if p_min > 24 {
+            return Err(Error::InvalidMesh(format!(
+                "mesh too large for boundary detection ({nv} vertices)"
+            )));
+        }
+        Ok(FacetPacking {
+            dim,
+            b,
+            p: p_min.max(b.min(8)),
+        })
     }
-    #[inline]
-    fn to_u128(self) -> u128 {
-        self as u128
-    }
-}
 
-impl FacetKey for u128 {
-    #[inline]
-    fn from_u128(x: u128) -> Self {
-        x
+    fn parts(&self) -> usize {
+        1 << self.p
     }
+
     #[inline]
-    fn to_u128(self) -> u128 {
-        self
+    fn part(&self, f: &[u32; 3]) -> usize {
+        (f[0] >> (self.b - self.p)) as usize
+    }
+
+    #[inline]
+    fn key(&self, f: &[u32; 3]) -> u64 {
+        let low = u128::from(f[0]) & ((1u128 << (self.b - self.p)) - 1);
+        let mut key = low;
+        for &v in &f[1..self.dim] {
+            key = (key << self.b) | u128::from(v);
+        }
+        key as u64
+    }
+
+    fn unpack(&self, part: usize, key: u64) -> [u32; 3] {
+        let mask = (1u64 << self.b) - 1;
+        let mut f = [0u32; 3];
+        let mut rest = key;
+        for j in (1..self.dim).rev() {
+            f[j] = (rest & mask) as u32;
+            rest >>= self.b;
+        }
+        f[0] = ((part as u64) << (self.b - self.p) | rest) as u32;
+        f
     }
 }
 
@@ -807,7 +943,10 @@ mod tests {
         let b = m.boundary_facets().unwrap();
         // the diagonal (0, 2) is interior; the four sides are boundary,
         // each oriented counterclockwise around the square
-        let edges: Vec<_> = b.iter().map(|f| (f.cell, f.local, f.vertex_slice())).collect();
+        let edges: Vec<_> = b
+            .iter()
+            .map(|f| (f.cell, f.local, f.vertex_slice()))
+            .collect();
         assert_eq!(
             edges,
             vec![
@@ -865,6 +1004,44 @@ mod tests {
     fn boundary_detects_bad_indices_without_panicking() {
         let m = Mesh::from_raw(2, vec![0.0; 6], vec![0, 1, 7]).unwrap();
         assert_eq!(cell_error(m.boundary_facets().map(|_| m.clone())).0, 0);
+    }
+
+    #[test]
+    fn facet_packing_round_trips() {
+        let mut rng = crate::rng::Rng::new(9);
+        for (dim, nv) in [
+            (2, 3),
+            (2, 1 << 20),
+            (2, u32::MAX as usize),
+            (3, 4),
+            (3, 1 << 21),
+            (3, (1 << 23) + 5),
+            (3, 1 << 28),
+        ] {
+            let p = FacetPacking::new(dim, nv).unwrap();
+            assert!(dim as u32 * p.b - p.p <= 64);
+            let mut last = None;
+            for _ in 0..1000 {
+                let mut f = [0u32; 3];
+                for v in &mut f[..dim] {
+                    *v = rng.below(nv) as u32;
+                }
+                f[..dim].sort();
+                let (part, key) = (p.part(&f), p.key(&f));
+                assert!(part < p.parts());
+                assert_eq!(p.unpack(part, key), f, "dim {dim} nv {nv}");
+                // order of (part, key) is the lexicographic order of facets
+                if let Some((g, pk)) = last {
+                    assert_eq!((part, key).cmp(&pk), f.cmp(&g));
+                }
+                last = Some((f, (part, key)));
+            }
+        }
+        // 2^32 vertices in 3D would need 2^32 partitions
+        assert!(matches!(
+            FacetPacking::new(3, u32::MAX as usize),
+            Err(Error::InvalidMesh(_))
+        ));
     }
 
     #[test]
