@@ -30,7 +30,7 @@
 //! ```
 //!
 //! The key ([`TuneKey`], its `Display`) names the device and driver, a hash
-//! of the kernel template, the discretization sizes, the auxiliary space,
+//! of the kernel variant (template and switches), the discretization sizes, the auxiliary space,
 //! the physics' source hash and the precision; the values are the chosen
 //! `N_bl`, `N_cb`, the median launch time in nanoseconds and the cells that
 //! launch integrated. Lines starting with `#` and blank lines are comments.
@@ -79,7 +79,9 @@ pub struct TuneKey {
     pub device: String,
     /// Driver version (sanitized likewise).
     pub driver: String,
-    /// FNV-1a hash of the kernel template `kernels/integrate.cl`.
+    /// FNV-1a hash of the kernel variant: the template `kernels/integrate.cl`
+    /// and the switches that change the generated code (register prefetch,
+    /// 16-byte vector loads; [`kernel_variant_hash`]).
     pub kernel: u64,
     /// Spatial dimension.
     pub dim: usize,
@@ -108,10 +110,14 @@ fn sanitize(s: &str) -> String {
         .collect()
 }
 
-/// The hash of the kernel template that [`TuneKey::kernel`] records.
-pub fn kernel_template_hash() -> u64 {
+/// The hash that [`TuneKey::kernel`] records: the kernel template and the
+/// kernel switches `prefetch` and `vector_loads` of [`KernelShape`] (set by
+/// `FEMQUAD_PREFETCH` / `FEMQUAD_VECTOR_LOADS`), so that a configuration
+/// tuned for one kernel variant is not used for another.
+pub fn kernel_variant_hash(prefetch: bool, vector_loads: bool) -> u64 {
     let mut h = Fnv1a::new();
     h.write(INTEGRATE_TEMPLATE.as_bytes());
+    h.write(&[u8::from(prefetch), u8::from(vector_loads)]);
     h.finish()
 }
 
@@ -123,10 +129,22 @@ pub fn tune_key<R: Real, P: Pointwise + ?Sized>(
 ) -> TuneKey {
     let disc = integrator.discretization();
     let info = integrator.device().info();
+    // The kernel switches as a shape reads them (any valid configuration).
+    let probe = KernelShape::new(
+        disc.dim(),
+        disc.n_b(),
+        disc.n_comp(),
+        disc.n_q(),
+        disc.aux(),
+        physics.info(),
+        std::mem::size_of::<R>(),
+        LaunchConfig { n_bl: 1, n_cb: 1 },
+    );
+    let (prefetch, vector_loads) = probe.map_or((true, true), |s| (s.prefetch, s.vector_loads));
     TuneKey {
         device: sanitize(&info.name),
         driver: sanitize(&info.driver),
-        kernel: kernel_template_hash(),
+        kernel: kernel_variant_hash(prefetch, vector_loads),
         dim: disc.dim(),
         n_b: disc.n_b(),
         n_comp: disc.n_comp(),
@@ -888,6 +906,14 @@ mod tests {
         );
         assert_eq!(text.parse::<TuneKey>().unwrap(), k);
         assert_eq!(k.n_bs(), 12);
+        // Kernel variants hash differently.
+        let variants = [(true, true), (true, false), (false, true), (false, false)]
+            .map(|(p, v)| kernel_variant_hash(p, v));
+        for i in 0..4 {
+            for j in 0..i {
+                assert_ne!(variants[i], variants[j]);
+            }
+        }
         for aux in [AuxSpace::None, AuxSpace::Cell { n_comp: 2 }] {
             let k2 = TuneKey { aux, ..key() };
             assert_eq!(k2.to_string().parse::<TuneKey>().unwrap(), k2);

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the release benchmark here and stages it in .gpu/ (git-ignored) for
+# the device machine, which has no network and no Rust toolchain.
+#
+#   scripts/build-gpu.sh            # then carry ".gpu" and run scripts/gpu-bench.sh there
+#
+# .gpu/ afterwards holds:
+#   benchmark              the stripped release binary (dlopens libOpenCL.so.1 at run time)
+#   lib/libOpenCL.so.1     an OpenCL ICD loader (Debian's ocl-icd-libopencl1), used by
+#                          gpu-bench.sh only if the device machine has none
+#   BUILD_INFO             commit, date, rustc version
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo build --release --example benchmark
+mkdir -p .gpu/lib
+cp target/release/examples/benchmark .gpu/benchmark
+strip .gpu/benchmark 2>/dev/null || true
+
+# A fallback ICD loader (best effort: needs apt's package lists; run
+# `apt-get update` once if this says it cannot find the package).
+if [ ! -e .gpu/lib/libOpenCL.so.1 ]; then
+  tmp=$(mktemp -d)
+  if (cd "$tmp" && apt-get download -qq ocl-icd-libopencl1 >/dev/null 2>&1); then
+    dpkg -x "$tmp"/ocl-icd-libopencl1_*.deb "$tmp/x"
+    lib=$(find "$tmp/x" -name 'libOpenCL.so.1*' -type f | head -n 1)
+    [ -n "$lib" ] && cp "$lib" .gpu/lib/libOpenCL.so.1
+  else
+    echo "build-gpu: could not download ocl-icd-libopencl1 (no fallback ICD loader; fine if the device machine has one)" >&2
+  fi
+  rm -rf "$tmp"
+fi
+
+{
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (dirty tree)')"
+  echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "rustc: $(rustc --version)"
+} > .gpu/BUILD_INFO
+ls -la .gpu .gpu/lib
+du -sh .gpu
