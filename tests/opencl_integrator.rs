@@ -12,6 +12,7 @@ use femquad::integrate::native::{Execution, element_vectors};
 use femquad::integrate::{CellInputs, Discretization};
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::opencl::shape::default_config;
 use femquad::opencl::{Device, DeviceSelector, LaunchConfig, OpenClIntegrator};
 use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
@@ -64,7 +65,22 @@ fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
 
     let mut reference = vec![R::ZERO; u.len()];
     element_vectors(&disc, case.physics, &inputs, &mut reference, Execution::Parallel).unwrap();
-    let mut gpu = OpenClIntegrator::new(device.clone(), disc, case.config).unwrap();
+    // `None` means the device default (computed here, so that an autotune
+    // cache on the test machine cannot change what is tested).
+    let config = case.config.unwrap_or_else(|| {
+        default_config(
+            case.dim,
+            disc.n_b(),
+            n_comp,
+            disc.n_q(),
+            case.aux,
+            case.physics.info(),
+            std::mem::size_of::<R>(),
+            device.info(),
+        )
+        .unwrap()
+    });
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(config)).unwrap();
     let shape = gpu.shape_for(case.physics).unwrap();
     let mut out = vec![R::from_f64(f64::NAN); u.len()];
     gpu.element_vectors(case.physics, &inputs, &mut out).unwrap();

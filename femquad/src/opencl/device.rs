@@ -122,9 +122,14 @@ pub fn check_runtime() -> Result<()> {
     }
 }
 
+/// Serializes platform discovery: some ICD loaders and platforms (seen
+/// with PoCL) report no devices to one of two threads enumerating at once.
+static DISCOVERY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// All devices of all platforms, in platform order.
 pub fn list_devices() -> Result<Vec<DeviceInfo>> {
     check_runtime()?;
+    let _guard = DISCOVERY.lock().unwrap_or_else(|p| p.into_inner());
     let platforms = get_platforms().map_err(|e| Error::NoOpenClRuntime {
         detail: format!("clGetPlatformIDs failed: {e}"),
     })?;

@@ -8,7 +8,7 @@
 //! device runs, and reads the element vectors back.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
@@ -48,6 +48,8 @@ pub struct OpenClIntegrator<R: Real> {
     device: Arc<Device>,
     disc: Discretization<R>,
     config: Option<LaunchConfig>,
+    /// Configurations chosen for `config == None`, by physics source hash.
+    resolved: Mutex<HashMap<u64, LaunchConfig>>,
     kernels: HashMap<KernelKey, Compiled>,
     buffers: Buffers<R>,
     last_kernel_ns: Option<u64>,
@@ -84,6 +86,7 @@ impl<R: Real> OpenClIntegrator<R> {
             device,
             disc,
             config,
+            resolved: Mutex::new(HashMap::new()),
             kernels: HashMap::new(),
             buffers,
             last_kernel_ns: None,
@@ -103,6 +106,7 @@ impl<R: Real> OpenClIntegrator<R> {
     /// Sets `(N_bl, N_cb)` for later evaluations (`None`: device default).
     pub fn set_config(&mut self, config: Option<LaunchConfig>) {
         self.config = config;
+        self.resolved.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// Device time of the last kernel launch in nanoseconds (profiling
@@ -111,11 +115,20 @@ impl<R: Real> OpenClIntegrator<R> {
         self.last_kernel_ns
     }
 
-    /// The launch configuration used for `physics`: the one set, or the
-    /// device default.
+    /// The launch configuration used for `physics`: the one set with
+    /// [`OpenClIntegrator::set_config`], else the one autotuned for this
+    /// device and case (see [`super::autotune`]), else the device default.
+    /// Resolved once per physics and remembered.
     pub fn config_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<LaunchConfig> {
-        match self.config {
-            Some(c) => Ok(c),
+        if let Some(c) = self.config {
+            return Ok(c);
+        }
+        if let Some(c) = self.resolved.lock().unwrap_or_else(|p| p.into_inner()).get(&physics.source_hash()) {
+            return Ok(*c);
+        }
+        let key = super::autotune::tune_key(self, physics);
+        let config = match super::autotune::cached_config(self.device.info(), &key) {
+            Some(c) => c,
             None => default_config(
                 self.disc.dim(),
                 self.disc.n_b(),
@@ -125,8 +138,13 @@ impl<R: Real> OpenClIntegrator<R> {
                 physics.info(),
                 std::mem::size_of::<R>(),
                 self.device.info(),
-            ),
-        }
+            )?,
+        };
+        self.resolved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(physics.source_hash(), config);
+        Ok(config)
     }
 
     /// The kernel shape used for `physics` (checked against the device).
