@@ -9,7 +9,7 @@
  *   N_B             scalar basis functions per cell
  *   N_COMP          components of the field u
  *   N_Q             quadrature points per cell
- *   N_BS            cells per block  = LCM(N_Q, N_BT)
+ *   N_BS, N_TC      cells per block and threads per cell (below)
  *   N_BL            blocks per batch (run concurrently)
  *   N_CB            batches per chunk (run serially by one work-group)
  *   N_AUX, AUX_FIELD, AUX_CELL   auxiliary field: components, and whether it
@@ -23,21 +23,27 @@
  *   CELL_DOF, INV_J, TAB_PHI, TAB_DPHI, CELL_COORD   index macros, generated
  *                   from femquad/src/layout.rs (the one definition of every layout)
  *
- * Threads, cells and serial steps (one consistent set, used everywhere):
- *   N_BT  = N_B*N_COMP          element dofs per cell
- *   N_T   = N_BL*N_BS           threads per work-group
- *   N_BC  = N_T                 cells per batch (one thread per cell)
- *   chunk = N_CB*N_BC           cells per work-group
- *   N_SQC = N_Q                 (cell, quadrature point) pairs per thread, quadrature phase
- *   N_SBC = N_BT                (cell, element dof) pairs per thread, basis phase
- * A batch has N_BC*N_Q quadrature items and N_BC*N_BT basis items; thread t
- * takes items t, t+N_T, t+2*N_T, ... in each phase. Because N_T is a multiple
- * of N_BS = LCM(N_Q, N_BT), thread t always meets the same quadrature point
- * q = t % N_Q and the same element dof i = t % N_BT, so its tabulation is
- * loaded once into registers. In the paper's Fig. 3 terms: the quadrature
- * phase runs N_Q threads per cell on N_T/N_Q cells at a time, N_SQC times;
- * the basis phase N_BT threads per cell on N_T/N_BT cells at a time, N_SBC
- * times.
+ * Threads, cells and serial steps (one consistent set, used everywhere; the
+ * host computes N_BS, see femquad/src/opencl/shape.rs):
+ *   N_BT  = N_B*N_COMP               element dofs per cell
+ *   N_TC                             threads per cell
+ *   N_BS  = L / gcd(L, N_TC),  L = LCM(N_Q, N_BT)   cells per block
+ *   N_BC  = N_BL*N_BS                cells per batch
+ *   N_T   = N_BC*N_TC                threads per work-group
+ *   chunk = N_CB*N_BC                cells per work-group
+ *   N_SQC = ceil(N_BC*N_Q / N_T)     (cell, quadrature point) items per thread
+ *   N_SBC = ceil(N_BC*N_BT / N_T)    (cell, element dof) items per thread
+ * A batch has N_BC*N_Q quadrature items (item = c*N_Q + q) and N_BC*N_BT
+ * basis items (item = c*N_BT + i); thread t takes items t, t+N_T, t+2*N_T, ...
+ * of each phase. N_T = N_BL*N_BS*N_TC is a multiple of L, so thread t always
+ * meets the same quadrature point q = t % N_Q and the same element dof
+ * i = t % N_BT: its tabulation is loaded once into registers. In the paper's
+ * Fig. 3 terms: the quadrature phase runs N_Q threads per cell on N_T/N_Q
+ * cells at a time, N_SQC times; the basis phase N_BT threads per cell on
+ * N_T/N_BT cells at a time, N_SBC times. With N_TC = 1 (one thread per cell)
+ * N_BS = LCM(N_Q, N_BT), N_SQC = N_Q and N_SBC = N_BT exactly; more threads
+ * per cell shrink the block (for large LCMs, whose local memory would not
+ * fit) and spread the basis phase over more threads.
  *
  * Per batch: (1) coalesced cooperative loads of the batch's coefficients,
  * geometry and aux into local memory; barrier; (2) quadrature phase: u, grad u
@@ -52,11 +58,15 @@
  * the global loads are in flight while the batch computes.
  */
 
-#define N_BT   (N_B * N_COMP)
-#define N_T    (N_BL * N_BS)
-#define N_BC   N_T
-#define N_SQC  N_Q
-#define N_SBC  N_BT
+#define N_BT        (N_B * N_COMP)
+#define N_BC        (N_BL * N_BS)
+#define N_T         (N_BC * N_TC)
+#define QUAD_ITEMS  (N_BC * N_Q)
+#define BASIS_ITEMS (N_BC * N_BT)
+#define N_SQC       ((QUAD_ITEMS + N_T - 1) / N_T)
+#define N_SBC       ((BASIS_ITEMS + N_T - 1) / N_T)
+/* Item j of `total` items exists (constant-folded when N_T divides total). */
+#define IN_RANGE(j, total) ((total) % N_T == 0 || (j) < (total))
 
 #if AUX_FIELD
 #define AUX_PER_CELL (N_B * N_AUX)
@@ -90,6 +100,8 @@
 #define N_VEC(n)          ((N_BC * (n)) / VEC_WIDTH)
 #define VEC_PER_THREAD(n) ((N_VEC(n) + N_T - 1) / N_T)
 
+#define PER_THREAD(n)     ((N_BC * (n) + N_T - 1) / N_T)
+
 #define DECLARE_LOCAL(l, g, n) __local real l[N_BC * (n)] __attribute__((aligned(16)));
 #define LOAD_TO_LOCAL(l, g, n)                                                     \
   if (VEC_FITS(n)) {                                                               \
@@ -97,31 +109,40 @@
     __local realv *dst = (__local realv *)l;                                       \
     for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
       const int v = t + k * N_T;                                                   \
-      if (v < N_VEC(n)) dst[v] = src[v];                                           \
+      if (IN_RANGE(v, N_VEC(n))) dst[v] = src[v];                                  \
     }                                                                              \
   } else {                                                                         \
-    for (int k = 0; k < (n); ++k) l[t + k * N_T] = g[cell0 * (n) + t + k * N_T];   \
+    for (int k = 0; k < PER_THREAD(n); ++k) {                                      \
+      const int j = t + k * N_T;                                                   \
+      if (IN_RANGE(j, N_BC * (n))) l[j] = g[cell0 * (n) + j];                      \
+    }                                                                              \
   }
-#define DECLARE_REGISTERS(l, g, n) realv l##_v[VEC_PER_THREAD(n)]; real l##_r[n];
+#define DECLARE_REGISTERS(l, g, n) realv l##_v[VEC_PER_THREAD(n)]; real l##_r[PER_THREAD(n)];
 #define LOAD_TO_REGISTERS(l, g, n)                                                 \
   if (VEC_FITS(n)) {                                                               \
     __global const realv *src = (__global const realv *)(g + next0 * (n));         \
     for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
       const int v = t + k * N_T;                                                   \
-      if (v < N_VEC(n)) l##_v[k] = src[v];                                         \
+      if (IN_RANGE(v, N_VEC(n))) l##_v[k] = src[v];                                \
     }                                                                              \
   } else {                                                                         \
-    for (int k = 0; k < (n); ++k) l##_r[k] = g[next0 * (n) + t + k * N_T];        \
+    for (int k = 0; k < PER_THREAD(n); ++k) {                                      \
+      const int j = t + k * N_T;                                                   \
+      if (IN_RANGE(j, N_BC * (n))) l##_r[k] = g[next0 * (n) + j];                  \
+    }                                                                              \
   }
 #define STORE_REGISTERS(l, g, n)                                                   \
   if (VEC_FITS(n)) {                                                               \
     __local realv *dst = (__local realv *)l;                                       \
     for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
       const int v = t + k * N_T;                                                   \
-      if (v < N_VEC(n)) dst[v] = l##_v[k];                                         \
+      if (IN_RANGE(v, N_VEC(n))) dst[v] = l##_v[k];                                \
     }                                                                              \
   } else {                                                                         \
-    for (int k = 0; k < (n); ++k) l[t + k * N_T] = l##_r[k];                       \
+    for (int k = 0; k < PER_THREAD(n); ++k) {                                      \
+      const int j = t + k * N_T;                                                   \
+      if (IN_RANGE(j, N_BC * (n))) l[j] = l##_r[k];                                \
+    }                                                                              \
   }
 
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
@@ -192,7 +213,9 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
 
     /* ==== QUADRATURE PHASE: map coefficients to values at quadrature points ==== */
     for (int s = 0; s < N_SQC; ++s) {
-      const int c = (t + s * N_T) / N_Q;   /* cell within the batch; point q */
+      const int item = t + s * N_T;       /* = c*N_Q + q */
+      if (!IN_RANGE(item, QUAD_ITEMS)) break;
+      const int c = item / N_Q;           /* cell within the batch */
       __local const real *invJ = &invJ_i[INV_J(c, 0, 0, DIM)];
       real u[N_COMP], gradU[N_COMP][DIM];
       for (int comp = 0; comp < N_COMP; ++comp) {
@@ -271,7 +294,9 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
 
     /* ==== BASIS PHASE: map values at quadrature points to coefficients ==== */
     for (int s = 0; s < N_SBC; ++s) {
-      const int c = (t + s * N_T) / N_BT;  /* cell within the batch; dof i_b */
+      const int item = t + s * N_T;       /* = c*N_BT + i_b */
+      if (!IN_RANGE(item, BASIS_ITEMS)) break;
+      const int c = item / N_BT;          /* cell within the batch */
       real e_i = (real)0;
       for (int p = 0; p < N_Q; ++p) {
         const int cq = c * N_Q + p;
@@ -282,8 +307,8 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
         for (int e = 0; e < DIM; ++e) e_i += phiDer_b[p * DIM + e] * f_1[(cq * N_COMP + comp_t) * DIM + e];
 #endif
       }
-      /* c*N_BT + i_b == t + s*N_T: consecutive threads write consecutive entries */
-      elemVec[cell0 * N_BT + t + s * N_T] = e_i;
+      /* consecutive threads write consecutive entries */
+      elemVec[cell0 * N_BT + item] = e_i;
     }
   }
 }

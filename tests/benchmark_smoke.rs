@@ -87,10 +87,7 @@ fn check_measured_row(row: &Row, spec: &CaseSpec, expected_cells: usize) {
 
     let physics = spec.pointwise();
     let real_size = if spec.precision.name() == "f32" { 4 } else { 8 };
-    let config = LaunchConfig {
-        n_bl: row.n_bl,
-        n_cb: row.n_cb,
-    };
+    let config = LaunchConfig::new(row.n_bl, row.n_cb).with_threads_per_cell(row.n_tc);
     let shape = KernelShape::new(
         spec.dim,
         row.n_b,
@@ -515,8 +512,8 @@ fn autotune_picks_stores_and_reads_back() {
     .unwrap();
     let mut integ = OpenClIntegrator::new(device.clone(), disc, None).unwrap();
     let candidates = vec![
-        LaunchConfig { n_bl: 8, n_cb: 2 },
-        LaunchConfig { n_bl: 32, n_cb: 1 },
+        LaunchConfig::new(8, 2),
+        LaunchConfig::new(32, 1),
     ];
     let opts = TuneOptions {
         warmup: 1,

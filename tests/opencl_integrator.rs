@@ -13,7 +13,7 @@ use femquad::integrate::{CellInputs, Discretization};
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::opencl::shape::default_config;
-use femquad::opencl::{Device, DeviceSelector, LaunchConfig, OpenClIntegrator};
+use femquad::opencl::{Device, DeviceSelector, KernelShape, LaunchConfig, OpenClIntegrator};
 use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 use femquad::quadrature::Quadrature;
@@ -66,8 +66,15 @@ fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
     let mut reference = vec![R::ZERO; u.len()];
     element_vectors(&disc, case.physics, &inputs, &mut reference, Execution::Parallel).unwrap();
     // `None` means the device default (computed here, so that an autotune
-    // cache on the test machine cannot change what is tested).
-    let config = case.config.unwrap_or_else(|| {
+    // cache on the test machine cannot change what is tested); so does a
+    // fixed configuration that exceeds this device's limits (e.g. the 48 KiB
+    // of local memory of NVIDIA GPUs, against PoCL's 2 MiB).
+    let fits = |c: LaunchConfig| {
+        KernelShape::new(case.dim, disc.n_b(), n_comp, disc.n_q(), case.aux, case.physics.info(), std::mem::size_of::<R>(), c)
+            .and_then(|s| s.check_device(device.info()))
+            .is_ok()
+    };
+    let config = case.config.filter(|&c| fits(c)).unwrap_or_else(|| {
         default_config(
             case.dim,
             disc.n_b(),
@@ -88,7 +95,7 @@ fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
     assert!(n_dev > 0, "case must run on the device: {} cells, chunk {}", m.n_cells(), shape.chunk);
     let d = rel_diff(&out, &reference);
     println!(
-        "{}D P{} {:<22} aux {:<5} {} N_q={:<2} N_bs={:<3} N_bl={:<3} N_cb={} cells {} (device {}, remainder {}): rel diff {:.2e}",
+        "{}D P{} {:<22} aux {:<5} {} N_q={:<2} N_bs={:<3} N_bl={:<3} N_cb={} N_tc={} cells {} (device {}, remainder {}): rel diff {:.2e}",
         case.dim,
         case.order,
         case.physics.info().name,
@@ -98,6 +105,7 @@ fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
         shape.n_bs,
         shape.n_bl,
         shape.n_cb,
+        shape.n_tc,
         m.n_cells(),
         n_dev,
         m.n_cells() - n_dev,
@@ -127,7 +135,7 @@ fn cases() -> Vec<Case<'static>> {
                 for (physics, aux, constants) in physics {
                     // Small chunks, so that these small meshes run several
                     // work-groups and leave a remainder.
-                    let config = Some(LaunchConfig { n_bl: 3, n_cb: 2 });
+                    let config = Some(LaunchConfig::new(3, 2));
                     v.push(Case { dim, order, n, physics, aux, constants, degree, config });
                 }
             }
@@ -186,10 +194,38 @@ fn launch_configurations_with_remainders() {
                 aux: AuxSpace::None,
                 constants,
                 degree: 2,
-                config: Some(LaunchConfig { n_bl, n_cb }),
+                config: Some(LaunchConfig::new(n_bl, n_cb)),
             };
             compare::<f64>(&device, &case, 1e-12);
         }
+    }
+}
+
+#[test]
+fn several_threads_per_cell() {
+    // N_tc > 1 shrinks blocks (N_bs = L / gcd(L, N_tc)) and leaves partial
+    // serial steps (items per thread N_q/N_tc, N_bt/N_tc not whole).
+    let device = device();
+    for (dim, order, physics, constants, degree, n_tc, n) in [
+        (2, 1, &Laplacian as &dyn Pointwise, vec![], 1, 2, 14),
+        (2, 2, &Lame as &dyn Pointwise, vec![2.0, 1.0], 2, 5, 14),
+        (3, 1, &Lame as &dyn Pointwise, vec![2.0, 1.0], 2, 3, 5),
+        (3, 2, &Lame as &dyn Pointwise, vec![2.0, 1.0], 2, 3, 5),
+        (3, 2, &Lame as &dyn Pointwise, vec![2.0, 1.0], 4, 10, 5),
+        (3, 2, &Laplacian as &dyn Pointwise, vec![], 4, 7, 5),
+    ] {
+        let case = Case {
+            dim,
+            order,
+            n,
+            physics,
+            aux: AuxSpace::None,
+            constants,
+            degree,
+            config: Some(LaunchConfig::new(2, 2).with_threads_per_cell(n_tc)),
+        };
+        compare::<f64>(&device, &case, 1e-12);
+        compare::<f32>(&device, &case, 1e-5);
     }
 }
 
@@ -201,7 +237,7 @@ fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
     let disc = Discretization::<f64>::new(&m, &space, Quadrature::simplex(2, 2).unwrap(), AuxSpace::None).unwrap();
     let n = m.n_cells() * disc.n_bt();
     let before_new = device.stats();
-    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig { n_bl: 4, n_cb: 2 })).unwrap();
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(4, 2))).unwrap();
     let after_new = device.stats();
     let geometry = (m.n_cells() * (4 + 1) * 8) as u64;
     assert_eq!(after_new.geometry_bytes - before_new.geometry_bytes, geometry);
@@ -223,7 +259,7 @@ fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
 
     // A second integrator with the same kernel reuses the device's program.
     let disc2 = gpu.discretization().clone();
-    let mut gpu2 = OpenClIntegrator::new(device.clone(), disc2, Some(LaunchConfig { n_bl: 4, n_cb: 2 })).unwrap();
+    let mut gpu2 = OpenClIntegrator::new(device.clone(), disc2, Some(LaunchConfig::new(4, 2))).unwrap();
     gpu2.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
     let third = device.stats();
     assert_eq!(third.builds, second.builds);
@@ -238,7 +274,7 @@ fn bad_configurations_and_inputs_are_named() {
     let disc = Discretization::<f64>::new(&m, &space, Quadrature::simplex(2, 1).unwrap(), AuxSpace::None).unwrap();
     let n = m.n_cells() * disc.n_bt();
     let too_many = device.info().max_work_group_size; // N_t = N_bl·3 > limit
-    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig { n_bl: too_many, n_cb: 1 })).unwrap();
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(too_many, 1))).unwrap();
     let u = vec![0.5; n];
     let mut out = vec![0.0; n];
     let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
@@ -249,7 +285,7 @@ fn bad_configurations_and_inputs_are_named() {
         }
         other => panic!("expected a work-group limit error, got {other:?}"),
     }
-    gpu.set_config(Some(LaunchConfig { n_bl: 0, n_cb: 1 }));
+    gpu.set_config(Some(LaunchConfig::new(0, 1)));
     let e = gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap_err().to_string();
     assert!(e.contains("n_bl"), "{e}");
     gpu.set_config(None);

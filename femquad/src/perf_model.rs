@@ -124,7 +124,7 @@ mod tests {
     use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 
     fn shape(dim: usize, n_b: usize, n_comp: usize, n_q: usize, aux: AuxSpace, p: &PointwiseInfo, s: usize) -> KernelShape {
-        KernelShape::new(dim, n_b, n_comp, n_q, aux, p, s, LaunchConfig { n_bl: 4, n_cb: 2 }).unwrap()
+        KernelShape::new(dim, n_b, n_comp, n_q, aux, p, s, LaunchConfig::new(4, 2)).unwrap()
     }
 
     #[test]

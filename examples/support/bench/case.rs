@@ -392,24 +392,27 @@ impl<'a> Runner<'a> {
                 let row = self.measure(&ctx, &mut work, default, "default");
                 self.push_result::<R>(&ctx, default, "default", row);
             }
-            Plan::Fixed { n_bl, n_cb } => {
+            Plan::Fixed { n_bl, n_cb, n_tc } => {
                 let c = LaunchConfig {
                     n_bl: n_bl.unwrap_or(default.n_bl),
                     n_cb: n_cb.unwrap_or(default.n_cb),
+                    n_tc: n_tc.unwrap_or(default.n_tc),
                 };
                 let row = self.measure(&ctx, &mut work, c, "fixed");
                 self.push_result::<R>(&ctx, c, "fixed", row);
             }
-            Plan::Sweep { n_bl, n_cb } => {
-                let n_bs = ctx.shape::<R>(default)?.n_bs;
+            Plan::Sweep { n_bl, n_cb, n_tc } => {
+                let n_tc = n_tc.unwrap_or(default.n_tc);
+                let shape = ctx.shape::<R>(default.with_threads_per_cell(n_tc))?;
+                let threads_per_block = shape.n_bs * shape.n_tc;
                 let n_bl = n_bl
                     .clone()
-                    .unwrap_or_else(|| candidate_n_bl(n_bs, SWEEP_MAX_THREADS));
+                    .unwrap_or_else(|| candidate_n_bl(threads_per_block, SWEEP_MAX_THREADS));
                 let total = n_bl.len() * n_cb.len();
                 self.progress.set_length(total);
                 for &bl in &n_bl {
                     for &cb in n_cb {
-                        let c = LaunchConfig { n_bl: bl, n_cb: cb };
+                        let c = LaunchConfig::new(bl, cb).with_threads_per_cell(n_tc);
                         self.progress.stage(&format!("{name}: N_bl={bl} N_cb={cb}"));
                         let row = self.measure(&ctx, &mut work, c, "sweep");
                         self.push_result::<R>(&ctx, c, "sweep", row);
@@ -533,6 +536,7 @@ impl<'a> Runner<'a> {
             n_b: ctx.n_b,
             n_comp: ctx.n_comp,
             n_bt,
+            n_tc: config.n_tc,
             n_bs: shape.map_or(0, |s| s.n_bs),
             n_bl: config.n_bl,
             n_cb: config.n_cb,

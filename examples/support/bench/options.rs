@@ -180,6 +180,9 @@ pub struct Options {
     /// Batches per chunk N_cb: `default`, `auto` or a number.
     #[arg(long, default_value = "default", value_parser = parse_config_arg)]
     pub n_cb: ConfigArg,
+    /// Threads per cell N_tc (with a fixed or swept configuration) [default: the device default's].
+    #[arg(long)]
+    pub n_tc: Option<usize>,
     /// With `auto`: tune again even if the cache has an entry.
     #[arg(long)]
     pub retune: bool,
@@ -303,6 +306,7 @@ impl Options {
             return Ok(Plan::Sweep {
                 n_bl: self.sweep_n_bl.clone(),
                 n_cb: self.sweep_n_cb.clone(),
+                n_tc: self.n_tc,
             });
         }
         Ok(match (self.n_bl, self.n_cb) {
@@ -310,8 +314,9 @@ impl Options {
                 with_default: self.with_default,
                 retune: self.retune,
             },
-            (ConfigArg::Default, ConfigArg::Default) => Plan::Default,
+            (ConfigArg::Default, ConfigArg::Default) if self.n_tc.is_none() => Plan::Default,
             (n_bl, n_cb) => Plan::Fixed {
+                n_tc: self.n_tc,
                 n_bl: match n_bl {
                     ConfigArg::Value(v) => Some(v),
                     _ => None,
@@ -337,6 +342,8 @@ pub enum Plan {
         n_bl: Option<usize>,
         /// `N_cb`, if given.
         n_cb: Option<usize>,
+        /// `N_tc`, if given.
+        n_tc: Option<usize>,
     },
     /// Autotuned (cached or tuned now), optionally also the default.
     Auto {
@@ -351,6 +358,8 @@ pub enum Plan {
         n_bl: Option<Vec<usize>>,
         /// `N_cb` values.
         n_cb: Vec<usize>,
+        /// `N_tc` (default: the device default's).
+        n_tc: Option<usize>,
     },
 }
 
@@ -482,7 +491,7 @@ pub fn matches_filter(name: &str, filter: Option<&str>) -> bool {
 
 /// `LaunchConfig` shorthand.
 pub fn config(n_bl: usize, n_cb: usize) -> LaunchConfig {
-    LaunchConfig { n_bl, n_cb }
+    LaunchConfig::new(n_bl, n_cb)
 }
 
 #[cfg(test)]
@@ -511,7 +520,8 @@ mod tests {
             o.plan().unwrap(),
             Plan::Fixed {
                 n_bl: Some(32),
-                n_cb: None
+                n_cb: None,
+                n_tc: None
             }
         );
         let o = Options::parse_from_args(["b", "--n-bl", "auto", "--with-default"]).unwrap();
@@ -527,7 +537,8 @@ mod tests {
             o.plan().unwrap(),
             Plan::Sweep {
                 n_bl: None,
-                n_cb: vec![1, 4]
+                n_cb: vec![1, 4],
+                n_tc: None
             }
         );
         assert!(Options::parse_from_args(["b", "--suite", "--sweep"]).is_err());

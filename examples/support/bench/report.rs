@@ -15,7 +15,7 @@
 //! | `cells` | cells of the mesh |
 //! | `cells_device` | cells in full chunks, integrated by the kernel (the rest natively) |
 //! | `n_b`, `n_comp`, `n_bt` | basis functions, components, element dofs |
-//! | `n_bs`, `n_bl`, `n_cb`, `n_t`, `chunk` | cells per block, blocks per batch, batches per chunk, threads per work-group, cells per work-group |
+//! | `n_tc`, `n_bs`, `n_bl`, `n_cb`, `n_t`, `chunk` | threads per cell, cells per block, blocks per batch, batches per chunk, threads per work-group, cells per work-group |
 //! | `config` | where `(N_bl, N_cb)` came from: `default`, `fixed`, `tuned`, `cached`, `sweep` |
 //! | `local_mem_bytes` | local memory per work-group |
 //! | `prefetch`, `vector_loads` | kernel switches (`FEMQUAD_PREFETCH`, `FEMQUAD_VECTOR_LOADS`) |
@@ -77,6 +77,8 @@ pub struct Row {
     pub n_comp: usize,
     /// Element dofs.
     pub n_bt: usize,
+    /// Threads per cell.
+    pub n_tc: usize,
     /// Cells per block.
     pub n_bs: usize,
     /// Blocks per batch.
@@ -148,7 +150,7 @@ pub struct Check {
 }
 
 /// Column names of CSV and keys of JSON, in order.
-pub const COLUMNS: [&str; 43] = [
+pub const COLUMNS: [&str; 44] = [
     "mode",
     "case",
     "device",
@@ -165,6 +167,7 @@ pub const COLUMNS: [&str; 43] = [
     "n_b",
     "n_comp",
     "n_bt",
+    "n_tc",
     "n_bs",
     "n_bl",
     "n_cb",
@@ -235,6 +238,7 @@ impl Row {
             i(self.n_b),
             i(self.n_comp),
             i(self.n_bt),
+            i(self.n_tc),
             i(self.n_bs),
             i(self.n_bl),
             i(self.n_cb),
@@ -333,6 +337,7 @@ impl Row {
             n_b: u("n_b")?,
             n_comp: u("n_comp")?,
             n_bt: u("n_bt")?,
+            n_tc: u("n_tc").unwrap_or(1),
             n_bs: u("n_bs")?,
             n_bl: u("n_bl")?,
             n_cb: u("n_cb")?,

@@ -9,11 +9,14 @@
 //! in) use the tuned choice without timing anything.
 //!
 //! # Search
-//! Two stages, about 15 kernel builds in all:
+//! Two stages, about 15 kernel builds in all (twice the first stage for
+//! vector fields):
 //! 1. `N_bl` over [`candidate_n_bl`] (work-groups of about 32 … 1024
 //!    threads, aligned to 32-thread warps where the block size allows) with
-//!    `N_cb` = [`DEFAULT_N_CB`], plus the device default;
-//! 2. the best `N_bl` with each `N_cb` of [`TuneOptions::n_cb`].
+//!    `N_cb` = [`DEFAULT_N_CB`], for one thread per cell and, for vector
+//!    fields, one thread per component of a cell (`N_tc = N_comp`), plus
+//!    the device default;
+//! 2. the best of stage 1 with each `N_cb` of [`TuneOptions::n_cb`].
 //!
 //! The paper (Table 2) found `N_cb` to matter little, which is why it gets
 //! the second, smaller stage. Configurations that exceed the device's
@@ -26,7 +29,7 @@
 //! ([`cache_path`]). One entry per line, `KEY => VALUES`:
 //!
 //! ```text
-//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 ns=241152 cells=16777216
+//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 ns=241152 cells=16777216
 //! ```
 //!
 //! The key ([`TuneKey`], its `Display`) names the device and driver, a hash
@@ -49,7 +52,7 @@ use std::time::SystemTime;
 use super::bandwidth::median;
 use super::device::DeviceInfo;
 use super::integrator::OpenClIntegrator;
-use super::shape::{DEFAULT_N_CB, KernelShape, LaunchConfig, default_config, lcm};
+use super::shape::{DEFAULT_N_CB, KernelShape, LaunchConfig, default_config, gcd, lcm};
 use super::source::INTEGRATE_TEMPLATE;
 use crate::aux::AuxSpace;
 use crate::physics::{Fnv1a, Pointwise};
@@ -138,7 +141,7 @@ pub fn tune_key<R: Real, P: Pointwise + ?Sized>(
         disc.aux(),
         physics.info(),
         std::mem::size_of::<R>(),
-        LaunchConfig { n_bl: 1, n_cb: 1 },
+        LaunchConfig::new(1, 1),
     );
     let (prefetch, vector_loads) = probe.map_or((true, true), |s| (s.prefetch, s.vector_loads));
     TuneKey {
@@ -271,8 +274,8 @@ impl fmt::Display for CacheEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "n_bl={} n_cb={} ns={:.0} cells={}",
-            self.config.n_bl, self.config.n_cb, self.time_ns, self.cells
+            "n_bl={} n_cb={} n_tc={} ns={:.0} cells={}",
+            self.config.n_bl, self.config.n_cb, self.config.n_tc, self.time_ns, self.cells
         )
     }
 }
@@ -283,6 +286,7 @@ impl FromStr for CacheEntry {
     fn from_str(s: &str) -> std::result::Result<Self, String> {
         let mut n_bl = None;
         let mut n_cb = None;
+        let mut n_tc = None;
         let mut ns = None;
         let mut cells = None;
         for tok in s.split_whitespace() {
@@ -293,6 +297,7 @@ impl FromStr for CacheEntry {
             match k {
                 "n_bl" => n_bl = Some(v.parse::<usize>().map_err(|_| bad())?),
                 "n_cb" => n_cb = Some(v.parse::<usize>().map_err(|_| bad())?),
+                "n_tc" => n_tc = Some(v.parse::<usize>().map_err(|_| bad())?),
                 "ns" => ns = Some(v.parse::<f64>().map_err(|_| bad())?),
                 "cells" => cells = Some(v.parse::<usize>().map_err(|_| bad())?),
                 _ => return Err(format!("unknown value `{k}`")),
@@ -301,15 +306,16 @@ impl FromStr for CacheEntry {
         let (Some(n_bl), Some(n_cb)) = (n_bl, n_cb) else {
             return Err("n_bl and n_cb are required".into());
         };
-        if n_bl == 0 || n_cb == 0 {
-            return Err("n_bl and n_cb must be positive".into());
+        let n_tc = n_tc.unwrap_or(1);
+        if n_bl == 0 || n_cb == 0 || n_tc == 0 {
+            return Err("n_bl, n_cb and n_tc must be positive".into());
         }
         let time_ns = ns.unwrap_or(0.0);
         if !(time_ns.is_finite() && time_ns >= 0.0) {
             return Err("ns must be a finite, non-negative number".into());
         }
         Ok(CacheEntry {
-            config: LaunchConfig { n_bl, n_cb },
+            config: LaunchConfig::new(n_bl, n_cb).with_threads_per_cell(n_tc),
             time_ns,
             cells: cells.unwrap_or(0),
         })
@@ -524,7 +530,7 @@ pub fn cached_config_in(path: &Path, device: &DeviceInfo, key: &TuneKey) -> Opti
     (threads <= device.max_work_group_size).then_some(entry.config)
 }
 
-/// Blocks-per-batch candidates for blocks of `n_bs` cells: for each work-group
+/// Blocks-per-batch candidates for blocks of `n_bs` threads: for each work-group
 /// size in [`THREAD_TARGETS`], the nearest multiple of `LCM(32, N_bs)`
 /// threads if that is not larger than the target (whole warps), else the
 /// nearest multiple of `N_bs`; at most `max_threads` threads; sorted,
@@ -736,31 +742,36 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
     };
 
     if opts.candidates.is_empty() {
-        let n_bs = lcm(n_q, n_b * n_comp);
+        let l = lcm(n_q, n_b * n_comp);
         if let Some(d) = default {
             run(integrator, &mut trials, d)?;
         }
-        for n_bl in candidate_n_bl(n_bs, info.max_work_group_size) {
-            run(
-                integrator,
-                &mut trials,
-                LaunchConfig {
-                    n_bl,
-                    n_cb: DEFAULT_N_CB,
-                },
-            )?;
+        // Threads per cell: one, one per component, and the default's.
+        let mut tcs = vec![1];
+        if n_comp > 1 {
+            tcs.push(n_comp);
+        }
+        if let Some(d) = default
+            && !tcs.contains(&d.n_tc)
+        {
+            tcs.push(d.n_tc);
+        }
+        for n_tc in tcs {
+            // N_bl counts blocks of N_bs·N_tc threads.
+            let threads_per_block = l / gcd(l, n_tc) * n_tc;
+            for n_bl in candidate_n_bl(threads_per_block, info.max_work_group_size) {
+                let config = LaunchConfig::new(n_bl, DEFAULT_N_CB).with_threads_per_cell(n_tc);
+                run(integrator, &mut trials, config)?;
+            }
         }
         if let Some(stage1) = best_of(&trials) {
             for &n_cb in &opts.n_cb {
                 if n_cb > 0 {
-                    run(
-                        integrator,
-                        &mut trials,
-                        LaunchConfig {
-                            n_bl: stage1.config.n_bl,
-                            n_cb,
-                        },
-                    )?;
+                    let config = LaunchConfig {
+                        n_cb,
+                        ..stage1.config
+                    };
+                    run(integrator, &mut trials, config)?;
                 }
             }
         }
@@ -775,9 +786,8 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
             .iter()
             .map(|t| {
                 format!(
-                    "N_bl={} N_cb={}: {}",
-                    t.config.n_bl,
-                    t.config.n_cb,
+                    "{}: {}",
+                    t.config,
                     t.time_ns.as_ref().err().map(String::as_str).unwrap_or("?")
                 )
             })
@@ -937,11 +947,11 @@ mod tests {
     #[test]
     fn entry_formatting() {
         let e = CacheEntry {
-            config: LaunchConfig { n_bl: 32, n_cb: 4 },
+            config: LaunchConfig::new(32, 4),
             time_ns: 241_152.4,
             cells: 1 << 24,
         };
-        assert_eq!(e.to_string(), "n_bl=32 n_cb=4 ns=241152 cells=16777216");
+        assert_eq!(e.to_string(), "n_bl=32 n_cb=4 n_tc=1 ns=241152 cells=16777216");
         let back: CacheEntry = e.to_string().parse().unwrap();
         assert_eq!(back.config, e.config);
         assert_eq!(back.cells, 1 << 24);
@@ -966,7 +976,7 @@ mod tests {
         cache.insert(
             &k,
             CacheEntry {
-                config: LaunchConfig { n_bl: 8, n_cb: 2 },
+                config: LaunchConfig::new(8, 2),
                 time_ns: 1000.0,
                 cells: 4096,
             },
@@ -974,7 +984,7 @@ mod tests {
         cache.insert(
             &k2,
             CacheEntry {
-                config: LaunchConfig { n_bl: 16, n_cb: 1 },
+                config: LaunchConfig::new(16, 1),
                 time_ns: 900.0,
                 cells: 4096,
             },
@@ -982,7 +992,7 @@ mod tests {
         cache.insert(
             &k,
             CacheEntry {
-                config: LaunchConfig { n_bl: 24, n_cb: 4 },
+                config: LaunchConfig::new(24, 4),
                 time_ns: 800.0,
                 cells: 4608,
             },
@@ -993,11 +1003,11 @@ mod tests {
         assert_eq!(loaded.skipped(), 0);
         assert_eq!(
             loaded.get(&k).unwrap().config,
-            LaunchConfig { n_bl: 24, n_cb: 4 }
+            LaunchConfig::new(24, 4)
         );
         assert_eq!(
             loaded.get(&k2).unwrap().config,
-            LaunchConfig { n_bl: 16, n_cb: 1 }
+            LaunchConfig::new(16, 1)
         );
         assert_eq!(loaded.get(&TuneKey { dim: 2, ..key() }), None);
 
@@ -1005,7 +1015,7 @@ mod tests {
         let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
         assert_eq!(
             cached_config_in(&path, &dev, &k),
-            Some(LaunchConfig { n_bl: 24, n_cb: 4 })
+            Some(LaunchConfig::new(24, 4))
         );
         let other = device("NVIDIA H200", "580.159.04", 1024);
         assert_eq!(
@@ -1043,7 +1053,7 @@ mod tests {
         assert_eq!(cache.skipped(), 6);
         assert_eq!(
             cache.get(&key()).unwrap().config,
-            LaunchConfig { n_bl: 12, n_cb: 8 }
+            LaunchConfig::new(12, 8)
         );
         // Invalid UTF-8 does not fail the load either.
         std::fs::write(&path, [0xff, 0xfe, b'\n', 0x80]).unwrap();

@@ -1,28 +1,35 @@
 //! Cell blocking of the thread-transposition kernel: blocks, batches, chunks.
 //!
-//! With `N_BT = N_b·N_comp` element dofs and `N_q` quadrature points per
-//! cell, one consistent set of formulas (also in `kernels/integrate.cl`):
+//! With `N_bt = N_b·N_comp` element dofs, `N_q` quadrature points per cell
+//! and `N_tc` threads per cell, one consistent set of formulas (also in
+//! `kernels/integrate.cl`), with `L = LCM(N_q, N_bt)`:
 //!
 //! | name | value | meaning |
 //! |---|---|---|
-//! | `N_bs` | `LCM(N_q, N_bt)` | cells per block |
+//! | `N_bs` | `L / gcd(L, N_tc)` | cells per block |
 //! | `N_bl` | chosen | blocks per batch, run concurrently |
-//! | `N_t`  | `N_bl·N_bs` | threads per work-group |
-//! | `N_bc` | `N_t` | cells per batch (one thread per cell) |
+//! | `N_bc` | `N_bl·N_bs` | cells per batch |
+//! | `N_t`  | `N_bc·N_tc` | threads per work-group |
 //! | `N_cb` | chosen | batches per chunk, run serially |
 //! | chunk  | `N_cb·N_bc` | cells per work-group |
-//! | `N_sqc`| `N_q` | serial (cell, point) items per thread in the quadrature phase |
-//! | `N_sbc`| `N_bt` | serial (cell, dof) items per thread in the basis phase |
+//! | `N_sqc`| `⌈N_bc·N_q / N_t⌉ = ⌈N_q / N_tc⌉` | serial (cell, point) items per thread, quadrature phase |
+//! | `N_sbc`| `⌈N_bc·N_bt / N_t⌉ = ⌈N_bt / N_tc⌉` | serial (cell, dof) items per thread, basis phase |
 //!
-//! Because `N_t` is a multiple of `LCM(N_q, N_bt)`, each thread meets a single
-//! quadrature point `t mod N_q` and a single element dof `t mod N_bt`. The
-//! paper's prose takes `N_bs = LCM(N_b, N_q)` cells and `N_t = N_bs·N_comp·N_bl`
-//! threads, and gives `N_sqc = N_bs/N_b`, `N_sbc = N_bs/N_q`; these agree with
-//! ours for scalar fields with coprime `N_b`, `N_q` (as in its examples) but
-//! leave threads idle or items unassigned otherwise (vector fields, `N_q > 1`
-//! with common factors). Its appendix uses `N_bst = N_bt·N_q` threads per
-//! block, a common multiple but not the least; ours is the least, so blocks
-//! are as small as possible and `N_bl` tunes the work-group size freely.
+//! `N_t` is a multiple of `L`, so each thread meets a single quadrature point
+//! `t mod N_q` and a single element dof `t mod N_bt` (its tabulation stays in
+//! registers). With one thread per cell (`N_tc = 1`, the default) the block is
+//! `N_bs = LCM(N_q, N_bt)` cells, `N_sqc = N_q` and `N_sbc = N_bt` exactly.
+//! More threads per cell shrink the block — needed when `L` cells' local
+//! memory would not fit (3D P2 elasticity with 14 points: `L = 210`) — and
+//! spread the basis phase of vector fields over more threads.
+//!
+//! The paper's prose takes `N_bs = LCM(N_b, N_q)` cells with `N_comp` threads
+//! per cell, and gives `N_sqc = N_bs/N_b`, `N_sbc = N_bs/N_q`; these agree
+//! with ours for scalar fields with coprime `N_b`, `N_q` (as in its examples)
+//! but leave items unassigned otherwise (vector fields, `N_q > 1` with common
+//! factors). Its appendix uses `N_bst = N_bt·N_q` threads per block, a common
+//! multiple but not the least; ours is the least, so blocks are as small as
+//! possible and `N_bl` tunes the work-group size freely.
 
 use crate::aux::AuxSpace;
 use crate::opencl::device::DeviceInfo;
@@ -43,13 +50,38 @@ pub fn lcm(a: usize, b: usize) -> usize {
     }
 }
 
-/// The tunable launch parameters: blocks per batch and batches per chunk.
+/// The tunable launch parameters: blocks per batch, batches per chunk and
+/// threads per cell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
     /// `N_bl`, blocks per batch (concurrent).
     pub n_bl: usize,
     /// `N_cb`, batches per chunk (serial within a work-group).
     pub n_cb: usize,
+    /// `N_tc`, threads per cell (1 unless blocks would be too large).
+    pub n_tc: usize,
+}
+
+impl LaunchConfig {
+    /// `N_bl` blocks per batch, `N_cb` batches per chunk, one thread per cell.
+    pub fn new(n_bl: usize, n_cb: usize) -> Self {
+        LaunchConfig { n_bl, n_cb, n_tc: 1 }
+    }
+
+    /// The same with `n_tc` threads per cell.
+    pub fn with_threads_per_cell(self, n_tc: usize) -> Self {
+        LaunchConfig { n_tc, ..self }
+    }
+}
+
+impl std::fmt::Display for LaunchConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "N_bl={} N_cb={}", self.n_bl, self.n_cb)?;
+        if self.n_tc != 1 {
+            write!(f, " N_tc={}", self.n_tc)?;
+        }
+        Ok(())
+    }
 }
 
 /// Threads per work-group the default configuration aims at.
@@ -70,13 +102,17 @@ pub struct KernelShape {
     pub n_q: usize,
     /// Element dofs `N_b·N_comp`.
     pub n_bt: usize,
-    /// Cells per block `LCM(N_q, N_bt)`.
+    /// Threads per cell `N_tc`.
+    pub n_tc: usize,
+    /// Cells per block `LCM(N_q, N_bt) / gcd(LCM, N_tc)`.
     pub n_bs: usize,
     /// Blocks per batch.
     pub n_bl: usize,
     /// Batches per chunk.
     pub n_cb: usize,
-    /// Threads per work-group = cells per batch.
+    /// Cells per batch `N_bl·N_bs`.
+    pub n_bc: usize,
+    /// Threads per work-group `N_bc·N_tc`.
     pub n_t: usize,
     /// Cells per chunk (work-group).
     pub chunk: usize,
@@ -130,20 +166,27 @@ impl KernelShape {
         if config.n_cb == 0 {
             return Err(Error::arg("n_cb", "batches per chunk must be at least 1"));
         }
+        if config.n_tc == 0 {
+            return Err(Error::arg("n_tc", "threads per cell must be at least 1"));
+        }
         let n_bt = n_b * n_comp;
-        let n_bs = lcm(n_q, n_bt);
-        let n_t = config.n_bl * n_bs;
+        let l = lcm(n_q, n_bt);
+        let n_bs = l / gcd(l, config.n_tc);
+        let n_bc = config.n_bl * n_bs;
+        let n_t = n_bc * config.n_tc;
         Ok(KernelShape {
             dim,
             n_b,
             n_comp,
             n_q,
             n_bt,
+            n_tc: config.n_tc,
             n_bs,
             n_bl: config.n_bl,
             n_cb: config.n_cb,
+            n_bc,
             n_t,
-            chunk: config.n_cb * n_t,
+            chunk: config.n_cb * n_bc,
             aux_per_cell: aux.values_per_cell(n_b),
             reads_x: physics.reads.x,
             has_f0: physics.has_f0,
@@ -154,9 +197,13 @@ impl KernelShape {
         })
     }
 
-    /// Cells per batch, `N_bc = N_t`.
-    pub fn n_bc(&self) -> usize {
-        self.n_t
+    /// The launch configuration of this shape.
+    pub fn config(&self) -> LaunchConfig {
+        LaunchConfig {
+            n_bl: self.n_bl,
+            n_cb: self.n_cb,
+            n_tc: self.n_tc,
+        }
     }
 
     /// Local memory of one work-group in bytes: the batch's coefficients,
@@ -172,7 +219,7 @@ impl KernelShape {
         let per_cell_points = self.n_q
             * self.n_comp
             * (usize::from(self.has_f0) + if self.has_f1 { d } else { 0 });
-        self.n_bc() * (per_cell_inputs + per_cell_points) * self.real_size
+        self.n_bc * (per_cell_inputs + per_cell_points) * self.real_size
     }
 
     /// Checks work-group size and local memory against the device.
@@ -180,7 +227,7 @@ impl KernelShape {
         if self.n_t > device.max_work_group_size {
             return Err(Error::DeviceLimit {
                 device: device.name.clone(),
-                what: "work-group size (threads = N_bl·LCM(N_q, N_b·N_comp))",
+                what: "work-group size (threads N_t = N_bl·N_bs·N_tc)",
                 needed: self.n_t,
                 limit: device.max_work_group_size,
             });
@@ -209,7 +256,8 @@ impl KernelShape {
 /// warp; a multiple of most other devices' widths).
 pub const ALIGN_THREADS: usize = 32;
 
-/// A valid default configuration for the device: about
+/// A valid default configuration for the device: one thread per cell if
+/// possible (else the fewest threads per cell whose blocks fit), about
 /// [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
 /// boundaries), fewer if the work-group or local-memory limits require, and
@@ -225,28 +273,32 @@ pub fn default_config(
     real_size: usize,
     device: &DeviceInfo,
 ) -> Result<LaunchConfig> {
-    let n_bs = lcm(n_q, n_b * n_comp);
-    // Blocks per warp-aligned step, and how many steps reach DEFAULT_THREADS.
-    let step = ALIGN_THREADS / gcd(ALIGN_THREADS, n_bs);
-    let steps = ((DEFAULT_THREADS as f64 / (n_bs * step) as f64).round() as usize).max(1);
-    // Aligned work-groups only while they stay within twice the target.
-    let aligned = (1..=steps)
-        .rev()
-        .map(|k| k * step)
-        .filter(|&n_bl| n_bl * n_bs <= 2 * DEFAULT_THREADS);
-    let unaligned = std::iter::successors(Some((DEFAULT_THREADS / n_bs).max(1)), |&n| {
-        (n > 1).then_some(n / 2)
-    });
+    let l = lcm(n_q, n_b * n_comp);
     let mut last_error = None;
-    for n_bl in aligned.chain(unaligned) {
-        let config = LaunchConfig {
-            n_bl,
-            n_cb: DEFAULT_N_CB,
-        };
-        let shape = KernelShape::new(dim, n_b, n_comp, n_q, aux, physics, real_size, config)?;
-        match shape.check_device(device) {
-            Ok(()) => return Ok(config),
-            Err(e) => last_error = Some(e),
+    // Threads per cell: the divisors of L, smallest first (each keeps L
+    // threads per block and divides the cells per block by itself).
+    for n_tc in (1..=l).filter(|d| l % d == 0) {
+        let threads_per_block = l; // N_bs·N_tc with N_bs = L / N_tc
+        // Blocks per warp-aligned step, and how many steps reach DEFAULT_THREADS.
+        let step = ALIGN_THREADS / gcd(ALIGN_THREADS, threads_per_block);
+        let steps = ((DEFAULT_THREADS as f64 / (threads_per_block * step) as f64).round() as usize)
+            .max(1);
+        // Aligned work-groups only while they stay within twice the target.
+        let aligned = (1..=steps)
+            .rev()
+            .map(|k| k * step)
+            .filter(|&n_bl| n_bl * threads_per_block <= 2 * DEFAULT_THREADS);
+        let unaligned =
+            std::iter::successors(Some((DEFAULT_THREADS / threads_per_block).max(1)), |&n| {
+                (n > 1).then_some(n / 2)
+            });
+        for n_bl in aligned.chain(unaligned) {
+            let config = LaunchConfig::new(n_bl, DEFAULT_N_CB).with_threads_per_cell(n_tc);
+            let shape = KernelShape::new(dim, n_b, n_comp, n_q, aux, physics, real_size, config)?;
+            match shape.check_device(device) {
+                Ok(()) => return Ok(config),
+                Err(e) => last_error = Some(e),
+            }
         }
     }
     Err(last_error.unwrap_or_else(|| Error::arg("n_bl", "no valid configuration")))
@@ -271,7 +323,7 @@ mod tests {
         // 2D P1 Poisson, one point: blocks of 3 cells.
         let s = KernelShape::new(
             2, 3, 1, 1, AuxSpace::None, Laplacian.info(), 4,
-            LaunchConfig { n_bl: 32, n_cb: 8 },
+            LaunchConfig::new(32, 8),
         )
         .unwrap();
         assert_eq!((s.n_bs, s.n_t, s.chunk), (3, 96, 768));
@@ -280,20 +332,20 @@ mod tests {
         // Vector field with N_q = 4: 2D P1 Lamé, N_bt = 6, N_bs = LCM(4, 6) = 12.
         let s = KernelShape::new(
             2, 3, 2, 4, AuxSpace::None, Lame.info(), 8,
-            LaunchConfig { n_bl: 2, n_cb: 1 },
+            LaunchConfig::new(2, 1),
         )
         .unwrap();
         assert_eq!((s.n_bs, s.n_t), (12, 24));
         // every thread: 4 quadrature items and 6 basis items; both phases fully covered
-        assert_eq!(s.n_t * s.n_q, s.n_bc() * s.n_q);
-        assert_eq!(s.n_t * s.n_bt, s.n_bc() * s.n_bt);
+        assert_eq!(s.n_t * s.n_q, s.n_bc * s.n_q);
+        assert_eq!(s.n_t * s.n_bt, s.n_bc * s.n_bt);
     }
 
     #[test]
     fn invalid_configs_are_rejected() {
         let e = KernelShape::new(
             2, 3, 1, 1, AuxSpace::None, Laplacian.info(), 4,
-            LaunchConfig { n_bl: 0, n_cb: 1 },
+            LaunchConfig::new(0, 1),
         )
         .unwrap_err();
         assert!(e.to_string().contains("n_bl"), "{e}");
