@@ -38,10 +38,12 @@ pub mod layout;
 pub mod mesh;
 pub mod perf_model;
 pub mod opencl;
+pub mod output;
 pub mod physics;
 pub mod quadrature;
 pub mod real;
 pub mod rng;
+pub mod solve;
 pub mod space;
 pub mod tabulation;
 

@@ -9,13 +9,13 @@
 //! in) use the tuned choice without timing anything.
 //!
 //! # Search
-//! Two stages, about 15 kernel builds in all (twice the first stage for
-//! vector fields):
+//! Two stages, about 15 kernel builds in all (up to three times the first
+//! stage for vector fields or several quadrature points):
 //! 1. `N_bl` over [`candidate_n_bl`] (work-groups of about 32 … 1024
 //!    threads, aligned to 32-thread warps where the block size allows) with
-//!    `N_cb` = [`DEFAULT_N_CB`], for one thread per cell and, for vector
-//!    fields, one thread per component of a cell (`N_tc = N_comp`), plus
-//!    the device default;
+//!    `N_cb` = [`DEFAULT_N_CB`], for one thread per cell, one per component
+//!    (`N_tc = N_comp`, vector fields) and one per quadrature point
+//!    (`N_tc = N_q`), plus the device default;
 //! 2. the best of stage 1 with each `N_cb` of [`TuneOptions::n_cb`].
 //!
 //! The paper (Table 2) found `N_cb` to matter little, which is why it gets
@@ -746,10 +746,13 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
         if let Some(d) = default {
             run(integrator, &mut trials, d)?;
         }
-        // Threads per cell: one, one per component, and the default's.
+        // Threads per cell: one, one per component, one per quadrature
+        // point, and the default's.
         let mut tcs = vec![1];
-        if n_comp > 1 {
-            tcs.push(n_comp);
+        for n_tc in [n_comp, n_q] {
+            if n_tc > 1 && !tcs.contains(&n_tc) {
+                tcs.push(n_tc);
+            }
         }
         if let Some(d) = default
             && !tcs.contains(&d.n_tc)

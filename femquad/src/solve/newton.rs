@@ -1,0 +1,286 @@
+//! Newton–Krylov: Newton's method with matrix-free GMRES, Jacobian-vector
+//! products from residual differences.
+
+use super::gmres::{GmresOptions, gmres};
+use super::vector::{axpy, norm2};
+use crate::error::check_finite;
+use crate::{Error, Result};
+
+/// Options of [`newton_krylov`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NewtonOptions {
+    /// Relative tolerance: converged when `‖F(u_k)‖₂ ≤ rtol·‖F(u_0)‖₂`.
+    pub rtol: f64,
+    /// Absolute tolerance: converged when `‖F(u_k)‖₂ ≤ atol`.
+    pub atol: f64,
+    /// Largest number of Newton steps.
+    pub max_iter: usize,
+    /// The linear solver of each step. Its `tol` is the forcing term `η`:
+    /// the step `δ` satisfies `‖F + J δ‖ ≤ η ‖F‖`, so the nonlinear
+    /// residual falls by about `max(η, C‖F‖)` per step: quadratically
+    /// while `C‖F‖ > η`. `η` should stay above the relative accuracy of the
+    /// finite-difference products (about `√ε_F`, see [`fd_step`]).
+    pub linear: GmresOptions,
+    /// Relative rounding error `ε_F` of a residual evaluation: `f64::EPSILON`
+    /// for residuals computed in double precision, `f32::EPSILON` in single.
+    pub residual_epsilon: f64,
+    /// Backtracking line search: halve the step until
+    /// `‖F(u + λδ)‖ ≤ (1 − 10⁻⁴ λ)‖F(u)‖` (at most 20 halvings). Off: take
+    /// full steps.
+    pub line_search: bool,
+}
+
+impl Default for NewtonOptions {
+    /// `rtol = 1e-10`, `atol = 1e-50`, 50 steps, GMRES with `η = 1e-6`
+    /// (restart 200, 10 000 iterations), `ε_F = f64::EPSILON`, line search on.
+    fn default() -> Self {
+        NewtonOptions {
+            rtol: 1e-10,
+            atol: 1e-50,
+            max_iter: 50,
+            linear: GmresOptions {
+                tol: 1e-6,
+                max_iter: 10_000,
+                restart: 200,
+            },
+            residual_epsilon: f64::EPSILON,
+            line_search: true,
+        }
+    }
+}
+
+/// What [`newton_krylov`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewtonStats {
+    /// Newton steps taken.
+    pub iterations: usize,
+    /// `‖F(u_k)‖₂` for `k = 0..=iterations`.
+    pub residual_norms: Vec<f64>,
+    /// GMRES iterations of each step.
+    pub linear_iterations: Vec<usize>,
+    /// Step length `λ` of each step (1 for a full Newton step).
+    pub step_lengths: Vec<f64>,
+    /// Residual evaluations in all (Jacobian products included).
+    pub residual_evaluations: usize,
+}
+
+/// The differencing parameter of a Jacobian-vector product
+/// `J(u) v ≈ (F(u + h v) − F(u))/h`:
+///
+/// ```text
+/// h = √ε_F · (1 + ‖u‖₂) / ‖v‖₂
+/// ```
+///
+/// (Brown and Saad, 1990; the `1 +` keeps `h` sensible at `u = 0`). The
+/// error of the difference quotient is a truncation part `O(h‖v‖²‖F''‖)`
+/// plus a rounding part `O(ε_F‖F‖/h)`; this `h` makes the perturbation
+/// `h v` a relative change of about `√ε_F` in `u` (`√ε ≈ 1.5·10⁻⁸` in
+/// double precision), which balances the two, leaving a relative error of
+/// order `√ε_F` in `J v`. Returns 0 for `v = 0` (then `J v = 0`).
+pub fn fd_step(epsilon: f64, u_norm: f64, v_norm: f64) -> f64 {
+    if v_norm == 0.0 {
+        0.0
+    } else {
+        epsilon.sqrt() * (1.0 + u_norm) / v_norm
+    }
+}
+
+/// Solves `F(u) = 0` by an inexact Newton method: at `u_k`, GMRES solves
+/// `J(u_k) δ = −F(u_k)` to the relative tolerance `opts.linear.tol`, with
+/// each product `J(u_k) v` taken as the difference quotient
+/// `(F(u_k + h v) − F(u_k))/h` of residual evaluations ([`fd_step`] gives
+/// `h`), so neither a Jacobian matrix nor its derivative code is needed;
+/// then `u_{k+1} = u_k + λ δ` with `λ = 1` or (line search) the first of
+/// `1, 1/2, 1/4, …` that decreases `‖F‖` sufficiently.
+///
+/// `residual(u, r)` sets `r = F(u)`; `u` holds the initial guess on entry
+/// and the solution on exit. Stops when
+/// `‖F(u_k)‖₂ ≤ max(atol, rtol·‖F(u_0)‖₂)`.
+///
+/// # Errors
+/// * [`Error::NonFinite`] if `u` or a residual holds NaN or ±∞.
+/// * [`Error::NoConvergence`] (`solver: "Newton"`) after `max_iter` steps,
+///   or (`solver: "Newton line search"`) when no step length decreases
+///   `‖F‖` (the direction is not one of descent: the linear solve was too
+///   inexact or the initial guess too far).
+/// * The errors of [`gmres`] for a linear solve, and any error of `residual`.
+pub fn newton_krylov(
+    mut residual: impl FnMut(&[f64], &mut [f64]) -> Result<()>,
+    u: &mut [f64],
+    opts: &NewtonOptions,
+) -> Result<NewtonStats> {
+    check_finite("u", u)?;
+    let n = u.len();
+    let mut f = vec![0.0; n];
+    residual(u, &mut f)?;
+    check_finite("F(u) (residual output)", &f)?;
+    let mut evaluations = 1;
+    let mut f_norm = norm2(&f);
+    let target = opts.atol.max(opts.rtol * f_norm);
+    let mut stats = NewtonStats {
+        iterations: 0,
+        residual_norms: vec![f_norm],
+        linear_iterations: Vec::new(),
+        step_lengths: Vec::new(),
+        residual_evaluations: 0,
+    };
+    let mut delta = vec![0.0; n];
+    let mut perturbed = vec![0.0; n];
+    let mut f_try = vec![0.0; n];
+    let mut u_try = vec![0.0; n];
+    while f_norm > target {
+        if stats.iterations == opts.max_iter {
+            return Err(Error::NoConvergence {
+                solver: "Newton",
+                iterations: stats.iterations,
+                residual: f_norm,
+                tolerance: target,
+            });
+        }
+        // J δ = −F, J v ≈ (F(u + h v) − F(u))/h
+        let rhs: Vec<f64> = f.iter().map(|v| -v).collect();
+        delta.fill(0.0);
+        let u_norm = norm2(u);
+        let linear = {
+            let (u_ref, f_ref) = (&*u, &f);
+            let residual = &mut residual;
+            let perturbed = &mut perturbed;
+            let evaluations = &mut evaluations;
+            let apply = |v: &[f64], jv: &mut [f64]| -> Result<()> {
+                let h = fd_step(opts.residual_epsilon, u_norm, norm2(v));
+                if h == 0.0 {
+                    jv.fill(0.0);
+                    return Ok(());
+                }
+                for ((p, ui), vi) in perturbed.iter_mut().zip(u_ref).zip(v) {
+                    *p = ui + h * vi;
+                }
+                residual(perturbed, jv)?;
+                *evaluations += 1;
+                for (j, fi) in jv.iter_mut().zip(f_ref) {
+                    *j = (*j - fi) / h;
+                }
+                Ok(())
+            };
+            gmres(apply, &rhs, &mut delta, &opts.linear)?
+        };
+        stats.linear_iterations.push(linear.iterations);
+        // line search on ‖F‖
+        let mut lambda = 1.0;
+        let mut halvings = 0;
+        loop {
+            u_try.copy_from_slice(u);
+            axpy(lambda, &delta, &mut u_try);
+            residual(&u_try, &mut f_try)?;
+            evaluations += 1;
+            check_finite("F(u) (residual output)", &f_try)?;
+            let try_norm = norm2(&f_try);
+            if !opts.line_search || try_norm <= (1.0 - 1e-4 * lambda) * f_norm {
+                u.copy_from_slice(&u_try);
+                std::mem::swap(&mut f, &mut f_try);
+                f_norm = try_norm;
+                break;
+            }
+            halvings += 1;
+            if halvings > 20 {
+                return Err(Error::NoConvergence {
+                    solver: "Newton line search",
+                    iterations: stats.iterations,
+                    residual: f_norm,
+                    tolerance: target,
+                });
+            }
+            lambda *= 0.5;
+        }
+        stats.step_lengths.push(lambda);
+        stats.iterations += 1;
+        stats.residual_norms.push(f_norm);
+    }
+    stats.residual_evaluations = evaluations;
+    Ok(stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `F(u)_i = u_i³ + Σ_j A_ij u_j − b_i` with `A = tridiag(−1, 3, −1)`.
+    fn cubic(b: Vec<f64>) -> impl FnMut(&[f64], &mut [f64]) -> Result<()> {
+        move |u: &[f64], r: &mut [f64]| {
+            let n = u.len();
+            for i in 0..n {
+                let left = if i > 0 { u[i - 1] } else { 0.0 };
+                let right = if i + 1 < n { u[i + 1] } else { 0.0 };
+                r[i] = u[i].powi(3) + 3.0 * u[i] - left - right - b[i];
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn converges_quadratically_on_a_cubic_system() {
+        let n = 30;
+        let u_exact: Vec<f64> = (0..n).map(|i| 1.0 + (i as f64 * 0.2).sin()).collect();
+        let mut b = vec![0.0; n];
+        cubic(vec![0.0; n])(&u_exact, &mut b).unwrap();
+        let mut u = vec![0.0; n];
+        let opts = NewtonOptions {
+            rtol: 1e-12,
+            linear: GmresOptions {
+                tol: 1e-9,
+                ..GmresOptions::default()
+            },
+            ..NewtonOptions::default()
+        };
+        let stats = newton_krylov(cubic(b), &mut u, &opts).unwrap();
+        let r = &stats.residual_norms;
+        assert!(r.last().unwrap() <= &(1e-12 * r[0]), "{stats:?}");
+        assert!(stats.iterations <= 10, "{stats:?}");
+        // quadratic: once ‖F‖ is small, the next one is O(‖F‖²)
+        for k in 1..r.len() - 1 {
+            if r[k] < 1e-1 && r[k] > 1e-6 {
+                assert!(r[k + 1] <= 10.0 * r[k] * r[k], "step {k}: {r:?}");
+            }
+        }
+        for (a, b) in u.iter().zip(&u_exact) {
+            assert!((a - b).abs() < 1e-9);
+        }
+        assert!(stats.residual_evaluations > stats.iterations);
+    }
+
+    #[test]
+    fn fd_step_scales_with_u_and_v() {
+        let h = fd_step(f64::EPSILON, 0.0, 1.0);
+        assert!((h - f64::EPSILON.sqrt()).abs() < 1e-24);
+        assert_eq!(fd_step(f64::EPSILON, 3.0, 2.0), 2.0 * f64::EPSILON.sqrt());
+        assert_eq!(fd_step(f64::EPSILON, 3.0, 0.0), 0.0);
+    }
+
+    #[test]
+    fn reports_failure() {
+        // F(u) = u² + 1 has no real root
+        let f = |u: &[f64], r: &mut [f64]| {
+            r[0] = u[0] * u[0] + 1.0;
+            Ok(())
+        };
+        let mut u = [0.5];
+        let e = newton_krylov(
+            f,
+            &mut u,
+            &NewtonOptions {
+                max_iter: 5,
+                ..NewtonOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::NoConvergence { .. }), "{e}");
+        let bad = |_: &[f64], r: &mut [f64]| {
+            r[0] = f64::NAN;
+            Ok(())
+        };
+        assert!(matches!(
+            newton_krylov(bad, &mut [0.0], &NewtonOptions::default()).unwrap_err(),
+            Error::NonFinite { .. }
+        ));
+    }
+}
