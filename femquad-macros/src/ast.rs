@@ -134,7 +134,10 @@ pub enum Type {
     /// `()`
     Unit(Loc),
     /// Any other named type (`f32`, `u8`, `Vec<f64>`, user types…).
-    Named { text: String, loc: Loc },
+    Named {
+        text: String,
+        loc: Loc,
+    },
     Unsupported(Construct, Loc),
 }
 
@@ -174,11 +177,17 @@ pub enum Stmt {
         name: Name,
         ty: Type,
         value: Expr,
-        loc: Loc,
     },
     /// An expression statement (with `;`, or a block-like expression).
     Expr(Expr),
     Unsupported(Construct, Loc),
+    /// A `let` outside the subset (destructuring, `let … else`); `names` are
+    /// the names it binds, so that their uses are not reported again.
+    BadLet {
+        construct: Construct,
+        loc: Loc,
+        names: Vec<Name>,
+    },
 }
 
 /// A path expression such as `x`, `D`, `f64::sqrt` or `std::f64::consts::PI`.
@@ -200,13 +209,6 @@ impl Path {
             [one] if !self.leading_colon && !self.generic_args => Some(one),
             _ => None,
         }
-    }
-
-    /// Whether the segments are exactly `names`.
-    pub fn is(&self, names: &[&str]) -> bool {
-        !self.generic_args
-            && self.segments.len() == names.len()
-            && self.segments.iter().zip(names).all(|(s, n)| s.text == *n)
     }
 }
 
@@ -278,9 +280,15 @@ pub struct Expr {
 #[derive(Clone, Debug)]
 pub enum ExprKind {
     /// A float literal: its value, and its suffix if any (`1.0f64`).
-    Float { value: f64, suffix: Option<String> },
+    Float {
+        value: f64,
+        suffix: Option<String>,
+    },
     /// An integer literal: its value, and its suffix if any (`3usize`).
-    Int { value: u64, suffix: Option<String> },
+    Int {
+        value: u64,
+        suffix: Option<String>,
+    },
     Bool(bool),
     Path(Path),
     Unary(UnOp, Box<Expr>),
@@ -367,4 +375,63 @@ pub enum Construct {
     Variadic,
     Receiver,
     WhereClause,
+}
+
+impl Block {
+    /// Calls `f` on every expression of the block, outer ones first.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        for s in &self.stmts {
+            match s {
+                Stmt::Let { init: Some(e), .. } | Stmt::Const { value: e, .. } | Stmt::Expr(e) => {
+                    e.walk(f)
+                }
+                _ => {}
+            }
+        }
+        if let Some(t) = &self.tail {
+            t.walk(f);
+        }
+    }
+}
+
+impl Expr {
+    /// Calls `f` on this expression and every expression inside it.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match &self.kind {
+            ExprKind::Unary(_, x)
+            | ExprKind::Paren(x)
+            | ExprKind::Cast(x, _)
+            | ExprKind::Ref(_, x) => x.walk(f),
+            ExprKind::Binary(_, l, r)
+            | ExprKind::Assign(l, r)
+            | ExprKind::CompoundAssign(_, l, r)
+            | ExprKind::Index(l, r)
+            | ExprKind::Repeat(l, r) => {
+                l.walk(f);
+                r.walk(f);
+            }
+            ExprKind::Call(_, args) | ExprKind::Array(args) => args.iter().for_each(|a| a.walk(f)),
+            ExprKind::MethodCall { receiver, args, .. } => {
+                receiver.walk(f);
+                args.iter().for_each(|a| a.walk(f));
+            }
+            ExprKind::If(c, then, els) => {
+                c.walk(f);
+                then.walk(f);
+                if let Some(e) = els {
+                    e.walk(f);
+                }
+            }
+            ExprKind::Block(b) => b.walk(f),
+            ExprKind::For {
+                start, end, body, ..
+            } => {
+                start.walk(f);
+                end.walk(f);
+                body.walk(f);
+            }
+            _ => {}
+        }
+    }
 }

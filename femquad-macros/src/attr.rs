@@ -85,7 +85,11 @@ mod tests {
     fn reports_unknown_arguments_and_keeps_the_others() {
         let (a, e) = parse(quote!(nmae = Foo, helpers(k)));
         let e = e.unwrap();
-        assert!(e.to_string().contains("unknown `#[pointwise]` argument `nmae`"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("unknown `#[pointwise]` argument `nmae`"),
+            "{e}"
+        );
         assert_eq!(a.helpers.len(), 1);
     }
 }

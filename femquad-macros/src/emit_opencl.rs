@@ -47,15 +47,29 @@ pub fn physics(f: &Function, c: &Checked, c_name: &str) -> String {
     e.indent = 1;
     // Declared outputs start at zero, natively and here.
     let nc = len_c(sig.n_comp.len());
+    let one = nc == "1";
     if sig.has_f0 {
-        let i = e.fresh("i");
-        e.line(format!("for (int {i} = 0; {i} < {nc}; ++{i}) f0[{i}] = (real)0.0;"));
+        if one {
+            e.line("f0[0] = (real)0.0;");
+        } else {
+            let i = e.fresh("i");
+            e.line(format!(
+                "for (int {i} = 0; {i} < {nc}; ++{i}) f0[{i}] = (real)0.0;"
+            ));
+        }
     }
     if sig.has_f1 {
-        let (i, j) = (e.fresh("i"), e.fresh("i"));
-        e.line(format!(
-            "for (int {i} = 0; {i} < {nc}; ++{i}) for (int {j} = 0; {j} < DIM; ++{j}) f1[{i}][{j}] = (real)0.0;"
-        ));
+        let j = e.fresh("i");
+        let inner = format!("for (int {j} = 0; {j} < DIM; ++{j}) f1[{{c}}][{j}] = (real)0.0;");
+        if one {
+            e.line(inner.replace("{c}", "0"));
+        } else {
+            let i = e.fresh("i");
+            e.line(format!(
+                "for (int {i} = 0; {i} < {nc}; ++{i}) {}",
+                inner.replace("{c}", &i)
+            ));
+        }
     }
     e.unit_block_contents(&f.body);
     for l in &e.out {
@@ -80,7 +94,11 @@ pub fn helper(f: &Function, c: &Checked) -> String {
             match &b.ty {
                 Ty::Array(..) => {
                     let decl = array_decl(&b.ty, &b.c);
-                    if b.mutable { decl } else { format!("const {decl}") }
+                    if b.mutable {
+                        decl
+                    } else {
+                        format!("const {decl}")
+                    }
                 }
                 t if b.mutable => format!("{} {}", scalar_c(t), b.c),
                 t => format!("const {} {}", scalar_c(t), b.c),
@@ -89,10 +107,13 @@ pub fn helper(f: &Function, c: &Checked) -> String {
         .collect();
     let ret = if sig.returns_real { "real" } else { "void" };
     let mut src = format!("/* #[pointwise] helper fn {} */\n", f.name.text);
-    src.push_str(&format!("{ret} {SELF_PLACEHOLDER}({})\n{{\n", params.join(", ")));
+    src.push_str(&format!(
+        "{ret} {SELF_PLACEHOLDER}({})\n{{\n",
+        params.join(", ")
+    ));
     e.indent = 1;
     if sig.returns_real {
-        let v = e.value_block_contents(&f.body);
+        let v = bare(e.value_block_contents(&f.body));
         e.line(format!("return {v};"));
     } else {
         e.unit_block_contents(&f.body);
@@ -131,6 +152,34 @@ fn array_decl(t: &Ty, name: &str) -> String {
     format!("{} {name}{dims}", scalar_c(t))
 }
 
+/// `s` without the parentheses around all of it, for contexts that delimit
+/// an expression anyway (`x = …;`, arguments, indices, conditions).
+fn bare(s: String) -> String {
+    let b = s.as_bytes();
+    if b.first() != Some(&b'(') || b.last() != Some(&b')') {
+        return s;
+    }
+    let mut depth = 0;
+    for (i, c) in b.iter().enumerate() {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 && i + 1 < b.len() {
+                    return s;
+                }
+            }
+            _ => {}
+        }
+    }
+    s[1..s.len() - 1].to_string()
+}
+
+/// Call arguments, without redundant parentheses.
+fn args_list(values: Vec<String>) -> String {
+    values.into_iter().map(bare).collect::<Vec<_>>().join(", ")
+}
+
 /// An f64 as a C literal with round-trip precision, cast to `real`.
 pub fn real_literal(v: f64) -> String {
     format!("(real){v:?}")
@@ -161,7 +210,8 @@ impl<'a> Emitter<'a> {
     }
 
     fn line(&mut self, s: impl AsRef<str>) {
-        self.out.push(format!("{}{}", "    ".repeat(self.indent), s.as_ref()));
+        self.out
+            .push(format!("{}{}", "    ".repeat(self.indent), s.as_ref()));
     }
 
     /// A temporary name; user names never start with `pw_` (see `names`).
@@ -203,7 +253,7 @@ impl<'a> Emitter<'a> {
             return value;
         }
         let name = self.fresh("t");
-        self.line(format!("const {} {name} = {value};", scalar_c(t)));
+        self.line(format!("const {} {name} = {};", scalar_c(t), bare(value)));
         name
     }
 
@@ -213,8 +263,12 @@ impl<'a> Emitter<'a> {
         for s in &b.stmts {
             if let Stmt::Const { id, value, .. } = s {
                 let name = self.binding_c(*id);
-                let t = self.c.binding(*id).map(|b| b.ty.clone()).unwrap_or(Ty::Real);
-                let v = self.expr(value);
+                let t = self
+                    .c
+                    .binding(*id)
+                    .map(|b| b.ty.clone())
+                    .unwrap_or(Ty::Real);
+                let v = bare(self.expr(value));
                 self.line(format!("const {} {name} = {v};", scalar_c(&t)));
             }
         }
@@ -224,7 +278,11 @@ impl<'a> Emitter<'a> {
         self.consts_first(b);
         for s in &b.stmts {
             match s {
-                Stmt::Let { id, init: Some(init), .. } => self.let_stmt(*id, init),
+                Stmt::Let {
+                    id,
+                    init: Some(init),
+                    ..
+                } => self.let_stmt(*id, init),
                 Stmt::Expr(e) => self.stmt_expr(e),
                 _ => {}
             }
@@ -261,7 +319,7 @@ impl<'a> Emitter<'a> {
                 self.assign_array(b.c.clone(), t, init, true);
             }
             t => {
-                let v = self.expr(init);
+                let v = bare(self.expr(init));
                 let q = if b.mutable { "" } else { "const " };
                 self.line(format!("{q}{} {} = {v};", scalar_c(t), b.c));
             }
@@ -274,13 +332,13 @@ impl<'a> Emitter<'a> {
                 if let t @ Ty::Array(..) = self.ty(place) {
                     self.assign_array_stmt(place, t, value);
                 } else {
-                    let v = self.expr(value);
+                    let v = bare(self.expr(value));
                     let p = self.expr(place);
                     self.line(format!("{p} = {v};"));
                 }
             }
             ExprKind::CompoundAssign(op, place, value) => {
-                let v = self.expr(value);
+                let v = bare(self.expr(value));
                 let p = self.expr(place);
                 if *op == BinOp::Rem && *self.ty(place) == Ty::Real {
                     self.line(format!("{p} = fmod({p}, {v});"));
@@ -328,14 +386,19 @@ impl<'a> Emitter<'a> {
         let ExprKind::If(cond, then, els) = &e.kind else {
             return;
         };
-        let c = self.expr(cond);
+        let c = bare(self.expr(cond));
         let then_lines = self.braced_unit_block(then);
         let kw = if else_if { "} else if" } else { "if" };
         self.line(format!("{kw} ({c}) {{"));
         self.out.extend(then_lines);
         match els.as_deref().map(strip_parens) {
             None => self.line("}"),
-            Some(x @ Expr { kind: ExprKind::If(cond2, ..), .. }) => {
+            Some(
+                x @ Expr {
+                    kind: ExprKind::If(cond2, ..),
+                    ..
+                },
+            ) => {
                 // `else if`: flat when its condition needs no statements.
                 let (pre, _) = self.capture_flat(|s| s.expr(cond2));
                 if pre.is_empty() {
@@ -394,14 +457,17 @@ impl<'a> Emitter<'a> {
                 let i = self.fresh("i");
                 let n = len_c(*len);
                 if matches!(**elem, Ty::Array(..)) {
-                    let (inner, _) = self.capture(|s| s.assign_array(format!("{dst}[{i}]"), elem, x, true));
+                    let (inner, _) =
+                        self.capture(|s| s.assign_array(format!("{dst}[{i}]"), elem, x, true));
                     self.line(format!("for (int {i} = 0; {i} < {n}; ++{i}) {{"));
                     self.out.extend(inner);
                     self.line("}");
                 } else {
                     let x = self.expr(x);
                     let x = self.spill(x, elem);
-                    self.line(format!("for (int {i} = 0; {i} < {n}; ++{i}) {dst}[{i}] = {x};"));
+                    self.line(format!(
+                        "for (int {i} = 0; {i} < {n}; ++{i}) {dst}[{i}] = {x};"
+                    ));
                 }
             }
             _ => {
@@ -417,7 +483,10 @@ impl<'a> Emitter<'a> {
         let mut t = t;
         while let Ty::Array(e, l) = t {
             let i = self.fresh("i");
-            loops.push(format!("for (int {i} = 0; {i} < {n}; ++{i})", n = len_c(*l)));
+            loops.push(format!(
+                "for (int {i} = 0; {i} < {n}; ++{i})",
+                n = len_c(*l)
+            ));
             idx.push_str(&format!("[{i}]"));
             t = e;
         }
@@ -480,20 +549,26 @@ impl<'a> Emitter<'a> {
             },
             ExprKind::Unary(UnOp::Not, inner) => format!("(!{})", self.expr(inner)),
             ExprKind::Binary(op, l, r) => self.binary(e, *op, l, r),
-            ExprKind::Cast(inner, _) => {
+            ExprKind::Cast(inner, target) => {
                 let v = self.expr(inner);
-                format!("(({})({v}))", scalar_c(self.ty(e)))
+                let from_real = *self.ty(inner) == Ty::Real;
+                if from_real && matches!(target, Type::Int(IntKind::Usize, _)) {
+                    // Rust's `as usize` maps negative floats (and NaN) to 0.
+                    format!("((int)fmax({v}, (real)0.0))")
+                } else {
+                    format!("(({})({v}))", scalar_c(self.ty(e)))
+                }
             }
             ExprKind::Index(base, index) => {
                 let b = self.expr(base);
-                let i = self.expr(index);
+                let i = bare(self.expr(index));
                 format!("{b}[{i}]")
             }
             ExprKind::Call(_, args) => match self.c.res.get(&e.id) {
                 Some(Res::Math(f)) => {
                     let args: Vec<&Expr> = args.iter().collect();
                     let vs = self.ordered(&args);
-                    format!("{}({})", f.c, vs.join(", "))
+                    format!("{}({})", f.c, args_list(vs))
                 }
                 _ => self.helper_call(e, args),
             },
@@ -504,7 +579,7 @@ impl<'a> Emitter<'a> {
                 let mut all = vec![&**receiver];
                 all.extend(args.iter());
                 let vs = self.ordered(&all);
-                format!("{}({})", f.c, vs.join(", "))
+                format!("{}({})", f.c, args_list(vs))
             }
             ExprKind::If(cond, then, els) => self.if_value(e, cond, then, els.as_deref()),
             ExprKind::Block(b) => self.value_block_contents(b),
@@ -530,7 +605,7 @@ impl<'a> Emitter<'a> {
         };
         let args: Vec<&Expr> = args.iter().collect();
         let vs = self.ordered(&args);
-        format!("{}({})", helper_placeholder(*i), vs.join(", "))
+        format!("{}({})", helper_placeholder(*i), args_list(vs))
     }
 
     fn binary(&mut self, e: &Expr, op: BinOp, l: &Expr, r: &Expr) -> String {
@@ -543,7 +618,11 @@ impl<'a> Emitter<'a> {
             // Keep the short circuit: the right side's statements run only if needed.
             let t = self.fresh("t");
             self.line(format!("bool {t} = {a};"));
-            let test = if op == BinOp::And { t.clone() } else { format!("!{t}") };
+            let test = if op == BinOp::And {
+                t.clone()
+            } else {
+                format!("!{t}")
+            };
             self.line(format!("if ({test}) {{"));
             self.out.extend(pre);
             self.line(format!("    {t} = {b};"));
@@ -560,6 +639,7 @@ impl<'a> Emitter<'a> {
     fn if_value(&mut self, e: &Expr, cond: &Expr, then: &Block, els: Option<&Expr>) -> String {
         let c = self.expr(cond);
         let (then_pre, tv) = self.capture(|s| s.value_block_contents(then));
+        let tv = bare(tv);
         let (else_pre, ev) = match els {
             Some(x) => self.capture(|s| s.expr(x)),
             None => (Vec::new(), "0".into()),
@@ -569,6 +649,8 @@ impl<'a> Emitter<'a> {
         }
         let t = self.fresh("t");
         let ty = self.ty(e);
+        let ev = bare(ev);
+        let c = bare(c);
         self.line(format!("{} {t};", scalar_c(ty)));
         self.line(format!("if ({c}) {{"));
         self.out.extend(then_pre);
@@ -578,5 +660,30 @@ impl<'a> Emitter<'a> {
         self.line(format!("    {t} = {ev};"));
         self.line("}");
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_strips_only_enclosing_parentheses() {
+        assert_eq!(bare("(a + b)".into()), "a + b");
+        assert_eq!(bare("(a) + (b)".into()), "(a) + (b)");
+        assert_eq!(bare("((real)(i))".into()), "(real)(i)");
+        assert_eq!(bare("x".into()), "x");
+    }
+
+    #[test]
+    fn literals_round_trip() {
+        assert_eq!(real_literal(0.1), "(real)0.1");
+        assert_eq!(real_literal(1.0 / 3.0), "(real)0.3333333333333333");
+        assert_eq!(real_literal(-2.5e-300), "(real)-2.5e-300");
+        assert_eq!(real_literal(1e16), "(real)1e16");
+        for v in [0.1, 1.0 / 3.0, 6.02214076e23, 5e-324] {
+            let text = real_literal(v);
+            assert_eq!(text[6..].parse::<f64>().unwrap(), v);
+        }
     }
 }

@@ -8,9 +8,9 @@
 //!   brings both): `OPENCL` (its C source and the helpers it calls), `FLOPS`,
 //!   and `f32_twin`.
 
-use crate::ast::Function;
+use crate::ast::{ExprKind, Function};
 use crate::attr::Args;
-use crate::check::{Checked, Dims, Extent, Kind, PhysicsSig, Role};
+use crate::check::{Checked, Dims, Extent, Kind, Len, PhysicsSig, Res, Role, Ty};
 use crate::flops;
 use crate::parse::path_text;
 use proc_macro2::{Span, TokenStream};
@@ -66,7 +66,10 @@ fn helper_path(p: &syn::Path, place: Place) -> syn::Path {
                 p.segments[0].ident = syn::Ident::new("super", p.segments[0].ident.span());
             }
             Some("super") => {
-                p.segments.insert(0, syn::PathSegment::from(syn::Ident::new("super", Span::call_site())));
+                p.segments.insert(
+                    0,
+                    syn::PathSegment::from(syn::Ident::new("super", Span::call_site())),
+                );
             }
             _ => {}
         }
@@ -76,7 +79,10 @@ fn helper_path(p: &syn::Path, place: Place) -> syn::Path {
 
 fn with_segment(p: &syn::Path, seg: &str) -> syn::Path {
     let mut p = p.clone();
-    p.segments.push(syn::PathSegment::from(syn::Ident::new(seg, Span::call_site())));
+    p.segments.push(syn::PathSegment::from(syn::Ident::new(
+        seg,
+        Span::call_site(),
+    )));
     p
 }
 
@@ -106,7 +112,14 @@ impl VisitMut for Twin<'_> {
     }
 }
 
-fn twin(item: &syn::ItemFn, name: &str, helpers: &[syn::Path], place: Place, vis: TokenStream, stub: bool) -> TokenStream {
+fn twin(
+    item: &syn::ItemFn,
+    name: &str,
+    helpers: &[syn::Path],
+    place: Place,
+    vis: TokenStream,
+    stub: bool,
+) -> TokenStream {
     let mut f = item.clone();
     f.attrs.clear();
     f.sig.ident = syn::Ident::new(name, f.sig.ident.span());
@@ -120,8 +133,9 @@ fn twin(item: &syn::ItemFn, name: &str, helpers: &[syn::Path], place: Place, vis
     };
     v.visit_item_fn_mut(&mut f);
     let syn::ItemFn { sig, block, .. } = f;
+    // The user's own lints are reported on the kept function, not again here.
     quote! {
-        #[allow(unused, clippy::all)]
+        #[allow(warnings, clippy::all)]
         #vis #sig #block
     }
 }
@@ -133,10 +147,45 @@ pub fn generate(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> T
         Kind::Physics(sig) => physics(args, item, f, c, sig),
         Kind::Helper(_) => helper(args, item, f, c),
     };
+    let rest = with_cfg(item, rest);
     quote!(#kept #rest)
 }
 
-fn helper_flops_expr(args: &Args, place: Place, index: usize) -> impl Fn(usize) -> TokenStream + '_ {
+/// Gives every generated item the function's `#[cfg]` attributes, so that
+/// they exist exactly when the function does.
+fn with_cfg(item: &syn::ItemFn, generated: TokenStream) -> TokenStream {
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    if cfgs.is_empty() {
+        return generated;
+    }
+    let Ok(file) = syn::parse2::<syn::File>(generated.clone()) else {
+        return generated;
+    };
+    let items = file.items.into_iter().map(|mut it| {
+        let attrs = match &mut it {
+            syn::Item::Struct(s) => Some(&mut s.attrs),
+            syn::Item::Impl(i) => Some(&mut i.attrs),
+            syn::Item::Const(c) => Some(&mut c.attrs),
+            syn::Item::Mod(m) => Some(&mut m.attrs),
+            _ => None,
+        };
+        if let Some(attrs) = attrs {
+            attrs.extend(cfgs.iter().map(|a| (*a).clone()));
+        }
+        it
+    });
+    quote!(#(#items)*)
+}
+
+fn helper_flops_expr(
+    args: &Args,
+    place: Place,
+    index: usize,
+) -> impl Fn(usize) -> TokenStream + '_ {
     move |i| {
         let p = with_segment(&helper_path(&args.helpers[i], place), "FLOPS");
         quote!(#p[#index])
@@ -147,13 +196,27 @@ fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenSt
     let vis = &item.vis;
     let mod_name = &item.sig.ident;
     let rust_name = f.name.text.clone();
+    let c_base = crate::names::ascii(&rust_name);
     let template = crate::emit_opencl::helper(f, c);
     let private = private();
-    let callees = args.helpers.iter().map(|h| with_segment(&helper_path(h, Place::Companion), "OPENCL"));
+    let callees = args
+        .helpers
+        .iter()
+        .map(|h| with_segment(&helper_path(h, Place::Companion), "OPENCL"));
     let flops: Vec<TokenStream> = (0..2)
         .map(|k| flops::count(f, c, k).to_tokens(&helper_flops_expr(args, Place::Companion, k)))
         .collect();
-    let twin = twin(item, "f32_twin", &args.helpers, Place::Companion, quote!(pub), false);
+    let twin = twin(
+        item,
+        "f32_twin",
+        &args.helpers,
+        Place::Companion,
+        quote!(pub),
+        false,
+    );
+    let param_lens: Vec<Vec<usize>> = c.params.iter().map(|&b| lens(&c.bindings[b].ty)).collect();
+    let param_lens = param_lens.iter().map(|l| quote!(#(#l),*));
+    let dim_checks = dim_checks(args, f, c, Place::Companion);
     let cycle_message = format!(
         "#[pointwise] helper `{rust_name}` calls itself through the helpers it calls: OpenCL C \
          does not allow recursion"
@@ -170,16 +233,87 @@ fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenSt
             use super::*;
             /// The helper's OpenCL C source (a template) and the helpers it calls.
             pub static OPENCL: #private::ClFunction = #private::ClFunction {
-                rust_name: #rust_name,
+                rust_name: #c_base,
                 template: #template,
                 helpers: &[#(&#callees),*],
             };
             /// Flops of one call in 2D and 3D.
             pub const FLOPS: [u64; 2] = [#(#flops),*];
+            /// Array lengths of each parameter (`0` for the dimension `D`).
+            pub const PARAMS: &[&[usize]] = &[#(&[#param_lens]),*];
             #twin
             #check
+            #dim_checks
         }
     }
+}
+
+/// Array lengths of a type (`0` for `D`); empty for scalars.
+fn lens(t: &Ty) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut t = t;
+    while let Ty::Array(e, l) = t {
+        out.push(match l {
+            Len::Lit(n) => *n as usize,
+            Len::Dim => 0,
+        });
+        t = e;
+    }
+    out
+}
+
+/// Compile-time checks that each array passed to a helper generic over `D`
+/// is `D`-sized where the helper's parameter is: in OpenCL, a helper's `D`
+/// is the spatial dimension `DIM`, whereas Rust would infer it from any array.
+fn dim_checks(args: &Args, f: &Function, c: &Checked, place: Place) -> TokenStream {
+    let private = private();
+    let fixed = match c.dims {
+        Dims::Fixed(d) => d as usize,
+        _ => 0,
+    };
+    let mut out = TokenStream::new();
+    f.body.walk(&mut |e| {
+        let (ExprKind::Call(_, call_args), Some(Res::Helper(h))) = (&e.kind, c.res.get(&e.id))
+        else {
+            return;
+        };
+        let helper = &args.helpers[*h];
+        let params = with_segment(&helper_path(helper, place), "PARAMS");
+        let name = path_text(helper).replace(' ', "");
+        for (i, a) in call_args.iter().enumerate() {
+            let t = c.ty(a.id);
+            if !matches!(t, Ty::Array(..)) {
+                continue;
+            }
+            let arg_lens = lens(t);
+            let shown = arg_lens
+                .iter()
+                .map(|l| {
+                    if *l == 0 {
+                        "D".to_string()
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("][");
+            let message = format!(
+                "argument {} of the #[pointwise] helper `{name}` is an array of lengths [{shown}], \
+                 but the helper sizes this parameter with its dimension `D`: in OpenCL, a \
+                 helper's `D` is the spatial dimension, so pass a `D`-sized array here (or give \
+                 the helper a parameter of fixed length)",
+                i + 1
+            );
+            let span = a.loc.start;
+            out.extend(quote_spanned! {span=>
+                const _: () = ::core::assert!(
+                    #private::dim_arg_ok(#params, #i, &[#(#arg_lens),*], #fixed),
+                    #message
+                );
+            });
+        }
+    });
+    out
 }
 
 /// `[2, 3]`, `[2]`…
@@ -197,7 +331,13 @@ fn extent_tokens(e: Extent) -> TokenStream {
     }
 }
 
-fn physics(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked, sig: &PhysicsSig) -> TokenStream {
+fn physics(
+    args: &Args,
+    item: &syn::ItemFn,
+    f: &Function,
+    c: &Checked,
+    sig: &PhysicsSig,
+) -> TokenStream {
     let name = struct_name(args, item);
     let rust_name = f.name.text.clone();
     let c_name = format!("pw_{}", crate::names::ascii(&rust_name));
@@ -232,7 +372,14 @@ fn physics(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked, sig: &Phy
     let fn_name = &item.sig.ident;
     let generic = c.dims.generic().is_some();
     let eval64 = dispatch(&rust_name, c, sig, quote!(f64), quote!(#fn_name), generic);
-    let twin_fn = twin(item, "f32_twin", &args.helpers, Place::Sibling, quote!(), false);
+    let twin_fn = twin(
+        item,
+        "f32_twin",
+        &args.helpers,
+        Place::Sibling,
+        quote!(),
+        false,
+    );
     let eval32 = dispatch(&rust_name, c, sig, quote!(f32), quote!(f32_twin), generic);
     let vis = &item.vis;
     let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
@@ -242,7 +389,10 @@ fn physics(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked, sig: &Phy
     );
     let has_docs = item.attrs.iter().any(|a| a.path().is_ident("doc"));
     let sep = has_docs.then(|| quote!(#[doc = ""]));
+    let dim_checks = dim_checks(args, f, c, Place::Sibling);
     quote! {
+        #dim_checks
+
         #(#docs)*
         #sep
         #[doc = #note]
@@ -304,7 +454,14 @@ fn physics(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked, sig: &Phy
 }
 
 /// `match dim { 2 => …, 3 => …, d => Err(unsupported_dim) }` around calls of `callee`.
-fn dispatch(rust_name: &str, c: &Checked, sig: &PhysicsSig, t: TokenStream, callee: TokenStream, generic: bool) -> TokenStream {
+fn dispatch(
+    rust_name: &str,
+    c: &Checked,
+    sig: &PhysicsSig,
+    t: TokenStream,
+    callee: TokenStream,
+    generic: bool,
+) -> TokenStream {
     let private = private();
     let arms = match &c.dims {
         Dims::Any => {
@@ -328,7 +485,14 @@ fn dispatch(rust_name: &str, c: &Checked, sig: &PhysicsSig, t: TokenStream, call
     }
 }
 
-fn call_with_views(rust_name: &str, sig: &PhysicsSig, t: &TokenStream, callee: &TokenStream, dim: Option<usize>, generic: bool) -> TokenStream {
+fn call_with_views(
+    rust_name: &str,
+    sig: &PhysicsSig,
+    t: &TokenStream,
+    callee: &TokenStream,
+    dim: Option<usize>,
+    generic: bool,
+) -> TokenStream {
     let private = private();
     let ext = |e: Extent| -> usize {
         match e {
@@ -346,7 +510,9 @@ fn call_with_views(rust_name: &str, sig: &PhysicsSig, t: &TokenStream, callee: &
         let nc = ext(sig.n_comp);
         let view = match role {
             Role::U => quote!(#private::array::<#t, #nc>(#rust_name, #argname, args.u)?),
-            Role::GradU => quote!(#private::matrix::<#t, #nc, #d>(#rust_name, #argname, args.grad_u)?),
+            Role::GradU => {
+                quote!(#private::matrix::<#t, #nc, #d>(#rust_name, #argname, args.grad_u)?)
+            }
             Role::A => {
                 let na = ext(sig.n_aux);
                 quote!(#private::array::<#t, #na>(#rust_name, #argname, args.a)?)
@@ -394,13 +560,22 @@ pub fn stub(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
     kept.block = syn::parse_quote!({ ::core::unreachable!() });
     let allows = kept_allows();
     let kept = quote!(#allows #[allow(unused_variables, unused_mut)] #kept);
+    let rest = stub_items(args, item, f);
+    let rest = with_cfg(item, rest);
+    quote!(#kept #rest)
+}
+
+fn stub_items(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
     let private = private();
     let pw = quote!(::femquad::physics);
     if crate::check::is_physics(f) {
         let name = struct_name(args, item);
+        if name == item.sig.ident {
+            // Reported: the struct would clash with the function.
+            return TokenStream::new();
+        }
         let vis = &item.vis;
         quote! {
-            #kept
             #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
             #vis struct #name;
             #[allow(unused_variables)]
@@ -418,7 +593,6 @@ pub fn stub(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
         let mod_name = &item.sig.ident;
         let twin = twin(item, "f32_twin", &[], Place::Companion, quote!(pub), true);
         quote! {
-            #kept
             #[doc(hidden)]
             #[allow(missing_docs, unused_imports, clippy::all)]
             #vis mod #mod_name {
@@ -429,6 +603,7 @@ pub fn stub(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
                     helpers: &[],
                 };
                 pub const FLOPS: [u64; 2] = [0, 0];
+                pub const PARAMS: &[&[usize]] = &[];
                 #twin
             }
         }

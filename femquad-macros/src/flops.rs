@@ -133,7 +133,10 @@ impl Counter<'_> {
 
     fn expr(&self, e: &Expr) -> Flops {
         match &e.kind {
-            ExprKind::Float { .. } | ExprKind::Int { .. } | ExprKind::Bool(_) | ExprKind::Path(_) => Flops::Const(0),
+            ExprKind::Float { .. }
+            | ExprKind::Int { .. }
+            | ExprKind::Bool(_)
+            | ExprKind::Path(_) => Flops::Const(0),
             ExprKind::Unsupported(_) => Flops::Const(0),
             ExprKind::Paren(x) | ExprKind::Cast(x, _) | ExprKind::Ref(_, x) => self.expr(x),
             ExprKind::Unary(op, x) => {
@@ -187,8 +190,17 @@ mod tests {
         let f = Flops::add(vec![Flops::Const(2), Flops::mul(3, Flops::Const(4))]);
         assert_eq!(f, Flops::Const(14));
         let g = Flops::add(vec![Flops::Const(1), Flops::mul(2, Flops::Helper(0))]);
-        assert_eq!(g, Flops::Add(vec![Flops::Mul(2, Box::new(Flops::Helper(0))), Flops::Const(1)]));
-        assert_eq!(Flops::max(Flops::Const(3), Flops::Const(5)), Flops::Const(5));
+        assert_eq!(
+            g,
+            Flops::Add(vec![
+                Flops::Mul(2, Box::new(Flops::Helper(0))),
+                Flops::Const(1)
+            ])
+        );
+        assert_eq!(
+            Flops::max(Flops::Const(3), Flops::Const(5)),
+            Flops::Const(5)
+        );
         let t = g.to_tokens(&|_| quote!(h::FLOPS[0])).to_string();
         assert!(t.contains("h :: FLOPS [0]"), "{t}");
     }

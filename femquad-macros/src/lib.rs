@@ -1,10 +1,13 @@
-//! The `#[pointwise]` attribute of femquad; use it as `femquad::pointwise`.
+//! The `#[pointwise]` attribute of femquad; use it as `femquad::pointwise`
+//! (its documentation is the user guide).
 //!
-//! The crate is a small compiler: [`parse`] (syn → the subset's AST in
-//! [`ast`]) → [`check`] (the one module deciding what is accepted; type
-//! inference; every error with its span) → [`emit_rust`] (the kept function,
-//! the f32 twin, the `Pointwise` impl or a helper's companion module) and
-//! [`emit_opencl`] (OpenCL C), with [`flops`] for the performance model.
+//! The crate is a small compiler, one module per stage: `parse` (syn → the
+//! subset's AST in `ast`) → `check` (the one module deciding what is
+//! accepted: name resolution, type inference, every error with its span) →
+//! `emit_rust` (the kept function, the f32 twin, the `Pointwise` impl or a
+//! helper's companion module) and `emit_opencl` (OpenCL C), with `flops` for
+//! the performance model, `math` for the table of math functions and `names`
+//! for generated identifiers.
 
 mod ast;
 mod attr;
@@ -15,6 +18,8 @@ mod flops;
 mod math;
 mod names;
 mod parse;
+#[cfg(test)]
+mod tests;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;

@@ -26,34 +26,146 @@ const R: Arg = Arg::Real;
 /// Every supported math function. Each maps to an OpenCL built-in with the
 /// same meaning (`min`/`max` → `fmin`/`fmax` ignore a NaN operand in both).
 pub const FUNCTIONS: &[MathFn] = &[
-    MathFn { rust: "sqrt", c: "sqrt", args: &[] },
-    MathFn { rust: "exp", c: "exp", args: &[] },
-    MathFn { rust: "ln", c: "log", args: &[] },
-    MathFn { rust: "log10", c: "log10", args: &[] },
-    MathFn { rust: "powi", c: "pown", args: &[Arg::Int] },
-    MathFn { rust: "powf", c: "pow", args: &[R] },
-    MathFn { rust: "sin", c: "sin", args: &[] },
-    MathFn { rust: "cos", c: "cos", args: &[] },
-    MathFn { rust: "tan", c: "tan", args: &[] },
-    MathFn { rust: "tanh", c: "tanh", args: &[] },
-    MathFn { rust: "abs", c: "fabs", args: &[] },
-    MathFn { rust: "min", c: "fmin", args: &[R] },
-    MathFn { rust: "max", c: "fmax", args: &[R] },
-    MathFn { rust: "mul_add", c: "fma", args: &[R, R] },
-    MathFn { rust: "exp2", c: "exp2", args: &[] },
-    MathFn { rust: "log2", c: "log2", args: &[] },
-    MathFn { rust: "cbrt", c: "cbrt", args: &[] },
-    MathFn { rust: "hypot", c: "hypot", args: &[R] },
-    MathFn { rust: "asin", c: "asin", args: &[] },
-    MathFn { rust: "acos", c: "acos", args: &[] },
-    MathFn { rust: "atan", c: "atan", args: &[] },
-    MathFn { rust: "atan2", c: "atan2", args: &[R] },
-    MathFn { rust: "sinh", c: "sinh", args: &[] },
-    MathFn { rust: "cosh", c: "cosh", args: &[] },
-    MathFn { rust: "floor", c: "floor", args: &[] },
-    MathFn { rust: "ceil", c: "ceil", args: &[] },
-    MathFn { rust: "round", c: "round", args: &[] },
-    MathFn { rust: "trunc", c: "trunc", args: &[] },
+    MathFn {
+        rust: "sqrt",
+        c: "sqrt",
+        args: &[],
+    },
+    MathFn {
+        rust: "exp",
+        c: "exp",
+        args: &[],
+    },
+    MathFn {
+        rust: "ln",
+        c: "log",
+        args: &[],
+    },
+    MathFn {
+        rust: "log10",
+        c: "log10",
+        args: &[],
+    },
+    MathFn {
+        rust: "powi",
+        c: "pown",
+        args: &[Arg::Int],
+    },
+    MathFn {
+        rust: "powf",
+        c: "pow",
+        args: &[R],
+    },
+    MathFn {
+        rust: "sin",
+        c: "sin",
+        args: &[],
+    },
+    MathFn {
+        rust: "cos",
+        c: "cos",
+        args: &[],
+    },
+    MathFn {
+        rust: "tan",
+        c: "tan",
+        args: &[],
+    },
+    MathFn {
+        rust: "tanh",
+        c: "tanh",
+        args: &[],
+    },
+    MathFn {
+        rust: "abs",
+        c: "fabs",
+        args: &[],
+    },
+    MathFn {
+        rust: "min",
+        c: "fmin",
+        args: &[R],
+    },
+    MathFn {
+        rust: "max",
+        c: "fmax",
+        args: &[R],
+    },
+    MathFn {
+        rust: "mul_add",
+        c: "fma",
+        args: &[R, R],
+    },
+    MathFn {
+        rust: "exp2",
+        c: "exp2",
+        args: &[],
+    },
+    MathFn {
+        rust: "log2",
+        c: "log2",
+        args: &[],
+    },
+    MathFn {
+        rust: "cbrt",
+        c: "cbrt",
+        args: &[],
+    },
+    MathFn {
+        rust: "hypot",
+        c: "hypot",
+        args: &[R],
+    },
+    MathFn {
+        rust: "asin",
+        c: "asin",
+        args: &[],
+    },
+    MathFn {
+        rust: "acos",
+        c: "acos",
+        args: &[],
+    },
+    MathFn {
+        rust: "atan",
+        c: "atan",
+        args: &[],
+    },
+    MathFn {
+        rust: "atan2",
+        c: "atan2",
+        args: &[R],
+    },
+    MathFn {
+        rust: "sinh",
+        c: "sinh",
+        args: &[],
+    },
+    MathFn {
+        rust: "cosh",
+        c: "cosh",
+        args: &[],
+    },
+    MathFn {
+        rust: "floor",
+        c: "floor",
+        args: &[],
+    },
+    MathFn {
+        rust: "ceil",
+        c: "ceil",
+        args: &[],
+    },
+    MathFn {
+        rust: "round",
+        c: "round",
+        args: &[],
+    },
+    MathFn {
+        rust: "trunc",
+        c: "trunc",
+        args: &[],
+    },
 ];
 
 /// The math function named `name`.
@@ -63,7 +175,11 @@ pub fn function(name: &str) -> Option<&'static MathFn> {
 
 /// Comma-separated names of the math functions, for messages.
 pub fn function_list() -> String {
-    FUNCTIONS.iter().map(|f| f.rust).collect::<Vec<_>>().join(", ")
+    FUNCTIONS
+        .iter()
+        .map(|f| f.rust)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The constants of `std::f64::consts` (also through `core::`), emitted in
@@ -108,10 +224,25 @@ mod tests {
         // that must equal Rust's `std::f32::consts` value used by the twin.
         use std::f32::consts as c32;
         let f32s = [
-            c32::PI, c32::TAU, c32::E, c32::FRAC_PI_2, c32::FRAC_PI_3, c32::FRAC_PI_4,
-            c32::FRAC_PI_6, c32::FRAC_PI_8, c32::FRAC_1_PI, c32::FRAC_2_PI, c32::FRAC_2_SQRT_PI,
-            c32::SQRT_2, c32::FRAC_1_SQRT_2, c32::LN_2, c32::LN_10, c32::LOG2_E, c32::LOG10_E,
-            c32::LOG2_10, c32::LOG10_2,
+            c32::PI,
+            c32::TAU,
+            c32::E,
+            c32::FRAC_PI_2,
+            c32::FRAC_PI_3,
+            c32::FRAC_PI_4,
+            c32::FRAC_PI_6,
+            c32::FRAC_PI_8,
+            c32::FRAC_1_PI,
+            c32::FRAC_2_PI,
+            c32::FRAC_2_SQRT_PI,
+            c32::SQRT_2,
+            c32::FRAC_1_SQRT_2,
+            c32::LN_2,
+            c32::LN_10,
+            c32::LOG2_E,
+            c32::LOG10_E,
+            c32::LOG2_10,
+            c32::LOG10_2,
         ];
         assert_eq!(f32s.len(), CONSTANTS.len());
         for ((name, v64), v32) in CONSTANTS.iter().zip(f32s) {

@@ -19,17 +19,77 @@ pub fn camel_case(snake: &str) -> String {
 
 const C_RESERVED: &[&str] = &[
     // C99
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Imaginary",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Imaginary",
     // OpenCL C qualifiers and types
-    "global", "local", "constant", "private", "kernel", "read_only", "write_only",
-    "read_write", "uniform", "pipe", "generic", "bool", "half", "uchar", "ushort", "uint",
-    "ulong", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t", "sampler_t", "event_t", "image1d_t",
-    "image2d_t", "image3d_t", "true", "false", "NULL",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "kernel",
+    "read_only",
+    "write_only",
+    "read_write",
+    "uniform",
+    "pipe",
+    "generic",
+    "bool",
+    "half",
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "size_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "sampler_t",
+    "event_t",
+    "image1d_t",
+    "image2d_t",
+    "image3d_t",
+    "true",
+    "false",
+    "NULL",
     // what femquad's kernels define, and functions the generated code calls
-    "real", "fmod", "printf",
+    "real",
+    "fmod",
+    "printf",
 ];
 
 const VECTOR_BASES: &[&str] = &[
@@ -80,14 +140,16 @@ impl CNames {
         let mut base = ascii(rust);
         if base.is_empty() || base.starts_with('_') {
             base = format!("v{base}");
+        } else if base.starts_with("pw_") {
+            // `pw_` is the prefix of generated names.
+            base = format!("v_{base}");
         }
-        let has_lower = base.chars().any(|c| c.is_ascii_lowercase());
-        if !has_lower {
+        if !base.chars().any(|c| c.is_ascii_lowercase()) {
             base = format!("pw_{base}");
         }
         let mut name = base.clone();
         let mut k = 1;
-        while is_reserved(&name) || self.used.contains(&name) || name.starts_with("pw_") && has_lower {
+        while is_reserved(&name) || self.used.contains(&name) {
             name = format!("{base}_{k}");
             k += 1;
         }
@@ -119,8 +181,8 @@ mod tests {
         assert_eq!(n.fresh("sqrt"), "sqrt_1");
         assert_eq!(n.fresh("N"), "pw_N");
         assert_eq!(n.fresh("N"), "pw_N_1");
-        assert_eq!(n.fresh("λ"), "_u03bb".replace("_u", "v_u"));
+        assert_eq!(n.fresh("λ"), "v_u03bb");
         assert_eq!(n.fresh("_t"), "v_t");
-        assert_eq!(n.fresh("pw_x"), "pw_x_1");
+        assert_eq!(n.fresh("pw_x"), "v_pw_x");
     }
 }

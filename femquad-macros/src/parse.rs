@@ -14,11 +14,6 @@ pub fn function(f: &syn::ItemFn) -> (Function, usize) {
     (func, p.next_id)
 }
 
-/// Converts a type (used by the signature of the f32 twin and by tests).
-pub fn ty(t: &syn::Type) -> Type {
-    Parser { next_id: 0 }.ty(t)
-}
-
 struct Parser {
     next_id: usize,
 }
@@ -149,7 +144,9 @@ impl Parser {
                     .join("::");
                 Type::Named { text, loc }
             }
-            syn::Type::Path(_) => Type::Unsupported(Construct::OtherType("a qualified path type".into()), loc),
+            syn::Type::Path(_) => {
+                Type::Unsupported(Construct::OtherType("a qualified path type".into()), loc)
+            }
             syn::Type::Array(a) => Type::Array {
                 elem: Box::new(self.ty(&a.elem)),
                 len: Box::new(self.expr(&a.len)),
@@ -165,13 +162,25 @@ impl Parser {
             syn::Type::Tuple(_) => Type::Unsupported(Construct::Tuple, loc),
             syn::Type::Paren(p) => self.ty(&p.elem),
             syn::Type::Group(g) => self.ty(&g.elem),
-            syn::Type::Slice(_) => Type::Unsupported(Construct::OtherType("slice `[T]`".into()), loc),
+            syn::Type::Slice(_) => {
+                Type::Unsupported(Construct::OtherType("slice `[T]`".into()), loc)
+            }
             syn::Type::Ptr(_) => Type::Unsupported(Construct::OtherType("raw pointer".into()), loc),
-            syn::Type::ImplTrait(_) => Type::Unsupported(Construct::OtherType("`impl Trait`".into()), loc),
-            syn::Type::TraitObject(_) => Type::Unsupported(Construct::OtherType("`dyn Trait`".into()), loc),
-            syn::Type::BareFn(_) => Type::Unsupported(Construct::OtherType("function pointer".into()), loc),
-            syn::Type::Infer(_) => Type::Unsupported(Construct::OtherType("inferred type `_`".into()), loc),
-            syn::Type::Never(_) => Type::Unsupported(Construct::OtherType("never type `!`".into()), loc),
+            syn::Type::ImplTrait(_) => {
+                Type::Unsupported(Construct::OtherType("`impl Trait`".into()), loc)
+            }
+            syn::Type::TraitObject(_) => {
+                Type::Unsupported(Construct::OtherType("`dyn Trait`".into()), loc)
+            }
+            syn::Type::BareFn(_) => {
+                Type::Unsupported(Construct::OtherType("function pointer".into()), loc)
+            }
+            syn::Type::Infer(_) => {
+                Type::Unsupported(Construct::OtherType("inferred type `_`".into()), loc)
+            }
+            syn::Type::Never(_) => {
+                Type::Unsupported(Construct::OtherType("never type `!`".into()), loc)
+            }
             syn::Type::Macro(m) => Type::Unsupported(Construct::Macro(macro_name(&m.mac)), loc),
             _ => Type::Unsupported(Construct::OtherType("this type".into()), loc),
         }
@@ -201,10 +210,16 @@ impl Parser {
                 if let Some(a) = foreign_attribute(&l.attrs) {
                     return Stmt::Unsupported(Construct::Attribute, Loc::of(a));
                 }
+                let mut names = Vec::new();
+                pat_names(&l.pat, &mut names);
                 if let Some(init) = &l.init
                     && let Some((_, diverge)) = &init.diverge
                 {
-                    return Stmt::Unsupported(Construct::LetElse, Loc::of(diverge));
+                    return Stmt::BadLet {
+                        construct: Construct::LetElse,
+                        loc: Loc::of(diverge),
+                        names,
+                    };
                 }
                 let (pat, ty) = match &l.pat {
                     syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty))),
@@ -216,9 +231,19 @@ impl Parser {
                     }
                     syn::Pat::Wild(_) => (None, false),
                     syn::Pat::Tuple(_) | syn::Pat::TupleStruct(_) => {
-                        return Stmt::Unsupported(Construct::Tuple, Loc::of(pat));
+                        return Stmt::BadLet {
+                            construct: Construct::Tuple,
+                            loc: Loc::of(pat),
+                            names,
+                        };
                     }
-                    other => return Stmt::Unsupported(Construct::Pattern, Loc::of(other)),
+                    other => {
+                        return Stmt::BadLet {
+                            construct: Construct::Pattern,
+                            loc: Loc::of(other),
+                            names,
+                        };
+                    }
                 };
                 let init = l.init.as_ref().map(|i| self.expr(&i.expr));
                 Stmt::Let {
@@ -250,7 +275,6 @@ impl Parser {
                     name: name(&c.ident),
                     ty: self.ty(&c.ty),
                     value: self.expr(&c.expr),
-                    loc,
                 };
             }
             syn::Item::Static(_) => return Stmt::Unsupported(Construct::Static, loc),
@@ -293,7 +317,9 @@ impl Parser {
         let kind = match e {
             E::Lit(l) => lit(&l.lit),
             E::Path(p) if p.qself.is_none() => ExprKind::Path(self.path(&p.path)),
-            E::Path(_) => ExprKind::Unsupported(Construct::OtherExpr("a qualified path `<T as Trait>::…`".into())),
+            E::Path(_) => ExprKind::Unsupported(Construct::OtherExpr(
+                "a qualified path `<T as Trait>::…`".into(),
+            )),
             E::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => ExprKind::Unary(UnOp::Neg, self.boxed(&u.expr)),
                 syn::UnOp::Not(_) => ExprKind::Unary(UnOp::Not, self.boxed(&u.expr)),
@@ -308,7 +334,9 @@ impl Parser {
                     self.path(&p.path),
                     c.args.iter().map(|a| self.expr(a)).collect(),
                 ),
-                _ => ExprKind::Unsupported(Construct::OtherExpr("a call of a computed function value".into())),
+                _ => ExprKind::Unsupported(Construct::OtherExpr(
+                    "a call of a computed function value".into(),
+                )),
             },
             E::MethodCall(m) => ExprKind::MethodCall {
                 receiver: self.boxed(&m.receiver),
@@ -353,7 +381,9 @@ impl Parser {
             E::Yield(_) => ExprKind::Unsupported(Construct::OtherExpr("`yield`".into())),
             E::Const(_) => ExprKind::Unsupported(Construct::OtherExpr("a `const` block".into())),
             E::Infer(_) => ExprKind::Unsupported(Construct::OtherExpr("`_`".into())),
-            E::RawAddr(_) => ExprKind::Unsupported(Construct::OtherExpr("a raw address `&raw`".into())),
+            E::RawAddr(_) => {
+                ExprKind::Unsupported(Construct::OtherExpr("a raw address `&raw`".into()))
+            }
             _ => ExprKind::Unsupported(Construct::OtherExpr("this expression".into())),
         };
         Expr {
@@ -430,6 +460,28 @@ impl Parser {
     }
 }
 
+/// The names a pattern binds.
+fn pat_names(p: &syn::Pat, out: &mut Vec<Name>) {
+    use syn::Pat as P;
+    match p {
+        P::Ident(pi) => {
+            out.push(name(&pi.ident));
+            if let Some((_, sub)) = &pi.subpat {
+                pat_names(sub, out);
+            }
+        }
+        P::Tuple(t) => t.elems.iter().for_each(|e| pat_names(e, out)),
+        P::TupleStruct(t) => t.elems.iter().for_each(|e| pat_names(e, out)),
+        P::Struct(s) => s.fields.iter().for_each(|f| pat_names(&f.pat, out)),
+        P::Slice(s) => s.elems.iter().for_each(|e| pat_names(e, out)),
+        P::Reference(r) => pat_names(&r.pat, out),
+        P::Type(t) => pat_names(&t.pat, out),
+        P::Paren(p) => pat_names(&p.pat, out),
+        P::Or(o) => o.cases.iter().for_each(|c| pat_names(c, out)),
+        _ => {}
+    }
+}
+
 fn macro_name(m: &syn::Macro) -> String {
     m.path
         .segments
@@ -448,12 +500,22 @@ fn lit(l: &syn::Lit) -> ExprKind {
             },
             Err(_) => ExprKind::Unsupported(Construct::OtherExpr("this float literal".into())),
         },
+        // `2f64` is an integer literal for syn, a float for Rust.
+        syn::Lit::Int(i) if matches!(i.suffix(), "f32" | "f64") => match i.base10_parse::<u64>() {
+            Ok(v) => ExprKind::Float {
+                value: v as f64,
+                suffix: suffix(i.suffix()),
+            },
+            Err(_) => ExprKind::Unsupported(Construct::OtherExpr("this float literal".into())),
+        },
         syn::Lit::Int(i) => match i.base10_parse::<u64>() {
             Ok(value) => ExprKind::Int {
                 value,
                 suffix: suffix(i.suffix()),
             },
-            Err(_) => ExprKind::Unsupported(Construct::OtherExpr("an integer literal this large".into())),
+            Err(_) => {
+                ExprKind::Unsupported(Construct::OtherExpr("an integer literal this large".into()))
+            }
         },
         syn::Lit::Bool(b) => ExprKind::Bool(b.value),
         syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => {
@@ -480,7 +542,10 @@ mod tests {
             fn k(u: f64) -> f64 { let a = 1.0; a * u }
         });
         assert_eq!(f.body.stmts.len(), 1);
-        assert!(matches!(f.body.tail.as_deref().map(|e| &e.kind), Some(ExprKind::Binary(BinOp::Mul, _, _))));
+        assert!(matches!(
+            f.body.tail.as_deref().map(|e| &e.kind),
+            Some(ExprKind::Binary(BinOp::Mul, _, _))
+        ));
         assert!(matches!(f.ret, Some(Type::F64(_))));
     }
 
@@ -496,13 +561,19 @@ mod tests {
             }
         });
         let s = &f.body.stmts;
-        let Stmt::Let { init: Some(c), .. } = &s[0] else { panic!() };
+        let Stmt::Let { init: Some(c), .. } = &s[0] else {
+            panic!()
+        };
         assert!(matches!(c.kind, ExprKind::Unsupported(Construct::Closure)));
         let Stmt::Expr(w) = &s[1] else { panic!() };
         assert!(matches!(w.kind, ExprKind::Unsupported(Construct::While)));
-        assert!(matches!(s[2], Stmt::Unsupported(Construct::Tuple, _)));
+        assert!(
+            matches!(&s[2], Stmt::BadLet { construct: Construct::Tuple, names, .. } if names.len() == 2)
+        );
         assert!(matches!(&s[3], Stmt::Unsupported(Construct::Macro(m), _) if m == "println"));
-        let Stmt::Let { init: Some(b), .. } = &s[4] else { panic!() };
+        let Stmt::Let { init: Some(b), .. } = &s[4] else {
+            panic!()
+        };
         assert!(matches!(&b.kind, ExprKind::Unsupported(Construct::BitOp(op)) if op == "&"));
     }
 
@@ -511,18 +582,35 @@ mod tests {
         let f = parse(syn::parse_quote! {
             fn k<const D: usize>() { for i in 0..=D { } for _ in (1..3) {} for x in v.iter() {} }
         });
-        let Stmt::Expr(e) = &f.body.stmts[0] else { panic!() };
-        assert!(matches!(&e.kind, ExprKind::For { inclusive: true, var: Some(v), .. } if v.text == "i"));
-        let Stmt::Expr(e) = &f.body.stmts[1] else { panic!() };
-        assert!(matches!(&e.kind, ExprKind::For { inclusive: false, var: None, .. }));
+        let Stmt::Expr(e) = &f.body.stmts[0] else {
+            panic!()
+        };
+        assert!(
+            matches!(&e.kind, ExprKind::For { inclusive: true, var: Some(v), .. } if v.text == "i")
+        );
+        let Stmt::Expr(e) = &f.body.stmts[1] else {
+            panic!()
+        };
+        assert!(matches!(
+            &e.kind,
+            ExprKind::For {
+                inclusive: false,
+                var: None,
+                ..
+            }
+        ));
         let e = f.body.tail.as_deref().unwrap();
-        assert!(matches!(e.kind, ExprKind::Unsupported(Construct::ForIterator)));
+        assert!(matches!(
+            e.kind,
+            ExprKind::Unsupported(Construct::ForIterator)
+        ));
         assert!(matches!(f.generics[0], Generic::Const { .. }));
     }
 
     #[test]
     fn literals_keep_values_and_suffixes() {
-        let f = parse(syn::parse_quote! { fn k() { let a = 1.5e-3; let b = 2f64; let c = 7usize; } });
+        let f =
+            parse(syn::parse_quote! { fn k() { let a = 1.5e-3; let b = 2f64; let c = 7usize; } });
         let vals: Vec<_> = f
             .body
             .stmts
@@ -533,7 +621,9 @@ mod tests {
             })
             .collect();
         assert!(matches!(&vals[0], ExprKind::Float { value, suffix: None } if *value == 1.5e-3));
-        assert!(matches!(&vals[1], ExprKind::Float { value, suffix: Some(s) } if *value == 2.0 && s == "f64"));
+        assert!(
+            matches!(&vals[1], ExprKind::Float { value, suffix: Some(s) } if *value == 2.0 && s == "f64")
+        );
         assert!(matches!(&vals[2], ExprKind::Int { value: 7, suffix: Some(s) } if s == "usize"));
     }
 }

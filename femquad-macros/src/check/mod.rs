@@ -1,12 +1,16 @@
 //! The one place that decides what the subset accepts.
 //!
-//! [`check`] validates the signature ([`signature`]) and the body ([`body`]),
-//! infers the type of every expression ([`infer`]) and resolves every name.
+//! [`check`] validates the signature ([`signature`]) and the body ([`body`]:
+//! statements; `expr`: expressions; `call`: calls), infers the type of every
+//! expression ([`infer`]) and resolves every name. The wording of the errors
+//! for constructs outside the subset is in [`unsupported`].
 //! It reports *all* errors of the function, each spanned on the offending
 //! code, and never leaves a user's mistake for rustc to find in generated
 //! code. The emitters only read its result, [`Checked`].
 
 pub mod body;
+mod call;
+mod expr;
 pub mod infer;
 pub mod signature;
 pub mod unsupported;
@@ -151,17 +155,9 @@ pub struct PhysicsSig {
     pub has_f1: bool,
 }
 
-impl PhysicsSig {
-    pub fn has(&self, role: Role) -> bool {
-        self.params.contains(&role)
-    }
-}
-
 /// A helper signature.
 #[derive(Debug)]
 pub struct HelperSig {
-    /// The type of each parameter; arrays are passed by reference.
-    pub params: Vec<(Ty, bool)>,
     pub returns_real: bool,
 }
 
@@ -217,8 +213,6 @@ pub struct Checked {
     pub trips: HashMap<usize, [u64; 2]>,
     /// The physics inputs the body reads.
     pub reads: HashSet<Role>,
-    /// Declared helpers (`#[pointwise(helpers(…))]`).
-    pub helpers: Vec<syn::Path>,
 }
 
 impl Checked {
@@ -243,10 +237,6 @@ impl Errors {
         self.0.push(loc.error(message));
     }
 
-    pub fn push(&mut self, e: syn::Error) {
-        self.0.push(e);
-    }
-
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -267,8 +257,11 @@ impl Errors {
 pub fn check(args: &Args, f: &Function) -> Result<Checked, syn::Error> {
     let mut errors = Errors::default();
     let mut names = CNames::default();
-    for role in Role::ALL {
-        names.reserve(role.name());
+    if is_physics(f) {
+        // The fixed C signature's parameter names.
+        for role in Role::ALL {
+            names.reserve(role.name());
+        }
     }
     let sig = signature::check(args, f, &mut errors, &mut names);
     let checked = body::check(args, f, sig, &mut errors, &mut names);

@@ -93,7 +93,7 @@ pub fn check(args: &Args, f: &Function, errors: &mut Errors, names: &mut CNames)
     }
     let dims = dims_of(f, errors);
     if super::is_physics(f) {
-        physics(f, dims, errors)
+        physics(args, f, dims, errors)
     } else {
         helper(args, f, dims, errors, names)
     }
@@ -106,18 +106,39 @@ struct Agree {
 }
 
 impl Agree {
-    fn add(&mut self, len: SLen, param: &str, loc: Loc, errors: &mut Errors, what: &str) {
+    fn add(&mut self, len: SLen, param: &str, loc: Loc, errors: &mut Errors, what: What) {
         match &self.value {
             None => self.value = Some((len, param.to_string())),
-            Some((v, first)) if *v != len => errors.at(
-                loc,
-                format!(
-                    "`{param}` has {} {what}, but `{first}` has {}: {what} must agree",
-                    show(len),
-                    show(*v)
-                ),
-            ),
+            Some((v, first)) if *v != len => errors.at(loc, what.mismatch(param, len, first, *v)),
             _ => {}
+        }
+    }
+}
+
+/// What a group of lengths is.
+#[derive(Clone, Copy)]
+enum What {
+    Components,
+    Aux,
+    Dimension,
+}
+
+impl What {
+    fn mismatch(self, param: &str, len: SLen, first: &str, v: SLen) -> String {
+        let (len, v) = (show(len), show(v));
+        match self {
+            What::Components => format!(
+                "`{param}` has {len} components, but `{first}` has {v}: the number of components \
+                 NC must be the same in `u`, `grad_u`, `f0` and `f1`"
+            ),
+            What::Aux => format!(
+                "`{param}` has {len} auxiliary components, but `{first}` has {v}: NA must be the \
+                 same in `a` and `grad_a`"
+            ),
+            What::Dimension => format!(
+                "`{param}` is sized for dimension {len}, but `{first}` for dimension {v}: all \
+                 parameters must have the same dimension"
+            ),
         }
     }
 }
@@ -129,7 +150,7 @@ fn show(l: SLen) -> String {
     }
 }
 
-fn physics(f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
+fn physics(args: &Args, f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
     let dim_name = dims.generic().map(str::to_string);
     let dim_name = dim_name.as_deref();
     let mut roles: Vec<Option<Role>> = Vec::new();
@@ -140,7 +161,10 @@ fn physics(f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
     let mut nk = None;
     for p in &f.params {
         let Some(name) = &p.name else {
-            errors.at(p.loc, format!("physics parameters must be plain names, one of {PHYSICS_FORMS}"));
+            errors.at(
+                p.loc,
+                format!("physics parameters must be plain names, one of {PHYSICS_FORMS}"),
+            );
             roles.push(None);
             shapes.push(None);
             continue;
@@ -161,10 +185,16 @@ fn physics(f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
             continue;
         };
         if roles.contains(&Some(role)) {
-            errors.at(name.loc, format!("parameter `{}` is declared twice", role.name()));
+            errors.at(
+                name.loc,
+                format!("parameter `{}` is declared twice", role.name()),
+            );
         }
         if p.mutable {
-            errors.at(name.loc, format!("remove `mut`: write `{}: {}`", name.text, role.form()));
+            errors.at(
+                name.loc,
+                format!("remove `mut`: write `{}: {}`", name.text, role.form()),
+            );
         }
         roles.push(Some(role));
         let shape = physics_shape(&p.ty, role, dim_name);
@@ -186,7 +216,7 @@ fn physics(f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
         let loc = p.ty.loc();
         let mut dim_at = |l: SLen, errors: &mut Errors| match l {
             SLen::Lit(2 | 3) if dim_name.is_none() => {
-                dim.add(l, &name.text, loc, errors, "dimension");
+                dim.add(l, &name.text, loc, errors, What::Dimension);
             }
             SLen::Lit(_) if dim_name.is_some() => errors.at(
                 loc,
@@ -196,23 +226,30 @@ fn physics(f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
                 ),
             ),
             SLen::Lit(k) => errors.at(loc, format!("the dimension is 2 or 3, not {k}")),
-            SLen::Dim => dim.add(l, &name.text, loc, errors, "dimension"),
+            SLen::Dim => dim.add(l, &name.text, loc, errors, What::Dimension),
         };
         match role {
             Role::X => dim_at(outer, errors),
             Role::Constants => match outer {
                 SLen::Lit(n) if n > 0 => nk = Some(n),
-                _ => errors.at(loc, "the number of constants must be a positive integer literal"),
+                _ => errors.at(
+                    loc,
+                    "the number of constants must be a positive integer literal",
+                ),
             },
             _ => {
-                let group = if matches!(role, Role::A | Role::GradA) { &mut na } else { &mut nc };
-                let what = if matches!(role, Role::A | Role::GradA) {
-                    "auxiliary components (NA)"
+                let group = if matches!(role, Role::A | Role::GradA) {
+                    &mut na
                 } else {
-                    "components (NC)"
+                    &mut nc
+                };
+                let what = if matches!(role, Role::A | Role::GradA) {
+                    What::Aux
+                } else {
+                    What::Components
                 };
                 if outer == SLen::Lit(0) {
-                    errors.at(loc, format!("the number of {what} must be positive"));
+                    errors.at(loc, "the number of components must be positive");
                 }
                 group.add(outer, &name.text, loc, errors, what);
                 if let Some(inner) = inner {
@@ -227,7 +264,24 @@ fn physics(f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
     if let Some(t) = &f.ret
         && !matches!(t, Type::Unit(_))
     {
-        errors.at(t.loc(), "a physics returns nothing: it writes its results into `f0` and `f1`");
+        errors.at(
+            t.loc(),
+            "a physics returns nothing: it writes its results into `f0` and `f1`",
+        );
+    }
+    let struct_name = match &args.name {
+        Some(n) => n.to_string(),
+        None => crate::names::camel_case(&f.name.text),
+    };
+    if struct_name == f.name.text {
+        errors.at(
+            f.name.loc,
+            format!(
+                "the generated struct would be named `{struct_name}` like the function: name the \
+                 function in snake_case, or choose the struct's name with \
+                 `#[pointwise(name = …)]`"
+            ),
+        );
     }
     let extent = |a: &Agree| match a.value {
         Some((SLen::Lit(n), _)) => Extent::Fixed(n),
@@ -246,11 +300,18 @@ fn physics(f: &Function, mut dims: Dims, errors: &mut Errors) -> Sig {
         let (Some(name), Some(role)) = (&p.name, role) else {
             continue;
         };
-        let count = match role {
-            Role::A | Role::GradA => n_aux.len(),
-            Role::Constants => Len::Lit(nk.unwrap_or(0)),
-            Role::X => dim_len,
-            _ => n_comp.len(),
+        // Each parameter keeps its own declared length (a disagreement is
+        // reported once, above, not again at every index).
+        let own = |l: &SLen| match l {
+            SLen::Lit(n) => Len::Lit(*n),
+            SLen::Dim => Len::Dim,
+        };
+        let count = match (role, shape) {
+            (Role::X, _) => dim_len,
+            (Role::Constants, _) => Len::Lit(nk.unwrap_or(0)),
+            (_, Some((outer, _))) => own(outer),
+            (Role::A | Role::GradA, None) => n_aux.len(),
+            (_, None) => n_comp.len(),
         };
         let ty = match shape {
             None => Ty::Error,
@@ -325,23 +386,28 @@ fn helper(args: &Args, f: &Function, dims: Dims, errors: &mut Errors, names: &mu
         );
     }
     let mut params = Vec::new();
-    let mut sig_params = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     let mut uses_dim = false;
     let mut has_out = false;
     for p in &f.params {
         let Some(name) = &p.name else {
-            errors.at(p.loc, "helper parameters must be plain names, as in `k: f64`");
+            errors.at(
+                p.loc,
+                "helper parameters must be plain names, as in `k: f64`",
+            );
             continue;
         };
         if seen.contains(&name.text) {
-            errors.at(name.loc, format!("parameter `{}` is declared twice", name.text));
+            errors.at(
+                name.loc,
+                format!("parameter `{}` is declared twice", name.text),
+            );
         }
         seen.push(name.text.clone());
-        let (ty, by_ref, mutable) = match &p.ty {
-            Type::F64(_) => (Ty::Real, false, p.mutable),
-            Type::Int(k, _) => (Ty::Int(*k), false, p.mutable),
-            Type::Bool(_) => (Ty::Bool, false, p.mutable),
+        let (ty, mutable) = match &p.ty {
+            Type::F64(_) => (Ty::Real, p.mutable),
+            Type::Int(k, _) => (Ty::Int(*k), p.mutable),
+            Type::Bool(_) => (Ty::Bool, p.mutable),
             Type::Ref {
                 mutable,
                 lifetime,
@@ -355,7 +421,7 @@ fn helper(args: &Args, f: &Function, dims: Dims, errors: &mut Errors, names: &mu
                     Some((ty, d)) => {
                         uses_dim |= d;
                         has_out |= *mutable;
-                        (ty, true, *mutable)
+                        (ty, *mutable)
                     }
                     None => {
                         errors.at(
@@ -365,32 +431,42 @@ fn helper(args: &Args, f: &Function, dims: Dims, errors: &mut Errors, names: &mu
                                  `f64`; the accepted parameter types are {HELPER_FORMS}"
                             ),
                         );
-                        (Ty::Error, true, *mutable)
+                        (Ty::Error, *mutable)
                     }
                 }
             }
             Type::Array { loc, .. } => {
-                errors.at(*loc, "pass arrays by reference: `&[f64; N]` (or `&mut [f64; N]` to write into it)");
-                (Ty::Error, true, false)
+                errors.at(
+                    *loc,
+                    "pass arrays by reference: `&[f64; N]` (or `&mut [f64; N]` to write into it)",
+                );
+                (Ty::Error, false)
             }
             Type::Named { text, loc } if text == "f32" => {
-                errors.at(*loc, "write `f64`: the f32 version is generated from the f64 one");
-                (Ty::Error, false, false)
+                errors.at(
+                    *loc,
+                    "write `f64`: the f32 version is generated from the f64 one",
+                );
+                (Ty::Error, false)
             }
-            Type::Named { text, loc } if super::unsupported::is_heap_name(text.rsplit("::").next().unwrap_or("")) => {
+            Type::Named { text, loc }
+                if super::unsupported::is_heap_name(text.rsplit("::").next().unwrap_or("")) =>
+            {
                 errors.at(*loc, super::unsupported::HEAP);
-                (Ty::Error, false, false)
+                (Ty::Error, false)
             }
             Type::Unsupported(c, loc) => {
                 errors.at(*loc, super::unsupported::message(c));
-                (Ty::Error, false, false)
+                (Ty::Error, false)
             }
             other => {
-                errors.at(other.loc(), format!("unsupported parameter type: the accepted types are {HELPER_FORMS}"));
-                (Ty::Error, false, false)
+                errors.at(
+                    other.loc(),
+                    format!("unsupported parameter type: the accepted types are {HELPER_FORMS}"),
+                );
+                (Ty::Error, false)
             }
         };
-        sig_params.push((ty.clone(), by_ref));
         params.push(ParamBinding {
             name: name.clone(),
             c: names.fresh(&name.text),
@@ -403,7 +479,10 @@ fn helper(args: &Args, f: &Function, dims: Dims, errors: &mut Errors, names: &mu
         None | Some(Type::Unit(_)) => false,
         Some(Type::F64(_)) => true,
         Some(Type::Named { text, loc }) if text == "f32" => {
-            errors.at(*loc, "write `f64`: the f32 version is generated from the f64 one");
+            errors.at(
+                *loc,
+                "write `f64`: the f32 version is generated from the f64 one",
+            );
             true
         }
         Some(t) => {
@@ -434,10 +513,7 @@ fn helper(args: &Args, f: &Function, dims: Dims, errors: &mut Errors, names: &mu
         );
     }
     Sig {
-        kind: Kind::Helper(HelperSig {
-            params: sig_params,
-            returns_real,
-        }),
+        kind: Kind::Helper(HelperSig { returns_real }),
         dims,
         params,
     }

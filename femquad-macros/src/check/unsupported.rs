@@ -11,8 +11,19 @@ pub const HEAP: &str = "heap types (`Vec`, `Box`, `String`, …) are not availab
 pub fn is_heap_name(name: &str) -> bool {
     matches!(
         name,
-        "Vec" | "Box" | "String" | "Rc" | "Arc" | "HashMap" | "BTreeMap" | "HashSet"
-            | "BTreeSet" | "VecDeque" | "LinkedList" | "BinaryHeap" | "Cow"
+        "Vec"
+            | "Box"
+            | "String"
+            | "Rc"
+            | "Arc"
+            | "HashMap"
+            | "BTreeMap"
+            | "HashSet"
+            | "BTreeSet"
+            | "VecDeque"
+            | "LinkedList"
+            | "BinaryHeap"
+            | "Cow"
     )
 }
 

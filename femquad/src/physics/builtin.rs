@@ -1,258 +1,241 @@
-//! Built-in physics: the paper's Poisson and Lamé residuals.
+//! Built-in physics, written with [`macro@crate::pointwise`]: the paper's
+//! Poisson and Lamé residuals, and a nonlinear diffusion.
 //!
-//! These are hand-written implementations of [`Pointwise`]; they are
-//! replaced by `#[pointwise]` versions once the macro is available.
+//! Each function below is the physics as plain Rust; the macro generates the
+//! struct next to it (`laplacian` → [`Laplacian`]) implementing
+//! [`Pointwise`](super::Pointwise) with the native evaluation and the OpenCL
+//! C version. All are valid in 2D and 3D.
 
-use super::__private::{array, matrix, matrix_mut, unsupported_dim};
-use super::{Extent, PointArgs, Pointwise, PointwiseError, PointwiseInfo, Reads};
+use crate::pointwise;
 
 /// Laplacian with unit coefficient: `f1 = ∇u`, so `F(u)_i = ∫ ∇φ_i · ∇u`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Laplacian;
+#[pointwise]
+pub fn laplacian<const D: usize>(grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
+    f1[0] = grad_u[0];
+}
 
 /// Laplacian with a variable coefficient taken from the auxiliary field:
-/// `f1 = a₀ ∇u`. The coefficient may live in the solution's space or in P0.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct LaplacianCoefficient;
+/// `f1 = a₀ ∇u`. The coefficient may live in the solution's space (a P1/P2
+/// field, interpolated at the quadrature points) or in P0 (one value per
+/// cell): the integrator chooses the auxiliary space at run time; the physics
+/// only sees the value `a₀` at the point.
+#[pointwise]
+pub fn laplacian_coefficient<const D: usize>(
+    grad_u: &[[f64; D]; 1],
+    a: &[f64; 1],
+    f1: &mut [[f64; D]; 1],
+) {
+    for d in 0..D {
+        f1[0][d] = a[0] * grad_u[0][d];
+    }
+}
 
-/// Lamé (linear, isotropic) elasticity: `f1 = μ (∇u + ∇uᵀ) + λ (∇·u) I`
-/// with `constants = [μ, λ]`; `u` has one component per dimension.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Lame;
-
-static LAPLACIAN_INFO: PointwiseInfo = PointwiseInfo {
-    name: "laplacian",
-    opencl_name: "laplacian",
-    dims: &[2, 3],
-    n_comp: Extent::Fixed(1),
-    n_aux: Extent::Fixed(0),
-    n_constants: 0,
-    has_f0: false,
-    has_f1: true,
-    reads: Reads {
-        u: false,
-        grad_u: true,
-        a: false,
-        grad_a: false,
-        x: false,
-        constants: false,
-    },
-    flops: [0, 0],
-};
-
-static LAPLACIAN_COEFFICIENT_INFO: PointwiseInfo = PointwiseInfo {
-    name: "laplacian_coefficient",
-    opencl_name: "laplacian_coefficient",
-    dims: &[2, 3],
-    n_comp: Extent::Fixed(1),
-    n_aux: Extent::Fixed(1),
-    n_constants: 0,
-    has_f0: false,
-    has_f1: true,
-    reads: Reads {
-        u: false,
-        grad_u: true,
-        a: true,
-        grad_a: false,
-        x: false,
-        constants: false,
-    },
-    flops: [2, 3],
-};
-
-static LAME_INFO: PointwiseInfo = PointwiseInfo {
-    name: "lame",
-    opencl_name: "lame",
-    dims: &[2, 3],
-    n_comp: Extent::Dim,
-    n_aux: Extent::Fixed(0),
-    n_constants: 2,
-    has_f0: false,
-    has_f1: true,
-    reads: Reads {
-        u: false,
-        grad_u: true,
-        a: false,
-        grad_a: false,
-        x: false,
-        constants: true,
-    },
-    // divergence: D-1 adds; per (c, d): add + mul = 2·D²; diagonal: mul + add = 2·D
-    flops: [(1 + 2 * 4 + 2 * 2) as u64, (2 + 2 * 9 + 2 * 3) as u64],
-};
-
-fn laplacian_dim<const D: usize>(grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
+/// Poisson's equation `−Δu = f` with a constant source: `f0 = −f`,
+/// `f1 = ∇u`, with `constants = [f]`.
+#[pointwise]
+pub fn poisson<const D: usize>(
+    grad_u: &[[f64; D]; 1],
+    constants: &[f64; 1],
+    f0: &mut [f64; 1],
+    f1: &mut [[f64; D]; 1],
+) {
+    f0[0] = -constants[0];
     f1[0] = grad_u[0];
 }
 
-fn laplacian_dim_f32<const D: usize>(grad_u: &[[f32; D]; 1], f1: &mut [[f32; D]; 1]) {
-    f1[0] = grad_u[0];
-}
-
-macro_rules! dispatch_dim {
-    ($name:expr, $dim:expr, $body2:expr, $body3:expr) => {
-        match $dim {
-            2 => $body2,
-            3 => $body3,
-            d => Err(unsupported_dim($name, d)),
+/// Lamé (linear, isotropic) elasticity:
+/// `f1 = μ (∇u + ∇uᵀ) + λ (∇·u) I` with `constants = [μ, λ]`; `u` has one
+/// component per dimension (interleaved, node-major dofs).
+#[pointwise(name = Lame)]
+pub fn lame<const D: usize>(grad_u: &[[f64; D]; D], constants: &[f64; 2], f1: &mut [[f64; D]; D]) {
+    let mu = constants[0];
+    let lambda = constants[1];
+    let mut div = 0.0;
+    for d in 0..D {
+        div += grad_u[d][d];
+    }
+    for c in 0..D {
+        for d in 0..D {
+            f1[c][d] = mu * (grad_u[c][d] + grad_u[d][c]);
         }
-    };
+        f1[c][c] += lambda * div;
+    }
 }
 
-macro_rules! impl_laplacian {
-    ($t:ty, $f:ident, $dim:expr, $args:expr, $f1:expr) => {{
-        fn run<const D: usize>(a: &PointArgs<'_, $t>, f1: &mut [$t]) -> Result<(), PointwiseError> {
-            let g = matrix::<$t, 1, D>("laplacian", "grad_u", a.grad_u)?;
-            let out = matrix_mut::<$t, 1, D>("laplacian", "f1", f1)?;
-            $f::<D>(g, out);
-            Ok(())
+/// The diffusivity of [`NonlinearDiffusion`]: `κ(u) = 1 + u²`.
+#[pointwise]
+pub fn kappa(u: f64) -> f64 {
+    1.0 + u * u
+}
+
+/// Nonlinear diffusion `−∇·(κ(u) ∇u) = 0` with `κ(u) = 1 + u²` ([`kappa`]):
+/// `f1 = κ(u) ∇u`.
+#[pointwise(helpers(kappa))]
+pub fn nonlinear_diffusion<const D: usize>(
+    u: &[f64; 1],
+    grad_u: &[[f64; D]; 1],
+    f1: &mut [[f64; D]; 1],
+) {
+    let k = kappa(u[0]);
+    for d in 0..D {
+        f1[0][d] = k * grad_u[0][d];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::physics::{Extent, PointArgs, Pointwise, PointwiseError};
+
+    fn args<'a>(grad_u: &'a [f64], u: &'a [f64], a: &'a [f64], k: &'a [f64]) -> PointArgs<'a, f64> {
+        PointArgs {
+            u,
+            grad_u,
+            a,
+            grad_a: &[],
+            x: &[],
+            constants: k,
         }
-        dispatch_dim!("laplacian", $dim, run::<2>($args, $f1), run::<3>($args, $f1))
-    }};
-}
+    }
 
-impl Pointwise for Laplacian {
-    fn info(&self) -> &'static PointwiseInfo {
-        &LAPLACIAN_INFO
+    #[test]
+    fn metadata() {
+        let l = Laplacian.info();
+        assert_eq!((l.name, l.opencl_name), ("laplacian", "pw_laplacian"));
+        assert_eq!(l.dims, &[2, 3]);
+        assert_eq!(
+            (l.n_comp, l.n_aux, l.n_constants),
+            (Extent::Fixed(1), Extent::Fixed(0), 0)
+        );
+        assert!(l.has_f1 && !l.has_f0);
+        assert!(l.reads.grad_u && !l.reads.u && !l.reads.constants);
+        assert_eq!(l.flops, [0, 0]);
+        assert_eq!(LaplacianCoefficient.info().flops, [2, 3]);
+        assert!(LaplacianCoefficient.info().reads.a);
+        let m = Lame.info();
+        assert_eq!((m.n_comp, m.n_constants), (Extent::Dim, 2));
+        // div: D adds; per component: D·(add + mul) + (mul + add)
+        assert_eq!(m.flops, [2 + 2 * (2 * 2 + 2), 3 + 3 * (2 * 3 + 2)]);
+        // κ: 2, product: D
+        assert_eq!(NonlinearDiffusion.info().flops, [4, 5]);
+        assert_eq!(Poisson.info().flops, [1, 1]);
+        assert!(Poisson.info().has_f0);
     }
-    fn opencl_source(&self) -> String {
-        "void laplacian(const real u[], const real grad_u[][DIM], const real a[],\n\
-         \x20               const real grad_a[][DIM], const real x[], const real constants[],\n\
-         \x20               real f0[], real f1[][DIM])\n\
-         {\n\
-         \x20   for (int d = 0; d < DIM; ++d) f1[0][d] = grad_u[0][d];\n\
-         }\n"
-            .to_string()
-    }
-    fn eval_f64(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f64>,
-        _f0: &mut [f64],
-        f1: &mut [f64],
-    ) -> Result<(), PointwiseError> {
-        impl_laplacian!(f64, laplacian_dim, dim, args, f1)
-    }
-    fn eval_f32(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f32>,
-        _f0: &mut [f32],
-        f1: &mut [f32],
-    ) -> Result<(), PointwiseError> {
-        impl_laplacian!(f32, laplacian_dim_f32, dim, args, f1)
-    }
-}
 
-macro_rules! impl_laplacian_coefficient {
-    ($t:ty, $args:expr, $dim:expr, $f1:expr) => {{
-        fn run<const D: usize>(a: &PointArgs<'_, $t>, f1: &mut [$t]) -> Result<(), PointwiseError> {
-            let name = "laplacian_coefficient";
-            let g = matrix::<$t, 1, D>(name, "grad_u", a.grad_u)?;
-            let k = array::<$t, 1>(name, "a", a.a)?;
-            let out = matrix_mut::<$t, 1, D>(name, "f1", f1)?;
-            for d in 0..D {
-                out[0][d] = k[0] * g[0][d];
+    #[test]
+    fn lame_values() {
+        let g = [1.0, 2.0, 3.0, 4.0];
+        let mut f1 = [0.0; 4];
+        Lame.eval_f64(2, &args(&g, &[], &[], &[1.5, 2.0]), &mut [], &mut f1)
+            .unwrap();
+        // μ(∇u+∇uᵀ) + λ tr I with tr = 5
+        assert_eq!(
+            f1,
+            [1.5 * 2.0 + 10.0, 1.5 * 5.0, 1.5 * 5.0, 1.5 * 8.0 + 10.0]
+        );
+        let mut f1 = [0.0f32; 9];
+        let g: Vec<f32> = (0..9).map(|i| i as f32).collect();
+        Lame.eval_f32(
+            3,
+            &PointArgs {
+                u: &[],
+                grad_u: &g,
+                a: &[],
+                grad_a: &[],
+                x: &[],
+                constants: &[1.0, 0.0],
+            },
+            &mut [],
+            &mut f1,
+        )
+        .unwrap();
+        assert_eq!(f1[1], 1.0 + 3.0);
+    }
+
+    #[test]
+    fn coefficient_and_nonlinear_values() {
+        let mut f1 = [0.0; 3];
+        LaplacianCoefficient
+            .eval_f64(
+                3,
+                &args(&[1.0, -2.0, 0.5], &[], &[4.0], &[]),
+                &mut [],
+                &mut f1,
+            )
+            .unwrap();
+        assert_eq!(f1, [4.0, -8.0, 2.0]);
+        let mut f1 = [0.0; 2];
+        NonlinearDiffusion
+            .eval_f64(2, &args(&[1.0, 3.0], &[2.0], &[], &[]), &mut [], &mut f1)
+            .unwrap();
+        assert_eq!(f1, [5.0, 15.0]);
+        let mut f0 = [7.0];
+        let mut f1 = [0.0; 2];
+        Poisson
+            .eval_f64(2, &args(&[1.0, 3.0], &[], &[], &[2.5]), &mut f0, &mut f1)
+            .unwrap();
+        assert_eq!((f0, f1), ([-2.5], [1.0, 3.0]));
+    }
+
+    #[test]
+    fn bad_arguments_are_errors() {
+        let mut f1 = [0.0; 2];
+        let e = Laplacian
+            .eval_f64(2, &args(&[1.0], &[], &[], &[]), &mut [], &mut f1)
+            .unwrap_err();
+        assert_eq!(
+            e,
+            PointwiseError::Length {
+                physics: "laplacian",
+                argument: "grad_u",
+                expected: 2,
+                got: 1
             }
-            Ok(())
-        }
-        dispatch_dim!("laplacian_coefficient", $dim, run::<2>($args, $f1), run::<3>($args, $f1))
-    }};
-}
-
-impl Pointwise for LaplacianCoefficient {
-    fn info(&self) -> &'static PointwiseInfo {
-        &LAPLACIAN_COEFFICIENT_INFO
-    }
-    fn opencl_source(&self) -> String {
-        "void laplacian_coefficient(const real u[], const real grad_u[][DIM], const real a[],\n\
-         \x20               const real grad_a[][DIM], const real x[], const real constants[],\n\
-         \x20               real f0[], real f1[][DIM])\n\
-         {\n\
-         \x20   for (int d = 0; d < DIM; ++d) f1[0][d] = a[0] * grad_u[0][d];\n\
-         }\n"
-            .to_string()
-    }
-    fn eval_f64(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f64>,
-        _f0: &mut [f64],
-        f1: &mut [f64],
-    ) -> Result<(), PointwiseError> {
-        impl_laplacian_coefficient!(f64, args, dim, f1)
-    }
-    fn eval_f32(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f32>,
-        _f0: &mut [f32],
-        f1: &mut [f32],
-    ) -> Result<(), PointwiseError> {
-        impl_laplacian_coefficient!(f32, args, dim, f1)
-    }
-}
-
-macro_rules! impl_lame {
-    ($t:ty, $args:expr, $dim:expr, $f1:expr) => {{
-        fn run<const D: usize>(a: &PointArgs<'_, $t>, f1: &mut [$t]) -> Result<(), PointwiseError> {
-            let name = "lame";
-            let g = matrix::<$t, D, D>(name, "grad_u", a.grad_u)?;
-            let k = array::<$t, 2>(name, "constants", a.constants)?;
-            let out = matrix_mut::<$t, D, D>(name, "f1", f1)?;
-            let (mu, lambda) = (k[0], k[1]);
-            let mut div = 0.0;
-            for d in 0..D {
-                div += g[d][d];
+        );
+        let e = Laplacian
+            .eval_f64(4, &args(&[1.0; 4], &[], &[], &[]), &mut [], &mut [0.0; 4])
+            .unwrap_err();
+        assert_eq!(
+            e,
+            PointwiseError::Dimension {
+                physics: "laplacian",
+                dim: 4
             }
-            for c in 0..D {
-                for d in 0..D {
-                    out[c][d] = mu * (g[c][d] + g[d][c]);
-                }
-                out[c][c] += lambda * div;
-            }
-            Ok(())
-        }
-        dispatch_dim!("lame", $dim, run::<2>($args, $f1), run::<3>($args, $f1))
-    }};
-}
+        );
+        let e = Lame
+            .eval_f64(
+                2,
+                &args(&[1.0; 4], &[], &[], &[1.0]),
+                &mut [],
+                &mut [0.0; 4],
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("constants"), "{e}");
+    }
 
-impl Pointwise for Lame {
-    fn info(&self) -> &'static PointwiseInfo {
-        &LAME_INFO
-    }
-    fn opencl_source(&self) -> String {
-        "void lame(const real u[], const real grad_u[][DIM], const real a[],\n\
-         \x20          const real grad_a[][DIM], const real x[], const real constants[],\n\
-         \x20          real f0[], real f1[][DIM])\n\
-         {\n\
-         \x20   const real mu = constants[0];\n\
-         \x20   const real lambda = constants[1];\n\
-         \x20   real div = (real)0.0;\n\
-         \x20   for (int d = 0; d < DIM; ++d) div += grad_u[d][d];\n\
-         \x20   for (int c = 0; c < DIM; ++c) {\n\
-         \x20       for (int d = 0; d < DIM; ++d) f1[c][d] = mu * (grad_u[c][d] + grad_u[d][c]);\n\
-         \x20       f1[c][c] += lambda * div;\n\
-         \x20   }\n\
-         }\n"
-            .to_string()
-    }
-    fn eval_f64(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f64>,
-        _f0: &mut [f64],
-        f1: &mut [f64],
-    ) -> Result<(), PointwiseError> {
-        impl_lame!(f64, args, dim, f1)
-    }
-    fn eval_f32(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f32>,
-        _f0: &mut [f32],
-        f1: &mut [f32],
-    ) -> Result<(), PointwiseError> {
-        impl_lame!(f32, args, dim, f1)
+    #[test]
+    fn opencl_sources_define_the_named_function() {
+        for p in [
+            &Laplacian as &dyn Pointwise,
+            &LaplacianCoefficient,
+            &Lame,
+            &NonlinearDiffusion,
+            &Poisson,
+        ] {
+            let src = p.opencl_source();
+            let name = p.info().opencl_name;
+            assert!(
+                src.contains(&format!(
+                    "void {name}(const real u[], const real grad_u[][DIM]"
+                )),
+                "{src}"
+            );
+            assert!(!src.contains("@@"), "{src}");
+        }
+        let src = NonlinearDiffusion.opencl_source();
+        assert!(
+            src.find("real pw_kappa_").unwrap() < src.find("void pw_nonlinear_diffusion").unwrap()
+        );
+        assert_ne!(Laplacian.source_hash(), LaplacianCoefficient.source_hash());
     }
 }

@@ -318,6 +318,135 @@ pub mod __private {
     pub fn unsupported_dim(physics: &'static str, dim: usize) -> PointwiseError {
         PointwiseError::Dimension { physics, dim }
     }
+
+    /// The OpenCL C of a `#[pointwise]` helper function, as a template:
+    /// `@@self@@` stands for its own name and `@@i@@` for the name of the
+    /// `i`-th helper it calls. Names are given by [`opencl_source`]:
+    /// `pw_<rust name>_<hash of the source>`, so that helpers with the same
+    /// Rust name in different modules do not clash.
+    #[derive(Debug)]
+    pub struct ClFunction {
+        /// The function's Rust name (ASCII).
+        pub rust_name: &'static str,
+        /// The C source template.
+        pub template: &'static str,
+        /// The helpers it calls, in the order of the `@@i@@` placeholders.
+        pub helpers: &'static [&'static ClFunction],
+    }
+
+    /// Whether an array argument of lengths `arg` (`0`: the caller's `D`)
+    /// fits parameter `i` of a helper with parameter lengths `params` (`0`:
+    /// the helper's `D`): where the helper uses its `D`, the caller must
+    /// pass a `D`-sized array (or, in a physics of fixed dimension `fixed`,
+    /// an array of that length), because in OpenCL every `D` is `DIM`.
+    /// Shapes Rust rejects anyway (other lengths, arity) are not judged here.
+    pub const fn dim_arg_ok(params: &[&[usize]], i: usize, arg: &[usize], fixed: usize) -> bool {
+        if i >= params.len() || params[i].len() != arg.len() {
+            return true;
+        }
+        let p = params[i];
+        let mut j = 0;
+        while j < p.len() {
+            if p[j] == 0 && arg[j] != 0 && (fixed == 0 || arg[j] != fixed) {
+                return false;
+            }
+            j += 1;
+        }
+        true
+    }
+
+    /// Longest chain of helper calls.
+    const MAX_DEPTH: usize = 64;
+
+    /// False if `f` calls itself through its helpers (or the chain of calls
+    /// is deeper than 64). Evaluated at compile time by every helper.
+    pub const fn acyclic(f: &ClFunction) -> bool {
+        visit(f, [f; MAX_DEPTH], 1)
+    }
+
+    const fn visit<'a>(f: &'a ClFunction, mut path: [&'a ClFunction; MAX_DEPTH], depth: usize) -> bool {
+        let mut i = 0;
+        while i < f.helpers.len() {
+            let h = f.helpers[i];
+            let mut j = 0;
+            while j < depth {
+                if same(path[j], h) {
+                    return false;
+                }
+                j += 1;
+            }
+            if depth == MAX_DEPTH {
+                return false;
+            }
+            path[depth] = h;
+            if !visit(h, path, depth + 1) {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    const fn same(a: &ClFunction, b: &ClFunction) -> bool {
+        str_eq(a.rust_name, b.rust_name) && str_eq(a.template, b.template) && a.helpers.len() == b.helpers.len()
+    }
+
+    const fn str_eq(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    fn substitute(template: &str, names: &[String]) -> String {
+        let mut s = template.to_string();
+        for (i, n) in names.iter().enumerate() {
+            s = s.replace(&format!("@@{i}@@"), n);
+        }
+        s
+    }
+
+    /// Names `f` (and, first, the helpers it calls), appending each
+    /// definition once to `defs`, callees before callers.
+    fn resolve(f: &ClFunction, defs: &mut Vec<(String, String)>, depth: usize) -> String {
+        let callees: Vec<String> = if depth < MAX_DEPTH {
+            f.helpers.iter().map(|h| resolve(h, defs, depth + 1)).collect()
+        } else {
+            Vec::new()
+        };
+        let body = substitute(f.template, &callees);
+        let mut h = super::Fnv1a::new();
+        h.write(body.as_bytes());
+        let name = format!("pw_{}_{:016x}", f.rust_name, h.finish());
+        if !defs.iter().any(|(n, _)| *n == name) {
+            let source = body.replace("@@self@@", &name);
+            defs.push((name.clone(), source));
+        }
+        name
+    }
+
+    /// The complete OpenCL C of a physics: the definitions of its helpers
+    /// (each once, callees first), then `own` with `@@i@@` replaced by the
+    /// name of `helpers[i]`.
+    pub fn opencl_source(helpers: &[&ClFunction], own: &str) -> String {
+        let mut defs = Vec::new();
+        let names: Vec<String> = helpers.iter().map(|h| resolve(h, &mut defs, 1)).collect();
+        let mut out = String::new();
+        for (_, source) in &defs {
+            out.push_str(source);
+            out.push('\n');
+        }
+        out.push_str(&substitute(own, &names));
+        out
+    }
 }
 
 #[cfg(test)]
@@ -340,6 +469,55 @@ mod tests {
         let m: &mut [[f64; 2]; 2] = matrix_mut("p", "f1", &mut w).unwrap();
         m[1][1] = 7.0;
         assert_eq!(w[3], 7.0);
+    }
+
+    static LEAF: ClFunction = ClFunction {
+        rust_name: "leaf",
+        template: "real @@self@@(real v) { return v; }\n",
+        helpers: &[],
+    };
+    static MID: ClFunction = ClFunction {
+        rust_name: "mid",
+        template: "real @@self@@(real v) { return @@0@@(v) + @@1@@(v); }\n",
+        helpers: &[&LEAF, &LEAF],
+    };
+    static LOOP_A: ClFunction = ClFunction {
+        rust_name: "a",
+        template: "real @@self@@(real v) { return @@0@@(v); }\n",
+        helpers: &[&LOOP_B],
+    };
+    static LOOP_B: ClFunction = ClFunction {
+        rust_name: "b",
+        template: "real @@self@@(real v) { return @@0@@(v) * v; }\n",
+        helpers: &[&LOOP_A],
+    };
+
+    #[test]
+    fn helper_sources_are_named_and_deduplicated() {
+        let src = opencl_source(&[&MID, &LEAF], "void f() { @@0@@(1.0); @@1@@(2.0); }\n");
+        // leaf once, then mid, then the physics
+        assert_eq!(src.matches("real pw_leaf_").count(), 1, "{src}");
+        let leaf = src.find("real pw_leaf_").unwrap();
+        let mid = src.find("real pw_mid_").unwrap();
+        assert!(leaf < mid);
+        assert!(!src.contains("@@"), "{src}");
+        let leaf_name = &src[leaf + 5..leaf + 5 + "pw_leaf_".len() + 16];
+        assert!(src.contains(&format!("{leaf_name}(2.0)")), "{src}");
+        assert!(acyclic(&MID));
+        assert!(!acyclic(&LOOP_A));
+        assert!(!acyclic(&LOOP_B));
+    }
+
+    #[test]
+    fn helper_dimension_arguments() {
+        let params: &[&[usize]] = &[&[], &[0], &[2, 0]];
+        assert!(dim_arg_ok(params, 1, &[0], 0));
+        assert!(!dim_arg_ok(params, 1, &[2], 0));
+        assert!(dim_arg_ok(params, 1, &[2], 2));
+        assert!(!dim_arg_ok(params, 1, &[3], 2));
+        assert!(dim_arg_ok(params, 2, &[2, 0], 0));
+        assert!(dim_arg_ok(params, 0, &[], 0));
+        assert!(dim_arg_ok(params, 7, &[1], 0));
     }
 
     #[test]
