@@ -14,7 +14,9 @@
  *   N_CB            batches per chunk (run serially by one work-group)
  *   N_AUX, AUX_FIELD, AUX_CELL   auxiliary field: components, and whether it
  *                   lives in the solution's element or in P0
- *   HAS_F0, HAS_F1, READS_X      what the physics uses
+ *   HAS_F0, HAS_F1, READS_U, READS_GRAD_U, READS_A, READS_GRAD_A, READS_X
+ *                   what the physics writes and reads: only those values are
+ *                   evaluated at the quadrature points
  *   PREFETCH        1: load the next batch into registers during this one
  *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off)
  *   PHYSICS         the pointwise function, inlined above this file
@@ -223,15 +225,21 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
         for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
         for (int b = 0; b < N_B; ++b) {
           const real coef = u_i[CELL_DOF(c, b, comp, N_B, N_COMP)];
+#if READS_U
           val += coef * phi_i[b];
+#endif
+#if READS_GRAD_U
           for (int e = 0; e < DIM; ++e) ref[e] += coef * phiDer_i[b * DIM + e];
+#endif
         }
         u[comp] = val;
+#if READS_GRAD_U
         for (int d = 0; d < DIM; ++d) {
           real g = (real)0;
           for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
           gradU[comp][d] = g;
         }
+#endif
       }
       real a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM];
 #if AUX_FIELD
@@ -240,15 +248,21 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
         for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
         for (int b = 0; b < N_B; ++b) {
           const real coef = a_i[CELL_DOF(c, b, k, N_B, N_AUX)];
+#if READS_A
           val += coef * phi_i[b];
+#endif
+#if READS_GRAD_A
           for (int e = 0; e < DIM; ++e) ref[e] += coef * phiDer_i[b * DIM + e];
+#endif
         }
         a[k] = val;
+#if READS_GRAD_A
         for (int d = 0; d < DIM; ++d) {
           real g = (real)0;
           for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
           gradA[k][d] = g;
         }
+#endif
       }
 #elif AUX_CELL
       for (int k = 0; k < N_AUX; ++k) {

@@ -16,10 +16,9 @@ use femquad::rng::Rng;
 use femquad::{Real, pointwise};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
-use opencl3::device::{CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, Device};
+use opencl3::device::Device;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_ONLY, CL_MEM_WRITE_ONLY};
-use opencl3::platform::get_platforms;
 use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
 use std::ffi::c_void;
@@ -261,37 +260,17 @@ fn with_opencl(f: impl FnOnce(&Cl)) {
     f(CL.get_or_init(opencl));
 }
 
-/// The OpenCL device for the tests: PoCL if present, else any CPU device,
-/// else the first device. Fails (not skips) without an OpenCL platform.
+/// The OpenCL device for the tests: femquad's own choice (`FEMQUAD_DEVICE`,
+/// else a GPU, else the CPU — PoCL in CI). Fails (not skips) without an
+/// OpenCL platform.
 fn opencl() -> Cl {
     const INSTALL: &str = "no OpenCL platform found: the #[pointwise] tests need one; install \
         PoCL (Debian/Ubuntu: `apt-get install pocl-opencl-icd`), as CI does";
-    let platforms = get_platforms().unwrap_or_else(|e| panic!("{INSTALL} ({e})"));
-    assert!(!platforms.is_empty(), "{INSTALL}");
-    let mut choice = None;
-    for want_pocl in [true, false] {
-        for p in &platforms {
-            let name = p.name().unwrap_or_default();
-            if want_pocl && !name.contains("Portable Computing Language") {
-                continue;
-            }
-            let cpu = p.get_devices(CL_DEVICE_TYPE_CPU).unwrap_or_default();
-            let any = p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
-            if let Some(&d) = cpu.first().or(if want_pocl { any.first() } else { None }) {
-                choice = Some(d);
-                break;
-            }
-        }
-        if choice.is_some() {
-            break;
-        }
-    }
-    if choice.is_none() {
-        choice = platforms
-            .iter()
-            .find_map(|p| p.get_devices(CL_DEVICE_TYPE_ALL).ok()?.first().copied());
-    }
-    let device = Device::new(choice.unwrap_or_else(|| panic!("{INSTALL} (no device)")));
+    let devices = femquad::opencl::list_devices().unwrap_or_else(|e| panic!("{INSTALL} ({e})"));
+    let info = femquad::opencl::DeviceSelector::from_env()
+        .pick(&devices)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let device = Device::new(info.cl_device_id());
     let context = Context::from_device(&device).expect("OpenCL context");
     #[allow(deprecated)]
     let queue = CommandQueue::create_default(&context, 0).expect("OpenCL queue");
@@ -419,16 +398,26 @@ fn compare<R: Real>(cl: &Cl, physics: &dyn Pointwise, dim: usize, seed: u64) -> 
     const POINTS: usize = 257;
     let info = physics.info();
     let source = test_kernel::<R>(physics, dim);
-    let program =
-        Program::create_and_build_from_source(&cl.context, &source, "").unwrap_or_else(|log| {
+    // OpenCL C 1.2 is what femquad's runtime compiles with; the generated code
+    // must also be valid OpenCL C 3.0 (generic address space) where the device
+    // supports it, as the NVIDIA and newer PoCL compilers default to it.
+    let mut standards = vec!["-cl-std=CL1.2"];
+    if cl.device.opencl_c_version().unwrap_or_default().contains("3.0") {
+        standards.push("-cl-std=CL3.0");
+    }
+    let mut programs = standards.iter().map(|options| {
+        Program::create_and_build_from_source(&cl.context, &source, options).unwrap_or_else(|log| {
             panic!(
-                "OpenCL build of `{}` ({}, {dim}D) failed on {}:\n{log}\nsource:\n{}",
+                "OpenCL build ({options}) of `{}` ({}, {dim}D) failed on {}:\n{log}\nsource:\n{}",
                 info.name,
                 R::NAME,
                 cl.device.name().unwrap_or_default(),
                 numbered(&source)
             )
-        });
+        })
+    });
+    let program = programs.next().expect("at least one standard");
+    programs.for_each(drop);
     let kernel = Kernel::create(&program, "pw_test").expect("kernel");
     let nc = info.n_comp.resolve(dim);
     let na = info.n_aux.resolve(dim);

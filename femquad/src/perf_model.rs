@@ -13,10 +13,12 @@
 //! `x`, else 0.
 //!
 //! **Flops per cell** `= N_q · (Q + P) + N_b N_c N_q · (2·[f0] + 2d·[f1])`:
-//! - `Q = N_c (N_b (2 + 2d) + 2d²)`: values and reference gradients from the
-//!   coefficients (a multiply-add per basis function for the value and each
-//!   of the `d` derivatives), then the map `∇u = J⁻ᵀ ∇_ξ u` (`d` outputs of
-//!   `d` multiply-adds); the same with `N_a` for an aux field; `3d²` for `x`;
+//! - `Q = N_c (N_b (2·[u] + 2d·[∇u]) + 2d²·[∇u])`: values and reference
+//!   gradients from the coefficients (a multiply-add per basis function for
+//!   the value and each of the `d` derivatives), then the map
+//!   `∇u = J⁻ᵀ ∇_ξ u` (`d` outputs of `d` multiply-adds) — each only if the
+//!   physics reads it (`[·]` is 1 if so, else 0); the same with `N_a` for an
+//!   aux field; `3d²` for `x`;
 //!   `1` for `w·det J`, `N_c` to scale `f0`, `N_c d (2d + 1)` to form
 //!   `w det J · J⁻¹ f1`.
 //! - `P`: the physics' own count ([`crate::PointwiseInfo::flops`]).
@@ -97,10 +99,17 @@ pub fn bytes_per_cell(shape: &KernelShape) -> usize {
 pub fn flops_per_cell(shape: &KernelShape, aux: AuxSpace, physics: &PointwiseInfo) -> u64 {
     let d = shape.dim as u64;
     let (n_b, n_c, n_q) = (shape.n_b as u64, shape.n_comp as u64, shape.n_q as u64);
-    let field = |n: u64| n * (n_b * (2 + 2 * d) + 2 * d * d);
-    let mut per_point = field(n_c) + 1;
+    // Values (a multiply-add per basis function) and gradients (d of them,
+    // then the d×d map), each only if the physics reads it.
+    let field = |n: u64, value: bool, grad: bool| {
+        let value = if value { 2 } else { 0 };
+        let grad = if grad { 2 * d } else { 0 };
+        n * (n_b * (value + grad) + d * grad)
+    };
+    let r = shape.reads;
+    let mut per_point = field(n_c, r.u, r.grad_u) + 1;
     if let AuxSpace::Field { n_comp } = aux {
-        per_point += field(n_comp as u64);
+        per_point += field(n_comp as u64, r.a, r.grad_a);
     }
     if shape.reads_x {
         per_point += 3 * d * d;
@@ -133,13 +142,13 @@ mod tests {
         let s = shape(2, 3, 1, 1, AuxSpace::None, info, 4);
         // u 3 + J⁻¹ 4 + det 1 + out 3 = 11 floats
         assert_eq!(bytes_per_cell(&s), 44);
-        // Q = 1·(3·6 + 8) = 26, +1 (w det J), f1 map 1·2·5 = 10, physics 0;
-        // basis 3·1·1·4 = 12 → 49
-        assert_eq!(flops_per_cell(&s, AuxSpace::None, info), 49);
+        // The Laplacian reads only ∇u: Q = 1·(3·4 + 2·4) = 20, +1 (w det J),
+        // f1 map 1·2·5 = 10, physics 0; basis 3·1·1·4 = 12 → 43
+        assert_eq!(flops_per_cell(&s, AuxSpace::None, info), 43);
         let m = LaunchModel::new(&s, AuxSpace::None, info, 1000);
-        assert!((m.beta() - 49.0 / 44.0).abs() < 1e-12);
+        assert!((m.beta() - 43.0 / 44.0).abs() < 1e-12);
         assert!((m.predicted_s(44e3, None) - 1.0).abs() < 1e-12);
-        assert!((m.predicted_s(44e3, Some(49.0)) - 1000.0).abs() < 1e-9);
+        assert!((m.predicted_s(44e3, Some(43.0)) - 1000.0).abs() < 1e-9);
     }
 
     #[test]
@@ -152,8 +161,9 @@ mod tests {
         let lame = Lame.info();
         let s = shape(3, 4, 3, 1, AuxSpace::None, lame, 8);
         assert_eq!(bytes_per_cell(&s), (24 + 10) * 8);
-        // per point: 3·(4·8 + 18) + 1 + 3·3·7 + physics 26; basis 12·6
-        let expected = 3 * (4 * 8 + 18) + 1 + 63 + lame.flops[1] + 12 * 6;
+        // Lamé reads only ∇u. Per point: 3·(4·6 + 3·6) + 1 + 3·3·7 + physics;
+        // basis 12·6
+        let expected = 3 * (4 * 6 + 3 * 6) + 1 + 63 + lame.flops[1] + 12 * 6;
         assert_eq!(flops_per_cell(&s, AuxSpace::None, lame), expected);
     }
 }

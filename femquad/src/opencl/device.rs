@@ -85,6 +85,13 @@ unsafe impl Send for DeviceInfo {}
 // SAFETY: as above; the handle is never dereferenced by femquad.
 unsafe impl Sync for DeviceInfo {}
 
+impl DeviceInfo {
+    /// The raw OpenCL device handle, for interoperation with other OpenCL code.
+    pub fn cl_device_id(&self) -> cl_device_id {
+        self.id
+    }
+}
+
 impl fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

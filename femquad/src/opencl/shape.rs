@@ -33,7 +33,7 @@
 
 use crate::aux::AuxSpace;
 use crate::opencl::device::DeviceInfo;
-use crate::physics::PointwiseInfo;
+use crate::physics::{PointwiseInfo, Reads};
 use crate::{Error, Result};
 
 /// Greatest common divisor.
@@ -118,6 +118,8 @@ pub struct KernelShape {
     pub chunk: usize,
     /// Auxiliary values per cell.
     pub aux_per_cell: usize,
+    /// Which point values the physics reads (only those are evaluated).
+    pub reads: Reads,
     /// Whether cell vertex coordinates are loaded (physics reads `x`).
     pub reads_x: bool,
     /// Whether `f0` / `f1` are stored between the phases.
@@ -188,6 +190,7 @@ impl KernelShape {
             n_t,
             chunk: config.n_cb * n_bc,
             aux_per_cell: aux.values_per_cell(n_b),
+            reads: physics.reads,
             reads_x: physics.reads.x,
             has_f0: physics.has_f0,
             has_f1: physics.has_f1,

@@ -86,7 +86,16 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     for (name, value) in defines {
         let _ = writeln!(s, "#define {name} {value}");
     }
-    let _ = writeln!(s, "#define READS_X {}", usize::from(shape.reads_x));
+    let reads = shape.reads;
+    for (name, flag) in [
+        ("READS_U", reads.u),
+        ("READS_GRAD_U", reads.grad_u),
+        ("READS_A", reads.a),
+        ("READS_GRAD_A", reads.grad_a),
+        ("READS_X", shape.reads_x),
+    ] {
+        let _ = writeln!(s, "#define {name} {}", usize::from(flag));
+    }
     let _ = writeln!(s, "#define PREFETCH {}", usize::from(shape.prefetch));
     let width = if shape.vector_loads { 16 / shape.real_size } else { 1 };
     let _ = writeln!(s, "#define VEC_WIDTH {width}");
