@@ -178,8 +178,9 @@ fn default_configuration_on_larger_meshes() {
 #[test]
 fn launch_configurations_with_remainders() {
     let device = device();
-    let configs = [(1, 1), (2, 3), (3, 2), (5, 1), (7, 4)];
-    for (n_bl, n_cb) in configs {
+    // (N_bl, N_cb, register prefetch)
+    let configs = [(1, 1, true), (2, 3, false), (3, 2, true), (5, 1, true), (7, 4, false)];
+    for (n_bl, n_cb, prefetch) in configs {
         for (dim, order, physics, constants) in [
             (2, 1, &Laplacian as &dyn Pointwise, vec![]),
             (2, 2, &Lame as &dyn Pointwise, vec![2.0, 1.0]),
@@ -194,7 +195,7 @@ fn launch_configurations_with_remainders() {
                 aux: AuxSpace::None,
                 constants,
                 degree: 2,
-                config: Some(LaunchConfig::new(n_bl, n_cb)),
+                config: Some(LaunchConfig::new(n_bl, n_cb).with_prefetch(prefetch)),
             };
             compare::<f64>(&device, &case, 1e-12);
         }

@@ -392,16 +392,27 @@ impl<'a> Runner<'a> {
                 let row = self.measure(&ctx, &mut work, default, "default");
                 self.push_result::<R>(&ctx, default, "default", row);
             }
-            Plan::Fixed { n_bl, n_cb, n_tc } => {
+            Plan::Fixed {
+                n_bl,
+                n_cb,
+                n_tc,
+                prefetch,
+            } => {
                 let c = LaunchConfig {
                     n_bl: n_bl.unwrap_or(default.n_bl),
                     n_cb: n_cb.unwrap_or(default.n_cb),
                     n_tc: n_tc.unwrap_or(default.n_tc),
+                    prefetch: *prefetch,
                 };
                 let row = self.measure(&ctx, &mut work, c, "fixed");
                 self.push_result::<R>(&ctx, c, "fixed", row);
             }
-            Plan::Sweep { n_bl, n_cb, n_tc } => {
+            Plan::Sweep {
+                n_bl,
+                n_cb,
+                n_tc,
+                prefetch,
+            } => {
                 let n_tc = n_tc.unwrap_or(default.n_tc);
                 let shape = ctx.shape::<R>(default.with_threads_per_cell(n_tc))?;
                 let threads_per_block = shape.n_bs * shape.n_tc;
@@ -412,7 +423,9 @@ impl<'a> Runner<'a> {
                 self.progress.set_length(total);
                 for &bl in &n_bl {
                     for &cb in n_cb {
-                        let c = LaunchConfig::new(bl, cb).with_threads_per_cell(n_tc);
+                        let c = LaunchConfig::new(bl, cb)
+                            .with_threads_per_cell(n_tc)
+                            .with_prefetch(*prefetch);
                         self.progress.stage(&format!("{name}: N_bl={bl} N_cb={cb}"));
                         let row = self.measure(&ctx, &mut work, c, "sweep");
                         self.push_result::<R>(&ctx, c, "sweep", row);

@@ -183,6 +183,9 @@ pub struct Options {
     /// Threads per cell N_tc (with a fixed or swept configuration) [default: the device default's].
     #[arg(long)]
     pub n_tc: Option<usize>,
+    /// Do not prefetch the next batch into registers (with a fixed or swept configuration).
+    #[arg(long)]
+    pub no_prefetch: bool,
     /// With `auto`: tune again even if the cache has an entry.
     #[arg(long)]
     pub retune: bool,
@@ -307,6 +310,7 @@ impl Options {
                 n_bl: self.sweep_n_bl.clone(),
                 n_cb: self.sweep_n_cb.clone(),
                 n_tc: self.n_tc,
+                prefetch: !self.no_prefetch,
             });
         }
         Ok(match (self.n_bl, self.n_cb) {
@@ -314,9 +318,12 @@ impl Options {
                 with_default: self.with_default,
                 retune: self.retune,
             },
-            (ConfigArg::Default, ConfigArg::Default) if self.n_tc.is_none() => Plan::Default,
+            (ConfigArg::Default, ConfigArg::Default) if self.n_tc.is_none() && !self.no_prefetch => {
+                Plan::Default
+            }
             (n_bl, n_cb) => Plan::Fixed {
                 n_tc: self.n_tc,
+                prefetch: !self.no_prefetch,
                 n_bl: match n_bl {
                     ConfigArg::Value(v) => Some(v),
                     _ => None,
@@ -344,6 +351,8 @@ pub enum Plan {
         n_cb: Option<usize>,
         /// `N_tc`, if given.
         n_tc: Option<usize>,
+        /// Register prefetching.
+        prefetch: bool,
     },
     /// Autotuned (cached or tuned now), optionally also the default.
     Auto {
@@ -360,6 +369,8 @@ pub enum Plan {
         n_cb: Vec<usize>,
         /// `N_tc` (default: the device default's).
         n_tc: Option<usize>,
+        /// Register prefetching.
+        prefetch: bool,
     },
 }
 
@@ -521,7 +532,8 @@ mod tests {
             Plan::Fixed {
                 n_bl: Some(32),
                 n_cb: None,
-                n_tc: None
+                n_tc: None,
+                prefetch: true
             }
         );
         let o = Options::parse_from_args(["b", "--n-bl", "auto", "--with-default"]).unwrap();
@@ -538,7 +550,8 @@ mod tests {
             Plan::Sweep {
                 n_bl: None,
                 n_cb: vec![1, 4],
-                n_tc: None
+                n_tc: None,
+                prefetch: true
             }
         );
         assert!(Options::parse_from_args(["b", "--suite", "--sweep"]).is_err());

@@ -16,7 +16,8 @@
 //!    `N_cb` = [`DEFAULT_N_CB`], for one thread per cell, one per component
 //!    (`N_tc = N_comp`, vector fields) and one per quadrature point
 //!    (`N_tc = N_q`), plus the device default;
-//! 2. the best of stage 1 with each `N_cb` of [`TuneOptions::n_cb`].
+//! 2. the best of stage 1 with each `N_cb` of [`TuneOptions::n_cb`];
+//! 3. the best of stage 2 without register prefetching.
 //!
 //! The paper (Table 2) found `N_cb` to matter little, which is why it gets
 //! the second, smaller stage. Configurations that exceed the device's
@@ -29,7 +30,7 @@
 //! ([`cache_path`]). One entry per line, `KEY => VALUES`:
 //!
 //! ```text
-//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 ns=241152 cells=16777216
+//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 ns=241152 cells=16777216
 //! ```
 //!
 //! The key ([`TuneKey`], its `Display`) names the device and driver, a hash
@@ -274,8 +275,13 @@ impl fmt::Display for CacheEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "n_bl={} n_cb={} n_tc={} ns={:.0} cells={}",
-            self.config.n_bl, self.config.n_cb, self.config.n_tc, self.time_ns, self.cells
+            "n_bl={} n_cb={} n_tc={} prefetch={} ns={:.0} cells={}",
+            self.config.n_bl,
+            self.config.n_cb,
+            self.config.n_tc,
+            u8::from(self.config.prefetch),
+            self.time_ns,
+            self.cells
         )
     }
 }
@@ -287,6 +293,7 @@ impl FromStr for CacheEntry {
         let mut n_bl = None;
         let mut n_cb = None;
         let mut n_tc = None;
+        let mut prefetch = None;
         let mut ns = None;
         let mut cells = None;
         for tok in s.split_whitespace() {
@@ -298,6 +305,13 @@ impl FromStr for CacheEntry {
                 "n_bl" => n_bl = Some(v.parse::<usize>().map_err(|_| bad())?),
                 "n_cb" => n_cb = Some(v.parse::<usize>().map_err(|_| bad())?),
                 "n_tc" => n_tc = Some(v.parse::<usize>().map_err(|_| bad())?),
+                "prefetch" => {
+                    prefetch = Some(match v {
+                        "0" => false,
+                        "1" => true,
+                        _ => return Err(bad()),
+                    })
+                }
                 "ns" => ns = Some(v.parse::<f64>().map_err(|_| bad())?),
                 "cells" => cells = Some(v.parse::<usize>().map_err(|_| bad())?),
                 _ => return Err(format!("unknown value `{k}`")),
@@ -315,7 +329,9 @@ impl FromStr for CacheEntry {
             return Err("ns must be a finite, non-negative number".into());
         }
         Ok(CacheEntry {
-            config: LaunchConfig::new(n_bl, n_cb).with_threads_per_cell(n_tc),
+            config: LaunchConfig::new(n_bl, n_cb)
+                .with_threads_per_cell(n_tc)
+                .with_prefetch(prefetch.unwrap_or(true)),
             time_ns,
             cells: cells.unwrap_or(0),
         })
@@ -778,6 +794,10 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
                 }
             }
         }
+        // Stage 3: the best so far without register prefetching.
+        if let Some(stage2) = best_of(&trials) {
+            run(integrator, &mut trials, stage2.config.with_prefetch(false))?;
+        }
     } else {
         for &c in &opts.candidates {
             run(integrator, &mut trials, c)?;
@@ -954,7 +974,10 @@ mod tests {
             time_ns: 241_152.4,
             cells: 1 << 24,
         };
-        assert_eq!(e.to_string(), "n_bl=32 n_cb=4 n_tc=1 ns=241152 cells=16777216");
+        assert_eq!(
+            e.to_string(),
+            "n_bl=32 n_cb=4 n_tc=1 prefetch=1 ns=241152 cells=16777216"
+        );
         let back: CacheEntry = e.to_string().parse().unwrap();
         assert_eq!(back.config, e.config);
         assert_eq!(back.cells, 1 << 24);

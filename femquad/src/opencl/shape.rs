@@ -50,8 +50,8 @@ pub fn lcm(a: usize, b: usize) -> usize {
     }
 }
 
-/// The tunable launch parameters: blocks per batch, batches per chunk and
-/// threads per cell.
+/// The tunable launch parameters: blocks per batch, batches per chunk,
+/// threads per cell, and whether the next batch is prefetched into registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
     /// `N_bl`, blocks per batch (concurrent).
@@ -60,12 +60,26 @@ pub struct LaunchConfig {
     pub n_cb: usize,
     /// `N_tc`, threads per cell (1 unless blocks would be too large).
     pub n_tc: usize,
+    /// Prefetch the next batch into registers while this one computes
+    /// (kernel `PREFETCH`); costs registers per thread, so large vector P2
+    /// cases may run faster without.
+    pub prefetch: bool,
 }
 
 impl LaunchConfig {
     /// `N_bl` blocks per batch, `N_cb` batches per chunk, one thread per cell.
     pub fn new(n_bl: usize, n_cb: usize) -> Self {
-        LaunchConfig { n_bl, n_cb, n_tc: 1 }
+        LaunchConfig {
+            n_bl,
+            n_cb,
+            n_tc: 1,
+            prefetch: true,
+        }
+    }
+
+    /// The same with prefetching on or off.
+    pub fn with_prefetch(self, prefetch: bool) -> Self {
+        LaunchConfig { prefetch, ..self }
     }
 
     /// The same with `n_tc` threads per cell.
@@ -79,6 +93,9 @@ impl std::fmt::Display for LaunchConfig {
         write!(f, "N_bl={} N_cb={}", self.n_bl, self.n_cb)?;
         if self.n_tc != 1 {
             write!(f, " N_tc={}", self.n_tc)?;
+        }
+        if !self.prefetch {
+            write!(f, " no-prefetch")?;
         }
         Ok(())
     }
@@ -129,9 +146,9 @@ pub struct KernelShape {
     /// Bytes of one real.
     pub real_size: usize,
     /// Whether each thread loads the next batch into registers while the
-    /// current one computes (kernel `PREFETCH`). On by default; the
-    /// environment variable [`PREFETCH_ENV`]`=0` turns it off (for
-    /// measurements).
+    /// current one computes (kernel `PREFETCH`): as the configuration says,
+    /// unless the environment variable [`PREFETCH_ENV`]`=0` turns it off
+    /// everywhere (for measurements).
     pub prefetch: bool,
     /// Whether batch inputs move through 16-byte vectors where the batch
     /// holds a whole number of them (kernel `VEC_WIDTH > 1`). On by default;
@@ -195,7 +212,7 @@ impl KernelShape {
             has_f0: physics.has_f0,
             has_f1: physics.has_f1,
             real_size,
-            prefetch: enabled_by_env(PREFETCH_ENV),
+            prefetch: config.prefetch && enabled_by_env(PREFETCH_ENV),
             vector_loads: enabled_by_env(VECTOR_LOADS_ENV),
         })
     }
@@ -206,6 +223,7 @@ impl KernelShape {
             n_bl: self.n_bl,
             n_cb: self.n_cb,
             n_tc: self.n_tc,
+            prefetch: self.prefetch,
         }
     }
 
