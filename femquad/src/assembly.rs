@@ -6,13 +6,13 @@
 //! into the global residual. Work arrays are kept between evaluations.
 
 use crate::aux::AuxSpace;
+use crate::error::check_len;
 use crate::integrate::backend::{Backend, Integrator};
 use crate::integrate::{CellInputs, Discretization};
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;
 use crate::space::FunctionSpace;
-use crate::error::check_len;
 use crate::{Error, Real, Result};
 
 /// Evaluates global residuals `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` of one
@@ -114,7 +114,11 @@ impl<R: Real> Residual<R> {
         if u.len() != self.space.n_dofs() {
             return Err(Error::arg(
                 "u",
-                format!("expected {} entries (the space's dofs), got {}", self.space.n_dofs(), u.len()),
+                format!(
+                    "expected {} entries (the space's dofs), got {}",
+                    self.space.n_dofs(),
+                    u.len()
+                ),
             ));
         }
         self.space.gather(u, &mut self.u_cells)?;

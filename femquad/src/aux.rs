@@ -86,7 +86,10 @@ mod tests {
         assert_eq!(AuxSpace::Field { n_comp: 2 }.values_per_cell(6), 12);
         assert_eq!(AuxSpace::Cell { n_comp: 2 }.values_per_cell(6), 2);
         assert!(AuxSpace::Cell { n_comp: 1 }.check_against(1, "p").is_ok());
-        let e = AuxSpace::None.check_against(1, "p").unwrap_err().to_string();
+        let e = AuxSpace::None
+            .check_against(1, "p")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("reads 1 auxiliary"), "{e}");
     }
 }

@@ -114,7 +114,9 @@ pub enum Error {
     },
 
     /// The OpenCL compiler rejected a generated program.
-    #[error("OpenCL build failed on `{device}`:\n{log}\n--- generated source ---\n{numbered_source}")]
+    #[error(
+        "OpenCL build failed on `{device}`:\n{log}\n--- generated source ---\n{numbered_source}"
+    )]
     Build {
         /// Device name.
         device: String,
@@ -156,7 +158,9 @@ pub enum Error {
     },
 
     /// An iterative solver did not converge.
-    #[error("{solver} did not converge in {iterations} iterations: residual {residual:e} > tolerance {tolerance:e}")]
+    #[error(
+        "{solver} did not converge in {iterations} iterations: residual {residual:e} > tolerance {tolerance:e}"
+    )]
     NoConvergence {
         /// Solver name.
         solver: &'static str,

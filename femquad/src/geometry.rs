@@ -185,9 +185,7 @@ mod tests {
 
     #[test]
     fn tetrahedron_inverse_times_jacobian_is_identity() {
-        let verts = vec![
-            0.1, 0.2, 0.3, 1.3, 0.1, 0.4, 0.2, 1.1, 0.5, 0.3, 0.4, 1.7,
-        ];
+        let verts = vec![0.1, 0.2, 0.3, 1.3, 0.1, 0.4, 0.2, 1.1, 0.5, 0.3, 0.4, 1.7];
         let mesh = Mesh::from_raw(3, verts, vec![0, 1, 2, 3]).unwrap();
         let g = Geometry::<f64>::new(&mesh).unwrap();
         let mut j = [0.0; 9];

@@ -121,7 +121,8 @@ pub fn flops_per_cell(shape: &KernelShape, aux: AuxSpace, physics: &PointwiseInf
         per_point += n_c * d * (2 * d + 1);
     }
     per_point += physics.flops_in(shape.dim);
-    let basis = n_b * n_c * n_q * (if shape.has_f0 { 2 } else { 0 } + if shape.has_f1 { 2 * d } else { 0 });
+    let basis =
+        n_b * n_c * n_q * (if shape.has_f0 { 2 } else { 0 } + if shape.has_f1 { 2 * d } else { 0 });
     n_q * per_point + basis
 }
 
@@ -132,7 +133,15 @@ mod tests {
     use crate::physics::Pointwise;
     use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 
-    fn shape(dim: usize, n_b: usize, n_comp: usize, n_q: usize, aux: AuxSpace, p: &PointwiseInfo, s: usize) -> KernelShape {
+    fn shape(
+        dim: usize,
+        n_b: usize,
+        n_comp: usize,
+        n_q: usize,
+        aux: AuxSpace,
+        p: &PointwiseInfo,
+        s: usize,
+    ) -> KernelShape {
         KernelShape::new(dim, n_b, n_comp, n_q, aux, p, s, LaunchConfig::new(4, 2)).unwrap()
     }
 

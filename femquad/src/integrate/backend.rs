@@ -54,13 +54,13 @@ impl Backend {
 pub enum Integrator<R: Real> {
     /// Native.
     Native {
-        /// The discretization.
-        disc: Discretization<R>,
+        /// The discretization (boxed, like the OpenCL variant's).
+        disc: Box<Discretization<R>>,
         /// Serial or parallel.
         execution: Execution,
     },
-    /// OpenCL.
-    OpenCl(OpenClIntegrator<R>),
+    /// OpenCL (boxed: it holds device buffers and a kernel cache).
+    OpenCl(Box<OpenClIntegrator<R>>),
 }
 
 impl<R: Real> Integrator<R> {
@@ -68,12 +68,12 @@ impl<R: Real> Integrator<R> {
     pub fn new(disc: Discretization<R>, backend: &Backend) -> Result<Self> {
         Ok(match backend {
             Backend::Native(execution) => Integrator::Native {
-                disc,
+                disc: Box::new(disc),
                 execution: *execution,
             },
-            Backend::OpenCl { device, config } => {
-                Integrator::OpenCl(OpenClIntegrator::new(device.clone(), disc, *config)?)
-            }
+            Backend::OpenCl { device, config } => Integrator::OpenCl(Box::new(
+                OpenClIntegrator::new(device.clone(), disc, *config)?,
+            )),
         })
     }
 

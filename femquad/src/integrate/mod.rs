@@ -183,7 +183,12 @@ impl<R: Real> Discretization<R> {
 
     /// Checks the sizes (and finiteness) of cell-local inputs and an
     /// element-vector output for `n_cells` cells.
-    pub fn check_inputs(&self, inputs: &CellInputs<'_, R>, n_cells: usize, out: &[R]) -> Result<()> {
+    pub fn check_inputs(
+        &self,
+        inputs: &CellInputs<'_, R>,
+        n_cells: usize,
+        out: &[R],
+    ) -> Result<()> {
         check_len("u", inputs.u, n_cells * self.n_bt())?;
         check_len("aux", inputs.aux, n_cells * self.aux_per_cell())?;
         check_len("element_vectors", out, n_cells * self.n_bt())?;

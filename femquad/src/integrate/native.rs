@@ -55,10 +55,7 @@ pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
     if cells.end > disc.n_cells() || cells.start > cells.end {
         return Err(Error::arg(
             "cells",
-            format!(
-                "range {cells:?} is not within the {} cells",
-                disc.n_cells()
-            ),
+            format!("range {cells:?} is not within the {} cells", disc.n_cells()),
         ));
     }
     disc.check_physics(physics, inputs.constants.len())?;
@@ -75,7 +72,10 @@ pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
         Ok(())
     };
     match execution {
-        Execution::Serial => out.chunks_mut(CHUNK * n_bt).enumerate().try_for_each(run_chunk),
+        Execution::Serial => out
+            .chunks_mut(CHUNK * n_bt)
+            .enumerate()
+            .try_for_each(run_chunk),
         Execution::Parallel => out
             .par_chunks_mut(CHUNK * n_bt)
             .enumerate()
@@ -166,11 +166,29 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
                 [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
 
             // Field and gradient at the point.
-            evaluate_field(u_cell, n_comp, dim, phi, dphi, inv_j, &mut s.u, &mut s.grad_ref, &mut s.grad_u);
+            evaluate_field(
+                u_cell,
+                n_comp,
+                dim,
+                phi,
+                dphi,
+                inv_j,
+                &mut s.u,
+                &mut s.grad_ref,
+                &mut s.grad_u,
+            );
             match disc.aux() {
                 AuxSpace::None => {}
                 AuxSpace::Field { .. } => evaluate_field(
-                    aux_cell, n_aux, dim, phi, dphi, inv_j, &mut s.a, &mut s.grad_ref, &mut s.grad_a,
+                    aux_cell,
+                    n_aux,
+                    dim,
+                    phi,
+                    dphi,
+                    inv_j,
+                    &mut s.a,
+                    &mut s.grad_ref,
+                    &mut s.grad_a,
                 ),
                 AuxSpace::Cell { .. } => {
                     s.a.copy_from_slice(aux_cell);
@@ -252,9 +270,7 @@ fn evaluate_field<R: Real>(
     let n_b = phi.len();
     for c in 0..n_comp {
         let mut val = R::ZERO;
-        for e in 0..dim {
-            grad_ref[e] = R::ZERO;
-        }
+        grad_ref[..dim].fill(R::ZERO);
         for b in 0..n_b {
             let k = coef[layout::cell_dof(0, b, c, n_b, n_comp)];
             val += phi[b] * k;

@@ -1027,14 +1027,8 @@ mod tests {
         let loaded = TuneCache::load(&path).unwrap();
         assert_eq!(loaded.len(), 2);
         assert_eq!(loaded.skipped(), 0);
-        assert_eq!(
-            loaded.get(&k).unwrap().config,
-            LaunchConfig::new(24, 4)
-        );
-        assert_eq!(
-            loaded.get(&k2).unwrap().config,
-            LaunchConfig::new(16, 1)
-        );
+        assert_eq!(loaded.get(&k).unwrap().config, LaunchConfig::new(24, 4));
+        assert_eq!(loaded.get(&k2).unwrap().config, LaunchConfig::new(16, 1));
         assert_eq!(loaded.get(&TuneKey { dim: 2, ..key() }), None);
 
         // Lookup with device checks.
@@ -1077,10 +1071,7 @@ mod tests {
         let cache = TuneCache::load(&path).unwrap();
         assert_eq!(cache.len(), 1);
         assert_eq!(cache.skipped(), 6);
-        assert_eq!(
-            cache.get(&key()).unwrap().config,
-            LaunchConfig::new(12, 8)
-        );
+        assert_eq!(cache.get(&key()).unwrap().config, LaunchConfig::new(12, 8));
         // Invalid UTF-8 does not fail the load either.
         std::fs::write(&path, [0xff, 0xfe, b'\n', 0x80]).unwrap();
         let cache = TuneCache::load(&path).unwrap();

@@ -78,7 +78,9 @@ pub fn measure_copy(
     let mut src: Buffer<f32> = device.alloc(n, "copy source")?;
     let dst: Buffer<f32> = device.alloc(n, "copy destination")?;
     // Never time on zeros: a non-trivial pattern.
-    let data: Vec<f32> = (0..n).map(|i| ((i * 2_654_435_761) % 1000) as f32 * 1e-3 + 0.5).collect();
+    let data: Vec<f32> = (0..n)
+        .map(|i| ((i * 2_654_435_761) % 1000) as f32 * 1e-3 + 0.5)
+        .collect();
     device.write(&mut src, &data, Transfer::Coefficients, "copy source")?;
     let mut times = Vec::with_capacity(repetitions);
     for k in 0..warmup + repetitions {
@@ -94,8 +96,12 @@ pub fn measure_copy(
         .map_err(|e| device.memory_error("clEnqueueNDRangeKernel", "copy kernel", n * 8, e))?;
         ev.wait().map_err(cl_error("clWaitForEvents"))?;
         if k >= warmup {
-            let start = ev.profiling_command_start().map_err(cl_error("clGetEventProfilingInfo"))?;
-            let end = ev.profiling_command_end().map_err(cl_error("clGetEventProfilingInfo"))?;
+            let start = ev
+                .profiling_command_start()
+                .map_err(cl_error("clGetEventProfilingInfo"))?;
+            let end = ev
+                .profiling_command_end()
+                .map_err(cl_error("clGetEventProfilingInfo"))?;
             times.push(end.saturating_sub(start));
         }
     }

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;
-use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES, ClError};
+use opencl3::error_codes::{
+    CL_BUILD_PROGRAM_FAILURE, CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES, ClError,
+};
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
@@ -161,7 +163,13 @@ impl Device {
     }
 
     /// Maps allocation failures to [`Error::OutOfDeviceMemory`].
-    pub(crate) fn memory_error(&self, call: &'static str, what: &str, bytes: usize, e: ClError) -> Error {
+    pub(crate) fn memory_error(
+        &self,
+        call: &'static str,
+        what: &str,
+        bytes: usize,
+        e: ClError,
+    ) -> Error {
         if e.0 == CL_MEM_OBJECT_ALLOCATION_FAILURE || e.0 == CL_OUT_OF_RESOURCES {
             Error::OutOfDeviceMemory {
                 device: self.info.name.clone(),
@@ -180,14 +188,22 @@ impl Device {
         if bytes as u64 > self.info.max_mem_alloc_size {
             return Err(Error::OutOfDeviceMemory {
                 device: self.info.name.clone(),
-                what: format!("{what} (larger than the device's largest allocation, {} bytes)", self.info.max_mem_alloc_size),
+                what: format!(
+                    "{what} (larger than the device's largest allocation, {} bytes)",
+                    self.info.max_mem_alloc_size
+                ),
                 bytes,
                 global_mem: self.info.global_mem_size,
             });
         }
         // SAFETY: no host pointer is passed; the size is non-zero.
         unsafe {
-            Buffer::<R>::create(&self.context, CL_MEM_READ_WRITE, len.max(1), std::ptr::null_mut())
+            Buffer::<R>::create(
+                &self.context,
+                CL_MEM_READ_WRITE,
+                len.max(1),
+                std::ptr::null_mut(),
+            )
         }
         .map_err(|e| self.memory_error("clCreateBuffer", what, bytes, e))
     }
@@ -206,8 +222,11 @@ impl Device {
         let bytes = std::mem::size_of_val(data);
         // SAFETY: blocking write from a live slice into a buffer at least as
         // large (callers allocate buffers for the data they write).
-        unsafe { self.queue.enqueue_write_buffer(buffer, CL_BLOCKING, 0, data, &[]) }
-            .map_err(|e| self.memory_error("clEnqueueWriteBuffer", what, bytes, e))?;
+        unsafe {
+            self.queue
+                .enqueue_write_buffer(buffer, CL_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| self.memory_error("clEnqueueWriteBuffer", what, bytes, e))?;
         let mut s = lock(&self.stats);
         match kind {
             Transfer::Geometry => s.geometry_bytes += bytes as u64,
@@ -228,8 +247,11 @@ impl Device {
     ) -> Result<opencl3::event::Event> {
         let bytes = std::mem::size_of_val(data);
         // SAFETY: forwarded to the caller.
-        let ev = unsafe { self.queue.enqueue_read_buffer(buffer, CL_NON_BLOCKING, 0, data, &[]) }
-            .map_err(|e| self.memory_error("clEnqueueReadBuffer", "element vectors", bytes, e))?;
+        let ev = unsafe {
+            self.queue
+                .enqueue_read_buffer(buffer, CL_NON_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| self.memory_error("clEnqueueReadBuffer", "element vectors", bytes, e))?;
         lock(&self.stats).read_bytes += bytes as u64;
         Ok(ev)
     }

@@ -288,7 +288,12 @@ mod tests {
         DeviceInfo {
             index,
             platform: platform.into(),
-            vendor: if platform.starts_with("Portable") { "The pocl project" } else { "NVIDIA Corporation" }.into(),
+            vendor: if platform.starts_with("Portable") {
+                "The pocl project"
+            } else {
+                "NVIDIA Corporation"
+            }
+            .into(),
             name: name.into(),
             kind,
             version: String::new(),
@@ -313,9 +318,15 @@ mod tests {
         assert_eq!(DeviceSelector::parse("cpu").pick(&devs).unwrap().index, 0);
         assert_eq!(DeviceSelector::parse("0").pick(&devs).unwrap().index, 0);
         assert_eq!(DeviceSelector::parse("pocl").pick(&devs).unwrap().index, 0);
-        assert_eq!(DeviceSelector::parse("Portable").pick(&devs).unwrap().index, 0);
+        assert_eq!(
+            DeviceSelector::parse("Portable").pick(&devs).unwrap().index,
+            0
+        );
         assert_eq!(DeviceSelector::parse("h100").pick(&devs).unwrap().index, 1);
-        let err = DeviceSelector::parse("amd").pick(&devs).unwrap_err().to_string();
+        let err = DeviceSelector::parse("amd")
+            .pick(&devs)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no OpenCL device matches `amd`"), "{err}");
         assert!(err.contains("NVIDIA H100"), "{err}");
         assert!(DeviceSelector::parse("7").pick(&devs).is_err());

@@ -71,8 +71,18 @@ impl<R: Real> OpenClIntegrator<R> {
         let n_cells = disc.n_cells();
         let mut inv_j = device.alloc::<R>(g.inv_j().len(), "inverse Jacobians")?;
         let mut det_j = device.alloc::<R>(g.det_j().len(), "Jacobian determinants")?;
-        device.write(&mut inv_j, g.inv_j(), Transfer::Geometry, "inverse Jacobians")?;
-        device.write(&mut det_j, g.det_j(), Transfer::Geometry, "Jacobian determinants")?;
+        device.write(
+            &mut inv_j,
+            g.inv_j(),
+            Transfer::Geometry,
+            "inverse Jacobians",
+        )?;
+        device.write(
+            &mut det_j,
+            g.det_j(),
+            Transfer::Geometry,
+            "Jacobian determinants",
+        )?;
         let buffers = Buffers {
             u: device.alloc::<R>(n_cells * disc.n_bt(), "coefficients")?,
             aux: device.alloc::<R>(n_cells * disc.aux_per_cell(), "auxiliary coefficients")?,
@@ -106,7 +116,10 @@ impl<R: Real> OpenClIntegrator<R> {
     /// Sets `(N_bl, N_cb)` for later evaluations (`None`: device default).
     pub fn set_config(&mut self, config: Option<LaunchConfig>) {
         self.config = config;
-        self.resolved.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.resolved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     /// Device time of the last kernel launch in nanoseconds (profiling
@@ -123,7 +136,12 @@ impl<R: Real> OpenClIntegrator<R> {
         if let Some(c) = self.config {
             return Ok(c);
         }
-        if let Some(c) = self.resolved.lock().unwrap_or_else(|p| p.into_inner()).get(&physics.source_hash()) {
+        if let Some(c) = self
+            .resolved
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&physics.source_hash())
+        {
             return Ok(*c);
         }
         let key = super::autotune::tune_key(self, physics);
@@ -198,12 +216,20 @@ impl<R: Real> OpenClIntegrator<R> {
     /// Uploads what `shape` needs beyond the geometry: the cell coordinates
     /// (once), and this evaluation's coefficients, aux and constants for the
     /// first `n_dev` cells.
-    fn upload(&mut self, shape: &KernelShape, inputs: &CellInputs<'_, R>, n_dev: usize) -> Result<()> {
+    fn upload(
+        &mut self,
+        shape: &KernelShape,
+        inputs: &CellInputs<'_, R>,
+        n_dev: usize,
+    ) -> Result<()> {
         let device = &self.device;
         let b = &mut self.buffers;
         if shape.reads_x && b.coords.is_none() {
             let coords = self.disc.geometry().coords().ok_or_else(|| {
-                Error::arg("physics", "reads x but the discretization stores no cell coordinates")
+                Error::arg(
+                    "physics",
+                    "reads x but the discretization stores no cell coordinates",
+                )
             })?;
             let mut buf = device.alloc::<R>(coords.len(), "cell coordinates")?;
             device.write(&mut buf, coords, Transfer::Geometry, "cell coordinates")?;
@@ -211,12 +237,27 @@ impl<R: Real> OpenClIntegrator<R> {
         }
         let n_bt = self.disc.n_bt();
         let aux_pc = self.disc.aux_per_cell();
-        device.write(&mut b.u, &inputs.u[..n_dev * n_bt], Transfer::Coefficients, "coefficients")?;
-        device.write(&mut b.aux, &inputs.aux[..n_dev * aux_pc], Transfer::Coefficients, "auxiliary coefficients")?;
+        device.write(
+            &mut b.u,
+            &inputs.u[..n_dev * n_bt],
+            Transfer::Coefficients,
+            "coefficients",
+        )?;
+        device.write(
+            &mut b.aux,
+            &inputs.aux[..n_dev * aux_pc],
+            Transfer::Coefficients,
+            "auxiliary coefficients",
+        )?;
         if !inputs.constants.is_empty() {
             // Constants are few: a fresh buffer of the right size each time.
             b.constants = device.alloc::<R>(inputs.constants.len(), "constants")?;
-            device.write(&mut b.constants, inputs.constants, Transfer::Coefficients, "constants")?;
+            device.write(
+                &mut b.constants,
+                inputs.constants,
+                Transfer::Coefficients,
+                "constants",
+            )?;
         }
         Ok(())
     }
@@ -261,7 +302,14 @@ impl<R: Real> OpenClIntegrator<R> {
                 aux: &inputs.aux[n_dev * aux_pc..],
                 constants: inputs.constants,
             };
-            native::element_vectors_range(&self.disc, physics, &rest, n_dev..n_cells, out_rest, Execution::Parallel)
+            native::element_vectors_range(
+                &self.disc,
+                physics,
+                &rest,
+                n_dev..n_cells,
+                out_rest,
+                Execution::Parallel,
+            )
         } else {
             Ok(())
         };
@@ -280,7 +328,11 @@ impl<R: Real> OpenClIntegrator<R> {
     /// For benchmarks.
     ///
     /// [`element_vectors`]: OpenClIntegrator::element_vectors
-    pub fn time_kernel<P: Pointwise + ?Sized>(&mut self, physics: &P, repetitions: usize) -> Result<Vec<u64>> {
+    pub fn time_kernel<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        repetitions: usize,
+    ) -> Result<Vec<u64>> {
         let n_cells = self.disc.n_cells();
         let key = self.compile(physics)?;
         let compiled = self.compiled(&key)?;
@@ -288,7 +340,10 @@ impl<R: Real> OpenClIntegrator<R> {
         if n_chunks == 0 {
             return Err(Error::arg(
                 "physics",
-                format!("{n_cells} cells are fewer than one chunk ({}): nothing runs on the device", compiled.shape.chunk),
+                format!(
+                    "{n_cells} cells are fewer than one chunk ({}): nothing runs on the device",
+                    compiled.shape.chunk
+                ),
             ));
         }
         let mut times = Vec::with_capacity(repetitions);
@@ -308,7 +363,12 @@ fn kernel_time_ns(ev: &Event) -> Option<u64> {
 }
 
 /// Enqueues one launch of `n_chunks` work-groups.
-fn launch<R: Real>(device: &Device, compiled: &Compiled, b: &Buffers<R>, n_chunks: usize) -> Result<Event> {
+fn launch<R: Real>(
+    device: &Device,
+    compiled: &Compiled,
+    b: &Buffers<R>,
+    n_chunks: usize,
+) -> Result<Event> {
     // A kernel that does not read x still takes a (never read) buffer there.
     let coords = b.coords.as_ref().unwrap_or(&b.det_j);
     let n_t = compiled.shape.n_t;

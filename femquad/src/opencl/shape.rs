@@ -232,14 +232,10 @@ impl KernelShape {
     /// quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
         let d = self.dim;
-        let per_cell_inputs = self.n_bt
-            + d * d
-            + 1
-            + self.aux_per_cell
-            + if self.reads_x { (d + 1) * d } else { 0 };
-        let per_cell_points = self.n_q
-            * self.n_comp
-            * (usize::from(self.has_f0) + if self.has_f1 { d } else { 0 });
+        let per_cell_inputs =
+            self.n_bt + d * d + 1 + self.aux_per_cell + if self.reads_x { (d + 1) * d } else { 0 };
+        let per_cell_points =
+            self.n_q * self.n_comp * (usize::from(self.has_f0) + if self.has_f1 { d } else { 0 });
         self.n_bc * (per_cell_inputs + per_cell_points) * self.real_size
     }
 
@@ -298,12 +294,12 @@ pub fn default_config(
     let mut last_error = None;
     // Threads per cell: the divisors of L, smallest first (each keeps L
     // threads per block and divides the cells per block by itself).
-    for n_tc in (1..=l).filter(|d| l % d == 0) {
+    for n_tc in (1..=l).filter(|&d| l.is_multiple_of(d)) {
         let threads_per_block = l; // N_bs·N_tc with N_bs = L / N_tc
         // Blocks per warp-aligned step, and how many steps reach DEFAULT_THREADS.
         let step = ALIGN_THREADS / gcd(ALIGN_THREADS, threads_per_block);
-        let steps = ((DEFAULT_THREADS as f64 / (threads_per_block * step) as f64).round() as usize)
-            .max(1);
+        let steps =
+            ((DEFAULT_THREADS as f64 / (threads_per_block * step) as f64).round() as usize).max(1);
         // Aligned work-groups only while they stay within twice the target.
         let aligned = (1..=steps)
             .rev()
@@ -328,8 +324,8 @@ pub fn default_config(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::physics::builtin::{Lame, Laplacian};
     use crate::physics::Pointwise;
+    use crate::physics::builtin::{Lame, Laplacian};
 
     #[test]
     fn lcm_and_gcd() {
@@ -343,7 +339,13 @@ mod tests {
     fn shapes_for_paper_examples() {
         // 2D P1 Poisson, one point: blocks of 3 cells.
         let s = KernelShape::new(
-            2, 3, 1, 1, AuxSpace::None, Laplacian.info(), 4,
+            2,
+            3,
+            1,
+            1,
+            AuxSpace::None,
+            Laplacian.info(),
+            4,
             LaunchConfig::new(32, 8),
         )
         .unwrap();
@@ -352,7 +354,13 @@ mod tests {
         assert_eq!(s.local_mem_bytes(), 96 * 10 * 4);
         // Vector field with N_q = 4: 2D P1 Lamé, N_bt = 6, N_bs = LCM(4, 6) = 12.
         let s = KernelShape::new(
-            2, 3, 2, 4, AuxSpace::None, Lame.info(), 8,
+            2,
+            3,
+            2,
+            4,
+            AuxSpace::None,
+            Lame.info(),
+            8,
             LaunchConfig::new(2, 1),
         )
         .unwrap();
@@ -365,7 +373,13 @@ mod tests {
     #[test]
     fn invalid_configs_are_rejected() {
         let e = KernelShape::new(
-            2, 3, 1, 1, AuxSpace::None, Laplacian.info(), 4,
+            2,
+            3,
+            1,
+            1,
+            AuxSpace::None,
+            Laplacian.info(),
+            4,
             LaunchConfig::new(0, 1),
         )
         .unwrap_err();

@@ -364,7 +364,11 @@ pub mod __private {
         visit(f, [f; MAX_DEPTH], 1)
     }
 
-    const fn visit<'a>(f: &'a ClFunction, mut path: [&'a ClFunction; MAX_DEPTH], depth: usize) -> bool {
+    const fn visit<'a>(
+        f: &'a ClFunction,
+        mut path: [&'a ClFunction; MAX_DEPTH],
+        depth: usize,
+    ) -> bool {
         let mut i = 0;
         while i < f.helpers.len() {
             let h = f.helpers[i];
@@ -388,7 +392,9 @@ pub mod __private {
     }
 
     const fn same(a: &ClFunction, b: &ClFunction) -> bool {
-        str_eq(a.rust_name, b.rust_name) && str_eq(a.template, b.template) && a.helpers.len() == b.helpers.len()
+        str_eq(a.rust_name, b.rust_name)
+            && str_eq(a.template, b.template)
+            && a.helpers.len() == b.helpers.len()
     }
 
     const fn str_eq(a: &str, b: &str) -> bool {
@@ -418,7 +424,10 @@ pub mod __private {
     /// definition once to `defs`, callees before callers.
     fn resolve(f: &ClFunction, defs: &mut Vec<(String, String)>, depth: usize) -> String {
         let callees: Vec<String> = if depth < MAX_DEPTH {
-            f.helpers.iter().map(|h| resolve(h, defs, depth + 1)).collect()
+            f.helpers
+                .iter()
+                .map(|h| resolve(h, defs, depth + 1))
+                .collect()
         } else {
             Vec::new()
         };
@@ -461,10 +470,7 @@ mod tests {
         assert_eq!(m[1][0], 4.0);
         assert!(matrix::<f64, 3, 3>("p", "grad_u", &v).is_err());
         let e = array::<f64, 4>("p", "u", &v).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "`p`: argument `u` has 6 entries, expected 4"
-        );
+        assert_eq!(e.to_string(), "`p`: argument `u` has 6 entries, expected 4");
         let mut w = [0.0; 4];
         let m: &mut [[f64; 2]; 2] = matrix_mut("p", "f1", &mut w).unwrap();
         m[1][1] = 7.0;
