@@ -511,10 +511,7 @@ fn autotune_picks_stores_and_reads_back() {
     )
     .unwrap();
     let mut integ = OpenClIntegrator::new(device.clone(), disc, None).unwrap();
-    let candidates = vec![
-        LaunchConfig::new(8, 2),
-        LaunchConfig::new(32, 1),
-    ];
+    let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];
     let opts = TuneOptions {
         warmup: 1,
         reps: 3,

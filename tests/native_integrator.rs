@@ -64,7 +64,8 @@ fn simplex_volume(dim: usize, verts: &[f64]) -> f64 {
     let det = if dim == 2 {
         j(0, 0) * j(1, 1) - j(0, 1) * j(1, 0)
     } else {
-        j(0, 0) * (j(1, 1) * j(2, 2) - j(1, 2) * j(2, 1)) - j(0, 1) * (j(1, 0) * j(2, 2) - j(1, 2) * j(2, 0))
+        j(0, 0) * (j(1, 1) * j(2, 2) - j(1, 2) * j(2, 1))
+            - j(0, 1) * (j(1, 0) * j(2, 2) - j(1, 2) * j(2, 0))
             + j(0, 2) * (j(1, 0) * j(2, 1) - j(1, 1) * j(2, 0))
     };
     det / if dim == 2 { 2.0 } else { 6.0 }
@@ -85,9 +86,13 @@ fn p1_stiffness_equals_closed_form() {
             let cell: Vec<u32> = (0..=dim as u32).collect();
             let mesh = Mesh::new(dim, verts.clone(), cell).unwrap();
             let space = FunctionSpace::new(&mesh, Element::lagrange(dim, 1).unwrap(), 1).unwrap();
-            let disc =
-                Discretization::<f64>::new(&mesh, &space, Quadrature::simplex(dim, 1).unwrap(), AuxSpace::None)
-                    .unwrap();
+            let disc = Discretization::<f64>::new(
+                &mesh,
+                &space,
+                Quadrature::simplex(dim, 1).unwrap(),
+                AuxSpace::None,
+            )
+            .unwrap();
             let g = barycentric_gradients(dim, &verts);
             let vol = simplex_volume(dim, &verts);
             let n = dim + 1;
@@ -95,7 +100,11 @@ fn p1_stiffness_equals_closed_form() {
                 let mut u = vec![0.0; n];
                 u[j] = 1.0;
                 let mut e = vec![0.0; n];
-                let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
+                let inputs = CellInputs {
+                    u: &u,
+                    aux: &[],
+                    constants: &[],
+                };
                 element_vectors(&disc, &Laplacian, &inputs, &mut e, Execution::Serial).unwrap();
                 for i in 0..n {
                     let k_ij: f64 = vol * (0..dim).map(|d| g[i][d] * g[j][d]).sum::<f64>();
@@ -111,11 +120,21 @@ fn p1_stiffness_equals_closed_form() {
 }
 
 fn jittered(dim: usize, n: usize, seed: u64) -> Mesh {
-    let opts = MeshOptions { jitter: 0.12, shuffle: true, seed };
+    let opts = MeshOptions {
+        jitter: 0.12,
+        shuffle: true,
+        seed,
+    };
     unit_box(dim, n, &opts).unwrap()
 }
 
-fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, execution: Execution) -> Residual<f64> {
+fn residual(
+    mesh: &Mesh,
+    order: usize,
+    n_comp: usize,
+    aux: AuxSpace,
+    execution: Execution,
+) -> Residual<f64> {
     let dim = mesh.dim();
     let space = FunctionSpace::new(mesh, Element::lagrange(dim, order).unwrap(), n_comp).unwrap();
     // Degree 2·order is exact for the stiffness terms of P1/P2 on affine cells.
@@ -149,10 +168,19 @@ fn linear_fields_give_zero_interior_laplacian_residual() {
                 .filter(|(_, b)| !**b)
                 .map(|(v, _)| v.abs())
                 .fold(0.0, f64::max);
-            let boundary_max = boundary.iter().map(|&b| r[b as usize].abs()).fold(0.0, f64::max);
-            assert!(interior_max < 1e-12, "{dim}D P{order}: interior residual {interior_max:e}");
+            let boundary_max = boundary
+                .iter()
+                .map(|&b| r[b as usize].abs())
+                .fold(0.0, f64::max);
+            assert!(
+                interior_max < 1e-12,
+                "{dim}D P{order}: interior residual {interior_max:e}"
+            );
             // The boundary residual is the flux of the linear field: not zero.
-            assert!(boundary_max > 1e-3, "{dim}D P{order}: boundary residual {boundary_max:e}");
+            assert!(
+                boundary_max > 1e-3,
+                "{dim}D P{order}: boundary residual {boundary_max:e}"
+            );
             // Σ_i φ_i = 1, so the residual entries sum to ∫ ∇1·∇u = 0.
             let total: f64 = r.iter().sum();
             assert!(total.abs() < 1e-12, "sum {total:e}");
@@ -183,14 +211,18 @@ fn rigid_motions_give_zero_lame_residual() {
             let mut r = vec![1.0; u.len()];
             res.evaluate(&Lame, &u, &constants, &mut r).unwrap();
             let max = r.iter().map(|v| v.abs()).fold(0.0, f64::max);
-            assert!(max < 1e-12, "{dim}D P{order}: Lamé residual of a rigid motion {max:e}");
+            assert!(
+                max < 1e-12,
+                "{dim}D P{order}: Lamé residual of a rigid motion {max:e}"
+            );
             // A stretch is not rigid: the residual must not vanish.
             let stretch = res.space().interpolate(&mesh, |x, out| {
                 for d in 0..dim {
                     out[d] = 0.1 * x[d] * (d + 1) as f64;
                 }
             });
-            res.evaluate(&Lame, &stretch.unwrap(), &constants, &mut r).unwrap();
+            res.evaluate(&Lame, &stretch.unwrap(), &constants, &mut r)
+                .unwrap();
             assert!(r.iter().map(|v| v.abs()).fold(0.0, f64::max) > 1e-3);
         }
     }
@@ -226,10 +258,18 @@ fn coefficient_fields_scale_the_laplacian() {
     let e0 = plain.element_vectors().to_vec();
 
     // A constant field coefficient 2.5 doubles-and-a-half the residual.
-    let mut field = residual(&mesh, 1, 1, AuxSpace::Field { n_comp: 1 }, Execution::Serial);
+    let mut field = residual(
+        &mesh,
+        1,
+        1,
+        AuxSpace::Field { n_comp: 1 },
+        Execution::Serial,
+    );
     field.set_aux(&vec![2.5; field.aux_len()]).unwrap();
     let mut r1 = vec![0.0; u.len()];
-    field.evaluate(&LaplacianCoefficient, &u, &[], &mut r1).unwrap();
+    field
+        .evaluate(&LaplacianCoefficient, &u, &[], &mut r1)
+        .unwrap();
     for (a, b) in r1.iter().zip(&r0) {
         assert!((a - 2.5 * b).abs() < 1e-13 * (1.0 + b.abs()));
     }
@@ -239,8 +279,14 @@ fn coefficient_fields_scale_the_laplacian() {
     let k: Vec<f64> = (0..mesh.n_cells()).map(|c| 1.0 + c as f64 * 0.01).collect();
     cell.set_aux(&k).unwrap();
     let mut r2 = vec![0.0; u.len()];
-    cell.evaluate(&LaplacianCoefficient, &u, &[], &mut r2).unwrap();
-    for (c, (e, e_ref)) in cell.element_vectors().chunks(3).zip(e0.chunks(3)).enumerate() {
+    cell.evaluate(&LaplacianCoefficient, &u, &[], &mut r2)
+        .unwrap();
+    for (c, (e, e_ref)) in cell
+        .element_vectors()
+        .chunks(3)
+        .zip(e0.chunks(3))
+        .enumerate()
+    {
         for (a, b) in e.iter().zip(e_ref) {
             assert!((a - k[c] * b).abs() < 1e-13 * (1.0 + b.abs()), "cell {c}");
         }
@@ -248,6 +294,9 @@ fn coefficient_fields_scale_the_laplacian() {
     // Wrong sizes are named.
     let err = cell.set_aux(&k[1..]).unwrap_err().to_string();
     assert!(err.contains("`aux`"), "{err}");
-    let err = cell.evaluate(&Laplacian, &u, &[], &mut r2).unwrap_err().to_string();
+    let err = cell
+        .evaluate(&Laplacian, &u, &[], &mut r2)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("auxiliary"), "{err}");
 }

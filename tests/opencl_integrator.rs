@@ -29,12 +29,25 @@ fn device() -> Arc<Device> {
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {
-    unit_box(dim, n, &MeshOptions { jitter: 0.1, shuffle: true, seed: 21 }).unwrap()
+    unit_box(
+        dim,
+        n,
+        &MeshOptions {
+            jitter: 0.1,
+            shuffle: true,
+            seed: 21,
+        },
+    )
+    .unwrap()
 }
 
 /// Max-norm relative difference `‖a − b‖∞ / ‖b‖∞`.
 fn rel_diff<R: Real>(a: &[R], b: &[R]) -> f64 {
-    let num = a.iter().zip(b).map(|(x, y)| (x.to_f64() - y.to_f64()).abs()).fold(0.0, f64::max);
+    let num = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x.to_f64() - y.to_f64()).abs())
+        .fold(0.0, f64::max);
     let den = b.iter().map(|y| y.to_f64().abs()).fold(0.0, f64::max);
     num / den
 }
@@ -54,25 +67,46 @@ struct Case<'a> {
 fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
     let m = mesh(case.dim, case.n);
     let n_comp = case.physics.info().n_comp.resolve(case.dim);
-    let space = FunctionSpace::new(&m, Element::lagrange(case.dim, case.order).unwrap(), n_comp).unwrap();
+    let space =
+        FunctionSpace::new(&m, Element::lagrange(case.dim, case.order).unwrap(), n_comp).unwrap();
     let quad = Quadrature::simplex(case.dim, case.degree).unwrap();
     let disc = Discretization::<R>::new(&m, &space, quad, case.aux).unwrap();
     let mut rng = Rng::new(case.dim as u64 * 100 + case.order as u64);
     let u: Vec<R> = convert_slice(&rng.vec(m.n_cells() * disc.n_bt(), -1.0, 1.0));
     let aux: Vec<R> = convert_slice(&rng.vec(m.n_cells() * disc.aux_per_cell(), 0.5, 2.0));
     let constants: Vec<R> = convert_slice(&case.constants);
-    let inputs = CellInputs { u: &u, aux: &aux, constants: &constants };
+    let inputs = CellInputs {
+        u: &u,
+        aux: &aux,
+        constants: &constants,
+    };
 
     let mut reference = vec![R::ZERO; u.len()];
-    element_vectors(&disc, case.physics, &inputs, &mut reference, Execution::Parallel).unwrap();
+    element_vectors(
+        &disc,
+        case.physics,
+        &inputs,
+        &mut reference,
+        Execution::Parallel,
+    )
+    .unwrap();
     // `None` means the device default (computed here, so that an autotune
     // cache on the test machine cannot change what is tested); so does a
     // fixed configuration that exceeds this device's limits (e.g. the 48 KiB
     // of local memory of NVIDIA GPUs, against PoCL's 2 MiB).
     let fits = |c: LaunchConfig| {
-        KernelShape::new(case.dim, disc.n_b(), n_comp, disc.n_q(), case.aux, case.physics.info(), std::mem::size_of::<R>(), c)
-            .and_then(|s| s.check_device(device.info()))
-            .is_ok()
+        KernelShape::new(
+            case.dim,
+            disc.n_b(),
+            n_comp,
+            disc.n_q(),
+            case.aux,
+            case.physics.info(),
+            std::mem::size_of::<R>(),
+            c,
+        )
+        .and_then(|s| s.check_device(device.info()))
+        .is_ok()
     };
     let config = case.config.filter(|&c| fits(c)).unwrap_or_else(|| {
         default_config(
@@ -90,9 +124,15 @@ fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
     let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(config)).unwrap();
     let shape = gpu.shape_for(case.physics).unwrap();
     let mut out = vec![R::from_f64(f64::NAN); u.len()];
-    gpu.element_vectors(case.physics, &inputs, &mut out).unwrap();
+    gpu.element_vectors(case.physics, &inputs, &mut out)
+        .unwrap();
     let n_dev = shape.n_chunks(m.n_cells()) * shape.chunk;
-    assert!(n_dev > 0, "case must run on the device: {} cells, chunk {}", m.n_cells(), shape.chunk);
+    assert!(
+        n_dev > 0,
+        "case must run on the device: {} cells, chunk {}",
+        m.n_cells(),
+        shape.chunk
+    );
     let d = rel_diff(&out, &reference);
     println!(
         "{}D P{} {:<22} aux {:<5} {} N_q={:<2} N_bs={:<3} N_bl={:<3} N_cb={} N_tc={} cells {} (device {}, remainder {}): rel diff {:.2e}",
@@ -136,7 +176,16 @@ fn cases() -> Vec<Case<'static>> {
                     // Small chunks, so that these small meshes run several
                     // work-groups and leave a remainder.
                     let config = Some(LaunchConfig::new(3, 2));
-                    v.push(Case { dim, order, n, physics, aux, constants, degree, config });
+                    v.push(Case {
+                        dim,
+                        order,
+                        n,
+                        physics,
+                        aux,
+                        constants,
+                        degree,
+                        config,
+                    });
                 }
             }
         }
@@ -169,7 +218,16 @@ fn default_configuration_on_larger_meshes() {
         (3, 9, 1, &Lame as &dyn Pointwise, vec![1.0, 1.0]),
         (3, 7, 2, &Laplacian as &dyn Pointwise, vec![]),
     ] {
-        let case = Case { dim, order, n, physics, aux: AuxSpace::None, constants, degree: 2 * order, config: None };
+        let case = Case {
+            dim,
+            order,
+            n,
+            physics,
+            aux: AuxSpace::None,
+            constants,
+            degree: 2 * order,
+            config: None,
+        };
         compare::<f64>(&device, &case, 1e-12);
         compare::<f32>(&device, &case, 1e-5);
     }
@@ -179,7 +237,13 @@ fn default_configuration_on_larger_meshes() {
 fn launch_configurations_with_remainders() {
     let device = device();
     // (N_bl, N_cb, register prefetch)
-    let configs = [(1, 1, true), (2, 3, false), (3, 2, true), (5, 1, true), (7, 4, false)];
+    let configs = [
+        (1, 1, true),
+        (2, 3, false),
+        (3, 2, true),
+        (5, 1, true),
+        (7, 4, false),
+    ];
     for (n_bl, n_cb, prefetch) in configs {
         for (dim, order, physics, constants) in [
             (2, 1, &Laplacian as &dyn Pointwise, vec![]),
@@ -235,17 +299,31 @@ fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
     let device = Device::open(&DeviceSelector::from_env()).unwrap();
     let m = mesh(2, 16);
     let space = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
-    let disc = Discretization::<f64>::new(&m, &space, Quadrature::simplex(2, 2).unwrap(), AuxSpace::None).unwrap();
+    let disc = Discretization::<f64>::new(
+        &m,
+        &space,
+        Quadrature::simplex(2, 2).unwrap(),
+        AuxSpace::None,
+    )
+    .unwrap();
     let n = m.n_cells() * disc.n_bt();
     let before_new = device.stats();
-    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(4, 2))).unwrap();
+    let mut gpu =
+        OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(4, 2))).unwrap();
     let after_new = device.stats();
     let geometry = (m.n_cells() * (4 + 1) * 8) as u64;
-    assert_eq!(after_new.geometry_bytes - before_new.geometry_bytes, geometry);
+    assert_eq!(
+        after_new.geometry_bytes - before_new.geometry_bytes,
+        geometry
+    );
 
     let u = Rng::new(1).vec(n, -1.0, 1.0);
     let mut out = vec![0.0; n];
-    let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
+    let inputs = CellInputs {
+        u: &u,
+        aux: &[],
+        constants: &[],
+    };
     gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
     let first = device.stats();
     assert_eq!(first.geometry_bytes, after_new.geometry_bytes);
@@ -253,14 +331,24 @@ fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
 
     gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
     let second = device.stats();
-    assert_eq!(second.builds, first.builds, "the second evaluation rebuilt the program");
-    assert_eq!(second.geometry_bytes, first.geometry_bytes, "geometry was uploaded again");
-    assert!(second.coefficient_bytes > first.coefficient_bytes, "coefficients must move");
+    assert_eq!(
+        second.builds, first.builds,
+        "the second evaluation rebuilt the program"
+    );
+    assert_eq!(
+        second.geometry_bytes, first.geometry_bytes,
+        "geometry was uploaded again"
+    );
+    assert!(
+        second.coefficient_bytes > first.coefficient_bytes,
+        "coefficients must move"
+    );
     assert_eq!(out, first_out);
 
     // A second integrator with the same kernel reuses the device's program.
     let disc2 = gpu.discretization().clone();
-    let mut gpu2 = OpenClIntegrator::new(device.clone(), disc2, Some(LaunchConfig::new(4, 2))).unwrap();
+    let mut gpu2 =
+        OpenClIntegrator::new(device.clone(), disc2, Some(LaunchConfig::new(4, 2))).unwrap();
     gpu2.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
     let third = device.stats();
     assert_eq!(third.builds, second.builds);
@@ -272,13 +360,24 @@ fn bad_configurations_and_inputs_are_named() {
     let device = device();
     let m = mesh(2, 8);
     let space = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
-    let disc = Discretization::<f64>::new(&m, &space, Quadrature::simplex(2, 1).unwrap(), AuxSpace::None).unwrap();
+    let disc = Discretization::<f64>::new(
+        &m,
+        &space,
+        Quadrature::simplex(2, 1).unwrap(),
+        AuxSpace::None,
+    )
+    .unwrap();
     let n = m.n_cells() * disc.n_bt();
     let too_many = device.info().max_work_group_size; // N_t = N_bl·3 > limit
-    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(too_many, 1))).unwrap();
+    let mut gpu =
+        OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(too_many, 1))).unwrap();
     let u = vec![0.5; n];
     let mut out = vec![0.0; n];
-    let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
+    let inputs = CellInputs {
+        u: &u,
+        aux: &[],
+        constants: &[],
+    };
     match gpu.element_vectors(&Laplacian, &inputs, &mut out) {
         Err(Error::DeviceLimit { what, needed, .. }) => {
             assert!(what.contains("work-group size"));
@@ -287,21 +386,43 @@ fn bad_configurations_and_inputs_are_named() {
         other => panic!("expected a work-group limit error, got {other:?}"),
     }
     gpu.set_config(Some(LaunchConfig::new(0, 1)));
-    let e = gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap_err().to_string();
+    let e = gpu
+        .element_vectors(&Laplacian, &inputs, &mut out)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("n_bl"), "{e}");
     gpu.set_config(None);
     let mut bad = u.clone();
     bad[17] = f64::NAN;
     let e = gpu
-        .element_vectors(&Laplacian, &CellInputs { u: &bad, aux: &[], constants: &[] }, &mut out)
+        .element_vectors(
+            &Laplacian,
+            &CellInputs {
+                u: &bad,
+                aux: &[],
+                constants: &[],
+            },
+            &mut out,
+        )
         .unwrap_err()
         .to_string();
     assert!(e.contains("`u`") && e.contains("17"), "{e}");
     let e = gpu
-        .element_vectors(&Laplacian, &CellInputs { u: &u[1..], aux: &[], constants: &[] }, &mut out)
+        .element_vectors(
+            &Laplacian,
+            &CellInputs {
+                u: &u[1..],
+                aux: &[],
+                constants: &[],
+            },
+            &mut out,
+        )
         .unwrap_err()
         .to_string();
     assert!(e.contains("`u`"), "{e}");
-    let e = gpu.element_vectors(&Lame, &inputs, &mut out).unwrap_err().to_string();
+    let e = gpu
+        .element_vectors(&Lame, &inputs, &mut out)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("component"), "{e}");
 }

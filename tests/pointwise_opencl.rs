@@ -402,7 +402,12 @@ fn compare<R: Real>(cl: &Cl, physics: &dyn Pointwise, dim: usize, seed: u64) -> 
     // must also be valid OpenCL C 3.0 (generic address space) where the device
     // supports it, as the NVIDIA and newer PoCL compilers default to it.
     let mut standards = vec!["-cl-std=CL1.2"];
-    if cl.device.opencl_c_version().unwrap_or_default().contains("3.0") {
+    if cl
+        .device
+        .opencl_c_version()
+        .unwrap_or_default()
+        .contains("3.0")
+    {
         standards.push("-cl-std=CL3.0");
     }
     let mut programs = standards.iter().map(|options| {

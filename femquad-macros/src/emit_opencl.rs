@@ -523,7 +523,7 @@ impl<'a> Emitter<'a> {
                     // `real (*)[N]` does not convert implicitly to `const real (*)[N]`.
                     Ty::Array(elem, _) if !mutable && matches!(**elem, Ty::Array(..)) => {
                         let decl = array_decl(elem, "(*)");
-                        format!("(const {decl})({p})")
+                        format!("(__private const {decl})({p})")
                     }
                     _ => p,
                 }

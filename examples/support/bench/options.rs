@@ -318,7 +318,9 @@ impl Options {
                 with_default: self.with_default,
                 retune: self.retune,
             },
-            (ConfigArg::Default, ConfigArg::Default) if self.n_tc.is_none() && !self.no_prefetch => {
+            (ConfigArg::Default, ConfigArg::Default)
+                if self.n_tc.is_none() && !self.no_prefetch =>
+            {
                 Plan::Default
             }
             (n_bl, n_cb) => Plan::Fixed {
