@@ -19,6 +19,8 @@
  *                   evaluated at the quadrature points
  *   PREFETCH        1: load the next batch into registers during this one
  *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off)
+ *   TAB_REGISTERS   1: each thread keeps its tabulation in registers;
+ *                   0: the tabulation is read from local memory (large elements)
  *   PHYSICS         the pointwise function, inlined above this file
  *   Basis[N_Q*N_B], BasisDerivatives[N_Q*N_B*DIM], QuadWeights[N_Q],
  *   QuadPoints[N_Q*DIM]          the tabulation, as __constant literals
@@ -172,23 +174,40 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
   real k_c[N_CONSTANTS_ALLOC];
   for (int j = 0; j < N_CONSTANTS; ++j) k_c[j] = constants[j];
 
-  /* This thread's quadrature point (quadrature phase) ... */
-  const int q = t % N_Q;
-  const real w = QuadWeights[q];
+  /* This thread's quadrature point (quadrature phase) and element dof
+   * i = b*N_COMP + comp (basis phase) */
+  const int q      = t % N_Q;
+  const real w     = QuadWeights[q];
+  const int i_b    = t % N_BT;
+  const int b_t    = i_b / N_COMP;
+  const int comp_t = i_b % N_COMP;
+#if TAB_REGISTERS
+  /* Its tabulation, in registers for the whole launch */
   real phi_i[N_B], phiDer_i[N_B * DIM];
   for (int b = 0; b < N_B; ++b) {
     phi_i[b] = Basis[TAB_PHI(q, b, N_B)];
     for (int e = 0; e < DIM; ++e) phiDer_i[b * DIM + e] = BasisDerivatives[TAB_DPHI(q, b, e, N_B, DIM)];
   }
-  /* ... and its element dof i = b*N_COMP + comp (basis phase) */
-  const int i_b    = t % N_BT;
-  const int b_t    = i_b / N_COMP;
-  const int comp_t = i_b % N_COMP;
   real phi_b[N_Q], phiDer_b[N_Q * DIM];
   for (int p = 0; p < N_Q; ++p) {
     phi_b[p] = Basis[TAB_PHI(p, b_t, N_B)];
     for (int e = 0; e < DIM; ++e) phiDer_b[p * DIM + e] = BasisDerivatives[TAB_DPHI(p, b_t, e, N_B, DIM)];
   }
+#define PHI_Q(b)        phi_i[b]
+#define PHIDER_Q(b, e)  phiDer_i[(b) * DIM + (e)]
+#define PHI_B(p)        phi_b[p]
+#define PHIDER_B(p, e)  phiDer_b[(p) * DIM + (e)]
+#else
+  /* Large elements: the tabulation in local memory (registers would spill);
+   * the first barrier of the batch loop publishes it */
+  __local real phi_l[N_Q * N_B], phiDer_l[N_Q * N_B * DIM];
+  for (int j = t; j < N_Q * N_B; j += N_T) phi_l[j] = Basis[j];
+  for (int j = t; j < N_Q * N_B * DIM; j += N_T) phiDer_l[j] = BasisDerivatives[j];
+#define PHI_Q(b)        phi_l[TAB_PHI(q, b, N_B)]
+#define PHIDER_Q(b, e)  phiDer_l[TAB_DPHI(q, b, e, N_B, DIM)]
+#define PHI_B(p)        phi_l[TAB_PHI(p, b_t, N_B)]
+#define PHIDER_B(p, e)  phiDer_l[TAB_DPHI(p, b_t, e, N_B, DIM)]
+#endif
 
 #if PREFETCH
   BATCH_INPUTS(DECLARE_REGISTERS)
@@ -226,10 +245,10 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
         for (int b = 0; b < N_B; ++b) {
           const real coef = u_i[CELL_DOF(c, b, comp, N_B, N_COMP)];
 #if READS_U
-          val += coef * phi_i[b];
+          val += coef * PHI_Q(b);
 #endif
 #if READS_GRAD_U
-          for (int e = 0; e < DIM; ++e) ref[e] += coef * phiDer_i[b * DIM + e];
+          for (int e = 0; e < DIM; ++e) ref[e] += coef * PHIDER_Q(b, e);
 #endif
         }
         u[comp] = val;
@@ -249,10 +268,10 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
         for (int b = 0; b < N_B; ++b) {
           const real coef = a_i[CELL_DOF(c, b, k, N_B, N_AUX)];
 #if READS_A
-          val += coef * phi_i[b];
+          val += coef * PHI_Q(b);
 #endif
 #if READS_GRAD_A
-          for (int e = 0; e < DIM; ++e) ref[e] += coef * phiDer_i[b * DIM + e];
+          for (int e = 0; e < DIM; ++e) ref[e] += coef * PHIDER_Q(b, e);
 #endif
         }
         a[k] = val;
@@ -315,10 +334,10 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
       for (int p = 0; p < N_Q; ++p) {
         const int cq = c * N_Q + p;
 #if HAS_F0
-        e_i += phi_b[p] * f_0[cq * N_COMP + comp_t];
+        e_i += PHI_B(p) * f_0[cq * N_COMP + comp_t];
 #endif
 #if HAS_F1
-        for (int e = 0; e < DIM; ++e) e_i += phiDer_b[p * DIM + e] * f_1[(cq * N_COMP + comp_t) * DIM + e];
+        for (int e = 0; e < DIM; ++e) e_i += PHIDER_B(p, e) * f_1[(cq * N_COMP + comp_t) * DIM + e];
 #endif
       }
       /* consecutive threads write consecutive entries */

@@ -6,6 +6,7 @@
 #
 # .gpu/ afterwards holds:
 #   benchmark              the stripped release binary (dlopens libOpenCL.so.1 at run time)
+#   t_*                    release test binaries that use OpenCL (run on the GPU too)
 #   lib/libOpenCL.so.1     an OpenCL ICD loader (Debian's ocl-icd-libopencl1), used by
 #                          gpu-bench.sh only if the device machine has none
 #   BUILD_INFO             commit, date, rustc version
@@ -16,6 +17,12 @@ cargo build --release --example benchmark
 mkdir -p .gpu/lib
 cp target/release/examples/benchmark .gpu/benchmark
 strip .gpu/benchmark 2>/dev/null || true
+
+# The OpenCL test binaries, run on the GPU by gpu-bench.sh's `tests` stage.
+rm -f .gpu/t_*
+cargo test --release --no-run --test opencl_integrator --test pointwise_opencl --test convergence 2>&1 |
+  sed -n 's/.*Executable tests\/\([a-z_]*\)\.rs (\(.*\))/\1 \2/p' |
+  while read -r name exe; do cp "$exe" ".gpu/t_$name"; done
 
 # A fallback ICD loader (best effort: needs apt's package lists; run
 # `apt-get update` once if this says it cannot find the package).

@@ -16,13 +16,15 @@
 #   3. big     2D P1 f32 cases at 2^25 cells                 -> suite-2e25.csv
 #   4. tune    --suite --n-bl auto --retune at 2^24: autotune every case,
 #              store, time the tuned configuration           -> tuned.csv, autotune.txt
+#   0. tests   (first) the OpenCL test binaries build-gpu.sh staged in
+#              .gpu/t_*, run on the GPU                      -> tests-gpu.log
 # plus gpu-bench.log (everything printed) — 8 files in $OUT, none in a
 # sub-folder. A summary table is printed at the end.
 #
 # Environment: OUT (output folder; default ./gpu-out), GPU_BENCH_BUDGET
 # (seconds for all stages, default 480), GPU_BENCH_CELLS (default 2^24),
 # GPU_BENCH_BIG_CELLS (default 2^25), GPU_BENCH_DEVICE (default gpu),
-# GPU_BENCH_STAGES (default "suite,sweep,big,tune"). A dry run here on
+# GPU_BENCH_STAGES (default "tests,suite,sweep,tune"; "big" adds 2^25 cells). A dry run here on
 # PoCL: GPU_BENCH_DEVICE=cpu GPU_BENCH_CELLS=3000 GPU_BENCH_BIG_CELLS=6000
 # OUT=/tmp/gb bash scripts/gpu-bench.sh target/debug/examples/benchmark
 set -uo pipefail
@@ -33,7 +35,7 @@ BUDGET=${GPU_BENCH_BUDGET:-480}
 CELLS=${GPU_BENCH_CELLS:-2^24}
 BIG_CELLS=${GPU_BENCH_BIG_CELLS:-2^25}
 DEVICE=${GPU_BENCH_DEVICE:-gpu}
-STAGES=${GPU_BENCH_STAGES:-suite,sweep,big,tune}
+STAGES=${GPU_BENCH_STAGES:-tests,suite,sweep,tune}
 mkdir -p "$OUT"
 LOG="$OUT/gpu-bench.log"
 : >"$LOG"
@@ -101,6 +103,20 @@ stage() {
   [ "$rc" -eq 124 ] && echo "== $name: stopped at its time limit (rows so far are in the CSV)"
   echo "== $name: exit $rc at ${SECONDS}s"
 }
+
+# tests: the OpenCL test binaries staged by build-gpu.sh (.gpu/t_*), on the GPU
+case ",$STAGES," in *",tests,"*)
+  for t in "$(dirname "$BIN")"/t_*; do
+    [ -x "$t" ] || continue
+    echo "== tests: $(basename "$t")"
+    FEMQUAD_DEVICE=$DEVICE timeout 200 "$t" --test-threads 1 --nocapture >"$OUT/tests-gpu.log.part" 2>&1
+    echo "   rc=$? $(grep 'test result' "$OUT/tests-gpu.log.part")"
+    cat "$OUT/tests-gpu.log.part" >>"$OUT/tests-gpu.log"
+  done
+  rm -f "$OUT/tests-gpu.log.part"
+  [ -f "$OUT/tests-gpu.log" ] && awk '/rel diff/ {print $NF}' "$OUT/tests-gpu.log" | sort -g | tail -n 1 | sed 's/^/   largest OpenCL-vs-native relative difference: /'
+  ;;
+esac
 
 stage suite 180 --suite "${COMMON[@]}" --csv "$OUT/suite.csv" --json "$OUT/suite.json"
 stage sweep 80 --sweep "${COMMON[@]}" --dim 2 --order 1 --physics laplacian --precision f32 --reps 20 --csv "$OUT/sweep-2d.csv"

@@ -561,6 +561,7 @@ impl<'a> Runner<'a> {
             vector_loads: shape.map(|s| s.vector_loads),
             status: "ok".into(),
             note: String::new(),
+            build_info: String::new(),
             reps: 0,
             m: None,
             check: None,
@@ -600,6 +601,7 @@ impl<'a> Runner<'a> {
         work.integ.set_config(Some(config));
         work.integ
             .element_vectors(ctx.physics, work.inputs, work.out)?;
+        row.build_info = work.integ.resources_for(ctx.physics)?;
         let tol = check_tolerance(ctx.spec.precision);
         let check = work.check(ctx, n_dev, self.opts.check_cells, tol)?;
         row.check = Some(check);

@@ -21,6 +21,7 @@
 //! | `prefetch`, `vector_loads` | kernel switches (`FEMQUAD_PREFETCH`, `FEMQUAD_VECTOR_LOADS`) |
 //! | `status` | `ok`, `invalid` (exceeds a device limit or the mesh), `check-failed`, `error` |
 //! | `note` | the reason for a status other than `ok` |
+//! | `build_info` | the OpenCL compiler's resource report of the kernel (NVIDIA: registers, stack frame, spills) |
 //! | `reps` | timed launches |
 //! | `time_ms`, `time_ms_min`, `time_ms_max` | kernel time: median, min, max (profiling events) |
 //! | `gflops` | model flops / median time, 10⁹/s |
@@ -101,6 +102,8 @@ pub struct Row {
     pub status: String,
     /// Reason for a status other than `ok`.
     pub note: String,
+    /// The compiler's resource report (NVIDIA: registers, spills), if any.
+    pub build_info: String,
     /// Timed launches.
     pub reps: usize,
     /// Measurements (`None` unless the kernel was timed).
@@ -150,7 +153,7 @@ pub struct Check {
 }
 
 /// Column names of CSV and keys of JSON, in order.
-pub const COLUMNS: [&str; 44] = [
+pub const COLUMNS: [&str; 45] = [
     "mode",
     "case",
     "device",
@@ -179,6 +182,7 @@ pub const COLUMNS: [&str; 44] = [
     "vector_loads",
     "status",
     "note",
+    "build_info",
     "reps",
     "time_ms",
     "time_ms_min",
@@ -250,6 +254,7 @@ impl Row {
             self.vector_loads.map(Value::Bool),
             t(&self.status),
             t(&self.note),
+            t(&self.build_info),
             i(self.reps),
             mf(|m| m.time_ms),
             mf(|m| m.time_ms_min),
@@ -337,7 +342,7 @@ impl Row {
             n_b: u("n_b")?,
             n_comp: u("n_comp")?,
             n_bt: u("n_bt")?,
-            n_tc: u("n_tc").unwrap_or(1),
+            n_tc: u("n_tc")?.max(1),
             n_bs: u("n_bs")?,
             n_bl: u("n_bl")?,
             n_cb: u("n_cb")?,
@@ -349,6 +354,7 @@ impl Row {
             vector_loads: b("vector_loads"),
             status: s("status"),
             note: s("note"),
+            build_info: s("build_info"),
             reps: u("reps")?,
             m,
             check,

@@ -85,7 +85,7 @@ pub struct TuneKey {
     pub driver: String,
     /// FNV-1a hash of the kernel variant: the template `kernels/integrate.cl`
     /// and the switches that change the generated code (register prefetch,
-    /// 16-byte vector loads; [`kernel_variant_hash`]).
+    /// 16-byte vector loads, tabulation in registers; [`kernel_variant_hash`]).
     pub kernel: u64,
     /// Spatial dimension.
     pub dim: usize,
@@ -115,13 +115,18 @@ fn sanitize(s: &str) -> String {
 }
 
 /// The hash that [`TuneKey::kernel`] records: the kernel template and the
-/// kernel switches `prefetch` and `vector_loads` of [`KernelShape`] (set by
-/// `FEMQUAD_PREFETCH` / `FEMQUAD_VECTOR_LOADS`), so that a configuration
+/// kernel switches `prefetch`, `vector_loads` and `tab_registers` of
+/// [`KernelShape`] as the environment leaves them (`FEMQUAD_PREFETCH`,
+/// `FEMQUAD_VECTOR_LOADS`, `FEMQUAD_TAB_REGISTERS`), so that a configuration
 /// tuned for one kernel variant is not used for another.
-pub fn kernel_variant_hash(prefetch: bool, vector_loads: bool) -> u64 {
+pub fn kernel_variant_hash(prefetch: bool, vector_loads: bool, tab_registers: bool) -> u64 {
     let mut h = Fnv1a::new();
     h.write(INTEGRATE_TEMPLATE.as_bytes());
-    h.write(&[u8::from(prefetch), u8::from(vector_loads)]);
+    h.write(&[
+        u8::from(prefetch),
+        u8::from(vector_loads),
+        u8::from(tab_registers),
+    ]);
     h.finish()
 }
 
@@ -144,11 +149,13 @@ pub fn tune_key<R: Real, P: Pointwise + ?Sized>(
         std::mem::size_of::<R>(),
         LaunchConfig::new(1, 1),
     );
-    let (prefetch, vector_loads) = probe.map_or((true, true), |s| (s.prefetch, s.vector_loads));
+    let (prefetch, vector_loads, tab_registers) = probe.map_or((true, true, true), |s| {
+        (s.prefetch, s.vector_loads, s.tab_registers)
+    });
     TuneKey {
         device: sanitize(&info.name),
         driver: sanitize(&info.driver),
-        kernel: kernel_variant_hash(prefetch, vector_loads),
+        kernel: kernel_variant_hash(prefetch, vector_loads, tab_registers),
         dim: disc.dim(),
         n_b: disc.n_b(),
         n_comp: disc.n_comp(),
@@ -940,9 +947,15 @@ mod tests {
         assert_eq!(text.parse::<TuneKey>().unwrap(), k);
         assert_eq!(k.n_bs(), 12);
         // Kernel variants hash differently.
-        let variants = [(true, true), (true, false), (false, true), (false, false)]
-            .map(|(p, v)| kernel_variant_hash(p, v));
-        for i in 0..4 {
+        let variants = [
+            (true, true, true),
+            (true, false, true),
+            (false, true, true),
+            (false, false, true),
+            (true, true, false),
+        ]
+        .map(|(p, v, t)| kernel_variant_hash(p, v, t));
+        for i in 0..variants.len() {
             for j in 0..i {
                 assert_ne!(variants[i], variants[j]);
             }

@@ -51,6 +51,8 @@ pub struct Device {
     context: Context,
     queue: CommandQueue,
     programs: Mutex<HashMap<u64, Arc<Program>>>,
+    /// Build logs of successful builds (resource reports), by source hash.
+    logs: Mutex<HashMap<u64, String>>,
     stats: Mutex<DeviceStats>,
 }
 
@@ -58,6 +60,23 @@ impl std::fmt::Debug for Device {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Device").field("info", &self.info).finish()
     }
+}
+
+/// Key of a program in the cache: the FNV-1a hash of its source.
+fn source_key(source: &str) -> u64 {
+    let mut h = crate::physics::Fnv1a::new();
+    h.write(source.as_bytes());
+    h.finish()
+}
+
+/// The lines of a build log that report resources (registers, stack frame,
+/// spills), joined with `; ` — empty if the compiler reported none.
+pub fn resource_summary(log: &str) -> String {
+    log.lines()
+        .filter(|l| l.contains("registers") || l.contains("spill"))
+        .map(|l| l.trim().trim_start_matches("ptxas info    :").trim())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -91,6 +110,7 @@ impl Device {
             context,
             queue,
             programs: Mutex::new(HashMap::new()),
+            logs: Mutex::new(HashMap::new()),
             stats: Mutex::new(DeviceStats::default()),
         }))
     }
@@ -123,11 +143,7 @@ impl Device {
     /// the program only if no program with the same source was built on this
     /// device before.
     pub fn kernel(&self, source: &str, name: &str) -> Result<Kernel> {
-        let key = {
-            let mut h = crate::physics::Fnv1a::new();
-            h.write(source.as_bytes());
-            h.finish()
-        };
+        let key = source_key(source);
         let cached = lock(&self.programs).get(&key).cloned();
         let program = match cached {
             Some(p) => {
@@ -135,8 +151,10 @@ impl Device {
                 p
             }
             None => {
-                let p = Arc::new(self.build(source)?);
+                let (p, log) = self.build(source)?;
+                let p = Arc::new(p);
                 lock(&self.programs).insert(key, p.clone());
+                lock(&self.logs).insert(key, log);
                 lock(&self.stats).builds += 1;
                 p
             }
@@ -144,10 +162,23 @@ impl Device {
         Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))
     }
 
-    fn build(&self, source: &str) -> Result<Program> {
+    /// The compiler's log of the successful build of `source` on this device
+    /// (on NVIDIA devices it holds the resource report of `-cl-nv-verbose`:
+    /// registers, stack frame, spills), if it was built here.
+    pub fn build_log(&self, source: &str) -> Option<String> {
+        lock(&self.logs).get(&source_key(source)).cloned()
+    }
+
+    fn build(&self, source: &str) -> Result<(Program, String)> {
         let mut program = Program::create_from_source(&self.context, source)
             .map_err(cl_error("clCreateProgramWithSource"))?;
-        let options = "-cl-std=CL1.2";
+        let nvidia = self.info.vendor.to_lowercase().contains("nvidia")
+            || self.info.platform.to_lowercase().contains("nvidia");
+        let options = if nvidia {
+            "-cl-std=CL1.2 -cl-nv-verbose"
+        } else {
+            "-cl-std=CL1.2"
+        };
         if let Err(e) = program.build(self.context.devices(), options) {
             let log = program.get_build_log(self.info.id).unwrap_or_default();
             if e.0 == CL_BUILD_PROGRAM_FAILURE || !log.trim().is_empty() {
@@ -159,7 +190,8 @@ impl Device {
             }
             return Err(cl_error("clBuildProgram")(e));
         }
-        Ok(program)
+        let log = program.get_build_log(self.info.id).unwrap_or_default();
+        Ok((program, log))
     }
 
     /// Maps allocation failures to [`Error::OutOfDeviceMemory`].

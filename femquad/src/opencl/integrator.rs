@@ -181,6 +181,19 @@ impl<R: Real> OpenClIntegrator<R> {
         Ok(shape)
     }
 
+    /// The compiler's resource report for the kernel of `physics` (NVIDIA:
+    /// registers, stack frame, spills; see
+    /// [`super::context::resource_summary`]), empty if the kernel was not
+    /// built yet or the compiler reports nothing.
+    pub fn resources_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<String> {
+        let source = self.source_for(physics)?;
+        Ok(self
+            .device
+            .build_log(&source)
+            .map(|log| super::context::resource_summary(&log))
+            .unwrap_or_default())
+    }
+
     /// The generated OpenCL source for `physics` (for inspection).
     pub fn source_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<String> {
         let shape = self.shape_for(physics)?;

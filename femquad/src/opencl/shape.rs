@@ -154,7 +154,20 @@ pub struct KernelShape {
     /// holds a whole number of them (kernel `VEC_WIDTH > 1`). On by default;
     /// [`VECTOR_LOADS_ENV`]`=0` turns it off (for measurements).
     pub vector_loads: bool,
+    /// Whether each thread keeps its tabulation (`φ`, `∇̂φ` at its point and
+    /// of its basis function) in registers (kernel `TAB_REGISTERS`), or reads
+    /// it from local memory. Registers unless the element is large
+    /// ([`TAB_REGISTER_REALS`]); [`TAB_REGISTERS_ENV`]`=0|1` forces it.
+    pub tab_registers: bool,
 }
+
+/// Most reals of per-thread tabulation, `(N_b + N_q)·(dim + 1)`, kept in
+/// registers; larger tabulations (3D P2) are read from local memory, where
+/// they do not crowd out the registers and make the compiler spill.
+pub const TAB_REGISTER_REALS: usize = 40;
+/// Environment variable forcing the tabulation into registers (`1`) or
+/// local memory (`0`), for measurements.
+pub const TAB_REGISTERS_ENV: &str = "FEMQUAD_TAB_REGISTERS";
 
 /// Environment variable that disables register prefetching when `0`.
 pub const PREFETCH_ENV: &str = "FEMQUAD_PREFETCH";
@@ -214,6 +227,11 @@ impl KernelShape {
             real_size,
             prefetch: config.prefetch && enabled_by_env(PREFETCH_ENV),
             vector_loads: enabled_by_env(VECTOR_LOADS_ENV),
+            tab_registers: match std::env::var(TAB_REGISTERS_ENV).as_deref().map(str::trim) {
+                Ok("0") => false,
+                Ok("1") => true,
+                _ => (n_b + n_q) * (dim + 1) <= TAB_REGISTER_REALS,
+            },
         })
     }
 
@@ -236,7 +254,12 @@ impl KernelShape {
             self.n_bt + d * d + 1 + self.aux_per_cell + if self.reads_x { (d + 1) * d } else { 0 };
         let per_cell_points =
             self.n_q * self.n_comp * (usize::from(self.has_f0) + if self.has_f1 { d } else { 0 });
-        self.n_bc * (per_cell_inputs + per_cell_points) * self.real_size
+        let tabulation = if self.tab_registers {
+            0
+        } else {
+            self.n_q * self.n_b * (d + 1)
+        };
+        (self.n_bc * (per_cell_inputs + per_cell_points) + tabulation) * self.real_size
     }
 
     /// Checks work-group size and local memory against the device.

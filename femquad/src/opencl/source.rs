@@ -107,6 +107,11 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         let _ = writeln!(s, "#define {name} {}", usize::from(flag));
     }
     let _ = writeln!(s, "#define PREFETCH {}", usize::from(shape.prefetch));
+    let _ = writeln!(
+        s,
+        "#define TAB_REGISTERS {}",
+        usize::from(shape.tab_registers)
+    );
     let width = if shape.vector_loads {
         16 / shape.real_size
     } else {
