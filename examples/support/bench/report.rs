@@ -182,7 +182,6 @@ pub const COLUMNS: [&str; 45] = [
     "vector_loads",
     "status",
     "note",
-    "build_info",
     "reps",
     "time_ms",
     "time_ms_min",
@@ -199,6 +198,7 @@ pub const COLUMNS: [&str; 45] = [
     "check_rel_diff",
     "check_tol",
     "check_passed",
+    "build_info",
 ];
 
 /// A field value: text, integer, real or boolean; `None` when missing.
@@ -254,7 +254,6 @@ impl Row {
             self.vector_loads.map(Value::Bool),
             t(&self.status),
             t(&self.note),
-            t(&self.build_info),
             i(self.reps),
             mf(|m| m.time_ms),
             mf(|m| m.time_ms_min),
@@ -271,6 +270,7 @@ impl Row {
             self.check.and_then(|c| num(c.rel_diff)),
             self.check.and_then(|c| num(c.tol)),
             self.check.map(|c| Value::Bool(c.passed)),
+            t(&self.build_info),
         ]
     }
 

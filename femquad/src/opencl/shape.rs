@@ -162,9 +162,11 @@ pub struct KernelShape {
 }
 
 /// Most reals of per-thread tabulation, `(N_b + N_q)·(dim + 1)`, kept in
-/// registers; larger tabulations (3D P2) are read from local memory, where
-/// they do not crowd out the registers and make the compiler spill.
-pub const TAB_REGISTER_REALS: usize = 40;
+/// registers; larger tabulations (3D P2 with high-degree rules) are read
+/// from local memory so that they do not crowd out the registers. Measured
+/// on an H200 (BENCHMARKS.md), 3D P2 with 4 points (56 reals) runs faster
+/// with registers, hence the bound.
+pub const TAB_REGISTER_REALS: usize = 64;
 /// Environment variable forcing the tabulation into registers (`1`) or
 /// local memory (`0`), for measurements.
 pub const TAB_REGISTERS_ENV: &str = "FEMQUAD_TAB_REGISTERS";
@@ -391,6 +393,43 @@ mod tests {
         // every thread: 4 quadrature items and 6 basis items; both phases fully covered
         assert_eq!(s.n_t * s.n_q, s.n_bc * s.n_q);
         assert_eq!(s.n_t * s.n_bt, s.n_bc * s.n_bt);
+    }
+
+    #[test]
+    fn tabulation_leaves_registers_only_for_large_elements() {
+        let shape = |n_q| {
+            KernelShape::new(
+                3,
+                10,
+                1,
+                n_q,
+                AuxSpace::None,
+                Laplacian.info(),
+                8,
+                LaunchConfig::new(1, 1),
+            )
+            .unwrap()
+        };
+        if std::env::var(TAB_REGISTERS_ENV).is_err() {
+            assert!(
+                shape(4).tab_registers,
+                "3D P2, 4 points: (10 + 4)·4 = 56 reals"
+            );
+            assert!(
+                !shape(14).tab_registers,
+                "3D P2, 14 points: (10 + 14)·4 = 96 reals"
+            );
+            // The local copy of the tabulation is counted: 14·10·4 reals.
+            let s = shape(14);
+            let without = KernelShape {
+                tab_registers: true,
+                ..s
+            };
+            assert_eq!(
+                s.local_mem_bytes() - without.local_mem_bytes(),
+                14 * 10 * 4 * 8
+            );
+        }
     }
 
     #[test]
