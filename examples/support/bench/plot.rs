@@ -195,9 +195,10 @@ fn bar_figure(rows: &[&Row], path: &Path, metric: Metric) -> Result<(), BenchErr
         cats.dedup();
         let n = cats.len().max(1);
         let ymax_data = mine.iter().map(|r| value(r)).fold(0.0f64, f64::max);
+        // Head room above the tallest bar for the legend.
         let ymax = match metric {
-            Metric::Gflops => (ymax_data * 1.15).max(1.0),
-            Metric::PctCopy => (ymax_data * 1.1).max(110.0),
+            Metric::Gflops => (ymax_data * 1.35).max(1.0),
+            Metric::PctCopy => (ymax_data * 1.3).max(130.0),
         };
         let caption = format!(
             "{dim}D, {}",
