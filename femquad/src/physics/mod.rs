@@ -83,8 +83,10 @@ pub struct PointwiseInfo {
     /// Which inputs the body reads.
     pub reads: Reads,
     /// Floating-point operations of one evaluation, for dimension 2 and 3
-    /// (`flops[dim - 2]`). Each `+ - * /`, negation, comparison-free math
-    /// function call counts as one; loops multiply by their trip count.
+    /// (`flops[dim - 2]`): each `+ - * / %` and negation counts one
+    /// (negating a literal counts none), each math function call one
+    /// (`mul_add` too), loops multiply by their trip count, an `if` counts
+    /// its larger branch, and helper calls count their own flops.
     pub flops: [u64; 2],
 }
 
