@@ -7,10 +7,14 @@
 //! basis functions, `N_c = N_comp`, `N_a` auxiliary components, `N_q` points
 //! and `s` the size of a real:
 //!
-//! **Bytes per cell** `= s · (N_b N_c [u] + A [aux] + d² [J⁻¹] + 1 [det J]
-//! + X [coordinates] + N_b N_c [element vector])`, with `A = N_b N_a` for a
-//! field, `N_a` for P0, 0 without aux, and `X = (d+1) d` if the physics reads
-//! `x`, else 0.
+//! **Bytes per cell**
+//!
+//! ```text
+//! s · (N_b N_c (u) + A (aux) + d² (J⁻¹) + 1 (det J) + X (coordinates) + N_b N_c (element vector))
+//! ```
+//!
+//! with `A = N_b N_a` for a field, `N_a` for P0, 0 without aux, and
+//! `X = (d+1) d` if the physics reads `x`, else 0.
 //!
 //! **Flops per cell** `= N_q · (Q + P) + N_b N_c N_q · (2·[f0] + 2d·[f1])`:
 //! - `Q = N_c (N_b (2·[u] + 2d·[∇u]) + 2d²·[∇u])`: values and reference

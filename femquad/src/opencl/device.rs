@@ -1,6 +1,6 @@
 //! OpenCL device discovery and selection.
 //!
-//! [`list_devices`] enumerates every device of every platform. [`select`]
+//! [`list_devices`] enumerates every device of every platform. [`DeviceSelector::pick`]
 //! picks one: by default the first GPU (then accelerator, then CPU), so a
 //! machine with an NVIDIA GPU and the PoCL CPU platform runs on the GPU.
 //! The choice can be forced with the environment variable

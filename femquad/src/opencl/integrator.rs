@@ -40,6 +40,8 @@ struct Buffers<R> {
     det_j: Buffer<R>,
     coords: Option<Buffer<R>>,
     constants: Buffer<R>,
+    /// Capacity of `constants`, in reals.
+    constants_len: usize,
     out: Buffer<R>,
 }
 
@@ -90,6 +92,7 @@ impl<R: Real> OpenClIntegrator<R> {
             det_j,
             coords: None,
             constants: device.alloc::<R>(1, "constants")?,
+            constants_len: 1,
             out: device.alloc::<R>(n_cells * disc.n_bt(), "element vectors")?,
         };
         Ok(OpenClIntegrator {
@@ -263,8 +266,11 @@ impl<R: Real> OpenClIntegrator<R> {
             "auxiliary coefficients",
         )?;
         if !inputs.constants.is_empty() {
-            // Constants are few: a fresh buffer of the right size each time.
-            b.constants = device.alloc::<R>(inputs.constants.len(), "constants")?;
+            // Grown only when a physics with more constants comes along.
+            if inputs.constants.len() > b.constants_len {
+                b.constants = device.alloc::<R>(inputs.constants.len(), "constants")?;
+                b.constants_len = inputs.constants.len();
+            }
             device.write(
                 &mut b.constants,
                 inputs.constants,
