@@ -12,6 +12,7 @@
 //! smooth and nonzero on most of the boundary of the unit square or cube (so the Dirichlet data matter) and
 //! defined everywhere (so any mesh, e.g. one read from Gmsh, can be used).
 
+use femquad::physics::builtin::lame_stress;
 use femquad::pointwise;
 
 /// The diffusion coefficient of the Laplacian problem, `κ(x) = 1 + x₀²`.
@@ -96,7 +97,7 @@ pub fn lame_exact(x: &[f64], out: &mut [f64]) {
 /// ```
 ///
 /// Weak form: `f0 = −f(x)`, `f1 = σ(∇u)`. Linear in `u`.
-#[pointwise(name = LameMms)]
+#[pointwise(name = LameMms, helpers(lame_stress))]
 pub fn lame_mms<const D: usize>(
     grad_u: &[[f64; D]; D],
     x: &[f64; D],
@@ -107,17 +108,7 @@ pub fn lame_mms<const D: usize>(
     let k = 0.5 * std::f64::consts::PI; // WAVE
     let mu = constants[0];
     let lambda = constants[1];
-    // stress
-    let mut div = 0.0;
-    for d in 0..D {
-        div += grad_u[d][d];
-    }
-    for c in 0..D {
-        for d in 0..D {
-            f1[c][d] = mu * (grad_u[c][d] + grad_u[d][c]);
-        }
-        f1[c][c] += lambda * div;
-    }
+    lame_stress(grad_u, mu, lambda, f1);
     // cos and sin of k x_j + b_c, and ψ_c
     let mut cs = [[0.0; D]; D];
     let mut sn = [[0.0; D]; D];

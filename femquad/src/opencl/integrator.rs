@@ -136,6 +136,15 @@ impl<R: Real> OpenClIntegrator<R> {
     /// device and case (see [`super::autotune`]), else the device default.
     /// Resolved once per physics and remembered.
     pub fn config_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<LaunchConfig> {
+        self.config_with_hash(physics, physics.source_hash())
+    }
+
+    /// [`OpenClIntegrator::config_for`], given `physics.source_hash()`.
+    fn config_with_hash<P: Pointwise + ?Sized>(
+        &self,
+        physics: &P,
+        hash: u64,
+    ) -> Result<LaunchConfig> {
         if let Some(c) = self.config {
             return Ok(c);
         }
@@ -143,7 +152,7 @@ impl<R: Real> OpenClIntegrator<R> {
             .resolved
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&physics.source_hash())
+            .get(&hash)
         {
             return Ok(*c);
         }
@@ -164,7 +173,7 @@ impl<R: Real> OpenClIntegrator<R> {
         self.resolved
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(physics.source_hash(), config);
+            .insert(hash, config);
         Ok(config)
     }
 
@@ -213,7 +222,8 @@ impl<R: Real> OpenClIntegrator<R> {
     /// first use (the device's program cache may already hold the program)
     /// and returns its key in `self.kernels`.
     fn compile<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<KernelKey> {
-        let key = (physics.source_hash(), self.config_for(physics)?);
+        let hash = physics.source_hash();
+        let key = (hash, self.config_with_hash(physics, hash)?);
         if !self.kernels.contains_key(&key) {
             let shape = self.shape_for(physics)?;
             let source = self.source_for(physics)?;

@@ -46,19 +46,29 @@ pub fn poisson<const D: usize>(
 /// Lamé (linear, isotropic) elasticity:
 /// `f1 = μ (∇u + ∇uᵀ) + λ (∇·u) I` with `constants = [μ, λ]`; `u` has one
 /// component per dimension (interleaved, node-major dofs).
-#[pointwise(name = Lame)]
+#[pointwise(name = Lame, helpers(lame_stress))]
 pub fn lame<const D: usize>(grad_u: &[[f64; D]; D], constants: &[f64; 2], f1: &mut [[f64; D]; D]) {
-    let mu = constants[0];
-    let lambda = constants[1];
+    lame_stress(grad_u, constants[0], constants[1], f1);
+}
+
+/// The Lamé stress `σ = μ (∇u + ∇uᵀ) + λ (∇·u) I` into `sigma`: a helper for
+/// [`Lame`] and for other physics with this stress (e.g. with body forces).
+#[pointwise]
+pub fn lame_stress<const D: usize>(
+    grad_u: &[[f64; D]; D],
+    mu: f64,
+    lambda: f64,
+    sigma: &mut [[f64; D]; D],
+) {
     let mut div = 0.0;
     for d in 0..D {
         div += grad_u[d][d];
     }
     for c in 0..D {
         for d in 0..D {
-            f1[c][d] = mu * (grad_u[c][d] + grad_u[d][c]);
+            sigma[c][d] = mu * (grad_u[c][d] + grad_u[d][c]);
         }
-        f1[c][c] += lambda * div;
+        sigma[c][c] += lambda * div;
     }
 }
 

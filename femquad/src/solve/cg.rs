@@ -21,6 +21,39 @@ pub struct KrylovStats {
 /// Statistics of [`cg`].
 pub type CgStats = KrylovStats;
 
+impl KrylovStats {
+    /// The statistics of `b = 0`, solved by `x = 0` without iterating.
+    pub(crate) fn solved_by_zero() -> Self {
+        KrylovStats {
+            iterations: 0,
+            residual_norm: 0.0,
+            relative_residual: 0.0,
+            history: vec![0.0],
+        }
+    }
+}
+
+/// The argument checks shared by the Krylov solvers: `x` as long as `b`,
+/// both finite, `tol` positive and finite. Returns `‖b‖₂`, or `None` when
+/// `b = 0`, after setting `x = 0` (the solution).
+pub(crate) fn krylov_start(b: &[f64], x: &mut [f64], tol: f64) -> Result<Option<f64>> {
+    check_len("x", x, b.len())?;
+    check_finite("b", b)?;
+    check_finite("x", x)?;
+    if !(tol.is_finite() && tol > 0.0) {
+        return Err(Error::arg(
+            "tol",
+            format!("must be positive and finite, got {tol}"),
+        ));
+    }
+    let b_norm = norm2(b);
+    if b_norm == 0.0 {
+        x.fill(0.0);
+        return Ok(None);
+    }
+    Ok(Some(b_norm))
+}
+
 /// Solves `A x = b` by the conjugate gradient method (Hestenes–Stiefel),
 /// without preconditioning, for a symmetric positive definite operator
 /// given by its action: `apply(v, out)` sets `out = A v`.
@@ -57,26 +90,10 @@ pub fn cg(
     tol: f64,
     max_iter: usize,
 ) -> Result<CgStats> {
-    check_len("x", x, b.len())?;
-    check_finite("b", b)?;
-    check_finite("x", x)?;
-    if !(tol.is_finite() && tol > 0.0) {
-        return Err(Error::arg(
-            "tol",
-            format!("must be positive and finite, got {tol}"),
-        ));
-    }
+    let Some(b_norm) = krylov_start(b, x, tol)? else {
+        return Ok(KrylovStats::solved_by_zero());
+    };
     let n = b.len();
-    let b_norm = norm2(b);
-    if b_norm == 0.0 {
-        x.fill(0.0);
-        return Ok(KrylovStats {
-            iterations: 0,
-            residual_norm: 0.0,
-            relative_residual: 0.0,
-            history: vec![0.0],
-        });
-    }
     let target = tol * b_norm;
     let mut ap = vec![0.0; n];
     // r = b − A x

@@ -1,8 +1,8 @@
 //! Matrix-free restarted GMRES.
 
-use super::cg::KrylovStats;
+use super::cg::{KrylovStats, krylov_start};
 use super::vector::{axpy, dot, norm2};
-use crate::error::{check_finite, check_len};
+use crate::error::check_finite;
 use crate::{Error, Result};
 
 /// Options of [`gmres`].
@@ -63,33 +63,17 @@ pub fn gmres(
     x: &mut [f64],
     opts: &GmresOptions,
 ) -> Result<KrylovStats> {
-    check_len("x", x, b.len())?;
-    check_finite("b", b)?;
-    check_finite("x", x)?;
     let tol = opts.tol;
-    if !(tol.is_finite() && tol > 0.0) {
-        return Err(Error::arg(
-            "tol",
-            format!("must be positive and finite, got {tol}"),
-        ));
-    }
     if opts.restart == 0 {
         return Err(Error::arg(
             "restart",
             "the Krylov dimension must be at least 1",
         ));
     }
+    let Some(b_norm) = krylov_start(b, x, tol)? else {
+        return Ok(KrylovStats::solved_by_zero());
+    };
     let n = b.len();
-    let b_norm = norm2(b);
-    if b_norm == 0.0 {
-        x.fill(0.0);
-        return Ok(KrylovStats {
-            iterations: 0,
-            residual_norm: 0.0,
-            relative_residual: 0.0,
-            history: vec![0.0],
-        });
-    }
     let target = tol * b_norm;
     let m = opts.restart.min(n.max(1));
     let mut w = vec![0.0; n];
