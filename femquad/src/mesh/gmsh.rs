@@ -1475,10 +1475,10 @@ fn build(
 mod tests {
     use super::*;
 
-    /// A file of the workspace's `tests/data`.
+    /// A file of `femquad/tests/data`.
     fn data(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/data")
+            .join("tests/data")
             .join(name)
     }
 

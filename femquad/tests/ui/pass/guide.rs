@@ -55,7 +55,7 @@ fn main() {
     assert_eq!(g, [[1.0, 2.0, 3.0]]);
 
     let src = NonlinearPoisson.opencl_source();
-    let guide = include_str!("../../../femquad-macros/src/guide.md");
+    let guide = include_str!("../../../../femquad-macros/src/guide.md");
     let shown = guide
         .split("```c\n")
         .nth(1)
