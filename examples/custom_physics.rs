@@ -183,12 +183,12 @@ fn run<R: Real>(args: &SolveArgs) -> Result<()> {
     let backend = args.backend()?;
     let rtol = args
         .tol
-        .unwrap_or(if R::NAME == "f64" { 1e-10 } else { 1e-4 });
+        .unwrap_or(if R::PRECISION.name() == "f64" { 1e-10 } else { 1e-4 });
     println!("femquad custom physics: -div((1 + u^2) grad u) + u^3 = f, u = exp(-|x|^2)");
     println!(
         "P{} elements, residuals in {} by {}",
         args.order,
-        R::NAME,
+        R::PRECISION.name(),
         backend.describe()
     );
     println!(

@@ -162,7 +162,7 @@ fn run_typed<R: Real>(
     println!(
         "P{} elements, residuals in {} by {}",
         args.order,
-        R::NAME,
+        R::PRECISION.name(),
         opts.backend.describe()
     );
     println!("solver: {solver}, relative tolerance {:.0e}", opts.tol);

@@ -52,4 +52,4 @@ pub mod tabulation;
 pub use error::{Error, Result};
 pub use femquad_macros::pointwise;
 pub use physics::{Pointwise, PointwiseInfo};
-pub use real::Real;
+pub use real::{Precision, Real};

@@ -1,15 +1,90 @@
-//! Floating-point precision: [`Real`] is implemented by `f32` and `f64`.
+//! Floating-point precision: one concept, [`Precision`], and the scalar
+//! types that have it, [`Real`] (`f32` and `f64`).
 //!
 //! Every array that crosses to the device is a slice of `R: Real`, so the same
-//! code path serves single and double precision, chosen at run time by the
-//! type the caller instantiates. On the OpenCL side the kernel sees
-//! `typedef float real;` or `typedef double real;` ([`Real::CL_TYPE`]).
+//! code path serves single and double precision, chosen by the type the
+//! caller instantiates; code that decides at run time (a command-line
+//! option, a benchmark case) holds a [`Precision`] and dispatches once. On
+//! the OpenCL side the kernel sees `typedef float real;` or
+//! `typedef double real;` ([`Precision::cl_type`]).
 
 use std::fmt::{Debug, Display};
+use std::str::FromStr;
 use std::iter::Sum;
 use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
 use crate::physics::{PointArgs, Pointwise, PointwiseError};
+
+/// Floating-point precision of a computation: single (`f32`, OpenCL
+/// `float`) or double (`f64`, OpenCL `double`, which needs the device
+/// extension `cl_khr_fp64`).
+///
+/// Parsed from and displayed as `"f32"` / `"f64"`:
+/// ```
+/// use femquad::Precision;
+/// let p: Precision = "f32".parse()?;
+/// assert_eq!((p, p.to_string(), p.size(), p.cl_type()), (Precision::F32, "f32".into(), 4, "float"));
+/// assert_eq!(<f64 as femquad::Real>::PRECISION, Precision::F64);
+/// # Ok::<(), femquad::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Precision {
+    /// Single precision, 4 bytes.
+    F32,
+    /// Double precision, 8 bytes.
+    F64,
+}
+
+impl Precision {
+    /// Both precisions, single first.
+    pub const ALL: [Precision; 2] = [Precision::F32, Precision::F64];
+
+    /// The name used in reports, options and cache keys: `"f32"` or `"f64"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+
+    /// The OpenCL C type: `"float"` or `"double"`.
+    pub fn cl_type(self) -> &'static str {
+        match self {
+            Precision::F32 => "float",
+            Precision::F64 => "double",
+        }
+    }
+
+    /// Bytes of one value.
+    pub fn size(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+}
+
+impl Display for Precision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Precision {
+    type Err = crate::Error;
+
+    /// Parses `f32`/`single`/`float` or `f64`/`double` (case-insensitive).
+    fn from_str(s: &str) -> Result<Self, crate::Error> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "f32" | "single" | "float" => Ok(Precision::F32),
+            "f64" | "double" => Ok(Precision::F64),
+            _ => Err(crate::Error::arg(
+                "precision",
+                format!("`{s}` is not a precision: use f32 or f64"),
+            )),
+        }
+    }
+}
 
 /// A floating-point scalar the integrators compute in: `f32` or `f64`.
 ///
@@ -36,10 +111,8 @@ pub trait Real:
     + Sum
     + 'static
 {
-    /// The OpenCL C type: `"float"` or `"double"`.
-    const CL_TYPE: &'static str;
-    /// Human-readable precision name used in messages and reports: `"f32"` or `"f64"`.
-    const NAME: &'static str;
+    /// The precision of this type (its name, OpenCL type and size).
+    const PRECISION: Precision;
     /// Machine epsilon of the type.
     const EPSILON: Self;
     /// Additive identity.
@@ -68,10 +141,9 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $cl:literal, $eval:ident) => {
+    ($t:ty, $p:expr, $eval:ident) => {
         impl Real for $t {
-            const CL_TYPE: &'static str = $cl;
-            const NAME: &'static str = stringify!($t);
+            const PRECISION: Precision = $p;
             const EPSILON: Self = <$t>::EPSILON;
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -106,8 +178,8 @@ macro_rules! impl_real {
     };
 }
 
-impl_real!(f32, "float", eval_f32);
-impl_real!(f64, "double", eval_f64);
+impl_real!(f32, Precision::F32, eval_f32);
+impl_real!(f64, Precision::F64, eval_f64);
 
 /// Converts a slice of `f64` to `R`.
 pub fn convert_slice<R: Real>(values: &[f64]) -> Vec<R> {
@@ -125,9 +197,15 @@ mod tests {
 
     #[test]
     fn opencl_type_names() {
-        assert_eq!(<f32 as Real>::CL_TYPE, "float");
-        assert_eq!(<f64 as Real>::CL_TYPE, "double");
-        assert_eq!(<f32 as Real>::NAME, "f32");
+        assert_eq!(<f32 as Real>::PRECISION.cl_type(), "float");
+        assert_eq!(<f64 as Real>::PRECISION.cl_type(), "double");
+        assert_eq!(<f32 as Real>::PRECISION.name(), "f32");
+        assert_eq!(<f64 as Real>::PRECISION.size(), 8);
+        for p in Precision::ALL {
+            assert_eq!(p.to_string().parse::<Precision>().unwrap(), p);
+        }
+        let e = "f16".parse::<Precision>().unwrap_err().to_string();
+        assert!(e.contains("`f16`") && e.contains("f32 or f64"), "{e}");
     }
 
     #[test]

@@ -140,7 +140,7 @@ fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
         case.order,
         case.physics.info().name,
         case.aux.kind(),
-        R::NAME,
+        R::PRECISION.name(),
         shape.n_q,
         shape.n_bs,
         shape.n_bl,

@@ -300,7 +300,7 @@ fn test_kernel<R: Real>(physics: &dyn Pointwise, dim: usize) -> String {
     let nc = info.n_comp.resolve(dim);
     let na = info.n_aux.resolve(dim);
     let nk = info.n_constants;
-    let pragma = if R::CL_TYPE == "double" {
+    let pragma = if R::PRECISION.cl_type() == "double" {
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
     } else {
         ""
@@ -332,7 +332,7 @@ __kernel void pw_test(__global const real *u, __global const real *grad_u,\n\
         for (int d = 0; d < DIM; ++d) f1[(p * NC + c) * DIM + d] = lf1[c][d];\n\
     }}\n\
 }}\n",
-        real = R::CL_TYPE,
+        real = R::PRECISION.cl_type(),
         nca = nc.max(1),
         naa = na.max(1),
         nka = nk.max(1),
@@ -415,7 +415,7 @@ fn compare<R: Real>(cl: &Cl, physics: &dyn Pointwise, dim: usize, seed: u64) -> 
             panic!(
                 "OpenCL build ({options}) of `{}` ({}, {dim}D) failed on {}:\n{log}\nsource:\n{}",
                 info.name,
-                R::NAME,
+                R::PRECISION.name(),
                 cl.device.name().unwrap_or_default(),
                 numbered(&source)
             )
@@ -463,7 +463,7 @@ fn compare<R: Real>(cl: &Cl, physics: &dyn Pointwise, dim: usize, seed: u64) -> 
             .enqueue_read_buffer(&f1_buf, CL_BLOCKING, 0, &mut f1_cl, &[])
             .expect("read f1");
     }
-    let tol = if R::NAME == "f64" { 1e-12 } else { 1e-5 };
+    let tol = if R::PRECISION.name() == "f64" { 1e-12 } else { 1e-5 };
     let mut worst: f64 = 0.0;
     for p in 0..POINTS {
         let slice = |v: &Vec<R>, n: usize| v[p * n..(p + 1) * n].to_vec();
@@ -514,7 +514,7 @@ fn compare<R: Real>(cl: &Cl, physics: &dyn Pointwise, dim: usize, seed: u64) -> 
                 d <= tol,
                 "`{}` {} {dim}D point {p}: {what} differs by {d:e} (tolerance {tol:e})\nOpenCL {got:?}\nnative {want:?}",
                 info.name,
-                R::NAME
+                R::PRECISION.name()
             );
             worst = worst.max(d);
         }

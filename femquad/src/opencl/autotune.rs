@@ -99,7 +99,7 @@ pub struct TuneKey {
     pub aux: AuxSpace,
     /// [`Pointwise::source_hash`] of the physics.
     pub physics: u64,
-    /// Precision, `f32` or `f64` ([`Real::NAME`]).
+    /// Precision, `f32` or `f64` ([`Real::PRECISION`]).
     pub real: String,
 }
 
@@ -162,7 +162,7 @@ pub fn tune_key<R: Real, P: Pointwise + ?Sized>(
         n_q: disc.n_q(),
         aux: disc.aux(),
         physics: physics.source_hash(),
-        real: R::NAME.to_string(),
+        real: R::PRECISION.name().to_string(),
     }
 }
 

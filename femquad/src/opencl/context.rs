@@ -131,7 +131,7 @@ impl Device {
 
     /// Checks that the device can compute in precision `R`.
     pub fn check_precision<R: Real>(&self) -> Result<()> {
-        if R::CL_TYPE == "double" && !self.info.fp64 {
+        if R::PRECISION.cl_type() == "double" && !self.info.fp64 {
             return Err(Error::NoFp64 {
                 device: self.info.name.clone(),
             });

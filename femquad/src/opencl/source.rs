@@ -23,7 +23,7 @@ pub const INTEGRATE_KERNEL: &str = "integrate";
 
 /// A literal of type `R` for OpenCL C, round-trip exact in `R`.
 pub fn literal<R: Real>(v: f64) -> String {
-    if R::CL_TYPE == "float" {
+    if R::PRECISION.cl_type() == "float" {
         format!("{:e}f", v as f32)
     } else {
         format!("{v:e}")
@@ -46,7 +46,7 @@ fn constant_array<R: Real>(out: &mut String, name: &str, values: &[f64]) {
 
 /// The `typedef` (and fp64 pragma) for `R`.
 pub fn real_typedef<R: Real>() -> String {
-    if R::CL_TYPE == "double" {
+    if R::PRECISION.cl_type() == "double" {
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real;\n".into()
     } else {
         "typedef float real;\n".into()
@@ -119,7 +119,7 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     };
     let _ = writeln!(s, "#define VEC_WIDTH {width}");
     if width > 1 {
-        let _ = writeln!(s, "typedef {}{width} realv;", R::CL_TYPE);
+        let _ = writeln!(s, "typedef {}{width} realv;", R::PRECISION.cl_type());
     } else {
         s.push_str("typedef real realv;\n");
     }
