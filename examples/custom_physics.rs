@@ -37,10 +37,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use femquad::assembly::Residual;
-use femquad::aux::AuxSpace;
+use femquad::residual::Residual;
+use femquad::aux_space::AuxSpace;
 use femquad::element::Element;
-use femquad::integrate::backend::Backend;
+use femquad::backend::Backend;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::gmsh::read_gmsh;

@@ -479,7 +479,7 @@ fn json_parser_self_check() {
 #[test]
 fn autotune_picks_stores_and_reads_back() {
     use femquad::element::Element;
-    use femquad::integrate::{CellInputs, Discretization};
+    use femquad::discretization::{CellInputs, Discretization};
     use femquad::mesh::generate::{MeshOptions, unit_box};
     use femquad::opencl::autotune::{TuneCache, TuneOptions, autotune, cached_config_in, tune_key};
     use femquad::opencl::{Device, DeviceSelector, OpenClIntegrator};
@@ -507,7 +507,7 @@ fn autotune_picks_stores_and_reads_back() {
         &mesh,
         &space,
         Quadrature::simplex(2, 1).unwrap(),
-        femquad::aux::AuxSpace::None,
+        femquad::aux_space::AuxSpace::None,
     )
     .unwrap();
     let mut integ = OpenClIntegrator::new(device.clone(), disc, None).unwrap();

@@ -11,7 +11,7 @@
 //! precision; the example Gmsh meshes are solved too.
 
 use femquad::Real;
-use femquad::integrate::backend::Backend;
+use femquad::backend::Backend;
 use femquad::mesh::gmsh::read_gmsh;
 use femquad::opencl::DeviceSelector;
 use femquad_examples::convergence::{

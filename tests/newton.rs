@@ -10,7 +10,7 @@
 mod custom_physics;
 
 use custom_physics::{ReactionDiffusion, exact, solve};
-use femquad::integrate::backend::Backend;
+use femquad::backend::Backend;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::opencl::DeviceSelector;
 use femquad::physics::Pointwise;

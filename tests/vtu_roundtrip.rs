@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use femquad::element::Element;
-use femquad::integrate::backend::Backend;
+use femquad::backend::Backend;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::output::{Vtu, VtuFormat};

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use femquad::integrate::backend::Backend;
+use femquad::backend::Backend;
 use femquad::mesh::gmsh::read_gmsh;
 use femquad::opencl::DeviceSelector;
 use femquad::output::VtuFormat;

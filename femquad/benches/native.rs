@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use femquad::Real;
-use femquad::aux::AuxSpace;
+use femquad::aux_space::AuxSpace;
 use femquad::element::Element;
-use femquad::integrate::native::{Execution, element_vectors};
-use femquad::integrate::{CellInputs, Discretization};
+use femquad::native::{Execution, element_vectors};
+use femquad::discretization::{CellInputs, Discretization};
 use femquad::mesh::generate::{MeshOptions, mesh_for_cells};
 use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, Laplacian};

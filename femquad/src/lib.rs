@@ -30,20 +30,22 @@
 // inside this crate too, for the built-in physics.
 extern crate self as femquad;
 
-pub mod assembly;
-pub mod aux;
+pub mod aux_space;
+pub mod backend;
+pub mod discretization;
 pub mod element;
 pub mod error;
 pub mod geometry;
-pub mod integrate;
 pub mod layout;
 pub mod mesh;
+pub mod native;
 pub mod opencl;
 pub mod output;
 pub mod perf_model;
 pub mod physics;
 pub mod quadrature;
 pub mod real;
+pub mod residual;
 pub mod rng;
 pub mod solve;
 pub mod space;

@@ -43,7 +43,7 @@
 //! plus the written element vector, which the paper's "memory loaded" leaves
 //! out. The local-memory formula is [`crate::opencl::KernelShape::local_mem_bytes`].
 
-use crate::aux::AuxSpace;
+use crate::aux_space::AuxSpace;
 use crate::opencl::KernelShape;
 use crate::physics::PointwiseInfo;
 

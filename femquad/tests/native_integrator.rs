@@ -1,11 +1,11 @@
 //! The native integrator against closed forms and patch tests.
 
-use femquad::assembly::Residual;
-use femquad::aux::AuxSpace;
+use femquad::residual::Residual;
+use femquad::aux_space::AuxSpace;
 use femquad::element::Element;
-use femquad::integrate::backend::Backend;
-use femquad::integrate::native::{Execution, element_vectors};
-use femquad::integrate::{CellInputs, Discretization};
+use femquad::backend::Backend;
+use femquad::native::{Execution, element_vectors};
+use femquad::discretization::{CellInputs, Discretization};
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};

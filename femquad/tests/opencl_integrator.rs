@@ -6,10 +6,10 @@
 
 use std::sync::Arc;
 
-use femquad::aux::AuxSpace;
+use femquad::aux_space::AuxSpace;
 use femquad::element::Element;
-use femquad::integrate::native::{Execution, element_vectors};
-use femquad::integrate::{CellInputs, Discretization};
+use femquad::native::{Execution, element_vectors};
+use femquad::discretization::{CellInputs, Discretization};
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::opencl::shape::default_config;

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use femquad::Real;
-use femquad::aux::AuxSpace;
+use femquad::aux_space::AuxSpace;
 use femquad::element::Element;
-use femquad::integrate::native::{Execution, element_vectors_range};
-use femquad::integrate::{CellInputs, Discretization};
+use femquad::native::{Execution, element_vectors_range};
+use femquad::discretization::{CellInputs, Discretization};
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, mesh_for_cells, unit_box};
 use femquad::opencl::autotune::{TuneOptions, autotune, cached_config, candidate_n_bl, tune_key};

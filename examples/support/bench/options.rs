@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
-use femquad::aux::AuxSpace;
+use femquad::aux_space::AuxSpace;
 use femquad::opencl::LaunchConfig;
 use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};

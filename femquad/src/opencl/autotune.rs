@@ -55,7 +55,7 @@ use super::device::DeviceInfo;
 use super::integrator::OpenClIntegrator;
 use super::shape::{DEFAULT_N_CB, KernelShape, LaunchConfig, default_config, gcd, lcm};
 use super::source::INTEGRATE_TEMPLATE;
-use crate::aux::AuxSpace;
+use crate::aux_space::AuxSpace;
 use crate::physics::{Fnv1a, Pointwise};
 use crate::{Error, Real, Result};
 

@@ -18,8 +18,8 @@ use super::context::{Device, Transfer};
 use super::device::cl_error;
 use super::shape::{KernelShape, LaunchConfig, default_config};
 use super::source::{INTEGRATE_KERNEL, integrate_source};
-use crate::integrate::native::{self, Execution};
-use crate::integrate::{CellInputs, Discretization};
+use crate::native::{self, Execution};
+use crate::discretization::{CellInputs, Discretization};
 use crate::physics::Pointwise;
 use crate::{Error, Real, Result};
 

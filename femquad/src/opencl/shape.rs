@@ -31,7 +31,7 @@
 //! multiple but not the least; ours is the least, so blocks are as small as
 //! possible and `N_bl` tunes the work-group size freely.
 
-use crate::aux::AuxSpace;
+use crate::aux_space::AuxSpace;
 use crate::opencl::device::DeviceInfo;
 use crate::physics::{PointwiseInfo, Reads};
 use crate::{Error, Result};

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::Real;
-use crate::aux::AuxSpace;
+use crate::aux_space::AuxSpace;
 use crate::layout;
 use crate::opencl::shape::KernelShape;
 use crate::physics::Pointwise;

@@ -3,7 +3,7 @@
 use super::cg::{CgStats, cg};
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov};
 use super::vector::norm_inf;
-use crate::assembly::Residual;
+use crate::residual::Residual;
 use crate::error::{check_finite, check_len};
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
@@ -306,9 +306,9 @@ impl<R: Real> DirichletProblem<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aux::AuxSpace;
+    use crate::aux_space::AuxSpace;
     use crate::element::Element;
-    use crate::integrate::backend::Backend;
+    use crate::backend::Backend;
     use crate::mesh::generate::{MeshOptions, unit_square};
     use crate::physics::builtin::{Laplacian, NonlinearDiffusion, Poisson};
     use crate::quadrature::Quadrature;

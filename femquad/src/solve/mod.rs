@@ -3,7 +3,7 @@
 //! femquad never assembles a matrix: every operator here is a closure
 //! `apply(v, out)` that computes `out = A v`, and for the finite-element
 //! problems that action is taken from residual evaluations
-//! ([`crate::assembly::Residual::evaluate`]) on the GPU or natively.
+//! ([`crate::residual::Residual::evaluate`]) on the GPU or natively.
 //!
 //! * [`cg`] — conjugate gradients for symmetric positive definite
 //!   operators (the Laplacian, Lamé elasticity with Dirichlet conditions).
@@ -12,7 +12,7 @@
 //! * [`newton_krylov`] — Newton's method whose linear systems are solved by
 //!   GMRES with Jacobian-vector products from residual differences,
 //!   `J v ≈ (F(u + h v) − F(u))/h` ([`fd_step`] documents `h`).
-//! * [`DirichletProblem`] — a [`Residual`](crate::assembly::Residual) with
+//! * [`DirichletProblem`] — a [`Residual`](crate::residual::Residual) with
 //!   some dofs fixed to given values (Dirichlet conditions), solved on the
 //!   free dofs: linear problems by CG, nonlinear ones by Newton–Krylov.
 //! * [`l2_error`] / [`l2_error_cells`] — `‖u_h − u‖_{L²}` against a known

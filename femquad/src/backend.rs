@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::native::{self, Execution};
-use super::{CellInputs, Discretization};
+use crate::native::{self, Execution};
+use crate::discretization::{CellInputs, Discretization};
 use crate::opencl::{Device, DeviceSelector, LaunchConfig, OpenClIntegrator};
 use crate::physics::Pointwise;
 use crate::{Real, Result};
@@ -85,7 +85,7 @@ impl<R: Real> Integrator<R> {
         }
     }
 
-    /// Element vectors of all cells (see [`crate::integrate`]).
+    /// Element vectors of all cells (see [`crate::discretization`]).
     pub fn element_vectors<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,

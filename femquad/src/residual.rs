@@ -5,10 +5,10 @@
 //! field), integrates element vectors with the chosen backend, and sums them
 //! into the global residual. Work arrays are kept between evaluations.
 
-use crate::aux::AuxSpace;
+use crate::aux_space::AuxSpace;
 use crate::error::check_len;
-use crate::integrate::backend::{Backend, Integrator};
-use crate::integrate::{CellInputs, Discretization};
+use crate::backend::{Backend, Integrator};
+use crate::discretization::{CellInputs, Discretization};
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;

@@ -1,7 +1,7 @@
 //! The native (CPU) integrator: the reference for the OpenCL kernel, the
 //! path for remainder cells and the fallback when no device is present.
 //!
-//! It computes exactly the element vectors defined in [`crate::integrate`],
+//! It computes exactly the element vectors defined in [`crate::discretization`],
 //! one cell at a time. The parallel version splits the cells into chunks
 //! handled by rayon; every cell is computed by the same sequence of
 //! operations either way, so serial and parallel results are bit-identical.
@@ -10,8 +10,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::{CellInputs, Discretization};
-use crate::aux::AuxSpace;
+use crate::discretization::{CellInputs, Discretization};
+use crate::aux_space::AuxSpace;
 use crate::layout;
 use crate::physics::{PointArgs, Pointwise};
 use crate::{Error, Real, Result};

@@ -1,4 +1,5 @@
-//! Element integration: from cell-local coefficients to element vectors.
+//! What an element integration is: the discretization (element, components,
+//! quadrature, tabulation, geometry, aux space) and the element vectors it defines.
 //!
 //! For every cell `c` and element dof `i = b·N_comp + comp` the integrators
 //! compute, with the quadrature rule `(ξ_q, w_q)`,
@@ -19,10 +20,7 @@
 //! [`native`] (Rust, serial or rayon-parallel) and the OpenCL
 //! thread-transposition kernel.
 
-pub mod backend;
-pub mod native;
-
-use crate::aux::AuxSpace;
+use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::error::{check_finite, check_len};
 use crate::geometry::Geometry;
