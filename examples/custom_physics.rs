@@ -37,15 +37,15 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use femquad::residual::Residual;
 use femquad::aux_space::AuxSpace;
-use femquad::element::Element;
 use femquad::backend::Backend;
+use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::gmsh::read_gmsh;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::quadrature::Quadrature;
+use femquad::residual::Residual;
 use femquad::solve::{DirichletProblem, NewtonOptions, NewtonStats, l2_error};
 use femquad::space::FunctionSpace;
 use femquad::{Real, Result, pointwise};
@@ -181,9 +181,11 @@ fn newton_line(s: &Solved) -> String {
 
 fn run<R: Real>(args: &SolveArgs) -> Result<()> {
     let backend = args.backend()?;
-    let rtol = args
-        .tol
-        .unwrap_or(if R::PRECISION.name() == "f64" { 1e-10 } else { 1e-4 });
+    let rtol = args.tol.unwrap_or(if R::PRECISION.name() == "f64" {
+        1e-10
+    } else {
+        1e-4
+    });
     println!("femquad custom physics: -div((1 + u^2) grad u) + u^3 = f, u = exp(-|x|^2)");
     println!(
         "P{} elements, residuals in {} by {}",

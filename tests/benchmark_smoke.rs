@@ -86,19 +86,18 @@ fn check_measured_row(row: &Row, spec: &CaseSpec, expected_cells: usize) {
     assert_eq!(row.n_bt, row.n_b * row.n_comp);
 
     let physics = spec.pointwise();
-    let real_size = if spec.precision.name() == "f32" { 4 } else { 8 };
     let config = LaunchConfig::new(row.n_bl, row.n_cb).with_threads_per_cell(row.n_tc);
-    let shape = KernelShape::new(
-        spec.dim,
-        row.n_b,
-        row.n_comp,
-        row.n_q,
-        spec.aux(),
-        physics.info(),
-        real_size,
-        config,
-    )
-    .unwrap();
+    let case = femquad::opencl::KernelCase {
+        dim: spec.dim,
+        n_b: row.n_b,
+        n_comp: row.n_comp,
+        n_q: row.n_q,
+        aux: spec.aux(),
+        physics: physics.info(),
+        precision: spec.precision.name().parse().unwrap(),
+    };
+    let shape =
+        KernelShape::new(&case, config, &femquad::opencl::KernelOptions::default()).unwrap();
     assert_eq!(row.n_bs, shape.n_bs);
     assert_eq!(row.n_bs % row.n_bt, 0, "a block holds whole cells' dofs");
     assert_eq!(row.n_t, row.n_bl * row.n_bs);
@@ -138,7 +137,11 @@ fn check_measured_row(row: &Row, spec: &CaseSpec, expected_cells: usize) {
     assert!((m.model_error - (m.time_ms / m.predicted_ms - 1.0)).abs() < 1e-9);
 
     let check = row.check.expect("checked");
-    let tol = if real_size == 4 { 1e-5 } else { 1e-12 };
+    let tol = if case.precision == femquad::Precision::F32 {
+        1e-5
+    } else {
+        1e-12
+    };
     assert!(check.passed, "correctness check: {check:?}");
     assert_eq!(check.tol, tol);
     assert!(check.rel_diff <= tol && check.rel_diff.is_finite());
@@ -478,11 +481,13 @@ fn json_parser_self_check() {
 
 #[test]
 fn autotune_picks_stores_and_reads_back() {
-    use femquad::element::Element;
     use femquad::discretization::{CellInputs, Discretization};
+    use femquad::element::Element;
     use femquad::mesh::generate::{MeshOptions, unit_box};
-    use femquad::opencl::autotune::{TuneCache, TuneOptions, autotune, cached_config_in, tune_key};
-    use femquad::opencl::{Device, DeviceSelector, OpenClIntegrator};
+    use femquad::opencl::autotune::{TuneOptions, autotune};
+    use femquad::opencl::tuning_cache::{TuneCache, TuneKey, cached_config_in};
+    use femquad::opencl::{Device, DeviceSelector, KernelOptions, OpenClIntegrator};
+    use femquad::physics::Pointwise;
     use femquad::physics::builtin::Laplacian;
     use femquad::quadrature::Quadrature;
     use femquad::rng::Rng;
@@ -510,7 +515,11 @@ fn autotune_picks_stores_and_reads_back() {
         femquad::aux_space::AuxSpace::None,
     )
     .unwrap();
-    let mut integ = OpenClIntegrator::new(device.clone(), disc, None).unwrap();
+    let options = KernelOptions {
+        cache_dir: Some(dir.0.clone()),
+        ..KernelOptions::default()
+    };
+    let mut integ = OpenClIntegrator::new(device.clone(), disc, options.clone()).unwrap();
     let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];
     let opts = TuneOptions {
         warmup: 1,
@@ -558,12 +567,24 @@ fn autotune_picks_stores_and_reads_back() {
         .map(|t| t.ns_per_cell().unwrap())
         .fold(f64::INFINITY, f64::min);
     assert_eq!(r.best.ns_per_cell().unwrap(), fastest);
-    // The integrator now uses the tuned configuration.
-    assert_eq!(integ.config_for(&Laplacian).unwrap(), r.best.config);
     // Stored, and found again for this device and key.
     assert_eq!(r.stored.as_deref(), Some(cache.as_path()));
     assert!(r.store_error.is_none());
-    let key = tune_key(&integ, &Laplacian);
+    // An integrator created now (with the same cache directory) uses the
+    // tuned configuration.
+    let later = OpenClIntegrator::new(
+        device.clone(),
+        integ.discretization().clone(),
+        options.clone(),
+    )
+    .unwrap();
+    assert_eq!(later.config_for(&Laplacian).unwrap(), r.best.config);
+    let key = TuneKey::new(
+        device.info(),
+        &integ.case_for(&Laplacian),
+        Laplacian.source_hash(),
+        &options,
+    );
     assert_eq!(key, r.key);
     assert_eq!(
         TuneCache::load(&cache).unwrap().get(&key).unwrap().config,

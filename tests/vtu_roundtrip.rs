@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use femquad::element::Element;
 use femquad::backend::Backend;
+use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::output::{Vtu, VtuFormat};

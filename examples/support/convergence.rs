@@ -22,15 +22,15 @@
 use std::path::Path;
 use std::time::Instant;
 
-use femquad::residual::Residual;
 use femquad::aux_space::AuxSpace;
-use femquad::element::Element;
 use femquad::backend::Backend;
+use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::Pointwise;
 use femquad::quadrature::{Quadrature, default_degree};
+use femquad::residual::Residual;
 use femquad::solve::{DirichletProblem, NewtonOptions, NewtonStats, l2_error_cells};
 use femquad::space::FunctionSpace;
 use femquad::{Real, Result};

@@ -1,10 +1,11 @@
-//! Choosing the integrator: native or OpenCL, behind one type.
+//! Where the work runs: natively (Rust, rayon; the reference) or on an
+//! OpenCL device (the thread-transposition kernels).
 
 use std::sync::Arc;
 
-use crate::native::{self, Execution};
 use crate::discretization::{CellInputs, Discretization};
-use crate::opencl::{Device, DeviceSelector, LaunchConfig, OpenClIntegrator};
+use crate::native::{self, Execution};
+use crate::opencl::{Device, DeviceSelector, KernelOptions, OpenClIntegrator};
 use crate::physics::Pointwise;
 use crate::{Real, Result};
 
@@ -17,18 +18,23 @@ pub enum Backend {
     OpenCl {
         /// The opened device.
         device: Arc<Device>,
-        /// `(N_bl, N_cb)`; `None` for the device default.
-        config: Option<LaunchConfig>,
+        /// Kernel switches and the use of the autotune cache.
+        options: KernelOptions,
     },
 }
 
 impl Backend {
-    /// The OpenCL backend on the device chosen by `selector`, default launch
-    /// configuration.
+    /// The OpenCL backend on the device chosen by `selector`, with the
+    /// kernel options of the environment ([`KernelOptions::from_env`], read
+    /// here once).
+    ///
+    /// # Errors
+    /// No OpenCL runtime, no device matching `selector`, or an environment
+    /// switch with an invalid value.
     pub fn opencl(selector: &DeviceSelector) -> Result<Backend> {
         Ok(Backend::OpenCl {
             device: Device::open(selector)?,
-            config: None,
+            options: KernelOptions::from_env()?,
         })
     }
 
@@ -71,8 +77,8 @@ impl<R: Real> Integrator<R> {
                 disc: Box::new(disc),
                 execution: *execution,
             },
-            Backend::OpenCl { device, config } => Integrator::OpenCl(Box::new(
-                OpenClIntegrator::new(device.clone(), disc, *config)?,
+            Backend::OpenCl { device, options } => Integrator::OpenCl(Box::new(
+                OpenClIntegrator::new(device.clone(), disc, options.clone())?,
             )),
         })
     }

@@ -10,8 +10,8 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use crate::discretization::{CellInputs, Discretization};
 use crate::aux_space::AuxSpace;
+use crate::discretization::{CellInputs, Discretization};
 use crate::layout;
 use crate::physics::{PointArgs, Pointwise};
 use crate::{Error, Real, Result};

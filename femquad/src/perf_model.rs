@@ -96,7 +96,7 @@ pub fn bytes_per_cell(shape: &KernelShape) -> usize {
         + d * d
         + 1
         + if shape.reads_x { (d + 1) * d } else { 0 };
-    reals * shape.real_size
+    reals * shape.precision.size()
 }
 
 /// Flops per cell (see the module documentation).
@@ -133,7 +133,8 @@ pub fn flops_per_cell(shape: &KernelShape, aux: AuxSpace, physics: &PointwiseInf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::opencl::LaunchConfig;
+    use crate::Precision;
+    use crate::opencl::{KernelCase, KernelOptions, LaunchConfig};
     use crate::physics::Pointwise;
     use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 
@@ -143,10 +144,23 @@ mod tests {
         n_comp: usize,
         n_q: usize,
         aux: AuxSpace,
-        p: &PointwiseInfo,
+        p: &'static PointwiseInfo,
         s: usize,
     ) -> KernelShape {
-        KernelShape::new(dim, n_b, n_comp, n_q, aux, p, s, LaunchConfig::new(4, 2)).unwrap()
+        let case = KernelCase {
+            dim,
+            n_b,
+            n_comp,
+            n_q,
+            aux,
+            physics: p,
+            precision: if s == 4 {
+                Precision::F32
+            } else {
+                Precision::F64
+            },
+        };
+        KernelShape::new(&case, LaunchConfig::new(4, 2), &KernelOptions::default()).unwrap()
     }
 
     #[test]

@@ -9,9 +9,9 @@
 //! `typedef double real;` ([`Precision::cl_type`]).
 
 use std::fmt::{Debug, Display};
-use std::str::FromStr;
 use std::iter::Sum;
 use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
+use std::str::FromStr;
 
 use crate::physics::{PointArgs, Pointwise, PointwiseError};
 

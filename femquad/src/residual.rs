@@ -6,9 +6,9 @@
 //! into the global residual. Work arrays are kept between evaluations.
 
 use crate::aux_space::AuxSpace;
-use crate::error::check_len;
 use crate::backend::{Backend, Integrator};
 use crate::discretization::{CellInputs, Discretization};
+use crate::error::check_len;
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;

@@ -1,15 +1,15 @@
 //! The native integrator against closed forms and patch tests.
 
-use femquad::residual::Residual;
 use femquad::aux_space::AuxSpace;
-use femquad::element::Element;
 use femquad::backend::Backend;
-use femquad::native::{Execution, element_vectors};
 use femquad::discretization::{CellInputs, Discretization};
+use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::native::{Execution, element_vectors};
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 use femquad::quadrature::Quadrature;
+use femquad::residual::Residual;
 use femquad::rng::Rng;
 use femquad::space::FunctionSpace;
 

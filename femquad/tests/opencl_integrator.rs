@@ -7,13 +7,15 @@
 use std::sync::Arc;
 
 use femquad::aux_space::AuxSpace;
-use femquad::element::Element;
-use femquad::native::{Execution, element_vectors};
 use femquad::discretization::{CellInputs, Discretization};
+use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::native::{Execution, element_vectors};
 use femquad::opencl::shape::default_config;
-use femquad::opencl::{Device, DeviceSelector, KernelShape, LaunchConfig, OpenClIntegrator};
+use femquad::opencl::{
+    Device, DeviceSelector, KernelCase, KernelOptions, KernelShape, LaunchConfig, OpenClIntegrator,
+};
 use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 use femquad::quadrature::Quadrature;
@@ -94,37 +96,21 @@ fn compare<R: Real>(device: &Arc<Device>, case: &Case<'_>, tol: f64) {
     // cache on the test machine cannot change what is tested); so does a
     // fixed configuration that exceeds this device's limits (e.g. the 48 KiB
     // of local memory of NVIDIA GPUs, against PoCL's 2 MiB).
+    let kcase = KernelCase::new(&disc, case.physics.info());
+    let options = KernelOptions::default();
     let fits = |c: LaunchConfig| {
-        KernelShape::new(
-            case.dim,
-            disc.n_b(),
-            n_comp,
-            disc.n_q(),
-            case.aux,
-            case.physics.info(),
-            std::mem::size_of::<R>(),
-            c,
-        )
-        .and_then(|s| s.check_device(device.info()))
-        .is_ok()
+        KernelShape::new(&kcase, c, &options)
+            .and_then(|s| s.check_device(device.info()))
+            .is_ok()
     };
-    let config = case.config.filter(|&c| fits(c)).unwrap_or_else(|| {
-        default_config(
-            case.dim,
-            disc.n_b(),
-            n_comp,
-            disc.n_q(),
-            case.aux,
-            case.physics.info(),
-            std::mem::size_of::<R>(),
-            device.info(),
-        )
-        .unwrap()
-    });
-    let mut gpu = OpenClIntegrator::new(device.clone(), disc, Some(config)).unwrap();
-    let shape = gpu.shape_for(case.physics).unwrap();
+    let config = case
+        .config
+        .filter(|&c| fits(c))
+        .unwrap_or_else(|| default_config(&kcase, &options, device.info()).unwrap());
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, options.clone()).unwrap();
+    let shape = gpu.shape_for(case.physics, Some(config)).unwrap();
     let mut out = vec![R::from_f64(f64::NAN); u.len()];
-    gpu.element_vectors(case.physics, &inputs, &mut out)
+    gpu.element_vectors_with(case.physics, &inputs, &mut out, Some(config))
         .unwrap();
     let n_dev = shape.n_chunks(m.n_cells()) * shape.chunk;
     assert!(
@@ -308,8 +294,8 @@ fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
     .unwrap();
     let n = m.n_cells() * disc.n_bt();
     let before_new = device.stats();
-    let mut gpu =
-        OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(4, 2))).unwrap();
+    let four_two = Some(LaunchConfig::new(4, 2));
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, KernelOptions::default()).unwrap();
     let after_new = device.stats();
     let geometry = (m.n_cells() * (4 + 1) * 8) as u64;
     assert_eq!(
@@ -324,12 +310,14 @@ fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
         aux: &[],
         constants: &[],
     };
-    gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
+    gpu.element_vectors_with(&Laplacian, &inputs, &mut out, four_two)
+        .unwrap();
     let first = device.stats();
     assert_eq!(first.geometry_bytes, after_new.geometry_bytes);
     let first_out = out.clone();
 
-    gpu.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
+    gpu.element_vectors_with(&Laplacian, &inputs, &mut out, four_two)
+        .unwrap();
     let second = device.stats();
     assert_eq!(
         second.builds, first.builds,
@@ -347,9 +335,9 @@ fn second_evaluation_builds_nothing_and_uploads_no_geometry() {
 
     // A second integrator with the same kernel reuses the device's program.
     let disc2 = gpu.discretization().clone();
-    let mut gpu2 =
-        OpenClIntegrator::new(device.clone(), disc2, Some(LaunchConfig::new(4, 2))).unwrap();
-    gpu2.element_vectors(&Laplacian, &inputs, &mut out).unwrap();
+    let mut gpu2 = OpenClIntegrator::new(device.clone(), disc2, KernelOptions::default()).unwrap();
+    gpu2.element_vectors_with(&Laplacian, &inputs, &mut out, four_two)
+        .unwrap();
     let third = device.stats();
     assert_eq!(third.builds, second.builds);
     assert_eq!(third.cache_hits, second.cache_hits + 1);
@@ -369,8 +357,7 @@ fn bad_configurations_and_inputs_are_named() {
     .unwrap();
     let n = m.n_cells() * disc.n_bt();
     let too_many = device.info().max_work_group_size; // N_t = N_bl·3 > limit
-    let mut gpu =
-        OpenClIntegrator::new(device.clone(), disc, Some(LaunchConfig::new(too_many, 1))).unwrap();
+    let mut gpu = OpenClIntegrator::new(device.clone(), disc, KernelOptions::default()).unwrap();
     let u = vec![0.5; n];
     let mut out = vec![0.0; n];
     let inputs = CellInputs {
@@ -378,20 +365,23 @@ fn bad_configurations_and_inputs_are_named() {
         aux: &[],
         constants: &[],
     };
-    match gpu.element_vectors(&Laplacian, &inputs, &mut out) {
+    match gpu.element_vectors_with(
+        &Laplacian,
+        &inputs,
+        &mut out,
+        Some(LaunchConfig::new(too_many, 1)),
+    ) {
         Err(Error::DeviceLimit { what, needed, .. }) => {
             assert!(what.contains("work-group size"));
             assert_eq!(needed, 3 * too_many);
         }
         other => panic!("expected a work-group limit error, got {other:?}"),
     }
-    gpu.set_config(Some(LaunchConfig::new(0, 1)));
     let e = gpu
-        .element_vectors(&Laplacian, &inputs, &mut out)
+        .element_vectors_with(&Laplacian, &inputs, &mut out, Some(LaunchConfig::new(0, 1)))
         .unwrap_err()
         .to_string();
     assert!(e.contains("n_bl"), "{e}");
-    gpu.set_config(None);
     let mut bad = u.clone();
     bad[17] = f64::NAN;
     let e = gpu

@@ -463,7 +463,11 @@ fn compare<R: Real>(cl: &Cl, physics: &dyn Pointwise, dim: usize, seed: u64) -> 
             .enqueue_read_buffer(&f1_buf, CL_BLOCKING, 0, &mut f1_cl, &[])
             .expect("read f1");
     }
-    let tol = if R::PRECISION.name() == "f64" { 1e-12 } else { 1e-5 };
+    let tol = if R::PRECISION.name() == "f64" {
+        1e-12
+    } else {
+        1e-5
+    };
     let mut worst: f64 = 0.0;
     for p in 0..POINTS {
         let slice = |v: &Vec<R>, n: usize| v[p * n..(p + 1) * n].to_vec();

@@ -8,15 +8,17 @@ use std::time::Instant;
 
 use femquad::Real;
 use femquad::aux_space::AuxSpace;
-use femquad::element::Element;
-use femquad::native::{Execution, element_vectors_range};
 use femquad::discretization::{CellInputs, Discretization};
+use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, mesh_for_cells, unit_box};
-use femquad::opencl::autotune::{TuneOptions, autotune, cached_config, candidate_n_bl, tune_key};
+use femquad::native::{Execution, element_vectors_range};
+use femquad::opencl::autotune::{TuneOptions, autotune, candidate_n_bl};
 use femquad::opencl::bandwidth::{CopyBandwidth, measure_copy, median};
 use femquad::opencl::shape::default_config;
+use femquad::opencl::tuning_cache::{TuneKey, cached_config};
 use femquad::opencl::{Device, KernelShape, LaunchConfig, OpenClIntegrator};
+use femquad::opencl::{KernelCase, KernelOptions};
 use femquad::perf_model::LaunchModel;
 use femquad::physics::Pointwise;
 use femquad::quadrature::Quadrature;
@@ -175,20 +177,24 @@ struct CaseCtx<'c> {
     n_q: usize,
     aux: AuxSpace,
     physics: &'static dyn Pointwise,
+    options: KernelOptions,
 }
 
 impl CaseCtx<'_> {
     fn shape<R: Real>(&self, config: LaunchConfig) -> femquad::Result<KernelShape> {
-        KernelShape::new(
-            self.dim,
-            self.n_b,
-            self.n_comp,
-            self.n_q,
-            self.aux,
-            self.physics.info(),
-            std::mem::size_of::<R>(),
-            config,
-        )
+        KernelShape::new(&self.case::<R>(), config, &self.options)
+    }
+
+    fn case<R: Real>(&self) -> KernelCase {
+        KernelCase {
+            dim: self.dim,
+            n_b: self.n_b,
+            n_comp: self.n_comp,
+            n_q: self.n_q,
+            aux: self.aux,
+            physics: self.physics.info(),
+            precision: R::PRECISION,
+        }
     }
 }
 
@@ -361,18 +367,10 @@ impl<'a> Runner<'a> {
             n_q: disc.n_q(),
             aux: aux_space,
             physics,
+            options: KernelOptions::from_env()?,
         };
-        let mut integ = OpenClIntegrator::new(self.device.clone(), disc, None)?;
-        let default = default_config(
-            ctx.dim,
-            ctx.n_b,
-            ctx.n_comp,
-            ctx.n_q,
-            ctx.aux,
-            physics.info(),
-            std::mem::size_of::<R>(),
-            self.device.info(),
-        )?;
+        let mut integ = OpenClIntegrator::new(self.device.clone(), disc, ctx.options.clone())?;
+        let default = default_config(&ctx.case::<R>(), &ctx.options, self.device.info())?;
         self.progress.stage(&format!(
             "{name}: set up in {:.2} s",
             t.elapsed().as_secs_f64()
@@ -441,11 +439,13 @@ impl<'a> Runner<'a> {
                     let row = self.measure(&ctx, &mut work, default, "default");
                     self.push_result::<R>(&ctx, default, "default", row);
                 }
-                let key = tune_key(&*work.integ, physics);
+                let case = work.integ.case_for(physics);
+                let options = work.integ.options().clone();
+                let key = TuneKey::new(self.device.info(), &case, physics.source_hash(), &options);
                 let cached = if *retune {
                     None
                 } else {
-                    cached_config(self.device.info(), &key)
+                    cached_config(self.device.info(), &key, &options)
                 };
                 let (c, src) = match cached {
                     Some(c) => (c, "cached"),
@@ -474,9 +474,8 @@ impl<'a> Runner<'a> {
     ) -> Result<LaunchConfig, BenchError> {
         let name = ctx.spec.name();
         if work.integ.last_kernel_ns().is_none() {
-            work.integ.set_config(Some(default));
             work.integ
-                .element_vectors(ctx.physics, work.inputs, work.out)?;
+                .element_vectors_with(ctx.physics, work.inputs, work.out, Some(default))?;
         }
         self.progress.stage(&format!("{name}: autotuning"));
         let t = Instant::now();
@@ -598,10 +597,9 @@ impl<'a> Runner<'a> {
             "{name}: N_bl={} N_cb={}: evaluate and check",
             config.n_bl, config.n_cb
         ));
-        work.integ.set_config(Some(config));
         work.integ
-            .element_vectors(ctx.physics, work.inputs, work.out)?;
-        row.build_info = work.integ.resources_for(ctx.physics)?;
+            .element_vectors_with(ctx.physics, work.inputs, work.out, Some(config))?;
+        row.build_info = work.integ.resources_for(ctx.physics, Some(config))?;
         let tol = check_tolerance(ctx.spec.precision);
         let check = work.check(ctx, n_dev, self.opts.check_cells, tol)?;
         row.check = Some(check);
@@ -631,11 +629,11 @@ impl<'a> Runner<'a> {
         ));
         if self.opts.warmup > 0 {
             work.integ
-                .time_kernel(ctx.physics, self.opts.warmup as usize)?;
+                .time_kernel(ctx.physics, config, self.opts.warmup as usize)?;
         }
         let times = work
             .integ
-            .time_kernel(ctx.physics, self.opts.reps as usize)?;
+            .time_kernel(ctx.physics, config, self.opts.reps as usize)?;
         let t_med = median(&times) * 1e-9;
         let t_min = times.iter().copied().min().unwrap_or(0) as f64 * 1e-9;
         let t_max = times.iter().copied().max().unwrap_or(0) as f64 * 1e-9;

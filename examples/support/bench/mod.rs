@@ -145,14 +145,12 @@ pub fn run(opts: &Options) -> Result<Vec<Row>, BenchError> {
             info.global_mem_size >> 20,
             if info.fp64 { "yes" } else { "no" }
         ));
-        let switch = |name: &str| {
-            let on = std::env::var(name).map(|v| v.trim() != "0").unwrap_or(true);
-            format!("{name}={}", if on { "on" } else { "off" })
-        };
+        let options = femquad::opencl::KernelOptions::from_env()?;
+        let on = |b: bool| if b { "on" } else { "off" };
         runner.progress.println(&format!(
-            "# kernel switches: {}, {}",
-            switch(femquad::opencl::shape::PREFETCH_ENV),
-            switch(femquad::opencl::shape::VECTOR_LOADS_ENV)
+            "# kernel switches: prefetch {}, vector loads {}",
+            on(options.prefetch),
+            on(options.vector_loads)
         ));
         runner.progress.println(&report::table_header());
     }

@@ -14,12 +14,15 @@ use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
 
+use super::case::KernelCase;
 use super::context::{Device, Transfer};
 use super::device::cl_error;
+use super::options::KernelOptions;
 use super::shape::{KernelShape, LaunchConfig, default_config};
 use super::source::{INTEGRATE_KERNEL, integrate_source};
-use crate::native::{self, Execution};
+use super::tuning_cache::{TuneKey, cached_config};
 use crate::discretization::{CellInputs, Discretization};
+use crate::native::{self, Execution};
 use crate::physics::Pointwise;
 use crate::{Error, Real, Result};
 
@@ -49,8 +52,9 @@ struct Buffers<R> {
 pub struct OpenClIntegrator<R: Real> {
     device: Arc<Device>,
     disc: Discretization<R>,
-    config: Option<LaunchConfig>,
-    /// Configurations chosen for `config == None`, by physics source hash.
+    options: KernelOptions,
+    /// Configurations resolved for physics (tuning cache or device default),
+    /// by physics source hash.
     resolved: Mutex<HashMap<u64, LaunchConfig>>,
     kernels: HashMap<KernelKey, Compiled>,
     buffers: Buffers<R>,
@@ -58,15 +62,14 @@ pub struct OpenClIntegrator<R: Real> {
 }
 
 impl<R: Real> OpenClIntegrator<R> {
-    /// Creates an integrator for `disc` on `device`: allocates the device
-    /// buffers and uploads the cell geometry (J⁻¹ and det J; the cell
-    /// coordinates follow on first use by a physics that reads `x`).
-    /// `config` fixes `(N_bl, N_cb)`; `None` picks a valid default per physics
-    /// from the device limits.
+    /// Creates an integrator for `disc` on `device` with the kernel switches
+    /// `options`: allocates the device buffers and uploads the cell geometry
+    /// (J⁻¹ and det J; the cell coordinates follow on first use by a physics
+    /// that reads `x`).
     pub fn new(
         device: Arc<Device>,
         disc: Discretization<R>,
-        config: Option<LaunchConfig>,
+        options: KernelOptions,
     ) -> Result<Self> {
         device.check_precision::<R>()?;
         let g = disc.geometry();
@@ -98,7 +101,7 @@ impl<R: Real> OpenClIntegrator<R> {
         Ok(OpenClIntegrator {
             device,
             disc,
-            config,
+            options,
             resolved: Mutex::new(HashMap::new()),
             kernels: HashMap::new(),
             buffers,
@@ -116,13 +119,14 @@ impl<R: Real> OpenClIntegrator<R> {
         &self.device
     }
 
-    /// Sets `(N_bl, N_cb)` for later evaluations (`None`: device default).
-    pub fn set_config(&mut self, config: Option<LaunchConfig>) {
-        self.config = config;
-        self.resolved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+    /// The kernel switches.
+    pub fn options(&self) -> &KernelOptions {
+        &self.options
+    }
+
+    /// The kernel case of `physics` on this discretization.
+    pub fn case_for<P: Pointwise + ?Sized>(&self, physics: &P) -> KernelCase {
+        KernelCase::new(&self.disc, physics.info())
     }
 
     /// Device time of the last kernel launch in nanoseconds (profiling
@@ -131,10 +135,9 @@ impl<R: Real> OpenClIntegrator<R> {
         self.last_kernel_ns
     }
 
-    /// The launch configuration used for `physics`: the one set with
-    /// [`OpenClIntegrator::set_config`], else the one autotuned for this
-    /// device and case (see [`super::autotune`]), else the device default.
-    /// Resolved once per physics and remembered.
+    /// The launch configuration used for `physics` when none is given: the
+    /// one autotuned for this device and case (see [`super::autotune`]),
+    /// else the device default. Resolved once per physics and remembered.
     pub fn config_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<LaunchConfig> {
         self.config_with_hash(physics, physics.source_hash())
     }
@@ -145,50 +148,33 @@ impl<R: Real> OpenClIntegrator<R> {
         physics: &P,
         hash: u64,
     ) -> Result<LaunchConfig> {
-        if let Some(c) = self.config {
-            return Ok(c);
-        }
-        if let Some(c) = self
-            .resolved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&hash)
-        {
+        let mut resolved = self.resolved.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = resolved.get(&hash) {
             return Ok(*c);
         }
-        let key = super::autotune::tune_key(self, physics);
-        let config = match super::autotune::cached_config(self.device.info(), &key) {
+        let case = self.case_for(physics);
+        let info = self.device.info();
+        let key = TuneKey::new(info, &case, hash, &self.options);
+        let config = match cached_config(info, &key, &self.options) {
             Some(c) => c,
-            None => default_config(
-                self.disc.dim(),
-                self.disc.n_b(),
-                self.disc.n_comp(),
-                self.disc.n_q(),
-                self.disc.aux(),
-                physics.info(),
-                std::mem::size_of::<R>(),
-                self.device.info(),
-            )?,
+            None => default_config(&case, &self.options, info)?,
         };
-        self.resolved
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(hash, config);
+        resolved.insert(hash, config);
         Ok(config)
     }
 
-    /// The kernel shape used for `physics` (checked against the device).
-    pub fn shape_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<KernelShape> {
-        let shape = KernelShape::new(
-            self.disc.dim(),
-            self.disc.n_b(),
-            self.disc.n_comp(),
-            self.disc.n_q(),
-            self.disc.aux(),
-            physics.info(),
-            std::mem::size_of::<R>(),
-            self.config_for(physics)?,
-        )?;
+    /// The kernel shape of `physics` launched with `config` (`None`:
+    /// [`OpenClIntegrator::config_for`]), checked against the device.
+    pub fn shape_for<P: Pointwise + ?Sized>(
+        &self,
+        physics: &P,
+        config: Option<LaunchConfig>,
+    ) -> Result<KernelShape> {
+        let config = match config {
+            Some(c) => c,
+            None => self.config_for(physics)?,
+        };
+        let shape = KernelShape::new(&self.case_for(physics), config, &self.options)?;
         shape.check_device(self.device.info())?;
         Ok(shape)
     }
@@ -197,8 +183,12 @@ impl<R: Real> OpenClIntegrator<R> {
     /// registers, stack frame, spills; see
     /// [`super::context::resource_summary`]), empty if the kernel was not
     /// built yet or the compiler reports nothing.
-    pub fn resources_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<String> {
-        let source = self.source_for(physics)?;
+    pub fn resources_for<P: Pointwise + ?Sized>(
+        &self,
+        physics: &P,
+        config: Option<LaunchConfig>,
+    ) -> Result<String> {
+        let source = self.source_for(physics, config)?;
         Ok(self
             .device
             .build_log(&source)
@@ -206,9 +196,14 @@ impl<R: Real> OpenClIntegrator<R> {
             .unwrap_or_default())
     }
 
-    /// The generated OpenCL source for `physics` (for inspection).
-    pub fn source_for<P: Pointwise + ?Sized>(&self, physics: &P) -> Result<String> {
-        let shape = self.shape_for(physics)?;
+    /// The generated OpenCL source for `physics` launched with `config`
+    /// (`None`: [`OpenClIntegrator::config_for`]), for inspection.
+    pub fn source_for<P: Pointwise + ?Sized>(
+        &self,
+        physics: &P,
+        config: Option<LaunchConfig>,
+    ) -> Result<String> {
+        let shape = self.shape_for(physics, config)?;
         Ok(integrate_source::<R, P>(
             &shape,
             self.disc.aux(),
@@ -218,15 +213,24 @@ impl<R: Real> OpenClIntegrator<R> {
         ))
     }
 
-    /// Compiles the kernel for `physics` with the current configuration on
-    /// first use (the device's program cache may already hold the program)
-    /// and returns its key in `self.kernels`.
-    fn compile<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<KernelKey> {
+    /// Compiles the kernel for `physics` launched with `config` (`None`:
+    /// [`OpenClIntegrator::config_for`]) on first use (the device's program
+    /// cache may already hold the program) and returns its key in
+    /// `self.kernels`.
+    fn compile<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        config: Option<LaunchConfig>,
+    ) -> Result<KernelKey> {
         let hash = physics.source_hash();
-        let key = (hash, self.config_with_hash(physics, hash)?);
+        let config = match config {
+            Some(c) => c,
+            None => self.config_with_hash(physics, hash)?,
+        };
+        let key = (hash, config);
         if !self.kernels.contains_key(&key) {
-            let shape = self.shape_for(physics)?;
-            let source = self.source_for(physics)?;
+            let shape = self.shape_for(physics, Some(config))?;
+            let source = self.source_for(physics, Some(config))?;
             let kernel = self.device.kernel(&source, INTEGRATE_KERNEL)?;
             self.kernels.insert(key, Compiled { kernel, shape });
         }
@@ -294,17 +298,29 @@ impl<R: Real> OpenClIntegrator<R> {
     /// Element vectors of all cells into `out` (`n_cells·N_bt` entries,
     /// [`crate::layout::cell_dof`]). Full chunks run on the device; the
     /// remaining cells (fewer than a chunk) natively, overlapped with the
-    /// kernel.
+    /// kernel. The launch configuration is [`OpenClIntegrator::config_for`].
     pub fn element_vectors<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
         inputs: &CellInputs<'_, R>,
         out: &mut [R],
     ) -> Result<()> {
+        self.element_vectors_with(physics, inputs, out, None)
+    }
+
+    /// [`OpenClIntegrator::element_vectors`] launched with `config`
+    /// (`None`: [`OpenClIntegrator::config_for`]).
+    pub fn element_vectors_with<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        inputs: &CellInputs<'_, R>,
+        out: &mut [R],
+        config: Option<LaunchConfig>,
+    ) -> Result<()> {
         let n_cells = self.disc.n_cells();
         self.disc.check_physics(physics, inputs.constants.len())?;
         self.disc.check_inputs(inputs, n_cells, out)?;
-        let key = self.compile(physics)?;
+        let key = self.compile(physics, config)?;
         let shape = self.compiled(&key)?.shape;
         let n_chunks = shape.n_chunks(n_cells);
         let n_dev = n_chunks * shape.chunk;
@@ -351,19 +367,20 @@ impl<R: Real> OpenClIntegrator<R> {
         Ok(())
     }
 
-    /// Launches the kernel for `physics` `repetitions` times on the inputs
-    /// already on the device (from the last [`element_vectors`] call) and
-    /// returns each launch's device time in nanoseconds (profiling events).
-    /// For benchmarks.
+    /// Launches the kernel for `physics` with `config` `repetitions` times
+    /// on the inputs already on the device (from the last [`element_vectors`]
+    /// call) and returns each launch's device time in nanoseconds (profiling
+    /// events). For benchmarks and the autotuner.
     ///
     /// [`element_vectors`]: OpenClIntegrator::element_vectors
     pub fn time_kernel<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
+        config: LaunchConfig,
         repetitions: usize,
     ) -> Result<Vec<u64>> {
         let n_cells = self.disc.n_cells();
-        let key = self.compile(physics)?;
+        let key = self.compile(physics, Some(config))?;
         let compiled = self.compiled(&key)?;
         let n_chunks = compiled.shape.n_chunks(n_cells);
         if n_chunks == 0 {

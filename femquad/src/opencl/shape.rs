@@ -31,24 +31,11 @@
 //! multiple but not the least; ours is the least, so blocks are as small as
 //! possible and `N_bl` tunes the work-group size freely.
 
-use crate::aux_space::AuxSpace;
-use crate::opencl::device::DeviceInfo;
-use crate::physics::{PointwiseInfo, Reads};
-use crate::{Error, Result};
-
-/// Greatest common divisor.
-pub fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
-}
-
-/// Least common multiple (0 if either is 0).
-pub fn lcm(a: usize, b: usize) -> usize {
-    if a == 0 || b == 0 {
-        0
-    } else {
-        a / gcd(a, b) * b
-    }
-}
+use super::case::{KernelCase, gcd};
+use super::device::DeviceInfo;
+use super::options::KernelOptions;
+use crate::physics::Reads;
+use crate::{Error, Precision, Result};
 
 /// The tunable launch parameters: blocks per batch, batches per chunk,
 /// threads per cell, and whether the next batch is prefetched into registers.
@@ -143,21 +130,20 @@ pub struct KernelShape {
     pub has_f0: bool,
     /// See `has_f0`.
     pub has_f1: bool,
-    /// Bytes of one real.
-    pub real_size: usize,
+    /// Precision of the reals.
+    pub precision: Precision,
     /// Whether each thread loads the next batch into registers while the
     /// current one computes (kernel `PREFETCH`): as the configuration says,
-    /// unless the environment variable [`PREFETCH_ENV`]`=0` turns it off
-    /// everywhere (for measurements).
+    /// unless [`KernelOptions::prefetch`] is off.
     pub prefetch: bool,
     /// Whether batch inputs move through 16-byte vectors where the batch
-    /// holds a whole number of them (kernel `VEC_WIDTH > 1`). On by default;
-    /// [`VECTOR_LOADS_ENV`]`=0` turns it off (for measurements).
+    /// holds a whole number of them (kernel `VEC_WIDTH > 1`):
+    /// [`KernelOptions::vector_loads`].
     pub vector_loads: bool,
     /// Whether each thread keeps its tabulation (`φ`, `∇̂φ` at its point and
     /// of its basis function) in registers (kernel `TAB_REGISTERS`), or reads
     /// it from local memory. Registers unless the element is large
-    /// ([`TAB_REGISTER_REALS`]); [`TAB_REGISTERS_ENV`]`=0|1` forces it.
+    /// ([`TAB_REGISTER_REALS`]), or as [`KernelOptions::tab_registers`] forces.
     pub tab_registers: bool,
 }
 
@@ -167,33 +153,13 @@ pub struct KernelShape {
 /// on an H200 (BENCHMARKS.md), 3D P2 with 4 points (56 reals) runs faster
 /// with registers, hence the bound.
 pub const TAB_REGISTER_REALS: usize = 64;
-/// Environment variable forcing the tabulation into registers (`1`) or
-/// local memory (`0`), for measurements.
-pub const TAB_REGISTERS_ENV: &str = "FEMQUAD_TAB_REGISTERS";
-
-/// Environment variable that disables register prefetching when `0`.
-pub const PREFETCH_ENV: &str = "FEMQUAD_PREFETCH";
-/// Environment variable that disables 16-byte vector loads when `0`.
-pub const VECTOR_LOADS_ENV: &str = "FEMQUAD_VECTOR_LOADS";
-
-fn enabled_by_env(name: &str) -> bool {
-    std::env::var(name).map(|v| v.trim() != "0").unwrap_or(true)
-}
-
 impl KernelShape {
-    /// The shape for a discretization (`dim`, `n_b`, `n_comp`, `n_q`),
-    /// physics and auxiliary space, with `config` and reals of `real_size` bytes.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        dim: usize,
-        n_b: usize,
-        n_comp: usize,
-        n_q: usize,
-        aux: AuxSpace,
-        physics: &PointwiseInfo,
-        real_size: usize,
-        config: LaunchConfig,
-    ) -> Result<Self> {
+    /// The shape of `case` launched with `config`, with the kernel switches
+    /// of `options`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `n_bl`, `n_cb` or `n_tc` if it is 0.
+    pub fn new(case: &KernelCase, config: LaunchConfig, options: &KernelOptions) -> Result<Self> {
         if config.n_bl == 0 {
             return Err(Error::arg("n_bl", "blocks per batch must be at least 1"));
         }
@@ -203,17 +169,17 @@ impl KernelShape {
         if config.n_tc == 0 {
             return Err(Error::arg("n_tc", "threads per cell must be at least 1"));
         }
-        let n_bt = n_b * n_comp;
-        let l = lcm(n_q, n_bt);
+        let l = case.lcm();
         let n_bs = l / gcd(l, config.n_tc);
         let n_bc = config.n_bl * n_bs;
         let n_t = n_bc * config.n_tc;
+        let physics = case.physics;
         Ok(KernelShape {
-            dim,
-            n_b,
-            n_comp,
-            n_q,
-            n_bt,
+            dim: case.dim,
+            n_b: case.n_b,
+            n_comp: case.n_comp,
+            n_q: case.n_q,
+            n_bt: case.n_bt(),
             n_tc: config.n_tc,
             n_bs,
             n_bl: config.n_bl,
@@ -221,19 +187,17 @@ impl KernelShape {
             n_bc,
             n_t,
             chunk: config.n_cb * n_bc,
-            aux_per_cell: aux.values_per_cell(n_b),
+            aux_per_cell: case.aux_per_cell(),
             reads: physics.reads,
             reads_x: physics.reads.x,
             has_f0: physics.has_f0,
             has_f1: physics.has_f1,
-            real_size,
-            prefetch: config.prefetch && enabled_by_env(PREFETCH_ENV),
-            vector_loads: enabled_by_env(VECTOR_LOADS_ENV),
-            tab_registers: match std::env::var(TAB_REGISTERS_ENV).as_deref().map(str::trim) {
-                Ok("0") => false,
-                Ok("1") => true,
-                _ => (n_b + n_q) * (dim + 1) <= TAB_REGISTER_REALS,
-            },
+            precision: case.precision,
+            prefetch: config.prefetch && options.prefetch,
+            vector_loads: options.vector_loads,
+            tab_registers: options
+                .tab_registers
+                .unwrap_or((case.n_b + case.n_q) * (case.dim + 1) <= TAB_REGISTER_REALS),
         })
     }
 
@@ -261,7 +225,7 @@ impl KernelShape {
         } else {
             self.n_q * self.n_b * (d + 1)
         };
-        (self.n_bc * (per_cell_inputs + per_cell_points) + tabulation) * self.real_size
+        (self.n_bc * (per_cell_inputs + per_cell_points) + tabulation) * self.precision.size()
     }
 
     /// Checks work-group size and local memory against the device.
@@ -298,24 +262,21 @@ impl KernelShape {
 /// warp; a multiple of most other devices' widths).
 pub const ALIGN_THREADS: usize = 32;
 
-/// A valid default configuration for the device: one thread per cell if
-/// possible (else the fewest threads per cell whose blocks fit), about
-/// [`DEFAULT_THREADS`] threads per work-group, a multiple of
+/// A valid default configuration of `case` for the device: one thread per
+/// cell if possible (else the fewest threads per cell whose blocks fit),
+/// about [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
 /// boundaries), fewer if the work-group or local-memory limits require, and
 /// [`DEFAULT_N_CB`] batches per chunk.
-#[allow(clippy::too_many_arguments)]
+///
+/// # Errors
+/// The device limit that no configuration meets.
 pub fn default_config(
-    dim: usize,
-    n_b: usize,
-    n_comp: usize,
-    n_q: usize,
-    aux: AuxSpace,
-    physics: &PointwiseInfo,
-    real_size: usize,
+    case: &KernelCase,
+    options: &KernelOptions,
     device: &DeviceInfo,
 ) -> Result<LaunchConfig> {
-    let l = lcm(n_q, n_b * n_comp);
+    let l = case.lcm();
     let mut last_error = None;
     // Threads per cell: the divisors of L, smallest first (each keeps L
     // threads per block and divides the cells per block by itself).
@@ -336,7 +297,7 @@ pub fn default_config(
             });
         for n_bl in aligned.chain(unaligned) {
             let config = LaunchConfig::new(n_bl, DEFAULT_N_CB).with_threads_per_cell(n_tc);
-            let shape = KernelShape::new(dim, n_b, n_comp, n_q, aux, physics, real_size, config)?;
+            let shape = KernelShape::new(case, config, options)?;
             match shape.check_device(device) {
                 Ok(()) => return Ok(config),
                 Err(e) => last_error = Some(e),
@@ -349,46 +310,42 @@ pub fn default_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aux_space::AuxSpace;
     use crate::physics::Pointwise;
     use crate::physics::builtin::{Lame, Laplacian};
 
-    #[test]
-    fn lcm_and_gcd() {
-        assert_eq!(lcm(1, 3), 3);
-        assert_eq!(lcm(4, 6), 12);
-        assert_eq!(lcm(3, 12), 12);
-        assert_eq!(gcd(27, 10), 1);
+    /// A case of `dim`, `n_b`, `n_comp`, `n_q` with no aux field.
+    pub(crate) fn case(
+        dim: usize,
+        n_b: usize,
+        n_comp: usize,
+        n_q: usize,
+        physics: &'static crate::physics::PointwiseInfo,
+        precision: Precision,
+    ) -> KernelCase {
+        KernelCase {
+            dim,
+            n_b,
+            n_comp,
+            n_q,
+            aux: AuxSpace::None,
+            physics,
+            precision,
+        }
     }
 
     #[test]
     fn shapes_for_paper_examples() {
+        let options = KernelOptions::default();
         // 2D P1 Poisson, one point: blocks of 3 cells.
-        let s = KernelShape::new(
-            2,
-            3,
-            1,
-            1,
-            AuxSpace::None,
-            Laplacian.info(),
-            4,
-            LaunchConfig::new(32, 8),
-        )
-        .unwrap();
+        let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
+        let s = KernelShape::new(&c, LaunchConfig::new(32, 8), &options).unwrap();
         assert_eq!((s.n_bs, s.n_t, s.chunk), (3, 96, 768));
         // 96 cells × (3 + 4 + 1 + 2) floats
         assert_eq!(s.local_mem_bytes(), 96 * 10 * 4);
         // Vector field with N_q = 4: 2D P1 Lamé, N_bt = 6, N_bs = LCM(4, 6) = 12.
-        let s = KernelShape::new(
-            2,
-            3,
-            2,
-            4,
-            AuxSpace::None,
-            Lame.info(),
-            8,
-            LaunchConfig::new(2, 1),
-        )
-        .unwrap();
+        let c = case(2, 3, 2, 4, Lame.info(), Precision::F64);
+        let s = KernelShape::new(&c, LaunchConfig::new(2, 1), &options).unwrap();
         assert_eq!((s.n_bs, s.n_t), (12, 24));
         // every thread: 4 quadrature items and 6 basis items; both phases fully covered
         assert_eq!(s.n_t * s.n_q, s.n_bc * s.n_q);
@@ -396,55 +353,62 @@ mod tests {
     }
 
     #[test]
-    fn tabulation_leaves_registers_only_for_large_elements() {
-        let shape = |n_q| {
-            KernelShape::new(
-                3,
-                10,
-                1,
-                n_q,
-                AuxSpace::None,
-                Laplacian.info(),
-                8,
-                LaunchConfig::new(1, 1),
-            )
-            .unwrap()
+    fn options_switch_kernel_features() {
+        let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
+        let config = LaunchConfig::new(4, 2);
+        let on = KernelShape::new(&c, config, &KernelOptions::default()).unwrap();
+        assert!(on.prefetch && on.vector_loads && on.tab_registers);
+        let off = KernelOptions {
+            prefetch: false,
+            vector_loads: false,
+            tab_registers: Some(false),
+            ..KernelOptions::default()
         };
-        if std::env::var(TAB_REGISTERS_ENV).is_err() {
-            assert!(
-                shape(4).tab_registers,
-                "3D P2, 4 points: (10 + 4)·4 = 56 reals"
-            );
-            assert!(
-                !shape(14).tab_registers,
-                "3D P2, 14 points: (10 + 14)·4 = 96 reals"
-            );
-            // The local copy of the tabulation is counted: 14·10·4 reals.
-            let s = shape(14);
-            let without = KernelShape {
-                tab_registers: true,
-                ..s
-            };
-            assert_eq!(
-                s.local_mem_bytes() - without.local_mem_bytes(),
-                14 * 10 * 4 * 8
-            );
-        }
+        let s = KernelShape::new(&c, config, &off).unwrap();
+        assert!(!s.prefetch && !s.vector_loads && !s.tab_registers);
+        // prefetch needs both the configuration and the option
+        let s = KernelShape::new(&c, config.with_prefetch(false), &KernelOptions::default());
+        assert!(!s.unwrap().prefetch);
+    }
+
+    #[test]
+    fn tabulation_leaves_registers_only_for_large_elements() {
+        let options = KernelOptions::default();
+        let shape = |n_q| {
+            let c = case(3, 10, 1, n_q, Laplacian.info(), Precision::F64);
+            KernelShape::new(&c, LaunchConfig::new(1, 1), &options).unwrap()
+        };
+        assert!(
+            shape(4).tab_registers,
+            "3D P2, 4 points: (10 + 4)·4 = 56 reals"
+        );
+        assert!(
+            !shape(14).tab_registers,
+            "3D P2, 14 points: (10 + 14)·4 = 96 reals"
+        );
+        // The local copy of the tabulation is counted: 14·10·4 reals.
+        let s = shape(14);
+        let without = KernelShape {
+            tab_registers: true,
+            ..s
+        };
+        assert_eq!(
+            s.local_mem_bytes() - without.local_mem_bytes(),
+            14 * 10 * 4 * 8
+        );
     }
 
     #[test]
     fn invalid_configs_are_rejected() {
-        let e = KernelShape::new(
-            2,
-            3,
-            1,
-            1,
-            AuxSpace::None,
-            Laplacian.info(),
-            4,
-            LaunchConfig::new(0, 1),
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("n_bl"), "{e}");
+        let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
+        let options = KernelOptions::default();
+        for (config, name) in [
+            (LaunchConfig::new(0, 1), "n_bl"),
+            (LaunchConfig::new(1, 0), "n_cb"),
+            (LaunchConfig::new(1, 1).with_threads_per_cell(0), "n_tc"),
+        ] {
+            let e = KernelShape::new(&c, config, &options).unwrap_err();
+            assert!(e.to_string().contains(name), "{e}");
+        }
     }
 }

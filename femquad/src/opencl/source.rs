@@ -113,7 +113,7 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         usize::from(shape.tab_registers)
     );
     let width = if shape.vector_loads {
-        16 / shape.real_size
+        16 / shape.precision.size()
     } else {
         1
     };

@@ -3,10 +3,10 @@
 use super::cg::{CgStats, cg};
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov};
 use super::vector::norm_inf;
-use crate::residual::Residual;
 use crate::error::{check_finite, check_len};
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
+use crate::residual::Residual;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
@@ -307,8 +307,8 @@ impl<R: Real> DirichletProblem<R> {
 mod tests {
     use super::*;
     use crate::aux_space::AuxSpace;
-    use crate::element::Element;
     use crate::backend::Backend;
+    use crate::element::Element;
     use crate::mesh::generate::{MeshOptions, unit_square};
     use crate::physics::builtin::{Laplacian, NonlinearDiffusion, Poisson};
     use crate::quadrature::Quadrature;

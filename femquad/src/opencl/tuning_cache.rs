@@ -1,0 +1,748 @@
+//! The autotune cache: launch configurations chosen by
+//! [`super::autotune`], kept in a plain-text file and looked up by every
+//! launch whose configuration is not given explicitly.
+//!
+//! # Cache file
+//! `autotune.txt` in the first of `$FEMQUAD_CACHE_DIR`,
+//! `$XDG_CACHE_HOME/femquad`, `$HOME/.cache/femquad` that is set
+//! ([`cache_path`]). One entry per line, `KEY => VALUES`:
+//!
+//! ```text
+//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 ns=241152 cells=16777216
+//! ```
+//!
+//! The key ([`TuneKey`], its `Display`) names the device and driver, a hash
+//! of the kernel variant (template and switches), the discretization sizes, the auxiliary space,
+//! the physics' source hash and the precision; the values are the chosen
+//! `N_bl`, `N_cb`, the median launch time in nanoseconds and the cells that
+//! launch integrated. Lines starting with `#` and blank lines are comments.
+//! A missing file is an empty cache; unreadable lines are skipped (and
+//! counted), never fatal; a later line for the same key wins. Writes replace
+//! the file atomically (temporary file and rename). With
+//! [`KernelOptions::use_tuning_cache`] off (`FEMQUAD_AUTOTUNE=off`)
+//! [`cached_config`] ignores the cache.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
+
+use super::case::{KernelCase, lcm};
+use super::device::DeviceInfo;
+use super::options::KernelOptions;
+use super::shape::{KernelShape, LaunchConfig};
+use super::source::INTEGRATE_TEMPLATE;
+use crate::aux_space::AuxSpace;
+use crate::physics::Fnv1a;
+use crate::{Error, Precision, Result};
+
+/// File name of the cache inside the cache directory.
+pub const CACHE_FILE: &str = "autotune.txt";
+/// Separator between the key and the values of a cache line.
+const ARROW: &str = " => ";
+/// Separator between key fields.
+const FIELD_SEP: &str = " | ";
+
+/// Everything a tuned configuration depends on. Its `Display` is the
+/// cache key; [`FromStr`] parses it back.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TuneKey {
+    /// Device name (sanitized: no `|`, `=`, tabs or line breaks).
+    pub device: String,
+    /// Driver version (sanitized likewise).
+    pub driver: String,
+    /// FNV-1a hash of the kernel variant: the template `kernels/integrate.cl`
+    /// and the switches that change the generated code (register prefetch,
+    /// 16-byte vector loads, tabulation in registers; [`kernel_variant_hash`]).
+    pub kernel: u64,
+    /// Spatial dimension.
+    pub dim: usize,
+    /// Scalar basis functions per cell, `N_b`.
+    pub n_b: usize,
+    /// Components, `N_comp`.
+    pub n_comp: usize,
+    /// Quadrature points, `N_q`.
+    pub n_q: usize,
+    /// Auxiliary space.
+    pub aux: AuxSpace,
+    /// [`crate::Pointwise::source_hash`] of the physics.
+    pub physics: u64,
+    /// Precision.
+    pub real: Precision,
+}
+
+/// Replaces the characters the cache format uses as separators.
+fn sanitize(s: &str) -> String {
+    s.trim()
+        .chars()
+        .map(|c| match c {
+            '|' | '=' | '\t' | '\n' | '\r' => '_',
+            c => c,
+        })
+        .collect()
+}
+
+/// The hash that [`TuneKey::kernel`] records: the kernel template and the
+/// kernel switches `prefetch`, `vector_loads` and `tab_registers` of
+/// [`KernelShape`] as the environment leaves them (`FEMQUAD_PREFETCH`,
+/// `FEMQUAD_VECTOR_LOADS`, `FEMQUAD_TAB_REGISTERS`), so that a configuration
+/// tuned for one kernel variant is not used for another.
+pub fn kernel_variant_hash(prefetch: bool, vector_loads: bool, tab_registers: bool) -> u64 {
+    let mut h = Fnv1a::new();
+    h.write(INTEGRATE_TEMPLATE.as_bytes());
+    h.write(&[
+        u8::from(prefetch),
+        u8::from(vector_loads),
+        u8::from(tab_registers),
+    ]);
+    h.finish()
+}
+
+impl TuneKey {
+    /// The key of `case` (whose physics has the source hash `physics_hash`)
+    /// on `device`, with the kernel switches of `options`.
+    pub fn new(
+        device: &DeviceInfo,
+        case: &KernelCase,
+        physics_hash: u64,
+        options: &KernelOptions,
+    ) -> TuneKey {
+        // The kernel switches as a shape resolves them (any valid configuration).
+        let probe = KernelShape::new(case, LaunchConfig::new(1, 1), options);
+        let (prefetch, vector_loads, tab_registers) = probe.map_or((true, true, true), |s| {
+            (s.prefetch, s.vector_loads, s.tab_registers)
+        });
+        TuneKey {
+            device: sanitize(&device.name),
+            driver: sanitize(&device.driver),
+            kernel: kernel_variant_hash(prefetch, vector_loads, tab_registers),
+            dim: case.dim,
+            n_b: case.n_b,
+            n_comp: case.n_comp,
+            n_q: case.n_q,
+            aux: case.aux,
+            physics: physics_hash,
+            real: case.precision,
+        }
+    }
+}
+
+impl TuneKey {
+    /// Cells per block of this discretization, `LCM(N_q, N_b·N_comp)`.
+    pub fn n_bs(&self) -> usize {
+        lcm(self.n_q, self.n_b * self.n_comp)
+    }
+}
+
+impl fmt::Display for TuneKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "device={} | driver={} | kernel={:016x} | dim={} | n_b={} | n_comp={} | n_q={} | aux={}:{} | physics={:016x} | real={}",
+            sanitize(&self.device),
+            sanitize(&self.driver),
+            self.kernel,
+            self.dim,
+            self.n_b,
+            self.n_comp,
+            self.n_q,
+            self.aux.kind(),
+            self.aux.n_comp(),
+            self.physics,
+            self.real,
+        )
+    }
+}
+
+impl FromStr for TuneKey {
+    type Err = String;
+
+    /// Parses the text [`TuneKey`]'s `Display` writes.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut fields: HashMap<&str, &str> = HashMap::new();
+        for part in s.split(FIELD_SEP) {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("key field `{part}` has no `=`"))?;
+            if fields.insert(k.trim(), v.trim()).is_some() {
+                return Err(format!("key field `{}` repeated", k.trim()));
+            }
+        }
+        let get = |k: &str| {
+            fields
+                .get(k)
+                .copied()
+                .ok_or_else(|| format!("key field `{k}` missing"))
+        };
+        let num = |k: &str| -> std::result::Result<usize, String> {
+            get(k)?
+                .parse()
+                .map_err(|_| format!("key field `{k}` is not a number"))
+        };
+        let hex = |k: &str| -> std::result::Result<u64, String> {
+            u64::from_str_radix(get(k)?, 16)
+                .map_err(|_| format!("key field `{k}` is not a hex hash"))
+        };
+        let (aux_kind, aux_n) = get("aux")?
+            .split_once(':')
+            .ok_or_else(|| "key field `aux` is not KIND:N".to_string())?;
+        let aux_n: usize = aux_n
+            .parse()
+            .map_err(|_| "key field `aux` has no component count".to_string())?;
+        let aux = match (aux_kind, aux_n) {
+            ("none", 0) => AuxSpace::None,
+            ("field", n) if n > 0 => AuxSpace::Field { n_comp: n },
+            ("cell", n) if n > 0 => AuxSpace::Cell { n_comp: n },
+            _ => {
+                return Err(format!(
+                    "key field `aux` = `{aux_kind}:{aux_n}` is not a valid auxiliary space"
+                ));
+            }
+        };
+        let key = TuneKey {
+            device: get("device")?.to_string(),
+            driver: get("driver")?.to_string(),
+            kernel: hex("kernel")?,
+            dim: num("dim")?,
+            n_b: num("n_b")?,
+            n_comp: num("n_comp")?,
+            n_q: num("n_q")?,
+            aux,
+            physics: hex("physics")?,
+            real: get("real")?
+                .parse()
+                .map_err(|_| "key field `real` is not f32 or f64".to_string())?,
+        };
+        if fields.len() != 10 {
+            return Err(format!("key has {} fields, expected 10", fields.len()));
+        }
+        if !(2..=3).contains(&key.dim) || key.n_b == 0 || key.n_comp == 0 || key.n_q == 0 {
+            return Err("key sizes out of range".into());
+        }
+        Ok(key)
+    }
+}
+
+/// A cached choice: the configuration and what it measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CacheEntry {
+    /// The tuned configuration.
+    pub config: LaunchConfig,
+    /// Median launch time in nanoseconds.
+    pub time_ns: f64,
+    /// Cells the timed launch integrated (full chunks).
+    pub cells: usize,
+}
+
+impl CacheEntry {
+    /// Nanoseconds per device cell.
+    pub fn ns_per_cell(&self) -> f64 {
+        self.time_ns / self.cells.max(1) as f64
+    }
+}
+
+impl fmt::Display for CacheEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "n_bl={} n_cb={} n_tc={} prefetch={} ns={:.0} cells={}",
+            self.config.n_bl,
+            self.config.n_cb,
+            self.config.n_tc,
+            u8::from(self.config.prefetch),
+            self.time_ns,
+            self.cells
+        )
+    }
+}
+
+impl FromStr for CacheEntry {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut n_bl = None;
+        let mut n_cb = None;
+        let mut n_tc = None;
+        let mut prefetch = None;
+        let mut ns = None;
+        let mut cells = None;
+        for tok in s.split_whitespace() {
+            let (k, v) = tok
+                .split_once('=')
+                .ok_or_else(|| format!("value `{tok}` has no `=`"))?;
+            let bad = || format!("value `{tok}` is not a valid number");
+            match k {
+                "n_bl" => n_bl = Some(v.parse::<usize>().map_err(|_| bad())?),
+                "n_cb" => n_cb = Some(v.parse::<usize>().map_err(|_| bad())?),
+                "n_tc" => n_tc = Some(v.parse::<usize>().map_err(|_| bad())?),
+                "prefetch" => {
+                    prefetch = Some(match v {
+                        "0" => false,
+                        "1" => true,
+                        _ => return Err(bad()),
+                    })
+                }
+                "ns" => ns = Some(v.parse::<f64>().map_err(|_| bad())?),
+                "cells" => cells = Some(v.parse::<usize>().map_err(|_| bad())?),
+                _ => return Err(format!("unknown value `{k}`")),
+            }
+        }
+        let (Some(n_bl), Some(n_cb)) = (n_bl, n_cb) else {
+            return Err("n_bl and n_cb are required".into());
+        };
+        let n_tc = n_tc.unwrap_or(1);
+        if n_bl == 0 || n_cb == 0 || n_tc == 0 {
+            return Err("n_bl, n_cb and n_tc must be positive".into());
+        }
+        let time_ns = ns.unwrap_or(0.0);
+        if !(time_ns.is_finite() && time_ns >= 0.0) {
+            return Err("ns must be a finite, non-negative number".into());
+        }
+        Ok(CacheEntry {
+            config: LaunchConfig::new(n_bl, n_cb)
+                .with_threads_per_cell(n_tc)
+                .with_prefetch(prefetch.unwrap_or(true)),
+            time_ns,
+            cells: cells.unwrap_or(0),
+        })
+    }
+}
+
+/// The contents of a cache file.
+#[derive(Clone, Debug, Default)]
+pub struct TuneCache {
+    path: PathBuf,
+    /// Entries in file order, keyed by the key text.
+    entries: Vec<(String, CacheEntry)>,
+    /// Lines that could not be parsed when loading.
+    skipped: usize,
+}
+
+impl TuneCache {
+    /// An empty cache that [`TuneCache::save`] will write to `path`.
+    pub fn empty(path: impl Into<PathBuf>) -> Self {
+        TuneCache {
+            path: path.into(),
+            ..TuneCache::default()
+        }
+    }
+
+    /// Reads `path`. A missing file gives an empty cache; lines that are
+    /// not `KEY => VALUES` with a valid key and values are skipped
+    /// ([`TuneCache::skipped`]).
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file if it exists but cannot be read.
+    pub fn load(path: impl Into<PathBuf>) -> Result<Self> {
+        let path = path.into();
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(TuneCache::empty(path));
+            }
+            Err(source) => return Err(Error::Io { path, source }),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let mut cache = TuneCache::empty(path);
+        for line in text.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            match parse_line(line) {
+                Some((key, entry)) => cache.put(key, entry),
+                None => cache.skipped += 1,
+            }
+        }
+        Ok(cache)
+    }
+
+    /// The file this cache was loaded from / saves to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Lines skipped as unreadable when loading.
+    pub fn skipped(&self) -> usize {
+        self.skipped
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True if there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entry for `key`.
+    pub fn get(&self, key: &TuneKey) -> Option<CacheEntry> {
+        let k = key.to_string();
+        self.entries
+            .iter()
+            .find(|(ek, _)| *ek == k)
+            .map(|(_, e)| *e)
+    }
+
+    /// Sets the entry for `key` (replacing an older one).
+    pub fn insert(&mut self, key: &TuneKey, entry: CacheEntry) {
+        self.put(key.to_string(), entry);
+    }
+
+    fn put(&mut self, key: String, entry: CacheEntry) {
+        match self.entries.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = entry,
+            None => self.entries.push((key, entry)),
+        }
+    }
+
+    /// Writes the cache to its file (creating the directory), through a
+    /// temporary file renamed over the old one.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the directory or file that could not be written.
+    pub fn save(&self) -> Result<()> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Io { path, source }
+        };
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        let mut text = String::from(
+            "# femquad autotune cache: KEY => n_bl n_cb, median launch ns, device cells (see femquad::opencl::tuning_cache)\n",
+        );
+        for (k, e) in &self.entries {
+            text.push_str(k);
+            text.push_str(ARROW);
+            text.push_str(&e.to_string());
+            text.push('\n');
+        }
+        let mut tmp = self.path.clone().into_os_string();
+        tmp.push(format!(".tmp{}", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        std::fs::write(&tmp, text).map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(&self.path)(e)
+        })
+    }
+}
+
+/// Parses `KEY => VALUES`, checking that the key is a valid [`TuneKey`].
+fn parse_line(line: &str) -> Option<(String, CacheEntry)> {
+    let (k, v) = line.rsplit_once(ARROW)?;
+    let key: TuneKey = k.trim().parse().ok()?;
+    let entry: CacheEntry = v.trim().parse().ok()?;
+    Some((key.to_string(), entry))
+}
+
+/// The default cache directory: `$XDG_CACHE_HOME/femquad`, else
+/// `$HOME/.cache/femquad`; `None` if neither variable is set (non-empty).
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("XDG_CACHE_HOME")
+        .map(|d| d.join("femquad"))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("femquad")))
+}
+
+/// The cache file of `options`: `autotune.txt` in
+/// [`KernelOptions::cache_dir`], else in [`default_cache_dir`].
+pub fn cache_path(options: &KernelOptions) -> Option<PathBuf> {
+    let dir = options.cache_dir.clone().or_else(default_cache_dir)?;
+    Some(dir.join(CACHE_FILE))
+}
+
+/// The parsed cache of one file, reused while its size and modification
+/// time stay the same.
+type Memo = Option<(PathBuf, Option<SystemTime>, u64, Arc<TuneCache>)>;
+
+fn memo() -> &'static Mutex<Memo> {
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    MEMO.get_or_init(|| Mutex::new(None))
+}
+
+/// Loads `path` through a per-process memo (the file is re-read only when
+/// its size or modification time change). `None` if it cannot be read.
+fn load_memoized(path: &Path) -> Option<Arc<TuneCache>> {
+    let meta = std::fs::metadata(path).ok()?;
+    let (mtime, len) = (meta.modified().ok(), meta.len());
+    let mut guard = memo().lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((p, t, l, cache)) = guard.as_ref()
+        && p == path
+        && *t == mtime
+        && *l == len
+        && mtime.is_some()
+    {
+        return Some(cache.clone());
+    }
+    let cache = Arc::new(TuneCache::load(path).ok()?);
+    *guard = Some((path.to_path_buf(), mtime, len, cache.clone()));
+    Some(cache)
+}
+
+/// The tuned configuration for `key` from the cache file of `options`
+/// ([`cache_path`]), if there is one that fits `device`: the key's device
+/// name and driver match it and the work-group (`N_bl·N_bs` threads) is
+/// within its limit. `None` (never an error or panic) if
+/// [`KernelOptions::use_tuning_cache`] is off or the file is missing,
+/// unreadable or has no entry.
+pub fn cached_config(
+    device: &DeviceInfo,
+    key: &TuneKey,
+    options: &KernelOptions,
+) -> Option<LaunchConfig> {
+    if !options.use_tuning_cache {
+        return None;
+    }
+    cached_config_in(&cache_path(options)?, device, key)
+}
+
+/// As [`cached_config`], from the cache file `path` (and regardless of
+/// [`KernelOptions::use_tuning_cache`]).
+pub fn cached_config_in(path: &Path, device: &DeviceInfo, key: &TuneKey) -> Option<LaunchConfig> {
+    if key.device != sanitize(&device.name) || key.driver != sanitize(&device.driver) {
+        return None;
+    }
+    let entry = load_memoized(path)?.get(key)?;
+    let threads = entry.config.n_bl.checked_mul(key.n_bs())?;
+    (threads <= device.max_work_group_size).then_some(entry.config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> TuneKey {
+        TuneKey {
+            device: "NVIDIA H100 80GB HBM3".into(),
+            driver: "580.159.04".into(),
+            kernel: 0x0123_4567_89ab_cdef,
+            dim: 3,
+            n_b: 4,
+            n_comp: 3,
+            n_q: 1,
+            aux: AuxSpace::Field { n_comp: 1 },
+            physics: 0xfeed_beef_0000_0001,
+            real: Precision::F64,
+        }
+    }
+
+    fn device(name: &str, driver: &str, max_wg: usize) -> DeviceInfo {
+        DeviceInfo {
+            index: 0,
+            platform: "test".into(),
+            vendor: "test".into(),
+            name: name.into(),
+            kind: super::super::device::DeviceKind::Gpu,
+            version: "OpenCL 3.0".into(),
+            driver: driver.into(),
+            fp64: true,
+            max_work_group_size: max_wg,
+            local_mem_size: 48 << 10,
+            global_mem_size: 80 << 30,
+            max_mem_alloc_size: 20 << 30,
+            compute_units: 132,
+            id: std::ptr::null_mut(),
+        }
+    }
+
+    /// A fresh directory under the system temp dir, removed on drop.
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(tag: &str) -> Self {
+            let nanos = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let p = std::env::temp_dir().join(format!(
+                "femquad-autotune-{tag}-{}-{nanos}",
+                std::process::id()
+            ));
+            std::fs::create_dir_all(&p).unwrap();
+            TempDir(p)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn key_formatting_and_round_trip() {
+        let k = key();
+        let text = k.to_string();
+        assert_eq!(
+            text,
+            "device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=0123456789abcdef | dim=3 | n_b=4 \
+             | n_comp=3 | n_q=1 | aux=field:1 | physics=feedbeef00000001 | real=f64"
+        );
+        assert_eq!(text.parse::<TuneKey>().unwrap(), k);
+        assert_eq!(k.n_bs(), 12);
+        // Kernel variants hash differently.
+        let variants = [
+            (true, true, true),
+            (true, false, true),
+            (false, true, true),
+            (false, false, true),
+            (true, true, false),
+        ]
+        .map(|(p, v, t)| kernel_variant_hash(p, v, t));
+        for i in 0..variants.len() {
+            for j in 0..i {
+                assert_ne!(variants[i], variants[j]);
+            }
+        }
+        for aux in [AuxSpace::None, AuxSpace::Cell { n_comp: 2 }] {
+            let k2 = TuneKey { aux, ..key() };
+            assert_eq!(k2.to_string().parse::<TuneKey>().unwrap(), k2);
+        }
+        // Separators in device names are replaced, so the line stays parseable.
+        let odd = TuneKey {
+            device: "GPU | x=1\n".into(),
+            ..key()
+        };
+        let parsed: TuneKey = odd.to_string().parse().unwrap();
+        assert_eq!(parsed.device, "GPU _ x_1");
+        assert!("device=x | dim=2".parse::<TuneKey>().is_err());
+        assert!(
+            text.replace("aux=field:1", "aux=field:0")
+                .parse::<TuneKey>()
+                .is_err()
+        );
+        assert!(text.replace("dim=3", "dim=7").parse::<TuneKey>().is_err());
+    }
+
+    #[test]
+    fn entry_formatting() {
+        let e = CacheEntry {
+            config: LaunchConfig::new(32, 4),
+            time_ns: 241_152.4,
+            cells: 1 << 24,
+        };
+        assert_eq!(
+            e.to_string(),
+            "n_bl=32 n_cb=4 n_tc=1 prefetch=1 ns=241152 cells=16777216"
+        );
+        let back: CacheEntry = e.to_string().parse().unwrap();
+        assert_eq!(back.config, e.config);
+        assert_eq!(back.cells, 1 << 24);
+        assert!((back.ns_per_cell() - 241_152.0 / 16_777_216.0).abs() < 1e-12);
+        assert!("n_bl=0 n_cb=4".parse::<CacheEntry>().is_err());
+        assert!("n_bl=3 n_cb=4 ns=NaN".parse::<CacheEntry>().is_err());
+        assert!("n_bl=3".parse::<CacheEntry>().is_err());
+    }
+
+    #[test]
+    fn cache_round_trip_in_temp_dir() {
+        let dir = TempDir::new("roundtrip");
+        let path = dir.0.join("sub").join(CACHE_FILE);
+        // Missing file: empty cache, no error.
+        let mut cache = TuneCache::load(&path).unwrap();
+        assert!(cache.is_empty());
+        let k = key();
+        let k2 = TuneKey {
+            real: Precision::F32,
+            ..key()
+        };
+        cache.insert(
+            &k,
+            CacheEntry {
+                config: LaunchConfig::new(8, 2),
+                time_ns: 1000.0,
+                cells: 4096,
+            },
+        );
+        cache.insert(
+            &k2,
+            CacheEntry {
+                config: LaunchConfig::new(16, 1),
+                time_ns: 900.0,
+                cells: 4096,
+            },
+        );
+        cache.insert(
+            &k,
+            CacheEntry {
+                config: LaunchConfig::new(24, 4),
+                time_ns: 800.0,
+                cells: 4608,
+            },
+        );
+        cache.save().unwrap();
+        let loaded = TuneCache::load(&path).unwrap();
+        assert_eq!(loaded.len(), 2);
+        assert_eq!(loaded.skipped(), 0);
+        assert_eq!(loaded.get(&k).unwrap().config, LaunchConfig::new(24, 4));
+        assert_eq!(loaded.get(&k2).unwrap().config, LaunchConfig::new(16, 1));
+        assert_eq!(loaded.get(&TuneKey { dim: 2, ..key() }), None);
+
+        // Lookup with device checks.
+        let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
+        assert_eq!(
+            cached_config_in(&path, &dev, &k),
+            Some(LaunchConfig::new(24, 4))
+        );
+        let other = device("NVIDIA H200", "580.159.04", 1024);
+        assert_eq!(
+            cached_config_in(
+                &path,
+                &other,
+                &TuneKey {
+                    device: "NVIDIA H200".into(),
+                    ..key()
+                }
+            ),
+            None
+        );
+        // A key of another device never matches the device asked about.
+        assert_eq!(cached_config_in(&path, &other, &k), None);
+        // Work-group limit: 24 blocks of 12 cells = 288 threads.
+        let small = device("NVIDIA H100 80GB HBM3", "580.159.04", 256);
+        assert_eq!(cached_config_in(&path, &small, &k), None);
+        // Missing file: None, no panic.
+        assert_eq!(cached_config_in(&dir.0.join("nope.txt"), &dev, &k), None);
+    }
+
+    #[test]
+    fn corrupt_lines_are_ignored() {
+        let dir = TempDir::new("corrupt");
+        let path = dir.0.join(CACHE_FILE);
+        let good = format!("{} => n_bl=12 n_cb=8 ns=5 cells=10", key());
+        let text = format!(
+            "# comment\n\ngarbage line\n{k} => n_bl=x n_cb=1\n{k} => n_bl=3\ndevice=a | dim=2 => n_bl=1 n_cb=1\n{good}\n\u{0}\u{ff}binary\n{k} => n_bl=4 n_cb=1 extra=1\n",
+            k = key()
+        );
+        std::fs::write(&path, text).unwrap();
+        let cache = TuneCache::load(&path).unwrap();
+        assert_eq!(cache.len(), 1);
+        assert_eq!(cache.skipped(), 6);
+        assert_eq!(cache.get(&key()).unwrap().config, LaunchConfig::new(12, 8));
+        // Invalid UTF-8 does not fail the load either.
+        std::fs::write(&path, [0xff, 0xfe, b'\n', 0x80]).unwrap();
+        let cache = TuneCache::load(&path).unwrap();
+        assert!(cache.is_empty());
+        assert_eq!(cache.skipped(), 2);
+        // A directory where the file should be: an error naming the path, no panic.
+        let e = TuneCache::load(&dir.0).unwrap_err().to_string();
+        assert!(e.contains(&dir.0.display().to_string()), "{e}");
+        let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
+        assert_eq!(cached_config_in(&dir.0, &dev, &key()), None);
+        // Saving into a path under a file fails with the path named.
+        let blocked = TuneCache::empty(path.join("x").join(CACHE_FILE));
+        let e = blocked.save().unwrap_err().to_string();
+        assert!(
+            e.contains(CACHE_FILE) || e.contains("autotune.txt/x"),
+            "{e}"
+        );
+    }
+}
