@@ -1,10 +1,12 @@
 /*
  * femquad: element integration by thread transposition
  * (Knepley, Rupp, Terrel, "Finite element integration with quadrature on
- * the GPU", Section 3 and Appendix).
+ * the GPU", Section 3 and Appendix), with the gather of u and the
+ * assembly of F fused in.
  *
  * The host prepends a prelude (see femquad/src/opencl/source.rs) that defines
- *   real            float or double
+ *   real            float or double (and FP_CONTRACT OFF: no fused a*b+c,
+ *                   so that the kernel computes what the native code does)
  *   DIM             spatial dimension
  *   N_B             scalar basis functions per cell
  *   N_COMP          components of the field u
@@ -17,15 +19,30 @@
  *   HAS_F0, HAS_F1, READS_U, READS_GRAD_U, READS_A, READS_GRAD_A, READS_X
  *                   what the physics writes and reads: only those values are
  *                   evaluated at the quadrature points
- *   PREFETCH        1: load the next batch into registers during this one
- *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off)
+ *   GATHER          1: u (and a P1/P2 aux field) are global vectors, read
+ *                   through the cell -> node map cellNodes[cell][b];
+ *                   0: they are cell-local arrays [cell][b][comp] (the
+ *                   element-kernel measure, BK)
+ *   GEOMETRY_COMPUTED  1: J, det J and J^{-1} are computed per cell from the
+ *                   vertex coordinates, gathered through cellNodes (the first
+ *                   DIM+1 nodes of a cell are its vertices);
+ *                   0: J^{-1} and det J are read per cell
+ *   OUTPUT_ATOMIC   1: element vector entries are added into the global
+ *                   vector out[node][comp] (ATOMIC_PTX: NVIDIA's red.global.add;
+ *                   else a compare-and-swap loop);
+ *                   0: element vectors out[cell][b][comp] are written
+ *   PREFETCH        1: load the next batch's contiguous inputs into registers
+ *                   during this one
+ *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off);
+ *   UINT_VEC_WIDTH, uintv  the same for the 32-bit node indices
  *   TAB_REGISTERS   1: each thread keeps its tabulation in registers;
  *                   0: the tabulation is read from local memory (large elements)
  *   PHYSICS         the pointwise function, inlined above this file
  *   Basis[N_Q*N_B], BasisDerivatives[N_Q*N_B*DIM], QuadWeights[N_Q],
  *   QuadPoints[N_Q*DIM]          the tabulation, as __constant literals
- *   CELL_DOF, INV_J, TAB_PHI, TAB_DPHI, CELL_COORD   index macros, generated
- *                   from femquad/src/layout.rs (the one definition of every layout)
+ *   CELL_DOF, INV_J, TAB_PHI, TAB_DPHI, CELL_COORD, GLOBAL_DOF, CELL_NODE,
+ *   VERTEX_COORD    index macros, generated from femquad/src/layout.rs (the
+ *                   one definition of every layout)
  *
  * Threads, cells and serial steps (one consistent set, used everywhere; the
  * host computes N_BS, see femquad/src/opencl/shape.rs):
@@ -49,17 +66,32 @@
  * per cell shrink the block (for large LCMs, whose local memory would not
  * fit) and spread the basis phase over more threads.
  *
- * Per batch: (1) coalesced cooperative loads of the batch's coefficients,
- * geometry and aux into local memory; barrier; (2) quadrature phase: u, grad u
- * at (cell, q), call PHYSICS, store w*detJ*f0 and w*detJ*J^{-1} f1 in local
- * memory; barrier (the transposition); (3) basis phase: sum over q and write
- * the element vector entry, coalesced. Loads of the next batch only touch
- * arrays the basis phase does not read, so two barriers per batch suffice.
+ * The launch covers ceil(nCells / chunk) work-groups: every cell is
+ * integrated here. The host pads every per-cell array by at least one chunk
+ * (node indices 0, det J = 0), so loads need no bounds checks; cells
+ * c >= nCells are computed on those harmless values and never stored.
+ *
+ * Per batch:
+ *  (1) LOAD: coalesced cooperative loads of the batch's contiguous inputs
+ *      (node indices, or cell-local coefficients; J^{-1} and det J if
+ *      stored; P0 aux; cell coordinates in the BK form) into local memory;
+ *      barrier;
+ *  (2) GATHER (GATHER or GEOMETRY_COMPUTED): u and the aux field through the
+ *      node indices, and per cell the vertex coordinates, J, det J, J^{-1};
+ *      barrier;
+ *  (3) QUADRATURE PHASE: u, grad u at (cell, q), call PHYSICS, store
+ *      w*detJ*f0 and w*detJ*J^{-1} f1 in local memory; barrier (the
+ *      transposition);
+ *  (4) BASIS PHASE: sum over q, then write the element vector entry
+ *      (coalesced) or add it into out[node][comp]; with OUTPUT_ATOMIC a
+ *      barrier follows, since the basis phase reads the node indices that
+ *      the next batch's load overwrites.
  *
  * With PREFETCH (the default), each thread loads its share of the *next*
- * batch from global memory into registers before the phases of the current
- * batch, and stores it to local memory at the top of the next iteration, so
- * the global loads are in flight while the batch computes.
+ * batch's contiguous inputs from global memory into registers before the
+ * phases of the current batch, and stores it to local memory at the top of
+ * the next iteration, so the global loads are in flight while the batch
+ * computes.
  */
 
 #define N_BT        (N_B * N_COMP)
@@ -78,42 +110,59 @@
 #define AUX_PER_CELL N_AUX
 #endif
 
-/* The batch inputs, as X(local array, global array, reals per cell). Each is
- * contiguous per batch: thread t moves entries t, t+N_T, ... of the batch. */
-#if AUX_FIELD || AUX_CELL
-#define AUX_INPUT(X) X(a_i, auxCoefficients, AUX_PER_CELL)
+#define NEEDS_NODES (GATHER || GEOMETRY_COMPUTED)
+/* x at the quadrature points comes from the gathered vertex coordinates
+ * when those are read anyway, else from the cell-local coordinates (BK). */
+#define X_GATHERED (READS_X && NEEDS_NODES)
+
+/* The contiguous batch inputs, as X(type, vector type, vector width, local
+ * array, global array, values per cell). Thread t moves entries t, t+N_T, ...
+ * of the batch. */
+#if NEEDS_NODES
+#define NODES_INPUT(X) X(uint, uintv, UINT_VEC_WIDTH, nodes_l, cellNodes, N_B)
+#else
+#define NODES_INPUT(X)
+#endif
+#if GATHER
+#define U_INPUT(X)
+#else
+#define U_INPUT(X) X(real, realv, VEC_WIDTH, u_i, u, N_BT)
+#endif
+#if GEOMETRY_COMPUTED
+#define GEOMETRY_INPUT(X)
+#else
+#define GEOMETRY_INPUT(X)                                             \
+  X(real, realv, VEC_WIDTH, invJ_i, jacobianInverses, DIM * DIM)      \
+  X(real, realv, VEC_WIDTH, detJ_i, jacobianDeterminants, 1)
+#endif
+#if AUX_CELL || (AUX_FIELD && !GATHER)
+#define AUX_INPUT(X) X(real, realv, VEC_WIDTH, a_i, aux, AUX_PER_CELL)
 #else
 #define AUX_INPUT(X)
 #endif
-#if READS_X
-#define X_INPUT(X) X(x_i, cellCoordinates, (DIM + 1) * DIM)
+#if READS_X && !NEEDS_NODES
+#define X_INPUT(X) X(real, realv, VEC_WIDTH, x_i, coordinates, (DIM + 1) * DIM)
 #else
 #define X_INPUT(X)
 #endif
-#define BATCH_INPUTS(X)                          \
-  X(u_i, coefficients, N_BT)                     \
-  X(invJ_i, jacobianInverses, DIM * DIM)         \
-  X(detJ_i, jacobianDeterminants, 1)             \
-  AUX_INPUT(X)                                   \
-  X_INPUT(X)
+#define BATCH_INPUTS(X) NODES_INPUT(X) U_INPUT(X) GEOMETRY_INPUT(X) AUX_INPUT(X) X_INPUT(X)
 
-/* Moves of a batch input go through vectors of VEC_WIDTH reals (realv, 16
- * bytes) when the batch holds a whole number of them (then every batch
- * starts 16-byte aligned), else through single reals. */
-#define VEC_FITS(n)       (VEC_WIDTH > 1 && (N_BC * (n)) % VEC_WIDTH == 0)
-#define N_VEC(n)          ((N_BC * (n)) / VEC_WIDTH)
-#define VEC_PER_THREAD(n) ((N_VEC(n) + N_T - 1) / N_T)
+/* Moves of a batch input go through vectors of W values (16 bytes) when the
+ * batch holds a whole number of them (then every batch starts 16-byte
+ * aligned), else through single values. */
+#define VEC_FITS(n, W)       ((W) > 1 && (N_BC * (n)) % (W) == 0)
+#define N_VEC(n, W)          ((N_BC * (n)) / (W))
+#define VEC_PER_THREAD(n, W) ((N_VEC(n, W) + N_T - 1) / N_T)
+#define PER_THREAD(n)        ((N_BC * (n) + N_T - 1) / N_T)
 
-#define PER_THREAD(n)     ((N_BC * (n) + N_T - 1) / N_T)
-
-#define DECLARE_LOCAL(l, g, n) __local real l[N_BC * (n)] __attribute__((aligned(16)));
-#define LOAD_TO_LOCAL(l, g, n)                                                     \
-  if (VEC_FITS(n)) {                                                               \
-    __global const realv *src = (__global const realv *)(g + cell0 * (n));         \
-    __local realv *dst = (__local realv *)l;                                       \
-    for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
+#define DECLARE_LOCAL(T, TV, W, l, g, n) __local T l[N_BC * (n)] __attribute__((aligned(16)));
+#define LOAD_TO_LOCAL(T, TV, W, l, g, n)                                           \
+  if (VEC_FITS(n, W)) {                                                            \
+    __global const TV *src = (__global const TV *)(g + cell0 * (n));               \
+    __local TV *dst = (__local TV *)l;                                             \
+    for (int k = 0; k < VEC_PER_THREAD(n, W); ++k) {                               \
       const int v = t + k * N_T;                                                   \
-      if (IN_RANGE(v, N_VEC(n))) dst[v] = src[v];                                  \
+      if (IN_RANGE(v, N_VEC(n, W))) dst[v] = src[v];                               \
     }                                                                              \
   } else {                                                                         \
     for (int k = 0; k < PER_THREAD(n); ++k) {                                      \
@@ -121,13 +170,13 @@
       if (IN_RANGE(j, N_BC * (n))) l[j] = g[cell0 * (n) + j];                      \
     }                                                                              \
   }
-#define DECLARE_REGISTERS(l, g, n) realv l##_v[VEC_PER_THREAD(n)]; real l##_r[PER_THREAD(n)];
-#define LOAD_TO_REGISTERS(l, g, n)                                                 \
-  if (VEC_FITS(n)) {                                                               \
-    __global const realv *src = (__global const realv *)(g + next0 * (n));         \
-    for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
+#define DECLARE_REGISTERS(T, TV, W, l, g, n) TV l##_v[VEC_PER_THREAD(n, W)]; T l##_r[PER_THREAD(n)];
+#define LOAD_TO_REGISTERS(T, TV, W, l, g, n)                                       \
+  if (VEC_FITS(n, W)) {                                                            \
+    __global const TV *src = (__global const TV *)(g + next0 * (n));               \
+    for (int k = 0; k < VEC_PER_THREAD(n, W); ++k) {                               \
       const int v = t + k * N_T;                                                   \
-      if (IN_RANGE(v, N_VEC(n))) l##_v[k] = src[v];                                \
+      if (IN_RANGE(v, N_VEC(n, W))) l##_v[k] = src[v];                             \
     }                                                                              \
   } else {                                                                         \
     for (int k = 0; k < PER_THREAD(n); ++k) {                                      \
@@ -135,12 +184,12 @@
       if (IN_RANGE(j, N_BC * (n))) l##_r[k] = g[next0 * (n) + j];                  \
     }                                                                              \
   }
-#define STORE_REGISTERS(l, g, n)                                                   \
-  if (VEC_FITS(n)) {                                                               \
-    __local realv *dst = (__local realv *)l;                                       \
-    for (int k = 0; k < VEC_PER_THREAD(n); ++k) {                                  \
+#define STORE_REGISTERS(T, TV, W, l, g, n)                                         \
+  if (VEC_FITS(n, W)) {                                                            \
+    __local TV *dst = (__local TV *)l;                                             \
+    for (int k = 0; k < VEC_PER_THREAD(n, W); ++k) {                               \
       const int v = t + k * N_T;                                                   \
-      if (IN_RANGE(v, N_VEC(n))) dst[v] = l##_v[k];                                \
+      if (IN_RANGE(v, N_VEC(n, W))) dst[v] = l##_v[k];                             \
     }                                                                              \
   } else {                                                                         \
     for (int k = 0; k < PER_THREAD(n); ++k) {                                      \
@@ -149,20 +198,59 @@
     }                                                                              \
   }
 
+#if OUTPUT_ATOMIC
+/* out[k] += v, atomically. */
+inline void atomic_add_real(__global real *p, real v) {
+#if ATOMIC_PTX && REAL_IS_DOUBLE
+  asm volatile("red.global.add.f64 [%0], %1;" :: "l"(p), "d"(v) : "memory");
+#elif ATOMIC_PTX
+  asm volatile("red.global.add.f32 [%0], %1;" :: "l"(p), "f"(v) : "memory");
+#elif REAL_IS_DOUBLE
+  volatile __global long *q = (volatile __global long *)p;
+  long seen = *q, expected;
+  do {
+    expected = seen;
+    seen = atom_cmpxchg(q, expected, as_long(as_double(expected) + v));
+  } while (seen != expected);
+#else
+  volatile __global int *q = (volatile __global int *)p;
+  int seen = *q, expected;
+  do {
+    expected = seen;
+    seen = atomic_cmpxchg(q, expected, as_int(as_float(expected) + v));
+  } while (seen != expected);
+#endif
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
-void integrate(__global const real *restrict coefficients,     /* [cell][b][comp]   */
-               __global const real *restrict auxCoefficients,  /* [cell][b][k] or [cell][k] */
-               __global const real *restrict jacobianInverses, /* [cell][e][d]      */
+void integrate(__global const real *restrict u,          /* GATHER: [node][comp]; else [cell][b][comp] */
+               __global const uint *restrict cellNodes,  /* [cell][b]                                  */
+               __global const real *restrict aux,        /* field: [node][k] (GATHER) or [cell][b][k]; P0: [cell][k] */
+               __global const real *restrict jacobianInverses,     /* [cell][e][d]  */
                __global const real *restrict jacobianDeterminants, /* [cell]        */
-               __global const real *restrict cellCoordinates,  /* [cell][v][d]      */
-               __constant real *constants,                     /* [N_CONSTANTS]     */
-               __global real *restrict elemVec)                /* [cell][b][comp]   */
+               __global const real *restrict coordinates, /* NEEDS_NODES: [vertex][d]; else [cell][v][d] */
+               __constant real *constants,               /* [N_CONSTANTS]                             */
+               __global real *restrict out,              /* OUTPUT_ATOMIC: [node][comp]; else [cell][b][comp] */
+               const int nCells)
 {
   const int t     = get_local_id(0);
   const int chunk = get_group_id(0);
 
   /* Local memory: the batch's inputs, and the values at quadrature points */
   BATCH_INPUTS(DECLARE_LOCAL)
+#if GATHER
+  __local real u_i[N_BC * N_BT];
+#if AUX_FIELD
+  __local real a_i[N_BC * AUX_PER_CELL];
+#endif
+#endif
+#if GEOMETRY_COMPUTED
+  __local real invJ_i[N_BC * DIM * DIM], detJ_i[N_BC];
+#endif
+#if X_GATHERED
+  __local real x_i[N_BC * (DIM + 1) * DIM];
+#endif
 #if HAS_F0
   __local real f_0[N_BC * N_Q * N_COMP];
 #endif
@@ -232,6 +320,72 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
 
+#if NEEDS_NODES
+    /* ==== GATHER: through the node indices of the batch ==== */
+#if GATHER
+    for (int j = t; j < N_BC * N_BT; j += N_T) {
+      const int c = j / N_BT, i = j % N_BT;
+      u_i[j] = u[GLOBAL_DOF(nodes_l[CELL_NODE(c, i / N_COMP, N_B)], i % N_COMP, N_COMP)];
+    }
+#if AUX_FIELD
+    for (int j = t; j < N_BC * AUX_PER_CELL; j += N_T) {
+      const int c = j / AUX_PER_CELL, i = j % AUX_PER_CELL;
+      a_i[j] = aux[GLOBAL_DOF(nodes_l[CELL_NODE(c, i / N_AUX, N_B)], i % N_AUX, N_AUX)];
+    }
+#endif
+#endif
+#if GEOMETRY_COMPUTED || X_GATHERED
+    /* Per cell: vertex coordinates; J[d][e] = X_{e+1}[d] - X_0[d], its
+     * determinant and inverse (the formulas of femquad/src/geometry.rs) */
+    for (int c = t; c < N_BC; c += N_T) {
+      real X[DIM + 1][DIM];
+      for (int v = 0; v <= DIM; ++v)
+        for (int d = 0; d < DIM; ++d) X[v][d] = coordinates[VERTEX_COORD(nodes_l[CELL_NODE(c, v, N_B)], d, DIM)];
+#if X_GATHERED
+      for (int v = 0; v <= DIM; ++v)
+        for (int d = 0; d < DIM; ++d) x_i[CELL_COORD(c, v, d, DIM)] = X[v][d];
+#endif
+#if GEOMETRY_COMPUTED
+      real m[DIM * DIM];
+      for (int e = 0; e < DIM; ++e)
+        for (int d = 0; d < DIM; ++d) m[d * DIM + e] = X[e + 1][d] - X[0][d];
+      __local real *inv = &invJ_i[INV_J(c, 0, 0, DIM)];
+      real det;
+#if DIM == 2
+      det = m[0] * m[3] - m[1] * m[2];
+      const real s = (real)1 / det;
+      inv[0] = m[3] * s;
+      inv[1] = -m[1] * s;
+      inv[2] = -m[2] * s;
+      inv[3] = m[0] * s;
+#else
+      const real c00 = m[4] * m[8] - m[5] * m[7];
+      const real c01 = m[5] * m[6] - m[3] * m[8];
+      const real c02 = m[3] * m[7] - m[4] * m[6];
+      det = m[0] * c00 + m[1] * c01 + m[2] * c02;
+      const real s = (real)1 / det;
+      inv[0] = c00 * s;
+      inv[1] = (m[2] * m[7] - m[1] * m[8]) * s;
+      inv[2] = (m[1] * m[5] - m[2] * m[4]) * s;
+      inv[3] = c01 * s;
+      inv[4] = (m[0] * m[8] - m[2] * m[6]) * s;
+      inv[5] = (m[2] * m[3] - m[0] * m[5]) * s;
+      inv[6] = c02 * s;
+      inv[7] = (m[1] * m[6] - m[0] * m[7]) * s;
+      inv[8] = (m[0] * m[4] - m[1] * m[3]) * s;
+#endif
+      if (cell0 + c >= nCells) {
+        /* padding: a degenerate cell; make it contribute nothing */
+        det = (real)0;
+        for (int k = 0; k < DIM * DIM; ++k) inv[k] = (real)0;
+      }
+      detJ_i[c] = det;
+#endif
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+
     /* ==== QUADRATURE PHASE: map coefficients to values at quadrature points ==== */
     for (int s = 0; s < N_SQC; ++s) {
       const int item = t + s * N_T;       /* = c*N_Q + q */
@@ -291,6 +445,7 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
 #endif
       real x[DIM];
 #if READS_X
+      /* x = X_0 + sum_e xi_e (X_{e+1} - X_0), in this order (as natively) */
       for (int d = 0; d < DIM; ++d) {
         const real x0 = x_i[CELL_COORD(c, 0, d, DIM)];
         real xd = x0;
@@ -340,8 +495,16 @@ void integrate(__global const real *restrict coefficients,     /* [cell][b][comp
         for (int e = 0; e < DIM; ++e) e_i += PHIDER_B(p, e) * f_1[(cq * N_COMP + comp_t) * DIM + e];
 #endif
       }
-      /* consecutive threads write consecutive entries */
-      elemVec[cell0 * N_BT + item] = e_i;
+#if OUTPUT_ATOMIC
+      if (cell0 + c < nCells)
+        atomic_add_real(&out[GLOBAL_DOF(nodes_l[CELL_NODE(c, b_t, N_B)], comp_t, N_COMP)], e_i);
+#else
+      /* consecutive threads write consecutive entries (padding included) */
+      out[cell0 * N_BT + item] = e_i;
+#endif
     }
+#if OUTPUT_ATOMIC
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
   }
 }

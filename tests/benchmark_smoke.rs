@@ -96,15 +96,19 @@ fn check_measured_row(row: &Row, spec: &CaseSpec, expected_cells: usize) {
         physics: physics.info(),
         precision: spec.precision.name().parse().unwrap(),
     };
-    let shape =
-        KernelShape::new(&case, config, &femquad::opencl::KernelOptions::default()).unwrap();
+    let shape = KernelShape::new(
+        &case,
+        femquad::opencl::KernelVariant::ELEMENT,
+        config,
+        &femquad::opencl::KernelOptions::default(),
+    )
+    .unwrap();
     assert_eq!(row.n_bs, shape.n_bs);
     assert_eq!(row.n_bs % row.n_bt, 0, "a block holds whole cells' dofs");
     assert_eq!(row.n_t, row.n_bl * row.n_bs);
     assert_eq!(row.chunk, row.n_cb * row.n_t);
     assert_eq!(row.local_mem_bytes, shape.local_mem_bytes());
-    assert_eq!(row.cells_device, (row.cells / row.chunk) * row.chunk);
-    assert!(row.cells_device > 0 && row.cells_device <= row.cells);
+    assert_eq!(row.cells_device, row.cells, "every cell runs on the device");
     assert_eq!(row.reps, 3);
 
     let m = row.m.expect("measured");
@@ -484,9 +488,9 @@ fn autotune_picks_stores_and_reads_back() {
     use femquad::discretization::{CellInputs, Discretization};
     use femquad::element::Element;
     use femquad::mesh::generate::{MeshOptions, unit_box};
-    use femquad::opencl::autotune::{TuneOptions, autotune};
+    use femquad::opencl::autotune::{TuneOptions, autotune_element};
     use femquad::opencl::tuning_cache::{TuneCache, TuneKey, cached_config_in};
-    use femquad::opencl::{Device, DeviceSelector, KernelOptions, OpenClIntegrator};
+    use femquad::opencl::{Device, DeviceSelector, KernelOptions, KernelVariant, OpenClOperator};
     use femquad::physics::Pointwise;
     use femquad::physics::builtin::Laplacian;
     use femquad::quadrature::Quadrature;
@@ -519,7 +523,8 @@ fn autotune_picks_stores_and_reads_back() {
         cache_dir: Some(dir.0.clone()),
         ..KernelOptions::default()
     };
-    let mut integ = OpenClIntegrator::new(device.clone(), disc, options.clone()).unwrap();
+    let mut integ =
+        OpenClOperator::new(device.clone(), options.clone(), &mesh, &space, disc).unwrap();
     let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];
     let opts = TuneOptions {
         warmup: 1,
@@ -530,7 +535,7 @@ fn autotune_picks_stores_and_reads_back() {
     };
 
     // Before any evaluation there are no inputs on the device: a clear error.
-    let e = autotune(&mut integ, &Laplacian, &opts)
+    let e = autotune_element(&mut integ, &Laplacian, &opts)
         .unwrap_err()
         .to_string();
     assert!(e.contains("element_vectors"), "{e}");
@@ -551,9 +556,10 @@ fn autotune_picks_stores_and_reads_back() {
                 constants: &[],
             },
             &mut out,
+            None,
         )
         .unwrap();
-    let r = autotune(&mut integ, &Laplacian, &opts).unwrap();
+    let r = autotune_element(&mut integ, &Laplacian, &opts).unwrap();
     assert_eq!(r.trials.len(), 2);
     assert!(
         r.trials
@@ -572,16 +578,24 @@ fn autotune_picks_stores_and_reads_back() {
     assert!(r.store_error.is_none());
     // An integrator created now (with the same cache directory) uses the
     // tuned configuration.
-    let later = OpenClIntegrator::new(
+    let later = OpenClOperator::new(
         device.clone(),
-        integ.discretization().clone(),
         options.clone(),
+        &mesh,
+        &space,
+        integ.discretization().clone(),
     )
     .unwrap();
-    assert_eq!(later.config_for(&Laplacian).unwrap(), r.best.config);
+    assert_eq!(
+        later
+            .config_for(&Laplacian, KernelVariant::ELEMENT)
+            .unwrap(),
+        r.best.config
+    );
     let key = TuneKey::new(
         device.info(),
         &integ.case_for(&Laplacian),
+        KernelVariant::ELEMENT,
         Laplacian.source_hash(),
         &options,
     );

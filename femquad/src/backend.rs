@@ -3,18 +3,17 @@
 
 use std::sync::Arc;
 
-use crate::discretization::{CellInputs, Discretization};
-use crate::native::{self, Execution};
-use crate::opencl::{Device, DeviceSelector, KernelOptions, OpenClIntegrator};
-use crate::physics::Pointwise;
-use crate::{Real, Result};
+use crate::Result;
+use crate::native::Execution;
+use crate::opencl::{Device, DeviceSelector, KernelOptions};
 
-/// Which integrator evaluates element vectors.
+/// Where residuals (and the vectors of a solve) are computed.
 #[derive(Clone, Debug)]
 pub enum Backend {
-    /// The native integrator.
+    /// Natively: Rust on the CPU, serial or rayon-parallel; the reference.
     Native(Execution),
-    /// The OpenCL thread-transposition kernel on a device.
+    /// On an OpenCL device: the fused thread-transposition kernels, with
+    /// every vector of a solve in device memory.
     OpenCl {
         /// The opened device.
         device: Arc<Device>,
@@ -52,57 +51,6 @@ impl Backend {
                 let i = device.info();
                 format!("OpenCL: {} ({})", i.name, i.platform)
             }
-        }
-    }
-}
-
-/// An element integrator of either backend, owning its discretization.
-pub enum Integrator<R: Real> {
-    /// Native.
-    Native {
-        /// The discretization (boxed, like the OpenCL variant's).
-        disc: Box<Discretization<R>>,
-        /// Serial or parallel.
-        execution: Execution,
-    },
-    /// OpenCL (boxed: it holds device buffers and a kernel cache).
-    OpenCl(Box<OpenClIntegrator<R>>),
-}
-
-impl<R: Real> Integrator<R> {
-    /// An integrator of `backend` for `disc`.
-    pub fn new(disc: Discretization<R>, backend: &Backend) -> Result<Self> {
-        Ok(match backend {
-            Backend::Native(execution) => Integrator::Native {
-                disc: Box::new(disc),
-                execution: *execution,
-            },
-            Backend::OpenCl { device, options } => Integrator::OpenCl(Box::new(
-                OpenClIntegrator::new(device.clone(), disc, options.clone())?,
-            )),
-        })
-    }
-
-    /// The discretization.
-    pub fn discretization(&self) -> &Discretization<R> {
-        match self {
-            Integrator::Native { disc, .. } => disc,
-            Integrator::OpenCl(i) => i.discretization(),
-        }
-    }
-
-    /// Element vectors of all cells (see [`crate::discretization`]).
-    pub fn element_vectors<P: Pointwise + ?Sized>(
-        &mut self,
-        physics: &P,
-        inputs: &CellInputs<'_, R>,
-        out: &mut [R],
-    ) -> Result<()> {
-        match self {
-            Integrator::Native { disc, execution } => {
-                native::element_vectors(disc, physics, inputs, out, *execution)
-            }
-            Integrator::OpenCl(i) => i.element_vectors(physics, inputs, out),
         }
     }
 }

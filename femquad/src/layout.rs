@@ -12,6 +12,8 @@
 //! | inverse Jacobian `J⁻¹[i][j] = ∂ξ_i/∂x_j` | `[cell][i][j]` | `cell·dim² + i·dim + j` |
 //! | Jacobian determinant | `[cell]` | `cell` |
 //! | cell vertex coordinates | `[cell][v][d]` | `(cell·(dim+1) + v)·dim + d` |
+//! | mesh vertex coordinates | `[vertex][d]` | `vertex·dim + d` |
+//! | cell → node map of a space | `[cell][b]` | `cell·N_b + b` |
 //! | pointwise `∇u`, `∇a`, `f1` | `[comp][d]` | `comp·dim + d` |
 //!
 //! Within a cell, element dof `i = b·N_comp + comp`: basis function (node)
@@ -79,6 +81,19 @@ pub fn cell_coord(cell: usize, v: usize, d: usize, dim: usize) -> usize {
     (cell * (dim + 1) + v) * dim + d
 }
 
+/// Index of coordinate `d` of mesh vertex `v` in the vertex-coordinates array.
+#[inline]
+pub fn vertex_coord(v: usize, d: usize, dim: usize) -> usize {
+    v * dim + d
+}
+
+/// Index of the global node of local basis function `b` of `cell` in a
+/// space's cell → node map.
+#[inline]
+pub fn cell_node(cell: usize, b: usize, n_b: usize) -> usize {
+    cell * n_b + b
+}
+
 /// Index of `g[comp][d]` in a pointwise gradient or flux array (`∇u`, `∇a`, `f1`).
 #[inline]
 pub fn point_grad(comp: usize, d: usize, dim: usize) -> usize {
@@ -92,7 +107,10 @@ pub fn opencl_macros() -> &'static str {
      #define TAB_PHI(q, b, n_b) ((q) * (n_b) + (b))\n\
      #define TAB_DPHI(q, b, e, n_b, dim) ((((q) * (n_b)) + (b)) * (dim) + (e))\n\
      #define INV_J(cell, i, j, dim) ((((cell) * (dim)) + (i)) * (dim) + (j))\n\
-     #define CELL_COORD(cell, v, d, dim) ((((cell) * ((dim) + 1)) + (v)) * (dim) + (d))\n"
+     #define CELL_COORD(cell, v, d, dim) ((((cell) * ((dim) + 1)) + (v)) * (dim) + (d))\n\
+     #define GLOBAL_DOF(node, comp, n_comp) ((node) * (n_comp) + (comp))\n\
+     #define VERTEX_COORD(v, d, dim) ((v) * (dim) + (d))\n\
+     #define CELL_NODE(cell, b, n_b) ((cell) * (n_b) + (b))\n"
 }
 
 #[cfg(test)]
@@ -116,6 +134,8 @@ mod tests {
         assert_eq!(inv_j(3, 1, 0, 2), 14);
         assert_eq!(cell_coord(1, 2, 1, 3), (4 + 2) * 3 + 1);
         assert_eq!(point_grad(1, 2, 3), 5);
+        assert_eq!(vertex_coord(4, 2, 3), 14);
+        assert_eq!(cell_node(3, 1, 4), 13);
     }
 
     #[test]

@@ -134,7 +134,7 @@ pub fn flops_per_cell(shape: &KernelShape, aux: AuxSpace, physics: &PointwiseInf
 mod tests {
     use super::*;
     use crate::Precision;
-    use crate::opencl::{KernelCase, KernelOptions, LaunchConfig};
+    use crate::opencl::{KernelCase, KernelOptions, KernelVariant, LaunchConfig};
     use crate::physics::Pointwise;
     use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 
@@ -160,7 +160,13 @@ mod tests {
                 Precision::F64
             },
         };
-        KernelShape::new(&case, LaunchConfig::new(4, 2), &KernelOptions::default()).unwrap()
+        KernelShape::new(
+            &case,
+            KernelVariant::ELEMENT,
+            LaunchConfig::new(4, 2),
+            &KernelOptions::default(),
+        )
+        .unwrap()
     }
 
     #[test]

@@ -1,34 +1,76 @@
-//! Global residuals: gather, integrate, assemble.
+//! Global residuals `F(u)` of one discretized field, on a backend.
 //!
-//! [`Residual::evaluate`] computes `F(u) = Eᵀ I(E u, E_a a)`: it gathers the
-//! cell-local coefficients of the global vector `u` (and of the auxiliary
-//! field), integrates element vectors with the chosen backend, and sums them
-//! into the global residual. Work arrays are kept between evaluations.
+//! ```text
+//! F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x) + ∇φ_i : f1(u, ∇u, a, ∇a, x) dx
+//! ```
+//!
+//! In libCEED's terms this is the *operator*: the space's restriction
+//! (gather `E u` through the cell → node map, and its transpose, the
+//! assembly `Eᵀ`), the *basis* (tabulation at the quadrature points) and
+//! the *Q-function* (the `#[pointwise]` physics), composed as
+//! `F(u) = Eᵀ B_ᵀ D(B E u)`.
+//!
+//! * **OpenCL** ([`Backend::OpenCl`]): one fused launch gathers `u` on the
+//!   device, integrates by thread transposition and sums into `F` (atomic
+//!   assembly), or writes element vectors that a second launch sums in a
+//!   fixed order (deterministic assembly); see [`OpenClOperator`]. Every
+//!   cell is integrated on the device.
+//! * **Native** ([`Backend::Native`]): gather on the host, the native
+//!   integrator, assembly `Eᵀ` on the host — the reference.
+
+use opencl3::memory::Buffer;
 
 use crate::aux_space::AuxSpace;
-use crate::backend::{Backend, Integrator};
+use crate::backend::Backend;
 use crate::discretization::{CellInputs, Discretization};
-use crate::error::check_len;
+use crate::error::{check_finite, check_len};
 use crate::mesh::Mesh;
+use crate::native::{Execution, element_vectors};
+use crate::opencl::{Assembly, OpenClOperator};
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
 /// Evaluates global residuals `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` of one
-/// discretized field.
+/// discretized field on a [`Backend`].
 pub struct Residual<R: Real> {
     space: FunctionSpace,
+    imp: Imp<R>,
+}
+
+/// The backend-specific state.
+enum Imp<R: Real> {
+    Native(Box<NativeResidual<R>>),
+    OpenCl(Box<DeviceResidual<R>>),
+}
+
+/// The native path's work arrays.
+struct NativeResidual<R: Real> {
+    disc: Discretization<R>,
+    execution: Execution,
     aux_space: Option<FunctionSpace>,
-    integrator: Integrator<R>,
+    aux_set: bool,
     u_cells: Vec<R>,
     aux_cells: Vec<R>,
     element_vectors: Vec<R>,
 }
 
+/// The OpenCL operator and the device copies of `u` and `r`.
+struct DeviceResidual<R: Real> {
+    op: OpenClOperator<R>,
+    assembly: Assembly,
+    u: Buffer<R>,
+    r: Buffer<R>,
+}
+
 impl<R: Real> Residual<R> {
     /// Sets up residual evaluation of fields in `space` over `mesh` with
-    /// `quadrature`, an auxiliary field in `aux`, integrated by `backend`.
+    /// `quadrature`, an auxiliary field in `aux`, on `backend`.
+    ///
+    /// # Errors
+    /// A space that does not belong to `mesh`, a quadrature of another
+    /// dimension, device errors (no fp64 for `f64`, memory).
     pub fn new(
         mesh: &Mesh,
         space: FunctionSpace,
@@ -37,20 +79,37 @@ impl<R: Real> Residual<R> {
         backend: &Backend,
     ) -> Result<Self> {
         let disc = Discretization::new(mesh, &space, quadrature, aux)?;
-        let aux_space = match aux {
-            AuxSpace::Field { n_comp } => Some(FunctionSpace::new(mesh, space.element(), n_comp)?),
-            _ => None,
+        let imp = match backend {
+            Backend::Native(execution) => {
+                let aux_space = match aux {
+                    AuxSpace::Field { n_comp } => {
+                        Some(FunctionSpace::new(mesh, space.element(), n_comp)?)
+                    }
+                    _ => None,
+                };
+                let n_cell_dofs = space.n_cell_dofs();
+                Imp::Native(Box::new(NativeResidual {
+                    u_cells: vec![R::ZERO; n_cell_dofs],
+                    aux_cells: vec![R::ZERO; mesh.n_cells() * disc.aux_per_cell()],
+                    element_vectors: vec![R::ZERO; n_cell_dofs],
+                    disc,
+                    execution: *execution,
+                    aux_space,
+                    aux_set: false,
+                }))
+            }
+            Backend::OpenCl { device, options } => {
+                let n = space.n_dofs();
+                let op = OpenClOperator::new(device.clone(), options.clone(), mesh, &space, disc)?;
+                Imp::OpenCl(Box::new(DeviceResidual {
+                    u: device.alloc::<R>(n, "u")?,
+                    r: device.alloc::<R>(n, "r")?,
+                    op,
+                    assembly: Assembly::default(),
+                }))
+            }
         };
-        let n_cells = mesh.n_cells();
-        let n_cell_dofs = space.n_cell_dofs();
-        Ok(Residual {
-            u_cells: vec![R::ZERO; n_cell_dofs],
-            aux_cells: vec![R::ZERO; n_cells * disc.aux_per_cell()],
-            element_vectors: vec![R::ZERO; n_cell_dofs],
-            integrator: Integrator::new(disc, backend)?,
-            space,
-            aux_space,
-        })
+        Ok(Residual { space, imp })
     }
 
     /// The solution space.
@@ -60,38 +119,77 @@ impl<R: Real> Residual<R> {
 
     /// The discretization.
     pub fn discretization(&self) -> &Discretization<R> {
-        self.integrator.discretization()
+        match &self.imp {
+            Imp::Native(n) => &n.disc,
+            Imp::OpenCl(d) => d.op.discretization(),
+        }
     }
 
-    /// The integrator (for backend-specific queries such as kernel timings).
-    pub fn integrator(&mut self) -> &mut Integrator<R> {
-        &mut self.integrator
+    /// The OpenCL operator, if this residual runs on a device (for
+    /// backend-specific queries: launch records, timings, sources).
+    pub fn opencl(&mut self) -> Option<&mut OpenClOperator<R>> {
+        match &mut self.imp {
+            Imp::Native(_) => None,
+            Imp::OpenCl(d) => Some(&mut d.op),
+        }
+    }
+
+    /// How element vectors are summed on the device ([`Assembly`]); native
+    /// assembly is always deterministic.
+    pub fn set_assembly(&mut self, assembly: Assembly) {
+        if let Imp::OpenCl(d) = &mut self.imp {
+            d.assembly = assembly;
+        }
     }
 
     /// Number of entries of an auxiliary vector: nodes × N_aux for a field,
     /// cells × N_aux for P0, 0 without aux.
     pub fn aux_len(&self) -> usize {
-        match (self.discretization().aux(), &self.aux_space) {
-            (AuxSpace::Field { .. }, Some(s)) => s.n_dofs(),
-            (AuxSpace::Cell { n_comp }, _) => n_comp * self.space.n_cells(),
-            _ => 0,
+        match self.discretization().aux() {
+            AuxSpace::Field { n_comp } => self.space.n_nodes() * n_comp,
+            AuxSpace::Cell { n_comp } => n_comp * self.space.n_cells(),
+            AuxSpace::None => 0,
         }
     }
 
     /// Sets the auxiliary field: global nodal values (`[node][k]`) for a
-    /// field, `[cell][k]` for P0. Kept until the next call.
+    /// field, `[cell][k]` for P0. Kept until the next call; a physics that
+    /// reads the field cannot be evaluated before it is set.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `aux` for a wrong length or a
+    /// discretization without aux; [`Error::NonFinite`] with the index in `aux`.
     pub fn set_aux(&mut self, aux: &[R]) -> Result<()> {
+        if self.discretization().aux() == AuxSpace::None {
+            return Err(Error::arg(
+                "aux",
+                "the residual has no auxiliary field (AuxSpace::None)",
+            ));
+        }
         check_len("aux", aux, self.aux_len())?;
-        match &self.aux_space {
-            Some(s) => s.gather(aux, &mut self.aux_cells),
-            None => {
-                self.aux_cells.copy_from_slice(aux);
+        check_finite("aux", aux)?;
+        match &mut self.imp {
+            Imp::Native(n) => {
+                match &n.aux_space {
+                    Some(s) => s.gather(aux, &mut n.aux_cells)?,
+                    None => n.aux_cells.copy_from_slice(aux),
+                }
+                n.aux_set = true;
                 Ok(())
             }
+            Imp::OpenCl(d) => d.op.set_aux(aux),
         }
     }
 
     /// `r = F(u)` for the global vector `u` (`n_dofs` entries) with `constants`.
+    ///
+    /// # Errors
+    /// * [`Error::InvalidArgument`] naming `u` or `r` if its length is not
+    ///   the space's `n_dofs`, `constants` if the physics takes another
+    ///   number, `physics` if it does not fit the space, `aux` if the
+    ///   physics reads an auxiliary field that was never set.
+    /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of the
+    ///   first NaN or ±∞ (or `constants` and its index).
     pub fn evaluate<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -99,40 +197,74 @@ impl<R: Real> Residual<R> {
         constants: &[R],
         r: &mut [R],
     ) -> Result<()> {
-        self.element_vectors_of(physics, u, constants)?;
-        self.space.assemble(&self.element_vectors, r)
-    }
-
-    /// Gathers `u` and computes the element vectors (kept in
-    /// [`Residual::element_vectors`]).
-    pub fn element_vectors_of<P: Pointwise + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &[R],
-        constants: &[R],
-    ) -> Result<()> {
-        if u.len() != self.space.n_dofs() {
-            return Err(Error::arg(
-                "u",
-                format!(
-                    "expected {} entries (the space's dofs), got {}",
-                    self.space.n_dofs(),
-                    u.len()
-                ),
-            ));
-        }
-        self.space.gather(u, &mut self.u_cells)?;
-        let inputs = CellInputs {
-            u: &self.u_cells,
-            aux: &self.aux_cells,
-            constants,
+        let n = self.space.n_dofs();
+        let expected = |what: &'static str, len: usize| {
+            if len == n {
+                Ok(())
+            } else {
+                Err(Error::arg(
+                    what,
+                    format!("expected {n} entries (the space's dofs), got {len}"),
+                ))
+            }
         };
-        self.integrator
-            .element_vectors(physics, &inputs, &mut self.element_vectors)
+        expected("u", u.len())?;
+        expected("r", r.len())?;
+        check_finite("u", u)?;
+        check_finite("constants", constants)?;
+        self.discretization()
+            .check_physics(physics, constants.len())?;
+        let reads_aux = {
+            let reads = physics.info().reads;
+            reads.a || reads.grad_a
+        };
+        match &mut self.imp {
+            Imp::Native(nat) => {
+                if reads_aux && !nat.aux_set {
+                    return Err(unset_aux(physics));
+                }
+                self.space.gather(u, &mut nat.u_cells)?;
+                let inputs = CellInputs {
+                    u: &nat.u_cells,
+                    aux: &nat.aux_cells,
+                    constants,
+                };
+                element_vectors(
+                    &nat.disc,
+                    physics,
+                    &inputs,
+                    &mut nat.element_vectors,
+                    nat.execution,
+                )?;
+                self.space.assemble(&nat.element_vectors, r)
+            }
+            Imp::OpenCl(dev) => {
+                if reads_aux && !dev.op.aux_is_set() {
+                    return Err(unset_aux(physics));
+                }
+                let device = dev.op.device().clone();
+                device.write(
+                    &mut dev.u,
+                    u,
+                    crate::opencl::context::Transfer::Coefficients,
+                    "u",
+                )?;
+                dev.op
+                    .residual(physics, &dev.u, constants, &mut dev.r, dev.assembly, None)?;
+                device.read(&dev.r, r, "r")
+            }
+        }
     }
+}
 
-    /// The element vectors of the last evaluation, `n_cells × N_bt`.
-    pub fn element_vectors(&self) -> &[R] {
-        &self.element_vectors
-    }
+/// The error for a physics that reads an auxiliary field never set.
+fn unset_aux<P: Pointwise + ?Sized>(physics: &P) -> Error {
+    Error::arg(
+        "aux",
+        format!(
+            "the physics `{}` reads the auxiliary field, which was never set: call \
+             Residual::set_aux first (an unset field is not read as zeros)",
+            physics.info().name
+        ),
+    )
 }

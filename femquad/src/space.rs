@@ -534,6 +534,26 @@ impl FunctionSpace {
             });
     }
 
+    /// The node → cell-slot incidence in CSR form: the cell slots
+    /// `cell·N_b + b` of node `n` are `slots[offsets[n]..offsets[n+1]]`, in
+    /// increasing order. Built on first use (and kept).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the number of cell slots does not fit
+    /// `u32`.
+    pub(crate) fn node_incidence(&self) -> Result<(&[usize], &[u32])> {
+        let inc = self.incidence().ok_or_else(|| {
+            Error::arg(
+                "space",
+                format!(
+                    "{} cell slots do not fit 32-bit indices",
+                    self.cell_nodes.len()
+                ),
+            )
+        })?;
+        Ok((&inc.offsets, &inc.slots))
+    }
+
     /// The node → cell-slot incidence, built on first use; `None` if the
     /// slot count does not fit `u32` (then assembly stays serial).
     fn incidence(&self) -> Option<&Incidence> {

@@ -13,11 +13,11 @@ use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, mesh_for_cells, unit_box};
 use femquad::native::{Execution, element_vectors_range};
-use femquad::opencl::autotune::{TuneOptions, autotune, candidate_n_bl};
+use femquad::opencl::autotune::{TuneOptions, autotune_element, candidate_n_bl};
 use femquad::opencl::bandwidth::{CopyBandwidth, measure_copy, median};
 use femquad::opencl::shape::default_config;
 use femquad::opencl::tuning_cache::{TuneKey, cached_config};
-use femquad::opencl::{Device, KernelShape, LaunchConfig, OpenClIntegrator};
+use femquad::opencl::{Device, KernelShape, KernelVariant, LaunchConfig, OpenClOperator};
 use femquad::opencl::{KernelCase, KernelOptions};
 use femquad::perf_model::LaunchModel;
 use femquad::physics::Pointwise;
@@ -182,7 +182,12 @@ struct CaseCtx<'c> {
 
 impl CaseCtx<'_> {
     fn shape<R: Real>(&self, config: LaunchConfig) -> femquad::Result<KernelShape> {
-        KernelShape::new(&self.case::<R>(), config, &self.options)
+        KernelShape::new(
+            &self.case::<R>(),
+            KernelVariant::ELEMENT,
+            config,
+            &self.options,
+        )
     }
 
     fn case<R: Real>(&self) -> KernelCase {
@@ -369,8 +374,15 @@ impl<'a> Runner<'a> {
             physics,
             options: KernelOptions::from_env()?,
         };
-        let mut integ = OpenClIntegrator::new(self.device.clone(), disc, ctx.options.clone())?;
-        let default = default_config(&ctx.case::<R>(), &ctx.options, self.device.info())?;
+        let mut integ =
+            OpenClOperator::new(self.device.clone(), ctx.options.clone(), mesh, space, disc)?;
+        let default = default_config(
+            &ctx.case::<R>(),
+            KernelVariant::ELEMENT,
+            femquad::opencl::GeometryMode::Stored,
+            &ctx.options,
+            self.device.info(),
+        )?;
         self.progress.stage(&format!(
             "{name}: set up in {:.2} s",
             t.elapsed().as_secs_f64()
@@ -401,6 +413,7 @@ impl<'a> Runner<'a> {
                     n_cb: n_cb.unwrap_or(default.n_cb),
                     n_tc: n_tc.unwrap_or(default.n_tc),
                     prefetch: *prefetch,
+                    geometry: default.geometry,
                 };
                 let row = self.measure(&ctx, &mut work, c, "fixed");
                 self.push_result::<R>(&ctx, c, "fixed", row);
@@ -441,7 +454,13 @@ impl<'a> Runner<'a> {
                 }
                 let case = work.integ.case_for(physics);
                 let options = work.integ.options().clone();
-                let key = TuneKey::new(self.device.info(), &case, physics.source_hash(), &options);
+                let key = TuneKey::new(
+                    self.device.info(),
+                    &case,
+                    KernelVariant::ELEMENT,
+                    physics.source_hash(),
+                    &options,
+                );
                 let cached = if *retune {
                     None
                 } else {
@@ -473,9 +492,9 @@ impl<'a> Runner<'a> {
         default: LaunchConfig,
     ) -> Result<LaunchConfig, BenchError> {
         let name = ctx.spec.name();
-        if work.integ.last_kernel_ns().is_none() {
+        if work.integ.last_launch().is_none() {
             work.integ
-                .element_vectors_with(ctx.physics, work.inputs, work.out, Some(default))?;
+                .element_vectors(ctx.physics, work.inputs, work.out, Some(default))?;
         }
         self.progress.stage(&format!("{name}: autotuning"));
         let t = Instant::now();
@@ -484,7 +503,7 @@ impl<'a> Runner<'a> {
             reps: self.opts.tune_reps as usize,
             ..TuneOptions::default()
         };
-        let r = autotune(work.integ, ctx.physics, &opts)?;
+        let r = autotune_element(work.integ, ctx.physics, &opts)?;
         let per_cell =
             |ns: Option<f64>| ns.map_or("-".to_string(), |v| format!("{:.4} ns/cell", v));
         self.progress.note(&format!(
@@ -544,7 +563,7 @@ impl<'a> Runner<'a> {
             qdegree: spec.qdegree,
             n_q: ctx.n_q,
             cells: ctx.n_cells,
-            cells_device: shape.map_or(0, |s| s.n_chunks(ctx.n_cells) * s.chunk),
+            cells_device: ctx.n_cells,
             n_b: ctx.n_b,
             n_comp: ctx.n_comp,
             n_bt,
@@ -583,23 +602,17 @@ impl<'a> Runner<'a> {
             row.note = e.to_string();
             return Ok(row);
         }
-        let n_dev = shape.n_chunks(ctx.n_cells) * shape.chunk;
-        if n_dev == 0 {
-            row.status = "invalid".into();
-            row.note = format!(
-                "a chunk of {} cells exceeds the mesh ({} cells)",
-                shape.chunk, ctx.n_cells
-            );
-            return Ok(row);
-        }
+        let n_dev = ctx.n_cells;
         let name = ctx.spec.name();
         self.progress.stage(&format!(
             "{name}: N_bl={} N_cb={}: evaluate and check",
             config.n_bl, config.n_cb
         ));
         work.integ
-            .element_vectors_with(ctx.physics, work.inputs, work.out, Some(config))?;
-        row.build_info = work.integ.resources_for(ctx.physics, Some(config))?;
+            .element_vectors(ctx.physics, work.inputs, work.out, Some(config))?;
+        row.build_info =
+            work.integ
+                .resources_for(ctx.physics, KernelVariant::ELEMENT, Some(config))?;
         let tol = check_tolerance(ctx.spec.precision);
         let check = work.check(ctx, n_dev, self.opts.check_cells, tol)?;
         row.check = Some(check);
@@ -629,11 +642,11 @@ impl<'a> Runner<'a> {
         ));
         if self.opts.warmup > 0 {
             work.integ
-                .time_kernel(ctx.physics, config, self.opts.warmup as usize)?;
+                .time_element_kernel(ctx.physics, config, self.opts.warmup as usize)?;
         }
         let times = work
             .integ
-            .time_kernel(ctx.physics, config, self.opts.reps as usize)?;
+            .time_element_kernel(ctx.physics, config, self.opts.reps as usize)?;
         let t_med = median(&times) * 1e-9;
         let t_min = times.iter().copied().min().unwrap_or(0) as f64 * 1e-9;
         let t_max = times.iter().copied().max().unwrap_or(0) as f64 * 1e-9;
@@ -665,7 +678,7 @@ impl<'a> Runner<'a> {
 
 /// The mutable state of the case being run.
 struct Work<'w, R: Real> {
-    integ: &'w mut OpenClIntegrator<R>,
+    integ: &'w mut OpenClOperator<R>,
     inputs: &'w CellInputs<'w, R>,
     out: &'w mut Vec<R>,
     reference: &'w mut HashMap<(usize, usize), Vec<R>>,

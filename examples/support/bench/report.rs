@@ -13,7 +13,7 @@
 //! | `physics`, `coefficient`, `precision` | `laplacian`/`elasticity`, `none`/`field`/`cell`, `f32`/`f64` |
 //! | `qdegree`, `n_q` | quadrature degree and points |
 //! | `cells` | cells of the mesh |
-//! | `cells_device` | cells in full chunks, integrated by the kernel (the rest natively) |
+//! | `cells_device` | cells integrated by the kernel (all of them) |
 //! | `n_b`, `n_comp`, `n_bt` | basis functions, components, element dofs |
 //! | `n_tc`, `n_bs`, `n_bl`, `n_cb`, `n_t`, `chunk` | threads per cell, cells per block, blocks per batch, batches per chunk, threads per work-group, cells per work-group |
 //! | `config` | where `(N_bl, N_cb)` came from: `default`, `fixed`, `tuned`, `cached`, `sweep` |

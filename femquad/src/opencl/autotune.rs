@@ -1,15 +1,18 @@
-//! Autotuning of the launch configuration `(N_bl, N_cb, N_tc, prefetch)`.
+//! Autotuning of the launch configuration `(N_bl, N_cb, N_tc, prefetch,
+//! geometry)`.
 //!
-//! [`autotune`] times a short list of valid configurations of an
-//! [`OpenClIntegrator`] on the device (the median of a few launches each),
-//! keeps the fastest *per device cell* (configurations differ in how many
-//! cells fill whole chunks) and stores it in the cache file of
-//! [`super::tuning_cache`], from which every later launch without an
-//! explicit configuration takes it ([`OpenClIntegrator::config_for`]).
+//! [`autotune`] times a short list of valid configurations of one kernel of
+//! an [`OpenClOperator`] on the device (the median of a few launches each),
+//! keeps the fastest, and stores it in the cache file of
+//! [`super::tuning_cache`], from which every later operator takes it when no
+//! configuration is given ([`OpenClOperator::config_for`]).
+//! [`autotune_element`] tunes the element kernel (BK), [`autotune_residual`]
+//! the fused global residual (BP).
 //!
 //! # Search
-//! Two stages, about 15 kernel builds in all (up to three times the first
-//! stage for vector fields or several quadrature points):
+//! About 15–20 kernel builds in all:
+//! 0. (residual only) the device default configuration with stored and
+//!    with computed geometry: the faster geometry is kept for the rest;
 //! 1. `N_bl` over [`candidate_n_bl`] (work-groups of about 32 … 1024
 //!    threads, aligned to 32-thread warps where the block size allows) with
 //!    `N_cb` = [`DEFAULT_N_CB`], for one thread per cell, one per component
@@ -20,15 +23,20 @@
 //!
 //! The paper (Table 2) found `N_cb` to matter little, which is why it gets
 //! the second, smaller stage. Configurations that exceed the device's
-//! work-group or local-memory limits, or whose chunk is larger than the
-//! mesh, are skipped (and listed in [`TuneResult::trials`] with the reason).
-//!
+//! work-group or local-memory limits are skipped (and listed in
+//! [`TuneResult::trials`] with the reason). Every configuration integrates
+//! every cell, so times compare directly.
+
 use std::path::PathBuf;
+
+use opencl3::memory::Buffer;
 
 use super::bandwidth::median;
 use super::case::{gcd, lcm};
-use super::integrator::OpenClIntegrator;
-use super::shape::{DEFAULT_N_CB, KernelShape, LaunchConfig, default_config};
+use super::operator::{Assembly, OpenClOperator};
+use super::shape::{
+    DEFAULT_N_CB, GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config,
+};
 use super::tuning_cache::{CacheEntry, TuneCache, TuneKey, cache_path};
 use crate::physics::Pointwise;
 use crate::{Error, Real, Result};
@@ -107,14 +115,14 @@ pub struct Trial {
     pub config: LaunchConfig,
     /// Threads per work-group.
     pub n_t: usize,
-    /// Cells in full chunks (run on the device).
+    /// Cells integrated per launch (all of the mesh).
     pub cells: usize,
     /// Median launch time in nanoseconds, or why the candidate was skipped.
     pub time_ns: std::result::Result<f64, String>,
 }
 
 impl Trial {
-    /// Nanoseconds per device cell, if timed.
+    /// Nanoseconds per cell, if timed.
     pub fn ns_per_cell(&self) -> Option<f64> {
         self.time_ns
             .as_ref()
@@ -141,7 +149,7 @@ pub struct TuneResult {
     pub store_error: Option<String>,
 }
 
-/// The trial with the least time per device cell.
+/// The trial with the least time per cell.
 fn best_of(trials: &[Trial]) -> Option<Trial> {
     trials
         .iter()
@@ -150,95 +158,130 @@ fn best_of(trials: &[Trial]) -> Option<Trial> {
         .map(|(_, t)| t.clone())
 }
 
-/// Tunes `(N_bl, N_cb, N_tc, prefetch)` for `physics` on `integrator` (see
-/// the [module documentation](self)) and, if `opts.store`, records the
-/// fastest configuration in the cache, where later launches find it. The
-/// integrator itself is not changed.
+/// Tunes the element kernel (BK) of `physics` on `op` with [`autotune`].
 ///
-/// **Call it after one [`OpenClIntegrator::element_vectors`] evaluation with
+/// **Call it after one [`OpenClOperator::element_vectors`] evaluation with
 /// `physics`**: the candidates are timed with
-/// [`OpenClIntegrator::time_kernel`] on the inputs that evaluation left on
-/// the device. (Candidates with smaller chunks than that evaluation's also
-/// read the few cells of its native remainder, which were not uploaded; that
-/// changes no timing measurably.)
+/// [`OpenClOperator::time_element_kernel`] on the inputs that evaluation
+/// left on the device.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] if no evaluation ran a kernel yet, if
-/// `opts.reps == 0`, or if no candidate is valid on the device or fits the
-/// mesh; the errors of kernel builds and launches. A failure to store the
-/// result is not an error ([`TuneResult::store_error`]).
-pub fn autotune<R: Real, P: Pointwise + ?Sized>(
-    integrator: &mut OpenClIntegrator<R>,
+/// Those of [`autotune`]; [`Error::InvalidArgument`] if no element-kernel
+/// evaluation ran yet.
+pub fn autotune_element<R: Real, P: Pointwise + ?Sized>(
+    op: &mut OpenClOperator<R>,
     physics: &P,
     opts: &TuneOptions,
 ) -> Result<TuneResult> {
-    if integrator.last_kernel_ns().is_none() {
-        return Err(Error::arg(
-            "integrator",
-            "autotune times the kernel on the inputs of the last evaluation: call element_vectors \
-             (on a mesh of at least one chunk) first",
-        ));
-    }
+    autotune(
+        op,
+        physics,
+        KernelVariant::ELEMENT,
+        |op, config, reps| op.time_element_kernel(physics, config, reps),
+        opts,
+    )
+}
+
+/// Tunes the global residual `r = F(u)` (BP) of `physics` with `assembly`
+/// on `op` with [`autotune`], timing [`OpenClOperator::time_residual`] on the
+/// device vectors `u` and `r` (`r` is overwritten).
+///
+/// # Errors
+/// Those of [`autotune`] and of the residual evaluation.
+pub fn autotune_residual<R: Real, P: Pointwise + ?Sized>(
+    op: &mut OpenClOperator<R>,
+    physics: &P,
+    u: &Buffer<R>,
+    constants: &[R],
+    r: &mut Buffer<R>,
+    assembly: Assembly,
+    opts: &TuneOptions,
+) -> Result<TuneResult> {
+    let variant = op.residual_variant(assembly);
+    autotune(
+        op,
+        physics,
+        variant,
+        |op, config, reps| op.time_residual(physics, u, constants, r, assembly, config, reps),
+        opts,
+    )
+}
+
+/// Tunes the launch configuration of the kernel `variant` of `physics` on
+/// `op` (see the [module documentation](self)) and, if `opts.store`, records
+/// the fastest configuration in the cache, where later operators find it.
+/// `time(op, config, n)` launches the kernel `n` times with `config` and
+/// returns each launch's device time in nanoseconds. The operator's
+/// configuration choice is not changed.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] if `opts.reps == 0` or no candidate is valid
+/// on the device; the errors of `time` (kernel builds and launches). A
+/// failure to store the result is not an error ([`TuneResult::store_error`]).
+pub fn autotune<R: Real, P: Pointwise + ?Sized>(
+    op: &mut OpenClOperator<R>,
+    physics: &P,
+    variant: KernelVariant,
+    mut time: impl FnMut(&mut OpenClOperator<R>, LaunchConfig, usize) -> Result<Vec<u64>>,
+    opts: &TuneOptions,
+) -> Result<TuneResult> {
     if opts.reps == 0 {
         return Err(Error::arg(
             "reps",
             "at least one timed launch per candidate",
         ));
     }
-    let case = integrator.case_for(physics);
-    let options = integrator.options().clone();
-    let info = integrator.device().info().clone();
-    let key = TuneKey::new(&info, &case, physics.source_hash(), &options);
-    let n_cells = integrator.discretization().n_cells();
-    let shape_of = |config: LaunchConfig| KernelShape::new(&case, config, &options);
-    let default = default_config(&case, &options, &info).ok();
+    let case = op.case_for(physics);
+    let options = op.options().clone();
+    let info = op.device().info().clone();
+    let key = TuneKey::new(&info, &case, variant, physics.source_hash(), &options);
+    let n_cells = op.discretization().n_cells();
+    let shape_of = |config: LaunchConfig| KernelShape::new(&case, variant, config, &options);
 
     let mut trials: Vec<Trial> = Vec::new();
-    let run = |integrator: &mut OpenClIntegrator<R>,
-               trials: &mut Vec<Trial>,
-               config: LaunchConfig|
-     -> Result<()> {
-        if trials.iter().any(|t| t.config == config) {
-            return Ok(());
-        }
-        let shape = shape_of(config)?;
-        let cells = shape.n_chunks(n_cells) * shape.chunk;
-        let skip = if let Err(e) = shape.check_device(&info) {
-            Some(e.to_string())
-        } else if cells == 0 {
-            Some(format!(
-                "chunk of {} cells is larger than the mesh ({n_cells} cells)",
-                shape.chunk
-            ))
-        } else {
-            None
-        };
-        let time_ns = match skip {
-            Some(reason) => Err(reason),
-            None => {
-                if opts.warmup > 0 {
-                    integrator.time_kernel(physics, config, opts.warmup)?;
-                }
-                Ok(median(&integrator.time_kernel(physics, config, opts.reps)?))
+    let mut run =
+        |op: &mut OpenClOperator<R>, trials: &mut Vec<Trial>, config: LaunchConfig| -> Result<()> {
+            if trials.iter().any(|t| t.config == config) {
+                return Ok(());
             }
+            let shape = shape_of(config)?;
+            let time_ns = match op.shape_for(physics, variant, Some(config)) {
+                Err(e) => Err(e.to_string()),
+                Ok(_) => {
+                    if opts.warmup > 0 {
+                        time(op, config, opts.warmup)?;
+                    }
+                    Ok(median(&time(op, config, opts.reps)?))
+                }
+            };
+            trials.push(Trial {
+                config,
+                n_t: shape.n_t,
+                cells: n_cells,
+                time_ns,
+            });
+            Ok(())
         };
-        trials.push(Trial {
-            config,
-            n_t: shape.n_t,
-            cells,
-            time_ns,
-        });
-        Ok(())
-    };
 
+    let mut default = None;
     if opts.candidates.is_empty() {
+        // Stage 0: the geometry (the residual reads the node map anyway, so
+        // computed geometry is a real alternative there).
+        let geometries: &[GeometryMode] = if variant.gather {
+            &[GeometryMode::Computed, GeometryMode::Stored]
+        } else {
+            &[GeometryMode::Stored]
+        };
+        for &g in geometries {
+            if let Ok(d) = default_config(&case, variant, g, &options, &info) {
+                default.get_or_insert(d);
+                run(op, &mut trials, d)?;
+            }
+        }
+        let geometry = best_of(&trials).map_or(geometries[0], |t| t.config.geometry);
+        // Stage 1: N_bl for each N_tc.
         let l = case.lcm();
         let (n_comp, n_q) = (case.n_comp, case.n_q);
-        if let Some(d) = default {
-            run(integrator, &mut trials, d)?;
-        }
-        // Threads per cell: one, one per component, one per quadrature
-        // point, and the default's.
         let mut tcs = vec![1];
         for n_tc in [n_comp, n_q] {
             if n_tc > 1 && !tcs.contains(&n_tc) {
@@ -251,13 +294,15 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
             tcs.push(d.n_tc);
         }
         for n_tc in tcs {
-            // N_bl counts blocks of N_bs·N_tc threads.
             let threads_per_block = l / gcd(l, n_tc) * n_tc;
             for n_bl in candidate_n_bl(threads_per_block, info.max_work_group_size) {
-                let config = LaunchConfig::new(n_bl, DEFAULT_N_CB).with_threads_per_cell(n_tc);
-                run(integrator, &mut trials, config)?;
+                let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
+                    .with_threads_per_cell(n_tc)
+                    .with_geometry(geometry);
+                run(op, &mut trials, config)?;
             }
         }
+        // Stage 2: N_cb.
         if let Some(stage1) = best_of(&trials) {
             for &n_cb in &opts.n_cb {
                 if n_cb > 0 {
@@ -265,17 +310,17 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
                         n_cb,
                         ..stage1.config
                     };
-                    run(integrator, &mut trials, config)?;
+                    run(op, &mut trials, config)?;
                 }
             }
         }
-        // Stage 3: the best so far without register prefetching.
+        // Stage 3: prefetching.
         if let Some(stage2) = best_of(&trials) {
-            run(integrator, &mut trials, stage2.config.with_prefetch(false))?;
+            run(op, &mut trials, stage2.config.with_prefetch(false))?;
         }
     } else {
         for &c in &opts.candidates {
-            run(integrator, &mut trials, c)?;
+            run(op, &mut trials, c)?;
         }
     }
 

@@ -13,7 +13,7 @@ use opencl3::error_codes::{
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
-use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
+use opencl3::types::CL_BLOCKING;
 
 use super::device::{DeviceInfo, DeviceSelector, cl_error, list_devices};
 use super::source::numbered;
@@ -172,9 +172,7 @@ impl Device {
     fn build(&self, source: &str) -> Result<(Program, String)> {
         let mut program = Program::create_from_source(&self.context, source)
             .map_err(cl_error("clCreateProgramWithSource"))?;
-        let nvidia = self.info.vendor.to_lowercase().contains("nvidia")
-            || self.info.platform.to_lowercase().contains("nvidia");
-        let options = if nvidia {
+        let options = if self.info.is_nvidia() {
             "-cl-std=CL1.2 -cl-nv-verbose"
         } else {
             "-cl-std=CL1.2"
@@ -214,9 +212,9 @@ impl Device {
         }
     }
 
-    /// Allocates a device buffer of `len` reals (at least one).
-    pub(crate) fn alloc<R: Real>(&self, len: usize, what: &str) -> Result<Buffer<R>> {
-        let bytes = len.max(1) * std::mem::size_of::<R>();
+    /// Allocates a device buffer of `len` values (at least one).
+    pub(crate) fn alloc<T: bytemuck::Pod>(&self, len: usize, what: &str) -> Result<Buffer<T>> {
+        let bytes = len.max(1) * std::mem::size_of::<T>();
         if bytes as u64 > self.info.max_mem_alloc_size {
             return Err(Error::OutOfDeviceMemory {
                 device: self.info.name.clone(),
@@ -230,7 +228,7 @@ impl Device {
         }
         // SAFETY: no host pointer is passed; the size is non-zero.
         unsafe {
-            Buffer::<R>::create(
+            Buffer::<T>::create(
                 &self.context,
                 CL_MEM_READ_WRITE,
                 len.max(1),
@@ -241,10 +239,10 @@ impl Device {
     }
 
     /// Writes `data` to the start of `buffer` (blocking).
-    pub(crate) fn write<R: Real>(
+    pub(crate) fn write<T: bytemuck::Pod>(
         &self,
-        buffer: &mut Buffer<R>,
-        data: &[R],
+        buffer: &mut Buffer<T>,
+        data: &[T],
         kind: Transfer,
         what: &str,
     ) -> Result<()> {
@@ -267,24 +265,30 @@ impl Device {
         Ok(())
     }
 
-    /// Enqueues a read without waiting; the returned event completes when
-    /// `data` holds the result.
-    ///
-    /// # Safety
-    /// `data` must stay alive and untouched until the event completes.
-    pub(crate) unsafe fn read_async<R: Real>(
+    /// Reads the first `data.len()` values of `buffer` into `data` (blocking).
+    pub(crate) fn read<T: bytemuck::Pod>(
         &self,
-        buffer: &Buffer<R>,
-        data: &mut [R],
-    ) -> Result<opencl3::event::Event> {
-        let bytes = std::mem::size_of_val(data);
-        // SAFETY: forwarded to the caller.
-        let ev = unsafe {
-            self.queue
-                .enqueue_read_buffer(buffer, CL_NON_BLOCKING, 0, data, &[])
+        buffer: &Buffer<T>,
+        data: &mut [T],
+        what: &str,
+    ) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
         }
-        .map_err(|e| self.memory_error("clEnqueueReadBuffer", "element vectors", bytes, e))?;
+        let bytes = std::mem::size_of_val(data);
+        // SAFETY: blocking read into a live slice from a buffer at least as
+        // large (callers allocate buffers for the data they read).
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(buffer, CL_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| self.memory_error("clEnqueueReadBuffer", what, bytes, e))?;
+        self.count_read(bytes);
+        Ok(())
+    }
+
+    /// Counts `bytes` read back from the device (for reads enqueued directly).
+    pub(crate) fn count_read(&self, bytes: usize) {
         lock(&self.stats).read_bytes += bytes as u64;
-        Ok(ev)
     }
 }

@@ -66,6 +66,9 @@ pub struct DeviceInfo {
     pub driver: String,
     /// Double precision (`cl_khr_fp64` or a non-zero double config).
     pub fp64: bool,
+    /// 64-bit global atomics (`cl_khr_int64_base_atomics`), which the
+    /// compare-and-swap atomic add of `double` needs.
+    pub int64_atomics: bool,
     /// Maximum work-group size (threads).
     pub max_work_group_size: usize,
     /// Local memory per work-group, bytes.
@@ -89,6 +92,12 @@ impl DeviceInfo {
     /// The raw OpenCL device handle, for interoperation with other OpenCL code.
     pub fn cl_device_id(&self) -> cl_device_id {
         self.id
+    }
+
+    /// True for NVIDIA's OpenCL platform (inline PTX, `-cl-nv-verbose`).
+    pub fn is_nvidia(&self) -> bool {
+        self.vendor.to_lowercase().contains("nvidia")
+            || self.platform.to_lowercase().contains("nvidia")
     }
 }
 
@@ -172,6 +181,7 @@ pub fn list_devices() -> Result<Vec<DeviceInfo>> {
                 version: d.version().unwrap_or_default(),
                 driver: d.driver_version().unwrap_or_default(),
                 fp64,
+                int64_atomics: extensions.contains("cl_khr_int64_base_atomics"),
                 max_work_group_size: d
                     .max_work_group_size()
                     .map_err(cl_error("clGetDeviceInfo(MAX_WORK_GROUP_SIZE)"))?,
@@ -299,6 +309,7 @@ mod tests {
             version: String::new(),
             driver: String::new(),
             fp64: true,
+            int64_atomics: true,
             max_work_group_size: 1024,
             local_mem_size: 48 << 10,
             global_mem_size: 1 << 30,

@@ -37,8 +37,96 @@ use super::options::KernelOptions;
 use crate::physics::Reads;
 use crate::{Error, Precision, Result};
 
+/// Where the kernel takes the cell geometry from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GeometryMode {
+    /// `J⁻¹` and `det J` stored per cell and read by the kernel
+    /// (`dim² + 1` reals per cell; the paper's element kernel).
+    #[default]
+    Stored,
+    /// `J`, `det J` and `J⁻¹` computed per cell in the kernel from the vertex
+    /// coordinates, gathered through the cell → node map (`dim` reals per
+    /// vertex, about `dim/2` (2D) or `dim/6` (3D) vertices per cell, and the
+    /// node indices, which the fused residual reads anyway).
+    Computed,
+}
+
+impl GeometryMode {
+    /// `stored` or `computed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GeometryMode::Stored => "stored",
+            GeometryMode::Computed => "computed",
+        }
+    }
+}
+
+/// How the kernel delivers its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// Element vectors `[cell][b][comp]` (the element kernel; the
+    /// deterministic residual sums them afterwards in a fixed order).
+    ElementVectors,
+    /// Each element-vector entry added atomically into the global vector
+    /// `[node][comp]`.
+    Atomic(AtomicAdd),
+}
+
+/// How a floating-point atomic add is done on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicAdd {
+    /// NVIDIA's `red.global.add.f32/.f64`, through inline PTX (NVIDIA's
+    /// OpenCL has no floating-point atomics, but its compiler takes PTX).
+    Ptx,
+    /// A compare-and-swap loop on the value's bits (`atomic_cmpxchg`, and
+    /// `atom_cmpxchg` of `cl_khr_int64_base_atomics` for `double`): works on
+    /// every OpenCL 1.2 device with those atomics, slower under contention.
+    CompareExchange,
+}
+
+impl AtomicAdd {
+    /// The fastest kind this device offers: [`AtomicAdd::Ptx`] on NVIDIA
+    /// devices, else [`AtomicAdd::CompareExchange`].
+    pub fn for_device(device: &DeviceInfo) -> AtomicAdd {
+        if device.is_nvidia() {
+            AtomicAdd::Ptx
+        } else {
+            AtomicAdd::CompareExchange
+        }
+    }
+
+    /// `ptx-red` or `compare-exchange`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicAdd::Ptx => "ptx-red",
+            AtomicAdd::CompareExchange => "compare-exchange",
+        }
+    }
+}
+
+/// What a kernel reads and writes: the element kernel (cell-local inputs,
+/// element vectors out) or the fused residual (global `u`, global `F` or
+/// element vectors for a deterministic sum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelVariant {
+    /// `u` (and a P1/P2 aux field) read from global vectors through the
+    /// cell → node map (`true`), or from cell-local arrays (`false`).
+    pub gather: bool,
+    /// Where the results go.
+    pub output: Output,
+}
+
+impl KernelVariant {
+    /// The element kernel (BK): cell-local inputs, element vectors out.
+    pub const ELEMENT: KernelVariant = KernelVariant {
+        gather: false,
+        output: Output::ElementVectors,
+    };
+}
+
 /// The tunable launch parameters: blocks per batch, batches per chunk,
-/// threads per cell, and whether the next batch is prefetched into registers.
+/// threads per cell, whether the next batch is prefetched into registers,
+/// and where the geometry comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
     /// `N_bl`, blocks per batch (concurrent).
@@ -51,17 +139,26 @@ pub struct LaunchConfig {
     /// (kernel `PREFETCH`); costs registers per thread, so large vector P2
     /// cases may run faster without.
     pub prefetch: bool,
+    /// Stored or computed geometry.
+    pub geometry: GeometryMode,
 }
 
 impl LaunchConfig {
-    /// `N_bl` blocks per batch, `N_cb` batches per chunk, one thread per cell.
+    /// `N_bl` blocks per batch, `N_cb` batches per chunk, one thread per
+    /// cell, prefetching, stored geometry.
     pub fn new(n_bl: usize, n_cb: usize) -> Self {
         LaunchConfig {
             n_bl,
             n_cb,
             n_tc: 1,
             prefetch: true,
+            geometry: GeometryMode::Stored,
         }
+    }
+
+    /// The same with the geometry taken from `geometry`.
+    pub fn with_geometry(self, geometry: GeometryMode) -> Self {
+        LaunchConfig { geometry, ..self }
     }
 
     /// The same with prefetching on or off.
@@ -83,6 +180,9 @@ impl std::fmt::Display for LaunchConfig {
         }
         if !self.prefetch {
             write!(f, " no-prefetch")?;
+        }
+        if self.geometry != GeometryMode::Stored {
+            write!(f, " geometry={}", self.geometry.name())?;
         }
         Ok(())
     }
@@ -132,6 +232,10 @@ pub struct KernelShape {
     pub has_f1: bool,
     /// Precision of the reals.
     pub precision: Precision,
+    /// What the kernel reads and writes.
+    pub variant: KernelVariant,
+    /// Stored or computed geometry.
+    pub geometry: GeometryMode,
     /// Whether each thread loads the next batch into registers while the
     /// current one computes (kernel `PREFETCH`): as the configuration says,
     /// unless [`KernelOptions::prefetch`] is off.
@@ -154,12 +258,17 @@ pub struct KernelShape {
 /// with registers, hence the bound.
 pub const TAB_REGISTER_REALS: usize = 64;
 impl KernelShape {
-    /// The shape of `case` launched with `config`, with the kernel switches
-    /// of `options`.
+    /// The shape of the kernel `variant` of `case` launched with `config`,
+    /// with the kernel switches of `options`.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `n_bl`, `n_cb` or `n_tc` if it is 0.
-    pub fn new(case: &KernelCase, config: LaunchConfig, options: &KernelOptions) -> Result<Self> {
+    pub fn new(
+        case: &KernelCase,
+        variant: KernelVariant,
+        config: LaunchConfig,
+        options: &KernelOptions,
+    ) -> Result<Self> {
         if config.n_bl == 0 {
             return Err(Error::arg("n_bl", "blocks per batch must be at least 1"));
         }
@@ -193,6 +302,8 @@ impl KernelShape {
             has_f0: physics.has_f0,
             has_f1: physics.has_f1,
             precision: case.precision,
+            variant,
+            geometry: config.geometry,
             prefetch: config.prefetch && options.prefetch,
             vector_loads: options.vector_loads,
             tab_registers: options
@@ -208,15 +319,22 @@ impl KernelShape {
             n_cb: self.n_cb,
             n_tc: self.n_tc,
             prefetch: self.prefetch,
+            geometry: self.geometry,
         }
     }
 
-    /// Local memory of one work-group in bytes: the batch's coefficients,
-    /// `J⁻¹`, `det J`, aux, coordinates, and the `f0`/`f1` values at its
-    /// quadrature points.
+    /// Whether the kernel reads the cell → node map (to gather `u`, or the
+    /// vertex coordinates of computed geometry).
+    pub fn reads_nodes(&self) -> bool {
+        self.variant.gather || self.geometry == GeometryMode::Computed
+    }
+
+    /// Local memory of one work-group in bytes: the batch's node indices,
+    /// coefficients, `J⁻¹`, `det J`, aux, coordinates, and the `f0`/`f1`
+    /// values at its quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
         let d = self.dim;
-        let per_cell_inputs =
+        let per_cell_reals =
             self.n_bt + d * d + 1 + self.aux_per_cell + if self.reads_x { (d + 1) * d } else { 0 };
         let per_cell_points =
             self.n_q * self.n_comp * (usize::from(self.has_f0) + if self.has_f1 { d } else { 0 });
@@ -225,7 +343,13 @@ impl KernelShape {
         } else {
             self.n_q * self.n_b * (d + 1)
         };
-        (self.n_bc * (per_cell_inputs + per_cell_points) + tabulation) * self.precision.size()
+        let node_bytes = if self.reads_nodes() {
+            self.n_bc * self.n_b * 4
+        } else {
+            0
+        };
+        (self.n_bc * (per_cell_reals + per_cell_points) + tabulation) * self.precision.size()
+            + node_bytes
     }
 
     /// Checks work-group size and local memory against the device.
@@ -251,10 +375,10 @@ impl KernelShape {
         Ok(())
     }
 
-    /// Number of full chunks (work-groups) for `n_cells` cells; the
-    /// remaining `n_cells mod chunk` cells are integrated natively.
+    /// Number of work-groups (chunks) that cover `n_cells` cells: the last
+    /// one may be partial (its missing cells are padding, never stored).
     pub fn n_chunks(&self, n_cells: usize) -> usize {
-        n_cells / self.chunk
+        n_cells.div_ceil(self.chunk)
     }
 }
 
@@ -262,7 +386,8 @@ impl KernelShape {
 /// warp; a multiple of most other devices' widths).
 pub const ALIGN_THREADS: usize = 32;
 
-/// A valid default configuration of `case` for the device: one thread per
+/// A valid default configuration of the kernel `variant` of `case` with
+/// `geometry`, for the device: one thread per
 /// cell if possible (else the fewest threads per cell whose blocks fit),
 /// about [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
@@ -273,6 +398,8 @@ pub const ALIGN_THREADS: usize = 32;
 /// The device limit that no configuration meets.
 pub fn default_config(
     case: &KernelCase,
+    variant: KernelVariant,
+    geometry: GeometryMode,
     options: &KernelOptions,
     device: &DeviceInfo,
 ) -> Result<LaunchConfig> {
@@ -296,8 +423,10 @@ pub fn default_config(
                 (n > 1).then_some(n / 2)
             });
         for n_bl in aligned.chain(unaligned) {
-            let config = LaunchConfig::new(n_bl, DEFAULT_N_CB).with_threads_per_cell(n_tc);
-            let shape = KernelShape::new(case, config, options)?;
+            let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
+                .with_threads_per_cell(n_tc)
+                .with_geometry(geometry);
+            let shape = KernelShape::new(case, variant, config, options)?;
             match shape.check_device(device) {
                 Ok(()) => return Ok(config),
                 Err(e) => last_error = Some(e),
@@ -339,13 +468,25 @@ mod tests {
         let options = KernelOptions::default();
         // 2D P1 Poisson, one point: blocks of 3 cells.
         let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
-        let s = KernelShape::new(&c, LaunchConfig::new(32, 8), &options).unwrap();
+        let s = KernelShape::new(
+            &c,
+            KernelVariant::ELEMENT,
+            LaunchConfig::new(32, 8),
+            &options,
+        )
+        .unwrap();
         assert_eq!((s.n_bs, s.n_t, s.chunk), (3, 96, 768));
         // 96 cells × (3 + 4 + 1 + 2) floats
         assert_eq!(s.local_mem_bytes(), 96 * 10 * 4);
         // Vector field with N_q = 4: 2D P1 Lamé, N_bt = 6, N_bs = LCM(4, 6) = 12.
         let c = case(2, 3, 2, 4, Lame.info(), Precision::F64);
-        let s = KernelShape::new(&c, LaunchConfig::new(2, 1), &options).unwrap();
+        let s = KernelShape::new(
+            &c,
+            KernelVariant::ELEMENT,
+            LaunchConfig::new(2, 1),
+            &options,
+        )
+        .unwrap();
         assert_eq!((s.n_bs, s.n_t), (12, 24));
         // every thread: 4 quadrature items and 6 basis items; both phases fully covered
         assert_eq!(s.n_t * s.n_q, s.n_bc * s.n_q);
@@ -356,7 +497,13 @@ mod tests {
     fn options_switch_kernel_features() {
         let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
         let config = LaunchConfig::new(4, 2);
-        let on = KernelShape::new(&c, config, &KernelOptions::default()).unwrap();
+        let on = KernelShape::new(
+            &c,
+            KernelVariant::ELEMENT,
+            config,
+            &KernelOptions::default(),
+        )
+        .unwrap();
         assert!(on.prefetch && on.vector_loads && on.tab_registers);
         let off = KernelOptions {
             prefetch: false,
@@ -364,10 +511,15 @@ mod tests {
             tab_registers: Some(false),
             ..KernelOptions::default()
         };
-        let s = KernelShape::new(&c, config, &off).unwrap();
+        let s = KernelShape::new(&c, KernelVariant::ELEMENT, config, &off).unwrap();
         assert!(!s.prefetch && !s.vector_loads && !s.tab_registers);
         // prefetch needs both the configuration and the option
-        let s = KernelShape::new(&c, config.with_prefetch(false), &KernelOptions::default());
+        let s = KernelShape::new(
+            &c,
+            KernelVariant::ELEMENT,
+            config.with_prefetch(false),
+            &KernelOptions::default(),
+        );
         assert!(!s.unwrap().prefetch);
     }
 
@@ -376,7 +528,13 @@ mod tests {
         let options = KernelOptions::default();
         let shape = |n_q| {
             let c = case(3, 10, 1, n_q, Laplacian.info(), Precision::F64);
-            KernelShape::new(&c, LaunchConfig::new(1, 1), &options).unwrap()
+            KernelShape::new(
+                &c,
+                KernelVariant::ELEMENT,
+                LaunchConfig::new(1, 1),
+                &options,
+            )
+            .unwrap()
         };
         assert!(
             shape(4).tab_registers,
@@ -407,7 +565,7 @@ mod tests {
             (LaunchConfig::new(1, 0), "n_cb"),
             (LaunchConfig::new(1, 1).with_threads_per_cell(0), "n_tc"),
         ] {
-            let e = KernelShape::new(&c, config, &options).unwrap_err();
+            let e = KernelShape::new(&c, KernelVariant::ELEMENT, config, &options).unwrap_err();
             assert!(e.to_string().contains(name), "{e}");
         }
     }

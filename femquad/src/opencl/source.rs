@@ -10,7 +10,7 @@ use std::fmt::Write;
 use crate::Real;
 use crate::aux_space::AuxSpace;
 use crate::layout;
-use crate::opencl::shape::KernelShape;
+use crate::opencl::shape::{AtomicAdd, GeometryMode, KernelShape, Output};
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;
 use crate::tabulation::Tabulation;
@@ -22,7 +22,7 @@ pub const INTEGRATE_TEMPLATE: &str = include_str!("../../../kernels/integrate.cl
 pub const INTEGRATE_KERNEL: &str = "integrate";
 
 /// A literal of type `R` for OpenCL C, round-trip exact in `R`.
-pub fn literal<R: Real>(v: f64) -> String {
+pub(crate) fn literal<R: Real>(v: f64) -> String {
     if R::PRECISION.cl_type() == "float" {
         format!("{:e}f", v as f32)
     } else {
@@ -44,17 +44,24 @@ fn constant_array<R: Real>(out: &mut String, name: &str, values: &[f64]) {
     );
 }
 
-/// The `typedef` (and fp64 pragma) for `R`.
-pub fn real_typedef<R: Real>() -> String {
+/// The `typedef` of `real` (with the fp64 pragma for `double`), the flag
+/// `REAL_IS_DOUBLE`, and `FP_CONTRACT OFF`: femquad's kernels never fuse
+/// `a*b + c` into one rounding, exactly as Rust computes natively, so that
+/// the device and the native reference compute the same numbers (the same
+/// quadrature point `x`, the same nearly singular determinants).
+pub(crate) fn real_typedef<R: Real>() -> String {
+    let mut s = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
     if R::PRECISION.cl_type() == "double" {
-        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real;\n".into()
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\ntypedef double real;\n");
+        s.push_str("#define REAL_IS_DOUBLE 1\n");
     } else {
-        "typedef float real;\n".into()
+        s.push_str("typedef float real;\n#define REAL_IS_DOUBLE 0\n");
     }
+    s
 }
 
 /// The complete source of the integration kernel.
-pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
+pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     shape: &KernelShape,
     aux: AuxSpace,
     tabulation: &Tabulation,
@@ -62,6 +69,7 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     physics: &P,
 ) -> String {
     let info = physics.info();
+    let reads_aux = info.reads.a || info.reads.grad_a;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -80,13 +88,14 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         ("N_CB", shape.n_cb),
         ("N_AUX", aux.n_comp()),
         ("N_AUX_ALLOC", aux.n_comp().max(1)),
+        // The auxiliary field is loaded only if the physics reads it.
         (
             "AUX_FIELD",
-            usize::from(matches!(aux, AuxSpace::Field { .. })),
+            usize::from(reads_aux && matches!(aux, AuxSpace::Field { .. })),
         ),
         (
             "AUX_CELL",
-            usize::from(matches!(aux, AuxSpace::Cell { .. })),
+            usize::from(reads_aux && matches!(aux, AuxSpace::Cell { .. })),
         ),
         ("N_CONSTANTS", info.n_constants),
         ("N_CONSTANTS_ALLOC", info.n_constants.max(1)),
@@ -97,12 +106,23 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         let _ = writeln!(s, "#define {name} {value}");
     }
     let reads = shape.reads;
+    let atomic = match shape.variant.output {
+        Output::Atomic(a) => Some(a),
+        Output::ElementVectors => None,
+    };
     for (name, flag) in [
         ("READS_U", reads.u),
         ("READS_GRAD_U", reads.grad_u),
         ("READS_A", reads.a),
         ("READS_GRAD_A", reads.grad_a),
         ("READS_X", shape.reads_x),
+        ("GATHER", shape.variant.gather),
+        (
+            "GEOMETRY_COMPUTED",
+            shape.geometry == GeometryMode::Computed,
+        ),
+        ("OUTPUT_ATOMIC", atomic.is_some()),
+        ("ATOMIC_PTX", atomic == Some(AtomicAdd::Ptx)),
     ] {
         let _ = writeln!(s, "#define {name} {}", usize::from(flag));
     }
@@ -123,6 +143,16 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     } else {
         s.push_str("typedef real realv;\n");
     }
+    let uint_width = if shape.vector_loads { 4 } else { 1 };
+    let _ = writeln!(s, "#define UINT_VEC_WIDTH {uint_width}");
+    if uint_width > 1 {
+        s.push_str("typedef uint4 uintv;\n");
+    } else {
+        s.push_str("typedef uint uintv;\n");
+    }
+    if atomic == Some(AtomicAdd::CompareExchange) && R::PRECISION.size() == 8 {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
+    }
     s.push_str(layout::opencl_macros());
     constant_array::<R>(&mut s, "Basis", tabulation.phi());
     constant_array::<R>(&mut s, "BasisDerivatives", tabulation.dphi());
@@ -137,7 +167,7 @@ pub fn integrate_source<R: Real, P: Pointwise + ?Sized>(
 }
 
 /// `source` with 1-based line numbers, for build-failure reports.
-pub fn numbered(source: &str) -> String {
+pub(crate) fn numbered(source: &str) -> String {
     source
         .lines()
         .enumerate()

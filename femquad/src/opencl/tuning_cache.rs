@@ -8,7 +8,7 @@
 //! ([`cache_path`]). One entry per line, `KEY => VALUES`:
 //!
 //! ```text
-//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 ns=241152 cells=16777216
+//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored ns=241152 cells=16777216
 //! ```
 //!
 //! The key ([`TuneKey`], its `Display`) names the device and driver, a hash
@@ -32,7 +32,7 @@ use std::time::SystemTime;
 use super::case::{KernelCase, lcm};
 use super::device::DeviceInfo;
 use super::options::KernelOptions;
-use super::shape::{KernelShape, LaunchConfig};
+use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig};
 use super::source::INTEGRATE_TEMPLATE;
 use crate::aux_space::AuxSpace;
 use crate::physics::Fnv1a;
@@ -84,14 +84,20 @@ fn sanitize(s: &str) -> String {
         .collect()
 }
 
-/// The hash that [`TuneKey::kernel`] records: the kernel template and the
-/// kernel switches `prefetch`, `vector_loads` and `tab_registers` of
-/// [`KernelShape`] as the environment leaves them (`FEMQUAD_PREFETCH`,
-/// `FEMQUAD_VECTOR_LOADS`, `FEMQUAD_TAB_REGISTERS`), so that a configuration
-/// tuned for one kernel variant is not used for another.
-pub fn kernel_variant_hash(prefetch: bool, vector_loads: bool, tab_registers: bool) -> u64 {
+/// The hash that [`TuneKey::kernel`] records: the kernel template, the
+/// kernel variant (gathered or cell-local inputs, element vectors or atomic
+/// output) and the kernel switches `prefetch`, `vector_loads` and
+/// `tab_registers` of [`KernelShape`] as the [`KernelOptions`] leave them, so
+/// that a configuration tuned for one kernel is not used for another.
+pub fn kernel_variant_hash(
+    variant: KernelVariant,
+    prefetch: bool,
+    vector_loads: bool,
+    tab_registers: bool,
+) -> u64 {
     let mut h = Fnv1a::new();
     h.write(INTEGRATE_TEMPLATE.as_bytes());
+    h.write(format!("{variant:?}").as_bytes());
     h.write(&[
         u8::from(prefetch),
         u8::from(vector_loads),
@@ -101,23 +107,25 @@ pub fn kernel_variant_hash(prefetch: bool, vector_loads: bool, tab_registers: bo
 }
 
 impl TuneKey {
-    /// The key of `case` (whose physics has the source hash `physics_hash`)
-    /// on `device`, with the kernel switches of `options`.
+    /// The key of the kernel `variant` of `case` (whose physics has the
+    /// source hash `physics_hash`) on `device`, with the kernel switches of
+    /// `options`.
     pub fn new(
         device: &DeviceInfo,
         case: &KernelCase,
+        variant: KernelVariant,
         physics_hash: u64,
         options: &KernelOptions,
     ) -> TuneKey {
         // The kernel switches as a shape resolves them (any valid configuration).
-        let probe = KernelShape::new(case, LaunchConfig::new(1, 1), options);
+        let probe = KernelShape::new(case, variant, LaunchConfig::new(1, 1), options);
         let (prefetch, vector_loads, tab_registers) = probe.map_or((true, true, true), |s| {
             (s.prefetch, s.vector_loads, s.tab_registers)
         });
         TuneKey {
             device: sanitize(&device.name),
             driver: sanitize(&device.driver),
-            kernel: kernel_variant_hash(prefetch, vector_loads, tab_registers),
+            kernel: kernel_variant_hash(variant, prefetch, vector_loads, tab_registers),
             dim: case.dim,
             n_b: case.n_b,
             n_comp: case.n_comp,
@@ -247,11 +255,12 @@ impl fmt::Display for CacheEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "n_bl={} n_cb={} n_tc={} prefetch={} ns={:.0} cells={}",
+            "n_bl={} n_cb={} n_tc={} prefetch={} geometry={} ns={:.0} cells={}",
             self.config.n_bl,
             self.config.n_cb,
             self.config.n_tc,
             u8::from(self.config.prefetch),
+            self.config.geometry.name(),
             self.time_ns,
             self.cells
         )
@@ -266,6 +275,7 @@ impl FromStr for CacheEntry {
         let mut n_cb = None;
         let mut n_tc = None;
         let mut prefetch = None;
+        let mut geometry = None;
         let mut ns = None;
         let mut cells = None;
         for tok in s.split_whitespace() {
@@ -281,6 +291,13 @@ impl FromStr for CacheEntry {
                     prefetch = Some(match v {
                         "0" => false,
                         "1" => true,
+                        _ => return Err(bad()),
+                    })
+                }
+                "geometry" => {
+                    geometry = Some(match v {
+                        "stored" => GeometryMode::Stored,
+                        "computed" => GeometryMode::Computed,
                         _ => return Err(bad()),
                     })
                 }
@@ -303,7 +320,8 @@ impl FromStr for CacheEntry {
         Ok(CacheEntry {
             config: LaunchConfig::new(n_bl, n_cb)
                 .with_threads_per_cell(n_tc)
-                .with_prefetch(prefetch.unwrap_or(true)),
+                .with_prefetch(prefetch.unwrap_or(true))
+                .with_geometry(geometry.unwrap_or_default()),
             time_ns,
             cells: cells.unwrap_or(0),
         })
@@ -546,6 +564,7 @@ mod tests {
             version: "OpenCL 3.0".into(),
             driver: driver.into(),
             fp64: true,
+            int64_atomics: true,
             max_work_group_size: max_wg,
             local_mem_size: 48 << 10,
             global_mem_size: 80 << 30,
@@ -589,14 +608,19 @@ mod tests {
         assert_eq!(text.parse::<TuneKey>().unwrap(), k);
         assert_eq!(k.n_bs(), 12);
         // Kernel variants hash differently.
+        let fused = KernelVariant {
+            gather: true,
+            output: super::super::shape::Output::ElementVectors,
+        };
         let variants = [
-            (true, true, true),
-            (true, false, true),
-            (false, true, true),
-            (false, false, true),
-            (true, true, false),
+            (KernelVariant::ELEMENT, true, true, true),
+            (KernelVariant::ELEMENT, true, false, true),
+            (KernelVariant::ELEMENT, false, true, true),
+            (KernelVariant::ELEMENT, false, false, true),
+            (KernelVariant::ELEMENT, true, true, false),
+            (fused, true, true, true),
         ]
-        .map(|(p, v, t)| kernel_variant_hash(p, v, t));
+        .map(|(k, p, v, t)| kernel_variant_hash(k, p, v, t));
         for i in 0..variants.len() {
             for j in 0..i {
                 assert_ne!(variants[i], variants[j]);
@@ -631,7 +655,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "n_bl=32 n_cb=4 n_tc=1 prefetch=1 ns=241152 cells=16777216"
+            "n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored ns=241152 cells=16777216"
         );
         let back: CacheEntry = e.to_string().parse().unwrap();
         assert_eq!(back.config, e.config);
@@ -640,6 +664,13 @@ mod tests {
         assert!("n_bl=0 n_cb=4".parse::<CacheEntry>().is_err());
         assert!("n_bl=3 n_cb=4 ns=NaN".parse::<CacheEntry>().is_err());
         assert!("n_bl=3".parse::<CacheEntry>().is_err());
+        let computed: CacheEntry = "n_bl=8 n_cb=2 geometry=computed".parse().unwrap();
+        assert_eq!(computed.config.geometry, GeometryMode::Computed);
+        assert!(
+            "n_bl=8 n_cb=2 geometry=maybe"
+                .parse::<CacheEntry>()
+                .is_err()
+        );
     }
 
     #[test]

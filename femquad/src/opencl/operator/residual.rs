@@ -1,0 +1,283 @@
+//! The global residual `F(u)` on the device: gather, integrate and assemble
+//! fused, in one launch (atomic assembly) or two (deterministic assembly).
+
+use opencl3::event::Event;
+use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::memory::Buffer;
+
+use super::{CELL_PADDING, OpenClOperator, span_ns, wait};
+use crate::aux_space::AuxSpace;
+use crate::opencl::context::Transfer;
+use crate::opencl::device::cl_error;
+use crate::opencl::shape::{AtomicAdd, KernelVariant, LaunchConfig, Output};
+use crate::opencl::source::real_typedef;
+use crate::physics::Pointwise;
+use crate::{Error, Real, Result};
+
+/// The assembly kernel template (a fixed-order sum per global dof).
+const ASSEMBLE_TEMPLATE: &str = include_str!("../../../../kernels/assemble.cl");
+
+/// How the element-vector entries are summed into the global residual.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Assembly {
+    /// Each entry is added atomically into `F` by the integration kernel
+    /// itself: one launch, no element vectors in memory. The order of the
+    /// additions varies from run to run, so `F` may differ in the last bits
+    /// between evaluations. The atomic add is the device's fastest
+    /// ([`AtomicAdd::for_device`]: NVIDIA's `red.global.add` through inline
+    /// PTX, else a compare-and-swap loop).
+    #[default]
+    Atomic,
+    /// The kernel writes the element vectors; a second launch sums, for
+    /// every global dof, the entries of the cells containing its node in
+    /// increasing cell order (through the node → cell-slot incidence).
+    /// Bitwise identical from run to run, and the same order of additions
+    /// as the native assembly. Costs the element vectors' round trip to
+    /// memory and the incidence.
+    Deterministic,
+}
+
+impl Assembly {
+    /// `atomic` or `deterministic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Assembly::Atomic => "atomic",
+            Assembly::Deterministic => "deterministic",
+        }
+    }
+}
+
+impl<R: Real> OpenClOperator<R> {
+    /// The kernel variant of the global residual with `assembly` on this device.
+    pub fn residual_variant(&self, assembly: Assembly) -> KernelVariant {
+        KernelVariant {
+            gather: true,
+            output: match assembly {
+                Assembly::Atomic => Output::Atomic(AtomicAdd::for_device(self.device.info())),
+                Assembly::Deterministic => Output::ElementVectors,
+            },
+        }
+    }
+
+    /// Sets the auxiliary field from its global values: `[node][k]` for a
+    /// field in the solution's element, `[cell][k]` for P0. Uploaded once;
+    /// kept until the next call.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `aux` if the length is not
+    /// `n_nodes·N_aux` (field) or `n_cells·N_aux` (P0), or the discretization
+    /// has no auxiliary field; [`Error::NonFinite`] with the index in `aux`.
+    pub fn set_aux(&mut self, aux: &[R]) -> Result<()> {
+        let (len, padded) = match self.disc.aux() {
+            AuxSpace::None => {
+                return Err(Error::arg(
+                    "aux",
+                    "the discretization has no auxiliary field (AuxSpace::None)",
+                ));
+            }
+            AuxSpace::Field { n_comp } => (self.n_nodes * n_comp, self.n_nodes * n_comp),
+            AuxSpace::Cell { n_comp } => (
+                self.disc.n_cells() * n_comp,
+                (self.disc.n_cells() + CELL_PADDING) * n_comp,
+            ),
+        };
+        crate::error::check_len("aux", aux, len)?;
+        crate::error::check_finite("aux", aux)?;
+        let mut values = aux.to_vec();
+        values.resize(padded, R::ZERO);
+        if self.data.aux.is_none() {
+            self.data.aux = Some(self.device.alloc::<R>(padded, "auxiliary field")?);
+        }
+        let buf = self.data.aux.as_mut().expect("allocated above");
+        self.device
+            .write(buf, &values, Transfer::Coefficients, "auxiliary field")
+    }
+
+    /// Whether [`OpenClOperator::set_aux`] was called.
+    pub fn aux_is_set(&self) -> bool {
+        self.data.aux.is_some()
+    }
+
+    /// Enqueues `r = F(u)` for the global vectors `u` and `r` (`n_nodes·N_comp`
+    /// values each, [`crate::layout::global_dof`]) on the device, with
+    /// `constants`, summed by `assembly`, launched with `config` (`None`:
+    /// [`OpenClOperator::config_for`]). Nothing is read back: the queue is in
+    /// order, so later device work sees `r`; [`OpenClOperator::wait_residual`]
+    /// waits and returns the device time.
+    ///
+    /// The caller has checked the lengths of `u` and `r` and the physics
+    /// against the discretization (as [`crate::residual::Residual`] does);
+    /// this checks the auxiliary field and the constants.
+    ///
+    /// # Errors
+    /// An auxiliary field the physics reads that was never set; the kernel's
+    /// build or launch errors.
+    pub fn residual<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        u: &Buffer<R>,
+        constants: &[R],
+        r: &mut Buffer<R>,
+        assembly: Assembly,
+        config: Option<LaunchConfig>,
+    ) -> Result<()> {
+        self.disc.check_physics(physics, constants.len())?;
+        crate::error::check_finite("constants", constants)?;
+        let info = physics.info();
+        if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
+            return Err(Error::arg(
+                "aux",
+                format!(
+                    "the physics `{}` reads an auxiliary field, which was never set: call \
+                     set_aux first (an unset field is not read as zeros)",
+                    info.name
+                ),
+            ));
+        }
+        let variant = self.residual_variant(assembly);
+        let key = self.compile(physics, variant, config)?;
+        let shape = self.compiled(&key)?.shape;
+        self.prepare_geometry(&shape)?;
+        self.upload_constants(constants)?;
+        let aux = self.data.aux.take();
+        let result = match assembly {
+            Assembly::Atomic => self.residual_atomic(&key, u, aux.as_ref(), r),
+            Assembly::Deterministic => self.residual_deterministic(&key, u, aux.as_ref(), r),
+        };
+        self.data.aux = aux;
+        self.pending = result?;
+        Ok(())
+    }
+
+    fn residual_atomic(
+        &mut self,
+        key: &super::KernelKey,
+        u: &Buffer<R>,
+        aux: Option<&Buffer<R>>,
+        r: &mut Buffer<R>,
+    ) -> Result<Vec<Event>> {
+        let len = self.n_nodes * self.disc.n_comp();
+        // SAFETY: `r` holds `len` values (checked by the caller).
+        let fill = unsafe {
+            self.device.queue().enqueue_fill_buffer(
+                r,
+                &[R::ZERO],
+                0,
+                len * std::mem::size_of::<R>(),
+                &[],
+            )
+        }
+        .map_err(cl_error("clEnqueueFillBuffer"))?;
+        let kernel = self.launch(key, u, aux, r)?;
+        Ok(vec![fill, kernel])
+    }
+
+    fn residual_deterministic(
+        &mut self,
+        key: &super::KernelKey,
+        u: &Buffer<R>,
+        aux: Option<&Buffer<R>>,
+        r: &mut Buffer<R>,
+    ) -> Result<Vec<Event>> {
+        self.prepare_incidence()?;
+        self.element_vectors_buffer()?;
+        let ev = self.data.element_vectors.take().expect("allocated above");
+        let integrate = self.launch(key, u, aux, &ev);
+        self.data.element_vectors = Some(ev);
+        let integrate = integrate?;
+        let assemble = self.launch_assembly(r)?;
+        Ok(vec![integrate, assemble])
+    }
+
+    /// Uploads the node → cell-slot incidence, once.
+    fn prepare_incidence(&mut self) -> Result<()> {
+        if self.incidence.is_some() {
+            return Ok(());
+        }
+        let (offsets, slots) = self.space.node_incidence()?;
+        let offsets: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
+        let mut o = self.device.alloc::<u32>(offsets.len(), "node incidence")?;
+        let mut s = self.device.alloc::<u32>(slots.len(), "node incidence")?;
+        self.device
+            .write(&mut o, &offsets, Transfer::Geometry, "node incidence")?;
+        self.device
+            .write(&mut s, slots, Transfer::Geometry, "node incidence")?;
+        self.incidence = Some((o, s));
+        Ok(())
+    }
+
+    /// The assembly kernel, built on first use.
+    fn assembly_kernel(&mut self) -> Result<Kernel> {
+        let source = format!(
+            "{}#define N_COMP {}\n{}",
+            real_typedef::<R>(),
+            self.disc.n_comp(),
+            ASSEMBLE_TEMPLATE
+        );
+        self.device.kernel(&source, "assemble")
+    }
+
+    /// Enqueues `r[dof] = Σ element-vector entries of dof`, in increasing
+    /// cell order.
+    fn launch_assembly(&mut self, r: &mut Buffer<R>) -> Result<Event> {
+        let kernel = self.assembly_kernel()?;
+        let n_dofs = self.n_nodes * self.disc.n_comp();
+        let n_dofs_arg = i32::try_from(n_dofs)
+            .map_err(|_| Error::arg("space", format!("{n_dofs} dofs exceed 2^31")))?;
+        let (offsets, slots) = self.incidence.as_ref().expect("prepared");
+        let ev = self.data.element_vectors.as_ref().expect("prepared");
+        const GROUP: usize = 256;
+        // SAFETY: argument types and order match kernels/assemble.cl; the
+        // incidence covers every node, `r` holds n_dofs values.
+        unsafe {
+            ExecuteKernel::new(&kernel)
+                .set_arg(ev)
+                .set_arg(offsets)
+                .set_arg(slots)
+                .set_arg(r)
+                .set_arg(&n_dofs_arg)
+                .set_global_work_size(n_dofs.div_ceil(GROUP).max(1) * GROUP)
+                .set_local_work_size(GROUP)
+                .enqueue_nd_range(self.device.queue())
+        }
+        .map_err(|e| {
+            self.device
+                .memory_error("clEnqueueNDRangeKernel", "assembly launch", 0, e)
+        })
+    }
+
+    /// Waits for the last [`OpenClOperator::residual`] and returns its
+    /// device time in nanoseconds, from the start of its first command
+    /// (zeroing `r`, or the integration) to the end of its last (the
+    /// integration, or the assembly).
+    pub fn wait_residual(&mut self) -> Result<Option<u64>> {
+        let events = std::mem::take(&mut self.pending);
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return Ok(None);
+        };
+        wait(last)?;
+        Ok(span_ns(first, last))
+    }
+
+    /// Times `repetitions` residual evaluations `r = F(u)` (each waited
+    /// for), returning each one's device time in nanoseconds. For benchmarks
+    /// and the autotuner.
+    #[allow(clippy::too_many_arguments)]
+    pub fn time_residual<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        u: &Buffer<R>,
+        constants: &[R],
+        r: &mut Buffer<R>,
+        assembly: Assembly,
+        config: LaunchConfig,
+        repetitions: usize,
+    ) -> Result<Vec<u64>> {
+        let mut times = Vec::with_capacity(repetitions);
+        for _ in 0..repetitions {
+            self.residual(physics, u, constants, r, assembly, Some(config))?;
+            times.push(self.wait_residual()?.unwrap_or(0));
+        }
+        Ok(times)
+    }
+}
