@@ -12,7 +12,7 @@
 //! smooth and nonzero on most of the boundary of the unit square or cube (so the Dirichlet data matter) and
 //! defined everywhere (so any mesh, e.g. one read from Gmsh, can be used).
 
-use femquad::physics::builtin::lame_stress;
+use femquad::physics::builtin::{LameParameters, lame_stress};
 use femquad::pointwise;
 
 /// The diffusion coefficient of the Laplacian problem, `κ(x) = 1 + x₀²`.
@@ -141,8 +141,11 @@ pub fn lame_mms<const D: usize>(
     }
 }
 
-/// Lamé parameters `[μ, λ]` of the elasticity examples and tests.
-pub const LAME_CONSTANTS: [f64; 2] = [1.0, 2.0];
+/// Lamé parameters of the elasticity examples and tests: `μ = 1`, `λ = 2`.
+pub const LAME: LameParameters = LameParameters::new(1.0, 2.0);
+
+/// The constants of [`LameMms`] for [`LAME`].
+pub const LAME_CONSTANTS: [f64; 2] = LAME.constants();
 
 #[cfg(test)]
 mod tests {

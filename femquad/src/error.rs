@@ -184,7 +184,7 @@ impl Error {
 }
 
 /// Checks that `values` has `expected` entries.
-pub fn check_len<T>(name: &'static str, values: &[T], expected: usize) -> Result<()> {
+pub(crate) fn check_len<T>(name: &'static str, values: &[T], expected: usize) -> Result<()> {
     if values.len() == expected {
         Ok(())
     } else {
@@ -196,7 +196,7 @@ pub fn check_len<T>(name: &'static str, values: &[T], expected: usize) -> Result
 }
 
 /// Checks that every entry of `values` is finite.
-pub fn check_finite<R: crate::Real>(name: &'static str, values: &[R]) -> Result<()> {
+pub(crate) fn check_finite<R: crate::Real>(name: &'static str, values: &[R]) -> Result<()> {
     match crate::real::first_non_finite(values) {
         None => Ok(()),
         Some(index) => Err(Error::NonFinite {

@@ -43,9 +43,11 @@ pub mod opencl;
 pub mod output;
 pub mod perf_model;
 pub mod physics;
+pub mod prelude;
 pub mod quadrature;
 pub mod real;
 pub mod residual;
+#[doc(hidden)]
 pub mod rng;
 pub mod solve;
 pub mod space;

@@ -102,6 +102,23 @@ impl Quadrature {
         }
     }
 
+    /// The default rule for `element`: degree [`default_degree`]`(k) = 2k`
+    /// for Lagrange elements of order `k` (2 for P1, 4 for P2), exact for
+    /// the mass matrix and the stiffness matrix on affine cells.
+    ///
+    /// ```
+    /// use femquad::prelude::*;
+    /// let q = Quadrature::default_for(&Element::lagrange(2, 1)?)?;
+    /// assert_eq!((q.degree(), q.n_points()), (2, 3));
+    /// # Ok::<(), femquad::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Never for the elements femquad constructs (dimension 2 or 3, order 1 or 2).
+    pub fn default_for(element: &crate::element::Element) -> Result<Quadrature> {
+        Quadrature::simplex(element.dim(), default_degree(element.order()))
+    }
+
     /// The collapsed (Stroud conical product) Gauss–Jacobi rule of degree
     /// `degree`: `n = ⌈(degree+1)/2⌉` points per direction, `n^dim` points.
     ///

@@ -182,12 +182,13 @@ impl_real!(f32, Precision::F32, eval_f32);
 impl_real!(f64, Precision::F64, eval_f64);
 
 /// Converts a slice of `f64` to `R`.
+#[doc(hidden)]
 pub fn convert_slice<R: Real>(values: &[f64]) -> Vec<R> {
     values.iter().map(|&v| R::from_f64(v)).collect()
 }
 
 /// Returns the index of the first entry that is NaN or infinite, if any.
-pub fn first_non_finite<R: Real>(values: &[R]) -> Option<usize> {
+pub(crate) fn first_non_finite<R: Real>(values: &[R]) -> Option<usize> {
     values.iter().position(|v| !v.is_finite())
 }
 

@@ -435,6 +435,27 @@ impl FunctionSpace {
         Ok(x)
     }
 
+    /// Physical coordinates of every **dof**, `n_dofs × dim`: dof
+    /// `node·N_comp + comp` sits at its node (so the `N_comp` dofs of a node
+    /// of a vector field share one point). Use it to build fields dof by
+    /// dof, e.g. `u[k] = g(x_k)[k % N_comp]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
+    pub fn dof_coordinates(&self, mesh: &Mesh) -> Result<Vec<f64>> {
+        let x = self.node_coordinates(mesh)?;
+        let (d, nc) = (self.dim, self.n_comp);
+        let mut out = vec![0.0; self.n_dofs() * d];
+        out.par_chunks_mut(nc * d)
+            .zip(x.par_chunks(d))
+            .for_each(|(dofs, p)| {
+                for dof in dofs.chunks_mut(d) {
+                    dof.copy_from_slice(p);
+                }
+            });
+        Ok(out)
+    }
+
     /// Nodal interpolation of `f : ℝ^dim → ℝ^N_comp` into a global vector
     /// (`n_dofs` entries, `u[node·N_comp + comp] = f(x_node)[comp]`).
     /// `f(x, out)` receives the node coordinates (`dim` entries) and writes

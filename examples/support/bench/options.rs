@@ -393,8 +393,9 @@ pub struct CaseSpec {
     pub qdegree: usize,
 }
 
-/// Lamé constants `[μ, λ]` of the elasticity cases.
-pub const LAME_CONSTANTS: [f64; 2] = [1.0, 0.5];
+/// Lamé constants of the elasticity cases: `μ = 1`, `λ = 0.5`.
+pub const LAME_CONSTANTS: [f64; 2] =
+    femquad::physics::builtin::LameParameters::new(1.0, 0.5).constants();
 
 impl CaseSpec {
     /// Checks the combination.

@@ -44,7 +44,8 @@ pub fn poisson<const D: usize>(
 }
 
 /// Lamé (linear, isotropic) elasticity:
-/// `f1 = μ (∇u + ∇uᵀ) + λ (∇·u) I` with `constants = [μ, λ]`; `u` has one
+/// `f1 = μ (∇u + ∇uᵀ) + λ (∇·u) I` with `constants = [μ, λ]` — make them
+/// with [`LameParameters::constants`] rather than by hand; `u` has one
 /// component per dimension (interleaved, node-major dofs).
 #[pointwise(name = Lame, helpers(lame_stress))]
 pub fn lame<const D: usize>(grad_u: &[[f64; D]; D], constants: &[f64; 2], f1: &mut [[f64; D]; D]) {
@@ -89,6 +90,64 @@ pub fn nonlinear_diffusion<const D: usize>(
     let k = kappa(u[0]);
     for d in 0..D {
         f1[0][d] = k * grad_u[0][d];
+    }
+}
+
+/// The Lamé parameters of [`Lame`], by name: shear modulus `μ` and first
+/// parameter `λ`. [`LameParameters::constants`] gives the constants array
+/// in the order the physics reads it, so no caller depends on that order.
+///
+/// ```
+/// use femquad::physics::builtin::LameParameters;
+/// // steel-like: E = 200 GPa, ν = 0.3
+/// let p = LameParameters::from_young_poisson(200e9, 0.3)?;
+/// assert!((p.mu - 76.923e9).abs() < 1e6 && (p.lambda - 115.385e9).abs() < 1e6);
+/// assert_eq!(p.constants(), [p.mu, p.lambda]);
+/// # Ok::<(), femquad::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LameParameters {
+    /// Shear modulus `μ`.
+    pub mu: f64,
+    /// First Lamé parameter `λ`.
+    pub lambda: f64,
+}
+
+impl LameParameters {
+    /// `μ` and `λ` given directly.
+    pub const fn new(mu: f64, lambda: f64) -> Self {
+        LameParameters { mu, lambda }
+    }
+
+    /// From Young's modulus `E` and Poisson's ratio `ν`:
+    /// `μ = E / (2(1 + ν))`, `λ = E ν / ((1 + ν)(1 − 2ν))`.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming `nu` unless `−1 < ν < 1/2`
+    /// (the range of a stable isotropic material), or `e` unless `E > 0`.
+    pub fn from_young_poisson(e: f64, nu: f64) -> crate::Result<Self> {
+        if !(e > 0.0 && e.is_finite()) {
+            return Err(crate::Error::arg(
+                "e",
+                format!("Young's modulus must be positive and finite, got {e}"),
+            ));
+        }
+        if !(nu > -1.0 && nu < 0.5) {
+            return Err(crate::Error::arg(
+                "nu",
+                format!("Poisson's ratio must lie in (-1, 1/2), got {nu}"),
+            ));
+        }
+        Ok(LameParameters {
+            mu: e / (2.0 * (1.0 + nu)),
+            lambda: e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)),
+        })
+    }
+
+    /// The constants of [`Lame`] (and of [`lame_stress`]-based physics
+    /// taking `constants = [μ, λ]`): `[μ, λ]`.
+    pub const fn constants(&self) -> [f64; 2] {
+        [self.mu, self.lambda]
     }
 }
 

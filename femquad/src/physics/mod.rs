@@ -213,6 +213,7 @@ impl fmt::Display for PointwiseError {
 impl std::error::Error for PointwiseError {}
 
 /// 64-bit FNV-1a hash, used for kernel cache keys (stable across runs and platforms).
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct Fnv1a(u64);
 

@@ -485,3 +485,108 @@ fn an_unset_aux_field_is_an_error() {
         .to_string();
     assert!(e.contains("`aux`") && e.contains("never set"), "{e}");
 }
+
+/// Device time of `F(u)` at a benchmark size, every assembly and geometry
+/// mode, randomly numbered and structured mesh: an early measurement before
+/// the benchmark's BP mode. `FEMQUAD_BP_CELLS` sets the size (default 2^24).
+#[test]
+#[ignore = "a GPU measurement: cargo test --release -p femquad --lib bp_timing -- --ignored --nocapture"]
+fn bp_timing() {
+    use crate::opencl::bandwidth::{measure_copy, median};
+    let device = device();
+    let cells: usize = std::env::var("FEMQUAD_BP_CELLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 24);
+    let copy = measure_copy(&device, 1 << 30, 3, 20).unwrap();
+    println!(
+        "device {}: copy {:.0} GB/s",
+        device.info().name,
+        copy.gb_per_s()
+    );
+    fn run<R: Real>(
+        device: &Arc<Device>,
+        dim: usize,
+        cells: usize,
+        shuffle: bool,
+        physics: &'static dyn Pointwise,
+        constants: &[f64],
+        copy_gbs: f64,
+    ) {
+        let opts = MeshOptions {
+            jitter: 0.1,
+            shuffle,
+            seed: 3,
+        };
+        let mesh = crate::mesh::generate::mesh_for_cells(dim, cells, &opts).unwrap();
+        let n_comp = physics.info().n_comp.resolve(dim);
+        let space = FunctionSpace::new(&mesh, Element::lagrange(dim, 1).unwrap(), n_comp).unwrap();
+        let disc = Discretization::<R>::new(
+            &mesh,
+            &space,
+            Quadrature::simplex(dim, 1).unwrap(),
+            AuxSpace::None,
+        )
+        .unwrap();
+        let mut op = OpenClOperator::new(
+            device.clone(),
+            KernelOptions::default(),
+            &mesh,
+            &space,
+            disc,
+        )
+        .unwrap();
+        let n = space.n_dofs();
+        let u_host: Vec<R> = convert_slice(&Rng::new(1).vec(n, -1.0, 1.0));
+        let mut u = device.alloc::<R>(n, "u").unwrap();
+        device
+            .write(&mut u, &u_host, Transfer::Coefficients, "u")
+            .unwrap();
+        let mut r = device.alloc::<R>(n, "r").unwrap();
+        let consts: Vec<R> = convert_slice(constants);
+        let s = R::PRECISION.size();
+        for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+            for geometry in [GeometryMode::Computed, GeometryMode::Stored] {
+                let variant = op.residual_variant(assembly);
+                let base = op.config_for(physics, variant).unwrap();
+                for n_bl in [base.n_bl, (base.n_bl / 2).max(1), base.n_bl * 2] {
+                    let c = LaunchConfig { n_bl, ..base }.with_geometry(geometry);
+                    if op.shape_for(physics, variant, Some(c)).is_err() {
+                        continue;
+                    }
+                    op.time_residual(physics, &u, &consts, &mut r, assembly, c, 3)
+                        .unwrap();
+                    let t = median(
+                        &op.time_residual(physics, &u, &consts, &mut r, assembly, c, 20)
+                            .unwrap(),
+                    ) * 1e-9;
+                    let nv = mesh.n_vertices();
+                    let nc = mesh.n_cells();
+                    let geo = match geometry {
+                        GeometryMode::Computed => nv * dim * s,
+                        GeometryMode::Stored => nc * (dim * dim + 1) * s,
+                    };
+                    let bytes = (2 * n * s + nc * (dim + 1) * 4 + geo) as f64;
+                    println!(
+                        "{dim}D P1 {:<10} {} {:<8} {} {:<13} {c}: {:8.3} ms  {:6.0} GB/s min-bytes ({:5.1} % copy)",
+                        physics.info().name,
+                        R::PRECISION,
+                        if shuffle { "random" } else { "ordered" },
+                        assembly.name(),
+                        geometry.name(),
+                        t * 1e3,
+                        bytes / t * 1e-9,
+                        100.0 * bytes / t * 1e-9 / copy_gbs
+                    );
+                }
+            }
+        }
+    }
+    let g = copy.gb_per_s();
+    for shuffle in [true, false] {
+        run::<f32>(&device, 2, cells, shuffle, &Laplacian, &[], g);
+        run::<f64>(&device, 2, cells, shuffle, &Laplacian, &[], g);
+        run::<f64>(&device, 3, cells, shuffle, &Laplacian, &[], g);
+        run::<f64>(&device, 2, cells, shuffle, &Lame, &[1.0, 2.0], g);
+    }
+}
