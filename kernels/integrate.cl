@@ -75,10 +75,11 @@
  *  (1) LOAD: coalesced cooperative loads of the batch's contiguous inputs
  *      (node indices, or cell-local coefficients; J^{-1} and det J if
  *      stored; P0 aux; cell coordinates in the BK form) into local memory;
- *      barrier;
- *  (2) GATHER (GATHER or GEOMETRY_COMPUTED): u and the aux field through the
- *      node indices, and per cell the vertex coordinates, J, det J, J^{-1};
- *      barrier;
+ *      and, through the node indices, the gathered values of every node
+ *      slot (cell, b): u, the aux field, and (b <= DIM) the vertex
+ *      coordinates; barrier;
+ *  (2) GEOMETRY (GEOMETRY_COMPUTED): per cell J, det J and J^{-1} from the
+ *      vertex coordinates in local memory; barrier;
  *  (3) QUADRATURE PHASE: u, grad u at (cell, q), call PHYSICS, store
  *      w*detJ*f0 and w*detJ*J^{-1} f1 in local memory; barrier (the
  *      transposition);
@@ -91,7 +92,10 @@
  * batch's contiguous inputs from global memory into registers before the
  * phases of the current batch, and stores it to local memory at the top of
  * the next iteration, so the global loads are in flight while the batch
- * computes.
+ * computes. The gathers go one step further: as soon as a thread holds the
+ * next batch's node indices of its slots (in registers), it issues the
+ * loads of their u, aux and coordinates, also into registers; so no global
+ * load of a batch waits behind a barrier of that batch.
  */
 
 #define N_BT        (N_B * N_COMP)
@@ -114,6 +118,10 @@
 /* x at the quadrature points comes from the gathered vertex coordinates
  * when those are read anyway, else from the cell-local coordinates (BK). */
 #define X_GATHERED (READS_X && NEEDS_NODES)
+/* What is gathered per node slot (cell, b) through the node indices */
+#define GATHERS_U      GATHER
+#define GATHERS_AUX    (GATHER && AUX_FIELD)
+#define GATHERS_COORDS (GEOMETRY_COMPUTED || X_GATHERED)
 
 /* The contiguous batch inputs, as X(type, vector type, vector width, local
  * array, global array, values per cell). Thread t moves entries t, t+N_T, ...
@@ -198,6 +206,59 @@
     }                                                                              \
   }
 
+#if NEEDS_NODES
+/* The node slots j = c*N_B + b of a batch that thread t moves: those of its
+ * node-index loads (vectors of UINT_VEC_WIDTH slots, or single slots). */
+#define NODE_VEC     VEC_FITS(N_B, UINT_VEC_WIDTH)
+#define OWN_SLOTS    (NODE_VEC ? VEC_PER_THREAD(N_B, UINT_VEC_WIDTH) * UINT_VEC_WIDTH : PER_THREAD(N_B))
+#define OWN_SLOT(s)  (NODE_VEC ? (t + ((s) / UINT_VEC_WIDTH) * N_T) * UINT_VEC_WIDTH + (s) % UINT_VEC_WIDTH \
+                               : t + (s) * N_T)
+#define OWN_SLOT_EXISTS(s) (NODE_VEC ? IN_RANGE(t + ((s) / UINT_VEC_WIDTH) * N_T, N_VEC(N_B, UINT_VEC_WIDTH)) \
+                                     : IN_RANGE(t + (s) * N_T, N_BC * N_B))
+/* The gathered values of one slot: u, aux and (vertex slots) coordinates */
+#define DECLARE_GATHERED(g)                        \
+  real g##_u[OWN_SLOTS][N_COMP];                   \
+  real g##_a[OWN_SLOTS][N_AUX_ALLOC];              \
+  real g##_x[OWN_SLOTS][DIM];
+/* Loads them for the slot of node `nd` into slot s of g, and stores slot s
+ * of g into the batch's local arrays */
+#if GATHERS_U
+#define GATHER_U(g, s, nd) \
+  for (int comp = 0; comp < N_COMP; ++comp) g##_u[s][comp] = u[GLOBAL_DOF(nd, comp, N_COMP)];
+#define STORE_U(g, s, c, b) \
+  for (int comp = 0; comp < N_COMP; ++comp) u_i[CELL_DOF(c, b, comp, N_B, N_COMP)] = g##_u[s][comp];
+#else
+#define GATHER_U(g, s, nd)
+#define STORE_U(g, s, c, b)
+#endif
+#if GATHERS_AUX
+#define GATHER_AUX(g, s, nd) \
+  for (int k = 0; k < N_AUX; ++k) g##_a[s][k] = aux[GLOBAL_DOF(nd, k, N_AUX)];
+#define STORE_AUX(g, s, c, b) \
+  for (int k = 0; k < N_AUX; ++k) a_i[CELL_DOF(c, b, k, N_B, N_AUX)] = g##_a[s][k];
+#else
+#define GATHER_AUX(g, s, nd)
+#define STORE_AUX(g, s, c, b)
+#endif
+#if GATHERS_COORDS
+#define GATHER_X(g, s, slot, nd) \
+  if ((slot) % N_B <= DIM)       \
+    for (int d = 0; d < DIM; ++d) g##_x[s][d] = coordinates[VERTEX_COORD(nd, d, DIM)];
+#define STORE_X(g, s, c, b) \
+  if ((b) <= DIM)           \
+    for (int d = 0; d < DIM; ++d) x_i[CELL_COORD(c, b, d, DIM)] = g##_x[s][d];
+#else
+#define GATHER_X(g, s, slot, nd)
+#define STORE_X(g, s, c, b)
+#endif
+#define GATHER_SLOT(g, s, slot, nd) { GATHER_U(g, s, nd) GATHER_AUX(g, s, nd) GATHER_X(g, s, slot, nd) }
+#define STORE_SLOT(g, s, slot)                                          \
+  {                                                                     \
+    const int c_ = (slot) / N_B, b_ = (slot) % N_B;                     \
+    STORE_U(g, s, c_, b_) STORE_AUX(g, s, c_, b_) STORE_X(g, s, c_, b_) \
+  }
+#endif
+
 #if OUTPUT_ATOMIC
 /* out[k] += v, atomically. */
 inline void atomic_add_real(__global real *p, real v) {
@@ -239,16 +300,16 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 
   /* Local memory: the batch's inputs, and the values at quadrature points */
   BATCH_INPUTS(DECLARE_LOCAL)
-#if GATHER
+#if GATHERS_U
   __local real u_i[N_BC * N_BT];
-#if AUX_FIELD
-  __local real a_i[N_BC * AUX_PER_CELL];
 #endif
+#if GATHERS_AUX
+  __local real a_i[N_BC * AUX_PER_CELL];
 #endif
 #if GEOMETRY_COMPUTED
   __local real invJ_i[N_BC * DIM * DIM], detJ_i[N_BC];
 #endif
-#if X_GATHERED
+#if GATHERS_COORDS
   __local real x_i[N_BC * (DIM + 1) * DIM];
 #endif
 #if HAS_F0
@@ -297,58 +358,68 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #define PHIDER_B(p, e)  phiDer_l[TAB_DPHI(p, b_t, e, N_B, DIM)]
 #endif
 
+#if NEEDS_NODES
+  DECLARE_GATHERED(nx)
+#endif
 #if PREFETCH
   BATCH_INPUTS(DECLARE_REGISTERS)
   {
     const long next0 = (long)chunk * N_CB * N_BC;
     BATCH_INPUTS(LOAD_TO_REGISTERS)
+#if NEEDS_NODES
+    for (int s = 0; s < OWN_SLOTS; ++s)
+      if (OWN_SLOT_EXISTS(s)) {
+        const uint nd = NODE_VEC ? ((const uint *)&nodes_l_v[s / UINT_VEC_WIDTH])[s % UINT_VEC_WIDTH] : nodes_l_r[s];
+        GATHER_SLOT(nx, s, OWN_SLOT(s), nd)
+      }
+#endif
   }
 #endif
 
   for (int batch = 0; batch < N_CB; ++batch) {
     const long cell0 = ((long)chunk * N_CB + batch) * N_BC;
 
-    /* ==== LOAD: coalesced, N_T threads over contiguous ranges ==== */
+    /* ==== LOAD: coalesced, N_T threads over contiguous ranges; gathers ==== */
 #if PREFETCH
     BATCH_INPUTS(STORE_REGISTERS)
+#if NEEDS_NODES
+    for (int s = 0; s < OWN_SLOTS; ++s)
+      if (OWN_SLOT_EXISTS(s)) STORE_SLOT(nx, s, OWN_SLOT(s))
+#endif
     if (batch + 1 < N_CB) {
       const long next0 = cell0 + N_BC;
       BATCH_INPUTS(LOAD_TO_REGISTERS)
+#if NEEDS_NODES
+      for (int s = 0; s < OWN_SLOTS; ++s)
+        if (OWN_SLOT_EXISTS(s)) {
+          const uint nd = NODE_VEC ? ((const uint *)&nodes_l_v[s / UINT_VEC_WIDTH])[s % UINT_VEC_WIDTH] : nodes_l_r[s];
+          GATHER_SLOT(nx, s, OWN_SLOT(s), nd)
+        }
+#endif
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
 #else
     BATCH_INPUTS(LOAD_TO_LOCAL)
-#endif
     barrier(CLK_LOCAL_MEM_FENCE);
-
 #if NEEDS_NODES
-    /* ==== GATHER: through the node indices of the batch ==== */
-#if GATHER
-    for (int j = t; j < N_BC * N_BT; j += N_T) {
-      const int c = j / N_BT, i = j % N_BT;
-      u_i[j] = u[GLOBAL_DOF(nodes_l[CELL_NODE(c, i / N_COMP, N_B)], i % N_COMP, N_COMP)];
-    }
-#if AUX_FIELD
-    for (int j = t; j < N_BC * AUX_PER_CELL; j += N_T) {
-      const int c = j / AUX_PER_CELL, i = j % AUX_PER_CELL;
-      a_i[j] = aux[GLOBAL_DOF(nodes_l[CELL_NODE(c, i / N_AUX, N_B)], i % N_AUX, N_AUX)];
-    }
+    for (int s = 0; s < OWN_SLOTS; ++s)
+      if (OWN_SLOT_EXISTS(s)) {
+        const int slot = OWN_SLOT(s);
+        GATHER_SLOT(nx, s, slot, nodes_l[slot])
+        STORE_SLOT(nx, s, slot)
+      }
+    barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 #endif
-#if GEOMETRY_COMPUTED || X_GATHERED
-    /* Per cell: vertex coordinates; J[d][e] = X_{e+1}[d] - X_0[d], its
-     * determinant and inverse (the formulas of femquad/src/geometry.rs) */
-    for (int c = t; c < N_BC; c += N_T) {
-      real X[DIM + 1][DIM];
-      for (int v = 0; v <= DIM; ++v)
-        for (int d = 0; d < DIM; ++d) X[v][d] = coordinates[VERTEX_COORD(nodes_l[CELL_NODE(c, v, N_B)], d, DIM)];
-#if X_GATHERED
-      for (int v = 0; v <= DIM; ++v)
-        for (int d = 0; d < DIM; ++d) x_i[CELL_COORD(c, v, d, DIM)] = X[v][d];
-#endif
+
 #if GEOMETRY_COMPUTED
+    /* ==== GEOMETRY: per cell J[d][e] = X_{e+1}[d] - X_0[d], its
+     * determinant and inverse (the formulas of femquad/src/geometry.rs) ==== */
+    for (int c = t; c < N_BC; c += N_T) {
       real m[DIM * DIM];
       for (int e = 0; e < DIM; ++e)
-        for (int d = 0; d < DIM; ++d) m[d * DIM + e] = X[e + 1][d] - X[0][d];
+        for (int d = 0; d < DIM; ++d)
+          m[d * DIM + e] = x_i[CELL_COORD(c, e + 1, d, DIM)] - x_i[CELL_COORD(c, 0, d, DIM)];
       __local real *inv = &invJ_i[INV_J(c, 0, 0, DIM)];
       real det;
 #if DIM == 2
@@ -380,9 +451,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
         for (int k = 0; k < DIM * DIM; ++k) inv[k] = (real)0;
       }
       detJ_i[c] = det;
-#endif
     }
-#endif
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 
