@@ -31,6 +31,7 @@ impl<'a> Binary<'a> {
     }
 
     /// The next `N` bytes.
+    #[inline]
     fn take<const N: usize>(&mut self) -> Result<[u8; N], Fault> {
         let Some(&bytes) = self.bytes[self.pos..self.end].first_chunk::<N>() else {
             return Err(Fault {
@@ -51,6 +52,7 @@ impl Reader for Binary<'_> {
         Ok(self.pos)
     }
 
+    #[inline]
     fn size(&mut self) -> Result<u64, Fault> {
         Ok(match (self.size_t, self.little_endian) {
             (4, true) => u32::from_le_bytes(self.take()?).into(),
@@ -60,6 +62,7 @@ impl Reader for Binary<'_> {
         })
     }
 
+    #[inline]
     fn int(&mut self) -> Result<i32, Fault> {
         let b = self.take()?;
         Ok(if self.little_endian {
@@ -69,6 +72,7 @@ impl Reader for Binary<'_> {
         })
     }
 
+    #[inline]
     fn float(&mut self) -> Result<f64, Fault> {
         let b = self.take()?;
         Ok(if self.little_endian {

@@ -2,8 +2,9 @@
 //! nodes resolved to node indices.
 
 use super::nodes::TagMap;
-use super::reader::{FaultKind, Reader, Records};
-use crate::Result;
+use super::reader::{Fault, FaultKind, Reader, Records};
+use super::source::show;
+use crate::{Error, Result};
 
 /// Element types femquad reads: Gmsh type id, dimension, nodes per element.
 const SUPPORTED: [(i32, usize, usize); 7] = [
@@ -102,12 +103,12 @@ pub(super) struct Elements {
 pub(super) fn read<R: Reader>(rec: &mut Records<R>, nodes: &TagMap) -> Result<Elements> {
     let (head_at, counts) = rec.section_header("Element")?;
     let (n_blocks, n_elements) = counts;
-    let cap = rec.capacity(n_elements);
+    let cap = rec.capacity(n_elements, 4);
     let mut elements = Elements {
         blocks: Vec::new(),
         tags: Vec::with_capacity(cap),
         at: Vec::with_capacity(cap),
-        vertices: Vec::with_capacity(cap),
+        vertices: Vec::new(),
     };
     for b in 1..=n_blocks {
         let block = || format!("element block {b} of {n_blocks}");
@@ -126,40 +127,21 @@ pub(super) fn read<R: Reader>(rec: &mut Records<R>, nodes: &TagMap) -> Result<El
         rec.reserve(n.saturating_mul(n_nodes + 1), 0, || {
             format!("the elements of {}", block())
         })?;
+        // (in ASCII, an element takes at least 2 bytes per value)
+        elements
+            .vertices
+            .reserve(rec.capacity(n as u64, 2 * (n_nodes + 1)) * (edim + 1));
         for i in 1..=n {
-            let read = rec.try_record(|r| {
-                let tag = r.size()?;
-                let mut ids = [0; MAX_NODES];
-                for id in &mut ids[..n_nodes] {
-                    *id = r.size()?;
-                }
-                Ok((tag, ids))
-            });
-            let (at, (tag, ids)) = match read {
-                Ok(record) => record,
-                Err(f) => {
-                    // in ASCII, say how many node tags the line has
-                    let tokens = rec.r.line().map(|l| l.split(u8::is_ascii_whitespace));
-                    let mut tokens = tokens.into_iter().flatten().filter(|t| !t.is_empty());
-                    let first = tokens.next().map(super::source::show);
-                    let found = tokens.count();
-                    return Err(match (f.kind, first) {
-                        (FaultKind::Count, Some(tag)) if found != n_nodes => rec.err(
-                            f.at,
-                            format!(
-                                "element {tag} has {found} node tags; element type {etype} \
-                                 needs {n_nodes}"
-                            ),
-                        ),
-                        _ => rec.fault(f, || {
-                            format!(
-                                "the tag and {n_nodes} node tags of element {i} of {}",
-                                block()
-                            )
-                        }),
-                    });
-                }
-            };
+            let (at, (tag, ids)) = rec
+                .try_record(|r| {
+                    let tag = r.size()?;
+                    let mut ids = [0; MAX_NODES];
+                    for id in &mut ids[..n_nodes] {
+                        *id = r.size()?;
+                    }
+                    Ok((tag, ids))
+                })
+                .map_err(|f| element_fault(rec, f, (i, &block()), etype, n_nodes))?;
             let mut idx = [0u32; MAX_NODES];
             for (slot, &t) in idx.iter_mut().zip(&ids[..n_nodes]) {
                 *slot = nodes.get(t).ok_or_else(|| {
@@ -188,4 +170,36 @@ pub(super) fn read<R: Reader>(rec: &mut Records<R>, nodes: &TagMap) -> Result<El
     }
     rec.end_blocks(head_at, counts, "Element", elements.tags.len())?;
     Ok(elements)
+}
+
+/// The error for fault `f` in element `i` of `block`, of type `etype` with
+/// `n_nodes` nodes: in ASCII, a line with another number of node tags says
+/// how many it has.
+fn element_fault<R: Reader>(
+    rec: &Records<R>,
+    f: Fault,
+    (i, block): (usize, &str),
+    etype: i32,
+    n_nodes: usize,
+) -> Error {
+    if let (FaultKind::Count, Some(line)) = (f.kind, rec.r.line()) {
+        let mut tokens = line
+            .split(u8::is_ascii_whitespace)
+            .filter(|t| !t.is_empty());
+        if let Some(tag) = tokens.next() {
+            let found = tokens.count();
+            if found != n_nodes {
+                return rec.err(
+                    f.at,
+                    format!(
+                        "element {} has {found} node tags; element type {etype} needs {n_nodes}",
+                        show(tag)
+                    ),
+                );
+            }
+        }
+    }
+    rec.fault(f, || {
+        format!("the tag and {n_nodes} node tags of element {i} of {block}")
+    })
 }

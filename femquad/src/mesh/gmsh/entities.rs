@@ -34,7 +34,7 @@ pub(super) fn read<R: Reader>(rec: &mut Records<R>) -> Result<Vec<GmshEntity>> {
         |r| Ok([r.size()?, r.size()?, r.size()?, r.size()?]),
     )?;
     let total = counts.iter().fold(0u64, |a, &c| a.saturating_add(c));
-    let mut entities = Vec::with_capacity(rec.capacity(total));
+    let mut entities = Vec::with_capacity(rec.capacity(total, 10));
     for (dim, (&count, (kind, layout))) in counts.iter().zip(KINDS).enumerate() {
         for i in 1..=count {
             let (_, entity) = rec.record(

@@ -123,7 +123,7 @@ pub(super) fn physical_names(src: &Source, s: &Section) -> Result<Vec<PhysicalGr
         || "the number of names in $PhysicalNames".to_string(),
         |r| r.size(),
     )?;
-    let mut groups = Vec::with_capacity(rec.capacity(count));
+    let mut groups = Vec::with_capacity(rec.capacity(count, 7));
     for _ in 0..count {
         let Ok(at) = rec.r.begin() else {
             return Err(src.err(

@@ -12,9 +12,10 @@
 //!   triangles (Gmsh type 2) or 4-node tetrahedra (type 4). Second-order
 //!   6-node triangles (type 9) and 10-node tetrahedra (type 11) are read by
 //!   their vertex nodes (Gmsh lists them first); the mid-edge nodes, which
-//!   may lie on curved boundaries, are dropped and [`GmshMesh::second_order`]
-//!   says so: the mesh is the straight-sided one, and P2 spaces place their
-//!   edge nodes at edge midpoints. Cells keep the file's order.
+//!   may lie on curved boundaries, are dropped (they must still be in
+//!   `$Nodes`) and [`GmshMesh::second_order`] says so: the mesh is the
+//!   straight-sided one, and P2 spaces place their edge nodes at edge
+//!   midpoints. Cells keep the file's order.
 //! * **Vertices.** Only nodes that are vertices of cells are kept, numbered
 //!   `0, 1, …` in increasing Gmsh node tag (tags may be sparse and appear in
 //!   any order); [`GmshMesh::node_tags`] maps back.
@@ -41,7 +42,8 @@
 //! reason, e.g. `MSH version 2.2 is not supported; …`, `truncated file: …`,
 //! `expected 3 coordinates 'x y z' for node 9 of node block 9 of 9, found
 //! '0.29 abc 0': 'abc' is not a number`, `element 12 refers to node 99,
-//! which is not in the $Nodes section`. In a binary file the line is
+//! which is not in the $Nodes section` (every node of an element must be in
+//! `$Nodes`, and appear once in it). In a binary file the line is
 //! reported as 0 once binary data has begun, and the reason names the
 //! section and byte offset. No input makes the reader panic.
 //!

@@ -24,7 +24,7 @@ pub(super) struct Nodes {
 pub(super) fn read<R: Reader>(rec: &mut Records<R>) -> Result<Nodes> {
     let (head_at, counts) = rec.section_header("Node")?;
     let (n_blocks, n_nodes) = counts;
-    let cap = rec.capacity(n_nodes);
+    let cap = rec.capacity(n_nodes, 8);
     let mut nodes = Nodes {
         tags: Vec::with_capacity(cap),
         xyz: Vec::with_capacity(cap),

@@ -235,9 +235,11 @@ impl<'s, 'a, R: Reader> Records<'s, 'a, R> {
             .err(at, format!("unexpected {what} after {}", after())))
     }
 
-    /// `n` capped by what the rest of the section can hold, for
-    /// `Vec::with_capacity`.
-    pub fn capacity(&self, n: u64) -> usize {
-        usize::try_from(n).unwrap_or(usize::MAX).min(self.r.left())
+    /// `n` items capped by what the rest of the section can hold if each
+    /// takes at least `bytes` bytes, for `Vec::with_capacity`: counts read
+    /// from a file must not make it allocate more than a few times its size.
+    pub fn capacity(&self, n: u64, bytes: usize) -> usize {
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        n.min(self.r.left() / bytes.max(1))
     }
 }

@@ -186,14 +186,30 @@ pub(super) fn show(bytes: &[u8]) -> String {
 }
 
 /// Offset of the first `needle` (not empty) at or after `from`.
+///
+/// Looks for the needle's `$` if it has one (section tags are the only `$`
+/// of an ASCII file, and binary data holds few), skipping 64-byte blocks
+/// without it in a loop the compiler vectorizes: the scan of a 50 MB binary
+/// file then costs a few milliseconds.
 pub(super) fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    let (&first, _) = needle.split_first()?;
+    const BLOCK: usize = 64;
+    let anchor = needle.iter().position(|&b| b == b'$').unwrap_or(0);
+    let &byte = needle.get(anchor)?;
     let last = haystack.len().checked_sub(needle.len())?;
-    let mut i = from;
-    while i <= last {
-        i += haystack[i..=last].iter().position(|&b| b == first)?;
-        if haystack[i..].starts_with(needle) {
-            return Some(i);
+    // candidate positions of the anchor byte: from + anchor ..= last + anchor
+    let mut i = from.checked_add(anchor)?;
+    let stop = last + anchor;
+    while i <= stop {
+        while i + BLOCK <= stop
+            && !haystack[i..i + BLOCK]
+                .iter()
+                .fold(false, |seen, &b| seen | (b == byte))
+        {
+            i += BLOCK;
+        }
+        i += haystack[i..=stop].iter().position(|&b| b == byte)?;
+        if haystack[i - anchor..].starts_with(needle) {
+            return Some(i - anchor);
         }
         i += 1;
     }

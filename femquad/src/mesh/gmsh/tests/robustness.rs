@@ -73,3 +73,17 @@ fn random_byte_changes_never_panic() {
         }
     }
 }
+
+#[test]
+fn find_agrees_with_a_naive_search() {
+    let mut rng = Rng::new(7);
+    for case in 0..300 {
+        let len = rng.below(400);
+        let hay: Vec<u8> = (0..len).map(|_| b"ab$\n"[rng.below(4)]).collect();
+        let needle: &[u8] = [&b"\n$a"[..], b"$", b"a$b", b"ab", b"\n$ab$"][case % 5];
+        let from = rng.below(len + 2);
+        let naive = (from..=len.saturating_sub(needle.len()))
+            .find(|&i| hay.len() >= needle.len() && hay[i..].starts_with(needle));
+        assert_eq!(find(&hay, needle, from), naive, "case {case}");
+    }
+}

@@ -56,12 +56,14 @@ impl Out {
         self.bytes.extend_from_slice(s.as_bytes());
     }
 
-    fn value(&mut self, text: String, le: &[u8], be: &[u8]) {
+    /// A value: `text()` in ASCII, else its bytes in little- or big-endian
+    /// order.
+    fn value(&mut self, text: impl FnOnce() -> String, le: &[u8], be: &[u8]) {
         if !self.enc.binary {
             if self.bytes.last() != Some(&b'\n') {
                 self.bytes.push(b' ');
             }
-            self.text(&text);
+            self.text(&text());
         } else if self.enc.little_endian {
             self.bytes.extend_from_slice(le);
         } else {
@@ -72,18 +74,18 @@ impl Out {
     fn size(&mut self, v: u64) {
         if self.enc.size_t == 4 {
             let v = u32::try_from(v).expect("size_t of 4 bytes");
-            self.value(v.to_string(), &v.to_le_bytes(), &v.to_be_bytes());
+            self.value(|| v.to_string(), &v.to_le_bytes(), &v.to_be_bytes());
         } else {
-            self.value(v.to_string(), &v.to_le_bytes(), &v.to_be_bytes());
+            self.value(|| v.to_string(), &v.to_le_bytes(), &v.to_be_bytes());
         }
     }
 
     fn int(&mut self, v: i32) {
-        self.value(v.to_string(), &v.to_le_bytes(), &v.to_be_bytes());
+        self.value(|| v.to_string(), &v.to_le_bytes(), &v.to_be_bytes());
     }
 
     fn float(&mut self, v: f64) {
-        self.value(format!("{v:?}"), &v.to_le_bytes(), &v.to_be_bytes());
+        self.value(|| format!("{v:?}"), &v.to_le_bytes(), &v.to_be_bytes());
     }
 
     /// Ends a record (a line in ASCII).
