@@ -1,7 +1,7 @@
 """Regenerates the Gmsh test meshes tests/data/mesh_*.msh (Gmsh 4.15.2: `pip install gmsh`).
 
 Run from tests/data: `python mesh_make.py`. The malformed variants are derived from these
-files inside the tests of femquad/src/mesh/gmsh.rs.
+files inside the tests of femquad/src/mesh/gmsh/tests/.
 """
 import gmsh, sys
 def square(name, binary=False, clockwise=False, lc=0.5):

@@ -1,0 +1,270 @@
+//! Reading Gmsh MSH 4.1 meshes, ASCII and binary, as Gmsh writes them.
+//!
+//! [`read_gmsh`] turns a `.msh` file into a [`GmshMesh`]: the simplicial
+//! [`Mesh`] of its top-dimensional elements plus what is needed to apply
+//! boundary conditions by physical group.
+//!
+//! # What is read
+//! * **Dimension.** The mesh dimension is the highest element dimension in
+//!   the file (2 or 3). A 2D mesh must lie in a plane `z = const` (Gmsh
+//!   writes planar models with `z = 0`); `z` is dropped.
+//! * **Cells.** Elements of the mesh dimension become the cells: 3-node
+//!   triangles (Gmsh type 2) or 4-node tetrahedra (type 4). Second-order
+//!   6-node triangles (type 9) and 10-node tetrahedra (type 11) are read by
+//!   their vertex nodes (Gmsh lists them first); the mid-edge nodes, which
+//!   may lie on curved boundaries, are dropped (they must still be in
+//!   `$Nodes`) and [`GmshMesh::second_order`] says so: the mesh is the
+//!   straight-sided one, and P2 spaces place their edge nodes at edge
+//!   midpoints. Cells keep the file's order.
+//! * **Vertices.** Only nodes that are vertices of cells are kept, numbered
+//!   `0, 1, …` in increasing Gmsh node tag (tags may be sparse and appear in
+//!   any order); [`GmshMesh::node_tags`] maps back.
+//! * **Orientation.** Cells with `det J < 0` (e.g. triangles of a surface
+//!   whose normal is `−z`) are reoriented by swapping two vertices
+//!   ([`Mesh::reorient`]) and counted in [`GmshMesh::reoriented`]; then the
+//!   mesh must pass [`Mesh::validate`], so degenerate cells are errors naming
+//!   the element tag and line.
+//! * **Lower-dimensional elements** (points, lines, and triangles of a 3D
+//!   mesh) are kept in [`GmshMesh::elements`] with their entity, so that
+//!   physical groups of boundaries can be resolved to vertices
+//!   ([`GmshMesh::group_vertices`]). Their nodes must be cell vertices.
+//! * **Physical groups** come from `$PhysicalNames` (names) and `$Entities`
+//!   (which entities belong to which groups). Note that Gmsh saves only the
+//!   elements of physical groups when a model has any, unless
+//!   `Mesh.SaveAll = 1`: give the domain a physical group too.
+//!
+//! Other element types (quadrangles, hexahedra, prisms, pyramids, higher
+//! orders) are rejected with a clear message; other sections (`$Periodic`,
+//! `$NodeData`, …) are skipped.
+//!
+//! # Errors
+//! A malformed file gives [`Error::MeshFile`] with the 1-based line and the
+//! reason, e.g. `MSH version 2.2 is not supported; …`, `truncated file: …`,
+//! `expected 3 coordinates 'x y z' for node 9 of node block 9 of 9, found
+//! '0.29 abc 0': 'abc' is not a number`, `element 12 refers to node 99,
+//! which is not in the $Nodes section` (every node of an element must be in
+//! `$Nodes`, and appear once in it). In a binary file the line is
+//! reported as 0 once binary data has begun, and the reason names the
+//! section and byte offset. No input makes the reader panic.
+//!
+//! # Implementation
+//! The file is read once, by femquad's own reader. A scan first splits it
+//! into its `$Name … $EndName` sections (so that a record cut short is told
+//! apart from a file cut short). `$MeshFormat` and `$PhysicalNames` are
+//! ASCII in every file; `$Entities`, `$Nodes` and `$Elements` are parsed by
+//! one parser per section, written against a reader of `size_t`, `int` and
+//! `double` values that is either ASCII or binary (either byte order,
+//! `size_t` of 8 or 4 bytes). In ASCII files the reader expects the layout
+//! Gmsh writes: one record (section header, block header, node tag, node
+//! coordinates, element, entity) per line, so that an error names its line.
+
+use std::path::Path;
+
+use super::Mesh;
+use crate::{Error, Result};
+
+mod ascii;
+mod binary;
+mod build;
+mod elements;
+mod entities;
+mod header;
+mod nodes;
+mod reader;
+mod source;
+#[cfg(test)]
+mod tests;
+
+use ascii::Ascii;
+use binary::Binary;
+use build::Parts;
+use reader::{Reader, Records};
+use source::{Section, Source};
+
+/// A mesh read from a Gmsh file, with the Gmsh information needed to apply
+/// boundary conditions and material data by physical group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GmshMesh {
+    /// The simplicial mesh of the top-dimensional elements (valid,
+    /// positively oriented).
+    pub mesh: Mesh,
+    /// Number of cells whose vertices 1 and 2 were swapped because
+    /// `det J < 0` in the file's order.
+    pub reoriented: usize,
+    /// `true` when cells were second order (6-node triangles or 10-node
+    /// tetrahedra) and only their vertex nodes were read.
+    pub second_order: bool,
+    /// Gmsh node tag of each mesh vertex (increasing).
+    pub node_tags: Vec<u64>,
+    /// Gmsh element tag of each cell.
+    pub cell_tags: Vec<u64>,
+    /// Gmsh entity tag (of dimension `mesh.dim()`) of each cell: the
+    /// geometric surface or volume the cell belongs to.
+    pub cell_entities: Vec<i32>,
+    /// Elements of lower dimension than the mesh (points, boundary lines,
+    /// boundary triangles), in file order.
+    pub elements: Vec<GmshElement>,
+    /// The geometric entities of `$Entities` with their physical tags
+    /// (empty if the file has no `$Entities` section).
+    pub entities: Vec<GmshEntity>,
+    /// Physical groups, sorted by `(dim, tag)`: those named in
+    /// `$PhysicalNames` and those referred to by entities.
+    pub physical_groups: Vec<PhysicalGroup>,
+}
+
+/// A lower-dimensional Gmsh element (point, line, or triangle of a 3D mesh).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GmshElement {
+    /// Gmsh element tag.
+    pub tag: u64,
+    /// Dimension: 0 point, 1 line, 2 triangle.
+    pub dim: usize,
+    /// Tag of the geometric entity (of dimension `dim`) it belongs to.
+    pub entity: i32,
+    /// Its vertices as mesh vertex indices (`dim + 1` of them; mid-edge
+    /// nodes of second-order elements are dropped), in Gmsh's order.
+    pub vertices: Vec<u32>,
+}
+
+/// A geometric entity of the Gmsh model (point, curve, surface, volume).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GmshEntity {
+    /// Dimension, 0 to 3.
+    pub dim: usize,
+    /// Entity tag (unique per dimension).
+    pub tag: i32,
+    /// Tags of the physical groups (of the same dimension) it belongs to.
+    pub physical_tags: Vec<i32>,
+}
+
+/// A Gmsh physical group: a named set of entities of one dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhysicalGroup {
+    /// Dimension of its entities.
+    pub dim: usize,
+    /// Physical tag (unique per dimension).
+    pub tag: i32,
+    /// Name from `$PhysicalNames`; empty if the group has none.
+    pub name: String,
+}
+
+impl GmshMesh {
+    /// The physical group called `name`, if any.
+    pub fn physical_group(&self, name: &str) -> Option<&PhysicalGroup> {
+        self.physical_groups.iter().find(|g| g.name == name)
+    }
+
+    /// Physical tags of entity `(dim, tag)` (empty if unknown).
+    pub fn physical_tags(&self, dim: usize, entity: i32) -> &[i32] {
+        self.entities
+            .iter()
+            .find(|e| e.dim == dim && e.tag == entity)
+            .map_or(&[], |e| &e.physical_tags)
+    }
+
+    /// Entity tags of dimension `group.dim` that belong to `group`.
+    fn group_entities(&self, group: &PhysicalGroup) -> Vec<i32> {
+        self.entities
+            .iter()
+            .filter(|e| e.dim == group.dim && e.physical_tags.contains(&group.tag))
+            .map(|e| e.tag)
+            .collect()
+    }
+
+    /// Indices of the cells in `group` (empty unless `group.dim` is the mesh
+    /// dimension), increasing.
+    pub fn group_cells(&self, group: &PhysicalGroup) -> Vec<u32> {
+        if group.dim != self.mesh.dim() {
+            return Vec::new();
+        }
+        let ents = self.group_entities(group);
+        (0..self.mesh.n_cells() as u32)
+            .filter(|&c| ents.contains(&self.cell_entities[c as usize]))
+            .collect()
+    }
+
+    /// The lower-dimensional elements in `group` (e.g. the boundary lines of
+    /// a physical curve), in file order.
+    pub fn group_elements(&self, group: &PhysicalGroup) -> Vec<&GmshElement> {
+        let ents = self.group_entities(group);
+        self.elements
+            .iter()
+            .filter(|e| e.dim == group.dim && ents.contains(&e.entity))
+            .collect()
+    }
+
+    /// The mesh vertices of the elements (or cells) in `group`, sorted and
+    /// without repetition: the vertices on which to impose a Dirichlet
+    /// condition given on that group.
+    pub fn group_vertices(&self, group: &PhysicalGroup) -> Vec<u32> {
+        let mut v: Vec<u32> = self
+            .group_elements(group)
+            .iter()
+            .flat_map(|e| e.vertices.iter().copied())
+            .collect();
+        for c in self.group_cells(group) {
+            v.extend_from_slice(self.mesh.cell(c as usize));
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// Reads a Gmsh MSH 4.1 file (ASCII or binary); see the [module docs](self)
+/// for what is read and how.
+///
+/// Errors: [`Error::Io`] if the file cannot be read, [`Error::MeshFile`]
+/// (line and reason) if it is malformed or holds elements femquad does not
+/// support.
+pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_gmsh(&bytes, path)
+}
+
+/// Parses MSH 4.1 content held in memory, as [`read_gmsh`]; `path` only
+/// names the source in error messages.
+pub fn parse_gmsh(bytes: &[u8], path: impl AsRef<Path>) -> Result<GmshMesh> {
+    let mut src = Source::new(path.as_ref(), bytes);
+    let format = header::mesh_format(&src)?;
+    src.scan(format.binary)?;
+    let names = match src.section("PhysicalNames") {
+        Some(s) => header::physical_names(&src, s)?,
+        None => Vec::new(),
+    };
+    let parts = if format.binary {
+        read_sections(&src, names, |s| Binary::new(bytes, s, &format))?
+    } else {
+        read_sections(&src, names, |s| Ascii::new(bytes, s))?
+    };
+    build::build(&src, parts)
+}
+
+/// Reads `$Entities`, `$Nodes` and `$Elements` of `src` with the readers
+/// that `reader` makes (ASCII or binary).
+fn read_sections<R: Reader>(
+    src: &Source,
+    names: Vec<PhysicalGroup>,
+    reader: impl Fn(&Section) -> R,
+) -> Result<Parts> {
+    let records = |s| Records::new(src, s, reader(s));
+    let nodes_section = src.require("Nodes")?;
+    let elements_section = src.require("Elements")?;
+    let entities = match src.section("Entities") {
+        Some(s) => entities::read(&mut records(s))?,
+        None => Vec::new(),
+    };
+    let nodes = nodes::read(&mut records(nodes_section))?;
+    let tag_map = nodes::TagMap::new(src, &nodes)?;
+    let elements = elements::read(&mut records(elements_section), &tag_map)?;
+    Ok(Parts {
+        names,
+        entities,
+        nodes,
+        elements,
+    })
+}
