@@ -34,7 +34,11 @@ fn assert_rate<R: Real>(
     })
     .unwrap();
     let table = table.join("\n");
-    eprintln!("{} {dim}D P{order} ({}):\n{table}", problem.name, R::PRECISION.name());
+    eprintln!(
+        "{} {dim}D P{order} ({}):\n{table}",
+        problem.name,
+        R::PRECISION.name()
+    );
     let rate = s.final_rate().unwrap();
     let expected = (order + 1) as f64;
     assert!(
