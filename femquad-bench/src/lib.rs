@@ -27,7 +27,7 @@
 //! A failed check or an error does not stop a suite or sweep (the row is
 //! marked, see [`row`]); the program exits with an error at the end.
 //!
-//! Modules: [`options`] (command line), [`spec`] (cases, suite), [`run`]
+//! Modules: [`options`] (command line), [`spec`] (cases, suite), [`mod@run`]
 //! (what the options ask for), [`host`] and [`runner`] (measuring; the
 //! calls into `femquad::opencl` live there), [`row`] (the result type),
 //! [`output`] (CSV/JSON), [`table`] (printed results), [`plot`] (SVG),

@@ -525,9 +525,11 @@ impl<'a> Runner<'a> {
         let times = work
             .integ
             .time_kernel(ctx.physics, self.opts.reps as usize)?;
-        let t_med = median(&times) * 1e-9;
-        let t_min = times.iter().copied().min().unwrap_or(0) as f64 * 1e-9;
-        let t_max = times.iter().copied().max().unwrap_or(0) as f64 * 1e-9;
+        // nanoseconds from the profiling events; ms = ns / 10⁶ exactly rounded
+        let med_ns = median(&times);
+        let min_ns = times.iter().copied().min().unwrap_or(0) as f64;
+        let max_ns = times.iter().copied().max().unwrap_or(0) as f64;
+        let t_med = med_ns * 1e-9;
         if t_med.is_nan() || t_med <= 0.0 {
             return Err(BenchError::Usage(format!(
                 "{name}: the device reported a kernel time of 0 (profiling unavailable?)"
@@ -536,9 +538,9 @@ impl<'a> Runner<'a> {
         let predicted = model.predicted_s(copy.bytes_per_s(), None);
         let gb = model.bytes / t_med * 1e-9;
         row.reps = times.len();
-        row.time_ms = finite(t_med * 1e3);
-        row.time_ms_min = finite(t_min * 1e3);
-        row.time_ms_max = finite(t_max * 1e3);
+        row.time_ms = finite(med_ns / 1e6);
+        row.time_ms_min = finite(min_ns / 1e6);
+        row.time_ms_max = finite(max_ns / 1e6);
         row.gflops = finite(model.flops / t_med * 1e-9);
         row.gb_per_s = finite(gb);
         row.copy_gb_per_s = finite(copy.gb_per_s());
