@@ -1,9 +1,12 @@
 //! [`VectorOps`] for [`DeviceVector`]: every operation a device kernel
 //! (see [`crate::opencl::vector`]).
 
-use super::VectorOps;
+use std::sync::Arc;
+
+use super::{VectorOps, check_len_of};
 use crate::opencl::DeviceVector;
-use crate::{Real, Result};
+use crate::opencl::vector::device_label;
+use crate::{Error, Real, Result};
 
 impl<R: Real> VectorOps for DeviceVector<R> {
     fn len(&self) -> usize {
@@ -12,6 +15,20 @@ impl<R: Real> VectorOps for DeviceVector<R> {
 
     fn zeros_like(&self) -> Result<Self> {
         DeviceVector::zeros_like(self)
+    }
+
+    fn check_compatible(&self, own: &str, name: &'static str, other: &Self) -> Result<()> {
+        if !Arc::ptr_eq(self.device(), other.device()) {
+            return Err(Error::arg(
+                name,
+                format!(
+                    "`{name}` is on {} but `{own}` on {} (a different device or context)",
+                    device_label(other.device()),
+                    device_label(self.device())
+                ),
+            ));
+        }
+        check_len_of(own, name, other.len(), self.len())
     }
 
     fn copy_from(&mut self, x: &Self) -> Result<()> {

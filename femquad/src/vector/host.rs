@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::{VectorOps, check_len};
+use super::{VectorOps, check_len, check_len_of};
 use crate::{Error, Real, Result};
 
 /// Entries per block of the host reductions (and per parallel task): the
@@ -87,6 +87,10 @@ impl<R: Real> VectorOps for Vec<R> {
 
     fn zeros_like(&self) -> Result<Self> {
         Ok(vec![R::ZERO; Vec::len(self)])
+    }
+
+    fn check_compatible(&self, own: &str, name: &'static str, other: &Self) -> Result<()> {
+        check_len_of(own, name, other.len(), self.len())
     }
 
     fn copy_from(&mut self, x: &Self) -> Result<()> {

@@ -240,6 +240,14 @@ impl<R: Real> VectorOps for Vector<R> {
         })
     }
 
+    fn check_compatible(&self, own: &str, name: &'static str, other: &Self) -> Result<()> {
+        match (self, other) {
+            (Vector::Host(a), Vector::Host(b)) => a.check_compatible(own, name, b),
+            (Vector::Device(a), Vector::Device(b)) => a.check_compatible(own, name, b),
+            (this, other) => Err(mixed(name, other.location(), own, this.location())),
+        }
+    }
+
     fn copy_from(&mut self, x: &Self) -> Result<()> {
         dispatch2!(self, "y", x, "x", |y, x| VectorOps::copy_from(y, x))
     }

@@ -78,6 +78,15 @@ pub trait VectorOps: Sized {
     /// A vector of zeros of the same length, precision and location.
     fn zeros_like(&self) -> Result<Self>;
 
+    /// Checks that `other` (the operand named `name`) can be combined with
+    /// this vector (named `own`): the same length and location. The solvers
+    /// check their arguments so before the first operator application.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `name` (and, for different places,
+    /// both locations).
+    fn check_compatible(&self, own: &str, name: &'static str, other: &Self) -> Result<()>;
+
     /// `y ← x`.
     fn copy_from(&mut self, x: &Self) -> Result<()>;
 
@@ -143,6 +152,24 @@ pub(crate) fn check_len(name: &'static str, got: usize, expected: usize) -> Resu
         Err(Error::arg(
             name,
             format!("expected {expected} entries, got {got}"),
+        ))
+    }
+}
+
+/// Checks that the operand `name` has as many entries (`got`) as the vector
+/// `own` (`expected`).
+pub(crate) fn check_len_of(
+    own: &str,
+    name: &'static str,
+    got: usize,
+    expected: usize,
+) -> Result<()> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(Error::arg(
+            name,
+            format!("expected {expected} entries (as `{own}`), got {got}"),
         ))
     }
 }
