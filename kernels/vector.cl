@@ -2,7 +2,10 @@
 //
 // The host prepends (femquad/src/opencl/vector/program.rs):
 //   #pragma OPENCL EXTENSION cl_khr_fp64 : enable   (if real or acc is double)
-//   typedef float|double real;  typedef float4|double4 real4;
+//   typedef float|double real;
+//   typedef float4|double2 realv;  #define VW 4|2
+//                               the 16-byte vector of VW entries each
+//                               work-item moves at once
 //   typedef double|float acc;   accumulator of reductions: double whenever
 //                               the device has fp64 (f32 vectors too)
 //   #define WG 256              work-group size of every kernel (a power of two)
@@ -12,21 +15,41 @@
 // those of the host implementation.
 #pragma OPENCL FP_CONTRACT OFF
 
+// The block of VW entries at i (a multiple of VW) as one realv. Buffers are
+// whole cl_mem objects, aligned to CL_DEVICE_MEM_BASE_ADDR_ALIGN (at least
+// 128 bytes), so the realv accesses are aligned 16-byte transactions, as in
+// the float4 copy kernel the bandwidth is measured with. (16 bytes in f64
+// too: on an H100 a store-only kernel writing double4 reached half the
+// bandwidth of one writing double2.)
+#define LOADV(p, i) (((__global const realv *)(p))[(i) / VW])
+#define STOREV(p, i, v) (((__global realv *)(p))[(i) / VW] = (v))
+
+// s += a·b over the VW entries in order, and m = max(m, |v|), in acc.
+#if VW == 4
+#define DOTV(s, a, b) s += (acc)(a).s0 * (acc)(b).s0; s += (acc)(a).s1 * (acc)(b).s1; \
+    s += (acc)(a).s2 * (acc)(b).s2; s += (acc)(a).s3 * (acc)(b).s3;
+#define ABSMAXV(m, v) m = nan_max(m, (acc)fabs((v).s0)); m = nan_max(m, (acc)fabs((v).s1)); \
+    m = nan_max(m, (acc)fabs((v).s2)); m = nan_max(m, (acc)fabs((v).s3));
+#else
+#define DOTV(s, a, b) s += (acc)(a).s0 * (acc)(b).s0; s += (acc)(a).s1 * (acc)(b).s1;
+#define ABSMAXV(m, v) m = nan_max(m, (acc)fabs((v).s0)); m = nan_max(m, (acc)fabs((v).s1));
+#endif
+
 // ---------------------------------------------------------------------------
-// Elementwise kernels. Work-item i owns the block of elements 4i..4i+3 and
-// moves it with one vload4/vstore4 (16 bytes in f32, 32 in f64; consecutive
-// work-items touch consecutive blocks, so the accesses of a work-group are
-// coalesced); the last, partial block is done element by element.
-// Launch: ceil(ceil(n/4)/WG) work-groups of WG work-items.
+// Elementwise kernels. Work-item b owns the block of entries VW·b ..
+// VW·b + VW − 1 and moves it as one realv (consecutive work-items touch
+// consecutive blocks, so the accesses of a work-group are coalesced); the
+// last, partial block is done entry by entry.
+// Launch: ceil(ceil(n/VW)/WG) work-groups of WG work-items.
 // ---------------------------------------------------------------------------
 
 // y[k] = a
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void vec_fill(__global real *restrict y, const ulong n, const real a)
 {
-    const ulong i = 4 * (ulong)get_global_id(0);
-    if (i + 4 <= n) {
-        vstore4((real4)(a), 0, y + i);
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        STOREV(y, i, (realv)(a));
     } else {
         for (ulong k = i; k < n; ++k) y[k] = a;
     }
@@ -36,9 +59,9 @@ void vec_fill(__global real *restrict y, const ulong n, const real a)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void vec_copy(__global real *restrict y, __global const real *restrict x, const ulong n)
 {
-    const ulong i = 4 * (ulong)get_global_id(0);
-    if (i + 4 <= n) {
-        vstore4(vload4(0, x + i), 0, y + i);
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        STOREV(y, i, LOADV(x, i));
     } else {
         for (ulong k = i; k < n; ++k) y[k] = x[k];
     }
@@ -48,9 +71,9 @@ void vec_copy(__global real *restrict y, __global const real *restrict x, const 
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void vec_scale(__global real *restrict y, const ulong n, const real a)
 {
-    const ulong i = 4 * (ulong)get_global_id(0);
-    if (i + 4 <= n) {
-        vstore4(a * vload4(0, y + i), 0, y + i);
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        STOREV(y, i, a * LOADV(y, i));
     } else {
         for (ulong k = i; k < n; ++k) y[k] = a * y[k];
     }
@@ -61,9 +84,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void vec_axpy(__global real *restrict y, __global const real *restrict x, const ulong n,
               const real a)
 {
-    const ulong i = 4 * (ulong)get_global_id(0);
-    if (i + 4 <= n) {
-        vstore4(vload4(0, y + i) + a * vload4(0, x + i), 0, y + i);
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        STOREV(y, i, LOADV(y, i) + a * LOADV(x, i));
     } else {
         for (ulong k = i; k < n; ++k) y[k] = y[k] + a * x[k];
     }
@@ -74,9 +97,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void vec_axpby(__global real *restrict y, __global const real *restrict x, const ulong n,
                const real a, const real b)
 {
-    const ulong i = 4 * (ulong)get_global_id(0);
-    if (i + 4 <= n) {
-        vstore4(a * vload4(0, x + i) + b * vload4(0, y + i), 0, y + i);
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        STOREV(y, i, a * LOADV(x, i) + b * LOADV(y, i));
     } else {
         for (ulong k = i; k < n; ++k) y[k] = a * x[k] + b * y[k];
     }
@@ -87,9 +110,9 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void vec_pointwise_mult(__global real *restrict w, __global const real *x,
                         __global const real *y, const ulong n)
 {
-    const ulong i = 4 * (ulong)get_global_id(0);
-    if (i + 4 <= n) {
-        vstore4(vload4(0, x + i) * vload4(0, y + i), 0, w + i);
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        STOREV(w, i, LOADV(x, i) * LOADV(y, i));
     } else {
         for (ulong k = i; k < n; ++k) w[k] = x[k] * y[k];
     }
@@ -98,7 +121,7 @@ void vec_pointwise_mult(__global real *restrict w, __global const real *x,
 // y[k] = (((y[k] + a0 x0[k]) + a1 x1[k]) + ...) for the first nv (1..8) of
 // x0..x7: the order of nv successive axpy's, one pass over y. Unused x's are
 // any valid buffer (never read).
-#define MAXPY4(j) if (nv > j) v = v + a##j * vload4(0, x##j + i);
+#define MAXPYV(j) if (nv > j) v = v + a##j * LOADV(x##j, i);
 #define MAXPY1(j) if (nv > j) v = v + a##j * x##j[k];
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void vec_maxpy(__global real *restrict y, const ulong n, const uint nv,
@@ -109,11 +132,11 @@ void vec_maxpy(__global real *restrict y, const ulong n, const uint nv,
                __global const real *x4, __global const real *x5,
                __global const real *x6, __global const real *x7)
 {
-    const ulong i = 4 * (ulong)get_global_id(0);
-    if (i + 4 <= n) {
-        real4 v = vload4(0, y + i);
-        MAXPY4(0) MAXPY4(1) MAXPY4(2) MAXPY4(3) MAXPY4(4) MAXPY4(5) MAXPY4(6) MAXPY4(7)
-        vstore4(v, 0, y + i);
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        realv v = LOADV(y, i);
+        MAXPYV(0) MAXPYV(1) MAXPYV(2) MAXPYV(3) MAXPYV(4) MAXPYV(5) MAXPYV(6) MAXPYV(7)
+        STOREV(y, i, v);
     } else {
         for (ulong k = i; k < n; ++k) {
             real v = y[k];
@@ -126,10 +149,10 @@ void vec_maxpy(__global real *restrict y, const ulong n, const uint nv,
 // ---------------------------------------------------------------------------
 // Reductions, in a fixed order.
 //
-// Pass 1 runs G work-groups, G = clamp(ceil(ceil(n/4)/WG), 1, 1024): a
+// Pass 1 runs G work-groups, G = clamp(ceil(ceil(n/VW)/WG), 1, 1024): a
 // function of n alone (never of the device's occupancy). Work-item t of group
 // g accumulates the blocks b = g·WG + t, b + G·WG, b + 2·G·WG, ... in
-// ascending order (the four entries of a block in order), then the group
+// ascending order (the VW entries of a block in order), then the group
 // combines its WG values by a fixed binary tree in local memory
 // (l[t] += l[t + h] for h = WG/2, WG/4, ..., 1) and work-item 0 writes the
 // group's partial. Pass 2 runs one work-group per result: work-item t
@@ -192,9 +215,7 @@ inline ulong group_min(ulong s, __local ulong *l)
 // nv products; products and sums in acc. The nv trees run side by side in
 // one loop (rows of l), so no barrier sits in a branch; row j's tree is the
 // tree of group_sum, so a multi-dot's w·v_j is bitwise the single dot's.
-#define DOT4(j) if (nv > j) { const real4 v = vload4(0, v##j + i); \
-    s##j += (acc)w4.s0 * (acc)v.s0; s##j += (acc)w4.s1 * (acc)v.s1; \
-    s##j += (acc)w4.s2 * (acc)v.s2; s##j += (acc)w4.s3 * (acc)v.s3; }
+#define DOTVJ(j) if (nv > j) { const realv v = LOADV(v##j, i); DOTV(s##j, wv, v) }
 #define DOT1(j) if (nv > j) s##j += wk * (acc)v##j[k];
 #define DOT_LOCAL(j) if (nv > j) l[j * WG + t] = s##j;
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
@@ -209,12 +230,12 @@ void vec_mdot_partials(__global const real *restrict w, const ulong n, const uin
     const uint G = get_num_groups(0);
     const uint t = get_local_id(0);
     acc s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-    const ulong blocks = (n + 3) / 4;
+    const ulong blocks = (n + VW - 1) / VW;
     for (ulong b = get_global_id(0); b < blocks; b += (ulong)G * WG) {
-        const ulong i = 4 * b;
-        if (i + 4 <= n) {
-            const real4 w4 = vload4(0, w + i);
-            DOT4(0) DOT4(1) DOT4(2) DOT4(3) DOT4(4) DOT4(5) DOT4(6) DOT4(7)
+        const ulong i = VW * b;
+        if (i + VW <= n) {
+            const realv wv = LOADV(w, i);
+            DOTVJ(0) DOTVJ(1) DOTVJ(2) DOTVJ(3) DOTVJ(4) DOTVJ(5) DOTVJ(6) DOTVJ(7)
         } else {
             for (ulong k = i; k < n; ++k) {
                 const acc wk = w[k];
@@ -242,15 +263,12 @@ void vec_absmax_partials(__global const real *restrict x, const ulong n,
     __local acc l[WG];
     const uint G = get_num_groups(0);
     acc m = 0;
-    const ulong blocks = (n + 3) / 4;
+    const ulong blocks = (n + VW - 1) / VW;
     for (ulong b = get_global_id(0); b < blocks; b += (ulong)G * WG) {
-        const ulong i = 4 * b;
-        if (i + 4 <= n) {
-            const real4 v = fabs(vload4(0, x + i));
-            m = nan_max(m, (acc)v.s0);
-            m = nan_max(m, (acc)v.s1);
-            m = nan_max(m, (acc)v.s2);
-            m = nan_max(m, (acc)v.s3);
+        const ulong i = VW * b;
+        if (i + VW <= n) {
+            const realv v = LOADV(x, i);
+            ABSMAXV(m, v)
         } else {
             for (ulong k = i; k < n; ++k) m = nan_max(m, (acc)fabs(x[k]));
         }
@@ -267,11 +285,11 @@ void vec_nonfinite_partials(__global const real *restrict x, const ulong n,
     __local ulong l[WG];
     const uint G = get_num_groups(0);
     ulong first = n;
-    const ulong blocks = (n + 3) / 4;
+    const ulong blocks = (n + VW - 1) / VW;
     // a work-item's blocks ascend: its first hit is its smallest index
     for (ulong b = get_global_id(0); b < blocks && first == n; b += (ulong)G * WG) {
-        const ulong i = 4 * b;
-        const ulong end = min(i + 4, n);
+        const ulong i = VW * b;
+        const ulong end = min(i + VW, n);
         for (ulong k = i; k < end; ++k) {
             if (!isfinite(x[k])) {
                 first = k;

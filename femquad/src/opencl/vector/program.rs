@@ -23,13 +23,16 @@ pub const BATCH: usize = 8;
 /// Largest number of work-groups of a reduction's first pass.
 pub const MAX_GROUPS: usize = 1024;
 
-/// Entries per work-item of the elementwise kernels (one `vload4`).
-const PER_ITEM: usize = 4;
+/// Entries `VW` a work-item moves at once: a 16-byte vector (`float4` in
+/// `f32`, `double2` in `f64`).
+pub fn vector_width(precision: Precision) -> usize {
+    16 / precision.size()
+}
 
-/// Work-groups of an elementwise kernel over `n` entries: one work-item per
-/// block of 4 entries.
-pub fn elementwise_groups(n: usize) -> usize {
-    n.div_ceil(PER_ITEM).div_ceil(WG)
+/// Work-groups of an elementwise kernel over `n` entries of `precision`: one
+/// work-item per block of `VW` entries.
+pub fn elementwise_groups(n: usize, precision: Precision) -> usize {
+    n.div_ceil(vector_width(precision)).div_ceil(WG)
 }
 
 /// Work-groups of an index kernel over `m` indices: one work-item each.
@@ -37,13 +40,15 @@ pub fn index_groups(m: usize) -> usize {
     m.div_ceil(WG)
 }
 
-/// Work-groups `G` of the first pass of a reduction over `n > 0` entries:
-/// `clamp(⌈⌈n/4⌉/WG⌉, 1, MAX_GROUPS)`, a function of `n` alone, so the
-/// reduction order (and the rounded result) never depends on the device's
-/// occupancy. At 2²³ entries this is 1024 groups of 256 work-items (about
-/// one full wave on a 132-SM H200), each work-item reading 8 blocks of 4.
-pub fn reduction_groups(n: usize) -> usize {
-    elementwise_groups(n).clamp(1, MAX_GROUPS)
+/// Work-groups `G` of the first pass of a reduction over `n > 0` entries of
+/// `precision`: `clamp(⌈⌈n/VW⌉/WG⌉, 1, MAX_GROUPS)`, a function of `n`
+/// (and the precision) alone, so the reduction order (and the rounded
+/// result) never depends on the device's occupancy. At 2²³ entries this is
+/// 1024 groups of 256 work-items (about one full wave of 2048 threads on
+/// each of an H200's 132 SMs), each work-item reading 8 (f32) or 16 (f64)
+/// blocks of 16 bytes.
+pub fn reduction_groups(n: usize, precision: Precision) -> usize {
+    elementwise_groups(n, precision).clamp(1, MAX_GROUPS)
 }
 
 /// The OpenCL source for vectors of `precision`, accumulating reductions in
@@ -56,8 +61,10 @@ pub fn vector_source(precision: Precision, acc_double: bool) -> String {
     } else {
         ""
     };
+    let vw = vector_width(precision);
     format!(
-        "{fp64}typedef {real} real;\ntypedef {real}4 real4;\ntypedef {acc} acc;\n#define WG {WG}\n\n{VECTOR_TEMPLATE}"
+        "{fp64}typedef {real} real;\ntypedef {real}{vw} realv;\n#define VW {vw}\n\
+         typedef {acc} acc;\n#define WG {WG}\n\n{VECTOR_TEMPLATE}"
     )
 }
 
@@ -288,13 +295,15 @@ mod tests {
 
     #[test]
     fn partitions_depend_on_the_length_only() {
-        assert_eq!(elementwise_groups(0), 0);
-        assert_eq!(elementwise_groups(1), 1);
-        assert_eq!(elementwise_groups(4 * WG), 1);
-        assert_eq!(elementwise_groups(4 * WG + 1), 2);
-        assert_eq!(reduction_groups(1), 1);
-        assert_eq!(reduction_groups(1 << 23), MAX_GROUPS);
-        assert_eq!(reduction_groups(5 * 4 * WG), 5);
+        let (f32, f64) = (Precision::F32, Precision::F64);
+        assert_eq!(elementwise_groups(0, f32), 0);
+        assert_eq!(elementwise_groups(1, f64), 1);
+        assert_eq!(elementwise_groups(4 * WG, f32), 1);
+        assert_eq!(elementwise_groups(4 * WG, f64), 2);
+        assert_eq!(elementwise_groups(4 * WG + 1, f32), 2);
+        assert_eq!(reduction_groups(1, f32), 1);
+        assert_eq!(reduction_groups(1 << 23, f64), MAX_GROUPS);
+        assert_eq!(reduction_groups(5 * 4 * WG, f32), 5);
         assert_eq!(index_groups(257), 2);
     }
 
@@ -305,6 +314,10 @@ mod tests {
         assert!(s.contains("typedef float real;") && s.contains("typedef double acc;"));
         let s = vector_source(Precision::F32, false);
         assert!(s.starts_with("typedef float real;") && s.contains("typedef float acc;"));
-        assert!(vector_source(Precision::F64, true).contains("typedef double4 real4;"));
+        let s = vector_source(Precision::F64, true);
+        assert!(s.contains("typedef double2 realv;\n#define VW 2\n"), "{s}");
+        assert!(
+            vector_source(Precision::F32, true).contains("typedef float4 realv;\n#define VW 4\n")
+        );
     }
 }

@@ -42,7 +42,7 @@ impl<R: Real> DeviceVector<R> {
         }
         let device = self.device();
         let n = self.len as u64;
-        let groups = reduction_groups(self.len);
+        let groups = reduction_groups(self.len, R::PRECISION);
         let acc = self.program.acc_size();
         let mut state = self.program.lock();
         state.reserve(device, groups * m * acc, m * acc)?;
@@ -78,7 +78,7 @@ impl<R: Real> DeviceVector<R> {
             return Ok(0.0);
         }
         let device = self.device();
-        let groups = reduction_groups(self.len);
+        let groups = reduction_groups(self.len, R::PRECISION);
         let acc = self.program.acc_size();
         let mut state = self.program.lock();
         state.reserve(device, groups * acc, acc)?;
@@ -105,7 +105,7 @@ impl<R: Real> DeviceVector<R> {
             return Ok(None);
         }
         let device = self.device();
-        let groups = reduction_groups(self.len);
+        let groups = reduction_groups(self.len, R::PRECISION);
         let n = self.len as u64;
         let mut state = self.program.lock();
         state.reserve(device, groups * 8, 8)?;
