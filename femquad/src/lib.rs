@@ -71,6 +71,7 @@ pub mod rng;
 pub mod solve;
 pub mod space;
 pub mod tabulation;
+pub mod vector;
 
 pub use error::{Error, Result};
 pub use femquad_macros::pointwise;
