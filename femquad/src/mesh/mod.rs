@@ -22,9 +22,11 @@ use rayon::prelude::*;
 
 use crate::{Error, Result};
 
+pub mod edges;
 pub mod generate;
 pub mod gmsh;
 
+pub use edges::{MeshEdges, mesh_edges};
 pub use generate::{
     MAX_JITTER, MeshOptions, mesh_for_cells, n_for_cells, unit_box, unit_cube, unit_square,
 };
