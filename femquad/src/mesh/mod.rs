@@ -25,12 +25,14 @@ use crate::{Error, Result};
 pub mod edges;
 pub mod generate;
 pub mod gmsh;
+pub mod renumber;
 
 pub use edges::{MeshEdges, mesh_edges};
 pub use generate::{
     MAX_JITTER, MeshOptions, mesh_for_cells, n_for_cells, unit_box, unit_cube, unit_square,
 };
 pub use gmsh::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup, parse_gmsh, read_gmsh};
+pub use renumber::{LocalityMetrics, Renumbering, locality_metrics, locality_renumbering};
 
 /// Relative tolerance below which a cell counts as degenerate: a cell with
 /// longest edge `h` is degenerate when `|det J| ≤ DEGENERACY_TOLERANCE · h^dim`.
