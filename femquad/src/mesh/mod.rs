@@ -25,6 +25,7 @@ use crate::{Error, Result};
 pub mod edges;
 pub mod generate;
 pub mod gmsh;
+pub mod refine;
 pub mod renumber;
 
 pub use edges::{MeshEdges, mesh_edges};
@@ -32,6 +33,7 @@ pub use generate::{
     MAX_JITTER, MeshOptions, mesh_for_cells, n_for_cells, unit_box, unit_cube, unit_square,
 };
 pub use gmsh::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup, parse_gmsh, read_gmsh};
+pub use refine::{Refinement, prepare_for_refinement, refine, refine_gmsh, refine_uniformly};
 pub use renumber::{LocalityMetrics, Renumbering, locality_metrics, locality_renumbering};
 
 /// Relative tolerance below which a cell counts as degenerate: a cell with
