@@ -8,7 +8,7 @@
 //! (the P2 node order).
 //!
 //! Users: the P2 function space ([`crate::space`]: node `n_vertices + k` is
-//! the midpoint of edge `k`) and uniform refinement ([`super::refine`]: new
+//! the midpoint of edge `k`) and uniform refinement ([`mod@super::refine`]: new
 //! vertex `n_vertices + k` is the midpoint of edge `k`), which therefore
 //! agree on the numbering of edge midpoints.
 

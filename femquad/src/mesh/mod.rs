@@ -13,6 +13,9 @@
 //!   [`Mesh::cell_volume`] and [`Mesh::total_volume`] measure the mesh.
 //! * [`generate`] builds structured meshes of the unit square and cube,
 //!   optionally jittered and shuffled; [`gmsh`] reads Gmsh MSH 4.1 files.
+//! * [`renumber`] renumbers vertices and cells for memory locality;
+//!   [`mod@refine`] refines uniformly (multigrid hierarchies); [`edges`]
+//!   numbers the global edges (P2 nodes, refinement midpoints).
 //!
 //! All whole-mesh operations run in parallel (rayon) and scale to meshes of
 //! 2²⁵ cells and more; the ones that report an error report the one with the
