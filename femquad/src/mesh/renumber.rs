@@ -199,6 +199,7 @@ pub fn locality_metrics(mesh: &Mesh) -> Result<LocalityMetrics> {
 /// non-finite coordinate.
 pub fn locality_renumbering(mesh: &Mesh) -> Result<Renumbering> {
     check_indices(mesh)?;
+    check_cell_count(mesh)?;
     check_finite(mesh)?;
     let order = hilbert_cell_order(mesh);
     Renumbering::from_cell_order(mesh, order)
@@ -230,6 +231,7 @@ impl Renumbering {
     /// range.
     pub fn from_cell_order(mesh: &Mesh, cell_old_of_new: Vec<u32>) -> Result<Renumbering> {
         check_indices(mesh)?;
+        check_cell_count(mesh)?;
         check_permutation("cell_old_of_new", &cell_old_of_new, mesh.n_cells())?;
         let (k, nv) = (mesh.vertices_per_cell(), mesh.n_vertices());
         // Chunks of cells in the new order are gathered in parallel (random
@@ -585,6 +587,17 @@ fn check_indices(mesh: &Mesh) -> Result<()> {
             cell,
             reason: d.reason(mesh.dim(), nv),
         });
+    }
+    Ok(())
+}
+
+/// Checks that cell indices fit the `u32` of a [`Renumbering`].
+fn check_cell_count(mesh: &Mesh) -> Result<()> {
+    if mesh.n_cells() > u32::MAX as usize {
+        return Err(Error::arg(
+            "mesh",
+            format!("{} cells do not fit 32-bit cell indices", mesh.n_cells()),
+        ));
     }
     Ok(())
 }
