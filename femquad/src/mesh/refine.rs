@@ -39,13 +39,13 @@
 //!   number of times this way, each child in the vertex order the rule
 //!   gives it, yields tetrahedra of at most 3 congruence classes: element
 //!   quality stays bounded at every level, by a purely combinatorial rule.
-//!   (Cutting the shortest diagonal at every level depends on ties in
-//!   lengths, and no comparable bound is known for it.) Which classes arise
+//!   (Cutting the shortest diagonal at every level depends on the geometry
+//!   and on how ties are broken; Bey's rule needs neither.) Which classes arise
 //!   depends on the coarse vertex order only; [`prepare_for_refinement`]
 //!   permutes each coarse tetrahedron's vertices (evenly) so that the first
 //!   diagonal cut is its shortest, and [`refine_uniformly`] does so before
-//!   its first level. The worst shape `h_max³/|det J|` of the whole
-//!   hierarchy is then the coarse mesh's — 6.21 on a jittered Kuhn mesh,
+//!   its first level. In the tests the worst shape `h_max³/|det J|` of the
+//!   whole hierarchy is then the coarse mesh's — 6.21 on a jittered Kuhn mesh,
 //!   5.34 for one irregular tetrahedron — where refining the stored order
 //!   gives 16.96 and, for the tetrahedron listed with its longest diagonal
 //!   first, 31.30, at every level from the first on (bounded either way;
@@ -105,8 +105,8 @@ pub const TETRAHEDRON_CHILDREN: [[usize; 4]; 8] = [
     [8, 5, 6, 9], // T8 = (x02, x12, x13, x23), 0 ↔ 2
 ];
 
-/// Children of a boundary segment `(0, 1)` of a 2D mesh as local nodes
-/// (`2` = midpoint), in the segment's direction.
+/// Children of a line element `(0, 1)` (a boundary edge, or a curve of a
+/// 3D model) as local nodes (`2` = midpoint), in the line's direction.
 const SEGMENT_CHILDREN: [[usize; 2]; 2] = [[0, 2], [2, 1]];
 
 /// One level of uniform refinement: the fine mesh and how it relates to the
@@ -190,8 +190,8 @@ impl Refinement {
 
     /// The transpose `Pᵀ r_f` of [`Refinement::prolong_p1`] (restriction of
     /// a residual): `r_c[v] = r_f[v] + ½ Σ_{k : v ∈ edge k} r_f[n_v + k]`,
-    /// per component. The sum over edges runs in edge order, so the result
-    /// is the same for any thread count.
+    /// per component. It runs serially over the edges, in edge order
+    /// (`O(n_edges)`, a scattered sum that parallel threads would race on).
     ///
     /// Errors: [`Error::InvalidArgument`] (`fine`) unless
     /// `fine.len() == n_fine_vertices·n_comp`, `n_comp ≥ 1`.

@@ -241,8 +241,9 @@ impl Renumbering {
         const CHUNK: usize = 1 << 16;
         let mut seen = vec![0u64; nv.div_ceil(64)];
         let mut vertex_old_of_new: Vec<u32> = Vec::with_capacity(nv);
-        let mut slots = vec![0u32; CHUNK * k];
-        for olds in cell_old_of_new.chunks(CHUNK) {
+        let chunk = CHUNK.min(cell_old_of_new.len()).max(1);
+        let mut slots = vec![0u32; chunk * k];
+        for olds in cell_old_of_new.chunks(chunk) {
             let slots = &mut slots[..olds.len() * k];
             slots
                 .par_chunks_mut(k)
