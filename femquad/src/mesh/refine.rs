@@ -547,12 +547,10 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::element::Element;
     use crate::layout::TETRAHEDRON_EDGES;
     use crate::mesh::generate::{MeshOptions, mesh_for_cells, unit_cube, unit_square};
     use crate::mesh::gmsh::read_gmsh;
     use crate::rng::Rng;
-    use crate::space::FunctionSpace;
 
     fn jittered(seed: u64, shuffle: bool) -> MeshOptions {
         MeshOptions {
@@ -935,18 +933,6 @@ mod tests {
                 for (a, b) in p32.iter().zip(&pu) {
                     assert!((f64::from(*a) - b).abs() < 1e-6);
                 }
-            }
-        }
-    }
-
-    #[test]
-    fn fine_vertices_are_the_coarse_p2_nodes() {
-        for m in meshes() {
-            let r = refine(&m).unwrap();
-            let p2 = FunctionSpace::new(&m, Element::lagrange(m.dim(), 2).unwrap(), 1).unwrap();
-            assert_eq!(p2.node_coordinates(&m).unwrap(), r.mesh().vertices());
-            for (k, &e) in r.edge_vertices().iter().enumerate() {
-                assert_eq!(p2.edge(k), Some(e));
             }
         }
     }
