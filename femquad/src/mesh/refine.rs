@@ -980,7 +980,7 @@ mod tests {
 
     fn test_mesh(name: &str) -> GmshMesh {
         read_gmsh(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
+            Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/data")
                 .join(name),
         )
