@@ -172,6 +172,8 @@ pub fn solve<R: Real>(
         (u, stats.linear_iterations.iter().sum(), Some(stats))
     };
     let seconds = t0.elapsed().as_secs_f64();
+    // the solution is downloaded once, for the error and the output
+    let u: Vec<f64> = u.to_host()?.iter().map(|v| v.to_f64()).collect();
     let cell_errors = l2_error_cells(mesh, &space, &u, problem.exact, 2 * opts.order + 3)?;
     Ok(Solution {
         l2_error: cell_errors.iter().sum::<f64>().sqrt(),

@@ -18,18 +18,17 @@
 //! * **Native** ([`Backend::Native`]): gather on the host, the native
 //!   integrator, assembly `Eᵀ` on the host — the reference.
 
-use opencl3::memory::Buffer;
-
 use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
 use crate::discretization::{CellInputs, Discretization};
 use crate::error::{check_finite, check_len};
 use crate::mesh::Mesh;
 use crate::native::{Execution, element_vectors};
-use crate::opencl::{Assembly, OpenClOperator};
+use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;
 use crate::space::FunctionSpace;
+use crate::vector::{Location, Vector, VectorOps};
 use crate::{Error, Real, Result};
 
 /// Evaluates global residuals `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` of one
@@ -56,12 +55,10 @@ struct NativeResidual<R: Real> {
     element_vectors: Vec<R>,
 }
 
-/// The OpenCL operator and the device copies of `u` and `r`.
+/// The OpenCL operator and how it assembles.
 struct DeviceResidual<R: Real> {
     op: OpenClOperator<R>,
     assembly: Assembly,
-    u: Buffer<R>,
-    r: Buffer<R>,
 }
 
 impl<R: Real> Residual<R> {
@@ -99,11 +96,8 @@ impl<R: Real> Residual<R> {
                 }))
             }
             Backend::OpenCl { device, options } => {
-                let n = space.n_dofs();
                 let op = OpenClOperator::new(device.clone(), options.clone(), mesh, &space, disc)?;
                 Imp::OpenCl(Box::new(DeviceResidual {
-                    u: device.alloc::<R>(n, "u")?,
-                    r: device.alloc::<R>(n, "r")?,
                     op,
                     assembly: Assembly::default(),
                 }))
@@ -181,36 +175,107 @@ impl<R: Real> Residual<R> {
         }
     }
 
-    /// `r = F(u)` for the global vector `u` (`n_dofs` entries) with `constants`.
+    /// Where the residual's vectors live: the host (native backend) or
+    /// its device (OpenCL backend).
+    pub fn location(&self) -> Location {
+        match &self.imp {
+            Imp::Native(_) => Location::Host,
+            Imp::OpenCl(d) => {
+                let info = d.op.device().info();
+                Location::Device {
+                    index: info.index,
+                    name: info.name.clone(),
+                }
+            }
+        }
+    }
+
+    /// A vector of the space's `n_dofs` dofs, all zero, where this
+    /// residual's vectors live ([`Residual::location`]).
+    ///
+    /// # Errors
+    /// Device allocation errors.
+    pub fn vector(&self) -> Result<Vector<R>> {
+        let n = self.space.n_dofs();
+        match &self.imp {
+            Imp::Native(_) => Ok(Vector::host_zeros(n)),
+            Imp::OpenCl(d) => Vector::device_zeros(d.op.device(), n),
+        }
+    }
+
+    /// A vector holding `values` (`n_dofs` entries, interleaved node-major:
+    /// dof `node·N_comp + comp`), where this residual's vectors live (an
+    /// upload on a device).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `values` for a wrong length;
+    /// device errors.
+    pub fn vector_from(&self, values: &[R]) -> Result<Vector<R>> {
+        check_len("values", values, self.space.n_dofs())?;
+        match &self.imp {
+            Imp::Native(_) => Ok(Vector::Host(values.to_vec())),
+            Imp::OpenCl(d) => Ok(Vector::Device(DeviceVector::from_host(
+                d.op.device(),
+                values,
+            )?)),
+        }
+    }
+
+    /// `r = F(u)` for the global vector `u` with `constants`. `u` and `r`
+    /// hold the space's `n_dofs` dofs and live where the residual does
+    /// ([`Residual::vector`]); on a device nothing moves between host and
+    /// device but the check of `u` below (one scalar read) and, when they
+    /// change, the constants.
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `u` or `r` if its length is not
-    ///   the space's `n_dofs`, `constants` if the physics takes another
-    ///   number, `physics` if it does not fit the space, `aux` if the
-    ///   physics reads an auxiliary field that was never set.
-    /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of the
+    ///   the space's `n_dofs` or it lives elsewhere than the residual,
+    ///   `constants` if the physics takes another number, `physics` if it
+    ///   does not fit the space, `aux` if the physics reads an auxiliary
+    ///   field that was never set.
+    /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of its
     ///   first NaN or ±∞ (or `constants` and its index).
     pub fn evaluate<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
-        u: &[R],
+        u: &Vector<R>,
         constants: &[R],
-        r: &mut [R],
+        r: &mut Vector<R>,
+    ) -> Result<()> {
+        crate::vector::check_finite("u", u)?;
+        self.evaluate_unchecked(physics, u, constants, r)
+    }
+
+    /// [`Residual::evaluate`] without the scan of `u` for NaN and ±∞ (which
+    /// costs a reduction and a scalar read on a device): for solvers, which
+    /// detect non-finite values through the reductions they do anyway.
+    pub(crate) fn evaluate_unchecked<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        u: &Vector<R>,
+        constants: &[R],
+        r: &mut Vector<R>,
     ) -> Result<()> {
         let n = self.space.n_dofs();
-        let expected = |what: &'static str, len: usize| {
-            if len == n {
-                Ok(())
-            } else {
-                Err(Error::arg(
-                    what,
-                    format!("expected {n} entries (the space's dofs), got {len}"),
-                ))
+        let location = self.location();
+        for (name, v) in [("u", u), ("r", &*r)] {
+            if v.len() != n {
+                return Err(Error::arg(
+                    name,
+                    format!("expected {n} entries (the space's dofs), got {}", v.len()),
+                ));
             }
-        };
-        expected("u", u.len())?;
-        expected("r", r.len())?;
-        check_finite("u", u)?;
+            if v.location() != location {
+                return Err(Error::arg(
+                    name,
+                    format!(
+                        "lives on {} but the residual evaluates on {location}: make it \
+                         with Residual::vector or Residual::vector_from",
+                        v.location()
+                    ),
+                ));
+            }
+        }
         check_finite("constants", constants)?;
         self.discretization()
             .check_physics(physics, constants.len())?;
@@ -218,8 +283,8 @@ impl<R: Real> Residual<R> {
             let reads = physics.info().reads;
             reads.a || reads.grad_a
         };
-        match &mut self.imp {
-            Imp::Native(nat) => {
+        match (&mut self.imp, u, r) {
+            (Imp::Native(nat), Vector::Host(u), Vector::Host(r)) => {
                 if reads_aux && !nat.aux_set {
                     return Err(unset_aux(physics));
                 }
@@ -238,21 +303,17 @@ impl<R: Real> Residual<R> {
                 )?;
                 self.space.assemble(&nat.element_vectors, r)
             }
-            Imp::OpenCl(dev) => {
+            (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(r)) => {
                 if reads_aux && !dev.op.aux_is_set() {
                     return Err(unset_aux(physics));
                 }
-                let device = dev.op.device().clone();
-                device.write(
-                    &mut dev.u,
-                    u,
-                    crate::opencl::context::Transfer::Coefficients,
-                    "u",
-                )?;
                 dev.op
-                    .residual(physics, &dev.u, constants, &mut dev.r, dev.assembly, None)?;
-                device.read(&dev.r, r, "r")
+                    .residual(physics, u, constants, r, dev.assembly, None)
             }
+            _ => Err(Error::arg(
+                "u",
+                "the vectors do not live where the residual evaluates",
+            )),
         }
     }
 }

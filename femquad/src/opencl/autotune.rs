@@ -29,8 +29,6 @@
 
 use std::path::PathBuf;
 
-use opencl3::memory::Buffer;
-
 use super::bandwidth::median;
 use super::case::{gcd, lcm};
 use super::operator::{Assembly, OpenClOperator};
@@ -38,6 +36,7 @@ use super::shape::{
     DEFAULT_N_CB, GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config,
 };
 use super::tuning_cache::{CacheEntry, TuneCache, TuneKey, cache_path};
+use super::vector::DeviceVector;
 use crate::physics::Pointwise;
 use crate::{Error, Real, Result};
 
@@ -191,9 +190,9 @@ pub fn autotune_element<R: Real, P: Pointwise + ?Sized>(
 pub fn autotune_residual<R: Real, P: Pointwise + ?Sized>(
     op: &mut OpenClOperator<R>,
     physics: &P,
-    u: &Buffer<R>,
+    u: &DeviceVector<R>,
     constants: &[R],
-    r: &mut Buffer<R>,
+    r: &mut DeviceVector<R>,
     assembly: Assembly,
     opts: &TuneOptions,
 ) -> Result<TuneResult> {

@@ -1,50 +1,58 @@
-//! Dirichlet conditions: fix some dofs, solve for the others.
+//! Dirichlet conditions: fix some dofs, solve for the others — on the
+//! residual's backend, with every vector where the residual lives.
 
 use super::cg::{CgStats, cg};
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov};
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
 use crate::residual::Residual;
 use crate::space::FunctionSpace;
-use crate::vector::VectorOps;
+use crate::vector::{IndexSet, Vector, VectorOps};
 use crate::{Error, Real, Result};
 
 /// A residual `F` with Dirichlet conditions: the dofs in a set `D` are fixed
 /// to given values `g`, and the problem is posed on the free dofs `f`:
 ///
 /// ```text
-/// find u_f such that  F(u)_f = 0,  where  u = g on D,  u = u_f on f.
+/// find u with u_D = g_D such that F(u)_f = 0.
 /// ```
 ///
-/// Write `u = u_D + E_f u_f`, with `u_D` the vector holding `g` on `D` and
-/// 0 elsewhere, and `E_f` the extension of free values by zero. The
-/// *free residual* is `F_f(u_f) = E_fᵀ F(u_D + E_f u_f)`
-/// ([`DirichletProblem::free_residual`]); the fixed rows of `F` are simply
-/// not part of the system (the usual "eliminate the Dirichlet rows" of a
-/// finite-element code, done without a matrix).
+/// The solvers work on full-length vectors (where the residual lives: on the
+/// device for the OpenCL backend, so a solve moves no array between host and
+/// device) and keep the fixed dofs out of the system by their rows:
 ///
-/// * A **linear** physics (`F` affine in `u`: `F(u) = A u − b`) gives the
-///   linear system `A_ff u_f = −F_f(0)`, solved matrix-free by conjugate
-///   gradients in [`DirichletProblem::solve_linear`] with the action
-///   `A_ff v = (F_f(s v) − F_f(0))/s`, exact for every `s ≠ 0`
-///   (see there for the choice of `s`). `A_ff` is symmetric positive
-///   definite for the Laplacian and Lamé operators when `D` contains the
-///   whole boundary (or enough of it).
-/// * A **nonlinear** physics is solved by Newton–Krylov on `F_f`
+/// ```text
+/// G(u)_f = F(u)_f,   G(u)_D = u_D − g_D
+/// ```
+///
+/// ([`DirichletProblem::constrained_residual`]). Starting from `u_D = g_D`,
+/// every correction has `δu_D = 0` and `G(u)_D` stays 0, so this is
+/// exactly the usual "eliminate the Dirichlet rows" of a finite-element
+/// code, done without a matrix: the free block `F_f` is solved, the fixed
+/// values are kept.
+///
+/// * A **linear** physics (`F` affine in `u`: `F(u) = A u − b`) gives
+///   `A_ff v_f = −F_f(u_D)` for `u = u_D + v`, solved matrix-free by
+///   conjugate gradients in [`DirichletProblem::solve_linear`] with the
+///   action `(A v)_f = (F(u_D + s v) − F(u_D))_f / s` (exact for every
+///   `s ≠ 0`; see there for `s`) and `(A v)_D = v_D`. `A_ff` is symmetric
+///   positive definite for the Laplacian and Lamé operators when `D`
+///   contains the whole boundary (or enough of it).
+/// * A **nonlinear** physics is solved by Newton–Krylov on `G`
 ///   ([`DirichletProblem::solve_nonlinear`]).
 ///
-/// Vectors given to and returned by the solvers are `f64`; the residual is
-/// evaluated in the precision `R` of the wrapped [`Residual`] (converting on
-/// the way), on its backend (native or OpenCL).
+/// Vectors are [`Vector`]s of the residual's precision `R`, made with
+/// [`Residual::vector`] / [`Residual::vector_from`].
 pub struct DirichletProblem<R: Real> {
     residual: Residual<R>,
     fixed: Vec<u32>,
-    free: Vec<u32>,
-    /// `u_D`: the fixed values on fixed dofs, 0 on free dofs.
-    base: Vec<f64>,
-    u_full: Vec<R>,
-    r_full: Vec<R>,
+    /// `u_D` on the host: the fixed values on fixed dofs, 0 on free dofs.
+    base_host: Vec<f64>,
+    /// The same where the residual lives.
+    base: Vector<R>,
+    /// The fixed dofs where the residual lives.
+    fixed_set: IndexSet,
     constants: Vec<R>,
     evaluations: usize,
 }
@@ -56,7 +64,8 @@ impl<R: Real> DirichletProblem<R> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `values` has the wrong length or a dof
-    /// is out of range; [`Error::NonFinite`] if a fixed value is not finite.
+    /// is out of range; [`Error::NonFinite`] if a fixed value is not finite;
+    /// device errors.
     pub fn new(residual: Residual<R>, fixed_dofs: &[u32], values: &[f64]) -> Result<Self> {
         let n = residual.space().n_dofs();
         check_len("values", values, n)?;
@@ -67,24 +76,24 @@ impl<R: Real> DirichletProblem<R> {
             })?;
             *slot = true;
         }
-        let mut base = vec![0.0; n];
-        let (mut fixed, mut free) = (Vec::new(), Vec::new());
+        let mut base_host = vec![0.0; n];
+        let mut fixed = Vec::new();
         for (d, &f) in is_fixed.iter().enumerate() {
             if f {
-                base[d] = values[d];
+                base_host[d] = values[d];
                 fixed.push(d as u32);
-            } else {
-                free.push(d as u32);
             }
         }
-        check_finite("values (fixed entries)", &base)?;
+        crate::error::check_finite("values (fixed entries)", &base_host)?;
+        let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
+        let base = residual.vector_from(&base_r)?;
+        let fixed_set = IndexSet::located_like(&base, &fixed)?;
         Ok(DirichletProblem {
             residual,
             fixed,
-            free,
+            base_host,
             base,
-            u_full: vec![R::ZERO; n],
-            r_full: vec![R::ZERO; n],
+            fixed_set,
             constants: Vec::new(),
             evaluations: 0,
         })
@@ -124,12 +133,7 @@ impl<R: Real> DirichletProblem<R> {
 
     /// Number of free dofs (unknowns).
     pub fn n_free(&self) -> usize {
-        self.free.len()
-    }
-
-    /// The free dofs, increasing.
-    pub fn free_dofs(&self) -> &[u32] {
-        &self.free
+        self.space().n_dofs() - self.fixed.len()
     }
 
     /// The fixed dofs, increasing.
@@ -139,53 +143,12 @@ impl<R: Real> DirichletProblem<R> {
 
     /// `u_D`: the fixed values on fixed dofs and 0 on free dofs (`n_dofs` entries).
     pub fn fixed_values(&self) -> &[f64] {
-        &self.base
+        &self.base_host
     }
 
     /// Residual evaluations performed so far.
     pub fn evaluations(&self) -> usize {
         self.evaluations
-    }
-
-    /// The full vector `u = u_D + E_f u_f` (`n_dofs` entries).
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `u_free` does not have `n_free` entries.
-    pub fn expand(&self, u_free: &[f64]) -> Result<Vec<f64>> {
-        check_len("u_free", u_free, self.free.len())?;
-        let mut u = self.base.clone();
-        for (&d, &v) in self.free.iter().zip(u_free) {
-            u[d as usize] = v;
-        }
-        Ok(u)
-    }
-
-    /// The free entries `E_fᵀ u` of a full vector `u`.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `u` does not have `n_dofs` entries.
-    pub fn restrict(&self, u: &[f64]) -> Result<Vec<f64>> {
-        check_len("u", u, self.base.len())?;
-        Ok(self.free.iter().map(|&d| u[d as usize]).collect())
-    }
-
-    /// `r_f = F_f(u_f) = E_fᵀ F(u_D + E_f u_f)` with `constants` (converted
-    /// to `R`).
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for wrong lengths; the errors of
-    /// [`Residual::evaluate`].
-    pub fn free_residual<P: Pointwise + ?Sized>(
-        &mut self,
-        physics: &P,
-        constants: &[f64],
-        u_free: &[f64],
-        r_free: &mut [f64],
-    ) -> Result<()> {
-        check_len("u_free", u_free, self.free.len())?;
-        check_len("r_free", r_free, self.free.len())?;
-        self.set_constants(constants);
-        self.eval(physics, u_free, 1.0, r_free)
     }
 
     fn set_constants(&mut self, constants: &[f64]) {
@@ -194,43 +157,66 @@ impl<R: Real> DirichletProblem<R> {
             .extend(constants.iter().map(|&c| R::from_f64(c)));
     }
 
-    /// `r_f = E_fᵀ F(u_D + s E_f u_f)` with the constants already set.
+    /// `r = F(u)` with the constants already set, counted.
     fn eval<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
-        u_free: &[f64],
-        s: f64,
-        r_free: &mut [f64],
+        u: &Vector<R>,
+        r: &mut Vector<R>,
     ) -> Result<()> {
-        for (u, &b) in self.u_full.iter_mut().zip(&self.base) {
-            *u = R::from_f64(b);
-        }
-        for (&d, &v) in self.free.iter().zip(u_free) {
-            self.u_full[d as usize] = R::from_f64(s * v);
-        }
         self.residual
-            .evaluate(physics, &self.u_full, &self.constants, &mut self.r_full)?;
+            .evaluate_unchecked(physics, u, &self.constants, r)?;
         self.evaluations += 1;
-        for (r, &d) in r_free.iter_mut().zip(&self.free) {
-            *r = self.r_full[d as usize].to_f64();
-        }
         Ok(())
+    }
+
+    /// `r = G(u)`: `F(u)` on the free dofs, `u − g` on the fixed ones (see
+    /// the [type documentation](Self)), with `constants` (converted to `R`).
+    /// `u` and `r` live where the residual does.
+    ///
+    /// # Errors
+    /// Those of [`Residual::evaluate`].
+    pub fn constrained_residual<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        constants: &[f64],
+        u: &Vector<R>,
+        r: &mut Vector<R>,
+    ) -> Result<()> {
+        crate::vector::check_finite("u", u)?;
+        self.set_constants(constants);
+        self.constrained(physics, u, r)
+    }
+
+    /// [`DirichletProblem::constrained_residual`] with the constants set.
+    fn constrained<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        u: &Vector<R>,
+        r: &mut Vector<R>,
+    ) -> Result<()> {
+        self.eval(physics, u, r)?;
+        // r_D = u_D − g_D; g is zero off D, so the axpy changes only D.
+        r.copy_at(&self.fixed_set, u)?;
+        r.axpy(-1.0, &self.base)
     }
 
     /// Solves a **linear** problem (`physics` affine in `u` and `∇u`, with
     /// a symmetric positive definite `A_ff`) by conjugate gradients to the
     /// relative residual `tol` ([`cg`]), and returns the full solution
-    /// (`n_dofs` entries) with the CG statistics.
+    /// (`n_dofs` entries, where the residual lives) with the CG statistics.
     ///
-    /// The right-hand side is `b_f = −F_f(0)` (one evaluation) and the
-    /// operator `A_ff v = (F_f(s v) − F_f(0))/s`, one evaluation per CG
-    /// iteration. For affine `F` this is exact for any `s ≠ 0`; in floating
-    /// point the difference cancels `F_f(0)`, whose rounding error
-    /// (`ε‖F_f(0)‖`) would dominate `‖A_ff v‖` once CG's directions are
-    /// small. So `s` is the power of two that makes `‖s v‖_∞ ≈ 2¹⁰·max(1,
-    /// ‖u_D‖_∞)`: then `s A_ff v` dominates `F_f(0)` and the product keeps
-    /// the relative accuracy of a plain matrix-vector product (a power of
-    /// two scales without rounding).
+    /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
+    /// `b_D = 0` (one evaluation), and the operator
+    /// `(A v)_f = (F(u_D + s v) − F(u_D))_f / s`, `(A v)_D = v_D`, one
+    /// evaluation per CG iteration. For affine `F` this is exact for any
+    /// `s ≠ 0`; in floating point the difference cancels `F(u_D)`, whose
+    /// rounding error (`ε‖F(u_D)‖`) would dominate `‖A v‖` once CG's
+    /// directions are small. So `s` is the power of two that makes
+    /// `‖s v‖_∞ ≈ 2¹⁰·max(1, ‖u_D‖_∞)`: then `s A v` dominates `F(u_D)` and
+    /// the product keeps the relative accuracy of a plain matrix-vector
+    /// product (a power of two scales without rounding). `‖v‖_∞` is one
+    /// more scalar read per iteration.
     ///
     /// # Errors
     /// Those of [`cg`] (notably [`Error::NoConvergence`], and
@@ -242,68 +228,84 @@ impl<R: Real> DirichletProblem<R> {
         constants: &[f64],
         tol: f64,
         max_iter: usize,
-    ) -> Result<(Vec<f64>, CgStats)> {
+    ) -> Result<(Vector<R>, CgStats)> {
         self.set_constants(constants);
-        let n = self.free.len();
-        let zero = vec![0.0; n];
-        let mut f0 = vec![0.0; n];
-        self.eval(physics, &zero, 1.0, &mut f0)?;
-        let b: Vec<f64> = f0.iter().map(|v| -v).collect();
-        let scale = 1024.0 * self.base.norm_inf()?.max(1.0);
-        let mut x = vec![0.0; n];
+        let mut f0 = self.residual.vector()?;
+        let DirichletProblem {
+            residual,
+            base,
+            fixed_set,
+            constants,
+            evaluations,
+            ..
+        } = self;
+        // F(u_D), then b = −F(u_D) with b_D = 0
+        residual.evaluate_unchecked(physics, base, constants, &mut f0)?;
+        *evaluations += 1;
+        let mut b = f0.zeros_like()?;
+        b.axpy(-1.0, &f0)?;
+        b.set_at(fixed_set, 0.0)?;
+        let scale = 1024.0 * base.norm_inf()?.max(1.0);
+        let mut w = f0.zeros_like()?;
+        let mut v = f0.zeros_like()?;
         let stats = {
-            let mut apply = |v: &Vec<f64>, av: &mut Vec<f64>| -> Result<()> {
+            let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
                 let vn = v.norm_inf()?;
                 if vn == 0.0 {
                     return av.fill(0.0);
                 }
                 let s = (scale / vn).log2().round().exp2();
-                self.eval(physics, v, s, av)?;
-                for (a, f) in av.iter_mut().zip(&f0) {
-                    *a = (*a - f) / s;
-                }
-                Ok(())
+                w.copy_from(base)?;
+                w.axpy(s, v)?;
+                residual.evaluate_unchecked(physics, &w, constants, av)?;
+                *evaluations += 1;
+                av.axpby(-1.0 / s, &f0, 1.0 / s)?;
+                av.copy_at(fixed_set, v)
             };
-            cg(&mut apply, None, &b, &mut x, tol, max_iter)?
+            cg(&mut apply, None, &b, &mut v, tol, max_iter)?
         };
-        Ok((self.expand(&x)?, stats))
+        // u = u_D + v
+        v.axpy(1.0, base)?;
+        Ok((v, stats))
     }
 
-    /// Solves a (possibly) **nonlinear** problem `F_f(u_f) = 0` by
-    /// [`newton_krylov`] from the initial free values `u0_free` (`None`: zero,
-    /// i.e. `u = u_D`) and returns the full solution with Newton's
-    /// statistics. [`NewtonOptions::residual_epsilon`] is set to the
-    /// machine epsilon of `R`.
+    /// Solves a (possibly) **nonlinear** problem `G(u) = 0` by
+    /// [`newton_krylov`] from the initial guess `u0` (`None`: `u = u_D`;
+    /// its fixed entries are replaced by `g`) and returns the full solution
+    /// with Newton's statistics. [`NewtonOptions::residual_epsilon`] is at
+    /// least the machine epsilon of `R`.
     ///
     /// # Errors
     /// Those of [`newton_krylov`] and [`Residual::evaluate`];
-    /// [`Error::InvalidArgument`] if `u0_free` has the wrong length.
+    /// [`Error::InvalidArgument`] if `u0` has the wrong length or location.
     pub fn solve_nonlinear<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
         constants: &[f64],
-        u0_free: Option<&[f64]>,
+        u0: Option<&Vector<R>>,
         opts: &NewtonOptions,
-    ) -> Result<(Vec<f64>, NewtonStats)> {
+    ) -> Result<(Vector<R>, NewtonStats)> {
         self.set_constants(constants);
-        let mut u = match u0_free {
+        let mut u = self.residual.vector()?;
+        match u0 {
             Some(u0) => {
-                check_len("u0_free", u0, self.free.len())?;
-                u0.to_vec()
+                u.check_compatible("u", "u0", u0)?;
+                u.copy_from(u0)?;
+                u.copy_at(&self.fixed_set, &self.base)?;
             }
-            None => vec![0.0; self.free.len()],
-        };
+            None => u.copy_from(&self.base)?,
+        }
         let opts = NewtonOptions {
             residual_epsilon: opts.residual_epsilon.max(R::EPSILON.to_f64()),
             ..*opts
         };
         let stats = newton_krylov(
-            |v: &Vec<f64>, r: &mut Vec<f64>| self.eval(physics, v, 1.0, r),
+            |v: &Vector<R>, r: &mut Vector<R>| self.constrained(physics, v, r),
             None,
             &mut u,
             &opts,
         )?;
-        Ok((self.expand(&u)?, stats))
+        Ok((u, stats))
     }
 }
 
@@ -346,33 +348,39 @@ mod tests {
             let (u, stats) = p.solve_linear(&Laplacian, &[], 1e-13, 500).unwrap();
             let exact = p.space().interpolate(&mesh, g).unwrap();
             let err = u
+                .to_host()
+                .unwrap()
                 .iter()
                 .zip(&exact)
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0, f64::max);
             assert!(err < 1e-11, "P{order}: max error {err}, {stats:?}");
-            // one evaluation for F_f(0), one per iteration (A·0 costs none)
+            // one evaluation for F(u_D), one per iteration (A·0 costs none)
             assert_eq!(p.evaluations(), stats.iterations + 1);
         }
     }
 
     #[test]
-    fn free_residual_vanishes_at_the_solution_and_expand_restrict_invert() {
+    fn constrained_residual_vanishes_at_the_solution_and_fixed_values_are_kept() {
         let (mesh, r) = setup(5, 2);
         let mut p = DirichletProblem::on_boundary(r, &mesh, |x, o| o[0] = x[0]).unwrap();
         let (u, _) = p.solve_linear(&Poisson, &[3.0], 1e-12, 500).unwrap();
-        let uf = p.restrict(&u).unwrap();
-        assert_eq!(p.expand(&uf).unwrap(), u);
-        let mut rf = vec![0.0; p.n_free()];
-        p.free_residual(&Poisson, &[3.0], &uf, &mut rf).unwrap();
-        let rn = rf.norm2().unwrap();
-        let mut r0 = vec![0.0; p.n_free()];
-        p.free_residual(&Poisson, &[3.0], &vec![0.0; p.n_free()], &mut r0)
+        let mut r_sol = p.residual().vector().unwrap();
+        p.constrained_residual(&Poisson, &[3.0], &u, &mut r_sol)
             .unwrap();
-        assert!(rn < 1e-10 * r0.norm2().unwrap(), "{rn}");
-        // fixed values are kept
+        // at u_D (zero free values) the residual is the right-hand side
+        let base = p.residual().vector_from(p.fixed_values()).unwrap();
+        let mut r0 = p.residual().vector().unwrap();
+        p.constrained_residual(&Poisson, &[3.0], &base, &mut r0)
+            .unwrap();
+        let (rn, r0n) = (r_sol.norm2().unwrap(), r0.norm2().unwrap());
+        assert!(rn < 1e-10 * r0n, "{rn} vs {r0n}");
+        // fixed values are kept, and the fixed rows of G vanish at them
+        let uh = u.to_host().unwrap();
+        let rh = r0.to_host().unwrap();
         for &d in p.fixed_dofs() {
-            assert_eq!(u[d as usize], p.fixed_values()[d as usize]);
+            assert_eq!(uh[d as usize], p.fixed_values()[d as usize]);
+            assert_eq!(rh[d as usize], 0.0);
         }
     }
 
@@ -399,6 +407,8 @@ mod tests {
         assert!(stats.iterations <= 8, "{stats:?}");
         let exact = p.space().interpolate(&mesh, g).unwrap();
         let err = u
+            .to_host()
+            .unwrap()
             .iter()
             .zip(&exact)
             .map(|(a, b)| (a - b).abs())
@@ -420,10 +430,20 @@ mod tests {
         assert!(DirichletProblem::new(r, &[0], &v).is_err());
         let (_, r) = setup(2, 1);
         let mut p = DirichletProblem::new(r, &[0], &vec![0.0; n]).unwrap();
-        assert!(p.expand(&[1.0]).is_err());
-        assert!(
-            p.free_residual(&Laplacian, &[], &[0.0], &mut [0.0])
-                .is_err()
-        );
+        let short = Vector::from(vec![0.0; 1]);
+        let mut out = p.residual().vector().unwrap();
+        let e = p
+            .constrained_residual(&Laplacian, &[], &short, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`u`"), "{e}");
+        let mut bad = vec![0.0; n];
+        bad[3] = f64::INFINITY;
+        let bad = Vector::from(bad);
+        let e = p
+            .constrained_residual(&Laplacian, &[], &bad, &mut out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`u`") && e.contains("index 3"), "{e}");
     }
 }

@@ -52,9 +52,11 @@
 
 mod device;
 mod host;
+mod index_set;
 mod location;
 
 pub use host::HOST_BLOCK;
+pub use index_set::IndexSet;
 pub use location::{Location, Vector};
 
 use crate::{Error, Result};

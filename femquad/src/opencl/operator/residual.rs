@@ -7,6 +7,7 @@ use opencl3::memory::Buffer;
 
 use super::{CELL_PADDING, OpenClOperator, span_ns, wait};
 use crate::aux_space::AuxSpace;
+use crate::opencl::DeviceVector;
 use crate::opencl::context::Transfer;
 use crate::opencl::device::cl_error;
 use crate::opencl::shape::{AtomicAdd, KernelVariant, LaunchConfig, Output};
@@ -105,22 +106,22 @@ impl<R: Real> OpenClOperator<R> {
     /// order, so later device work sees `r`; [`OpenClOperator::wait_residual`]
     /// waits and returns the device time.
     ///
-    /// The caller has checked the lengths of `u` and `r` and the physics
-    /// against the discretization (as [`crate::residual::Residual`] does);
-    /// this checks the auxiliary field and the constants.
-    ///
     /// # Errors
-    /// An auxiliary field the physics reads that was never set; the kernel's
-    /// build or launch errors.
+    /// [`Error::InvalidArgument`] naming `u` or `r` (length, device),
+    /// `constants` or `physics` (not fitting the discretization), or `aux`
+    /// (an auxiliary field the physics reads that was never set); the
+    /// kernel's build or launch errors.
     pub fn residual<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
-        u: &Buffer<R>,
+        u: &DeviceVector<R>,
         constants: &[R],
-        r: &mut Buffer<R>,
+        r: &mut DeviceVector<R>,
         assembly: Assembly,
         config: Option<LaunchConfig>,
     ) -> Result<()> {
+        self.check_vector("u", u)?;
+        self.check_vector("r", r)?;
         self.disc.check_physics(physics, constants.len())?;
         crate::error::check_finite("constants", constants)?;
         let info = physics.info();
@@ -140,6 +141,7 @@ impl<R: Real> OpenClOperator<R> {
         self.prepare_geometry(&shape)?;
         self.upload_constants(constants)?;
         let aux = self.data.aux.take();
+        let (u, r) = (u.buffer(), r.buffer_mut());
         let result = match assembly {
             Assembly::Atomic => self.residual_atomic(&key, u, aux.as_ref(), r),
             Assembly::Deterministic => self.residual_deterministic(&key, u, aux.as_ref(), r),
@@ -246,6 +248,29 @@ impl<R: Real> OpenClOperator<R> {
         })
     }
 
+    /// Checks that `v` (the argument `name`) is a global vector of this
+    /// operator's space on its device.
+    fn check_vector(&self, name: &'static str, v: &DeviceVector<R>) -> Result<()> {
+        let n = self.n_nodes * self.disc.n_comp();
+        if v.len() != n {
+            return Err(Error::arg(
+                name,
+                format!("expected {n} entries (the space's dofs), got {}", v.len()),
+            ));
+        }
+        if !std::sync::Arc::ptr_eq(v.device(), &self.device) {
+            return Err(Error::arg(
+                name,
+                format!(
+                    "lives on device `{}`, not on the operator's `{}`",
+                    v.device().info().name,
+                    self.device.info().name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Waits for the last [`OpenClOperator::residual`] and returns its
     /// device time in nanoseconds, from the start of its first command
     /// (zeroing `r`, or the integration) to the end of its last (the
@@ -266,9 +291,9 @@ impl<R: Real> OpenClOperator<R> {
     pub fn time_residual<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
-        u: &Buffer<R>,
+        u: &DeviceVector<R>,
         constants: &[R],
-        r: &mut Buffer<R>,
+        r: &mut DeviceVector<R>,
         assembly: Assembly,
         config: LaunchConfig,
         repetitions: usize,

@@ -10,7 +10,7 @@ use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::native::element_vectors as native_element_vectors;
-use crate::opencl::DeviceSelector;
+use crate::opencl::{DeviceSelector, DeviceVector};
 use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 use crate::quadrature::Quadrature;
 use crate::real::convert_slice;
@@ -137,15 +137,12 @@ fn device_residual<R: Real>(
         op.set_aux(&s.aux).unwrap();
     }
     let n = s.space.n_dofs();
-    let mut u = device.alloc::<R>(n, "u").unwrap();
-    device
-        .write(&mut u, &s.u, Transfer::Coefficients, "u")
-        .unwrap();
-    let mut r = device.alloc::<R>(n, "r").unwrap();
+    let u = DeviceVector::<R>::from_host(device, &s.u).unwrap();
+    let mut r = DeviceVector::<R>::zeros(device, n).unwrap();
     op.residual(physics, &u, &s.constants, &mut r, assembly, config)
         .unwrap();
     let mut out = vec![R::from_f64(f64::NAN); n];
-    device.read(&r, &mut out, "r").unwrap();
+    r.read_into(&mut out).unwrap();
     (out, op)
 }
 
@@ -421,11 +418,8 @@ fn deterministic_assembly_is_bitwise_reproducible() {
     let s = setup::<f32>(&case);
     let (first, mut op) = device_residual(&device, &s, &Lame, Assembly::Deterministic, None);
     let n = s.space.n_dofs();
-    let mut u = device.alloc::<f32>(n, "u").unwrap();
-    device
-        .write(&mut u, &s.u, Transfer::Coefficients, "u")
-        .unwrap();
-    let mut r = device.alloc::<f32>(n, "r").unwrap();
+    let u = DeviceVector::<f32>::from_host(&device, &s.u).unwrap();
+    let mut r = DeviceVector::<f32>::zeros(&device, n).unwrap();
     for _ in 0..5 {
         op.residual(
             &Lame,
@@ -437,7 +431,7 @@ fn deterministic_assembly_is_bitwise_reproducible() {
         )
         .unwrap();
         let mut again = vec![0.0f32; n];
-        device.read(&r, &mut again, "r").unwrap();
+        r.read_into(&mut again).unwrap();
         assert!(
             again
                 .iter()
@@ -470,8 +464,8 @@ fn an_unset_aux_field_is_an_error() {
     )
     .unwrap();
     let n = s.space.n_dofs();
-    let u = device.alloc::<f64>(n, "u").unwrap();
-    let mut r = device.alloc::<f64>(n, "r").unwrap();
+    let u = DeviceVector::<f64>::zeros(&device, n).unwrap();
+    let mut r = DeviceVector::<f64>::zeros(&device, n).unwrap();
     let e = op
         .residual(
             &LaplacianCoefficient,
@@ -538,11 +532,8 @@ fn bp_timing() {
         .unwrap();
         let n = space.n_dofs();
         let u_host: Vec<R> = convert_slice(&Rng::new(1).vec(n, -1.0, 1.0));
-        let mut u = device.alloc::<R>(n, "u").unwrap();
-        device
-            .write(&mut u, &u_host, Transfer::Coefficients, "u")
-            .unwrap();
-        let mut r = device.alloc::<R>(n, "r").unwrap();
+        let u = DeviceVector::<R>::from_host(device, &u_host).unwrap();
+        let mut r = DeviceVector::<R>::zeros(device, n).unwrap();
         let consts: Vec<R> = convert_slice(constants);
         let s = R::PRECISION.size();
         for assembly in [Assembly::Atomic, Assembly::Deterministic] {

@@ -1,0 +1,138 @@
+//! [`IndexSet`]: a set of vector indices (e.g. the Dirichlet dofs) kept
+//! where the vectors it indexes live, and the operations on them.
+
+use super::{Location, Vector, VectorOps};
+use crate::opencl::DeviceIndices;
+use crate::{Error, Real, Result};
+
+/// Indices into vectors of one location: on the host, or on a device (a
+/// [`DeviceIndices`] buffer, uploaded once).
+#[derive(Debug)]
+pub enum IndexSet {
+    /// Host indices.
+    Host(Vec<u32>),
+    /// Device indices.
+    Device(DeviceIndices),
+}
+
+impl IndexSet {
+    /// `indices`, placed where `like` lives (uploaded for a device vector).
+    ///
+    /// # Errors
+    /// Device allocation errors.
+    pub fn located_like<R: Real>(like: &Vector<R>, indices: &[u32]) -> Result<Self> {
+        Ok(match like {
+            Vector::Host(_) => IndexSet::Host(indices.to_vec()),
+            Vector::Device(d) => IndexSet::Device(DeviceIndices::from_host(d.device(), indices)?),
+        })
+    }
+
+    /// Number of indices.
+    pub fn len(&self) -> usize {
+        match self {
+            IndexSet::Host(v) => v.len(),
+            IndexSet::Device(d) => d.len(),
+        }
+    }
+
+    /// True if there are no indices.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn location(&self) -> Location {
+        match self {
+            IndexSet::Host(_) => Location::Host,
+            IndexSet::Device(d) => Location::Device {
+                index: d.device().info().index,
+                name: d.device().info().name.clone(),
+            },
+        }
+    }
+}
+
+/// The error for indices and a vector in different places.
+fn misplaced(indices: &IndexSet, location: Location) -> Error {
+    Error::arg(
+        "indices",
+        format!(
+            "the indices are on {} but the vector on {location}",
+            indices.location()
+        ),
+    )
+}
+
+/// Checks that every host index is below `len`.
+fn check_bound(indices: &[u32], len: usize) -> Result<()> {
+    match indices.iter().find(|&&i| i as usize >= len) {
+        None => Ok(()),
+        Some(i) => Err(Error::arg(
+            "indices",
+            format!("index {i} is out of range for a vector of {len} entries"),
+        )),
+    }
+}
+
+impl<R: Real> Vector<R> {
+    /// `v[i] ← value` for every `i` in `indices` (this vector is `v`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `indices` if one is out of range or
+    /// they live elsewhere than this vector.
+    pub fn set_at(&mut self, indices: &IndexSet, value: f64) -> Result<()> {
+        match (self, indices) {
+            (Vector::Host(v), IndexSet::Host(idx)) => {
+                check_bound(idx, v.len())?;
+                for &i in idx {
+                    v[i as usize] = R::from_f64(value);
+                }
+                Ok(())
+            }
+            (Vector::Device(d), IndexSet::Device(idx)) => d.set_at(idx, value),
+            (v, idx) => Err(misplaced(idx, v.location())),
+        }
+    }
+
+    /// `v[i] ← src[i]` for every `i` in `indices` (this vector is `v`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `src` (length or location) or
+    /// `indices` (range or location).
+    pub fn copy_at(&mut self, indices: &IndexSet, src: &Vector<R>) -> Result<()> {
+        self.check_compatible("v", "src", src)?;
+        match (self, indices, src) {
+            (Vector::Host(v), IndexSet::Host(idx), Vector::Host(s)) => {
+                check_bound(idx, v.len())?;
+                for &i in idx {
+                    v[i as usize] = s[i as usize];
+                }
+                Ok(())
+            }
+            (Vector::Device(d), IndexSet::Device(idx), Vector::Device(s)) => d.copy_at(idx, s),
+            (v, idx, _) => Err(misplaced(idx, v.location())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_index_operations() {
+        let mut v = Vector::from(vec![1.0f64, 2.0, 3.0, 4.0]);
+        let idx = IndexSet::located_like(&v, &[0, 2]).unwrap();
+        assert_eq!(idx.len(), 2);
+        v.set_at(&idx, -1.0).unwrap();
+        assert_eq!(v.to_host().unwrap(), vec![-1.0, 2.0, -1.0, 4.0]);
+        let src = Vector::from(vec![10.0, 20.0, 30.0, 40.0]);
+        v.copy_at(&idx, &src).unwrap();
+        assert_eq!(v.to_host().unwrap(), vec![10.0, 2.0, 30.0, 4.0]);
+        let far = IndexSet::Host(vec![7]);
+        let e = v.set_at(&far, 0.0).unwrap_err().to_string();
+        assert!(e.contains("`indices`") && e.contains("index 7"), "{e}");
+        let short = Vector::from(vec![1.0]);
+        let e = v.copy_at(&idx, &short).unwrap_err().to_string();
+        assert!(e.contains("`src`"), "{e}");
+    }
+}
