@@ -1,0 +1,260 @@
+//! The residual on the device through the public API: it moves no array
+//! between host and device, integrates every cell there (also on meshes
+//! smaller than one chunk), equals the native residual, and reports bad
+//! input by the user's names and indices; solves on device vectors give the
+//! host's solutions.
+//!
+//! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
+
+use std::sync::Arc;
+
+use femquad::opencl::{Assembly, Device, DeviceSelector};
+use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient, Poisson};
+use femquad::prelude::*;
+use femquad::rng::Rng;
+use femquad::vector::{Location, Vector, VectorOps};
+
+fn device() -> Arc<Device> {
+    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
+        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
+    })
+}
+
+fn backend(device: &Arc<Device>) -> Backend {
+    Backend::OpenCl {
+        device: device.clone(),
+        options: Default::default(),
+    }
+}
+
+fn mesh(dim: usize, n: usize) -> Mesh {
+    let opts = MeshOptions {
+        jitter: 0.1,
+        shuffle: true,
+        seed: 5,
+    };
+    unit_box(dim, n, &opts).unwrap()
+}
+
+/// A residual of order `order` with `n_comp` components on `backend`.
+fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, b: &Backend) -> Residual<f64> {
+    let element = Element::lagrange(mesh.dim(), order).unwrap();
+    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let q = Quadrature::default_for(&element).unwrap();
+    Residual::new(mesh, space, q, aux, b).unwrap()
+}
+
+#[test]
+fn an_evaluation_on_device_vectors_moves_no_array_and_covers_every_cell() {
+    let device = device();
+    // 2D P1 with the default configuration: 2·7² = 98 cells are fewer than
+    // one chunk (hundreds of cells) — all integrated on the device.
+    for n in [7, 40] {
+        let m = mesh(2, n);
+        let mut res = residual(&m, 1, 1, AuxSpace::None, &backend(&device));
+        let values: Vec<f64> = Rng::new(2).vec(res.space().n_dofs(), -1.0, 1.0);
+        let u = res.vector_from(&values).unwrap();
+        let mut r = res.vector().unwrap();
+        assert!(matches!(u.location(), Location::Device { .. }));
+        // warm up: the program is built and the geometry uploaded once
+        res.evaluate(&Laplacian, &u, &[], &mut r).unwrap();
+        let before = device.stats();
+        for _ in 0..3 {
+            res.evaluate(&Laplacian, &u, &[], &mut r).unwrap();
+        }
+        let after = device.stats();
+        assert_eq!(after.array_bytes_written(), before.array_bytes_written());
+        assert_eq!(after.array_bytes_read, before.array_bytes_read);
+        assert_eq!(after.builds, before.builds);
+        // only the check of u for NaN/±∞: one scalar read per evaluation
+        assert_eq!(after.scalar_reads - before.scalar_reads, 3);
+        let launch = res.opencl().unwrap().last_launch().unwrap();
+        assert_eq!(launch.cells, m.n_cells());
+        assert!(launch.work_groups * launch.chunk >= m.n_cells());
+        assert!((launch.work_groups - 1) * launch.chunk < m.n_cells());
+        if n == 7 {
+            assert_eq!(launch.work_groups, 1, "a mesh smaller than one chunk");
+        }
+        // and it is the native residual
+        let mut native = residual(&m, 1, 1, AuxSpace::None, &Backend::native());
+        let mut r_native = native.vector().unwrap();
+        native
+            .evaluate(&Laplacian, &Vector::from(values), &[], &mut r_native)
+            .unwrap();
+        let (a, b) = (r.to_host().unwrap(), r_native.to_host().unwrap());
+        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let diff = a
+            .iter()
+            .zip(&b)
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(diff <= 1e-12 * scale, "{diff:e} vs {scale:e}");
+    }
+}
+
+#[test]
+fn both_assembly_modes_equal_native_for_every_physics() {
+    let device = device();
+    let lame = LameParameters::new(1.5, 0.8).constants();
+    for dim in [2, 3] {
+        let m = mesh(dim, if dim == 2 { 9 } else { 3 });
+        for order in [1, 2] {
+            let cases: [(&dyn Pointwise, usize, AuxSpace, Vec<f64>); 5] = [
+                (&Laplacian, 1, AuxSpace::None, vec![]),
+                (&Poisson, 1, AuxSpace::None, vec![2.0]),
+                (
+                    &LaplacianCoefficient,
+                    1,
+                    AuxSpace::Field { n_comp: 1 },
+                    vec![],
+                ),
+                (
+                    &LaplacianCoefficient,
+                    1,
+                    AuxSpace::Cell { n_comp: 1 },
+                    vec![],
+                ),
+                (&Lame, dim, AuxSpace::None, lame.to_vec()),
+            ];
+            for (physics, n_comp, aux, constants) in cases {
+                let mut native = residual(&m, order, n_comp, aux, &Backend::native());
+                let mut gpu = residual(&m, order, n_comp, aux, &backend(&device));
+                let mut rng = Rng::new(3);
+                if aux != AuxSpace::None {
+                    let a = rng.vec(native.aux_len(), 0.5, 2.0);
+                    native.set_aux(&a).unwrap();
+                    gpu.set_aux(&a).unwrap();
+                }
+                let values = rng.vec(native.space().n_dofs(), -1.0, 1.0);
+                let mut r_native = native.vector().unwrap();
+                native
+                    .evaluate(
+                        physics,
+                        &Vector::from(values.clone()),
+                        &constants,
+                        &mut r_native,
+                    )
+                    .unwrap();
+                let reference = r_native.to_host().unwrap();
+                let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let u = gpu.vector_from(&values).unwrap();
+                for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+                    gpu.set_assembly(assembly);
+                    let mut r = gpu.vector().unwrap();
+                    gpu.evaluate(physics, &u, &constants, &mut r).unwrap();
+                    let out = r.to_host().unwrap();
+                    let diff = out
+                        .iter()
+                        .zip(&reference)
+                        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+                    assert!(
+                        diff <= 1e-12 * scale,
+                        "{dim}D P{order} {} {aux:?} {}: {diff:e}",
+                        physics.info().name,
+                        assembly.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_names_the_users_argument_and_index() {
+    let device = device();
+    let m = mesh(2, 4);
+    for b in [Backend::native(), backend(&device)] {
+        let mut res = residual(&m, 1, 1, AuxSpace::None, &b);
+        let n = res.space().n_dofs();
+        let mut values = vec![0.5; n];
+        values[7] = f64::NAN;
+        let u = res.vector_from(&values).unwrap();
+        let mut r = res.vector().unwrap();
+        let e = res.evaluate(&Laplacian, &u, &[], &mut r).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("`u`") && text.contains("index 7"), "{text}");
+
+        let u = res.vector_from(&vec![0.5; n]).unwrap();
+        let mut short = match res.location() {
+            Location::Host => Vector::host_zeros(n - 1),
+            Location::Device { .. } => Vector::device_zeros(&device, n - 1).unwrap(),
+        };
+        let text = res
+            .evaluate(&Laplacian, &u, &[], &mut short)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("`r`") && text.contains(&format!("{n}")),
+            "{text}"
+        );
+
+        // a vector of the other location is an error, never a silent transfer
+        let mut elsewhere = match res.location() {
+            Location::Host => Vector::device_zeros(&device, n).unwrap(),
+            Location::Device { .. } => Vector::host_zeros(n),
+        };
+        let text = res
+            .evaluate(&Laplacian, &u, &[], &mut elsewhere)
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("`r`") && text.contains("lives on"), "{text}");
+
+        // an aux field the physics reads must have been set
+        let mut coef = residual(&m, 1, 1, AuxSpace::Field { n_comp: 1 }, &b);
+        let u = coef.vector_from(&vec![0.5; n]).unwrap();
+        let mut r = coef.vector().unwrap();
+        let text = coef
+            .evaluate(&LaplacianCoefficient, &u, &[], &mut r)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            text.contains("`aux`") && text.contains("never set"),
+            "{text}"
+        );
+        coef.set_aux(&vec![1.0; n]).unwrap();
+        coef.evaluate(&LaplacianCoefficient, &u, &[], &mut r)
+            .unwrap();
+    }
+}
+
+#[test]
+fn dirichlet_solves_on_device_vectors_equal_the_host_solves() {
+    let device = device();
+    for (dim, order, n) in [(2, 1, 12), (2, 2, 6), (3, 1, 4)] {
+        let m = mesh(dim, n);
+        let g = |x: &[f64], o: &mut [f64]| o[0] = x.iter().map(|v| v * v).sum::<f64>();
+        let solve = |b: &Backend| {
+            let res = residual(&m, order, 1, AuxSpace::None, b);
+            let mut p = DirichletProblem::on_boundary(res, &m, g).unwrap();
+            let (u, stats) = p
+                .solve_linear(&Poisson, &[-2.0 * dim as f64], 1e-11, 2000)
+                .unwrap();
+            (u, stats)
+        };
+        let (u_host, s_host) = solve(&Backend::native());
+        let (u_dev, s_dev) = solve(&backend(&device));
+        assert!(matches!(u_dev.location(), Location::Device { .. }));
+        let (a, b) = (u_host.to_host().unwrap(), u_dev.to_host().unwrap());
+        let diff = a
+            .iter()
+            .zip(&b)
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(diff < 1e-9, "{dim}D P{order}: {diff:e}");
+        assert!(
+            s_host.iterations.abs_diff(s_dev.iterations) <= 2,
+            "{s_host:?} {s_dev:?}"
+        );
+        // the solution of −Δu = −2·dim with u = |x|² on the boundary is |x|²,
+        // reproduced exactly by P2
+        if order == 2 {
+            let exact = FunctionSpace::new(&m, Element::lagrange(dim, 2).unwrap(), 1)
+                .unwrap()
+                .interpolate(&m, g)
+                .unwrap();
+            let err = b
+                .iter()
+                .zip(&exact)
+                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+            assert!(err < 1e-9, "{err:e}");
+        }
+    }
+}
