@@ -74,6 +74,11 @@ pub mod tabulation;
 pub mod vector;
 
 pub use error::{Error, Result};
+
+/// The README's code, compiled and run as doctests.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 pub use femquad_macros::pointwise;
 pub use physics::{Pointwise, PointwiseInfo};
 pub use real::{Precision, Real};

@@ -23,5 +23,6 @@ pub use crate::quadrature::Quadrature;
 pub use crate::residual::Residual;
 pub use crate::solve::DirichletProblem;
 pub use crate::space::FunctionSpace;
+pub use crate::vector::{Vector, VectorOps};
 pub use crate::{Error, Precision, Real, Result};
 pub use crate::{Pointwise, pointwise};
