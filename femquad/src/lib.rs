@@ -51,6 +51,7 @@ pub mod residual;
 pub mod rng;
 pub mod solve;
 pub mod space;
+pub mod sparse;
 pub mod tabulation;
 
 pub use error::{Error, Result};
