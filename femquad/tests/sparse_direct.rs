@@ -375,3 +375,13 @@ fn matrices_that_cannot_be_factored_are_named() {
         })
     ));
 }
+
+#[test]
+fn empty_system_is_solved() {
+    let a = CsrMatrix::from_triplets(0, 0, &[]).unwrap();
+    for factor in [DirectSolver::cholesky, DirectSolver::lu] {
+        let solver = factor(&a).unwrap();
+        solver.solve(&[], &mut []).unwrap();
+        assert_eq!(solver.n(), 0);
+    }
+}
