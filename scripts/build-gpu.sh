@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds the release benchmark here and stages it in .gpu/ (git-ignored) for
-# the device machine, which has no network and no Rust toolchain.
+# Builds the release benchmark (the femquad-bench crate) here and stages it in
+# .gpu/ (git-ignored) for the device machine, which has no network and no Rust
+# toolchain.
 #
 #   scripts/build-gpu.sh            # then carry ".gpu" and run scripts/gpu-bench.sh there
 #
 # .gpu/ afterwards holds:
-#   benchmark              the stripped release binary (dlopens libOpenCL.so.1 at run time)
+#   femquad-bench          the stripped release binary (dlopens libOpenCL.so.1 at run time)
 #   t_*                    release test binaries that use OpenCL (run on the GPU too)
 #   lib/libOpenCL.so.1     an OpenCL ICD loader (Debian's ocl-icd-libopencl1), used by
 #                          gpu-bench.sh only if the device machine has none
@@ -13,10 +14,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo build --release --example benchmark
+cargo build --release -p femquad-bench
 mkdir -p .gpu/lib
-cp target/release/examples/benchmark .gpu/benchmark
-strip .gpu/benchmark 2>/dev/null || true
+rm -f .gpu/benchmark # the binary's name before it became its own crate
+cp target/release/femquad-bench .gpu/femquad-bench
+strip .gpu/femquad-bench 2>/dev/null || true
 
 # The OpenCL test binaries, run on the GPU by gpu-bench.sh's `tests` stage.
 rm -f .gpu/t_*

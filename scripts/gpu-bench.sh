@@ -3,7 +3,7 @@
 # (H100/H200, no network) with the binary built here by scripts/build-gpu.sh.
 #
 #   device run, carry [".gpu"], timeout 600:
-#     bash scripts/gpu-bench.sh .gpu/benchmark
+#     bash scripts/gpu-bench.sh .gpu/femquad-bench
 #
 # Stages (each under `timeout`, within a total budget so that the whole run
 # ends well inside the 10-minute limit; every stage writes its rows as they
@@ -26,10 +26,12 @@
 # GPU_BENCH_BIG_CELLS (default 2^25), GPU_BENCH_DEVICE (default gpu),
 # GPU_BENCH_STAGES (default "tests,suite,sweep,tune"; "big" adds 2^25 cells). A dry run here on
 # PoCL: GPU_BENCH_DEVICE=cpu GPU_BENCH_CELLS=3000 GPU_BENCH_BIG_CELLS=6000
-# OUT=/tmp/gb bash scripts/gpu-bench.sh target/debug/examples/benchmark
+# OUT=/tmp/gb bash scripts/gpu-bench.sh target/debug/femquad-bench
+# (after `cargo build -p femquad-bench`). The summary looks the CSV columns up
+# by name (the fields of femquad_bench::row::Row).
 set -uo pipefail
 
-BIN=${1:-.gpu/benchmark}
+BIN=${1:-.gpu/femquad-bench}
 OUT=${OUT:-$PWD/gpu-out}
 BUDGET=${GPU_BENCH_BUDGET:-480}
 CELLS=${GPU_BENCH_CELLS:-2^24}

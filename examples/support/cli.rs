@@ -1,27 +1,90 @@
 //! Command-line options shared by the solver examples (`laplacian`,
-//! `elasticity`, `custom_physics`).
+//! `elasticity`, `custom_physics`), and their checks: everything a command
+//! line can get wrong is reported before the first solve, naming the
+//! option and its value.
 
-use std::path::PathBuf;
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use femquad::backend::Backend;
 use femquad::mesh::gmsh::read_gmsh;
 use femquad::opencl::DeviceSelector;
 use femquad::output::VtuFormat;
-use femquad::{Error, Real, Result};
+use femquad::{Error, Precision, Real, Result};
 
 use crate::convergence::{
     Level, Manufactured, SolveOptions, level, solve, study, table_header, table_row, write_vtu,
 };
 
-/// Floating-point precision of the residual evaluations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Precision {
-    /// Single precision (`float` on the device). Errors stop falling at
-    /// about 1e-6 relative: expect the rates to break down on fine meshes.
-    F32,
-    /// Double precision (`double`; the device needs `cl_khr_fp64`).
-    F64,
+/// Printing into a closed pipe (`cargo run --example laplacian | head -1`)
+/// ends the program silently, as it does other Unix tools (`yes | head`),
+/// instead of a panic "failed printing to stdout: Broken pipe": the Rust
+/// runtime ignores `SIGPIPE`, this restores its default action, which ends
+/// the process (the shell reports the pipeline's status from `head`).
+/// Call it first in `main`. Does nothing on other systems.
+pub fn end_quietly_on_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called first in `main`, before any other thread exists;
+    // setting a signal's action to its default installs no handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// `--precision`: the values of [`Precision`] (listed by `--help`), parsed
+/// by its `FromStr`.
+pub fn precision_parser() -> impl TypedValueParser<Value = Precision> {
+    PossibleValuesParser::new(Precision::ALL.map(Precision::name))
+        .try_map(|s| s.parse::<Precision>())
+}
+
+/// The default relative tolerance of an example's solver, per precision,
+/// and the stopping test it enters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Default with residuals in double precision.
+    pub f64: f64,
+    /// Default with residuals in single precision (whose rounding stops
+    /// the residual from falling much further).
+    pub f32: f64,
+    /// What the tolerance is relative to.
+    pub test: &'static str,
+}
+
+/// Conjugate gradients of the linear examples (`laplacian`, `elasticity`).
+pub const CG_TOLERANCE: Tolerance = Tolerance {
+    f64: 1e-12,
+    f32: 1e-5,
+    test: "conjugate gradients stop when |r_k| <= tol * |b| (2-norms; b: the right-hand side \
+           of the system for the interior dofs, r_k: its residual)",
+};
+
+/// Newton–Krylov of the nonlinear example (`custom_physics`).
+pub const NEWTON_TOLERANCE: Tolerance = Tolerance {
+    f64: 1e-10,
+    f32: 1e-4,
+    test: "Newton stops when |F(u_k)| <= tol * |F(u_0)| (2-norms of the residual at the \
+           interior dofs; u_0: the boundary values, zero inside)",
+};
+
+impl Tolerance {
+    /// The default for `precision`.
+    pub fn default_for(&self, precision: Precision) -> f64 {
+        match precision {
+            Precision::F64 => self.f64,
+            Precision::F32 => self.f32,
+        }
+    }
+
+    /// The help text of `--tol` for a program with this default.
+    pub fn help(&self) -> String {
+        format!(
+            "Relative tolerance of the solver [default: {:e} in f64, {:e} in f32]: {}",
+            self.f64, self.f32, self.test
+        )
+    }
 }
 
 /// Options of a manufactured-solution study.
@@ -33,7 +96,10 @@ pub struct SolveArgs {
     /// Polynomial order of the Lagrange elements: 1 or 2.
     #[arg(long, default_value_t = 1)]
     pub order: usize,
-    /// Number of refinement levels (default depends on dim and order).
+    /// Number of refinement levels (default depends on dim and order), at
+    /// most as many as make a finest mesh whose cells a mesh can number
+    /// (u32) and that fits this machine's memory; more is an error that
+    /// states the bound.
     #[arg(long)]
     pub levels: Option<usize>,
     /// Intervals per side of the coarsest mesh; level k has n0·2^k
@@ -47,20 +113,25 @@ pub struct SolveArgs {
     /// FEMQUAD_DEVICE environment variable, else a GPU, else any device).
     #[arg(long)]
     pub device: Option<String>,
-    /// Precision of the residual evaluations.
-    #[arg(long, value_enum, default_value_t = Precision::F64)]
+    /// Precision of the residual evaluations (f32: errors stop falling at
+    /// about 1e-6 relative, expect the rates to break down on fine meshes;
+    /// f64: the device needs cl_khr_fp64).
+    #[arg(long, default_value = "f64", value_parser = precision_parser())]
     pub precision: Precision,
     /// Solve once on this Gmsh (.msh 4.1) mesh instead of a convergence
-    /// study: Dirichlet conditions on all boundary nodes.
-    #[arg(long, value_name = "FILE")]
+    /// study: Dirichlet conditions on all boundary nodes. The mesh fixes the
+    /// dimension and size: not with --dim, --levels, --n0.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dim", "levels", "n0"])]
     pub mesh: Option<PathBuf>,
-    /// Write the finest solution and its error to this VTU file (ParaView).
+    /// Write the finest solution and its error to this VTU file (ParaView);
+    /// its directory must exist and be writable (checked before solving).
     #[arg(long, value_name = "FILE")]
     pub vtu: Option<PathBuf>,
     /// Write the VTU file as text instead of base64 binary.
     #[arg(long)]
     pub ascii: bool,
-    /// Relative tolerance of the solver (default 1e-12 in f64, 1e-5 in f32).
+    /// Relative tolerance of the solver (each program states its default
+    /// and stopping test in its --help).
     #[arg(long)]
     pub tol: Option<f64>,
     /// Largest number of Krylov iterations of one solve.
@@ -69,7 +140,9 @@ pub struct SolveArgs {
 }
 
 impl SolveArgs {
-    /// Checks the values clap cannot (dimension, order, counts).
+    /// Checks the values clap cannot (dimension, order, counts, tolerance,
+    /// that the `--vtu` file can be written). The sizes are checked by
+    /// [`SolveArgs::sizes`].
     pub fn validate(&self) -> Result<()> {
         if !(self.dim == 2 || self.dim == 3) {
             return Err(Error::arg(
@@ -83,16 +156,13 @@ impl SolveArgs {
                 format!("must be 1 or 2, got {}", self.order),
             ));
         }
-        if self.levels == Some(0) {
-            return Err(Error::arg("--levels", "must be at least 1"));
-        }
-        if self.n0 == Some(0) {
-            return Err(Error::arg("--n0", "must be at least 1"));
-        }
         if let Some(t) = self.tol
             && !(t > 0.0 && t < 1.0)
         {
             return Err(Error::arg("--tol", format!("must lie in (0, 1), got {t}")));
+        }
+        if let Some(path) = &self.vtu {
+            check_writable("--vtu", path)?;
         }
         Ok(())
     }
@@ -110,21 +180,211 @@ impl SolveArgs {
         Backend::opencl(&selector)
     }
 
-    /// The solver tolerance: `--tol`, else 1e-12 (f64) or 1e-5 (f32).
-    pub fn tolerance(&self) -> f64 {
-        self.tol.unwrap_or(match self.precision {
-            Precision::F64 => 1e-12,
-            Precision::F32 => 1e-5,
-        })
+    /// The solver tolerance: `--tol`, else the program's default for the
+    /// precision.
+    pub fn tolerance(&self, default: &Tolerance) -> f64 {
+        self.tol
+            .unwrap_or_else(|| default.default_for(self.precision))
     }
 
     /// Mesh sizes `n0·2^k`, `k = 0..levels`, with `defaults = (n0, levels)`
-    /// for the options not given.
-    pub fn sizes(&self, defaults: (usize, usize)) -> Vec<usize> {
+    /// for the options not given, for a solution of `n_comp` components;
+    /// checked by [`study_sizes`] against this machine's memory.
+    pub fn sizes(&self, defaults: (usize, usize), n_comp: usize) -> Result<Vec<usize>> {
+        let size = StudySize {
+            dim: self.dim,
+            order: self.order,
+            n_comp,
+        };
         let n0 = self.n0.unwrap_or(defaults.0);
         let levels = self.levels.unwrap_or(defaults.1);
-        (0..levels).map(|k| n0 << k).collect()
+        study_sizes(&size, n0, levels, physical_memory())
     }
+}
+
+/// Checks that `path`, given by `option`, can be written: it is not a
+/// directory, its directory exists, and a file can be created there (or the
+/// existing file opened for writing; its contents are left alone).
+pub fn check_writable(option: &'static str, path: &Path) -> Result<()> {
+    let fail =
+        |why: String| Error::arg(option, format!("cannot write `{}`: {why}", path.display()));
+    if path.is_dir() {
+        return Err(fail("it is a directory".into()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(fail(format!(
+            "the directory `{}` does not exist",
+            dir.display()
+        )));
+    }
+    if path.exists() {
+        OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| fail(e.to_string()))?;
+    } else {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| fail(e.to_string()))?;
+        std::fs::remove_file(path).map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// What the size of a study's meshes depends on besides `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StudySize {
+    /// Spatial dimension, 2 or 3.
+    pub dim: usize,
+    /// Lagrange order, 1 or 2.
+    pub order: usize,
+    /// Components of the solution.
+    pub n_comp: usize,
+}
+
+/// Cells a mesh can number: cell indices are `u32` (the mesh's
+/// connectivity, its boundary facets; `femquad::mesh::generate` refuses
+/// larger meshes).
+pub const MAX_CELLS: f64 = u32::MAX as f64;
+
+impl StudySize {
+    /// Cells of the unit square (`2n²` triangles) or cube (`6n³` tetrahedra)
+    /// with `n` intervals per side.
+    pub fn cells(&self, n: f64) -> f64 {
+        if self.dim == 2 {
+            2.0 * n * n
+        } else {
+            6.0 * n * n * n
+        }
+    }
+
+    /// Dofs: `(order·n + 1)^dim` nodes times the components.
+    pub fn dofs(&self, n: f64) -> f64 {
+        (self.order as f64 * n + 1.0).powi(self.dim as i32) * self.n_comp as f64
+    }
+
+    /// A lower bound of the memory one solve on the mesh of `n` intervals
+    /// per side takes, in bytes: what is certainly allocated, counted at
+    /// its smallest — vertex coordinates (f64) and cells (u32), the dof map
+    /// (u32 per cell node), cell-local coefficients and element vectors and
+    /// the geometry J⁻¹, det J (at least 4 bytes each), and the four global
+    /// vectors a Krylov solver holds at least (f64).
+    pub fn min_bytes(&self, n: f64) -> f64 {
+        let d = self.dim as f64;
+        let cells = self.cells(n);
+        let vertices = (n + 1.0).powi(self.dim as i32);
+        // nodes per cell: (d+1) for P1, (d+1)(d+2)/2 for P2
+        let n_b = if self.order == 1 {
+            d + 1.0
+        } else {
+            (d + 1.0) * (d + 2.0) / 2.0
+        };
+        vertices * d * 8.0
+            + cells * (d + 1.0) * 4.0
+            + cells * n_b * 4.0
+            + 2.0 * cells * n_b * self.n_comp as f64 * 4.0
+            + cells * (d * d + 1.0) * 4.0
+            + 4.0 * self.dofs(n) * 8.0
+    }
+
+    /// Why a study cannot reach the mesh of `n` intervals per side (its
+    /// cells exceed [`MAX_CELLS`], or its [`StudySize::min_bytes`] exceed
+    /// `memory`), or `None` if it can.
+    pub fn too_large(&self, n: f64, memory: Option<u64>) -> Option<String> {
+        let cells = self.cells(n);
+        let shape = if self.dim == 2 {
+            "triangles"
+        } else {
+            "tetrahedra"
+        };
+        if cells > MAX_CELLS {
+            return Some(format!(
+                "{cells:.3e} {shape}, more than the {MAX_CELLS} cells a mesh can number \
+                 (cell indices are u32)"
+            ));
+        }
+        let bytes = self.min_bytes(n);
+        match memory {
+            Some(m) if bytes > m as f64 => Some(format!(
+                "{cells:.3e} {shape} and {:.3e} dofs, which need at least {:.1} GiB \
+                 (mesh, dof map, cell arrays, geometry, 4 solver vectors), more than this \
+                 machine's {:.1} GiB of memory",
+                self.dofs(n),
+                bytes / GIB,
+                m as f64 / GIB
+            )),
+            _ => None,
+        }
+    }
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The mesh sizes `n0·2^k`, `k = 0..levels`, of a study, checked: the
+/// finest mesh must be one a mesh can number and, if `memory` (bytes) is
+/// known, fit in it ([`StudySize::too_large`]). The error names `--levels`
+/// (or `--n0` if even one level is too large) with the value, the reason,
+/// and the most levels that fit.
+pub fn study_sizes(
+    size: &StudySize,
+    n0: usize,
+    levels: usize,
+    memory: Option<u64>,
+) -> Result<Vec<usize>> {
+    if levels == 0 {
+        return Err(Error::arg("--levels", "must be at least 1"));
+    }
+    if n0 == 0 {
+        return Err(Error::arg("--n0", "must be at least 1"));
+    }
+    let finest = |levels: usize| n0 as f64 * 2f64.powi(levels as i32 - 1);
+    if let Some(why) = size.too_large(n0 as f64, memory) {
+        return Err(Error::arg(
+            "--n0",
+            format!("--n0 {n0}: the coarsest mesh has {why}"),
+        ));
+    }
+    if let Some(why) = size.too_large(finest(levels), memory) {
+        let mesh = |l: usize| format!("n = {n0}·2^{} = {:.0} intervals per side", l - 1, finest(l));
+        // at least 1 fits (checked above), at most 64 (n0·2^63 exceeds u32 cells)
+        let most = (1..=64)
+            .take_while(|&l| size.too_large(finest(l), memory).is_none())
+            .last()
+            .unwrap_or(1);
+        let mut reason = format!(
+            "--levels {levels} from --n0 {n0}: the finest mesh, {}, has {why}; at most {most} \
+             levels from --n0 {n0} in {}D P{}",
+            mesh(levels),
+            size.dim,
+            size.order
+        );
+        if most + 1 < levels
+            && let Some(next) = size.too_large(finest(most + 1), memory)
+        {
+            reason.push_str(&format!(
+                " ({} levels: {}, {next})",
+                most + 1,
+                mesh(most + 1)
+            ));
+        }
+        return Err(Error::arg("--levels", reason));
+    }
+    Ok((0..levels).map(|k| n0 << k).collect())
+}
+
+/// This machine's physical memory in bytes (`MemTotal` of `/proc/meminfo`),
+/// if known.
+pub fn physical_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// Runs a manufactured-solution example as its command line asks and
@@ -138,12 +398,22 @@ pub fn run_example(
     defaults: impl Fn(usize, usize) -> (usize, usize),
 ) -> Result<Vec<Level>> {
     args.validate()?;
+    let default_tol = if problem.linear {
+        &CG_TOLERANCE
+    } else {
+        &NEWTON_TOLERANCE
+    };
+    // sizes before the backend: a bad --levels is reported at once
+    let sizes = match args.mesh {
+        Some(_) => Vec::new(),
+        None => args.sizes(defaults(args.dim, args.order), problem.n_comp(args.dim))?,
+    };
     let backend = args.backend()?;
-    let mut opts = SolveOptions::new(args.order, backend, args.tolerance());
+    let mut opts = SolveOptions::new(args.order, backend, args.tolerance(default_tol));
     opts.max_iter = args.max_iter;
     match args.precision {
-        Precision::F64 => run_typed::<f64>(problem, args, &opts, defaults),
-        Precision::F32 => run_typed::<f32>(problem, args, &opts, defaults),
+        Precision::F64 => run_typed::<f64>(problem, args, &opts, &sizes),
+        Precision::F32 => run_typed::<f32>(problem, args, &opts, &sizes),
     }
 }
 
@@ -151,7 +421,7 @@ fn run_typed<R: Real>(
     problem: &Manufactured,
     args: &SolveArgs,
     opts: &SolveOptions,
-    defaults: impl Fn(usize, usize) -> (usize, usize),
+    sizes: &[usize],
 ) -> Result<Vec<Level>> {
     let solver = if problem.linear {
         "conjugate gradients"
@@ -207,7 +477,6 @@ fn run_typed<R: Real>(
         }
         return Ok(vec![row]);
     }
-    let sizes = args.sizes(defaults(args.dim, args.order));
     println!(
         "unit {} with n x n{} {}, n = {:?}, Dirichlet conditions from the exact solution\n",
         if args.dim == 2 { "square" } else { "cube" },
@@ -220,7 +489,7 @@ fn run_typed<R: Real>(
         sizes
     );
     println!("{}", table_header(!problem.linear));
-    let study = study::<R>(problem, args.dim, &sizes, opts, |row| {
+    let study = study::<R>(problem, args.dim, sizes, opts, |row| {
         println!("{}", table_row(row))
     })?;
     if let Some(r) = study.final_rate() {

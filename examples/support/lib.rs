@@ -1,6 +1,5 @@
-//! Shared code of the femquad examples, benchmark and integration tests.
+//! Shared code of the femquad examples and their integration tests.
 
-pub mod bench;
 pub mod cli;
 pub mod convergence;
 pub mod mms;

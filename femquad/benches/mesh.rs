@@ -1,7 +1,8 @@
 //! criterion benchmarks of the setup path: structured mesh generation
 //! (jittered and shuffled, ~10⁵–10⁶ cells), function spaces (P2 edge
 //! numbering), cell geometry (`J⁻¹`, `det J`), gather `E u` and assembly
-//! `Eᵀ e` (throughput in cells per second).
+//! `Eᵀ e`, and the mesh operations: locality renumbering and uniform
+//! refinement (throughput in cells per second).
 //!
 //! `cargo bench -p femquad --bench mesh` (add `-- --quick` for a short run).
 
@@ -13,6 +14,8 @@ use femquad::element::Element;
 use femquad::geometry::Geometry;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_cube, unit_square};
+use femquad::mesh::refine::refine;
+use femquad::mesh::renumber::locality_renumbering;
 use femquad::rng::Rng;
 use femquad::space::FunctionSpace;
 
@@ -104,5 +107,29 @@ fn bench_setup(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_generate, bench_setup);
+fn bench_mesh_ops(c: &mut Criterion) {
+    let mut group = c.benchmark_group("mesh_ops");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
+    for (name, mesh) in meshes() {
+        group.throughput(Throughput::Elements(mesh.n_cells() as u64));
+        group.bench_function(BenchmarkId::new("locality_renumbering", name), |b| {
+            b.iter(|| black_box(locality_renumbering(&mesh).expect("renumbering")))
+        });
+        let renumbering = locality_renumbering(&mesh).expect("renumbering");
+        group.bench_function(BenchmarkId::new("renumbering_apply", name), |b| {
+            b.iter(|| black_box(renumbering.apply(&mesh).expect("apply")))
+        });
+        // refinement of the renumbered mesh (as a hierarchy would use it)
+        let local = renumbering.apply(&mesh).expect("apply");
+        group.bench_function(BenchmarkId::new("refine", name), |b| {
+            b.iter(|| black_box(refine(&local).expect("refine")))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_generate, bench_setup, bench_mesh_ops);
 criterion_main!(benches);

@@ -17,7 +17,7 @@
 //! `g`) instead of once per basis function.
 //!
 //! Two backends share this definition and the data of a [`Discretization`]:
-//! [`native`] (Rust, serial or rayon-parallel) and the OpenCL
+//! [`crate::native`] (Rust, serial or rayon-parallel) and the OpenCL
 //! thread-transposition kernel.
 
 use crate::aux_space::AuxSpace;

@@ -15,14 +15,33 @@
 //!
 //! ## Data flow
 //! ```text
-//! mesh ──► space (element, N_comp, dof map) ──► gather: cell-local coefficients
-//!     └──► geometry (J⁻¹, detJ per cell)
+//! mesh ──► [renumber for locality] ──► space (element, N_comp, cell → node map)
+//!     └──► geometry: J⁻¹/det J per cell | vertex coordinates, J computed in the kernel
 //! quadrature ──► tabulation (φ_b(ξ_q), ∇̂φ_b(ξ_q))
-//! #[pointwise] physics ──► integrator (native | OpenCL) ──► element vectors ──► assemble Eᵀ
+//! #[pointwise] physics: f0/f1, native Rust and OpenCL C from one body
+//!          │
+//!          ▼
+//! residual on a backend: native (Rust, rayon; the reference) | OpenCL (device-resident)
+//!   F(u): global u ─gather─► thread transposition ─assemble─► global F (one fused launch)
+//!          │
+//!          ▼
+//! solvers on vectors that live where the residual lives: CG, GMRES, Newton–Krylov,
+//! Dirichlet problems; output (VTU)
 //! ```
 //! Module names follow the boxes: [`mesh`], [`space`], [`geometry`],
-//! [`quadrature`], [`element`], [`tabulation`], [`physics`], [`integrate`].
-//! Array layouts are fixed in one place, [`layout`].
+//! [`quadrature`], [`element`], [`tabulation`], [`physics`],
+//! [`discretization`] (what an integration is), [`native`] and [`opencl`]
+//! (the two backends, chosen by [`backend::Backend`]), [`residual`],
+//! [`solve`], [`output`], and [`perf_model`]. Array layouts are fixed in
+//! one place, [`layout`]. A program needs only [`prelude`].
+//!
+//! ## In libCEED's terms
+//! libCEED's four concepts map onto femquad as follows: its *element
+//! restriction* is the space's gather `E` and assembly `Eᵀ` through the
+//! cell → node map ([`space::FunctionSpace`]); its *basis* is the
+//! [`tabulation`] at the quadrature points; its *Q-function* is the
+//! `#[pointwise]` physics; its *operator* `Eᵀ Bᵀ D B E` is the
+//! [`residual::Residual`], fused into one kernel launch on a device.
 
 #![warn(missing_docs)]
 
@@ -53,6 +72,7 @@ pub mod solve;
 pub mod space;
 pub mod sparse;
 pub mod tabulation;
+pub mod vector;
 
 pub use error::{Error, Result};
 pub use femquad_macros::pointwise;

@@ -1,4 +1,5 @@
-//! Performance model of one launch of the thread-transposition kernel.
+//! Performance model of the thread-transposition kernels: the element
+//! kernel (BK, the paper's measure) and the global residual (BP).
 //!
 //! Counts, per cell, the floating-point operations the kernel in
 //! `kernels/integrate.cl` really executes and the fewest bytes it must move
@@ -42,9 +43,28 @@
 //! it executes; its byte count is the paper's `(d² + 1) + N_bt + …` per cell
 //! plus the written element vector, which the paper's "memory loaded" leaves
 //! out. The local-memory formula is [`crate::opencl::KernelShape::local_mem_bytes`].
+//!
+//! # The global residual (BP)
+//!
+//! [`ResidualModel`] counts what a user's `F(u)` must move at least, with
+//! `n_d` global dofs, `n_n` nodes, `n_v` vertices and `n_c` cells:
+//!
+//! ```text
+//! s · n_d (u, read once) + s · n_d (F, written once) + 4 · N_b n_c (the cell → node map, u32)
+//!   + geometry + aux
+//! geometry = s · d · n_v                 computed in the kernel (vertex coordinates)
+//!          = s · (d² + 1) · n_c          stored (J⁻¹, det J per cell), plus s · d · n_v if x is read
+//! aux      = s · N_a n_n (field) | s · N_a n_c (P0) | 0
+//! ```
+//!
+//! Each array counted once: the gathers of `u` and of the coordinates and
+//! the atomic additions into `F` may touch a value several times (once per
+//! cell containing it), which only caches absorb. The flops are the element
+//! kernel's plus, for computed geometry, the per-cell Jacobian, determinant
+//! and inverse ([`geometry_flops`]).
 
 use crate::aux_space::AuxSpace;
-use crate::opencl::KernelShape;
+use crate::opencl::{GeometryMode, KernelShape};
 use crate::physics::PointwiseInfo;
 
 /// Model quantities of one kernel launch.
@@ -130,6 +150,64 @@ pub fn flops_per_cell(shape: &KernelShape, aux: AuxSpace, physics: &PointwiseInf
     n_q * per_point + basis
 }
 
+/// Flops of one cell's `J`, `det J` and `J⁻¹` computed from its vertex
+/// coordinates, as `kernels/integrate.cl` does: in 2D `4` (J) `+ 3` (det)
+/// `+ 1` (1/det) `+ 4` (inverse) `= 12`; in 3D `9 + 9` (cofactors) `+ 5`
+/// (det) `+ 1 + 21` (inverse) `= 45`.
+pub fn geometry_flops(dim: usize) -> u64 {
+    if dim == 2 { 12 } else { 45 }
+}
+
+/// Model of one global residual evaluation `F(u)` (BP), see the
+/// [module documentation](self#the-global-residual-bp).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResidualModel {
+    /// Minimal bytes moved.
+    pub bytes: f64,
+    /// Floating-point operations executed.
+    pub flops: f64,
+}
+
+impl ResidualModel {
+    /// The model of `F(u)` with the kernel `shape` (which gives the
+    /// dimension, element, components, precision, physics reads and
+    /// geometry mode) on a mesh of `n_cells` cells, `n_vertices` vertices,
+    /// and a space of `n_nodes` nodes.
+    pub fn new(
+        shape: &KernelShape,
+        aux: AuxSpace,
+        physics: &PointwiseInfo,
+        n_cells: usize,
+        n_nodes: usize,
+        n_vertices: usize,
+    ) -> Self {
+        let (d, s) = (shape.dim as f64, shape.precision.size() as f64);
+        let (n_c, n_n, n_v) = (n_cells as f64, n_nodes as f64, n_vertices as f64);
+        let dofs = n_n * shape.n_comp as f64;
+        let connectivity = 4.0 * shape.n_b as f64 * n_c;
+        let coordinates = s * d * n_v;
+        let geometry = match shape.geometry {
+            GeometryMode::Computed => coordinates,
+            GeometryMode::Stored => {
+                s * (d * d + 1.0) * n_c + if shape.reads_x { coordinates } else { 0.0 }
+            }
+        };
+        let aux_bytes = match aux {
+            AuxSpace::None => 0.0,
+            AuxSpace::Field { n_comp } => s * n_comp as f64 * n_n,
+            AuxSpace::Cell { n_comp } => s * n_comp as f64 * n_c,
+        };
+        let mut per_cell = flops_per_cell(shape, aux, physics);
+        if shape.geometry == GeometryMode::Computed {
+            per_cell += geometry_flops(shape.dim);
+        }
+        ResidualModel {
+            bytes: 2.0 * s * dofs + connectivity + geometry + aux_bytes,
+            flops: per_cell as f64 * n_c,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +245,29 @@ mod tests {
             &KernelOptions::default(),
         )
         .unwrap()
+    }
+
+    #[test]
+    fn residual_bytes_count_each_array_once() {
+        let info = Laplacian.info();
+        let stored = shape(2, 3, 1, 1, AuxSpace::None, info, 4);
+        let computed = KernelShape {
+            geometry: GeometryMode::Computed,
+            ..stored
+        };
+        // 2 cells, 4 vertices = 4 nodes: u, F 4·4 each, map 2·3·4
+        let m = ResidualModel::new(&stored, AuxSpace::None, info, 2, 4, 4);
+        assert_eq!(m.bytes, (32 + 24 + 2 * 5 * 4) as f64);
+        let m = ResidualModel::new(&computed, AuxSpace::None, info, 2, 4, 4);
+        assert_eq!(m.bytes, (32 + 24 + 4 * 2 * 4) as f64);
+        assert_eq!(
+            m.flops,
+            2.0 * (flops_per_cell(&computed, AuxSpace::None, info) + 12) as f64
+        );
+        let field = ResidualModel::new(&computed, AuxSpace::Field { n_comp: 1 }, info, 2, 4, 4);
+        assert_eq!(field.bytes - m.bytes, 16.0);
+        let p0 = ResidualModel::new(&computed, AuxSpace::Cell { n_comp: 2 }, info, 2, 4, 4);
+        assert_eq!(p0.bytes - m.bytes, 16.0);
     }
 
     #[test]

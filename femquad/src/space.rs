@@ -32,8 +32,9 @@
 //! the cell edges are grouped by their smaller vertex (a parallel sort of
 //! packed `u64` keys `min << 32 | slot`), each vertex's short list is sorted
 //! by the other vertex and deduplicated, and the ids follow from a prefix
-//! sum — no hash map, no binary search (see `number_edges`). Peak temporary
-//! memory for P2 is 8 bytes per cell edge (6 edges per tetrahedron).
+//! sum — no hash map, no binary search (see [`crate::mesh::edges::mesh_edges`]).
+//! Peak temporary memory for P2 is 12 bytes per cell edge (6 edges per
+//! tetrahedron).
 //! `gather`, `interpolate` and `node_coordinates` are `O(n_cells·N_b·N_comp)`
 //! / `O(n_nodes·N_comp)` and run in parallel. `assemble` is
 //! `O(n_cells·N_b·N_comp)`; for large inputs on several threads it runs in
@@ -45,8 +46,6 @@
 //! `boundary_nodes` is `O(n_cells·log n_cells)` ([`Mesh::boundary_facets`]).
 
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicU32;
-use std::sync::atomic::Ordering::Relaxed;
 
 use rayon::prelude::*;
 
@@ -54,6 +53,7 @@ use crate::element::Element;
 use crate::error::check_len;
 use crate::layout::{cell_dof, global_dof, simplex_edges};
 use crate::mesh::Mesh;
+use crate::mesh::edges::{bucket_sort, mesh_edges};
 use crate::{Error, Real, Result};
 
 /// Below this many cell slots (`n_cells·N_b`) assembly runs serially.
@@ -67,119 +67,13 @@ struct Incidence {
     slots: Vec<u32>,
 }
 
-/// Groups the items `0..n_items` by `bucket(i) < n_buckets`: returns CSR
-/// `offsets` (`n_buckets + 1`) and the `payload(i)` of the items of bucket
-/// `b` in `entries[offsets[b]..offsets[b+1]]`, sorted ascending within each
-/// bucket. Both `n_items` and `n_buckets` must fit in `u32` (callers check).
-///
-/// The keys `bucket(i) << 32 | i` are sorted in parallel (rayon's pdqsort),
-/// which reads and writes memory in long runs; a parallel counting sort with
-/// atomic cursors was measured 3× slower (on 2 cores, 24M items), as its
-/// locked scattered writes cannot overlap their cache misses. Then each key is replaced by its payload and
-/// each (short) bucket sorted. `O(n log n)` work, deterministic, 8 bytes per
-/// item of memory.
-fn bucket_sort(
-    n_buckets: usize,
-    n_items: usize,
-    bucket: impl Fn(usize) -> usize + Sync,
-    payload: impl Fn(usize) -> u64 + Sync,
-) -> (Vec<usize>, Vec<u64>) {
-    let mut entries: Vec<u64> = (0..n_items)
-        .into_par_iter()
-        .with_min_len(4096)
-        .map(|i| ((bucket(i) as u64) << 32) | i as u64)
-        .collect();
-    entries.par_sort_unstable();
-    let mut offsets = vec![0usize; n_buckets + 1];
-    for &k in &entries {
-        offsets[(k >> 32) as usize + 1] += 1;
-    }
-    for b in 0..n_buckets {
-        offsets[b + 1] += offsets[b];
-    }
-    entries
-        .par_iter_mut()
-        .with_min_len(4096)
-        .for_each(|k| *k = payload((*k & 0xffff_ffff) as usize));
-    bucket_blocks(&offsets, &mut entries)
-        .into_par_iter()
-        .for_each(|(b0, b1, block)| {
-            for b in b0..b1 {
-                block[offsets[b] - offsets[b0]..offsets[b + 1] - offsets[b0]].sort_unstable();
-            }
-        });
-    (offsets, entries)
-}
-
-/// Splits `data` (grouped by the CSR `offsets`) into disjoint blocks of
-/// whole buckets, for parallel work: `(first bucket, end bucket, slice)`.
-fn bucket_blocks<'a, T>(
-    offsets: &[usize],
-    mut data: &'a mut [T],
-) -> Vec<(usize, usize, &'a mut [T])> {
-    const BLOCK: usize = 4096;
-    let n = offsets.len() - 1;
-    let mut out = Vec::with_capacity(n / BLOCK + 1);
-    let mut b0 = 0;
-    while b0 < n {
-        let b1 = (b0 + BLOCK).min(n);
-        let (head, tail) = std::mem::take(&mut data).split_at_mut(offsets[b1] - offsets[b0]);
-        out.push((b0, b1, head));
-        data = tail;
-        b0 = b1;
-    }
-    out
-}
-
-/// Global edge numbering of a P2 space: returns the sorted distinct edge keys
-/// and the cell → node map (`n_cells × N_b`).
-///
-/// The cell edges are grouped by their smaller vertex with [`bucket_sort`]
-/// (payload `max << 32 | slot`, slot = `cell·n_edges_per_cell + local edge`);
-/// within a bucket, equal `max` values are one edge. Numbering the buckets in
-/// vertex order and the edges within a bucket in `max` order gives the
-/// lexicographic order of `(min, max)`. No hashing, no binary search;
-/// 8 bytes per cell edge of temporary memory.
-fn number_edges(cells: &[u32], dim: usize, n_vertices: usize) -> Result<(Vec<u64>, Vec<u32>)> {
-    let edges = simplex_edges(dim);
-    let (nv, ne) = (dim + 1, edges.len());
-    let n_b = nv + ne;
-    let n_cells = cells.len() / nv;
-    let n_slots = n_cells * ne;
-    if n_slots > u32::MAX as usize {
-        return Err(Error::arg(
-            "mesh",
-            format!("{n_cells} cells have more than 2^32 cell edges; P2 numbering supports fewer"),
-        ));
-    }
-    let ends = |s: usize| {
-        let (c, e) = (s / ne, s % ne);
-        let [i, j] = edges[e];
-        let (a, b) = (cells[c * nv + i], cells[c * nv + j]);
-        (a.min(b), a.max(b))
-    };
-    let (offsets, entries) = bucket_sort(
-        n_vertices,
-        n_slots,
-        |s| ends(s).0 as usize,
-        |s| ((ends(s).1 as u64) << 32) | s as u64,
-    );
-    // Distinct edges per bucket, then their first global id.
-    let distinct: Vec<usize> = (0..n_vertices)
-        .into_par_iter()
-        .map(|v| {
-            let bucket = &entries[offsets[v]..offsets[v + 1]];
-            bucket.chunk_by(|x, y| x >> 32 == y >> 32).count()
-        })
-        .collect();
-    let mut first = Vec::with_capacity(n_vertices + 1);
-    first.push(0usize);
-    let mut total = 0;
-    for d in distinct {
-        total += d;
-        first.push(total);
-    }
-    let n_edges = total;
+/// The P2 edge numbering ([`mesh_edges`]) as sorted edge keys
+/// `min << 32 | max` and the cell → node map (`n_cells × N_b`: the cell's
+/// vertices, then `n_vertices + edge` in local edge order).
+fn number_edges(mesh: &Mesh) -> Result<(Vec<u64>, Vec<u32>)> {
+    let edges = mesh_edges(mesh)?;
+    let (nv, ne) = (mesh.vertices_per_cell(), edges.edges_per_cell());
+    let (n_vertices, n_edges) = (mesh.n_vertices(), edges.n_edges());
     if n_vertices + n_edges > u32::MAX as usize {
         return Err(Error::arg(
             "mesh",
@@ -189,34 +83,22 @@ fn number_edges(cells: &[u32], dim: usize, n_vertices: usize) -> Result<(Vec<u64
             ),
         ));
     }
-    let cell_nodes: Vec<AtomicU32> = (0..n_cells * n_b)
-        .into_par_iter()
-        .map(|k| {
-            let (c, b) = (k / n_b, k % n_b);
-            AtomicU32::new(if b < nv { cells[c * nv + b] } else { 0 })
-        })
+    let keys = edges
+        .endpoints()
+        .par_iter()
+        .map(|&[a, b]| ((a as u64) << 32) | b as u64)
         .collect();
-    let mut keys = vec![0u64; n_edges];
-    bucket_blocks(&first, &mut keys)
-        .into_par_iter()
-        .for_each(|(b0, b1, block)| {
-            for v in b0..b1 {
-                let bucket = &entries[offsets[v]..offsets[v + 1]];
-                for (k, run) in bucket.chunk_by(|x, y| x >> 32 == y >> 32).enumerate() {
-                    let id = first[v] + k;
-                    block[id - first[b0]] = ((v as u64) << 32) | (run[0] >> 32);
-                    for &x in run {
-                        let s = (x & 0xffff_ffff) as usize;
-                        let (c, e) = (s / ne, s % ne);
-                        cell_nodes[c * n_b + nv + e].store((n_vertices + id) as u32, Relaxed);
-                    }
-                }
+    let mut cell_nodes = vec![0u32; mesh.n_cells() * (nv + ne)];
+    cell_nodes
+        .par_chunks_mut(nv + ne)
+        .zip(mesh.cells().par_chunks(nv))
+        .zip(edges.cell_edges_all().par_chunks(ne))
+        .for_each(|((nodes, cell), cell_edges)| {
+            nodes[..nv].copy_from_slice(cell);
+            for (n, &e) in nodes[nv..].iter_mut().zip(cell_edges) {
+                *n = (n_vertices + e as usize) as u32;
             }
         });
-    let cell_nodes = cell_nodes
-        .into_par_iter()
-        .map(AtomicU32::into_inner)
-        .collect();
     Ok((keys, cell_nodes))
 }
 
@@ -290,7 +172,7 @@ impl FunctionSpace {
         let (edge_keys, cell_nodes) = if element.order() == 1 {
             (Vec::new(), cells.to_vec())
         } else {
-            number_edges(cells, dim, n_vertices)?
+            number_edges(mesh)?
         };
         Ok(FunctionSpace {
             dim,

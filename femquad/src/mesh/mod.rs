@@ -13,6 +13,9 @@
 //!   [`Mesh::cell_volume`] and [`Mesh::total_volume`] measure the mesh.
 //! * [`generate`] builds structured meshes of the unit square and cube,
 //!   optionally jittered and shuffled; [`gmsh`] reads Gmsh MSH 4.1 files.
+//! * [`renumber`] renumbers vertices and cells for memory locality;
+//!   [`mod@refine`] refines uniformly (multigrid hierarchies); [`edges`]
+//!   numbers the global edges (P2 nodes, refinement midpoints).
 //!
 //! All whole-mesh operations run in parallel (rayon) and scale to meshes of
 //! 2²⁵ cells and more; the ones that report an error report the one with the
@@ -22,13 +25,19 @@ use rayon::prelude::*;
 
 use crate::{Error, Result};
 
+pub mod edges;
 pub mod generate;
 pub mod gmsh;
+pub mod refine;
+pub mod renumber;
 
+pub use edges::{MeshEdges, mesh_edges};
 pub use generate::{
     MAX_JITTER, MeshOptions, mesh_for_cells, n_for_cells, unit_box, unit_cube, unit_square,
 };
 pub use gmsh::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup, parse_gmsh, read_gmsh};
+pub use refine::{Refinement, prepare_for_refinement, refine, refine_gmsh, refine_uniformly};
+pub use renumber::{LocalityMetrics, Renumbering, locality_metrics, locality_renumbering};
 
 /// Relative tolerance below which a cell counts as degenerate: a cell with
 /// longest edge `h` is degenerate when `|det J| ≤ DEGENERACY_TOLERANCE · h^dim`.

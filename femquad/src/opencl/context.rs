@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use bytemuck::Pod;
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;
@@ -20,6 +21,14 @@ use super::source::numbered;
 use crate::{Error, Real, Result};
 
 /// Counters of what a [`Device`] has done, for tests and reports.
+///
+/// Transfers are split by what they carry, so that a test can prove that an
+/// operation moved no array between host and device: every host-to-device
+/// write is an array (geometry, coefficients, vectors: their sum is
+/// [`DeviceStats::array_bytes_written`]); reads are either arrays
+/// ([`DeviceStats::array_bytes_read`]: element vectors, vector downloads) or
+/// the few scalars of a reduction result ([`DeviceStats::scalar_reads`]:
+/// a dot product, a norm, the `m` values of a multi-dot).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceStats {
     /// Programs compiled by the OpenCL compiler (cache misses).
@@ -30,8 +39,27 @@ pub struct DeviceStats {
     pub geometry_bytes: u64,
     /// Bytes of coefficients (u, aux, constants) written to the device.
     pub coefficient_bytes: u64,
-    /// Bytes read back from the device.
+    /// Bytes of vectors and index sets written to the device
+    /// ([`DeviceVector`](super::vector::DeviceVector) and
+    /// [`DeviceIndices`](super::vector::DeviceIndices) uploads).
+    pub vector_bytes: u64,
+    /// Bytes read back from the device, arrays and scalars together
+    /// (`array_bytes_read + scalar_bytes_read`).
     pub read_bytes: u64,
+    /// Bytes of arrays read back (element vectors, vector downloads).
+    pub array_bytes_read: u64,
+    /// Number of reads of reduction results (each one host–device round
+    /// trip returning a few scalars).
+    pub scalar_reads: u64,
+    /// Bytes of those scalar reads.
+    pub scalar_bytes_read: u64,
+}
+
+impl DeviceStats {
+    /// Array bytes written to the device: geometry, coefficients and vectors.
+    pub fn array_bytes_written(&self) -> u64 {
+        self.geometry_bytes + self.coefficient_bytes + self.vector_bytes
+    }
 }
 
 /// What a host-to-device transfer carries, for [`DeviceStats`].
@@ -41,6 +69,8 @@ pub enum Transfer {
     Geometry,
     /// Coefficients and constants.
     Coefficients,
+    /// Solver vectors and index sets.
+    Vector,
 }
 
 /// An opened OpenCL device with its context, an in-order profiling queue and
@@ -125,7 +155,11 @@ impl Device {
         *lock(&self.stats)
     }
 
-    pub(crate) fn queue(&self) -> &CommandQueue {
+    /// The device's in-order command queue (with profiling), for launching
+    /// your own kernels on femquad's buffers (e.g. an operator on
+    /// [`DeviceVector`](super::vector::DeviceVector)s): commands enqueued
+    /// here run after, and before, femquad's own in submission order.
+    pub fn queue(&self) -> &CommandQueue {
         &self.queue
     }
 
@@ -143,6 +177,14 @@ impl Device {
     /// the program only if no program with the same source was built on this
     /// device before.
     pub fn kernel(&self, source: &str, name: &str) -> Result<Kernel> {
+        let program = self.program(source)?;
+        Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))
+    }
+
+    /// Returns the program built from `source`, building it only if no
+    /// program with the same source was built on this device before (one
+    /// request in [`DeviceStats`]: a build or a cache hit).
+    pub fn program(&self, source: &str) -> Result<Arc<Program>> {
         let key = source_key(source);
         let cached = lock(&self.programs).get(&key).cloned();
         let program = match cached {
@@ -159,7 +201,7 @@ impl Device {
                 p
             }
         };
-        Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))
+        Ok(program)
     }
 
     /// The compiler's log of the successful build of `source` on this device
@@ -213,7 +255,7 @@ impl Device {
     }
 
     /// Allocates a device buffer of `len` values (at least one).
-    pub(crate) fn alloc<T: bytemuck::Pod>(&self, len: usize, what: &str) -> Result<Buffer<T>> {
+    pub(crate) fn alloc<T: Pod>(&self, len: usize, what: &str) -> Result<Buffer<T>> {
         let bytes = len.max(1) * std::mem::size_of::<T>();
         if bytes as u64 > self.info.max_mem_alloc_size {
             return Err(Error::OutOfDeviceMemory {
@@ -239,7 +281,7 @@ impl Device {
     }
 
     /// Writes `data` to the start of `buffer` (blocking).
-    pub(crate) fn write<T: bytemuck::Pod>(
+    pub(crate) fn write<T: Pod>(
         &self,
         buffer: &mut Buffer<T>,
         data: &[T],
@@ -261,12 +303,14 @@ impl Device {
         match kind {
             Transfer::Geometry => s.geometry_bytes += bytes as u64,
             Transfer::Coefficients => s.coefficient_bytes += bytes as u64,
+            Transfer::Vector => s.vector_bytes += bytes as u64,
         }
         Ok(())
     }
 
-    /// Reads the first `data.len()` values of `buffer` into `data` (blocking).
-    pub(crate) fn read<T: bytemuck::Pod>(
+    /// Reads the first `data.len()` values of `buffer` into `data`
+    /// (blocking): an array transfer in [`DeviceStats`].
+    pub(crate) fn read<T: Pod>(
         &self,
         buffer: &Buffer<T>,
         data: &mut [T],
@@ -287,8 +331,41 @@ impl Device {
         Ok(())
     }
 
-    /// Counts `bytes` read back from the device (for reads enqueued directly).
+    /// Counts `bytes` of an array read back from the device (for reads
+    /// enqueued directly).
     pub(crate) fn count_read(&self, bytes: usize) {
-        lock(&self.stats).read_bytes += bytes as u64;
+        let mut s = lock(&self.stats);
+        s.read_bytes += bytes as u64;
+        s.array_bytes_read += bytes as u64;
+    }
+
+    /// Reads `data.len()` values from `buffer` at element `offset`
+    /// (blocking): one scalar read in [`DeviceStats`] (a reduction result,
+    /// a single entry).
+    pub(crate) fn read_scalars<T: Pod>(
+        &self,
+        buffer: &Buffer<T>,
+        offset: usize,
+        data: &mut [T],
+        what: &str,
+    ) -> Result<()> {
+        let bytes = std::mem::size_of_val(data);
+        // SAFETY: blocking read into a live slice; callers keep
+        // offset + data.len() within the buffer.
+        unsafe {
+            self.queue.enqueue_read_buffer(
+                buffer,
+                CL_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                data,
+                &[],
+            )
+        }
+        .map_err(|e| self.memory_error("clEnqueueReadBuffer", what, bytes, e))?;
+        let mut s = lock(&self.stats);
+        s.read_bytes += bytes as u64;
+        s.scalar_reads += 1;
+        s.scalar_bytes_read += bytes as u64;
+        Ok(())
     }
 }

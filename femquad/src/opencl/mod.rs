@@ -1,6 +1,6 @@
 //! The OpenCL backend: device selection, the thread-transposition kernel
 //! (template in `kernels/integrate.cl`), its blocking parameters, program
-//! cache and launches.
+//! cache and launches; device-resident vectors ([`vector`]).
 
 pub mod autotune;
 pub mod bandwidth;
@@ -12,6 +12,7 @@ pub mod options;
 pub mod shape;
 pub(crate) mod source;
 pub mod tuning_cache;
+pub mod vector;
 
 pub use case::KernelCase;
 pub use context::{Device, DeviceStats};
@@ -19,3 +20,4 @@ pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_device
 pub use operator::{Assembly, LaunchRecord, OpenClOperator};
 pub use options::KernelOptions;
 pub use shape::{AtomicAdd, GeometryMode, KernelShape, KernelVariant, LaunchConfig, Output};
+pub use vector::{DeviceIndices, DeviceVector};

@@ -1,14 +1,27 @@
 //! Solvers for the discrete problems `F(u) = 0`, matrix-free.
 //!
-//! femquad never assembles a matrix: every operator here is a closure
-//! `apply(v, out)` that computes `out = A v`, and for the finite-element
-//! problems that action is taken from residual evaluations
+//! femquad never assembles a matrix: every operator here is a
+//! [`LinearOperator`] — any closure `apply(v, out)` that computes
+//! `out = A v` qualifies — and for the finite-element problems that action
+//! is taken from residual evaluations
 //! ([`crate::residual::Residual::evaluate`]) on the GPU or natively.
 //!
-//! * [`cg`] — conjugate gradients for symmetric positive definite
-//!   operators (the Laplacian, Lamé elasticity with Dirichlet conditions).
-//! * [`gmres`] — restarted GMRES for general operators (Jacobians of
-//!   nonlinear physics are not symmetric).
+//! The solvers are generic over their vectors ([`crate::vector::VectorOps`]):
+//! one code path serves host vectors (`Vec<f64>`, `Vec<f32>`), device
+//! vectors ([`DeviceVector`](crate::opencl::DeviceVector)) and the
+//! user-facing [`Vector`](crate::vector::Vector). All vector work goes
+//! through that trait, so on device vectors with a device operator only the
+//! scalars of inner products and norms cross to the host: CG reads two
+//! scalar results per iteration, GMRES three per Arnoldi step (CGS2), and
+//! no array.
+//!
+//! * [`cg`] — preconditioned conjugate gradients for symmetric positive
+//!   definite operators (the Laplacian, Lamé elasticity with Dirichlet
+//!   conditions).
+//! * [`gmres`] — restarted, right-preconditioned GMRES for general operators
+//!   (Jacobians of nonlinear physics are not symmetric).
+//! * [`Jacobi`] — the diagonal preconditioner `z = D⁻¹ r`; the
+//!   preconditioner argument of the solvers takes any [`LinearOperator`].
 //! * [`newton_krylov`] — Newton's method whose linear systems are solved by
 //!   GMRES with Jacobian-vector products from residual differences,
 //!   `J v ≈ (F(u + h v) − F(u))/h` ([`fd_step`] documents `h`).
@@ -18,19 +31,21 @@
 //! * [`l2_error`] / [`l2_error_cells`] — `‖u_h − u‖_{L²}` against a known
 //!   function, by quadrature of a chosen degree on every cell.
 //!
-//! Vectors are `f64` slices; the residual inside a [`DirichletProblem`] may
-//! compute in `f32` or `f64` ([`crate::Real`]).
+//! A [`DirichletProblem`] solves on host `f64` vectors; the residual inside
+//! it may compute in `f32` or `f64` ([`crate::Real`]).
 
 mod cg;
 mod dirichlet;
 mod gmres;
+mod krylov;
 mod newton;
 mod norms;
-mod vector;
+mod operator;
 
-pub use cg::{CgStats, KrylovStats, cg};
+pub use cg::{CgStats, cg};
 pub use dirichlet::DirichletProblem;
 pub use gmres::{GmresOptions, gmres};
+pub use krylov::KrylovStats;
 pub use newton::{NewtonOptions, NewtonStats, fd_step, newton_krylov};
 pub use norms::{l2_error, l2_error_cells};
-pub use vector::{dot, norm2};
+pub use operator::{Jacobi, LinearOperator};

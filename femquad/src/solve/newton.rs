@@ -2,8 +2,9 @@
 //! products from residual differences.
 
 use super::gmres::{GmresOptions, gmres};
-use super::vector::{axpy, norm2};
-use crate::error::check_finite;
+use super::krylov::non_finite_output;
+use super::operator::LinearOperator;
+use crate::vector::{VectorOps, check_finite};
 use crate::{Error, Result};
 
 /// Options of [`newton_krylov`].
@@ -94,28 +95,32 @@ pub fn fd_step(epsilon: f64, u_norm: f64, v_norm: f64) -> f64 {
 /// `1, 1/2, 1/4, …` that decreases `‖F‖` sufficiently.
 ///
 /// `residual(u, r)` sets `r = F(u)`; `u` holds the initial guess on entry
-/// and the solution on exit. Stops when
+/// and the solution on exit. The vectors may live on the host or on a
+/// device ([`VectorOps`]); all vector work is done through it, so on device
+/// vectors with a device residual no array crosses to the host. The
+/// optional `preconditioner` (`z = M⁻¹ r`, e.g. a multigrid cycle for the
+/// linearised operator) right-preconditions every GMRES solve. Stops when
 /// `‖F(u_k)‖₂ ≤ max(atol, rtol·‖F(u_0)‖₂)`.
 ///
 /// # Errors
-/// * [`Error::NonFinite`] if `u` or a residual holds NaN or ±∞.
+/// * [`Error::NonFinite`] if `u` or a residual holds NaN or ±∞ (with its
+///   index).
 /// * [`Error::NoConvergence`] (`solver: "Newton"`) after `max_iter` steps,
 ///   or (`solver: "Newton line search"`) when no step length decreases
 ///   `‖F‖` (the direction is not one of descent: the linear solve was too
 ///   inexact or the initial guess too far).
 /// * The errors of [`gmres`] for a linear solve, and any error of `residual`.
-pub fn newton_krylov(
-    mut residual: impl FnMut(&[f64], &mut [f64]) -> Result<()>,
-    u: &mut [f64],
+pub fn newton_krylov<V: VectorOps>(
+    mut residual: impl FnMut(&V, &mut V) -> Result<()>,
+    mut preconditioner: Option<&mut dyn LinearOperator<V>>,
+    u: &mut V,
     opts: &NewtonOptions,
 ) -> Result<NewtonStats> {
     check_finite("u", u)?;
-    let n = u.len();
-    let mut f = vec![0.0; n];
+    let mut f = u.zeros_like()?;
     residual(u, &mut f)?;
-    check_finite("F(u) (residual output)", &f)?;
     let mut evaluations = 1;
-    let mut f_norm = norm2(&f);
+    let mut f_norm = residual_norm(&f)?;
     let target = opts.atol.max(opts.rtol * f_norm);
     let mut stats = NewtonStats {
         iterations: 0,
@@ -124,10 +129,11 @@ pub fn newton_krylov(
         step_lengths: Vec::new(),
         residual_evaluations: 0,
     };
-    let mut delta = vec![0.0; n];
-    let mut perturbed = vec![0.0; n];
-    let mut f_try = vec![0.0; n];
-    let mut u_try = vec![0.0; n];
+    let mut rhs = u.zeros_like()?;
+    let mut delta = u.zeros_like()?;
+    let mut perturbed = u.zeros_like()?;
+    let mut f_try = u.zeros_like()?;
+    let mut u_try = u.zeros_like()?;
     while f_norm > target {
         if stats.iterations == opts.max_iter {
             return Err(Error::NoConvergence {
@@ -138,45 +144,49 @@ pub fn newton_krylov(
             });
         }
         // J δ = −F, J v ≈ (F(u + h v) − F(u))/h
-        let rhs: Vec<f64> = f.iter().map(|v| -v).collect();
-        delta.fill(0.0);
-        let u_norm = norm2(u);
+        rhs.copy_from(&f)?;
+        rhs.scale(-1.0)?;
+        delta.fill(0.0)?;
+        let u_norm = u.norm2()?;
         let linear = {
             let (u_ref, f_ref) = (&*u, &f);
             let residual = &mut residual;
             let perturbed = &mut perturbed;
             let evaluations = &mut evaluations;
-            let apply = |v: &[f64], jv: &mut [f64]| -> Result<()> {
-                let h = fd_step(opts.residual_epsilon, u_norm, norm2(v));
+            let mut apply = |v: &V, jv: &mut V| -> Result<()> {
+                let h = fd_step(opts.residual_epsilon, u_norm, v.norm2()?);
                 if h == 0.0 {
-                    jv.fill(0.0);
-                    return Ok(());
+                    return jv.fill(0.0);
                 }
-                for ((p, ui), vi) in perturbed.iter_mut().zip(u_ref).zip(v) {
-                    *p = ui + h * vi;
-                }
+                perturbed.copy_from(u_ref)?;
+                perturbed.axpy(h, v)?;
                 residual(perturbed, jv)?;
                 *evaluations += 1;
-                for (j, fi) in jv.iter_mut().zip(f_ref) {
-                    *j = (*j - fi) / h;
-                }
-                Ok(())
+                // jv = (F(u + h v) − F(u))/h
+                jv.axpby(-1.0 / h, f_ref, 1.0 / h)
             };
-            gmres(apply, &rhs, &mut delta, &opts.linear)?
+            gmres(
+                &mut apply,
+                preconditioner
+                    .as_mut()
+                    .map(|p| &mut **p as &mut dyn LinearOperator<V>),
+                &rhs,
+                &mut delta,
+                &opts.linear,
+            )?
         };
         stats.linear_iterations.push(linear.iterations);
         // line search on ‖F‖
         let mut lambda = 1.0;
         let mut halvings = 0;
         loop {
-            u_try.copy_from_slice(u);
-            axpy(lambda, &delta, &mut u_try);
+            u_try.copy_from(u)?;
+            u_try.axpy(lambda, &delta)?;
             residual(&u_try, &mut f_try)?;
             evaluations += 1;
-            check_finite("F(u) (residual output)", &f_try)?;
-            let try_norm = norm2(&f_try);
+            let try_norm = residual_norm(&f_try)?;
             if !opts.line_search || try_norm <= (1.0 - 1e-4 * lambda) * f_norm {
-                u.copy_from_slice(&u_try);
+                std::mem::swap(u, &mut u_try);
                 std::mem::swap(&mut f, &mut f_try);
                 f_norm = try_norm;
                 break;
@@ -200,13 +210,28 @@ pub fn newton_krylov(
     Ok(stats)
 }
 
+/// `‖F‖₂` of a residual output, or the non-finite entry that spoils it.
+fn residual_norm<V: VectorOps>(f: &V) -> Result<f64> {
+    let norm = f.norm2()?;
+    if norm.is_finite() {
+        Ok(norm)
+    } else {
+        Err(non_finite_output(
+            "F(u) (residual output)",
+            f,
+            "‖F(u)‖",
+            norm,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// `F(u)_i = u_i³ + Σ_j A_ij u_j − b_i` with `A = tridiag(−1, 3, −1)`.
-    fn cubic(b: Vec<f64>) -> impl FnMut(&[f64], &mut [f64]) -> Result<()> {
-        move |u: &[f64], r: &mut [f64]| {
+    fn cubic(b: Vec<f64>) -> impl FnMut(&Vec<f64>, &mut Vec<f64>) -> Result<()> {
+        move |u: &Vec<f64>, r: &mut Vec<f64>| {
             let n = u.len();
             for i in 0..n {
                 let left = if i > 0 { u[i - 1] } else { 0.0 };
@@ -232,7 +257,7 @@ mod tests {
             },
             ..NewtonOptions::default()
         };
-        let stats = newton_krylov(cubic(b), &mut u, &opts).unwrap();
+        let stats = newton_krylov(cubic(b), None, &mut u, &opts).unwrap();
         let r = &stats.residual_norms;
         assert!(r.last().unwrap() <= &(1e-12 * r[0]), "{stats:?}");
         assert!(stats.iterations <= 10, "{stats:?}");
@@ -259,13 +284,14 @@ mod tests {
     #[test]
     fn reports_failure() {
         // F(u) = u² + 1 has no real root
-        let f = |u: &[f64], r: &mut [f64]| {
+        let f = |u: &Vec<f64>, r: &mut Vec<f64>| {
             r[0] = u[0] * u[0] + 1.0;
             Ok(())
         };
-        let mut u = [0.5];
+        let mut u = vec![0.5];
         let e = newton_krylov(
             f,
+            None,
             &mut u,
             &NewtonOptions {
                 max_iter: 5,
@@ -274,13 +300,12 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(e, Error::NoConvergence { .. }), "{e}");
-        let bad = |_: &[f64], r: &mut [f64]| {
+        let bad = |_: &Vec<f64>, r: &mut Vec<f64>| {
             r[0] = f64::NAN;
             Ok(())
         };
-        assert!(matches!(
-            newton_krylov(bad, &mut [0.0], &NewtonOptions::default()).unwrap_err(),
-            Error::NonFinite { .. }
-        ));
+        let e = newton_krylov(bad, None, &mut vec![0.0], &NewtonOptions::default()).unwrap_err();
+        assert!(matches!(e, Error::NonFinite { index: 0, .. }), "{e}");
+        assert!(e.to_string().contains("F(u) (residual output)"), "{e}");
     }
 }

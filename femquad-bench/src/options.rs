@@ -3,74 +3,18 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
-use femquad::aux_space::AuxSpace;
-use femquad::opencl::LaunchConfig;
-use femquad::physics::Pointwise;
-use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
+use clap::Parser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use femquad::Precision;
 
-use super::BenchError;
+use crate::BenchError;
+use crate::spec::{CaseSpec, Coefficient, PhysicsKind, default_qdegree};
 
-/// The physics of a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
-pub enum PhysicsKind {
-    /// Poisson: `f1 = ∇u` (with a coefficient `f1 = a ∇u`).
-    #[value(alias = "poisson")]
-    Laplacian,
-    /// Lamé (linear elasticity): `f1 = μ(∇u + ∇uᵀ) + λ (∇·u) I`, `u` a vector field.
-    #[value(alias = "lame")]
-    Elasticity,
-}
-
-impl PhysicsKind {
-    /// `laplacian` or `elasticity`.
-    pub fn name(self) -> &'static str {
-        match self {
-            PhysicsKind::Laplacian => "laplacian",
-            PhysicsKind::Elasticity => "elasticity",
-        }
-    }
-}
-
-/// Where the variable coefficient of the Laplacian lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
-pub enum Coefficient {
-    /// Constant coefficient 1.
-    None,
-    /// A P1/P2 field in the solution's space (`a` interpolated at the points).
-    Field,
-    /// One value per cell (P0).
-    Cell,
-}
-
-impl Coefficient {
-    /// `none`, `field` or `cell`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Coefficient::None => "none",
-            Coefficient::Field => "field",
-            Coefficient::Cell => "cell",
-        }
-    }
-}
-
-/// Floating-point precision of a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum)]
-pub enum Precision {
-    /// Single precision.
-    F32,
-    /// Double precision.
-    F64,
-}
-
-impl Precision {
-    /// `f32` or `f64`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
-        }
-    }
+/// `--precision`: the values of [`Precision`] (listed by `--help`),
+/// parsed by its `FromStr`.
+pub fn precision_parser() -> impl TypedValueParser<Value = Precision> {
+    PossibleValuesParser::new(Precision::ALL.map(Precision::name))
+        .try_map(|s| s.parse::<Precision>())
 }
 
 /// `--n-bl` / `--n-cb`: the device default, autotuned, or a number.
@@ -128,26 +72,23 @@ pub fn parse_count(s: &str) -> Result<usize, String> {
     Ok(value as usize)
 }
 
-/// Default quadrature degree for Lagrange order `order`: 1 (one point, the
-/// paper's P1 setting, exact for the constant-coefficient P1 stiffness) for
-/// P1; `2(order−1)` for higher orders, the lowest degree that integrates
-/// the constant-coefficient stiffness `∫∇φ_a·∇φ_b` (and the Lamé operator)
-/// exactly on affine cells — degree 2 for P2: 3 points in 2D, 4 in 3D.
-pub fn default_qdegree(order: usize) -> usize {
-    if order <= 1 { 1 } else { 2 * (order - 1) }
-}
-
-/// Finite-element integration benchmark on an OpenCL device.
+/// Measures femquad's element kernel (BK: element vectors of a residual) on
+/// an OpenCL device, in the manner of PETSc's SNES ex12 runs in Knepley,
+/// Rupp and Terrel.
 ///
-/// Builds a jittered, shuffled mesh of the unit square or cube (unstructured
-/// memory order), random coefficients, and evaluates the element vectors of
-/// the residual with femquad's thread-transposition kernel: checks them
-/// against the native integrator, then times the kernel (OpenCL profiling
-/// events, median of --reps launches) and reports model flop rate, effective
-/// bandwidth (model bytes / time) and its fraction of a copy kernel's
-/// bandwidth measured in the same process.
+/// Each case (P1/P2 Poisson or Lamé, 2D/3D, f32/f64) runs on a jittered,
+/// randomly renumbered mesh of the unit square or cube with random data:
+/// the thread-transposition kernel's element vectors are first checked
+/// against the native integrator, then the kernel is timed (OpenCL
+/// profiling events, median of --reps launches after --warmup). One line is
+/// printed per launch configuration: kernel time, model GF/s, effective
+/// GB/s (minimal bytes / time), the copy bandwidth measured in the same
+/// process, % of copy, the performance model's predicted time and its
+/// error, and the check's result. --suite runs the cases of BENCHMARKS.md,
+/// --sweep the N_bl × N_cb grid of the paper's Table 2; --csv and --json
+/// write every field, --plot draws SVG figures.
 #[derive(Parser, Clone, Debug)]
-#[command(name = "benchmark", version, about, long_about = None)]
+#[command(name = "femquad-bench", version)]
 pub struct Options {
     /// Spatial dimension.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
@@ -162,7 +103,7 @@ pub struct Options {
     #[arg(long, value_enum, default_value_t = Coefficient::None)]
     pub coefficient: Coefficient,
     /// Precision.
-    #[arg(long, value_enum, default_value_t = Precision::F64)]
+    #[arg(long, default_value = "f64", value_parser = precision_parser())]
     pub precision: Precision,
     /// Target number of cells (the smallest structured mesh with at least
     /// this many): 16777216, 2^24, 1e6, 16M.
@@ -232,8 +173,9 @@ pub struct Options {
     pub quiet: bool,
     /// Run the suite of cases BENCHMARKS.md reports (P1 Poisson with no, field
     /// and cell coefficient, P1 Lamé, P2 Poisson and Lamé; 2D and 3D; f32 and
-    /// f64) at --cells; --dim/--order/--physics/--coefficient/--precision are ignored.
-    #[arg(long, conflicts_with = "sweep")]
+    /// f64) at --cells; not with --dim/--order/--physics/--coefficient/--precision/--qdegree
+    /// (the suite fixes them: select cases with --filter).
+    #[arg(long, conflicts_with_all = ["sweep", "dim", "order", "physics", "coefficient", "precision", "qdegree"])]
     pub suite: bool,
     /// Only the suite cases whose name contains every comma-separated token
     /// (names like `2d-p1-laplacian-field-f32`).
@@ -376,138 +318,6 @@ pub enum Plan {
     },
 }
 
-/// One benchmark case: discretization, physics and precision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CaseSpec {
-    /// Spatial dimension (2 or 3).
-    pub dim: usize,
-    /// Lagrange order (1 or 2).
-    pub order: usize,
-    /// Physics.
-    pub physics: PhysicsKind,
-    /// Coefficient (Laplacian only).
-    pub coefficient: Coefficient,
-    /// Precision.
-    pub precision: Precision,
-    /// Quadrature degree.
-    pub qdegree: usize,
-}
-
-/// Lamé constants of the elasticity cases: `μ = 1`, `λ = 0.5`.
-pub const LAME_CONSTANTS: [f64; 2] =
-    femquad::physics::builtin::LameParameters::new(1.0, 0.5).constants();
-
-impl CaseSpec {
-    /// Checks the combination.
-    pub fn validate(&self) -> Result<(), BenchError> {
-        if !(2..=3).contains(&self.dim) || !(1..=2).contains(&self.order) {
-            return Err(BenchError::Usage(format!(
-                "dimension {} / order {} not supported (2|3, 1|2)",
-                self.dim, self.order
-            )));
-        }
-        if self.physics == PhysicsKind::Elasticity && self.coefficient != Coefficient::None {
-            return Err(BenchError::Usage(
-                "--coefficient applies to the Laplacian only; use `none` with elasticity".into(),
-            ));
-        }
-        if self.qdegree == 0 {
-            return Err(BenchError::Usage("--qdegree must be at least 1".into()));
-        }
-        Ok(())
-    }
-
-    /// Name used in reports and for `--filter`: `2d-p1-laplacian-field-f32`.
-    pub fn name(&self) -> String {
-        format!(
-            "{}d-p{}-{}-{}-{}",
-            self.dim,
-            self.order,
-            self.physics.name(),
-            self.coefficient.name(),
-            self.precision.name()
-        )
-    }
-
-    /// The physics object.
-    pub fn pointwise(&self) -> &'static dyn Pointwise {
-        match (self.physics, self.coefficient) {
-            (PhysicsKind::Elasticity, _) => &Lame,
-            (PhysicsKind::Laplacian, Coefficient::None) => &Laplacian,
-            (PhysicsKind::Laplacian, _) => &LaplacianCoefficient,
-        }
-    }
-
-    /// The auxiliary space of the coefficient.
-    pub fn aux(&self) -> AuxSpace {
-        match self.coefficient {
-            Coefficient::None => AuxSpace::None,
-            Coefficient::Field => AuxSpace::Field { n_comp: 1 },
-            Coefficient::Cell => AuxSpace::Cell { n_comp: 1 },
-        }
-    }
-
-    /// The physics' run-time constants.
-    pub fn constants(&self) -> Vec<f64> {
-        match self.physics {
-            PhysicsKind::Elasticity => LAME_CONSTANTS.to_vec(),
-            PhysicsKind::Laplacian => Vec::new(),
-        }
-    }
-
-    /// Components of the solution.
-    pub fn n_comp(&self) -> usize {
-        match self.physics {
-            PhysicsKind::Elasticity => self.dim,
-            PhysicsKind::Laplacian => 1,
-        }
-    }
-}
-
-/// The suite: P1 Poisson (no coefficient, field, cell), P1 Lamé, P2
-/// Poisson, P2 Lamé; each in 2D and 3D, f32 and f64 (24 cases), ordered by
-/// dimension (one mesh per dimension), then order.
-pub fn suite_cases() -> Vec<CaseSpec> {
-    let mut v = Vec::new();
-    for dim in [2, 3] {
-        for (order, physics, coefficient) in [
-            (1, PhysicsKind::Laplacian, Coefficient::None),
-            (1, PhysicsKind::Laplacian, Coefficient::Field),
-            (1, PhysicsKind::Laplacian, Coefficient::Cell),
-            (1, PhysicsKind::Elasticity, Coefficient::None),
-            (2, PhysicsKind::Laplacian, Coefficient::None),
-            (2, PhysicsKind::Elasticity, Coefficient::None),
-        ] {
-            for precision in [Precision::F32, Precision::F64] {
-                v.push(CaseSpec {
-                    dim,
-                    order,
-                    physics,
-                    coefficient,
-                    precision,
-                    qdegree: default_qdegree(order),
-                });
-            }
-        }
-    }
-    v
-}
-
-/// True if `name` contains every comma-separated token of `filter`.
-pub fn matches_filter(name: &str, filter: Option<&str>) -> bool {
-    filter.is_none_or(|f| {
-        f.split(',')
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .all(|t| name.contains(t))
-    })
-}
-
-/// `LaunchConfig` shorthand.
-pub fn config(n_bl: usize, n_cb: usize) -> LaunchConfig {
-    LaunchConfig::new(n_bl, n_cb)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,18 +375,18 @@ mod tests {
     }
 
     #[test]
-    fn suite_and_names() {
-        let s = suite_cases();
-        assert_eq!(s.len(), 24);
-        assert_eq!(s[0].name(), "2d-p1-laplacian-none-f32");
-        assert!(s.iter().all(|c| c.validate().is_ok()));
-        assert_eq!(default_qdegree(1), 1);
-        assert_eq!(default_qdegree(2), 2);
-        let n = s
-            .iter()
-            .filter(|c| matches_filter(&c.name(), Some("3d,p1,f64")))
-            .count();
-        assert_eq!(n, 4);
-        assert!(matches_filter("x", None));
+    fn precision_through_from_str() {
+        let o = Options::parse_from_args(["b", "--precision", "f32"]).unwrap();
+        assert_eq!(o.precision, Precision::F32);
+        assert_eq!(
+            Options::parse_from_args(["b"]).unwrap().precision,
+            Precision::F64
+        );
+        let e = Options::parse_from_args(["b", "--precision", "f16"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("f16") && e.contains("f32, f64"), "{e}");
+        let o = Options::parse_from_args(["b", "--suite", "--precision", "f32"]);
+        assert!(o.is_err(), "--suite fixes the precision");
     }
 }

@@ -1,154 +1,49 @@
-//! Running one case: host data, the OpenCL integrator, the correctness
-//! check against the native integrator, timings and the model.
+//! Running one case on the device: the OpenCL integrator, the correctness
+//! check against the native integrator, timings, autotuning and the model.
+//!
+//! This file (with [`crate::host`] for host data) holds the benchmark's
+//! calls into `femquad::opencl` and `femquad::perf_model`.
 
 use std::collections::HashMap;
-use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
-use femquad::Real;
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::{CellInputs, Discretization};
-use femquad::element::Element;
-use femquad::mesh::Mesh;
-use femquad::mesh::generate::{MeshOptions, mesh_for_cells, unit_box};
 use femquad::native::{Execution, element_vectors_range};
 use femquad::opencl::autotune::{TuneOptions, autotune_element, candidate_n_bl};
 use femquad::opencl::bandwidth::{CopyBandwidth, measure_copy, median};
 use femquad::opencl::shape::default_config;
 use femquad::opencl::tuning_cache::{TuneKey, cached_config};
-use femquad::opencl::{Device, KernelShape, KernelVariant, LaunchConfig, OpenClOperator};
-use femquad::opencl::{KernelCase, KernelOptions};
+use femquad::opencl::{
+    Device, DeviceSelector, GeometryMode, KernelCase, KernelOptions, KernelShape, KernelVariant,
+    LaunchConfig, OpenClOperator,
+};
 use femquad::perf_model::LaunchModel;
 use femquad::physics::Pointwise;
 use femquad::quadrature::Quadrature;
-use femquad::rng::Rng;
-use femquad::space::FunctionSpace;
+use femquad::{Precision, Real};
 use rayon::prelude::*;
 
-use super::BenchError;
-use super::options::{CaseSpec, Options, Plan, Precision};
-use super::progress::Progress;
-use super::report::{Check, Measured, Row, table_line};
+use crate::BenchError;
+use crate::host::{Host, check_windows, random_vec};
+use crate::options::{Options, Plan};
+use crate::output::{write_csv, write_json};
+use crate::progress::Progress;
+use crate::row::{ConfigSource, Mode, Row, Status, finite};
+use crate::spec::{CaseSpec, check_tolerance};
+use crate::table::table_line;
 
-/// Relative tolerance of the check against the native integrator.
-pub fn check_tolerance(precision: Precision) -> f64 {
-    match precision {
-        Precision::F32 => 1e-5,
-        Precision::F64 => 1e-12,
-    }
+/// The OpenCL devices, one line each (`--list-devices`).
+pub fn device_list() -> Result<Vec<String>, BenchError> {
+    Ok(femquad::opencl::list_devices()?
+        .iter()
+        .map(|d| d.to_string())
+        .collect())
 }
 
 /// Largest `N_t` of the default sweep grid (NVIDIA's work-group limit).
 pub const SWEEP_MAX_THREADS: usize = 1024;
-
-/// The mesh of one dimension and the function spaces built on it, shared
-/// by all cases of that dimension.
-pub struct Host {
-    /// The mesh (jittered, shuffled unless `--no-shuffle`).
-    pub mesh: Mesh,
-    spaces: HashMap<(usize, usize), FunctionSpace>,
-}
-
-impl Host {
-    /// Builds the mesh for `dim` from the options (`--refine` or `--cells`).
-    pub fn build(dim: usize, opts: &Options, progress: &Progress) -> Result<Host, BenchError> {
-        let mopts = MeshOptions {
-            jitter: opts.jitter,
-            shuffle: !opts.no_shuffle,
-            seed: opts.seed,
-        };
-        progress.stage(&format!("{dim}D mesh: generating"));
-        let t = Instant::now();
-        let mesh = match opts.refine {
-            Some(n) => unit_box(dim, n, &mopts)?,
-            None => mesh_for_cells(dim, opts.cells, &mopts)?,
-        };
-        progress.stage(&format!(
-            "{dim}D mesh: {} cells, {} vertices in {:.2} s",
-            mesh.n_cells(),
-            mesh.n_vertices(),
-            t.elapsed().as_secs_f64()
-        ));
-        Ok(Host {
-            mesh,
-            spaces: HashMap::new(),
-        })
-    }
-
-    /// Makes sure the space of Lagrange `order` with `n_comp` components exists.
-    pub fn ensure_space(
-        &mut self,
-        order: usize,
-        n_comp: usize,
-        progress: &Progress,
-    ) -> Result<(), BenchError> {
-        if !self.spaces.contains_key(&(order, n_comp)) {
-            let t = Instant::now();
-            let element = Element::lagrange(self.mesh.dim(), order)?;
-            let space = FunctionSpace::new(&self.mesh, element, n_comp)?;
-            progress.stage(&format!(
-                "P{order} space with {n_comp} component(s): {} dofs in {:.2} s",
-                space.n_dofs(),
-                t.elapsed().as_secs_f64()
-            ));
-            self.spaces.insert((order, n_comp), space);
-        }
-        Ok(())
-    }
-
-    /// A space made by [`Host::ensure_space`].
-    fn space(&self, order: usize, n_comp: usize) -> Result<&FunctionSpace, BenchError> {
-        self.spaces.get(&(order, n_comp)).ok_or_else(|| {
-            BenchError::Usage(format!(
-                "internal: P{order} space with {n_comp} components not built"
-            ))
-        })
-    }
-}
-
-/// `n` values uniform in `[lo, hi)`, generated in parallel (reproducible
-/// for a seed and stream, independent of the thread count).
-pub fn random_vec<R: Real>(n: usize, lo: f64, hi: f64, seed: u64, stream: u64) -> Vec<R> {
-    const BLOCK: usize = 1 << 16;
-    let mut v = vec![R::ZERO; n];
-    v.par_chunks_mut(BLOCK).enumerate().for_each(|(i, chunk)| {
-        let mut rng = Rng::stream(seed, (stream << 32) ^ i as u64);
-        for x in chunk {
-            *x = R::from_f64(rng.range(lo, hi));
-        }
-    });
-    v
-}
-
-/// Sorted, merged, non-empty cell ranges within `0..n`.
-pub fn merge_windows(mut w: Vec<Range<usize>>, n: usize) -> Vec<Range<usize>> {
-    for r in &mut w {
-        r.start = r.start.min(n);
-        r.end = r.end.min(n);
-    }
-    w.retain(|r| r.start < r.end);
-    w.sort_by_key(|r| r.start);
-    let mut out: Vec<Range<usize>> = Vec::new();
-    for r in w {
-        match out.last_mut() {
-            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
-            _ => out.push(r),
-        }
-    }
-    out
-}
-
-/// The cells compared with the native integrator when `n_dev` of `n` cells
-/// ran on the device: `k` at the start, the middle and the end of the
-/// device range, and the native remainder.
-pub fn check_windows(n: usize, n_dev: usize, k: usize) -> Vec<Range<usize>> {
-    let mid = (n_dev / 2).saturating_sub(k / 2);
-    merge_windows(
-        vec![0..k, mid..mid + k, n_dev.saturating_sub(k)..n_dev, n_dev..n],
-        n,
-    )
-}
 
 /// The state of one benchmark run: options, device, copy bandwidth, rows.
 pub struct Runner<'a> {
@@ -167,9 +62,9 @@ pub struct Runner<'a> {
 }
 
 /// Everything fixed about the case being run, for making rows.
-struct CaseCtx<'c> {
+struct CaseCtx {
     spec: CaseSpec,
-    mode: &'c str,
+    mode: Mode,
     n_cells: usize,
     dim: usize,
     n_b: usize,
@@ -180,17 +75,12 @@ struct CaseCtx<'c> {
     options: KernelOptions,
 }
 
-impl CaseCtx<'_> {
-    fn shape<R: Real>(&self, config: LaunchConfig) -> femquad::Result<KernelShape> {
-        KernelShape::new(
-            &self.case::<R>(),
-            KernelVariant::ELEMENT,
-            config,
-            &self.options,
-        )
+impl CaseCtx {
+    fn shape(&self, config: LaunchConfig) -> femquad::Result<KernelShape> {
+        KernelShape::new(&self.case(), KernelVariant::ELEMENT, config, &self.options)
     }
 
-    fn case<R: Real>(&self) -> KernelCase {
+    fn case(&self) -> KernelCase {
         KernelCase {
             dim: self.dim,
             n_b: self.n_b,
@@ -198,7 +88,7 @@ impl CaseCtx<'_> {
             n_q: self.n_q,
             aux: self.aux,
             physics: self.physics.info(),
-            precision: R::PRECISION,
+            precision: self.spec.precision,
         }
     }
 }
@@ -207,8 +97,8 @@ impl<'a> Runner<'a> {
     /// Opens the device of `--device` (else `$FEMQUAD_DEVICE`, else a GPU first).
     pub fn new(opts: &'a Options) -> Result<Self, BenchError> {
         let selector = match &opts.device {
-            Some(d) => femquad::opencl::DeviceSelector::parse(d),
-            None => femquad::opencl::DeviceSelector::from_env(),
+            Some(d) => DeviceSelector::parse(d),
+            None => DeviceSelector::from_env(),
         };
         let device = Device::open(&selector)?;
         Ok(Runner {
@@ -219,6 +109,30 @@ impl<'a> Runner<'a> {
             rows: Vec::new(),
             failures: Vec::new(),
         })
+    }
+
+    /// Prints the device, the kernel switches and the table's header.
+    pub fn print_header(&self) {
+        let info = self.device.info();
+        self.progress.println(&format!(
+            "# femquad benchmark on {} ({}, driver {}): {} CUs, {} MiB, fp64 {}",
+            info.name,
+            info.platform,
+            info.driver,
+            info.compute_units,
+            info.global_mem_size >> 20,
+            if info.fp64 { "yes" } else { "no" }
+        ));
+        let on = |b: bool| if b { "on" } else { "off" };
+        match KernelOptions::from_env() {
+            Ok(o) => self.progress.println(&format!(
+                "# kernel switches: prefetch {}, vector loads {}",
+                on(o.prefetch),
+                on(o.vector_loads)
+            )),
+            Err(e) => self.progress.println(&format!("# kernel switches: {e}")),
+        }
+        self.progress.println(&crate::table::table_header());
     }
 
     /// Measures the copy bandwidth once per run: two buffers of `--copy-mib`
@@ -250,10 +164,14 @@ impl<'a> Runner<'a> {
 
     fn push(&mut self, row: Row) {
         self.progress.println(&table_line(&row));
-        if row.status == "check-failed" || row.status == "error" {
+        if row.status.is_failure() {
             self.failures.push(format!(
                 "{} (N_bl={}, N_cb={}): {}: {}",
-                row.case, row.n_bl, row.n_cb, row.status, row.note
+                row.case,
+                row.n_bl,
+                row.n_cb,
+                row.status.name(),
+                row.note
             ));
         }
         self.rows.push(row);
@@ -262,37 +180,23 @@ impl<'a> Runner<'a> {
 
     /// Rewrites `--csv`/`--json` with the rows so far, so that a run
     /// stopped early (a time limit) leaves what it measured. Errors are
-    /// reported by the final write in [`super::run`].
+    /// reported by the final write in [`crate::run::run`].
     fn flush(&self) {
         if let Some(p) = &self.opts.csv {
-            let _ = super::report::write_file(p, &super::report::to_csv(&self.rows));
+            let _ = write_csv(p, &self.rows);
         }
         if let Some(p) = &self.opts.json {
-            let _ = super::report::write_file(p, &super::report::to_json(&self.rows));
+            let _ = write_json(p, &self.rows);
         }
     }
 
     /// A row for a case that failed before any configuration ran.
-    pub fn push_error(&mut self, spec: &CaseSpec, mode: &str, cells: usize, error: &BenchError) {
+    pub fn push_error(&mut self, spec: &CaseSpec, mode: Mode, cells: usize, error: &BenchError) {
         let info = self.device.info();
-        let row = Row {
-            mode: mode.into(),
-            case: spec.name(),
-            device: info.name.clone(),
-            driver: info.driver.clone(),
-            dim: spec.dim,
-            order: spec.order,
-            physics: spec.physics.name().into(),
-            coefficient: spec.coefficient.name().into(),
-            precision: spec.precision.name().into(),
-            qdegree: spec.qdegree,
-            cells,
-            n_comp: spec.n_comp(),
-            config: "-".into(),
-            status: "error".into(),
-            note: error.to_string().replace('\n', " "),
-            ..Row::default()
-        };
+        let mut row = Row::new(spec, mode, &info.name, &info.driver);
+        row.cells = cells;
+        row.status = Status::Error;
+        row.note = error.to_string().replace('\n', " ");
         self.push(row);
     }
 
@@ -304,7 +208,7 @@ impl<'a> Runner<'a> {
         host: &mut Host,
         spec: &CaseSpec,
         plan: &Plan,
-        mode: &str,
+        mode: Mode,
     ) -> Result<(), BenchError> {
         spec.validate()?;
         host.ensure_space(spec.order, spec.n_comp(), &self.progress)?;
@@ -322,7 +226,7 @@ impl<'a> Runner<'a> {
         host: &Host,
         spec: &CaseSpec,
         plan: &Plan,
-        mode: &str,
+        mode: Mode,
     ) -> Result<(), BenchError> {
         let name = spec.name();
         let t = Instant::now();
@@ -377,9 +281,9 @@ impl<'a> Runner<'a> {
         let mut integ =
             OpenClOperator::new(self.device.clone(), ctx.options.clone(), mesh, space, disc)?;
         let default = default_config(
-            &ctx.case::<R>(),
+            &ctx.case(),
             KernelVariant::ELEMENT,
-            femquad::opencl::GeometryMode::Stored,
+            GeometryMode::Stored,
             &ctx.options,
             self.device.info(),
         )?;
@@ -399,8 +303,8 @@ impl<'a> Runner<'a> {
 
         match plan {
             Plan::Default => {
-                let row = self.measure(&ctx, &mut work, default, "default");
-                self.push_result::<R>(&ctx, default, "default", row);
+                let row = self.measure(&ctx, &mut work, default, ConfigSource::Default);
+                self.push_result(&ctx, default, ConfigSource::Default, row);
             }
             Plan::Fixed {
                 n_bl,
@@ -415,8 +319,8 @@ impl<'a> Runner<'a> {
                     prefetch: *prefetch,
                     geometry: default.geometry,
                 };
-                let row = self.measure(&ctx, &mut work, c, "fixed");
-                self.push_result::<R>(&ctx, c, "fixed", row);
+                let row = self.measure(&ctx, &mut work, c, ConfigSource::Fixed);
+                self.push_result(&ctx, c, ConfigSource::Fixed, row);
             }
             Plan::Sweep {
                 n_bl,
@@ -425,7 +329,7 @@ impl<'a> Runner<'a> {
                 prefetch,
             } => {
                 let n_tc = n_tc.unwrap_or(default.n_tc);
-                let shape = ctx.shape::<R>(default.with_threads_per_cell(n_tc))?;
+                let shape = ctx.shape(default.with_threads_per_cell(n_tc))?;
                 let threads_per_block = shape.n_bs * shape.n_tc;
                 let n_bl = n_bl
                     .clone()
@@ -438,8 +342,8 @@ impl<'a> Runner<'a> {
                             .with_threads_per_cell(n_tc)
                             .with_prefetch(*prefetch);
                         self.progress.stage(&format!("{name}: N_bl={bl} N_cb={cb}"));
-                        let row = self.measure(&ctx, &mut work, c, "sweep");
-                        self.push_result::<R>(&ctx, c, "sweep", row);
+                        let row = self.measure(&ctx, &mut work, c, ConfigSource::Sweep);
+                        self.push_result(&ctx, c, ConfigSource::Sweep, row);
                         self.progress.inc();
                     }
                 }
@@ -449,8 +353,8 @@ impl<'a> Runner<'a> {
                 retune,
             } => {
                 if *with_default {
-                    let row = self.measure(&ctx, &mut work, default, "default");
-                    self.push_result::<R>(&ctx, default, "default", row);
+                    let row = self.measure(&ctx, &mut work, default, ConfigSource::Default);
+                    self.push_result(&ctx, default, ConfigSource::Default, row);
                 }
                 let case = work.integ.case_for(physics);
                 let options = work.integ.options().clone();
@@ -467,18 +371,17 @@ impl<'a> Runner<'a> {
                     cached_config(self.device.info(), &key, &options)
                 };
                 let (c, src) = match cached {
-                    Some(c) => (c, "cached"),
+                    Some(c) => (c, ConfigSource::Cached),
                     None => match self.tune(&ctx, &mut work, default) {
-                        Ok(c) => (c, "tuned"),
+                        Ok(c) => (c, ConfigSource::Tuned),
                         Err(e) => {
-                            let row = Err(e);
-                            self.push_result::<R>(&ctx, default, "tuned", row);
+                            self.push_result(&ctx, default, ConfigSource::Tuned, Err(e));
                             return Ok(());
                         }
                     },
                 };
                 let row = self.measure(&ctx, &mut work, c, src);
-                self.push_result::<R>(&ctx, c, src, row);
+                self.push_result(&ctx, c, src, row);
             }
         }
         Ok(())
@@ -487,7 +390,7 @@ impl<'a> Runner<'a> {
     /// Autotunes (after an evaluation with `default` if none ran yet).
     fn tune<R: Real>(
         &mut self,
-        ctx: &CaseCtx<'_>,
+        ctx: &CaseCtx,
         work: &mut Work<'_, R>,
         default: LaunchConfig,
     ) -> Result<LaunchConfig, BenchError> {
@@ -519,24 +422,24 @@ impl<'a> Runner<'a> {
             r.stored.as_ref().map_or(String::new(), |p| format!("; stored in {}", p.display()))
         ));
         if let Some(e) = &r.store_error {
-            eprintln!("benchmark: warning: {e}");
+            eprintln!("femquad-bench: warning: {e}");
         }
         Ok(r.best.config)
     }
 
     /// Adds the row of `config` (or an error row).
-    fn push_result<R: Real>(
+    fn push_result(
         &mut self,
-        ctx: &CaseCtx<'_>,
+        ctx: &CaseCtx,
         config: LaunchConfig,
-        src: &str,
+        src: ConfigSource,
         row: Result<Row, BenchError>,
     ) {
         let row = match row {
             Ok(r) => r,
             Err(e) => {
-                let mut r = self.base_row::<R>(ctx, config, src);
-                r.status = "error".into();
+                let mut r = self.base_row(ctx, config, src);
+                r.status = Status::Error;
                 r.note = e.to_string().replace('\n', " ");
                 r
             }
@@ -545,63 +448,46 @@ impl<'a> Runner<'a> {
     }
 
     /// A row with everything known before measuring.
-    fn base_row<R: Real>(&self, ctx: &CaseCtx<'_>, config: LaunchConfig, src: &str) -> Row {
+    fn base_row(&self, ctx: &CaseCtx, config: LaunchConfig, src: ConfigSource) -> Row {
         let info = self.device.info();
-        let shape = ctx.shape::<R>(config).ok();
-        let spec = &ctx.spec;
-        let n_bt = ctx.n_b * ctx.n_comp;
-        Row {
-            mode: ctx.mode.into(),
-            case: spec.name(),
-            device: info.name.clone(),
-            driver: info.driver.clone(),
-            dim: spec.dim,
-            order: spec.order,
-            physics: spec.physics.name().into(),
-            coefficient: spec.coefficient.name().into(),
-            precision: spec.precision.name().into(),
-            qdegree: spec.qdegree,
-            n_q: ctx.n_q,
-            cells: ctx.n_cells,
-            cells_device: ctx.n_cells,
-            n_b: ctx.n_b,
-            n_comp: ctx.n_comp,
-            n_bt,
-            n_tc: config.n_tc,
-            n_bs: shape.map_or(0, |s| s.n_bs),
-            n_bl: config.n_bl,
-            n_cb: config.n_cb,
-            n_t: shape.map_or(0, |s| s.n_t),
-            chunk: shape.map_or(0, |s| s.chunk),
-            config: src.into(),
-            local_mem_bytes: shape.map_or(0, |s| s.local_mem_bytes()),
-            prefetch: shape.map(|s| s.prefetch),
-            vector_loads: shape.map(|s| s.vector_loads),
-            status: "ok".into(),
-            note: String::new(),
-            build_info: String::new(),
-            reps: 0,
-            m: None,
-            check: None,
-        }
+        let shape = ctx.shape(config).ok();
+        let mut row = Row::new(&ctx.spec, ctx.mode, &info.name, &info.driver);
+        row.n_q = ctx.n_q;
+        row.cells = ctx.n_cells;
+        row.cells_device = ctx.n_cells;
+        row.n_b = ctx.n_b;
+        row.n_comp = ctx.n_comp;
+        row.n_bt = ctx.n_b * ctx.n_comp;
+        row.n_tc = config.n_tc;
+        row.n_bs = shape.map_or(0, |s| s.n_bs);
+        row.n_bl = config.n_bl;
+        row.n_cb = config.n_cb;
+        row.n_t = shape.map_or(0, |s| s.n_t);
+        row.chunk = shape.map_or(0, |s| s.chunk);
+        row.config = Some(src);
+        row.local_mem_bytes = shape.map_or(0, |s| s.local_mem_bytes());
+        row.prefetch = shape.map(|s| s.prefetch);
+        row.vector_loads = shape.map(|s| s.vector_loads);
+        row
     }
 
     /// Evaluates with `config`, checks against the native integrator and
     /// times the kernel.
     fn measure<R: Real>(
         &mut self,
-        ctx: &CaseCtx<'_>,
+        ctx: &CaseCtx,
         work: &mut Work<'_, R>,
         config: LaunchConfig,
-        src: &str,
+        src: ConfigSource,
     ) -> Result<Row, BenchError> {
-        let mut row = self.base_row::<R>(ctx, config, src);
-        let shape = ctx.shape::<R>(config)?;
+        let mut row = self.base_row(ctx, config, src);
+        let shape = ctx.shape(config)?;
         if let Err(e) = shape.check_device(self.device.info()) {
-            row.status = "invalid".into();
+            row.status = Status::Invalid;
             row.note = e.to_string();
             return Ok(row);
         }
+        // every cell runs on the device
         let n_dev = ctx.n_cells;
         let name = ctx.spec.name();
         self.progress.stage(&format!(
@@ -614,15 +500,16 @@ impl<'a> Runner<'a> {
             work.integ
                 .resources_for(ctx.physics, KernelVariant::ELEMENT, Some(config))?;
         let tol = check_tolerance(ctx.spec.precision);
-        let check = work.check(ctx, n_dev, self.opts.check_cells, tol)?;
-        row.check = Some(check);
-        if !check.passed {
-            row.status = "check-failed".into();
+        let rel_diff = work.check(ctx, n_dev, self.opts.check_cells)?;
+        let passed = rel_diff <= tol;
+        row.check_rel_diff = finite(rel_diff);
+        row.check_tol = Some(tol);
+        row.check_passed = Some(passed);
+        if !passed {
+            row.status = Status::CheckFailed;
             row.note = format!(
-                "OpenCL and native element vectors differ: relative difference {:.3e} > {:.0e}{}",
-                check.rel_diff,
-                tol,
-                if check.rel_diff.is_finite() {
+                "OpenCL and native element vectors differ: relative difference {rel_diff:.3e} > {tol:.0e}{}",
+                if rel_diff.is_finite() {
                     ""
                 } else {
                     " (non-finite values)"
@@ -631,7 +518,7 @@ impl<'a> Runner<'a> {
             return Ok(row);
         }
         let model = LaunchModel::new(&shape, ctx.aux, ctx.physics.info(), n_dev);
-        let copy = self.copy_bandwidth(if ctx.mode == "single" {
+        let copy = self.copy_bandwidth(if ctx.mode == Mode::Single {
             model.bytes
         } else {
             0.0
@@ -647,9 +534,11 @@ impl<'a> Runner<'a> {
         let times = work
             .integ
             .time_element_kernel(ctx.physics, config, self.opts.reps as usize)?;
-        let t_med = median(&times) * 1e-9;
-        let t_min = times.iter().copied().min().unwrap_or(0) as f64 * 1e-9;
-        let t_max = times.iter().copied().max().unwrap_or(0) as f64 * 1e-9;
+        // nanoseconds from the profiling events; ms = ns / 10⁶ exactly rounded
+        let med_ns = median(&times);
+        let min_ns = times.iter().copied().min().unwrap_or(0) as f64;
+        let max_ns = times.iter().copied().max().unwrap_or(0) as f64;
+        let t_med = med_ns * 1e-9;
         if t_med.is_nan() || t_med <= 0.0 {
             return Err(BenchError::Usage(format!(
                 "{name}: the device reported a kernel time of 0 (profiling unavailable?)"
@@ -658,20 +547,18 @@ impl<'a> Runner<'a> {
         let predicted = model.predicted_s(copy.bytes_per_s(), None);
         let gb = model.bytes / t_med * 1e-9;
         row.reps = times.len();
-        row.m = Some(Measured {
-            time_ms: t_med * 1e3,
-            time_ms_min: t_min * 1e3,
-            time_ms_max: t_max * 1e3,
-            gflops: model.flops / t_med * 1e-9,
-            gb_per_s: gb,
-            copy_gb_per_s: copy.gb_per_s(),
-            pct_copy: 100.0 * gb / copy.gb_per_s(),
-            beta: model.beta(),
-            model_bytes: model.bytes,
-            model_flops: model.flops,
-            predicted_ms: predicted * 1e3,
-            model_error: t_med / predicted - 1.0,
-        });
+        row.time_ms = finite(med_ns / 1e6);
+        row.time_ms_min = finite(min_ns / 1e6);
+        row.time_ms_max = finite(max_ns / 1e6);
+        row.gflops = finite(model.flops / t_med * 1e-9);
+        row.gb_per_s = finite(gb);
+        row.copy_gb_per_s = finite(copy.gb_per_s());
+        row.pct_copy = finite(100.0 * gb / copy.gb_per_s());
+        row.beta = finite(model.beta());
+        row.model_bytes = finite(model.bytes);
+        row.model_flops = finite(model.flops);
+        row.predicted_ms = finite(predicted * 1e3);
+        row.model_error = finite(t_med / predicted - 1.0);
         Ok(row)
     }
 }
@@ -685,17 +572,15 @@ struct Work<'w, R: Real> {
 }
 
 impl<R: Real> Work<'_, R> {
-    /// Compares `out` with native element vectors on the check windows.
-    fn check(
-        &mut self,
-        ctx: &CaseCtx<'_>,
-        n_dev: usize,
-        k: usize,
-        tol: f64,
-    ) -> Result<Check, BenchError> {
+    /// Compares `out` with native element vectors on the check windows
+    /// ([`check_windows`], `k` cells each): the max-norm relative
+    /// difference, infinite if any output is not finite.
+    fn check(&mut self, ctx: &CaseCtx, n_dev: usize, k: usize) -> Result<f64, BenchError> {
         let n_bt = ctx.n_b * ctx.n_comp;
         let apc = ctx.aux.values_per_cell(ctx.n_b);
-        let finite = self.out.par_iter().all(|x| x.is_finite());
+        if !self.out.par_iter().all(|x| x.is_finite()) {
+            return Ok(f64::INFINITY);
+        }
         let (mut num, mut den) = (0.0f64, 0.0f64);
         for w in check_windows(ctx.n_cells, n_dev, k.max(1)) {
             let key = (w.start, w.end);
@@ -722,39 +607,6 @@ impl<R: Real> Work<'_, R> {
                 den = den.max(b.to_f64().abs());
             }
         }
-        let rel_diff = if den > 0.0 { num / den } else { num };
-        let rel_diff = if finite { rel_diff } else { f64::INFINITY };
-        Ok(Check {
-            rel_diff,
-            tol,
-            passed: finite && rel_diff <= tol,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn windows() {
-        assert_eq!(check_windows(100, 96, 10), vec![0..10, 43..53, 86..100]);
-        assert_eq!(check_windows(100, 96, 60), vec![0..100]);
-        assert_eq!(check_windows(10, 0, 4), vec![0..10]);
-        assert_eq!(
-            merge_windows(vec![5..7, 0..2, 1..3, 9..20], 10),
-            vec![0..3, 5..7, 9..10]
-        );
-    }
-
-    #[test]
-    fn random_values() {
-        let a = random_vec::<f64>(200_000, 0.5, 2.0, 3, 1);
-        let b = random_vec::<f64>(200_000, 0.5, 2.0, 3, 1);
-        assert_eq!(a, b);
-        assert!(a.iter().all(|&x| (0.5..2.0).contains(&x)));
-        let mean = a.iter().sum::<f64>() / a.len() as f64;
-        assert!((mean - 1.25).abs() < 0.01, "{mean}");
-        assert_ne!(a, random_vec::<f64>(200_000, 0.5, 2.0, 3, 2));
+        Ok(if den > 0.0 { num / den } else { num })
     }
 }

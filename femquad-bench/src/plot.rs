@@ -19,8 +19,11 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::BenchError;
-use super::report::Row;
+use femquad::Precision;
+
+use crate::BenchError;
+use crate::row::{Mode, Row, Status};
+use crate::spec::{Coefficient, PhysicsKind};
 
 const FONT: &str = "sans-serif";
 
@@ -76,7 +79,7 @@ pub fn plot_rows(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     let mut files = Vec::new();
     let bars: Vec<&Row> = rows
         .iter()
-        .filter(|r| r.mode != "sweep" && r.status == "ok" && r.m.is_some())
+        .filter(|r| r.mode != Mode::Sweep && r.status == Status::Ok && r.is_measured())
         .collect();
     if !bars.is_empty() {
         let f = dir.join("gflops.svg");
@@ -87,7 +90,7 @@ pub fn plot_rows(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
         files.push(f);
     }
     let mut sweeps: BTreeMap<(String, usize), Vec<&Row>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.mode == "sweep") {
+    for r in rows.iter().filter(|r| r.mode == Mode::Sweep) {
         sweeps.entry((r.case.clone(), r.cells)).or_default().push(r);
     }
     for ((case, cells), rs) in sweeps {
@@ -120,38 +123,29 @@ enum Metric {
 }
 
 /// Category of a row within a panel: sort key and label.
-fn category(r: &Row) -> ((usize, String, String), String) {
-    let physics = match r.physics.as_str() {
-        "laplacian" => "Poisson",
-        "elasticity" => "Lamé",
-        p => p,
+/// Poisson before Lamé, no coefficient before field before cell (the
+/// enums' order).
+fn category(r: &Row) -> ((usize, PhysicsKind, Coefficient), String) {
+    let physics = match r.physics {
+        PhysicsKind::Laplacian => "Poisson",
+        PhysicsKind::Elasticity => "Lamé",
     };
-    let coef = match r.coefficient.as_str() {
-        "field" => " a(x)",
-        "cell" => " a_K",
-        _ => "",
-    };
-    // Poisson before Lamé, no coefficient before field before cell.
-    let pkey = if r.physics == "laplacian" { "0" } else { "1" };
-    let ckey = match r.coefficient.as_str() {
-        "none" => "0",
-        "field" => "1",
-        _ => "2",
+    let coef = match r.coefficient {
+        Coefficient::None => "",
+        Coefficient::Field => " a(x)",
+        Coefficient::Cell => " a_K",
     };
     (
-        (r.order, pkey.to_string(), ckey.to_string()),
+        (r.order, r.physics, r.coefficient),
         format!("P{} {physics}{coef}", r.order),
     )
 }
 
 fn bar_figure(rows: &[&Row], path: &Path, metric: Metric) -> Result<(), BenchError> {
     let device = rows.first().map(|r| r.device.clone()).unwrap_or_default();
-    let value = |r: &Row| {
-        let m = r.m.unwrap_or_default();
-        match metric {
-            Metric::Gflops => m.gflops,
-            Metric::PctCopy => m.pct_copy,
-        }
+    let value = |r: &Row| match metric {
+        Metric::Gflops => r.gflops.unwrap_or(0.0),
+        Metric::PctCopy => r.pct_copy.unwrap_or(0.0),
     };
 
     let root = SVGBackend::new(path, (1400, 1000)).into_drawing_area();
@@ -162,10 +156,12 @@ fn bar_figure(rows: &[&Row], path: &Path, metric: Metric) -> Result<(), BenchErr
     };
     let root = root.titled(&title, (FONT, 24)).map_err(plot_err)?;
     let panels = root.split_evenly((2, 2));
-    for (panel, (dim, prec)) in panels
-        .iter()
-        .zip([(2, "f32"), (2, "f64"), (3, "f32"), (3, "f64")])
-    {
+    for (panel, (dim, prec)) in panels.iter().zip([
+        (2, Precision::F32),
+        (2, Precision::F64),
+        (3, Precision::F32),
+        (3, Precision::F64),
+    ]) {
         let mine: Vec<&&Row> = rows
             .iter()
             .filter(|r| r.dim == dim && r.precision == prec)
@@ -180,16 +176,16 @@ fn bar_figure(rows: &[&Row], path: &Path, metric: Metric) -> Result<(), BenchErr
         };
         let series_of = |r: &Row| {
             if many_sizes {
-                format!("{} ({} cells)", r.config, r.cells)
+                format!("{} ({} cells)", r.config_name(), r.cells)
             } else {
-                r.config.clone()
+                r.config_name().to_string()
             }
         };
         let mut series: Vec<String> = mine.iter().map(|r| series_of(r)).collect();
         series.sort();
         series.dedup();
         // categories in order
-        let mut cats: Vec<((usize, String, String), String)> =
+        let mut cats: Vec<((usize, PhysicsKind, Coefficient), String)> =
             mine.iter().map(|r| category(r)).collect();
         cats.sort();
         cats.dedup();
@@ -202,7 +198,7 @@ fn bar_figure(rows: &[&Row], path: &Path, metric: Metric) -> Result<(), BenchErr
         };
         let caption = format!(
             "{dim}D, {}",
-            if prec == "f32" {
+            if prec == Precision::F32 {
                 "single precision"
             } else {
                 "double precision"
@@ -383,7 +379,7 @@ fn sweep_figure(rows: &[&Row], path: &Path) -> Result<(), BenchError> {
         .map_err(plot_err)?;
     let best = rows
         .iter()
-        .filter_map(|r| r.m.map(|m| m.gflops))
+        .filter_map(|r| r.gflops)
         .fold(f64::NEG_INFINITY, f64::max);
     let mut cells = Vec::new();
     let mut texts = Vec::new();
@@ -393,23 +389,27 @@ fn sweep_figure(rows: &[&Row], path: &Path) -> Result<(), BenchError> {
             let (x, y) = (xi as f64, yi as f64);
             let r = rows.iter().rev().find(|r| r.n_bl == bl && r.n_cb == cb);
             let (color, line1, line2) = match r {
-                Some(Row { m: Some(m), .. }) => (
-                    heat(m.pct_copy / 100.0),
-                    format!(
-                        "{}{:.0}%",
-                        if m.gflops == best { "★ " } else { "" },
-                        m.pct_copy
-                    ),
-                    format!("{:.prec$} GF/s", m.gflops, prec = decimals(best)),
+                Some(Row {
+                    gflops: Some(g),
+                    pct_copy: Some(p),
+                    ..
+                }) => (
+                    heat(p / 100.0),
+                    format!("{}{p:.0}%", if *g == best { "★ " } else { "" }),
+                    format!("{g:.prec$} GF/s", prec = decimals(best)),
                 ),
-                Some(r) => (RGBColor(200, 200, 200), r.status.clone(), String::new()),
+                Some(r) => (
+                    RGBColor(200, 200, 200),
+                    r.status.name().to_string(),
+                    String::new(),
+                ),
                 None => (RGBColor(240, 240, 240), String::new(), String::new()),
             };
             cells.push(Rectangle::new(
                 [(x - 0.48, y - 0.46), (x + 0.48, y + 0.46)],
                 color.filled(),
             ));
-            let dark = r.and_then(|r| r.m).is_some_and(|m| m.pct_copy > 55.0);
+            let dark = r.and_then(|r| r.pct_copy).is_some_and(|p| p > 55.0);
             let style = center.color(if dark { &WHITE } else { &BLACK });
             texts.push(Text::new(line1, (x, y + 0.14), style.clone()));
             texts.push(Text::new(line2, (x, y - 0.18), style));
@@ -424,83 +424,68 @@ fn sweep_figure(rows: &[&Row], path: &Path) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::report::Measured;
+    use crate::row::ConfigSource;
+    use crate::spec::CaseSpec;
 
     #[allow(clippy::too_many_arguments)]
     fn row(
-        mode: &str,
+        mode: Mode,
         dim: usize,
-        prec: &str,
-        physics: &str,
-        coef: &str,
+        precision: Precision,
+        physics: PhysicsKind,
+        coefficient: Coefficient,
         n_bl: usize,
         n_cb: usize,
         pct: f64,
     ) -> Row {
-        Row {
-            mode: mode.into(),
-            case: format!("{dim}d-p1-{physics}-{coef}-{prec}"),
-            device: "Test GPU".into(),
+        let spec = CaseSpec {
             dim,
             order: 1,
-            physics: physics.into(),
-            coefficient: coef.into(),
-            precision: prec.into(),
-            cells: 1000,
-            n_bl,
-            n_cb,
-            n_t: 3 * n_bl,
-            config: "default".into(),
-            status: "ok".into(),
-            m: Some(Measured {
-                gflops: pct * 3.0,
-                pct_copy: pct,
-                ..Measured::default()
-            }),
-            ..Row::default()
-        }
+            physics,
+            coefficient,
+            precision,
+            qdegree: 1,
+        };
+        let mut r = Row::new(&spec, mode, "Test GPU", "1.0");
+        r.cells = 1000;
+        (r.n_bl, r.n_cb, r.n_t) = (n_bl, n_cb, 3 * n_bl);
+        r.config = Some(ConfigSource::Default);
+        r.time_ms = Some(1.0);
+        r.gflops = Some(pct * 3.0);
+        r.pct_copy = Some(pct);
+        r
     }
 
     #[test]
     fn figures_are_written() {
+        use Coefficient::{Field, None};
+        use PhysicsKind::{Elasticity, Laplacian};
+        use Precision::{F32, F64};
         let dir = std::env::temp_dir().join(format!("femquad-plot-test-{}", std::process::id()));
+        let mut tuned = row(Mode::Suite, 2, F32, Laplacian, None, 64, 2, 95.0);
+        tuned.config = Some(ConfigSource::Tuned);
         let mut rows = vec![
-            row("suite", 2, "f32", "laplacian", "none", 32, 4, 93.0),
-            row("suite", 2, "f32", "laplacian", "field", 32, 4, 91.0),
-            row("suite", 3, "f64", "elasticity", "none", 16, 4, 80.0),
-            Row {
-                config: "tuned".into(),
-                ..row("suite", 2, "f32", "laplacian", "none", 64, 2, 95.0)
-            },
+            row(Mode::Suite, 2, F32, Laplacian, None, 32, 4, 93.0),
+            row(Mode::Suite, 2, F32, Laplacian, Field, 32, 4, 91.0),
+            row(Mode::Suite, 3, F64, Elasticity, None, 16, 4, 80.0),
+            tuned,
         ];
         for bl in [16, 32] {
             for cb in [1, 4] {
-                rows.push(row(
-                    "sweep",
-                    2,
-                    "f32",
-                    "laplacian",
-                    "none",
-                    bl,
-                    cb,
-                    70.0 + bl as f64 / 2.0 + cb as f64,
-                ));
+                let pct = 70.0 + bl as f64 / 2.0 + cb as f64;
+                rows.push(row(Mode::Sweep, 2, F32, Laplacian, None, bl, cb, pct));
             }
         }
-        rows.push(Row {
-            status: "invalid".into(),
-            m: None,
-            ..row("sweep", 2, "f32", "laplacian", "none", 400, 4, 0.0)
-        });
+        let mut invalid = row(Mode::Sweep, 2, F32, Laplacian, None, 400, 4, 0.0);
+        invalid.status = Status::Invalid;
+        (invalid.time_ms, invalid.gflops, invalid.pct_copy) =
+            (Option::None, Option::None, Option::None);
+        rows.push(invalid);
         let files = plot_rows(&rows, &dir).unwrap();
         assert_eq!(files.len(), 3);
         for f in &files {
             let svg = std::fs::read_to_string(f).unwrap();
-            assert!(
-                svg.starts_with("<svg") || svg.contains("<svg"),
-                "{}",
-                f.display()
-            );
+            assert!(svg.contains("<svg"), "{}", f.display());
             assert!(svg.contains("Test GPU"));
         }
         let bars = std::fs::read_to_string(&files[0]).unwrap();

@@ -1,0 +1,153 @@
+//! Host data of the cases: the mesh of one dimension, its function spaces,
+//! random data, and the cells compared with the native integrator.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::time::Instant;
+
+use femquad::Real;
+use femquad::element::Element;
+use femquad::mesh::Mesh;
+use femquad::mesh::generate::{MeshOptions, mesh_for_cells, unit_box};
+use femquad::rng::Rng;
+use femquad::space::FunctionSpace;
+use rayon::prelude::*;
+
+use crate::BenchError;
+use crate::options::Options;
+use crate::progress::Progress;
+
+/// The mesh of one dimension and the function spaces built on it, shared
+/// by all cases of that dimension.
+pub struct Host {
+    /// The mesh (jittered, shuffled unless `--no-shuffle`).
+    pub mesh: Mesh,
+    spaces: HashMap<(usize, usize), FunctionSpace>,
+}
+
+impl Host {
+    /// Builds the mesh for `dim` from the options (`--refine` or `--cells`).
+    pub fn build(dim: usize, opts: &Options, progress: &Progress) -> Result<Host, BenchError> {
+        let mopts = MeshOptions {
+            jitter: opts.jitter,
+            shuffle: !opts.no_shuffle,
+            seed: opts.seed,
+        };
+        progress.stage(&format!("{dim}D mesh: generating"));
+        let t = Instant::now();
+        let mesh = match opts.refine {
+            Some(n) => unit_box(dim, n, &mopts)?,
+            None => mesh_for_cells(dim, opts.cells, &mopts)?,
+        };
+        progress.stage(&format!(
+            "{dim}D mesh: {} cells, {} vertices in {:.2} s",
+            mesh.n_cells(),
+            mesh.n_vertices(),
+            t.elapsed().as_secs_f64()
+        ));
+        Ok(Host {
+            mesh,
+            spaces: HashMap::new(),
+        })
+    }
+
+    /// Makes sure the space of Lagrange `order` with `n_comp` components exists.
+    pub fn ensure_space(
+        &mut self,
+        order: usize,
+        n_comp: usize,
+        progress: &Progress,
+    ) -> Result<(), BenchError> {
+        if !self.spaces.contains_key(&(order, n_comp)) {
+            let t = Instant::now();
+            let element = Element::lagrange(self.mesh.dim(), order)?;
+            let space = FunctionSpace::new(&self.mesh, element, n_comp)?;
+            progress.stage(&format!(
+                "P{order} space with {n_comp} component(s): {} dofs in {:.2} s",
+                space.n_dofs(),
+                t.elapsed().as_secs_f64()
+            ));
+            self.spaces.insert((order, n_comp), space);
+        }
+        Ok(())
+    }
+
+    /// A space made by [`Host::ensure_space`].
+    pub fn space(&self, order: usize, n_comp: usize) -> Result<&FunctionSpace, BenchError> {
+        self.spaces.get(&(order, n_comp)).ok_or_else(|| {
+            BenchError::Usage(format!(
+                "internal: P{order} space with {n_comp} components not built"
+            ))
+        })
+    }
+}
+
+/// `n` values uniform in `[lo, hi)`, generated in parallel (reproducible
+/// for a seed and stream, independent of the thread count).
+pub fn random_vec<R: Real>(n: usize, lo: f64, hi: f64, seed: u64, stream: u64) -> Vec<R> {
+    const BLOCK: usize = 1 << 16;
+    let mut v = vec![R::ZERO; n];
+    v.par_chunks_mut(BLOCK).enumerate().for_each(|(i, chunk)| {
+        let mut rng = Rng::stream(seed, (stream << 32) ^ i as u64);
+        for x in chunk {
+            *x = R::from_f64(rng.range(lo, hi));
+        }
+    });
+    v
+}
+
+/// Sorted, merged, non-empty cell ranges within `0..n`.
+pub fn merge_windows(mut w: Vec<Range<usize>>, n: usize) -> Vec<Range<usize>> {
+    for r in &mut w {
+        r.start = r.start.min(n);
+        r.end = r.end.min(n);
+    }
+    w.retain(|r| r.start < r.end);
+    w.sort_by_key(|r| r.start);
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for r in w {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// The cells compared with the native integrator when `n_dev` of `n` cells
+/// ran on the device: `k` at the start, the middle and the end of the
+/// device range, and the native remainder.
+pub fn check_windows(n: usize, n_dev: usize, k: usize) -> Vec<Range<usize>> {
+    let mid = (n_dev / 2).saturating_sub(k / 2);
+    merge_windows(
+        vec![0..k, mid..mid + k, n_dev.saturating_sub(k)..n_dev, n_dev..n],
+        n,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows() {
+        assert_eq!(check_windows(100, 96, 10), vec![0..10, 43..53, 86..100]);
+        assert_eq!(check_windows(100, 96, 60), vec![0..100]);
+        assert_eq!(check_windows(10, 0, 4), vec![0..10]);
+        assert_eq!(
+            merge_windows(vec![5..7, 0..2, 1..3, 9..20], 10),
+            vec![0..3, 5..7, 9..10]
+        );
+    }
+
+    #[test]
+    fn random_values() {
+        let a = random_vec::<f64>(200_000, 0.5, 2.0, 3, 1);
+        let b = random_vec::<f64>(200_000, 0.5, 2.0, 3, 1);
+        assert_eq!(a, b);
+        assert!(a.iter().all(|&x| (0.5..2.0).contains(&x)));
+        let mean = a.iter().sum::<f64>() / a.len() as f64;
+        assert!((mean - 1.25).abs() < 0.01, "{mean}");
+        assert_ne!(a, random_vec::<f64>(200_000, 0.5, 2.0, 3, 2));
+    }
+}

@@ -1,0 +1,52 @@
+//! The femquad benchmark (`cargo run --release -p femquad-bench -- …`):
+//! element-vector integration on an OpenCL device, in the manner of PETSc's
+//! SNES ex12 runs in Knepley, Rupp & Terrel — single cases, the suite of
+//! BENCHMARKS.md, the `N_bl × N_cb` sweep, autotuning, CSV/JSON and figures.
+//! The binary (`src/main.rs`) is a thin `main`; this library is what it
+//! runs, and what the tests call.
+//!
+//! What is measured, per configuration of a case (BK, the element kernel;
+//! see [`runner`]):
+//! 1. a jittered, shuffled mesh of the unit square/cube (unstructured
+//!    memory order), a random global vector `u` in `[−1, 1)` gathered to
+//!    cell-local coefficients, random positive aux values in `[0.5, 2)`
+//!    ([`host`]);
+//! 2. one evaluation through `OpenClIntegrator::element_vectors`, compared
+//!    with the native integrator on a sample of cells (the first, middle and
+//!    last `--check-cells` of the device range and the native remainder;
+//!    max-norm relative difference ≤ 1e-12 in f64, 1e-5 in f32; every
+//!    output finite);
+//! 3. `--warmup` untimed and `--reps` timed launches (`time_kernel`,
+//!    profiling events) on the uploaded inputs: median, min, max;
+//! 4. the model ([`femquad::perf_model::LaunchModel`]) for the cells run on
+//!    the device: GF/s = flops / median, GB/s = minimal bytes / median,
+//!    their ratio to the copy bandwidth measured once per process on the
+//!    same device (`bandwidth::measure_copy`, float4 copy), the predicted
+//!    time bytes / copy bandwidth and the model error measured/predicted − 1.
+//!
+//! A failed check or an error does not stop a suite or sweep (the row is
+//! marked, see [`row`]); the program exits with an error at the end.
+//!
+//! Modules: [`options`] (command line), [`spec`] (cases, suite), [`mod@run`]
+//! (what the options ask for), [`host`] and [`runner`] (measuring; the
+//! calls into `femquad::opencl` live there), [`row`] (the result type),
+//! [`output`] (CSV/JSON), [`table`] (printed results), [`plot`] (SVG),
+//! [`progress`] (stderr).
+
+pub mod error;
+pub mod host;
+pub mod options;
+pub mod output;
+pub mod plot;
+pub mod progress;
+pub mod row;
+pub mod run;
+pub mod runner;
+pub mod spec;
+pub mod table;
+
+pub use error::BenchError;
+pub use options::{Options, Plan};
+pub use row::Row;
+pub use run::run;
+pub use spec::CaseSpec;

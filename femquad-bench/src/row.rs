@@ -1,0 +1,316 @@
+//! One row of results: the type behind the printed table, the CSV columns
+//! and the JSON keys ([`Row`], serialized with serde; see [`crate::output`]).
+//!
+//! # Fields
+//! CSV columns and JSON keys are the fields of [`Row`], in this order:
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `mode` | `single`, `suite` or `sweep` |
+//! | `case` | case name, e.g. `2d-p1-laplacian-field-f32` |
+//! | `device`, `driver` | OpenCL device name and driver version |
+//! | `dim`, `order` | dimension, Lagrange order |
+//! | `physics`, `coefficient`, `precision` | `laplacian`/`elasticity`, `none`/`field`/`cell`, `f32`/`f64` |
+//! | `qdegree`, `n_q` | quadrature degree and points |
+//! | `cells` | cells of the mesh |
+//! | `cells_device` | cells in full chunks, integrated by the kernel (the rest natively) |
+//! | `n_b`, `n_comp`, `n_bt` | basis functions, components, element dofs |
+//! | `n_tc`, `n_bs`, `n_bl`, `n_cb`, `n_t`, `chunk` | threads per cell, cells per block, blocks per batch, batches per chunk, threads per work-group, cells per work-group |
+//! | `config` | where `(N_bl, N_cb)` came from: `default`, `fixed`, `tuned`, `cached`, `sweep`; empty if the case failed before one was chosen |
+//! | `local_mem_bytes` | local memory per work-group |
+//! | `prefetch`, `vector_loads` | kernel switches (`FEMQUAD_PREFETCH`, `FEMQUAD_VECTOR_LOADS`) |
+//! | `status` | `ok`, `invalid` (exceeds a device limit or the mesh), `check-failed`, `error` |
+//! | `note` | the reason for a status other than `ok` |
+//! | `reps` | timed launches |
+//! | `time_ms`, `time_ms_min`, `time_ms_max` | time of one timed operation (BK: a kernel launch): median, min, max (profiling events) |
+//! | `gflops` | model flops / median time, 10⁹/s |
+//! | `gb_per_s` | model (minimal) bytes / median time, 10⁹ B/s (effective bandwidth) |
+//! | `copy_gb_per_s` | copy-kernel bandwidth on the same device, same process |
+//! | `pct_copy` | `100 · gb_per_s / copy_gb_per_s` |
+//! | `beta` | model flops / model bytes |
+//! | `model_bytes`, `model_flops` | per timed operation (BK: one launch over `cells_device` cells) |
+//! | `predicted_ms` | model bytes / copy bandwidth |
+//! | `model_error` | measured / predicted − 1 |
+//! | `check_rel_diff`, `check_tol` | max-norm relative difference to the native integrator on the checked cells, and the tolerance |
+//! | `check_passed` | `true`/`false` |
+//! | `build_info` | the OpenCL compiler's resource report of the kernel (NVIDIA: registers, stack frame, spills) |
+//!
+//! Unmeasured numbers (a configuration that was not timed or not checked)
+//! are empty in CSV and `null` in JSON.
+//!
+//! # Room for a second measure
+//! Today every row measures the element kernel (BK). The end-to-end measure
+//! (BP: global `F(u)` on the device) will add a field `measure` (`bk` or
+//! `bp`; `#[serde(default)]` = `bk`, so that files written before it still
+//! read) and its own quantities as further `Option` fields (GDOF/s, one CG
+//! iteration), empty on the rows of the other measure. The timing and model
+//! fields above are already stated per timed operation and minimal bytes,
+//! so BP rows fill them with their own operation; the launch-shape fields
+//! describe the kernel that either measure runs.
+
+use femquad::Precision;
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{CaseSpec, Coefficient, PhysicsKind};
+
+/// How the rows of a run were made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// One case (no `--suite`, no `--sweep`).
+    Single,
+    /// A case of `--suite`.
+    Suite,
+    /// A configuration of `--sweep`.
+    Sweep,
+}
+
+/// Where a row's launch configuration came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigSource {
+    /// The device default (`femquad::opencl::shape::default_config`).
+    Default,
+    /// Given by `--n-bl`/`--n-cb`/`--n-tc`/`--no-prefetch`.
+    Fixed,
+    /// Autotuned in this run.
+    Tuned,
+    /// From the autotune cache.
+    Cached,
+    /// A point of `--sweep`.
+    Sweep,
+}
+
+impl ConfigSource {
+    /// The name in files and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigSource::Default => "default",
+            ConfigSource::Fixed => "fixed",
+            ConfigSource::Tuned => "tuned",
+            ConfigSource::Cached => "cached",
+            ConfigSource::Sweep => "sweep",
+        }
+    }
+}
+
+/// The outcome of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Checked and timed.
+    Ok,
+    /// The configuration exceeds a device limit or the mesh (not run).
+    Invalid,
+    /// The device's results differ from the native integrator's.
+    CheckFailed,
+    /// An error stopped the configuration or the case (see `note`).
+    Error,
+}
+
+impl Status {
+    /// `ok`, `invalid`, `check-failed` or `error`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Invalid => "invalid",
+            Status::CheckFailed => "check-failed",
+            Status::Error => "error",
+        }
+    }
+
+    /// `check-failed` or `error`: the run exits with an error at the end.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::CheckFailed | Status::Error)
+    }
+}
+
+/// Serializes a value by its `Display` and reads it back by its `FromStr`
+/// (for [`Precision`], which has both but no serde implementation).
+mod text {
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    use serde::{Deserialize, Deserializer, Serializer, de};
+
+    pub fn serialize<T: Display, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(value)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr,
+        T::Err: Display,
+        D: Deserializer<'de>,
+    {
+        String::deserialize(d)?.parse().map_err(de::Error::custom)
+    }
+}
+
+/// One measured (or rejected) configuration of one case: a line of the
+/// table, a CSV record, a JSON object. The fields are the columns, in
+/// order (see the [module documentation](self)).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// `single`, `suite` or `sweep`.
+    pub mode: Mode,
+    /// Case name ([`CaseSpec::name`]).
+    pub case: String,
+    /// Device name.
+    pub device: String,
+    /// Driver version.
+    pub driver: String,
+    /// Dimension.
+    pub dim: usize,
+    /// Lagrange order.
+    pub order: usize,
+    /// Physics.
+    pub physics: PhysicsKind,
+    /// Coefficient of the Laplacian.
+    pub coefficient: Coefficient,
+    /// Precision (`f32` or `f64`).
+    #[serde(with = "text")]
+    pub precision: Precision,
+    /// Quadrature degree.
+    pub qdegree: usize,
+    /// Quadrature points.
+    pub n_q: usize,
+    /// Cells of the mesh.
+    pub cells: usize,
+    /// Cells integrated on the device.
+    pub cells_device: usize,
+    /// Basis functions.
+    pub n_b: usize,
+    /// Components.
+    pub n_comp: usize,
+    /// Element dofs.
+    pub n_bt: usize,
+    /// Threads per cell.
+    pub n_tc: usize,
+    /// Cells per block.
+    pub n_bs: usize,
+    /// Blocks per batch.
+    pub n_bl: usize,
+    /// Batches per chunk.
+    pub n_cb: usize,
+    /// Threads per work-group.
+    pub n_t: usize,
+    /// Cells per chunk.
+    pub chunk: usize,
+    /// Origin of the configuration (`None`: the case failed before one was chosen).
+    pub config: Option<ConfigSource>,
+    /// Local memory per work-group, bytes.
+    pub local_mem_bytes: usize,
+    /// Register prefetch of the next batch (kernel switch), if known.
+    pub prefetch: Option<bool>,
+    /// 16-byte vector loads (kernel switch), if known.
+    pub vector_loads: Option<bool>,
+    /// Outcome.
+    pub status: Status,
+    /// Reason for a status other than `ok`.
+    pub note: String,
+    /// Timed launches.
+    pub reps: usize,
+    /// Median time, ms.
+    pub time_ms: Option<f64>,
+    /// Fastest, ms.
+    pub time_ms_min: Option<f64>,
+    /// Slowest, ms.
+    pub time_ms_max: Option<f64>,
+    /// Model flop rate, GF/s.
+    pub gflops: Option<f64>,
+    /// Effective bandwidth, GB/s.
+    pub gb_per_s: Option<f64>,
+    /// Copy bandwidth, GB/s.
+    pub copy_gb_per_s: Option<f64>,
+    /// Percent of copy bandwidth.
+    pub pct_copy: Option<f64>,
+    /// Algorithmic balance, flop/byte.
+    pub beta: Option<f64>,
+    /// Model bytes of the timed operation.
+    pub model_bytes: Option<f64>,
+    /// Model flops of the timed operation.
+    pub model_flops: Option<f64>,
+    /// Predicted time, ms.
+    pub predicted_ms: Option<f64>,
+    /// Measured / predicted − 1.
+    pub model_error: Option<f64>,
+    /// Max-norm relative difference to the native integrator.
+    pub check_rel_diff: Option<f64>,
+    /// Tolerance of the check.
+    pub check_tol: Option<f64>,
+    /// `check_rel_diff <= check_tol` and every output finite.
+    pub check_passed: Option<bool>,
+    /// The compiler's resource report (NVIDIA: registers, spills), if any.
+    pub build_info: String,
+}
+
+impl Row {
+    /// A row of `spec` with what the case alone determines; sizes of the
+    /// launch 0, nothing measured, status `ok`, no configuration yet.
+    pub fn new(spec: &CaseSpec, mode: Mode, device: &str, driver: &str) -> Row {
+        Row {
+            mode,
+            case: spec.name(),
+            device: device.to_string(),
+            driver: driver.to_string(),
+            dim: spec.dim,
+            order: spec.order,
+            physics: spec.physics,
+            coefficient: spec.coefficient,
+            precision: spec.precision,
+            qdegree: spec.qdegree,
+            n_q: 0,
+            cells: 0,
+            cells_device: 0,
+            n_b: 0,
+            n_comp: spec.n_comp(),
+            n_bt: 0,
+            n_tc: 0,
+            n_bs: 0,
+            n_bl: 0,
+            n_cb: 0,
+            n_t: 0,
+            chunk: 0,
+            config: None,
+            local_mem_bytes: 0,
+            prefetch: None,
+            vector_loads: None,
+            status: Status::Ok,
+            note: String::new(),
+            reps: 0,
+            time_ms: None,
+            time_ms_min: None,
+            time_ms_max: None,
+            gflops: None,
+            gb_per_s: None,
+            copy_gb_per_s: None,
+            pct_copy: None,
+            beta: None,
+            model_bytes: None,
+            model_flops: None,
+            predicted_ms: None,
+            model_error: None,
+            check_rel_diff: None,
+            check_tol: None,
+            check_passed: None,
+            build_info: String::new(),
+        }
+    }
+
+    /// True if the row was timed (its measured fields are set).
+    pub fn is_measured(&self) -> bool {
+        self.time_ms.is_some()
+    }
+
+    /// The configuration's name for tables (`-` if none was chosen).
+    pub fn config_name(&self) -> &'static str {
+        self.config.map_or("-", ConfigSource::name)
+    }
+}
+
+/// `Some(v)` for a finite `v`: what is stored in a row's number fields
+/// (a NaN or infinity would be `NaN`/`inf` in CSV but `null` in JSON).
+pub fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}

@@ -1,0 +1,121 @@
+//! What the program does for its options: a single case, the suite, the
+//! `N_bl × N_cb` sweep, or figures from earlier CSV files.
+
+use crate::BenchError;
+use crate::host::Host;
+use crate::options::{Options, Plan};
+use crate::output::{read_csv, write_csv, write_json};
+use crate::plot::plot_rows;
+use crate::row::{Mode, Row};
+use crate::runner::{Runner, device_list};
+use crate::spec::{CaseSpec, select_suite};
+use crate::table::sweep_table;
+
+/// Runs what `opts` asks for and returns the rows (measured, or read for
+/// `--plot --from-csv`). Writes `--csv`/`--json`/`--plot` outputs even when
+/// some configurations failed, then returns [`BenchError::Failed`].
+/// Options are checked (`--filter`, the plan, the case) before the device
+/// is opened.
+pub fn run(opts: &Options) -> Result<Vec<Row>, BenchError> {
+    if opts.list_devices {
+        for d in device_list()? {
+            println!("{d}");
+        }
+        return Ok(Vec::new());
+    }
+    if let Some(dir) = &opts.plot
+        && !opts.from_csv.is_empty()
+    {
+        let mut rows = Vec::new();
+        for f in &opts.from_csv {
+            rows.extend(read_csv(f)?);
+        }
+        for f in plot_rows(&rows, dir)? {
+            println!("wrote {}", f.display());
+        }
+        return Ok(rows);
+    }
+
+    let (plan, suite, single) = if opts.suite {
+        (
+            suite_plan(opts)?,
+            select_suite(opts.filter.as_deref())?,
+            None,
+        )
+    } else {
+        (opts.plan()?, Vec::new(), Some(opts.case()?))
+    };
+    let mut runner = Runner::new(opts)?;
+    runner.print_header();
+    match single {
+        None => run_suite(&mut runner, &suite, &plan)?,
+        Some(spec) => {
+            let mode = if opts.sweep {
+                Mode::Sweep
+            } else {
+                Mode::Single
+            };
+            let mut host = Host::build(spec.dim, opts, &runner.progress)?;
+            runner.run_case(&mut host, &spec, &plan, mode)?;
+        }
+    }
+    runner.progress.finish();
+
+    let rows = std::mem::take(&mut runner.rows);
+    if opts.sweep {
+        println!();
+        print!("{}", sweep_table(&rows));
+    }
+    if let Some(p) = &opts.csv {
+        write_csv(p, &rows)?;
+    }
+    if let Some(p) = &opts.json {
+        write_json(p, &rows)?;
+    }
+    if let Some(dir) = &opts.plot {
+        for f in plot_rows(&rows, dir)? {
+            println!("wrote {}", f.display());
+        }
+    }
+    if !runner.failures.is_empty() {
+        return Err(BenchError::Failed(std::mem::take(&mut runner.failures)));
+    }
+    Ok(rows)
+}
+
+/// Runs the suite cases `specs`, one mesh per dimension; a case's error
+/// becomes an `error` row and the suite goes on.
+fn run_suite(runner: &mut Runner<'_>, specs: &[CaseSpec], plan: &Plan) -> Result<(), BenchError> {
+    runner.progress.set_length(specs.len());
+    for dim in [2, 3] {
+        let of_dim: Vec<&CaseSpec> = specs.iter().filter(|c| c.dim == dim).collect();
+        if of_dim.is_empty() {
+            continue;
+        }
+        let mut host = match Host::build(dim, runner.opts, &runner.progress) {
+            Ok(h) => h,
+            Err(e) => {
+                for spec in of_dim {
+                    runner.push_error(spec, Mode::Suite, 0, &e);
+                    runner.progress.inc();
+                }
+                continue;
+            }
+        };
+        for spec in of_dim {
+            if let Err(e) = runner.run_case(&mut host, spec, plan, Mode::Suite) {
+                let n = host.mesh.n_cells();
+                runner.push_error(spec, Mode::Suite, n, &e);
+            }
+            runner.progress.inc();
+        }
+    }
+    Ok(())
+}
+
+/// The plan of the suite: `--n-bl`/`--n-cb` as for one case (no sweep).
+fn suite_plan(opts: &Options) -> Result<Plan, BenchError> {
+    let mut o = opts.clone();
+    o.sweep = false;
+    o.plan()
+}

@@ -1,0 +1,150 @@
+//! Autotuning: the tuner picks the fastest candidate, stores it in the cache
+//! file, and a later operator with the same cache directory launches with it.
+
+use std::path::PathBuf;
+
+use femquad::opencl::LaunchConfig;
+
+/// A fresh temporary directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("femquad-autotune-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn autotune_picks_stores_and_reads_back() {
+    use femquad::discretization::{CellInputs, Discretization};
+    use femquad::element::Element;
+    use femquad::mesh::generate::{MeshOptions, unit_box};
+    use femquad::opencl::autotune::{TuneOptions, autotune_element};
+    use femquad::opencl::tuning_cache::{TuneCache, TuneKey, cached_config_in};
+    use femquad::opencl::{Device, DeviceSelector, KernelOptions, KernelVariant, OpenClOperator};
+    use femquad::physics::Pointwise;
+    use femquad::physics::builtin::Laplacian;
+    use femquad::quadrature::Quadrature;
+    use femquad::rng::Rng;
+    use femquad::space::FunctionSpace;
+
+    let dir = TempDir::new("tune");
+    let cache = dir.0.join("autotune.txt");
+    let device = Device::open(&DeviceSelector::from_env()).unwrap();
+    let mesh = unit_box(
+        2,
+        30,
+        &MeshOptions {
+            jitter: 0.1,
+            shuffle: true,
+            seed: 2,
+        },
+    )
+    .unwrap();
+    let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let disc = Discretization::<f32>::new(
+        &mesh,
+        &space,
+        Quadrature::simplex(2, 1).unwrap(),
+        femquad::aux_space::AuxSpace::None,
+    )
+    .unwrap();
+    let options = KernelOptions {
+        cache_dir: Some(dir.0.clone()),
+        ..KernelOptions::default()
+    };
+    let mut integ =
+        OpenClOperator::new(device.clone(), options.clone(), &mesh, &space, disc).unwrap();
+    let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];
+    let opts = TuneOptions {
+        warmup: 1,
+        reps: 3,
+        candidates: candidates.clone(),
+        cache_file: Some(cache.clone()),
+        ..TuneOptions::default()
+    };
+
+    // Before any evaluation there are no inputs on the device: a clear error.
+    let e = autotune_element(&mut integ, &Laplacian, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("element_vectors"), "{e}");
+
+    let n = mesh.n_cells() * 3;
+    let u: Vec<f32> = Rng::new(4)
+        .vec(n, -1.0, 1.0)
+        .into_iter()
+        .map(|x| x as f32)
+        .collect();
+    let mut out = vec![0.0f32; n];
+    integ
+        .element_vectors(
+            &Laplacian,
+            &CellInputs {
+                u: &u,
+                aux: &[],
+                constants: &[],
+            },
+            &mut out,
+            None,
+        )
+        .unwrap();
+    let r = autotune_element(&mut integ, &Laplacian, &opts).unwrap();
+    assert_eq!(r.trials.len(), 2);
+    assert!(
+        r.trials
+            .iter()
+            .all(|t| t.time_ns.as_ref().is_ok_and(|&ns| ns > 0.0))
+    );
+    assert!(candidates.contains(&r.best.config));
+    let fastest = r
+        .trials
+        .iter()
+        .map(|t| t.ns_per_cell().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(r.best.ns_per_cell().unwrap(), fastest);
+    // Stored, and found again for this device and key.
+    assert_eq!(r.stored.as_deref(), Some(cache.as_path()));
+    assert!(r.store_error.is_none());
+    // An integrator created now (with the same cache directory) uses the
+    // tuned configuration.
+    let later = OpenClOperator::new(
+        device.clone(),
+        options.clone(),
+        &mesh,
+        &space,
+        integ.discretization().clone(),
+    )
+    .unwrap();
+    assert_eq!(
+        later
+            .config_for(&Laplacian, KernelVariant::ELEMENT)
+            .unwrap(),
+        r.best.config
+    );
+    let key = TuneKey::new(
+        device.info(),
+        &integ.case_for(&Laplacian),
+        KernelVariant::ELEMENT,
+        Laplacian.source_hash(),
+        &options,
+    );
+    assert_eq!(key, r.key);
+    assert_eq!(
+        TuneCache::load(&cache).unwrap().get(&key).unwrap().config,
+        r.best.config
+    );
+    assert_eq!(
+        cached_config_in(&cache, device.info(), &key),
+        Some(r.best.config)
+    );
+}

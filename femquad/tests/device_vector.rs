@@ -1,0 +1,500 @@
+//! `DeviceVector` against the host implementation of `VectorOps`, its
+//! index kernels, transfer accounting and errors.
+//!
+//! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI). Without an
+//! OpenCL platform these tests fail and say what to install.
+
+use std::sync::{Arc, OnceLock};
+
+use femquad::Precision;
+use femquad::opencl::vector::{MAX_GROUPS, WG, vector_source};
+use femquad::opencl::{Device, DeviceIndices, DeviceSelector, DeviceVector};
+use femquad::rng::Rng;
+use femquad::vector::{Vector, VectorOps, check_finite};
+use femquad::{Error, Real};
+
+fn device() -> Arc<Device> {
+    static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
+    DEVICE
+        .get_or_init(|| {
+            Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
+                panic!("these tests need an OpenCL device ({e}); on Debian/Ubuntu install pocl-opencl-icd and ocl-icd-libopencl1")
+            })
+        })
+        .clone()
+}
+
+/// Lengths: empty, one, a partial 16-byte block, a few thousand, a
+/// non-multiple of the vector widths (2, 4), of the work-group size and of
+/// 4·WG; and one long enough for a work-item of a reduction to take several
+/// blocks.
+const LENGTHS: [usize; 6] = [
+    0,
+    1,
+    7,
+    3000,
+    4 * WG * 5 + 4 * 3 + 3,
+    4 * WG * MAX_GROUPS + 4099,
+];
+
+fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
+    let mut rng = Rng::new(seed);
+    (0..n).map(|_| R::from_f64(rng.range(-1.0, 1.0))).collect()
+}
+
+fn up<R: Real>(v: &[R]) -> DeviceVector<R> {
+    DeviceVector::from_host(&device(), v).unwrap()
+}
+
+fn bits<R: Real>(v: &[R]) -> Vec<u64> {
+    v.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+fn assert_close(what: &str, device: f64, host: f64, rel: f64) {
+    let scale = host.abs().max(f64::MIN_POSITIVE);
+    assert!(
+        (device - host).abs() <= rel * scale,
+        "{what}: device {device:e}, host {host:e}"
+    );
+}
+
+/// Every operation on device vectors equals the host's: elementwise ones
+/// bitwise, reductions to `rel`; multi-operations equal loops of single
+/// ones bitwise; reductions repeat bitwise.
+fn matches_host<R: Real>(n: usize, rel: f64) {
+    let (x, y, z) = (random::<R>(n, 1), random::<R>(n, 2), random::<R>(n, 3));
+    let (dx, dy, dz) = (up(&x), up(&y), up(&z));
+    let same = |what: &str, d: &DeviceVector<R>, h: &Vec<R>| {
+        assert_eq!(
+            bits(&d.to_host().unwrap()),
+            bits(h),
+            "{what}, n = {n}, {}",
+            R::PRECISION
+        );
+    };
+    // elementwise
+    let (mut h, mut d) = (y.clone(), dy.zeros_like().unwrap());
+    same("zeros_like", &d, &vec![R::ZERO; n]);
+    d.copy_from(&dy).unwrap();
+    same("copy_from", &d, &h);
+    VectorOps::fill(&mut h, 0.3).unwrap();
+    d.fill(0.3).unwrap();
+    same("fill", &d, &h);
+    d.copy_from(&dy).unwrap();
+    h.copy_from(&y).unwrap();
+    h.scale(-1.7).unwrap();
+    d.scale(-1.7).unwrap();
+    same("scale", &d, &h);
+    h.axpy(0.37, &x).unwrap();
+    d.axpy(0.37, &dx).unwrap();
+    same("axpy", &d, &h);
+    h.axpby(-0.61, &z, 1.3).unwrap();
+    d.axpby(-0.61, &dz, 1.3).unwrap();
+    same("axpby", &d, &h);
+    h.pointwise_mult(&x, &z).unwrap();
+    d.pointwise_mult(&dx, &dz).unwrap();
+    same("pointwise_mult", &d, &h);
+    // multi-axpy over 11 vectors (two launches) = host = loop of axpy
+    let hs: Vec<Vec<R>> = (0..11).map(|j| random(n, 10 + j)).collect();
+    let ds: Vec<DeviceVector<R>> = hs.iter().map(|v| up(v)).collect();
+    let alphas: Vec<f64> = (0..11).map(|j| 0.1 * j as f64 - 0.45).collect();
+    let (hr, dr): (Vec<&Vec<R>>, Vec<&DeviceVector<R>>) =
+        (hs.iter().collect(), ds.iter().collect());
+    h.copy_from(&y).unwrap();
+    d.copy_from(&dy).unwrap();
+    h.maxpy(&alphas, &hr).unwrap();
+    d.maxpy(&alphas, &dr).unwrap();
+    same("maxpy", &d, &h);
+    let mut looped = dy.zeros_like().unwrap();
+    looped.copy_from(&dy).unwrap();
+    for (a, v) in alphas.iter().zip(&ds) {
+        looped.axpy(*a, v).unwrap();
+    }
+    assert_eq!(
+        bits(&looped.to_host().unwrap()),
+        bits(&d.to_host().unwrap()),
+        "maxpy vs axpy loop"
+    );
+    // reductions
+    assert_close("dot", dx.dot(&dy).unwrap(), x.dot(&y).unwrap(), rel);
+    assert_close("norm2", dx.norm2().unwrap(), x.norm2().unwrap(), rel);
+    assert_eq!(dx.norm_inf().unwrap(), x.norm_inf().unwrap(), "norm_inf");
+    let dd = dx.dots(&dr).unwrap();
+    let hd = x.dots(&hr).unwrap();
+    for (j, ((a, b), v)) in dd.iter().zip(&hd).zip(&ds).enumerate() {
+        assert_close(&format!("dots[{j}]"), *a, *b, rel);
+        assert_eq!(
+            a.to_bits(),
+            dx.dot(v).unwrap().to_bits(),
+            "dots[{j}] vs dot"
+        );
+    }
+    // bitwise reproducible
+    let first = dx.dot(&dy).unwrap();
+    for _ in 0..3 {
+        assert_eq!(dx.dot(&dy).unwrap().to_bits(), first.to_bits());
+    }
+    // non-finite search and single entries
+    assert_eq!(dx.first_non_finite().unwrap(), None);
+    if n > 0 {
+        let k = n - 1 - n / 3;
+        let mut bad = x.clone();
+        bad[k] = R::from_f64(f64::NAN);
+        if k + 1 < n {
+            bad[n - 1] = R::from_f64(f64::INFINITY);
+        }
+        let dbad = up(&bad);
+        assert_eq!(dbad.first_non_finite().unwrap(), Some(k), "n = {n}");
+        assert!(dbad.norm_inf().unwrap().is_nan());
+        assert_eq!(
+            dbad.get(k / 2).unwrap().to_f64().to_bits(),
+            bad[k / 2].to_f64().to_bits()
+        );
+    }
+}
+
+#[test]
+fn f64_operations_match_the_host() {
+    for n in LENGTHS {
+        matches_host::<f64>(n, 1e-13);
+    }
+}
+
+#[test]
+fn f32_operations_match_the_host() {
+    for n in LENGTHS {
+        matches_host::<f32>(n, 1e-6);
+    }
+}
+
+#[test]
+fn index_operations_match_loops() {
+    let n = 1000;
+    let v = random::<f64>(n, 4);
+    let src = random::<f64>(n, 5);
+    let idx: Vec<u32> = (0..n as u32)
+        .filter(|i| i % 7 == 3 || i % 11 == 0)
+        .rev()
+        .collect();
+    let di = DeviceIndices::from_host(&device(), &idx).unwrap();
+    assert!(di.distinct() && di.bound() == *idx.iter().max().unwrap() as usize + 1);
+    let (dv, dsrc) = (up(&v), up(&src));
+    // set_at
+    let mut d = dv.zeros_like().unwrap();
+    d.copy_from(&dv).unwrap();
+    d.set_at(&di, 2.5).unwrap();
+    let mut h = v.clone();
+    for &i in &idx {
+        h[i as usize] = 2.5;
+    }
+    assert_eq!(d.to_host().unwrap(), h);
+    // copy_at
+    d.copy_at(&di, &dsrc).unwrap();
+    for &i in &idx {
+        h[i as usize] = src[i as usize];
+    }
+    assert_eq!(d.to_host().unwrap(), h);
+    // gather
+    let mut g = DeviceVector::<f64>::zeros(&device(), idx.len()).unwrap();
+    g.gather(&dsrc, &di).unwrap();
+    let hg: Vec<f64> = idx.iter().map(|&i| src[i as usize]).collect();
+    assert_eq!(g.to_host().unwrap(), hg);
+    // scatter
+    let mut s = dv.zeros_like().unwrap();
+    s.scatter(&di, &g).unwrap();
+    let mut hs = vec![0.0; n];
+    for (k, &i) in idx.iter().enumerate() {
+        hs[i as usize] = hg[k];
+    }
+    assert_eq!(s.to_host().unwrap(), hs);
+    // empty index sets do nothing
+    let empty = DeviceIndices::from_host(&device(), &[]).unwrap();
+    s.set_at(&empty, 1.0).unwrap();
+    assert_eq!(s.to_host().unwrap(), hs);
+    // errors
+    let far = DeviceIndices::from_host(&device(), &[3, n as u32]).unwrap();
+    let e = s.set_at(&far, 0.0).unwrap_err().to_string();
+    assert!(
+        e.contains("`indices`") && e.contains(&format!("index {n} is out of range")),
+        "{e}"
+    );
+    let twice = DeviceIndices::from_host(&device(), &[3, 4, 3]).unwrap();
+    let e = s
+        .scatter(&twice, &up(&[1.0, 2.0, 3.0]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("distinct"), "{e}");
+    let e = g.gather(&dsrc, &twice).unwrap_err().to_string();
+    assert!(
+        e.contains("`indices`") && e.contains(&format!("expected {} entries, got 3", idx.len())),
+        "{e}"
+    );
+}
+
+#[test]
+fn transfers_are_counted_as_arrays_or_scalars() {
+    // its own device: the counters of the shared one move with the other tests
+    let device = Device::open(&DeviceSelector::from_env()).unwrap();
+    let n = 5000;
+    let before = device.stats();
+    let x = DeviceVector::from_host(&device, &random::<f64>(n, 6)).unwrap();
+    let mut y = x.zeros_like().unwrap();
+    let after_upload = device.stats();
+    assert_eq!(
+        after_upload.array_bytes_written() - before.array_bytes_written(),
+        8 * n as u64
+    );
+    assert_eq!(
+        after_upload.vector_bytes - before.vector_bytes,
+        8 * n as u64
+    );
+    // device-side work: no array moves; each reduction is one scalar read
+    y.axpby(2.0, &x, 0.5).unwrap();
+    y.maxpy(&[1.0, 2.0], &[&x, &x]).unwrap();
+    let _ = y.dot(&x).unwrap();
+    let _ = y.dots(&[&x, &y, &x]).unwrap();
+    let _ = y.norm_inf().unwrap();
+    let _ = y.first_non_finite().unwrap();
+    let s = device.stats();
+    assert_eq!(s.array_bytes_written(), after_upload.array_bytes_written());
+    assert_eq!(s.array_bytes_read, after_upload.array_bytes_read);
+    assert_eq!(s.scalar_reads - after_upload.scalar_reads, 4);
+    assert_eq!(
+        s.scalar_bytes_read - after_upload.scalar_bytes_read,
+        8 * (1 + 3 + 1 + 1)
+    );
+    assert_eq!(
+        s.read_bytes - after_upload.read_bytes,
+        s.scalar_bytes_read - after_upload.scalar_bytes_read
+    );
+    // a download is an array read
+    let _ = y.to_host().unwrap();
+    assert_eq!(
+        device.stats().array_bytes_read - s.array_bytes_read,
+        8 * n as u64
+    );
+}
+
+#[test]
+fn errors_name_the_argument() {
+    let device = device();
+    let mut y = up(&[1.0f64, 2.0, 3.0]);
+    let short = up(&[1.0f64, 2.0]);
+    let e = y.axpy(1.0, &short).unwrap_err().to_string();
+    assert!(
+        e.contains("`x`") && e.contains("expected 3 entries, got 2"),
+        "{e}"
+    );
+    let e = y.dot(&short).unwrap_err().to_string();
+    assert!(
+        e.contains("`y`") && e.contains("expected 3 entries, got 2"),
+        "{e}"
+    );
+    let e = y.dots(&[&y, &short]).unwrap_err().to_string();
+    assert!(e.contains("`vs`") && e.contains("vs[1]"), "{e}");
+    let e = y.maxpy(&[1.0], &[&short, &short]).unwrap_err().to_string();
+    assert!(e.contains("`alphas`"), "{e}");
+    let e = y.upload(&[1.0]).unwrap_err().to_string();
+    assert!(e.contains("`values`"), "{e}");
+    let e = y.get(3).unwrap_err().to_string();
+    assert!(e.contains("3 is out of range"), "{e}");
+    // another context on the same device is another device for buffers
+    let other = Device::open(&DeviceSelector::from_env()).unwrap();
+    let elsewhere = DeviceVector::from_host(&other, &[1.0f64, 2.0, 3.0]).unwrap();
+    let e = y.copy_from(&elsewhere).unwrap_err().to_string();
+    assert!(
+        e.contains("`x` is on device") && e.contains("different device or context"),
+        "{e}"
+    );
+    // host and device vectors do not mix
+    let mut dv = Vector::Device(up(&[1.0f64, 2.0, 3.0]));
+    let hv = Vector::from(vec![1.0f64, 2.0, 3.0]);
+    let e = dv.axpy(1.0, &hv).unwrap_err().to_string();
+    let name = &device.info().name;
+    assert!(
+        e.contains(&format!(
+            "`x` is on the host but `y` on device [{}] `{name}`",
+            device.info().index
+        )),
+        "{e}"
+    );
+    let e = hv.dot(&dv).unwrap_err().to_string();
+    assert!(
+        e.contains("`y` is on device") && e.contains("but `x` on the host"),
+        "{e}"
+    );
+    let e = hv.dots(&[&hv, &dv]).unwrap_err().to_string();
+    assert!(
+        e.contains("`vs`") && e.contains("vs[1]: `vs` is on device"),
+        "{e}"
+    );
+    // non-finite entries are found on the device and reported by index
+    let bad = Vector::Device(up(&[1.0f64, 2.0, f64::NEG_INFINITY, f64::NAN]));
+    assert_eq!(bad.first_non_finite().unwrap(), Some(2));
+    let e = check_finite("u", &bad).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::NonFinite {
+                name: "u",
+                index: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("(-inf) at index 2"), "{e}");
+    // explicit transfers work
+    let moved = hv.to_device(&device).unwrap();
+    assert_eq!(moved.to_host().unwrap(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(
+        dv.location().to_string(),
+        format!("device [{}] `{name}`", device.info().index)
+    );
+    dv.copy_from(&moved).unwrap();
+}
+
+#[test]
+fn every_variant_of_the_vector_source_compiles() {
+    // f32 and f64 with double accumulators are built by the tests above; a
+    // device without fp64 gets f32 with float accumulators: build it too.
+    let device = device();
+    device
+        .program(&vector_source(Precision::F32, false))
+        .unwrap();
+    for p in Precision::ALL {
+        device.program(&vector_source(p, true)).unwrap();
+    }
+}
+
+#[test]
+fn device_vectors_can_be_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<DeviceVector<f32>>();
+    send_sync::<DeviceIndices>();
+    send_sync::<Vector<f64>>();
+    // two threads reducing vectors of one program at once
+    let x = up(&random::<f64>(10_000, 7));
+    let expected = x.norm2().unwrap();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| (0..20).map(|_| x.norm2().unwrap()).collect::<Vec<_>>()))
+            .collect();
+        for h in handles {
+            for v in h.join().unwrap() {
+                assert_eq!(v.to_bits(), expected.to_bits());
+            }
+        }
+    });
+}
+
+/// Effective bandwidth of the vector kernels against the copy kernel, on
+/// the selected device: `FEMQUAD_DEVICE=gpu cargo test --release -p femquad
+/// --test device_vector -- --ignored --nocapture` (`FEMQUAD_VECTOR_N`
+/// entries, default 2²⁵). Elementwise operations are enqueued 20 times and
+/// timed to `clFinish`; reductions are timed call by call (each waits for
+/// its scalar read: what a solver pays). Bytes are the minimal ones: every
+/// vector read or written once.
+#[test]
+#[ignore = "measurement: run on a GPU with --ignored --nocapture"]
+fn measure_vector_bandwidth() {
+    use std::time::Instant;
+    let device = device();
+    let n: usize = std::env::var("FEMQUAD_VECTOR_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 25);
+    let copy = femquad::opencl::bandwidth::measure_copy(&device, n * 8, 3, 20).unwrap();
+    println!(
+        "device: {}\ncopy kernel (float4, {} MB): {:.0} GB/s",
+        device.info(),
+        copy.bytes / 2_000_000,
+        copy.gb_per_s()
+    );
+    println!("| operation | precision | n | µs per call | GB/s | % of copy |");
+    println!("|---|---|---|---|---|---|");
+    fn run<R: Real>(device: &Arc<Device>, n: usize, copy_gbs: f64) {
+        let s = R::PRECISION.size() as f64;
+        let reps = 20;
+        let x = DeviceVector::from_host(device, &random::<R>(n, 1)).unwrap();
+        let z = DeviceVector::from_host(device, &random::<R>(n, 2)).unwrap();
+        let mut y = x.zeros_like().unwrap();
+        let vs: Vec<DeviceVector<R>> = (0..8)
+            .map(|j| DeviceVector::from_host(device, &random::<R>(n, 10 + j)).unwrap())
+            .collect();
+        let refs: Vec<&DeviceVector<R>> = vs.iter().collect();
+        let alphas = [0.1; 8];
+        // warm-up: clocks up after the uploads, every kernel compiled
+        for _ in 0..100 {
+            y.axpy(0.5, &x).unwrap();
+        }
+        device.queue().finish().unwrap();
+        let report = |name: &str, secs: f64, vectors: f64| {
+            let gbs = vectors * n as f64 * s / secs * 1e-9;
+            println!(
+                "| {name} | {} | {n} | {:.1} | {gbs:.0} | {:.0} % |",
+                R::PRECISION,
+                secs * 1e6,
+                100.0 * gbs / copy_gbs
+            );
+        };
+        let mut time_enqueued =
+            |name: &str, vectors: f64, f: &mut dyn FnMut(&mut DeviceVector<R>)| {
+                f(&mut y); // warm-up (and compilation)
+                device.queue().finish().unwrap();
+                let t = Instant::now();
+                for _ in 0..reps {
+                    f(&mut y);
+                }
+                device.queue().finish().unwrap();
+                report(name, t.elapsed().as_secs_f64() / reps as f64, vectors);
+            };
+        time_enqueued("fill", 1.0, &mut |y| y.fill(1.0).unwrap());
+        time_enqueued("copy_from", 2.0, &mut |y| y.copy_from(&x).unwrap());
+        time_enqueued("scale", 2.0, &mut |y| y.scale(0.5).unwrap());
+        time_enqueued("axpy", 3.0, &mut |y| y.axpy(0.5, &x).unwrap());
+        time_enqueued("axpby", 3.0, &mut |y| y.axpby(0.5, &x, 0.5).unwrap());
+        time_enqueued("pointwise_mult", 3.0, &mut |y| {
+            y.pointwise_mult(&x, &z).unwrap()
+        });
+        time_enqueued("maxpy (8)", 10.0, &mut |y| y.maxpy(&alphas, &refs).unwrap());
+        let time_blocking = |name: &str, vectors: f64, f: &dyn Fn()| {
+            f();
+            let t = Instant::now();
+            for _ in 0..reps {
+                f();
+            }
+            report(name, t.elapsed().as_secs_f64() / reps as f64, vectors);
+        };
+        time_blocking("dot", 2.0, &|| {
+            x.dot(&z).unwrap();
+        });
+        time_blocking("norm2", 1.0, &|| {
+            x.norm2().unwrap();
+        });
+        time_blocking("norm_inf", 1.0, &|| {
+            x.norm_inf().unwrap();
+        });
+        time_blocking("dots (8)", 9.0, &|| {
+            x.dots(&refs).unwrap();
+        });
+        time_blocking("first_non_finite", 1.0, &|| {
+            x.first_non_finite().unwrap();
+        });
+        let mut y = x.zeros_like().unwrap();
+        let t = Instant::now();
+        for _ in 0..reps {
+            y.fill(2.0).unwrap();
+        }
+        device.queue().finish().unwrap();
+        report(
+            "fill (after the others)",
+            t.elapsed().as_secs_f64() / reps as f64,
+            1.0,
+        );
+    }
+    run::<f32>(&device, n, copy.gb_per_s());
+    if device.info().fp64 {
+        run::<f64>(&device, n, copy.gb_per_s());
+    }
+}
