@@ -39,6 +39,11 @@
 //! * [`FixedDofs`] — Dirichlet conditions by symmetric elimination.
 //! * [`DirectSolver`] — faer's sparse Cholesky and LU, symbolic analysis reused.
 //!
+//! Both a [`CsrMatrix`] (`y = A x`) and a [`DirectSolver`] (`x = A⁻¹ b`) are
+//! [`LinearOperator`](crate::solve::LinearOperator)s on `Vec<f64>`: the
+//! operator or the preconditioner of [`crate::solve::cg`] and
+//! [`crate::solve::gmres`], or the coarse solve of a multigrid cycle.
+//!
 //! Everything here is `f64` and deterministic: every parallel loop sums in
 //! a fixed order, independent of the thread count.
 
@@ -48,6 +53,7 @@ mod direct;
 mod dirichlet;
 mod element;
 mod matrix_market;
+mod operator;
 mod pattern;
 
 pub use assemble::assemble_into;
