@@ -113,6 +113,14 @@ pub fn opencl_macros() -> &'static str {
      #define CELL_NODE(cell, b, n_b) ((cell) * (n_b) + (b))\n"
 }
 
+/// Index of `K[i][j]` of `cell` in an element-matrix array `[cell][i][j]`:
+/// row `i = a·N_comp + fc` (test function `a`, component `fc`), column
+/// `j = b·N_comp + gc` (trial function `b`, component `gc`), `n_bt = N_b·N_comp`.
+#[inline]
+pub fn elem_mat(cell: usize, i: usize, j: usize, n_bt: usize) -> usize {
+    (cell * n_bt + i) * n_bt + j
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,6 +70,7 @@ pub mod residual;
 pub mod rng;
 pub mod solve;
 pub mod space;
+pub mod sparse;
 pub mod tabulation;
 pub mod vector;
 

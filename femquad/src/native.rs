@@ -85,15 +85,115 @@ pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
 
 /// Per-thread work arrays of [`CellKernel::cell`].
 struct Scratch<R> {
+    point: PointValues<R>,
+    f0: Vec<R>,
+    f1: Vec<R>,
+    g: Vec<R>,
+}
+
+/// The inputs of the pointwise physics at one quadrature point of a cell:
+/// `u`, `∇u`, `a`, `∇a` and `x`, evaluated from the cell-local coefficients
+/// as defined in [`crate::discretization`]. Shared by the element-vector
+/// integrator here and the element-matrix integrator of [`crate::sparse`],
+/// so both see the same numbers.
+pub(crate) struct PointValues<R> {
     u: Vec<R>,
     grad_ref: Vec<R>,
     grad_u: Vec<R>,
     a: Vec<R>,
     grad_a: Vec<R>,
     x: Vec<R>,
-    f0: Vec<R>,
-    f1: Vec<R>,
-    g: Vec<R>,
+}
+
+impl<R: Real> PointValues<R> {
+    /// Work arrays for `n_comp` solution and `n_aux` auxiliary components in `dim` dimensions.
+    pub(crate) fn new(dim: usize, n_comp: usize, n_aux: usize) -> Self {
+        let z = |n: usize| vec![R::ZERO; n];
+        PointValues {
+            u: z(n_comp),
+            grad_ref: z(dim),
+            grad_u: z(n_comp * dim),
+            a: z(n_aux),
+            grad_a: z(n_aux * dim),
+            x: z(dim),
+        }
+    }
+
+    /// Evaluates the point values at quadrature point `q` of global cell
+    /// `cell` (index into the geometry) from that cell's solution
+    /// coefficients `u_cell` (`N_b·N_comp`) and auxiliary coefficients
+    /// `aux_cell` (`disc.aux_per_cell()`). `x` is left untouched when the
+    /// geometry keeps no coordinates.
+    pub(crate) fn evaluate(
+        &mut self,
+        disc: &Discretization<R>,
+        cell: usize,
+        u_cell: &[R],
+        aux_cell: &[R],
+        q: usize,
+    ) {
+        let (dim, n_b) = (disc.dim(), disc.n_b());
+        let geom = disc.geometry();
+        let inv_j = &geom.inv_j()[cell * dim * dim..(cell + 1) * dim * dim];
+        let phi = &disc.phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
+        let dphi = &disc.dphi
+            [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
+
+        // Field and gradient at the point.
+        evaluate_field(
+            u_cell,
+            disc.n_comp(),
+            dim,
+            phi,
+            dphi,
+            inv_j,
+            &mut self.u,
+            &mut self.grad_ref,
+            &mut self.grad_u,
+        );
+        match disc.aux() {
+            AuxSpace::None => {}
+            AuxSpace::Field { n_comp: n_aux } => evaluate_field(
+                aux_cell,
+                n_aux,
+                dim,
+                phi,
+                dphi,
+                inv_j,
+                &mut self.a,
+                &mut self.grad_ref,
+                &mut self.grad_a,
+            ),
+            AuxSpace::Cell { .. } => {
+                self.a.copy_from_slice(aux_cell);
+                self.grad_a.fill(R::ZERO);
+            }
+        }
+        // x = X_0 + J ξ_q = X_0 + Σ_i ξ_i (X_{i+1} − X_0)
+        if let Some(coords) = geom.coords() {
+            let xi = &disc.points[q * dim..(q + 1) * dim];
+            for d in 0..dim {
+                let x0 = coords[layout::cell_coord(cell, 0, d, dim)];
+                let mut x = x0;
+                for (i, &xi_i) in xi.iter().enumerate() {
+                    x += xi_i * (coords[layout::cell_coord(cell, i + 1, d, dim)] - x0);
+                }
+                self.x[d] = x;
+            }
+        }
+    }
+
+    /// The pointwise arguments: these values and `constants`.
+    pub(crate) fn args<'s>(&'s self, constants: &'s [R]) -> PointArgs<'s, R> {
+        PointArgs {
+            u: &self.u,
+            grad_u: &self.grad_u,
+            a: &self.a,
+            grad_a: &self.grad_a,
+            x: &self.x,
+            constants,
+        }
+    }
 }
 
 /// One cell's integration, with everything borrowed from the discretization.
@@ -133,12 +233,7 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
         let z = |n: usize| vec![R::ZERO; n];
         let (dim, nc, na) = (self.dim, self.n_comp, self.n_aux);
         Scratch {
-            u: z(nc),
-            grad_ref: z(dim),
-            grad_u: z(nc * dim),
-            a: z(na),
-            grad_a: z(na * dim),
-            x: z(dim),
+            point: PointValues::new(dim, nc, na),
             f0: z(nc),
             f1: z(nc * dim),
             g: z(nc * dim),
@@ -148,7 +243,7 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
     /// Integrates local cell `local` (index into the inputs), global cell
     /// `cell` (index into the geometry), into `e` (`N_bt` entries).
     fn cell(&self, local: usize, cell: usize, e: &mut [R], s: &mut Scratch<R>) -> Result<()> {
-        let (dim, n_b, n_comp, n_aux) = (self.dim, self.n_b, self.n_comp, self.n_aux);
+        let (dim, n_b, n_comp) = (self.dim, self.n_b, self.n_comp);
         let disc = self.disc;
         let geom = disc.geometry();
         let inv_j = &geom.inv_j()[cell * dim * dim..(cell + 1) * dim * dim];
@@ -157,7 +252,6 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
         let u_cell = &self.inputs.u[local * n_bt..(local + 1) * n_bt];
         let aux_per_cell = disc.aux_per_cell();
         let aux_cell = &self.inputs.aux[local * aux_per_cell..(local + 1) * aux_per_cell];
-        let coords = geom.coords();
         e.fill(R::ZERO);
 
         for q in 0..disc.n_q() {
@@ -165,59 +259,11 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
             let dphi = &disc.dphi
                 [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
 
-            // Field and gradient at the point.
-            evaluate_field(
-                u_cell,
-                n_comp,
-                dim,
-                phi,
-                dphi,
-                inv_j,
-                &mut s.u,
-                &mut s.grad_ref,
-                &mut s.grad_u,
-            );
-            match disc.aux() {
-                AuxSpace::None => {}
-                AuxSpace::Field { .. } => evaluate_field(
-                    aux_cell,
-                    n_aux,
-                    dim,
-                    phi,
-                    dphi,
-                    inv_j,
-                    &mut s.a,
-                    &mut s.grad_ref,
-                    &mut s.grad_a,
-                ),
-                AuxSpace::Cell { .. } => {
-                    s.a.copy_from_slice(aux_cell);
-                    s.grad_a.fill(R::ZERO);
-                }
-            }
-            // x = X_0 + J ξ_q = X_0 + Σ_i ξ_i (X_{i+1} − X_0)
-            if let Some(coords) = coords {
-                let xi = &disc.points[q * dim..(q + 1) * dim];
-                for d in 0..dim {
-                    let x0 = coords[layout::cell_coord(cell, 0, d, dim)];
-                    let mut x = x0;
-                    for (i, &xi_i) in xi.iter().enumerate() {
-                        x += xi_i * (coords[layout::cell_coord(cell, i + 1, d, dim)] - x0);
-                    }
-                    s.x[d] = x;
-                }
-            }
+            s.point.evaluate(disc, cell, u_cell, aux_cell, q);
 
             s.f0.fill(R::ZERO);
             s.f1.fill(R::ZERO);
-            let args = PointArgs {
-                u: &s.u,
-                grad_u: &s.grad_u,
-                a: &s.a,
-                grad_a: &s.grad_a,
-                x: &s.x,
-                constants: self.inputs.constants,
-            };
+            let args = s.point.args(self.inputs.constants);
             R::eval_pointwise(self.physics, dim, &args, &mut s.f0, &mut s.f1)?;
 
             // Scale by w_q det J; map f1 to the reference frame: g = J⁻¹ f1.

@@ -1,0 +1,226 @@
+//! Element matrices from pointwise Jacobians, natively.
+
+use rayon::prelude::*;
+
+use crate::discretization::{CellInputs, Discretization};
+use crate::error::{check_finite, check_len};
+use crate::layout::{self, elem_mat};
+use crate::native::{Execution, PointValues};
+use crate::physics::PointArgs;
+use crate::{Error, Result};
+
+/// Cells per rayon task.
+const CELLS_PER_TASK: usize = 256;
+
+/// Element matrices `K_c` (the Jacobian of the element vectors of
+/// [`crate::discretization`] with respect to the cell's coefficients) for
+/// every cell, from a pointwise Jacobian in PETSc's form:
+///
+/// ```text
+/// K_c[i][j] = Σ_q w_q det J_c ( φ_a g0[fc][gc] φ_b + φ_a g1[fc][gc][:]·∇φ_b
+///                             + ∇φ_a·g2[fc][:][gc] φ_b + ∇φ_a·g3[fc][:][gc][:]·∇φ_b ),
+/// i = a·N_comp + fc,   j = b·N_comp + gc,
+/// ```
+///
+/// with `∇φ = J⁻ᵀ ∇̂φ` the physical gradients and `g0…g3` evaluated at the
+/// quadrature point `x_q` at `u, ∇u, a, ∇a, x` computed exactly as the native
+/// element-vector integrator computes them ([`crate::native`]).
+///
+/// `jacobian(dim, args, g0, g1, g2, g3)` receives the point's arguments and
+/// zeroed outputs, and writes (with `Nc = N_comp`)
+/// * `g0[fc·Nc + gc] = ∂f0_fc/∂u_gc`,
+/// * `g1[(fc·Nc + gc)·dim + dg] = ∂f0_fc/∂(∇u)_gc,dg`,
+/// * `g2[(fc·Nc + gc)·dim + df] = ∂f1_fc,df/∂u_gc`,
+/// * `g3[((fc·Nc + gc)·dim + df)·dim + dg] = ∂f1_fc,df/∂(∇u)_gc,dg`;
+///
+/// terms it leaves at zero contribute nothing. This is the layout of the
+/// pointwise Jacobian of [`crate::Pointwise`] physics: pass
+/// `|dim, args, g0, g1, g2, g3| Ok(physics.eval_jacobian_f64(dim, args, g0, g1, g2, g3)?)`.
+///
+/// A closure passed directly gets its argument types from this bound; one
+/// bound to a variable first needs them written out,
+/// `|dim: usize, args: &PointArgs<'_, f64>, g0: &mut [f64], …| -> Result<()>`.
+///
+/// `out` receives `[cell][i][j]` ([`crate::layout::elem_mat`]),
+/// `n_cells·N_bt²` entries with `N_bt = N_b·N_comp`; assemble it with
+/// [`super::CsrMatrix::assemble`].
+///
+/// Parallel over cells (or serial); each cell is computed by the same
+/// operations either way, so the result does not depend on `execution` or
+/// the thread count.
+///
+/// # Errors
+/// * [`Error::InvalidArgument`] naming `u`, `aux` or `element_matrices` for a
+///   wrong length (`n_cells·N_bt`, `n_cells·aux_per_cell`, `n_cells·N_bt²`),
+///   or naming `jacobian` with the cell, quadrature point and entry of the
+///   first non-finite value it returns.
+/// * [`Error::NonFinite`] for NaN or ±∞ in `u`, `aux` or `constants`.
+/// * The errors `jacobian` returns.
+pub fn element_matrices<J>(
+    disc: &Discretization<f64>,
+    inputs: &CellInputs<'_, f64>,
+    jacobian: J,
+    out: &mut [f64],
+    execution: Execution,
+) -> Result<()>
+where
+    J: Fn(usize, &PointArgs<'_, f64>, &mut [f64], &mut [f64], &mut [f64], &mut [f64]) -> Result<()>
+        + Sync,
+{
+    let (n_cells, n_bt) = (disc.n_cells(), disc.n_bt());
+    check_len("u", inputs.u, n_cells * n_bt)?;
+    check_len("aux", inputs.aux, n_cells * disc.aux_per_cell())?;
+    check_len("element_matrices", out, n_cells * n_bt * n_bt)?;
+    check_finite("u", inputs.u)?;
+    check_finite("aux", inputs.aux)?;
+    check_finite("constants", inputs.constants)?;
+    let kernel = MatrixKernel {
+        disc,
+        inputs,
+        jacobian: &jacobian,
+    };
+    let run_chunk = |(k, chunk): (usize, &mut [f64])| -> Result<()> {
+        let mut scratch = kernel.scratch();
+        for (j, ke) in chunk.chunks_mut(n_bt * n_bt).enumerate() {
+            kernel.cell(k * CELLS_PER_TASK + j, ke, &mut scratch)?;
+        }
+        Ok(())
+    };
+    let chunk = CELLS_PER_TASK * n_bt * n_bt;
+    match execution {
+        Execution::Serial => out.chunks_mut(chunk).enumerate().try_for_each(run_chunk),
+        Execution::Parallel => out
+            .par_chunks_mut(chunk)
+            .enumerate()
+            .try_for_each(run_chunk),
+    }
+}
+
+/// One cell's element matrix, with everything borrowed.
+struct MatrixKernel<'a, J> {
+    disc: &'a Discretization<f64>,
+    inputs: &'a CellInputs<'a, f64>,
+    jacobian: &'a J,
+}
+
+/// Per-thread work arrays of [`MatrixKernel::cell`].
+struct Scratch {
+    point: PointValues<f64>,
+    /// `g0…g3` at the point, layouts of [`element_matrices`].
+    g: [Vec<f64>; 4],
+    /// Physical basis gradients at the point, `[b][d]`.
+    grad_phi: Vec<f64>,
+    /// Test-side contraction for one `(a, fc, gc)`: `[v0, v1[0..dim]]`.
+    v: Vec<f64>,
+}
+
+impl<J> MatrixKernel<'_, J>
+where
+    J: Fn(usize, &PointArgs<'_, f64>, &mut [f64], &mut [f64], &mut [f64], &mut [f64]) -> Result<()>,
+{
+    fn scratch(&self) -> Scratch {
+        let disc = self.disc;
+        let (dim, nc) = (disc.dim(), disc.n_comp());
+        Scratch {
+            point: PointValues::new(dim, nc, disc.aux().n_comp()),
+            g: [
+                vec![0.0; nc * nc],
+                vec![0.0; nc * nc * dim],
+                vec![0.0; nc * nc * dim],
+                vec![0.0; nc * nc * dim * dim],
+            ],
+            grad_phi: vec![0.0; disc.n_b() * dim],
+            v: vec![0.0; 1 + dim],
+        }
+    }
+
+    /// Integrates cell `cell` into `ke` (`N_bt²` entries, `[i][j]`).
+    fn cell(&self, cell: usize, ke: &mut [f64], s: &mut Scratch) -> Result<()> {
+        let disc = self.disc;
+        let (dim, n_b, nc) = (disc.dim(), disc.n_b(), disc.n_comp());
+        let n_bt = n_b * nc;
+        let geom = disc.geometry();
+        let inv_j = &geom.inv_j()[cell * dim * dim..(cell + 1) * dim * dim];
+        let det_j = geom.det_j()[cell];
+        let u_cell = &self.inputs.u[cell * n_bt..(cell + 1) * n_bt];
+        let aux_per_cell = disc.aux_per_cell();
+        let aux_cell = &self.inputs.aux[cell * aux_per_cell..(cell + 1) * aux_per_cell];
+        ke.fill(0.0);
+
+        for q in 0..disc.n_q() {
+            s.point.evaluate(disc, cell, u_cell, aux_cell, q);
+            for g in &mut s.g {
+                g.fill(0.0);
+            }
+            {
+                let [g0, g1, g2, g3] = &mut s.g;
+                let args = s.point.args(self.inputs.constants);
+                (self.jacobian)(dim, &args, g0, g1, g2, g3)?;
+            }
+            check_point(&s.g, cell, q)?;
+
+            // ∇φ_b = J⁻ᵀ ∇̂φ_b: ∂φ_b/∂x_d = Σ_e ∂φ_b/∂ξ_e J⁻¹[e][d].
+            let phi = &disc.phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
+            let dphi = &disc.dphi
+                [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
+            for b in 0..n_b {
+                for d in 0..dim {
+                    let mut g = 0.0;
+                    for e in 0..dim {
+                        g += dphi[b * dim + e] * inv_j[e * dim + d];
+                    }
+                    s.grad_phi[b * dim + d] = g;
+                }
+            }
+
+            let wdet = disc.weights[q] * det_j;
+            let [g0, g1, g2, g3] = &s.g;
+            for a in 0..n_b {
+                let grad_a = &s.grad_phi[a * dim..(a + 1) * dim];
+                for fc in 0..nc {
+                    for gc in 0..nc {
+                        let fg = fc * nc + gc;
+                        // v0 = φ_a g0 + ∇φ_a·g2,  v1[dg] = φ_a g1[dg] + Σ_df ∇φ_a[df] g3[df][dg]
+                        let mut v0 = phi[a] * g0[fg];
+                        for df in 0..dim {
+                            v0 += grad_a[df] * g2[fg * dim + df];
+                        }
+                        s.v[0] = v0 * wdet;
+                        for dg in 0..dim {
+                            let mut v1 = phi[a] * g1[fg * dim + dg];
+                            for df in 0..dim {
+                                v1 += grad_a[df] * g3[(fg * dim + df) * dim + dg];
+                            }
+                            s.v[1 + dg] = v1 * wdet;
+                        }
+                        // K[a·Nc + fc][b·Nc + gc] += v0 φ_b + v1·∇φ_b
+                        for b in 0..n_b {
+                            let mut k = s.v[0] * phi[b];
+                            for dg in 0..dim {
+                                k += s.v[1 + dg] * s.grad_phi[b * dim + dg];
+                            }
+                            ke[elem_mat(0, a * nc + fc, b * nc + gc, n_bt)] += k;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error for a non-finite value among the pointwise Jacobians `g`.
+fn check_point(g: &[Vec<f64>; 4], cell: usize, q: usize) -> Result<()> {
+    for (k, gk) in g.iter().enumerate() {
+        if let Some(i) = gk.iter().position(|v| !v.is_finite()) {
+            return Err(Error::arg(
+                "jacobian",
+                format!(
+                    "returned g{k}[{i}] = {} at quadrature point {q} of cell {cell}",
+                    gk[i]
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,411 @@
+//! The sparsity pattern of a matrix: compressed sparse rows, columns sorted.
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::space::FunctionSpace;
+use crate::{Error, Result};
+
+/// Nodes per parallel task when a pattern is built from a space.
+const NODES_PER_TASK: usize = 4096;
+
+/// The structure of a sparse matrix in compressed sparse row (CSR) form:
+/// the stored entries of row `i` are the columns
+/// `col_idx[row_ptr[i]..row_ptr[i+1]]`, **strictly increasing** within the
+/// row, and entry `k` of a [`CsrMatrix`](super::CsrMatrix) with this pattern
+/// is `A[i][col_idx[k]]` for the row `i` with `row_ptr[i] ≤ k < row_ptr[i+1]`.
+///
+/// A pattern is computed once (per space) and shared through an [`Arc`] by
+/// all matrices on it, e.g. the Jacobians of successive Newton steps, which
+/// then only re-fill their values ([`CsrMatrix::fill`](super::CsrMatrix::fill))
+/// and can reuse a symbolic factorization
+/// ([`DirectSolver::refactor`](super::DirectSolver::refactor)).
+///
+/// A pattern built by [`SparsityPattern::of_space`] also keeps the space's
+/// cell → node map and node → cell-slot incidence, which assembly from
+/// element matrices needs ([`super::assemble_into`]).
+#[derive(Clone, Debug)]
+pub struct SparsityPattern {
+    n_rows: usize,
+    n_cols: usize,
+    row_ptr: Vec<usize>,
+    col_idx: Vec<u32>,
+    space: Option<SpaceMap>,
+}
+
+/// What assembly from element matrices needs of the space a pattern was
+/// built from.
+#[derive(Clone, Debug)]
+pub(super) struct SpaceMap {
+    /// Components `N_comp` of the field.
+    pub(super) n_comp: usize,
+    /// Basis functions per cell `N_b`.
+    pub(super) n_b: usize,
+    /// The cell → node map, `n_cells × N_b`.
+    pub(super) cell_nodes: Vec<u32>,
+    /// Node → cell-slot incidence: the slots `cell·N_b + b` of node `n` are
+    /// `slots[offsets[n]..offsets[n+1]]`, increasing.
+    pub(super) offsets: Vec<usize>,
+    /// See `offsets`.
+    pub(super) slots: Vec<u32>,
+}
+
+impl SpaceMap {
+    /// Number of cells.
+    pub(super) fn n_cells(&self) -> usize {
+        self.cell_nodes.len() / self.n_b
+    }
+}
+
+impl SparsityPattern {
+    /// A pattern from its CSR arrays (`row_ptr` with `n_rows + 1` entries).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `row_ptr` if it does not start at 0,
+    /// decreases, or does not end at `col_idx.len()`; naming `col_idx` with
+    /// the row if a column is `≥ n_cols` or a row's columns are not strictly
+    /// increasing; naming `n_cols` if it exceeds the `u32` index range.
+    pub fn from_csr(
+        n_rows: usize,
+        n_cols: usize,
+        row_ptr: Vec<usize>,
+        col_idx: Vec<u32>,
+    ) -> Result<Arc<SparsityPattern>> {
+        if n_cols > u32::MAX as usize + 1 {
+            return Err(Error::arg(
+                "n_cols",
+                format!("{n_cols} columns exceed the u32 index range"),
+            ));
+        }
+        if row_ptr.len() != n_rows + 1 {
+            return Err(Error::arg(
+                "row_ptr",
+                format!(
+                    "expected n_rows + 1 = {} entries, got {}",
+                    n_rows + 1,
+                    row_ptr.len()
+                ),
+            ));
+        }
+        if row_ptr[0] != 0 || row_ptr[n_rows] != col_idx.len() {
+            return Err(Error::arg(
+                "row_ptr",
+                format!(
+                    "must run from 0 to col_idx.len() = {}, runs from {} to {}",
+                    col_idx.len(),
+                    row_ptr[0],
+                    row_ptr[n_rows]
+                ),
+            ));
+        }
+        if let Some(i) = (0..n_rows).find(|&i| row_ptr[i] > row_ptr[i + 1]) {
+            return Err(Error::arg(
+                "row_ptr",
+                format!("decreases at row {i}: {} > {}", row_ptr[i], row_ptr[i + 1]),
+            ));
+        }
+        let bad_row = (0..n_rows).into_par_iter().find_first(|&i| {
+            let cols = &col_idx[row_ptr[i]..row_ptr[i + 1]];
+            cols.windows(2).any(|w| w[0] >= w[1])
+                || cols.last().is_some_and(|&c| c as usize >= n_cols)
+        });
+        if let Some(i) = bad_row {
+            return Err(Error::arg(
+                "col_idx",
+                format!(
+                    "row {i}: columns must be strictly increasing and < n_cols = {n_cols}, got {:?}",
+                    &col_idx[row_ptr[i]..row_ptr[i + 1]]
+                ),
+            ));
+        }
+        Ok(Arc::new(SparsityPattern {
+            n_rows,
+            n_cols,
+            row_ptr,
+            col_idx,
+            space: None,
+        }))
+    }
+
+    /// The pattern of the matrices of `space` (`n_dofs × n_dofs`, dofs
+    /// interleaved node-major, `dof = node·N_comp + comp`): dof `i` of node
+    /// `n` couples with dof `j` of node `m`, for every pair of components,
+    /// exactly when `n` and `m` are nodes of a common cell. The diagonal is
+    /// always stored (also for a node in no cell).
+    ///
+    /// All `N_comp` rows of a node have the same columns: for each
+    /// neighbouring node `m` in increasing order, `m·N_comp + 0, …,
+    /// m·N_comp + N_comp − 1`.
+    ///
+    /// # Algorithm
+    /// Through the space's node → cell-slot incidence (a parallel sort of the
+    /// `n_cells·N_b` cell slots, built once per space): the neighbours of
+    /// node `n` are the nodes of the cells containing it, sorted and
+    /// deduplicated. Parallel over blocks of nodes, concatenated in node
+    /// order — deterministic. Work `O(n_cells·N_b²·log)` plus `O(nnz)` to
+    /// expand nodes to dofs; memory `nnz` column indices (4 bytes each),
+    /// `n_dofs + 1` row pointers, and a copy of the cell → node map and the
+    /// incidence (for assembly).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `space` if `n_dofs` exceeds the
+    /// `u32` range or the cell slots do not fit 32-bit indices.
+    pub fn of_space(space: &FunctionSpace) -> Result<Arc<SparsityPattern>> {
+        let n_dofs = space.n_dofs();
+        if n_dofs > u32::MAX as usize + 1 {
+            return Err(Error::arg(
+                "space",
+                format!("{n_dofs} dofs exceed the u32 column index range"),
+            ));
+        }
+        let (offsets, slots) = space.node_incidence()?;
+        let (n_b, nc, n_nodes) = (space.n_basis(), space.n_comp(), space.n_nodes());
+        let cell_nodes = space.cell_nodes_all();
+
+        // Per block of nodes: the neighbour count of each node and the
+        // dof columns of the block's rows, in row order.
+        let blocks: Vec<(Vec<usize>, Vec<u32>)> = (0..n_nodes.div_ceil(NODES_PER_TASK))
+            .into_par_iter()
+            .map(|blk| {
+                let nodes = blk * NODES_PER_TASK..((blk + 1) * NODES_PER_TASK).min(n_nodes);
+                let mut counts = Vec::with_capacity(nodes.len());
+                let mut cols = Vec::new();
+                let mut adj: Vec<u32> = Vec::new();
+                for n in nodes {
+                    adj.clear();
+                    adj.push(n as u32);
+                    for &s in &slots[offsets[n]..offsets[n + 1]] {
+                        let c = s as usize / n_b;
+                        adj.extend_from_slice(&cell_nodes[c * n_b..(c + 1) * n_b]);
+                    }
+                    adj.sort_unstable();
+                    adj.dedup();
+                    counts.push(adj.len());
+                    for _fc in 0..nc {
+                        for &m in &adj {
+                            for gc in 0..nc {
+                                cols.push((m as usize * nc + gc) as u32);
+                            }
+                        }
+                    }
+                }
+                (counts, cols)
+            })
+            .collect();
+
+        let mut row_ptr = Vec::with_capacity(n_dofs + 1);
+        row_ptr.push(0usize);
+        let mut nnz = 0;
+        for &len in blocks.iter().flat_map(|(counts, _)| counts) {
+            for _fc in 0..nc {
+                nnz += len * nc;
+                row_ptr.push(nnz);
+            }
+        }
+        let mut col_idx = Vec::with_capacity(nnz);
+        for (_, cols) in &blocks {
+            col_idx.extend_from_slice(cols);
+        }
+        drop(blocks);
+        Ok(Arc::new(SparsityPattern {
+            n_rows: n_dofs,
+            n_cols: n_dofs,
+            row_ptr,
+            col_idx,
+            space: Some(SpaceMap {
+                n_comp: nc,
+                n_b,
+                cell_nodes: cell_nodes.to_vec(),
+                offsets: offsets.to_vec(),
+                slots: slots.to_vec(),
+            }),
+        }))
+    }
+
+    /// Number of rows.
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    /// Number of columns.
+    pub fn n_cols(&self) -> usize {
+        self.n_cols
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.col_idx.len()
+    }
+
+    /// Row pointers, `n_rows + 1` entries.
+    pub fn row_ptr(&self) -> &[usize] {
+        &self.row_ptr
+    }
+
+    /// Column indices of all stored entries, row after row.
+    pub fn col_idx(&self) -> &[u32] {
+        &self.col_idx
+    }
+
+    /// The (strictly increasing) columns of row `i`; `None` if `i ≥ n_rows`.
+    pub fn row(&self, i: usize) -> Option<&[u32]> {
+        (i < self.n_rows).then(|| &self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]])
+    }
+
+    /// Position `k` (into `col_idx` and a matrix's values) of entry `(i, j)`;
+    /// `None` if it is not stored. `O(log(row length))`.
+    pub fn position(&self, i: usize, j: usize) -> Option<usize> {
+        let cols = self.row(i)?;
+        let j = u32::try_from(j).ok()?;
+        cols.binary_search(&j).ok().map(|k| self.row_ptr[i] + k)
+    }
+
+    /// Whether both patterns have the same dimensions and entries.
+    pub fn same_structure(&self, other: &SparsityPattern) -> bool {
+        self.n_rows == other.n_rows
+            && self.n_cols == other.n_cols
+            && self.row_ptr == other.row_ptr
+            && self.col_idx == other.col_idx
+    }
+
+    /// Components `N_comp` of the field, if built by [`SparsityPattern::of_space`].
+    pub fn n_comp(&self) -> Option<usize> {
+        self.space.as_ref().map(|s| s.n_comp)
+    }
+
+    /// Entries of the element-matrix array that assembly into this pattern
+    /// takes, `n_cells·N_bt²` with `N_bt = N_b·N_comp`; `None` unless built by
+    /// [`SparsityPattern::of_space`].
+    pub fn element_matrices_len(&self) -> Option<usize> {
+        self.space.as_ref().map(|s| {
+            let n_bt = s.n_b * s.n_comp;
+            s.n_cells() * n_bt * n_bt
+        })
+    }
+
+    /// The space part, or the error for a pattern that has none.
+    pub(super) fn space_map(&self) -> Result<&SpaceMap> {
+        self.space.as_ref().ok_or_else(|| {
+            Error::arg(
+                "pattern",
+                "was not built from a function space (SparsityPattern::of_space), \
+                 so it cannot assemble element matrices",
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::Element;
+    use crate::mesh::Mesh;
+
+    fn two_triangles() -> Mesh {
+        Mesh::from_raw(
+            2,
+            vec![0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],
+            vec![0, 1, 2, 0, 2, 3],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn two_triangles_p1_scalar_and_vector() {
+        let m = two_triangles();
+        let s = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let p = SparsityPattern::of_space(&s).unwrap();
+        // Nodes 0 and 2 see everything, 1 misses 3, 3 misses 1.
+        assert_eq!(p.row_ptr(), &[0, 4, 7, 11, 14]);
+        assert_eq!(p.col_idx(), &[0, 1, 2, 3, 0, 1, 2, 0, 1, 2, 3, 0, 2, 3]);
+        assert_eq!(p.position(1, 2), Some(6));
+        assert_eq!(p.position(1, 3), None);
+        assert_eq!(p.position(4, 0), None);
+        assert_eq!(p.element_matrices_len(), Some(2 * 9));
+
+        let s2 = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 2).unwrap();
+        let p2 = SparsityPattern::of_space(&s2).unwrap();
+        assert_eq!((p2.n_rows(), p2.nnz()), (8, 4 * 14));
+        // Both rows of node 1: dofs of nodes 0, 1, 2.
+        assert_eq!(p2.row(2).unwrap(), &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(p2.row(3).unwrap(), &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(p2.n_comp(), Some(2));
+        assert_eq!(p2.element_matrices_len(), Some(2 * 36));
+    }
+
+    #[test]
+    fn isolated_node_keeps_its_diagonal() {
+        // Vertex 3 is in no cell.
+        let m = Mesh::from_raw(
+            2,
+            vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 5.0, 5.0],
+            vec![0, 1, 2],
+        )
+        .unwrap();
+        let s = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let p = SparsityPattern::of_space(&s).unwrap();
+        assert_eq!(p.row(3).unwrap(), &[3]);
+        assert_eq!(p.nnz(), 10);
+    }
+
+    #[test]
+    fn from_csr_checks_its_input() {
+        let ok = SparsityPattern::from_csr(2, 3, vec![0, 2, 3], vec![0, 2, 1]).unwrap();
+        assert_eq!(ok.row(0).unwrap(), &[0, 2]);
+        assert!(ok.n_comp().is_none() && ok.space_map().is_err());
+        let err = |r: Result<Arc<SparsityPattern>>| match r {
+            Err(Error::InvalidArgument { name, .. }) => name,
+            other => panic!("expected an error, got {other:?}"),
+        };
+        assert_eq!(
+            err(SparsityPattern::from_csr(2, 3, vec![0, 2], vec![0, 2])),
+            "row_ptr"
+        );
+        assert_eq!(
+            err(SparsityPattern::from_csr(
+                2,
+                3,
+                vec![1, 2, 3],
+                vec![0, 2, 1]
+            )),
+            "row_ptr"
+        );
+        assert_eq!(
+            err(SparsityPattern::from_csr(
+                2,
+                3,
+                vec![0, 3, 2],
+                vec![0, 2, 1]
+            )),
+            "row_ptr"
+        );
+        assert_eq!(
+            err(SparsityPattern::from_csr(
+                2,
+                3,
+                vec![0, 2, 3],
+                vec![2, 0, 1]
+            )),
+            "col_idx"
+        );
+        assert_eq!(
+            err(SparsityPattern::from_csr(
+                2,
+                3,
+                vec![0, 2, 3],
+                vec![0, 0, 1]
+            )),
+            "col_idx"
+        );
+        assert_eq!(
+            err(SparsityPattern::from_csr(
+                2,
+                3,
+                vec![0, 2, 3],
+                vec![0, 3, 1]
+            )),
+            "col_idx"
+        );
+    }
+}
