@@ -12,7 +12,7 @@ use femquad::opencl::{Assembly, Device, DeviceSelector};
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
-use femquad::vector::{Location, Vector, VectorOps};
+use femquad::vector::Location;
 
 fn device() -> Arc<Device> {
     Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {

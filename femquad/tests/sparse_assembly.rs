@@ -327,11 +327,14 @@ fn lame_matrix_is_the_derivative_of_the_native_residual() {
             let n = s.n_dofs();
             let (u, v) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
             let h = 0.5;
-            let (mut fp, mut fm) = (vec![0.0; n], vec![0.0; n]);
+            let (mut fp, mut fm) = (res.vector().unwrap(), res.vector().unwrap());
             let up: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + h * b).collect();
             let um: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a - h * b).collect();
-            res.evaluate(&Lame, &up, &par.constants(), &mut fp).unwrap();
-            res.evaluate(&Lame, &um, &par.constants(), &mut fm).unwrap();
+            res.evaluate(&Lame, &up.into(), &par.constants(), &mut fp)
+                .unwrap();
+            res.evaluate(&Lame, &um.into(), &par.constants(), &mut fm)
+                .unwrap();
+            let (fp, fm) = (fp.to_host().unwrap(), fm.to_host().unwrap());
             let fd: Vec<f64> = fp
                 .iter()
                 .zip(&fm)
