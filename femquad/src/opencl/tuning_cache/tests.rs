@@ -1,0 +1,241 @@
+//! Tests of [`super`].
+
+use super::*;
+
+fn key() -> TuneKey {
+    TuneKey {
+        device: "NVIDIA H100 80GB HBM3".into(),
+        driver: "580.159.04".into(),
+        kernel: 0x0123_4567_89ab_cdef,
+        dim: 3,
+        n_b: 4,
+        n_comp: 3,
+        n_q: 1,
+        aux: AuxSpace::Field { n_comp: 1 },
+        physics: 0xfeed_beef_0000_0001,
+        real: Precision::F64,
+    }
+}
+
+fn device(name: &str, driver: &str, max_wg: usize) -> DeviceInfo {
+    DeviceInfo {
+        index: 0,
+        platform: "test".into(),
+        vendor: "test".into(),
+        name: name.into(),
+        kind: super::super::device::DeviceKind::Gpu,
+        version: "OpenCL 3.0".into(),
+        driver: driver.into(),
+        fp64: true,
+        int64_atomics: true,
+        max_work_group_size: max_wg,
+        local_mem_size: 48 << 10,
+        global_mem_size: 80 << 30,
+        max_mem_alloc_size: 20 << 30,
+        compute_units: 132,
+        id: std::ptr::null_mut(),
+    }
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let p = std::env::temp_dir().join(format!(
+            "femquad-autotune-{tag}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn key_formatting_and_round_trip() {
+    let k = key();
+    let text = k.to_string();
+    assert_eq!(
+        text,
+        "device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=0123456789abcdef | dim=3 | n_b=4 \
+         | n_comp=3 | n_q=1 | aux=field:1 | physics=feedbeef00000001 | real=f64"
+    );
+    assert_eq!(text.parse::<TuneKey>().unwrap(), k);
+    assert_eq!(k.n_bs(), 12);
+    // Kernel variants hash differently.
+    let fused = KernelVariant {
+        gather: true,
+        output: super::super::shape::Output::ElementVectors,
+    };
+    let variants = [
+        (KernelVariant::ELEMENT, true, true, true),
+        (KernelVariant::ELEMENT, true, false, true),
+        (KernelVariant::ELEMENT, false, true, true),
+        (KernelVariant::ELEMENT, false, false, true),
+        (KernelVariant::ELEMENT, true, true, false),
+        (fused, true, true, true),
+    ]
+    .map(|(k, p, v, t)| kernel_variant_hash(k, p, v, t));
+    for i in 0..variants.len() {
+        for j in 0..i {
+            assert_ne!(variants[i], variants[j]);
+        }
+    }
+    for aux in [AuxSpace::None, AuxSpace::Cell { n_comp: 2 }] {
+        let k2 = TuneKey { aux, ..key() };
+        assert_eq!(k2.to_string().parse::<TuneKey>().unwrap(), k2);
+    }
+    // Separators in device names are replaced, so the line stays parseable.
+    let odd = TuneKey {
+        device: "GPU | x=1\n".into(),
+        ..key()
+    };
+    let parsed: TuneKey = odd.to_string().parse().unwrap();
+    assert_eq!(parsed.device, "GPU _ x_1");
+    assert!("device=x | dim=2".parse::<TuneKey>().is_err());
+    assert!(
+        text.replace("aux=field:1", "aux=field:0")
+            .parse::<TuneKey>()
+            .is_err()
+    );
+    assert!(text.replace("dim=3", "dim=7").parse::<TuneKey>().is_err());
+}
+
+#[test]
+fn entry_formatting() {
+    let e = CacheEntry {
+        config: LaunchConfig::new(32, 4),
+        time_ns: 241_152.4,
+        cells: 1 << 24,
+    };
+    assert_eq!(
+        e.to_string(),
+        "n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored ns=241152 cells=16777216"
+    );
+    let back: CacheEntry = e.to_string().parse().unwrap();
+    assert_eq!(back.config, e.config);
+    assert_eq!(back.cells, 1 << 24);
+    assert!((back.ns_per_cell() - 241_152.0 / 16_777_216.0).abs() < 1e-12);
+    assert!("n_bl=0 n_cb=4".parse::<CacheEntry>().is_err());
+    assert!("n_bl=3 n_cb=4 ns=NaN".parse::<CacheEntry>().is_err());
+    assert!("n_bl=3".parse::<CacheEntry>().is_err());
+    let computed: CacheEntry = "n_bl=8 n_cb=2 geometry=computed".parse().unwrap();
+    assert_eq!(computed.config.geometry, GeometryMode::Computed);
+    assert!(
+        "n_bl=8 n_cb=2 geometry=maybe"
+            .parse::<CacheEntry>()
+            .is_err()
+    );
+}
+
+#[test]
+fn cache_round_trip_in_temp_dir() {
+    let dir = TempDir::new("roundtrip");
+    let path = dir.0.join("sub").join(CACHE_FILE);
+    // Missing file: empty cache, no error.
+    let mut cache = TuneCache::load(&path).unwrap();
+    assert!(cache.is_empty());
+    let k = key();
+    let k2 = TuneKey {
+        real: Precision::F32,
+        ..key()
+    };
+    cache.insert(
+        &k,
+        CacheEntry {
+            config: LaunchConfig::new(8, 2),
+            time_ns: 1000.0,
+            cells: 4096,
+        },
+    );
+    cache.insert(
+        &k2,
+        CacheEntry {
+            config: LaunchConfig::new(16, 1),
+            time_ns: 900.0,
+            cells: 4096,
+        },
+    );
+    cache.insert(
+        &k,
+        CacheEntry {
+            config: LaunchConfig::new(24, 4),
+            time_ns: 800.0,
+            cells: 4608,
+        },
+    );
+    cache.save().unwrap();
+    let loaded = TuneCache::load(&path).unwrap();
+    assert_eq!(loaded.len(), 2);
+    assert_eq!(loaded.skipped(), 0);
+    assert_eq!(loaded.get(&k).unwrap().config, LaunchConfig::new(24, 4));
+    assert_eq!(loaded.get(&k2).unwrap().config, LaunchConfig::new(16, 1));
+    assert_eq!(loaded.get(&TuneKey { dim: 2, ..key() }), None);
+
+    // Lookup with device checks.
+    let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
+    assert_eq!(
+        cached_config_in(&path, &dev, &k),
+        Some(LaunchConfig::new(24, 4))
+    );
+    let other = device("NVIDIA H200", "580.159.04", 1024);
+    assert_eq!(
+        cached_config_in(
+            &path,
+            &other,
+            &TuneKey {
+                device: "NVIDIA H200".into(),
+                ..key()
+            }
+        ),
+        None
+    );
+    // A key of another device never matches the device asked about.
+    assert_eq!(cached_config_in(&path, &other, &k), None);
+    // Work-group limit: 24 blocks of 12 cells = 288 threads.
+    let small = device("NVIDIA H100 80GB HBM3", "580.159.04", 256);
+    assert_eq!(cached_config_in(&path, &small, &k), None);
+    // Missing file: None, no panic.
+    assert_eq!(cached_config_in(&dir.0.join("nope.txt"), &dev, &k), None);
+}
+
+#[test]
+fn corrupt_lines_are_ignored() {
+    let dir = TempDir::new("corrupt");
+    let path = dir.0.join(CACHE_FILE);
+    let good = format!("{} => n_bl=12 n_cb=8 ns=5 cells=10", key());
+    let text = format!(
+        "# comment\n\ngarbage line\n{k} => n_bl=x n_cb=1\n{k} => n_bl=3\ndevice=a | dim=2 => n_bl=1 n_cb=1\n{good}\n\u{0}\u{ff}binary\n{k} => n_bl=4 n_cb=1 extra=1\n",
+        k = key()
+    );
+    std::fs::write(&path, text).unwrap();
+    let cache = TuneCache::load(&path).unwrap();
+    assert_eq!(cache.len(), 1);
+    assert_eq!(cache.skipped(), 6);
+    assert_eq!(cache.get(&key()).unwrap().config, LaunchConfig::new(12, 8));
+    // Invalid UTF-8 does not fail the load either.
+    std::fs::write(&path, [0xff, 0xfe, b'\n', 0x80]).unwrap();
+    let cache = TuneCache::load(&path).unwrap();
+    assert!(cache.is_empty());
+    assert_eq!(cache.skipped(), 2);
+    // A directory where the file should be: an error naming the path, no panic.
+    let e = TuneCache::load(&dir.0).unwrap_err().to_string();
+    assert!(e.contains(&dir.0.display().to_string()), "{e}");
+    let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
+    assert_eq!(cached_config_in(&dir.0, &dev, &key()), None);
+    // Saving into a path under a file fails with the path named.
+    let blocked = TuneCache::empty(path.join("x").join(CACHE_FILE));
+    let e = blocked.save().unwrap_err().to_string();
+    assert!(
+        e.contains(CACHE_FILE) || e.contains("autotune.txt/x"),
+        "{e}"
+    );
+}
