@@ -1,17 +1,20 @@
 //! The Rust items generated around the kept function.
 //!
 //! - physics: a unit struct implementing `femquad::physics::Pointwise`, whose
-//!   `eval_f64` calls the kept function and `eval_f32` an f32 twin (the same
-//!   function with `f64` replaced by `f32`, nested in `eval_f32`);
+//!   `eval_f64` calls the kept function and `eval_f32` its `f32` translation
+//!   (printed from the lowered program by [`crate::emit_native`], one per
+//!   dimension, nested in `eval_f32`);
 //! - helper: a hidden companion module with the same name as the function
 //!   (modules and functions live in different namespaces, so `use a::kappa;`
 //!   brings both): `OPENCL` (its C source and the helpers it calls), `FLOPS`,
-//!   and `f32_twin`.
+//!   `PARAMS` and its translations `f32_d2`, `f32_d3`.
 
 use crate::ast::{ExprKind, Function};
 use crate::attr::Args;
 use crate::check::{Checked, Dims, Extent, Kind, Len, PhysicsSig, Res, Role, Ty};
+use crate::emit_native::Flavor;
 use crate::flops;
+use crate::ir::{Callee, Func};
 use crate::parse::path_text;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -86,58 +89,133 @@ fn with_segment(p: &syn::Path, seg: &str) -> syn::Path {
     p
 }
 
-/// Rewrites a copy of the function into its f32 twin.
-struct Twin<'a> {
-    helpers: &'a [syn::Path],
-    texts: Vec<String>,
+/// The dimensions a function is instantiated for natively: `Some(d)` for
+/// `D = d`, `None` when nothing depends on the dimension.
+fn instances(d: &Dims) -> Vec<Option<u64>> {
+    match d {
+        Dims::Generic(_) => vec![Some(2), Some(3)],
+        Dims::Fixed(k) => vec![Some(*k)],
+        Dims::Any => vec![None],
+    }
+}
+
+/// The name of a native translation: `f32_d2`, `f64_d3`, `f32_any`…
+fn native_name(real: &str, dim: Option<u64>) -> String {
+    match dim {
+        Some(d) => format!("{real}_d{d}"),
+        None => format!("{real}_any"),
+    }
+}
+
+/// Names the callees of native code: helpers are called through their
+/// companion module's translation for the same precision and dimension (a
+/// dimension-free caller uses the 2D one, which is the same). The printed
+/// name is a placeholder identifier, replaced by [`splice_callees`] with the
+/// declared path, which keeps its span: if the path does not resolve,
+/// rustc's error is the one it reports for the declaration.
+fn native_callee(flavor: Flavor) -> impl Fn(Callee) -> String {
+    move |c| {
+        let (i, kind) = match c {
+            Callee::Helper(i) => (i, ""),
+        };
+        let dim = flavor.dim.unwrap_or(2);
+        format!("__pw_callee_{i}__{}{kind}_d{dim}", flavor.real)
+    }
+}
+
+/// Replaces the placeholders of [`native_callee`] by helper paths.
+fn splice_callees(tokens: TokenStream, args: &Args, place: Place) -> TokenStream {
+    use proc_macro2::{Group, TokenTree};
+    tokens
+        .into_iter()
+        .flat_map(|t| -> Vec<TokenTree> {
+            match t {
+                TokenTree::Group(g) => {
+                    let inner = splice_callees(g.stream(), args, place);
+                    let mut ng = Group::new(g.delimiter(), inner);
+                    ng.set_span(g.span());
+                    vec![TokenTree::Group(ng)]
+                }
+                TokenTree::Ident(id) => {
+                    let text = id.to_string();
+                    let Some(rest) = text.strip_prefix("__pw_callee_") else {
+                        return vec![TokenTree::Ident(id)];
+                    };
+                    let (i, name) = rest.split_once("__").expect("placeholder");
+                    let i: usize = i.parse().expect("helper index");
+                    let path = with_segment(&helper_path(&args.helpers[i], place), name);
+                    quote!(#path).into_iter().collect()
+                }
+                t => vec![t],
+            }
+        })
+        .collect()
+}
+
+/// The native translation of `func` for one precision and dimension.
+fn native(
+    args: &Args,
+    func: &Func,
     place: Place,
-}
-
-impl VisitMut for Twin<'_> {
-    fn visit_ident_mut(&mut self, i: &mut syn::Ident) {
-        if i == "f64" {
-            *i = syn::Ident::new("f32", i.span());
-        }
-    }
-
-    fn visit_expr_call_mut(&mut self, call: &mut syn::ExprCall) {
-        // Helper paths are compared as written, before `f64` is replaced.
-        if let syn::Expr::Path(p) = &mut *call.func
-            && p.qself.is_none()
-            && let Some(i) = self.texts.iter().position(|t| *t == path_text(&p.path))
-        {
-            p.path = with_segment(&helper_path(&self.helpers[i], self.place), "f32_twin");
-        }
-        visit_mut::visit_expr_call_mut(self, call);
-    }
-}
-
-fn twin(
-    item: &syn::ItemFn,
+    vis: &str,
+    real: &'static str,
+    dim: Option<u64>,
     name: &str,
-    helpers: &[syn::Path],
-    place: Place,
-    vis: TokenStream,
-    stub: bool,
 ) -> TokenStream {
-    let mut f = item.clone();
-    f.attrs.clear();
-    f.sig.ident = syn::Ident::new(name, f.sig.ident.span());
-    if stub {
-        f.block = syn::parse_quote!({ ::core::unreachable!() });
+    let flavor = Flavor { real, dim };
+    let src = crate::emit_native::function(func, vis, name, flavor, &native_callee(flavor));
+    match src.parse() {
+        Ok(tokens) => splice_callees(tokens, args, place),
+        Err(e) => {
+            let msg = format!("#[pointwise] internal error: invalid generated Rust ({e}):\n{src}");
+            quote!(::core::compile_error!(#msg);)
+        }
     }
-    let mut v = Twin {
-        helpers,
-        texts: helpers.iter().map(path_text).collect(),
-        place,
-    };
-    v.visit_item_fn_mut(&mut f);
-    let syn::ItemFn { sig, block, .. } = f;
-    // The user's own lints are reported on the kept function, not again here.
-    quote! {
-        #[allow(warnings, clippy::all)]
-        #vis #sig #block
+}
+
+/// Stand-ins for a helper's translations when it has errors: its
+/// signature in `f32` with `D` replaced by 2 and 3, and no body, so that
+/// callers still compile.
+fn stub_translations(item: &syn::ItemFn) -> TokenStream {
+    struct Rewrite(Option<String>, usize);
+    impl VisitMut for Rewrite {
+        fn visit_ident_mut(&mut self, i: &mut syn::Ident) {
+            if i == "f64" {
+                *i = syn::Ident::new("f32", i.span());
+            }
+        }
+        fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+            if let syn::Expr::Path(p) = e
+                && p.path.is_ident(self.0.as_deref().unwrap_or("\u{0}"))
+            {
+                let n = self.1;
+                *e = syn::parse_quote!(#n);
+                return;
+            }
+            visit_mut::visit_expr_mut(self, e);
+        }
     }
+    let dim = item.sig.generics.params.iter().find_map(|g| match g {
+        syn::GenericParam::Const(c) => Some(c.ident.to_string()),
+        _ => None,
+    });
+    let mut out = TokenStream::new();
+    for d in [2usize, 3] {
+        let mut sig = item.sig.clone();
+        sig.generics = syn::Generics::default();
+        sig.ident = format_ident!("f32_d{d}");
+        Rewrite(dim.clone(), d).visit_signature_mut(&mut sig);
+        for input in sig.inputs.iter_mut() {
+            if let syn::FnArg::Typed(pt) = input {
+                *pt.pat = syn::parse_quote!(_);
+            }
+        }
+        out.extend(quote! {
+            #[allow(warnings, clippy::all)]
+            pub #sig { ::core::unreachable!() }
+        });
+    }
+    out
 }
 
 /// Everything generated for a function that checked.
@@ -197,7 +275,8 @@ fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenSt
     let mod_name = &item.sig.ident;
     let rust_name = f.name.text.clone();
     let c_base = crate::names::ascii(&rust_name);
-    let template = crate::emit_opencl::helper(f, c);
+    let func = crate::lower::lower(f, c);
+    let template = crate::emit_c::helper(&func, &rust_name, args.helpers.len());
     let private = private();
     let callees = args
         .helpers
@@ -206,14 +285,15 @@ fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenSt
     let flops: Vec<TokenStream> = (0..2)
         .map(|k| flops::count(f, c, k).to_tokens(&helper_flops_expr(args, Place::Companion, k)))
         .collect();
-    let twin = twin(
-        item,
-        "f32_twin",
-        &args.helpers,
-        Place::Companion,
-        quote!(pub),
-        false,
-    );
+    // Translations for both dimensions: callers of either dimension find
+    // theirs (a helper without `D` gets two identical copies).
+    let translations: Vec<TokenStream> = [2, 3]
+        .into_iter()
+        .map(|d| {
+            let name = native_name("f32", Some(d));
+            native(args, &func, Place::Companion, "pub ", "f32", Some(d), &name)
+        })
+        .collect();
     let param_lens: Vec<Vec<usize>> = c.params.iter().map(|&b| lens(&c.bindings[b].ty)).collect();
     let param_lens = param_lens.iter().map(|l| quote!(#(#l),*));
     let dim_checks = dim_checks(args, f, c, Place::Companion);
@@ -225,7 +305,6 @@ fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenSt
     let check = quote_spanned! {span=>
         const _: () = ::core::assert!(#private::acyclic(&OPENCL), #cycle_message);
     };
-    let _ = c;
     quote! {
         #[doc(hidden)]
         #[allow(missing_docs, unused_imports, non_upper_case_globals, clippy::all)]
@@ -234,6 +313,7 @@ fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenSt
             /// The helper's OpenCL C source (a template) and the helpers it calls.
             pub static OPENCL: #private::ClFunction = #private::ClFunction {
                 rust_name: #c_base,
+                module: ::core::module_path!(),
                 template: #template,
                 helpers: &[#(&#callees),*],
             };
@@ -241,7 +321,7 @@ fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenSt
             pub const FLOPS: [u64; 2] = [#(#flops),*];
             /// Array lengths of each parameter (`0` for the dimension `D`).
             pub const PARAMS: &[&[usize]] = &[#(&[#param_lens]),*];
-            #twin
+            #(#translations)*
             #check
             #dim_checks
         }
@@ -341,7 +421,12 @@ fn physics(
     let name = struct_name(args, item);
     let rust_name = f.name.text.clone();
     let c_name = format!("pw_{}", crate::names::ascii(&rust_name));
-    let template = crate::emit_opencl::physics(f, c, &c_name);
+    let func = crate::lower::lower(f, c);
+    let fixed = match c.dims {
+        Dims::Fixed(d) => Some(d),
+        _ => None,
+    };
+    let template = crate::emit_c::physics(&func, &rust_name, &c_name, fixed, args.helpers.len());
     let private = private();
     let pw = quote!(::femquad::physics);
     let dims = dims_list(&c.dims);
@@ -371,21 +456,34 @@ fn physics(
     let helpers = args.helpers.iter().map(|h| with_segment(h, "OPENCL"));
     let fn_name = &item.sig.ident;
     let generic = c.dims.generic().is_some();
-    let eval64 = dispatch(&rust_name, c, sig, quote!(f64), quote!(#fn_name), generic);
-    let twin_fn = twin(
-        item,
-        "f32_twin",
-        &args.helpers,
-        Place::Sibling,
-        quote!(),
-        false,
-    );
-    let eval32 = dispatch(&rust_name, c, sig, quote!(f32), quote!(f32_twin), generic);
+    let eval64 = dispatch(&rust_name, c, sig, quote!(f64), &|d| match (generic, d) {
+        (true, Some(d)) => quote!(#fn_name::<#d>),
+        _ => quote!(#fn_name),
+    });
+    let instances = instances(&c.dims);
+    let translations: Vec<TokenStream> = instances
+        .iter()
+        .map(|&d| {
+            native(
+                args,
+                &func,
+                Place::Sibling,
+                "",
+                "f32",
+                d,
+                &native_name("f32", d),
+            )
+        })
+        .collect();
+    let eval32 = dispatch(&rust_name, c, sig, quote!(f32), &|d| {
+        let name = format_ident!("{}", native_name("f32", d.map(|d| d as u64)));
+        quote!(#name)
+    });
     let vis = &item.vis;
     let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
     let note = format!(
         " Generated by `#[pointwise]` from the function [`{rust_name}`], which it evaluates natively \
-         (f64; an f32 copy for single precision) and emits as the OpenCL C function `{c_name}`."
+         (f64; an f32 translation for single precision) and emits as the OpenCL C function `{c_name}`."
     );
     let has_docs = item.attrs.iter().any(|a| a.path().is_ident("doc"));
     let sep = has_docs.then(|| quote!(#[doc = ""]));
@@ -446,32 +544,32 @@ fn physics(
                 f0: &mut [f32],
                 f1: &mut [f32],
             ) -> ::core::result::Result<(), #pw::PointwiseError> {
-                #twin_fn
+                #(#translations)*
                 #eval32
             }
         }
     }
 }
 
-/// `match dim { 2 => …, 3 => …, d => Err(unsupported_dim) }` around calls of `callee`.
+/// `match dim { 2 => …, 3 => …, d => Err(unsupported_dim) }` around calls
+/// of `callee(dim)` (`None`: the dimension-free function).
 fn dispatch(
     rust_name: &str,
     c: &Checked,
     sig: &PhysicsSig,
     t: TokenStream,
-    callee: TokenStream,
-    generic: bool,
+    callee: &dyn Fn(Option<usize>) -> TokenStream,
 ) -> TokenStream {
     let private = private();
     let arms = match &c.dims {
         Dims::Any => {
-            let body = call_with_views(rust_name, sig, &t, &callee, None, generic);
+            let body = call_with_views(rust_name, sig, &t, &callee(None), None);
             quote!(2 | 3 => { #body })
         }
         d => {
             let arms = d.list().into_iter().map(|dim| {
                 let dim = dim as usize;
-                let body = call_with_views(rust_name, sig, &t, &callee, Some(dim), generic);
+                let body = call_with_views(rust_name, sig, &t, &callee(Some(dim)), Some(dim));
                 quote!(#dim => { #body })
             });
             quote!(#(#arms)*)
@@ -491,7 +589,6 @@ fn call_with_views(
     t: &TokenStream,
     callee: &TokenStream,
     dim: Option<usize>,
-    generic: bool,
 ) -> TokenStream {
     let private = private();
     let ext = |e: Extent| -> usize {
@@ -540,13 +637,9 @@ fn call_with_views(
         lets.push(quote!(let #var = #view;));
         call_args.push(var);
     }
-    let turbofish = match (generic, dim) {
-        (true, Some(d)) => quote!(::<#d>),
-        _ => quote!(),
-    };
     quote! {
         #(#lets)*
-        #callee #turbofish (#(#call_args),*);
+        #callee(#(#call_args),*);
         ::core::result::Result::Ok(())
     }
 }
@@ -591,7 +684,7 @@ fn stub_items(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
     } else {
         let vis = &item.vis;
         let mod_name = &item.sig.ident;
-        let twin = twin(item, "f32_twin", &[], Place::Companion, quote!(pub), true);
+        let twin = stub_translations(item);
         quote! {
             #[doc(hidden)]
             #[allow(missing_docs, unused_imports, clippy::all)]
@@ -599,6 +692,7 @@ fn stub_items(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
                 use super::*;
                 pub static OPENCL: #private::ClFunction = #private::ClFunction {
                     rust_name: "",
+                    module: ::core::module_path!(),
                     template: "",
                     helpers: &[],
                 };

@@ -1,5 +1,8 @@
 //! Flop count of one evaluation, for the performance model.
 //!
+//! Counts saturate at `u64::MAX` (a loop of huge constant trip count is
+//! not an overflow of the macro or of the generated constant).
+//!
 //! Rules (also in the user guide): each floating-point `+ - * / %` and
 //! negation counts 1 (negating a literal counts 0, it is a constant), each
 //! math function call counts 1 (`mul_add` included), comparisons, integer
@@ -27,15 +30,15 @@ pub enum Flops {
 
 impl Flops {
     fn add(parts: Vec<Flops>) -> Flops {
-        let mut konst = 0;
+        let mut konst: u64 = 0;
         let mut rest = Vec::new();
         for p in parts {
             match p {
-                Flops::Const(n) => konst += n,
+                Flops::Const(n) => konst = konst.saturating_add(n),
                 Flops::Add(inner) => {
                     for q in inner {
                         match q {
-                            Flops::Const(n) => konst += n,
+                            Flops::Const(n) => konst = konst.saturating_add(n),
                             q => rest.push(q),
                         }
                     }
@@ -57,7 +60,7 @@ impl Flops {
 
     fn mul(n: u64, f: Flops) -> Flops {
         match f {
-            Flops::Const(m) => Flops::Const(n * m),
+            Flops::Const(m) => Flops::Const(n.saturating_mul(m)),
             _ if n == 0 => Flops::Const(0),
             f if n == 1 => f,
             f => Flops::Mul(n, Box::new(f)),
@@ -80,11 +83,11 @@ impl Flops {
             Flops::Helper(i) => helper_flops(*i),
             Flops::Add(parts) => {
                 let parts = parts.iter().map(|p| p.to_tokens(helper_flops));
-                quote!((0u64 #(+ #parts)*))
+                quote!({ let s = 0u64; #(let s = u64::saturating_add(s, #parts);)* s })
             }
             Flops::Mul(n, f) => {
                 let f = f.to_tokens(helper_flops);
-                quote!((#n * #f))
+                quote!(u64::saturating_mul(#n, #f))
             }
             Flops::Max(a, b) => {
                 let (a, b) = (a.to_tokens(helper_flops), b.to_tokens(helper_flops));

@@ -130,14 +130,20 @@ impl Infer {
                 let kx = self.var_kind(&a).expect("unbound");
                 let ky = self.var_kind(&b).expect("unbound");
                 use VarKind::*;
-                let (from, to) = match (kx, ky) {
-                    (k1, k2) if k1 == k2 => (*x, *y),
-                    (HelperRet, Float) => (*x, *y),
-                    (Float, HelperRet) => (*y, *x),
-                    _ => return Err(()),
-                };
-                self.vars[from as usize] = Var::Link(to);
-                Ok(())
+                match (kx, ky) {
+                    (k1, k2) if k1 == k2 => {
+                        self.vars[*x as usize] = Var::Link(*y);
+                        Ok(())
+                    }
+                    // A helper's result meeting a float: the helper returns
+                    // `f64` (the only float it can return), so both are `f64`.
+                    (HelperRet, Float) | (Float, HelperRet) => {
+                        self.bind(*x, Ty::Real);
+                        self.bind(*y, Ty::Real);
+                        Ok(())
+                    }
+                    _ => Err(()),
+                }
             }
             (Ty::Var(v), t) | (t, Ty::Var(v)) => {
                 let kind = self.var_kind(&Ty::Var(*v)).expect("unbound");
@@ -245,7 +251,9 @@ mod tests {
         assert_eq!(inf.resolve(&i), Ty::Int(IntKind::I32));
         let r = inf.fresh(VarKind::HelperRet);
         inf.unify(&r, &f).unwrap();
-        assert!(inf.is_unresolved_float(&r));
+        // a helper's result is `f64` as soon as it meets a float
+        assert!(!inf.is_unresolved_float(&r) && !inf.is_unresolved_float(&f));
+        assert_eq!(inf.shallow(&f), Ty::Real);
         let a = Ty::array(inf.fresh(VarKind::Float), Len::Dim);
         assert!(inf.unify(&a, &Ty::array(Ty::Real, Len::Lit(2))).is_err());
         inf.unify(&a, &Ty::array(Ty::Real, Len::Dim)).unwrap();

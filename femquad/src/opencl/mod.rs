@@ -9,6 +9,7 @@ pub mod context;
 pub mod device;
 pub mod integrator;
 pub mod options;
+pub mod probe;
 pub mod shape;
 pub mod source;
 pub mod tuning_cache;
