@@ -47,6 +47,28 @@ fn len_c(l: Len) -> String {
     match l {
         Len::Lit(n) => n.to_string(),
         Len::Dim => "DIM".into(),
+        Len::Flat => String::new(),
+        Len::Poly(a, b, c) => {
+            let mut terms = Vec::new();
+            if a > 0 {
+                terms.push(a.to_string());
+            }
+            match b {
+                0 => {}
+                1 => terms.push("DIM".into()),
+                b => terms.push(format!("{b} * DIM")),
+            }
+            match c {
+                0 => {}
+                1 => terms.push("DIM * DIM".into()),
+                c => terms.push(format!("{c} * DIM * DIM")),
+            }
+            match terms.len() {
+                0 => "0".into(),
+                1 => terms.pop().expect("one"),
+                _ => format!("({})", terms.join(" + ")),
+            }
+        }
     }
 }
 
@@ -66,17 +88,26 @@ pub fn param_decl(v: &Var) -> String {
     }
 }
 
-/// The placeholder callee names of a template: helper `i` is `@@i@@`
-/// (tangents come after the helpers, see `crate::ad`).
-pub fn template_callee(n_helpers: usize) -> impl Fn(Callee) -> String {
-    let _ = n_helpers;
+/// The placeholder callee names of a template: helper `i` is `@@i@@`, the
+/// tangent variants it calls follow, in the order of `refs`
+/// ([`tangent_refs`]).
+pub fn template_callee(n_helpers: usize, refs: Vec<(usize, usize)>) -> impl Fn(Callee) -> String {
     move |c| match c {
         Callee::Helper(i) => placeholder(i),
+        Callee::HelperTangent(i, k) => {
+            let at = refs
+                .iter()
+                .position(|r| *r == (i, k))
+                .expect("tangent variant");
+            placeholder(n_helpers + at)
+        }
     }
 }
 
-/// The template of a helper: `real @@self@@(params) { … }`.
-pub fn helper(func: &Func, rust_name: &str, n_helpers: usize) -> String {
+/// The template of a helper: `real @@self@@(params) { … }`; `what`
+/// describes it in the comment (`helper fn kappa`, `tangent of helper fn
+/// kappa`).
+pub fn helper(func: &Func, what: &str, n_helpers: usize) -> String {
     let params: Vec<String> = func
         .params
         .iter()
@@ -84,9 +115,40 @@ pub fn helper(func: &Func, rust_name: &str, n_helpers: usize) -> String {
         .collect();
     let ret = if func.ret.is_some() { "real" } else { "void" };
     format!(
-        "/* #[pointwise] helper fn {rust_name} */\n{ret} {SELF_PLACEHOLDER}({})\n{{\n{}}}\n",
+        "/* #[pointwise] {what} */\n{ret} {SELF_PLACEHOLDER}({})\n{{\n{}}}\n",
         params.join(", "),
-        body(func, &template_callee(n_helpers))
+        body(func, &template_callee(n_helpers, tangent_refs(func)))
+    )
+}
+
+const INPUTS: &str = "const real u[], const real grad_u[][DIM], const real a[], \
+    const real grad_a[][DIM], const real x[], const real constants[]";
+
+/// The fixed signature of a physics' tangent function.
+pub fn tangent_signature(c_name: &str) -> String {
+    format!(
+        "void {c_name}({INPUTS}, const real du[], const real dgrad_u[][DIM], real df0[], \
+         real df1[][DIM])"
+    )
+}
+
+/// The fixed signature of a physics' Jacobian function.
+pub fn jacobian_signature(c_name: &str) -> String {
+    format!("void {c_name}({INPUTS}, real g0[], real g1[], real g2[], real g3[])")
+}
+
+/// A derivative of a physics: `/* what */ signature { body }`; `refs`:
+/// the tangent variants of the physics' template, in placeholder order.
+pub fn physics_derivative(
+    func: &Func,
+    what: &str,
+    signature: &str,
+    n_helpers: usize,
+    refs: &[(usize, usize)],
+) -> String {
+    format!(
+        "/* #[pointwise] {what} */\n{signature}\n{{\n{}}}\n",
+        body(func, &template_callee(n_helpers, refs.to_vec()))
     )
 }
 
@@ -118,7 +180,7 @@ pub fn physics(
     src.push_str(&format!(
         "/* #[pointwise] fn {rust_name} */\n{}\n{{\n{}}}\n",
         physics_signature(c_name),
-        body(func, &template_callee(n_helpers))
+        body(func, &template_callee(n_helpers, tangent_refs(func)))
     ));
     src
 }

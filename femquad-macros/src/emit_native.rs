@@ -55,14 +55,15 @@ impl Flavor {
     fn len(&self, l: Len) -> String {
         match (l, self.dim) {
             (Len::Lit(n), _) => n.to_string(),
-            (Len::Dim, Some(d)) => d.to_string(),
             (Len::Dim, None) => "D".into(),
+            (l, d) => l.value(d.unwrap_or(0)).unwrap_or(0).to_string(),
         }
     }
 
     /// The Rust type of `t`.
     pub fn ty(&self, t: &Ty) -> String {
         match t {
+            Ty::Array(e, Len::Flat) => format!("[{}]", self.ty(e)),
             Ty::Array(e, l) => format!("[{}; {}]", self.ty(e), self.len(*l)),
             t => self.scalar(Scalar::of(t)).into(),
         }
@@ -142,6 +143,45 @@ pub fn function(
          #[inline]\n{vis}fn {name}({}){ret} {{\n{}}}\n",
         params(func, flavor),
         p.out
+    )
+}
+
+/// A helper tangent's variants as one function generic over the variant:
+/// `fn name<const MASK: usize>(params) { match MASK { k => { … }, …, _ => { all active } } }`
+/// (the variants share their parameters; rustc compiles the arms a caller
+/// uses).
+pub fn variants(
+    funcs: &[Func],
+    vis: &str,
+    name: &str,
+    flavor: Flavor,
+    callee: &dyn Fn(Callee) -> String,
+) -> String {
+    let mut arms = String::new();
+    for (k, func) in funcs.iter().enumerate().skip(1) {
+        let mut p = Printer {
+            func,
+            flavor,
+            callee,
+            out: String::new(),
+            indent: 3,
+        };
+        p.stmts(&func.body);
+        arms.push_str(&format!("        {k} => {{\n{}        }}\n", p.out));
+    }
+    let mut p = Printer {
+        func: &funcs[0],
+        flavor,
+        callee,
+        out: String::new(),
+        indent: 3,
+    };
+    p.stmts(&funcs[0].body);
+    arms.push_str(&format!("        _ => {{\n{}        }}\n", p.out));
+    format!(
+        "#[allow(warnings, clippy::all, arithmetic_overflow, unconditional_panic)]\n\
+         #[inline]\n{vis}fn {name}<const MASK: usize>({}) {{\n    match MASK {{\n{arms}    }}\n}}\n",
+        params(&funcs[0], flavor),
     )
 }
 

@@ -150,6 +150,9 @@ impl Expr {
 pub enum Callee {
     /// The `i`-th declared helper.
     Helper(usize),
+    /// Variant `k` of the tangent of the `i`-th declared helper (see
+    /// `crate::ad::variant`).
+    HelperTangent(usize, usize),
 }
 
 /// An argument of a call.
@@ -192,6 +195,40 @@ pub enum Stmt {
     },
 }
 
+impl Stmt {
+    /// Calls `f` on this statement and every statement nested in it.
+    pub fn walk(&self, f: &mut dyn FnMut(&Stmt)) {
+        f(self);
+        match self {
+            Stmt::If { then, els, .. } => {
+                then.iter().for_each(|s| s.walk(f));
+                els.iter().for_each(|s| s.walk(f));
+            }
+            Stmt::For { body, .. } => body.iter().for_each(|s| s.walk(f)),
+            _ => {}
+        }
+    }
+}
+
+/// The distinct tangent variants `(helper, variant)` a function calls, in
+/// order of first call.
+pub fn tangent_refs(func: &Func) -> Vec<(usize, usize)> {
+    let mut refs = Vec::new();
+    for s in &func.body {
+        s.walk(&mut |s| {
+            if let Stmt::Call {
+                callee: Callee::HelperTangent(i, k),
+                ..
+            } = s
+                && !refs.contains(&(*i, *k))
+            {
+                refs.push((*i, *k));
+            }
+        });
+    }
+    refs
+}
+
 /// A lowered function.
 #[derive(Clone, Debug)]
 pub struct Func {
@@ -226,6 +263,43 @@ impl Func {
             };
         }
         t
+    }
+}
+
+/// A length as a `usize` expression (`a + b·D + c·D²` for [`Len::Poly`];
+/// a flat array has no length: 0).
+pub fn len_expr(l: Len) -> Expr {
+    let u = |v: u64| Expr::Int(v as i64, Some(IntKind::Usize));
+    let t = Scalar::Int(IntKind::Usize);
+    match l {
+        Len::Lit(n) => u(n),
+        Len::Dim => Expr::Dim,
+        Len::Flat => u(0),
+        Len::Poly(a, b, c) => {
+            let mut terms = Vec::new();
+            if a > 0 {
+                terms.push(u(a));
+            }
+            if b > 0 {
+                let d = if b == 1 {
+                    Expr::Dim
+                } else {
+                    Expr::bin(BinOp::Mul, u(b), Expr::Dim, t)
+                };
+                terms.push(d);
+            }
+            if c > 0 {
+                let dd = Expr::bin(BinOp::Mul, Expr::Dim, Expr::Dim, t);
+                terms.push(if c == 1 {
+                    dd
+                } else {
+                    Expr::bin(BinOp::Mul, u(c), dd, t)
+                });
+            }
+            let mut it = terms.into_iter();
+            let first = it.next().unwrap_or(u(0));
+            it.fold(first, |acc, x| Expr::bin(BinOp::Add, acc, x, t))
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 //! companion module); `flops` counts for the performance model, `math` holds
 //! the table of math functions and `names` the generated identifiers.
 
+mod ad;
 mod ast;
 mod attr;
 mod check;

@@ -454,10 +454,7 @@ impl Lower<'_> {
             return f(self, Expr::Int(0, Some(ast::IntKind::Usize)));
         }
         let i = self.temp(Ty::Int(ast::IntKind::Usize), false);
-        let hi = match len {
-            Len::Lit(n) => Expr::Int(n as i64, Some(ast::IntKind::Usize)),
-            Len::Dim => Expr::Dim,
-        };
+        let hi = len_expr(len);
         let (body, ()) = self.capture(|s| f(s, Expr::read(i)));
         self.emit(Stmt::For {
             var: i,

@@ -12,6 +12,7 @@
 //! copy, a program the macro or rustc rejects, a macro panic — is reduced
 //! to a small reproducer ([`minimize`]) and printed. See `README.md`.
 
+pub mod derivatives;
 pub mod generate;
 pub mod minimize;
 pub mod program;
@@ -87,10 +88,20 @@ impl Outcome {
         })
     }
 
-    /// Whether this is a finding (not an agreement nor a classified ulp
-    /// difference).
+    /// Whether this is a finding (not an agreement, a classified ulp
+    /// difference or a skipped check).
     pub fn is_finding(&self) -> bool {
-        !matches!(self.verdict.as_str(), "agree" | "ulp")
+        !matches!(
+            self.verdict.as_str(),
+            "agree"
+                | "ulp"
+                | "tangent-agree"
+                | "tangent-ulp"
+                | "ad-ok"
+                | "ad-nonfinite"
+                | "ad-skipped"
+                | "jacobian-ok"
+        )
     }
 }
 
@@ -116,6 +127,9 @@ pub struct Report {
     /// Differences within the reach of the math libraries, with the math
     /// functions of the program.
     pub ulp: Vec<(Outcome, Vec<&'static str>)>,
+    /// Tangents that are not finite where the differences of the function
+    /// are (`ad-nonfinite`: an infinite or NaN intermediate value).
+    pub nonfinite: Vec<Outcome>,
     /// Seconds spent building the generated crate and running it.
     pub build_seconds: f64,
     pub run_seconds: f64,
@@ -167,6 +181,16 @@ impl Report {
                     fs.join(", "),
                     o.detail
                 );
+            }
+        }
+        if !self.nonfinite.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n--- non-finite tangents where the function is locally smooth \
+                 (an infinite or NaN intermediate)"
+            );
+            for o in &self.nonfinite {
+                let _ = writeln!(s, "program {} {}D: {}", o.id, o.dim, o.detail);
             }
         }
         s
@@ -251,8 +275,11 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     for o in lines.iter().filter_map(|l| Outcome::parse(l)) {
         *report.counts.entry(o.verdict.clone()).or_default() += 1;
         let program = kept.iter().find(|p| p.id == o.id).expect("program");
-        if o.verdict == "ulp" {
+        if o.verdict == "ulp" || o.verdict == "tangent-ulp" {
             report.ulp.push((o.clone(), math_functions(program)));
+        }
+        if o.verdict == "ad-nonfinite" {
+            report.nonfinite.push(o.clone());
         }
         if o.is_finding() && !seen.contains(&(o.id, o.verdict.clone())) {
             seen.push((o.id, o.verdict.clone()));

@@ -470,6 +470,21 @@ impl Printer {
                 let l = format!("const {name}: {} = {};", self.ty(ty), self.expr(value));
                 self.line(&l);
             }
+            // Compound division of floats (the generator divides only
+            // floats) goes through `pt` in the plain copy: the value first,
+            // then the place, as Rust evaluates `place /= value`.
+            Stmt::Assign {
+                place,
+                op: Some("/"),
+                value,
+            } if matches!(self.mode, Mode::Plain(_)) => {
+                let l = format!(
+                    "{{ let pt_v = {}; pt::div_assign(&mut {}, pt_v); }}",
+                    self.expr(value),
+                    self.expr(place)
+                );
+                self.line(&l);
+            }
             Stmt::Assign { place, op, value } => {
                 let l = format!(
                     "{} {}= {};",
@@ -661,9 +676,13 @@ impl Program {
     fn adapter(&self, r: &str) -> String {
         let ph = &self.physics;
         let mut arms = String::new();
+        // A physics of "fixed" dimension without a dimension-sized
+        // parameter is valid in both (so the macro says).
+        let sized = ph.params.iter().any(|(_, t)| t.uses_d());
         let dims: Vec<Option<u64>> = match ph.dims {
             Dims::Generic => vec![Some(2), Some(3)],
-            Dims::Fixed(d) => vec![Some(d)],
+            Dims::Fixed(d) if sized => vec![Some(d)],
+            Dims::Fixed(d) => vec![Some(d), Some(5 - d)],
             Dims::Free => vec![None],
         };
         for d in dims {

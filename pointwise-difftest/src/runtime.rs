@@ -20,7 +20,7 @@
 
 use femquad::Real;
 use femquad::opencl::DeviceSelector;
-use femquad::opencl::probe::{Inputs, Outputs, PointSizes, Probe};
+use femquad::opencl::probe::{Evaluation, Inputs, Outputs, PointSizes, Probe};
 use femquad::physics::{PointArgs, Pointwise, PointwiseError};
 use femquad::rng::Rng;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -274,6 +274,11 @@ pub mod pt {
         p(x.div(y), if R::SINGLE { 3 } else { 0 })
     }
 
+    /// `*place /= y`, as [`div`].
+    pub fn div_assign<R: F + Unary>(place: &mut R, y: R) {
+        *place = div(*place, y);
+    }
+
     /// `powi`: OpenCL's `pown` is within 16 ulp; Rust's multiplies, within
     /// about one ulp per factor.
     pub fn powi<R: F + Unary>(x: R, n: i32) -> R {
@@ -370,33 +375,41 @@ pub fn main(bodies: &[Body]) {
     println!("done");
 }
 
-/// The probe's outputs of `bodies`; a batch that does not build is split
-/// until the programs that do not build are alone.
-fn device<R: Real>(
+/// The probe's residuals or tangents of `bodies`; a batch that does not
+/// build is split until the programs that do not build are alone.
+pub(crate) fn device<R: Real>(
     probe: &Probe,
     bodies: &[&Body],
     inputs: &[Inputs<R>],
     dim: usize,
+    eval: Evaluation,
 ) -> Vec<Result<Outputs<R>, String>> {
     let items: Vec<(&dyn Pointwise, &Inputs<R>)> = bodies
         .iter()
         .map(|b| b.physics)
         .zip(inputs.iter())
         .collect();
-    match probe.residuals(dim, &items) {
+    let out = match eval {
+        Evaluation::Tangent => probe.tangents(dim, &items),
+        _ => probe.residuals(dim, &items),
+    };
+    match out {
         Ok(out) => out.into_iter().map(Ok).collect(),
         Err(e) if bodies.len() == 1 => vec![Err(e.to_string())],
         Err(_) => {
             let h = bodies.len() / 2;
-            let mut out = device(probe, &bodies[..h], &inputs[..h], dim);
-            out.extend(device(probe, &bodies[h..], &inputs[h..], dim));
+            let mut out = device(probe, &bodies[..h], &inputs[..h], dim, eval);
+            out.extend(device(probe, &bodies[h..], &inputs[h..], dim, eval));
             out
         }
     }
 }
 
 /// Evaluations of one program: native through a function `eval`.
-fn evaluate<R: Real>(eval: &EvalFn<'_, R>, inputs: &Inputs<R>) -> Result<Outputs<R>, String> {
+pub(crate) fn evaluate<R: Real>(
+    eval: &EvalFn<'_, R>,
+    inputs: &Inputs<R>,
+) -> Result<Outputs<R>, String> {
     let per_point = inputs.sizes.outputs();
     let mut out = Outputs {
         per_point,
@@ -428,7 +441,7 @@ fn evaluate<R: Real>(eval: &EvalFn<'_, R>, inputs: &Inputs<R>) -> Result<Outputs
 }
 
 /// The plain copy of `b` in precision `R`.
-fn plain<R: Real>(b: &Body) -> &EvalFn<'static, R> {
+pub(crate) fn plain<R: Real>(b: &Body) -> &EvalFn<'static, R> {
     let any: &dyn std::any::Any = if R::PRECISION == femquad::Precision::F64 {
         &b.plain_f64
     } else {
@@ -441,18 +454,32 @@ fn plain<R: Real>(b: &Body) -> &EvalFn<'static, R> {
 /// Perturbation trials per disagreement.
 const TRIALS: u64 = 24;
 
-fn run<R: Real>(probe: &Probe, bodies: &[&Body], dim: usize, s: &Settings) {
+fn run<R: crate::derivatives::Ad>(probe: &Probe, bodies: &[&Body], dim: usize, s: &Settings) {
     let inputs: Vec<Inputs<R>> = bodies
         .iter()
         .map(|b| {
             let mut rng = Rng::stream(s.seed, (b.points * 4 + dim) as u64);
             let sizes = PointSizes::of(b.physics, dim);
-            Inputs::<f64>::random(sizes, s.points, &mut rng, -1.0, 1.0).convert()
+            Inputs::<f64>::random(sizes, s.points, &mut rng, -1.0, 1.0)
+                .with_direction(&mut rng, -1.0, 1.0)
+                .convert()
         })
         .collect();
-    let device = device(probe, bodies, &inputs, dim);
+    residuals::<R>(probe, bodies, &inputs, dim, s);
+    crate::derivatives::run::<R>(probe, bodies, &inputs, dim, s);
+}
+
+/// The residual checks (see the module documentation).
+fn residuals<R: Real>(
+    probe: &Probe,
+    bodies: &[&Body],
+    inputs: &[Inputs<R>],
+    dim: usize,
+    s: &Settings,
+) {
+    let device = device(probe, bodies, inputs, dim, Evaluation::Residual);
     let prec = R::PRECISION;
-    for ((b, inputs), device) in bodies.iter().zip(&inputs).zip(device) {
+    for ((b, inputs), device) in bodies.iter().zip(inputs).zip(device) {
         let id = b.id;
         let device = match device {
             Ok(d) => d,
@@ -512,13 +539,13 @@ fn run<R: Real>(probe: &Probe, bodies: &[&Body], dim: usize, s: &Settings) {
                             })
                             .collect()
                     });
-                    let reach = trials
-                        .iter()
-                        .map(|t| {
-                            let v = if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] };
-                            crate::verdict::distance(v, n)
-                        })
-                        .fold(0.0, f64::max);
+                    let reach = crate::verdict::reach(
+                        o,
+                        n,
+                        trials
+                            .iter()
+                            .map(|t| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] }),
+                    );
                     let what = format!(
                         "point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (math libraries reach {reach:e})"
                     );

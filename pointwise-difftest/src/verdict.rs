@@ -12,10 +12,10 @@
 //! differently, within bounds) become a large relative change. So an entry
 //! beyond `τ` is attributed to the math libraries when
 //! `|o − n| ≤ 2·R + τ·|n|`, where `R` is the *reach* of the math libraries
-//! at that point: the largest `|p − n|` over 24 evaluations `p` of the
-//! plain copy of the body with every math-function result (and every `f32`
-//! division and square root) moved by a random number of ulps within
-//! OpenCL's bound for it plus one (`runtime::pt`). Otherwise the entry is a
+//! at that point ([`reach`]): the largest finite `|p − n|` over 24
+//! evaluations `p` of the plain copy of the body with every math-function
+//! result (and every `f32` division and square root) moved by a random
+//! number of ulps within OpenCL's bound for it plus one (`runtime::pt`). Otherwise the entry is a
 //! *disagreement*: a translation error. Bodies without math functions have
 //! `R = 0` (IEEE arithmetic is exact and identical on both sides, nothing
 //! is contracted), so any difference beyond `τ` there is a disagreement.
@@ -58,6 +58,24 @@ pub fn relative(o: f64, n: f64) -> f64 {
     } else {
         d / n.abs()
     }
+}
+
+/// The reach of the math libraries at an entry with native value `n` and
+/// OpenCL value `o`, from the perturbed evaluations `trials`: the largest
+/// finite `|p − n|`. A trial that gives NaN or ±∞ (a perturbed argument
+/// left a function's domain) counts only when `o` is itself NaN or
+/// infinite: then the reach is ∞, otherwise that trial is ignored.
+pub fn reach(o: f64, n: f64, trials: impl Iterator<Item = f64>) -> f64 {
+    let mut r: f64 = 0.0;
+    for p in trials {
+        let d = distance(p, n);
+        if d.is_finite() {
+            r = r.max(d);
+        } else if !o.is_finite() && !p.is_finite() {
+            r = f64::INFINITY;
+        }
+    }
+    r
 }
 
 /// The first entry where two native evaluations are not [`same`], if any.
@@ -142,6 +160,10 @@ mod tests {
         assert_eq!(relative(1e-300, 0.0), f64::INFINITY);
         assert!((relative(1.000001, 1.0) - 1e-6).abs() < 1e-15);
         assert_eq!(distance(f64::NAN, 2.0), f64::INFINITY);
+        // non-finite trials count only for a non-finite OpenCL value
+        let trials = [1.5, f64::NAN, 0.5];
+        assert_eq!(reach(1.2, 1.0, trials.into_iter()), 0.5);
+        assert_eq!(reach(f64::NAN, 1.0, trials.into_iter()), f64::INFINITY);
     }
 
     #[test]

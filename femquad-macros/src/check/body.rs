@@ -369,7 +369,17 @@ impl Body<'_> {
         match &e.kind {
             ExprKind::Int { value, .. } => i64::try_from(*value).ok().map(|v| (v, v)),
             ExprKind::Paren(inner) => self.int_range(inner, dim, k),
-            ExprKind::Cast(inner, Type::Int(..)) => self.int_range(inner, dim, k),
+            // A cast keeps the range only where it does not wrap (a negative
+            // `i32` as `usize` is huge, a large `usize` as `i32` wraps):
+            // otherwise the value is not tracked.
+            ExprKind::Cast(inner, Type::Int(kind, _)) => {
+                let (lo, hi) = self.int_range(inner, dim, k)?;
+                let fits = match kind {
+                    IntKind::Usize => lo >= 0,
+                    IntKind::I32 => lo >= i32::MIN as i64 && hi <= i32::MAX as i64,
+                };
+                fits.then_some((lo, hi))
+            }
             ExprKind::Path(_) => {
                 let Res::Binding(b) = *self.res.get(&e.id)? else {
                     return None;

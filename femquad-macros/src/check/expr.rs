@@ -591,7 +591,7 @@ impl Body<'_> {
             let n = match (len, dim) {
                 (Len::Lit(n), _) => n as i64,
                 (Len::Dim, Some(d)) => d,
-                (Len::Dim, None) => continue,
+                _ => continue,
             };
             if let Some((lo, hi)) = self.int_range(index, dim, Some(k))
                 && (lo < 0 || hi >= n)

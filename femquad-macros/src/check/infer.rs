@@ -10,11 +10,29 @@
 use crate::ast::IntKind;
 use std::fmt;
 
-/// Length of an array type: a number or the dimension `D`.
+/// Length of an array type: a number or the dimension `D`; in programs
+/// generated for derivatives (`crate::ad`) also an unsized flat array and
+/// the number of seeds of a Jacobian.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Len {
     Lit(u64),
     Dim,
+    /// An unsized array (C `real g[]`, Rust `[f64]`).
+    Flat,
+    /// `a + b·D + c·D²` (the seeds of a Jacobian).
+    Poly(u64, u64, u64),
+}
+
+impl Len {
+    /// The length in dimension `dim` (`None` for [`Len::Flat`]).
+    pub fn value(self, dim: u64) -> Option<u64> {
+        match self {
+            Len::Lit(n) => Some(n),
+            Len::Dim => Some(dim),
+            Len::Flat => None,
+            Len::Poly(a, b, c) => Some(a + b * dim + c * dim * dim),
+        }
+    }
 }
 
 /// A type of the subset.
@@ -221,6 +239,8 @@ impl fmt::Display for Len {
         match self {
             Len::Lit(n) => write!(f, "{n}"),
             Len::Dim => write!(f, "D"),
+            Len::Flat => write!(f, "_"),
+            Len::Poly(a, b, c) => write!(f, "{a} + {b}·D + {c}·D²"),
         }
     }
 }

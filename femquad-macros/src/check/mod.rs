@@ -251,9 +251,13 @@ pub fn check(args: &Args, f: &Function) -> Result<Checked, syn::Error> {
     let mut errors = Errors::default();
     let mut names = CNames::default();
     if is_physics(f) {
-        // The fixed C signature's parameter names.
+        // The fixed C signatures' parameter names (of the physics, its
+        // tangent and its Jacobian).
         for role in Role::ALL {
             names.reserve(role.name());
+        }
+        for name in ["du", "dgrad_u", "df0", "df1", "g0", "g1", "g2", "g3"] {
+            names.reserve(name);
         }
     }
     let sig = signature::check(args, f, &mut errors, &mut names);

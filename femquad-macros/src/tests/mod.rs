@@ -6,6 +6,7 @@ use crate::{emit_c, flops, lower, parse};
 use proc_macro2::TokenStream;
 use quote::quote;
 
+mod derivatives;
 mod regressions;
 
 fn run(attr: TokenStream, f: TokenStream) -> (crate::ast::Function, Result<Checked, Vec<String>>) {
@@ -35,7 +36,7 @@ fn c_source(f: TokenStream) -> String {
     let ir = lower::lower(&func, &c);
     match c.kind {
         check::Kind::Physics(_) => emit_c::physics(&ir, "p", "pw_test", None, 0),
-        check::Kind::Helper(_) => emit_c::helper(&ir, "h", 0),
+        check::Kind::Helper(_) => emit_c::helper(&ir, "helper fn h", 0),
     }
 }
 
@@ -44,7 +45,7 @@ fn flops_of(attr: TokenStream, f: TokenStream) -> [String; 2] {
     let c = c.unwrap();
     [0, 1].map(|k| {
         flops::count(&func, &c, k)
-            .to_tokens(&|i| quote!(h #i))
+            .to_tokens(&|i, _| quote!(h #i))
             .to_string()
     })
 }
@@ -213,7 +214,7 @@ fn helpers_are_templates() {
         quote!(helpers(a::g)),
         quote! { fn h(v: f64) -> f64 { a::g(v) + 1.0 } },
     );
-    let src = emit_c::helper(&lower::lower(&func, &c.unwrap()), "h", 1);
+    let src = emit_c::helper(&lower::lower(&func, &c.unwrap()), "helper fn h", 1);
     assert!(
         src.contains("const real pw_t1 = @@0@@(v);\n    return pw_t1 + (real)1.0;"),
         "{src}"

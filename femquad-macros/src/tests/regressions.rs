@@ -161,6 +161,13 @@ fn integer_constants_that_overflow_are_errors() {
         e[3].contains("is -2, outside the range of `usize`"),
         "{e:?}"
     );
+    // a negative `i32` cast to `usize` is huge, not negative: no error here
+    assert!(
+        errors(quote! {
+            fn p(u: &[f64; 2], f0: &mut [f64; 2]) { f0[((2 - 3i32) as usize) % 2] = u[0]; }
+        })
+        .is_empty()
+    );
     // usize is 64-bit (`ulong` in OpenCL): no overflow here
     assert!(errors(quote! {
         fn p(u: &[f64; 1], f0: &mut [f64; 1]) { let a = 50_000usize * 50_000; f0[0] = a as f64 * u[0]; }

@@ -15,7 +15,12 @@
 //!
 //! Users write physics as plain Rust with [`macro@crate::pointwise`], which
 //! implements [`Pointwise`] and emits the same physics as OpenCL C for the
-//! GPU kernel. The built-in physics live in [`builtin`].
+//! GPU kernel, with its derivatives (forward-mode automatic
+//! differentiation): the tangent `df0`, `df1` along a direction
+//! `(du, d∇u)` ([`Pointwise::eval_tangent_f64`]) and PETSc's pointwise
+//! Jacobians `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`
+//! ([`Pointwise::eval_jacobian_f64`], layouts in [`crate::layout`]), natively
+//! and in OpenCL C. The built-in physics live in [`builtin`].
 
 use std::fmt;
 
@@ -88,6 +93,34 @@ pub struct PointwiseInfo {
     /// (`mul_add` too), loops multiply by their trip count, an `if` counts
     /// its larger branch, and helper calls count their own flops.
     pub flops: [u64; 2],
+    /// Name of the OpenCL C tangent function defined by
+    /// [`Pointwise::opencl_source`] (empty when the physics provides no
+    /// derivatives). Its signature is
+    /// `void NAME(const real u[], const real grad_u[][DIM], const real a[],
+    /// const real grad_a[][DIM], const real x[], const real constants[],
+    /// const real du[], const real dgrad_u[][DIM], real df0[], real df1[][DIM])`:
+    /// the directional derivatives `df0 = ∂f0/∂u·du + ∂f0/∂∇u·d∇u`,
+    /// `df1` likewise, at the point `(u, ∇u, …)` in the direction
+    /// `(du, d∇u)`. It writes only `df0`, `df1` (zeroed first where the
+    /// physics has `f0`, `f1`, as the physics zeroes `f0`, `f1`).
+    pub opencl_tangent_name: &'static str,
+    /// Name of the OpenCL C Jacobian function (empty when the physics
+    /// provides no derivatives): `void NAME(… the six inputs …, real g0[],
+    /// real g1[], real g2[], real g3[])`, the pointwise Jacobians with
+    /// PETSc's meaning and layout, `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`,
+    /// `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`, indexed by
+    /// [`crate::layout::jac_g0`] … [`crate::layout::jac_g3`]. Every entry is
+    /// written (structural zeros as 0).
+    pub opencl_jacobian_name: &'static str,
+    /// Floating-point operations of one tangent evaluation in 2D and 3D
+    /// (counted as [`PointwiseInfo::flops`], on the tangent program).
+    pub tangent_flops: [u64; 2],
+    /// Floating-point operations of one Jacobian evaluation in 2D and 3D.
+    pub jacobian_flops: [u64; 2],
+    /// True when the macro proved `f0`, `f1` affine in `(u, ∇u)` (then the
+    /// Jacobian does not depend on `u`); false when it could not (which does
+    /// not mean nonlinear). See the user guide of `#[pointwise]`.
+    pub linear: bool,
 }
 
 impl PointwiseInfo {
@@ -124,17 +157,23 @@ pub struct PointArgs<'a, R> {
 }
 
 /// Pointwise physics: native evaluation in both precisions plus the OpenCL C
-/// source of the same function.
+/// source of the same function, and their derivatives.
 ///
 /// Implemented by `#[pointwise]`; implement it by hand only if you must (the
-/// native and OpenCL versions then have to be kept in agreement by you).
+/// native and OpenCL versions then have to be kept in agreement by you; the
+/// derivative methods have defaults that return
+/// [`PointwiseError::NoDerivatives`], and [`PointwiseInfo`]'s derivative
+/// names are then empty).
 pub trait Pointwise: Send + Sync {
     /// Static description: sizes, dimensions, which outputs exist, flops.
     fn info(&self) -> &'static PointwiseInfo;
 
     /// Complete OpenCL C source defining [`PointwiseInfo::opencl_name`] (and
-    /// any helper functions it calls, before it). Uses the type `real` and
-    /// the macro `DIM`, both defined by the kernel that includes it.
+    /// any helper functions it calls, before it), and the derivatives
+    /// [`PointwiseInfo::opencl_tangent_name`] and
+    /// [`PointwiseInfo::opencl_jacobian_name`] when they are not empty. Uses
+    /// the type `real` and the macro `DIM`, both defined by the kernel that
+    /// includes it.
     fn opencl_source(&self) -> String;
 
     /// Hash of [`Pointwise::opencl_source`] and the metadata, for kernel caching.
@@ -166,6 +205,85 @@ pub trait Pointwise: Send + Sync {
         f0: &mut [f32],
         f1: &mut [f32],
     ) -> Result<(), PointwiseError>;
+
+    /// The directional derivatives of `f0` and `f1` at the point `args` in
+    /// the direction `(du, d∇u)`:
+    /// `df0 = ∂f0/∂u · du + ∂f0/∂∇u · d∇u` (`N_comp` entries) and `df1`
+    /// likewise (`N_comp·dim` entries, `df1[c·dim + d]`); `du` has `N_comp`
+    /// entries, `dgrad_u` `N_comp·dim` (`dgrad_u[c·dim + d]`). The auxiliary
+    /// fields, coordinates and constants are inputs, not unknowns. Outputs
+    /// the physics does not have are left untouched.
+    ///
+    /// `#[pointwise]` implements it by forward-mode automatic
+    /// differentiation; a hand-written implementation without derivatives
+    /// returns [`PointwiseError::NoDerivatives`].
+    fn eval_tangent_f64(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f64>,
+        du: &[f64],
+        dgrad_u: &[f64],
+        df0: &mut [f64],
+        df1: &mut [f64],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, du, dgrad_u, df0, df1);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
+
+    /// As [`Pointwise::eval_tangent_f64`], in single precision.
+    fn eval_tangent_f32(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f32>,
+        du: &[f32],
+        dgrad_u: &[f32],
+        df0: &mut [f32],
+        df1: &mut [f32],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, du, dgrad_u, df0, df1);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
+
+    /// The pointwise Jacobians at `args`, PETSc's `g0 = ∂f0/∂u`
+    /// (`N_comp²` entries), `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u` (`N_comp²·dim`
+    /// each) and `g3 = ∂f1/∂∇u` (`N_comp²·dim²`), in the layouts of
+    /// [`crate::layout::jac_g0`] … [`crate::layout::jac_g3`]. Every entry is
+    /// written; entries that are structurally zero (an output the physics
+    /// does not have, an input it does not read) are 0.
+    fn eval_jacobian_f64(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f64>,
+        g0: &mut [f64],
+        g1: &mut [f64],
+        g2: &mut [f64],
+        g3: &mut [f64],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, g0, g1, g2, g3);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
+
+    /// As [`Pointwise::eval_jacobian_f64`], in single precision.
+    fn eval_jacobian_f32(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f32>,
+        g0: &mut [f32],
+        g1: &mut [f32],
+        g2: &mut [f32],
+        g3: &mut [f32],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, g0, g1, g2, g3);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
 }
 
 /// A pointwise evaluation received arguments it cannot use.
@@ -189,6 +307,12 @@ pub enum PointwiseError {
         /// The dimension asked for.
         dim: usize,
     },
+    /// The physics provides no derivatives (a hand-written `Pointwise`
+    /// implementation that does not implement them).
+    NoDerivatives {
+        /// Physics name.
+        physics: &'static str,
+    },
 }
 
 impl fmt::Display for PointwiseError {
@@ -206,6 +330,10 @@ impl fmt::Display for PointwiseError {
             PointwiseError::Dimension { physics, dim } => {
                 write!(f, "`{physics}` does not support dimension {dim}")
             }
+            PointwiseError::NoDerivatives { physics } => write!(
+                f,
+                "`{physics}` provides no derivatives: write it with #[pointwise]"
+            ),
         }
     }
 }

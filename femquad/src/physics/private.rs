@@ -77,6 +77,26 @@ pub fn matrix_mut<'a, T, const R: usize, const C: usize>(
     rows.try_into().map_err(|_| err)
 }
 
+/// Checks that a slice argument has `expected` entries.
+#[inline]
+pub fn check_len(
+    physics: &'static str,
+    argument: &'static str,
+    got: usize,
+    expected: usize,
+) -> Result<(), PointwiseError> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(PointwiseError::Length {
+            physics,
+            argument,
+            expected,
+            got,
+        })
+    }
+}
+
 /// The error for an unsupported dimension.
 pub fn unsupported_dim(physics: &'static str, dim: usize) -> PointwiseError {
     PointwiseError::Dimension { physics, dim }

@@ -3,6 +3,8 @@
 //! points, and the comparison of the two.
 #![allow(dead_code)]
 
+pub mod physics;
+
 use femquad::opencl::DeviceSelector;
 use femquad::opencl::probe::{Inputs, Outputs, PointSizes, Probe};
 use femquad::physics::Pointwise;

@@ -104,10 +104,12 @@ impl Gen {
     /// A real-valued expression.
     pub(crate) fn real(&mut self, c: &mut Ctx, depth: usize) -> Expr {
         if depth == 0 {
-            return match self.read(c, &Ty::Real) {
-                Some(r) if self.chance(0.7) => r,
-                _ => self.float(),
-            };
+            // (Decided first: a generated read may contain a call, which
+            // must not be dropped.)
+            if self.chance(0.3) {
+                return self.float();
+            }
+            return self.read(c, &Ty::Real).unwrap_or_else(|| self.float());
         }
         match self.below(100) {
             0..=9 => self.float(),
@@ -325,7 +327,8 @@ impl Gen {
 
     /// An index valid for an array of length `len`.
     pub(crate) fn index(&mut self, c: &mut Ctx, len: Len) -> Expr {
-        let modulo = |e: Expr| Expr::bin("%", e, len_expr(len), false);
+        let n = len_expr(c.dims, len);
+        let modulo = |e: Expr| Expr::bin("%", e, n.clone(), false);
         match self.below(10) {
             0..=2 => Expr::usize(self.below(len.min() as usize) as u64),
             3..=5 => {
@@ -565,11 +568,13 @@ impl Gen {
     }
 }
 
-/// The length as an index expression (`D` or a literal).
-pub(crate) fn len_expr(l: Len) -> Expr {
-    match l {
-        Len::N(n) => Expr::usize(n),
-        Len::D => Expr::var("D"),
+/// The length as an index expression: a literal, or `D` (a literal in a
+/// physics of fixed dimension).
+pub(crate) fn len_expr(dims: Dims, l: Len) -> Expr {
+    match (l, dims) {
+        (Len::N(n), _) => Expr::usize(n),
+        (Len::D, Dims::Fixed(d)) => Expr::usize(d),
+        (Len::D, _) => Expr::var("D"),
     }
 }
 

@@ -251,10 +251,9 @@ impl Gen {
             None
         };
         let nk = self.below(4) as u64;
-        let d = match dims {
-            Dims::Fixed(k) => Len::N(k),
-            _ => Len::D,
-        };
+        // Dimension-sized arrays: `D`, printed as the literal in a physics
+        // of fixed dimension.
+        let d = Len::D;
         let free = dims == Dims::Free;
         let mut params = Vec::new();
         let mut want = |g: &mut Gen, r: Role, p: f64, ty: Ty| {

@@ -104,8 +104,9 @@ impl Gen {
             }
         };
         let init = self.value(c, &ty, DEPTH);
-        // Floats are annotated, so that methods may be called on them.
-        let annotate = ty == Ty::Real || self.chance(0.5);
+        // Floats (and arrays of them) are annotated, so that methods may be
+        // called on them.
+        let annotate = !matches!(ty, Ty::Usize | Ty::I32 | Ty::Bool) || self.chance(0.5);
         let stmt = Stmt::Let {
             name: name.clone(),
             mutable,
@@ -182,8 +183,8 @@ impl Gen {
             .cloned()
             .collect();
         let (lo, hi, inclusive, range) = match self.below(6) {
-            0 if c.generic() => (Expr::usize(0), len_expr(Len::D), false, (0, Len::D)),
-            1 if c.generic() => (Expr::usize(1), len_expr(Len::D), false, (1, Len::D)),
+            0 if c.generic() => (Expr::usize(0), len_expr(c.dims, Len::D), false, (0, Len::D)),
+            1 if c.generic() => (Expr::usize(1), len_expr(c.dims, Len::D), false, (1, Len::D)),
             2 => (Expr::usize(0), Expr::usize(1), true, (0, Len::N(2))),
             3 if !consts.is_empty() => {
                 let k = &consts[0];
