@@ -9,6 +9,7 @@ pub mod context;
 pub mod device;
 pub mod operator;
 pub mod options;
+pub mod probe;
 pub mod shape;
 pub(crate) mod source;
 pub mod tuning_cache;
