@@ -33,8 +33,12 @@
 //! [`output`] (CSV/JSON), [`table`] (printed results), [`plot`] (SVG),
 //! [`progress`] (stderr).
 
+pub mod bp;
+pub mod cg_time;
 pub mod error;
 pub mod host;
+pub mod measure;
+pub mod numbering;
 pub mod options;
 pub mod output;
 pub mod plot;
@@ -46,7 +50,9 @@ pub mod spec;
 pub mod table;
 
 pub use error::BenchError;
-pub use options::{Options, Plan};
+pub use measure::Measure;
+pub use numbering::Numbering;
+pub use options::{Options, Plan, Selection};
 pub use row::Row;
 pub use run::run;
 pub use spec::CaseSpec;

@@ -8,6 +8,8 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use femquad::Precision;
 
 use crate::BenchError;
+use crate::measure::Measure;
+use crate::numbering::Numbering;
 use crate::spec::{CaseSpec, Coefficient, PhysicsKind, default_qdegree};
 
 /// `--precision`: the values of [`Precision`] (listed by `--help`),
@@ -74,19 +76,23 @@ pub fn parse_count(s: &str) -> Result<usize, String> {
 
 /// Measures femquad's element kernel (BK: element vectors of a residual) on
 /// an OpenCL device, in the manner of PETSc's SNES ex12 runs in Knepley,
-/// Rupp and Terrel.
+/// Rupp and Terrel, and with --measure bp the global residual F(u) with u
+/// and F on the device (BP) and one conjugate-gradient iteration.
 ///
 /// Each case (P1/P2 Poisson or Lamé, 2D/3D, f32/f64) runs on a jittered,
-/// randomly renumbered mesh of the unit square or cube with random data:
-/// the thread-transposition kernel's element vectors are first checked
-/// against the native integrator, then the kernel is timed (OpenCL
-/// profiling events, median of --reps launches after --warmup). One line is
-/// printed per launch configuration: kernel time, model GF/s, effective
-/// GB/s (minimal bytes / time), the copy bandwidth measured in the same
-/// process, % of copy, the performance model's predicted time and its
-/// error, and the check's result. --suite runs the cases of BENCHMARKS.md,
-/// --sweep the N_bl × N_cb grid of the paper's Table 2; --csv and --json
-/// write every field, --plot draws SVG figures.
+/// randomly renumbered mesh of the unit square or cube (--numbering: also
+/// renumbered for locality) with random data: the thread-transposition
+/// kernel's element vectors are first checked against the native
+/// integrator, then the kernel is timed (OpenCL profiling events, median of
+/// --reps launches after --warmup). One line is printed per launch
+/// configuration: kernel time, model GF/s, effective GB/s (minimal bytes /
+/// time), the copy bandwidth measured in the same process, % of copy, the
+/// performance model's predicted time and its error, and the check's
+/// result. BP rows (atomic and deterministic assembly, stored and computed
+/// geometry) are checked against the host assembly of the element vectors
+/// and add GDOF/s and the time of a CG iteration. --suite runs the cases of
+/// BENCHMARKS.md, --sweep the N_bl × N_cb grid of the paper's Table 2;
+/// --csv and --json write every field, --plot draws SVG figures.
 #[derive(Parser, Clone, Debug)]
 #[command(name = "femquad-bench", version)]
 pub struct Options {
@@ -151,9 +157,21 @@ pub struct Options {
     /// Jitter of interior vertices as a fraction of h (0 ..= 0.15).
     #[arg(long, default_value_t = 0.1)]
     pub jitter: f64,
-    /// Keep the structured numbering of cells and vertices (default: shuffled).
+    /// Mesh numberings, comma-separated, each run in turn: `random`
+    /// (vertices and cells shuffled), `renumbered` (the random mesh
+    /// renumbered for locality, Hilbert order), `structured` (the
+    /// generator's order).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "random")]
+    pub numbering: Vec<Numbering>,
+    /// What to measure, comma-separated: `bk` (the element kernel), `bp`
+    /// (global F(u) on the device, both assemblies and geometries, and a CG
+    /// iteration).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "bk")]
+    pub measure: Vec<Measure>,
+    /// Timed conjugate-gradient iterations per BP row (their median is
+    /// reported; --warmup more run first); 0: no CG timing [default: 20].
     #[arg(long)]
-    pub no_shuffle: bool,
+    pub cg_iterations: Option<usize>,
     /// Size of each of the copy benchmark's two buffers in MiB (raised to
     /// half a single case's model bytes if that is larger).
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
@@ -228,6 +246,45 @@ impl Options {
         Ok(spec)
     }
 
+    /// What `--measure`, `--numbering` and `--cg-iterations` select, checked
+    /// against each other and against `--sweep`/`--n-bl auto` (BP rows time
+    /// the default or given configuration with both geometries; sweeping or
+    /// autotuning them is not offered).
+    pub fn selection(&self) -> Result<Selection, BenchError> {
+        let measures = distinct("--measure", &self.measure, |m| m.name())?;
+        let numberings = distinct("--numbering", &self.numbering, |n| n.name())?;
+        let bp = measures.contains(&Measure::Bp);
+        if let (Some(n), false) = (self.cg_iterations, bp) {
+            return Err(BenchError::Usage(format!(
+                "--cg-iterations {n} applies to BP rows only: add `bp` to --measure"
+            )));
+        }
+        if bp && self.sweep {
+            return Err(BenchError::Usage(
+                "--sweep measures the element kernel only: use --measure bk (the default) with it"
+                    .into(),
+            ));
+        }
+        if bp && (self.n_bl == ConfigArg::Auto || self.n_cb == ConfigArg::Auto) {
+            return Err(BenchError::Usage(
+                "--measure bp times the default (or given) configuration with stored and computed \
+                 geometry and marks the faster; `auto` is not offered with it"
+                    .into(),
+            ));
+        }
+        let mut measures = measures;
+        measures.sort_unstable();
+        Ok(Selection {
+            measures,
+            numberings,
+            cg_iterations: if bp {
+                self.cg_iterations.unwrap_or(DEFAULT_CG_ITERATIONS)
+            } else {
+                0
+            },
+        })
+    }
+
     /// The launch plan of `--n-bl`/`--n-cb`/`--sweep`.
     pub fn plan(&self) -> Result<Plan, BenchError> {
         if self.sweep {
@@ -278,6 +335,45 @@ impl Options {
                 },
             },
         })
+    }
+}
+
+/// Timed CG iterations per BP row unless `--cg-iterations` says otherwise.
+pub const DEFAULT_CG_ITERATIONS: usize = 20;
+
+/// `values` if no value repeats, else an error naming the option and the
+/// value (by `name`).
+fn distinct<T: Copy + PartialEq>(
+    option: &str,
+    values: &[T],
+    name: impl Fn(T) -> &'static str,
+) -> Result<Vec<T>, BenchError> {
+    for (k, &v) in values.iter().enumerate() {
+        if values[..k].contains(&v) {
+            return Err(BenchError::Usage(format!(
+                "{option} lists `{}` twice",
+                name(v)
+            )));
+        }
+    }
+    Ok(values.to_vec())
+}
+
+/// The measures and numberings a run covers ([`Options::selection`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// The measures, BK before BP.
+    pub measures: Vec<Measure>,
+    /// The numberings, in the order given.
+    pub numberings: Vec<Numbering>,
+    /// Timed CG iterations per BP row (0: none, and always 0 without BP).
+    pub cg_iterations: usize,
+}
+
+impl Selection {
+    /// Whether `measure` is selected.
+    pub fn has(&self, measure: Measure) -> bool {
+        self.measures.contains(&measure)
     }
 }
 
@@ -372,6 +468,69 @@ mod tests {
         let o =
             Options::parse_from_args(["b", "--physics", "lame", "--coefficient", "field"]).unwrap();
         assert!(o.case().is_err());
+    }
+
+    #[test]
+    fn measures_and_numberings() {
+        let o = Options::parse_from_args(["b"]).unwrap();
+        let s = o.selection().unwrap();
+        assert_eq!(s.measures, vec![Measure::Bk]);
+        assert_eq!(s.numberings, vec![Numbering::Random]);
+        assert_eq!(s.cg_iterations, 0);
+        let o = Options::parse_from_args([
+            "b",
+            "--measure",
+            "bp,bk",
+            "--numbering",
+            "renumbered,random",
+        ])
+        .unwrap();
+        let s = o.selection().unwrap();
+        assert_eq!(s.measures, vec![Measure::Bk, Measure::Bp]);
+        assert_eq!(s.numberings, vec![Numbering::Renumbered, Numbering::Random]);
+        assert_eq!(s.cg_iterations, DEFAULT_CG_ITERATIONS);
+        assert!(s.has(Measure::Bp));
+        let o = Options::parse_from_args(["b", "--measure", "bp", "--cg-iterations", "0"]).unwrap();
+        assert_eq!(o.selection().unwrap().cg_iterations, 0);
+
+        let err = |args: &[&str]| {
+            let all = std::iter::once("b").chain(args.iter().copied());
+            Options::parse_from_args(all)
+                .unwrap()
+                .selection()
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(err(&["--measure", "bk,bk"]), "--measure lists `bk` twice");
+        assert_eq!(
+            err(&["--numbering", "random,renumbered,random"]),
+            "--numbering lists `random` twice"
+        );
+        let e = err(&["--cg-iterations", "5"]);
+        assert!(
+            e.starts_with("--cg-iterations 5 applies to BP rows only"),
+            "{e}"
+        );
+        let e = err(&["--measure", "bp", "--sweep"]);
+        assert!(
+            e.starts_with("--sweep measures the element kernel only"),
+            "{e}"
+        );
+        let e = err(&["--measure", "bk,bp", "--n-bl", "auto"]);
+        assert!(e.contains("`auto` is not offered"), "{e}");
+        // bad values are clap errors that name the value
+        let e = Options::parse_from_args(["b", "--measure", "bq"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'bq'") && e.contains("bk, bp"), "{e}");
+        let e = Options::parse_from_args(["b", "--numbering", "hilbert"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'hilbert'"), "{e}");
+        let e = Options::parse_from_args(["b", "--cg-iterations", "-1"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("-1"), "{e}");
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! Running one case on the device: the OpenCL integrator, the correctness
-//! check against the native integrator, timings, autotuning and the model.
+//! Running one case on the device: the OpenCL operator, the element
+//! kernel's (BK) correctness check against the native integrator, timings,
+//! autotuning and the model; the global operator (BP) continues in
+//! [`crate::bp`].
 //!
-//! This file (with [`crate::host`] for host data) holds the benchmark's
-//! calls into `femquad::opencl` and `femquad::perf_model`.
+//! This file (with [`crate::host`] for host data and [`crate::bp`],
+//! [`crate::cg_time`] for BP) holds the benchmark's calls into
+//! `femquad::opencl` and `femquad::perf_model`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,7 +30,9 @@ use rayon::prelude::*;
 
 use crate::BenchError;
 use crate::host::{Host, check_windows, random_vec};
-use crate::options::{Options, Plan};
+use crate::measure::{GeometryKind, Measure};
+use crate::numbering::Numbering;
+use crate::options::{Options, Plan, Selection};
 use crate::output::{write_csv, write_json};
 use crate::progress::Progress;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
@@ -49,6 +54,8 @@ pub const SWEEP_MAX_THREADS: usize = 1024;
 pub struct Runner<'a> {
     /// The options.
     pub opts: &'a Options,
+    /// The measures and numberings the options select.
+    pub selection: Selection,
     /// The device.
     pub device: Arc<Device>,
     /// The copy bandwidth, once measured.
@@ -62,25 +69,31 @@ pub struct Runner<'a> {
 }
 
 /// Everything fixed about the case being run, for making rows.
-struct CaseCtx {
-    spec: CaseSpec,
-    mode: Mode,
-    n_cells: usize,
-    dim: usize,
-    n_b: usize,
-    n_comp: usize,
-    n_q: usize,
-    aux: AuxSpace,
-    physics: &'static dyn Pointwise,
-    options: KernelOptions,
+pub(crate) struct CaseCtx {
+    pub(crate) spec: CaseSpec,
+    pub(crate) mode: Mode,
+    pub(crate) numbering: Numbering,
+    pub(crate) n_cells: usize,
+    pub(crate) n_dofs: usize,
+    pub(crate) dim: usize,
+    pub(crate) n_b: usize,
+    pub(crate) n_comp: usize,
+    pub(crate) n_q: usize,
+    pub(crate) aux: AuxSpace,
+    pub(crate) physics: &'static dyn Pointwise,
+    pub(crate) options: KernelOptions,
 }
 
 impl CaseCtx {
-    fn shape(&self, config: LaunchConfig) -> femquad::Result<KernelShape> {
-        KernelShape::new(&self.case(), KernelVariant::ELEMENT, config, &self.options)
+    pub(crate) fn shape(
+        &self,
+        variant: KernelVariant,
+        config: LaunchConfig,
+    ) -> femquad::Result<KernelShape> {
+        KernelShape::new(&self.case(), variant, config, &self.options)
     }
 
-    fn case(&self) -> KernelCase {
+    pub(crate) fn case(&self) -> KernelCase {
         KernelCase {
             dim: self.dim,
             n_b: self.n_b,
@@ -100,9 +113,11 @@ impl<'a> Runner<'a> {
             Some(d) => DeviceSelector::parse(d),
             None => DeviceSelector::from_env(),
         };
+        let selection = opts.selection()?;
         let device = Device::open(&selector)?;
         Ok(Runner {
             opts,
+            selection,
             device,
             copy: None,
             progress: Progress::new(opts.quiet),
@@ -162,11 +177,21 @@ impl<'a> Runner<'a> {
         Ok(c)
     }
 
-    fn push(&mut self, row: Row) {
+    pub(crate) fn push(&mut self, row: Row) {
         self.progress.println(&table_line(&row));
         if row.status.is_failure() {
+            let what = match row.assembly {
+                Some(a) => format!(
+                    "{} {} {} {}",
+                    row.measure.name(),
+                    row.numbering.name(),
+                    a.name(),
+                    row.geometry.name()
+                ),
+                None => format!("{} {}", row.measure.name(), row.numbering.name()),
+            };
             self.failures.push(format!(
-                "{} (N_bl={}, N_cb={}): {}: {}",
+                "{} ({what}, N_bl={}, N_cb={}): {}: {}",
                 row.case,
                 row.n_bl,
                 row.n_cb,
@@ -190,19 +215,32 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// A row for a case that failed before any configuration ran.
-    pub fn push_error(&mut self, spec: &CaseSpec, mode: Mode, cells: usize, error: &BenchError) {
-        let info = self.device.info();
-        let mut row = Row::new(spec, mode, &info.name, &info.driver);
-        row.cells = cells;
-        row.status = Status::Error;
-        row.note = error.to_string().replace('\n', " ");
-        self.push(row);
+    /// A row for a case that failed before any configuration ran (one per
+    /// selected measure).
+    pub fn push_error(
+        &mut self,
+        spec: &CaseSpec,
+        mode: Mode,
+        numbering: Numbering,
+        cells: usize,
+        error: &BenchError,
+    ) {
+        for measure in self.selection.measures.clone() {
+            let info = self.device.info();
+            let mut row = Row::new(spec, mode, &info.name, &info.driver);
+            row.measure = measure;
+            row.numbering = numbering;
+            row.cells = cells;
+            row.status = Status::Error;
+            row.note = error.to_string().replace('\n', " ");
+            self.push(row);
+        }
     }
 
-    /// Runs `spec` on `host` with `plan`, adding one row per configuration.
-    /// Errors of single configurations become rows (status `error`); errors
-    /// before any configuration runs (setup, allocation, fp64) are returned.
+    /// Runs `spec` on `host` with `plan`, adding one row per configuration
+    /// of each selected measure. Errors of single configurations become
+    /// rows (status `error`); errors before any configuration runs (setup,
+    /// allocation, fp64) are returned.
     pub fn run_case(
         &mut self,
         host: &mut Host,
@@ -214,6 +252,9 @@ impl<'a> Runner<'a> {
         host.ensure_space(spec.order, spec.n_comp(), &self.progress)?;
         if let AuxSpace::Field { n_comp } = spec.aux() {
             host.ensure_space(spec.order, n_comp, &self.progress)?;
+        }
+        if self.selection.has(Measure::Bp) && self.selection.cg_iterations > 0 {
+            host.ensure_boundary(spec.order, spec.n_comp())?;
         }
         match spec.precision {
             Precision::F32 => self.run_case_r::<f32>(host, spec, plan, mode),
@@ -237,30 +278,13 @@ impl<'a> Runner<'a> {
         let quad = Quadrature::simplex(spec.dim, spec.qdegree)?;
         let disc = Discretization::<R>::new(mesh, space, quad, aux_space)?;
         let n_cells = disc.n_cells();
-        let seed = self.opts.seed;
 
         self.progress.stage(&format!("{name}: random data"));
-        let u = {
-            let global = random_vec::<R>(space.n_dofs(), -1.0, 1.0, seed, 1);
-            let mut local = vec![R::ZERO; space.n_cell_dofs()];
-            space.gather(&global, &mut local)?;
-            local
-        };
-        let aux: Vec<R> = match aux_space {
-            AuxSpace::None => Vec::new(),
-            AuxSpace::Field { n_comp } => {
-                let aspace = host.space(spec.order, n_comp)?;
-                let global = random_vec::<R>(aspace.n_dofs(), 0.5, 2.0, seed, 2);
-                let mut local = vec![R::ZERO; aspace.n_cell_dofs()];
-                aspace.gather(&global, &mut local)?;
-                local
-            }
-            AuxSpace::Cell { n_comp } => random_vec::<R>(n_cells * n_comp, 0.5, 2.0, seed, 3),
-        };
+        let data = RandomData::<R>::new(host, spec, n_cells, self.opts.seed)?;
         let constants: Vec<R> = spec.constants().iter().map(|&c| R::from_f64(c)).collect();
         let inputs = CellInputs {
-            u: &u,
-            aux: &aux,
+            u: &data.u_cells,
+            aux: &data.aux_cells,
             constants: &constants,
         };
         let physics = spec.pointwise();
@@ -269,7 +293,9 @@ impl<'a> Runner<'a> {
         let ctx = CaseCtx {
             spec: *spec,
             mode,
+            numbering: host.numbering,
             n_cells,
+            n_dofs: space.n_dofs(),
             dim: disc.dim(),
             n_b: disc.n_b(),
             n_comp: disc.n_comp(),
@@ -292,19 +318,38 @@ impl<'a> Runner<'a> {
             t.elapsed().as_secs_f64()
         ));
 
-        let mut out = vec![R::ZERO; u.len()];
+        let mut out = vec![R::ZERO; data.u_cells.len()];
         let mut reference: HashMap<(usize, usize), Vec<R>> = HashMap::new();
         let mut work = Work {
             integ: &mut integ,
             inputs: &inputs,
             out: &mut out,
+            out_checked: false,
             reference: &mut reference,
         };
+        if self.selection.has(Measure::Bk) {
+            self.run_bk(&ctx, &mut work, plan, default);
+        }
+        if self.selection.has(Measure::Bp) {
+            self.run_bp(&ctx, &mut work, host, &data, plan, default);
+        }
+        Ok(())
+    }
 
+    /// The BK rows of the case: one per configuration of `plan`.
+    fn run_bk<R: Real>(
+        &mut self,
+        ctx: &CaseCtx,
+        work: &mut Work<'_, R>,
+        plan: &Plan,
+        default: LaunchConfig,
+    ) {
+        let name = ctx.spec.name();
+        let physics = ctx.physics;
         match plan {
             Plan::Default => {
-                let row = self.measure(&ctx, &mut work, default, ConfigSource::Default);
-                self.push_result(&ctx, default, ConfigSource::Default, row);
+                let row = self.measure(ctx, work, default, ConfigSource::Default);
+                self.push_result(ctx, default, ConfigSource::Default, row);
             }
             Plan::Fixed {
                 n_bl,
@@ -319,8 +364,8 @@ impl<'a> Runner<'a> {
                     prefetch: *prefetch,
                     geometry: default.geometry,
                 };
-                let row = self.measure(&ctx, &mut work, c, ConfigSource::Fixed);
-                self.push_result(&ctx, c, ConfigSource::Fixed, row);
+                let row = self.measure(ctx, work, c, ConfigSource::Fixed);
+                self.push_result(ctx, c, ConfigSource::Fixed, row);
             }
             Plan::Sweep {
                 n_bl,
@@ -329,7 +374,14 @@ impl<'a> Runner<'a> {
                 prefetch,
             } => {
                 let n_tc = n_tc.unwrap_or(default.n_tc);
-                let shape = ctx.shape(default.with_threads_per_cell(n_tc))?;
+                let shape =
+                    match ctx.shape(KernelVariant::ELEMENT, default.with_threads_per_cell(n_tc)) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            self.push_result(ctx, default, ConfigSource::Sweep, Err(e.into()));
+                            return;
+                        }
+                    };
                 let threads_per_block = shape.n_bs * shape.n_tc;
                 let n_bl = n_bl
                     .clone()
@@ -342,8 +394,8 @@ impl<'a> Runner<'a> {
                             .with_threads_per_cell(n_tc)
                             .with_prefetch(*prefetch);
                         self.progress.stage(&format!("{name}: N_bl={bl} N_cb={cb}"));
-                        let row = self.measure(&ctx, &mut work, c, ConfigSource::Sweep);
-                        self.push_result(&ctx, c, ConfigSource::Sweep, row);
+                        let row = self.measure(ctx, work, c, ConfigSource::Sweep);
+                        self.push_result(ctx, c, ConfigSource::Sweep, row);
                         self.progress.inc();
                     }
                 }
@@ -353,8 +405,8 @@ impl<'a> Runner<'a> {
                 retune,
             } => {
                 if *with_default {
-                    let row = self.measure(&ctx, &mut work, default, ConfigSource::Default);
-                    self.push_result(&ctx, default, ConfigSource::Default, row);
+                    let row = self.measure(ctx, work, default, ConfigSource::Default);
+                    self.push_result(ctx, default, ConfigSource::Default, row);
                 }
                 let case = work.integ.case_for(physics);
                 let options = work.integ.options().clone();
@@ -372,19 +424,18 @@ impl<'a> Runner<'a> {
                 };
                 let (c, src) = match cached {
                     Some(c) => (c, ConfigSource::Cached),
-                    None => match self.tune(&ctx, &mut work, default) {
+                    None => match self.tune(ctx, work, default) {
                         Ok(c) => (c, ConfigSource::Tuned),
                         Err(e) => {
-                            self.push_result(&ctx, default, ConfigSource::Tuned, Err(e));
-                            return Ok(());
+                            self.push_result(ctx, default, ConfigSource::Tuned, Err(e));
+                            return;
                         }
                     },
                 };
-                let row = self.measure(&ctx, &mut work, c, src);
-                self.push_result(&ctx, c, src, row);
+                let row = self.measure(ctx, work, c, src);
+                self.push_result(ctx, c, src, row);
             }
         }
-        Ok(())
     }
 
     /// Autotunes (after an evaluation with `default` if none ran yet).
@@ -396,6 +447,7 @@ impl<'a> Runner<'a> {
     ) -> Result<LaunchConfig, BenchError> {
         let name = ctx.spec.name();
         if work.integ.last_launch().is_none() {
+            work.out_checked = false;
             work.integ
                 .element_vectors(ctx.physics, work.inputs, work.out, Some(default))?;
         }
@@ -438,7 +490,7 @@ impl<'a> Runner<'a> {
         let row = match row {
             Ok(r) => r,
             Err(e) => {
-                let mut r = self.base_row(ctx, config, src);
+                let mut r = self.base_row(ctx, KernelVariant::ELEMENT, config, src);
                 r.status = Status::Error;
                 r.note = e.to_string().replace('\n', " ");
                 r
@@ -447,14 +499,27 @@ impl<'a> Runner<'a> {
         self.push(row);
     }
 
-    /// A row with everything known before measuring.
-    fn base_row(&self, ctx: &CaseCtx, config: LaunchConfig, src: ConfigSource) -> Row {
+    /// A row with everything known before measuring the kernel `variant`
+    /// with `config` (measure BK; the caller sets another measure).
+    pub(crate) fn base_row(
+        &self,
+        ctx: &CaseCtx,
+        variant: KernelVariant,
+        config: LaunchConfig,
+        src: ConfigSource,
+    ) -> Row {
         let info = self.device.info();
-        let shape = ctx.shape(config).ok();
+        let shape = ctx.shape(variant, config).ok();
         let mut row = Row::new(&ctx.spec, ctx.mode, &info.name, &info.driver);
+        row.numbering = ctx.numbering;
+        row.geometry = match config.geometry {
+            GeometryMode::Stored => GeometryKind::Stored,
+            GeometryMode::Computed => GeometryKind::Computed,
+        };
         row.n_q = ctx.n_q;
         row.cells = ctx.n_cells;
         row.cells_device = ctx.n_cells;
+        row.dofs = ctx.n_dofs;
         row.n_b = ctx.n_b;
         row.n_comp = ctx.n_comp;
         row.n_bt = ctx.n_b * ctx.n_comp;
@@ -480,8 +545,8 @@ impl<'a> Runner<'a> {
         config: LaunchConfig,
         src: ConfigSource,
     ) -> Result<Row, BenchError> {
-        let mut row = self.base_row(ctx, config, src);
-        let shape = ctx.shape(config)?;
+        let mut row = self.base_row(ctx, KernelVariant::ELEMENT, config, src);
+        let shape = ctx.shape(KernelVariant::ELEMENT, config)?;
         if let Err(e) = shape.check_device(self.device.info()) {
             row.status = Status::Invalid;
             row.note = e.to_string();
@@ -494,6 +559,7 @@ impl<'a> Runner<'a> {
             "{name}: N_bl={} N_cb={}: evaluate and check",
             config.n_bl, config.n_cb
         ));
+        work.out_checked = false;
         work.integ
             .element_vectors(ctx.physics, work.inputs, work.out, Some(config))?;
         row.build_info =
@@ -517,6 +583,7 @@ impl<'a> Runner<'a> {
             );
             return Ok(row);
         }
+        work.out_checked = true;
         let model = LaunchModel::new(&shape, ctx.aux, ctx.physics.info(), n_dev);
         let copy = self.copy_bandwidth(if ctx.mode == Mode::Single {
             model.bytes
@@ -550,6 +617,7 @@ impl<'a> Runner<'a> {
         row.time_ms = finite(med_ns / 1e6);
         row.time_ms_min = finite(min_ns / 1e6);
         row.time_ms_max = finite(max_ns / 1e6);
+        row.gdof_per_s = finite(ctx.n_dofs as f64 / t_med * 1e-9);
         row.gflops = finite(model.flops / t_med * 1e-9);
         row.gb_per_s = finite(gb);
         row.copy_gb_per_s = finite(copy.gb_per_s());
@@ -563,19 +631,78 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// The random data of a case: a global `u` in `[−1, 1)` and aux values in
+/// `[0.5, 2)` (global nodal values of a field, or one per cell), and their
+/// cell-local forms for the element kernel. Never zeros.
+pub(crate) struct RandomData<R> {
+    /// Global `u`, `n_dofs` values.
+    pub(crate) u: Vec<R>,
+    /// `u` gathered to the cells.
+    pub(crate) u_cells: Vec<R>,
+    /// Global aux values (`[node][k]` for a field, `[cell][k]` for P0;
+    /// empty without aux), as `OpenClOperator::set_aux` takes them.
+    pub(crate) aux: Vec<R>,
+    /// Aux gathered to the cells (P0: the same values).
+    pub(crate) aux_cells: Vec<R>,
+}
+
+impl<R: Real> RandomData<R> {
+    /// The data of `spec` on `host` (`n_cells` cells) from `seed`.
+    pub(crate) fn new(
+        host: &Host,
+        spec: &CaseSpec,
+        n_cells: usize,
+        seed: u64,
+    ) -> Result<Self, BenchError> {
+        let space = host.space(spec.order, spec.n_comp())?;
+        let u = random_vec::<R>(space.n_dofs(), -1.0, 1.0, seed, 1);
+        let mut u_cells = vec![R::ZERO; space.n_cell_dofs()];
+        space.gather(&u, &mut u_cells)?;
+        let (aux, aux_cells) = match spec.aux() {
+            AuxSpace::None => (Vec::new(), Vec::new()),
+            AuxSpace::Field { n_comp } => {
+                let aspace = host.space(spec.order, n_comp)?;
+                let global = random_vec::<R>(aspace.n_dofs(), 0.5, 2.0, seed, 2);
+                let mut local = vec![R::ZERO; aspace.n_cell_dofs()];
+                aspace.gather(&global, &mut local)?;
+                (global, local)
+            }
+            AuxSpace::Cell { n_comp } => {
+                let values = random_vec::<R>(n_cells * n_comp, 0.5, 2.0, seed, 3);
+                (values.clone(), values)
+            }
+        };
+        Ok(RandomData {
+            u,
+            u_cells,
+            aux,
+            aux_cells,
+        })
+    }
+}
+
 /// The mutable state of the case being run.
-struct Work<'w, R: Real> {
-    integ: &'w mut OpenClOperator<R>,
-    inputs: &'w CellInputs<'w, R>,
-    out: &'w mut Vec<R>,
-    reference: &'w mut HashMap<(usize, usize), Vec<R>>,
+pub(crate) struct Work<'w, R: Real> {
+    pub(crate) integ: &'w mut OpenClOperator<R>,
+    pub(crate) inputs: &'w CellInputs<'w, R>,
+    /// Element vectors of the last element-kernel evaluation.
+    pub(crate) out: &'w mut Vec<R>,
+    /// Whether `out` holds an evaluation of every cell that passed
+    /// [`Work::check`] (the BP rows' reference is assembled from it).
+    pub(crate) out_checked: bool,
+    pub(crate) reference: &'w mut HashMap<(usize, usize), Vec<R>>,
 }
 
 impl<R: Real> Work<'_, R> {
     /// Compares `out` with native element vectors on the check windows
     /// ([`check_windows`], `k` cells each): the max-norm relative
     /// difference, infinite if any output is not finite.
-    fn check(&mut self, ctx: &CaseCtx, n_dev: usize, k: usize) -> Result<f64, BenchError> {
+    pub(crate) fn check(
+        &mut self,
+        ctx: &CaseCtx,
+        n_dev: usize,
+        k: usize,
+    ) -> Result<f64, BenchError> {
         let n_bt = ctx.n_b * ctx.n_comp;
         let apc = ctx.aux.values_per_cell(ctx.n_b);
         if !self.out.par_iter().all(|x| x.is_finite()) {
