@@ -209,8 +209,10 @@ pub struct Options {
     /// N_cb values of the sweep.
     #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,12,16")]
     pub sweep_n_cb: Vec<usize>,
-    /// Write SVG figures to this directory: of --from-csv files if given
-    /// (nothing is run then), else of this run's rows.
+    /// Write SVG figures of the BK rows to this directory (one set per
+    /// numbering; BP rows are in the table, CSV and JSON only): of
+    /// --from-csv files if given (nothing is run then), else of this run's
+    /// rows.
     #[arg(long)]
     pub plot: Option<PathBuf>,
     /// CSV files written earlier by --csv (repeatable), for --plot.

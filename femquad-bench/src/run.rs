@@ -70,8 +70,15 @@ pub fn run(opts: &Options) -> Result<Vec<Row>, BenchError> {
 
     let rows = std::mem::take(&mut runner.rows);
     if opts.sweep {
-        println!();
-        print!("{}", sweep_table(&rows));
+        for &numbering in &selection.numberings {
+            let of: Vec<Row> = rows
+                .iter()
+                .filter(|r| r.numbering == numbering)
+                .cloned()
+                .collect();
+            println!();
+            print!("{}", sweep_table(&of));
+        }
     }
     if let Some(p) = &opts.csv {
         write_csv(p, &rows)?;

@@ -120,8 +120,12 @@ pub fn sweep_table(rows: &[Row]) -> String {
     if let Some(r) = rows.first() {
         let _ = writeln!(
             out,
-            "Sweep {} on {} ({} cells): GF/s (% of copy bandwidth); N_t = N_bl·N_bs, N_bs = {}",
-            r.case, r.device, r.cells, r.n_bs
+            "Sweep {} on {} ({} cells, {} numbering): GF/s (% of copy bandwidth); N_t = N_bl·N_bs, N_bs = {}",
+            r.case,
+            r.device,
+            r.cells,
+            r.numbering.name(),
+            r.n_bs
         );
     }
     let _ = write!(out, "{:>12} |", "N_bl (N_t)");
