@@ -1,8 +1,9 @@
-//! The global operator (BP, what a user gets): `F(u)` from a global `u`
-//! into a global `F`, both device-resident (`OpenClOperator::residual`:
-//! gather, integrate and assemble in one fused launch, or two with
-//! deterministic assembly), and one conjugate-gradient iteration with it
-//! ([`crate::cg_time`]).
+//! The rows of the global measures: BP, what a user gets — `F(u)` from a
+//! global `u` into a global `F`, both device-resident
+//! (`OpenClOperator::residual`: gather, integrate and assemble in one fused
+//! launch, or two with deterministic assembly) — and one conjugate-gradient
+//! iteration with that operator ([`crate::cg_time`]). What is specific to
+//! the operator is in [`crate::global_op`]; the rest here serves any.
 //!
 //! Per case and numbering, after the BK rows:
 //! 1. **Reference.** The element vectors of every cell from the element
@@ -27,17 +28,17 @@
 //!    keeps (`femquad::opencl::autotune`, stage 0: the default
 //!    configuration with each geometry, the faster kept for the rest).
 
-use femquad::Real;
+use femquad::opencl::bandwidth::median;
 use femquad::opencl::shape::default_config;
-use femquad::opencl::{DeviceIndices, DeviceVector, KernelVariant, LaunchConfig};
-use femquad::perf_model::ResidualModel;
-use femquad::{Precision, opencl::bandwidth::median};
+use femquad::opencl::{DeviceIndices, DeviceVector, GeometryMode, LaunchConfig};
+use femquad::{Precision, Real};
 use rayon::prelude::*;
 
 use crate::BenchError;
 use crate::cg_time::cg_iteration_times;
+use crate::global_op::{GlobalOp, MeshSizes};
 use crate::host::{Host, random_vec};
-use crate::measure::{AssemblyKind, GeometryKind, Measure};
+use crate::measure::{AssemblyKind, GeometryKind};
 use crate::options::Plan;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
 use crate::runner::{CaseCtx, RandomData, Runner, Work};
@@ -107,13 +108,14 @@ pub fn mark_geometry_pick(rows: &mut [Row]) {
     }
 }
 
-/// What the BP rows of a case share: the device vectors and the reference.
-struct BpState<R: Real> {
+/// What the rows of one global operator share in a case: the device
+/// vectors and the reference.
+struct GlobalState<R: Real> {
     /// The random global `u`, on the device.
     u: DeviceVector<R>,
-    /// `F(u)` of the last evaluation.
-    r: DeviceVector<R>,
-    /// `F_ref`: the host assembly of the checked element vectors.
+    /// The output of the last application.
+    out: DeviceVector<R>,
+    /// The host reference of the output ([`GlobalOp::reference`]).
     reference: Vec<R>,
     /// The physics' constants.
     constants: Vec<R>,
@@ -123,10 +125,13 @@ struct BpState<R: Real> {
 }
 
 impl Runner<'_> {
-    /// The BP rows of a case (see the [module documentation](self)).
-    /// Errors become rows.
-    pub(crate) fn run_bp<R: Real>(
+    /// The rows of the global operator `g` in a case (see the [module
+    /// documentation](self)): one per assembly and geometry. Errors become
+    /// rows.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_global<R: Real>(
         &mut self,
+        g: GlobalOp,
         ctx: &CaseCtx,
         work: &mut Work<'_, R>,
         host: &Host,
@@ -134,13 +139,20 @@ impl Runner<'_> {
         plan: &Plan,
         element_default: LaunchConfig,
     ) {
-        let mut state = match self.bp_state(ctx, work, host, data, element_default) {
+        let mut state = match self.global_state(g, ctx, work, host, data, element_default) {
             Ok(s) => s,
             Err(e) => {
                 for assembly in AssemblyKind::ALL {
                     for geometry in GeometryKind::ALL {
-                        let mut row =
-                            self.bp_row(ctx, work, assembly, geometry, element_default, None);
+                        let mut row = self.global_row(
+                            g,
+                            ctx,
+                            work,
+                            assembly,
+                            geometry,
+                            element_default,
+                            None,
+                        );
                         row.status = match e {
                             BenchError::Check(_) => Status::CheckFailed,
                             _ => Status::Error,
@@ -155,21 +167,33 @@ impl Runner<'_> {
         for assembly in AssemblyKind::ALL {
             let mut rows = Vec::with_capacity(GeometryKind::ALL.len());
             for geometry in GeometryKind::ALL {
-                let row = match self.bp_config(ctx, work, assembly, geometry, plan) {
-                    Ok((config, src)) => {
-                        let measured =
-                            self.measure_bp(ctx, work, host, &mut state, assembly, config, src);
-                        measured.unwrap_or_else(|e| {
-                            let mut r =
-                                self.bp_row(ctx, work, assembly, geometry, config, Some(src));
+                let row = match self.global_config(g, ctx, work, assembly, geometry, plan) {
+                    Ok((config, src)) => self
+                        .measure_global(g, ctx, work, host, &mut state, assembly, config, src)
+                        .unwrap_or_else(|e| {
+                            let mut r = self.global_row(
+                                g,
+                                ctx,
+                                work,
+                                assembly,
+                                geometry,
+                                config,
+                                Some(src),
+                            );
                             r.status = Status::Error;
                             r.note = e.to_string().replace('\n', " ");
                             r
-                        })
-                    }
+                        }),
                     Err(e) => {
-                        let mut r =
-                            self.bp_row(ctx, work, assembly, geometry, element_default, None);
+                        let mut r = self.global_row(
+                            g,
+                            ctx,
+                            work,
+                            assembly,
+                            geometry,
+                            element_default,
+                            None,
+                        );
                         r.status = Status::Error;
                         r.note = e.to_string().replace('\n', " ");
                         r
@@ -184,10 +208,12 @@ impl Runner<'_> {
         }
     }
 
-    /// A BP row with what is known before measuring (`src`: `None` if no
-    /// configuration was chosen).
-    fn bp_row<R: Real>(
+    /// A row of `g` with what is known before measuring (`src`: `None` if
+    /// no configuration was chosen).
+    #[allow(clippy::too_many_arguments)]
+    fn global_row<R: Real>(
         &self,
+        g: GlobalOp,
         ctx: &CaseCtx,
         work: &Work<'_, R>,
         assembly: AssemblyKind,
@@ -195,28 +221,29 @@ impl Runner<'_> {
         config: LaunchConfig,
         src: Option<ConfigSource>,
     ) -> Row {
-        let variant = work.integ.residual_variant(assembly.assembly());
+        let variant = g.variant(work.integ, assembly.assembly());
         let config = config.with_geometry(geometry.mode());
         let mut row = self.base_row(ctx, variant, config, src.unwrap_or(ConfigSource::Default));
         row.config = src;
-        row.measure = Measure::Bp;
+        row.measure = g.measure();
         row.assembly = Some(assembly);
         row
     }
 
-    /// The reference, the device vectors and the CG problem of a case.
-    fn bp_state<R: Real>(
+    /// The reference, the device vectors and the CG problem of `g` in a case.
+    fn global_state<R: Real>(
         &mut self,
+        g: GlobalOp,
         ctx: &CaseCtx,
         work: &mut Work<'_, R>,
         host: &Host,
         data: &RandomData<R>,
         element_default: LaunchConfig,
-    ) -> Result<BpState<R>, BenchError> {
+    ) -> Result<GlobalState<R>, BenchError> {
         let name = ctx.spec.name();
         if !work.out_checked {
             self.progress
-                .stage(&format!("{name}: BP reference: element kernel"));
+                .stage(&format!("{name}: {} reference: element kernel", g.name()));
             work.integ.element_vectors(
                 ctx.physics,
                 work.inputs,
@@ -228,22 +255,22 @@ impl Runner<'_> {
             // a NaN difference fails too
             if d.is_nan() || d > tol {
                 return Err(BenchError::Check(format!(
-                    "the element vectors behind the BP reference differ from the native \
-                     integrator's: relative difference {d:.3e} > {tol:.0e}"
+                    "the element vectors behind the {} reference differ from the native \
+                     integrator's: relative difference {d:.3e} > {tol:.0e}",
+                    g.name()
                 )));
             }
             work.out_checked = true;
         }
         self.progress
-            .stage(&format!("{name}: BP reference: assembly"));
+            .stage(&format!("{name}: {} reference", g.name()));
         let space = host.space(ctx.spec.order, ctx.spec.n_comp())?;
-        let mut reference = vec![R::ZERO; space.n_dofs()];
-        space.assemble(work.out, &mut reference)?;
+        let reference = g.reference(space, work.out)?;
         if !data.aux.is_empty() {
             work.integ.set_aux(&data.aux)?;
         }
         let u = DeviceVector::from_host(&self.device, &data.u)?;
-        let r = DeviceVector::zeros(&self.device, space.n_dofs())?;
+        let out = DeviceVector::zeros(&self.device, space.n_dofs())?;
         let constants = ctx
             .spec
             .constants()
@@ -260,26 +287,27 @@ impl Runner<'_> {
         } else {
             None
         };
-        Ok(BpState {
+        Ok(GlobalState {
             u,
-            r,
+            out,
             reference,
             constants,
             cg,
         })
     }
 
-    /// The configuration of the BP kernel with `assembly` and `geometry`:
+    /// The configuration of `g`'s kernel with `assembly` and `geometry`:
     /// the device default, or the values `plan` fixes over it.
-    fn bp_config<R: Real>(
+    fn global_config<R: Real>(
         &self,
+        g: GlobalOp,
         ctx: &CaseCtx,
         work: &Work<'_, R>,
         assembly: AssemblyKind,
         geometry: GeometryKind,
         plan: &Plan,
     ) -> Result<(LaunchConfig, ConfigSource), BenchError> {
-        let variant = work.integ.residual_variant(assembly.assembly());
+        let variant = g.variant(work.integ, assembly.assembly());
         let default = default_config(
             &ctx.case(),
             variant,
@@ -304,33 +332,35 @@ impl Runner<'_> {
                 },
                 ConfigSource::Fixed,
             )),
-            Plan::Auto { .. } | Plan::Sweep { .. } => Err(BenchError::Usage(
-                "BP rows take the default or a fixed configuration (Options::selection \
-                 refuses `auto` and --sweep with --measure bp)"
-                    .into(),
-            )),
+            Plan::Auto { .. } | Plan::Sweep { .. } => Err(BenchError::Usage(format!(
+                "{} rows take the default or a fixed configuration (Options::selection \
+                 refuses `auto` and --sweep with --measure {})",
+                g.measure().name(),
+                g.measure().name()
+            ))),
         }
     }
 
-    /// Evaluates `F(u)` with `config`, checks it against the reference,
-    /// times it and one CG iteration.
+    /// Applies `g` once with `config`, checks the output against the
+    /// reference, times it and one CG iteration.
     #[allow(clippy::too_many_arguments)]
-    fn measure_bp<R: Real>(
+    fn measure_global<R: Real>(
         &mut self,
+        g: GlobalOp,
         ctx: &CaseCtx,
         work: &mut Work<'_, R>,
         host: &Host,
-        state: &mut BpState<R>,
+        state: &mut GlobalState<R>,
         assembly: AssemblyKind,
         config: LaunchConfig,
         src: ConfigSource,
     ) -> Result<Row, BenchError> {
         let geometry = match config.geometry {
-            femquad::opencl::GeometryMode::Stored => GeometryKind::Stored,
-            femquad::opencl::GeometryMode::Computed => GeometryKind::Computed,
+            GeometryMode::Stored => GeometryKind::Stored,
+            GeometryMode::Computed => GeometryKind::Computed,
         };
-        let mut row = self.bp_row(ctx, work, assembly, geometry, config, Some(src));
-        let variant: KernelVariant = work.integ.residual_variant(assembly.assembly());
+        let mut row = self.global_row(g, ctx, work, assembly, geometry, config, Some(src));
+        let variant = g.variant(work.integ, assembly.assembly());
         let shape = ctx.shape(variant, config)?;
         if let Err(e) = work.integ.shape_for(ctx.physics, variant, Some(config)) {
             row.status = Status::Invalid;
@@ -338,8 +368,9 @@ impl Runner<'_> {
             return Ok(row);
         }
         let label = format!(
-            "{} BP {} {} {} N_bl={} N_cb={}",
+            "{} {} {} {} {} N_bl={} N_cb={}",
             ctx.spec.name(),
+            g.measure().name(),
             ctx.numbering.name(),
             assembly.name(),
             geometry.name(),
@@ -349,18 +380,12 @@ impl Runner<'_> {
         self.progress.stage(&format!("{label}: evaluate and check"));
         let physics = ctx.physics;
         let a = assembly.assembly();
-        work.integ.residual(
-            physics,
-            &state.u,
-            &state.constants,
-            &mut state.r,
-            a,
-            Some(config),
-        )?;
-        let f = state.r.to_host()?;
+        let (u, consts) = (&state.u, &state.constants);
+        g.apply(work.integ, physics, consts, u, &mut state.out, a, config)?;
+        let out = state.out.to_host()?;
         row.build_info = work.integ.resources_for(physics, variant, Some(config))?;
         let tol = check_tolerance_bp(ctx.spec.precision, geometry, host.coordinate_scale);
-        let rel_diff = relative_difference(&f, &state.reference);
+        let rel_diff = relative_difference(&out, &state.reference);
         let passed = rel_diff <= tol;
         row.check_rel_diff = finite(rel_diff);
         row.check_tol = Some(tol);
@@ -368,8 +393,9 @@ impl Runner<'_> {
         if !passed {
             row.status = Status::CheckFailed;
             row.note = format!(
-                "F(u) on the device and the host assembly of the element vectors differ: \
-                 relative difference {rel_diff:.3e} > {tol:.1e}{}",
+                "{} on the device and its host reference differ: relative difference \
+                 {rel_diff:.3e} > {tol:.1e}{}",
+                g.name(),
                 if rel_diff.is_finite() {
                     ""
                 } else {
@@ -379,30 +405,21 @@ impl Runner<'_> {
             return Ok(row);
         }
 
-        let model = ResidualModel::new(
-            &shape,
-            ctx.aux,
-            physics.info(),
-            ctx.n_cells,
-            work.integ.n_nodes(),
-            work.integ.n_vertices(),
-        );
-        let copy = self.copy_bandwidth(if ctx.mode == Mode::Single {
-            model.bytes
-        } else {
-            0.0
-        })?;
+        let sizes = MeshSizes {
+            cells: ctx.n_cells,
+            nodes: work.integ.n_nodes(),
+            vertices: work.integ.n_vertices(),
+        };
+        let (bytes, flops) = g.model(&shape, ctx.aux, physics.info(), sizes);
+        let copy = self.copy_bandwidth(if ctx.mode == Mode::Single { bytes } else { 0.0 })?;
         self.progress.stage(&format!("{label}: timing"));
-        let (u, consts) = (&state.u, &state.constants);
+        let out = &mut state.out;
         if self.opts.warmup > 0 {
             let n = self.opts.warmup as usize;
-            work.integ
-                .time_residual(physics, u, consts, &mut state.r, a, config, n)?;
+            g.time(work.integ, physics, consts, u, out, a, config, n)?;
         }
         let n = self.opts.reps as usize;
-        let times = work
-            .integ
-            .time_residual(physics, u, consts, &mut state.r, a, config, n)?;
+        let times = g.time(work.integ, physics, consts, u, out, a, config, n)?;
         let med_ns = median(&times);
         let t_med = med_ns * 1e-9;
         if t_med.is_nan() || t_med <= 0.0 {
@@ -410,37 +427,33 @@ impl Runner<'_> {
                 "{label}: the device reported a time of 0 (profiling unavailable?)"
             )));
         }
-        let predicted = model.bytes / copy.bytes_per_s();
-        let gb = model.bytes / t_med * 1e-9;
+        let predicted = bytes / copy.bytes_per_s();
+        let gb = bytes / t_med * 1e-9;
         row.reps = times.len();
         row.time_ms = finite(med_ns / 1e6);
         row.time_ms_min = finite(times.iter().copied().min().unwrap_or(0) as f64 / 1e6);
         row.time_ms_max = finite(times.iter().copied().max().unwrap_or(0) as f64 / 1e6);
         row.gdof_per_s = finite(ctx.n_dofs as f64 / t_med * 1e-9);
-        row.gflops = finite(model.flops / t_med * 1e-9);
+        row.gflops = finite(flops / t_med * 1e-9);
         row.gb_per_s = finite(gb);
         row.copy_gb_per_s = finite(copy.gb_per_s());
         row.pct_copy = finite(100.0 * gb / copy.gb_per_s());
-        row.beta = finite(model.flops / model.bytes);
-        row.model_bytes = finite(model.bytes);
-        row.model_flops = finite(model.flops);
+        row.beta = finite(flops / bytes);
+        row.model_bytes = finite(bytes);
+        row.model_flops = finite(flops);
         row.predicted_ms = finite(predicted * 1e3);
         row.model_error = finite(t_med / predicted - 1.0);
 
         if let Some((fixed, rhs)) = &state.cg {
             self.progress.stage(&format!("{label}: CG iterations"));
-            let times = cg_iteration_times(
-                work.integ,
-                physics,
-                consts,
-                a,
-                config,
-                fixed,
-                rhs,
-                self.opts.warmup as usize,
-                self.selection.cg_iterations,
-            );
-            match times {
+            let op = &mut *work.integ;
+            // A v = F(v) on the free dofs, (A v)_D = v_D
+            let apply = |v: &DeviceVector<R>, av: &mut DeviceVector<R>| {
+                g.apply(op, physics, consts, v, av, a, config)?;
+                av.copy_at(fixed, v)
+            };
+            let warmup = self.opts.warmup as usize;
+            match cg_iteration_times(apply, rhs, warmup, self.selection.cg_iterations) {
                 Ok(t) => {
                     row.cg_iterations = t.len();
                     row.cg_iteration_ms = finite(median_s(&t) * 1e3);
@@ -473,6 +486,7 @@ pub fn median_s(times: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::Measure;
     use crate::spec::suite_cases;
 
     #[test]

@@ -9,7 +9,7 @@
 //! the matrix-vector product, and `A` is symmetric positive definite. The
 //! right-hand side is random in `[−1, 1)` with `b_D = 0`, the initial guess
 //! 0. The library's [`cg`] (unpreconditioned) runs on
-//! [`DeviceVector`]s with the operator
+//! [`DeviceVector`]s with the operator (made in [`crate::bp`])
 //!
 //! ```text
 //! apply(v, Av):  Av = F(v)  (OpenClOperator::residual, the BP row's assembly and configuration)
@@ -35,32 +35,25 @@
 
 use std::time::Instant;
 
-use femquad::opencl::{Assembly, DeviceIndices, DeviceVector, LaunchConfig, OpenClOperator};
-use femquad::physics::Pointwise;
+use femquad::opencl::DeviceVector;
 use femquad::solve::cg;
 use femquad::{Error, Real};
 
 use crate::BenchError;
 
 /// Runs CG as described in the [module documentation](self) with the
-/// residual of `physics` on `op` (`constants`, `assembly`, `config`), the
-/// Dirichlet dofs `fixed` and the right-hand side `rhs` (zero on `fixed`),
+/// operator `apply(v, Av)` (which must set `Av = A v` including
+/// `(A v)_D = v_D`), the right-hand side `rhs` (zero on the Dirichlet dofs),
 /// and returns the wall-clock seconds of `iterations` iterations after
 /// `warmup`.
 ///
 /// # Errors
-/// Those of the residual and the vector operations, of [`cg`] other than
-/// not converging (e.g. an operator that is not positive definite), and
-/// [`BenchError::Usage`] if CG converged before the iterations to time
-/// (a problem too small for the count asked).
-#[allow(clippy::too_many_arguments)]
-pub fn cg_iteration_times<R: Real, P: Pointwise + ?Sized>(
-    op: &mut OpenClOperator<R>,
-    physics: &P,
-    constants: &[R],
-    assembly: Assembly,
-    config: LaunchConfig,
-    fixed: &DeviceIndices,
+/// Those of `apply` and the vector operations, of [`cg`] other than not
+/// converging (e.g. an operator that is not positive definite), and
+/// [`BenchError::Usage`] if CG converged before the iterations to time (a
+/// problem too small for the count asked).
+pub fn cg_iteration_times<R: Real>(
+    mut apply: impl FnMut(&DeviceVector<R>, &mut DeviceVector<R>) -> femquad::Result<()>,
     rhs: &DeviceVector<R>,
     warmup: usize,
     iterations: usize,
@@ -70,12 +63,11 @@ pub fn cg_iteration_times<R: Real, P: Pointwise + ?Sized>(
     // calls[0]: r₀ = b − A x₀; calls[k]: the operator of iteration k
     let mut calls: Vec<Instant> = Vec::with_capacity(max_iter + 1);
     let result = {
-        let mut apply = |v: &DeviceVector<R>, av: &mut DeviceVector<R>| -> femquad::Result<()> {
+        let mut timed = |v: &DeviceVector<R>, av: &mut DeviceVector<R>| -> femquad::Result<()> {
             calls.push(Instant::now());
-            op.residual(physics, v, constants, av, assembly, Some(config))?;
-            av.copy_at(fixed, v)
+            apply(v, av)
         };
-        cg(&mut apply, None, rhs, &mut x, f64::MIN_POSITIVE, max_iter)
+        cg(&mut timed, None, rhs, &mut x, f64::MIN_POSITIVE, max_iter)
     };
     match result {
         Err(Error::NoConvergence { .. }) => {}

@@ -4,12 +4,14 @@
 //!
 //! # Adding a measure
 //! The global measures (today BP, later e.g. the fused Jacobian action
-//! `J(u)·v` and the diagonal `diag J(u)`) share one shape: device-resident
-//! inputs, one device-resident output vector, a reference computed on the
-//! host, minimal bytes, a timing of repeated applications. A new one is a
-//! variant here (its name in `--measure` and in the `measure` column) and
-//! one arm in each `match` over [`Measure`] in [`crate::bp`]: how it is
-//! applied and timed, its reference, its model bytes.
+//! `J(u)·v` and the diagonal `diag J(u)`) share one shape: a
+//! device-resident input, a device-resident output vector, a host
+//! reference, minimal bytes, repeated timed applications, rows per assembly
+//! and geometry, the geometry pick, a CG iteration with the operator. A new
+//! one is a variant here (its name in `--measure` and in the `measure`
+//! column; its place in the row order) and a variant of
+//! [`crate::global_op::GlobalOp`] with its arms there (launch, timing,
+//! host reference, model bytes); [`crate::bp`] makes its rows unchanged.
 
 use clap::ValueEnum;
 use femquad::opencl::{Assembly, GeometryMode};

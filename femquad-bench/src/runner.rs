@@ -29,6 +29,7 @@ use femquad::{Precision, Real};
 use rayon::prelude::*;
 
 use crate::BenchError;
+use crate::global_op::GlobalOp;
 use crate::host::{Host, check_windows, random_vec};
 use crate::measure::{GeometryKind, Measure};
 use crate::numbering::Numbering;
@@ -253,7 +254,7 @@ impl<'a> Runner<'a> {
         if let AuxSpace::Field { n_comp } = spec.aux() {
             host.ensure_space(spec.order, n_comp, &self.progress)?;
         }
-        if self.selection.has(Measure::Bp) && self.selection.cg_iterations > 0 {
+        if self.selection.cg_iterations > 0 {
             host.ensure_boundary(spec.order, spec.n_comp())?;
         }
         match spec.precision {
@@ -330,8 +331,10 @@ impl<'a> Runner<'a> {
         if self.selection.has(Measure::Bk) {
             self.run_bk(&ctx, &mut work, plan, default);
         }
-        if self.selection.has(Measure::Bp) {
-            self.run_bp(&ctx, &mut work, host, &data, plan, default);
+        for measure in self.selection.measures.clone() {
+            if let Some(g) = GlobalOp::of(measure) {
+                self.run_global(g, &ctx, &mut work, host, &data, plan, default);
+            }
         }
         Ok(())
     }
