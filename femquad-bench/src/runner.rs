@@ -33,7 +33,7 @@ use crate::global_op::GlobalOp;
 use crate::host::{Host, check_windows, random_vec};
 use crate::measure::{GeometryKind, Measure};
 use crate::numbering::Numbering;
-use crate::options::{Options, Plan, Selection};
+use crate::options::{DEFAULT_TUNE_REPS, Options, Plan, Selection};
 use crate::output::{write_csv, write_json};
 use crate::progress::Progress;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
@@ -458,7 +458,7 @@ impl<'a> Runner<'a> {
         let t = Instant::now();
         let opts = TuneOptions {
             warmup: 2,
-            reps: self.opts.tune_reps as usize,
+            reps: self.opts.tune_reps.unwrap_or(DEFAULT_TUNE_REPS) as usize,
             ..TuneOptions::default()
         };
         let r = autotune_element(work.integ, ctx.physics, &opts)?;
