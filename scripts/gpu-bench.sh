@@ -21,14 +21,15 @@
 #              F(u) on the device: atomic/deterministic × stored/computed
 #              geometry, the faster geometry marked) with the time of one
 #              CG iteration; 30 timed launches after 3 warm-up (BENCHMARKS.md,
-#              "BP method")                                  -> bp.csv, bp.json
+#              "BP: the global residual on the device")      -> bp.csv, bp.json
 #   0. tests   (first) the OpenCL test binaries build-gpu.sh staged in
 #              .gpu/t_*, run on the GPU                      -> tests-gpu.log
 # plus gpu-bench.log (everything printed) — 8 files in $OUT (10 with bp),
 # none in a sub-folder. A summary table is printed at the end.
 #
-# BK + BP for the whole suite, alone (one command, about 5 minutes on the H200;
-# the stage stops at 450 s and keeps the rows measured so far):
+# BK + BP for the whole suite, alone (one command; estimated 4–6 minutes on the
+# H200, not yet measured there; the stage stops at 450 s and keeps the rows
+# measured so far):
 #   GPU_BENCH_STAGES=bp bash scripts/gpu-bench.sh .gpu/femquad-bench
 #
 # Environment: OUT (output folder; default ./gpu-out), GPU_BENCH_BUDGET
