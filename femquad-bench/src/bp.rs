@@ -35,13 +35,14 @@ use femquad::{Precision, Real};
 use rayon::prelude::*;
 
 use crate::BenchError;
+use crate::case::{CaseCtx, RandomData, Work};
 use crate::cg_time::cg_iteration_times;
 use crate::global_op::{GlobalOp, MeshSizes};
 use crate::host::{Host, random_vec};
 use crate::measure::{AssemblyKind, GeometryKind};
 use crate::options::Plan;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
-use crate::runner::{CaseCtx, RandomData, Runner, Work};
+use crate::runner::Runner;
 use crate::spec::check_tolerance;
 
 /// Tolerance of the BP check (max-norm relative difference of `F` to the

@@ -39,13 +39,14 @@
 //!
 //! Modules: [`options`] (command line), [`spec`] (cases, suite),
 //! [`measure`] and [`numbering`] (what a row measures, on which mesh),
-//! [`mod@run`] (what the options ask for), [`host`], [`runner`], [`bp`],
-//! [`global_op`] and [`cg_time`] (measuring; the calls into
+//! [`mod@run`] (what the options ask for), [`host`], [`case`], [`runner`],
+//! [`bp`], [`global_op`] and [`cg_time`] (measuring; the calls into
 //! `femquad::opencl` live there),
 //! [`row`] (the result type), [`output`] (CSV/JSON), [`table`] (printed
 //! results), [`plot`] (SVG), [`progress`] (stderr).
 
 pub mod bp;
+pub mod case;
 pub mod cg_time;
 pub mod error;
 pub mod global_op;
