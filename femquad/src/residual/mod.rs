@@ -338,10 +338,7 @@ impl<R: Real> Residual<R> {
 /// The error for vectors that do not live where the residual evaluates
 /// (found after the per-vector checks, so not expected in practice).
 fn misplaced() -> Error {
-    Error::arg(
-        "u",
-        "the vectors do not live where the residual evaluates",
-    )
+    Error::arg("u", "the vectors do not live where the residual evaluates")
 }
 
 /// The error for a physics that reads an auxiliary field never set.

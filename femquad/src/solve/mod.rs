@@ -41,6 +41,7 @@ mod krylov;
 mod newton;
 mod norms;
 mod operator;
+mod sparse_operators;
 
 pub use cg::{CgStats, cg};
 pub use dirichlet::DirichletProblem;

@@ -53,7 +53,6 @@ mod direct;
 mod dirichlet;
 mod element;
 mod matrix_market;
-mod operator;
 mod pattern;
 
 pub use assemble::assemble_into;

@@ -460,7 +460,12 @@ impl<R: Real> OpenClOperator<R> {
 
     /// Enqueues one launch of the kernel `key` over all cells, with
     /// `inputs` and `out` as given; records it.
-    fn launch(&mut self, key: &KernelKey, inputs: &Inputs<'_, R>, out: &Buffer<R>) -> Result<Event> {
+    fn launch(
+        &mut self,
+        key: &KernelKey,
+        inputs: &Inputs<'_, R>,
+        out: &Buffer<R>,
+    ) -> Result<Event> {
         let n_cells = self.disc.n_cells();
         let shape = self.compiled(key)?.shape;
         if shape.window != (0, 0) {

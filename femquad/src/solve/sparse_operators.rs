@@ -1,9 +1,8 @@
 //! Matrices and direct solvers as operators of the Krylov solvers.
 
-use super::csr::CsrMatrix;
-use super::direct::DirectSolver;
+use super::operator::LinearOperator;
 use crate::Result;
-use crate::solve::LinearOperator;
+use crate::sparse::{CsrMatrix, DirectSolver};
 
 /// `y = A x` ([`CsrMatrix::spmv`]) on host vectors: an assembled matrix as
 /// the operator of [`crate::solve::cg`] or [`crate::solve::gmres`].
