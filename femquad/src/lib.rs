@@ -57,6 +57,7 @@ pub mod error;
 pub mod geometry;
 pub mod layout;
 pub mod mesh;
+pub mod multigrid;
 pub mod native;
 pub mod opencl;
 pub mod output;
