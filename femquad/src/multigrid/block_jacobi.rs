@@ -175,10 +175,7 @@ impl<R: Real> PointBlockJacobi<R> {
         let n = self.n_dofs();
         for (name, len) in [("r", r.len()), ("y", y.len())] {
             if len != n {
-                return Err(Error::arg(
-                    name,
-                    format!("expected {n} entries, got {len}"),
-                ));
+                return Err(Error::arg(name, format!("expected {n} entries, got {len}")));
             }
         }
         match (y, &self.inverse, r) {
@@ -213,7 +210,10 @@ fn device_kernels<R: Real>(
         Some(k) if k.n_comp() == n_comp => Ok(k),
         Some(k) => Err(Error::arg(
             "kernels",
-            format!("built for {} components, the field has {n_comp}", k.n_comp()),
+            format!(
+                "built for {} components, the field has {n_comp}",
+                k.n_comp()
+            ),
         )),
         None => Err(Error::arg(
             "kernels",
@@ -324,7 +324,7 @@ fn update_host<R: Real>(y: &mut [R], a: R, inv: &[R], r: &[R], b: R, n_comp: usi
                 let (n, fc) = (i / n_comp, i % n_comp);
                 let mut s = R::ZERO;
                 for g in 0..n_comp {
-                    s = s + inv[n * nc2 + fc * n_comp + g] * r[n * n_comp + g];
+                    s += inv[n * nc2 + fc * n_comp + g] * r[n * n_comp + g];
                 }
                 *yi = a * *yi + b * s;
             }

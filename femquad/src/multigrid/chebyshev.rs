@@ -1,6 +1,7 @@
 //! [`Chebyshev`]: the polynomial smoother of the multigrid levels.
 
 use super::block_jacobi::PointBlockJacobi;
+use super::operators::Action;
 use crate::vector::{Vector, VectorOps};
 use crate::{Error, Real, Result};
 
@@ -72,7 +73,10 @@ impl Chebyshev {
     /// unless `0 < lower < upper < ∞`.
     pub fn new(lower: f64, upper: f64, degree: usize) -> Result<Self> {
         if degree == 0 {
-            return Err(Error::arg("degree", "Chebyshev smoothing needs at least one step"));
+            return Err(Error::arg(
+                "degree",
+                "Chebyshev smoothing needs at least one step",
+            ));
         }
         if !(lower > 0.0 && lower.is_finite()) {
             return Err(Error::arg(
@@ -119,7 +123,7 @@ impl Chebyshev {
     /// Those of `a` and of the vector operations (lengths, places).
     pub fn smooth<R: Real>(
         &self,
-        a: &mut dyn FnMut(&Vector<R>, &mut Vector<R>) -> Result<()>,
+        a: &mut Action<'_, R>,
         jacobi: &PointBlockJacobi<R>,
         b: &Vector<R>,
         x: &mut Vector<R>,

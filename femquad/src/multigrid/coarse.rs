@@ -35,11 +35,7 @@ impl CoarseSolver {
     /// [`Error::InvalidArgument`] naming `fixed` for a dof out of range;
     /// those of [`FixedDofs::eliminate_matrix`] and of the factorization
     /// (not symmetric or not positive definite for Cholesky, singular).
-    pub fn new(
-        mut matrix: CsrMatrix,
-        fixed: &[u32],
-        factorization: Factorization,
-    ) -> Result<Self> {
+    pub fn new(mut matrix: CsrMatrix, fixed: &[u32], factorization: Factorization) -> Result<Self> {
         let fixed = FixedDofs::new(matrix.n_rows(), fixed)?;
         fixed.eliminate_matrix(&mut matrix)?;
         let solver = match factorization {

@@ -2,6 +2,7 @@
 //! conjugate gradients (Lanczos), for the Chebyshev smoother's interval.
 
 use super::block_jacobi::PointBlockJacobi;
+use super::operators::Action;
 use crate::vector::{Vector, VectorOps};
 use crate::{Error, Real, Result};
 
@@ -41,7 +42,7 @@ pub struct EigenEstimate {
 ///   or `jacobi` if `r·D⁻¹r ≤ 0`, and for non-finite values.
 /// * Those of `a` and of the vector operations.
 pub fn estimate_eigenvalues<R: Real>(
-    a: &mut dyn FnMut(&Vector<R>, &mut Vector<R>) -> Result<()>,
+    a: &mut Action<'_, R>,
     jacobi: &PointBlockJacobi<R>,
     b: &Vector<R>,
     steps: usize,
@@ -109,11 +110,7 @@ pub fn estimate_eigenvalues<R: Real>(
         off[j - 1] = betas[j - 1].sqrt() / alphas[j - 1];
     }
     let (min, max) = tridiagonal_extremes(&diag, &off);
-    Ok(EigenEstimate {
-        max,
-        min,
-        steps: m,
-    })
+    Ok(EigenEstimate { max, min, steps: m })
 }
 
 /// Number of eigenvalues below `x` of the symmetric tridiagonal matrix
@@ -141,8 +138,8 @@ pub(crate) fn tridiagonal_extremes(diag: &[f64], off: &[f64]) -> (f64, f64) {
     let n = diag.len();
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for j in 0..n {
-        let radius = if j > 0 { off[j - 1].abs() } else { 0.0 }
-            + if j + 1 < n { off[j].abs() } else { 0.0 };
+        let radius =
+            if j > 0 { off[j - 1].abs() } else { 0.0 } + if j + 1 < n { off[j].abs() } else { 0.0 };
         lo = lo.min(diag[j] - radius);
         hi = hi.max(diag[j] + radius);
     }

@@ -63,7 +63,11 @@ impl LevelSpaces {
             if l + 1 == n_meshes && finest.element().order() == 1 {
                 spaces.push(finest.clone());
             } else {
-                spaces.push(FunctionSpace::new(mesh, Element::lagrange(dim, 1)?, n_comp)?);
+                spaces.push(FunctionSpace::new(
+                    mesh,
+                    Element::lagrange(dim, 1)?,
+                    n_comp,
+                )?);
             }
             mesh_levels.push(l);
             if let Some(e) = hierarchy.edges(l) {

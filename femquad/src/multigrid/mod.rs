@@ -55,7 +55,7 @@ pub use coarse::CoarseSolver;
 pub use eigen::{EigenEstimate, estimate_eigenvalues};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
-pub use operators::LevelOperators;
+pub use operators::{Action, LevelOperators};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
 

@@ -5,6 +5,10 @@ use crate::Result;
 use crate::sparse::CsrMatrix;
 use crate::vector::Vector;
 
+/// An operator given by its action, `a(x, y)` setting `y = A x` (a level's
+/// constrained operator inside the smoother and the eigenvalue estimate).
+pub type Action<'a, R> = dyn FnMut(&Vector<R>, &mut Vector<R>) -> Result<()> + 'a;
+
 /// The operators `A_l` of the multigrid levels `l = 0` (coarsest) …
 /// `L` (finest), as [`super::Multigrid`] uses them: their action (every
 /// level), their point-block diagonal (every level but the coarsest, for

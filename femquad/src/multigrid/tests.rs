@@ -42,7 +42,10 @@ fn transfers_are_the_refinements_and_transposed() {
             // ⟨P e, f⟩ = ⟨e, Pᵀ f⟩
             let lhs = pe.dot(&host(f.clone())).unwrap();
             let rhs = host(e.clone()).dot(&rf).unwrap();
-            assert!((lhs - rhs).abs() <= 1e-12 * lhs.abs().max(1.0), "{lhs} {rhs}");
+            assert!(
+                (lhs - rhs).abs() <= 1e-12 * lhs.abs().max(1.0),
+                "{lhs} {rhs}"
+            );
             // prolong_add adds
             let mut twice = pe;
             t.prolong_add(&mut twice, &host(e.clone())).unwrap();
@@ -62,12 +65,18 @@ fn transfer_errors_name_the_argument() {
     let e = Transfer::<f64>::new(2, vec![[0, 1], [1, 2]], 1).unwrap_err();
     assert!(e.to_string().contains("edge 1"), "{e}");
     let e = Transfer::<f64>::new(2, vec![[0, 1]], 0).unwrap_err();
-    assert!(matches!(e, Error::InvalidArgument { name: "n_comp", .. }), "{e}");
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "n_comp", .. }),
+        "{e}"
+    );
     let t = Transfer::<f64>::new(2, vec![[0, 1]], 2).unwrap();
     let e = t
         .prolong_add(&mut host(vec![0.0; 5]), &host(vec![0.0; 4]))
         .unwrap_err();
-    assert!(e.to_string().contains("`fine`") && e.to_string().contains("expected 6"), "{e}");
+    assert!(
+        e.to_string().contains("`fine`") && e.to_string().contains("expected 6"),
+        "{e}"
+    );
     let e = t
         .restrict(&mut host(vec![0.0; 3]), &host(vec![0.0; 6]))
         .unwrap_err();
@@ -242,7 +251,9 @@ fn chebyshev_error_is_the_scaled_polynomial() {
 fn eigenvalue_estimates() {
     let n = 200;
     // D⁻¹A = diag(λ) with λ_i = (i + 1)/n (1D Laplacian-like spread), D ≠ I
-    let lambda: Vec<f64> = (0..n).map(|i| ((i + 1) as f64 / n as f64).powi(2)).collect();
+    let lambda: Vec<f64> = (0..n)
+        .map(|i| ((i + 1) as f64 / n as f64).powi(2))
+        .collect();
     let d: Vec<f64> = (0..n).map(|i| 2.0 + (i % 5) as f64).collect();
     let jacobi = PointBlockJacobi::new(host(d.clone()), 1, &IndexSet::Host(vec![])).unwrap();
     let mut a = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
@@ -259,12 +270,19 @@ fn eigenvalue_estimates() {
     // three distinct eigenvalues: exact after three steps
     let mut a3 = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
         let x = x.to_host()?;
-        *y = host((0..n).map(|i| [1.0, 2.0, 5.0][i % 3] * d[i] * x[i]).collect());
+        *y = host(
+            (0..n)
+                .map(|i| [1.0, 2.0, 5.0][i % 3] * d[i] * x[i])
+                .collect(),
+        );
         Ok(())
     };
     let est = estimate_eigenvalues(&mut a3, &jacobi, &b, 10).unwrap();
     assert!(est.steps <= 4, "{est:?}");
-    assert!((est.max - 5.0).abs() < 1e-9 && (est.min - 1.0).abs() < 1e-9, "{est:?}");
+    assert!(
+        (est.max - 5.0).abs() < 1e-9 && (est.min - 1.0).abs() < 1e-9,
+        "{est:?}"
+    );
     let mut neg = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
         y.copy_from(x)?;
         y.scale(-1.0)

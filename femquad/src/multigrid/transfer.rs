@@ -197,7 +197,9 @@ impl<R: Real> Transfer<R> {
                 self.prolong_add_host(f, c);
                 Ok(())
             }
-            (Vector::Device(f), Vector::Device(c)) => self.device("prolongation")?.prolong_add(f, c),
+            (Vector::Device(f), Vector::Device(c)) => {
+                self.device("prolongation")?.prolong_add(f, c)
+            }
             _ => Err(mixed("coarse")),
         }
     }
@@ -211,12 +213,12 @@ impl<R: Real> Transfer<R> {
                 for (j, f) in chunk.iter_mut().enumerate() {
                     let i = b * BLOCK + j;
                     if i < nc {
-                        *f = *f + coarse[i];
+                        *f += coarse[i];
                     } else {
                         let (k, c) = ((i - nc) / n_comp, (i - nc) % n_comp);
                         let [a, e] = self.edges[k];
                         let (a, e) = (a as usize * n_comp + c, e as usize * n_comp + c);
-                        *f = *f + half * (coarse[a] + coarse[e]);
+                        *f += half * (coarse[a] + coarse[e]);
                     }
                 }
             });
@@ -252,7 +254,7 @@ impl<R: Real> Transfer<R> {
                     let mut s = fine[i];
                     for &k in &self.incident[self.offsets[v] as usize..self.offsets[v + 1] as usize]
                     {
-                        s = s + half * fine[nc + k as usize * n_comp + c];
+                        s += half * fine[nc + k as usize * n_comp + c];
                     }
                     *out = s;
                 }

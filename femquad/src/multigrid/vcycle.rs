@@ -283,7 +283,13 @@ impl<R: Real> Multigrid<R> {
         like: &Vector<R>,
         options: MultigridOptions,
     ) -> Result<Self> {
-        Self::build(vec![(n_nodes * n_comp, n_comp)], Vec::new(), &[fixed.to_vec()], like, options)
+        Self::build(
+            vec![(n_nodes * n_comp, n_comp)],
+            Vec::new(),
+            &[fixed.to_vec()],
+            like,
+            options,
+        )
     }
 
     /// The multigrid of the levels joined by `transfers` (`transfers[l]`
@@ -468,7 +474,10 @@ impl<R: Real> Multigrid<R> {
         if states.len() != below {
             return Err(Error::arg(
                 "states",
-                format!("{} vectors for {below} levels below the finest", states.len()),
+                format!(
+                    "{} vectors for {below} levels below the finest",
+                    states.len()
+                ),
             ));
         }
         for l in (0..below).rev() {
@@ -510,15 +519,15 @@ impl<R: Real> Multigrid<R> {
             let like = work.residual();
             let mut blocks = zeros_of_len(like, level.n_dofs * nc)?;
             ops.block_diagonal(l, &mut blocks)?;
-            let jacobi = PointBlockJacobi::with_kernels(
-                blocks,
-                nc,
-                &level.fixed,
-                self.kernels.clone(),
-            )
-            .map_err(|e| at_level(e, l))?;
+            let jacobi =
+                PointBlockJacobi::with_kernels(blocks, nc, &level.fixed, self.kernels.clone())
+                    .map_err(|e| at_level(e, l))?;
             let mut start = like.zeros_like()?;
-            fill_random(&mut start, opts.seed.wrapping_add(l as u64), self.kernels.as_ref())?;
+            fill_random(
+                &mut start,
+                opts.seed.wrapping_add(l as u64),
+                self.kernels.as_ref(),
+            )?;
             start.set_at(&level.fixed, 0.0)?;
             let fixed = &level.fixed;
             let mut a = |x: &Vector<R>, y: &mut Vector<R>| -> Result<()> {
@@ -527,14 +536,15 @@ impl<R: Real> Multigrid<R> {
             };
             let eigen = estimate_eigenvalues(&mut a, &jacobi, &start, opts.eigen_steps)
                 .map_err(|e| at_level(e, l))?;
-            let chebyshev = Chebyshev::new(opts.lower * eigen.max, opts.upper * eigen.max, opts.degree)
-                .map_err(|e| match e {
-                    Error::InvalidArgument { name, reason } => Error::arg(
-                        "options",
-                        format!("the smoother of level {l}: `{name}` {reason}"),
-                    ),
-                    other => other,
-                })?;
+            let chebyshev =
+                Chebyshev::new(opts.lower * eigen.max, opts.upper * eigen.max, opts.degree)
+                    .map_err(|e| match e {
+                        Error::InvalidArgument { name, reason } => Error::arg(
+                            "options",
+                            format!("the smoother of level {l}: `{name}` {reason}"),
+                        ),
+                        other => other,
+                    })?;
             reports.push(LevelReport {
                 dofs: level.n_dofs,
                 fixed: level.n_fixed,
@@ -573,7 +583,6 @@ impl<R: Real> Multigrid<R> {
         });
         Ok(())
     }
-
 
     /// One V-cycle: `x = M⁻¹ b` (see the [type documentation](Self)); `b`
     /// and `x` are finest-level vectors where the multigrid's vectors live.
@@ -682,7 +691,10 @@ impl<R: Real> Multigrid<R> {
     ) -> Result<()> {
         let level = &mut self.levels[l];
         let (jacobi, chebyshev) = level.smoother.as_ref().ok_or_else(|| {
-            Error::arg("multigrid", "internal: a level without smoother after setup")
+            Error::arg(
+                "multigrid",
+                "internal: a level without smoother after setup",
+            )
         })?;
         let (work, _) = level.work.as_mut().ok_or_else(no_work)?;
         let fixed = &level.fixed;

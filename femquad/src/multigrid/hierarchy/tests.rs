@@ -91,8 +91,8 @@ fn prolongation_reproduces_coarse_functions_on_the_finest_mesh() {
             let (mc, mf) = (h.mesh(l).unwrap(), h.mesh(l + 1).unwrap());
             let k = mc.vertices().len();
             assert_eq!(&mf.vertices()[..k], mc.vertices(), "level {l}");
-            let t = Transfer::<f64>::new(mc.n_vertices(), h.edges(l).unwrap().to_vec(), nc)
-                .unwrap();
+            let t =
+                Transfer::<f64>::new(mc.n_vertices(), h.edges(l).unwrap().to_vec(), nc).unwrap();
             let mut fine = Vector::from(vec![0.0; mf.n_vertices() * nc]);
             t.prolong_add(&mut fine, &u).unwrap();
             u = fine;
@@ -111,11 +111,8 @@ fn prolongation_reproduces_coarse_functions_on_the_finest_mesh() {
             let lambda = barycentric(m0, parent, &x);
             assert!(lambda.iter().all(|&l| l > -1e-12), "{lambda:?}");
             for j in 0..nc {
-                let fine: f64 = cell
-                    .iter()
-                    .map(|&v| uf[v as usize * nc + j])
-                    .sum::<f64>()
-                    / kv as f64;
+                let fine: f64 =
+                    cell.iter().map(|&v| uf[v as usize * nc + j]).sum::<f64>() / kv as f64;
                 let coarse: f64 = parent
                     .iter()
                     .zip(&lambda)
@@ -196,8 +193,8 @@ fn fixed_dofs_are_each_levels_boundary_and_groups() {
     }
     let bottom = gmsh.physical_group("bottom").unwrap().clone();
     for (order, nc) in [(1, 1), (2, 3)] {
-        let finest = FunctionSpace::new(h.finest(), Element::lagrange(3, order).unwrap(), nc)
-            .unwrap();
+        let finest =
+            FunctionSpace::new(h.finest(), Element::lagrange(3, order).unwrap(), nc).unwrap();
         let spaces = LevelSpaces::new(&h, &finest).unwrap();
         assert_eq!(spaces.n_levels(), levels + order);
         // Dirichlet on `bottom`: the finest level's dofs of the group's nodes
@@ -224,31 +221,33 @@ fn fixed_dofs_are_each_levels_boundary_and_groups() {
             dofs
         };
         let top = spaces.n_levels() - 1;
-        let fixed = spaces
-            .fixed_dofs(&group_dofs(&finest, levels))
-            .unwrap();
-        for l in 0..spaces.n_levels() {
+        let fixed = spaces.fixed_dofs(&group_dofs(&finest, levels)).unwrap();
+        for (l, fixed_l) in fixed.iter().enumerate() {
             let space = spaces.space(l).unwrap();
             let mesh_level = spaces.mesh_level(l).unwrap();
-            assert_eq!(fixed[l], group_dofs(space, mesh_level), "P{order} level {l}");
+            assert_eq!(
+                *fixed_l,
+                group_dofs(space, mesh_level),
+                "P{order} level {l}"
+            );
         }
         // the whole boundary: each level's boundary dofs
         let all = spaces
             .fixed_dofs(&finest.boundary_dofs(h.finest()).unwrap())
             .unwrap();
-        for l in 0..=top {
+        assert_eq!(all.len(), top + 1);
+        for (l, all_l) in all.iter().enumerate() {
             let space = spaces.space(l).unwrap();
             let mesh = h.mesh(spaces.mesh_level(l).unwrap()).unwrap();
-            assert_eq!(all[l], space.boundary_dofs(mesh).unwrap(), "P{order} level {l}");
+            assert_eq!(
+                *all_l,
+                space.boundary_dofs(mesh).unwrap(),
+                "P{order} level {l}"
+            );
         }
     }
     // a space on another mesh is refused, naming the argument
-    let other = FunctionSpace::new(
-        &gmsh.mesh,
-        Element::lagrange(3, 1).unwrap(),
-        1,
-    )
-    .unwrap();
+    let other = FunctionSpace::new(&gmsh.mesh, Element::lagrange(3, 1).unwrap(), 1).unwrap();
     let e = LevelSpaces::new(&h, &other).unwrap_err().to_string();
     assert!(e.contains("`finest`") && e.contains("finest mesh"), "{e}");
 }

@@ -50,7 +50,10 @@ impl<R: Real> MultigridKernels<R> {
         let n_nodes = self.block_nodes("blocks", blocks)?;
         self.check("blocks", blocks, blocks.len())?;
         if !Arc::ptr_eq(fixed.device(), self.device()) {
-            return Err(Error::arg("fixed", "lives on another device than the blocks"));
+            return Err(Error::arg(
+                "fixed",
+                "lives on another device than the blocks",
+            ));
         }
         if fixed.bound() > n_nodes * self.n_comp() {
             return Err(Error::arg(
@@ -67,7 +70,11 @@ impl<R: Real> MultigridKernels<R> {
             .mem(blocks.buffer())?
             .mem(fixed.buffer())?
             .value(fixed.len() as u64)?
-            .run(self.device(), index_groups(fixed.len()), "block Dirichlet rows")
+            .run(
+                self.device(),
+                index_groups(fixed.len()),
+                "block Dirichlet rows",
+            )
     }
 
     /// `inv[n] = B_n⁻¹` for every node (Gauss–Jordan with partial pivoting);

@@ -162,10 +162,16 @@ mod tests {
     fn source_defines_the_constants() {
         let s = multigrid_source(Precision::F32, 3);
         assert!(s.starts_with("typedef float real;\n#define WG 256\n#define NC 3\n"));
-        assert!(s.contains("#define BLOCK_TOL 3.5762786865234375e-7f\n"), "{s}");
+        assert!(
+            s.contains("#define BLOCK_TOL 3.5762786865234375e-7f\n"),
+            "{s}"
+        );
         let s = multigrid_source(Precision::F64, 1);
         assert!(s.starts_with("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"));
-        assert!(s.contains("#define BLOCK_TOL 2.220446049250313e-16\n"), "{s}");
+        assert!(
+            s.contains("#define BLOCK_TOL 2.220446049250313e-16\n"),
+            "{s}"
+        );
         assert_eq!(block_tolerance(Precision::F64, 2), 2.0 * f64::EPSILON);
     }
 }

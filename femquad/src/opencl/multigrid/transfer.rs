@@ -76,9 +76,19 @@ impl<R: Real> DeviceTransfer<R> {
         let mut e = device.alloc::<u32>(flat.len(), "multigrid transfer edges")?;
         device.write(&mut e, flat, Upload::Vector, "multigrid transfer edges")?;
         let mut o = device.alloc::<u32>(offsets.len(), "multigrid transfer offsets")?;
-        device.write(&mut o, offsets, Upload::Vector, "multigrid transfer offsets")?;
+        device.write(
+            &mut o,
+            offsets,
+            Upload::Vector,
+            "multigrid transfer offsets",
+        )?;
         let mut i = device.alloc::<u32>(incident.len(), "multigrid transfer incidence")?;
-        device.write(&mut i, incident, Upload::Vector, "multigrid transfer incidence")?;
+        device.write(
+            &mut i,
+            incident,
+            Upload::Vector,
+            "multigrid transfer incidence",
+        )?;
         Ok(DeviceTransfer {
             kernels: kernels.clone(),
             edges: e,
