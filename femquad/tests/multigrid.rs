@@ -490,3 +490,32 @@ fn iterations_are_bounded_under_refinement() {
         }
     }
 }
+
+/// A Gmsh hierarchy with Dirichlet conditions on one boundary part only
+/// (the cube's `bottom`; traction-free elsewhere): the fixed dofs of every
+/// level come from the finest level's group dofs, and the iterations stay
+/// bounded.
+#[test]
+fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mesh_cube.msh");
+    let gmsh = femquad::mesh::read_gmsh(path).unwrap();
+    let bottom = gmsh.physical_group("bottom").unwrap().clone();
+    let physics = Physics::Lame(LameParameters::from_young_poisson(1.0, 0.3).unwrap());
+    let mut counts = Vec::new();
+    for refinements in 1..=3 {
+        let h = MeshHierarchy::from_gmsh(&gmsh, refinements).unwrap();
+        let finest = FunctionSpace::new(h.finest(), Element::lagrange(3, 1).unwrap(), 3).unwrap();
+        let fixed: Vec<u32> = h
+            .gmsh(refinements)
+            .unwrap()
+            .group_vertices(&bottom)
+            .iter()
+            .flat_map(|&v| (0..3).map(move |c| 3 * v + c))
+            .collect();
+        let spaces = LevelSpaces::new(&h, &finest).unwrap();
+        let its = cg_iterations::<f64>(&h, &spaces, &fixed, physics, &Backend::native());
+        counts.push((finest.n_dofs(), its));
+    }
+    eprintln!("Lamé on the Gmsh cube, bottom fixed: (dofs, iterations) {counts:?}");
+    assert!(counts.iter().all(|&(_, its)| its <= 25), "{counts:?}");
+}
