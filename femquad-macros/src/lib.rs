@@ -4,17 +4,23 @@
 //! The crate is a small compiler, one module per stage: `parse` (syn → the
 //! subset's AST in `ast`) → `check` (the one module deciding what is
 //! accepted: name resolution, type inference, every error with its span) →
-//! `emit_rust` (the kept function, the f32 twin, the `Pointwise` impl or a
-//! helper's companion module) and `emit_opencl` (OpenCL C), with `flops` for
-//! the performance model, `math` for the table of math functions and `names`
-//! for generated identifiers.
+//! `lower` (the checked AST → `ir`, a program of pure expressions and
+//! statements in Rust's evaluation order) → the printers `emit_c` (OpenCL C)
+//! and `emit_native` (Rust, for the `f32` translation), assembled by
+//! `emit_rust` (the kept function, the `Pointwise` impl or a helper's
+//! companion module); `flops` counts for the performance model, `math` holds
+//! the table of math functions and `names` the generated identifiers.
 
+mod ad;
 mod ast;
 mod attr;
 mod check;
-mod emit_opencl;
+mod emit_c;
+mod emit_native;
 mod emit_rust;
 mod flops;
+mod ir;
+mod lower;
 mod math;
 mod names;
 mod parse;

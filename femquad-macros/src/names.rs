@@ -17,8 +17,16 @@ pub fn camel_case(snake: &str) -> String {
     out
 }
 
+/// Words a C name must not be: the keywords of C99 and C11 (as clang
+/// knows them in OpenCL mode), OpenCL C's keywords, qualifiers, built-in
+/// types and reserved type names (OpenCL C 3.0 §6.1, §6.3, §6.12: images,
+/// samplers, events, pipes, queues, atomics, …), what femquad's kernels
+/// define, and the built-in functions the generated code calls. Vector
+/// and matrix type names (`float4`, `double2x3`, …) are matched by pattern
+/// in [`is_reserved`], names starting with `_` or `pw_` never reach C
+/// unchanged (see [`CNames::fresh`]).
 const C_RESERVED: &[&str] = &[
-    // C99
+    // C99 and C11 keywords
     "auto",
     "break",
     "case",
@@ -53,23 +61,27 @@ const C_RESERVED: &[&str] = &[
     "void",
     "volatile",
     "while",
-    "_Bool",
-    "_Complex",
-    "_Imaginary",
-    // OpenCL C qualifiers and types
+    "asm",
+    "typeof",
+    // OpenCL C qualifiers and keywords
     "global",
     "local",
     "constant",
     "private",
+    "generic",
     "kernel",
     "read_only",
     "write_only",
     "read_write",
     "uniform",
     "pipe",
-    "generic",
+    "vec_step",
+    "complex",
+    "imaginary",
+    // OpenCL C scalar and opaque types, and reserved type names
     "bool",
     "half",
+    "quad",
     "uchar",
     "ushort",
     "uint",
@@ -80,32 +92,91 @@ const C_RESERVED: &[&str] = &[
     "uintptr_t",
     "sampler_t",
     "event_t",
+    "queue_t",
+    "ndrange_t",
+    "clk_event_t",
+    "reserve_id_t",
+    "cl_mem_fence_flags",
+    "memory_scope",
+    "memory_order",
+    "kernel_enqueue_flags_t",
+    "clk_profiling_info",
     "image1d_t",
+    "image1d_array_t",
+    "image1d_buffer_t",
     "image2d_t",
+    "image2d_array_t",
+    "image2d_depth_t",
+    "image2d_array_depth_t",
+    "image2d_msaa_t",
+    "image2d_array_msaa_t",
+    "image2d_msaa_depth_t",
+    "image2d_array_msaa_depth_t",
     "image3d_t",
+    "atomic_int",
+    "atomic_uint",
+    "atomic_long",
+    "atomic_ulong",
+    "atomic_float",
+    "atomic_double",
+    "atomic_half",
+    "atomic_intptr_t",
+    "atomic_uintptr_t",
+    "atomic_size_t",
+    "atomic_ptrdiff_t",
+    "atomic_flag",
     "true",
     "false",
     "NULL",
     // what femquad's kernels define, and functions the generated code calls
     "real",
     "fmod",
+    "pown",
+    "fabs",
+    "fmin",
+    "fmax",
+    "fma",
+    "convert_int_sat",
+    "convert_ulong_sat",
     "printf",
+    "get_global_id",
+    "get_local_id",
+    "get_group_id",
+    "barrier",
 ];
 
+/// Scalar types that have vector (`float4`) and matrix (`float4x4`,
+/// reserved) forms.
 const VECTOR_BASES: &[&str] = &[
     "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "float", "double", "half",
-    "bool",
+    "bool", "quad",
 ];
+
+/// `2, 3, 4, 8, 16` (vector lengths; OpenCL reserves all of them for
+/// `booln`, `halfn`, `quadn` and the matrix forms `nxm`).
+fn vector_suffix(rest: &str) -> bool {
+    let n = |s: &str| matches!(s, "2" | "3" | "4" | "8" | "16");
+    match rest.split_once('x') {
+        Some((a, b)) => n(a) && n(b),
+        None => n(rest),
+    }
+}
 
 fn is_reserved(name: &str) -> bool {
     if C_RESERVED.contains(&name) || crate::math::FUNCTIONS.iter().any(|f| f.c == name) {
         return true;
     }
-    // float2, int16, …
-    VECTOR_BASES.iter().any(|b| {
-        name.strip_prefix(b)
-            .is_some_and(|rest| matches!(rest, "2" | "3" | "4" | "8" | "16"))
-    })
+    // float2, int16, double2x3, …; also the `convert_…` and `as_…`
+    // conversion built-ins.
+    VECTOR_BASES
+        .iter()
+        .any(|b| name.strip_prefix(b).is_some_and(vector_suffix))
+        || conversion(name)
+}
+
+/// The conversion built-ins `convert_…` and `as_…`.
+fn conversion(name: &str) -> bool {
+    name.starts_with("convert_") || name.starts_with("as_")
 }
 
 /// A C identifier for a Rust one: ASCII kept, other characters as `_uXXXX`.
@@ -140,8 +211,9 @@ impl CNames {
         let mut base = ascii(rust);
         if base.is_empty() || base.starts_with('_') {
             base = format!("v{base}");
-        } else if base.starts_with("pw_") {
-            // `pw_` is the prefix of generated names.
+        } else if base.starts_with("pw_") || conversion(&base) {
+            // `pw_` is the prefix of generated names; `convert_…` and `as_…`
+            // are OpenCL built-ins.
             base = format!("v_{base}");
         }
         if !base.chars().any(|c| c.is_ascii_lowercase()) {
@@ -178,6 +250,11 @@ mod tests {
         assert_eq!(n.fresh("u"), "u_1");
         assert_eq!(n.fresh("float"), "float_1");
         assert_eq!(n.fresh("float2"), "float2_1");
+        assert_eq!(n.fresh("image1d_array_t"), "image1d_array_t_1");
+        assert_eq!(n.fresh("image2d_depth_t"), "image2d_depth_t_1");
+        assert_eq!(n.fresh("double2x3"), "double2x3_1");
+        assert_eq!(n.fresh("as_float"), "v_as_float");
+        assert_eq!(n.fresh("typeof"), "typeof_1");
         assert_eq!(n.fresh("sqrt"), "sqrt_1");
         assert_eq!(n.fresh("N"), "pw_N");
         assert_eq!(n.fresh("N"), "pw_N_1");

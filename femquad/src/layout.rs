@@ -15,6 +15,16 @@
 //! | mesh vertex coordinates | `[vertex][d]` | `vertex·dim + d` |
 //! | cell → node map of a space | `[cell][b]` | `cell·N_b + b` |
 //! | pointwise `∇u`, `∇a`, `f1` | `[comp][d]` | `comp·dim + d` |
+//! | pointwise Jacobian `g0 = ∂f0/∂u` | `[fc][gc]` | `fc·N_comp + gc` |
+//! | pointwise Jacobian `g1 = ∂f0/∂∇u` | `[fc][gc][dg]` | `(fc·N_comp + gc)·dim + dg` |
+//! | pointwise Jacobian `g2 = ∂f1/∂u` | `[fc][gc][df]` | `(fc·N_comp + gc)·dim + df` |
+//! | pointwise Jacobian `g3 = ∂f1/∂∇u` | `[fc][gc][df][dg]` | `((fc·N_comp + gc)·dim + df)·dim + dg` |
+//!
+//! In the pointwise Jacobians (PETSc's `g0`…`g3`, same meaning and
+//! layout), `fc`, `df` are the output (test function) component and
+//! derivative direction, `gc`, `dg` the input (trial function) component and
+//! derivative direction: `g3[((fc·N_comp + gc)·dim + df)·dim + dg] =
+//! ∂f1[fc][df] / ∂(∇u)[gc][dg]`.
 //!
 //! Within a cell, element dof `i = b·N_comp + comp`: basis function (node)
 //! `b`, component `comp`; the element vector entry `i` of cell `c` is
@@ -100,6 +110,30 @@ pub fn point_grad(comp: usize, d: usize, dim: usize) -> usize {
     comp * dim + d
 }
 
+/// Index of `g0[fc][gc] = ∂f0_fc/∂u_gc` in a pointwise Jacobian.
+#[inline]
+pub fn jac_g0(fc: usize, gc: usize, n_comp: usize) -> usize {
+    fc * n_comp + gc
+}
+
+/// Index of `g1[fc][gc][dg] = ∂f0_fc/∂(∇u)_gc,dg` in a pointwise Jacobian.
+#[inline]
+pub fn jac_g1(fc: usize, gc: usize, dg: usize, n_comp: usize, dim: usize) -> usize {
+    (fc * n_comp + gc) * dim + dg
+}
+
+/// Index of `g2[fc][gc][df] = ∂f1_fc,df/∂u_gc` in a pointwise Jacobian.
+#[inline]
+pub fn jac_g2(fc: usize, gc: usize, df: usize, n_comp: usize, dim: usize) -> usize {
+    (fc * n_comp + gc) * dim + df
+}
+
+/// Index of `g3[fc][gc][df][dg] = ∂f1_fc,df/∂(∇u)_gc,dg` in a pointwise Jacobian.
+#[inline]
+pub fn jac_g3(fc: usize, gc: usize, df: usize, dg: usize, n_comp: usize, dim: usize) -> usize {
+    ((fc * n_comp + gc) * dim + df) * dim + dg
+}
+
 /// OpenCL C macros with the same index formulas as the functions of this
 /// module, for the kernel templates. Each takes its sizes as arguments.
 pub fn opencl_macros() -> &'static str {
@@ -110,7 +144,11 @@ pub fn opencl_macros() -> &'static str {
      #define CELL_COORD(cell, v, d, dim) ((((cell) * ((dim) + 1)) + (v)) * (dim) + (d))\n\
      #define GLOBAL_DOF(node, comp, n_comp) ((node) * (n_comp) + (comp))\n\
      #define VERTEX_COORD(v, d, dim) ((v) * (dim) + (d))\n\
-     #define CELL_NODE(cell, b, n_b) ((cell) * (n_b) + (b))\n"
+     #define CELL_NODE(cell, b, n_b) ((cell) * (n_b) + (b))\n\
+     #define JAC_G0(fc, gc, n_comp) ((fc) * (n_comp) + (gc))\n\
+     #define JAC_G1(fc, gc, dg, n_comp, dim) (((fc) * (n_comp) + (gc)) * (dim) + (dg))\n\
+     #define JAC_G2(fc, gc, df, n_comp, dim) (((fc) * (n_comp) + (gc)) * (dim) + (df))\n\
+     #define JAC_G3(fc, gc, df, dg, n_comp, dim) ((((fc) * (n_comp) + (gc)) * (dim) + (df)) * (dim) + (dg))\n"
 }
 
 /// Index of `K[i][j]` of `cell` in an element-matrix array `[cell][i][j]`:
@@ -144,6 +182,30 @@ mod tests {
         assert_eq!(point_grad(1, 2, 3), 5);
         assert_eq!(vertex_coord(4, 2, 3), 14);
         assert_eq!(cell_node(3, 1, 4), 13);
+    }
+
+    #[test]
+    fn jacobian_blocks_follow_petsc() {
+        // 2 components in 3D: g0 is 2×2, g1 and g2 2×2×3, g3 2×2×3×3
+        let (nc, dim) = (2, 3);
+        assert_eq!(jac_g0(1, 0, nc), 2);
+        assert_eq!(jac_g1(1, 0, 2, nc, dim), 8);
+        assert_eq!(jac_g2(0, 1, 2, nc, dim), 5);
+        assert_eq!(jac_g3(1, 1, 2, 0, nc, dim), 33);
+        // every index of g3 once, in order
+        let mut next = 0;
+        for fc in 0..nc {
+            for gc in 0..nc {
+                for df in 0..dim {
+                    for dg in 0..dim {
+                        assert_eq!(jac_g3(fc, gc, df, dg, nc, dim), next);
+                        next += 1;
+                    }
+                }
+            }
+        }
+        let macros = opencl_macros();
+        assert!(macros.contains("#define JAC_G3(fc, gc, df, dg, n_comp, dim)"));
     }
 
     #[test]

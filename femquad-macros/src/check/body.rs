@@ -36,6 +36,7 @@ pub fn check(
         dims: sig.dims.clone(),
         const_values: HashMap::new(),
         loop_ranges: HashMap::new(),
+        constants: Vec::new(),
     };
     if let Some(d) = sig.dims.generic() {
         let name = Name {
@@ -89,16 +90,25 @@ pub fn check(
         c.errors.at(loc, msg);
     }
     for (i, used) in c.helper_used.iter().enumerate() {
-        if !used {
+        if c.helper_texts[..i].contains(&c.helper_texts[i]) {
+            c.errors.at(
+                crate::ast::Loc::of(&args.helpers[i]),
+                format!(
+                    "helper `{}` is declared twice in `helpers(…)`: remove one",
+                    c.helper_texts[i].replace(' ', "")
+                ),
+            );
+        } else if !used {
             c.errors.at(
                 crate::ast::Loc::of(&args.helpers[i]),
                 format!(
                     "helper `{}` is declared but never called: remove it from `helpers(…)`",
-                    c.helper_texts[i]
+                    c.helper_texts[i].replace(' ', "")
                 ),
             );
         }
     }
+    c.check_constant_ranges();
     let types = c
         .types
         .iter()
@@ -142,6 +152,9 @@ pub(super) struct Body<'a> {
     pub(super) const_values: HashMap<usize, i64>,
     /// Value range of loop variables, for the 2D and 3D evaluations.
     pub(super) loop_ranges: HashMap<usize, [Option<(i64, i64)>; 2]>,
+    /// Integer arithmetic on constants: its location, type and value (in
+    /// 2D and 3D), checked once types are resolved.
+    pub(super) constants: Vec<(Loc, Ty, [Option<i128>; 2])>,
 }
 
 pub(super) fn is_int_literal(e: &Expr) -> bool {
@@ -308,6 +321,36 @@ impl Body<'_> {
 
     // ----- constants -----
 
+    /// Integer constants must fit their type: `i32`, or `usize` (64 bits,
+    /// `ulong` in OpenCL). Rust rejects an overflowing constant; OpenCL
+    /// would compute something else without a word.
+    pub(super) fn check_constant_ranges(&mut self) {
+        for (loc, t, values) in std::mem::take(&mut self.constants) {
+            let (name, lo, hi) = match self.infer.resolve(&t) {
+                Ty::Int(IntKind::Usize) => ("usize", 0, u64::MAX as i128),
+                _ => ("i32", i32::MIN as i128, i32::MAX as i128),
+            };
+            for (k, v) in values.iter().enumerate() {
+                let Some(v) = v else { continue };
+                if (lo..=hi).contains(v) {
+                    continue;
+                }
+                let when = match self.dims.eval_dim(k) {
+                    Some(d) if values[0] != values[1] => format!(" when D = {d}"),
+                    _ => String::new(),
+                };
+                self.errors.at(
+                    loc,
+                    format!(
+                        "integer overflow: this constant is {v}{when}, outside the range of \
+                         `{name}` (Rust rejects it; OpenCL would silently compute another value)"
+                    ),
+                );
+                break;
+            }
+        }
+    }
+
     /// The value of an integer constant expression (literals, local `const`s,
     /// `D` when `dim` is given, `+ - * / %`, casts).
     pub(super) fn const_int(&self, e: &Expr, dim: Option<i64>) -> Option<i64> {
@@ -326,7 +369,17 @@ impl Body<'_> {
         match &e.kind {
             ExprKind::Int { value, .. } => i64::try_from(*value).ok().map(|v| (v, v)),
             ExprKind::Paren(inner) => self.int_range(inner, dim, k),
-            ExprKind::Cast(inner, Type::Int(..)) => self.int_range(inner, dim, k),
+            // A cast keeps the range only where it does not wrap (a negative
+            // `i32` as `usize` is huge, a large `usize` as `i32` wraps):
+            // otherwise the value is not tracked.
+            ExprKind::Cast(inner, Type::Int(kind, _)) => {
+                let (lo, hi) = self.int_range(inner, dim, k)?;
+                let fits = match kind {
+                    IntKind::Usize => lo >= 0,
+                    IntKind::I32 => lo >= i32::MIN as i64 && hi <= i32::MAX as i64,
+                };
+                fits.then_some((lo, hi))
+            }
             ExprKind::Path(_) => {
                 let Res::Binding(b) = *self.res.get(&e.id)? else {
                     return None;

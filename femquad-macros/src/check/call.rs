@@ -19,9 +19,15 @@ impl Body<'_> {
         if let Some(i) = declared {
             self.helper_used[i] = true;
         }
-        if p.ident().is_some_and(|n| n.text == self.fn_name)
-            || p.segments.last().is_some_and(|s| s.text == self.fn_name) && declared.is_some()
-        {
+        // Only `name(…)` and `self::name(…)` are known to be the function
+        // itself: `other::name` may be a helper of the same name elsewhere
+        // (recursion through paths is caught when the crate is compiled).
+        let own = match p.segments.as_slice() {
+            [n] => !p.leading_colon && n.text == self.fn_name,
+            [s, n] => !p.leading_colon && s.text == "self" && n.text == self.fn_name,
+            _ => false,
+        };
+        if own {
             self.errors.at(
                 p.loc,
                 format!(
@@ -39,6 +45,7 @@ impl Body<'_> {
             for a in args {
                 self.helper_arg(a);
             }
+            self.borrows(args);
             return self.infer.fresh(VarKind::HelperRet);
         }
         if p.segments.len() == 2 && !p.leading_colon && p.segments[0].text == "f64" {
@@ -109,6 +116,83 @@ impl Body<'_> {
         self.errors.at(p.loc, msg);
         self.check_args_loosely(args);
         Ty::Error
+    }
+
+    /// Rust's borrow rules for the arguments of one call, checked here so
+    /// that rustc never reports them (twice, on the function and its
+    /// translation): an array passed `&mut` may not appear in a later
+    /// argument nor be borrowed by an earlier one, and an array passed `&`
+    /// may not be written by a later argument.
+    pub(super) fn borrows(&mut self, args: &[Expr]) {
+        // (argument, root binding, mutable) of each array passed by reference.
+        let mut borrowed = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let (inner, mutable) = match &a.kind {
+                ExprKind::Ref(m, inner) => (&**inner, *m),
+                _ => (a, false),
+            };
+            if !matches!(
+                self.types.get(&a.id).map(|t| self.infer.shallow(t)),
+                Some(Ty::Array(..))
+            ) {
+                continue;
+            }
+            if let Some(b) = self.place_root(strip_parens(inner)) {
+                let by_name = !matches!(a.kind, ExprKind::Ref(..));
+                let mutable = mutable || (by_name && self.bindings[b].mutable);
+                borrowed.push((i, b, mutable));
+            }
+        }
+        for &(i, b, mutable) in &borrowed {
+            let name = self.bindings[b].rust.clone();
+            // A reference of an earlier argument is still alive.
+            if mutable && let Some(&(j, ..)) = borrowed.iter().find(|(j, c, _)| *j < i && *c == b) {
+                self.errors.at(
+                    args[i].loc,
+                    format!(
+                        "`{name}` is already borrowed by argument {} of this call, so it cannot \
+                         be passed as `&mut` (Rust's borrow rules)",
+                        j + 1
+                    ),
+                );
+            }
+            // Later arguments are evaluated while the borrow is alive.
+            for other in &args[i + 1..] {
+                let (uses, writes) = self.mentions(other, b);
+                let msg = if mutable && uses {
+                    format!(
+                        "`{name}` is passed as `&mut` in argument {} of this call, so a later \
+                         argument cannot use it (Rust's borrow rules)",
+                        i + 1
+                    )
+                } else if !mutable && writes {
+                    format!(
+                        "`{name}` is borrowed by argument {} of this call, so a later argument \
+                         cannot write it (Rust's borrow rules)",
+                        i + 1
+                    )
+                } else {
+                    continue;
+                };
+                self.errors.at(other.loc, msg);
+            }
+        }
+    }
+
+    /// Whether `e` reads binding `b`, and whether it writes it (assignment,
+    /// `&mut`).
+    fn mentions(&self, e: &Expr, b: usize) -> (bool, bool) {
+        let (mut uses, mut writes) = (false, false);
+        e.walk(&mut |x| match &x.kind {
+            ExprKind::Path(_) => {
+                uses |= matches!(self.res.get(&x.id), Some(Res::Binding(y)) if *y == b)
+            }
+            ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::Ref(true, p) => {
+                writes |= self.place_root(strip_parens(p)) == Some(b)
+            }
+            _ => {}
+        });
+        (uses, writes)
     }
 
     /// Checks arguments of a call that is itself an error, for their own errors.

@@ -153,6 +153,8 @@ impl Body<'_> {
                     "`D` is not defined: add the generic parameter `const D: usize` to make the \
                      function valid in 2D and 3D",
                 );
+            } else if crate::math::constant(&n.text).is_some() {
+                self.errors.at(e.loc, math_const_message(&n.text, &n.text));
             } else if n.text == self.fn_name || self.helper_index(p).is_some() {
                 self.errors.at(e.loc, "functions are not values: call it");
             } else if n.text.chars().any(|c| c.is_ascii_uppercase())
@@ -171,7 +173,11 @@ impl Body<'_> {
             return Ty::Error;
         }
         let last = p.segments.last().map(|s| s.text.as_str()).unwrap_or("");
-        if p.segments
+        if crate::math::constant(last).is_some() && p.segments.iter().any(|s| s.text == "consts") {
+            self.errors
+                .at(e.loc, math_const_message(&p.text.replace(' ', ""), last));
+        } else if p
+            .segments
             .first()
             .is_some_and(|s| s.text == "f64" || s.text == "f32")
             && p.segments.len() == 2
@@ -286,7 +292,41 @@ impl Body<'_> {
                 Ty::Error
             };
         }
+        if op.is_arithmetic() && self.infer.is_int(&tl) {
+            self.constant_arithmetic(e, op, l, r, &tl);
+        }
         if op.is_comparison() { Ty::Bool } else { tl }
+    }
+
+    /// Integer arithmetic on constants: division by zero is an error now;
+    /// the value is recorded to be checked against its type's range once
+    /// types are resolved ([`Body::check_constant_ranges`]).
+    fn constant_arithmetic(&mut self, e: &Expr, op: BinOp, l: &Expr, r: &Expr, t: &Ty) {
+        let mut values = [None, None];
+        for (k, v) in values.iter_mut().enumerate() {
+            let dim = self.dims.eval_dim(k);
+            let (Some(a), Some(b)) = (self.const_int(l, dim), self.const_int(r, dim)) else {
+                return;
+            };
+            let (a, b) = (a as i128, b as i128);
+            *v = match op {
+                BinOp::Add => Some(a + b),
+                BinOp::Sub => Some(a - b),
+                BinOp::Mul => Some(a * b),
+                BinOp::Div | BinOp::Rem if b == 0 => {
+                    self.errors.at(
+                        r.loc,
+                        "division by zero: this integer is 0 (Rust panics, OpenCL's result is \
+                         undefined)",
+                    );
+                    return;
+                }
+                BinOp::Div => Some(a / b),
+                BinOp::Rem => Some(a % b),
+                _ => None,
+            };
+        }
+        self.constants.push((e.loc, t.clone(), values));
     }
 
     /// The error for operands of different types, worded for the usual
@@ -551,7 +591,7 @@ impl Body<'_> {
             let n = match (len, dim) {
                 (Len::Lit(n), _) => n as i64,
                 (Len::Dim, Some(d)) => d,
-                (Len::Dim, None) => continue,
+                _ => continue,
             };
             if let Some((lo, hi)) = self.int_range(index, dim, Some(k))
                 && (lo < 0 || hi >= n)
@@ -667,14 +707,28 @@ impl Body<'_> {
         let mut ranges = [None, None];
         let mut trips = [0u64; 2];
         let mut constant = true;
+        let mut bound_reported = false;
         for k in 0..2 {
             let dim = self.dims.eval_dim(k);
             match (self.const_int(start, dim), self.const_int(end, dim)) {
                 (Some(lo), Some(hi)) => {
+                    let (lo, hi) = (lo as i128, hi as i128);
                     let hi_incl = if inclusive { hi } else { hi - 1 };
-                    trips[k] = (hi_incl - lo + 1).max(0) as u64;
+                    trips[k] = (hi_incl - lo + 1).clamp(0, u64::MAX as i128) as u64;
                     if hi_incl >= lo {
-                        ranges[k] = Some((lo, hi_incl));
+                        ranges[k] = Some((lo as i64, hi_incl as i64));
+                    }
+                    // C's `i <= hi` never fails for the largest `int`.
+                    if inclusive && hi >= i32::MAX as i128 && !bound_reported {
+                        bound_reported = true;
+                        self.errors.at(
+                            end.loc,
+                            format!(
+                                "this loop runs to {hi}, the largest `i32`: its OpenCL counter \
+                                 (`int`) would overflow after the last iteration; end the range \
+                                 lower"
+                            ),
+                        );
                     }
                 }
                 _ => constant = false,
@@ -704,4 +758,13 @@ impl Body<'_> {
         }
         self.scopes.pop();
     }
+}
+
+/// The error for a math constant written other than `std::f64::consts::NAME`.
+fn math_const_message(written: &str, name: &str) -> String {
+    format!(
+        "write `std::f64::consts::{name}` (or `core::f64::consts::{name}`): the macro \
+         recognizes math constants by their full path, and `use` declarations are not visible \
+         to it; `{written}` is not a parameter, local variable or local constant"
+    )
 }

@@ -10,11 +10,29 @@
 use crate::ast::IntKind;
 use std::fmt;
 
-/// Length of an array type: a number or the dimension `D`.
+/// Length of an array type: a number or the dimension `D`; in programs
+/// generated for derivatives (`crate::ad`) also an unsized flat array and
+/// the number of seeds of a Jacobian.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Len {
     Lit(u64),
     Dim,
+    /// An unsized array (C `real g[]`, Rust `[f64]`).
+    Flat,
+    /// `a + b·D + c·D²` (the seeds of a Jacobian).
+    Poly(u64, u64, u64),
+}
+
+impl Len {
+    /// The length in dimension `dim` (`None` for [`Len::Flat`]).
+    pub fn value(self, dim: u64) -> Option<u64> {
+        match self {
+            Len::Lit(n) => Some(n),
+            Len::Dim => Some(dim),
+            Len::Flat => None,
+            Len::Poly(a, b, c) => Some(a + b * dim + c * dim * dim),
+        }
+    }
 }
 
 /// A type of the subset.
@@ -130,14 +148,20 @@ impl Infer {
                 let kx = self.var_kind(&a).expect("unbound");
                 let ky = self.var_kind(&b).expect("unbound");
                 use VarKind::*;
-                let (from, to) = match (kx, ky) {
-                    (k1, k2) if k1 == k2 => (*x, *y),
-                    (HelperRet, Float) => (*x, *y),
-                    (Float, HelperRet) => (*y, *x),
-                    _ => return Err(()),
-                };
-                self.vars[from as usize] = Var::Link(to);
-                Ok(())
+                match (kx, ky) {
+                    (k1, k2) if k1 == k2 => {
+                        self.vars[*x as usize] = Var::Link(*y);
+                        Ok(())
+                    }
+                    // A helper's result meeting a float: the helper returns
+                    // `f64` (the only float it can return), so both are `f64`.
+                    (HelperRet, Float) | (Float, HelperRet) => {
+                        self.bind(*x, Ty::Real);
+                        self.bind(*y, Ty::Real);
+                        Ok(())
+                    }
+                    _ => Err(()),
+                }
             }
             (Ty::Var(v), t) | (t, Ty::Var(v)) => {
                 let kind = self.var_kind(&Ty::Var(*v)).expect("unbound");
@@ -215,6 +239,8 @@ impl fmt::Display for Len {
         match self {
             Len::Lit(n) => write!(f, "{n}"),
             Len::Dim => write!(f, "D"),
+            Len::Flat => write!(f, "_"),
+            Len::Poly(a, b, c) => write!(f, "{a} + {b}·D + {c}·D²"),
         }
     }
 }
@@ -245,7 +271,9 @@ mod tests {
         assert_eq!(inf.resolve(&i), Ty::Int(IntKind::I32));
         let r = inf.fresh(VarKind::HelperRet);
         inf.unify(&r, &f).unwrap();
-        assert!(inf.is_unresolved_float(&r));
+        // a helper's result is `f64` as soon as it meets a float
+        assert!(!inf.is_unresolved_float(&r) && !inf.is_unresolved_float(&f));
+        assert_eq!(inf.shallow(&f), Ty::Real);
         let a = Ty::array(inf.fresh(VarKind::Float), Len::Dim);
         assert!(inf.unify(&a, &Ty::array(Ty::Real, Len::Lit(2))).is_err());
         inf.unify(&a, &Ty::array(Ty::Real, Len::Dim)).unwrap();

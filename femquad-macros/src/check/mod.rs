@@ -219,13 +219,6 @@ impl Checked {
     pub fn ty(&self, id: usize) -> &Ty {
         self.types.get(&id).unwrap_or(&Ty::Error)
     }
-
-    pub fn binding(&self, id: usize) -> Option<&Binding> {
-        match self.res.get(&id) {
-            Some(Res::Binding(b)) => Some(&self.bindings[*b]),
-            _ => None,
-        }
-    }
 }
 
 /// Collected errors.
@@ -258,9 +251,13 @@ pub fn check(args: &Args, f: &Function) -> Result<Checked, syn::Error> {
     let mut errors = Errors::default();
     let mut names = CNames::default();
     if is_physics(f) {
-        // The fixed C signature's parameter names.
+        // The fixed C signatures' parameter names (of the physics, its
+        // tangent and its Jacobian).
         for role in Role::ALL {
             names.reserve(role.name());
+        }
+        for name in ["du", "dgrad_u", "df0", "df1", "g0", "g1", "g2", "g3"] {
+            names.reserve(name);
         }
     }
     let sig = signature::check(args, f, &mut errors, &mut names);
@@ -271,13 +268,26 @@ pub fn check(args: &Args, f: &Function) -> Result<Checked, syn::Error> {
     }
 }
 
-/// Whether a function is a physics (it has an `f0` or `f1` parameter) rather
-/// than a helper; decided from the parameter names alone, so that errors do
-/// not change the classification.
+/// Whether a function is a physics rather than a helper: it has an output
+/// parameter `f0` or `f1` (a leading `_` is allowed) of a `&mut` type, and
+/// either returns nothing or has only physics parameters (then its result
+/// is reported as an error). Decided from the signature as written, so that
+/// errors in the types do not change the classification. A helper may
+/// name its parameters `f0` and `f1`: by value, or returning a value with
+/// another parameter.
 pub fn is_physics(f: &Function) -> bool {
-    f.params.iter().any(|p| {
+    let role = |p: &crate::ast::Param| {
         p.name
             .as_ref()
-            .is_some_and(|n| matches!(n.text.trim_start_matches('_'), "f0" | "f1"))
-    })
+            .and_then(|n| Role::from_name(n.text.trim_start_matches('_')))
+    };
+    let returns = f
+        .ret
+        .as_ref()
+        .is_some_and(|t| !matches!(t, crate::ast::Type::Unit(_)));
+    let output = f.params.iter().any(|p| {
+        matches!(role(p), Some(Role::F0 | Role::F1))
+            && matches!(p.ty, crate::ast::Type::Ref { mutable: true, .. })
+    });
+    output && (!returns || f.params.iter().all(|p| role(p).is_some()))
 }

@@ -176,7 +176,8 @@ fn physics(args: &Args, f: &Function, mut dims: Dims, errors: &mut Errors) -> Si
                 format!(
                     "unknown parameter `{}`: physics parameters are identified by name: \
                      {PHYSICS_FORMS} (a leading `_` is allowed; NC, NA, NK are integer \
-                     literals or `D`)",
+                     literals or `D`); a function with a `&mut` parameter `f0` or `f1` and no \
+                     result is a physics: to write a helper, rename that parameter",
                     name.text
                 ),
             );

@@ -11,6 +11,7 @@ pub mod device;
 pub mod multigrid;
 pub mod operator;
 pub mod options;
+pub mod probe;
 pub mod shape;
 pub(crate) mod source;
 pub mod tuning_cache;

@@ -15,7 +15,12 @@
 //!
 //! Users write physics as plain Rust with [`macro@crate::pointwise`], which
 //! implements [`Pointwise`] and emits the same physics as OpenCL C for the
-//! GPU kernel. The built-in physics live in [`builtin`].
+//! GPU kernel, with its derivatives (forward-mode automatic
+//! differentiation): the tangent `df0`, `df1` along a direction
+//! `(du, d∇u)` ([`Pointwise::eval_tangent_f64`]) and PETSc's pointwise
+//! Jacobians `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`
+//! ([`Pointwise::eval_jacobian_f64`], layouts in [`crate::layout`]), natively
+//! and in OpenCL C. The built-in physics live in [`builtin`].
 
 use std::fmt;
 
@@ -88,6 +93,34 @@ pub struct PointwiseInfo {
     /// (`mul_add` too), loops multiply by their trip count, an `if` counts
     /// its larger branch, and helper calls count their own flops.
     pub flops: [u64; 2],
+    /// Name of the OpenCL C tangent function defined by
+    /// [`Pointwise::opencl_source`] (empty when the physics provides no
+    /// derivatives). Its signature is
+    /// `void NAME(const real u[], const real grad_u[][DIM], const real a[],
+    /// const real grad_a[][DIM], const real x[], const real constants[],
+    /// const real du[], const real dgrad_u[][DIM], real df0[], real df1[][DIM])`:
+    /// the directional derivatives `df0 = ∂f0/∂u·du + ∂f0/∂∇u·d∇u`,
+    /// `df1` likewise, at the point `(u, ∇u, …)` in the direction
+    /// `(du, d∇u)`. It writes only `df0`, `df1` (zeroed first where the
+    /// physics has `f0`, `f1`, as the physics zeroes `f0`, `f1`).
+    pub opencl_tangent_name: &'static str,
+    /// Name of the OpenCL C Jacobian function (empty when the physics
+    /// provides no derivatives): `void NAME(… the six inputs …, real g0[],
+    /// real g1[], real g2[], real g3[])`, the pointwise Jacobians with
+    /// PETSc's meaning and layout, `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`,
+    /// `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`, indexed by
+    /// [`crate::layout::jac_g0`] … [`crate::layout::jac_g3`]. Every entry is
+    /// written (structural zeros as 0).
+    pub opencl_jacobian_name: &'static str,
+    /// Floating-point operations of one tangent evaluation in 2D and 3D
+    /// (counted as [`PointwiseInfo::flops`], on the tangent program).
+    pub tangent_flops: [u64; 2],
+    /// Floating-point operations of one Jacobian evaluation in 2D and 3D.
+    pub jacobian_flops: [u64; 2],
+    /// True when the macro proved `f0`, `f1` affine in `(u, ∇u)` (then the
+    /// Jacobian does not depend on `u`); false when it could not (which does
+    /// not mean nonlinear). See the user guide of `#[pointwise]`.
+    pub linear: bool,
 }
 
 impl PointwiseInfo {
@@ -124,17 +157,23 @@ pub struct PointArgs<'a, R> {
 }
 
 /// Pointwise physics: native evaluation in both precisions plus the OpenCL C
-/// source of the same function.
+/// source of the same function, and their derivatives.
 ///
 /// Implemented by `#[pointwise]`; implement it by hand only if you must (the
-/// native and OpenCL versions then have to be kept in agreement by you).
+/// native and OpenCL versions then have to be kept in agreement by you; the
+/// derivative methods have defaults that return
+/// [`PointwiseError::NoDerivatives`], and [`PointwiseInfo`]'s derivative
+/// names are then empty).
 pub trait Pointwise: Send + Sync {
     /// Static description: sizes, dimensions, which outputs exist, flops.
     fn info(&self) -> &'static PointwiseInfo;
 
     /// Complete OpenCL C source defining [`PointwiseInfo::opencl_name`] (and
-    /// any helper functions it calls, before it). Uses the type `real` and
-    /// the macro `DIM`, both defined by the kernel that includes it.
+    /// any helper functions it calls, before it), and the derivatives
+    /// [`PointwiseInfo::opencl_tangent_name`] and
+    /// [`PointwiseInfo::opencl_jacobian_name`] when they are not empty. Uses
+    /// the type `real` and the macro `DIM`, both defined by the kernel that
+    /// includes it.
     fn opencl_source(&self) -> String;
 
     /// Hash of [`Pointwise::opencl_source`] and the metadata, for kernel caching.
@@ -166,6 +205,85 @@ pub trait Pointwise: Send + Sync {
         f0: &mut [f32],
         f1: &mut [f32],
     ) -> Result<(), PointwiseError>;
+
+    /// The directional derivatives of `f0` and `f1` at the point `args` in
+    /// the direction `(du, d∇u)`:
+    /// `df0 = ∂f0/∂u · du + ∂f0/∂∇u · d∇u` (`N_comp` entries) and `df1`
+    /// likewise (`N_comp·dim` entries, `df1[c·dim + d]`); `du` has `N_comp`
+    /// entries, `dgrad_u` `N_comp·dim` (`dgrad_u[c·dim + d]`). The auxiliary
+    /// fields, coordinates and constants are inputs, not unknowns. Outputs
+    /// the physics does not have are left untouched.
+    ///
+    /// `#[pointwise]` implements it by forward-mode automatic
+    /// differentiation; a hand-written implementation without derivatives
+    /// returns [`PointwiseError::NoDerivatives`].
+    fn eval_tangent_f64(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f64>,
+        du: &[f64],
+        dgrad_u: &[f64],
+        df0: &mut [f64],
+        df1: &mut [f64],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, du, dgrad_u, df0, df1);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
+
+    /// As [`Pointwise::eval_tangent_f64`], in single precision.
+    fn eval_tangent_f32(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f32>,
+        du: &[f32],
+        dgrad_u: &[f32],
+        df0: &mut [f32],
+        df1: &mut [f32],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, du, dgrad_u, df0, df1);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
+
+    /// The pointwise Jacobians at `args`, PETSc's `g0 = ∂f0/∂u`
+    /// (`N_comp²` entries), `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u` (`N_comp²·dim`
+    /// each) and `g3 = ∂f1/∂∇u` (`N_comp²·dim²`), in the layouts of
+    /// [`crate::layout::jac_g0`] … [`crate::layout::jac_g3`]. Every entry is
+    /// written; entries that are structurally zero (an output the physics
+    /// does not have, an input it does not read) are 0.
+    fn eval_jacobian_f64(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f64>,
+        g0: &mut [f64],
+        g1: &mut [f64],
+        g2: &mut [f64],
+        g3: &mut [f64],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, g0, g1, g2, g3);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
+
+    /// As [`Pointwise::eval_jacobian_f64`], in single precision.
+    fn eval_jacobian_f32(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, f32>,
+        g0: &mut [f32],
+        g1: &mut [f32],
+        g2: &mut [f32],
+        g3: &mut [f32],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, g0, g1, g2, g3);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
 }
 
 /// A pointwise evaluation received arguments it cannot use.
@@ -189,6 +307,12 @@ pub enum PointwiseError {
         /// The dimension asked for.
         dim: usize,
     },
+    /// The physics provides no derivatives (a hand-written `Pointwise`
+    /// implementation that does not implement them).
+    NoDerivatives {
+        /// Physics name.
+        physics: &'static str,
+    },
 }
 
 impl fmt::Display for PointwiseError {
@@ -206,6 +330,10 @@ impl fmt::Display for PointwiseError {
             PointwiseError::Dimension { physics, dim } => {
                 write!(f, "`{physics}` does not support dimension {dim}")
             }
+            PointwiseError::NoDerivatives { physics } => write!(
+                f,
+                "`{physics}` provides no derivatives: write it with #[pointwise]"
+            ),
         }
     }
 }
@@ -243,291 +371,12 @@ impl Default for Fnv1a {
 
 /// Support code called by the items `#[pointwise]` generates. Not for direct use.
 #[doc(hidden)]
-pub mod __private {
-    use super::PointwiseError;
-
-    /// Views a slice as a fixed-size array.
-    #[inline]
-    pub fn array<'a, T, const N: usize>(
-        physics: &'static str,
-        argument: &'static str,
-        s: &'a [T],
-    ) -> Result<&'a [T; N], PointwiseError> {
-        s.try_into().map_err(|_| PointwiseError::Length {
-            physics,
-            argument,
-            expected: N,
-            got: s.len(),
-        })
-    }
-
-    /// Views a mutable slice as a fixed-size array.
-    #[inline]
-    pub fn array_mut<'a, T, const N: usize>(
-        physics: &'static str,
-        argument: &'static str,
-        s: &'a mut [T],
-    ) -> Result<&'a mut [T; N], PointwiseError> {
-        let got = s.len();
-        s.try_into().map_err(|_| PointwiseError::Length {
-            physics,
-            argument,
-            expected: N,
-            got,
-        })
-    }
-
-    /// Views a row-major slice as an `R × C` array of arrays.
-    #[inline]
-    pub fn matrix<'a, T, const R: usize, const C: usize>(
-        physics: &'static str,
-        argument: &'static str,
-        s: &'a [T],
-    ) -> Result<&'a [[T; C]; R], PointwiseError> {
-        let err = PointwiseError::Length {
-            physics,
-            argument,
-            expected: R * C,
-            got: s.len(),
-        };
-        let (rows, rest) = s.as_chunks::<C>();
-        if !rest.is_empty() {
-            return Err(err);
-        }
-        rows.try_into().map_err(|_| err)
-    }
-
-    /// Views a mutable row-major slice as an `R × C` array of arrays.
-    #[inline]
-    pub fn matrix_mut<'a, T, const R: usize, const C: usize>(
-        physics: &'static str,
-        argument: &'static str,
-        s: &'a mut [T],
-    ) -> Result<&'a mut [[T; C]; R], PointwiseError> {
-        let err = PointwiseError::Length {
-            physics,
-            argument,
-            expected: R * C,
-            got: s.len(),
-        };
-        let (rows, rest) = s.as_chunks_mut::<C>();
-        if !rest.is_empty() {
-            return Err(err);
-        }
-        rows.try_into().map_err(|_| err)
-    }
-
-    /// The error for an unsupported dimension.
-    pub fn unsupported_dim(physics: &'static str, dim: usize) -> PointwiseError {
-        PointwiseError::Dimension { physics, dim }
-    }
-
-    /// The OpenCL C of a `#[pointwise]` helper function, as a template:
-    /// `@@self@@` stands for its own name and `@@i@@` for the name of the
-    /// `i`-th helper it calls. Names are given by [`opencl_source`]:
-    /// `pw_<rust name>_<hash of the source>`, so that helpers with the same
-    /// Rust name in different modules do not clash.
-    #[derive(Debug)]
-    pub struct ClFunction {
-        /// The function's Rust name (ASCII).
-        pub rust_name: &'static str,
-        /// The C source template.
-        pub template: &'static str,
-        /// The helpers it calls, in the order of the `@@i@@` placeholders.
-        pub helpers: &'static [&'static ClFunction],
-    }
-
-    /// Whether an array argument of lengths `arg` (`0`: the caller's `D`)
-    /// fits parameter `i` of a helper with parameter lengths `params` (`0`:
-    /// the helper's `D`): where the helper uses its `D`, the caller must
-    /// pass a `D`-sized array (or, in a physics of fixed dimension `fixed`,
-    /// an array of that length), because in OpenCL every `D` is `DIM`.
-    /// Shapes Rust rejects anyway (other lengths, arity) are not judged here.
-    pub const fn dim_arg_ok(params: &[&[usize]], i: usize, arg: &[usize], fixed: usize) -> bool {
-        if i >= params.len() || params[i].len() != arg.len() {
-            return true;
-        }
-        let p = params[i];
-        let mut j = 0;
-        while j < p.len() {
-            if p[j] == 0 && arg[j] != 0 && (fixed == 0 || arg[j] != fixed) {
-                return false;
-            }
-            j += 1;
-        }
-        true
-    }
-
-    /// Longest chain of helper calls.
-    const MAX_DEPTH: usize = 64;
-
-    /// False if `f` calls itself through its helpers (or the chain of calls
-    /// is deeper than 64). Evaluated at compile time by every helper.
-    pub const fn acyclic(f: &ClFunction) -> bool {
-        visit(f, [f; MAX_DEPTH], 1)
-    }
-
-    const fn visit<'a>(
-        f: &'a ClFunction,
-        mut path: [&'a ClFunction; MAX_DEPTH],
-        depth: usize,
-    ) -> bool {
-        let mut i = 0;
-        while i < f.helpers.len() {
-            let h = f.helpers[i];
-            let mut j = 0;
-            while j < depth {
-                if same(path[j], h) {
-                    return false;
-                }
-                j += 1;
-            }
-            if depth == MAX_DEPTH {
-                return false;
-            }
-            path[depth] = h;
-            if !visit(h, path, depth + 1) {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-
-    const fn same(a: &ClFunction, b: &ClFunction) -> bool {
-        str_eq(a.rust_name, b.rust_name)
-            && str_eq(a.template, b.template)
-            && a.helpers.len() == b.helpers.len()
-    }
-
-    const fn str_eq(a: &str, b: &str) -> bool {
-        let (a, b) = (a.as_bytes(), b.as_bytes());
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        while i < a.len() {
-            if a[i] != b[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-
-    fn substitute(template: &str, names: &[String]) -> String {
-        let mut s = template.to_string();
-        for (i, n) in names.iter().enumerate() {
-            s = s.replace(&format!("@@{i}@@"), n);
-        }
-        s
-    }
-
-    /// Names `f` (and, first, the helpers it calls), appending each
-    /// definition once to `defs`, callees before callers.
-    fn resolve(f: &ClFunction, defs: &mut Vec<(String, String)>, depth: usize) -> String {
-        let callees: Vec<String> = if depth < MAX_DEPTH {
-            f.helpers
-                .iter()
-                .map(|h| resolve(h, defs, depth + 1))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let body = substitute(f.template, &callees);
-        let mut h = super::Fnv1a::new();
-        h.write(body.as_bytes());
-        let name = format!("pw_{}_{:016x}", f.rust_name, h.finish());
-        if !defs.iter().any(|(n, _)| *n == name) {
-            let source = body.replace("@@self@@", &name);
-            defs.push((name.clone(), source));
-        }
-        name
-    }
-
-    /// The complete OpenCL C of a physics: the definitions of its helpers
-    /// (each once, callees first), then `own` with `@@i@@` replaced by the
-    /// name of `helpers[i]`.
-    pub fn opencl_source(helpers: &[&ClFunction], own: &str) -> String {
-        let mut defs = Vec::new();
-        let names: Vec<String> = helpers.iter().map(|h| resolve(h, &mut defs, 1)).collect();
-        let mut out = String::new();
-        for (_, source) in &defs {
-            out.push_str(source);
-            out.push('\n');
-        }
-        out.push_str(&substitute(own, &names));
-        out
-    }
-}
+#[path = "private.rs"]
+pub mod __private;
 
 #[cfg(test)]
 mod tests {
-    use super::__private::*;
     use super::*;
-
-    #[test]
-    fn array_views_check_lengths() {
-        let v = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-        let m: &[[f64; 3]; 2] = matrix("p", "grad_u", &v).unwrap();
-        assert_eq!(m[1][0], 4.0);
-        assert!(matrix::<f64, 3, 3>("p", "grad_u", &v).is_err());
-        let e = array::<f64, 4>("p", "u", &v).unwrap_err();
-        assert_eq!(e.to_string(), "`p`: argument `u` has 6 entries, expected 4");
-        let mut w = [0.0; 4];
-        let m: &mut [[f64; 2]; 2] = matrix_mut("p", "f1", &mut w).unwrap();
-        m[1][1] = 7.0;
-        assert_eq!(w[3], 7.0);
-    }
-
-    static LEAF: ClFunction = ClFunction {
-        rust_name: "leaf",
-        template: "real @@self@@(real v) { return v; }\n",
-        helpers: &[],
-    };
-    static MID: ClFunction = ClFunction {
-        rust_name: "mid",
-        template: "real @@self@@(real v) { return @@0@@(v) + @@1@@(v); }\n",
-        helpers: &[&LEAF, &LEAF],
-    };
-    static LOOP_A: ClFunction = ClFunction {
-        rust_name: "a",
-        template: "real @@self@@(real v) { return @@0@@(v); }\n",
-        helpers: &[&LOOP_B],
-    };
-    static LOOP_B: ClFunction = ClFunction {
-        rust_name: "b",
-        template: "real @@self@@(real v) { return @@0@@(v) * v; }\n",
-        helpers: &[&LOOP_A],
-    };
-
-    #[test]
-    fn helper_sources_are_named_and_deduplicated() {
-        let src = opencl_source(&[&MID, &LEAF], "void f() { @@0@@(1.0); @@1@@(2.0); }\n");
-        // leaf once, then mid, then the physics
-        assert_eq!(src.matches("real pw_leaf_").count(), 1, "{src}");
-        let leaf = src.find("real pw_leaf_").unwrap();
-        let mid = src.find("real pw_mid_").unwrap();
-        assert!(leaf < mid);
-        assert!(!src.contains("@@"), "{src}");
-        let leaf_name = &src[leaf + 5..leaf + 5 + "pw_leaf_".len() + 16];
-        assert!(src.contains(&format!("{leaf_name}(2.0)")), "{src}");
-        assert!(acyclic(&MID));
-        assert!(!acyclic(&LOOP_A));
-        assert!(!acyclic(&LOOP_B));
-    }
-
-    #[test]
-    fn helper_dimension_arguments() {
-        let params: &[&[usize]] = &[&[], &[0], &[2, 0]];
-        assert!(dim_arg_ok(params, 1, &[0], 0));
-        assert!(!dim_arg_ok(params, 1, &[2], 0));
-        assert!(dim_arg_ok(params, 1, &[2], 2));
-        assert!(!dim_arg_ok(params, 1, &[3], 2));
-        assert!(dim_arg_ok(params, 2, &[2, 0], 0));
-        assert!(dim_arg_ok(params, 0, &[], 0));
-        assert!(dim_arg_ok(params, 7, &[1], 0));
-    }
 
     #[test]
     fn fnv1a_known_values() {

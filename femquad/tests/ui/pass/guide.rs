@@ -61,5 +61,9 @@ fn main() {
         .nth(1)
         .and_then(|s| s.split("```").next())
         .expect("C block in the guide");
-    assert_eq!(src, shown, "the guide shows another OpenCL source:\n{src}");
+    assert!(
+        src.starts_with(shown),
+        "the guide shows another OpenCL source:\n{src}"
+    );
+    assert!(src.contains("void pw_nonlinear_poisson_jacobian("), "{src}");
 }

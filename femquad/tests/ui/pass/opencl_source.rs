@@ -1,5 +1,6 @@
 //! The generated OpenCL C: fixed signature, `(real)` literals with
-//! round-trip precision, renamed identifiers, dimension guard, hashing.
+//! round-trip precision, renamed identifiers, contraction off, dimension
+//! guard, hashing.
 #![allow(dead_code, non_snake_case, clippy::all)]
 
 use femquad::physics::Pointwise;
@@ -46,7 +47,9 @@ fn main() {
     assert!(src.contains("const int int_1 = 3;"), "{src}");
     assert!(src.contains("pw_N"), "{src}");
     assert!(src.contains("v_u03bb"), "{src}");
-    assert!(src.contains("((real)(DIM))"), "{src}");
+    assert!(src.contains("(real)DIM"), "{src}");
+    // contraction into fused multiply-adds is off, first thing
+    assert!(src.starts_with("#pragma OPENCL FP_CONTRACT OFF\n"), "{src}");
     // output zeroed first
     assert!(src.contains("f0[0] = (real)0.0;"), "{src}");
     assert_ne!(Literals.source_hash(), LiteralsToo.source_hash());
@@ -54,5 +57,8 @@ fn main() {
 
     // a physics of fixed dimension refuses other kernels
     let src = Planar.opencl_source();
-    assert!(src.starts_with("#if DIM != 2\n#error"), "{src}");
+    assert!(
+        src.starts_with("#pragma OPENCL FP_CONTRACT OFF\n#if DIM != 2\n#error"),
+        "{src}"
+    );
 }

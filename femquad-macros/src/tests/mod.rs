@@ -2,9 +2,12 @@
 //! `check` accepts and reports, and what the emitters write.
 
 use crate::check::{self, Checked};
-use crate::{emit_opencl, flops, parse};
+use crate::{emit_c, flops, lower, parse};
 use proc_macro2::TokenStream;
 use quote::quote;
+
+mod derivatives;
+mod regressions;
 
 fn run(attr: TokenStream, f: TokenStream) -> (crate::ast::Function, Result<Checked, Vec<String>>) {
     let item: syn::ItemFn = syn::parse2(f).expect("a function");
@@ -30,9 +33,10 @@ fn errors_with(attr: TokenStream, f: TokenStream) -> Vec<String> {
 fn c_source(f: TokenStream) -> String {
     let (func, c) = run(quote!(), f);
     let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+    let ir = lower::lower(&func, &c);
     match c.kind {
-        check::Kind::Physics(_) => emit_opencl::physics(&func, &c, "pw_test"),
-        check::Kind::Helper(_) => emit_opencl::helper(&func, &c),
+        check::Kind::Physics(_) => emit_c::physics(&ir, "p", "pw_test", None, 0),
+        check::Kind::Helper(_) => emit_c::helper(&ir, "helper fn h", 0),
     }
 }
 
@@ -41,7 +45,7 @@ fn flops_of(attr: TokenStream, f: TokenStream) -> [String; 2] {
     let c = c.unwrap();
     [0, 1].map(|k| {
         flops::count(&func, &c, k)
-            .to_tokens(&|i| quote!(h #i))
+            .to_tokens(&|i, _| quote!(h #i))
             .to_string()
     })
 }
@@ -166,7 +170,10 @@ fn evaluation_order_is_kept_in_c() {
     });
     // `tick` is read before the branch increments it
     let spill = src.find("const real pw_t").expect(&src);
-    assert!(spill < src.find("tick += (real)1.0;").unwrap(), "{src}");
+    assert!(
+        spill < src.find("tick = tick + (real)1.0;").unwrap(),
+        "{src}"
+    );
     // the right side of `&&` runs only if the left side holds
     assert!(src.contains("bool pw_t"), "{src}");
     assert!(src.contains("if (pw_t"), "{src}");
@@ -184,11 +191,14 @@ fn array_assignments_in_c() {
     });
     assert!(src.contains("real pair[2];\n"), "{src}");
     // the swap reads `pair`: built in a temporary first
-    assert!(src.contains("real pw_a"), "{src}");
     assert!(
-        src.contains("f1[0][pw_i") && src.contains("= grad_u[1][pw_i"),
+        src.contains("pw_t3[0] = pair[1];\n    pw_t3[1] = pair[0];\n    for (int pw_i1 = 0; pw_i1 < 2; ++pw_i1) pair[pw_i1] = pw_t3[pw_i1];"),
         "{src}"
     );
+    assert!(src.contains("f1[0][pw_i2] = grad_u[1][pw_i2];"), "{src}");
+    // `[pair[0]; D]`: the value once, then the entries
+    assert!(src.contains("const real pw_t4 = pair[0];"), "{src}");
+    assert!(src.contains("f1[1][pw_t5] = pw_t4;"), "{src}");
 }
 
 #[test]
@@ -197,15 +207,18 @@ fn helpers_are_templates() {
         fn h<const D: usize>(m: &mut [[f64; D]; 2], k: usize, s: f64) { m[k][0] *= s; }
     });
     assert!(
-        src.contains("void @@self@@(real m[2][DIM], const int k, const real s)"),
+        src.contains("void @@self@@(real m[2][DIM], const ulong k, const real s)"),
         "{src}"
     );
     let (func, c) = run(
         quote!(helpers(a::g)),
         quote! { fn h(v: f64) -> f64 { a::g(v) + 1.0 } },
     );
-    let src = emit_opencl::helper(&func, &c.unwrap());
-    assert!(src.contains("return @@0@@(v) + (real)1.0;"), "{src}");
+    let src = emit_c::helper(&lower::lower(&func, &c.unwrap()), "helper fn h", 1);
+    assert!(
+        src.contains("const real pw_t1 = @@0@@(v);\n    return pw_t1 + (real)1.0;"),
+        "{src}"
+    );
 }
 
 #[test]
@@ -226,7 +239,10 @@ fn flops_follow_the_documented_rules() {
         quote!(helpers(k)),
         quote! { fn p(u: &[f64; 1], f0: &mut [f64; 1]) { f0[0] = k(u[0]) * -1.0; } },
     );
-    assert_eq!(f[0], "(0u64 + h 0usize + 1u64)");
+    assert_eq!(
+        f[0],
+        "{ let s = 0u64 ; let s = u64 :: saturating_add (s , h 0usize) ; let s = u64 :: saturating_add (s , 1u64) ; s }"
+    );
 }
 
 #[test]
@@ -243,7 +259,7 @@ fn failed_functions_expand_to_errors_and_stand_ins() {
         crate::expand(quote!(), quote! { pub fn k(u: f64) -> f64 { 1.0 + u * u } }).to_string();
     assert!(!out.contains("compile_error"), "{out}");
     assert!(out.contains("pub mod k"), "{out}");
-    assert!(out.contains("fn f32_twin (u : f32) -> f32"), "{out}");
+    assert!(out.contains("fn f32_d2 (u : f32) -> f32"), "{out}");
     let out = crate::expand(quote!(name = Foo), quote! { struct S; }).to_string();
     assert!(out.contains("applies to functions"), "{out}");
 }

@@ -1,0 +1,133 @@
+//! The Rust items generated around the kept function.
+//!
+//! - physics: a unit struct implementing `femquad::physics::Pointwise`, whose
+//!   `eval_f64` calls the kept function and `eval_f32` its `f32` translation
+//!   (printed from the lowered program by [`crate::emit_native`], one per
+//!   dimension, nested in `eval_f32`);
+//! - helper: a hidden companion module with the same name as the function
+//!   (modules and functions live in different namespaces, so `use a::kappa;`
+//!   brings both): `OPENCL` (its C source and the helpers it calls), `FLOPS`,
+//!   `PARAMS` and its translations `f32_d2`, `f32_d3`.
+
+mod helper;
+mod native;
+mod physics;
+mod stub;
+
+use crate::ast::Function;
+use crate::attr::Args;
+use crate::check::{Checked, Kind};
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+
+pub use stub::stub;
+
+const PRIVATE: &str = "::femquad::physics::__private";
+
+fn private() -> TokenStream {
+    PRIVATE.parse().expect("path")
+}
+
+/// Lints that the subset's idioms trip (index loops are the only loops;
+/// a physics may take all eight arguments).
+fn kept_allows() -> TokenStream {
+    quote!(#[allow(clippy::needless_range_loop, clippy::too_many_arguments)])
+}
+
+/// The kept function, unchanged but for lint allowances.
+fn kept(item: &syn::ItemFn) -> TokenStream {
+    let allows = kept_allows();
+    quote!(#allows #item)
+}
+
+/// The struct name of a physics.
+pub fn struct_name(args: &Args, f: &syn::ItemFn) -> syn::Ident {
+    match &args.name {
+        Some(n) => n.clone(),
+        None => syn::Ident::new(
+            &crate::names::camel_case(&f.sig.ident.to_string()),
+            f.sig.ident.span(),
+        ),
+    }
+}
+
+/// Where a twin is placed: paths to helpers are written relative to it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Next to the kept function (inside the physics impl).
+    Sibling,
+    /// Inside the helper's companion module (one level down).
+    Companion,
+}
+
+/// A helper path as seen from `place` (the companion module glob-imports
+/// its parent, so only `self::` and `super::` need adjusting).
+fn helper_path(p: &syn::Path, place: Place) -> syn::Path {
+    let mut p = p.clone();
+    if place == Place::Companion && p.leading_colon.is_none() {
+        let first = p.segments.first().map(|s| s.ident.to_string());
+        match first.as_deref() {
+            Some("self") => {
+                p.segments[0].ident = syn::Ident::new("super", p.segments[0].ident.span());
+            }
+            Some("super") => {
+                p.segments.insert(
+                    0,
+                    syn::PathSegment::from(syn::Ident::new("super", Span::call_site())),
+                );
+            }
+            _ => {}
+        }
+    }
+    p
+}
+
+fn with_segment(p: &syn::Path, seg: &str) -> syn::Path {
+    let mut p = p.clone();
+    p.segments.push(syn::PathSegment::from(syn::Ident::new(
+        seg,
+        Span::call_site(),
+    )));
+    p
+}
+
+/// Everything generated for a function that checked.
+pub fn generate(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked) -> TokenStream {
+    let kept = kept(item);
+    let rest = match &c.kind {
+        Kind::Physics(sig) => physics::physics(args, item, f, c, sig),
+        Kind::Helper(_) => helper::helper(args, item, f, c),
+    };
+    let rest = with_cfg(item, rest);
+    quote!(#kept #rest)
+}
+
+/// Gives every generated item the function's `#[cfg]` attributes, so that
+/// they exist exactly when the function does.
+fn with_cfg(item: &syn::ItemFn, generated: TokenStream) -> TokenStream {
+    let cfgs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+    if cfgs.is_empty() {
+        return generated;
+    }
+    let Ok(file) = syn::parse2::<syn::File>(generated.clone()) else {
+        return generated;
+    };
+    let items = file.items.into_iter().map(|mut it| {
+        let attrs = match &mut it {
+            syn::Item::Struct(s) => Some(&mut s.attrs),
+            syn::Item::Impl(i) => Some(&mut i.attrs),
+            syn::Item::Const(c) => Some(&mut c.attrs),
+            syn::Item::Mod(m) => Some(&mut m.attrs),
+            _ => None,
+        };
+        if let Some(attrs) = attrs {
+            attrs.extend(cfgs.iter().map(|a| (*a).clone()));
+        }
+        it
+    });
+    quote!(#(#items)*)
+}

@@ -1,0 +1,617 @@
+//! Disagreements between the native and the OpenCL evaluation of
+//! `#[pointwise]` physics found by differential testing
+//! (`pointwise-difftest`), each reduced to a physics and compared through
+//! the device probe: f64 within 1e-12, f32 within 1e-5 (relative, per output
+//! array). Cases the macro now rejects are in `tests/ui/fail`; the macro's
+//! side of each fix is pinned in `femquad-macros/src/tests/regressions.rs`.
+#![allow(clippy::all)]
+
+use femquad::Real;
+use femquad::opencl::probe::{Inputs, PointSizes};
+use femquad::physics::Pointwise;
+use femquad::pointwise;
+
+mod pointwise_support;
+use pointwise_support::{check_all, compare, native, with_probe};
+
+// ----- evaluation order -----
+
+/// An array assignment computes its index once, before writing the entries.
+#[pointwise]
+fn index_once<const D: usize>(u: &[f64; 2], f0: &mut [f64; 2], f1: &mut [[f64; D]; 2]) {
+    f1[(1.0 - f1[1][0]) as usize] = [3.0 + u[0]; D];
+    let rows = [[u[0], 1.0], [2.0, u[0] * u[0]]];
+    let mut v = [0.0, 1.0];
+    v = rows[if v[0] == 0.0 { 0 } else { 1 }];
+    f0[0] = v[0];
+    f0[1] = v[1];
+}
+
+/// `v[0] += 1`, returns the new `v[0]`.
+#[pointwise]
+fn bump(v: &mut [f64; 1]) -> f64 {
+    v[0] += 1.0;
+    v[0]
+}
+
+/// `[[e; N]; M]` evaluates `e` once, also when it has effects.
+#[pointwise(helpers(bump))]
+fn repeat_once(u: &[f64; 3], f0: &mut [f64; 3]) {
+    let mut k = 0.0;
+    let m = [[{
+        k += 1.0;
+        k
+    }; 2]; 3];
+    let mut v = [u[0]];
+    let w = [[bump(&mut v); 2]; 3];
+    f0[0] = m[2][1] + k;
+    f0[1] = w[2][1] + v[0];
+    f0[2] = m[0][0] * w[1][0];
+}
+
+/// Rust's order: the assigned value before the place, indices left to
+/// right, helper calls left to right.
+#[pointwise(helpers(bump))]
+fn place_and_value_order(u: &[f64; 3], f0: &mut [f64; 3]) {
+    let mut k = 0;
+    f0[{
+        k += 1;
+        k
+    }] = k as f64 + u[0];
+    let m = [[u[0], u[1]], [u[2], u[0] * u[1]]];
+    let mut i = 0;
+    f0[2] = m[i][{
+        i += 1;
+        i
+    }];
+    let mut v = [u[2]];
+    f0[0] = bump(&mut v) - bump(&mut v) * v[0];
+}
+
+// ----- floating point -----
+
+/// `a*b - c` is never contracted into `fma` (Rust does not contract).
+#[pointwise]
+fn no_contraction(u: &[f64; 3], constants: &[f64; 1], f0: &mut [f64; 3]) {
+    f0[0] = (u[0] * u[1] - u[2]) * constants[0];
+}
+
+/// Literal-only arithmetic is done in the precision of the evaluation:
+/// `0.7 / 0.1` is 7.0000005 in f32 (7 when truncated), 6.999… in f64.
+#[pointwise]
+fn literal_arithmetic(u: &[f64; 2], f0: &mut [f64; 2]) {
+    f0[0] = (0.7 / 0.1) as i32 as f64 + u[0];
+    f0[1] = ((1.0 / 3.0) * 3.0 - 1.0) * 1e8;
+}
+
+// ----- integers -----
+
+/// `usize` is 64 bits and `i32 as usize` wraps, as in Rust; float-to-integer
+/// casts saturate.
+#[pointwise]
+fn integer_width(u: &[f64; 4], f0: &mut [f64; 4]) {
+    let k = -((u[0].abs() * 3.0) as i32) - 1;
+    f0[0] = (k as usize) as f64;
+    let n = (u[0].abs() * 0.5) as usize + 50_000;
+    f0[1] = (n * n) as f64;
+    f0[2] = (u[0] * 1e12) as i32 as f64;
+    f0[3] = (u[0] * -1e30) as usize as f64;
+}
+
+// ----- accepted by the macro, once rejected by the OpenCL compiler -----
+
+/// 300 terms: flat in C (clang allows 256 nested parentheses).
+#[pointwise]
+fn long_sum(u: &[f64; 1], f0: &mut [f64; 1]) {
+    let x = u[0];
+    f0[0] = x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x
+        + x;
+}
+
+/// Local variables named like OpenCL C types and keywords.
+#[pointwise]
+#[allow(non_snake_case)]
+fn opencl_type_names(u: &[f64; 1], f0: &mut [f64; 1]) {
+    let image1d_array_t = u[0];
+    let image2d_depth_t = 2.0 * image1d_array_t;
+    let image2d_array_msaa_depth_t = image2d_depth_t + 1.0;
+    let queue_t = image2d_array_msaa_depth_t;
+    let atomic_float = queue_t * 0.5;
+    let float2x2 = atomic_float;
+    let as_int = float2x2;
+    let convert_float = as_int + 1.0;
+    let r#typeof = convert_float;
+    let complex = r#typeof;
+    f0[0] = complex;
+}
+
+// ----- accepted now -----
+
+#[pointwise]
+fn dot<const D: usize>(p: &[f64; D], q: &[f64; D]) -> f64 {
+    let mut s = 0.0;
+    for d in 0..D {
+        s += p[d] * q[d];
+    }
+    s
+}
+
+/// A helper's `f64` result meeting a float literal is an `f64`.
+#[pointwise(helpers(dot))]
+fn helper_result_method<const D: usize>(grad_u: &[[f64; D]; 1], f0: &mut [f64; 1]) {
+    let g = grad_u[0];
+    f0[0] = (dot(&g, &g) + 1e-12).sqrt();
+}
+
+/// A helper whose parameters are named `f0` and `f1`.
+#[pointwise]
+fn blend(f0: f64, f1: f64, t: f64) -> f64 {
+    f0 + t * (f1 - f0)
+}
+
+/// Helpers of the same name in two modules, one calling the other.
+mod first {
+    use femquad::pointwise;
+    #[pointwise]
+    pub fn scale(v: f64) -> f64 {
+        2.0 * v
+    }
+}
+
+mod second {
+    use femquad::pointwise;
+    #[pointwise(helpers(super::first::scale))]
+    pub fn scale(v: f64) -> f64 {
+        3.0 * super::first::scale(v)
+    }
+}
+
+#[pointwise(helpers(blend, second::scale))]
+fn uses_named_helpers(u: &[f64; 2], f0: &mut [f64; 2]) {
+    f0[0] = blend(u[0], u[1], 0.25) + second::scale(u[0]);
+}
+
+// ----- tests -----
+
+/// Compares one physics with the native evaluation at points with the
+/// given `u` and `constants` (other inputs random), in f64 and in f32 (from
+/// the same f64 values).
+fn compare_at(physics: &dyn Pointwise, dim: usize, points: &[(Vec<f64>, Vec<f64>)]) {
+    let sizes = PointSizes::of(physics, dim);
+    let mut rng = femquad::rng::Rng::new(1);
+    let mut inputs = Inputs::<f64>::random(sizes, points.len(), &mut rng, -1.0, 1.0);
+    let [nu, _, _, _, _, nk] = sizes.inputs();
+    for (p, (u, k)) in points.iter().enumerate() {
+        inputs.u[p * nu..(p + 1) * nu].copy_from_slice(u);
+        inputs.constants[p * nk..(p + 1) * nk].copy_from_slice(k);
+    }
+    fn one<R: Real>(physics: &dyn Pointwise, dim: usize, inputs: &Inputs<R>) {
+        with_probe(|probe| {
+            let device = probe.residual(physics, dim, inputs).unwrap();
+            compare(physics, dim, &device, &native(physics, inputs));
+        });
+    }
+    one::<f64>(physics, dim, &inputs);
+    one::<f32>(physics, dim, &inputs.convert());
+}
+
+#[test]
+fn array_assignments_evaluate_indices_once() {
+    check_all(&[&IndexOnce], 41);
+    let mut f0 = [0.0; 2];
+    let mut f1 = [0.0; 4];
+    let args = femquad::physics::PointArgs {
+        u: &[0.5, 0.0],
+        grad_u: &[],
+        a: &[],
+        grad_a: &[],
+        x: &[],
+        constants: &[],
+    };
+    IndexOnce.eval_f64(2, &args, &mut f0, &mut f1).unwrap();
+    // f1[1] = [3.5; 2] (index 1 computed once), v = rows[0]
+    assert_eq!((f0, f1), ([0.5, 1.0], [0.0, 0.0, 3.5, 3.5]));
+}
+
+#[test]
+fn repeats_evaluate_their_value_once() {
+    check_all(&[&RepeatOnce], 43);
+}
+
+#[test]
+fn place_value_and_call_order_follow_rust() {
+    check_all(&[&PlaceAndValueOrder], 47);
+}
+
+#[test]
+fn products_are_not_contracted() {
+    // u0·u1 rounds to u2 exactly, so u0·u1 − u2 is 0 unless fused (then
+    // it is the rounding error, 2⁻⁶⁰ in f64 and 2⁻²⁴ in f32), scaled up.
+    let a64 = 1.0 + 2f64.powi(-30);
+    let a32 = (1.0 + 2f32.powi(-12)) as f64;
+    let points = vec![
+        (vec![a64, a64, a64 * a64], vec![1e18]),
+        (
+            vec![a32, a32, ((a32 as f32) * (a32 as f32)) as f64],
+            vec![1e10],
+        ),
+    ];
+    compare_at(&NoContraction, 2, &points);
+    with_probe(|probe| {
+        let sizes = PointSizes::of(&NoContraction, 2);
+        let mut i = Inputs::<f32>::random(sizes, 1, &mut femquad::rng::Rng::new(2), 0.0, 1.0);
+        i.u.copy_from_slice(&[a32 as f32, a32 as f32, (a32 as f32) * (a32 as f32)]);
+        i.constants[0] = 1e10;
+        let out = probe.residual(&NoContraction, 2, &i).unwrap();
+        assert_eq!(
+            out.f0, [0.0; 3],
+            "a fused multiply-add in the OpenCL source"
+        );
+    });
+}
+
+#[test]
+fn literal_arithmetic_is_in_the_evaluation_precision() {
+    check_all(&[&LiteralArithmetic], 53);
+    let mut f0 = [0.0f32; 2];
+    let args = femquad::physics::PointArgs {
+        u: &[0.0f32; 2],
+        grad_u: &[],
+        a: &[],
+        grad_a: &[],
+        x: &[],
+        constants: &[],
+    };
+    LiteralArithmetic
+        .eval_f32(2, &args, &mut f0, &mut [])
+        .unwrap();
+    assert_eq!(f0[0], 7.0);
+    let mut g0 = [0.0f64; 2];
+    let args64 = femquad::physics::PointArgs {
+        u: &[0.0; 2],
+        grad_u: &[],
+        a: &[],
+        grad_a: &[],
+        x: &[],
+        constants: &[],
+    };
+    LiteralArithmetic
+        .eval_f64(2, &args64, &mut g0, &mut [])
+        .unwrap();
+    assert_eq!(g0[0], 6.0);
+}
+
+#[test]
+fn integers_have_rusts_width() {
+    check_all(&[&IntegerWidth], 59);
+}
+
+#[test]
+fn sources_the_opencl_compiler_once_rejected_now_build() {
+    check_all(&[&LongSum, &OpenclTypeNames], 61);
+}
+
+#[test]
+fn cases_once_rejected_by_the_macro_agree() {
+    check_all(&[&HelperResultMethod, &UsesNamedHelpers], 67);
+}

@@ -1,0 +1,436 @@
+//! The derivative checks of the runtime (copied into the generated crates
+//! with it), for every program, dimension and precision, at the residual's
+//! points along a random direction:
+//!
+//! - **native versus OpenCL tangents** (`tangent-agree`, `tangent-ulp`,
+//!   `tangent-disagree`): the measure of `verdict`, the reach of the math
+//!   libraries estimated as the largest change of a central difference of
+//!   the plain copy over the perturbation trials, the math results at the
+//!   two points of the stencil perturbed independently (a derivative
+//!   formula such as `tanh′ = 1 − tanh²` turns one ulp of its function's
+//!   value into a change of the tangent that only independent
+//!   perturbations show: Rust's `f32` `tanh` saturates to 1 where OpenCL's
+//!   gives 1 − 2⁻²⁴);
+//! - in `f64`, **AD versus differences** (`ad-ok`, `ad-mismatch`): the
+//!   native tangent against a Richardson-extrapolated central difference of
+//!   the function (step 10⁻³ and 5·10⁻⁴), entry by entry, relative 10⁻⁶
+//!   plus the rounding noise of the differences, at the entries where the
+//!   two steps agree (elsewhere a kink or a jump lies within the stencil: a
+//!   branch, `floor`, a cast, `%`); see [`ad_versus_differences`];
+//! - in `f64`, **Jacobian versus tangent** (`jacobian-ok`,
+//!   `jacobian-mismatch`): `g0 … g3` applied to the direction against the
+//!   tangent, norm-wise relative 10⁻¹⁰.
+
+use crate::runtime::{Body, Settings, evaluate, plain, pt};
+use crate::verdict;
+use femquad::Real;
+use femquad::opencl::probe::{Evaluation, Inputs, Outputs, Probe};
+use femquad::physics::{PointArgs, Pointwise, PointwiseError};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// The derivatives in one precision.
+pub trait Ad: Real {
+    #[allow(clippy::too_many_arguments)]
+    fn tangent(
+        ph: &dyn Pointwise,
+        dim: usize,
+        a: &PointArgs<'_, Self>,
+        du: &[Self],
+        dgu: &[Self],
+        df0: &mut [Self],
+        df1: &mut [Self],
+    ) -> Result<(), PointwiseError>;
+    fn jacobian(
+        ph: &dyn Pointwise,
+        dim: usize,
+        a: &PointArgs<'_, Self>,
+        g: &mut [Vec<Self>; 4],
+    ) -> Result<(), PointwiseError>;
+}
+
+macro_rules! ad {
+    ($t:ty, $tangent:ident, $jacobian:ident) => {
+        impl Ad for $t {
+            fn tangent(
+                ph: &dyn Pointwise,
+                dim: usize,
+                a: &PointArgs<'_, $t>,
+                du: &[$t],
+                dgu: &[$t],
+                df0: &mut [$t],
+                df1: &mut [$t],
+            ) -> Result<(), PointwiseError> {
+                ph.$tangent(dim, a, du, dgu, df0, df1)
+            }
+            fn jacobian(
+                ph: &dyn Pointwise,
+                dim: usize,
+                a: &PointArgs<'_, $t>,
+                g: &mut [Vec<$t>; 4],
+            ) -> Result<(), PointwiseError> {
+                let [g0, g1, g2, g3] = g;
+                ph.$jacobian(dim, a, g0, g1, g2, g3)
+            }
+        }
+    };
+}
+ad!(f64, eval_tangent_f64, eval_jacobian_f64);
+ad!(f32, eval_tangent_f32, eval_jacobian_f32);
+
+/// The native tangents at every point.
+fn native<R: Ad>(b: &Body, i: &Inputs<R>) -> Result<Outputs<R>, String> {
+    let per_point = i.sizes.outputs();
+    let mut out = Outputs {
+        per_point,
+        f0: vec![R::ZERO; per_point[0] * i.points],
+        f1: vec![R::ZERO; per_point[1] * i.points],
+    };
+    for p in 0..i.points {
+        let (n0, n1) = (per_point[0], per_point[1]);
+        let (f0, f1) = (
+            &mut out.f0[p * n0..(p + 1) * n0],
+            &mut out.f1[p * n1..(p + 1) * n1],
+        );
+        let (du, dgu) = i.direction(p);
+        match catch_unwind(AssertUnwindSafe(|| {
+            R::tangent(b.physics, i.sizes.dim, &i.point(p), du, dgu, f0, f1)
+        })) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(_) => return Err(format!("panic at point {p}")),
+        }
+    }
+    Ok(out)
+}
+
+/// The inputs moved by `t` along their direction.
+fn shifted<R: Real>(i: &Inputs<R>, t: f64) -> Inputs<R> {
+    let mut j = i.clone();
+    let mv = |v: &mut Vec<R>, d: &[R]| {
+        for (x, d) in v.iter_mut().zip(d) {
+            *x = R::from_f64(x.to_f64() + t * d.to_f64());
+        }
+    };
+    mv(&mut j.u, &i.du);
+    mv(&mut j.grad_u, &i.dgrad_u);
+    j
+}
+
+/// Central differences of an evaluation, entry by entry.
+fn central(plus: &Outputs<f64>, minus: &Outputs<f64>, h: f64) -> Vec<f64> {
+    plus.f0
+        .iter()
+        .chain(&plus.f1)
+        .zip(minus.f0.iter().chain(&minus.f1))
+        .map(|(a, b)| (a - b) / (2.0 * h))
+        .collect()
+}
+
+fn widen<R: Real>(o: &Outputs<R>) -> Outputs<f64> {
+    Outputs {
+        per_point: o.per_point,
+        f0: o.f0.iter().map(|x| x.to_f64()).collect(),
+        f1: o.f1.iter().map(|x| x.to_f64()).collect(),
+    }
+}
+
+/// Runs the derivative checks of `bodies` (their inputs `inputs`, with a
+/// direction) and prints their lines.
+pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: usize, s: &Settings) {
+    let device = crate::runtime::device(probe, bodies, inputs, dim, Evaluation::Tangent);
+    let prec = R::PRECISION;
+    let tol = verdict::tolerance(prec);
+    for ((b, i), device) in bodies.iter().zip(inputs).zip(device) {
+        let id = b.id;
+        let device = match device {
+            Ok(d) => d,
+            Err(e) => {
+                let first = e.lines().take(12).collect::<Vec<_>>().join(" | ");
+                println!("result {id} {dim} {prec} tangent-build-failure 0 {first}");
+                continue;
+            }
+        };
+        let native = match native(b, i) {
+            Ok(n) => n,
+            Err(e) => {
+                println!("result {id} {dim} {prec} tangent-native-panic 0 {e}");
+                continue;
+            }
+        };
+        // The reach of the math libraries on a difference tangent.
+        let h = if prec == femquad::Precision::F64 {
+            1e-4
+        } else {
+            1e-2
+        };
+        let difference = |seed: u64| -> Option<Vec<f64>> {
+            pt::set(seed);
+            let plus = evaluate::<R>(plain::<R>(b), &shifted(i, h)).ok()?;
+            // Another perturbation at the other point (0 stays 0: none).
+            pt::set(if seed == 0 {
+                0
+            } else {
+                (seed ^ 0x5bd1_e995) | 1
+            });
+            let minus = evaluate::<R>(plain::<R>(b), &shifted(i, -h)).ok()?;
+            pt::set(0);
+            Some(central(&widen(&plus), &widen(&minus), h))
+        };
+        let mut reach: Option<Vec<f64>> = None;
+        let mut worst = verdict::Worst::default();
+        let (d_all, n_all) = (widen(&device), widen(&native));
+        let n0 = n_all.f0.len();
+        let entries: Vec<(f64, f64)> = d_all
+            .f0
+            .iter()
+            .chain(&d_all.f1)
+            .zip(n_all.f0.iter().chain(&n_all.f1))
+            .map(|(o, n)| (*o, *n))
+            .collect();
+        for (e, (o, n)) in entries.iter().copied().enumerate() {
+            let rel = verdict::relative(o, n);
+            if rel <= tol {
+                worst.agree(rel);
+                continue;
+            }
+            let r = reach.get_or_insert_with(|| {
+                let base = difference(0);
+                let mut r = vec![0.0; entries.len()];
+                for t in 1..=24u64 {
+                    let seed = s.seed.wrapping_mul(0x9e37_79b9).wrapping_add(t) | 1;
+                    if let (Some(base), Some(d)) = (&base, difference(seed)) {
+                        for (k, (x, y)) in d.iter().zip(base).enumerate() {
+                            let dist = verdict::distance(*x, *y);
+                            if dist.is_finite() {
+                                r[k] = f64::max(r[k], dist);
+                            }
+                        }
+                    }
+                }
+                r
+            });
+            let (what, k) = if e < n0 { ("df0", e) } else { ("df1", e - n0) };
+            let detail = format!(
+                "entry {what}[{k}] (all points): native {n:e} OpenCL {o:e} (math libraries reach {:e})",
+                r[e]
+            );
+            worst.differ(rel, verdict::distance(o, n), r[e], tol * n.abs(), detail);
+        }
+        println!("result {id} {dim} {prec} tangent-{}", worst.line());
+        if prec == femquad::Precision::F64 {
+            let i64: Inputs<f64> = i.convert();
+            let n64: Outputs<f64> = widen(&native);
+            ad_versus_differences(b, &i64, &n64, dim);
+            jacobian_versus_tangent(b, &i64, &n64, dim);
+        }
+    }
+}
+
+/// Norm-wise relative difference.
+fn rel_norm(a: &[f64], b: &[f64]) -> f64 {
+    let d: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
+    let n: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    if d == 0.0 {
+        0.0
+    } else if n == 0.0 {
+        f64::INFINITY
+    } else {
+        d / n
+    }
+}
+
+/// The outputs at `i` moved by `±h` along the direction.
+struct Stencil {
+    plus: Outputs<f64>,
+    minus: Outputs<f64>,
+    h: f64,
+}
+
+impl Stencil {
+    /// The central difference of entry `k` (f0 entries, then f1).
+    fn difference(&self, k: usize) -> f64 {
+        (entry(&self.plus, k) - entry(&self.minus, k)) / (2.0 * self.h)
+    }
+
+    /// A bound on the rounding error of [`Stencil::difference`]: the two
+    /// values are correctly rounded to within a few ulps each (the math
+    /// functions), `8ε(|f₊| + |f₋|)/(2h)`.
+    fn noise(&self, k: usize) -> f64 {
+        8.0 * f64::EPSILON * (entry(&self.plus, k).abs() + entry(&self.minus, k).abs())
+            / (2.0 * self.h)
+    }
+}
+
+/// Entry `k` of `f0` then `f1`, all points.
+fn entry(o: &Outputs<f64>, k: usize) -> f64 {
+    if k < o.f0.len() {
+        o.f0[k]
+    } else {
+        o.f1[k - o.f0.len()]
+    }
+}
+
+/// AD against differences, entry by entry. With `c = D(h)`, `e = D(h/2)`,
+/// `g = D(h/4)` the central differences and `ν` their rounding noise (see
+/// [`Stencil::noise`]), an entry is **smooth** when `|c − e| ≤ 10⁻⁴|e| +
+/// 4ν` and `|e − g| ≤ 10⁻⁴|g| + 4ν` (otherwise a kink or a jump lies within
+/// the stencil, or the function is too steep for the step — a sawtooth
+/// such as `a % u` with a small `u` can give two equal differences by
+/// chance, hardly three: it is not compared); there the
+/// Richardson extrapolation `r = (4e − c)/3` must match the tangent `t`:
+/// `|t − r| ≤ 10⁻⁶(|r| + s) + 4ν`, `s` the largest `|r|` of the smooth
+/// entries of the same output array at that point (a small entry next to
+/// large ones is compared at their scale). The printed measure is the
+/// largest `|t − r|/(10⁻⁶(|r| + s) + 4ν)` times 10⁻⁶ (at most 10⁻⁶ when
+/// everything matches).
+///
+/// A tangent that is not finite where the differences are (`ad-nonfinite`,
+/// listed, not a finding) comes from an infinite or NaN intermediate value
+/// that the function then discards, e.g. `tanh(x / 0.0)`: forward mode
+/// multiplies its infinite derivative by a zero tangent (see the guide's
+/// *Derivatives*).
+fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: usize) {
+    let id = b.id;
+    let eval =
+        |j: &Inputs<f64>| evaluate::<f64>(&|d, a, f0, f1| b.physics.eval_f64(d, a, f0, f1), j).ok();
+    let stencil = |h: f64| -> Option<Stencil> {
+        Some(Stencil {
+            plus: eval(&shifted(i, h))?,
+            minus: eval(&shifted(i, -h))?,
+            h,
+        })
+    };
+    let (Some(coarse), Some(fine), Some(finer)) = (stencil(1e-3), stencil(5e-4), stencil(2.5e-4))
+    else {
+        println!("result {id} {dim} f64 ad-skipped 0 the function panics near the points");
+        return;
+    };
+    let [n0, n1] = i.sizes.outputs();
+    let all0 = n0 * i.points;
+    let (mut compared, mut worst, mut detail) = (0, 0.0f64, String::new());
+    let (mut nonfinite, mut nonfinite_detail) = (0, String::new());
+    for p in 0..i.points {
+        for (what, first, n) in [("df0", p * n0, n0), ("df1", all0 + p * n1, n1)] {
+            // (entry, extrapolation, tolerance without the scale term)
+            let mut smooth: Vec<(usize, f64, f64)> = Vec::new();
+            for k in first..first + n {
+                let (c, e, g) = (
+                    coarse.difference(k),
+                    fine.difference(k),
+                    finer.difference(k),
+                );
+                let nu = coarse.noise(k).max(fine.noise(k)).max(finer.noise(k));
+                let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs() + 4.0 * nu;
+                if !(c.is_finite() && e.is_finite() && g.is_finite() && near(c, e) && near(e, g)) {
+                    continue;
+                }
+                smooth.push((k, (4.0 * e - c) / 3.0, 4.0 * nu));
+            }
+            let scale = smooth.iter().map(|(_, r, _)| r.abs()).fold(0.0, f64::max);
+            for &(k, r, floor) in &smooth {
+                compared += 1;
+                let t = entry(native, k);
+                if !t.is_finite() {
+                    nonfinite += 1;
+                    nonfinite_detail = format!(
+                        "point {p} {what}[{}]: AD {t:e} differences {r:e}",
+                        k - first
+                    );
+                    continue;
+                }
+                let tol = 1e-6 * (r.abs() + scale) + floor;
+                let measure = if t == r {
+                    0.0
+                } else if tol > 0.0 {
+                    1e-6 * (t - r).abs() / tol
+                } else {
+                    f64::INFINITY
+                };
+                if measure > worst || measure.is_nan() {
+                    worst = if measure.is_nan() {
+                        f64::INFINITY
+                    } else {
+                        measure
+                    };
+                    detail = format!(
+                        "point {p} {what}[{}]: AD {t:e} differences {r:e} (tolerance {tol:e})",
+                        k - first
+                    );
+                }
+            }
+        }
+    }
+    if worst <= 1e-6 && nonfinite > 0 {
+        println!(
+            "result {id} {dim} f64 ad-nonfinite {worst:e} {compared} entries compared, \
+             {nonfinite} with a non-finite tangent; {nonfinite_detail}"
+        );
+        return;
+    }
+    let v = if worst <= 1e-6 {
+        "ad-ok"
+    } else {
+        "ad-mismatch"
+    };
+    println!("result {id} {dim} f64 {v} {worst:e} {compared} entries compared; {detail}");
+}
+
+fn jacobian_versus_tangent(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: usize) {
+    let id = b.id;
+    let nc = i.sizes.n_comp;
+    let n = i.sizes.jacobians();
+    let mut worst = 0.0f64;
+    let mut detail = String::new();
+    for p in 0..i.points {
+        let mut g = n.map(|k| vec![f64::NAN; k]);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            f64::jacobian(b.physics, dim, &i.point(p), &mut g)
+        }));
+        if !matches!(r, Ok(Ok(()))) {
+            println!("result {id} {dim} f64 jacobian-mismatch inf the Jacobian fails at point {p}");
+            return;
+        }
+        let (du, dgu) = i.direction(p);
+        let mut f0 = vec![0.0; nc];
+        let mut f1 = vec![0.0; nc * dim];
+        use femquad::layout::{jac_g0, jac_g1, jac_g2, jac_g3};
+        for fc in 0..nc {
+            for gc in 0..nc {
+                f0[fc] += g[0][jac_g0(fc, gc, nc)] * du[gc];
+                for e in 0..dim {
+                    f0[fc] += g[1][jac_g1(fc, gc, e, nc, dim)] * dgu[gc * dim + e];
+                    f1[fc * dim + e] += g[2][jac_g2(fc, gc, e, nc, dim)] * du[gc];
+                    for f in 0..dim {
+                        f1[fc * dim + e] += g[3][jac_g3(fc, gc, e, f, nc, dim)] * dgu[gc * dim + f];
+                    }
+                }
+            }
+        }
+        let info = b.physics.info();
+        for (has, what, jv, t) in [
+            (info.has_f0, "df0", &f0, native.f0(p)),
+            (info.has_f1, "df1", &f1, native.f1(p)),
+        ] {
+            // Non-finite tangents (an overflow) are not compared.
+            if !has || t.iter().any(|x| !x.is_finite()) {
+                continue;
+            }
+            let d = rel_norm(jv, t);
+            if d > worst {
+                worst = d;
+                detail = format!("point {p} {what}: J·v {jv:?} tangent {t:?}");
+            }
+        }
+    }
+    let v = if worst <= 1e-10 {
+        "jacobian-ok"
+    } else {
+        "jacobian-mismatch"
+    };
+    println!("result {id} {dim} f64 {v} {worst:e} {detail}");
+}

@@ -1,0 +1,330 @@
+//! Differential testing of `#[pointwise]`: random physics inside the
+//! accepted subset, compiled once in a generated crate, evaluated natively
+//! and on an OpenCL device (femquad's probe), compared.
+//!
+//! A campaign ([`campaign`]) generates `bodies` programs from a seed
+//! ([`generate`]), writes and builds one crate with all of them ([`project`]),
+//! runs it (the crate's `runtime`: random points, native and OpenCL
+//! evaluation, in 2D and 3D where the physics is defined, `f64` and `f32`)
+//! and classifies every program ([`verdict`]: agree, within the reach of
+//! the math libraries, disagreement). Every finding — a disagreement, an
+//! OpenCL build failure, a native evaluation that differs from the plain
+//! copy, a program the macro or rustc rejects, a macro panic — is reduced
+//! to a small reproducer ([`minimize`]) and printed. See `README.md`.
+
+pub mod derivatives;
+pub mod generate;
+pub mod minimize;
+pub mod program;
+pub mod project;
+pub mod runtime;
+pub mod verdict;
+
+use program::Program;
+use project::Project;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Number of programs.
+    pub bodies: usize,
+    pub seed: u64,
+    /// Random points per program, dimension and precision.
+    pub points: usize,
+    /// Programs per OpenCL build.
+    pub batch: usize,
+    /// Reduce findings to small reproducers.
+    pub minimize: bool,
+    /// Name of the generated crate's directory under `target/difftest`.
+    pub name: String,
+    /// Print progress to stderr.
+    pub verbose: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bodies: 100,
+            seed: 1,
+            points: 16,
+            batch: 40,
+            minimize: true,
+            name: "campaign".into(),
+            verbose: false,
+        }
+    }
+}
+
+/// One line of the runtime's output: a program in one dimension and
+/// precision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub id: usize,
+    pub dim: usize,
+    pub precision: String,
+    /// `agree`, `ulp`, `disagree`, `build-failure`, `native-panic`,
+    /// `native-mismatch`.
+    pub verdict: String,
+    pub worst: f64,
+    pub detail: String,
+}
+
+impl Outcome {
+    /// Parses `result <id> <dim> <prec> <verdict> <worst> <detail>`.
+    pub fn parse(line: &str) -> Option<Outcome> {
+        let mut it = line.splitn(7, ' ');
+        if it.next()? != "result" {
+            return None;
+        }
+        Some(Outcome {
+            id: it.next()?.parse().ok()?,
+            dim: it.next()?.parse().ok()?,
+            precision: it.next()?.to_string(),
+            verdict: it.next()?.to_string(),
+            worst: it.next()?.parse().unwrap_or(f64::NAN),
+            detail: it.next().unwrap_or("").to_string(),
+        })
+    }
+
+    /// Whether this is a finding (not an agreement, a classified ulp
+    /// difference or a skipped check).
+    pub fn is_finding(&self) -> bool {
+        !matches!(
+            self.verdict.as_str(),
+            "agree"
+                | "ulp"
+                | "tangent-agree"
+                | "tangent-ulp"
+                | "ad-ok"
+                | "ad-nonfinite"
+                | "ad-skipped"
+                | "jacobian-ok"
+        )
+    }
+}
+
+/// A program that must be looked at, with its reproducer.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub id: usize,
+    /// `disagree`, `build-failure`, `native-mismatch`, `native-panic`,
+    /// `macro-panic`, `macro-rejected`, `rustc-rejected`.
+    pub kind: String,
+    pub detail: String,
+    /// The (minimized) `#[pointwise]` source.
+    pub reproducer: String,
+}
+
+/// The result of a campaign.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub programs: usize,
+    /// (dimension, precision) evaluations per verdict.
+    pub counts: BTreeMap<String, usize>,
+    pub findings: Vec<Finding>,
+    /// Differences within the reach of the math libraries, with the math
+    /// functions of the program.
+    pub ulp: Vec<(Outcome, Vec<&'static str>)>,
+    /// Tangents that are not finite where the differences of the function
+    /// are (`ad-nonfinite`: an infinite or NaN intermediate value).
+    pub nonfinite: Vec<Outcome>,
+    /// Seconds spent building the generated crate and running it.
+    pub build_seconds: f64,
+    pub run_seconds: f64,
+}
+
+impl Report {
+    /// Whether the campaign found nothing to look at.
+    pub fn clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+
+    /// The printed summary: counts, every finding with its reproducer,
+    /// every classified difference.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} programs; build {:.0} s, run {:.0} s",
+            self.programs, self.build_seconds, self.run_seconds
+        );
+        for (k, n) in &self.counts {
+            let _ = writeln!(s, "  {k:16} {n}");
+        }
+        let _ = writeln!(
+            s,
+            "{} findings, {} differences within the reach of the math libraries",
+            self.findings.len(),
+            self.ulp.len()
+        );
+        for f in &self.findings {
+            let _ = writeln!(
+                s,
+                "\n=== program {} — {}: {}\n{}",
+                f.id, f.kind, f.detail, f.reproducer
+            );
+        }
+        if !self.ulp.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n--- differences within the reach of the math libraries"
+            );
+            for (o, fs) in &self.ulp {
+                let _ = writeln!(
+                    s,
+                    "program {} {}D {} [{}]: {}",
+                    o.id,
+                    o.dim,
+                    o.precision,
+                    fs.join(", "),
+                    o.detail
+                );
+            }
+        }
+        if !self.nonfinite.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n--- non-finite tangents where the function is locally smooth \
+                 (an infinite or NaN intermediate)"
+            );
+            for o in &self.nonfinite {
+                let _ = writeln!(s, "program {} {}D: {}", o.id, o.dim, o.detail);
+            }
+        }
+        s
+    }
+}
+
+/// The math functions a program calls.
+pub fn math_functions(p: &Program) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    let src = p.source();
+    for (f, _) in generate::MATH {
+        let method = format!(".{f}(");
+        let path = format!("f64::{f}(");
+        if src.contains(&method) || src.contains(&path) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Builds `programs` in the crate `project`, leaving out the ones that do
+/// not compile (returned as findings).
+pub fn build(
+    project: &Project,
+    programs: &[Program],
+    verbose: bool,
+) -> std::io::Result<(Vec<Program>, Vec<Finding>)> {
+    let mut kept: Vec<Program> = programs.to_vec();
+    let mut findings = Vec::new();
+    loop {
+        let refs: Vec<&Program> = kept.iter().collect();
+        project.write(&refs)?;
+        if verbose {
+            eprintln!(
+                "building {} programs in {}",
+                kept.len(),
+                project.dir.display()
+            );
+        }
+        let rejected = project.build()?;
+        if rejected.is_empty() {
+            return Ok((kept, findings));
+        }
+        for (id, (kind, msg)) in &rejected {
+            if let Some(p) = kept.iter().find(|p| p.id == *id) {
+                findings.push(Finding {
+                    id: *id,
+                    kind: kind.clone(),
+                    detail: msg.lines().next().unwrap_or("").to_string(),
+                    reproducer: format!("{}\n{msg}", p.source()),
+                });
+            }
+        }
+        kept.retain(|p| !rejected.contains_key(&p.id));
+    }
+}
+
+/// Runs a campaign.
+pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
+    let mut g = generate::Gen::new(cfg.seed);
+    let programs: Vec<Program> = (0..cfg.bodies).map(|i| g.program(i)).collect();
+    let project = Project::new(&project::base(), &cfg.name);
+    let t0 = std::time::Instant::now();
+    let (kept, mut findings) = build(&project, &programs, cfg.verbose)?;
+    let build_seconds = t0.elapsed().as_secs_f64();
+    let t1 = std::time::Instant::now();
+    let args = run_args(cfg, None);
+    let verbose = cfg.verbose;
+    let lines = project.run(&args, |l| {
+        if verbose && l.starts_with("result") && !l.contains(" agree ") {
+            eprintln!("{l}");
+        }
+    })?;
+    let run_seconds = t1.elapsed().as_secs_f64();
+    let mut report = Report {
+        programs: programs.len(),
+        build_seconds,
+        run_seconds,
+        ..Report::default()
+    };
+    let mut seen: Vec<(usize, String)> = Vec::new();
+    for o in lines.iter().filter_map(|l| Outcome::parse(l)) {
+        *report.counts.entry(o.verdict.clone()).or_default() += 1;
+        let program = kept.iter().find(|p| p.id == o.id).expect("program");
+        if o.verdict == "ulp" || o.verdict == "tangent-ulp" {
+            report.ulp.push((o.clone(), math_functions(program)));
+        }
+        if o.verdict == "ad-nonfinite" {
+            report.nonfinite.push(o.clone());
+        }
+        if o.is_finding() && !seen.contains(&(o.id, o.verdict.clone())) {
+            seen.push((o.id, o.verdict.clone()));
+            let reproducer = if cfg.minimize {
+                let small = minimize::minimize(program, &o, cfg)?;
+                small.source()
+            } else {
+                program.source()
+            };
+            findings.push(Finding {
+                id: o.id,
+                kind: o.verdict.clone(),
+                detail: format!("{}D {}: {}", o.dim, o.precision, o.detail),
+                reproducer,
+            });
+        }
+    }
+    for kind in ["macro-panic", "macro-rejected", "rustc-rejected"] {
+        let n = findings.iter().filter(|f| f.kind == kind).count();
+        if n > 0 {
+            report.counts.insert(kind.into(), n);
+        }
+    }
+    report.findings = findings;
+    Ok(report)
+}
+
+/// The runtime's command line.
+pub fn run_args(cfg: &Config, only: Option<&[usize]>) -> Vec<String> {
+    let mut a = vec![
+        "--seed".into(),
+        cfg.seed.to_string(),
+        "--points".into(),
+        cfg.points.to_string(),
+        "--batch".into(),
+        cfg.batch.to_string(),
+    ];
+    if let Some(ids) = only {
+        a.push("--only".into());
+        a.push(
+            ids.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    a
+}

@@ -1,0 +1,572 @@
+//! The runtime of a generated test crate (this file is copied into it as
+//! `src/runtime.rs`; it is also compiled here, to keep it checked).
+//!
+//! For every program, dimension and precision it evaluates the physics at
+//! random points natively (`Pointwise::eval_*`), on the OpenCL device (the
+//! femquad probe, many programs per OpenCL build) and with the plain copy
+//! (`plain_*`, the same body as ordinary Rust), and prints one line per
+//! (program, dimension, precision) with the verdict of `verdict`:
+//!
+//! ```text
+//! result <id> <dim> <f32|f64> <verdict> <worst> <detail>
+//! ```
+//!
+//! The plain copy is also evaluated with every math-library result (and, in
+//! `f32`, every division) moved by a random number of ulps within OpenCL's
+//! error bound plus one (the host's libm is not exact either): the largest
+//! change it causes is how far the math libraries alone can move a result,
+//! which is how a difference is told apart from a translation error.
+#![allow(dead_code)]
+
+use femquad::Real;
+use femquad::opencl::DeviceSelector;
+use femquad::opencl::probe::{Evaluation, Inputs, Outputs, PointSizes, Probe};
+use femquad::physics::{PointArgs, Pointwise, PointwiseError};
+use femquad::rng::Rng;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// The plain copy of a physics, behind `Pointwise::eval_*`'s interface.
+pub type Plain<R> = fn(usize, &PointArgs<'_, R>, &mut [R], &mut [R]) -> Result<(), PointwiseError>;
+
+/// A native evaluation, as `Pointwise::eval_*`.
+type EvalFn<'a, R> =
+    dyn Fn(usize, &PointArgs<'_, R>, &mut [R], &mut [R]) -> Result<(), PointwiseError> + 'a;
+
+/// A program of the crate.
+pub struct Body {
+    pub id: usize,
+    /// The stream of its random points.
+    pub points: usize,
+    pub physics: &'static dyn Pointwise,
+    pub plain_f64: Plain<f64>,
+    pub plain_f32: Plain<f32>,
+}
+
+/// Perturbable math: what the plain copies call.
+pub mod pt {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// The state of the perturbation generator; 0: off.
+        static STATE: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Turns perturbations on (seed ≠ 0) or off (0).
+    pub fn set(seed: u64) {
+        STATE.with(|s| s.set(seed));
+    }
+
+    /// A random integer in `[-b, b]`, or 0 when off.
+    fn draw(b: u32) -> i64 {
+        STATE.with(|s| {
+            let mut x = s.get();
+            if x == 0 || b == 0 {
+                return 0;
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            s.set(x);
+            (x % (2 * b as u64 + 1)) as i64 - b as i64
+        })
+    }
+
+    /// The floating-point types.
+    pub trait F: Copy {
+        /// Whether this is `f32` (whose division and `sqrt` OpenCL rounds
+        /// less accurately).
+        const SINGLE: bool;
+        /// `self` moved by `n` ulps.
+        fn nudge(self, n: i64) -> Self;
+        fn to64(self) -> f64;
+    }
+
+    impl F for f64 {
+        const SINGLE: bool = false;
+        fn nudge(self, n: i64) -> f64 {
+            if !self.is_finite() || n == 0 {
+                return self;
+            }
+            let b = self.to_bits() as i64;
+            let step = if self >= 0.0 { n } else { -n };
+            if self == 0.0 {
+                return f64::from_bits(n.unsigned_abs()) * (n.signum() as f64);
+            }
+            f64::from_bits((b + step) as u64)
+        }
+        fn to64(self) -> f64 {
+            self
+        }
+    }
+
+    impl F for f32 {
+        const SINGLE: bool = true;
+        fn nudge(self, n: i64) -> f32 {
+            if !self.is_finite() || n == 0 {
+                return self;
+            }
+            if self == 0.0 {
+                return f32::from_bits(n.unsigned_abs() as u32) * (n.signum() as f32);
+            }
+            let b = self.to_bits() as i64;
+            let step = if self >= 0.0 { n } else { -n };
+            f32::from_bits((b + step) as u32)
+        }
+        fn to64(self) -> f64 {
+            self as f64
+        }
+    }
+
+    fn p<R: F>(v: R, bound: u32) -> R {
+        v.nudge(draw(bound))
+    }
+
+    macro_rules! unary {
+        ($($f:ident $b:expr),*) => { $(
+            pub fn $f<R: F + Unary>(x: R) -> R { p(x.$f(), $b) }
+        )* };
+    }
+
+    /// The one-argument math methods of both float types.
+    pub trait Unary: Sized {
+        fn sqrt(self) -> Self;
+        fn exp(self) -> Self;
+        fn ln(self) -> Self;
+        fn log10(self) -> Self;
+        fn sin(self) -> Self;
+        fn cos(self) -> Self;
+        fn tan(self) -> Self;
+        fn tanh(self) -> Self;
+        fn abs(self) -> Self;
+        fn exp2(self) -> Self;
+        fn log2(self) -> Self;
+        fn cbrt(self) -> Self;
+        fn asin(self) -> Self;
+        fn acos(self) -> Self;
+        fn atan(self) -> Self;
+        fn sinh(self) -> Self;
+        fn cosh(self) -> Self;
+        fn floor(self) -> Self;
+        fn ceil(self) -> Self;
+        fn round(self) -> Self;
+        fn trunc(self) -> Self;
+        fn powi(self, n: i32) -> Self;
+        fn powf(self, y: Self) -> Self;
+        fn min(self, y: Self) -> Self;
+        fn max(self, y: Self) -> Self;
+        fn hypot(self, y: Self) -> Self;
+        fn atan2(self, y: Self) -> Self;
+        fn mul_add(self, a: Self, b: Self) -> Self;
+        fn div(self, y: Self) -> Self;
+    }
+
+    macro_rules! impl_unary {
+        ($t:ty) => {
+            impl Unary for $t {
+                fn sqrt(self) -> Self {
+                    <$t>::sqrt(self)
+                }
+                fn exp(self) -> Self {
+                    <$t>::exp(self)
+                }
+                fn ln(self) -> Self {
+                    <$t>::ln(self)
+                }
+                fn log10(self) -> Self {
+                    <$t>::log10(self)
+                }
+                fn sin(self) -> Self {
+                    <$t>::sin(self)
+                }
+                fn cos(self) -> Self {
+                    <$t>::cos(self)
+                }
+                fn tan(self) -> Self {
+                    <$t>::tan(self)
+                }
+                fn tanh(self) -> Self {
+                    <$t>::tanh(self)
+                }
+                fn abs(self) -> Self {
+                    <$t>::abs(self)
+                }
+                fn exp2(self) -> Self {
+                    <$t>::exp2(self)
+                }
+                fn log2(self) -> Self {
+                    <$t>::log2(self)
+                }
+                fn cbrt(self) -> Self {
+                    <$t>::cbrt(self)
+                }
+                fn asin(self) -> Self {
+                    <$t>::asin(self)
+                }
+                fn acos(self) -> Self {
+                    <$t>::acos(self)
+                }
+                fn atan(self) -> Self {
+                    <$t>::atan(self)
+                }
+                fn sinh(self) -> Self {
+                    <$t>::sinh(self)
+                }
+                fn cosh(self) -> Self {
+                    <$t>::cosh(self)
+                }
+                fn floor(self) -> Self {
+                    <$t>::floor(self)
+                }
+                fn ceil(self) -> Self {
+                    <$t>::ceil(self)
+                }
+                fn round(self) -> Self {
+                    <$t>::round(self)
+                }
+                fn trunc(self) -> Self {
+                    <$t>::trunc(self)
+                }
+                fn powi(self, n: i32) -> Self {
+                    <$t>::powi(self, n)
+                }
+                fn powf(self, y: Self) -> Self {
+                    <$t>::powf(self, y)
+                }
+                fn min(self, y: Self) -> Self {
+                    <$t>::min(self, y)
+                }
+                fn max(self, y: Self) -> Self {
+                    <$t>::max(self, y)
+                }
+                fn hypot(self, y: Self) -> Self {
+                    <$t>::hypot(self, y)
+                }
+                fn atan2(self, y: Self) -> Self {
+                    <$t>::atan2(self, y)
+                }
+                fn mul_add(self, a: Self, b: Self) -> Self {
+                    <$t>::mul_add(self, a, b)
+                }
+                fn div(self, y: Self) -> Self {
+                    self / y
+                }
+            }
+        };
+    }
+    impl_unary!(f32);
+    impl_unary!(f64);
+
+    // OpenCL C's ulp bounds (full profile, single and double precision
+    // agree for these), plus one for the host's libm.
+    unary!(exp 4, ln 4, log10 4, sin 5, cos 5, tan 6, tanh 6, exp2 4, log2 4, cbrt 3,
+        asin 5, acos 5, atan 6, sinh 5, cosh 5);
+    // Exact in both (correctly rounded or exact operations).
+    unary!(abs 0, floor 0, ceil 0, round 0, trunc 0);
+
+    /// `sqrt`: correctly rounded in Rust and in OpenCL's `double`; 3 ulp
+    /// in OpenCL's `float`.
+    pub fn sqrt<R: F + Unary>(x: R) -> R {
+        p(x.sqrt(), if R::SINGLE { 3 } else { 0 })
+    }
+
+    /// Division: correctly rounded but in OpenCL's `float` (2.5 ulp).
+    pub fn div<R: F + Unary>(x: R, y: R) -> R {
+        p(x.div(y), if R::SINGLE { 3 } else { 0 })
+    }
+
+    /// `*place /= y`, as [`div`].
+    pub fn div_assign<R: F + Unary>(place: &mut R, y: R) {
+        *place = div(*place, y);
+    }
+
+    /// `powi`: OpenCL's `pown` is within 16 ulp; Rust's multiplies, within
+    /// about one ulp per factor.
+    pub fn powi<R: F + Unary>(x: R, n: i32) -> R {
+        p(x.powi(n), 17 + n.unsigned_abs().min(64))
+    }
+
+    pub fn powf<R: F + Unary>(x: R, y: R) -> R {
+        p(x.powf(y), 17)
+    }
+
+    pub fn min<R: F + Unary>(x: R, y: R) -> R {
+        x.min(y)
+    }
+
+    pub fn max<R: F + Unary>(x: R, y: R) -> R {
+        x.max(y)
+    }
+
+    pub fn hypot<R: F + Unary>(x: R, y: R) -> R {
+        p(x.hypot(y), 5)
+    }
+
+    pub fn atan2<R: F + Unary>(x: R, y: R) -> R {
+        p(x.atan2(y), 7)
+    }
+
+    /// `fma` is correctly rounded in both.
+    pub fn mul_add<R: F + Unary>(x: R, a: R, b: R) -> R {
+        x.mul_add(a, b)
+    }
+}
+
+/// Run settings, read from the command line: `--seed S --points P
+/// --batch B [--only ID,ID…]`.
+pub struct Settings {
+    pub seed: u64,
+    pub points: usize,
+    pub batch: usize,
+    pub only: Option<Vec<usize>>,
+}
+
+impl Settings {
+    pub fn from_args() -> Settings {
+        let mut s = Settings {
+            seed: 1,
+            points: 16,
+            batch: 40,
+            only: None,
+        };
+        let args: Vec<String> = std::env::args().collect();
+        let mut i = 1;
+        while i + 1 < args.len() {
+            let v = &args[i + 1];
+            match args[i].as_str() {
+                "--seed" => s.seed = v.parse().expect("--seed"),
+                "--points" => s.points = v.parse().expect("--points"),
+                "--batch" => s.batch = v.parse().expect("--batch"),
+                "--only" => s.only = Some(v.split(',').map(|x| x.parse().expect("id")).collect()),
+                _ => {}
+            }
+            i += 2;
+        }
+        s
+    }
+}
+
+/// The entry point of a generated crate.
+pub fn main(bodies: &[Body]) {
+    let settings = Settings::from_args();
+    let bodies: Vec<&Body> = bodies
+        .iter()
+        .filter(|b| settings.only.as_ref().is_none_or(|o| o.contains(&b.id)))
+        .collect();
+    // Native panics are caught and reported; keep their messages short.
+    std::panic::set_hook(Box::new(|_| {}));
+    let probe = match Probe::open(&DeviceSelector::from_env()) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("fatal no OpenCL device: {e}");
+            std::process::exit(2);
+        }
+    };
+    for dim in [2, 3] {
+        let here: Vec<&Body> = bodies
+            .iter()
+            .copied()
+            .filter(|b| b.physics.info().supports_dim(dim))
+            .collect();
+        for chunk in here.chunks(settings.batch.max(1)) {
+            run::<f64>(&probe, chunk, dim, &settings);
+            run::<f32>(&probe, chunk, dim, &settings);
+        }
+    }
+    println!("done");
+}
+
+/// The probe's residuals or tangents of `bodies`; a batch that does not
+/// build is split until the programs that do not build are alone.
+pub(crate) fn device<R: Real>(
+    probe: &Probe,
+    bodies: &[&Body],
+    inputs: &[Inputs<R>],
+    dim: usize,
+    eval: Evaluation,
+) -> Vec<Result<Outputs<R>, String>> {
+    let items: Vec<(&dyn Pointwise, &Inputs<R>)> = bodies
+        .iter()
+        .map(|b| b.physics)
+        .zip(inputs.iter())
+        .collect();
+    let out = match eval {
+        Evaluation::Tangent => probe.tangents(dim, &items),
+        _ => probe.residuals(dim, &items),
+    };
+    match out {
+        Ok(out) => out.into_iter().map(Ok).collect(),
+        Err(e) if bodies.len() == 1 => vec![Err(e.to_string())],
+        Err(_) => {
+            let h = bodies.len() / 2;
+            let mut out = device(probe, &bodies[..h], &inputs[..h], dim, eval);
+            out.extend(device(probe, &bodies[h..], &inputs[h..], dim, eval));
+            out
+        }
+    }
+}
+
+/// Evaluations of one program: native through a function `eval`.
+pub(crate) fn evaluate<R: Real>(
+    eval: &EvalFn<'_, R>,
+    inputs: &Inputs<R>,
+) -> Result<Outputs<R>, String> {
+    let per_point = inputs.sizes.outputs();
+    let mut out = Outputs {
+        per_point,
+        f0: vec![R::ZERO; per_point[0] * inputs.points],
+        f1: vec![R::ZERO; per_point[1] * inputs.points],
+    };
+    for p in 0..inputs.points {
+        let (n0, n1) = (per_point[0], per_point[1]);
+        let (f0, f1) = (
+            &mut out.f0[p * n0..(p + 1) * n0],
+            &mut out.f1[p * n1..(p + 1) * n1],
+        );
+        match catch_unwind(AssertUnwindSafe(|| {
+            eval(inputs.sizes.dim, &inputs.point(p), f0, f1)
+        })) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(panic) => {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                return Err(format!("panic at point {p}: {msg}"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The plain copy of `b` in precision `R`.
+pub(crate) fn plain<R: Real>(b: &Body) -> &EvalFn<'static, R> {
+    let any: &dyn std::any::Any = if R::PRECISION == femquad::Precision::F64 {
+        &b.plain_f64
+    } else {
+        &b.plain_f32
+    };
+    let f: &Plain<R> = any.downcast_ref().expect("precision");
+    f
+}
+
+/// Perturbation trials per disagreement.
+const TRIALS: u64 = 24;
+
+fn run<R: crate::derivatives::Ad>(probe: &Probe, bodies: &[&Body], dim: usize, s: &Settings) {
+    let inputs: Vec<Inputs<R>> = bodies
+        .iter()
+        .map(|b| {
+            let mut rng = Rng::stream(s.seed, (b.points * 4 + dim) as u64);
+            let sizes = PointSizes::of(b.physics, dim);
+            Inputs::<f64>::random(sizes, s.points, &mut rng, -1.0, 1.0)
+                .with_direction(&mut rng, -1.0, 1.0)
+                .convert()
+        })
+        .collect();
+    residuals::<R>(probe, bodies, &inputs, dim, s);
+    crate::derivatives::run::<R>(probe, bodies, &inputs, dim, s);
+}
+
+/// The residual checks (see the module documentation).
+fn residuals<R: Real>(
+    probe: &Probe,
+    bodies: &[&Body],
+    inputs: &[Inputs<R>],
+    dim: usize,
+    s: &Settings,
+) {
+    let device = device(probe, bodies, inputs, dim, Evaluation::Residual);
+    let prec = R::PRECISION;
+    for ((b, inputs), device) in bodies.iter().zip(inputs).zip(device) {
+        let id = b.id;
+        let device = match device {
+            Ok(d) => d,
+            Err(e) => {
+                let first = e.lines().take(12).collect::<Vec<_>>().join(" | ");
+                println!("result {id} {dim} {prec} build-failure 0 {first}");
+                continue;
+            }
+        };
+        let native = evaluate::<R>(
+            &|d, a, f0, f1| R::eval_pointwise(b.physics, d, a, f0, f1),
+            inputs,
+        );
+        let native = match native {
+            Ok(n) => n,
+            Err(e) => {
+                println!("result {id} {dim} {prec} native-panic 0 {e}");
+                continue;
+            }
+        };
+        pt::set(0);
+        let reference = evaluate::<R>(plain::<R>(b), inputs);
+        let reference = match reference {
+            Ok(r) => r,
+            Err(e) => {
+                println!("result {id} {dim} {prec} native-panic 0 plain copy: {e}");
+                continue;
+            }
+        };
+        if let Some(d) = crate::verdict::first_mismatch(&native, &reference) {
+            println!("result {id} {dim} {prec} native-mismatch 0 eval vs plain copy: {d}");
+            continue;
+        }
+        let tol = crate::verdict::tolerance(prec);
+        let mut spread: Option<Vec<Outputs<f64>>> = None;
+        let mut worst = crate::verdict::Worst::default();
+        for p in 0..inputs.points {
+            for (k, (dv, nv)) in [(device.f0(p), native.f0(p)), (device.f1(p), native.f1(p))]
+                .into_iter()
+                .enumerate()
+            {
+                for (j, (o, n)) in dv.iter().zip(nv).enumerate() {
+                    let (o, n) = (o.to_f64(), n.to_f64());
+                    let rel = crate::verdict::relative(o, n);
+                    if rel <= tol {
+                        worst.agree(rel);
+                        continue;
+                    }
+                    // Beyond the tolerance: how far can the math libraries move it?
+                    let trials = spread.get_or_insert_with(|| {
+                        (1..=TRIALS)
+                            .filter_map(|t| {
+                                pt::set(s.seed.wrapping_mul(0x9e37_79b9).wrapping_add(t) | 1);
+                                let r = evaluate::<R>(plain::<R>(b), inputs).ok();
+                                pt::set(0);
+                                r.map(|r| widen(&r))
+                            })
+                            .collect()
+                    });
+                    let reach = crate::verdict::reach(
+                        o,
+                        n,
+                        trials
+                            .iter()
+                            .map(|t| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] }),
+                    );
+                    let what = format!(
+                        "point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (math libraries reach {reach:e})"
+                    );
+                    worst.differ(
+                        rel,
+                        crate::verdict::distance(o, n),
+                        reach,
+                        tol * n.abs(),
+                        what,
+                    );
+                }
+            }
+        }
+        println!("result {id} {dim} {prec} {}", worst.line());
+    }
+}
+
+fn widen<R: Real>(o: &Outputs<R>) -> Outputs<f64> {
+    Outputs {
+        per_point: o.per_point,
+        f0: o.f0.iter().map(|x| x.to_f64()).collect(),
+        f1: o.f1.iter().map(|x| x.to_f64()).collect(),
+    }
+}
