@@ -6,8 +6,11 @@
 //!
 //! written as plain Rust with `#[pointwise]`, integrated by the OpenCL
 //! kernel (the macro translates the function to OpenCL C), and solved by
-//! Newton's method whose Jacobian-vector products are differences of
-//! residuals, `J v ≈ (F(u + h v) − F(u))/h`: no Jacobian is written by hand.
+//! Newton's method whose Jacobian-vector products `J(u)·v` are exact: the
+//! macro differentiates the function (forward-mode automatic
+//! differentiation) and the tangent runs in the same fused kernel. No
+//! Jacobian is written by hand; `--jacobian differences` takes
+//! `J v ≈ (F(u + h v) − F(u))/h` instead, for comparison.
 //! The manufactured solution `u = exp(−|x|²)` gives `f` and `g`, so the
 //! program can check itself: it prints Newton's residual history on each
 //! mesh and the convergence table (`L²` error `O(h²)` for P1, `O(h³)` for P2).
@@ -16,6 +19,7 @@
 //! cargo run --release --example custom_physics
 //! cargo run --release --example custom_physics -- --order 2 --dim 3
 //! cargo run --release --example custom_physics -- --native --vtu u.vtu
+//! cargo run --release --example custom_physics -- --jacobian differences
 //! cargo run --release --example custom_physics -- --mesh examples/meshes/lshape.msh
 //! ```
 //!
@@ -30,7 +34,8 @@
 //! 2. **Discretization** ([`solve`]): mesh → [`FunctionSpace`] (P1/P2) →
 //!    [`Residual`] (quadrature, backend).
 //! 3. **Boundary conditions and solver**: [`DirichletProblem`] fixes the
-//!    boundary dofs and runs Newton–Krylov on the others.
+//!    boundary dofs and runs Newton–Krylov on the others, with the exact
+//!    Jacobian action of the physics ([`Residual::jacobian_action`]).
 //! 4. **Checking and output**: [`l2_error`] against the exact solution,
 //!    [`Vtu`] for ParaView.
 
@@ -46,7 +51,7 @@ use femquad::mesh::gmsh::read_gmsh;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::quadrature::Quadrature;
 use femquad::residual::Residual;
-use femquad::solve::{DirichletProblem, NewtonOptions, NewtonStats, l2_error};
+use femquad::solve::{DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, l2_error};
 use femquad::space::FunctionSpace;
 use femquad::{Precision, Real, Result, pointwise};
 use femquad_examples::cli::{NEWTON_TOLERANCE, SolveArgs, end_quietly_on_broken_pipe};
@@ -122,8 +127,15 @@ pub struct Solved {
 }
 
 /// Solves the problem on `mesh` with P`order` elements, residuals in
-/// precision `R` on `backend`, Newton to the relative residual `rtol`.
-pub fn solve<R: Real>(mesh: &Mesh, order: usize, backend: &Backend, rtol: f64) -> Result<Solved> {
+/// precision `R` on `backend`, Newton to the relative residual `rtol` with
+/// Jacobian products `jacobian`.
+pub fn solve<R: Real>(
+    mesh: &Mesh,
+    order: usize,
+    backend: &Backend,
+    rtol: f64,
+    jacobian: JacobianProducts,
+) -> Result<Solved> {
     let t0 = std::time::Instant::now();
     let dim = mesh.dim();
     // the space of P1 or P2 elements, one component
@@ -135,6 +147,7 @@ pub fn solve<R: Real>(mesh: &Mesh, order: usize, backend: &Backend, rtol: f64) -
     let mut problem = DirichletProblem::on_boundary(residual, mesh, exact)?;
     let newton = NewtonOptions {
         rtol,
+        jacobian,
         ..NewtonOptions::default()
     };
     let (u, stats) = problem.solve_nonlinear(&ReactionDiffusion, &[], None, &newton)?;
@@ -168,9 +181,9 @@ pub fn write_vtu(path: &std::path::Path, mesh: &Mesh, s: &Solved, format: VtuFor
 ///
 /// The #[pointwise] function is translated to OpenCL C and integrated by
 /// femquad's thread-transposition kernel (or natively with --native); the
-/// interior dofs are found by Newton's method with GMRES, Jacobian-vector
-/// products taken from differences of residuals (no Jacobian written by
-/// hand). Prints, for each mesh of n = n0·2^k intervals per side: h, cells,
+/// interior dofs are found by Newton's method with GMRES, exact
+/// Jacobian-vector products from the macro's automatic differentiation of
+/// the physics (no Jacobian written by hand). Prints, for each mesh of n = n0·2^k intervals per side: h, cells,
 /// dofs, Newton steps and GMRES iterations, the L2 error, its rate (expected
 /// 2 for P1, 3 for P2) and the seconds, then Newton's residual history. With
 /// --mesh, one solve on a Gmsh mesh instead; --vtu writes the finest
@@ -180,6 +193,10 @@ pub fn write_vtu(path: &std::path::Path, mesh: &Mesh, s: &Solved, format: VtuFor
 struct Args {
     #[command(flatten)]
     solve: SolveArgs,
+    /// Jacobian-vector products of Newton's linear solves: `exact` (the
+    /// macro's derivatives of the physics) or `differences` of residuals.
+    #[arg(long, value_parser = ["exact", "differences"], default_value = "exact")]
+    jacobian: String,
 }
 
 fn newton_line(s: &Solved) -> String {
@@ -189,7 +206,12 @@ fn newton_line(s: &Solved) -> String {
         .iter()
         .map(|r| format!("{r:.1e}"))
         .collect();
-    format!("    Newton |F|: {}", norms.join(" -> "))
+    format!(
+        "    Newton |F|: {}  ({} residual evaluations, {} exact J·v)",
+        norms.join(" -> "),
+        s.newton.residual_evaluations,
+        s.newton.jacobian_products
+    )
 }
 
 /// Default `(n0, levels)`: seconds on two CPU cores; `--levels` goes further.
@@ -202,7 +224,7 @@ fn default_sizes(dim: usize, order: usize) -> (usize, usize) {
     }
 }
 
-fn run<R: Real>(args: &SolveArgs) -> Result<()> {
+fn run<R: Real>(args: &SolveArgs, jacobian: JacobianProducts) -> Result<()> {
     // sizes before the backend: a bad --levels is reported at once
     let sizes = match args.mesh {
         Some(_) => Vec::new(),
@@ -217,9 +239,11 @@ fn run<R: Real>(args: &SolveArgs) -> Result<()> {
         R::PRECISION.name(),
         backend.describe()
     );
-    println!(
-        "solver: Newton-Krylov (GMRES, J v from residual differences), relative tolerance {rtol:.0e}"
-    );
+    let products = match jacobian {
+        JacobianProducts::Exact => "exact J v from the physics' derivatives",
+        JacobianProducts::Differences => "J v from residual differences",
+    };
+    println!("solver: Newton-Krylov (GMRES, {products}), relative tolerance {rtol:.0e}");
     let format = if args.ascii {
         VtuFormat::Ascii
     } else {
@@ -233,7 +257,7 @@ fn run<R: Real>(args: &SolveArgs) -> Result<()> {
             mesh.dim(),
             mesh.n_cells()
         );
-        let s = solve::<R>(&mesh, args.order, &backend, rtol)?;
+        let s = solve::<R>(&mesh, args.order, &backend, rtol, jacobian)?;
         println!("{}", table_header(true));
         println!("{}", table_row(&row(0, &mesh, &s, None)));
         println!("{}", newton_line(&s));
@@ -260,7 +284,7 @@ fn run<R: Real>(args: &SolveArgs) -> Result<()> {
                 ..MeshOptions::default()
             },
         )?;
-        let s = solve::<R>(&mesh, args.order, &backend, rtol)?;
+        let s = solve::<R>(&mesh, args.order, &backend, rtol, jacobian)?;
         let r = row(n, &mesh, &s, rows.last());
         println!("{}", table_row(&r));
         println!("{}", newton_line(&s));
@@ -299,10 +323,15 @@ fn row(n: usize, mesh: &Mesh, s: &Solved, previous: Option<&Level>) -> Level {
 
 fn main() -> ExitCode {
     end_quietly_on_broken_pipe();
-    let args = Args::parse().solve;
+    let all = Args::parse();
+    let args = all.solve;
+    let jacobian = match all.jacobian.as_str() {
+        "differences" => JacobianProducts::Differences,
+        _ => JacobianProducts::Exact,
+    };
     let result = args.validate().and_then(|()| match args.precision {
-        Precision::F64 => run::<f64>(&args),
-        Precision::F32 => run::<f32>(&args),
+        Precision::F64 => run::<f64>(&args, jacobian),
+        Precision::F32 => run::<f32>(&args, jacobian),
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,

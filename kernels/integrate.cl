@@ -31,6 +31,22 @@
  *                   vector out[node][comp] (ATOMIC_PTX: NVIDIA's red.global.add;
  *                   else a compare-and-swap loop);
  *                   0: element vectors out[cell][b][comp] are written
+ *   WINDOW, W_A, W_B  1: node windows: a work-group whose cells' nodes lie in
+ *                   at most two index ranges [loA, loA+wA) (vertex nodes) and
+ *                   [loB, loB+wB) (edge nodes of P2), with wA <= W_A and
+ *                   wB <= W_B (windows[4*group ...], from the host; wA = wB = 0
+ *                   otherwise), loads u (v), the aux field and the coordinates
+ *                   of those ranges once, coalesced, into local memory, gathers
+ *                   from there, and sums its contributions to F there before
+ *                   adding them into out[] once per node, coalesced. On a mesh
+ *                   numbered for locality (femquad::mesh::renumber) nearly every
+ *                   group is windowed; other groups gather from global memory
+ *   TANGENT         1: the Jacobian action J(u)·v instead of F(u) (needs
+ *                   GATHER): the direction v is gathered like u, and at
+ *                   each quadrature point TANGENT_PHYSICS(u, grad u, a,
+ *                   grad a, x, constants, dv, grad dv, df0, df1) gives the
+ *                   tangent (df0, df1) = d(f0, f1)/d(u, grad u) . (v, grad v),
+ *                   which replaces (f0, f1); the rest is the residual's path
  *   PREFETCH        1: load the next batch's contiguous inputs into registers
  *                   during this one
  *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off);
@@ -120,8 +136,25 @@
 #define X_GATHERED (READS_X && NEEDS_NODES)
 /* What is gathered per node slot (cell, b) through the node indices */
 #define GATHERS_U      GATHER
+#define GATHERS_V      (GATHER && TANGENT)
 #define GATHERS_AUX    (GATHER && AUX_FIELD)
 #define GATHERS_COORDS (GEOMETRY_COMPUTED || X_GATHERED)
+
+/* Where a gathered value comes from: the group's node window in local
+ * memory when it has one, else global memory. WIN(nd) is the position of
+ * node nd in the window (vertex nodes in range A first, then range B). */
+#if WINDOW
+#define WIN(nd) ((nd) - loA < wA ? (int)((nd) - loA) : (int)(wA + ((nd) - loB)))
+#define U_AT(nd, comp) (windowed ? uw[WIN(nd) * N_COMP + (comp)] : u[GLOBAL_DOF(nd, comp, N_COMP)])
+#define V_AT(nd, comp) (windowed ? vw[WIN(nd) * N_COMP + (comp)] : direction[GLOBAL_DOF(nd, comp, N_COMP)])
+#define AUX_AT(nd, k)  (windowed ? aw[WIN(nd) * N_AUX + (k)] : aux[GLOBAL_DOF(nd, k, N_AUX)])
+#define X_AT(nd, d)    (windowed ? xw[WIN(nd) * DIM + (d)] : coordinates[VERTEX_COORD(nd, d, DIM)])
+#else
+#define U_AT(nd, comp) u[GLOBAL_DOF(nd, comp, N_COMP)]
+#define V_AT(nd, comp) direction[GLOBAL_DOF(nd, comp, N_COMP)]
+#define AUX_AT(nd, k)  aux[GLOBAL_DOF(nd, k, N_AUX)]
+#define X_AT(nd, d)    coordinates[VERTEX_COORD(nd, d, DIM)]
+#endif
 
 /* The contiguous batch inputs, as X(type, vector type, vector width, local
  * array, global array, values per cell). Thread t moves entries t, t+N_T, ...
@@ -218,22 +251,32 @@
 /* The gathered values of one slot: u, aux and (vertex slots) coordinates */
 #define DECLARE_GATHERED(g)                        \
   real g##_u[OWN_SLOTS][N_COMP];                   \
+  real g##_v[GATHERS_V ? OWN_SLOTS : 1][N_COMP];   \
   real g##_a[OWN_SLOTS][N_AUX_ALLOC];              \
   real g##_x[OWN_SLOTS][DIM];
 /* Loads them for the slot of node `nd` into slot s of g, and stores slot s
  * of g into the batch's local arrays */
 #if GATHERS_U
 #define GATHER_U(g, s, nd) \
-  for (int comp = 0; comp < N_COMP; ++comp) g##_u[s][comp] = u[GLOBAL_DOF(nd, comp, N_COMP)];
+  for (int comp = 0; comp < N_COMP; ++comp) g##_u[s][comp] = U_AT(nd, comp);
 #define STORE_U(g, s, c, b) \
   for (int comp = 0; comp < N_COMP; ++comp) u_i[CELL_DOF(c, b, comp, N_B, N_COMP)] = g##_u[s][comp];
 #else
 #define GATHER_U(g, s, nd)
 #define STORE_U(g, s, c, b)
 #endif
+#if GATHERS_V
+#define GATHER_V(g, s, nd) \
+  for (int comp = 0; comp < N_COMP; ++comp) g##_v[s][comp] = V_AT(nd, comp);
+#define STORE_V(g, s, c, b) \
+  for (int comp = 0; comp < N_COMP; ++comp) v_i[CELL_DOF(c, b, comp, N_B, N_COMP)] = g##_v[s][comp];
+#else
+#define GATHER_V(g, s, nd)
+#define STORE_V(g, s, c, b)
+#endif
 #if GATHERS_AUX
 #define GATHER_AUX(g, s, nd) \
-  for (int k = 0; k < N_AUX; ++k) g##_a[s][k] = aux[GLOBAL_DOF(nd, k, N_AUX)];
+  for (int k = 0; k < N_AUX; ++k) g##_a[s][k] = AUX_AT(nd, k);
 #define STORE_AUX(g, s, c, b) \
   for (int k = 0; k < N_AUX; ++k) a_i[CELL_DOF(c, b, k, N_B, N_AUX)] = g##_a[s][k];
 #else
@@ -243,7 +286,7 @@
 #if GATHERS_COORDS
 #define GATHER_X(g, s, slot, nd) \
   if ((slot) % N_B <= DIM)       \
-    for (int d = 0; d < DIM; ++d) g##_x[s][d] = coordinates[VERTEX_COORD(nd, d, DIM)];
+    for (int d = 0; d < DIM; ++d) g##_x[s][d] = X_AT(nd, d);
 #define STORE_X(g, s, c, b) \
   if ((b) <= DIM)           \
     for (int d = 0; d < DIM; ++d) x_i[CELL_COORD(c, b, d, DIM)] = g##_x[s][d];
@@ -251,30 +294,40 @@
 #define GATHER_X(g, s, slot, nd)
 #define STORE_X(g, s, c, b)
 #endif
-#define GATHER_SLOT(g, s, slot, nd) { GATHER_U(g, s, nd) GATHER_AUX(g, s, nd) GATHER_X(g, s, slot, nd) }
+/* Node index of own slot s among the next batch's prefetched node indices
+ * (registers): a vector component selected by value, never by a pointer
+ * cast into the vector (that breaks C's aliasing rules; PoCL then read
+ * stale indices). */
+#if UINT_VEC_WIDTH > 1
+#define UINT_COMPONENT(v, k) ((k) == 0 ? (v).s0 : (k) == 1 ? (v).s1 : (k) == 2 ? (v).s2 : (v).s3)
+#else
+#define UINT_COMPONENT(v, k) (v)
+#endif
+#define PREFETCHED_NODE(s) \
+  (NODE_VEC ? UINT_COMPONENT(nodes_l_v[(s) / UINT_VEC_WIDTH], (s) % UINT_VEC_WIDTH) : nodes_l_r[s])
+#define GATHER_SLOT(g, s, slot, nd) { GATHER_U(g, s, nd) GATHER_V(g, s, nd) GATHER_AUX(g, s, nd) GATHER_X(g, s, slot, nd) }
 #define STORE_SLOT(g, s, slot)                                          \
   {                                                                     \
     const int c_ = (slot) / N_B, b_ = (slot) % N_B;                     \
-    STORE_U(g, s, c_, b_) STORE_AUX(g, s, c_, b_) STORE_X(g, s, c_, b_) \
+    STORE_U(g, s, c_, b_) STORE_V(g, s, c_, b_) STORE_AUX(g, s, c_, b_) STORE_X(g, s, c_, b_) \
   }
 #endif
 
-#if OUTPUT_ATOMIC
-/* out[k] += v, atomically. */
-inline void atomic_add_real(__global real *p, real v) {
-#if ATOMIC_PTX && REAL_IS_DOUBLE
-  asm volatile("red.global.add.f64 [%0], %1;" :: "l"(p), "d"(v) : "memory");
-#elif ATOMIC_PTX
-  asm volatile("red.global.add.f32 [%0], %1;" :: "l"(p), "f"(v) : "memory");
-#elif REAL_IS_DOUBLE
-  volatile __global long *q = (volatile __global long *)p;
+/* atomic_add_real(p, v): *p += v atomically, from kernels/atomic_add.cl,
+ * which the host prepends when OUTPUT_ATOMIC */
+
+#if OUTPUT_ATOMIC && WINDOW
+/* *p += v in local memory, atomically (compare-and-swap on the bits). */
+void local_add_real(__local real *p, real v) {
+#if REAL_IS_DOUBLE
+  volatile __local long *q = (volatile __local long *)p;
   long seen = *q, expected;
   do {
     expected = seen;
     seen = atom_cmpxchg(q, expected, as_long(as_double(expected) + v));
   } while (seen != expected);
 #else
-  volatile __global int *q = (volatile __global int *)p;
+  volatile __local int *q = (volatile __local int *)p;
   int seen = *q, expected;
   do {
     expected = seen;
@@ -286,6 +339,7 @@ inline void atomic_add_real(__global real *p, real v) {
 
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
 void integrate(__global const real *restrict u,          /* GATHER: [node][comp]; else [cell][b][comp] */
+               __global const real *restrict direction,  /* TANGENT: v, [node][comp]                  */
                __global const uint *restrict cellNodes,  /* [cell][b]                                  */
                __global const real *restrict aux,        /* field: [node][k] (GATHER) or [cell][b][k]; P0: [cell][k] */
                __global const real *restrict jacobianInverses,     /* [cell][e][d]  */
@@ -293,15 +347,69 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
                __global const real *restrict coordinates, /* NEEDS_NODES: [vertex][d]; else [cell][v][d] */
                __constant real *constants,               /* [N_CONSTANTS]                             */
                __global real *restrict out,              /* OUTPUT_ATOMIC: [node][comp]; else [cell][b][comp] */
+               __global const uint *restrict windows,    /* WINDOW: [group][loA, wA, loB, wB]         */
                const int nCells)
 {
   const int t     = get_local_id(0);
   const int chunk = get_group_id(0);
 
+#if WINDOW
+  /* This group's node window, loaded once (u, v, aux, vertex coordinates), and
+   * its share of F, summed here and added into out[] at the end */
+  const uint loA = windows[4 * chunk], wA = windows[4 * chunk + 1];
+  const uint loB = windows[4 * chunk + 2], wB = windows[4 * chunk + 3];
+  const int windowed = wA + wB > 0; /* the same for the whole group */
+#if GATHERS_U
+  __local real uw[(W_A + W_B) * N_COMP];
+#endif
+#if GATHERS_V
+  __local real vw[(W_A + W_B) * N_COMP];
+#endif
+#if GATHERS_AUX
+  __local real aw[(W_A + W_B) * N_AUX];
+#endif
+#if GATHERS_COORDS
+  __local real xw[W_A * DIM];
+#endif
+#if OUTPUT_ATOMIC
+  __local real fw[(W_A + W_B) * N_COMP];
+#endif
+  if (windowed) {
+    const int nw = wA + wB;
+#if GATHERS_U || OUTPUT_ATOMIC
+    for (int k = t; k < nw * N_COMP; k += N_T) {
+      const uint j = k / N_COMP, nd = j < wA ? loA + j : loB + (j - wA);
+#if GATHERS_U
+      uw[k] = u[GLOBAL_DOF(nd, k % N_COMP, N_COMP)];
+#endif
+#if GATHERS_V
+      vw[k] = direction[GLOBAL_DOF(nd, k % N_COMP, N_COMP)];
+#endif
+#if OUTPUT_ATOMIC
+      fw[k] = (real)0;
+#endif
+    }
+#endif
+#if GATHERS_AUX
+    for (int k = t; k < nw * N_AUX; k += N_T) {
+      const uint j = k / N_AUX, nd = j < wA ? loA + j : loB + (j - wA);
+      aw[k] = aux[GLOBAL_DOF(nd, k % N_AUX, N_AUX)];
+    }
+#endif
+#if GATHERS_COORDS
+    for (int k = t; k < (int)wA * DIM; k += N_T) xw[k] = coordinates[loA * DIM + k];
+#endif
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+
   /* Local memory: the batch's inputs, and the values at quadrature points */
   BATCH_INPUTS(DECLARE_LOCAL)
 #if GATHERS_U
   __local real u_i[N_BC * N_BT];
+#endif
+#if GATHERS_V
+  __local real v_i[N_BC * N_BT];
 #endif
 #if GATHERS_AUX
   __local real a_i[N_BC * AUX_PER_CELL];
@@ -369,7 +477,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #if NEEDS_NODES
     for (int s = 0; s < OWN_SLOTS; ++s)
       if (OWN_SLOT_EXISTS(s)) {
-        const uint nd = NODE_VEC ? ((const uint *)&nodes_l_v[s / UINT_VEC_WIDTH])[s % UINT_VEC_WIDTH] : nodes_l_r[s];
+        const uint nd = PREFETCHED_NODE(s);
         GATHER_SLOT(nx, s, OWN_SLOT(s), nd)
       }
 #endif
@@ -392,7 +500,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #if NEEDS_NODES
       for (int s = 0; s < OWN_SLOTS; ++s)
         if (OWN_SLOT_EXISTS(s)) {
-          const uint nd = NODE_VEC ? ((const uint *)&nodes_l_v[s / UINT_VEC_WIDTH])[s % UINT_VEC_WIDTH] : nodes_l_r[s];
+          const uint nd = PREFETCHED_NODE(s);
           GATHER_SLOT(nx, s, OWN_SLOT(s), nd)
         }
 #endif
@@ -527,7 +635,34 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
         f0[comp] = (real)0;
         for (int d = 0; d < DIM; ++d) f1[comp][d] = (real)0;
       }
+#if TANGENT
+      /* the direction's value and gradient at the point, as u's */
+      real du[N_COMP], gradDu[N_COMP][DIM];
+      for (int comp = 0; comp < N_COMP; ++comp) {
+        real val = (real)0, ref[DIM];
+        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
+        for (int b = 0; b < N_B; ++b) {
+          const real coef = v_i[CELL_DOF(c, b, comp, N_B, N_COMP)];
+#if READS_U
+          val += coef * PHI_Q(b);
+#endif
+#if READS_GRAD_U
+          for (int e = 0; e < DIM; ++e) ref[e] += coef * PHIDER_Q(b, e);
+#endif
+        }
+        du[comp] = val;
+        for (int d = 0; d < DIM; ++d) {
+          real g = (real)0;
+#if READS_GRAD_U
+          for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
+#endif
+          gradDu[comp][d] = g;
+        }
+      }
+      TANGENT_PHYSICS(u, gradU, a, gradA, x, k_c, du, gradDu, f0, f1);
+#else
       PHYSICS(u, gradU, a, gradA, x, k_c, f0, f1);
+#endif
 
       /* Scale by w*detJ; map f1 to the reference frame: g = J^{-1} f1 */
       const real wdetJ = w * detJ_i[c];
@@ -565,8 +700,15 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #endif
       }
 #if OUTPUT_ATOMIC
-      if (cell0 + c < nCells)
-        atomic_add_real(&out[GLOBAL_DOF(nodes_l[CELL_NODE(c, b_t, N_B)], comp_t, N_COMP)], e_i);
+      if (cell0 + c < nCells) {
+        const uint nd = nodes_l[CELL_NODE(c, b_t, N_B)];
+#if WINDOW
+        if (windowed)
+          local_add_real(&fw[WIN(nd) * N_COMP + comp_t], e_i);
+        else
+#endif
+          atomic_add_real(&out[GLOBAL_DOF(nd, comp_t, N_COMP)], e_i);
+      }
 #else
       /* consecutive threads write consecutive entries (padding included) */
       out[cell0 * N_BT + item] = e_i;
@@ -576,4 +718,12 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   }
+#if WINDOW && OUTPUT_ATOMIC
+  /* The group's sums, once per window node, coalesced */
+  if (windowed)
+    for (int k = t; k < (int)(wA + wB) * N_COMP; k += N_T) {
+      const uint j = k / N_COMP, nd = j < wA ? loA + j : loB + (j - wA);
+      atomic_add_real(&out[GLOBAL_DOF(nd, k % N_COMP, N_COMP)], fw[k]);
+    }
+#endif
 }

@@ -4,6 +4,7 @@
 # toolchain.
 #
 #   scripts/build-gpu.sh            # then carry ".gpu" and run scripts/gpu-bench.sh there
+#                                   # (GPU_BENCH_STAGES=bp: BK + BP, the same binary)
 #
 # .gpu/ afterwards holds:
 #   femquad-bench          the stripped release binary (dlopens libOpenCL.so.1 at run time)

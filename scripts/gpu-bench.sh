@@ -16,16 +16,27 @@
 #   3. big     2D P1 f32 cases at 2^25 cells                 -> suite-2e25.csv
 #   4. tune    --suite --n-bl auto --retune at 2^24: autotune every case,
 #              store, time the tuned configuration           -> tuned.csv, autotune.txt
+#   5. bp      --suite --measure bk,bp --numbering random,renumbered at 2^24:
+#              per case and numbering the BK row and the BP rows (global
+#              F(u) on the device: atomic/deterministic × stored/computed
+#              geometry, the faster geometry marked) with the time of one
+#              CG iteration; 30 timed launches after 3 warm-up (BENCHMARKS.md,
+#              "BP: the global residual on the device")      -> bp.csv, bp.json
 #   0. tests   (first) the OpenCL test binaries build-gpu.sh staged in
 #              .gpu/t_*, run on the GPU                      -> tests-gpu.log
-# plus gpu-bench.log (everything printed) — 8 files in $OUT, none in a
-# sub-folder. A summary table is printed at the end.
+# plus gpu-bench.log (everything printed) — 8 files in $OUT (10 with bp),
+# none in a sub-folder. A summary table is printed at the end.
+#
+# BK + BP for the whole suite, alone (one command; estimated 4–6 minutes on the
+# H200, not yet measured there; the stage stops at 450 s and keeps the rows
+# measured so far):
+#   GPU_BENCH_STAGES=bp bash scripts/gpu-bench.sh .gpu/femquad-bench
 #
 # Environment: OUT (output folder; default ./gpu-out), GPU_BENCH_BUDGET
 # (seconds for all stages, default 480), GPU_BENCH_CELLS (default 2^24),
 # GPU_BENCH_BIG_CELLS (default 2^25), GPU_BENCH_DEVICE (default gpu),
-# GPU_BENCH_STAGES (default "tests,suite,sweep,tune"; "big" adds 2^25 cells). A dry run here on
-# PoCL: GPU_BENCH_DEVICE=cpu GPU_BENCH_CELLS=3000 GPU_BENCH_BIG_CELLS=6000
+# GPU_BENCH_STAGES (default "tests,suite,sweep,tune"; "big" adds 2^25 cells, "bp" the BK+BP
+# suite). A dry run here on PoCL: GPU_BENCH_DEVICE=cpu GPU_BENCH_CELLS=3000 GPU_BENCH_BIG_CELLS=6000
 # OUT=/tmp/gb bash scripts/gpu-bench.sh target/debug/femquad-bench
 # (after `cargo build -p femquad-bench`). The summary looks the CSV columns up
 # by name (the fields of femquad_bench::row::Row).
@@ -125,6 +136,8 @@ stage sweep 80 --sweep "${COMMON[@]}" --dim 2 --order 1 --physics laplacian --pr
 stage sweep 80 --sweep "${COMMON[@]}" --dim 3 --order 1 --physics laplacian --precision f64 --reps 20 --csv "$OUT/sweep-3d.csv"
 stage big 60 --suite --device "$DEVICE" --cells "$BIG_CELLS" --filter 2d,p1,f32 --csv "$OUT/suite-2e25.csv"
 stage tune 240 --suite "${COMMON[@]}" --n-bl auto --retune --csv "$OUT/tuned.csv"
+stage bp 450 --suite "${COMMON[@]}" --measure bk,bp --numbering random,renumbered \
+  --reps 30 --warmup 3 --csv "$OUT/bp.csv" --json "$OUT/bp.json"
 
 # --- summary ------------------------------------------------------------------
 summary() { # CSV: case, config, N_bl, N_cb, ms, GF/s, GB/s, % copy, model error, status
@@ -140,6 +153,23 @@ summary() { # CSV: case, config, N_bl, N_cb, ms, GF/s, GB/s, % copy, model error
                     ($c["gb_per_s"] == "" ? "-" : sprintf("%.0f", $c["gb_per_s"])),
                     ($c["pct_copy"] == "" ? "-" : sprintf("%.1f", $c["pct_copy"])), err, $c["status"] }' "$1"
 }
+summary_bp() { # CSV with BK and BP rows: per case, numbering, assembly, geometry (* = picked)
+  [ -s "$1" ] || return 0
+  echo
+  echo "-- $(basename "$1")"
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
+                     printf "%-28s %-4s %-10s %-13s %-9s %9s %8s %8s %6s %9s  %s\n", "case", "meas", "numbering", "assembly", "geometry", "ms", "GDOF/s", "GB/s", "%copy", "cg_ms", "status"; next }
+           { geo = $c["geometry"] ($c["geometry_pick"] == "true" ? "*" : "")
+             # the columns after `note` shift when a note holds commas: numbers of ok rows only
+             if ($c["status"] != "ok") { printf "%-28s %-4s %-10s %-13s %-9s %9s %8s %8s %6s %9s  %s\n", $c["case"], $c["measure"], $c["numbering"], ($c["assembly"] == "" ? "-" : $c["assembly"]), geo, "-", "-", "-", "-", "-", $c["status"]; next }
+             printf "%-28s %-4s %-10s %-13s %-9s %9s %8s %8s %6s %9s  %s\n", $c["case"], $c["measure"], $c["numbering"],
+                    ($c["assembly"] == "" ? "-" : $c["assembly"]), geo,
+                    ($c["time_ms"] == "" ? "-" : sprintf("%.4f", $c["time_ms"])),
+                    ($c["gdof_per_s"] == "" ? "-" : sprintf("%.2f", $c["gdof_per_s"])),
+                    ($c["gb_per_s"] == "" ? "-" : sprintf("%.0f", $c["gb_per_s"])),
+                    ($c["pct_copy"] == "" ? "-" : sprintf("%.1f", $c["pct_copy"])),
+                    ($c["cg_iteration_ms"] == "" ? "-" : sprintf("%.4f", $c["cg_iteration_ms"])), $c["status"] }' "$1"
+}
 sweep_best() { # the fastest configuration of a sweep CSV
   [ -s "$1" ] || return 0
   awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
@@ -153,6 +183,7 @@ grep -h '^# copy bandwidth' "$LOG" | sort -u | head -n 5
 summary "$OUT/suite.csv"
 summary "$OUT/suite-2e25.csv"
 summary "$OUT/tuned.csv"
+summary_bp "$OUT/bp.csv"
 echo
 sweep_best "$OUT/sweep-2d.csv"
 sweep_best "$OUT/sweep-3d.csv"

@@ -1,9 +1,10 @@
 //! Newton–Krylov on the nonlinear physics of `examples/custom_physics.rs`
 //! (`−∇·((1 + u²)∇u) + u³ = f`, written with `#[pointwise]`), using that
-//! file's own code: Newton converges quadratically with Jacobian-vector
-//! products from residual differences, the residual drops below the
-//! tolerance, the discrete solutions converge at the finite-element rates,
-//! and the OpenCL kernel gives the native solution.
+//! file's own code: Newton converges quadratically with exact
+//! Jacobian-vector products (the macro's derivatives) and with residual
+//! differences, the exact products need fewer residual evaluations, the
+//! residual drops below the tolerance, the discrete solutions converge at
+//! the finite-element rates, and the OpenCL kernel gives the native solution.
 
 #[allow(dead_code)]
 #[path = "../examples/custom_physics.rs"]
@@ -14,7 +15,9 @@ use femquad::backend::Backend;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::opencl::DeviceSelector;
 use femquad::physics::Pointwise;
-use femquad::solve::NewtonOptions;
+use femquad::solve::{JacobianProducts, NewtonOptions};
+
+const EXACT: JacobianProducts = JacobianProducts::Exact;
 
 fn mesh(dim: usize, n: usize) -> femquad::mesh::Mesh {
     unit_box(
@@ -32,9 +35,14 @@ fn mesh(dim: usize, n: usize) -> femquad::mesh::Mesh {
 #[test]
 fn newton_converges_quadratically_to_the_tolerance() {
     let eta = NewtonOptions::default().linear.tol;
-    for (dim, order, n) in [(2, 1, 16), (2, 2, 8), (3, 1, 6)] {
+    for (dim, order, n, products) in [
+        (2, 1, 16, EXACT),
+        (2, 2, 8, EXACT),
+        (3, 1, 6, EXACT),
+        (2, 1, 16, JacobianProducts::Differences),
+    ] {
         let m = mesh(dim, n);
-        let s = solve::<f64>(&m, order, &Backend::native(), 1e-10).unwrap();
+        let s = solve::<f64>(&m, order, &Backend::native(), 1e-10, products).unwrap();
         let r = &s.newton.residual_norms;
         eprintln!(
             "{dim}D P{order}: |F| = {r:?}, GMRES {:?}",
@@ -69,13 +77,39 @@ fn newton_converges_quadratically_to_the_tolerance() {
 }
 
 #[test]
+fn exact_products_need_fewer_residual_evaluations() {
+    let m = mesh(2, 16);
+    let run = |p| solve::<f64>(&m, 1, &Backend::native(), 1e-10, p).unwrap();
+    let (exact, differences) = (run(EXACT), run(JacobianProducts::Differences));
+    eprintln!(
+        "exact: {} residuals + {} J·v, {} Newton steps; differences: {} residuals, {} steps",
+        exact.newton.residual_evaluations,
+        exact.newton.jacobian_products,
+        exact.newton.iterations,
+        differences.newton.residual_evaluations,
+        differences.newton.iterations
+    );
+    // exact: one residual per Newton step (and line-search trial); differences: one more per GMRES iteration
+    assert!(exact.newton.residual_evaluations <= exact.newton.iterations + 3);
+    assert!(exact.newton.jacobian_products >= exact.newton.linear_iterations.iter().sum());
+    assert!(differences.newton.residual_evaluations > 3 * exact.newton.residual_evaluations);
+    assert!(exact.newton.iterations <= differences.newton.iterations);
+    let diff = exact
+        .u
+        .iter()
+        .zip(&differences.u)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-8, "{diff}");
+}
+
+#[test]
 fn nonlinear_solutions_converge_at_the_fe_rates() {
     for (dim, order, sizes) in [(2, 1, [8, 16]), (2, 2, [4, 8]), (3, 2, [2, 4])] {
         let e: Vec<(f64, f64)> = sizes
             .iter()
             .map(|&n| {
                 let m = mesh(dim, n);
-                let s = solve::<f64>(&m, order, &Backend::native(), 1e-10).unwrap();
+                let s = solve::<f64>(&m, order, &Backend::native(), 1e-10, EXACT).unwrap();
                 (m.h_max(), s.l2_error)
             })
             .collect();
@@ -93,8 +127,8 @@ fn nonlinear_solutions_converge_at_the_fe_rates() {
 fn opencl_newton_matches_native() {
     let device = Backend::opencl(&DeviceSelector::parse("cpu")).unwrap();
     let m = mesh(2, 16);
-    let cl = solve::<f64>(&m, 2, &device, 1e-10).unwrap();
-    let nat = solve::<f64>(&m, 2, &Backend::native(), 1e-10).unwrap();
+    let cl = solve::<f64>(&m, 2, &device, 1e-10, EXACT).unwrap();
+    let nat = solve::<f64>(&m, 2, &Backend::native(), 1e-10, EXACT).unwrap();
     let diff =
         cl.u.iter()
             .zip(&nat.u)

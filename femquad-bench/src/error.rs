@@ -36,6 +36,9 @@ pub enum BenchError {
     },
     /// A figure could not be drawn.
     Plot(String),
+    /// A result differs from its reference (the message says which and by
+    /// how much).
+    Check(String),
     /// Some cases failed their correctness check or hit an error.
     Failed(Vec<String>),
 }
@@ -78,6 +81,7 @@ impl fmt::Display for BenchError {
             }
             BenchError::Json { path, source } => write!(f, "{}: {source}", path.display()),
             BenchError::Plot(s) => write!(f, "drawing a figure: {s}"),
+            BenchError::Check(s) => write!(f, "{s}"),
             BenchError::Failed(list) => {
                 write!(f, "{} configuration(s) failed:", list.len())?;
                 for l in list {

@@ -1,5 +1,6 @@
-//! Host data of the cases: the mesh of one dimension, its function spaces,
-//! random data, and the cells compared with the native integrator.
+//! Host data of the cases: the mesh of one dimension in one numbering, its
+//! function spaces and boundary nodes, random data, and the cells compared
+//! with the native integrator.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -14,23 +15,39 @@ use femquad::space::FunctionSpace;
 use rayon::prelude::*;
 
 use crate::BenchError;
+use crate::numbering::Numbering;
 use crate::options::Options;
 use crate::progress::Progress;
 
-/// The mesh of one dimension and the function spaces built on it, shared
-/// by all cases of that dimension.
+/// The mesh of one dimension in one numbering and the function spaces
+/// built on it, shared by all cases of that dimension.
 pub struct Host {
-    /// The mesh (jittered, shuffled unless `--no-shuffle`).
+    /// The mesh (jittered; numbered as `numbering` says).
     pub mesh: Mesh,
+    /// How the mesh is numbered.
+    pub numbering: Numbering,
+    /// `max |x|` over the vertices divided by the shortest cell edge: the
+    /// factor by which rounding the coordinates to a precision with unit
+    /// roundoff `ε` perturbs the cells' Jacobians (relative error about
+    /// `2ε·coordinate_scale`), see [`crate::bp::check_tolerance_bp`].
+    pub coordinate_scale: f64,
     spaces: HashMap<(usize, usize), FunctionSpace>,
+    /// Boundary nodes per Lagrange order.
+    boundary: HashMap<usize, Vec<u32>>,
 }
 
 impl Host {
-    /// Builds the mesh for `dim` from the options (`--refine` or `--cells`).
-    pub fn build(dim: usize, opts: &Options, progress: &Progress) -> Result<Host, BenchError> {
+    /// Builds the mesh for `dim` from the options (`--refine` or
+    /// `--cells`) in `numbering`.
+    pub fn build(
+        dim: usize,
+        numbering: Numbering,
+        opts: &Options,
+        progress: &Progress,
+    ) -> Result<Host, BenchError> {
         let mopts = MeshOptions {
             jitter: opts.jitter,
-            shuffle: !opts.no_shuffle,
+            shuffle: numbering.shuffled(),
             seed: opts.seed,
         };
         progress.stage(&format!("{dim}D mesh: generating"));
@@ -45,10 +62,56 @@ impl Host {
             mesh.n_vertices(),
             t.elapsed().as_secs_f64()
         ));
-        Ok(Host {
+        match numbering {
+            Numbering::Renumbered => Self::renumber(mesh, progress),
+            _ => Ok(Self::from_mesh(mesh, numbering)),
+        }
+    }
+
+    /// The host of `numbering` for `dim`: the renumbered mesh is made from
+    /// `previous` if that is the random mesh of the same dimension (no
+    /// second generation), everything else is built anew.
+    pub fn next(
+        previous: Option<Host>,
+        dim: usize,
+        numbering: Numbering,
+        opts: &Options,
+        progress: &Progress,
+    ) -> Result<Host, BenchError> {
+        match previous {
+            Some(p)
+                if numbering == Numbering::Renumbered
+                    && p.numbering == Numbering::Random
+                    && p.mesh.dim() == dim =>
+            {
+                Self::renumber(p.mesh, progress)
+            }
+            _ => Self::build(dim, numbering, opts, progress),
+        }
+    }
+
+    /// `mesh` (randomly numbered) renumbered for locality.
+    fn renumber(mesh: Mesh, progress: &Progress) -> Result<Host, BenchError> {
+        let dim = mesh.dim();
+        progress.stage(&format!("{dim}D mesh: renumbering for locality"));
+        let t = Instant::now();
+        let (renumbered, _) = mesh.renumbered_for_locality()?;
+        progress.stage(&format!(
+            "{dim}D mesh: renumbered in {:.2} s",
+            t.elapsed().as_secs_f64()
+        ));
+        Ok(Self::from_mesh(renumbered, Numbering::Renumbered))
+    }
+
+    fn from_mesh(mesh: Mesh, numbering: Numbering) -> Host {
+        let coordinate_scale = coordinate_scale(&mesh);
+        Host {
             mesh,
+            numbering,
+            coordinate_scale,
             spaces: HashMap::new(),
-        })
+            boundary: HashMap::new(),
+        }
     }
 
     /// Makes sure the space of Lagrange `order` with `n_comp` components exists.
@@ -79,6 +142,59 @@ impl Host {
                 "internal: P{order} space with {n_comp} components not built"
             ))
         })
+    }
+
+    /// Makes sure the boundary nodes of the Lagrange `order` space exist
+    /// (computed once per order from the space with `n_comp` components,
+    /// which [`Host::ensure_space`] made).
+    pub fn ensure_boundary(&mut self, order: usize, n_comp: usize) -> Result<(), BenchError> {
+        if !self.boundary.contains_key(&order) {
+            let nodes = self.space(order, n_comp)?.boundary_nodes(&self.mesh)?;
+            self.boundary.insert(order, nodes);
+        }
+        Ok(())
+    }
+
+    /// The dofs of the boundary nodes of the Lagrange `order` space with
+    /// `n_comp` components (interleaved node-major, `node·n_comp + comp`),
+    /// sorted; after [`Host::ensure_boundary`].
+    pub fn boundary_dofs(&self, order: usize, n_comp: usize) -> Result<Vec<u32>, BenchError> {
+        let nodes = self.boundary.get(&order).ok_or_else(|| {
+            BenchError::Usage(format!("internal: P{order} boundary nodes not computed"))
+        })?;
+        let nc = n_comp as u32;
+        Ok(nodes
+            .iter()
+            .flat_map(|&n| (0..nc).map(move |c| n * nc + c))
+            .collect())
+    }
+}
+
+/// `max |x_i|` over the vertex coordinates divided by the shortest edge of
+/// any cell (parallel over cells); 1 for a mesh without cells.
+pub fn coordinate_scale(mesh: &Mesh) -> f64 {
+    let dim = mesh.dim();
+    let x = mesh.vertices();
+    let max_abs = x.par_iter().map(|v| v.abs()).reduce(|| 0.0, f64::max);
+    let shortest = mesh
+        .cells()
+        .par_chunks(mesh.vertices_per_cell())
+        .map(|cell| {
+            let mut h = f64::INFINITY;
+            for (i, &a) in cell.iter().enumerate() {
+                for &b in &cell[i + 1..] {
+                    let (a, b) = (a as usize * dim, b as usize * dim);
+                    let d2: f64 = (0..dim).map(|k| (x[a + k] - x[b + k]).powi(2)).sum();
+                    h = h.min(d2.sqrt());
+                }
+            }
+            h
+        })
+        .reduce(|| f64::INFINITY, f64::min);
+    if shortest.is_finite() && shortest > 0.0 {
+        max_abs / shortest
+    } else {
+        1.0
     }
 }
 
@@ -138,6 +254,13 @@ mod tests {
             merge_windows(vec![5..7, 0..2, 1..3, 9..20], 10),
             vec![0..3, 5..7, 9..10]
         );
+    }
+
+    #[test]
+    fn coordinate_scale_of_a_square() {
+        // n = 4 without jitter: max |x| = 1, shortest edge 1/4.
+        let mesh = unit_box(2, 4, &MeshOptions::default()).unwrap();
+        assert!((coordinate_scale(&mesh) - 4.0).abs() < 1e-12);
     }
 
     #[test]

@@ -5,10 +5,10 @@
 //! The binary (`src/main.rs`) is a thin `main`; this library is what it
 //! runs, and what the tests call.
 //!
-//! What is measured, per configuration of a case (BK, the element kernel;
-//! see [`runner`]):
+//! What is measured by default, per configuration of a case (BK, the
+//! element kernel; see [`runner`]):
 //! 1. a jittered, shuffled mesh of the unit square/cube (unstructured
-//!    memory order), a random global vector `u` in `[−1, 1)` gathered to
+//!    memory order; `--numbering`), a random global vector `u` in `[−1, 1)` gathered to
 //!    cell-local coefficients, random positive aux values in `[0.5, 2)`
 //!    ([`host`]);
 //! 2. one evaluation through `OpenClIntegrator::element_vectors`, compared
@@ -24,17 +24,35 @@
 //!    same device (`bandwidth::measure_copy`, float4 copy), the predicted
 //!    time bytes / copy bandwidth and the model error measured/predicted − 1.
 //!
+//! With `--measure bp` ([`Measure::Bp`]) each case adds the global
+//! residual as a user gets it — `F(u)` with `u` and `F` on the device, for
+//! atomic and deterministic assembly and stored and computed geometry —
+//! checked against the host assembly of the checked element vectors, timed
+//! the same way, reported against its minimal bytes
+//! (`femquad::perf_model::ResidualModel`) with GDOF/s, and with the time of
+//! one device-resident conjugate-gradient iteration ([`bp`], [`cg_time`]).
+//! `--numbering` runs every case on the randomly numbered mesh, the
+//! locality-renumbered one, or both ([`Numbering`]).
+//!
 //! A failed check or an error does not stop a suite or sweep (the row is
 //! marked, see [`row`]); the program exits with an error at the end.
 //!
-//! Modules: [`options`] (command line), [`spec`] (cases, suite), [`mod@run`]
-//! (what the options ask for), [`host`] and [`runner`] (measuring; the
-//! calls into `femquad::opencl` live there), [`row`] (the result type),
-//! [`output`] (CSV/JSON), [`table`] (printed results), [`plot`] (SVG),
-//! [`progress`] (stderr).
+//! Modules: [`options`] (command line), [`spec`] (cases, suite),
+//! [`measure`] and [`numbering`] (what a row measures, on which mesh),
+//! [`mod@run`] (what the options ask for), [`host`], [`case`], [`runner`],
+//! [`bp`], [`global_op`] and [`cg_time`] (measuring; the calls into
+//! `femquad::opencl` live there),
+//! [`row`] (the result type), [`output`] (CSV/JSON), [`table`] (printed
+//! results), [`plot`] (SVG), [`progress`] (stderr).
 
+pub mod bp;
+pub mod case;
+pub mod cg_time;
 pub mod error;
+pub mod global_op;
 pub mod host;
+pub mod measure;
+pub mod numbering;
 pub mod options;
 pub mod output;
 pub mod plot;
@@ -46,7 +64,9 @@ pub mod spec;
 pub mod table;
 
 pub use error::BenchError;
-pub use options::{Options, Plan};
+pub use measure::Measure;
+pub use numbering::Numbering;
+pub use options::{Options, Plan, Selection};
 pub use row::Row;
 pub use run::run;
 pub use spec::CaseSpec;

@@ -7,6 +7,7 @@
 //! cargo run --release -p femquad-bench -- --sweep --precision f32 --csv s.csv # N_bl × N_cb (Table 2)
 //! cargo run --release -p femquad-bench -- --suite --n-bl auto --with-default  # autotuned vs default
 //! cargo run --release -p femquad-bench -- --plot figs --from-csv suite.csv    # SVG figures (Figs. 5–6)
+//! cargo run --release -p femquad-bench -- --suite --measure bk,bp --numbering random,renumbered  # + global F(u), CG
 //! ```
 //!
 //! `--help` lists every option; the logic lives in the `femquad_bench` library.

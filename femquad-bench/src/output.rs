@@ -98,6 +98,8 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::{AssemblyKind, GeometryKind, Measure};
+    use crate::numbering::Numbering;
     use crate::row::{ConfigSource, Mode, Status};
     use crate::spec::suite_cases;
 
@@ -112,6 +114,21 @@ mod tests {
         r.check_tol = Some(1e-12);
         r.check_passed = Some(true);
         r.build_info = "ptxas: 40 registers;\n0 spills".into();
+        r
+    }
+
+    /// A BP row: the columns BK leaves empty are set.
+    fn bp() -> Row {
+        let mut r = row();
+        r.measure = Measure::Bp;
+        r.numbering = Numbering::Renumbered;
+        r.assembly = Some(AssemblyKind::Deterministic);
+        r.geometry = GeometryKind::Computed;
+        r.geometry_pick = Some(false);
+        r.dofs = 1681;
+        r.gdof_per_s = Some(3.5);
+        r.cg_iteration_ms = Some(0.75);
+        r.cg_iterations = 20;
         r
     }
 
@@ -131,12 +148,27 @@ mod tests {
 
     #[test]
     fn csv_round_trip() {
-        let rows = vec![row(), unmeasured()];
+        let rows = vec![row(), unmeasured(), bp()];
         let text = to_csv(&rows).unwrap();
         let header = text.lines().next().unwrap();
-        assert!(header.starts_with("mode,case,device,driver,dim,order,physics,"));
-        assert!(header.ends_with(",check_rel_diff,check_tol,check_passed,build_info"));
-        assert_eq!(header.split(',').count(), 45);
+        assert!(header.starts_with(
+            "mode,measure,case,numbering,assembly,geometry,geometry_pick,device,driver,dim,order,physics,"
+        ));
+        assert!(header.ends_with(
+            ",model_error,cg_iteration_ms,cg_iterations,check_rel_diff,check_tol,check_passed,build_info"
+        ));
+        assert_eq!(header.split(',').count(), 54);
+        // BK rows leave the BP columns empty; a BP row names them.
+        assert!(
+            text.contains("single,bk,2d-p1-laplacian-none-f32,random,,stored,,"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "single,bp,2d-p1-laplacian-none-f32,renumbered,deterministic,computed,false,"
+            ),
+            "{text}"
+        );
         let back: Vec<Row> = csv::Reader::from_reader(text.as_bytes())
             .deserialize()
             .collect::<Result<_, _>>()
@@ -148,12 +180,12 @@ mod tests {
 
     #[test]
     fn json_round_trip() {
-        let rows = vec![row(), unmeasured()];
+        let rows = vec![row(), unmeasured(), bp()];
         let text = to_json(&rows).unwrap();
-        assert!(
-            text.starts_with("[\n  {\"mode\":\"single\",\"case\":\"2d-p1-laplacian-none-f32\"")
-        );
-        assert_eq!(text.lines().count(), 4, "one object per line");
+        assert!(text.starts_with(
+            "[\n  {\"mode\":\"single\",\"measure\":\"bk\",\"case\":\"2d-p1-laplacian-none-f32\""
+        ));
+        assert_eq!(text.lines().count(), 5, "one object per line");
         let back: Vec<Row> = serde_json::from_str(&text).unwrap();
         assert_eq!(back, rows);
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -161,6 +193,10 @@ mod tests {
         assert_eq!(v[1]["config"], serde_json::Value::Null);
         assert_eq!(v[0]["precision"], "f32");
         assert_eq!(v[0]["check_passed"], true);
+        assert_eq!(v[0]["assembly"], serde_json::Value::Null);
+        assert_eq!(v[2]["assembly"], "deterministic");
+        assert_eq!(v[2]["geometry_pick"], false);
+        assert_eq!(v[2]["cg_iteration_ms"], 0.75);
         assert_eq!(to_json(&[]).unwrap(), "[\n]\n");
     }
 
@@ -173,6 +209,13 @@ mod tests {
             rows.iter()
                 .all(|r| r.status == Status::Ok && r.is_measured())
         );
+        // written before the BP columns: BK rows on the random mesh
+        assert!(rows.iter().all(|r| r.measure == Measure::Bk
+            && r.numbering == Numbering::Random
+            && r.assembly.is_none()
+            && r.geometry == GeometryKind::Stored
+            && r.gdof_per_s.is_none()
+            && r.cg_iterations == 0));
         let sweep = read_csv(&dir.join("sweep-3d.csv")).unwrap();
         assert!(
             sweep

@@ -9,6 +9,12 @@
 //! - `sweep_<case>_<cells>.svg`: for sweep rows, a heat map of `% of copy`
 //!   over `N_bl × N_cb` with GF/s written in each cell (invalid
 //!   combinations grey).
+//!
+//! The figures show the element kernel (BK rows); rows of another mesh
+//! numbering than `random` go to files with the numbering appended
+//! (`gflops_renumbered.svg`, `sweep_<case>_<cells>_renumbered.svg`). BP
+//! rows are reported in the table, CSV and JSON only (BENCHMARKS.md's
+//! tables are made from those).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +28,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use femquad::Precision;
 
 use crate::BenchError;
+use crate::measure::Measure;
+use crate::numbering::Numbering;
 use crate::row::{Mode, Row, Status};
 use crate::spec::{Coefficient, PhysicsKind};
 
@@ -72,34 +80,59 @@ fn plot_err<E: std::fmt::Display>(e: E) -> BenchError {
     BenchError::Plot(e.to_string())
 }
 
-/// Writes the figures for `rows` into `dir` (created if needed) and returns
-/// the files written. Rows that are not `ok` are left out of the bar charts.
+/// Writes the figures of the BK rows of `rows` into `dir` (created if
+/// needed), one set per mesh numbering, and returns the files written.
+/// Rows that are not `ok` are left out of the bar charts.
+///
+/// # Errors
+/// [`BenchError::Plot`] if there is no BK row to plot (naming how many
+/// BP rows there were), or drawing fails.
 pub fn plot_rows(rows: &[Row], dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     std::fs::create_dir_all(dir).map_err(|e| BenchError::io(dir, e))?;
     let mut files = Vec::new();
-    let bars: Vec<&Row> = rows
-        .iter()
-        .filter(|r| r.mode != Mode::Sweep && r.status == Status::Ok && r.is_measured())
-        .collect();
-    if !bars.is_empty() {
-        let f = dir.join("gflops.svg");
-        bar_figure(&bars, &f, Metric::Gflops)?;
-        files.push(f);
-        let f = dir.join("pct_copy.svg");
-        bar_figure(&bars, &f, Metric::PctCopy)?;
-        files.push(f);
-    }
-    let mut sweeps: BTreeMap<(String, usize), Vec<&Row>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| r.mode == Mode::Sweep) {
-        sweeps.entry((r.case.clone(), r.cells)).or_default().push(r);
-    }
-    for ((case, cells), rs) in sweeps {
-        let f = dir.join(format!("sweep_{}_{cells}.svg", sanitize(&case)));
-        sweep_figure(&rs, &f)?;
-        files.push(f);
+    let bk = |r: &&Row| r.measure == Measure::Bk;
+    let mut numberings: Vec<Numbering> = rows.iter().filter(bk).map(|r| r.numbering).collect();
+    numberings.sort_unstable();
+    numberings.dedup();
+    for numbering in numberings {
+        let suffix = match numbering {
+            Numbering::Random => String::new(),
+            n => format!("_{}", n.name()),
+        };
+        let of: Vec<&Row> = rows
+            .iter()
+            .filter(bk)
+            .filter(|r| r.numbering == numbering)
+            .collect();
+        let bars: Vec<&Row> = of
+            .iter()
+            .copied()
+            .filter(|r| r.mode != Mode::Sweep && r.status == Status::Ok && r.is_measured())
+            .collect();
+        if !bars.is_empty() {
+            let f = dir.join(format!("gflops{suffix}.svg"));
+            bar_figure(&bars, &f, Metric::Gflops)?;
+            files.push(f);
+            let f = dir.join(format!("pct_copy{suffix}.svg"));
+            bar_figure(&bars, &f, Metric::PctCopy)?;
+            files.push(f);
+        }
+        let mut sweeps: BTreeMap<(String, usize), Vec<&Row>> = BTreeMap::new();
+        for r in of.iter().filter(|r| r.mode == Mode::Sweep) {
+            sweeps.entry((r.case.clone(), r.cells)).or_default().push(r);
+        }
+        for ((case, cells), rs) in sweeps {
+            let f = dir.join(format!("sweep_{}_{cells}{suffix}.svg", sanitize(&case)));
+            sweep_figure(&rs, &f)?;
+            files.push(f);
+        }
     }
     if files.is_empty() {
-        return Err(BenchError::Plot("no measured rows to plot".into()));
+        let bp = rows.iter().filter(|r| r.measure == Measure::Bp).count();
+        return Err(BenchError::Plot(format!(
+            "no measured BK rows to plot ({} rows, {bp} of them BP, which are not plotted)",
+            rows.len()
+        )));
     }
     Ok(files)
 }
@@ -481,8 +514,28 @@ mod tests {
         (invalid.time_ms, invalid.gflops, invalid.pct_copy) =
             (Option::None, Option::None, Option::None);
         rows.push(invalid);
+        // BP rows are not plotted; BK rows of the renumbered mesh get files of their own
+        let mut bp = rows[0].clone();
+        bp.measure = Measure::Bp;
+        rows.push(bp.clone());
+        let mut renumbered = rows[0].clone();
+        renumbered.numbering = Numbering::Renumbered;
+        rows.push(renumbered);
         let files = plot_rows(&rows, &dir).unwrap();
-        assert_eq!(files.len(), 3);
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "gflops.svg",
+                "pct_copy.svg",
+                "sweep_2d-p1-laplacian-none-f32_1000.svg",
+                "gflops_renumbered.svg",
+                "pct_copy_renumbered.svg"
+            ]
+        );
         for f in &files {
             let svg = std::fs::read_to_string(f).unwrap();
             assert!(svg.contains("<svg"), "{}", f.display());
@@ -494,6 +547,8 @@ mod tests {
         assert!(sweep.contains("invalid") && sweep.contains("GF/s"));
         let _ = std::fs::remove_dir_all(&dir);
         assert!(plot_rows(&[], &dir).is_err());
+        let e = plot_rows(&[bp], &dir).unwrap_err().to_string();
+        assert!(e.contains("1 of them BP"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -7,13 +7,19 @@
 //! | field | meaning |
 //! |---|---|
 //! | `mode` | `single`, `suite` or `sweep` |
+//! | `measure` | `bk` (element kernel) or `bp` (global `F(u)` on the device, and a CG iteration), see [`Measure`] |
 //! | `case` | case name, e.g. `2d-p1-laplacian-field-f32` |
+//! | `numbering` | mesh numbering: `random`, `renumbered` (for locality) or `structured`, see [`Numbering`] |
+//! | `assembly` | BP: `atomic` or `deterministic`; empty for BK |
+//! | `geometry` | `stored` (`J⁻¹`, `det J` per cell) or `computed` (from the vertex coordinates in the kernel); BK: `stored` |
+//! | `geometry_pick` | BP: `true` on the geometry the autotuner keeps for this numbering and assembly (its first stage: the faster of the two at the device default configuration, or at the one given), `false` on the other; empty for BK |
 //! | `device`, `driver` | OpenCL device name and driver version |
 //! | `dim`, `order` | dimension, Lagrange order |
 //! | `physics`, `coefficient`, `precision` | `laplacian`/`elasticity`, `none`/`field`/`cell`, `f32`/`f64` |
 //! | `qdegree`, `n_q` | quadrature degree and points |
 //! | `cells` | cells of the mesh |
-//! | `cells_device` | cells in full chunks, integrated by the kernel (the rest natively) |
+//! | `cells_device` | cells integrated by the kernel (every cell) |
+//! | `dofs` | global dofs of the space (nodes × components) |
 //! | `n_b`, `n_comp`, `n_bt` | basis functions, components, element dofs |
 //! | `n_tc`, `n_bs`, `n_bl`, `n_cb`, `n_t`, `chunk` | threads per cell, cells per block, blocks per batch, batches per chunk, threads per work-group, cells per work-group |
 //! | `config` | where `(N_bl, N_cb)` came from: `default`, `fixed`, `tuned`, `cached`, `sweep`; empty if the case failed before one was chosen |
@@ -22,35 +28,36 @@
 //! | `status` | `ok`, `invalid` (exceeds a device limit or the mesh), `check-failed`, `error` |
 //! | `note` | the reason for a status other than `ok` |
 //! | `reps` | timed launches |
-//! | `time_ms`, `time_ms_min`, `time_ms_max` | time of one timed operation (BK: a kernel launch): median, min, max (profiling events) |
+//! | `time_ms`, `time_ms_min`, `time_ms_max` | time of one timed operation (BK: a kernel launch; BP: one `F(u)`, from the start of its first command — zeroing `F`, or the integration — to the end of its last): median, min, max (profiling events) |
+//! | `gdof_per_s` | `dofs` / median time, 10⁹/s (for both measures, as the CEED benchmarks count) |
 //! | `gflops` | model flops / median time, 10⁹/s |
 //! | `gb_per_s` | model (minimal) bytes / median time, 10⁹ B/s (effective bandwidth) |
 //! | `copy_gb_per_s` | copy-kernel bandwidth on the same device, same process |
 //! | `pct_copy` | `100 · gb_per_s / copy_gb_per_s` |
 //! | `beta` | model flops / model bytes |
-//! | `model_bytes`, `model_flops` | per timed operation (BK: one launch over `cells_device` cells) |
+//! | `model_bytes`, `model_flops` | per timed operation (BK: `femquad::perf_model::LaunchModel`, one launch over `cells_device` cells; BP: `femquad::perf_model::ResidualModel`, each global array once) |
 //! | `predicted_ms` | model bytes / copy bandwidth |
 //! | `model_error` | measured / predicted − 1 |
-//! | `check_rel_diff`, `check_tol` | max-norm relative difference to the native integrator on the checked cells, and the tolerance |
+//! | `cg_iteration_ms` | BP: median wall-clock time of one conjugate-gradient iteration with this operator, device-resident (see [`crate::cg_time`]); empty for BK or with `--cg-iterations 0` |
+//! | `cg_iterations` | BP: iterations behind that median (0 if none) |
+//! | `check_rel_diff`, `check_tol` | BK: max-norm relative difference to the native integrator on the checked cells; BP: of `F` to the host assembly of the checked element vectors (all dofs); and the tolerance |
 //! | `check_passed` | `true`/`false` |
 //! | `build_info` | the OpenCL compiler's resource report of the kernel (NVIDIA: registers, stack frame, spills) |
 //!
 //! Unmeasured numbers (a configuration that was not timed or not checked)
 //! are empty in CSV and `null` in JSON.
 //!
-//! # Room for a second measure
-//! Today every row measures the element kernel (BK). The end-to-end measure
-//! (BP: global `F(u)` on the device) will add a field `measure` (`bk` or
-//! `bp`; `#[serde(default)]` = `bk`, so that files written before it still
-//! read) and its own quantities as further `Option` fields (GDOF/s, one CG
-//! iteration), empty on the rows of the other measure. The timing and model
-//! fields above are already stated per timed operation and minimal bytes,
-//! so BP rows fill them with their own operation; the launch-shape fields
-//! describe the kernel that either measure runs.
+//! Files written before the BP columns existed still read: a missing
+//! `measure` is `bk`, `numbering` `random`, `geometry` `stored`, `dofs` 0,
+//! `cg_iterations` 0, the other new columns empty. The launch-shape fields
+//! describe the kernel that either measure runs (for deterministic BP: the
+//! integration kernel; the assembly launch has its own fixed shape).
 
 use femquad::Precision;
 use serde::{Deserialize, Serialize};
 
+use crate::measure::{AssemblyKind, GeometryKind, Measure};
+use crate::numbering::Numbering;
 use crate::spec::{CaseSpec, Coefficient, PhysicsKind};
 
 /// How the rows of a run were made.
@@ -154,8 +161,23 @@ mod text {
 pub struct Row {
     /// `single`, `suite` or `sweep`.
     pub mode: Mode,
+    /// What is measured.
+    #[serde(default)]
+    pub measure: Measure,
     /// Case name ([`CaseSpec::name`]).
     pub case: String,
+    /// Mesh numbering.
+    #[serde(default)]
+    pub numbering: Numbering,
+    /// Assembly of the global operator (BP only).
+    #[serde(default)]
+    pub assembly: Option<AssemblyKind>,
+    /// Where the kernel takes the geometry from.
+    #[serde(default)]
+    pub geometry: GeometryKind,
+    /// BP: whether the autotuner keeps this row's geometry.
+    #[serde(default)]
+    pub geometry_pick: Option<bool>,
     /// Device name.
     pub device: String,
     /// Driver version.
@@ -179,6 +201,9 @@ pub struct Row {
     pub cells: usize,
     /// Cells integrated on the device.
     pub cells_device: usize,
+    /// Global dofs of the space.
+    #[serde(default)]
+    pub dofs: usize,
     /// Basis functions.
     pub n_b: usize,
     /// Components.
@@ -217,6 +242,9 @@ pub struct Row {
     pub time_ms_min: Option<f64>,
     /// Slowest, ms.
     pub time_ms_max: Option<f64>,
+    /// Global dofs per second, 10⁹/s.
+    #[serde(default)]
+    pub gdof_per_s: Option<f64>,
     /// Model flop rate, GF/s.
     pub gflops: Option<f64>,
     /// Effective bandwidth, GB/s.
@@ -235,6 +263,12 @@ pub struct Row {
     pub predicted_ms: Option<f64>,
     /// Measured / predicted − 1.
     pub model_error: Option<f64>,
+    /// BP: median time of one CG iteration, ms.
+    #[serde(default)]
+    pub cg_iteration_ms: Option<f64>,
+    /// BP: CG iterations timed.
+    #[serde(default)]
+    pub cg_iterations: usize,
     /// Max-norm relative difference to the native integrator.
     pub check_rel_diff: Option<f64>,
     /// Tolerance of the check.
@@ -246,12 +280,18 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row of `spec` with what the case alone determines; sizes of the
-    /// launch 0, nothing measured, status `ok`, no configuration yet.
+    /// A row of `spec` with what the case alone determines; measure BK on
+    /// the random numbering with stored geometry, sizes of the launch 0,
+    /// nothing measured, status `ok`, no configuration yet.
     pub fn new(spec: &CaseSpec, mode: Mode, device: &str, driver: &str) -> Row {
         Row {
             mode,
+            measure: Measure::Bk,
             case: spec.name(),
+            numbering: Numbering::Random,
+            assembly: None,
+            geometry: GeometryKind::Stored,
+            geometry_pick: None,
             device: device.to_string(),
             driver: driver.to_string(),
             dim: spec.dim,
@@ -263,6 +303,7 @@ impl Row {
             n_q: 0,
             cells: 0,
             cells_device: 0,
+            dofs: 0,
             n_b: 0,
             n_comp: spec.n_comp(),
             n_bt: 0,
@@ -282,6 +323,7 @@ impl Row {
             time_ms: None,
             time_ms_min: None,
             time_ms_max: None,
+            gdof_per_s: None,
             gflops: None,
             gb_per_s: None,
             copy_gb_per_s: None,
@@ -291,6 +333,8 @@ impl Row {
             model_flops: None,
             predicted_ms: None,
             model_error: None,
+            cg_iteration_ms: None,
+            cg_iterations: 0,
             check_rel_diff: None,
             check_tol: None,
             check_passed: None,

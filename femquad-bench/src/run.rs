@@ -1,8 +1,10 @@
 //! What the program does for its options: a single case, the suite, the
-//! `N_bl × N_cb` sweep, or figures from earlier CSV files.
+//! `N_bl × N_cb` sweep (each on every selected mesh numbering), or figures
+//! from earlier CSV files.
 
 use crate::BenchError;
 use crate::host::Host;
+use crate::numbering::Numbering;
 use crate::options::{Options, Plan};
 use crate::output::{read_csv, write_csv, write_json};
 use crate::plot::plot_rows;
@@ -14,8 +16,8 @@ use crate::table::sweep_table;
 /// Runs what `opts` asks for and returns the rows (measured, or read for
 /// `--plot --from-csv`). Writes `--csv`/`--json`/`--plot` outputs even when
 /// some configurations failed, then returns [`BenchError::Failed`].
-/// Options are checked (`--filter`, the plan, the case) before the device
-/// is opened.
+/// Options are checked (`--filter`, the plan, the case, the measures and
+/// numberings) before the device is opened.
 pub fn run(opts: &Options) -> Result<Vec<Row>, BenchError> {
     if opts.list_devices {
         for d in device_list()? {
@@ -36,6 +38,7 @@ pub fn run(opts: &Options) -> Result<Vec<Row>, BenchError> {
         return Ok(rows);
     }
 
+    let selection = opts.selection()?;
     let (plan, suite, single) = if opts.suite {
         (
             suite_plan(opts)?,
@@ -48,23 +51,34 @@ pub fn run(opts: &Options) -> Result<Vec<Row>, BenchError> {
     let mut runner = Runner::new(opts)?;
     runner.print_header();
     match single {
-        None => run_suite(&mut runner, &suite, &plan)?,
+        None => run_suite(&mut runner, &suite, &plan, &selection.numberings)?,
         Some(spec) => {
             let mode = if opts.sweep {
                 Mode::Sweep
             } else {
                 Mode::Single
             };
-            let mut host = Host::build(spec.dim, opts, &runner.progress)?;
-            runner.run_case(&mut host, &spec, &plan, mode)?;
+            let mut host = None;
+            for &numbering in &selection.numberings {
+                let mut h = Host::next(host.take(), spec.dim, numbering, opts, &runner.progress)?;
+                runner.run_case(&mut h, &spec, &plan, mode)?;
+                host = Some(h);
+            }
         }
     }
     runner.progress.finish();
 
     let rows = std::mem::take(&mut runner.rows);
     if opts.sweep {
-        println!();
-        print!("{}", sweep_table(&rows));
+        for &numbering in &selection.numberings {
+            let of: Vec<Row> = rows
+                .iter()
+                .filter(|r| r.numbering == numbering)
+                .cloned()
+                .collect();
+            println!();
+            print!("{}", sweep_table(&of));
+        }
     }
     if let Some(p) = &opts.csv {
         write_csv(p, &rows)?;
@@ -83,31 +97,47 @@ pub fn run(opts: &Options) -> Result<Vec<Row>, BenchError> {
     Ok(rows)
 }
 
-/// Runs the suite cases `specs`, one mesh per dimension; a case's error
-/// becomes an `error` row and the suite goes on.
-fn run_suite(runner: &mut Runner<'_>, specs: &[CaseSpec], plan: &Plan) -> Result<(), BenchError> {
-    runner.progress.set_length(specs.len());
+/// Runs the suite cases `specs`, one mesh per dimension and numbering (the
+/// renumbered mesh made from the random one); a case's error becomes an
+/// `error` row and the suite goes on.
+fn run_suite(
+    runner: &mut Runner<'_>,
+    specs: &[CaseSpec],
+    plan: &Plan,
+    numberings: &[Numbering],
+) -> Result<(), BenchError> {
+    runner.progress.set_length(specs.len() * numberings.len());
     for dim in [2, 3] {
         let of_dim: Vec<&CaseSpec> = specs.iter().filter(|c| c.dim == dim).collect();
         if of_dim.is_empty() {
             continue;
         }
-        let mut host = match Host::build(dim, runner.opts, &runner.progress) {
-            Ok(h) => h,
-            Err(e) => {
-                for spec in of_dim {
-                    runner.push_error(spec, Mode::Suite, 0, &e);
-                    runner.progress.inc();
+        let mut previous = None;
+        for &numbering in numberings {
+            let mut host = match Host::next(
+                previous.take(),
+                dim,
+                numbering,
+                runner.opts,
+                &runner.progress,
+            ) {
+                Ok(h) => h,
+                Err(e) => {
+                    for &spec in &of_dim {
+                        runner.push_error(spec, Mode::Suite, numbering, 0, &e);
+                        runner.progress.inc();
+                    }
+                    continue;
                 }
-                continue;
+            };
+            for &spec in &of_dim {
+                if let Err(e) = runner.run_case(&mut host, spec, plan, Mode::Suite) {
+                    let n = host.mesh.n_cells();
+                    runner.push_error(spec, Mode::Suite, numbering, n, &e);
+                }
+                runner.progress.inc();
             }
-        };
-        for spec in of_dim {
-            if let Err(e) = runner.run_case(&mut host, spec, plan, Mode::Suite) {
-                let n = host.mesh.n_cells();
-                runner.push_error(spec, Mode::Suite, n, &e);
-            }
-            runner.progress.inc();
+            previous = Some(host);
         }
     }
     Ok(())

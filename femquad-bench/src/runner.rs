@@ -1,8 +1,12 @@
-//! Running one case on the device: the OpenCL integrator, the correctness
-//! check against the native integrator, timings, autotuning and the model.
+//! Running one case on the device: the OpenCL operator, the element
+//! kernel's (BK) correctness check against the native integrator, timings,
+//! autotuning and the model; the global operator (BP) continues in
+//! [`crate::bp`].
 //!
-//! This file (with [`crate::host`] for host data) holds the benchmark's
-//! calls into `femquad::opencl` and `femquad::perf_model`.
+//! This file (with [`crate::host`] for host data, [`crate::case`] for the
+//! state of the case being run, and [`crate::bp`], [`crate::global_op`],
+//! [`crate::cg_time`] for BP) holds the benchmark's calls into
+//! `femquad::opencl` and `femquad::perf_model`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,24 +14,25 @@ use std::time::Instant;
 
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::{CellInputs, Discretization};
-use femquad::native::{Execution, element_vectors_range};
 use femquad::opencl::autotune::{TuneOptions, autotune_element, candidate_n_bl};
 use femquad::opencl::bandwidth::{CopyBandwidth, measure_copy, median};
 use femquad::opencl::shape::default_config;
 use femquad::opencl::tuning_cache::{TuneKey, cached_config};
 use femquad::opencl::{
-    Device, DeviceSelector, GeometryMode, KernelCase, KernelOptions, KernelShape, KernelVariant,
-    LaunchConfig, OpenClOperator,
+    Device, DeviceSelector, GeometryMode, KernelOptions, KernelVariant, LaunchConfig,
+    OpenClOperator,
 };
 use femquad::perf_model::LaunchModel;
-use femquad::physics::Pointwise;
 use femquad::quadrature::Quadrature;
 use femquad::{Precision, Real};
-use rayon::prelude::*;
 
 use crate::BenchError;
-use crate::host::{Host, check_windows, random_vec};
-use crate::options::{Options, Plan};
+use crate::case::{CaseCtx, RandomData, Work};
+use crate::global_op::GlobalOp;
+use crate::host::Host;
+use crate::measure::{GeometryKind, Measure};
+use crate::numbering::Numbering;
+use crate::options::{DEFAULT_TUNE_REPS, Options, Plan, Selection};
 use crate::output::{write_csv, write_json};
 use crate::progress::Progress;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
@@ -49,6 +54,8 @@ pub const SWEEP_MAX_THREADS: usize = 1024;
 pub struct Runner<'a> {
     /// The options.
     pub opts: &'a Options,
+    /// The measures and numberings the options select.
+    pub selection: Selection,
     /// The device.
     pub device: Arc<Device>,
     /// The copy bandwidth, once measured.
@@ -61,38 +68,6 @@ pub struct Runner<'a> {
     pub failures: Vec<String>,
 }
 
-/// Everything fixed about the case being run, for making rows.
-struct CaseCtx {
-    spec: CaseSpec,
-    mode: Mode,
-    n_cells: usize,
-    dim: usize,
-    n_b: usize,
-    n_comp: usize,
-    n_q: usize,
-    aux: AuxSpace,
-    physics: &'static dyn Pointwise,
-    options: KernelOptions,
-}
-
-impl CaseCtx {
-    fn shape(&self, config: LaunchConfig) -> femquad::Result<KernelShape> {
-        KernelShape::new(&self.case(), KernelVariant::ELEMENT, config, &self.options)
-    }
-
-    fn case(&self) -> KernelCase {
-        KernelCase {
-            dim: self.dim,
-            n_b: self.n_b,
-            n_comp: self.n_comp,
-            n_q: self.n_q,
-            aux: self.aux,
-            physics: self.physics.info(),
-            precision: self.spec.precision,
-        }
-    }
-}
-
 impl<'a> Runner<'a> {
     /// Opens the device of `--device` (else `$FEMQUAD_DEVICE`, else a GPU first).
     pub fn new(opts: &'a Options) -> Result<Self, BenchError> {
@@ -100,9 +75,11 @@ impl<'a> Runner<'a> {
             Some(d) => DeviceSelector::parse(d),
             None => DeviceSelector::from_env(),
         };
+        let selection = opts.selection()?;
         let device = Device::open(&selector)?;
         Ok(Runner {
             opts,
+            selection,
             device,
             copy: None,
             progress: Progress::new(opts.quiet),
@@ -162,11 +139,21 @@ impl<'a> Runner<'a> {
         Ok(c)
     }
 
-    fn push(&mut self, row: Row) {
+    pub(crate) fn push(&mut self, row: Row) {
         self.progress.println(&table_line(&row));
         if row.status.is_failure() {
+            let what = match row.assembly {
+                Some(a) => format!(
+                    "{} {} {} {}",
+                    row.measure.name(),
+                    row.numbering.name(),
+                    a.name(),
+                    row.geometry.name()
+                ),
+                None => format!("{} {}", row.measure.name(), row.numbering.name()),
+            };
             self.failures.push(format!(
-                "{} (N_bl={}, N_cb={}): {}: {}",
+                "{} ({what}, N_bl={}, N_cb={}): {}: {}",
                 row.case,
                 row.n_bl,
                 row.n_cb,
@@ -190,19 +177,32 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// A row for a case that failed before any configuration ran.
-    pub fn push_error(&mut self, spec: &CaseSpec, mode: Mode, cells: usize, error: &BenchError) {
-        let info = self.device.info();
-        let mut row = Row::new(spec, mode, &info.name, &info.driver);
-        row.cells = cells;
-        row.status = Status::Error;
-        row.note = error.to_string().replace('\n', " ");
-        self.push(row);
+    /// A row for a case that failed before any configuration ran (one per
+    /// selected measure).
+    pub fn push_error(
+        &mut self,
+        spec: &CaseSpec,
+        mode: Mode,
+        numbering: Numbering,
+        cells: usize,
+        error: &BenchError,
+    ) {
+        for measure in self.selection.measures.clone() {
+            let info = self.device.info();
+            let mut row = Row::new(spec, mode, &info.name, &info.driver);
+            row.measure = measure;
+            row.numbering = numbering;
+            row.cells = cells;
+            row.status = Status::Error;
+            row.note = error.to_string().replace('\n', " ");
+            self.push(row);
+        }
     }
 
-    /// Runs `spec` on `host` with `plan`, adding one row per configuration.
-    /// Errors of single configurations become rows (status `error`); errors
-    /// before any configuration runs (setup, allocation, fp64) are returned.
+    /// Runs `spec` on `host` with `plan`, adding one row per configuration
+    /// of each selected measure. Errors of single configurations become
+    /// rows (status `error`); errors before any configuration runs (setup,
+    /// allocation, fp64) are returned.
     pub fn run_case(
         &mut self,
         host: &mut Host,
@@ -214,6 +214,9 @@ impl<'a> Runner<'a> {
         host.ensure_space(spec.order, spec.n_comp(), &self.progress)?;
         if let AuxSpace::Field { n_comp } = spec.aux() {
             host.ensure_space(spec.order, n_comp, &self.progress)?;
+        }
+        if self.selection.cg_iterations > 0 {
+            host.ensure_boundary(spec.order, spec.n_comp())?;
         }
         match spec.precision {
             Precision::F32 => self.run_case_r::<f32>(host, spec, plan, mode),
@@ -237,30 +240,13 @@ impl<'a> Runner<'a> {
         let quad = Quadrature::simplex(spec.dim, spec.qdegree)?;
         let disc = Discretization::<R>::new(mesh, space, quad, aux_space)?;
         let n_cells = disc.n_cells();
-        let seed = self.opts.seed;
 
         self.progress.stage(&format!("{name}: random data"));
-        let u = {
-            let global = random_vec::<R>(space.n_dofs(), -1.0, 1.0, seed, 1);
-            let mut local = vec![R::ZERO; space.n_cell_dofs()];
-            space.gather(&global, &mut local)?;
-            local
-        };
-        let aux: Vec<R> = match aux_space {
-            AuxSpace::None => Vec::new(),
-            AuxSpace::Field { n_comp } => {
-                let aspace = host.space(spec.order, n_comp)?;
-                let global = random_vec::<R>(aspace.n_dofs(), 0.5, 2.0, seed, 2);
-                let mut local = vec![R::ZERO; aspace.n_cell_dofs()];
-                aspace.gather(&global, &mut local)?;
-                local
-            }
-            AuxSpace::Cell { n_comp } => random_vec::<R>(n_cells * n_comp, 0.5, 2.0, seed, 3),
-        };
+        let data = RandomData::<R>::new(host, spec, n_cells, self.opts.seed)?;
         let constants: Vec<R> = spec.constants().iter().map(|&c| R::from_f64(c)).collect();
         let inputs = CellInputs {
-            u: &u,
-            aux: &aux,
+            u: &data.u_cells,
+            aux: &data.aux_cells,
             constants: &constants,
         };
         let physics = spec.pointwise();
@@ -269,7 +255,9 @@ impl<'a> Runner<'a> {
         let ctx = CaseCtx {
             spec: *spec,
             mode,
+            numbering: host.numbering,
             n_cells,
+            n_dofs: space.n_dofs(),
             dim: disc.dim(),
             n_b: disc.n_b(),
             n_comp: disc.n_comp(),
@@ -292,19 +280,40 @@ impl<'a> Runner<'a> {
             t.elapsed().as_secs_f64()
         ));
 
-        let mut out = vec![R::ZERO; u.len()];
+        let mut out = vec![R::ZERO; data.u_cells.len()];
         let mut reference: HashMap<(usize, usize), Vec<R>> = HashMap::new();
         let mut work = Work {
             integ: &mut integ,
             inputs: &inputs,
             out: &mut out,
+            out_checked: false,
             reference: &mut reference,
         };
+        if self.selection.has(Measure::Bk) {
+            self.run_bk(&ctx, &mut work, plan, default);
+        }
+        for measure in self.selection.measures.clone() {
+            if let Some(g) = GlobalOp::of(measure) {
+                self.run_global(g, &ctx, &mut work, host, &data, plan, default);
+            }
+        }
+        Ok(())
+    }
 
+    /// The BK rows of the case: one per configuration of `plan`.
+    fn run_bk<R: Real>(
+        &mut self,
+        ctx: &CaseCtx,
+        work: &mut Work<'_, R>,
+        plan: &Plan,
+        default: LaunchConfig,
+    ) {
+        let name = ctx.spec.name();
+        let physics = ctx.physics;
         match plan {
             Plan::Default => {
-                let row = self.measure(&ctx, &mut work, default, ConfigSource::Default);
-                self.push_result(&ctx, default, ConfigSource::Default, row);
+                let row = self.measure(ctx, work, default, ConfigSource::Default);
+                self.push_result(ctx, default, ConfigSource::Default, row);
             }
             Plan::Fixed {
                 n_bl,
@@ -318,9 +327,10 @@ impl<'a> Runner<'a> {
                     n_tc: n_tc.unwrap_or(default.n_tc),
                     prefetch: *prefetch,
                     geometry: default.geometry,
+                    window: default.window,
                 };
-                let row = self.measure(&ctx, &mut work, c, ConfigSource::Fixed);
-                self.push_result(&ctx, c, ConfigSource::Fixed, row);
+                let row = self.measure(ctx, work, c, ConfigSource::Fixed);
+                self.push_result(ctx, c, ConfigSource::Fixed, row);
             }
             Plan::Sweep {
                 n_bl,
@@ -329,7 +339,14 @@ impl<'a> Runner<'a> {
                 prefetch,
             } => {
                 let n_tc = n_tc.unwrap_or(default.n_tc);
-                let shape = ctx.shape(default.with_threads_per_cell(n_tc))?;
+                let shape =
+                    match ctx.shape(KernelVariant::ELEMENT, default.with_threads_per_cell(n_tc)) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            self.push_result(ctx, default, ConfigSource::Sweep, Err(e.into()));
+                            return;
+                        }
+                    };
                 let threads_per_block = shape.n_bs * shape.n_tc;
                 let n_bl = n_bl
                     .clone()
@@ -342,8 +359,8 @@ impl<'a> Runner<'a> {
                             .with_threads_per_cell(n_tc)
                             .with_prefetch(*prefetch);
                         self.progress.stage(&format!("{name}: N_bl={bl} N_cb={cb}"));
-                        let row = self.measure(&ctx, &mut work, c, ConfigSource::Sweep);
-                        self.push_result(&ctx, c, ConfigSource::Sweep, row);
+                        let row = self.measure(ctx, work, c, ConfigSource::Sweep);
+                        self.push_result(ctx, c, ConfigSource::Sweep, row);
                         self.progress.inc();
                     }
                 }
@@ -353,8 +370,8 @@ impl<'a> Runner<'a> {
                 retune,
             } => {
                 if *with_default {
-                    let row = self.measure(&ctx, &mut work, default, ConfigSource::Default);
-                    self.push_result(&ctx, default, ConfigSource::Default, row);
+                    let row = self.measure(ctx, work, default, ConfigSource::Default);
+                    self.push_result(ctx, default, ConfigSource::Default, row);
                 }
                 let case = work.integ.case_for(physics);
                 let options = work.integ.options().clone();
@@ -372,19 +389,18 @@ impl<'a> Runner<'a> {
                 };
                 let (c, src) = match cached {
                     Some(c) => (c, ConfigSource::Cached),
-                    None => match self.tune(&ctx, &mut work, default) {
+                    None => match self.tune(ctx, work, default) {
                         Ok(c) => (c, ConfigSource::Tuned),
                         Err(e) => {
-                            self.push_result(&ctx, default, ConfigSource::Tuned, Err(e));
-                            return Ok(());
+                            self.push_result(ctx, default, ConfigSource::Tuned, Err(e));
+                            return;
                         }
                     },
                 };
-                let row = self.measure(&ctx, &mut work, c, src);
-                self.push_result(&ctx, c, src, row);
+                let row = self.measure(ctx, work, c, src);
+                self.push_result(ctx, c, src, row);
             }
         }
-        Ok(())
     }
 
     /// Autotunes (after an evaluation with `default` if none ran yet).
@@ -396,6 +412,7 @@ impl<'a> Runner<'a> {
     ) -> Result<LaunchConfig, BenchError> {
         let name = ctx.spec.name();
         if work.integ.last_launch().is_none() {
+            work.out_checked = false;
             work.integ
                 .element_vectors(ctx.physics, work.inputs, work.out, Some(default))?;
         }
@@ -403,7 +420,7 @@ impl<'a> Runner<'a> {
         let t = Instant::now();
         let opts = TuneOptions {
             warmup: 2,
-            reps: self.opts.tune_reps as usize,
+            reps: self.opts.tune_reps.unwrap_or(DEFAULT_TUNE_REPS) as usize,
             ..TuneOptions::default()
         };
         let r = autotune_element(work.integ, ctx.physics, &opts)?;
@@ -438,7 +455,7 @@ impl<'a> Runner<'a> {
         let row = match row {
             Ok(r) => r,
             Err(e) => {
-                let mut r = self.base_row(ctx, config, src);
+                let mut r = self.base_row(ctx, KernelVariant::ELEMENT, config, src);
                 r.status = Status::Error;
                 r.note = e.to_string().replace('\n', " ");
                 r
@@ -447,14 +464,27 @@ impl<'a> Runner<'a> {
         self.push(row);
     }
 
-    /// A row with everything known before measuring.
-    fn base_row(&self, ctx: &CaseCtx, config: LaunchConfig, src: ConfigSource) -> Row {
+    /// A row with everything known before measuring the kernel `variant`
+    /// with `config` (measure BK; the caller sets another measure).
+    pub(crate) fn base_row(
+        &self,
+        ctx: &CaseCtx,
+        variant: KernelVariant,
+        config: LaunchConfig,
+        src: ConfigSource,
+    ) -> Row {
         let info = self.device.info();
-        let shape = ctx.shape(config).ok();
+        let shape = ctx.shape(variant, config).ok();
         let mut row = Row::new(&ctx.spec, ctx.mode, &info.name, &info.driver);
+        row.numbering = ctx.numbering;
+        row.geometry = match config.geometry {
+            GeometryMode::Stored => GeometryKind::Stored,
+            GeometryMode::Computed => GeometryKind::Computed,
+        };
         row.n_q = ctx.n_q;
         row.cells = ctx.n_cells;
         row.cells_device = ctx.n_cells;
+        row.dofs = ctx.n_dofs;
         row.n_b = ctx.n_b;
         row.n_comp = ctx.n_comp;
         row.n_bt = ctx.n_b * ctx.n_comp;
@@ -480,8 +510,8 @@ impl<'a> Runner<'a> {
         config: LaunchConfig,
         src: ConfigSource,
     ) -> Result<Row, BenchError> {
-        let mut row = self.base_row(ctx, config, src);
-        let shape = ctx.shape(config)?;
+        let mut row = self.base_row(ctx, KernelVariant::ELEMENT, config, src);
+        let shape = ctx.shape(KernelVariant::ELEMENT, config)?;
         if let Err(e) = shape.check_device(self.device.info()) {
             row.status = Status::Invalid;
             row.note = e.to_string();
@@ -494,6 +524,7 @@ impl<'a> Runner<'a> {
             "{name}: N_bl={} N_cb={}: evaluate and check",
             config.n_bl, config.n_cb
         ));
+        work.out_checked = false;
         work.integ
             .element_vectors(ctx.physics, work.inputs, work.out, Some(config))?;
         row.build_info =
@@ -517,6 +548,7 @@ impl<'a> Runner<'a> {
             );
             return Ok(row);
         }
+        work.out_checked = true;
         let model = LaunchModel::new(&shape, ctx.aux, ctx.physics.info(), n_dev);
         let copy = self.copy_bandwidth(if ctx.mode == Mode::Single {
             model.bytes
@@ -550,6 +582,7 @@ impl<'a> Runner<'a> {
         row.time_ms = finite(med_ns / 1e6);
         row.time_ms_min = finite(min_ns / 1e6);
         row.time_ms_max = finite(max_ns / 1e6);
+        row.gdof_per_s = finite(ctx.n_dofs as f64 / t_med * 1e-9);
         row.gflops = finite(model.flops / t_med * 1e-9);
         row.gb_per_s = finite(gb);
         row.copy_gb_per_s = finite(copy.gb_per_s());
@@ -560,53 +593,5 @@ impl<'a> Runner<'a> {
         row.predicted_ms = finite(predicted * 1e3);
         row.model_error = finite(t_med / predicted - 1.0);
         Ok(row)
-    }
-}
-
-/// The mutable state of the case being run.
-struct Work<'w, R: Real> {
-    integ: &'w mut OpenClOperator<R>,
-    inputs: &'w CellInputs<'w, R>,
-    out: &'w mut Vec<R>,
-    reference: &'w mut HashMap<(usize, usize), Vec<R>>,
-}
-
-impl<R: Real> Work<'_, R> {
-    /// Compares `out` with native element vectors on the check windows
-    /// ([`check_windows`], `k` cells each): the max-norm relative
-    /// difference, infinite if any output is not finite.
-    fn check(&mut self, ctx: &CaseCtx, n_dev: usize, k: usize) -> Result<f64, BenchError> {
-        let n_bt = ctx.n_b * ctx.n_comp;
-        let apc = ctx.aux.values_per_cell(ctx.n_b);
-        if !self.out.par_iter().all(|x| x.is_finite()) {
-            return Ok(f64::INFINITY);
-        }
-        let (mut num, mut den) = (0.0f64, 0.0f64);
-        for w in check_windows(ctx.n_cells, n_dev, k.max(1)) {
-            let key = (w.start, w.end);
-            if !self.reference.contains_key(&key) {
-                let sub = CellInputs {
-                    u: &self.inputs.u[w.start * n_bt..w.end * n_bt],
-                    aux: &self.inputs.aux[w.start * apc..w.end * apc],
-                    constants: self.inputs.constants,
-                };
-                let mut r = vec![R::ZERO; w.len() * n_bt];
-                element_vectors_range(
-                    self.integ.discretization(),
-                    ctx.physics,
-                    &sub,
-                    w.clone(),
-                    &mut r,
-                    Execution::Parallel,
-                )?;
-                self.reference.insert(key, r);
-            }
-            let reference = &self.reference[&key];
-            for (a, b) in self.out[w.start * n_bt..w.end * n_bt].iter().zip(reference) {
-                num = num.max((a.to_f64() - b.to_f64()).abs());
-                den = den.max(b.to_f64().abs());
-            }
-        }
-        Ok(if den > 0.0 { num / den } else { num })
     }
 }

@@ -209,6 +209,14 @@ pub fn matches_filter(name: &str, filter: Option<&str>) -> bool {
 /// The suite cases `filter` selects (all without a filter); an error
 /// naming the filter's value if it selects none.
 pub fn select_suite(filter: Option<&str>) -> Result<Vec<CaseSpec>, BenchError> {
+    if let Some(f) = filter
+        && f.split(',').all(|t| t.trim().is_empty())
+    {
+        return Err(BenchError::Usage(format!(
+            "--filter \"{f}\" has no token (give comma-separated parts of case names, \
+             like `2d,p1,f32`)"
+        )));
+    }
     let specs: Vec<CaseSpec> = suite_cases()
         .into_iter()
         .filter(|c| matches_filter(&c.name(), filter))
@@ -252,5 +260,7 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("Some("), "{e}");
+        let e = select_suite(Some(" , ")).unwrap_err().to_string();
+        assert!(e.starts_with("--filter \" , \" has no token"), "{e}");
     }
 }

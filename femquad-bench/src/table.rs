@@ -3,12 +3,13 @@
 
 use std::fmt::Write as _;
 
+use crate::measure::AssemblyKind;
 use crate::row::{Row, Status};
 
 /// Header of the printed table.
 pub fn table_header() -> String {
     format!(
-        "{:<16} {:>3} {:>2} {:<10} {:<5} {:<4} {:>3} {:>10} {:>4} {:>4} {:>4} {:>5} {:>6} {:>8} {:>8} {:>8} {:>8} {:>6} {:>5} {:>8} {:>7} {:<7} {}",
+        "{:<16} {:>3} {:>2} {:<10} {:<5} {:<4} {:>3} {:<4} {:<10} {:<6} {:<9} {:>10} {:>4} {:>4} {:>4} {:>5} {:>6} {:>8} {:>7} {:>8} {:>8} {:>8} {:>6} {:>5} {:>8} {:>7} {:>8} {:<7} {}",
         "device",
         "dim",
         "P",
@@ -16,6 +17,10 @@ pub fn table_header() -> String {
         "coef",
         "prec",
         "N_q",
+        "meas",
+        "numbering",
+        "asm",
+        "geom",
         "cells_dev",
         "N_bs",
         "N_bl",
@@ -23,6 +28,7 @@ pub fn table_header() -> String {
         "N_t",
         "lmem",
         "ms",
+        "GDOF/s",
         "GF/s",
         "GB/s",
         "copyGB/s",
@@ -30,6 +36,7 @@ pub fn table_header() -> String {
         "beta",
         "pred_ms",
         "err%",
+        "cg_ms",
         "config",
         "status"
     )
@@ -43,7 +50,8 @@ fn cell(v: Option<f64>, width: usize, decimals: usize) -> String {
     }
 }
 
-/// One printed line per row (columns as [`table_header`]).
+/// One printed line per row (columns as [`table_header`]); the geometry
+/// the autotuner keeps (BP) is starred.
 pub fn table_line(r: &Row) -> String {
     let dev: String = r.device.chars().take(16).collect();
     let status = match (r.status, r.check_rel_diff) {
@@ -52,8 +60,19 @@ pub fn table_line(r: &Row) -> String {
         (s, _) => format!("{}: {}", s.name(), r.note),
     };
     let err_pct = r.model_error.map(|e| 100.0 * e);
+    let assembly = match r.assembly {
+        Some(AssemblyKind::Atomic) => "atomic",
+        Some(AssemblyKind::Deterministic) => "determ",
+        None => "-",
+    };
+    let pick = if r.geometry_pick == Some(true) {
+        "*"
+    } else {
+        ""
+    };
+    let geometry = format!("{}{pick}", r.geometry.name());
     format!(
-        "{:<16} {:>3} {:>2} {:<10} {:<5} {:<4} {:>3} {:>10} {:>4} {:>4} {:>4} {:>5} {:>6} {} {} {} {} {} {} {} {} {:<7} {status}",
+        "{:<16} {:>3} {:>2} {:<10} {:<5} {:<4} {:>3} {:<4} {:<10} {:<6} {:<9} {:>10} {:>4} {:>4} {:>4} {:>5} {:>6} {} {} {} {} {} {} {} {} {} {} {:<7} {status}",
         dev,
         r.dim,
         r.order,
@@ -61,6 +80,10 @@ pub fn table_line(r: &Row) -> String {
         r.coefficient.name(),
         r.precision.name(),
         r.n_q,
+        r.measure.name(),
+        r.numbering.name(),
+        assembly,
+        geometry,
         r.cells_device,
         r.n_bs,
         r.n_bl,
@@ -68,6 +91,7 @@ pub fn table_line(r: &Row) -> String {
         r.n_t,
         r.local_mem_bytes,
         cell(r.time_ms, 8, 4),
+        cell(r.gdof_per_s, 7, 2),
         cell(r.gflops, 8, 1),
         cell(r.gb_per_s, 8, 1),
         cell(r.copy_gb_per_s, 8, 1),
@@ -78,6 +102,7 @@ pub fn table_line(r: &Row) -> String {
             Some(e) => format!("{e:>+7.1}"),
             None => format!("{:>7}", "-"),
         },
+        cell(r.cg_iteration_ms, 8, 4),
         r.config_name(),
     )
 }
@@ -95,8 +120,12 @@ pub fn sweep_table(rows: &[Row]) -> String {
     if let Some(r) = rows.first() {
         let _ = writeln!(
             out,
-            "Sweep {} on {} ({} cells): GF/s (% of copy bandwidth); N_t = N_bl·N_bs, N_bs = {}",
-            r.case, r.device, r.cells, r.n_bs
+            "Sweep {} on {} ({} cells, {} numbering): GF/s (% of copy bandwidth); N_t = N_bl·N_bs, N_bs = {}",
+            r.case,
+            r.device,
+            r.cells,
+            r.numbering.name(),
+            r.n_bs
         );
     }
     let _ = write!(out, "{:>12} |", "N_bl (N_t)");
@@ -166,7 +195,20 @@ mod tests {
             lb.contains("invalid: work-group size") && lb.contains(" - "),
             "{lb}"
         );
-        assert_eq!(table_header().split_whitespace().count(), 23);
+        assert_eq!(table_header().split_whitespace().count(), 29);
+        let mut c = a.clone();
+        c.measure = crate::measure::Measure::Bp;
+        c.numbering = crate::numbering::Numbering::Renumbered;
+        c.assembly = Some(AssemblyKind::Deterministic);
+        c.geometry = crate::measure::GeometryKind::Computed;
+        c.geometry_pick = Some(true);
+        c.cg_iteration_ms = Some(1.25);
+        let lc = table_line(&c);
+        assert!(
+            lc.contains(" bp   renumbered determ computed* ") && lc.contains("  1.2500 sweep"),
+            "{lc}"
+        );
+        assert_eq!(lc.split_whitespace().count(), 31, "{lc}");
         let t = sweep_table(&[a, b]);
         assert!(t.contains("*100 (90%)") && t.contains("invalid"), "{t}");
     }

@@ -43,6 +43,48 @@ fn filter_error_prints_the_value() {
 }
 
 #[test]
+fn measure_and_numbering_errors_name_the_value() {
+    // clap: an unknown value, listed with the possible ones
+    let out = bench(&["--measure", "bk,bq"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("invalid value 'bq' for '--measure")
+            && stderr.contains("[possible values: bk, bp]"),
+        "{stderr}"
+    );
+    let out = bench(&["--numbering", "hilbert"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("invalid value 'hilbert' for '--numbering")
+            && stderr.contains("random, renumbered, structured"),
+        "{stderr}"
+    );
+    // checked before any device is opened or mesh built
+    for (args, expected) in [
+        (
+            &["--numbering", "random,renumbered,random"][..],
+            "femquad-bench: error: --numbering lists `random` twice",
+        ),
+        (
+            &["--measure", "bp", "--sweep"][..],
+            "femquad-bench: error: --sweep measures the element kernel only",
+        ),
+        (
+            &["--cg-iterations", "10"][..],
+            "femquad-bench: error: --cg-iterations 10 applies to BP rows only",
+        ),
+    ] {
+        let out = bench(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.starts_with(expected), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
 fn suite_refuses_the_options_it_fixes() {
     let out = bench(&["--suite", "--precision", "f32"]);
     assert_eq!(out.status.code(), Some(2));

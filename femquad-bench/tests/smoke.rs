@@ -9,15 +9,23 @@
 //! (header, one record per row, read back with `csv` + serde equal to the
 //! rows) and the JSON (read with `serde_json`: an array of objects with
 //! every field, equal to the rows, `null` where nothing was measured).
+//! Then BK and BP together on the random and the renumbered mesh (2D P1
+//! Poisson with a P1 coefficient in f64, 3D P1 Lamé in f32): every BP row
+//! (both assemblies, both geometries, both numberings) checked, timed, with
+//! its GDOF/s, bandwidth from the minimal bytes (recomputed here from the
+//! mesh sizes) and CG iteration time; one geometry picked per numbering and
+//! assembly.
 
 use std::path::{Path, PathBuf};
 
 use femquad::Precision;
 use femquad::opencl::{KernelCase, KernelOptions, KernelShape, KernelVariant, LaunchConfig};
 use femquad::perf_model::LaunchModel;
+use femquad_bench::measure::{AssemblyKind, GeometryKind, Measure};
+use femquad_bench::numbering::Numbering;
 use femquad_bench::output::read_csv;
 use femquad_bench::row::{ConfigSource, Mode, Status};
-use femquad_bench::spec::check_tolerance;
+use femquad_bench::spec::{Coefficient, check_tolerance};
 use femquad_bench::{CaseSpec, Options, Row, run};
 
 /// A fresh directory, removed on drop.
@@ -158,11 +166,12 @@ fn check_measured_row(row: &Row, spec: &CaseSpec, expected_cells: usize) {
 /// The CSV header: the row type's fields in order, the same columns as
 /// before the move to serde (BENCHMARKS.md's raw files and
 /// `scripts/gpu-bench.sh` look columns up by these names).
-const HEADER: &str = "mode,case,device,driver,dim,order,physics,coefficient,precision,qdegree,\
-    n_q,cells,cells_device,n_b,n_comp,n_bt,n_tc,n_bs,n_bl,n_cb,n_t,chunk,config,local_mem_bytes,\
-    prefetch,vector_loads,status,note,reps,time_ms,time_ms_min,time_ms_max,gflops,gb_per_s,\
-    copy_gb_per_s,pct_copy,beta,model_bytes,model_flops,predicted_ms,model_error,check_rel_diff,\
-    check_tol,check_passed,build_info";
+const HEADER: &str = "mode,measure,case,numbering,assembly,geometry,geometry_pick,device,driver,\
+    dim,order,physics,coefficient,precision,qdegree,\
+    n_q,cells,cells_device,dofs,n_b,n_comp,n_bt,n_tc,n_bs,n_bl,n_cb,n_t,chunk,config,local_mem_bytes,\
+    prefetch,vector_loads,status,note,reps,time_ms,time_ms_min,time_ms_max,gdof_per_s,gflops,gb_per_s,\
+    copy_gb_per_s,pct_copy,beta,model_bytes,model_flops,predicted_ms,model_error,cg_iteration_ms,\
+    cg_iterations,check_rel_diff,check_tol,check_passed,build_info";
 
 /// Checks the CSV and JSON files against the rows.
 fn check_files(csv: &str, json: &str, rows: &[Row]) {
@@ -193,6 +202,13 @@ fn check_files(csv: &str, json: &str, rows: &[Row]) {
         assert_eq!(item["precision"], row.precision.name());
         assert_eq!(item["cells_device"], row.cells_device);
         assert_eq!(item["n_t"], row.n_t);
+        assert_eq!(item["measure"], row.measure.name());
+        assert_eq!(item["numbering"], row.numbering.name());
+        assert_eq!(item["geometry"], row.geometry.name());
+        match row.assembly {
+            Some(a) => assert_eq!(item["assembly"], a.name()),
+            None => assert!(item["assembly"].is_null()),
+        }
         if row.is_measured() {
             assert!(item["time_ms"].as_f64().is_some_and(|t| t > 0.0));
             assert!(item["copy_gb_per_s"].as_f64().is_some_and(|v| v > 0.0));
@@ -305,4 +321,139 @@ fn sweep_reports_invalid_configurations_and_plots() {
         std::fs::read_to_string(Path::new(&figs).join("sweep_2d-p1-laplacian-none-f32_3200.svg"))
             .unwrap();
     assert!(svg.contains("<svg") && svg.contains("invalid") && svg.contains("GF/s"));
+}
+
+/// Checks a BP row: checked against the host assembly, timed, its
+/// quantities consistent with each other and with the minimal bytes of
+/// `perf_model::ResidualModel` recomputed from the mesh sizes (`vertices`
+/// vertices = P1 nodes, `cells` cells).
+fn check_bp_row(row: &Row, spec: &CaseSpec, cells: usize, vertices: usize, cg_iterations: usize) {
+    assert_eq!(row.measure, Measure::Bp);
+    assert_eq!(row.status, Status::Ok, "{row:?}");
+    assert_eq!(row.case, spec.name());
+    assert!(row.assembly.is_some());
+    assert_eq!((row.cells, row.cells_device), (cells, cells));
+    assert_eq!(row.dofs, vertices * spec.n_comp());
+    assert_eq!(row.config, Some(ConfigSource::Fixed));
+    assert_eq!((row.n_bl, row.n_cb), (3, 2));
+    assert_eq!(row.reps, 3);
+    let time_ms = positive("time_ms", row.time_ms);
+    assert!(positive("time_ms_min", row.time_ms_min) <= time_ms);
+    assert!(time_ms <= positive("time_ms_max", row.time_ms_max));
+    let gdof = positive("gdof_per_s", row.gdof_per_s);
+    let gb = positive("gb_per_s", row.gb_per_s);
+    let copy = positive("copy_gb_per_s", row.copy_gb_per_s);
+    let pct = positive("pct_copy", row.pct_copy);
+    let bytes = positive("model_bytes", row.model_bytes);
+    let flops = positive("model_flops", row.model_flops);
+    positive("gflops", row.gflops);
+    positive("predicted_ms", row.predicted_ms);
+    assert!(row.model_error.is_some_and(f64::is_finite));
+    let rel = |a: f64, b: f64| (a - b).abs() / b.abs();
+    assert!(rel(gdof, row.dofs as f64 / (time_ms * 1e-3) * 1e-9) < 1e-9);
+    assert!(rel(gb, bytes / (time_ms * 1e-3) * 1e-9) < 1e-9);
+    assert!(rel(pct, 100.0 * gb / copy) < 1e-9);
+    assert!(rel(positive("beta", row.beta), flops / bytes) < 1e-12);
+    // minimal bytes: u and F once, the cell → node map (u32) once, the
+    // geometry once (J⁻¹ and det J per cell, or the vertex coordinates),
+    // the aux field once (P1 nodal values)
+    let s = spec.precision.size() as f64;
+    let d = spec.dim as f64;
+    let (c, v) = (cells as f64, vertices as f64);
+    let geometry = match row.geometry {
+        GeometryKind::Stored => s * (d * d + 1.0) * c,
+        GeometryKind::Computed => s * d * v,
+    };
+    let aux = match spec.coefficient {
+        Coefficient::Field => s * v,
+        Coefficient::Cell => s * c,
+        Coefficient::None => 0.0,
+    };
+    let expected = 2.0 * s * row.dofs as f64 + 4.0 * (d + 1.0) * c + geometry + aux;
+    assert!(rel(bytes, expected) < 1e-12, "{bytes} vs {expected}");
+    assert_eq!(row.check_passed, Some(true), "{row:?}");
+    let tol = row.check_tol.expect("check_tol");
+    let diff = row.check_rel_diff.expect("check_rel_diff");
+    assert!(diff.is_finite() && diff <= tol);
+    assert_eq!(row.cg_iterations, cg_iterations);
+    let cg = positive("cg_iteration_ms", row.cg_iteration_ms);
+    assert!(cg < 1e4, "one CG iteration of a tiny problem: {cg} ms");
+    assert!(row.geometry_pick.is_some());
+}
+
+#[test]
+fn bk_and_bp_on_random_and_renumbered_meshes() {
+    let _lock = device_lock();
+    let dir = TempDir::new("bp");
+    // (2D P1 Poisson with a P1 coefficient, f64, n = 16) and (3D P1 Lamé,
+    // f32, n = 4); a small fixed configuration: several work-groups and a
+    // partial last chunk on these tiny meshes
+    let cases: [(&[&str], usize, usize); 2] = [
+        (
+            &[
+                "--dim",
+                "2",
+                "--coefficient",
+                "field",
+                "--precision",
+                "f64",
+                "--refine",
+                "16",
+            ],
+            2 * 16 * 16,
+            17 * 17,
+        ),
+        (
+            &[
+                "--dim",
+                "3",
+                "--physics",
+                "elasticity",
+                "--precision",
+                "f32",
+                "--refine",
+                "4",
+            ],
+            6 * 4 * 4 * 4,
+            5 * 5 * 5,
+        ),
+    ];
+    for (args, cells, vertices) in cases {
+        let (csv, json) = (dir.file("bp.csv"), dir.file("bp.json"));
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(TINY);
+        all.extend(["--measure", "bk,bp", "--numbering", "random,renumbered"]);
+        all.extend(["--n-bl", "3", "--n-cb", "2", "--cg-iterations", "4"]);
+        all.extend(["--quiet", "--csv", &csv, "--json", &json]);
+        let opts = options(&all);
+        let spec = opts.case().unwrap();
+        let rows = run(&opts).unwrap();
+        // per numbering: one BK row, then BP for 2 assemblies × 2 geometries
+        assert_eq!(rows.len(), 10);
+        for numbering in [Numbering::Random, Numbering::Renumbered] {
+            let of: Vec<&Row> = rows.iter().filter(|r| r.numbering == numbering).collect();
+            assert_eq!(of.len(), 5, "{numbering:?}");
+            assert_eq!(of[0].measure, Measure::Bk);
+            assert_eq!(of[0].status, Status::Ok);
+            assert_eq!(of[0].dofs, vertices * spec.n_comp());
+            positive("BK gdof_per_s", of[0].gdof_per_s);
+            assert!(of[0].assembly.is_none() && of[0].cg_iteration_ms.is_none());
+            for assembly in [AssemblyKind::Atomic, AssemblyKind::Deterministic] {
+                let bp: Vec<&&Row> = of.iter().filter(|r| r.assembly == Some(assembly)).collect();
+                let geometries: Vec<GeometryKind> = bp.iter().map(|r| r.geometry).collect();
+                assert_eq!(geometries, [GeometryKind::Stored, GeometryKind::Computed]);
+                for r in &bp {
+                    check_bp_row(r, &spec, cells, vertices, 4);
+                }
+                let picked = bp.iter().filter(|r| r.geometry_pick == Some(true)).count();
+                assert_eq!(picked, 1, "one geometry picked per assembly");
+                let fastest = bp
+                    .iter()
+                    .min_by(|a, b| a.time_ms.unwrap().total_cmp(&b.time_ms.unwrap()))
+                    .unwrap();
+                assert_eq!(fastest.geometry_pick, Some(true));
+            }
+        }
+        check_files(&csv, &json, &rows);
+    }
 }

@@ -40,6 +40,44 @@ pub fn element_vectors<R: Real, P: Pointwise + ?Sized>(
     element_vectors_range(disc, physics, inputs, 0..disc.n_cells(), out, execution)
 }
 
+/// Tangent element vectors of all cells, the derivative of
+/// [`element_vectors`] at `inputs.u` in the direction `direction` (cell-local,
+/// like `inputs.u`):
+///
+/// ```text
+/// δE[c][i] = Σ_q w_q det J_c ( φ_i · δf0(x_q) + ∇φ_i : δf1(x_q) ),
+/// (δf0, δf1) = ∂(f0, f1)/∂(u, ∇u) · (δu, δ∇u),
+/// ```
+///
+/// with `δu`, `δ∇u` the values and gradients of the direction at the
+/// quadrature points, computed as `u`, `∇u` are. Summed over cells, this
+/// is the Jacobian action `J(u)·v` ([`crate::Residual::jacobian_action`]).
+///
+/// # Errors
+/// As [`element_vectors`]; `direction` is named for a wrong length or a
+/// non-finite value; [`crate::physics::PointwiseError::NoDerivatives`] for a
+/// physics without derivatives.
+pub fn tangent_element_vectors<R: Real, P: Pointwise + ?Sized>(
+    disc: &Discretization<R>,
+    physics: &P,
+    inputs: &CellInputs<'_, R>,
+    direction: &[R],
+    out: &mut [R],
+    execution: Execution,
+) -> Result<()> {
+    crate::error::check_len("direction", direction, disc.n_cells() * disc.n_bt())?;
+    crate::error::check_finite("direction", direction)?;
+    integrate_range(
+        disc,
+        physics,
+        inputs,
+        Some(direction),
+        0..disc.n_cells(),
+        out,
+        execution,
+    )
+}
+
 /// Element vectors of the cells `cells`; `inputs` holds the cell-local data
 /// of those cells only (`u` has `cells.len()·N_bt` entries, …) and `out`
 /// receives `cells.len()·N_bt` entries. Geometry is taken for the global cell
@@ -48,6 +86,20 @@ pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
     disc: &Discretization<R>,
     physics: &P,
     inputs: &CellInputs<'_, R>,
+    cells: Range<usize>,
+    out: &mut [R],
+    execution: Execution,
+) -> Result<()> {
+    integrate_range(disc, physics, inputs, None, cells, out, execution)
+}
+
+/// Element vectors (`direction` `None`) or tangent element vectors of the
+/// cells `cells`.
+fn integrate_range<R: Real, P: Pointwise + ?Sized>(
+    disc: &Discretization<R>,
+    physics: &P,
+    inputs: &CellInputs<'_, R>,
+    direction: Option<&[R]>,
     cells: Range<usize>,
     out: &mut [R],
     execution: Execution,
@@ -61,7 +113,7 @@ pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
     disc.check_physics(physics, inputs.constants.len())?;
     let n = cells.len();
     disc.check_inputs(inputs, n, out)?;
-    let kernel = CellKernel::new(disc, physics, inputs)?;
+    let kernel = CellKernel::new(disc, physics, inputs, direction);
     let n_bt = disc.n_bt();
     let run_chunk = |(k, chunk): (usize, &mut [R])| -> Result<()> {
         let mut scratch = kernel.scratch();
@@ -89,6 +141,11 @@ struct Scratch<R> {
     f0: Vec<R>,
     f1: Vec<R>,
     g: Vec<R>,
+    /// The direction's values and gradients at the point (tangents only),
+    /// and the gradient work array of their evaluation.
+    du: Vec<R>,
+    dgrad_u: Vec<R>,
+    dgrad_ref: Vec<R>,
 }
 
 /// The inputs of the pointwise physics at one quadrature point of a cell:
@@ -201,6 +258,8 @@ struct CellKernel<'a, R: Real, P: ?Sized> {
     disc: &'a Discretization<R>,
     physics: &'a P,
     inputs: &'a CellInputs<'a, R>,
+    /// Cell-local direction `v` of a tangent evaluation (same layout as `u`).
+    direction: Option<&'a [R]>,
     dim: usize,
     n_b: usize,
     n_comp: usize,
@@ -214,19 +273,21 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
         disc: &'a Discretization<R>,
         physics: &'a P,
         inputs: &'a CellInputs<'a, R>,
-    ) -> Result<Self> {
+        direction: Option<&'a [R]>,
+    ) -> Self {
         let info = physics.info();
-        Ok(CellKernel {
+        CellKernel {
             disc,
             physics,
             inputs,
+            direction,
             dim: disc.dim(),
             n_b: disc.n_b(),
             n_comp: disc.n_comp(),
             n_aux: disc.aux().n_comp(),
             has_f0: info.has_f0,
             has_f1: info.has_f1,
-        })
+        }
     }
 
     fn scratch(&self) -> Scratch<R> {
@@ -237,6 +298,9 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
             f0: z(nc),
             f1: z(nc * dim),
             g: z(nc * dim),
+            du: z(nc),
+            dgrad_u: z(nc * dim),
+            dgrad_ref: z(dim),
         }
     }
 
@@ -264,7 +328,31 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
             s.f0.fill(R::ZERO);
             s.f1.fill(R::ZERO);
             let args = s.point.args(self.inputs.constants);
-            R::eval_pointwise(self.physics, dim, &args, &mut s.f0, &mut s.f1)?;
+            match self.direction {
+                None => R::eval_pointwise(self.physics, dim, &args, &mut s.f0, &mut s.f1)?,
+                Some(v) => {
+                    evaluate_field(
+                        &v[local * n_bt..(local + 1) * n_bt],
+                        n_comp,
+                        dim,
+                        phi,
+                        dphi,
+                        inv_j,
+                        &mut s.du,
+                        &mut s.dgrad_ref,
+                        &mut s.dgrad_u,
+                    );
+                    R::eval_tangent(
+                        self.physics,
+                        dim,
+                        &args,
+                        &s.du,
+                        &s.dgrad_u,
+                        &mut s.f0,
+                        &mut s.f1,
+                    )?
+                }
+            }
 
             // Scale by w_q det J; map f1 to the reference frame: g = J⁻¹ f1.
             let wdet = disc.weights[q] * det_j;

@@ -62,6 +62,17 @@
 //! cell containing it), which only caches absorb. The flops are the element
 //! kernel's plus, for computed geometry, the per-cell Jacobian, determinant
 //! and inverse ([`geometry_flops`]).
+//!
+//! The model is the same for both assemblies (it counts what `F(u)` needs,
+//! not what an implementation moves). Beyond it, an evaluation with
+//! [`crate::opencl::Assembly::Atomic`] zeroes `F` first (`s · n_d` more
+//! written) and adds by read-modify-write; one with
+//! [`crate::opencl::Assembly::Deterministic`] writes and reads the element
+//! vectors (`2 s · N_b N_c n_c`) and reads the node → cell-slot incidence
+//! (`4 (n_n + 1) + 4 N_b n_c`). The benchmark's BP rows (`femquad-bench
+//! --measure bp`, BENCHMARKS.md) report minimal bytes / measured time, so
+//! this extra traffic, and the repeated gathers a cache does not absorb,
+//! show as a lower fraction of the copy bandwidth.
 
 use crate::aux_space::AuxSpace;
 use crate::opencl::{GeometryMode, KernelShape};

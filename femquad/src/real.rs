@@ -138,10 +138,23 @@ pub trait Real:
         f0: &mut [Self],
         f1: &mut [Self],
     ) -> Result<(), PointwiseError>;
+
+    /// Evaluates the tangent of pointwise physics in this precision
+    /// (dispatches to [`Pointwise::eval_tangent_f32`] or
+    /// [`Pointwise::eval_tangent_f64`]).
+    fn eval_tangent<P: Pointwise + ?Sized>(
+        physics: &P,
+        dim: usize,
+        args: &PointArgs<'_, Self>,
+        du: &[Self],
+        dgrad_u: &[Self],
+        df0: &mut [Self],
+        df1: &mut [Self],
+    ) -> Result<(), PointwiseError>;
 }
 
 macro_rules! impl_real {
-    ($t:ty, $p:expr, $eval:ident) => {
+    ($t:ty, $p:expr, $eval:ident, $tangent:ident) => {
         impl Real for $t {
             const PRECISION: Precision = $p;
             const EPSILON: Self = <$t>::EPSILON;
@@ -174,12 +187,24 @@ macro_rules! impl_real {
             ) -> Result<(), PointwiseError> {
                 physics.$eval(dim, args, f0, f1)
             }
+            #[inline]
+            fn eval_tangent<P: Pointwise + ?Sized>(
+                physics: &P,
+                dim: usize,
+                args: &PointArgs<'_, Self>,
+                du: &[Self],
+                dgrad_u: &[Self],
+                df0: &mut [Self],
+                df1: &mut [Self],
+            ) -> Result<(), PointwiseError> {
+                physics.$tangent(dim, args, du, dgrad_u, df0, df1)
+            }
         }
     };
 }
 
-impl_real!(f32, Precision::F32, eval_f32);
-impl_real!(f64, Precision::F64, eval_f64);
+impl_real!(f32, Precision::F32, eval_f32, eval_tangent_f32);
+impl_real!(f64, Precision::F64, eval_f64, eval_tangent_f64);
 
 /// Converts a slice of `f64` to `R`.
 #[doc(hidden)]

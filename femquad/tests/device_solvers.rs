@@ -9,7 +9,8 @@ use std::sync::{Arc, OnceLock};
 
 use femquad::opencl::{Device, DeviceSelector, DeviceVector};
 use femquad::solve::{
-    GmresOptions, Jacobi, KrylovStats, LinearOperator, NewtonOptions, cg, gmres, newton_krylov,
+    GmresOptions, Jacobi, JacobianProducts, KrylovStats, LinearOperator, NewtonOptions, cg, gmres,
+    newton_krylov,
 };
 use femquad::vector::{Vector, VectorOps};
 use femquad::{Error, Result};
@@ -216,13 +217,14 @@ fn newton_krylov_on_device_vectors_matches_host_vectors() {
             tol: 1e-9,
             ..GmresOptions::default()
         },
+        jacobian: JacobianProducts::Differences,
         ..NewtonOptions::default()
     };
     let mut u = vec![0.0; n];
-    let host = newton_krylov(cubic(&b), None, &mut u, &opts).unwrap();
+    let host = newton_krylov(cubic(&b), None, None, &mut u, &opts).unwrap();
     let db = up(&b);
     let mut du = up(&vec![0.0; n]);
-    let dev = newton_krylov(cubic(&db), None, &mut du, &opts).unwrap();
+    let dev = newton_krylov(cubic(&db), None, None, &mut du, &opts).unwrap();
     assert_eq!(host.iterations, dev.iterations, "{host:?} vs {dev:?}");
     assert_eq!(host.linear_iterations, dev.linear_iterations);
     let du = du.to_host().unwrap();

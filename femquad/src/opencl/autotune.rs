@@ -1,5 +1,5 @@
 //! Autotuning of the launch configuration `(N_bl, N_cb, N_tc, prefetch,
-//! geometry)`.
+//! geometry, node windows)`.
 //!
 //! [`autotune`] times a short list of valid configurations of one kernel of
 //! an [`OpenClOperator`] on the device (the median of a few launches each),
@@ -12,14 +12,17 @@
 //! # Search
 //! About 15–20 kernel builds in all:
 //! 0. (residual only) the device default configuration with stored and
-//!    with computed geometry: the faster geometry is kept for the rest;
+//!    with computed geometry (node windows where they fit): the faster
+//!    geometry and its window setting are kept for the rest;
 //! 1. `N_bl` over [`candidate_n_bl`] (work-groups of about 32 … 1024
 //!    threads, aligned to 32-thread warps where the block size allows) with
 //!    `N_cb` = [`DEFAULT_N_CB`], for one thread per cell, one per component
 //!    (`N_tc = N_comp`, vector fields) and one per quadrature point
 //!    (`N_tc = N_q`), plus the device default;
 //! 2. the best of stage 1 with each `N_cb` of [`TuneOptions::n_cb`];
-//! 3. the best of stage 2 without register prefetching.
+//! 3. the best of stage 2 without register prefetching;
+//! 4. (residual only) the best so far with node windows switched the other
+//!    way (they pay off on meshes numbered for locality).
 //!
 //! The paper (Table 2) found `N_cb` to matter little, which is why it gets
 //! the second, smaller stage. Configurations that exceed the device's
@@ -278,6 +281,7 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
             }
         }
         let geometry = best_of(&trials).map_or(geometries[0], |t| t.config.geometry);
+        let window = best_of(&trials).is_some_and(|t| t.config.window);
         // Stage 1: N_bl for each N_tc.
         let l = case.lcm();
         let (n_comp, n_q) = (case.n_comp, case.n_q);
@@ -297,7 +301,8 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
             for n_bl in candidate_n_bl(threads_per_block, info.max_work_group_size) {
                 let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
                     .with_threads_per_cell(n_tc)
-                    .with_geometry(geometry);
+                    .with_geometry(geometry)
+                    .with_window(window);
                 run(op, &mut trials, config)?;
             }
         }
@@ -316,6 +321,12 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
         // Stage 3: prefetching.
         if let Some(stage2) = best_of(&trials) {
             run(op, &mut trials, stage2.config.with_prefetch(false))?;
+        }
+        // Stage 4: node windows (gathering kernels), the other way.
+        if variant.gather
+            && let Some(stage3) = best_of(&trials)
+        {
+            run(op, &mut trials, stage3.config.with_window(!stage3.config.window))?;
         }
     } else {
         for &c in &opts.candidates {

@@ -34,6 +34,7 @@
 use super::case::{KernelCase, gcd};
 use super::device::DeviceInfo;
 use super::options::KernelOptions;
+use crate::aux_space::AuxSpace;
 use crate::physics::Reads;
 use crate::{Error, Precision, Result};
 
@@ -114,6 +115,10 @@ pub struct KernelVariant {
     pub gather: bool,
     /// Where the results go.
     pub output: Output,
+    /// The Jacobian action `J(u)·v` (tangents at the quadrature points,
+    /// the direction `v` gathered like `u`) instead of `F(u)`; needs
+    /// `gather`.
+    pub tangent: bool,
 }
 
 impl KernelVariant {
@@ -121,6 +126,7 @@ impl KernelVariant {
     pub const ELEMENT: KernelVariant = KernelVariant {
         gather: false,
         output: Output::ElementVectors,
+        tangent: false,
     };
 }
 
@@ -141,11 +147,16 @@ pub struct LaunchConfig {
     pub prefetch: bool,
     /// Stored or computed geometry.
     pub geometry: GeometryMode,
+    /// Node windows (kernels that gather through the node map): a
+    /// work-group whose nodes lie in a narrow index range loads that range
+    /// once into local memory and sums its part of `F` there (see
+    /// `kernels/integrate.cl`). Pays off on meshes numbered for locality.
+    pub window: bool,
 }
 
 impl LaunchConfig {
     /// `N_bl` blocks per batch, `N_cb` batches per chunk, one thread per
-    /// cell, prefetching, stored geometry.
+    /// cell, prefetching, stored geometry, no node windows.
     pub fn new(n_bl: usize, n_cb: usize) -> Self {
         LaunchConfig {
             n_bl,
@@ -153,7 +164,13 @@ impl LaunchConfig {
             n_tc: 1,
             prefetch: true,
             geometry: GeometryMode::Stored,
+            window: false,
         }
+    }
+
+    /// The same with node windows on or off.
+    pub fn with_window(self, window: bool) -> Self {
+        LaunchConfig { window, ..self }
     }
 
     /// The same with the geometry taken from `geometry`.
@@ -183,6 +200,9 @@ impl std::fmt::Display for LaunchConfig {
         }
         if self.geometry != GeometryMode::Stored {
             write!(f, " geometry={}", self.geometry.name())?;
+        }
+        if self.window {
+            write!(f, " window")?;
         }
         Ok(())
     }
@@ -222,6 +242,8 @@ pub struct KernelShape {
     pub chunk: usize,
     /// Auxiliary values per cell.
     pub aux_per_cell: usize,
+    /// Where the auxiliary field lives.
+    pub aux: AuxSpace,
     /// Which point values the physics reads (only those are evaluated).
     pub reads: Reads,
     /// Whether cell vertex coordinates are loaded (physics reads `x`).
@@ -236,6 +258,9 @@ pub struct KernelShape {
     pub variant: KernelVariant,
     /// Stored or computed geometry.
     pub geometry: GeometryMode,
+    /// Node-window capacities `(W_A, W_B)`: vertex nodes and (P2) edge nodes
+    /// a work-group can hold; `(0, 0)` without windows.
+    pub window: (usize, usize),
     /// Whether each thread loads the next batch into registers while the
     /// current one computes (kernel `PREFETCH`): as the configuration says,
     /// unless [`KernelOptions::prefetch`] is off.
@@ -278,6 +303,12 @@ impl KernelShape {
         if config.n_tc == 0 {
             return Err(Error::arg("n_tc", "threads per cell must be at least 1"));
         }
+        if variant.tangent && !variant.gather {
+            return Err(Error::arg(
+                "variant",
+                "the Jacobian action (tangent) gathers its inputs: it needs `gather`",
+            ));
+        }
         let l = case.lcm();
         let n_bs = l / gcd(l, config.n_tc);
         let n_bc = config.n_bl * n_bs;
@@ -297,6 +328,7 @@ impl KernelShape {
             n_t,
             chunk: config.n_cb * n_bc,
             aux_per_cell: case.aux_per_cell(),
+            aux: case.aux,
             reads: physics.reads,
             reads_x: physics.reads.x,
             has_f0: physics.has_f0,
@@ -304,6 +336,11 @@ impl KernelShape {
             precision: case.precision,
             variant,
             geometry: config.geometry,
+            window: if config.window && variant.gather {
+                window_capacity(case, config.n_cb * config.n_bl * n_bs)
+            } else {
+                (0, 0)
+            },
             prefetch: config.prefetch && options.prefetch,
             vector_loads: options.vector_loads,
             tab_registers: options
@@ -320,6 +357,7 @@ impl KernelShape {
             n_tc: self.n_tc,
             prefetch: self.prefetch,
             geometry: self.geometry,
+            window: self.window != (0, 0),
         }
     }
 
@@ -334,8 +372,13 @@ impl KernelShape {
     /// values at its quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
         let d = self.dim;
-        let per_cell_reals =
-            self.n_bt + d * d + 1 + self.aux_per_cell + if self.reads_x { (d + 1) * d } else { 0 };
+        let direction = if self.variant.tangent { self.n_bt } else { 0 };
+        let per_cell_reals = self.n_bt
+            + direction
+            + d * d
+            + 1
+            + self.aux_per_cell
+            + if self.reads_x { (d + 1) * d } else { 0 };
         let per_cell_points =
             self.n_q * self.n_comp * (usize::from(self.has_f0) + if self.has_f1 { d } else { 0 });
         let tabulation = if self.tab_registers {
@@ -348,7 +391,22 @@ impl KernelShape {
         } else {
             0
         };
-        (self.n_bc * (per_cell_reals + per_cell_points) + tabulation) * self.precision.size()
+        let (w_a, w_b) = self.window;
+        let aux_field = match self.aux {
+            AuxSpace::Field { n_comp } if self.reads.a || self.reads.grad_a => n_comp,
+            _ => 0,
+        };
+        let atomic = usize::from(matches!(self.variant.output, Output::Atomic(_)));
+        let coords = if self.geometry == GeometryMode::Computed || self.reads_x {
+            w_a * d
+        } else {
+            0
+        };
+        let tangent = usize::from(self.variant.tangent);
+        let window_reals =
+            (w_a + w_b) * (self.n_comp * (1 + tangent + atomic) + aux_field) + coords;
+        (self.n_bc * (per_cell_reals + per_cell_points) + tabulation + window_reals)
+            * self.precision.size()
             + node_bytes
     }
 
@@ -385,6 +443,18 @@ impl KernelShape {
 /// SIMD width the default configuration aligns work-groups to (an NVIDIA
 /// warp; a multiple of most other devices' widths).
 pub const ALIGN_THREADS: usize = 32;
+
+/// Node-window capacities `(W_A, W_B)` for chunks of `chunk` cells: vertex
+/// nodes `W_A` — a compact group of cells has about `chunk/2` vertices in 2D
+/// and `chunk/5` in 3D plus its boundary layer, so `chunk` (2D) and
+/// `chunk/2` (3D) leave room — and for P2 the edge nodes, `W_B = 2·chunk`
+/// (about 1.5 edges per triangle and 1.2 per tetrahedron, plus the layer).
+/// A group whose nodes do not fit runs without its window.
+pub fn window_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
+    let w_a = if case.dim == 2 { chunk } else { chunk.div_ceil(2) };
+    let w_b = if case.n_b > case.dim + 1 { 2 * chunk } else { 0 };
+    (w_a, w_b)
+}
 
 /// A valid default configuration of the kernel `variant` of `case` with
 /// `geometry`, for the device: one thread per
@@ -423,13 +493,22 @@ pub fn default_config(
                 (n > 1).then_some(n / 2)
             });
         for n_bl in aligned.chain(unaligned) {
-            let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
-                .with_threads_per_cell(n_tc)
-                .with_geometry(geometry);
-            let shape = KernelShape::new(case, variant, config, options)?;
-            match shape.check_device(device) {
-                Ok(()) => return Ok(config),
-                Err(e) => last_error = Some(e),
+            // node windows where they fit (gathering kernels only)
+            let windows: &[bool] = if variant.gather {
+                &[true, false]
+            } else {
+                &[false]
+            };
+            for &window in windows {
+                let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
+                    .with_threads_per_cell(n_tc)
+                    .with_geometry(geometry)
+                    .with_window(window);
+                let shape = KernelShape::new(case, variant, config, options)?;
+                match shape.check_device(device) {
+                    Ok(()) => return Ok(config),
+                    Err(e) => last_error = Some(e),
+                }
             }
         }
     }

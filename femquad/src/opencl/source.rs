@@ -21,6 +21,15 @@ pub const INTEGRATE_TEMPLATE: &str = include_str!("../../../kernels/integrate.cl
 /// Name of the kernel function in [`INTEGRATE_TEMPLATE`].
 pub const INTEGRATE_KERNEL: &str = "integrate";
 
+/// The point-block diagonal of the Jacobian, one work-item per cell.
+pub const DIAGONAL_TEMPLATE: &str = include_str!("../../../kernels/jacobian_diagonal.cl");
+
+/// Name of the kernel function in [`DIAGONAL_TEMPLATE`].
+pub const DIAGONAL_KERNEL: &str = "jacobian_diagonal";
+
+/// `atomic_add_real`, prepended to the kernels that sum into global vectors.
+const ATOMIC_ADD: &str = include_str!("../../../kernels/atomic_add.cl");
+
 /// A literal of type `R` for OpenCL C, round-trip exact in `R`.
 pub(crate) fn literal<R: Real>(v: f64) -> String {
     if R::PRECISION.cl_type() == "float" {
@@ -69,7 +78,6 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     physics: &P,
 ) -> String {
     let info = physics.info();
-    let reads_aux = info.reads.a || info.reads.grad_a;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -77,28 +85,13 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         env!("CARGO_PKG_VERSION")
     );
     s.push_str(&real_typedef::<R>());
-    let defines: [(&str, usize); 16] = [
-        ("DIM", shape.dim),
-        ("N_B", shape.n_b),
-        ("N_COMP", shape.n_comp),
-        ("N_Q", shape.n_q),
+    let sizes = [shape.dim, shape.n_b, shape.n_comp, shape.n_q];
+    define_physics_sizes(&mut s, sizes, aux, physics);
+    let defines: [(&str, usize); 6] = [
         ("N_BS", shape.n_bs),
         ("N_TC", shape.n_tc),
         ("N_BL", shape.n_bl),
         ("N_CB", shape.n_cb),
-        ("N_AUX", aux.n_comp()),
-        ("N_AUX_ALLOC", aux.n_comp().max(1)),
-        // The auxiliary field is loaded only if the physics reads it.
-        (
-            "AUX_FIELD",
-            usize::from(reads_aux && matches!(aux, AuxSpace::Field { .. })),
-        ),
-        (
-            "AUX_CELL",
-            usize::from(reads_aux && matches!(aux, AuxSpace::Cell { .. })),
-        ),
-        ("N_CONSTANTS", info.n_constants),
-        ("N_CONSTANTS_ALLOC", info.n_constants.max(1)),
         ("HAS_F0", usize::from(shape.has_f0)),
         ("HAS_F1", usize::from(shape.has_f1)),
     ];
@@ -117,16 +110,22 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         ("READS_GRAD_A", reads.grad_a),
         ("READS_X", shape.reads_x),
         ("GATHER", shape.variant.gather),
+        ("TANGENT", shape.variant.tangent),
         (
             "GEOMETRY_COMPUTED",
             shape.geometry == GeometryMode::Computed,
         ),
         ("OUTPUT_ATOMIC", atomic.is_some()),
-        ("ATOMIC_PTX", atomic == Some(AtomicAdd::Ptx)),
     ] {
         let _ = writeln!(s, "#define {name} {}", usize::from(flag));
     }
     let _ = writeln!(s, "#define PREFETCH {}", usize::from(shape.prefetch));
+    let (w_a, w_b) = shape.window;
+    let _ = writeln!(
+        s,
+        "#define WINDOW {}\n#define W_A {w_a}\n#define W_B {w_b}",
+        usize::from(w_a + w_b > 0)
+    );
     let _ = writeln!(
         s,
         "#define TAB_REGISTERS {}",
@@ -150,20 +149,107 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     } else {
         s.push_str("typedef uint uintv;\n");
     }
-    if atomic == Some(AtomicAdd::CompareExchange) && R::PRECISION.size() == 8 {
-        s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
+    if let Some(atomic) = atomic {
+        push_atomic_add::<R>(&mut s, atomic);
     }
-    s.push_str(layout::opencl_macros());
-    constant_array::<R>(&mut s, "Basis", tabulation.phi());
-    constant_array::<R>(&mut s, "BasisDerivatives", tabulation.dphi());
-    constant_array::<R>(&mut s, "QuadWeights", quadrature.weights());
-    constant_array::<R>(&mut s, "QuadPoints", quadrature.points());
-    s.push_str("\n/* ---- physics ---- */\n");
-    s.push_str(&physics.opencl_source());
+    push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
     let _ = writeln!(s, "#define PHYSICS {}", info.opencl_name);
+    if shape.variant.tangent {
+        let _ = writeln!(s, "#define TANGENT_PHYSICS {}", info.opencl_tangent_name);
+    }
     s.push_str("\n/* ---- kernel template: kernels/integrate.cl ---- */\n");
     s.push_str(INTEGRATE_TEMPLATE);
     s
+}
+
+/// The source of the point-block diagonal of the Jacobian
+/// (`kernels/jacobian_diagonal.cl`) for `physics` on a discretization of
+/// `sizes = [dim, N_b, N_comp, N_q]` with `aux`, summing with `atomic`.
+/// The physics must have derivatives (its Jacobian function is called).
+pub(crate) fn diagonal_source<R: Real, P: Pointwise + ?Sized>(
+    sizes: [usize; 4],
+    aux: AuxSpace,
+    tabulation: &Tabulation,
+    quadrature: &Quadrature,
+    physics: &P,
+    atomic: AtomicAdd,
+) -> String {
+    let mut s = String::from("/* femquad: generated point-block diagonal of the Jacobian */\n");
+    s.push_str(&real_typedef::<R>());
+    define_physics_sizes(&mut s, sizes, aux, physics);
+    push_atomic_add::<R>(&mut s, atomic);
+    push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
+    let _ = writeln!(
+        s,
+        "#define JACOBIAN_PHYSICS {}",
+        physics.info().opencl_jacobian_name
+    );
+    s.push_str("\n/* ---- kernel template: kernels/jacobian_diagonal.cl ---- */\n");
+    s.push_str(DIAGONAL_TEMPLATE);
+    s
+}
+
+/// `#define`s of the sizes `[dim, N_b, N_comp, N_q]`, the auxiliary field
+/// (loaded only if the physics reads it) and the physics' constants.
+fn define_physics_sizes<P: Pointwise + ?Sized>(
+    s: &mut String,
+    [dim, n_b, n_comp, n_q]: [usize; 4],
+    aux: AuxSpace,
+    physics: &P,
+) {
+    let info = physics.info();
+    let reads_aux = info.reads.a || info.reads.grad_a;
+    let defines: [(&str, usize); 10] = [
+        ("DIM", dim),
+        ("N_B", n_b),
+        ("N_COMP", n_comp),
+        ("N_Q", n_q),
+        ("N_AUX", aux.n_comp()),
+        ("N_AUX_ALLOC", aux.n_comp().max(1)),
+        (
+            "AUX_FIELD",
+            usize::from(reads_aux && matches!(aux, AuxSpace::Field { .. })),
+        ),
+        (
+            "AUX_CELL",
+            usize::from(reads_aux && matches!(aux, AuxSpace::Cell { .. })),
+        ),
+        ("N_CONSTANTS", info.n_constants),
+        ("N_CONSTANTS_ALLOC", info.n_constants.max(1)),
+    ];
+    for (name, value) in defines {
+        let _ = writeln!(s, "#define {name} {value}");
+    }
+}
+
+/// `atomic_add_real` of `kernels/atomic_add.cl`, done as `atomic` says.
+fn push_atomic_add<R: Real>(s: &mut String, atomic: AtomicAdd) {
+    let _ = writeln!(
+        s,
+        "#define ATOMIC_PTX {}",
+        usize::from(atomic == AtomicAdd::Ptx)
+    );
+    if atomic == AtomicAdd::CompareExchange && R::PRECISION.size() == 8 {
+        s.push_str("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n");
+    }
+    s.push_str(ATOMIC_ADD);
+}
+
+/// The layout macros, the tabulation as `__constant` arrays, and the
+/// physics' OpenCL source.
+fn push_tabulation_and_physics<R: Real, P: Pointwise + ?Sized>(
+    s: &mut String,
+    tabulation: &Tabulation,
+    quadrature: &Quadrature,
+    physics: &P,
+) {
+    s.push_str(layout::opencl_macros());
+    constant_array::<R>(s, "Basis", tabulation.phi());
+    constant_array::<R>(s, "BasisDerivatives", tabulation.dphi());
+    constant_array::<R>(s, "QuadWeights", quadrature.weights());
+    constant_array::<R>(s, "QuadPoints", quadrature.points());
+    s.push_str("\n/* ---- physics ---- */\n");
+    s.push_str(&physics.opencl_source());
 }
 
 /// `source` with 1-based line numbers, for build-failure reports.

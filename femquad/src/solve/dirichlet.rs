@@ -35,12 +35,13 @@ use crate::{Error, Real, Result};
 /// * A **linear** physics (`F` affine in `u`: `F(u) = A u − b`) gives
 ///   `A_ff v_f = −F_f(u_D)` for `u = u_D + v`, solved matrix-free by
 ///   conjugate gradients in [`DirichletProblem::solve_linear`] with the
-///   action `(A v)_f = (F(u_D + s v) − F(u_D))_f / s` (exact for every
-///   `s ≠ 0`; see there for `s`) and `(A v)_D = v_D`. `A_ff` is symmetric
+///   exact action `(A v)_f = (J v)_f` ([`Residual::jacobian_action`], from
+///   the physics' tangent) and `(A v)_D = v_D`. `A_ff` is symmetric
 ///   positive definite for the Laplacian and Lamé operators when `D`
 ///   contains the whole boundary (or enough of it).
 /// * A **nonlinear** physics is solved by Newton–Krylov on `G`
-///   ([`DirichletProblem::solve_nonlinear`]).
+///   ([`DirichletProblem::solve_nonlinear`]), whose Jacobian is
+///   `(J_G v)_f = (J v)_f`, `(J_G v)_D = v_D`.
 ///
 /// Vectors are [`Vector`]s of the residual's precision `R`, made with
 /// [`Residual::vector`] / [`Residual::vector_from`].
@@ -207,21 +208,15 @@ impl<R: Real> DirichletProblem<R> {
     /// (`n_dofs` entries, where the residual lives) with the CG statistics.
     ///
     /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
-    /// `b_D = 0` (one evaluation), and the operator
-    /// `(A v)_f = (F(u_D + s v) − F(u_D))_f / s`, `(A v)_D = v_D`, one
-    /// evaluation per CG iteration. For affine `F` this is exact for any
-    /// `s ≠ 0`; in floating point the difference cancels `F(u_D)`, whose
-    /// rounding error (`ε‖F(u_D)‖`) would dominate `‖A v‖` once CG's
-    /// directions are small. So `s` is the power of two that makes
-    /// `‖s v‖_∞ ≈ 2¹⁰·max(1, ‖u_D‖_∞)`: then `s A v` dominates `F(u_D)` and
-    /// the product keeps the relative accuracy of a plain matrix-vector
-    /// product (a power of two scales without rounding). `‖v‖_∞` is one
-    /// more scalar read per iteration.
+    /// `b_D = 0` (one evaluation), and the operator `(A v)_f = (J v)_f`,
+    /// `(A v)_D = v_D`, with `J v` the exact Jacobian action
+    /// ([`Residual::jacobian_action`]; for affine `F` the Jacobian is `A` at
+    /// every `u`), one tangent evaluation per CG iteration.
     ///
     /// # Errors
     /// Those of [`cg`] (notably [`Error::NoConvergence`], and
     /// [`Error::InvalidArgument`] if the operator is not positive definite)
-    /// and of [`Residual::evaluate`].
+    /// and of [`Residual::evaluate`] and [`Residual::jacobian_action`].
     pub fn solve_linear<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -245,21 +240,10 @@ impl<R: Real> DirichletProblem<R> {
         let mut b = f0.zeros_like()?;
         b.axpy(-1.0, &f0)?;
         b.set_at(fixed_set, 0.0)?;
-        let scale = 1024.0 * base.norm_inf()?.max(1.0);
-        let mut w = f0.zeros_like()?;
         let mut v = f0.zeros_like()?;
         let stats = {
             let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-                let vn = v.norm_inf()?;
-                if vn == 0.0 {
-                    return av.fill(0.0);
-                }
-                let s = (scale / vn).log2().round().exp2();
-                w.copy_from(base)?;
-                w.axpy(s, v)?;
-                residual.evaluate_unchecked(physics, &w, constants, av)?;
-                *evaluations += 1;
-                av.axpby(-1.0 / s, &f0, 1.0 / s)?;
+                residual.jacobian_action(physics, base, v, constants, av)?;
                 av.copy_at(fixed_set, v)
             };
             cg(&mut apply, None, &b, &mut v, tol, max_iter)?
@@ -299,8 +283,17 @@ impl<R: Real> DirichletProblem<R> {
             residual_epsilon: opts.residual_epsilon.max(R::EPSILON.to_f64()),
             ..*opts
         };
+        let problem = std::cell::RefCell::new(self);
+        let mut jacobian = |u: &Vector<R>, v: &Vector<R>, jv: &mut Vector<R>| -> Result<()> {
+            let mut p = problem.borrow_mut();
+            let p = &mut **p;
+            p.residual
+                .jacobian_action(physics, u, v, &p.constants, jv)?;
+            jv.copy_at(&p.fixed_set, v)
+        };
         let stats = newton_krylov(
-            |v: &Vector<R>, r: &mut Vector<R>| self.constrained(physics, v, r),
+            |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(physics, v, r),
+            Some(&mut jacobian),
             None,
             &mut u,
             &opts,

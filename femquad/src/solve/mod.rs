@@ -46,6 +46,6 @@ pub use cg::{CgStats, cg};
 pub use dirichlet::DirichletProblem;
 pub use gmres::{GmresOptions, gmres};
 pub use krylov::KrylovStats;
-pub use newton::{NewtonOptions, NewtonStats, fd_step, newton_krylov};
+pub use newton::{JacobianProducts, NewtonOptions, NewtonStats, fd_step, newton_krylov};
 pub use norms::{l2_error, l2_error_cells};
 pub use operator::{Jacobi, LinearOperator};

@@ -1,5 +1,6 @@
-//! Newton–Krylov: Newton's method with matrix-free GMRES, Jacobian-vector
-//! products from residual differences.
+//! Newton–Krylov: Newton's method with matrix-free GMRES; Jacobian-vector
+//! products exact (from the physics' automatic derivatives) or from
+//! residual differences.
 
 use super::gmres::{GmresOptions, gmres};
 use super::krylov::non_finite_output;
@@ -25,6 +26,10 @@ pub struct NewtonOptions {
     /// Relative rounding error `ε_F` of a residual evaluation: `f64::EPSILON`
     /// for residuals computed in double precision, `f32::EPSILON` in single.
     pub residual_epsilon: f64,
+    /// How GMRES gets its products `J(u)·v`: exactly, from the Jacobian
+    /// action passed to [`newton_krylov`] (the default), or from residual
+    /// differences.
+    pub jacobian: JacobianProducts,
     /// Backtracking line search: halve the step until
     /// `‖F(u + λδ)‖ ≤ (1 − 10⁻⁴ λ)‖F(u)‖` (at most 20 halvings). Off: take
     /// full steps.
@@ -45,9 +50,24 @@ impl Default for NewtonOptions {
                 restart: 200,
             },
             residual_epsilon: f64::EPSILON,
+            jacobian: JacobianProducts::Exact,
             line_search: true,
         }
     }
+}
+
+/// Where Newton–Krylov's Jacobian-vector products come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JacobianProducts {
+    /// The exact action `J(u)·v` (e.g. [`crate::Residual::jacobian_action`],
+    /// from the physics' forward-mode derivatives): one tangent evaluation
+    /// per product, accurate to rounding, no step to choose.
+    #[default]
+    Exact,
+    /// The difference quotient `(F(u + h v) − F(u))/h` with `h` from
+    /// [`fd_step`]: one residual evaluation per product, relative accuracy
+    /// about `√ε_F`; needs no derivatives.
+    Differences,
 }
 
 /// What [`newton_krylov`] did.
@@ -61,8 +81,10 @@ pub struct NewtonStats {
     pub linear_iterations: Vec<usize>,
     /// Step length `λ` of each step (1 for a full Newton step).
     pub step_lengths: Vec<f64>,
-    /// Residual evaluations in all (Jacobian products included).
+    /// Residual evaluations in all (difference products included).
     pub residual_evaluations: usize,
+    /// Exact Jacobian-vector products ([`JacobianProducts::Exact`]).
+    pub jacobian_products: usize,
 }
 
 /// The differencing parameter of a Jacobian-vector product
@@ -87,15 +109,17 @@ pub fn fd_step(epsilon: f64, u_norm: f64, v_norm: f64) -> f64 {
 }
 
 /// Solves `F(u) = 0` by an inexact Newton method: at `u_k`, GMRES solves
-/// `J(u_k) δ = −F(u_k)` to the relative tolerance `opts.linear.tol`, with
-/// each product `J(u_k) v` taken as the difference quotient
-/// `(F(u_k + h v) − F(u_k))/h` of residual evaluations ([`fd_step`] gives
-/// `h`), so neither a Jacobian matrix nor its derivative code is needed;
-/// then `u_{k+1} = u_k + λ δ` with `λ = 1` or (line search) the first of
+/// `J(u_k) δ = −F(u_k)` to the relative tolerance `opts.linear.tol`,
+/// matrix-free: each product `J(u_k) v` is `jacobian(u_k, v, jv)` (exact,
+/// [`JacobianProducts::Exact`], the default) or the difference quotient
+/// `(F(u_k + h v) − F(u_k))/h` of residual evaluations
+/// ([`JacobianProducts::Differences`], [`fd_step`] gives `h`); then
+/// `u_{k+1} = u_k + λ δ` with `λ = 1` or (line search) the first of
 /// `1, 1/2, 1/4, …` that decreases `‖F‖` sufficiently.
 ///
-/// `residual(u, r)` sets `r = F(u)`; `u` holds the initial guess on entry
-/// and the solution on exit. The vectors may live on the host or on a
+/// `residual(u, r)` sets `r = F(u)`; `jacobian(u, v, jv)` sets
+/// `jv = J(u)·v` (needed for exact products, unused with differences);
+/// `u` holds the initial guess on entry and the solution on exit. The vectors may live on the host or on a
 /// device ([`VectorOps`]); all vector work is done through it, so on device
 /// vectors with a device residual no array crosses to the host. The
 /// optional `preconditioner` (`z = M⁻¹ r`, e.g. a multigrid cycle for the
@@ -109,13 +133,24 @@ pub fn fd_step(epsilon: f64, u_norm: f64, v_norm: f64) -> f64 {
 ///   or (`solver: "Newton line search"`) when no step length decreases
 ///   `‖F‖` (the direction is not one of descent: the linear solve was too
 ///   inexact or the initial guess too far).
-/// * The errors of [`gmres`] for a linear solve, and any error of `residual`.
+/// * [`Error::InvalidArgument`] naming `jacobian` for exact products
+///   without a `jacobian`.
+/// * The errors of [`gmres`] for a linear solve, and any error of
+///   `residual` or `jacobian`.
 pub fn newton_krylov<V: VectorOps>(
     mut residual: impl FnMut(&V, &mut V) -> Result<()>,
+    mut jacobian: Option<&mut dyn FnMut(&V, &V, &mut V) -> Result<()>>,
     mut preconditioner: Option<&mut dyn LinearOperator<V>>,
     u: &mut V,
     opts: &NewtonOptions,
 ) -> Result<NewtonStats> {
+    if opts.jacobian == JacobianProducts::Exact && jacobian.is_none() {
+        return Err(Error::arg(
+            "jacobian",
+            "NewtonOptions::jacobian is JacobianProducts::Exact but no Jacobian action was \
+             given: pass one, or choose JacobianProducts::Differences",
+        ));
+    }
     check_finite("u", u)?;
     let mut f = u.zeros_like()?;
     residual(u, &mut f)?;
@@ -128,6 +163,7 @@ pub fn newton_krylov<V: VectorOps>(
         linear_iterations: Vec::new(),
         step_lengths: Vec::new(),
         residual_evaluations: 0,
+        jacobian_products: 0,
     };
     let mut rhs = u.zeros_like()?;
     let mut delta = u.zeros_like()?;
@@ -143,7 +179,7 @@ pub fn newton_krylov<V: VectorOps>(
                 tolerance: target,
             });
         }
-        // J δ = −F, J v ≈ (F(u + h v) − F(u))/h
+        // J δ = −F, with J v exact or ≈ (F(u + h v) − F(u))/h
         rhs.copy_from(&f)?;
         rhs.scale(-1.0)?;
         delta.fill(0.0)?;
@@ -153,7 +189,14 @@ pub fn newton_krylov<V: VectorOps>(
             let residual = &mut residual;
             let perturbed = &mut perturbed;
             let evaluations = &mut evaluations;
+            let products = &mut stats.jacobian_products;
+            let jacobian = &mut jacobian;
             let mut apply = |v: &V, jv: &mut V| -> Result<()> {
+                if let (JacobianProducts::Exact, Some(jacobian)) = (opts.jacobian, jacobian.as_mut())
+                {
+                    *products += 1;
+                    return jacobian(u_ref, v, jv);
+                }
                 let h = fd_step(opts.residual_epsilon, u_norm, v.norm2()?);
                 if h == 0.0 {
                     return jv.fill(0.0);
@@ -242,8 +285,25 @@ mod tests {
         }
     }
 
+    /// The exact Jacobian action of [`cubic`]: `J v = 3u²v + A v`.
+    fn cubic_jacobian(u: &Vec<f64>, v: &Vec<f64>, jv: &mut Vec<f64>) -> Result<()> {
+        let n = u.len();
+        for i in 0..n {
+            let left = if i > 0 { v[i - 1] } else { 0.0 };
+            let right = if i + 1 < n { v[i + 1] } else { 0.0 };
+            jv[i] = 3.0 * u[i] * u[i] * v[i] + 3.0 * v[i] - left - right;
+        }
+        Ok(())
+    }
+
     #[test]
     fn converges_quadratically_on_a_cubic_system() {
+        for products in [JacobianProducts::Exact, JacobianProducts::Differences] {
+            check_cubic(products);
+        }
+    }
+
+    fn check_cubic(products: JacobianProducts) -> NewtonStats {
         let n = 30;
         let u_exact: Vec<f64> = (0..n).map(|i| 1.0 + (i as f64 * 0.2).sin()).collect();
         let mut b = vec![0.0; n];
@@ -255,9 +315,11 @@ mod tests {
                 tol: 1e-9,
                 ..GmresOptions::default()
             },
+            jacobian: products,
             ..NewtonOptions::default()
         };
-        let stats = newton_krylov(cubic(b), None, &mut u, &opts).unwrap();
+        let mut jacobian = cubic_jacobian;
+        let stats = newton_krylov(cubic(b), Some(&mut jacobian), None, &mut u, &opts).unwrap();
         let r = &stats.residual_norms;
         assert!(r.last().unwrap() <= &(1e-12 * r[0]), "{stats:?}");
         assert!(stats.iterations <= 10, "{stats:?}");
@@ -270,7 +332,27 @@ mod tests {
         for (a, b) in u.iter().zip(&u_exact) {
             assert!((a - b).abs() < 1e-9);
         }
-        assert!(stats.residual_evaluations > stats.iterations);
+        match products {
+            // one residual per step and per line-search trial, one product per GMRES iteration
+            JacobianProducts::Exact => {
+                assert_eq!(stats.residual_evaluations, 1 + stats.iterations, "{stats:?}");
+                let gmres: usize = stats.linear_iterations.iter().sum();
+                assert!(stats.jacobian_products >= gmres, "{stats:?}");
+            }
+            JacobianProducts::Differences => {
+                assert!(stats.residual_evaluations > 2 * stats.iterations, "{stats:?}");
+                assert_eq!(stats.jacobian_products, 0);
+            }
+        }
+        stats
+    }
+
+    #[test]
+    fn exact_products_need_a_jacobian() {
+        let mut u = vec![1.0; 3];
+        let e = newton_krylov(cubic(vec![0.0; 3]), None, None, &mut u, &NewtonOptions::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("jacobian"), "{e}");
     }
 
     #[test]
@@ -292,9 +374,11 @@ mod tests {
         let e = newton_krylov(
             f,
             None,
+            None,
             &mut u,
             &NewtonOptions {
                 max_iter: 5,
+                jacobian: JacobianProducts::Differences,
                 ..NewtonOptions::default()
             },
         )
@@ -304,7 +388,11 @@ mod tests {
             r[0] = f64::NAN;
             Ok(())
         };
-        let e = newton_krylov(bad, None, &mut vec![0.0], &NewtonOptions::default()).unwrap_err();
+        let differences = NewtonOptions {
+            jacobian: JacobianProducts::Differences,
+            ..NewtonOptions::default()
+        };
+        let e = newton_krylov(bad, None, None, &mut vec![0.0], &differences).unwrap_err();
         assert!(matches!(e, Error::NonFinite { index: 0, .. }), "{e}");
         assert!(e.to_string().contains("F(u) (residual output)"), "{e}");
     }

@@ -3,7 +3,7 @@
 
 use opencl3::memory::Buffer;
 
-use super::{CELL_PADDING, OpenClOperator, event_ns, wait};
+use super::{CELL_PADDING, Inputs, OpenClOperator, event_ns, wait};
 use crate::discretization::CellInputs;
 use crate::opencl::context::Transfer;
 use crate::opencl::shape::{KernelVariant, LaunchConfig};
@@ -58,7 +58,12 @@ impl<R: Real> OpenClOperator<R> {
         };
         self.element_vectors_buffer()?;
         let ev = self.data.element_vectors.take().expect("allocated above");
-        let launched = self.launch(&key, &u, aux.as_ref(), &ev);
+        let inputs = Inputs {
+            u: &u,
+            direction: None,
+            aux: aux.as_ref(),
+        };
+        let launched = self.launch(&key, &inputs, &ev);
         let read = launched.and_then(|kernel| {
             // SAFETY: blocking read of the first n_cells·N_bt values into `out`
             // (checked length), after the kernel (in-order queue).
@@ -117,7 +122,12 @@ impl<R: Real> OpenClOperator<R> {
         let mut run = || -> Result<Vec<u64>> {
             let mut times = Vec::with_capacity(repetitions);
             for _ in 0..repetitions {
-                let e = self.launch(&key, &u, aux.as_ref(), &ev)?;
+                let inputs = Inputs {
+                    u: &u,
+                    direction: None,
+                    aux: aux.as_ref(),
+                };
+                let e = self.launch(&key, &inputs, &ev)?;
                 wait(&e)?;
                 times.push(event_ns(&e).unwrap_or(0));
             }

@@ -25,8 +25,10 @@
 //! node → cell incidence (deterministic assembly) on first use.
 //! [`super::DeviceStats`] counts every transfer.
 
+mod diagonal;
 mod element;
 mod residual;
+mod windows;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -54,6 +56,14 @@ pub use residual::Assembly;
 /// the largest chunk (cells per work-group) a launch may use.
 pub const CELL_PADDING: usize = 16384;
 
+/// The global inputs of one launch: `u` (global or cell-local), the
+/// direction `v` of a Jacobian action, the auxiliary field.
+pub(crate) struct Inputs<'a, R> {
+    pub(crate) u: &'a Buffer<R>,
+    pub(crate) direction: Option<&'a Buffer<R>>,
+    pub(crate) aux: Option<&'a Buffer<R>>,
+}
+
 /// A compiled kernel with its shape.
 struct Compiled {
     kernel: Kernel,
@@ -75,6 +85,8 @@ pub struct LaunchRecord {
     pub cells: usize,
     /// The configuration launched.
     pub config: LaunchConfig,
+    /// Work-groups that used their node window (`config.window`; 0 without).
+    pub windowed_groups: usize,
 }
 
 /// Device buffers of the mesh and of the last evaluation's inputs.
@@ -97,8 +109,12 @@ struct DeviceData<R> {
     /// Element kernel inputs: cell-local `u` and aux, padded.
     cell_u: Option<Buffer<R>>,
     cell_aux: Option<Buffer<R>>,
-    /// Stands in for arguments a kernel variant does not read.
+    /// Node windows per chunk size and capacities: `[group][lo_A, w_A,
+    /// lo_B, w_B]` and how many groups are windowed.
+    windows: HashMap<(usize, (usize, usize)), (Buffer<u32>, usize)>,
+    /// Stand in for arguments a kernel variant does not read.
     unused_real: Buffer<R>,
+    unused_uint: Buffer<u32>,
 }
 
 /// The thread-transposition kernels of one discretization on one device.
@@ -179,7 +195,9 @@ impl<R: Real> OpenClOperator<R> {
             element_vectors: None,
             cell_u: None,
             cell_aux: None,
+            windows: HashMap::new(),
             unused_real: device.alloc::<R>(1, "unused argument")?,
+            unused_uint: device.alloc::<u32>(4, "unused argument")?,
         };
         Ok(OpenClOperator {
             device,
@@ -346,27 +364,54 @@ impl<R: Real> OpenClOperator<R> {
             .ok_or_else(|| Error::arg("physics", "kernel cache lookup failed"))
     }
 
+    /// Computes and uploads the node windows of chunks of `chunk` cells with
+    /// capacities `capacity`, once.
+    fn prepare_windows(&mut self, chunk: usize, capacity: (usize, usize)) -> Result<()> {
+        if self.data.windows.contains_key(&(chunk, capacity)) {
+            return Ok(());
+        }
+        let (w, windowed) = windows::node_windows(&self.space, self.n_vertices, chunk, capacity);
+        let mut buffer = self.device.alloc::<u32>(w.len().max(4), "node windows")?;
+        self.device
+            .write(&mut buffer, &w, Transfer::Geometry, "node windows")?;
+        self.data
+            .windows
+            .insert((chunk, capacity), (buffer, windowed));
+        Ok(())
+    }
+
+    /// Uploads `J⁻¹` and `det J` per cell (padded with zeros), once.
+    fn prepare_stored_geometry(&mut self) -> Result<()> {
+        if self.data.stored_geometry.is_some() {
+            return Ok(());
+        }
+        let padded = self.disc.n_cells() + CELL_PADDING;
+        let dim = self.disc.dim();
+        let g = self.disc.geometry();
+        let mut inv = g.inv_j().to_vec();
+        inv.resize(padded * dim * dim, R::ZERO);
+        let mut det = g.det_j().to_vec();
+        det.resize(padded, R::ZERO);
+        let mut inv_buf = self.device.alloc::<R>(inv.len(), "inverse Jacobians")?;
+        let mut det_buf = self.device.alloc::<R>(det.len(), "Jacobian determinants")?;
+        let what = "inverse Jacobians";
+        self.device
+            .write(&mut inv_buf, &inv, Transfer::Geometry, what)?;
+        let what = "Jacobian determinants";
+        self.device
+            .write(&mut det_buf, &det, Transfer::Geometry, what)?;
+        self.data.stored_geometry = Some((inv_buf, det_buf));
+        Ok(())
+    }
+
     /// Uploads what `shape` reads of the mesh beyond the node map and the
     /// vertices, once: `J⁻¹`/`det J` (stored geometry) and the cell
     /// coordinates (element kernel of a physics reading `x`).
     fn prepare_geometry(&mut self, shape: &KernelShape) -> Result<()> {
         let padded = self.disc.n_cells() + CELL_PADDING;
         let dim = self.disc.dim();
-        if shape.geometry == GeometryMode::Stored && self.data.stored_geometry.is_none() {
-            let g = self.disc.geometry();
-            let mut inv = g.inv_j().to_vec();
-            inv.resize(padded * dim * dim, R::ZERO);
-            let mut det = g.det_j().to_vec();
-            det.resize(padded, R::ZERO);
-            let mut inv_buf = self.device.alloc::<R>(inv.len(), "inverse Jacobians")?;
-            let mut det_buf = self.device.alloc::<R>(det.len(), "Jacobian determinants")?;
-            let what = "inverse Jacobians";
-            self.device
-                .write(&mut inv_buf, &inv, Transfer::Geometry, what)?;
-            let what = "Jacobian determinants";
-            self.device
-                .write(&mut det_buf, &det, Transfer::Geometry, what)?;
-            self.data.stored_geometry = Some((inv_buf, det_buf));
+        if shape.geometry == GeometryMode::Stored {
+            self.prepare_stored_geometry()?;
         }
         if shape.reads_x && !shape.reads_nodes() && self.data.cell_coords.is_none() {
             let coords = self.disc.geometry().coords().ok_or_else(|| {
@@ -413,19 +458,20 @@ impl<R: Real> OpenClOperator<R> {
         Ok(self.data.element_vectors.as_ref().expect("allocated above"))
     }
 
-    /// Enqueues one launch of the kernel `key` over all cells, with `u`,
-    /// `aux`, `coordinates` and `out` as given; records it.
-    fn launch(
-        &mut self,
-        key: &KernelKey,
-        u: &Buffer<R>,
-        aux: Option<&Buffer<R>>,
-        out: &Buffer<R>,
-    ) -> Result<Event> {
+    /// Enqueues one launch of the kernel `key` over all cells, with
+    /// `inputs` and `out` as given; records it.
+    fn launch(&mut self, key: &KernelKey, inputs: &Inputs<'_, R>, out: &Buffer<R>) -> Result<Event> {
         let n_cells = self.disc.n_cells();
+        let shape = self.compiled(key)?.shape;
+        if shape.window != (0, 0) {
+            self.prepare_windows(shape.chunk, shape.window)?;
+        }
         let compiled = self.compiled(key)?;
-        let shape = compiled.shape;
         let d = &self.data;
+        let (windows, windowed_groups) = match d.windows.get(&(shape.chunk, shape.window)) {
+            Some((buffer, windowed)) if shape.window != (0, 0) => (buffer, *windowed),
+            _ => (&d.unused_uint, 0),
+        };
         let (inv_j, det_j) = match &d.stored_geometry {
             Some((i, j)) => (i, j),
             None => (&d.unused_real, &d.unused_real),
@@ -435,7 +481,8 @@ impl<R: Real> OpenClOperator<R> {
         } else {
             d.cell_coords.as_ref().unwrap_or(&d.unused_real)
         };
-        let aux = aux.unwrap_or(&d.unused_real);
+        let aux = inputs.aux.unwrap_or(&d.unused_real);
+        let direction = inputs.direction.unwrap_or(&d.unused_real);
         let work_groups = shape.n_chunks(n_cells);
         let n_cells_arg = i32::try_from(n_cells)
             .map_err(|_| Error::arg("mesh", format!("{n_cells} cells exceed 2^31")))?;
@@ -448,7 +495,8 @@ impl<R: Real> OpenClOperator<R> {
         // shape_for), global vectors hold every node's values.
         let event = unsafe {
             ExecuteKernel::new(&compiled.kernel)
-                .set_arg(u)
+                .set_arg(inputs.u)
+                .set_arg(direction)
                 .set_arg(&d.cell_nodes)
                 .set_arg(aux)
                 .set_arg(inv_j)
@@ -456,6 +504,7 @@ impl<R: Real> OpenClOperator<R> {
                 .set_arg(coordinates)
                 .set_arg(&d.constants)
                 .set_arg(out)
+                .set_arg(windows)
                 .set_arg(&n_cells_arg)
                 .set_global_work_size(work_groups * shape.n_t)
                 .set_local_work_size(shape.n_t)
@@ -470,6 +519,7 @@ impl<R: Real> OpenClOperator<R> {
             chunk: shape.chunk,
             cells: n_cells,
             config: shape.config(),
+            windowed_groups,
         });
         Ok(event)
     }

@@ -5,7 +5,7 @@ use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
 
-use super::{CELL_PADDING, OpenClOperator, span_ns, wait};
+use super::{CELL_PADDING, Inputs, OpenClOperator, span_ns, wait};
 use crate::aux_space::AuxSpace;
 use crate::opencl::DeviceVector;
 use crate::opencl::context::Transfer;
@@ -57,6 +57,15 @@ impl<R: Real> OpenClOperator<R> {
                 Assembly::Atomic => Output::Atomic(AtomicAdd::for_device(self.device.info())),
                 Assembly::Deterministic => Output::ElementVectors,
             },
+            tangent: false,
+        }
+    }
+
+    /// The kernel variant of the Jacobian action with `assembly` on this device.
+    pub fn jacobian_action_variant(&self, assembly: Assembly) -> KernelVariant {
+        KernelVariant {
+            tangent: true,
+            ..self.residual_variant(assembly)
         }
     }
 
@@ -120,8 +129,53 @@ impl<R: Real> OpenClOperator<R> {
         assembly: Assembly,
         config: Option<LaunchConfig>,
     ) -> Result<()> {
-        self.check_vector("u", u)?;
         self.check_vector("r", r)?;
+        self.integrate_global(physics, u, None, constants, r, assembly, config)
+    }
+
+    /// Enqueues `out = J(u)·v`, the Jacobian action from the physics'
+    /// tangent ([`crate::physics::PointwiseInfo::opencl_tangent_name`]):
+    /// the residual's fused path with the direction `v` gathered too and
+    /// the tangent `(δf0, δf1)` at the quadrature points in place of
+    /// `(f0, f1)`. Arguments and errors as [`OpenClOperator::residual`]
+    /// (naming `v` and `out`); a physics without derivatives is an error.
+    #[allow(clippy::too_many_arguments)]
+    pub fn jacobian_action<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        u: &DeviceVector<R>,
+        v: &DeviceVector<R>,
+        constants: &[R],
+        out: &mut DeviceVector<R>,
+        assembly: Assembly,
+        config: Option<LaunchConfig>,
+    ) -> Result<()> {
+        self.check_vector("out", out)?;
+        self.integrate_global(physics, u, Some(v), constants, out, assembly, config)
+    }
+
+    /// `out = F(u)` (`direction` `None`) or `out = J(u)·direction`.
+    #[allow(clippy::too_many_arguments)]
+    fn integrate_global<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        u: &DeviceVector<R>,
+        direction: Option<&DeviceVector<R>>,
+        constants: &[R],
+        r: &mut DeviceVector<R>,
+        assembly: Assembly,
+        config: Option<LaunchConfig>,
+    ) -> Result<()> {
+        self.check_vector("u", u)?;
+        if let Some(v) = direction {
+            self.check_vector("v", v)?;
+            if physics.info().opencl_tangent_name.is_empty() {
+                return Err(crate::physics::PointwiseError::NoDerivatives {
+                    physics: physics.info().name,
+                }
+                .into());
+            }
+        }
         self.disc.check_physics(physics, constants.len())?;
         crate::error::check_finite("constants", constants)?;
         let info = physics.info();
@@ -135,16 +189,24 @@ impl<R: Real> OpenClOperator<R> {
                 ),
             ));
         }
-        let variant = self.residual_variant(assembly);
+        let variant = match direction {
+            None => self.residual_variant(assembly),
+            Some(_) => self.jacobian_action_variant(assembly),
+        };
         let key = self.compile(physics, variant, config)?;
         let shape = self.compiled(&key)?.shape;
         self.prepare_geometry(&shape)?;
         self.upload_constants(constants)?;
         let aux = self.data.aux.take();
-        let (u, r) = (u.buffer(), r.buffer_mut());
+        let inputs = Inputs {
+            u: u.buffer(),
+            direction: direction.map(|v| v.buffer()),
+            aux: aux.as_ref(),
+        };
+        let r = r.buffer_mut();
         let result = match assembly {
-            Assembly::Atomic => self.residual_atomic(&key, u, aux.as_ref(), r),
-            Assembly::Deterministic => self.residual_deterministic(&key, u, aux.as_ref(), r),
+            Assembly::Atomic => self.residual_atomic(&key, &inputs, r),
+            Assembly::Deterministic => self.residual_deterministic(&key, &inputs, r),
         };
         self.data.aux = aux;
         self.pending = result?;
@@ -154,8 +216,7 @@ impl<R: Real> OpenClOperator<R> {
     fn residual_atomic(
         &mut self,
         key: &super::KernelKey,
-        u: &Buffer<R>,
-        aux: Option<&Buffer<R>>,
+        inputs: &Inputs<'_, R>,
         r: &mut Buffer<R>,
     ) -> Result<Vec<Event>> {
         let len = self.n_nodes * self.disc.n_comp();
@@ -170,21 +231,20 @@ impl<R: Real> OpenClOperator<R> {
             )
         }
         .map_err(cl_error("clEnqueueFillBuffer"))?;
-        let kernel = self.launch(key, u, aux, r)?;
+        let kernel = self.launch(key, inputs, r)?;
         Ok(vec![fill, kernel])
     }
 
     fn residual_deterministic(
         &mut self,
         key: &super::KernelKey,
-        u: &Buffer<R>,
-        aux: Option<&Buffer<R>>,
+        inputs: &Inputs<'_, R>,
         r: &mut Buffer<R>,
     ) -> Result<Vec<Event>> {
         self.prepare_incidence()?;
         self.element_vectors_buffer()?;
         let ev = self.data.element_vectors.take().expect("allocated above");
-        let integrate = self.launch(key, u, aux, &ev);
+        let integrate = self.launch(key, inputs, &ev);
         self.data.element_vectors = Some(ev);
         let integrate = integrate?;
         let assemble = self.launch_assembly(r)?;
@@ -250,7 +310,7 @@ impl<R: Real> OpenClOperator<R> {
 
     /// Checks that `v` (the argument `name`) is a global vector of this
     /// operator's space on its device.
-    fn check_vector(&self, name: &'static str, v: &DeviceVector<R>) -> Result<()> {
+    pub(super) fn check_vector(&self, name: &'static str, v: &DeviceVector<R>) -> Result<()> {
         let n = self.n_nodes * self.disc.n_comp();
         if v.len() != n {
             return Err(Error::arg(

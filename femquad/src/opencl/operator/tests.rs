@@ -557,14 +557,16 @@ fn bp_timing() {
             for geometry in [GeometryMode::Computed, GeometryMode::Stored] {
                 let variant = op.residual_variant(assembly);
                 let base = op.config_for(physics, variant).unwrap();
-                for (n_bl, prefetch) in [
-                    (base.n_bl, true),
-                    ((base.n_bl / 2).max(1), true),
-                    (base.n_bl, false),
+                for (n_bl, prefetch, window) in [
+                    (base.n_bl, true, true),
+                    (base.n_bl, true, false),
+                    ((base.n_bl / 2).max(1), true, base.window),
+                    (base.n_bl, false, base.window),
                 ] {
                     let c = LaunchConfig {
                         n_bl,
                         prefetch,
+                        window,
                         ..base
                     }
                     .with_geometry(geometry);
@@ -584,8 +586,9 @@ fn bp_timing() {
                         GeometryMode::Stored => nc * (dim * dim + 1) * s,
                     };
                     let bytes = (2 * n * s + nc * (dim + 1) * 4 + geo) as f64;
+                    let windowed = op.last_launch().map_or(0, |l| l.windowed_groups);
                     println!(
-                        "{dim}D P1 {:<10} {} {:<8} {} {:<13} {c}: {:8.3} ms  {:6.0} GB/s min-bytes ({:5.1} % copy)",
+                        "{dim}D P1 {:<10} {} {:<8} {} {:<13} {c} [{windowed} windowed]: {:8.3} ms  {:6.0} GB/s min-bytes ({:5.1} % copy)",
                         physics.info().name,
                         R::PRECISION,
                         if shuffle { "random" } else { "hilbert" },
@@ -598,6 +601,50 @@ fn bp_timing() {
                 }
             }
         }
+        // J(u)·v (default configuration, atomic) and diag(J) against one F(u)
+        let v = DeviceVector::<R>::from_host(device, &convert_slice(&Rng::new(2).vec(n, -1.0, 1.0)))
+            .unwrap();
+        let time = |op: &mut OpenClOperator<R>, what: &mut dyn FnMut(&mut OpenClOperator<R>)| {
+            let mut times = Vec::new();
+            for k in 0..23 {
+                what(op);
+                let ns = op.wait_residual().unwrap().unwrap_or(0);
+                if k >= 3 {
+                    times.push(ns);
+                }
+            }
+            median(&times) * 1e-9
+        };
+        let t_f = time(&mut op, &mut |op| {
+            op.residual(physics, &u, &consts, &mut r, Assembly::Atomic, None)
+                .unwrap()
+        });
+        let t_jv = time(&mut op, &mut |op| {
+            op.jacobian_action(physics, &u, &v, &consts, &mut r, Assembly::Atomic, None)
+                .unwrap()
+        });
+        let nc2 = n_comp * n_comp;
+        let mut d = DeviceVector::<R>::zeros(device, space.n_nodes() * nc2).unwrap();
+        let t_diag = time(&mut op, &mut |op| {
+            op.jacobian_diagonal(physics, &u, &consts, &mut d).unwrap()
+        });
+        let (nv, ncl) = (mesh.n_vertices(), mesh.n_cells());
+        let conn = ncl * (dim + 1) * 4;
+        let jv_bytes = (3 * n * s + conn + nv * dim * s) as f64;
+        let diag_bytes = (n * s + space.n_nodes() * nc2 * s + conn + ncl * (dim * dim + 1) * s) as f64;
+        println!(
+            "{dim}D P1 {:<10} {} {:<8} F(u) {:8.3} ms | J·v {:8.3} ms {:6.0} GB/s ({:5.1} % copy) | diag(J) {:8.3} ms = {:.2}× F(u), {:6.0} GB/s",
+            physics.info().name,
+            R::PRECISION,
+            if shuffle { "random" } else { "hilbert" },
+            t_f * 1e3,
+            t_jv * 1e3,
+            jv_bytes / t_jv * 1e-9,
+            100.0 * jv_bytes / t_jv * 1e-9 / copy_gbs,
+            t_diag * 1e3,
+            t_diag / t_f,
+            diag_bytes / t_diag * 1e-9,
+        );
     }
     let g = copy.gb_per_s();
     for shuffle in [false, true] {

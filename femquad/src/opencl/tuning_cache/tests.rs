@@ -74,6 +74,7 @@ fn key_formatting_and_round_trip() {
     let fused = KernelVariant {
         gather: true,
         output: super::super::shape::Output::ElementVectors,
+        tangent: false,
     };
     let variants = [
         (KernelVariant::ELEMENT, true, true, true),
@@ -82,6 +83,15 @@ fn key_formatting_and_round_trip() {
         (KernelVariant::ELEMENT, false, false, true),
         (KernelVariant::ELEMENT, true, true, false),
         (fused, true, true, true),
+        (
+            KernelVariant {
+                tangent: true,
+                ..fused
+            },
+            true,
+            true,
+            true,
+        ),
     ]
     .map(|(k, p, v, t)| kernel_variant_hash(k, p, v, t));
     for i in 0..variants.len() {

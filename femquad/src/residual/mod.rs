@@ -31,11 +31,22 @@ use crate::space::FunctionSpace;
 use crate::vector::{Location, Vector, VectorOps};
 use crate::{Error, Real, Result};
 
+mod jacobian;
+
 /// Evaluates global residuals `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` of one
 /// discretized field on a [`Backend`].
 pub struct Residual<R: Real> {
     space: FunctionSpace,
     imp: Imp<R>,
+    /// The auxiliary field's space (a field in the solution's element).
+    aux_space: Option<FunctionSpace>,
+    /// The auxiliary field, cell-local (`[cell][b][k]`, or `[cell][k]` for
+    /// P0), on the host for either backend (the native integrator and the
+    /// assembled Jacobian read it), and whether it was set.
+    aux_cells: Vec<R>,
+    aux_set: bool,
+    /// The sparsity of the assembled Jacobian, computed on first use.
+    pattern: Option<std::sync::Arc<crate::sparse::SparsityPattern>>,
 }
 
 /// The backend-specific state.
@@ -48,10 +59,9 @@ enum Imp<R: Real> {
 struct NativeResidual<R: Real> {
     disc: Discretization<R>,
     execution: Execution,
-    aux_space: Option<FunctionSpace>,
-    aux_set: bool,
     u_cells: Vec<R>,
-    aux_cells: Vec<R>,
+    /// The direction of a Jacobian action, cell-local.
+    v_cells: Vec<R>,
     element_vectors: Vec<R>,
 }
 
@@ -76,23 +86,20 @@ impl<R: Real> Residual<R> {
         backend: &Backend,
     ) -> Result<Self> {
         let disc = Discretization::new(mesh, &space, quadrature, aux)?;
+        let aux_space = match aux {
+            AuxSpace::Field { n_comp } => Some(FunctionSpace::new(mesh, space.element(), n_comp)?),
+            _ => None,
+        };
+        let aux_cells = vec![R::ZERO; mesh.n_cells() * disc.aux_per_cell()];
         let imp = match backend {
             Backend::Native(execution) => {
-                let aux_space = match aux {
-                    AuxSpace::Field { n_comp } => {
-                        Some(FunctionSpace::new(mesh, space.element(), n_comp)?)
-                    }
-                    _ => None,
-                };
                 let n_cell_dofs = space.n_cell_dofs();
                 Imp::Native(Box::new(NativeResidual {
                     u_cells: vec![R::ZERO; n_cell_dofs],
-                    aux_cells: vec![R::ZERO; mesh.n_cells() * disc.aux_per_cell()],
+                    v_cells: Vec::new(),
                     element_vectors: vec![R::ZERO; n_cell_dofs],
                     disc,
                     execution: *execution,
-                    aux_space,
-                    aux_set: false,
                 }))
             }
             Backend::OpenCl { device, options } => {
@@ -103,7 +110,14 @@ impl<R: Real> Residual<R> {
                 }))
             }
         };
-        Ok(Residual { space, imp })
+        Ok(Residual {
+            space,
+            imp,
+            aux_space,
+            aux_cells,
+            aux_set: false,
+            pattern: None,
+        })
     }
 
     /// The solution space.
@@ -162,17 +176,15 @@ impl<R: Real> Residual<R> {
         }
         check_len("aux", aux, self.aux_len())?;
         check_finite("aux", aux)?;
-        match &mut self.imp {
-            Imp::Native(n) => {
-                match &n.aux_space {
-                    Some(s) => s.gather(aux, &mut n.aux_cells)?,
-                    None => n.aux_cells.copy_from_slice(aux),
-                }
-                n.aux_set = true;
-                Ok(())
-            }
-            Imp::OpenCl(d) => d.op.set_aux(aux),
+        if let Imp::OpenCl(d) = &mut self.imp {
+            d.op.set_aux(aux)?;
         }
+        match &self.aux_space {
+            Some(s) => s.gather(aux, &mut self.aux_cells)?,
+            None => self.aux_cells.copy_from_slice(aux),
+        }
+        self.aux_set = true;
+        Ok(())
     }
 
     /// Where the residual's vectors live: the host (native backend) or
@@ -256,9 +268,39 @@ impl<R: Real> Residual<R> {
         constants: &[R],
         r: &mut Vector<R>,
     ) -> Result<()> {
+        self.check_vectors(&[("u", u), ("r", &*r)])?;
+        self.check_call(physics, constants)?;
+        match (&mut self.imp, u, r) {
+            (Imp::Native(nat), Vector::Host(u), Vector::Host(r)) => {
+                self.space.gather(u, &mut nat.u_cells)?;
+                let inputs = CellInputs {
+                    u: &nat.u_cells,
+                    aux: &self.aux_cells,
+                    constants,
+                };
+                element_vectors(
+                    &nat.disc,
+                    physics,
+                    &inputs,
+                    &mut nat.element_vectors,
+                    nat.execution,
+                )?;
+                self.space.assemble(&nat.element_vectors, r)
+            }
+            (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(r)) => {
+                dev.op
+                    .residual(physics, u, constants, r, dev.assembly, None)
+            }
+            _ => Err(misplaced()),
+        }
+    }
+
+    /// Checks that each named vector holds the space's `n_dofs` entries and
+    /// lives where the residual evaluates.
+    fn check_vectors(&self, vectors: &[(&'static str, &Vector<R>)]) -> Result<()> {
         let n = self.space.n_dofs();
         let location = self.location();
-        for (name, v) in [("u", u), ("r", &*r)] {
+        for &(name, v) in vectors {
             if v.len() != n {
                 return Err(Error::arg(
                     name,
@@ -276,46 +318,30 @@ impl<R: Real> Residual<R> {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Checks `physics` and `constants` against the discretization, and that
+    /// an auxiliary field the physics reads was set.
+    fn check_call<P: Pointwise + ?Sized>(&self, physics: &P, constants: &[R]) -> Result<()> {
         check_finite("constants", constants)?;
         self.discretization()
             .check_physics(physics, constants.len())?;
-        let reads_aux = {
-            let reads = physics.info().reads;
-            reads.a || reads.grad_a
-        };
-        match (&mut self.imp, u, r) {
-            (Imp::Native(nat), Vector::Host(u), Vector::Host(r)) => {
-                if reads_aux && !nat.aux_set {
-                    return Err(unset_aux(physics));
-                }
-                self.space.gather(u, &mut nat.u_cells)?;
-                let inputs = CellInputs {
-                    u: &nat.u_cells,
-                    aux: &nat.aux_cells,
-                    constants,
-                };
-                element_vectors(
-                    &nat.disc,
-                    physics,
-                    &inputs,
-                    &mut nat.element_vectors,
-                    nat.execution,
-                )?;
-                self.space.assemble(&nat.element_vectors, r)
-            }
-            (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(r)) => {
-                if reads_aux && !dev.op.aux_is_set() {
-                    return Err(unset_aux(physics));
-                }
-                dev.op
-                    .residual(physics, u, constants, r, dev.assembly, None)
-            }
-            _ => Err(Error::arg(
-                "u",
-                "the vectors do not live where the residual evaluates",
-            )),
+        let reads = physics.info().reads;
+        if (reads.a || reads.grad_a) && !self.aux_set {
+            return Err(unset_aux(physics));
         }
+        Ok(())
     }
+}
+
+/// The error for vectors that do not live where the residual evaluates
+/// (found after the per-vector checks, so not expected in practice).
+fn misplaced() -> Error {
+    Error::arg(
+        "u",
+        "the vectors do not live where the residual evaluates",
+    )
 }
 
 /// The error for a physics that reads an auxiliary field never set.

@@ -1,0 +1,119 @@
+//! The point-block diagonal of the Jacobian on the device
+//! (`kernels/jacobian_diagonal.cl`): one work-item per cell, the diagonal
+//! blocks of its element matrix from the physics' pointwise Jacobians,
+//! added atomically into the global blocks. For Jacobi and Chebyshev
+//! smoothing; nothing is assembled.
+
+use opencl3::kernel::ExecuteKernel;
+
+use super::OpenClOperator;
+use crate::opencl::DeviceVector;
+use crate::opencl::device::cl_error;
+use crate::opencl::shape::AtomicAdd;
+use crate::opencl::source::{DIAGONAL_KERNEL, diagonal_source};
+use crate::physics::{Pointwise, PointwiseError};
+use crate::{Error, Real, Result};
+
+/// Work-items per work-group of the diagonal kernel.
+const GROUP: usize = 128;
+
+impl<R: Real> OpenClOperator<R> {
+    /// Computes `out[(node·N_comp + fc)·N_comp + gc] = J(u)[node·N_comp +
+    /// fc][node·N_comp + gc]`, the point-block diagonal of the Jacobian at
+    /// the global vector `u`, on the device. `out` has `n_nodes·N_comp²`
+    /// entries. Enqueued like [`OpenClOperator::residual`]:
+    /// [`OpenClOperator::wait_residual`] waits and returns its device time.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `u` or `out` (length, device),
+    /// `constants` or `physics`, `aux` (never set); a physics without
+    /// derivatives; the kernel's build or launch errors.
+    pub fn jacobian_diagonal<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        u: &DeviceVector<R>,
+        constants: &[R],
+        out: &mut DeviceVector<R>,
+    ) -> Result<()> {
+        self.check_vector("u", u)?;
+        let nc = self.disc.n_comp();
+        let len = self.n_nodes * nc * nc;
+        if out.len() != len {
+            return Err(Error::arg(
+                "out",
+                format!("expected {len} entries (n_nodes·N_comp²), got {}", out.len()),
+            ));
+        }
+        self.disc.check_physics(physics, constants.len())?;
+        crate::error::check_finite("constants", constants)?;
+        let info = physics.info();
+        if info.opencl_jacobian_name.is_empty() {
+            return Err(PointwiseError::NoDerivatives { physics: info.name }.into());
+        }
+        if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
+            return Err(Error::arg(
+                "aux",
+                format!(
+                    "the physics `{}` reads an auxiliary field, which was never set",
+                    info.name
+                ),
+            ));
+        }
+        let disc = &self.disc;
+        let sizes = [disc.dim(), disc.n_b(), nc, disc.n_q()];
+        let source = diagonal_source::<R, P>(
+            sizes,
+            disc.aux(),
+            disc.tabulation(),
+            disc.quadrature(),
+            physics,
+            AtomicAdd::for_device(self.device.info()),
+        );
+        let kernel = self.device.kernel(&source, DIAGONAL_KERNEL)?;
+        self.prepare_stored_geometry()?;
+        self.upload_constants(constants)?;
+
+        let n_cells = self.disc.n_cells();
+        let n_cells_arg = i32::try_from(n_cells)
+            .map_err(|_| Error::arg("mesh", format!("{n_cells} cells exceed 2^31")))?;
+        let d = &self.data;
+        let (inv_j, det_j) = d.stored_geometry.as_ref().expect("prepared above");
+        let aux = d.aux.as_ref().unwrap_or(&d.unused_real);
+        let out = out.buffer_mut();
+        // SAFETY: `out` holds `len` values (checked above).
+        let fill = unsafe {
+            self.device.queue().enqueue_fill_buffer(
+                out,
+                &[R::ZERO],
+                0,
+                len * std::mem::size_of::<R>(),
+                &[],
+            )
+        }
+        .map_err(cl_error("clEnqueueFillBuffer"))?;
+        // SAFETY: argument types and order match kernels/jacobian_diagonal.cl;
+        // the kernel returns for work-items past the last cell; every node
+        // index is below n_nodes and `out` holds n_nodes·N_comp² values.
+        let event = unsafe {
+            ExecuteKernel::new(&kernel)
+                .set_arg(u.buffer())
+                .set_arg(&d.cell_nodes)
+                .set_arg(aux)
+                .set_arg(inv_j)
+                .set_arg(det_j)
+                .set_arg(&d.vertices)
+                .set_arg(&d.constants)
+                .set_arg(out)
+                .set_arg(&n_cells_arg)
+                .set_global_work_size(n_cells.div_ceil(GROUP).max(1) * GROUP)
+                .set_local_work_size(GROUP)
+                .enqueue_nd_range(self.device.queue())
+        }
+        .map_err(|e| {
+            self.device
+                .memory_error("clEnqueueNDRangeKernel", "Jacobian diagonal launch", 0, e)
+        })?;
+        self.pending = vec![fill, event];
+        Ok(())
+    }
+}
