@@ -149,7 +149,11 @@ fn three_ways(res: &mut Residual<f64>, case: &Case, u: &[f64], v: &[f64]) -> [Ve
     res.evaluate(case.physics, &up, k, &mut fp).unwrap();
     res.evaluate(case.physics, &um, k, &mut fm).unwrap();
     let (fp, fm) = (fp.to_host().unwrap(), fm.to_host().unwrap());
-    let fd = fp.iter().zip(&fm).map(|(a, b)| (a - b) / (2.0 * h)).collect();
+    let fd = fp
+        .iter()
+        .zip(&fm)
+        .map(|(a, b)| (a - b) / (2.0 * h))
+        .collect();
     [jv.to_host().unwrap(), av, fd]
 }
 
@@ -168,7 +172,10 @@ fn check_three_ways(backend: &Backend) {
                 let scale = max_abs(&jv).max(1e-300);
                 let what = format!("{} {dim}D P{order} on {}", case.name, backend.describe());
                 assert!(max_diff(&jv, &av) <= 1e-12 * scale, "J·v vs A·v: {what}");
-                assert!(max_diff(&jv, &fd) <= 1e-7 * scale, "J·v vs differences: {what}");
+                assert!(
+                    max_diff(&jv, &fd) <= 1e-7 * scale,
+                    "J·v vs differences: {what}"
+                );
             }
         }
     }
@@ -204,7 +211,10 @@ fn device_action_and_diagonal_equal_native() {
                 let what = format!("{} {dim}D P{order}", case.name);
 
                 let mut host_jv = native.vector().unwrap();
-                let (hu, hv) = (native.vector_from(&u).unwrap(), native.vector_from(&v).unwrap());
+                let (hu, hv) = (
+                    native.vector_from(&u).unwrap(),
+                    native.vector_from(&v).unwrap(),
+                );
                 native
                     .jacobian_action(case.physics, &hu, &hv, k, &mut host_jv)
                     .unwrap();
@@ -235,7 +245,10 @@ fn device_action_and_diagonal_equal_native() {
                 // the point-block diagonal is the assembled matrix's
                 let a = native.assemble_jacobian(case.physics, &hu, k).unwrap();
                 let blocks = a.point_block_diagonal(nc).unwrap();
-                assert!(max_diff(&blocks, &hd) <= 1e-13 * max_abs(&hd), "blocks: {what}");
+                assert!(
+                    max_diff(&blocks, &hd) <= 1e-13 * max_abs(&hd),
+                    "blocks: {what}"
+                );
             }
         }
     }
@@ -248,8 +261,16 @@ fn single_precision_device_action_matches_native() {
     let mut native = residual::<f32>(&m, 1, 1, AuxSpace::None, &Backend::native());
     let mut dev = residual::<f32>(&m, 1, 1, AuxSpace::None, &opencl(&device));
     let n = native.space().n_dofs();
-    let u: Vec<f32> = Rng::new(1).vec(n, -1.0, 1.0).iter().map(|&x| x as f32).collect();
-    let v: Vec<f32> = Rng::new(2).vec(n, -1.0, 1.0).iter().map(|&x| x as f32).collect();
+    let u: Vec<f32> = Rng::new(1)
+        .vec(n, -1.0, 1.0)
+        .iter()
+        .map(|&x| x as f32)
+        .collect();
+    let v: Vec<f32> = Rng::new(2)
+        .vec(n, -1.0, 1.0)
+        .iter()
+        .map(|&x| x as f32)
+        .collect();
     let run = |res: &mut Residual<f32>| -> Vec<f64> {
         let (uu, vv) = (res.vector_from(&u).unwrap(), res.vector_from(&v).unwrap());
         let mut jv = res.vector().unwrap();
@@ -265,7 +286,10 @@ fn single_precision_device_action_matches_native() {
 fn for_linear_physics_the_action_is_the_residual_difference() {
     let device = device();
     for backend in [Backend::native(), opencl(&device)] {
-        for (physics, k) in [(&Poisson as &dyn Pointwise, vec![3.0]), (&Laplacian, vec![])] {
+        for (physics, k) in [
+            (&Poisson as &dyn Pointwise, vec![3.0]),
+            (&Laplacian, vec![]),
+        ] {
             let m = mesh(2, 6);
             let mut res = residual::<f64>(&m, 2, 1, AuxSpace::None, &backend);
             let n = res.space().n_dofs();
@@ -277,7 +301,11 @@ fn for_linear_physics_the_action_is_the_residual_difference() {
             res.evaluate(physics, &v, &k, &mut fv).unwrap();
             let zero = res.vector().unwrap();
             res.evaluate(physics, &zero, &k, &mut f0).unwrap();
-            let (jv, fv, f0) = (jv.to_host().unwrap(), fv.to_host().unwrap(), f0.to_host().unwrap());
+            let (jv, fv, f0) = (
+                jv.to_host().unwrap(),
+                fv.to_host().unwrap(),
+                f0.to_host().unwrap(),
+            );
             let diff: Vec<f64> = fv.iter().zip(&f0).map(|(a, b)| a - b).collect();
             assert!(max_diff(&jv, &diff) <= 1e-13 * max_abs(&fv).max(max_abs(&f0)));
         }
@@ -324,7 +352,10 @@ fn assembled_p1_laplacian_is_the_closed_form_stiffness() {
             }
         }
         let assembled = a.to_dense().unwrap();
-        assert!(max_diff(&assembled, &dense) <= 1e-12 * max_abs(&dense), "{dim}D");
+        assert!(
+            max_diff(&assembled, &dense) <= 1e-12 * max_abs(&dense),
+            "{dim}D"
+        );
     }
 }
 
@@ -363,7 +394,10 @@ fn bad_input_names_the_argument() {
         .jacobian_action(&Laplacian, &u, &short, &[], &mut out)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("`v`") || err.contains("v:") || err.contains(" v "), "{err}");
+    assert!(
+        err.contains("`v`") || err.contains("v:") || err.contains(" v "),
+        "{err}"
+    );
     let mut diag = Vector::host_zeros(n + 1);
     let err = res
         .jacobian_diagonal(&Laplacian, &u, &[], &mut diag)

@@ -33,6 +33,12 @@
 //!   a cycle (two vectors of the coarsest level).
 //! * [`Multigrid`] — the V-cycle and its setup, generic over the operators
 //!   of the levels ([`LevelOperators`]).
+//! * [`ResidualLevels`] — multigrid for the Jacobian of a
+//!   [`Residual`](crate::residual::Residual): a residual on every coarser
+//!   level, the state injected there, and [`JacobianLevels`], the levels'
+//!   exact Jacobian actions, point-block diagonals (on the device) and the
+//!   coarsest assembled Jacobian as [`LevelOperators`]. This is what
+//!   [`DirichletProblem`](crate::solve::DirichletProblem) uses by default.
 //!
 //! Every operation works on [`Vector`](crate::vector::Vector)s: on device
 //! vectors everything but the coarse solve runs on the device and nothing
@@ -46,6 +52,7 @@ mod eigen;
 mod hierarchy;
 mod levels;
 mod operators;
+mod residuals;
 mod transfer;
 mod vcycle;
 
@@ -56,6 +63,7 @@ pub use eigen::{EigenEstimate, estimate_eigenvalues};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
 pub use operators::{Action, LevelOperators};
+pub use residuals::{JacobianLevels, ResidualLevels};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
 

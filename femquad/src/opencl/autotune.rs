@@ -326,7 +326,11 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
         if variant.gather
             && let Some(stage3) = best_of(&trials)
         {
-            run(op, &mut trials, stage3.config.with_window(!stage3.config.window))?;
+            run(
+                op,
+                &mut trials,
+                stage3.config.with_window(!stage3.config.window),
+            )?;
         }
     } else {
         for &c in &opts.candidates {

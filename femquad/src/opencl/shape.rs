@@ -451,8 +451,16 @@ pub const ALIGN_THREADS: usize = 32;
 /// (about 1.5 edges per triangle and 1.2 per tetrahedron, plus the layer).
 /// A group whose nodes do not fit runs without its window.
 pub fn window_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
-    let w_a = if case.dim == 2 { chunk } else { chunk.div_ceil(2) };
-    let w_b = if case.n_b > case.dim + 1 { 2 * chunk } else { 0 };
+    let w_a = if case.dim == 2 {
+        chunk
+    } else {
+        chunk.div_ceil(2)
+    };
+    let w_b = if case.n_b > case.dim + 1 {
+        2 * chunk
+    } else {
+        0
+    };
     (w_a, w_b)
 }
 

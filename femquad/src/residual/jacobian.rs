@@ -211,7 +211,12 @@ impl<R: Real> Residual<R> {
         element_matrices(
             &disc,
             &inputs,
-            |dim: usize, args: &PointArgs<'_, f64>, g0: &mut [f64], g1: &mut [f64], g2: &mut [f64], g3: &mut [f64]| {
+            |dim: usize,
+             args: &PointArgs<'_, f64>,
+             g0: &mut [f64],
+             g1: &mut [f64],
+             g2: &mut [f64],
+             g3: &mut [f64]| {
                 Ok(physics.eval_jacobian_f64(dim, args, g0, g1, g2, g3)?)
             },
             &mut out,

@@ -41,7 +41,10 @@ impl<R: Real> OpenClOperator<R> {
         if out.len() != len {
             return Err(Error::arg(
                 "out",
-                format!("expected {len} entries (n_nodes·N_comp²), got {}", out.len()),
+                format!(
+                    "expected {len} entries (n_nodes·N_comp²), got {}",
+                    out.len()
+                ),
             ));
         }
         self.disc.check_physics(physics, constants.len())?;

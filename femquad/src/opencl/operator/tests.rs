@@ -602,8 +602,9 @@ fn bp_timing() {
             }
         }
         // J(u)·v (default configuration, atomic) and diag(J) against one F(u)
-        let v = DeviceVector::<R>::from_host(device, &convert_slice(&Rng::new(2).vec(n, -1.0, 1.0)))
-            .unwrap();
+        let v =
+            DeviceVector::<R>::from_host(device, &convert_slice(&Rng::new(2).vec(n, -1.0, 1.0)))
+                .unwrap();
         let time = |op: &mut OpenClOperator<R>, what: &mut dyn FnMut(&mut OpenClOperator<R>)| {
             let mut times = Vec::new();
             for k in 0..23 {
@@ -631,7 +632,8 @@ fn bp_timing() {
         let (nv, ncl) = (mesh.n_vertices(), mesh.n_cells());
         let conn = ncl * (dim + 1) * 4;
         let jv_bytes = (3 * n * s + conn + nv * dim * s) as f64;
-        let diag_bytes = (n * s + space.n_nodes() * nc2 * s + conn + ncl * (dim * dim + 1) * s) as f64;
+        let diag_bytes =
+            (n * s + space.n_nodes() * nc2 * s + conn + ncl * (dim * dim + 1) * s) as f64;
         println!(
             "{dim}D P1 {:<10} {} {:<8} F(u) {:8.3} ms | J·v {:8.3} ms {:6.0} GB/s ({:5.1} % copy) | diag(J) {:8.3} ms = {:.2}× F(u), {:6.0} GB/s",
             physics.info().name,

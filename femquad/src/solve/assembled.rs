@@ -1,9 +1,11 @@
-//! Matrices and direct solvers as operators of the Krylov solvers.
+//! Assembled matrices and direct solvers ([`crate::sparse`]) as operators
+//! of the Krylov solvers. (Here rather than in `sparse`, so that `sparse`,
+//! which the residual's assembled Jacobian uses, does not depend on the
+//! solvers, which use the residual.)
 
-use super::csr::CsrMatrix;
-use super::direct::DirectSolver;
+use super::operator::LinearOperator;
 use crate::Result;
-use crate::solve::LinearOperator;
+use crate::sparse::{CsrMatrix, DirectSolver};
 
 /// `y = A x` ([`CsrMatrix::spmv`]) on host vectors: an assembled matrix as
 /// the operator of [`crate::solve::cg`] or [`crate::solve::gmres`].
