@@ -322,6 +322,7 @@ fn device_vcycle_equals_host_vcycle() {
 }
 
 /// Solves on the hierarchy with `pc`; returns (iterations, solution, levels).
+#[allow(clippy::too_many_arguments)] // a test helper: every knob of one solve
 fn solve_with<R: Real>(
     dim: usize,
     n0: usize,
