@@ -223,7 +223,7 @@ pub fn solve_on<R: Real>(
 pub fn hierarchy(dim: usize, n: usize, seed: u64) -> Result<MeshHierarchy> {
     let mut coarse = n;
     let mut refinements = 0;
-    while coarse % 2 == 0 && coarse / 2 >= 2 {
+    while coarse.is_multiple_of(2) && coarse / 2 >= 2 {
         coarse /= 2;
         refinements += 1;
     }
