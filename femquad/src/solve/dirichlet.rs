@@ -74,7 +74,6 @@ use crate::{Error, Real, Result};
 /// ```
 /// use femquad::physics::builtin::Poisson;
 /// use femquad::prelude::*;
-/// use femquad::multigrid::MeshHierarchy;
 ///
 /// # fn main() -> femquad::Result<()> {
 /// let coarse = unit_square(4, &MeshOptions::default())?;
