@@ -38,7 +38,6 @@
 //! A [`DirichletProblem`] solves on host `f64` vectors; the residual inside
 //! it may compute in `f32` or `f64` ([`crate::Real`]).
 
-mod assembled;
 mod cg;
 mod dirichlet;
 mod gmres;
@@ -47,6 +46,7 @@ mod newton;
 mod norms;
 mod operator;
 mod preconditioner;
+mod sparse_operators;
 
 pub use cg::{CgStats, cg};
 pub use dirichlet::DirichletProblem;

@@ -390,9 +390,14 @@ mod tests {
         match products {
             // one residual per step and per line-search trial, one product per GMRES iteration
             JacobianProducts::Exact => {
+                let halvings: usize = stats
+                    .step_lengths
+                    .iter()
+                    .map(|l| (-l.log2()).round() as usize)
+                    .sum();
                 assert_eq!(
                     stats.residual_evaluations,
-                    1 + stats.iterations,
+                    1 + stats.iterations + halvings,
                     "{stats:?}"
                 );
                 let gmres: usize = stats.linear_iterations.iter().sum();
