@@ -568,3 +568,42 @@ fn multigrid_errors_name_the_cause() {
         "{e}"
     );
 }
+
+/// On the device a V-cycle moves nothing between host and device but the
+/// coarsest level's right-hand side (down) and solution (up): no other
+/// array, no scalar read.
+#[test]
+fn a_device_vcycle_moves_only_the_coarse_vectors() {
+    let cl = backend();
+    let Backend::OpenCl { device, .. } = &cl else {
+        unreachable!()
+    };
+    for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
+        let (h, mut r) = residual_on::<f64>(dim, 2, 2, order, physics, &cl);
+        let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+        let mut levels =
+            ResidualLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
+        let u = r.vector().unwrap();
+        let c = physics.constants();
+        levels.setup(&mut r, physics.pointwise(), &u, &c).unwrap();
+        let b = r
+            .vector_from(&random::<f64>(r.space().n_dofs(), 3))
+            .unwrap();
+        let mut x = r.vector().unwrap();
+        // a first cycle (constants uploaded once per level operator)
+        levels
+            .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
+            .unwrap();
+        let before = device.stats();
+        levels
+            .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
+            .unwrap();
+        let after = device.stats();
+        let coarse = levels.multigrid().n_dofs(0).unwrap() as u64 * 8;
+        assert_eq!(after.array_bytes_read - before.array_bytes_read, coarse);
+        assert_eq!(after.vector_bytes - before.vector_bytes, coarse);
+        assert_eq!(after.scalar_reads, before.scalar_reads);
+        assert_eq!(after.coefficient_bytes, before.coefficient_bytes);
+        assert_eq!(after.geometry_bytes, before.geometry_bytes);
+    }
+}
