@@ -302,6 +302,12 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                     let base = op.config_for(physics, variant).unwrap();
                     for window in [true, false] {
                         let config = base.with_window(window);
+                        // windows need local memory: skip where they do not fit
+                        // (the error says so: DeviceLimit)
+                        if let Err(e) = op.shape_for(physics, variant, Some(config)) {
+                            assert!(window && e.to_string().contains("local memory"), "{e}");
+                            continue;
+                        }
                         let (ud, rd) = (u.as_device().unwrap(), r.as_device_mut().unwrap());
                         op.residual(physics, ud, &constants, rd, assembly, Some(config))
                             .unwrap();

@@ -501,22 +501,15 @@ pub fn default_config(
                 (n > 1).then_some(n / 2)
             });
         for n_bl in aligned.chain(unaligned) {
-            // node windows where they fit (gathering kernels only)
-            let windows: &[bool] = if variant.gather {
-                &[true, false]
-            } else {
-                &[false]
-            };
-            for &window in windows {
-                let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
-                    .with_threads_per_cell(n_tc)
-                    .with_geometry(geometry)
-                    .with_window(window);
-                let shape = KernelShape::new(case, variant, config, options)?;
-                match shape.check_device(device) {
-                    Ok(()) => return Ok(config),
-                    Err(e) => last_error = Some(e),
-                }
+            // no node windows by default: on the H200 they did not pay off
+            // (BENCHMARKS.md); the autotuner tries them
+            let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
+                .with_threads_per_cell(n_tc)
+                .with_geometry(geometry);
+            let shape = KernelShape::new(case, variant, config, options)?;
+            match shape.check_device(device) {
+                Ok(()) => return Ok(config),
+                Err(e) => last_error = Some(e),
             }
         }
     }

@@ -246,8 +246,10 @@ impl<R: Real> OpenClOperator<R> {
 
     /// The launch configuration of the kernel `variant` of `physics` when
     /// none is given: the one autotuned for this device and case (see
-    /// [`super::autotune`]), else the device default (computed geometry for
-    /// the gathering residual, stored geometry for the element kernel).
+    /// [`super::autotune`]), else the device default with stored geometry
+    /// (on the H200, stored `J⁻¹`/`det J` beat geometry computed from
+    /// gathered vertices in every measured case, BENCHMARKS.md; the
+    /// autotuner tries both).
     /// Resolved once per physics and variant, and remembered.
     pub fn config_for<P: Pointwise + ?Sized>(
         &self,
@@ -264,14 +266,7 @@ impl<R: Real> OpenClOperator<R> {
         let key = TuneKey::new(info, &case, variant, hash, &self.options);
         let config = match cached_config(info, &key, &self.options) {
             Some(c) => c,
-            None => {
-                let geometry = if variant.gather {
-                    GeometryMode::Computed
-                } else {
-                    GeometryMode::Stored
-                };
-                default_config(&case, variant, geometry, &self.options, info)?
-            }
+            None => default_config(&case, variant, GeometryMode::Stored, &self.options, info)?,
         };
         resolved.insert((hash, variant), config);
         Ok(config)
