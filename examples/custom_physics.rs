@@ -10,7 +10,10 @@
 //! macro differentiates the function (forward-mode automatic
 //! differentiation) and the tangent runs in the same fused kernel. No
 //! Jacobian is written by hand; `--jacobian differences` takes
-//! `J v ≈ (F(u + h v) − F(u))/h` instead, for comparison.
+//! `J v ≈ (F(u + h v) − F(u))/h` instead, for comparison. Each Newton
+//! step's GMRES is preconditioned by geometric multigrid on the mesh
+//! hierarchy, set up for that step's Jacobian (`--preconditioner jacobi` or
+//! `none` for comparison).
 //! The manufactured solution `u = exp(−|x|²)` gives `f` and `g`, so the
 //! program can check itself: it prints Newton's residual history on each
 //! mesh and the convergence table (`L²` error `O(h²)` for P1, `O(h³)` for P2).
@@ -20,7 +23,7 @@
 //! cargo run --release --example custom_physics -- --order 2 --dim 3
 //! cargo run --release --example custom_physics -- --native --vtu u.vtu
 //! cargo run --release --example custom_physics -- --jacobian differences
-//! cargo run --release --example custom_physics -- --mesh examples/meshes/lshape.msh
+//! cargo run --release --example custom_physics -- --mesh examples/meshes/lshape.msh --refine 2
 //! ```
 //!
 //! # The workflow in this file
@@ -31,11 +34,13 @@
 //!    `F(u)_i = ∫ φ_i f0 + ∇φ_i·f1`. Being generic over `const D` makes one
 //!    function serve 2D and 3D. Helpers ([`kappa`]) are `#[pointwise]`
 //!    functions too, listed in `helpers(…)`.
-//! 2. **Discretization** ([`solve`]): mesh → [`FunctionSpace`] (P1/P2) →
+//! 2. **Discretization** ([`solve_on`]): a coarse mesh refined into a
+//!    [`MeshHierarchy`]; on its finest mesh a [`FunctionSpace`] (P1/P2) →
 //!    [`Residual`] (quadrature, backend).
 //! 3. **Boundary conditions and solver**: [`DirichletProblem`] fixes the
 //!    boundary dofs and runs Newton–Krylov on the others, with the exact
-//!    Jacobian action of the physics ([`Residual::jacobian_action`]).
+//!    Jacobian action of the physics ([`Residual::jacobian_action`]) and a
+//!    multigrid V-cycle on the hierarchy as preconditioner.
 //! 4. **Checking and output**: [`l2_error`] against the exact solution,
 //!    [`Vtu`] for ParaView.
 
@@ -46,16 +51,18 @@ use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::Mesh;
-use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::gmsh::read_gmsh;
+use femquad::multigrid::MeshHierarchy;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::quadrature::Quadrature;
 use femquad::residual::Residual;
-use femquad::solve::{DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, l2_error};
+use femquad::solve::{
+    DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, Preconditioner, l2_error,
+};
 use femquad::space::FunctionSpace;
 use femquad::{Precision, Real, Result, pointwise};
 use femquad_examples::cli::{NEWTON_TOLERANCE, SolveArgs, end_quietly_on_broken_pipe};
-use femquad_examples::convergence::{Level, rate, table_header, table_row};
+use femquad_examples::convergence::{Level, hierarchy, rate, table_header, table_row};
 
 // ---------------------------------------------------------------------------
 // 1. The physics
@@ -126,9 +133,8 @@ pub struct Solved {
     pub seconds: f64,
 }
 
-/// Solves the problem on `mesh` with P`order` elements, residuals in
-/// precision `R` on `backend`, Newton to the relative residual `rtol` with
-/// Jacobian products `jacobian`.
+/// Solves the problem on `mesh` alone with P`order` elements (see
+/// [`solve_on`]; one mesh: the multigrid is a direct solve there).
 pub fn solve<R: Real>(
     mesh: &Mesh,
     order: usize,
@@ -136,15 +142,35 @@ pub fn solve<R: Real>(
     rtol: f64,
     jacobian: JacobianProducts,
 ) -> Result<Solved> {
+    let h = MeshHierarchy::single(mesh.clone());
+    solve_on::<R>(h, order, backend, rtol, jacobian, Preconditioner::default())
+}
+
+/// Solves the problem on the finest mesh of `hierarchy` with P`order`
+/// elements, residuals in precision `R` on `backend`, Newton to the
+/// relative residual `rtol` with Jacobian products `jacobian`, each GMRES
+/// solve preconditioned by `preconditioner` (multigrid on the hierarchy's
+/// levels by default, rebuilt at every Newton step).
+pub fn solve_on<R: Real>(
+    hierarchy: MeshHierarchy,
+    order: usize,
+    backend: &Backend,
+    rtol: f64,
+    jacobian: JacobianProducts,
+    preconditioner: Preconditioner,
+) -> Result<Solved> {
     let t0 = std::time::Instant::now();
+    let mesh = hierarchy.finest();
     let dim = mesh.dim();
     // the space of P1 or P2 elements, one component
     let space = FunctionSpace::new(mesh, Element::lagrange(dim, order)?, 1)?;
     // residual evaluation: quadrature of degree 2·order, OpenCL or native
     let quadrature = Quadrature::simplex(dim, 2 * order)?;
     let residual = Residual::<R>::new(mesh, space.clone(), quadrature, AuxSpace::None, backend)?;
-    // u = g on the boundary; Newton–Krylov for the interior values
-    let mut problem = DirichletProblem::on_boundary(residual, mesh, exact)?;
+    // u = g on the boundary; Newton–Krylov for the interior values, the
+    // multigrid on the hierarchy's levels
+    let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, exact)?;
+    problem.set_preconditioner(preconditioner);
     let newton = NewtonOptions {
         rtol,
         jacobian,
@@ -155,6 +181,10 @@ pub fn solve<R: Real>(
     // download the solution (it lives where the residual does) and check it
     // against the exact solution
     let u: Vec<f64> = u.to_host()?.iter().map(|v| v.to_f64()).collect();
+    let mesh = problem
+        .hierarchy()
+        .ok_or_else(|| femquad::Error::arg("hierarchy", "the problem lost its meshes"))?
+        .finest();
     let l2_error = l2_error(mesh, &space, &u, exact, 2 * order + 3)?;
     Ok(Solved {
         space,
@@ -183,7 +213,8 @@ pub fn write_vtu(path: &std::path::Path, mesh: &Mesh, s: &Solved, format: VtuFor
 /// femquad's thread-transposition kernel (or natively with --native); the
 /// interior dofs are found by Newton's method with GMRES, exact
 /// Jacobian-vector products from the macro's automatic differentiation of
-/// the physics (no Jacobian written by hand). Prints, for each mesh of n = n0·2^k intervals per side: h, cells,
+/// the physics (no Jacobian written by hand), each GMRES solve
+/// preconditioned by geometric multigrid. Prints, for each mesh of n = n0·2^k intervals per side: h, cells,
 /// dofs, Newton steps and GMRES iterations, the L2 error, its rate (expected
 /// 2 for P1, 3 for P2) and the seconds, then Newton's residual history. With
 /// --mesh, one solve on a Gmsh mesh instead; --vtu writes the finest
@@ -243,21 +274,32 @@ fn run<R: Real>(args: &SolveArgs, jacobian: JacobianProducts) -> Result<()> {
         JacobianProducts::Exact => "exact J v from the physics' derivatives",
         JacobianProducts::Differences => "J v from residual differences",
     };
-    println!("solver: Newton-Krylov (GMRES, {products}), relative tolerance {rtol:.0e}");
+    let preconditioner = args.preconditioner()?;
+    println!(
+        "solver: Newton-Krylov (GMRES, {products}, preconditioner: {}), relative tolerance \
+         {rtol:.0e}",
+        preconditioner.name()
+    );
     let format = if args.ascii {
         VtuFormat::Ascii
     } else {
         VtuFormat::Base64
     };
     if let Some(path) = &args.mesh {
-        let mesh = read_gmsh(path)?.mesh;
+        let h = MeshHierarchy::from_gmsh(&read_gmsh(path)?, args.refine)?;
+        let mesh = h.finest().clone();
         println!(
-            "mesh {}: {}D, {} cells\n",
+            "mesh {}{}: {}D, {} cells\n",
             path.display(),
+            if args.refine > 0 {
+                format!(" refined {} times", args.refine)
+            } else {
+                String::new()
+            },
             mesh.dim(),
             mesh.n_cells()
         );
-        let s = solve::<R>(&mesh, args.order, &backend, rtol, jacobian)?;
+        let s = solve_on::<R>(h, args.order, &backend, rtol, jacobian, preconditioner)?;
         println!("{}", table_header(true));
         println!("{}", table_row(&row(0, &mesh, &s, None)));
         println!("{}", newton_line(&s));
@@ -275,16 +317,17 @@ fn run<R: Real>(args: &SolveArgs, jacobian: JacobianProducts) -> Result<()> {
     let mut rows: Vec<Level> = Vec::new();
     let mut last = None;
     for n in sizes {
-        let mesh = unit_box(
-            args.dim,
-            n,
-            &MeshOptions {
-                shuffle: true,
-                seed: n as u64,
-                ..MeshOptions::default()
-            },
+        // the unit box of n intervals as a refined coarse mesh (multigrid's levels)
+        let h = hierarchy(args.dim, n, n as u64)?;
+        let mesh = h.finest().clone();
+        let s = solve_on::<R>(
+            h,
+            args.order,
+            &backend,
+            rtol,
+            jacobian,
+            preconditioner.clone(),
         )?;
-        let s = solve::<R>(&mesh, args.order, &backend, rtol, jacobian)?;
         let r = row(n, &mesh, &s, rows.last());
         println!("{}", table_row(&r));
         println!("{}", newton_line(&s));

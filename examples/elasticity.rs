@@ -16,7 +16,9 @@
 //! `F(u)_{i,c} = ∫ ∇φ_i·σ_c(u) − φ_i f_c` are evaluated by the OpenCL
 //! thread-transposition kernel (or natively with `--native`); the linear
 //! system on the interior dofs is solved matrix-free by conjugate
-//! gradients with `A v` taken from residual evaluations.
+//! gradients with `A v = J v` the exact Jacobian action, preconditioned by
+//! a geometric multigrid V-cycle (point-block Jacobi–Chebyshev smoothing of
+//! the `d × d` blocks of each node) on the hierarchy of refined meshes.
 //!
 //! ```text
 //! cargo run --release --example elasticity                        # 2D P1
@@ -41,7 +43,8 @@ use femquad_examples::convergence::Manufactured;
 /// The displacement has dim components per node (interleaved). Every
 /// residual is evaluated by femquad's OpenCL thread-transposition kernel (or
 /// natively with --native); the linear system for the interior dofs is
-/// solved matrix-free by conjugate gradients. Prints, for each mesh of
+/// solved matrix-free by conjugate gradients, preconditioned by geometric
+/// multigrid on the refined meshes. Prints, for each mesh of
 /// n = n0·2^k intervals per side: h, cells, dofs, CG iterations, the L2
 /// error, its rate (expected 2 for P1, 3 for P2) and the seconds. With
 /// --mesh, one solve on a Gmsh mesh instead; --vtu writes the finest

@@ -14,18 +14,22 @@
 //! thread-transposition kernel (PoCL on a CPU, or a GPU), or natively with
 //! `--native`. The problem is linear, so the system `A u_f = b` on the free
 //! (interior) dofs is solved matrix-free by conjugate gradients, with
-//! `A v = (F(u_D + s v) − F(u_D))/s` taken from residual evaluations
-//! (`femquad::solve::DirichletProblem`).
+//! `A v = J v` the exact Jacobian action of the physics, preconditioned by a
+//! geometric multigrid V-cycle on the hierarchy of refined meshes (each mesh
+//! of the study is a coarse mesh refined uniformly), so the iterations stay
+//! bounded as the mesh is refined (`femquad::solve::DirichletProblem`,
+//! `femquad::multigrid`; `--preconditioner jacobi|none` for comparison).
 //!
 //! ```text
 //! cargo run --release --example laplacian                       # 2D P1, 5 levels, OpenCL
 //! cargo run --release --example laplacian -- --dim 3 --order 2  # 3D P2
 //! cargo run --release --example laplacian -- --native --vtu u.vtu
-//! cargo run --release --example laplacian -- --mesh examples/meshes/lshape.msh --order 2
+//! cargo run --release --example laplacian -- --mesh examples/meshes/lshape.msh --order 2 --refine 2
+//! cargo run --release --example laplacian -- --preconditioner none   # CG without multigrid
 //! ```
 //!
 //! Options: `--dim 2|3`, `--order 1|2`, `--levels L`, `--n0 N` (meshes of
-//! `N·2^k` intervals per side), `--native`, `--device NAME`, `--precision
+//! `N·2^k` intervals per side), `--preconditioner mg|jacobi|none`, `--native`, `--device NAME`, `--precision
 //! f64|f32`, `--mesh FILE.msh` (one solve on a Gmsh mesh), `--vtu FILE`
 //! (solution, exact solution and error for ParaView), `--tol`; `--help`
 //! for all.
@@ -42,7 +46,8 @@ use femquad_examples::convergence::Manufactured;
 ///
 /// Every residual is evaluated by femquad's OpenCL thread-transposition
 /// kernel (or natively with --native); the linear system for the interior
-/// dofs is solved matrix-free by conjugate gradients. Prints, for each mesh
+/// dofs is solved matrix-free by conjugate gradients, preconditioned by
+/// geometric multigrid on the refined meshes. Prints, for each mesh
 /// of n = n0·2^k intervals per side: h, cells, dofs, CG iterations, the L2
 /// error, its rate (expected 2 for P1, 3 for P2) and the seconds. With
 /// --mesh, one solve on a Gmsh mesh instead; --vtu writes the finest

@@ -8,6 +8,7 @@
 #
 # .gpu/ afterwards holds:
 #   femquad-bench          the stripped release binary (dlopens libOpenCL.so.1 at run time)
+#   solve_bench            the solve benchmark (examples/solve_bench.rs: CG + multigrid to 1e-8)
 #   t_*                    release test binaries that use OpenCL (run on the GPU too)
 #   lib/libOpenCL.so.1     an OpenCL ICD loader (Debian's ocl-icd-libopencl1), used by
 #                          gpu-bench.sh only if the device machine has none
@@ -20,12 +21,15 @@ mkdir -p .gpu/lib
 rm -f .gpu/benchmark # the binary's name before it became its own crate
 cp target/release/femquad-bench .gpu/femquad-bench
 strip .gpu/femquad-bench 2>/dev/null || true
+cargo build --release --example solve_bench
+cp target/release/examples/solve_bench .gpu/solve_bench
+strip .gpu/solve_bench 2>/dev/null || true
 
 # The OpenCL test binaries, run on the GPU by gpu-bench.sh's `tests` stage.
 rm -f .gpu/t_*
 {
   cargo test --release --no-run -p femquad --lib --test residual_device --test device_vector \
-    --test device_solvers --test autotune --test pointwise_opencl --test pointwise_ad --test jacobian 2>&1
+    --test device_solvers --test autotune --test pointwise_opencl --test pointwise_ad --test jacobian --test multigrid 2>&1
   cargo test --release --no-run --test convergence --test newton 2>&1
 } | sed -n -e 's/.*Executable unittests src\/lib\.rs (\(.*\))/lib \1/p' \
     -e 's/.*Executable \(femquad\/\)\{0,1\}tests\/\([a-z_]*\)\.rs (\(.*\))/\2 \3/p' |

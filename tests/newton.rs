@@ -10,12 +10,12 @@
 #[path = "../examples/custom_physics.rs"]
 mod custom_physics;
 
-use custom_physics::{ReactionDiffusion, exact, solve};
+use custom_physics::{ReactionDiffusion, exact, solve, solve_on};
 use femquad::backend::Backend;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::opencl::DeviceSelector;
 use femquad::physics::Pointwise;
-use femquad::solve::{JacobianProducts, NewtonOptions};
+use femquad::solve::{JacobianProducts, NewtonOptions, Preconditioner};
 
 const EXACT: JacobianProducts = JacobianProducts::Exact;
 
@@ -79,7 +79,11 @@ fn newton_converges_quadratically_to_the_tolerance() {
 #[test]
 fn exact_products_need_fewer_residual_evaluations() {
     let m = mesh(2, 16);
-    let run = |p| solve::<f64>(&m, 1, &Backend::native(), 1e-10, p).unwrap();
+    // without preconditioner: GMRES iterations, hence products, dominate
+    let run = |p| {
+        let h = femquad::multigrid::MeshHierarchy::single(m.clone());
+        solve_on::<f64>(h, 1, &Backend::native(), 1e-10, p, Preconditioner::None).unwrap()
+    };
     let (exact, differences) = (run(EXACT), run(JacobianProducts::Differences));
     eprintln!(
         "exact: {} residuals + {} J·v, {} Newton steps; differences: {} residuals, {} steps",
@@ -168,4 +172,42 @@ fn the_physics_reads_what_it_uses() {
     assert!(!info.reads.a && !info.reads.constants);
     assert_eq!(info.dims, &[2, 3]);
     assert!(ReactionDiffusion.opencl_source().contains("exp("));
+}
+
+/// Newton–Krylov with the multigrid rebuilt at every Newton step on the
+/// refinement hierarchy (the example's default): few GMRES iterations per
+/// step, bounded under refinement, and the solution of the unpreconditioned
+/// solve.
+#[test]
+fn multigrid_preconditioned_newton_on_a_hierarchy() {
+    use femquad_examples::convergence::hierarchy;
+    let mut rows = Vec::new();
+    for n in [8, 16, 32] {
+        let run = |pc| {
+            solve_on::<f64>(
+                hierarchy(2, n, 3).unwrap(),
+                1,
+                &Backend::native(),
+                1e-10,
+                EXACT,
+                pc,
+            )
+            .unwrap()
+        };
+        let (mg, none) = (run(Preconditioner::default()), run(Preconditioner::None));
+        let diff =
+            mg.u.iter()
+                .zip(&none.u)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff < 1e-8, "n = {n}: {diff:e}");
+        rows.push((
+            n,
+            mg.newton.linear_iterations.clone(),
+            none.newton.linear_iterations.clone(),
+        ));
+    }
+    eprintln!("GMRES iterations per Newton step (n, multigrid, none): {rows:?}");
+    for (_, mg, _) in &rows {
+        assert!(mg.iter().all(|&i| i <= 10), "{rows:?}");
+    }
 }

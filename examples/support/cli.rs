@@ -10,12 +10,14 @@ use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use femquad::backend::Backend;
 use femquad::mesh::gmsh::read_gmsh;
+use femquad::multigrid::MeshHierarchy;
 use femquad::opencl::DeviceSelector;
 use femquad::output::VtuFormat;
+use femquad::solve::Preconditioner;
 use femquad::{Error, Precision, Real, Result};
 
 use crate::convergence::{
-    Level, Manufactured, SolveOptions, level, solve, study, table_header, table_row, write_vtu,
+    Level, Manufactured, SolveOptions, level, solve_on, study, table_header, table_row, write_vtu,
 };
 
 /// Printing into a closed pipe (`cargo run --example laplacian | head -1`)
@@ -137,6 +139,15 @@ pub struct SolveArgs {
     /// Largest number of Krylov iterations of one solve.
     #[arg(long, default_value_t = 20_000)]
     pub max_iter: usize,
+    /// Preconditioner of the Krylov solves: mg (geometric multigrid on the
+    /// refinement hierarchy: iterations bounded under refinement), jacobi
+    /// (point-block Jacobi) or none.
+    #[arg(long, default_value = "mg", value_parser = ["mg", "jacobi", "none"])]
+    pub preconditioner: String,
+    /// With --mesh: refine the Gmsh mesh this many times (boundary groups
+    /// kept) and solve on the finest, the multigrid using every level.
+    #[arg(long, default_value_t = 0, requires = "mesh")]
+    pub refine: usize,
 }
 
 impl SolveArgs {
@@ -178,6 +189,20 @@ impl SolveArgs {
             None => DeviceSelector::from_env(),
         };
         Backend::opencl(&selector)
+    }
+
+    /// The preconditioner `--preconditioner` names (multigrid with its
+    /// default options for `mg`).
+    pub fn preconditioner(&self) -> Result<Preconditioner> {
+        match self.preconditioner.as_str() {
+            "mg" => Ok(Preconditioner::default()),
+            "jacobi" => Ok(Preconditioner::Jacobi),
+            "none" => Ok(Preconditioner::None),
+            other => Err(Error::arg(
+                "--preconditioner",
+                format!("`{other}` is not mg, jacobi or none"),
+            )),
+        }
     }
 
     /// The solver tolerance: `--tol`, else the program's default for the
@@ -411,6 +436,7 @@ pub fn run_example(
     let backend = args.backend()?;
     let mut opts = SolveOptions::new(args.order, backend, args.tolerance(default_tol));
     opts.max_iter = args.max_iter;
+    opts.preconditioner = args.preconditioner()?;
     match args.precision {
         Precision::F64 => run_typed::<f64>(problem, args, &opts, &sizes),
         Precision::F32 => run_typed::<f32>(problem, args, &opts, &sizes),
@@ -426,7 +452,14 @@ fn run_typed<R: Real>(
     let solver = if problem.linear {
         "conjugate gradients"
     } else {
-        "Newton-Krylov (GMRES, finite-difference Jacobian products)"
+        "Newton-Krylov (GMRES, exact Jacobian products)"
+    };
+    let preconditioner = match opts.preconditioner {
+        Preconditioner::Multigrid(_) => {
+            "geometric multigrid (V-cycle, Chebyshev/point-block Jacobi)"
+        }
+        Preconditioner::Jacobi => "point-block Jacobi",
+        Preconditioner::None => "no preconditioner",
     };
     println!("femquad {}: {}", problem.name, problem.description);
     println!(
@@ -435,7 +468,10 @@ fn run_typed<R: Real>(
         R::PRECISION.name(),
         opts.backend.describe()
     );
-    println!("solver: {solver}, relative tolerance {:.0e}", opts.tol);
+    println!(
+        "solver: {solver} with {preconditioner}, relative tolerance {:.0e}",
+        opts.tol
+    );
     let format = if args.ascii {
         VtuFormat::Ascii
     } else {
@@ -443,7 +479,8 @@ fn run_typed<R: Real>(
     };
     if let Some(path) = &args.mesh {
         let gmsh = read_gmsh(path)?;
-        let mesh = &gmsh.mesh;
+        let hierarchy = MeshHierarchy::from_gmsh(&gmsh, args.refine)?;
+        let mesh = &hierarchy.finest().clone();
         println!(
             "mesh {}: {}D, {} cells, {} vertices{}{}",
             path.display(),
@@ -461,8 +498,16 @@ fn run_typed<R: Real>(
                 ""
             },
         );
+        if args.refine > 0 {
+            println!(
+                "refined {} times: {} cells, {} vertices",
+                args.refine,
+                mesh.n_cells(),
+                mesh.n_vertices()
+            );
+        }
         println!("Dirichlet conditions from the exact solution on all boundary nodes\n");
-        let s = solve::<R>(problem, mesh, opts)?;
+        let s = solve_on::<R>(problem, hierarchy, opts)?;
         let row = level(0, mesh, &s, None);
         println!("{}", table_header(!problem.linear));
         println!("{}", table_row(&row));

@@ -10,12 +10,16 @@
 //! 3. a [`DirichletProblem`] fixing the boundary dofs to the exact
 //!    solution, solved on the free dofs by matrix-free conjugate gradients
 //!    (linear physics) or Newton–Krylov (nonlinear physics), every operator
-//!    application being a residual evaluation;
+//!    application an exact Jacobian action, preconditioned by geometric
+//!    multigrid on the mesh hierarchy (or as [`SolveOptions::preconditioner`]
+//!    says);
 //! 4. the `L²` error against the exact solution ([`l2_error_cells`]) by a
 //!    quadrature of degree `2·order + 3`.
 //!
 //! A study ([`study`]) repeats it on the unit square or cube with `n`
-//! intervals per side for each `n` given, and reports
+//! intervals per side for each `n` given — each mesh the uniform refinement
+//! of a coarse mesh of `n_c` intervals ([`hierarchy`]), whose levels the
+//! multigrid uses — and reports
 //! `rate = log(e_{k−1}/e_k) / log(h_{k−1}/h_k)` with `h` the longest edge
 //! ([`Mesh::h_max`]).
 
@@ -27,11 +31,14 @@ use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::multigrid::MeshHierarchy;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::Pointwise;
 use femquad::quadrature::{Quadrature, default_degree};
 use femquad::residual::Residual;
-use femquad::solve::{DirichletProblem, NewtonOptions, NewtonStats, l2_error_cells};
+use femquad::solve::{
+    DirichletProblem, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
+};
 use femquad::space::FunctionSpace;
 use femquad::{Real, Result};
 
@@ -102,11 +109,13 @@ pub struct SolveOptions {
     pub max_iter: usize,
     /// Newton's options for nonlinear problems (`rtol` is replaced by `tol`).
     pub newton: NewtonOptions,
+    /// The preconditioner of the Krylov solves (default: multigrid).
+    pub preconditioner: Preconditioner,
 }
 
 impl SolveOptions {
     /// Order `order` on `backend`, tolerance `tol`, 20 000 iterations at most,
-    /// default Newton options.
+    /// default Newton options, multigrid.
     pub fn new(order: usize, backend: Backend, tol: f64) -> SolveOptions {
         SolveOptions {
             order,
@@ -114,6 +123,7 @@ impl SolveOptions {
             tol,
             max_iter: 20_000,
             newton: NewtonOptions::default(),
+            preconditioner: Preconditioner::default(),
         }
     }
 }
@@ -136,29 +146,43 @@ pub struct Solution {
     pub l2_error: f64,
     /// Wall-clock seconds of the solve (setup included, error excluded).
     pub seconds: f64,
+    /// Multigrid levels (0 without multigrid).
+    pub levels: usize,
 }
 
-/// Solves `problem` on `mesh` with Dirichlet conditions from the exact
-/// solution on every boundary node, residuals in precision `R`, and
-/// measures the `L²` error (see the [module docs](self)).
+/// Solves `problem` on `mesh` alone (a hierarchy of one level: with
+/// multigrid, the coarse solve is the whole problem) — see [`solve_on`].
 pub fn solve<R: Real>(
     problem: &Manufactured,
     mesh: &Mesh,
     opts: &SolveOptions,
 ) -> Result<Solution> {
+    solve_on::<R>(problem, MeshHierarchy::single(mesh.clone()), opts)
+}
+
+/// Solves `problem` on the finest mesh of `hierarchy` with Dirichlet
+/// conditions from the exact solution on every boundary node, residuals in
+/// precision `R`, the multigrid (if chosen) on the hierarchy's levels, and
+/// measures the `L²` error (see the [module docs](self)).
+pub fn solve_on<R: Real>(
+    problem: &Manufactured,
+    hierarchy: MeshHierarchy,
+    opts: &SolveOptions,
+) -> Result<Solution> {
     let t0 = Instant::now();
-    let dim = mesh.dim();
+    let dim = hierarchy.finest().dim();
     let element = Element::lagrange(dim, opts.order)?;
-    let space = FunctionSpace::new(mesh, element, problem.n_comp(dim))?;
+    let space = FunctionSpace::new(hierarchy.finest(), element, problem.n_comp(dim))?;
     let quadrature = Quadrature::simplex(dim, default_degree(opts.order))?;
     let residual = Residual::<R>::new(
-        mesh,
+        hierarchy.finest(),
         space.clone(),
         quadrature,
         AuxSpace::None,
         &opts.backend,
     )?;
-    let mut dirichlet = DirichletProblem::on_boundary(residual, mesh, problem.exact)?;
+    let mut dirichlet = DirichletProblem::on_hierarchy(residual, hierarchy, problem.exact)?;
+    dirichlet.set_preconditioner(opts.preconditioner.clone());
     let (u, krylov_iterations, newton) = if problem.linear {
         let (u, stats) =
             dirichlet.solve_linear(problem.physics, problem.constants, opts.tol, opts.max_iter)?;
@@ -174,17 +198,45 @@ pub fn solve<R: Real>(
     let seconds = t0.elapsed().as_secs_f64();
     // the solution is downloaded once, for the error and the output
     let u: Vec<f64> = u.to_host()?.iter().map(|v| v.to_f64()).collect();
+    let mesh = dirichlet
+        .hierarchy()
+        .ok_or_else(|| femquad::Error::arg("hierarchy", "the problem lost its meshes"))?
+        .finest();
     let cell_errors = l2_error_cells(mesh, &space, &u, problem.exact, 2 * opts.order + 3)?;
     Ok(Solution {
         l2_error: cell_errors.iter().sum::<f64>().sqrt(),
         cell_errors,
         evaluations: dirichlet.evaluations(),
+        levels: dirichlet.multigrid_report().map_or(0, |r| r.levels.len()),
         space,
         u,
         krylov_iterations,
         newton,
         seconds,
     })
+}
+
+/// The hierarchy whose finest mesh is the unit square or cube (`dim`) of
+/// `n` intervals per side: a coarse mesh of `n_c` intervals (`n` halved
+/// while it stays even and at least 2; vertex numbering and cell order
+/// shuffled with `seed`) refined `log₂(n/n_c)` times.
+pub fn hierarchy(dim: usize, n: usize, seed: u64) -> Result<MeshHierarchy> {
+    let mut coarse = n;
+    let mut refinements = 0;
+    while coarse.is_multiple_of(2) && coarse / 2 >= 2 {
+        coarse /= 2;
+        refinements += 1;
+    }
+    let mesh = unit_box(
+        dim,
+        coarse,
+        &MeshOptions {
+            jitter: 0.0,
+            shuffle: true,
+            seed,
+        },
+    )?;
+    MeshHierarchy::new(&mesh, refinements)
 }
 
 /// One row of a convergence table.
@@ -237,6 +289,8 @@ pub struct Study {
     pub levels: Vec<Level>,
     /// The finest mesh.
     pub mesh: Mesh,
+    /// The hierarchy whose finest mesh it is.
+    pub hierarchy: MeshHierarchy,
     /// The solution on it.
     pub solution: Solution,
 }
@@ -249,8 +303,9 @@ impl Study {
 }
 
 /// Solves `problem` on the unit square or cube (`dim`) for every `n` in
-/// `sizes` (vertex numbering and cell order shuffled, geometry structured)
-/// and calls `report` with each row as soon as it is done.
+/// `sizes` ([`hierarchy`]: nested uniform refinements, which convergence
+/// rates need; vertex numbering and cell order shuffled, geometry
+/// structured) and calls `report` with each row as soon as it is done.
 pub fn study<R: Real>(
     problem: &Manufactured,
     dim: usize,
@@ -261,28 +316,21 @@ pub fn study<R: Real>(
     let mut levels: Vec<Level> = Vec::new();
     let mut finest = None;
     for &n in sizes {
-        // Shuffled numbering exercises unstructured memory access; the
-        // meshes are the nested uniform refinements that convergence rates need.
-        let mesh = unit_box(
-            dim,
-            n,
-            &MeshOptions {
-                jitter: 0.0,
-                shuffle: true,
-                seed: n as u64,
-            },
-        )?;
-        let s = solve::<R>(problem, &mesh, opts)?;
+        // Shuffled numbering exercises unstructured memory access.
+        let h = hierarchy(dim, n, n as u64)?;
+        let (mesh, keep) = (h.finest().clone(), h.clone());
+        let s = solve_on::<R>(problem, h, opts)?;
         let row = level(n, &mesh, &s, levels.last());
         report(&row);
         levels.push(row);
-        finest = Some((mesh, s));
+        finest = Some((mesh, keep, s));
     }
-    let (mesh, solution) =
+    let (mesh, hierarchy, solution) =
         finest.ok_or_else(|| femquad::Error::arg("sizes", "no mesh size given"))?;
     Ok(Study {
         levels,
         mesh,
+        hierarchy,
         solution,
     })
 }

@@ -26,13 +26,14 @@
 //!          │
 //!          ▼
 //! solvers on vectors that live where the residual lives: CG, GMRES, Newton–Krylov,
-//! Dirichlet problems; output (VTU)
+//! Dirichlet problems, preconditioned by multigrid (refined hierarchy, Chebyshev /
+//! point-block Jacobi smoothing, faer direct coarse solve); output (VTU)
 //! ```
 //! Module names follow the boxes: [`mesh`], [`space`], [`geometry`],
 //! [`quadrature`], [`element`], [`tabulation`], [`physics`],
 //! [`discretization`] (what an integration is), [`native`] and [`opencl`]
 //! (the two backends, chosen by [`backend::Backend`]), [`residual`],
-//! [`solve`], [`output`], and [`perf_model`]. Array layouts are fixed in
+//! [`multigrid`], [`solve`], [`output`], and [`perf_model`]. Array layouts are fixed in
 //! one place, [`layout`]. A program needs only [`prelude`].
 //!
 //! ## In libCEED's terms
@@ -57,6 +58,7 @@ pub mod error;
 pub mod geometry;
 pub mod layout;
 pub mod mesh;
+pub mod multigrid;
 pub mod native;
 pub mod opencl;
 pub mod output;

@@ -8,7 +8,8 @@
 //! [`unit_cube`], [`unit_box`], and [`read_gmsh`]), the discretization
 //! ([`Element`], [`FunctionSpace`], [`Quadrature`], [`AuxSpace`]), where it
 //! runs ([`Backend`], [`DeviceSelector`]), the operator and its solve
-//! ([`Residual`], [`DirichletProblem`]), output ([`Vtu`], [`VtuFormat`]),
+//! ([`Residual`], [`DirichletProblem`], its [`MeshHierarchy`] for
+//! multigrid and [`Preconditioner`]), output ([`Vtu`], [`VtuFormat`]),
 //! physics ([`macro@pointwise`], [`Pointwise`]), precision ([`Real`],
 //! [`Precision`]) and errors ([`Error`], [`Result`]).
 
@@ -17,11 +18,12 @@ pub use crate::backend::Backend;
 pub use crate::element::Element;
 pub use crate::mesh::gmsh::{GmshMesh, read_gmsh};
 pub use crate::mesh::{Mesh, MeshOptions, unit_box, unit_cube, unit_square};
+pub use crate::multigrid::MeshHierarchy;
 pub use crate::opencl::DeviceSelector;
 pub use crate::output::{Vtu, VtuFormat};
 pub use crate::quadrature::Quadrature;
 pub use crate::residual::Residual;
-pub use crate::solve::DirichletProblem;
+pub use crate::solve::{DirichletProblem, Preconditioner};
 pub use crate::space::FunctionSpace;
 pub use crate::vector::{Vector, VectorOps};
 pub use crate::{Error, Precision, Real, Result};

@@ -271,7 +271,7 @@ impl FunctionSpace {
 
     /// Checks that `mesh` is the mesh this space was built on (dimension,
     /// counts and cell vertices).
-    fn check_mesh(&self, mesh: &Mesh) -> Result<()> {
+    pub(crate) fn check_mesh(&self, mesh: &Mesh) -> Result<()> {
         let nv = self.dim + 1;
         let n_b = self.n_basis();
         let same = mesh.dim() == self.dim

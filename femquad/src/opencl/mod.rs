@@ -1,12 +1,14 @@
 //! The OpenCL backend: device selection, the thread-transposition kernel
 //! (template in `kernels/integrate.cl`), its blocking parameters, program
-//! cache and launches; device-resident vectors ([`vector`]).
+//! cache and launches; device-resident vectors ([`vector`]); the multigrid
+//! kernels ([`multigrid`]: transfers, point-block Jacobi).
 
 pub mod autotune;
 pub mod bandwidth;
 pub mod case;
 pub mod context;
 pub mod device;
+pub mod multigrid;
 pub mod operator;
 pub mod options;
 pub mod probe;

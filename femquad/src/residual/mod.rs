@@ -187,6 +187,19 @@ impl<R: Real> Residual<R> {
         Ok(())
     }
 
+    /// The backend this residual evaluates on (the same device and kernel
+    /// options, or the same native execution), e.g. to build the residuals
+    /// of coarser multigrid levels alike.
+    pub fn backend(&self) -> Backend {
+        match &self.imp {
+            Imp::Native(n) => Backend::Native(n.execution),
+            Imp::OpenCl(d) => Backend::OpenCl {
+                device: d.op.device().clone(),
+                options: d.op.options().clone(),
+            },
+        }
+    }
+
     /// Where the residual's vectors live: the host (native backend) or
     /// its device (OpenCL backend).
     pub fn location(&self) -> Location {

@@ -1,13 +1,19 @@
 //! Dirichlet conditions: fix some dofs, solve for the others — on the
 //! residual's backend, with every vector where the residual lives.
 
+use std::cell::RefCell;
+
 use super::cg::{CgStats, cg};
-use super::newton::{NewtonOptions, NewtonStats, newton_krylov};
+use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
+use super::operator::{LinearOperator, NewtonPreconditioner};
+use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::error::check_len;
 use crate::mesh::Mesh;
+use crate::multigrid::{MeshHierarchy, SetupReport};
 use crate::physics::Pointwise;
 use crate::residual::Residual;
 use crate::space::FunctionSpace;
+use crate::sparse::Factorization;
 use crate::vector::{IndexSet, Vector, VectorOps};
 use crate::{Error, Real, Result};
 
@@ -45,6 +51,46 @@ use crate::{Error, Real, Result};
 ///
 /// Vectors are [`Vector`]s of the residual's precision `R`, made with
 /// [`Residual::vector`] / [`Residual::vector_from`].
+///
+/// # Preconditioning
+/// Both solvers are preconditioned ([`Preconditioner`]), by default with
+/// geometric multigrid ([`crate::multigrid`]) on the problem's
+/// [`MeshHierarchy`]: one V-cycle per Krylov iteration, set up for the
+/// Jacobian at the current state (once per linear solve, once per Newton
+/// step), with the fixed dofs of every level derived from `D` — so the
+/// iteration counts stay bounded as the mesh is refined.
+/// [`DirichletProblem::on_hierarchy`] gives the problem a coarse mesh and
+/// its refinements (build the residual on [`MeshHierarchy::finest`]);
+/// [`DirichletProblem::on_boundary`] knows only its one mesh, whose
+/// "hierarchy" has one level, so its multigrid is the direct solve of the
+/// assembled operator (P1), or one P2 → P1 step above it (P2): exact, but
+/// only affordable for small meshes (the coarsest level is limited to
+/// [`MultigridOptions::max_coarse_dofs`](crate::multigrid::MultigridOptions)
+/// dofs, with an error that says so). [`DirichletProblem::set_preconditioner`]
+/// chooses point-block Jacobi or none instead, e.g. for comparisons.
+///
+/// # Example
+/// Poisson's equation on a refined square, multigrid-preconditioned CG:
+/// ```
+/// use femquad::physics::builtin::Poisson;
+/// use femquad::prelude::*;
+///
+/// # fn main() -> femquad::Result<()> {
+/// let coarse = unit_square(4, &MeshOptions::default())?;
+/// let hierarchy = MeshHierarchy::new(&coarse, 3)?; // 32·4³ triangles
+/// let element = Element::lagrange(2, 1)?;
+/// let space = FunctionSpace::new(hierarchy.finest(), element, 1)?;
+/// let quadrature = Quadrature::default_for(&element)?;
+/// let residual = Residual::<f64>::new(
+///     hierarchy.finest(), space, quadrature, AuxSpace::None, &Backend::native())?;
+/// let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, |_, g| g[0] = 0.0)?;
+/// let (u, stats) = problem.solve_linear(&Poisson, &[1.0], 1e-8, 100)?;
+/// assert!(stats.iterations <= 10);
+/// assert_eq!(problem.multigrid_report().unwrap().levels.len(), 4);
+/// # let _ = u;
+/// # Ok(())
+/// # }
+/// ```
 pub struct DirichletProblem<R: Real> {
     residual: Residual<R>,
     fixed: Vec<u32>,
@@ -56,6 +102,10 @@ pub struct DirichletProblem<R: Real> {
     fixed_set: IndexSet,
     constants: Vec<R>,
     evaluations: usize,
+    /// The meshes of multigrid (`None` for [`DirichletProblem::new`]).
+    hierarchy: Option<MeshHierarchy>,
+    preconditioner: Preconditioner,
+    pc: PreconditionerState<R>,
 }
 
 impl<R: Real> DirichletProblem<R> {
@@ -97,6 +147,9 @@ impl<R: Real> DirichletProblem<R> {
             fixed_set,
             constants: Vec::new(),
             evaluations: 0,
+            hierarchy: None,
+            preconditioner: Preconditioner::default(),
+            pc: PreconditionerState::default(),
         })
     }
 
@@ -114,7 +167,118 @@ impl<R: Real> DirichletProblem<R> {
     ) -> Result<Self> {
         let dofs = residual.space().boundary_dofs(mesh)?;
         let values = residual.space().interpolate(mesh, g)?;
-        Self::new(residual, &dofs, &values)
+        let mut p = Self::new(residual, &dofs, &values)?;
+        p.hierarchy = Some(MeshHierarchy::single(mesh.clone()));
+        Ok(p)
+    }
+
+    /// [`DirichletProblem::on_boundary`] of the finest mesh of `hierarchy`,
+    /// whose levels the multigrid preconditioner uses (the default): the
+    /// residual must be built on [`MeshHierarchy::finest`].
+    ///
+    /// # Errors
+    /// Those of [`DirichletProblem::on_boundary`] (e.g. a residual on
+    /// another mesh).
+    pub fn on_hierarchy(
+        residual: Residual<R>,
+        hierarchy: MeshHierarchy,
+        g: impl Fn(&[f64], &mut [f64]) + Sync,
+    ) -> Result<Self> {
+        let mesh = hierarchy.finest();
+        let dofs = residual.space().boundary_dofs(mesh)?;
+        let values = residual.space().interpolate(mesh, g)?;
+        Self::new(residual, &dofs, &values)?.with_hierarchy(hierarchy)
+    }
+
+    /// Gives the problem the meshes of its multigrid preconditioner:
+    /// `hierarchy.finest()` must be the residual's mesh. The fixed dofs of
+    /// the coarser levels follow from the problem's (see
+    /// [`LevelSpaces::fixed_dofs`](crate::multigrid::LevelSpaces::fixed_dofs)).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `hierarchy` if the residual's space
+    /// is not on its finest mesh.
+    pub fn with_hierarchy(mut self, hierarchy: MeshHierarchy) -> Result<Self> {
+        self.residual
+            .space()
+            .check_mesh(hierarchy.finest())
+            .map_err(|_| {
+                Error::arg(
+                    "hierarchy",
+                    "its finest mesh is not the residual's mesh (build the residual on                      MeshHierarchy::finest())",
+                )
+            })?;
+        self.hierarchy = Some(hierarchy);
+        self.pc.clear();
+        Ok(self)
+    }
+
+    /// The meshes of the multigrid preconditioner, if the problem has them.
+    pub fn hierarchy(&self) -> Option<&MeshHierarchy> {
+        self.hierarchy.as_ref()
+    }
+
+    /// Chooses the preconditioner of the next solves.
+    pub fn set_preconditioner(&mut self, preconditioner: Preconditioner) {
+        if preconditioner != self.preconditioner {
+            self.pc.clear();
+        }
+        self.preconditioner = preconditioner;
+    }
+
+    /// The preconditioner of the solves.
+    pub fn preconditioner(&self) -> &Preconditioner {
+        &self.preconditioner
+    }
+
+    /// Builds what the preconditioner needs before its first setup (the
+    /// multigrid levels: coarse residuals, spaces, transfers and device
+    /// vectors), so that it can be timed apart; the solves do it when
+    /// needed.
+    ///
+    /// # Errors
+    /// Those of [`ResidualLevels::new`](crate::multigrid::ResidualLevels::new);
+    /// [`Error::InvalidArgument`] naming `preconditioner` for multigrid
+    /// without a hierarchy.
+    pub fn prepare_preconditioner(&mut self) -> Result<()> {
+        self.pc.prepare(
+            &self.preconditioner,
+            self.hierarchy.as_ref(),
+            &self.residual,
+            &self.fixed,
+        )
+    }
+
+    /// What the multigrid's last setup found (levels, eigenvalue estimates,
+    /// seconds), if multigrid has been set up.
+    pub fn multigrid_report(&self) -> Option<&SetupReport> {
+        self.pc.levels().and_then(|l| l.multigrid().report())
+    }
+
+    /// V-cycles applied so far (0 without multigrid).
+    pub fn multigrid_cycles(&self) -> usize {
+        self.pc.levels().map_or(0, |l| l.multigrid().cycles())
+    }
+
+    /// Seconds spent setting the preconditioner up during the last solve
+    /// (all Newton steps of a nonlinear solve): the diagonals, eigenvalue
+    /// estimates and coarse factorization of multigrid, or the diagonal of
+    /// Jacobi.
+    pub fn preconditioner_seconds(&self) -> f64 {
+        self.pc.seconds
+    }
+
+    /// Sets the auxiliary field of the residual and of every multigrid level
+    /// (restricted: a nodal field injected, a P0 field averaged over each
+    /// coarse cell's children), as [`Residual::set_aux`] takes it. A physics
+    /// that reads the field needs it on every level: set it here rather
+    /// than through [`DirichletProblem::residual_mut`].
+    ///
+    /// # Errors
+    /// Those of [`Residual::set_aux`].
+    pub fn set_aux(&mut self, aux: &[R]) -> Result<()> {
+        self.residual.set_aux(aux)?;
+        self.pc.set_aux(&self.residual, aux)
     }
 
     /// The wrapped residual.
@@ -211,7 +375,10 @@ impl<R: Real> DirichletProblem<R> {
     /// `b_D = 0` (one evaluation), and the operator `(A v)_f = (J v)_f`,
     /// `(A v)_D = v_D`, with `J v` the exact Jacobian action
     /// ([`Residual::jacobian_action`]; for affine `F` the Jacobian is `A` at
-    /// every `u`), one tangent evaluation per CG iteration.
+    /// every `u`), one tangent evaluation per CG iteration. CG is
+    /// preconditioned by the problem's [`Preconditioner`] (multigrid by
+    /// default), set up once for the Jacobian at `u_D`
+    /// ([`DirichletProblem::preconditioner_seconds`] reports the time).
     ///
     /// # Errors
     /// Those of [`cg`] (notably [`Error::NoConvergence`], and
@@ -225,13 +392,18 @@ impl<R: Real> DirichletProblem<R> {
         max_iter: usize,
     ) -> Result<(Vector<R>, CgStats)> {
         self.set_constants(constants);
+        self.pc.reset_timer();
         let mut f0 = self.residual.vector()?;
         let DirichletProblem {
             residual,
+            fixed,
             base,
             fixed_set,
             constants,
             evaluations,
+            hierarchy,
+            preconditioner,
+            pc,
             ..
         } = self;
         // F(u_D), then b = −F(u_D) with b_D = 0
@@ -241,12 +413,46 @@ impl<R: Real> DirichletProblem<R> {
         b.axpy(-1.0, &f0)?;
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
+        // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
+        let factorization = match preconditioner {
+            Preconditioner::Multigrid(o) => o.factorization,
+            _ => Factorization::Cholesky,
+        };
+        pc.setup(
+            preconditioner,
+            hierarchy.as_ref(),
+            residual,
+            fixed,
+            fixed_set,
+            physics,
+            base,
+            constants,
+            factorization,
+        )?;
         let stats = {
+            let residual = RefCell::new(residual);
             let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-                residual.jacobian_action(physics, base, v, constants, av)?;
+                residual
+                    .borrow_mut()
+                    .jacobian_action(physics, base, v, constants, av)?;
                 av.copy_at(fixed_set, v)
             };
-            cg(&mut apply, None, &b, &mut v, tol, max_iter)?
+            let mut precondition = |r: &Vector<R>, z: &mut Vector<R>| -> Result<()> {
+                pc.apply(
+                    preconditioner,
+                    &mut residual.borrow_mut(),
+                    physics,
+                    base,
+                    constants,
+                    r,
+                    z,
+                )
+            };
+            let m: Option<&mut dyn LinearOperator<Vector<R>>> = match preconditioner {
+                Preconditioner::None => None,
+                _ => Some(&mut precondition),
+            };
+            cg(&mut apply, m, &b, &mut v, tol, max_iter)?
         };
         // u = u_D + v
         v.axpy(1.0, base)?;
@@ -257,7 +463,12 @@ impl<R: Real> DirichletProblem<R> {
     /// [`newton_krylov`] from the initial guess `u0` (`None`: `u = u_D`;
     /// its fixed entries are replaced by `g`) and returns the full solution
     /// with Newton's statistics. [`NewtonOptions::residual_epsilon`] is at
-    /// least the machine epsilon of `R`.
+    /// least the machine epsilon of `R`. Every step's GMRES is
+    /// right-preconditioned by the problem's [`Preconditioner`], rebuilt for
+    /// the Jacobian at that step's iterate
+    /// ([`newton_krylov_relinearized`]; multigrid's coarsest Jacobian is
+    /// factored by LU, as Jacobians of nonlinear physics are in general not
+    /// symmetric).
     ///
     /// # Errors
     /// Those of [`newton_krylov`] and [`Residual::evaluate`];
@@ -283,7 +494,10 @@ impl<R: Real> DirichletProblem<R> {
             residual_epsilon: opts.residual_epsilon.max(R::EPSILON.to_f64()),
             ..*opts
         };
-        let problem = std::cell::RefCell::new(self);
+        self.pc.reset_timer();
+        let with_pc = self.preconditioner != Preconditioner::None;
+        let state = u.zeros_like()?;
+        let problem = RefCell::new(self);
         let mut jacobian = |u: &Vector<R>, v: &Vector<R>, jv: &mut Vector<R>| -> Result<()> {
             let mut p = problem.borrow_mut();
             let p = &mut **p;
@@ -291,14 +505,78 @@ impl<R: Real> DirichletProblem<R> {
                 .jacobian_action(physics, u, v, &p.constants, jv)?;
             jv.copy_at(&p.fixed_set, v)
         };
-        let stats = newton_krylov(
-            |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(physics, v, r),
-            Some(&mut jacobian),
-            None,
-            &mut u,
-            &opts,
-        )?;
+        let residual =
+            |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(physics, v, r);
+        let stats = if with_pc {
+            let mut pc = NewtonPc {
+                problem: &problem,
+                physics,
+                state,
+            };
+            newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)?
+        } else {
+            newton_krylov(residual, Some(&mut jacobian), None, &mut u, &opts)?
+        };
         Ok((u, stats))
+    }
+}
+
+/// The preconditioner of a nonlinear solve: set up at every Newton iterate
+/// (its copy `state`), applied for the Jacobian there.
+struct NewtonPc<'a, 'p, R: Real, P: Pointwise + ?Sized> {
+    problem: &'a RefCell<&'p mut DirichletProblem<R>>,
+    physics: &'a P,
+    state: Vector<R>,
+}
+
+impl<R: Real, P: Pointwise + ?Sized> LinearOperator<Vector<R>> for NewtonPc<'_, '_, R, P> {
+    fn apply(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
+        let mut p = self.problem.borrow_mut();
+        let DirichletProblem {
+            residual,
+            constants,
+            preconditioner,
+            pc,
+            ..
+        } = &mut **p;
+        pc.apply(
+            preconditioner,
+            residual,
+            self.physics,
+            &self.state,
+            constants,
+            r,
+            z,
+        )
+    }
+}
+
+impl<R: Real, P: Pointwise + ?Sized> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R, P> {
+    fn linearize(&mut self, u: &Vector<R>) -> Result<()> {
+        self.state.copy_from(u)?;
+        let mut p = self.problem.borrow_mut();
+        let DirichletProblem {
+            residual,
+            fixed,
+            fixed_set,
+            constants,
+            hierarchy,
+            preconditioner,
+            pc,
+            ..
+        } = &mut **p;
+        // the Jacobian of a nonlinear physics is in general not symmetric
+        pc.setup(
+            preconditioner,
+            hierarchy.as_ref(),
+            residual,
+            fixed,
+            fixed_set,
+            self.physics,
+            &self.state,
+            constants,
+            Factorization::Lu,
+        )
     }
 }
 
@@ -335,22 +613,37 @@ mod tests {
         let g1 = |x: &[f64], o: &mut [f64]| o[0] = 1.0 + 2.0 * x[0] - x[1];
         let g2 = |x: &[f64], o: &mut [f64]| o[0] = x[0] * x[0] - x[1] * x[1];
         for (order, g) in [(1, &g1 as &(dyn Fn(&[f64], &mut [f64]) + Sync)), (2, &g2)] {
-            let (mesh, r) = setup(6, order);
-            let mut p = DirichletProblem::on_boundary(r, &mesh, g).unwrap();
-            assert!(p.n_free() > 0 && !p.fixed_dofs().is_empty());
-            let (u, stats) = p.solve_linear(&Laplacian, &[], 1e-13, 500).unwrap();
-            let exact = p.space().interpolate(&mesh, g).unwrap();
-            let err = u
-                .to_host()
-                .unwrap()
-                .iter()
-                .zip(&exact)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0, f64::max);
-            assert!(err < 1e-11, "P{order}: max error {err}, {stats:?}");
-            // one evaluation for F(u_D); each iteration applies the exact
-            // Jacobian action, no residual
-            assert_eq!(p.evaluations(), 1, "{stats:?}");
+            for pc in [
+                Preconditioner::default(),
+                Preconditioner::Jacobi,
+                Preconditioner::None,
+            ] {
+                let (mesh, r) = setup(6, order);
+                let mut p = DirichletProblem::on_boundary(r, &mesh, g).unwrap();
+                p.set_preconditioner(pc.clone());
+                assert!(p.n_free() > 0 && !p.fixed_dofs().is_empty());
+                let (u, stats) = p.solve_linear(&Laplacian, &[], 1e-13, 500).unwrap();
+                let exact = p.space().interpolate(&mesh, g).unwrap();
+                let err = u
+                    .to_host()
+                    .unwrap()
+                    .iter()
+                    .zip(&exact)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max);
+                assert!(err < 1e-11, "P{order} {pc:?}: max error {err}, {stats:?}");
+                // one evaluation for F(u_D); the products are Jacobian actions
+                assert_eq!(p.evaluations(), 1);
+                match pc {
+                    // one mesh: the multigrid's coarsest level is the problem
+                    // (P1: an exact solve, one iteration), or one P2 → P1 step
+                    Preconditioner::Multigrid(_) => {
+                        assert!(stats.iterations <= [1, 15][order - 1], "{stats:?}");
+                        assert_eq!(p.multigrid_report().unwrap().levels.len(), order);
+                    }
+                    _ => assert!(stats.iterations > 10, "{stats:?}"),
+                }
+            }
         }
     }
 

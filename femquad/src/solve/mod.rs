@@ -27,7 +27,11 @@
 //!   `J v ≈ (F(u + h v) − F(u))/h` ([`fd_step`] documents `h`).
 //! * [`DirichletProblem`] — a [`Residual`](crate::residual::Residual) with
 //!   some dofs fixed to given values (Dirichlet conditions), solved on the
-//!   free dofs: linear problems by CG, nonlinear ones by Newton–Krylov.
+//!   free dofs: linear problems by CG, nonlinear ones by Newton–Krylov,
+//!   both preconditioned by geometric multigrid ([`Preconditioner`],
+//!   [`crate::multigrid`]) unless told otherwise.
+//! * [`newton_krylov_relinearized`] — Newton–Krylov with a preconditioner
+//!   rebuilt for the Jacobian at every iterate ([`NewtonPreconditioner`]).
 //! * [`l2_error`] / [`l2_error_cells`] — `‖u_h − u‖_{L²}` against a known
 //!   function, by quadrature of a chosen degree on every cell.
 //!
@@ -41,12 +45,17 @@ mod krylov;
 mod newton;
 mod norms;
 mod operator;
+mod preconditioner;
 mod sparse_operators;
 
 pub use cg::{CgStats, cg};
 pub use dirichlet::DirichletProblem;
 pub use gmres::{GmresOptions, gmres};
 pub use krylov::KrylovStats;
-pub use newton::{JacobianProducts, NewtonOptions, NewtonStats, fd_step, newton_krylov};
+pub use newton::{
+    JacobianAction, JacobianProducts, NewtonOptions, NewtonStats, fd_step, newton_krylov,
+    newton_krylov_relinearized,
+};
 pub use norms::{l2_error, l2_error_cells};
-pub use operator::{Jacobi, LinearOperator};
+pub use operator::{Jacobi, LinearOperator, NewtonPreconditioner};
+pub use preconditioner::Preconditioner;

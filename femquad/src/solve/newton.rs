@@ -4,7 +4,7 @@
 
 use super::gmres::{GmresOptions, gmres};
 use super::krylov::non_finite_output;
-use super::operator::LinearOperator;
+use super::operator::{LinearOperator, NewtonPreconditioner};
 use crate::vector::{VectorOps, check_finite};
 use crate::{Error, Result};
 
@@ -69,6 +69,9 @@ pub enum JacobianProducts {
     /// about `√ε_F`; needs no derivatives.
     Differences,
 }
+
+/// A Jacobian action `jacobian(u, v, jv)` setting `jv = J(u)·v`.
+pub type JacobianAction<'a, V> = dyn FnMut(&V, &V, &mut V) -> Result<()> + 'a;
 
 /// What [`newton_krylov`] did.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,9 +141,54 @@ pub fn fd_step(epsilon: f64, u_norm: f64, v_norm: f64) -> f64 {
 /// * The errors of [`gmres`] for a linear solve, and any error of
 ///   `residual` or `jacobian`.
 pub fn newton_krylov<V: VectorOps>(
+    residual: impl FnMut(&V, &mut V) -> Result<()>,
+    jacobian: Option<&mut JacobianAction<'_, V>>,
+    preconditioner: Option<&mut dyn LinearOperator<V>>,
+    u: &mut V,
+    opts: &NewtonOptions,
+) -> Result<NewtonStats> {
+    let pre = match preconditioner {
+        Some(p) => Pre::Fixed(p),
+        None => Pre::None,
+    };
+    newton(residual, jacobian, pre, u, opts)
+}
+
+/// [`newton_krylov`] with a preconditioner rebuilt at every Newton step for
+/// the Jacobian at the current iterate: `preconditioner.linearize(u_k)` runs
+/// before each step's GMRES solve (e.g. a multigrid cycle set up for
+/// `J(u_k)`: new point-block diagonals, eigenvalue estimates, coarse
+/// factorization), then it right-preconditions that solve.
+///
+/// # Errors
+/// Those of [`newton_krylov`] and of `preconditioner.linearize`.
+pub fn newton_krylov_relinearized<V: VectorOps>(
+    residual: impl FnMut(&V, &mut V) -> Result<()>,
+    jacobian: Option<&mut JacobianAction<'_, V>>,
+    preconditioner: &mut dyn NewtonPreconditioner<V>,
+    u: &mut V,
+    opts: &NewtonOptions,
+) -> Result<NewtonStats> {
+    newton(
+        residual,
+        jacobian,
+        Pre::Relinearized(preconditioner),
+        u,
+        opts,
+    )
+}
+
+/// The preconditioner of Newton's linear solves.
+enum Pre<'a, V> {
+    None,
+    Fixed(&'a mut dyn LinearOperator<V>),
+    Relinearized(&'a mut dyn NewtonPreconditioner<V>),
+}
+
+fn newton<V: VectorOps>(
     mut residual: impl FnMut(&V, &mut V) -> Result<()>,
-    mut jacobian: Option<&mut dyn FnMut(&V, &V, &mut V) -> Result<()>>,
-    mut preconditioner: Option<&mut dyn LinearOperator<V>>,
+    mut jacobian: Option<&mut JacobianAction<'_, V>>,
+    mut preconditioner: Pre<'_, V>,
     u: &mut V,
     opts: &NewtonOptions,
 ) -> Result<NewtonStats> {
@@ -184,6 +232,9 @@ pub fn newton_krylov<V: VectorOps>(
         rhs.scale(-1.0)?;
         delta.fill(0.0)?;
         let u_norm = u.norm2()?;
+        if let Pre::Relinearized(p) = &mut preconditioner {
+            p.linearize(u)?;
+        }
         let linear = {
             let (u_ref, f_ref) = (&*u, &f);
             let residual = &mut residual;
@@ -211,9 +262,11 @@ pub fn newton_krylov<V: VectorOps>(
             };
             gmres(
                 &mut apply,
-                preconditioner
-                    .as_mut()
-                    .map(|p| &mut **p as &mut dyn LinearOperator<V>),
+                match &mut preconditioner {
+                    Pre::None => None,
+                    Pre::Fixed(p) => Some(&mut **p as &mut dyn LinearOperator<V>),
+                    Pre::Relinearized(p) => Some(&mut **p as &mut dyn LinearOperator<V>),
+                },
                 &rhs,
                 &mut delta,
                 &opts.linear,
@@ -287,6 +340,7 @@ mod tests {
     }
 
     /// The exact Jacobian action of [`cubic`]: `J v = 3u²v + A v`.
+    #[allow(clippy::ptr_arg)] // an operator on `Vec<f64>` vectors takes `&Vec<f64>`
     fn cubic_jacobian(u: &Vec<f64>, v: &Vec<f64>, jv: &mut Vec<f64>) -> Result<()> {
         let n = u.len();
         for i in 0..n {

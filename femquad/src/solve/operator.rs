@@ -25,6 +25,18 @@ where
     }
 }
 
+/// A preconditioner for the linear systems of Newton's method that is
+/// rebuilt for every Newton step ([`super::newton_krylov_relinearized`]):
+/// `linearize(u)` sets it up for the Jacobian at the iterate `u`, then it
+/// applies `z = M(u)⁻¹ r` like any [`LinearOperator`].
+pub trait NewtonPreconditioner<V>: LinearOperator<V> {
+    /// Rebuilds the preconditioner for the Jacobian at `u`.
+    ///
+    /// # Errors
+    /// Whatever the setup reports.
+    fn linearize(&mut self, u: &V) -> Result<()>;
+}
+
 /// The Jacobi (diagonal) preconditioner `z = D⁻¹ r`, applied as the
 /// pointwise product with the inverse diagonal `D⁻¹` of the operator.
 #[derive(Debug)]

@@ -1,4 +1,7 @@
-//! Matrices and direct solvers as operators of the Krylov solvers.
+//! Assembled matrices and direct solvers ([`crate::sparse`]) as operators
+//! of the Krylov solvers. (Here rather than in `sparse`, so that `sparse`,
+//! which the residual's assembled Jacobian uses, does not depend on the
+//! solvers, which use the residual.)
 
 use super::operator::LinearOperator;
 use crate::Result;

@@ -33,6 +33,10 @@ mod windows;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// Node windows per (chunk size, capacities): the window buffer and how
+/// many groups are windowed.
+type WindowCache = HashMap<(usize, (usize, usize)), (Buffer<u32>, usize)>;
+
 use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
@@ -111,7 +115,7 @@ struct DeviceData<R> {
     cell_aux: Option<Buffer<R>>,
     /// Node windows per chunk size and capacities: `[group][lo_A, w_A,
     /// lo_B, w_B]` and how many groups are windowed.
-    windows: HashMap<(usize, (usize, usize)), (Buffer<u32>, usize)>,
+    windows: WindowCache,
     /// Stand in for arguments a kernel variant does not read.
     unused_real: Buffer<R>,
     unused_uint: Buffer<u32>,

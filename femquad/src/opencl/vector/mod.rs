@@ -70,7 +70,8 @@ pub use indices::DeviceIndices;
 pub use program::{
     BATCH, MAX_GROUPS, VECTOR_TEMPLATE, WG, reduction_groups, vector_source, vector_width,
 };
-use program::{Launch, VectorProgram, elementwise_groups};
+pub(crate) use program::{Launch, index_groups};
+use program::{VectorProgram, elementwise_groups};
 
 use super::context::{Device, Transfer};
 use crate::{Error, Real, Result};

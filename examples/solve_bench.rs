@@ -1,0 +1,447 @@
+//! Solve benchmark: time to a relative residual of 1e-8 and iterations for
+//! Poisson and Lamé (2D/3D, P1/P2) with the multigrid preconditioner (or
+//! point-block Jacobi, or none, for comparison), every vector on the device.
+//!
+//! ```text
+//! cargo run --release --example solve_bench -- --suite --cells 1000000 --csv solve.csv
+//! cargo run --release --example solve_bench -- --dim 3 --order 2 --physics lame --cells 262144
+//! cargo run --release --example solve_bench -- --suite --preconditioner mg,jacobi --cells 65536
+//! ```
+//!
+//! Each case builds a coarse unit square or cube of `n0` intervals per side
+//! and refines it `L` times (`n0·2^L` intervals: the decomposition whose
+//! cell count is closest to `--cells`, with a coarse mesh of at most
+//! `--max-coarse-cells` cells), the residual on the finest mesh, and a
+//! Dirichlet problem on the whole boundary:
+//!
+//! * **poisson**: `−Δu = 1`, `u = 0` on the boundary (the built-in `Poisson`);
+//! * **lame**: `−∇·σ(u) = 0` with `E = 1`, `ν = 0.3`, the boundary displaced
+//!   by `g(x) = 0.1 (x₁², x₀x₁(, x₂))` (the built-in `Lame`).
+//!
+//! It solves once by conjugate gradients to `‖b − A x‖ ≤ 1e-8 ‖b‖`
+//! (`--tol`) and reports, per case and preconditioner: the mesh (hierarchy)
+//! time, the problem setup time (residuals, multigrid levels, device
+//! arrays), the preconditioner setup time (diagonals, eigenvalue estimates,
+//! coarse factorization), the solve time without that setup, iterations,
+//! the final relative residual, and the time per iteration. `--csv` writes
+//! every field of [`Row`] (serde). Timing starts after the OpenCL programs
+//! are built: a warm-up solve on a small mesh of the same case runs first.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use femquad::Real;
+use femquad::aux_space::AuxSpace;
+use femquad::backend::Backend;
+use femquad::element::Element;
+use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::multigrid::{MeshHierarchy, MultigridOptions};
+use femquad::opencl::DeviceSelector;
+use femquad::physics::Pointwise;
+use femquad::physics::builtin::{Lame, LameParameters, Poisson};
+use femquad::quadrature::Quadrature;
+use femquad::residual::Residual;
+use femquad::solve::{DirichletProblem, Preconditioner};
+use femquad::space::FunctionSpace;
+use femquad::{Error, Precision, Result};
+use femquad_examples::cli::{end_quietly_on_broken_pipe, precision_parser};
+use serde::Serialize;
+
+/// Solve benchmark: CG to a relative residual of 1e-8 for Poisson and Lamé
+/// (2D/3D, P1/P2) with geometric multigrid (or point-block Jacobi, or no
+/// preconditioner), on the device; setup and solve timed apart; CSV output.
+#[derive(Parser, Debug)]
+struct Args {
+    /// Run all 8 cases: {2D, 3D} x {P1, P2} x {poisson, lame}.
+    #[arg(long)]
+    suite: bool,
+    /// Spatial dimension (one case; not with --suite).
+    #[arg(long, default_value_t = 2, conflicts_with = "suite")]
+    dim: usize,
+    /// Lagrange order, 1 or 2 (one case; not with --suite).
+    #[arg(long, default_value_t = 1, conflicts_with = "suite")]
+    order: usize,
+    /// poisson or lame (one case; not with --suite).
+    #[arg(long, default_value = "poisson", conflicts_with = "suite")]
+    physics: String,
+    /// Target number of cells of the finest mesh (the GPU run: 16777216 = 2^24).
+    #[arg(long, default_value_t = 1 << 16)]
+    cells: usize,
+    /// Largest number of cells of the coarse mesh that is refined.
+    #[arg(long, default_value_t = 2048)]
+    max_coarse_cells: usize,
+    /// Preconditioners, comma-separated: mg, jacobi, none.
+    #[arg(long, default_value = "mg")]
+    preconditioner: String,
+    /// Relative residual of CG.
+    #[arg(long, default_value_t = 1e-8)]
+    tol: f64,
+    /// Largest number of CG iterations.
+    #[arg(long, default_value_t = 20_000)]
+    max_iter: usize,
+    /// Precision of residuals and vectors.
+    #[arg(long, default_value = "f64", value_parser = precision_parser())]
+    precision: Precision,
+    /// Evaluate natively (host vectors) instead of on an OpenCL device.
+    #[arg(long)]
+    native: bool,
+    /// OpenCL device (gpu, cpu, an index, part of a name; default FEMQUAD_DEVICE, else a GPU).
+    #[arg(long)]
+    device: Option<String>,
+    /// Chebyshev degree of the multigrid smoother.
+    #[arg(long)]
+    degree: Option<usize>,
+    /// Write the rows to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+}
+
+/// One solve, one CSV row.
+#[derive(Clone, Debug, Serialize)]
+struct Row {
+    /// `poisson-2d-p1`, …
+    case: String,
+    dim: usize,
+    order: usize,
+    physics: String,
+    precision: String,
+    /// The backend (device name or native).
+    device: String,
+    /// mg, jacobi or none.
+    preconditioner: String,
+    /// Intervals per side of the coarse mesh and refinements.
+    n0: usize,
+    refinements: usize,
+    cells: usize,
+    dofs: usize,
+    /// Multigrid levels (0 without multigrid) and the coarsest level's dofs.
+    levels: usize,
+    coarse_dofs: usize,
+    iterations: usize,
+    relative_residual: f64,
+    /// Seconds: generating and refining the mesh.
+    mesh_seconds: f64,
+    /// Seconds: residuals, Dirichlet problem, multigrid levels and their device arrays.
+    problem_seconds: f64,
+    /// Seconds: preconditioner setup (diagonals, eigenvalue estimates, coarse factorization).
+    setup_seconds: f64,
+    /// Seconds: the CG solve without the preconditioner setup.
+    solve_seconds: f64,
+    /// `solve_seconds / iterations`.
+    seconds_per_iteration: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Physics {
+    Poisson,
+    Lame,
+}
+
+impl Physics {
+    fn name(self) -> &'static str {
+        match self {
+            Physics::Poisson => "poisson",
+            Physics::Lame => "lame",
+        }
+    }
+}
+
+/// `(n0, refinements)` whose finest mesh `n0·2^L` has the cell count closest
+/// to `cells` with a coarse mesh of at most `max_coarse` cells.
+fn decompose(dim: usize, cells: usize, max_coarse: usize) -> Result<(usize, usize)> {
+    let count = |n: usize| if dim == 2 { 2 * n * n } else { 6 * n * n * n };
+    let mut best: Option<(f64, usize, usize)> = None;
+    for n0 in 1.. {
+        if count(n0) > max_coarse {
+            break;
+        }
+        for l in 0..20 {
+            let n = n0 << l;
+            let c = count(n);
+            let miss = (c as f64 / cells as f64).ln().abs();
+            if best.is_none_or(|b| miss < b.0 - 1e-12) {
+                best = Some((miss, n0, l));
+            }
+            if c > 2 * cells {
+                break;
+            }
+        }
+    }
+    best.map(|(_, n0, l)| (n0, l)).ok_or_else(|| {
+        Error::arg(
+            "--max-coarse-cells",
+            format!(
+                "{max_coarse} is below the smallest coarse mesh ({} cells)",
+                count(1)
+            ),
+        )
+    })
+}
+
+fn parse_preconditioners(s: &str, degree: Option<usize>) -> Result<Vec<(String, Preconditioner)>> {
+    s.split(',')
+        .map(|p| {
+            let p = p.trim();
+            let pc = match p {
+                "mg" => {
+                    let mut o = MultigridOptions::default();
+                    if let Some(d) = degree {
+                        o.degree = d;
+                    }
+                    Preconditioner::Multigrid(o)
+                }
+                "jacobi" => Preconditioner::Jacobi,
+                "none" => Preconditioner::None,
+                other => {
+                    return Err(Error::arg(
+                        "--preconditioner",
+                        format!("`{other}` is not one of mg, jacobi, none"),
+                    ));
+                }
+            };
+            Ok((p.to_string(), pc))
+        })
+        .collect()
+}
+
+struct Case {
+    dim: usize,
+    order: usize,
+    physics: Physics,
+}
+
+/// Builds and solves one case; `n0`, `l` the mesh.
+fn run_case<R: Real>(
+    case: &Case,
+    n0: usize,
+    l: usize,
+    backend: &Backend,
+    pname: &str,
+    pc: &Preconditioner,
+    args: &Args,
+) -> Result<Row> {
+    let t = Instant::now();
+    let coarse = unit_box(
+        case.dim,
+        n0,
+        &MeshOptions {
+            shuffle: true,
+            seed: 1,
+            ..MeshOptions::default()
+        },
+    )?;
+    let hierarchy = MeshHierarchy::new(&coarse, l)?;
+    let mesh_seconds = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let n_comp = match case.physics {
+        Physics::Poisson => 1,
+        Physics::Lame => case.dim,
+    };
+    let element = Element::lagrange(case.dim, case.order)?;
+    let space = FunctionSpace::new(hierarchy.finest(), element, n_comp)?;
+    let quadrature = Quadrature::default_for(&element)?;
+    let (cells, dofs) = (hierarchy.finest().n_cells(), space.n_dofs());
+    let residual = Residual::<R>::new(
+        hierarchy.finest(),
+        space,
+        quadrature,
+        AuxSpace::None,
+        backend,
+    )?;
+    let lame = LameParameters::from_young_poisson(1.0, 0.3)?;
+    let (physics, constants): (&dyn Pointwise, Vec<f64>) = match case.physics {
+        Physics::Poisson => (&Poisson, vec![1.0]),
+        Physics::Lame => (&Lame, lame.constants().to_vec()),
+    };
+    let g = |x: &[f64], out: &mut [f64]| match out.len() {
+        1 => out[0] = 0.0,
+        _ => {
+            out[0] = 0.1 * x[1] * x[1];
+            out[1] = 0.1 * x[0] * x[1];
+            if out.len() > 2 {
+                out[2] = 0.1 * x[2] * x[0];
+            }
+        }
+    };
+    let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, g)?;
+    problem.set_preconditioner(pc.clone());
+    problem.prepare_preconditioner()?;
+    let problem_seconds = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let (_, stats) = problem.solve_linear(physics, &constants, args.tol, args.max_iter)?;
+    let total = t.elapsed().as_secs_f64();
+    let setup_seconds = problem.preconditioner_seconds();
+    let solve_seconds = total - setup_seconds;
+    let (levels, coarse_dofs) = match problem.multigrid_report() {
+        Some(r) if matches!(pc, Preconditioner::Multigrid(_)) => {
+            (r.levels.len(), r.levels.first().map_or(0, |l| l.dofs))
+        }
+        _ => (0, 0),
+    };
+    Ok(Row {
+        case: format!("{}-{}d-p{}", case.physics.name(), case.dim, case.order),
+        dim: case.dim,
+        order: case.order,
+        physics: case.physics.name().into(),
+        precision: R::PRECISION.name().into(),
+        device: backend.describe(),
+        preconditioner: pname.into(),
+        n0,
+        refinements: l,
+        cells,
+        dofs,
+        levels,
+        coarse_dofs,
+        iterations: stats.iterations,
+        relative_residual: stats.relative_residual,
+        mesh_seconds,
+        problem_seconds,
+        setup_seconds,
+        solve_seconds,
+        seconds_per_iteration: solve_seconds / stats.iterations.max(1) as f64,
+    })
+}
+
+fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
+    if !(args.tol > 0.0 && args.tol < 1.0) {
+        return Err(Error::arg(
+            "--tol",
+            format!("must lie in (0, 1), got {}", args.tol),
+        ));
+    }
+    let backend = if args.native {
+        Backend::native()
+    } else {
+        let selector = match &args.device {
+            Some(d) => DeviceSelector::parse(d),
+            None => DeviceSelector::from_env(),
+        };
+        Backend::opencl(&selector)?
+    };
+    let pcs = parse_preconditioners(&args.preconditioner, args.degree)?;
+    let cases: Vec<Case> = if args.suite {
+        let mut c = Vec::new();
+        for physics in [Physics::Poisson, Physics::Lame] {
+            for dim in [2, 3] {
+                for order in [1, 2] {
+                    c.push(Case {
+                        dim,
+                        order,
+                        physics,
+                    });
+                }
+            }
+        }
+        c
+    } else {
+        if !(args.dim == 2 || args.dim == 3) {
+            return Err(Error::arg(
+                "--dim",
+                format!("must be 2 or 3, got {}", args.dim),
+            ));
+        }
+        if !(args.order == 1 || args.order == 2) {
+            return Err(Error::arg(
+                "--order",
+                format!("must be 1 or 2, got {}", args.order),
+            ));
+        }
+        let physics = match args.physics.as_str() {
+            "poisson" => Physics::Poisson,
+            "lame" => Physics::Lame,
+            other => {
+                return Err(Error::arg(
+                    "--physics",
+                    format!("`{other}` is not poisson or lame"),
+                ));
+            }
+        };
+        vec![Case {
+            dim: args.dim,
+            order: args.order,
+            physics,
+        }]
+    };
+    println!(
+        "femquad solve benchmark: CG to relative residual {:e}, {} on {}",
+        args.tol,
+        R::PRECISION.name(),
+        backend.describe()
+    );
+    println!(
+        "{:<16} {:>7} {:>9} {:>10} {:>6} {:>5} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "case",
+        "pc",
+        "cells",
+        "dofs",
+        "levels",
+        "its",
+        "rel.res",
+        "mesh/s",
+        "problem/s",
+        "setup/s",
+        "solve/s",
+        "s/it"
+    );
+    let mut rows = Vec::new();
+    for case in &cases {
+        let (n0, l) = decompose(case.dim, args.cells, args.max_coarse_cells)?;
+        for (pname, pc) in &pcs {
+            // warm-up (program builds, autotune cache) on a small mesh of the case
+            let (w0, wl) = decompose(case.dim, 2048, args.max_coarse_cells)?;
+            run_case::<R>(case, w0, wl, &backend, pname, pc, args)?;
+            let row = run_case::<R>(case, n0, l, &backend, pname, pc, args)?;
+            println!(
+                "{:<16} {:>7} {:>9} {:>10} {:>6} {:>5} {:>8.1e} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3e}",
+                row.case,
+                row.preconditioner,
+                row.cells,
+                row.dofs,
+                row.levels,
+                row.iterations,
+                row.relative_residual,
+                row.mesh_seconds,
+                row.problem_seconds,
+                row.setup_seconds,
+                row.solve_seconds,
+                row.seconds_per_iteration
+            );
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
+    let args = Args::parse();
+    let result = match args.precision {
+        Precision::F64 => run::<f64>(&args),
+        Precision::F32 => run::<f32>(&args),
+    };
+    let rows = match result {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(path) = &args.csv {
+        let write = || -> std::result::Result<(), Box<dyn std::error::Error>> {
+            let mut w = csv::Writer::from_path(path)?;
+            for r in &rows {
+                w.serialize(r)?;
+            }
+            w.flush()?;
+            Ok(())
+        };
+        if let Err(e) = write() {
+            eprintln!("error: cannot write `{}`: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
+    ExitCode::SUCCESS
+}

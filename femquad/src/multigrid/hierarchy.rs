@@ -1,0 +1,159 @@
+//! [`MeshHierarchy`]: a coarse mesh and its uniform refinements.
+
+use crate::mesh::refine::{prepare_for_refinement, refine, refine_gmsh};
+use crate::mesh::{GmshMesh, Mesh, mesh_edges};
+use crate::{Error, Result};
+
+/// The meshes of a hierarchy: plain, or Gmsh meshes with their tags.
+#[derive(Clone, Debug)]
+enum Meshes {
+    Plain(Vec<Mesh>),
+    Gmsh(Vec<GmshMesh>),
+}
+
+/// A coarse mesh and `L` uniform refinements of it, for geometric
+/// multigrid: mesh `l + 1` is [`refine`] of mesh `l` (triangles into 4,
+/// tetrahedra into 8 by Bey's rule), mesh 0 the coarse mesh with its
+/// tetrahedra's local vertices permuted (evenly) by
+/// [`prepare_for_refinement`] so that every level keeps the coarse mesh's
+/// element quality (see [`crate::mesh::refine`]).
+///
+/// # Nesting
+/// The vertices of mesh `l` are the first vertices of mesh `l + 1`, in the
+/// same order; fine vertex `n_v(l) + k` is the midpoint of edge `k` of mesh
+/// `l` ([`MeshHierarchy::edges`], the edge order of
+/// [`crate::mesh::mesh_edges`]). So a P1 function of level `l` is, on level
+/// `l + 1`, the function with the same values at the old vertices and the
+/// averages of the edge endpoints at the new ones — and a set of coarse
+/// vertices (a boundary part) is found on the fine mesh by the same indices.
+///
+/// # Boundary tags
+/// [`MeshHierarchy::from_gmsh`] refines a Gmsh mesh with its boundary
+/// elements and physical groups ([`refine_gmsh`]), so every level's
+/// [`GmshMesh::group_vertices`] is the refinement of the coarse group.
+///
+/// # Example
+/// ```
+/// use femquad::mesh::{MeshOptions, unit_square};
+/// use femquad::multigrid::MeshHierarchy;
+///
+/// let coarse = unit_square(4, &MeshOptions::default())?; // 32 triangles
+/// let h = MeshHierarchy::new(&coarse, 3)?;
+/// assert_eq!(h.n_levels(), 4);
+/// assert_eq!(h.finest().n_cells(), 32 * 4 * 4 * 4);
+/// // nested: the vertices of level 1 start with those of level 0
+/// let (m0, m1) = (h.mesh(0).unwrap(), h.mesh(1).unwrap());
+/// assert_eq!(&m1.vertices()[..m0.vertices().len()], m0.vertices());
+/// assert_eq!(m1.n_vertices(), m0.n_vertices() + h.edges(0).unwrap().len());
+/// # Ok::<(), femquad::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct MeshHierarchy {
+    meshes: Meshes,
+    /// `edges[l]`: the edges of mesh `l`, whose midpoints are the new
+    /// vertices of mesh `l + 1`.
+    edges: Vec<Vec<[u32; 2]>>,
+}
+
+impl MeshHierarchy {
+    /// `coarse` and `refinements` uniform refinements of it.
+    ///
+    /// # Errors
+    /// Those of [`refine`] (an invalid coarse mesh, naming the cell; a fine
+    /// mesh beyond 32-bit indices).
+    pub fn new(coarse: &Mesh, refinements: usize) -> Result<Self> {
+        let mut meshes = vec![prepare_for_refinement(coarse)?];
+        let mut edges = Vec::with_capacity(refinements);
+        for _ in 0..refinements {
+            let r = refine(meshes.last().ok_or_else(empty)?)?;
+            edges.push(r.edge_vertices().to_vec());
+            meshes.push(r.into_mesh());
+        }
+        Ok(MeshHierarchy {
+            meshes: Meshes::Plain(meshes),
+            edges,
+        })
+    }
+
+    /// One mesh, not refined (a hierarchy of one level): what a problem on a
+    /// single mesh has.
+    pub fn single(mesh: Mesh) -> Self {
+        MeshHierarchy {
+            meshes: Meshes::Plain(vec![mesh]),
+            edges: Vec::new(),
+        }
+    }
+
+    /// A Gmsh mesh and `refinements` uniform refinements of it with their
+    /// boundary elements and physical groups ([`refine_gmsh`]); the coarse
+    /// mesh's tetrahedra are first reordered by [`prepare_for_refinement`]
+    /// (which keeps vertices, cells and tags).
+    ///
+    /// # Errors
+    /// Those of [`refine_gmsh`].
+    pub fn from_gmsh(coarse: &GmshMesh, refinements: usize) -> Result<Self> {
+        let mut first = coarse.clone();
+        first.mesh = prepare_for_refinement(&coarse.mesh)?;
+        let mut meshes = vec![first];
+        let mut edges = Vec::with_capacity(refinements);
+        for _ in 0..refinements {
+            let last = meshes.last().ok_or_else(empty)?;
+            edges.push(mesh_edges(&last.mesh)?.endpoints().to_vec());
+            let fine = refine_gmsh(last)?;
+            meshes.push(fine);
+        }
+        Ok(MeshHierarchy {
+            meshes: Meshes::Gmsh(meshes),
+            edges,
+        })
+    }
+
+    /// Number of meshes, `refinements + 1`.
+    pub fn n_levels(&self) -> usize {
+        self.edges.len() + 1
+    }
+
+    /// Mesh `level` (0 the coarsest), if there is one.
+    pub fn mesh(&self, level: usize) -> Option<&Mesh> {
+        match &self.meshes {
+            Meshes::Plain(m) => m.get(level),
+            Meshes::Gmsh(g) => g.get(level).map(|g| &g.mesh),
+        }
+    }
+
+    /// The finest mesh.
+    pub fn finest(&self) -> &Mesh {
+        match &self.meshes {
+            Meshes::Plain(m) => &m[m.len() - 1],
+            Meshes::Gmsh(g) => &g[g.len() - 1].mesh,
+        }
+    }
+
+    /// The Gmsh mesh (tags, physical groups) of `level`, for a hierarchy
+    /// made by [`MeshHierarchy::from_gmsh`].
+    pub fn gmsh(&self, level: usize) -> Option<&GmshMesh> {
+        match &self.meshes {
+            Meshes::Plain(_) => None,
+            Meshes::Gmsh(g) => g.get(level),
+        }
+    }
+
+    /// The edges `[a, b]` (`a < b`) of mesh `level` whose midpoints are the
+    /// vertices `n_v(level) + k` of mesh `level + 1`; `None` for the finest.
+    pub fn edges(&self, level: usize) -> Option<&[[u32; 2]]> {
+        self.edges.get(level).map(Vec::as_slice)
+    }
+
+    /// The hierarchy's meshes as [`MeshHierarchy::mesh`] returns them,
+    /// coarse to fine.
+    pub fn meshes(&self) -> impl Iterator<Item = &Mesh> {
+        (0..self.n_levels()).filter_map(|l| self.mesh(l))
+    }
+}
+
+fn empty() -> Error {
+    Error::arg("hierarchy", "internal: a hierarchy without meshes")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,266 @@
+//! Hierarchies: nestedness over several levels (the prolongation reproduces
+//! a coarse function on the finest mesh), element quality over several
+//! levels of tetrahedra, Gmsh tags on every level and the fixed dofs of
+//! every multigrid level.
+
+use super::*;
+use crate::element::Element;
+use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
+use crate::mesh::read_gmsh;
+use crate::multigrid::{LevelSpaces, Transfer};
+use crate::rng::Rng;
+use crate::space::FunctionSpace;
+use crate::vector::Vector;
+
+fn jittered(seed: u64) -> MeshOptions {
+    MeshOptions {
+        jitter: 0.15,
+        shuffle: true,
+        seed,
+    }
+}
+
+fn test_gmsh(name: &str) -> GmshMesh {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    read_gmsh(path).unwrap()
+}
+
+/// Barycentric coordinates of `x` in the simplex `cell` of `m`.
+fn barycentric(m: &Mesh, cell: &[u32], x: &[f64]) -> Vec<f64> {
+    let dim = m.dim();
+    let x0 = m.vertex(cell[0] as usize);
+    // J λ' = x − x0 with columns X_i − X_0; λ_0 = 1 − Σ λ'
+    let mut j = vec![0.0; dim * dim];
+    for i in 0..dim {
+        let xi = m.vertex(cell[i + 1] as usize);
+        for d in 0..dim {
+            j[d * dim + i] = xi[d] - x0[d];
+        }
+    }
+    let rhs: Vec<f64> = (0..dim).map(|d| x[d] - x0[d]).collect();
+    // Gaussian elimination (dim ≤ 3)
+    let mut a = j;
+    let mut b = rhs;
+    for col in 0..dim {
+        let p = (col..dim)
+            .max_by(|&r, &s| a[r * dim + col].abs().total_cmp(&a[s * dim + col].abs()))
+            .unwrap();
+        for k in 0..dim {
+            a.swap(p * dim + k, col * dim + k);
+        }
+        b.swap(p, col);
+        for r in col + 1..dim {
+            let f = a[r * dim + col] / a[col * dim + col];
+            for k in col..dim {
+                a[r * dim + k] -= f * a[col * dim + k];
+            }
+            b[r] -= f * b[col];
+        }
+    }
+    let mut l = vec![0.0; dim];
+    for r in (0..dim).rev() {
+        let s: f64 = (r + 1..dim).map(|k| a[r * dim + k] * l[k]).sum();
+        l[r] = (b[r] - s) / a[r * dim + r];
+    }
+    let mut out = vec![1.0 - l.iter().sum::<f64>()];
+    out.extend(l);
+    out
+}
+
+/// A random coarse P1 field of 3 components, prolonged through every level,
+/// equals the coarse function at the centroid of every finest cell
+/// (evaluated in its coarse ancestor, `fine / 2^(dim·L)`): the spaces are
+/// nested and the transfers interpolate exactly. The vertices of each mesh
+/// are the first vertices of the next.
+#[test]
+fn prolongation_reproduces_coarse_functions_on_the_finest_mesh() {
+    let mut rng = Rng::new(5);
+    for (coarse, levels) in [
+        (unit_square(3, &jittered(1)).unwrap(), 4),
+        (unit_cube(2, &jittered(2)).unwrap(), 3),
+    ] {
+        let h = MeshHierarchy::new(&coarse, levels).unwrap();
+        assert_eq!(h.n_levels(), levels + 1);
+        let nc = 3;
+        let m0 = h.mesh(0).unwrap();
+        let u0 = rng.vec(m0.n_vertices() * nc, -1.0, 1.0);
+        let mut u = Vector::from(u0.clone());
+        for l in 0..levels {
+            let (mc, mf) = (h.mesh(l).unwrap(), h.mesh(l + 1).unwrap());
+            let k = mc.vertices().len();
+            assert_eq!(&mf.vertices()[..k], mc.vertices(), "level {l}");
+            let t =
+                Transfer::<f64>::new(mc.n_vertices(), h.edges(l).unwrap().to_vec(), nc).unwrap();
+            let mut fine = Vector::from(vec![0.0; mf.n_vertices() * nc]);
+            t.prolong_add(&mut fine, &u).unwrap();
+            u = fine;
+        }
+        let uf = u.to_host().unwrap();
+        let f = h.finest();
+        let (dim, kv) = (f.dim(), f.vertices_per_cell());
+        let per_ancestor = 1usize << (dim * levels);
+        let mut worst: f64 = 0.0;
+        for c in 0..f.n_cells() {
+            let cell = f.cell(c);
+            let x: Vec<f64> = (0..dim)
+                .map(|d| cell.iter().map(|&v| f.vertex(v as usize)[d]).sum::<f64>() / kv as f64)
+                .collect();
+            let parent = m0.cell(c / per_ancestor);
+            let lambda = barycentric(m0, parent, &x);
+            assert!(lambda.iter().all(|&l| l > -1e-12), "{lambda:?}");
+            for j in 0..nc {
+                let fine: f64 =
+                    cell.iter().map(|&v| uf[v as usize * nc + j]).sum::<f64>() / kv as f64;
+                let coarse: f64 = parent
+                    .iter()
+                    .zip(&lambda)
+                    .map(|(&v, l)| l * u0[v as usize * nc + j])
+                    .sum();
+                worst = worst.max((fine - coarse).abs());
+            }
+        }
+        assert!(worst < 1e-12, "{dim}D: {worst:e}");
+    }
+}
+
+/// `h_max^dim / |det J|`, the worst over the mesh.
+fn worst_shape(m: &Mesh) -> f64 {
+    (0..m.n_cells())
+        .map(|c| m.cell_diameter(c).powi(m.dim() as i32) / m.det_j(c).abs())
+        .fold(0.0, f64::max)
+}
+
+/// Over 4 levels of tetrahedra (a jittered cube and the Gmsh cube) the worst
+/// shape of every level is that of level 1, within 2.5 times the coarse
+/// mesh's: Bey's refinement keeps the quality bounded at any depth.
+#[test]
+fn tetrahedra_keep_their_quality_over_four_levels() {
+    let gmsh = test_gmsh("mesh_cube.msh");
+    for h in [
+        MeshHierarchy::new(&unit_cube(2, &jittered(3)).unwrap(), 4).unwrap(),
+        MeshHierarchy::from_gmsh(&gmsh, 3).unwrap(),
+    ] {
+        let worst: Vec<f64> = h.meshes().map(worst_shape).collect();
+        eprintln!("worst shape per level: {worst:?}");
+        for l in 1..worst.len() {
+            assert!(worst[l] <= 2.5 * worst[0], "{worst:?}");
+            assert!((worst[l] - worst[1]).abs() <= 1e-9 * worst[1], "{worst:?}");
+        }
+        // every level valid and positively oriented, volumes 1/8 of the parent's
+        for (l, m) in h.meshes().enumerate().skip(1) {
+            m.validate().unwrap();
+            let coarse = h.mesh(l - 1).unwrap();
+            for c in (0..m.n_cells()).step_by(97) {
+                let v = m.cell_volume(c) * 8.0;
+                let p = coarse.cell_volume(c / 8);
+                assert!((v - p).abs() <= 1e-12 * p, "level {l} cell {c}");
+            }
+        }
+    }
+}
+
+/// On every level of a Gmsh hierarchy the physical groups resolve to the
+/// refined groups: a group's vertices on level `l` that are vertices of
+/// level `l − 1` are exactly its vertices there, and the domain group holds
+/// every cell. The fixed dofs of every multigrid level derived from the
+/// finest level's (`LevelSpaces::fixed_dofs`) are the group's dofs on that
+/// level — for a boundary part (`bottom`) and for the whole boundary, P1 and
+/// P2, scalar and vector fields.
+#[test]
+fn fixed_dofs_are_each_levels_boundary_and_groups() {
+    let gmsh = test_gmsh("mesh_cube.msh");
+    let levels = 2;
+    let h = MeshHierarchy::from_gmsh(&gmsh, levels).unwrap();
+    for name in ["bottom", "sides and top", "solid"] {
+        let group = gmsh.physical_group(name).unwrap().clone();
+        for l in 1..=levels {
+            let (gc, gf) = (h.gmsh(l - 1).unwrap(), h.gmsh(l).unwrap());
+            if group.dim == 3 {
+                assert_eq!(gf.group_cells(&group).len(), gf.mesh.n_cells(), "{name}");
+                continue;
+            }
+            let nv = gc.mesh.n_vertices() as u32;
+            let coarse: Vec<u32> = gf
+                .group_vertices(&group)
+                .into_iter()
+                .filter(|&v| v < nv)
+                .collect();
+            assert_eq!(coarse, gc.group_vertices(&group), "{name}, level {l}");
+            assert!(gf.group_vertices(&group).len() > coarse.len());
+        }
+    }
+    let bottom = gmsh.physical_group("bottom").unwrap().clone();
+    for (order, nc) in [(1, 1), (2, 3)] {
+        let finest =
+            FunctionSpace::new(h.finest(), Element::lagrange(3, order).unwrap(), nc).unwrap();
+        let spaces = LevelSpaces::new(&h, &finest).unwrap();
+        assert_eq!(spaces.n_levels(), levels + order);
+        // Dirichlet on `bottom`: the finest level's dofs of the group's nodes
+        let group_dofs = |space: &FunctionSpace, mesh_level: usize| -> Vec<u32> {
+            let g = h.gmsh(mesh_level).unwrap();
+            let vertices = g.group_vertices(&bottom);
+            let mut nodes: Vec<u32> = vertices.clone();
+            if space.element().order() == 2 {
+                let is: std::collections::BTreeSet<u32> = vertices.iter().copied().collect();
+                for k in 0..space.n_edges() {
+                    let [a, b] = space.edge(k).unwrap();
+                    // an edge of the group: both ends in it and on the bottom face z = 0
+                    let on = |v: u32| g.mesh.vertex(v as usize)[2].abs() < 1e-12;
+                    if is.contains(&a) && is.contains(&b) && on(a) && on(b) {
+                        nodes.push((space.n_vertices() + k) as u32);
+                    }
+                }
+            }
+            let mut dofs: Vec<u32> = nodes
+                .iter()
+                .flat_map(|&n| (0..nc as u32).map(move |c| n * nc as u32 + c))
+                .collect();
+            dofs.sort_unstable();
+            dofs
+        };
+        let top = spaces.n_levels() - 1;
+        let fixed = spaces.fixed_dofs(&group_dofs(&finest, levels)).unwrap();
+        for (l, fixed_l) in fixed.iter().enumerate() {
+            let space = spaces.space(l).unwrap();
+            let mesh_level = spaces.mesh_level(l).unwrap();
+            assert_eq!(
+                *fixed_l,
+                group_dofs(space, mesh_level),
+                "P{order} level {l}"
+            );
+        }
+        // the whole boundary: each level's boundary dofs
+        let all = spaces
+            .fixed_dofs(&finest.boundary_dofs(h.finest()).unwrap())
+            .unwrap();
+        assert_eq!(all.len(), top + 1);
+        for (l, all_l) in all.iter().enumerate() {
+            let space = spaces.space(l).unwrap();
+            let mesh = h.mesh(spaces.mesh_level(l).unwrap()).unwrap();
+            assert_eq!(
+                *all_l,
+                space.boundary_dofs(mesh).unwrap(),
+                "P{order} level {l}"
+            );
+        }
+    }
+    // a space on another mesh is refused, naming the argument
+    let other = FunctionSpace::new(&gmsh.mesh, Element::lagrange(3, 1).unwrap(), 1).unwrap();
+    let e = LevelSpaces::new(&h, &other).unwrap_err().to_string();
+    assert!(e.contains("`finest`") && e.contains("finest mesh"), "{e}");
+}
+
+/// A hierarchy of one mesh is that mesh; refining an invalid mesh names
+/// the cell.
+#[test]
+fn single_meshes_and_bad_input() {
+    let m = unit_square(2, &MeshOptions::default()).unwrap();
+    let h = MeshHierarchy::single(m.clone());
+    assert_eq!((h.n_levels(), h.finest()), (1, &m));
+    assert!(h.edges(0).is_none() && h.gmsh(0).is_none());
+    let bad = Mesh::from_raw(2, vec![0.0, 0.0, 1.0, 0.0, 2.0, 0.0], vec![0, 1, 2]).unwrap();
+    let e = MeshHierarchy::new(&bad, 1).unwrap_err().to_string();
+    assert!(e.contains("cell 0"), "{e}");
+}

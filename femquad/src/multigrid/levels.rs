@@ -1,0 +1,163 @@
+//! [`LevelSpaces`]: the function space of every multigrid level, the
+//! transfers between them and the fixed (Dirichlet) dofs of each level.
+
+use super::hierarchy::MeshHierarchy;
+use super::transfer::Transfer;
+use crate::element::Element;
+use crate::space::FunctionSpace;
+use crate::{Error, Real, Result};
+
+/// The levels of geometric multigrid for a field on a [`MeshHierarchy`],
+/// numbered from 0 (the coarsest) to `n_levels − 1` (the field's own
+/// space):
+///
+/// * **P1 field** — one level per mesh: P1 on mesh 0, …, P1 on the finest
+///   mesh (`n_levels = n_meshes`).
+/// * **P2 field** — the same P1 levels, then P2 on the finest mesh
+///   (`n_levels = n_meshes + 1`): the last step coarsens the order, not the
+///   mesh.
+///
+/// Every level has the field's `N_comp` components. Between levels `l` and
+/// `l + 1` the fine nodes are the coarse nodes followed by midpoints of
+/// coarse edges (a refinement's new vertices, or a mesh's P2 edge nodes), so
+/// every transfer is a [`Transfer`].
+///
+/// # Fixed dofs on every level
+/// The coarse nodes are the first fine nodes (same indices), and a coarse
+/// dof is fixed exactly when the fine dof with its index is
+/// ([`LevelSpaces::fixed_dofs`]). For the boundary of a generated mesh this
+/// gives each level's boundary dofs, and for a Gmsh physical group each
+/// level's group vertices (the refined group's vertices are the coarse
+/// group's plus midpoints of its edges; the test
+/// `fixed_dofs_are_each_levels_boundary_and_groups` checks both).
+#[derive(Clone, Debug)]
+pub struct LevelSpaces {
+    spaces: Vec<FunctionSpace>,
+    mesh_levels: Vec<usize>,
+    /// `edges[l]`: the coarse edges whose midpoints are the new nodes of
+    /// level `l + 1`.
+    edges: Vec<Vec<[u32; 2]>>,
+}
+
+impl LevelSpaces {
+    /// The levels of the field space `finest` on the finest mesh of
+    /// `hierarchy` (P1 or P2, any `N_comp`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `finest` if it is not a space on
+    /// `hierarchy.finest()`; those of [`FunctionSpace::new`].
+    pub fn new(hierarchy: &MeshHierarchy, finest: &FunctionSpace) -> Result<Self> {
+        finest.check_mesh(hierarchy.finest()).map_err(|_| {
+            Error::arg(
+                "finest",
+                "not a space on the hierarchy's finest mesh (build the residual on \
+                 MeshHierarchy::finest())",
+            )
+        })?;
+        let (dim, n_comp) = (finest.dim(), finest.n_comp());
+        let n_meshes = hierarchy.n_levels();
+        let mut spaces = Vec::new();
+        let mut mesh_levels = Vec::new();
+        let mut edges = Vec::new();
+        for (l, mesh) in hierarchy.meshes().enumerate() {
+            if l + 1 == n_meshes && finest.element().order() == 1 {
+                spaces.push(finest.clone());
+            } else {
+                spaces.push(FunctionSpace::new(
+                    mesh,
+                    Element::lagrange(dim, 1)?,
+                    n_comp,
+                )?);
+            }
+            mesh_levels.push(l);
+            if let Some(e) = hierarchy.edges(l) {
+                edges.push(e.to_vec());
+            }
+        }
+        if finest.element().order() == 2 {
+            let p2_edges = (0..finest.n_edges())
+                .map(|k| {
+                    finest
+                        .edge(k)
+                        .ok_or_else(|| Error::arg("finest", format!("internal: no P2 edge {k}")))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            edges.push(p2_edges);
+            spaces.push(finest.clone());
+            mesh_levels.push(n_meshes - 1);
+        }
+        Ok(LevelSpaces {
+            spaces,
+            mesh_levels,
+            edges,
+        })
+    }
+
+    /// Number of levels.
+    pub fn n_levels(&self) -> usize {
+        self.spaces.len()
+    }
+
+    /// The space of `level` (0 the coarsest).
+    pub fn space(&self, level: usize) -> Option<&FunctionSpace> {
+        self.spaces.get(level)
+    }
+
+    /// The spaces, coarse to fine.
+    pub fn spaces(&self) -> &[FunctionSpace] {
+        &self.spaces
+    }
+
+    /// The hierarchy mesh of `level`.
+    pub fn mesh_level(&self, level: usize) -> Option<usize> {
+        self.mesh_levels.get(level).copied()
+    }
+
+    /// The coarse edges whose midpoints are the new nodes of `level + 1`.
+    pub fn edges(&self, level: usize) -> Option<&[[u32; 2]]> {
+        self.edges.get(level).map(Vec::as_slice)
+    }
+
+    /// The transfer between `level` and `level + 1`, on host vectors.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `level` if it is the finest; those
+    /// of [`Transfer::new`].
+    pub fn transfer<R: Real>(&self, level: usize) -> Result<Transfer<R>> {
+        let edges = self.edges(level).ok_or_else(|| {
+            Error::arg(
+                "level",
+                format!("{level} has no finer level ({} levels)", self.n_levels()),
+            )
+        })?;
+        let coarse = &self.spaces[level];
+        Transfer::new(coarse.n_nodes(), edges.to_vec(), coarse.n_comp())
+    }
+
+    /// The fixed dofs of every level (coarse to fine, each increasing) from
+    /// those of the finest level: dof `d < n_dofs(l)` of level `l` is fixed
+    /// iff dof `d` of level `l + 1` is (see the [type documentation](Self)).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `finest_fixed` for a dof beyond the
+    /// finest level's.
+    pub fn fixed_dofs(&self, finest_fixed: &[u32]) -> Result<Vec<Vec<u32>>> {
+        let n = self.spaces.last().map_or(0, FunctionSpace::n_dofs);
+        let mut fine: Vec<u32> = finest_fixed.to_vec();
+        fine.sort_unstable();
+        fine.dedup();
+        if let Some(&d) = fine.last().filter(|&&d| d as usize >= n) {
+            return Err(Error::arg(
+                "finest_fixed",
+                format!("dof {d} is out of range ({n} dofs)"),
+            ));
+        }
+        let mut out = vec![Vec::new(); self.n_levels()];
+        for l in (0..self.n_levels()).rev() {
+            let n_l = self.spaces[l].n_dofs() as u32;
+            out[l] = fine.iter().copied().take_while(|&d| d < n_l).collect();
+            fine = out[l].clone();
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,71 @@
+//! Geometric multigrid, matrix-free on the device: the preconditioner whose
+//! iteration counts stay bounded as the mesh is refined.
+//!
+//! # Data flow
+//! ```text
+//! coarse mesh (generated or Gmsh) ──► MeshHierarchy (uniform refinement, tags kept)
+//! MeshHierarchy + the field's space ──► LevelSpaces: P1 on every mesh (+ P2 on the finest),
+//!                                        Transfers between them, fixed dofs of every level
+//! operators of every level (LevelOperators: J_l·v, its point-block diagonal, the coarsest assembled)
+//!     ──► Multigrid::setup: PointBlockJacobi + eigenvalue estimate ──► Chebyshev, per level
+//!                           coarsest: CsrMatrix ──► faer Cholesky / LU (CoarseSolver)
+//!     ──► Multigrid::apply: one V-cycle x = M⁻¹ b, the preconditioner of CG / GMRES
+//! ```
+//!
+//! * [`MeshHierarchy`] — a coarse mesh and its uniform refinements
+//!   ([`crate::mesh::refine`]: triangles into 4, tetrahedra into 8 by Bey's
+//!   rule, quality bounded), with Gmsh tags on every level.
+//! * [`LevelSpaces`] — the levels' spaces: P1 on each mesh, and for a P2
+//!   field P2 on the finest mesh (p-coarsening first); the fixed dofs of
+//!   each level.
+//! * [`Transfer`] — the nested prolongation `P` (interpolation: exact for
+//!   nested spaces), its transpose (restriction) and the injection of a
+//!   state; device kernels ([`crate::opencl::multigrid`]) and native twins,
+//!   bitwise equal; vector fields interleaved node-major
+//!   (`dof = node·N_comp + c`).
+//! * [`PointBlockJacobi`] — `D⁻¹` with `D` the `N_comp × N_comp` blocks of
+//!   each node, inverted once per setup.
+//! * [`Chebyshev`] — the smoother: a fixed polynomial in `D⁻¹A` damping the
+//!   upper part of its spectrum, whose top is estimated by a few Lanczos
+//!   steps ([`estimate_eigenvalues`]).
+//! * [`CoarseSolver`] — the coarsest operator assembled and factored once
+//!   with faer; the one place where data crosses between host and device in
+//!   a cycle (two vectors of the coarsest level).
+//! * [`Multigrid`] — the V-cycle and its setup, generic over the operators
+//!   of the levels ([`LevelOperators`]).
+//! * [`ResidualLevels`] — multigrid for the Jacobian of a
+//!   [`Residual`](crate::residual::Residual): a residual on every coarser
+//!   level, the state injected there, and [`JacobianLevels`], the levels'
+//!   exact Jacobian actions, point-block diagonals (on the device) and the
+//!   coarsest assembled Jacobian as [`LevelOperators`]. This is what
+//!   [`DirichletProblem`](crate::solve::DirichletProblem) uses by default.
+//!
+//! Every operation works on [`Vector`](crate::vector::Vector)s: on device
+//! vectors everything but the coarse solve runs on the device and nothing
+//! but the coarse vectors and a few scalars (setup) is read back; on host
+//! vectors the native twins compute the same.
+
+mod block_jacobi;
+mod chebyshev;
+mod coarse;
+mod eigen;
+mod hierarchy;
+mod levels;
+mod operators;
+mod residuals;
+mod transfer;
+mod vcycle;
+
+pub use block_jacobi::{PointBlockJacobi, fill_random};
+pub use chebyshev::{Chebyshev, ChebyshevWork};
+pub use coarse::CoarseSolver;
+pub use eigen::{EigenEstimate, estimate_eigenvalues};
+pub use hierarchy::MeshHierarchy;
+pub use levels::LevelSpaces;
+pub use operators::{Action, LevelOperators};
+pub use residuals::{JacobianLevels, ResidualLevels};
+pub use transfer::Transfer;
+pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
+
+#[cfg(test)]
+mod tests;

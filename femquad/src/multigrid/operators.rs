@@ -1,0 +1,47 @@
+//! [`LevelOperators`]: what multigrid needs of the operator on each level.
+
+use crate::Real;
+use crate::Result;
+use crate::sparse::CsrMatrix;
+use crate::vector::Vector;
+
+/// An operator given by its action, `a(x, y)` setting `y = A x` (a level's
+/// constrained operator inside the smoother and the eigenvalue estimate).
+pub type Action<'a, R> = dyn FnMut(&Vector<R>, &mut Vector<R>) -> Result<()> + 'a;
+
+/// The operators `A_l` of the multigrid levels `l = 0` (coarsest) …
+/// `L` (finest), as [`super::Multigrid`] uses them: their action (every
+/// level), their point-block diagonal (every level but the coarsest, for
+/// the smoother) and the assembled matrix (the coarsest level, for the
+/// direct solve). For a residual `F` linearized at a state `u` these are the
+/// Jacobian `J_l(u_l)` of the residual on level `l`'s space, at the state
+/// injected into that level ([`super::Multigrid::inject`]):
+/// [`Residual::jacobian_action`](crate::residual::Residual), its
+/// point-block diagonal and its assembly — rediscretization, not a Galerkin
+/// product, so every level stays matrix-free but the coarsest.
+///
+/// The operators are **unconstrained**: the multigrid imposes the Dirichlet
+/// rows itself (fixed rows and columns the identity's, from the fixed dofs
+/// it was given). Vectors are the level's `n_dofs` dofs (interleaved
+/// node-major) and live where the multigrid's vectors live.
+pub trait LevelOperators<R: Real> {
+    /// `y = A_l x`.
+    ///
+    /// # Errors
+    /// Whatever evaluating the operator reports.
+    fn apply(&mut self, level: usize, x: &Vector<R>, y: &mut Vector<R>) -> Result<()>;
+
+    /// The point-block diagonal of `A_l` into `out`: `n_nodes·N_comp²`
+    /// entries, `out[(n·N_comp + fc)·N_comp + gc] = A_l[n·N_comp + fc][n·N_comp + gc]`
+    /// (for a scalar field, the diagonal).
+    ///
+    /// # Errors
+    /// Whatever computing it reports.
+    fn block_diagonal(&mut self, level: usize, out: &mut Vector<R>) -> Result<()>;
+
+    /// `A_l` assembled (asked for the coarsest level only), `f64`, on the host.
+    ///
+    /// # Errors
+    /// Whatever assembling it reports.
+    fn assemble(&mut self, level: usize) -> Result<CsrMatrix>;
+}

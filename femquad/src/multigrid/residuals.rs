@@ -1,0 +1,290 @@
+//! Multigrid for a residual: [`ResidualLevels`] (the residual of every
+//! coarser level, the states there) and [`JacobianLevels`] (their
+//! Jacobians as the [`LevelOperators`] of a [`Multigrid`]).
+
+use super::hierarchy::MeshHierarchy;
+use super::levels::LevelSpaces;
+use super::operators::LevelOperators;
+use super::vcycle::{Multigrid, MultigridOptions};
+use crate::aux_space::AuxSpace;
+use crate::backend::Backend;
+use crate::element::Element;
+use crate::physics::Pointwise;
+use crate::quadrature::Quadrature;
+use crate::residual::Residual;
+use crate::sparse::CsrMatrix;
+use crate::vector::Vector;
+use crate::{Error, Real, Result};
+
+/// The operators of every level for the Jacobian `J(u)` of a residual:
+/// level `l` is the Jacobian of level `l`'s residual at the state `u_l`
+/// (the finest state injected, [`Multigrid::inject`]) — its exact action
+/// ([`Residual::jacobian_action`]: matrix-free, fused on the device), its
+/// point-block diagonal ([`Residual::jacobian_diagonal`]: on the device,
+/// not assembled) and, for the coarsest level, its assembled matrix
+/// ([`Residual::assemble_jacobian`]).
+pub struct JacobianLevels<'a, R: Real, P: Pointwise + ?Sized> {
+    /// The residuals of the levels below the finest, coarsest first.
+    pub coarse: &'a mut [Residual<R>],
+    /// The states of the levels below the finest, coarsest first.
+    pub states: &'a [Vector<R>],
+    /// The finest level's residual.
+    pub finest: &'a mut Residual<R>,
+    /// The finest level's state.
+    pub state: &'a Vector<R>,
+    /// The physics.
+    pub physics: &'a P,
+    /// Its constants.
+    pub constants: &'a [R],
+}
+
+impl<R: Real, P: Pointwise + ?Sized> JacobianLevels<'_, R, P> {
+    fn level(&mut self, level: usize) -> Result<(&mut Residual<R>, &Vector<R>)> {
+        let below = self.coarse.len();
+        if level < below {
+            Ok((&mut self.coarse[level], &self.states[level]))
+        } else if level == below {
+            Ok((&mut *self.finest, self.state))
+        } else {
+            Err(Error::arg(
+                "level",
+                format!("{level} is beyond the finest level {below}"),
+            ))
+        }
+    }
+}
+
+impl<R: Real, P: Pointwise + ?Sized> LevelOperators<R> for JacobianLevels<'_, R, P> {
+    fn apply(&mut self, level: usize, x: &Vector<R>, y: &mut Vector<R>) -> Result<()> {
+        let (physics, constants) = (self.physics, self.constants);
+        let (residual, state) = self.level(level)?;
+        residual.jacobian_action(physics, state, x, constants, y)
+    }
+
+    fn block_diagonal(&mut self, level: usize, out: &mut Vector<R>) -> Result<()> {
+        let (physics, constants) = (self.physics, self.constants);
+        let (residual, state) = self.level(level)?;
+        residual.jacobian_diagonal(physics, state, constants, out)
+    }
+
+    fn assemble(&mut self, level: usize) -> Result<CsrMatrix> {
+        let (physics, constants) = (self.physics, self.constants);
+        let (residual, state) = self.level(level)?;
+        residual.assemble_jacobian(physics, state, constants)
+    }
+}
+
+/// Geometric multigrid for the Jacobian of a residual on the finest mesh of
+/// a [`MeshHierarchy`]: the [`LevelSpaces`], a [`Residual`] on every
+/// coarser level (same backend and precision; P1 with the finest
+/// quadrature when the field is P1, the default P1 quadrature below a P2
+/// field), the states of those levels, and the [`Multigrid`] itself.
+///
+/// [`ResidualLevels::setup`] linearizes every level at a finest-level state
+/// `u` (injected into the coarser levels) and sets the cycle up;
+/// [`ResidualLevels::apply`] applies one V-cycle. The finest residual is
+/// the caller's (passed to both), so a solver can use it for its own
+/// operator between cycles.
+pub struct ResidualLevels<R: Real> {
+    spaces: LevelSpaces,
+    coarse: Vec<Residual<R>>,
+    states: Vec<Vector<R>>,
+    multigrid: Multigrid<R>,
+    /// Whether the coarse residuals have their auxiliary fields.
+    aux_set: bool,
+}
+
+impl<R: Real> ResidualLevels<R> {
+    /// The levels of `finest` (a residual on `hierarchy.finest()`, on
+    /// `backend`) with the finest fixed dofs `fixed`.
+    ///
+    /// # Errors
+    /// Those of [`LevelSpaces::new`], [`Residual::new`] and
+    /// [`Multigrid::new`].
+    pub fn new(
+        hierarchy: &MeshHierarchy,
+        finest: &Residual<R>,
+        backend: &Backend,
+        fixed: &[u32],
+        options: MultigridOptions,
+    ) -> Result<Self> {
+        let spaces = LevelSpaces::new(hierarchy, finest.space())?;
+        let like = finest.vector()?;
+        let multigrid = Multigrid::new(&spaces, fixed, &like, options)?;
+        let finest_disc = finest.discretization();
+        let aux = finest_disc.aux();
+        let n_levels = spaces.n_levels();
+        let mut coarse = Vec::with_capacity(n_levels - 1);
+        let mut states = Vec::with_capacity(n_levels - 1);
+        for l in 0..n_levels - 1 {
+            let space = spaces
+                .space(l)
+                .ok_or_else(|| Error::arg("spaces", "internal: missing level"))?;
+            let mesh_level = spaces
+                .mesh_level(l)
+                .ok_or_else(|| Error::arg("spaces", "internal: missing level"))?;
+            let mesh = hierarchy
+                .mesh(mesh_level)
+                .ok_or_else(|| Error::arg("hierarchy", "internal: missing mesh"))?;
+            let quadrature = if space.element() == finest.space().element() {
+                finest_disc.quadrature().clone()
+            } else {
+                Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
+            };
+            let r = Residual::new(mesh, space.clone(), quadrature, aux, backend)?;
+            states.push(r.vector()?);
+            coarse.push(r);
+        }
+        Ok(ResidualLevels {
+            spaces,
+            coarse,
+            states,
+            multigrid,
+            aux_set: aux == AuxSpace::None,
+        })
+    }
+
+    /// The levels' spaces.
+    pub fn spaces(&self) -> &LevelSpaces {
+        &self.spaces
+    }
+
+    /// The multigrid (its report, options, cycle count).
+    pub fn multigrid(&self) -> &Multigrid<R> {
+        &self.multigrid
+    }
+
+    /// The multigrid, mutable (e.g. its coarse factorization).
+    pub fn multigrid_mut(&mut self) -> &mut Multigrid<R> {
+        &mut self.multigrid
+    }
+
+    /// Sets the auxiliary field of every coarser level from the finest
+    /// level's values `aux` (as [`Residual::set_aux`] takes them): a nodal
+    /// field by injection (the first nodes of each level), a P0 field by the
+    /// mean over each coarse cell's children (`2^dim` per refinement; the
+    /// same cells on the P2 → P1 step).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `aux` for a wrong length or a
+    /// residual without auxiliary field; those of [`Residual::set_aux`].
+    pub fn set_aux(&mut self, finest: &Residual<R>, aux: &[R]) -> Result<()> {
+        let kind = finest.discretization().aux();
+        if aux.len() != finest.aux_len() {
+            return Err(Error::arg(
+                "aux",
+                format!(
+                    "expected {} entries (the finest level's), got {}",
+                    finest.aux_len(),
+                    aux.len()
+                ),
+            ));
+        }
+        let mut values = aux.to_vec();
+        let mut fine_cells = finest.space().n_cells();
+        for l in (0..self.coarse.len()).rev() {
+            let r = &mut self.coarse[l];
+            let coarse_values: Vec<R> = match kind {
+                AuxSpace::None => {
+                    return Err(Error::arg(
+                        "aux",
+                        "the residual has no auxiliary field (AuxSpace::None)",
+                    ));
+                }
+                AuxSpace::Field { .. } => values[..r.aux_len()].to_vec(),
+                AuxSpace::Cell { n_comp } => {
+                    let cells = r.space().n_cells();
+                    let children = fine_cells / cells.max(1);
+                    let mut out = vec![R::ZERO; cells * n_comp];
+                    for c in 0..cells {
+                        for k in 0..n_comp {
+                            let mut s = R::ZERO;
+                            for j in 0..children {
+                                s += values[(c * children + j) * n_comp + k];
+                            }
+                            out[c * n_comp + k] = s / R::from_f64(children as f64);
+                        }
+                    }
+                    out
+                }
+            };
+            r.set_aux(&coarse_values)?;
+            fine_cells = r.space().n_cells();
+            values = coarse_values;
+        }
+        self.aux_set = true;
+        Ok(())
+    }
+
+    /// Linearizes every level at the finest state `u` and sets the cycle up
+    /// ([`Multigrid::setup`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `aux` if the physics reads an
+    /// auxiliary field the coarse levels were not given
+    /// ([`ResidualLevels::set_aux`]); those of [`Multigrid::inject`] and
+    /// [`Multigrid::setup`].
+    pub fn setup<P: Pointwise + ?Sized>(
+        &mut self,
+        finest: &mut Residual<R>,
+        physics: &P,
+        u: &Vector<R>,
+        constants: &[R],
+    ) -> Result<()> {
+        let reads = physics.info().reads;
+        if (reads.a || reads.grad_a) && !self.aux_set {
+            return Err(Error::arg(
+                "aux",
+                format!(
+                    "the physics `{}` reads the auxiliary field, which the coarse multigrid levels \
+                     were not given: set it with DirichletProblem::set_aux (or \
+                     ResidualLevels::set_aux), which restricts it to every level",
+                    physics.info().name
+                ),
+            ));
+        }
+        self.multigrid.inject(u, &mut self.states)?;
+        let mut ops = JacobianLevels {
+            coarse: &mut self.coarse,
+            states: &self.states,
+            finest,
+            state: u,
+            physics,
+            constants,
+        };
+        self.multigrid.setup(&mut ops)
+    }
+
+    /// One V-cycle `x = M⁻¹ b` for the Jacobian at the state of the last
+    /// setup (`u`, the same vector as given to it).
+    ///
+    /// # Errors
+    /// Those of [`Multigrid::apply`].
+    pub fn apply<P: Pointwise + ?Sized>(
+        &mut self,
+        finest: &mut Residual<R>,
+        physics: &P,
+        u: &Vector<R>,
+        constants: &[R],
+        b: &Vector<R>,
+        x: &mut Vector<R>,
+    ) -> Result<()> {
+        let mut ops = JacobianLevels {
+            coarse: &mut self.coarse,
+            states: &self.states,
+            finest,
+            state: u,
+            physics,
+            constants,
+        };
+        self.multigrid.apply(&mut ops, b, x)
+    }
+}
+
+impl<R: Real> std::fmt::Debug for ResidualLevels<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResidualLevels")
+            .field("multigrid", &self.multigrid)
+            .finish()
+    }
+}

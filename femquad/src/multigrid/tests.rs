@@ -1,0 +1,314 @@
+//! The multigrid components on host vectors, against closed forms: the
+//! transfers (the refinement's own prolongation, transposes), point-block
+//! Jacobi (inverses, Dirichlet rows, singular blocks), the Chebyshev error
+//! polynomial, the Lanczos eigenvalue estimate, the random fill.
+
+use super::*;
+use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
+use crate::mesh::refine::refine;
+use crate::rng::Rng;
+use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::{Error, Result};
+
+fn host(v: Vec<f64>) -> Vector<f64> {
+    Vector::from(v)
+}
+
+/// The transfers of a refinement are the refinement's `prolong_p1` and
+/// `restrict_p1` (bitwise), transposes of each other, and the injection
+/// keeps the coarse nodes' values; for 1, 2 and 3 components.
+#[test]
+fn transfers_are_the_refinements_and_transposed() {
+    let mut rng = Rng::new(3);
+    let opts = MeshOptions {
+        jitter: 0.1,
+        shuffle: true,
+        seed: 4,
+    };
+    for m in [unit_square(5, &opts).unwrap(), unit_cube(3, &opts).unwrap()] {
+        let r = refine(&m).unwrap();
+        let (nc_v, nf_v) = (m.n_vertices(), r.mesh().n_vertices());
+        for nc in 1..=3 {
+            let t = Transfer::<f64>::new(nc_v, r.edge_vertices().to_vec(), nc).unwrap();
+            assert_eq!((t.n_coarse_dofs(), t.n_fine_dofs()), (nc_v * nc, nf_v * nc));
+            let e = rng.vec(nc_v * nc, -1.0, 1.0);
+            let f = rng.vec(nf_v * nc, -1.0, 1.0);
+            let mut pe = host(vec![0.0; nf_v * nc]);
+            t.prolong_add(&mut pe, &host(e.clone())).unwrap();
+            assert_eq!(pe.to_host().unwrap(), r.prolong_p1(&e, nc).unwrap());
+            let mut rf = host(vec![7.0; nc_v * nc]);
+            t.restrict(&mut rf, &host(f.clone())).unwrap();
+            assert_eq!(rf.to_host().unwrap(), r.restrict_p1(&f, nc).unwrap());
+            // ⟨P e, f⟩ = ⟨e, Pᵀ f⟩
+            let lhs = pe.dot(&host(f.clone())).unwrap();
+            let rhs = host(e.clone()).dot(&rf).unwrap();
+            assert!(
+                (lhs - rhs).abs() <= 1e-12 * lhs.abs().max(1.0),
+                "{lhs} {rhs}"
+            );
+            // prolong_add adds
+            let mut twice = pe;
+            t.prolong_add(&mut twice, &host(e.clone())).unwrap();
+            let p = r.prolong_p1(&e, nc).unwrap();
+            for (a, b) in twice.to_host().unwrap().iter().zip(&p) {
+                assert_eq!(*a, b + b);
+            }
+            let mut inj = host(vec![0.0; nc_v * nc]);
+            t.inject(&mut inj, &host(f.clone())).unwrap();
+            assert_eq!(inj.to_host().unwrap(), f[..nc_v * nc]);
+        }
+    }
+}
+
+#[test]
+fn transfer_errors_name_the_argument() {
+    let e = Transfer::<f64>::new(2, vec![[0, 1], [1, 2]], 1).unwrap_err();
+    assert!(e.to_string().contains("edge 1"), "{e}");
+    let e = Transfer::<f64>::new(2, vec![[0, 1]], 0).unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidArgument { name: "n_comp", .. }),
+        "{e}"
+    );
+    let t = Transfer::<f64>::new(2, vec![[0, 1]], 2).unwrap();
+    let e = t
+        .prolong_add(&mut host(vec![0.0; 5]), &host(vec![0.0; 4]))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("`fine`") && e.to_string().contains("expected 6"),
+        "{e}"
+    );
+    let e = t
+        .restrict(&mut host(vec![0.0; 3]), &host(vec![0.0; 6]))
+        .unwrap_err();
+    assert!(e.to_string().contains("`coarse`"), "{e}");
+}
+
+/// Random symmetric positive definite blocks of `nc` components.
+fn spd_blocks(rng: &mut Rng, n_nodes: usize, nc: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(n_nodes * nc * nc);
+    for _ in 0..n_nodes {
+        let g = rng.vec(nc * nc, -1.0, 1.0);
+        for i in 0..nc {
+            for j in 0..nc {
+                // GᵀG + I
+                let s: f64 = (0..nc).map(|k| g[k * nc + i] * g[k * nc + j]).sum();
+                out.push(s + if i == j { 1.0 } else { 0.0 });
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn point_block_jacobi_inverts_blocks_and_fixes_rows() {
+    let mut rng = Rng::new(8);
+    for nc in 1..=3 {
+        let n_nodes = 50;
+        let blocks = spd_blocks(&mut rng, n_nodes, nc);
+        let fixed: Vec<u32> = vec![0, (3 * nc + nc - 1) as u32];
+        let jacobi =
+            PointBlockJacobi::new(host(blocks.clone()), nc, &IndexSet::Host(fixed.clone()))
+                .unwrap();
+        let inv = jacobi.inverse().to_host().unwrap();
+        let is_fixed = |d: usize| fixed.contains(&(d as u32));
+        for n in 0..n_nodes {
+            // the constrained block times its inverse is the identity
+            let mut b = blocks[n * nc * nc..(n + 1) * nc * nc].to_vec();
+            for c in 0..nc {
+                if is_fixed(n * nc + c) {
+                    for j in 0..nc {
+                        b[c * nc + j] = if j == c { 1.0 } else { 0.0 };
+                        b[j * nc + c] = if j == c { 1.0 } else { 0.0 };
+                    }
+                }
+            }
+            for i in 0..nc {
+                for j in 0..nc {
+                    let s: f64 = (0..nc)
+                        .map(|k| b[i * nc + k] * inv[n * nc * nc + k * nc + j])
+                        .sum();
+                    let want = if i == j { 1.0 } else { 0.0 };
+                    assert!((s - want).abs() < 1e-12, "nc {nc} node {n}: {s}");
+                }
+            }
+        }
+        // y ← a y + b D⁻¹ r
+        let r = rng.vec(n_nodes * nc, -1.0, 1.0);
+        let y0 = rng.vec(n_nodes * nc, -1.0, 1.0);
+        let mut y = host(y0.clone());
+        jacobi.update(&mut y, 0.5, &host(r.clone()), -2.0).unwrap();
+        let y = y.to_host().unwrap();
+        for i in 0..n_nodes * nc {
+            let (n, fc) = (i / nc, i % nc);
+            let s: f64 = (0..nc)
+                .map(|g| inv[n * nc * nc + fc * nc + g] * r[n * nc + g])
+                .sum();
+            assert!((y[i] - (0.5 * y0[i] - 2.0 * s)).abs() < 1e-14);
+        }
+    }
+    // f32 blocks
+    let blocks: Vec<f32> = vec![4.0, 1.0, 1.0, 3.0];
+    let j = PointBlockJacobi::new(Vector::from(blocks), 2, &IndexSet::Host(vec![])).unwrap();
+    let inv = j.inverse().to_host().unwrap();
+    let want = [3.0 / 11.0, -1.0 / 11.0, -1.0 / 11.0, 4.0 / 11.0];
+    for (a, b) in inv.iter().zip(want) {
+        assert!((f64::from(*a) - b).abs() < 1e-7);
+    }
+}
+
+#[test]
+fn singular_blocks_are_named() {
+    // node 1 of 3: [[1, 2], [2, 4]] is singular
+    let blocks = vec![2.0, 0.0, 0.0, 2.0, 1.0, 2.0, 2.0, 4.0, 1.0, 0.0, 0.0, 1.0];
+    let e = PointBlockJacobi::new(host(blocks.clone()), 2, &IndexSet::Host(vec![])).unwrap_err();
+    let s = e.to_string();
+    assert!(s.contains("node 1 (of 3)") && s.contains("singular"), "{s}");
+    // fixing one component of node 1 makes it regular
+    PointBlockJacobi::new(host(blocks), 2, &IndexSet::Host(vec![2])).unwrap();
+    let mut nan = vec![1.0; 4];
+    nan[3] = f64::NAN;
+    let e = PointBlockJacobi::new(host(nan), 1, &IndexSet::Host(vec![])).unwrap_err();
+    assert!(e.to_string().contains("node 3"), "{e}");
+    let e = PointBlockJacobi::new(host(vec![1.0; 5]), 2, &IndexSet::Host(vec![])).unwrap_err();
+    assert!(e.to_string().contains("whole 2×2 blocks"), "{e}");
+    let e = PointBlockJacobi::new(host(vec![1.0; 4]), 1, &IndexSet::Host(vec![4])).unwrap_err();
+    assert!(e.to_string().contains("dof 4"), "{e}");
+}
+
+/// `T_m(t)` by the three-term recurrence.
+fn chebyshev_t(m: usize, t: f64) -> f64 {
+    let (mut a, mut b) = (1.0, t);
+    if m == 0 {
+        return a;
+    }
+    for _ in 1..m {
+        let c = 2.0 * t * b - a;
+        a = b;
+        b = c;
+    }
+    b
+}
+
+/// On a diagonal operator each eigencomponent of the error is multiplied by
+/// the scaled Chebyshev polynomial `p_m(λ) = T_m((θ − λ)/δ) / T_m(θ/δ)`,
+/// from zero and from a given initial guess; `|p_m| ≤ damping()` on the
+/// interval.
+#[test]
+fn chebyshev_error_is_the_scaled_polynomial() {
+    let n = 40;
+    let lambda: Vec<f64> = (0..n).map(|i| 0.02 + 2.0 * i as f64 / n as f64).collect();
+    // A = diag(λ d), D = diag(d): D⁻¹A = diag(λ)
+    let d: Vec<f64> = (0..n).map(|i| 1.0 + (i % 3) as f64).collect();
+    let jacobi = PointBlockJacobi::new(host(d.clone()), 1, &IndexSet::Host(vec![])).unwrap();
+    let mut a = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
+        let (x, y) = (x.to_host()?, y);
+        let v: Vec<f64> = (0..n).map(|i| lambda[i] * d[i] * x[i]).collect();
+        *y = host(v);
+        Ok(())
+    };
+    let mut rng = Rng::new(2);
+    let exact = rng.vec(n, -1.0, 1.0);
+    let b: Vec<f64> = (0..n).map(|i| lambda[i] * d[i] * exact[i]).collect();
+    for (lo, hi, m) in [(0.3, 2.2, 3), (0.05, 2.1, 4), (0.5, 2.05, 1)] {
+        let cheb = Chebyshev::new(lo, hi, m).unwrap();
+        let (theta, delta) = (0.5 * (hi + lo), 0.5 * (hi - lo));
+        let p = |l: f64| chebyshev_t(m, (theta - l) / delta) / chebyshev_t(m, theta / delta);
+        for zero in [true, false] {
+            let x0 = if zero {
+                vec![f64::NAN; n]
+            } else {
+                rng.vec(n, -1.0, 1.0)
+            };
+            let mut x = host(x0.clone());
+            let mut work = ChebyshevWork::like(&x).unwrap();
+            cheb.smooth(&mut a, &jacobi, &host(b.clone()), &mut x, zero, &mut work)
+                .unwrap();
+            let x = x.to_host().unwrap();
+            for i in 0..n {
+                let e0 = exact[i] - if zero { 0.0 } else { x0[i] };
+                let want = p(lambda[i]) * e0;
+                assert!(
+                    (exact[i] - x[i] - want).abs() < 1e-12,
+                    "m {m} λ {}: error {} vs {want}",
+                    lambda[i],
+                    exact[i] - x[i]
+                );
+                if lambda[i] >= lo && lambda[i] <= hi {
+                    assert!(p(lambda[i]).abs() <= cheb.damping() + 1e-14);
+                }
+            }
+        }
+    }
+    assert!(Chebyshev::new(0.0, 1.0, 2).is_err());
+    assert!(Chebyshev::new(1.0, 1.0, 2).is_err());
+    assert!(Chebyshev::new(0.1, 1.0, 0).is_err());
+}
+
+/// The Lanczos estimate of `λ_max(D⁻¹A)` approaches the largest eigenvalue
+/// from below, is exact once the Krylov space is exhausted, and an
+/// indefinite operator is reported.
+#[test]
+fn eigenvalue_estimates() {
+    let n = 200;
+    // D⁻¹A = diag(λ) with λ_i = (i + 1)/n (1D Laplacian-like spread), D ≠ I
+    let lambda: Vec<f64> = (0..n)
+        .map(|i| ((i + 1) as f64 / n as f64).powi(2))
+        .collect();
+    let d: Vec<f64> = (0..n).map(|i| 2.0 + (i % 5) as f64).collect();
+    let jacobi = PointBlockJacobi::new(host(d.clone()), 1, &IndexSet::Host(vec![])).unwrap();
+    let mut a = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
+        let x = x.to_host()?;
+        *y = host((0..n).map(|i| lambda[i] * d[i] * x[i]).collect());
+        Ok(())
+    };
+    let mut b = host(vec![0.0; n]);
+    fill_random(&mut b, 7, None).unwrap();
+    let est = estimate_eigenvalues(&mut a, &jacobi, &b, 10).unwrap();
+    assert_eq!(est.steps, 10);
+    assert!(est.max <= 1.0 + 1e-12 && est.max > 0.9, "{est:?}");
+    assert!(est.min >= lambda[0] - 1e-12, "{est:?}");
+    // three distinct eigenvalues: exact after three steps
+    let mut a3 = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
+        let x = x.to_host()?;
+        *y = host(
+            (0..n)
+                .map(|i| [1.0, 2.0, 5.0][i % 3] * d[i] * x[i])
+                .collect(),
+        );
+        Ok(())
+    };
+    let est = estimate_eigenvalues(&mut a3, &jacobi, &b, 10).unwrap();
+    assert!(est.steps <= 4, "{est:?}");
+    assert!(
+        (est.max - 5.0).abs() < 1e-9 && (est.min - 1.0).abs() < 1e-9,
+        "{est:?}"
+    );
+    let mut neg = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
+        y.copy_from(x)?;
+        y.scale(-1.0)
+    };
+    let e = estimate_eigenvalues(&mut neg, &jacobi, &b, 5).unwrap_err();
+    assert!(e.to_string().contains("not positive definite"), "{e}");
+}
+
+#[test]
+fn random_fill_is_deterministic_and_uniform() {
+    let mut a = host(vec![0.0; 10_000]);
+    let mut b = host(vec![0.0; 10_000]);
+    fill_random(&mut a, 3, None).unwrap();
+    fill_random(&mut b, 3, None).unwrap();
+    let (a, b) = (a.to_host().unwrap(), b.to_host().unwrap());
+    assert_eq!(a, b);
+    assert!(a.iter().all(|v| (-1.0..1.0).contains(v)));
+    let mean = a.iter().sum::<f64>() / a.len() as f64;
+    assert!(mean.abs() < 0.03, "{mean}");
+    let mut c = host(vec![0.0; 10]);
+    fill_random(&mut c, 4, None).unwrap();
+    assert_ne!(c.to_host().unwrap(), a[..10]);
+    // the same numbers in f32, exactly
+    let mut s = Vector::<f32>::host_zeros(100);
+    fill_random(&mut s, 3, None).unwrap();
+    for (x, y) in s.to_host().unwrap().iter().zip(&a) {
+        assert_eq!(f64::from(*x), *y);
+    }
+}

@@ -1,0 +1,735 @@
+//! [`Multigrid`]: the V-cycle, its setup and its options.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::block_jacobi::{PointBlockJacobi, fill_random};
+use super::chebyshev::{Chebyshev, ChebyshevWork};
+use super::coarse::CoarseSolver;
+use super::eigen::{EigenEstimate, estimate_eigenvalues};
+use super::levels::LevelSpaces;
+use super::operators::LevelOperators;
+use super::transfer::Transfer;
+use crate::opencl::multigrid::MultigridKernels;
+use crate::sparse::Factorization;
+use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::{Error, Real, Result};
+
+/// Options of [`Multigrid`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MultigridOptions {
+    /// Chebyshev steps `m` of each smoothing, before and after the coarse
+    /// correction ([`Chebyshev`]).
+    pub degree: usize,
+    /// `λ_lo = lower·λ̂` with `λ̂` the estimate of `λ_max(D⁻¹A)`: the bottom
+    /// of the range the smoother damps.
+    pub lower: f64,
+    /// `λ_hi = upper·λ̂`: a safety margin over the estimate (the Lanczos
+    /// estimate lies below `λ_max`, and eigenvalues above `λ_hi` would be
+    /// amplified).
+    pub upper: f64,
+    /// Lanczos (CG) steps of the eigenvalue estimate of each level.
+    pub eigen_steps: usize,
+    /// Seed of the random start vectors of the estimates (level `l` uses
+    /// `seed + l`): setups are deterministic.
+    pub seed: u64,
+    /// Factorization of the coarsest operator: Cholesky for symmetric
+    /// positive definite operators (CG), LU otherwise (GMRES, Newton).
+    pub factorization: Factorization,
+    /// Largest number of dofs of the coarsest level. Its operator is
+    /// assembled and factored on the host, which for a big mesh costs time
+    /// and memory out of proportion; above this the setup is refused (build
+    /// the problem on a [`super::MeshHierarchy`] with a coarser base mesh).
+    pub max_coarse_dofs: usize,
+}
+
+impl Default for MultigridOptions {
+    /// Degree 2, interval `[0.15, 1.1]·λ̂`, 10 Lanczos steps, seed 1,
+    /// Cholesky, at most 200 000 coarse dofs.
+    ///
+    /// Degree and interval minimize the operator applications to a
+    /// relative residual of 1e-8 (iterations × (1 + 2·degree·4/3) in 2D)
+    /// over Poisson and Lamé, P1 and P2, 2D and 3D: degree 2 with the lower
+    /// end at 0.1–0.2 of `λ̂` beat degrees 3 and 4 (fewer iterations, each
+    /// dearer) and lower ends of 0.3–0.5 in every case measured.
+    fn default() -> Self {
+        MultigridOptions {
+            degree: 2,
+            lower: 0.15,
+            upper: 1.1,
+            eigen_steps: 10,
+            seed: 1,
+            factorization: Factorization::Cholesky,
+            max_coarse_dofs: 200_000,
+        }
+    }
+}
+
+/// What the setup of one level found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelReport {
+    /// Dofs of the level.
+    pub dofs: usize,
+    /// Fixed (Dirichlet) dofs of the level.
+    pub fixed: usize,
+    /// The eigenvalue estimate of `D⁻¹A` (not for the coarsest level).
+    pub eigen: Option<EigenEstimate>,
+    /// The smoother's interval `[λ_lo, λ_hi]` (not for the coarsest level).
+    pub interval: Option<(f64, f64)>,
+}
+
+/// What the last [`Multigrid::setup`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetupReport {
+    /// One entry per level, coarsest first.
+    pub levels: Vec<LevelReport>,
+    /// Factorization of the coarsest operator.
+    pub factorization: Factorization,
+    /// Wall-clock seconds of the setup.
+    pub seconds: f64,
+}
+
+/// One level's vectors and smoother.
+#[derive(Debug)]
+struct Level<R: Real> {
+    n_dofs: usize,
+    n_comp: usize,
+    n_fixed: usize,
+    fixed: IndexSet,
+    /// Point-block Jacobi and Chebyshev (after setup; not on level 0).
+    smoother: Option<(PointBlockJacobi<R>, Chebyshev)>,
+    /// Smoother work vectors and the residual to restrict (not on level 0).
+    work: Option<(ChebyshevWork<R>, Vector<R>)>,
+    /// The level's right-hand side and correction (not on the finest level,
+    /// whose are the caller's).
+    bx: Option<(Vector<R>, Vector<R>)>,
+}
+
+/// Geometric multigrid: a V-cycle over the levels of a [`LevelSpaces`],
+/// matrix-free on every level but the coarsest, for the operators
+/// [`LevelOperators`] provides, with Dirichlet rows on every level.
+///
+/// # The cycle
+/// With `A_l` the constrained operator of level `l` (rows and columns of
+/// fixed dofs the identity's), `S_l` the Chebyshev smoother ([`Chebyshev`])
+/// on the point-block-Jacobi-preconditioned `D_l⁻¹A_l`
+/// ([`PointBlockJacobi`]), `P_l` the prolongation from level `l − 1`
+/// ([`Transfer`]) followed by zeroing the fixed dofs of level `l`, and `A_0⁻¹`
+/// the direct solve ([`CoarseSolver`]), one application `x = M⁻¹ b` is
+///
+/// ```text
+/// cycle(l, b):  if l = 0: return A_0⁻¹ b
+///               x = S_l(b, 0)                 pre-smoothing from zero
+///               b_c = P_lᵀ (b − A_l x)        restriction (fixed coarse dofs zeroed)
+///               x = x + P_l cycle(l − 1, b_c) coarse correction
+///               x = S_l(b, x)                 post-smoothing
+/// M⁻¹ b = cycle(L, b with b_D = 0), then x_D = b_D.
+/// ```
+///
+/// The same smoother before and after, `P_lᵀ` as restriction and an exact
+/// coarse solve make `M⁻¹` symmetric positive definite for symmetric
+/// positive definite operators: a preconditioner for CG. Each level costs
+/// `2m` operator applications (`m` the degree), `2m` point-block updates and
+/// two transfers — and, on device vectors, nothing crosses to the host but
+/// the coarsest level's two vectors ([`CoarseSolver`]).
+///
+/// # Setup
+/// [`Multigrid::setup`] computes, on each level above the coarsest, the
+/// point-block diagonal and its inverse, and an estimate `λ̂` of the largest
+/// eigenvalue of `D⁻¹A` by [`MultigridOptions::eigen_steps`] Lanczos steps
+/// from a random vector ([`estimate_eigenvalues`]); the smoother's interval
+/// is `[lower·λ̂, upper·λ̂]`. The coarsest operator is assembled and factored
+/// (refactored on later setups). Redo the setup whenever the operators
+/// change (each Newton step).
+///
+/// # Example
+/// A 1D Laplacian (`tridiag(−1, 2, −1)`, 2ⁿ − 1 unknowns and two fixed end
+/// points) on nested grids of 3, 5, 9, 17 points; CG preconditioned by the
+/// V-cycle converges in a few iterations whatever the size:
+/// ```
+/// use femquad::multigrid::{LevelOperators, Multigrid, MultigridOptions, Transfer};
+/// use femquad::sparse::CsrMatrix;
+/// use femquad::vector::{Vector, VectorOps};
+/// use femquad::Result;
+///
+/// /// The 1D Laplacian on grid `l` (2^(l+1) + 1 points, numbered coarse
+/// /// points first, like a refined mesh).
+/// struct Laplace1d {
+///     // neighbours of each point, per level
+///     neighbours: Vec<Vec<[usize; 2]>>,
+/// }
+/// impl LevelOperators<f64> for Laplace1d {
+///     fn apply(&mut self, l: usize, x: &Vector<f64>, y: &mut Vector<f64>) -> Result<()> {
+///         let (Vector::Host(x), Vector::Host(y)) = (x, y) else { unreachable!() };
+///         for (i, &[a, b]) in self.neighbours[l].iter().enumerate() {
+///             y[i] = 2.0 * x[i] - if a < x.len() { x[a] } else { 0.0 }
+///                               - if b < x.len() { x[b] } else { 0.0 };
+///         }
+///         Ok(())
+///     }
+///     fn block_diagonal(&mut self, _: usize, out: &mut Vector<f64>) -> Result<()> {
+///         out.fill(2.0)
+///     }
+///     fn assemble(&mut self, l: usize) -> Result<CsrMatrix> {
+///         let mut e = Vec::new();
+///         for (i, &[a, b]) in self.neighbours[l].iter().enumerate() {
+///             e.push((i, i, 2.0));
+///             for j in [a, b] {
+///                 if j < self.neighbours[l].len() {
+///                     e.push((i, j, -1.0));
+///                 }
+///             }
+///         }
+///         let n = self.neighbours[l].len();
+///         CsrMatrix::from_triplets(n, n, &e)
+///     }
+/// }
+/// # fn main() -> Result<()> {
+/// // grid 0: points 0 (x=0), 1 (x=1), 2 (x=½); each refinement adds the
+/// // midpoints of the intervals, numbered after the old points
+/// let (mut xs, mut edges_per_level, mut neighbours) = (vec![0.0, 1.0, 0.5], vec![], vec![]);
+/// for level in 0..4 {
+///     let mut order: Vec<usize> = (0..xs.len()).collect();
+///     order.sort_by(|&a, &b| xs[a].partial_cmp(&xs[b]).unwrap());
+///     let n = xs.len();
+///     let mut nb = vec![[usize::MAX; 2]; n];
+///     for w in order.windows(2) {
+///         nb[w[0]][1] = w[1];
+///         nb[w[1]][0] = w[0];
+///     }
+///     neighbours.push(nb);
+///     if level < 3 {
+///         let edges: Vec<[u32; 2]> =
+///             order.windows(2).map(|w| [w[0].min(w[1]) as u32, w[0].max(w[1]) as u32]).collect();
+///         for e in &edges {
+///             xs.push(0.5 * (xs[e[0] as usize] + xs[e[1] as usize]));
+///         }
+///         edges_per_level.push(edges);
+///     }
+/// }
+/// let transfers = edges_per_level
+///     .iter()
+///     .zip(&neighbours)
+///     .map(|(e, nb)| Transfer::<f64>::new(nb.len(), e.clone(), 1))
+///     .collect::<Result<Vec<_>>>()?;
+/// // the end points 0 and 1 are fixed on every level
+/// let fixed = vec![vec![0, 1]; 4];
+/// let finest = Vector::from(vec![0.0; xs.len()]);
+/// let mut mg = Multigrid::from_parts(transfers, &fixed, &finest, MultigridOptions::default())?;
+/// let mut ops = Laplace1d { neighbours };
+/// mg.setup(&mut ops)?;
+/// let b = Vector::from(vec![1.0; xs.len()]);
+/// let mut x = Vector::from(vec![0.0; xs.len()]);
+/// mg.apply(&mut ops, &b, &mut x)?; // one V-cycle
+/// // fixed rows: the identity
+/// assert_eq!(x.value_at(0)?, 1.0);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Multigrid<R: Real> {
+    options: MultigridOptions,
+    levels: Vec<Level<R>>,
+    transfers: Vec<Transfer<R>>,
+    kernels: Option<Arc<MultigridKernels<R>>>,
+    coarse: Option<CoarseSolver>,
+    /// The coarsest level's fixed dofs, on the host (for its factorization).
+    coarse_fixed: Vec<u32>,
+    /// The finest right-hand side with its fixed entries zeroed.
+    masked_b: Option<Vector<R>>,
+    report: Option<SetupReport>,
+    cycles: usize,
+}
+
+impl<R: Real> std::fmt::Debug for Multigrid<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Multigrid")
+            .field("levels", &self.n_levels())
+            .field(
+                "dofs",
+                &self.levels.iter().map(|l| l.n_dofs).collect::<Vec<_>>(),
+            )
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl<R: Real> Multigrid<R> {
+    /// The multigrid of the levels `spaces`, with the fixed dofs of every
+    /// level derived from the finest level's `finest_fixed`
+    /// ([`LevelSpaces::fixed_dofs`]), its vectors where `like` lives (host or
+    /// device; `like` is not used otherwise). Call [`Multigrid::setup`]
+    /// before applying it.
+    ///
+    /// # Errors
+    /// Those of [`Multigrid::from_parts`] and [`LevelSpaces::fixed_dofs`].
+    pub fn new(
+        spaces: &LevelSpaces,
+        finest_fixed: &[u32],
+        like: &Vector<R>,
+        options: MultigridOptions,
+    ) -> Result<Self> {
+        let fixed = spaces.fixed_dofs(finest_fixed)?;
+        let transfers = (0..spaces.n_levels() - 1)
+            .map(|l| spaces.transfer::<R>(l))
+            .collect::<Result<Vec<_>>>()?;
+        if transfers.is_empty() {
+            let space = spaces
+                .space(0)
+                .ok_or_else(|| Error::arg("spaces", "no level"))?;
+            return Self::single(space.n_nodes(), space.n_comp(), &fixed[0], like, options);
+        }
+        Self::from_parts(transfers, &fixed, like, options)
+    }
+
+    /// A multigrid of one level: the direct solve of `n_nodes·n_comp` dofs.
+    fn single(
+        n_nodes: usize,
+        n_comp: usize,
+        fixed: &[u32],
+        like: &Vector<R>,
+        options: MultigridOptions,
+    ) -> Result<Self> {
+        Self::build(
+            vec![(n_nodes * n_comp, n_comp)],
+            Vec::new(),
+            &[fixed.to_vec()],
+            like,
+            options,
+        )
+    }
+
+    /// The multigrid of the levels joined by `transfers` (`transfers[l]`
+    /// between levels `l` and `l + 1`, host transfers; uploaded here for
+    /// device vectors) with the fixed dofs `fixed[l]` of every level, its
+    /// vectors where `finest_like` (a vector of the finest level) lives.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `transfers` if empty or if they do
+    /// not chain (a level's fine dofs differ from the next level's coarse
+    /// dofs, or their `N_comp` differ), `fixed` if it has not one list per
+    /// level or a dof is out of range, `finest_like` for a length other
+    /// than the finest level's, `options` if the coarsest level has more than
+    /// `max_coarse_dofs` dofs; device errors.
+    pub fn from_parts(
+        transfers: Vec<Transfer<R>>,
+        fixed: &[Vec<u32>],
+        finest_like: &Vector<R>,
+        options: MultigridOptions,
+    ) -> Result<Self> {
+        let first = transfers
+            .first()
+            .ok_or_else(|| Error::arg("transfers", "a multigrid needs at least one transfer"))?;
+        let mut sizes = vec![(first.n_coarse_dofs(), first.n_comp())];
+        for (l, t) in transfers.iter().enumerate() {
+            if t.n_comp() != first.n_comp() || t.n_coarse_dofs() != sizes[l].0 {
+                return Err(Error::arg(
+                    "transfers",
+                    format!(
+                        "transfer {l} starts from {} dofs of {} components, but level {l} has {} \
+                         of {}",
+                        t.n_coarse_dofs(),
+                        t.n_comp(),
+                        sizes[l].0,
+                        sizes[l].1
+                    ),
+                ));
+            }
+            sizes.push((t.n_fine_dofs(), t.n_comp()));
+        }
+        Self::build(sizes, transfers, fixed, finest_like, options)
+    }
+
+    fn build(
+        sizes: Vec<(usize, usize)>,
+        transfers: Vec<Transfer<R>>,
+        fixed: &[Vec<u32>],
+        finest_like: &Vector<R>,
+        options: MultigridOptions,
+    ) -> Result<Self> {
+        let n_levels = sizes.len();
+        if fixed.len() != n_levels {
+            return Err(Error::arg(
+                "fixed",
+                format!("{} lists for {n_levels} levels", fixed.len()),
+            ));
+        }
+        let (finest, n_comp) = sizes[n_levels - 1];
+        if finest_like.len() != finest {
+            return Err(Error::arg(
+                "finest_like",
+                format!(
+                    "has {} entries, the finest level {finest}",
+                    finest_like.len()
+                ),
+            ));
+        }
+        if sizes[0].0 > options.max_coarse_dofs {
+            return Err(Error::arg(
+                "options",
+                format!(
+                    "the coarsest multigrid level has {} dofs, more than max_coarse_dofs = {}: its \
+                     operator is assembled and factored on the host. Build the problem on a \
+                     MeshHierarchy of a coarser mesh (refined to this one), raise \
+                     max_coarse_dofs, or use another preconditioner",
+                    sizes[0].0, options.max_coarse_dofs
+                ),
+            ));
+        }
+        let kernels = match finest_like {
+            Vector::Host(_) => None,
+            Vector::Device(d) => Some(MultigridKernels::new(d.device(), n_comp)?),
+        };
+        let transfers = match &kernels {
+            None => transfers,
+            Some(k) => transfers
+                .into_iter()
+                .map(|t| t.with_device(k))
+                .collect::<Result<_>>()?,
+        };
+        let zeros = |n: usize| -> Result<Vector<R>> {
+            Ok(match finest_like {
+                Vector::Host(_) => Vector::host_zeros(n),
+                Vector::Device(d) => Vector::device_zeros(d.device(), n)?,
+            })
+        };
+        let mut levels = Vec::with_capacity(n_levels);
+        for (l, &(n_dofs, nc)) in sizes.iter().enumerate() {
+            if let Some(&d) = fixed[l].iter().find(|&&d| d as usize >= n_dofs) {
+                return Err(Error::arg(
+                    "fixed",
+                    format!("dof {d} of level {l} is out of range ({n_dofs} dofs)"),
+                ));
+            }
+            let like = zeros(n_dofs)?;
+            let work = if l > 0 {
+                Some((ChebyshevWork::like(&like)?, like.zeros_like()?))
+            } else {
+                None
+            };
+            let bx = if l + 1 < n_levels {
+                Some((like.zeros_like()?, like.zeros_like()?))
+            } else {
+                None
+            };
+            levels.push(Level {
+                n_dofs,
+                n_comp: nc,
+                n_fixed: fixed[l].len(),
+                fixed: IndexSet::located_like(&like, &fixed[l])?,
+                smoother: None,
+                work,
+                bx,
+            });
+        }
+        Ok(Multigrid {
+            options,
+            levels,
+            transfers,
+            kernels,
+            coarse: None,
+            coarse_fixed: fixed[0].clone(),
+            masked_b: Some(zeros(finest)?),
+            report: None,
+            cycles: 0,
+        })
+    }
+
+    /// Number of levels (1: only the direct solve).
+    pub fn n_levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Dofs of `level`.
+    pub fn n_dofs(&self, level: usize) -> Option<usize> {
+        self.levels.get(level).map(|l| l.n_dofs)
+    }
+
+    /// The options.
+    pub fn options(&self) -> &MultigridOptions {
+        &self.options
+    }
+
+    /// Sets the coarse factorization (e.g. LU for a Newton step's
+    /// nonsymmetric Jacobian); takes effect at the next setup.
+    pub fn set_factorization(&mut self, factorization: Factorization) {
+        if self.options.factorization != factorization {
+            self.options.factorization = factorization;
+            self.coarse = None;
+        }
+    }
+
+    /// What the last setup found (`None` before the first).
+    pub fn report(&self) -> Option<&SetupReport> {
+        self.report.as_ref()
+    }
+
+    /// V-cycles applied so far.
+    pub fn cycles(&self) -> usize {
+        self.cycles
+    }
+
+    /// Injects a finest-level state `fine` into every coarser level:
+    /// `states[l] = I states[l + 1]` (the first dofs, [`Transfer::inject`]),
+    /// `states` one vector per level below the finest, coarsest first.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `states` for a wrong count or
+    /// length; those of [`Transfer::inject`].
+    pub fn inject(&self, fine: &Vector<R>, states: &mut [Vector<R>]) -> Result<()> {
+        let below = self.levels.len() - 1;
+        if states.len() != below {
+            return Err(Error::arg(
+                "states",
+                format!(
+                    "{} vectors for {below} levels below the finest",
+                    states.len()
+                ),
+            ));
+        }
+        for l in (0..below).rev() {
+            let (head, tail) = states.split_at_mut(l + 1);
+            let src = if l + 1 == below { fine } else { &tail[0] };
+            self.transfers[l].inject(&mut head[l], src)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the cycle up for the current operators `ops` (see the [type
+    /// documentation](Self)): point-block diagonals and their inverses,
+    /// eigenvalue estimates and smoothers, the coarse factorization.
+    ///
+    /// # Errors
+    /// * [`Error::InvalidArgument`] naming `blocks` with the node of a
+    ///   singular diagonal block ([`PointBlockJacobi`]), `apply` if an
+    ///   operator is not positive definite in the eigenvalue estimate,
+    ///   `options` for an invalid smoother option, `coarse operator` if its
+    ///   factorization fails.
+    /// * Those of `ops`.
+    pub fn setup(&mut self, ops: &mut dyn LevelOperators<R>) -> Result<()> {
+        let t0 = Instant::now();
+        let opts = self.options;
+        let mut reports = Vec::with_capacity(self.levels.len());
+        reports.push(LevelReport {
+            dofs: self.levels[0].n_dofs,
+            fixed: self.levels[0].n_fixed,
+            eigen: None,
+            interval: None,
+        });
+        for l in 1..self.levels.len() {
+            let level = &mut self.levels[l];
+            let nc = level.n_comp;
+            let (work, _) = level
+                .work
+                .as_ref()
+                .ok_or_else(|| Error::arg("multigrid", "internal: level without work vectors"))?;
+            let like = work.residual();
+            let mut blocks = zeros_of_len(like, level.n_dofs * nc)?;
+            ops.block_diagonal(l, &mut blocks)?;
+            let jacobi =
+                PointBlockJacobi::with_kernels(blocks, nc, &level.fixed, self.kernels.clone())
+                    .map_err(|e| at_level(e, l))?;
+            let mut start = like.zeros_like()?;
+            fill_random(
+                &mut start,
+                opts.seed.wrapping_add(l as u64),
+                self.kernels.as_ref(),
+            )?;
+            start.set_at(&level.fixed, 0.0)?;
+            let fixed = &level.fixed;
+            let mut a = |x: &Vector<R>, y: &mut Vector<R>| -> Result<()> {
+                ops.apply(l, x, y)?;
+                y.copy_at(fixed, x)
+            };
+            let eigen = estimate_eigenvalues(&mut a, &jacobi, &start, opts.eigen_steps)
+                .map_err(|e| at_level(e, l))?;
+            let chebyshev =
+                Chebyshev::new(opts.lower * eigen.max, opts.upper * eigen.max, opts.degree)
+                    .map_err(|e| match e {
+                        Error::InvalidArgument { name, reason } => Error::arg(
+                            "options",
+                            format!("the smoother of level {l}: `{name}` {reason}"),
+                        ),
+                        other => other,
+                    })?;
+            reports.push(LevelReport {
+                dofs: level.n_dofs,
+                fixed: level.n_fixed,
+                eigen: Some(eigen),
+                interval: Some(chebyshev.interval()),
+            });
+            level.smoother = Some((jacobi, chebyshev));
+        }
+        let matrix = ops.assemble(0)?;
+        if matrix.n_rows() != self.levels[0].n_dofs || matrix.n_cols() != self.levels[0].n_dofs {
+            return Err(Error::arg(
+                "assemble",
+                format!(
+                    "the coarsest operator is {} × {}, the level has {} dofs",
+                    matrix.n_rows(),
+                    matrix.n_cols(),
+                    self.levels[0].n_dofs
+                ),
+            ));
+        }
+        match &mut self.coarse {
+            // the next linearization on the same pattern: numeric refactorization only
+            Some(c) if c.same_pattern(&matrix) => c.refactor(matrix)?,
+            _ => {
+                self.coarse = Some(CoarseSolver::new(
+                    matrix,
+                    &self.coarse_fixed,
+                    self.options.factorization,
+                )?)
+            }
+        }
+        self.report = Some(SetupReport {
+            levels: reports,
+            factorization: self.options.factorization,
+            seconds: t0.elapsed().as_secs_f64(),
+        });
+        Ok(())
+    }
+
+    /// One V-cycle: `x = M⁻¹ b` (see the [type documentation](Self)); `b`
+    /// and `x` are finest-level vectors where the multigrid's vectors live.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `multigrid` before
+    /// [`Multigrid::setup`], `b` or `x` for a wrong length or place; those of
+    /// `ops` and of the coarse solve.
+    pub fn apply(
+        &mut self,
+        ops: &mut dyn LevelOperators<R>,
+        b: &Vector<R>,
+        x: &mut Vector<R>,
+    ) -> Result<()> {
+        if self.report.is_none() {
+            return Err(Error::arg(
+                "multigrid",
+                "applied before Multigrid::setup (the smoothers and the coarse factorization \
+                 come from the operators)",
+            ));
+        }
+        let finest = self.levels.len() - 1;
+        let n = self.levels[finest].n_dofs;
+        for (name, len) in [("b", b.len()), ("x", x.len())] {
+            if len != n {
+                return Err(Error::arg(
+                    name,
+                    format!("expected {n} entries (the finest level's), got {len}"),
+                ));
+            }
+        }
+        self.cycles += 1;
+        if finest == 0 {
+            let coarse = self
+                .coarse
+                .as_mut()
+                .ok_or_else(|| Error::arg("multigrid", "internal: no coarse solver"))?;
+            return coarse.solve(b, x);
+        }
+        let mut mb = self
+            .masked_b
+            .take()
+            .ok_or_else(|| Error::arg("multigrid", "internal: masked right-hand side in use"))?;
+        let result = (|| -> Result<()> {
+            mb.copy_from(b)?;
+            mb.set_at(&self.levels[finest].fixed, 0.0)?;
+            self.cycle(ops, finest, &mb, x)?;
+            x.copy_at(&self.levels[finest].fixed, b)
+        })();
+        self.masked_b = Some(mb);
+        result
+    }
+
+    /// `x = cycle(l, b)` for `b` zero on the fixed dofs of level `l`.
+    fn cycle(
+        &mut self,
+        ops: &mut dyn LevelOperators<R>,
+        l: usize,
+        b: &Vector<R>,
+        x: &mut Vector<R>,
+    ) -> Result<()> {
+        if l == 0 {
+            let coarse = self
+                .coarse
+                .as_mut()
+                .ok_or_else(|| Error::arg("multigrid", "internal: no coarse solver"))?;
+            return coarse.solve(b, x);
+        }
+        // pre-smoothing from zero, then the residual
+        self.smooth(ops, l, b, x, true)?;
+        {
+            let level = &mut self.levels[l];
+            let (_, r) = level.work.as_mut().ok_or_else(no_work)?;
+            ops.apply(l, x, r)?;
+            r.copy_at(&level.fixed, x)?;
+            r.axpby(1.0, b, -1.0)?;
+        }
+        // coarse correction
+        let (mut cb, mut cx) = self.levels[l - 1]
+            .bx
+            .take()
+            .ok_or_else(|| Error::arg("multigrid", "internal: coarse vectors in use"))?;
+        let result = (|| -> Result<()> {
+            {
+                let (_, r) = self.levels[l].work.as_ref().ok_or_else(no_work)?;
+                self.transfers[l - 1].restrict(&mut cb, r)?;
+            }
+            cb.set_at(&self.levels[l - 1].fixed, 0.0)?;
+            self.cycle(ops, l - 1, &cb, &mut cx)?;
+            self.transfers[l - 1].prolong_add(x, &cx)?;
+            x.set_at(&self.levels[l].fixed, 0.0)
+        })();
+        self.levels[l - 1].bx = Some((cb, cx));
+        result?;
+        // post-smoothing
+        self.smooth(ops, l, b, x, false)
+    }
+
+    fn smooth(
+        &mut self,
+        ops: &mut dyn LevelOperators<R>,
+        l: usize,
+        b: &Vector<R>,
+        x: &mut Vector<R>,
+        zero_initial: bool,
+    ) -> Result<()> {
+        let level = &mut self.levels[l];
+        let (jacobi, chebyshev) = level.smoother.as_ref().ok_or_else(|| {
+            Error::arg(
+                "multigrid",
+                "internal: a level without smoother after setup",
+            )
+        })?;
+        let (work, _) = level.work.as_mut().ok_or_else(no_work)?;
+        let fixed = &level.fixed;
+        let mut a = |v: &Vector<R>, y: &mut Vector<R>| -> Result<()> {
+            ops.apply(l, v, y)?;
+            y.copy_at(fixed, v)
+        };
+        chebyshev.smooth(&mut a, jacobi, b, x, zero_initial, work)
+    }
+}
+
+fn no_work() -> Error {
+    Error::arg("multigrid", "internal: a level without work vectors")
+}
+
+/// A zero vector of `n` entries where `like` lives.
+fn zeros_of_len<R: Real>(like: &Vector<R>, n: usize) -> Result<Vector<R>> {
+    Ok(match like {
+        Vector::Host(_) => Vector::host_zeros(n),
+        Vector::Device(d) => Vector::device_zeros(d.device(), n)?,
+    })
+}
+
+/// Names the level in an error's reason.
+fn at_level(e: Error, l: usize) -> Error {
+    match e {
+        Error::InvalidArgument { name, reason } => {
+            Error::arg(name, format!("multigrid level {l}: {reason}"))
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,142 @@
+//! Point-block Jacobi and the random fill on the device: launches of
+//! [`MultigridKernels`].
+
+use std::sync::Arc;
+
+use super::MultigridKernels;
+use crate::opencl::vector::{DeviceIndices, DeviceVector, Launch, index_groups};
+use crate::{Error, Real, Result};
+
+impl<R: Real> MultigridKernels<R> {
+    fn check(&self, name: &'static str, v: &DeviceVector<R>, want: usize) -> Result<()> {
+        if !Arc::ptr_eq(v.device(), self.device()) {
+            return Err(Error::arg(
+                name,
+                "lives on another device than the multigrid kernels",
+            ));
+        }
+        if v.len() != want {
+            return Err(Error::arg(
+                name,
+                format!("expected {want} entries, got {}", v.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Number of nodes of a block array (`n_nodes·N_comp²` entries).
+    fn block_nodes(&self, name: &'static str, blocks: &DeviceVector<R>) -> Result<usize> {
+        let nc2 = self.n_comp() * self.n_comp();
+        if !blocks.len().is_multiple_of(nc2) {
+            return Err(Error::arg(
+                name,
+                format!(
+                    "{} entries are not whole {nc}×{nc} blocks",
+                    blocks.len(),
+                    nc = self.n_comp()
+                ),
+            ));
+        }
+        Ok(blocks.len() / nc2)
+    }
+
+    /// Dirichlet rows: for each fixed dof `n·N_comp + c`, row and column `c`
+    /// of block `n` become the identity's.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `blocks` (not whole blocks, another
+    /// device) or `fixed` (a dof beyond the blocks' nodes, another device).
+    pub fn block_fix(&self, blocks: &mut DeviceVector<R>, fixed: &DeviceIndices) -> Result<()> {
+        let n_nodes = self.block_nodes("blocks", blocks)?;
+        self.check("blocks", blocks, blocks.len())?;
+        if !Arc::ptr_eq(fixed.device(), self.device()) {
+            return Err(Error::arg(
+                "fixed",
+                "lives on another device than the blocks",
+            ));
+        }
+        if fixed.bound() > n_nodes * self.n_comp() {
+            return Err(Error::arg(
+                "fixed",
+                format!(
+                    "dof {} is out of range for {n_nodes} nodes of {} components",
+                    fixed.bound() - 1,
+                    self.n_comp()
+                ),
+            ));
+        }
+        let k = self.lock();
+        Launch::new(&k.block_fix)
+            .mem(blocks.buffer())?
+            .mem(fixed.buffer())?
+            .value(fixed.len() as u64)?
+            .run(
+                self.device(),
+                index_groups(fixed.len()),
+                "block Dirichlet rows",
+            )
+    }
+
+    /// `inv[n] = B_n⁻¹` for every node (Gauss–Jordan with partial pivoting);
+    /// a singular block gets NaN entries (the caller finds them with one
+    /// reduction, [`DeviceVector::first_non_finite`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `blocks` or `inv` for lengths that
+    /// are not whole blocks or differ, or another device.
+    pub fn block_invert(&self, inv: &mut DeviceVector<R>, blocks: &DeviceVector<R>) -> Result<()> {
+        let n_nodes = self.block_nodes("blocks", blocks)?;
+        self.check("blocks", blocks, blocks.len())?;
+        self.check("inv", inv, blocks.len())?;
+        let k = self.lock();
+        Launch::new(&k.block_invert)
+            .mem(inv.buffer())?
+            .mem(blocks.buffer())?
+            .value(n_nodes as u64)?
+            .run(self.device(), index_groups(n_nodes), "block inverse")
+    }
+
+    /// `y ← a·y + b·D⁻¹r`, `D⁻¹` given by its blocks `inv` (one launch).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `inv`, `r` or `y` for lengths that
+    /// do not fit one field, or another device.
+    pub fn block_update(
+        &self,
+        y: &mut DeviceVector<R>,
+        a: f64,
+        inv: &DeviceVector<R>,
+        r: &DeviceVector<R>,
+        b: f64,
+    ) -> Result<()> {
+        let n_nodes = self.block_nodes("inv", inv)?;
+        self.check("inv", inv, inv.len())?;
+        let n = n_nodes * self.n_comp();
+        self.check("r", r, n)?;
+        self.check("y", y, n)?;
+        let k = self.lock();
+        Launch::new(&k.block_update)
+            .mem(y.buffer())?
+            .mem(inv.buffer())?
+            .mem(r.buffer())?
+            .value(n as u64)?
+            .value(R::from_f64(a))?
+            .value(R::from_f64(b))?
+            .run(self.device(), index_groups(n), "block Jacobi update")
+    }
+
+    /// `x[i]` = uniform in `[−1, 1)` from `seed` and `i` (the numbers of
+    /// [`crate::multigrid::fill_random`] on the host).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `x` on another device.
+    pub fn fill_random(&self, x: &mut DeviceVector<R>, seed: u64) -> Result<()> {
+        self.check("x", x, x.len())?;
+        let k = self.lock();
+        Launch::new(&k.fill_random)
+            .mem(x.buffer())?
+            .value(x.len() as u64)?
+            .value(seed)?
+            .run(self.device(), index_groups(x.len()), "random fill")
+    }
+}

@@ -1,0 +1,190 @@
+//! [`Preconditioner`]: how a [`super::DirichletProblem`] preconditions its
+//! linear systems, and the state behind it.
+
+use std::time::Instant;
+
+use crate::multigrid::{MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels};
+use crate::physics::Pointwise;
+use crate::residual::Residual;
+use crate::sparse::Factorization;
+use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::{Error, Real, Result};
+
+/// The preconditioner of the Krylov solves of a
+/// [`DirichletProblem`](super::DirichletProblem) (CG for
+/// [`solve_linear`](super::DirichletProblem::solve_linear), GMRES in every
+/// Newton step of [`solve_nonlinear`](super::DirichletProblem::solve_nonlinear)),
+/// always for the Jacobian at the current state (rebuilt every Newton step).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Preconditioner {
+    /// Geometric multigrid, one V-cycle per application
+    /// ([`crate::multigrid`]): Chebyshev smoothing with point-block Jacobi on
+    /// every level of the problem's [`MeshHierarchy`], the coarsest level
+    /// assembled and factored (Cholesky for `solve_linear` unless the
+    /// options say LU; LU for the Jacobians of `solve_nonlinear`). Iteration
+    /// counts stay bounded under refinement. The default.
+    Multigrid(MultigridOptions),
+    /// Point-block Jacobi: `D⁻¹` with `D` the `N_comp × N_comp` diagonal
+    /// blocks of the Jacobian ([`PointBlockJacobi`]; for a scalar field the
+    /// diagonal). Cheap to set up and apply; iterations grow like `1/h`.
+    Jacobi,
+    /// No preconditioner.
+    None,
+}
+
+impl Default for Preconditioner {
+    /// Multigrid with the default options.
+    fn default() -> Self {
+        Preconditioner::Multigrid(MultigridOptions::default())
+    }
+}
+
+impl Preconditioner {
+    /// A short name: `multigrid`, `jacobi` or `none`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Preconditioner::Multigrid(_) => "multigrid",
+            Preconditioner::Jacobi => "jacobi",
+            Preconditioner::None => "none",
+        }
+    }
+}
+
+/// What a problem's preconditioner holds between applications.
+#[derive(Default)]
+pub(crate) struct PreconditionerState<R: Real> {
+    /// The multigrid levels (built on first use, kept across solves).
+    levels: Option<ResidualLevels<R>>,
+    /// The auxiliary field to give the levels when they are built.
+    pending_aux: Option<Vec<R>>,
+    /// Point-block Jacobi of the current linearization.
+    jacobi: Option<PointBlockJacobi<R>>,
+    /// Seconds of setups since the last [`PreconditionerState::reset_timer`].
+    pub seconds: f64,
+}
+
+impl<R: Real> PreconditionerState<R> {
+    pub(crate) fn reset_timer(&mut self) {
+        self.seconds = 0.0;
+    }
+
+    /// The multigrid levels, if built.
+    pub(crate) fn levels(&self) -> Option<&ResidualLevels<R>> {
+        self.levels.as_ref()
+    }
+
+    /// Forgets everything built for another hierarchy or options.
+    pub(crate) fn clear(&mut self) {
+        self.levels = None;
+        self.jacobi = None;
+    }
+
+    /// Builds the multigrid levels if `choice` is multigrid and they are
+    /// missing.
+    pub(crate) fn prepare(
+        &mut self,
+        choice: &Preconditioner,
+        hierarchy: Option<&MeshHierarchy>,
+        residual: &Residual<R>,
+        fixed: &[u32],
+    ) -> Result<()> {
+        let Preconditioner::Multigrid(options) = choice else {
+            return Ok(());
+        };
+        if self.levels.is_some() {
+            return Ok(());
+        }
+        let hierarchy = hierarchy.ok_or_else(|| {
+            Error::arg(
+                "preconditioner",
+                "multigrid needs the problem's meshes: this DirichletProblem was made by \
+                 DirichletProblem::new, which knows no mesh. Attach one with \
+                 with_hierarchy(MeshHierarchy::new(&coarse, levels)) (or \
+                 MeshHierarchy::single(mesh)), or choose Preconditioner::Jacobi or \
+                 Preconditioner::None",
+            )
+        })?;
+        let mut levels =
+            ResidualLevels::new(hierarchy, residual, &residual.backend(), fixed, *options)?;
+        if let Some(aux) = &self.pending_aux {
+            levels.set_aux(residual, aux)?;
+        }
+        self.levels = Some(levels);
+        Ok(())
+    }
+
+    /// Remembers the auxiliary field for the coarse levels (and gives it
+    /// to them if they exist).
+    pub(crate) fn set_aux(&mut self, residual: &Residual<R>, aux: &[R]) -> Result<()> {
+        if let Some(levels) = &mut self.levels {
+            levels.set_aux(residual, aux)?;
+        }
+        self.pending_aux = Some(aux.to_vec());
+        Ok(())
+    }
+
+    /// Sets the preconditioner up for the Jacobian at `u`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn setup<P: Pointwise + ?Sized>(
+        &mut self,
+        choice: &Preconditioner,
+        hierarchy: Option<&MeshHierarchy>,
+        residual: &mut Residual<R>,
+        fixed: &[u32],
+        fixed_set: &IndexSet,
+        physics: &P,
+        u: &Vector<R>,
+        constants: &[R],
+        factorization: Factorization,
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        match choice {
+            Preconditioner::None => {}
+            Preconditioner::Jacobi => {
+                let n = residual.jacobian_diagonal_len();
+                let mut blocks = match u {
+                    Vector::Host(_) => Vector::host_zeros(n),
+                    Vector::Device(d) => Vector::device_zeros(d.device(), n)?,
+                };
+                residual.jacobian_diagonal(physics, u, constants, &mut blocks)?;
+                let nc = residual.space().n_comp();
+                self.jacobi = Some(PointBlockJacobi::new(blocks, nc, fixed_set)?);
+            }
+            Preconditioner::Multigrid(_) => {
+                self.prepare(choice, hierarchy, residual, fixed)?;
+                let levels = self
+                    .levels
+                    .as_mut()
+                    .ok_or_else(|| Error::arg("preconditioner", "internal: no levels"))?;
+                levels.multigrid_mut().set_factorization(factorization);
+                levels.setup(residual, physics, u, constants)?;
+            }
+        }
+        self.seconds += t0.elapsed().as_secs_f64();
+        Ok(())
+    }
+
+    /// `z = M⁻¹ r` for the last setup (at the state `u`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn apply<P: Pointwise + ?Sized>(
+        &mut self,
+        choice: &Preconditioner,
+        residual: &mut Residual<R>,
+        physics: &P,
+        u: &Vector<R>,
+        constants: &[R],
+        r: &Vector<R>,
+        z: &mut Vector<R>,
+    ) -> Result<()> {
+        let missing = || Error::arg("preconditioner", "internal: applied before its setup");
+        match choice {
+            Preconditioner::None => z.copy_from(r),
+            Preconditioner::Jacobi => self.jacobi.as_ref().ok_or_else(missing)?.apply(r, z),
+            Preconditioner::Multigrid(_) => self
+                .levels
+                .as_mut()
+                .ok_or_else(missing)?
+                .apply(residual, physics, u, constants, r, z),
+        }
+    }
+}

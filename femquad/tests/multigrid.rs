@@ -1,0 +1,609 @@
+//! Multigrid on the device and on the host: the device transfers, block
+//! Jacobi and random fill equal their native twins; a V-cycle on device
+//! vectors equals one on host vectors to round-off; CG preconditioned by the
+//! V-cycle needs a bounded number of iterations as the mesh is refined.
+//!
+//! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
+
+use std::sync::{Arc, OnceLock};
+
+use femquad::Real;
+use femquad::aux_space::AuxSpace;
+use femquad::backend::Backend;
+use femquad::element::Element;
+use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::multigrid::{
+    MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels, Transfer, fill_random,
+};
+use femquad::opencl::multigrid::MultigridKernels;
+use femquad::opencl::{Device, DeviceSelector, DeviceVector};
+use femquad::physics::Pointwise;
+use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
+use femquad::quadrature::Quadrature;
+use femquad::residual::Residual;
+use femquad::rng::Rng;
+use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
+use femquad::space::FunctionSpace;
+use femquad::vector::{IndexSet, Vector};
+
+fn device() -> Arc<Device> {
+    static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
+    DEVICE
+        .get_or_init(|| {
+            Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
+                panic!("these tests need an OpenCL device ({e}); on Debian/Ubuntu install pocl-opencl-icd and ocl-icd-libopencl1")
+            })
+        })
+        .clone()
+}
+
+fn backend() -> Backend {
+    let selector = match std::env::var(femquad::opencl::DEVICE_ENV) {
+        Ok(s) if !s.is_empty() => DeviceSelector::parse(&s),
+        _ => DeviceSelector::parse("cpu"),
+    };
+    Backend::opencl(&selector).unwrap()
+}
+
+fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
+    let mut rng = Rng::new(seed);
+    (0..n).map(|_| R::from_f64(rng.range(-1.0, 1.0))).collect()
+}
+
+fn bits<R: Real>(v: &[R]) -> Vec<u64> {
+    v.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+fn jittered(seed: u64) -> MeshOptions {
+    MeshOptions {
+        jitter: 0.1,
+        shuffle: true,
+        seed,
+    }
+}
+
+fn transfers_agree<R: Real>() {
+    let dev = device();
+    let h = MeshHierarchy::new(&unit_box(3, 2, &jittered(1)).unwrap(), 2).unwrap();
+    for nc in 1..=3 {
+        let kernels = MultigridKernels::<R>::new(&dev, nc).unwrap();
+        for l in 0..2 {
+            let n_c = h.mesh(l).unwrap().n_vertices();
+            let t = Transfer::<R>::new(n_c, h.edges(l).unwrap().to_vec(), nc)
+                .unwrap()
+                .with_device(&kernels)
+                .unwrap();
+            let (nc_d, nf_d) = (t.n_coarse_dofs(), t.n_fine_dofs());
+            let coarse: Vec<R> = random(nc_d, 1);
+            let fine: Vec<R> = random(nf_d, 2);
+            let on_dev = |v: &[R]| Vector::Device(DeviceVector::from_host(&dev, v).unwrap());
+            // prolong_add
+            let mut fh = Vector::from(fine.clone());
+            t.prolong_add(&mut fh, &Vector::from(coarse.clone()))
+                .unwrap();
+            let mut fd = on_dev(&fine);
+            t.prolong_add(&mut fd, &on_dev(&coarse)).unwrap();
+            assert_eq!(bits(&fd.to_host().unwrap()), bits(&fh.to_host().unwrap()));
+            // restrict
+            let mut ch = Vector::from(coarse.clone());
+            t.restrict(&mut ch, &Vector::from(fine.clone())).unwrap();
+            let mut cd = on_dev(&coarse);
+            t.restrict(&mut cd, &on_dev(&fine)).unwrap();
+            assert_eq!(bits(&cd.to_host().unwrap()), bits(&ch.to_host().unwrap()));
+            // inject
+            let mut id = on_dev(&coarse);
+            t.inject(&mut id, &on_dev(&fine)).unwrap();
+            assert_eq!(bits(&id.to_host().unwrap()), bits(&fine[..nc_d]));
+            // mixing host and device is an error, not a transfer
+            let e = t
+                .prolong_add(&mut Vector::from(fine.clone()), &on_dev(&coarse))
+                .unwrap_err();
+            assert!(e.to_string().contains("never transfers"), "{e}");
+        }
+    }
+    // a device vector with a host-only transfer is refused, naming the cause
+    let t = Transfer::<R>::new(2, vec![[0, 1]], 1).unwrap();
+    let mut f = Vector::Device(DeviceVector::<R>::zeros(&dev, 3).unwrap());
+    let c = Vector::Device(DeviceVector::<R>::zeros(&dev, 2).unwrap());
+    let e = t.prolong_add(&mut f, &c).unwrap_err();
+    assert!(e.to_string().contains("with_device"), "{e}");
+}
+
+#[test]
+fn device_transfers_equal_native_bitwise() {
+    transfers_agree::<f64>();
+    transfers_agree::<f32>();
+}
+
+fn blocks_agree<R: Real>(rel: f64) {
+    let dev = device();
+    for nc in 1..=3 {
+        let n_nodes = 1000;
+        let mut blocks: Vec<R> = random(n_nodes * nc * nc, 5 + nc as u64);
+        // diagonally dominant
+        for n in 0..n_nodes {
+            for c in 0..nc {
+                let k = n * nc * nc + c * nc + c;
+                blocks[k] += R::from_f64(4.0);
+            }
+        }
+        let fixed: Vec<u32> = (0..(n_nodes * nc) as u32).step_by(7).collect();
+        let host = PointBlockJacobi::new(
+            Vector::from(blocks.clone()),
+            nc,
+            &IndexSet::Host(fixed.clone()),
+        )
+        .unwrap();
+        let db = Vector::Device(DeviceVector::from_host(&dev, &blocks).unwrap());
+        let set = IndexSet::located_like(&db, &fixed).unwrap();
+        let on_dev = PointBlockJacobi::new(db, nc, &set).unwrap();
+        let (hi, di) = (
+            host.inverse().to_host().unwrap(),
+            on_dev.inverse().to_host().unwrap(),
+        );
+        for (a, b) in hi.iter().zip(&di) {
+            assert!(
+                (a.to_f64() - b.to_f64()).abs() <= rel * a.to_f64().abs().max(1.0),
+                "nc {nc}: {a} {b}"
+            );
+        }
+        // the update on the same inverse is bitwise the host's
+        let r: Vec<R> = random(n_nodes * nc, 9);
+        let y: Vec<R> = random(n_nodes * nc, 10);
+        // the update with the same inverse on both sides
+        let kernels = MultigridKernels::<R>::new(&dev, nc).unwrap();
+        let inv_d = DeviceVector::from_host(&dev, &hi).unwrap();
+        let r_d = DeviceVector::from_host(&dev, &r).unwrap();
+        let mut y_d = DeviceVector::from_host(&dev, &y).unwrap();
+        kernels
+            .block_update(&mut y_d, 0.5, &inv_d, &r_d, -3.0)
+            .unwrap();
+        let mut y_h = Vector::from(y.clone());
+        host.update(&mut y_h, 0.5, &Vector::from(r.clone()), -3.0)
+            .unwrap();
+        assert_eq!(bits(&y_d.to_host().unwrap()), bits(&y_h.to_host().unwrap()));
+    }
+    // a singular block on the device is named like on the host
+    let mut blocks: Vec<R> = vec![R::ONE; 8];
+    blocks[4..].iter_mut().for_each(|v| *v = R::ZERO);
+    let db = Vector::Device(DeviceVector::from_host(&dev, &blocks).unwrap());
+    let set = IndexSet::located_like(&db, &[]).unwrap();
+    let e = PointBlockJacobi::new(db, 2, &set).unwrap_err().to_string();
+    assert!(e.contains("node 0 (of 2)") && e.contains("singular"), "{e}");
+}
+
+#[test]
+fn device_block_jacobi_equals_native() {
+    blocks_agree::<f64>(1e-14);
+    blocks_agree::<f32>(1e-5);
+}
+
+#[test]
+fn device_random_fill_equals_native() {
+    let dev = device();
+    for n in [1, 255, 1000, 70_001] {
+        let mut h = Vector::<f64>::host_zeros(n);
+        fill_random(&mut h, 42, None).unwrap();
+        let mut d = Vector::<f64>::device_zeros(&dev, n).unwrap();
+        fill_random(&mut d, 42, None).unwrap();
+        assert_eq!(bits(&d.to_host().unwrap()), bits(&h.to_host().unwrap()));
+        let mut d = Vector::<f32>::device_zeros(&dev, n).unwrap();
+        fill_random(&mut d, 42, None).unwrap();
+        let d = d.to_host().unwrap();
+        for (a, b) in d.iter().zip(h.to_host().unwrap()) {
+            assert_eq!(f64::from(*a), b);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Multigrid for residuals (the Jacobian API) and in DirichletProblem.
+// ---------------------------------------------------------------------------
+
+/// Which operator.
+#[derive(Clone, Copy, Debug)]
+enum Physics {
+    Poisson,
+    Lame(LameParameters),
+}
+
+impl Physics {
+    fn n_comp(self, dim: usize) -> usize {
+        match self {
+            Physics::Poisson => 1,
+            Physics::Lame(_) => dim,
+        }
+    }
+    fn pointwise(self) -> &'static dyn Pointwise {
+        match self {
+            Physics::Poisson => &Poisson,
+            Physics::Lame(_) => &Lame,
+        }
+    }
+    fn constants(self) -> Vec<f64> {
+        match self {
+            Physics::Poisson => vec![1.0],
+            Physics::Lame(p) => p.constants().to_vec(),
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Physics::Poisson => "Poisson",
+            Physics::Lame(_) => "Lamé",
+        }
+    }
+}
+
+/// Boundary values: 0 for Poisson (driven by the source), a quadratic
+/// displacement for Lamé.
+fn boundary(x: &[f64], out: &mut [f64]) {
+    if out.len() == 1 {
+        out[0] = 0.0;
+    } else {
+        for (c, o) in out.iter_mut().enumerate() {
+            *o = 0.1 * x[(c + 1) % x.len()] * x[c];
+        }
+    }
+}
+
+fn lame() -> Physics {
+    Physics::Lame(LameParameters::from_young_poisson(1.0, 0.3).unwrap())
+}
+
+/// A hierarchy of `refinements` over the unit square/cube of `n0`
+/// intervals and the residual of `order` on its finest mesh.
+fn residual_on<R: Real>(
+    dim: usize,
+    n0: usize,
+    refinements: usize,
+    order: usize,
+    physics: Physics,
+    backend: &Backend,
+) -> (MeshHierarchy, Residual<R>) {
+    let h = MeshHierarchy::new(&unit_box(dim, n0, &jittered(3)).unwrap(), refinements).unwrap();
+    let element = Element::lagrange(dim, order).unwrap();
+    let space = FunctionSpace::new(h.finest(), element, physics.n_comp(dim)).unwrap();
+    let q = Quadrature::default_for(&element).unwrap();
+    let r = Residual::new(h.finest(), space, q, AuxSpace::None, backend).unwrap();
+    (h, r)
+}
+
+/// One V-cycle (through `ResidualLevels`: exact Jacobian actions, the
+/// point-block diagonal from the device kernel, the coarsest Jacobian
+/// assembled) on device vectors equals one on host vectors to round-off
+/// (the eigenvalue estimates' reductions sum in another order): P1 and P2,
+/// scalar and vector fields.
+#[test]
+fn device_vcycle_equals_host_vcycle() {
+    let cl = backend();
+    for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
+        let mut out = Vec::new();
+        for backend in [Backend::native(), cl.clone()] {
+            let (h, mut r) = residual_on::<f64>(dim, 2, 2, order, physics, &backend);
+            let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+            let n = r.space().n_dofs();
+            let mut levels =
+                ResidualLevels::new(&h, &r, &backend, &fixed, MultigridOptions::default()).unwrap();
+            let u = r.vector().unwrap();
+            let c = physics.constants();
+            levels.setup(&mut r, physics.pointwise(), &u, &c).unwrap();
+            let mut b = random::<f64>(n, 17);
+            for &d in &fixed {
+                b[d as usize] = 0.25;
+            }
+            let b = r.vector_from(&b).unwrap();
+            let mut x = r.vector().unwrap();
+            levels
+                .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
+                .unwrap();
+            out.push((
+                x.to_host().unwrap(),
+                levels.multigrid().report().unwrap().clone(),
+                fixed,
+            ));
+        }
+        let (host, dev) = (&out[0].0, &out[1].0);
+        let scale = host.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let diff = host
+            .iter()
+            .zip(dev)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        eprintln!("{dim}D P{order}: |x_dev − x_host| = {diff:e} (max |x| {scale:e})");
+        assert!(diff <= 1e-11 * scale, "{diff:e} vs {scale:e}");
+        for &d in &out[0].2 {
+            assert_eq!((host[d as usize], dev[d as usize]), (0.25, 0.25));
+        }
+        for (a, b) in out[0].1.levels.iter().zip(&out[1].1.levels) {
+            if let (Some(ea), Some(eb)) = (a.eigen, b.eigen) {
+                assert!((ea.max - eb.max).abs() <= 1e-10 * ea.max, "{ea:?} {eb:?}");
+            }
+        }
+    }
+}
+
+/// Solves on the hierarchy with `pc`; returns (iterations, solution, levels).
+#[allow(clippy::too_many_arguments)] // a test helper: every knob of one solve
+fn solve_with<R: Real>(
+    dim: usize,
+    n0: usize,
+    refinements: usize,
+    order: usize,
+    physics: Physics,
+    pc: Preconditioner,
+    backend: &Backend,
+    tol: f64,
+) -> (usize, Vec<f64>, usize) {
+    let (h, r) = residual_on::<R>(dim, n0, refinements, order, physics, backend);
+    let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
+    p.set_preconditioner(pc);
+    let (u, stats) = p
+        .solve_linear(physics.pointwise(), &physics.constants(), tol, 2000)
+        .unwrap();
+    let levels = p.multigrid_report().map_or(0, |r| r.levels.len());
+    let u = u.to_host().unwrap().iter().map(|v| v.to_f64()).collect();
+    (stats.iterations, u, levels)
+}
+
+/// CG with the default multigrid needs a bounded number of iterations to
+/// the relative residual 1e-8 as the mesh is refined: Poisson P1/P2 in 2D
+/// and 3D at most 15, Lamé (ν = 0.3) at most 25, over hierarchies of up to
+/// 5–6 multigrid levels (the finest meshes 4 refinements deep, 5 for 2D
+/// P1). Through `DirichletProblem` with exact Jacobian actions, on the
+/// device (PoCL in CI: faster than the debug-built native integrator).
+#[test]
+fn iterations_are_bounded_under_refinement() {
+    let cl = backend();
+    let mut table = Vec::new();
+    for (dim, order, physics, bound, n0, deepest) in [
+        (2, 1, Physics::Poisson, 15, 2, 5),
+        (2, 2, Physics::Poisson, 15, 2, 4),
+        (3, 1, Physics::Poisson, 15, 1, 4),
+        (3, 2, Physics::Poisson, 15, 1, 4),
+        (2, 1, lame(), 25, 2, 5),
+        (2, 2, lame(), 25, 2, 4),
+        (3, 1, lame(), 25, 1, 4),
+        (3, 2, lame(), 25, 1, 4),
+    ] {
+        let counts: Vec<(usize, usize, usize)> = (1..=deepest)
+            .map(|r| {
+                let (its, u, levels) = solve_with::<f64>(
+                    dim,
+                    n0,
+                    r,
+                    order,
+                    physics,
+                    Preconditioner::default(),
+                    &cl,
+                    1e-8,
+                );
+                (levels, u.len(), its)
+            })
+            .collect();
+        let name = format!("{} {dim}D P{order}", physics.name());
+        eprintln!("{name}: (levels, dofs, iterations) {counts:?}");
+        assert!(
+            counts.iter().all(|&(_, _, its)| its <= bound),
+            "{name}: {counts:?}"
+        );
+        table.push((name, counts));
+    }
+}
+
+/// The multigrid-preconditioned solution equals the unpreconditioned and
+/// the Jacobi-preconditioned ones to the tolerance, on the device, in f64
+/// (and in f32 to single-precision accuracy).
+#[test]
+fn multigrid_solution_equals_the_unpreconditioned_one() {
+    let cl = backend();
+    for (dim, order, physics) in [(2, 1, Physics::Poisson), (2, 2, lame()), (3, 1, lame())] {
+        let n0 = if dim == 2 { 2 } else { 1 };
+        let solve = |pc| solve_with::<f64>(dim, n0, 3, order, physics, pc, &cl, 1e-10);
+        let (its_mg, mg, _) = solve(Preconditioner::default());
+        let (its_none, none, _) = solve(Preconditioner::None);
+        let (its_jacobi, jacobi, _) = solve(Preconditioner::Jacobi);
+        let scale = none.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (name, other) in [("none", &none), ("jacobi", &jacobi)] {
+            let diff = mg
+                .iter()
+                .zip(other)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(diff <= 1e-7 * scale, "{dim}D P{order} vs {name}: {diff:e}");
+        }
+        eprintln!(
+            "{} {dim}D P{order}: CG iterations multigrid {its_mg}, Jacobi {its_jacobi}, none {its_none}",
+            physics.name()
+        );
+        assert!(its_mg < its_jacobi && its_jacobi <= its_none + 5);
+    }
+    // single precision on the device
+    let (its, u32_, _) = solve_with::<f32>(
+        2,
+        2,
+        3,
+        1,
+        Physics::Poisson,
+        Preconditioner::default(),
+        &cl,
+        1e-5,
+    );
+    let (_, u64_, _) = solve_with::<f64>(
+        2,
+        2,
+        3,
+        1,
+        Physics::Poisson,
+        Preconditioner::default(),
+        &cl,
+        1e-10,
+    );
+    let diff = u32_
+        .iter()
+        .zip(&u64_)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    eprintln!("f32 multigrid: {its} iterations, |u_f32 − u_f64| = {diff:e}");
+    assert!(its <= 8 && diff < 1e-5, "{its} {diff:e}");
+}
+
+/// A Gmsh hierarchy with Dirichlet conditions on one boundary part only
+/// (the cube's `bottom`; traction-free elsewhere): the fixed dofs of every
+/// level come from the finest level's group dofs, and the iterations stay
+/// bounded.
+#[test]
+fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/mesh_cube.msh");
+    let gmsh = femquad::mesh::read_gmsh(path).unwrap();
+    let bottom = gmsh.physical_group("bottom").unwrap().clone();
+    let physics = lame();
+    let mut counts = Vec::new();
+    for refinements in 1..=3 {
+        let h = MeshHierarchy::from_gmsh(&gmsh, refinements).unwrap();
+        let element = Element::lagrange(3, 1).unwrap();
+        let space = FunctionSpace::new(h.finest(), element, 3).unwrap();
+        let fixed: Vec<u32> = h
+            .gmsh(refinements)
+            .unwrap()
+            .group_vertices(&bottom)
+            .iter()
+            .flat_map(|&v| (0..3).map(move |c| 3 * v + c))
+            .collect();
+        let q = Quadrature::default_for(&element).unwrap();
+        let r =
+            Residual::<f64>::new(h.finest(), space, q, AuxSpace::None, &Backend::native()).unwrap();
+        let n = r.space().n_dofs();
+        // the bottom displaced sideways
+        let values: Vec<f64> = (0..n)
+            .map(|d| if d % 3 == 0 { 0.01 } else { 0.0 })
+            .collect();
+        let mut p = DirichletProblem::new(r, &fixed, &values)
+            .unwrap()
+            .with_hierarchy(h)
+            .unwrap();
+        // a body force would be the usual load; here the displaced bottom drives it
+        let (_, stats) = p
+            .solve_linear(&Lame, &physics.constants(), 1e-8, 500)
+            .unwrap();
+        let report = p.multigrid_report().unwrap();
+        assert_eq!(report.levels.len(), refinements + 1);
+        counts.push((n, stats.iterations));
+    }
+    eprintln!("Lamé on the Gmsh cube, bottom fixed: (dofs, iterations) {counts:?}");
+    assert!(counts.iter().all(|&(_, its)| its <= 25), "{counts:?}");
+}
+
+/// Newton–Krylov with the multigrid rebuilt at every Newton step (coarse
+/// LU): GMRES iterations per step stay small and bounded under refinement,
+/// and the solution is the unpreconditioned one. The nonlinear diffusion
+/// −∇·((1 + u²)∇u) = 0 with u = 1 + x on the boundary.
+#[test]
+fn newton_with_multigrid_relinearized_each_step() {
+    let cl = backend();
+    let mut rows = Vec::new();
+    for refinements in 2..=4 {
+        let mut sols = Vec::new();
+        for pc in [Preconditioner::default(), Preconditioner::None] {
+            let (h, r) = residual_on::<f64>(2, 2, refinements, 1, Physics::Poisson, &cl);
+            let mut p = DirichletProblem::on_hierarchy(r, h, |x, g| g[0] = 1.0 + x[0]).unwrap();
+            p.set_preconditioner(pc.clone());
+            let opts = NewtonOptions::default();
+            let (u, stats) = p
+                .solve_nonlinear(&NonlinearDiffusion, &[], None, &opts)
+                .unwrap();
+            if pc != Preconditioner::None {
+                assert_eq!(
+                    p.multigrid_report().unwrap().factorization,
+                    femquad::sparse::Factorization::Lu
+                );
+                rows.push((refinements, stats.linear_iterations.clone()));
+            }
+            sols.push(u.to_host().unwrap());
+        }
+        let diff = sols[0]
+            .iter()
+            .zip(&sols[1])
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff < 1e-8, "refinements {refinements}: {diff:e}");
+    }
+    eprintln!("Newton + multigrid, GMRES iterations per Newton step: {rows:?}");
+    for (_, its) in &rows {
+        assert!(its.iter().all(|&i| i <= 12), "{rows:?}");
+    }
+}
+
+/// The problem reports what it cannot do, naming the cause: multigrid
+/// without meshes, a hierarchy of another mesh, a coarse level too large.
+#[test]
+fn multigrid_errors_name_the_cause() {
+    let (h, r) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    let n = r.space().n_dofs();
+    let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+    let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n]).unwrap();
+    let e = p
+        .solve_linear(&Poisson, &[1.0], 1e-8, 100)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("with_hierarchy") && e.contains("Preconditioner::Jacobi"),
+        "{e}"
+    );
+    p.set_preconditioner(Preconditioner::Jacobi);
+    p.solve_linear(&Poisson, &[1.0], 1e-8, 100).unwrap();
+    let other = MeshHierarchy::new(&unit_box(2, 3, &jittered(1)).unwrap(), 1).unwrap();
+    let e = p.with_hierarchy(other).err().unwrap().to_string();
+    assert!(
+        e.contains("`hierarchy`") && e.contains("not the residual's mesh"),
+        "{e}"
+    );
+    let (h, r) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
+    p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
+        max_coarse_dofs: 5,
+        ..MultigridOptions::default()
+    }));
+    let e = p
+        .solve_linear(&Poisson, &[1.0], 1e-8, 100)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("max_coarse_dofs = 5") && e.contains("MeshHierarchy"),
+        "{e}"
+    );
+}
+
+/// On the device a V-cycle moves nothing between host and device but the
+/// coarsest level's right-hand side (down) and solution (up): no other
+/// array, no scalar read.
+#[test]
+fn a_device_vcycle_moves_only_the_coarse_vectors() {
+    let cl = backend();
+    let Backend::OpenCl { device, .. } = &cl else {
+        unreachable!()
+    };
+    for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
+        let (h, mut r) = residual_on::<f64>(dim, 2, 2, order, physics, &cl);
+        let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+        let mut levels =
+            ResidualLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
+        let u = r.vector().unwrap();
+        let c = physics.constants();
+        levels.setup(&mut r, physics.pointwise(), &u, &c).unwrap();
+        let b = r
+            .vector_from(&random::<f64>(r.space().n_dofs(), 3))
+            .unwrap();
+        let mut x = r.vector().unwrap();
+        // a first cycle (constants uploaded once per level operator)
+        levels
+            .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
+            .unwrap();
+        let before = device.stats();
+        levels
+            .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
+            .unwrap();
+        let after = device.stats();
+        let coarse = levels.multigrid().n_dofs(0).unwrap() as u64 * 8;
+        assert_eq!(after.array_bytes_read - before.array_bytes_read, coarse);
+        assert_eq!(after.vector_bytes - before.vector_bytes, coarse);
+        assert_eq!(after.scalar_reads, before.scalar_reads);
+        assert_eq!(after.coefficient_bytes, before.coefficient_bytes);
+        assert_eq!(after.geometry_bytes, before.geometry_bytes);
+    }
+}
