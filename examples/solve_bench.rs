@@ -3,6 +3,7 @@
 //! point-block Jacobi, or none, for comparison), every vector on the device.
 //!
 //! ```text
+//! cargo run --release --example solve_bench -- --suite --cells 16777216 --csv solve-2e24.csv   # the GPU run
 //! cargo run --release --example solve_bench -- --suite --cells 1000000 --csv solve.csv
 //! cargo run --release --example solve_bench -- --dim 3 --order 2 --physics lame --cells 262144
 //! cargo run --release --example solve_bench -- --suite --preconditioner mg,jacobi --cells 65536
@@ -26,6 +27,10 @@
 //! the final relative residual, and the time per iteration. `--csv` writes
 //! every field of [`Row`] (serde). Timing starts after the OpenCL programs
 //! are built: a warm-up solve on a small mesh of the same case runs first.
+//!
+//! Measured on PoCL (2 CPU cores, release, f64) at about 2·10⁵ cells, CG to
+//! 1e-8: multigrid 8–14 iterations in every case against 124–3703 with
+//! point-block Jacobi, 2–65× faster to the tolerance (setup included).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,8 +74,10 @@ struct Args {
     /// Target number of cells of the finest mesh (the GPU run: 16777216 = 2^24).
     #[arg(long, default_value_t = 1 << 16)]
     cells: usize,
-    /// Largest number of cells of the coarse mesh that is refined.
-    #[arg(long, default_value_t = 2048)]
+    /// Largest number of cells of the coarse mesh that is refined (the
+    /// default lets 2^24 cells come within 1 % in 2D, 7 % in 3D, with a
+    /// coarsest level of a few thousand dofs).
+    #[arg(long, default_value_t = 8192)]
     max_coarse_cells: usize,
     /// Preconditioners, comma-separated: mg, jacobi, none.
     #[arg(long, default_value = "mg")]
@@ -389,8 +396,9 @@ fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
     for case in &cases {
         let (n0, l) = decompose(case.dim, args.cells, args.max_coarse_cells)?;
         for (pname, pc) in &pcs {
-            // warm-up (program builds, autotune cache) on a small mesh of the case
-            let (w0, wl) = decompose(case.dim, 2048, args.max_coarse_cells)?;
+            // warm-up (program builds, autotune cache) on a small refined mesh
+            // of the case, so that every kernel the timed run uses is built
+            let (w0, wl) = decompose(case.dim, 4096, 64)?;
             run_case::<R>(case, w0, wl, &backend, pname, pc, args)?;
             let row = run_case::<R>(case, n0, l, &backend, pname, pc, args)?;
             println!(
