@@ -10,7 +10,11 @@
 //!   formula such as `tanh′ = 1 − tanh²` turns one ulp of its function's
 //!   value into a change of the tangent that only independent
 //!   perturbations show: Rust's `f32` `tanh` saturates to 1 where OpenCL's
-//!   gives 1 − 2⁻²⁴);
+//!   gives 1 − 2⁻²⁴); in `f32`, at least [`F32_BOUND`] times the distance
+//!   of the native `f32` tangent from the native `f64` one (a derivative
+//!   formula that cancels, `1 − tanh²` near saturation, amplifies the
+//!   rounding of `f32` in both libraries alike, which a difference with a
+//!   step of 10⁻² cannot see where the function varies faster);
 //! - in `f64`, **AD versus differences** (`ad-ok`, `ad-mismatch`): the
 //!   native tangent against a Richardson-extrapolated central difference of
 //!   the function (step 10⁻³ and 5·10⁻⁴), entry by entry, relative 10⁻⁶
@@ -77,8 +81,16 @@ macro_rules! ad {
 ad!(f64, eval_tangent_f64, eval_jacobian_f64);
 ad!(f32, eval_tangent_f32, eval_jacobian_f32);
 
+/// In `f32`, the reach of a tangent entry is at least this many times the
+/// distance of the native `f32` tangent from the native `f64` one: the
+/// native error comes from `f32` rounding with the host's math library
+/// (within about one ulp), OpenCL's functions may err by up to 17 ulps
+/// (`powf`), and to first order the error of a tangent is linear in those
+/// of the math results.
+const F32_BOUND: f64 = 18.0;
+
 /// The native tangents at every point.
-fn native<R: Ad>(b: &Body, i: &Inputs<R>) -> Result<Outputs<R>, String> {
+fn native_tangents<R: Ad>(b: &Body, i: &Inputs<R>) -> Result<Outputs<R>, String> {
     let per_point = i.sizes.outputs();
     let mut out = Outputs {
         per_point,
@@ -150,7 +162,7 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
                 continue;
             }
         };
-        let native = match native(b, i) {
+        let native = match native_tangents(b, i) {
             Ok(n) => n,
             Err(e) => {
                 println!("result {id} {dim} {prec} tangent-native-panic 0 {e}");
@@ -176,6 +188,12 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
             pt::set(0);
             Some(central(&widen(&plus), &widen(&minus), h))
         };
+        // In f32, the native f64 tangent at the same points: how far f32
+        // rounding moves the native tangent (see the module documentation).
+        let reference: Option<Vec<f64>> = (prec == femquad::Precision::F32)
+            .then(|| native_tangents::<f64>(b, &i.convert()).ok())
+            .flatten()
+            .map(|t| t.f0.iter().chain(&t.f1).copied().collect());
         let mut reach: Option<Vec<f64>> = None;
         let mut worst = verdict::Worst::default();
         let (d_all, n_all) = (widen(&device), widen(&native));
@@ -209,6 +227,12 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
                 }
                 r
             });
+            let precision_reach = reference
+                .as_ref()
+                .map(|t| F32_BOUND * verdict::distance(n, t[e]))
+                .filter(|r| r.is_finite())
+                .unwrap_or(0.0);
+            r[e] = r[e].max(precision_reach);
             let (what, k) = if e < n0 { ("df0", e) } else { ("df1", e - n0) };
             let detail = format!(
                 "entry {what}[{k}] (all points): native {n:e} OpenCL {o:e} (math libraries reach {:e})",

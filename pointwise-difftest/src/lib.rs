@@ -35,6 +35,10 @@ pub struct Config {
     pub points: usize,
     /// Programs per OpenCL build.
     pub batch: usize,
+    /// Programs per generated crate: a campaign builds and runs its
+    /// programs in chunks of this many (one crate of thousands of modules
+    /// compiles slowly, and a rejected program rebuilds only its chunk).
+    pub chunk: usize,
     /// Reduce findings to small reproducers.
     pub minimize: bool,
     /// Name of the generated crate's directory under `target/difftest`.
@@ -50,6 +54,7 @@ impl Default for Config {
             seed: 1,
             points: 16,
             batch: 40,
+            chunk: 500,
             minimize: true,
             name: "campaign".into(),
             verbose: false,
@@ -253,18 +258,24 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     let mut g = generate::Gen::new(cfg.seed);
     let programs: Vec<Program> = (0..cfg.bodies).map(|i| g.program(i)).collect();
     let project = Project::new(&project::base(), &cfg.name);
-    let t0 = std::time::Instant::now();
-    let (kept, mut findings) = build(&project, &programs, cfg.verbose)?;
-    let build_seconds = t0.elapsed().as_secs_f64();
-    let t1 = std::time::Instant::now();
-    let args = run_args(cfg, None);
-    let verbose = cfg.verbose;
-    let lines = project.run(&args, |l| {
-        if verbose && l.starts_with("result") && !l.contains(" agree ") {
-            eprintln!("{l}");
-        }
-    })?;
-    let run_seconds = t1.elapsed().as_secs_f64();
+    let (mut build_seconds, mut run_seconds) = (0.0, 0.0);
+    let (mut kept, mut findings, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+    for chunk in programs.chunks(cfg.chunk.max(1)) {
+        let t0 = std::time::Instant::now();
+        let (k, f) = build(&project, chunk, cfg.verbose)?;
+        build_seconds += t0.elapsed().as_secs_f64();
+        let t1 = std::time::Instant::now();
+        let args = run_args(cfg, None);
+        let verbose = cfg.verbose;
+        lines.extend(project.run(&args, |l| {
+            if verbose && l.starts_with("result") && !l.contains(" agree ") {
+                eprintln!("{l}");
+            }
+        })?);
+        run_seconds += t1.elapsed().as_secs_f64();
+        kept.extend(k);
+        findings.extend(f);
+    }
     let mut report = Report {
         programs: programs.len(),
         build_seconds,
@@ -274,7 +285,12 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     let mut seen: Vec<(usize, String)> = Vec::new();
     for o in lines.iter().filter_map(|l| Outcome::parse(l)) {
         *report.counts.entry(o.verdict.clone()).or_default() += 1;
-        let program = kept.iter().find(|p| p.id == o.id).expect("program");
+        let Some(program) = kept.iter().find(|p: &&Program| p.id == o.id) else {
+            return Err(std::io::Error::other(format!(
+                "the generated crate reported program {}, which it does not hold",
+                o.id
+            )));
+        };
         if o.verdict == "ulp" || o.verdict == "tangent-ulp" {
             report.ulp.push((o.clone(), math_functions(program)));
         }

@@ -100,6 +100,8 @@ impl Project {
         cmd.current_dir(&self.dir)
             .env_remove("CARGO_TARGET_DIR")
             .env_remove("CARGO_MANIFEST_DIR")
+            // Every build is of new sources: incremental state only takes disk.
+            .env("CARGO_INCREMENTAL", "0")
             .arg("build")
             .arg("--quiet")
             .arg("--target-dir")

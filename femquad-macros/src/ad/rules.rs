@@ -4,7 +4,8 @@
 //! "Derivatives"); in short:
 //!
 //! - `a ± b`, `a·b`, `a/b`: the usual rules; `a % b` (`fmod`) is
-//!   `a − trunc(a/b)·b`, so its tangent is `ȧ − trunc(a/b)·ḃ`;
+//!   `a − n·b` with the integer `n = (a − a % b)/b`, so its tangent is
+//!   `ȧ − n·ḃ`;
 //! - casts to integers, comparisons, `floor`, `ceil`, `round`, `trunc`:
 //!   derivative 0 (piecewise constant); `if`/`else`: the derivative of the
 //!   branch taken;
@@ -113,15 +114,16 @@ impl Tangent<'_> {
                     return (bin(BinOp::Rem, pa, pb), None);
                 }
                 self.nonlinear = true;
-                let (pa, pb) = (self.keep(pa), self.keep(pb));
-                let d = match db {
-                    None => da,
-                    Some(db) => {
-                        let k = math("trunc", vec![bin(BinOp::Div, pa.clone(), pb.clone())]);
-                        sum(da, Some(neg(mul(k, db))))
-                    }
+                let Some(db) = db else {
+                    return (bin(BinOp::Rem, pa, pb), da);
                 };
-                (bin(BinOp::Rem, pa, pb), d)
+                // fmod(a, b) = a − n·b with the integer n = (a − fmod(a, b))/b
+                // (exactly the n fmod used, where trunc(a/b) may be one off
+                // when a/b rounds up to an integer).
+                let (pa, pb) = (self.keep(pa), self.keep(pb));
+                let r = self.keep(bin(BinOp::Rem, pa.clone(), pb.clone()));
+                let n = bin(BinOp::Div, bin(BinOp::Sub, pa, r.clone()), pb);
+                (r, sum(da, Some(neg(mul(n, db)))))
             }
             Expr::Select(c, a, b) => {
                 if reads_active(c, &self.active) {
