@@ -17,14 +17,15 @@
 //!   step of 10⁻² cannot see where the function varies faster);
 //! - in `f64`, **AD versus differences** (`ad-ok`, `ad-mismatch`): the
 //!   native tangent against a Richardson-extrapolated central difference of
-//!   the function (step 10⁻³ and 5·10⁻⁴), entry by entry, relative 10⁻⁶
-//!   plus the rounding noise of the differences, at the entries where the
-//!   two steps agree (elsewhere a kink or a jump lies within the stencil: a
-//!   branch, `floor`, a cast, `%`); see [`ad_versus_differences`];
+//!   the plain copy with its decisions frozen (steps 10⁻³, 5·10⁻⁴ and
+//!   2.5·10⁻⁴), entry by entry, relative 10⁻⁶ plus the rounding noise of
+//!   the differences, at the entries where the three steps agree; see
+//!   [`ad_versus_differences`];
 //! - in `f64`, **Jacobian versus tangent** (`jacobian-ok`,
 //!   `jacobian-mismatch`): `g0 … g3` applied to the direction against the
 //!   tangent, norm-wise relative 10⁻¹⁰.
 
+use crate::freeze;
 use crate::runtime::{Body, Settings, evaluate, plain, pt};
 use crate::verdict;
 use femquad::Real;
@@ -299,13 +300,16 @@ fn entry(o: &Outputs<f64>, k: usize) -> f64 {
     }
 }
 
-/// AD against differences, entry by entry. With `c = D(h)`, `e = D(h/2)`,
-/// `g = D(h/4)` the central differences and `ν` their rounding noise (see
-/// [`Stencil::noise`]), an entry is **smooth** when `|c − e| ≤ 10⁻⁴|e| +
-/// 4ν` and `|e − g| ≤ 10⁻⁴|g| + 4ν` (otherwise a kink or a jump lies within
-/// the stencil, or the function is too steep for the step — a sawtooth
-/// such as `a % u` with a small `u` can give two equal differences by
-/// chance, hardly three: it is not compared); there the
+/// AD against differences, entry by entry. The differences are of the plain
+/// copy with its decisions frozen at the point (`crate::freeze`: branches,
+/// casts, rounding functions, the quotient of `%`, `abs`, `min`, `max`), the
+/// piece of the function that AD differentiates. With `c = D(h)`,
+/// `e = D(h/2)`, `g = D(h/4)` those central differences and `ν` their
+/// rounding noise (see [`Stencil::noise`]), an entry is **smooth** when
+/// `|c − e| ≤ 10⁻⁴|e| + 4ν` and `|e − g| ≤ 10⁻⁴|g| + 4ν` (otherwise what
+/// freezing does not cover lies within the stencil — `atan2`'s cut, the
+/// edge of a domain where a value turns NaN — or the function is too steep
+/// for the step: it is not compared); there the
 /// Richardson extrapolation `r = (4e − c)/3` must match the tangent `t`:
 /// `|t − r| ≤ 10⁻⁶(|r| + s) + 4ν`, `s` the largest `|r|` of the smooth
 /// entries of the same output array at that point (a small entry next to
@@ -320,8 +324,7 @@ fn entry(o: &Outputs<f64>, k: usize) -> f64 {
 /// *Derivatives*).
 fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: usize) {
     let id = b.id;
-    let eval =
-        |j: &Inputs<f64>| evaluate::<f64>(&|d, a, f0, f1| b.physics.eval_f64(d, a, f0, f1), j).ok();
+    let eval = |j: &Inputs<f64>| evaluate::<f64>(plain::<f64>(b), j).ok();
     let stencil = |h: f64| -> Option<Stencil> {
         Some(Stencil {
             plus: eval(&shifted(i, h))?,
@@ -329,8 +332,12 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
             h,
         })
     };
-    let (Some(coarse), Some(fine), Some(finer)) = (stencil(1e-3), stencil(5e-4), stencil(2.5e-4))
-    else {
+    freeze::record();
+    let base = eval(i);
+    freeze::replay();
+    let stencils = (stencil(1e-3), stencil(5e-4), stencil(2.5e-4));
+    let diverged = freeze::stop();
+    let (Some(_), (Some(coarse), Some(fine), Some(finer))) = (base, stencils) else {
         println!("result {id} {dim} f64 ad-skipped 0 the function panics near the points");
         return;
     };
@@ -338,7 +345,7 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
     let all0 = n0 * i.points;
     let (mut compared, mut worst, mut detail) = (0, 0.0f64, String::new());
     let (mut nonfinite, mut nonfinite_detail) = (0, String::new());
-    for p in 0..i.points {
+    for p in (0..i.points).filter(|p| !diverged.contains(p)) {
         for (what, first, n) in [("df0", p * n0, n0), ("df1", all0 + p * n1, n1)] {
             // (entry, extrapolation, tolerance without the scale term)
             let mut smooth: Vec<(usize, f64, f64)> = Vec::new();

@@ -79,6 +79,7 @@ pub mod pt {
         /// `self` moved by `n` ulps.
         fn nudge(self, n: i64) -> Self;
         fn to64(self) -> f64;
+        fn from64(v: f64) -> Self;
     }
 
     impl F for f64 {
@@ -97,6 +98,9 @@ pub mod pt {
         fn to64(self) -> f64 {
             self
         }
+        fn from64(v: f64) -> f64 {
+            v
+        }
     }
 
     impl F for f32 {
@@ -114,6 +118,9 @@ pub mod pt {
         }
         fn to64(self) -> f64 {
             self as f64
+        }
+        fn from64(v: f64) -> f32 {
+            v as f32
         }
     }
 
@@ -158,6 +165,7 @@ pub mod pt {
         fn atan2(self, y: Self) -> Self;
         fn mul_add(self, a: Self, b: Self) -> Self;
         fn div(self, y: Self) -> Self;
+        fn rem(self, y: Self) -> Self;
     }
 
     macro_rules! impl_unary {
@@ -250,6 +258,9 @@ pub mod pt {
                 fn div(self, y: Self) -> Self {
                     self / y
                 }
+                fn rem(self, y: Self) -> Self {
+                    self % y
+                }
             }
         };
     }
@@ -260,8 +271,56 @@ pub mod pt {
     // agree for these), plus one for the host's libm.
     unary!(exp 4, ln 4, log10 4, sin 5, cos 5, tan 6, tanh 6, exp2 4, log2 4, cbrt 3,
         asin 5, acos 5, atan 6, sinh 5, cosh 5);
-    // Exact in both (correctly rounded or exact operations).
-    unary!(abs 0, floor 0, ceil 0, round 0, trunc 0);
+    // Exact in both, and decisions (see `crate::freeze`): their results
+    // are frozen while decisions are replayed.
+    macro_rules! rounding {
+        ($($f:ident),*) => { $(
+            pub fn $f<R: F + Unary>(x: R) -> R { frozen(x.$f()) }
+        )* };
+    }
+    rounding!(floor, ceil, round, trunc);
+
+    /// A real value decided at the recorded point (see `crate::freeze`).
+    fn frozen<R: F>(v: R) -> R {
+        R::from64(f64::from_bits(crate::freeze::decide(v.to64().to_bits())))
+    }
+
+    /// A comparison of reals, a decision.
+    pub fn cond(b: bool) -> bool {
+        crate::freeze::decide(b as u64) != 0
+    }
+
+    /// A cast to `i32`, a decision.
+    pub fn int_i32(v: i32) -> i32 {
+        crate::freeze::decide(v as u32 as u64) as u32 as i32
+    }
+
+    /// A cast to `usize`, a decision.
+    pub fn int_usize(v: usize) -> usize {
+        crate::freeze::decide(v as u64) as usize
+    }
+
+    /// `x % y` (`fmod`, exact): `x − n·y` with the quotient `n` a decision.
+    pub fn rem<R: F + Unary>(x: R, y: R) -> R {
+        let r = x.rem(y);
+        let n = frozen(R::from64((x.to64() - r.to64()) / y.to64()));
+        if crate::freeze::replaying() {
+            R::from64(x.to64() - n.to64() * y.to64())
+        } else {
+            r
+        }
+    }
+
+    /// `|x|` (exact), its sign a decision (`−x` where `x < 0`, as the
+    /// tangent rule).
+    pub fn abs<R: F + Unary>(x: R) -> R {
+        let negative = cond(x.to64() < 0.0);
+        if crate::freeze::replaying() {
+            R::from64(if negative { -x.to64() } else { x.to64() })
+        } else {
+            x.abs()
+        }
+    }
 
     /// `sqrt`: correctly rounded in Rust and in OpenCL's `double`; 3 ulp
     /// in OpenCL's `float`.
@@ -289,12 +348,26 @@ pub mod pt {
         p(x.powf(y), 17)
     }
 
+    /// `min` (exact), the argument it returns a decision (`y` where
+    /// `y < x` or `x` is NaN, as the tangent rule).
     pub fn min<R: F + Unary>(x: R, y: R) -> R {
-        x.min(y)
+        let second = cond(y.to64() < x.to64() || x.to64().is_nan());
+        if crate::freeze::replaying() {
+            if second { y } else { x }
+        } else {
+            x.min(y)
+        }
     }
 
+    /// `max` (exact), the argument it returns a decision (`y` where
+    /// `y > x` or `x` is NaN).
     pub fn max<R: F + Unary>(x: R, y: R) -> R {
-        x.max(y)
+        let second = cond(y.to64() > x.to64() || x.to64().is_nan());
+        if crate::freeze::replaying() {
+            if second { y } else { x }
+        } else {
+            x.max(y)
+        }
     }
 
     pub fn hypot<R: F + Unary>(x: R, y: R) -> R {
@@ -422,6 +495,7 @@ pub(crate) fn evaluate<R: Real>(
             &mut out.f0[p * n0..(p + 1) * n0],
             &mut out.f1[p * n1..(p + 1) * n1],
         );
+        crate::freeze::point(p);
         match catch_unwind(AssertUnwindSafe(|| {
             eval(inputs.sizes.dim, &inputs.point(p), f0, f1)
         })) {

@@ -87,25 +87,24 @@ impl Tangent<'_> {
             Expr::Bin(BinOp::Div, a, b, R) => {
                 let (pa, da) = self.tan(a);
                 let (pb, db) = self.tan(b);
-                if da.is_none() && db.is_none() {
-                    return (bin(BinOp::Div, pa, pb), None);
-                }
-                let pb = self.keep(pb);
-                let d = match (da, db) {
-                    (Some(da), None) => bin(BinOp::Div, da, pb.clone()),
+                match (da, db) {
+                    (None, None) => (bin(BinOp::Div, pa, pb), None),
+                    (Some(da), None) => {
+                        let pb = self.keep(pb);
+                        let d = bin(BinOp::Div, da, pb.clone());
+                        (bin(BinOp::Div, pa, pb), Some(d))
+                    }
                     (da, Some(db)) => {
                         self.nonlinear = true;
+                        let pb = self.keep(pb);
                         let q = self.keep(bin(BinOp::Div, pa, pb.clone()));
                         let num = match da {
                             Some(da) => bin(BinOp::Sub, da, mul(q.clone(), db)),
                             None => neg(mul(q.clone(), db)),
                         };
-                        let d = bin(BinOp::Div, num, pb);
-                        return (q, Some(d));
+                        (q, Some(bin(BinOp::Div, num, pb)))
                     }
-                    (None, None) => unreachable!("handled above"),
-                };
-                (bin(BinOp::Div, pa, pb), Some(d))
+                }
             }
             Expr::Bin(BinOp::Rem, a, b, R) => {
                 let (pa, da) = self.tan(a);
@@ -188,8 +187,8 @@ impl Tangent<'_> {
             "sqrt" => {
                 let r = result(self);
                 let c = bin(BinOp::Div, Expr::Real(0.5), r.clone());
-                let d = self.term(c, da.expect("active"));
-                return (r, Some(d));
+                let d = da.map(|d| self.term(c, d));
+                return (r, d);
             }
             "exp" => {
                 let r = result(self);
@@ -203,7 +202,7 @@ impl Tangent<'_> {
             }
             "ln" => {
                 let c = bin(BinOp::Div, one(), a);
-                Some(self.term(c, da.expect("active")))
+                da.map(|d| self.term(c, d))
             }
             "log2" | "log10" => {
                 let k = if f.rust == "log2" {
@@ -212,7 +211,7 @@ impl Tangent<'_> {
                     std::f64::consts::LN_10
                 };
                 let c = bin(BinOp::Div, one(), mul(a, Expr::Real(k)));
-                Some(self.term(c, da.expect("active")))
+                da.map(|d| self.term(c, d))
             }
             "sin" => da.map(|d| mul(math("cos", vec![a]), d)),
             "cos" => da.map(|d| mul(neg(math("sin", vec![a])), d)),
@@ -232,7 +231,7 @@ impl Tangent<'_> {
                 let s = math("sqrt", vec![bin(BinOp::Sub, one(), mul(a.clone(), a))]);
                 let c = bin(BinOp::Div, one(), s);
                 let c = if f.rust == "acos" { neg(c) } else { c };
-                Some(self.term(c, da.expect("active")))
+                da.map(|d| self.term(c, d))
             }
             "atan" => da.map(|d| bin(BinOp::Div, d, bin(BinOp::Add, one(), mul(a.clone(), a)))),
             "cbrt" => {
@@ -242,8 +241,8 @@ impl Tangent<'_> {
                     one(),
                     mul(Expr::Real(3.0), mul(r.clone(), r.clone())),
                 );
-                let d = self.term(c, da.expect("active"));
-                return (r, Some(d));
+                let d = da.map(|d| self.term(c, d));
+                return (r, d);
             }
             "abs" => da.map(|d| {
                 let negative = Expr::bin(BinOp::Lt, a, Expr::Real(0.0), R);
@@ -301,12 +300,10 @@ impl Tangent<'_> {
                     Expr::Int(0, Some(crate::ast::IntKind::I32)),
                     Scalar::Int(crate::ast::IntKind::I32),
                 );
-                let t = self.term(c, da.expect("active"));
-                Some(Expr::Select(
-                    Box::new(is_zero),
-                    Box::new(Expr::Real(0.0)),
-                    Box::new(t),
-                ))
+                da.map(|d| {
+                    let t = self.term(c, d);
+                    Expr::Select(Box::new(is_zero), Box::new(Expr::Real(0.0)), Box::new(t))
+                })
             }
             "powf" => {
                 let b = ps[1].clone();
