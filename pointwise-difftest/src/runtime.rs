@@ -88,12 +88,12 @@ pub mod pt {
             if !self.is_finite() || n == 0 {
                 return self;
             }
-            let b = self.to_bits() as i64;
-            let step = if self >= 0.0 { n } else { -n };
-            if self == 0.0 {
-                return f64::from_bits(n.unsigned_abs()) * (n.signum() as f64);
-            }
-            f64::from_bits((b + step) as u64)
+            // The position of `self` on the line of floats, ±(bits of |self|),
+            // moved by `n` (through zero if it must; at most to ±∞).
+            let m = (self.to_bits() & !(1 << 63)) as i64;
+            let at = if self.is_sign_negative() { -m } else { m } + n;
+            let m = at.unsigned_abs().min(f64::INFINITY.to_bits());
+            f64::from_bits(m | if at < 0 { 1 << 63 } else { 0 })
         }
         fn to64(self) -> f64 {
             self
@@ -109,12 +109,10 @@ pub mod pt {
             if !self.is_finite() || n == 0 {
                 return self;
             }
-            if self == 0.0 {
-                return f32::from_bits(n.unsigned_abs() as u32) * (n.signum() as f32);
-            }
-            let b = self.to_bits() as i64;
-            let step = if self >= 0.0 { n } else { -n };
-            f32::from_bits((b + step) as u32)
+            let m = (self.to_bits() & !(1 << 31)) as i64;
+            let at = if self.is_sign_negative() { -m } else { m } + n;
+            let m = at.unsigned_abs().min(f32::INFINITY.to_bits() as u64) as u32;
+            f32::from_bits(m | if at < 0 { 1 << 31 } else { 0 })
         }
         fn to64(self) -> f64 {
             self as f64
@@ -124,13 +122,40 @@ pub mod pt {
         }
     }
 
+    thread_local! {
+        /// Calls of functions that OpenCL may round differently.
+        static INEXACT: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// The number of calls of functions that OpenCL may round differently
+    /// (a bound above 0) since the last call.
+    pub fn inexact_calls() -> u64 {
+        INEXACT.with(|c| c.replace(0))
+    }
+
     fn p<R: F>(v: R, bound: u32) -> R {
+        if bound > 0 {
+            INEXACT.with(|c| c.set(c.get() + 1));
+        }
         v.nudge(draw(bound))
+    }
+
+    /// [`p`], kept within the range `[lo, hi]` of the function (a library
+    /// within its error bound does not leave it: `tanh` is not above 1).
+    fn p_in<R: F>(v: R, bound: u32, lo: f64, hi: f64) -> R {
+        let w = p(v, bound);
+        if w.to64() < lo || w.to64() > hi { v } else { w }
     }
 
     macro_rules! unary {
         ($($f:ident $b:expr),*) => { $(
             pub fn $f<R: F + Unary>(x: R) -> R { p(x.$f(), $b) }
+        )* };
+    }
+
+    macro_rules! unary_in {
+        ($($f:ident $b:expr, $lo:expr, $hi:expr);*) => { $(
+            pub fn $f<R: F + Unary>(x: R) -> R { p_in(x.$f(), $b, $lo, $hi) }
         )* };
     }
 
@@ -269,8 +294,13 @@ pub mod pt {
 
     // OpenCL C's ulp bounds (full profile, single and double precision
     // agree for these), plus one for the host's libm.
-    unary!(exp 4, ln 4, log10 4, sin 5, cos 5, tan 6, tanh 6, exp2 4, log2 4, cbrt 3,
-        asin 5, acos 5, atan 6, sinh 5, cosh 5);
+    unary!(ln 4, log10 4, tan 6, log2 4, cbrt 3, sinh 5);
+    // Within the function's range (the bounds of `f32` results, which
+    // round the ends outwards where `f64`'s do not).
+    const HALF_PI: f64 = std::f64::consts::FRAC_PI_2 + 1e-7;
+    unary_in!(exp 4, 0.0, f64::INFINITY; exp2 4, 0.0, f64::INFINITY;
+        sin 5, -1.0, 1.0; cos 5, -1.0, 1.0; tanh 6, -1.0, 1.0; cosh 5, 1.0, f64::INFINITY;
+        asin 5, -HALF_PI, HALF_PI; acos 5, 0.0, 2.0 * HALF_PI; atan 6, -HALF_PI, HALF_PI);
     // Exact in both, and decisions (see `crate::freeze`): their results
     // are frozen while decisions are replayed.
     macro_rules! rounding {
@@ -301,11 +331,17 @@ pub mod pt {
     }
 
     /// `x % y` (`fmod`, exact): `x − n·y` with the quotient `n` a decision.
+    /// Replayed as `r₀ + (x − x₀) − n·(y − y₀)` from the recorded `x₀`,
+    /// `y₀`, `r₀ = x₀ % y₀` (`x − n·y` itself would lose a small `r₀`
+    /// next to a large `x`).
     pub fn rem<R: F + Unary>(x: R, y: R) -> R {
         let r = x.rem(y);
-        let n = frozen(R::from64((x.to64() - r.to64()) / y.to64()));
+        let (x64, y64, r64) = (x.to64(), y.to64(), r.to64());
+        let keep = |v: f64| f64::from_bits(crate::freeze::decide(v.to_bits()));
+        let n = keep((x64 - r64) / y64);
+        let (x0, y0, r0) = (keep(x64), keep(y64), keep(r64));
         if crate::freeze::replaying() {
-            R::from64(x.to64() - n.to64() * y.to64())
+            R::from64(r0 + (x64 - x0) - n * (y64 - y0))
         } else {
             r
         }
@@ -325,7 +361,7 @@ pub mod pt {
     /// `sqrt`: correctly rounded in Rust and in OpenCL's `double`; 3 ulp
     /// in OpenCL's `float`.
     pub fn sqrt<R: F + Unary>(x: R) -> R {
-        p(x.sqrt(), if R::SINGLE { 3 } else { 0 })
+        p_in(x.sqrt(), if R::SINGLE { 3 } else { 0 }, 0.0, f64::INFINITY)
     }
 
     /// Division: correctly rounded but in OpenCL's `float` (2.5 ulp).
@@ -371,7 +407,7 @@ pub mod pt {
     }
 
     pub fn hypot<R: F + Unary>(x: R, y: R) -> R {
-        p(x.hypot(y), 5)
+        p_in(x.hypot(y), 5, 0.0, f64::INFINITY)
     }
 
     pub fn atan2<R: F + Unary>(x: R, y: R) -> R {
@@ -642,5 +678,24 @@ fn widen<R: Real>(o: &Outputs<R>) -> Outputs<f64> {
         per_point: o.per_point,
         f0: o.f0.iter().map(|x| x.to_f64()).collect(),
         f1: o.f1.iter().map(|x| x.to_f64()).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pt::F;
+
+    #[test]
+    fn nudges_move_by_ulps_through_zero() {
+        let tiny = f64::from_bits(1);
+        assert_eq!((-tiny).nudge(3), 2.0 * tiny);
+        assert_eq!(tiny.nudge(-1), 0.0);
+        assert_eq!(1.0f64.nudge(1), 1.0 + f64::EPSILON);
+        assert_eq!((-1.0f64).nudge(-1), -1.0 - f64::EPSILON);
+        assert_eq!(f64::MAX.nudge(5), f64::INFINITY);
+        let tiny = f32::from_bits(1);
+        assert_eq!((-tiny).nudge(3), 2.0 * tiny);
+        assert_eq!((-1.0f32).nudge(2), -1.0 + f32::EPSILON);
+        assert_eq!(f32::MAX.nudge(1), f32::INFINITY);
     }
 }

@@ -109,6 +109,11 @@ pub struct Worst {
 }
 
 impl Worst {
+    /// Whether every entry so far agrees.
+    pub fn agrees(&self) -> bool {
+        self.verdict.is_none_or(|v| v == Verdict::Agree)
+    }
+
     /// An entry that agrees, with relative difference `rel`.
     pub fn agree(&mut self, rel: f64) {
         if self.verdict.is_none_or(|v| v == Verdict::Agree) {
