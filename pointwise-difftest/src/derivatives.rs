@@ -28,9 +28,8 @@
 //!   2.5·10⁻⁴), entry by entry, relative 10⁻⁶ plus the rounding noise of
 //!   the differences, at the entries where the three steps agree; see
 //!   [`ad_versus_differences`];
-//! - in `f64`, **Jacobian versus tangent** (`jacobian-ok`,
-//!   `jacobian-mismatch`): `g0 … g3` applied to the direction against the
-//!   tangent, norm-wise relative 10⁻¹⁰.
+//! - **Jacobian versus tangent**, natively and on the device: see
+//!   `crate::jacobians`.
 
 use crate::freeze;
 use crate::runtime::{Body, Settings, evaluate, plain, pt};
@@ -167,8 +166,11 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
     let device = crate::runtime::device(probe, bodies, inputs, dim, Evaluation::Tangent);
     let prec = R::PRECISION;
     let tol = verdict::tolerance(prec);
+    // The OpenCL tangents, for the OpenCL Jacobian check.
+    let mut tangents: Vec<Option<Outputs<f64>>> = Vec::new();
     for ((b, i), device) in bodies.iter().zip(inputs).zip(device) {
         let id = b.id;
+        tangents.push(device.as_ref().ok().map(widen));
         let device = match device {
             Ok(d) => d,
             Err(e) => {
@@ -280,27 +282,10 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
             let i64: Inputs<f64> = i.convert();
             let n64: Outputs<f64> = widen(&native);
             ad_versus_differences(b, &i64, &n64, dim);
-            jacobian_versus_tangent(b, &i64, &n64, dim);
+            crate::jacobians::native_versus_tangent(b, &i64, &n64, dim);
         }
     }
-}
-
-/// Norm-wise relative difference.
-fn rel_norm(a: &[f64], b: &[f64]) -> f64 {
-    let d: f64 = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| (x - y) * (x - y))
-        .sum::<f64>()
-        .sqrt();
-    let n: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
-    if d == 0.0 {
-        0.0
-    } else if n == 0.0 {
-        f64::INFINITY
-    } else {
-        d / n
-    }
+    crate::jacobians::device_versus_tangent(probe, bodies, inputs, &tangents, dim);
 }
 
 /// The outputs at `i` moved by `±h` along the direction.
@@ -443,59 +428,4 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
         "ad-mismatch"
     };
     println!("result {id} {dim} f64 {v} {worst:e} {compared} entries compared; {detail}");
-}
-
-fn jacobian_versus_tangent(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: usize) {
-    let id = b.id;
-    let nc = i.sizes.n_comp;
-    let n = i.sizes.jacobians();
-    let mut worst = 0.0f64;
-    let mut detail = String::new();
-    for p in 0..i.points {
-        let mut g = n.map(|k| vec![f64::NAN; k]);
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            f64::jacobian(b.physics, dim, &i.point(p), &mut g)
-        }));
-        if !matches!(r, Ok(Ok(()))) {
-            println!("result {id} {dim} f64 jacobian-mismatch inf the Jacobian fails at point {p}");
-            return;
-        }
-        let (du, dgu) = i.direction(p);
-        let mut f0 = vec![0.0; nc];
-        let mut f1 = vec![0.0; nc * dim];
-        use femquad::layout::{jac_g0, jac_g1, jac_g2, jac_g3};
-        for fc in 0..nc {
-            for gc in 0..nc {
-                f0[fc] += g[0][jac_g0(fc, gc, nc)] * du[gc];
-                for e in 0..dim {
-                    f0[fc] += g[1][jac_g1(fc, gc, e, nc, dim)] * dgu[gc * dim + e];
-                    f1[fc * dim + e] += g[2][jac_g2(fc, gc, e, nc, dim)] * du[gc];
-                    for f in 0..dim {
-                        f1[fc * dim + e] += g[3][jac_g3(fc, gc, e, f, nc, dim)] * dgu[gc * dim + f];
-                    }
-                }
-            }
-        }
-        let info = b.physics.info();
-        for (has, what, jv, t) in [
-            (info.has_f0, "df0", &f0, native.f0(p)),
-            (info.has_f1, "df1", &f1, native.f1(p)),
-        ] {
-            // Non-finite tangents (an overflow) are not compared.
-            if !has || t.iter().any(|x| !x.is_finite()) {
-                continue;
-            }
-            let d = rel_norm(jv, t);
-            if d > worst {
-                worst = d;
-                detail = format!("point {p} {what}: J·v {jv:?} tangent {t:?}");
-            }
-        }
-    }
-    let v = if worst <= 1e-10 {
-        "jacobian-ok"
-    } else {
-        "jacobian-mismatch"
-    };
-    println!("result {id} {dim} f64 {v} {worst:e} {detail}");
 }

@@ -15,6 +15,7 @@
 pub mod derivatives;
 pub mod freeze;
 pub mod generate;
+pub mod jacobians;
 pub mod minimize;
 pub mod program;
 pub mod project;
@@ -40,6 +41,9 @@ pub struct Config {
     /// programs in chunks of this many (one crate of thousands of modules
     /// compiles slowly, and a rejected program rebuilds only its chunk).
     pub chunk: usize,
+    /// Seconds an OpenCL evaluation may run before its programs are
+    /// suspected of hanging the device (see [`run_guarded`]).
+    pub device_limit: u64,
     /// Reduce findings to small reproducers.
     pub minimize: bool,
     /// Name of the generated crate's directory under `target/difftest`.
@@ -56,6 +60,7 @@ impl Default for Config {
             points: 16,
             batch: 40,
             chunk: 500,
+            device_limit: 300,
             minimize: true,
             name: "campaign".into(),
             verbose: false,
@@ -107,6 +112,7 @@ impl Outcome {
                 | "ad-nonfinite"
                 | "ad-skipped"
                 | "jacobian-ok"
+                | "jacobian-device-ok"
         )
     }
 }
@@ -266,13 +272,8 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
         let (k, f) = build(&project, chunk, cfg.verbose)?;
         build_seconds += t0.elapsed().as_secs_f64();
         let t1 = std::time::Instant::now();
-        let args = run_args(cfg, None);
-        let verbose = cfg.verbose;
-        lines.extend(project.run(&args, |l| {
-            if verbose && l.starts_with("result") && !l.contains(" agree ") {
-                eprintln!("{l}");
-            }
-        })?);
+        let ids: Vec<usize> = k.iter().map(|p| p.id).collect();
+        lines.extend(run_guarded(&project, cfg, &k, &ids, &mut findings)?);
         run_seconds += t1.elapsed().as_secs_f64();
         kept.extend(k);
         findings.extend(f);
@@ -322,6 +323,71 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     }
     report.findings = findings;
     Ok(report)
+}
+
+/// Runs the programs `ids` (of `programs`, built in `project`); returns
+/// the output lines. When an OpenCL evaluation hangs, the programs it
+/// evaluated are split until the ones that hang are alone (each a
+/// `device-timeout` finding) and the others are run again.
+fn run_guarded(
+    project: &Project,
+    cfg: &Config,
+    programs: &[Program],
+    ids: &[usize],
+    findings: &mut Vec<Finding>,
+) -> std::io::Result<Vec<String>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let verbose = cfg.verbose;
+    let limit = std::time::Duration::from_secs(cfg.device_limit);
+    let run = project.run(&run_args(cfg, Some(ids)), limit, |l| {
+        if verbose && l.starts_with("result") && !l.contains(" agree ") {
+            eprintln!("{l}");
+        }
+    })?;
+    let (what, suspects, seconds) = match run {
+        project::Run::Done(lines) => return Ok(lines),
+        project::Run::Hung {
+            what,
+            suspects,
+            seconds,
+        } => (what, suspects, seconds),
+    };
+    let suspects: Vec<usize> = suspects.into_iter().filter(|i| ids.contains(i)).collect();
+    if verbose {
+        eprintln!("OpenCL evaluation {what} of {suspects:?} ran over {seconds} s: splitting");
+    }
+    if suspects.is_empty() {
+        return Err(std::io::Error::other(format!(
+            "the generated crate stopped for {seconds} s outside an OpenCL evaluation"
+        )));
+    }
+    if let [id] = suspects[..] {
+        let source = programs
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.source())
+            .unwrap_or_default();
+        findings.push(Finding {
+            id,
+            kind: "device-timeout".into(),
+            detail: format!("the OpenCL evaluation ({what}) did not return within {seconds} s"),
+            reproducer: source,
+        });
+    }
+    let rest: Vec<usize> = ids
+        .iter()
+        .copied()
+        .filter(|i| !suspects.contains(i))
+        .collect();
+    let mut lines = run_guarded(project, cfg, programs, &rest, findings)?;
+    if suspects.len() > 1 {
+        let (a, b) = suspects.split_at(suspects.len() / 2);
+        lines.extend(run_guarded(project, cfg, programs, a, findings)?);
+        lines.extend(run_guarded(project, cfg, programs, b, findings)?);
+    }
+    Ok(lines)
 }
 
 /// The runtime's command line.

@@ -23,6 +23,10 @@ struct Args {
     /// Programs per generated crate (built and run in turn).
     #[arg(long, default_value_t = 500)]
     chunk: usize,
+    /// Seconds an OpenCL evaluation may run before its programs are
+    /// suspected of hanging the device.
+    #[arg(long, default_value_t = 300)]
+    device_limit: u64,
     /// Print findings as generated, without reducing them.
     #[arg(long)]
     no_minimize: bool,
@@ -48,6 +52,7 @@ fn main() {
         points: args.points,
         batch: args.batch,
         chunk: args.chunk,
+        device_limit: args.device_limit,
         minimize: !args.no_minimize,
         name: format!("campaign-{}", args.seed),
         verbose: true,

@@ -493,6 +493,12 @@ pub(crate) fn device<R: Real>(
     dim: usize,
     eval: Evaluation,
 ) -> Vec<Result<Outputs<R>, String>> {
+    let what = match eval {
+        Evaluation::Tangent => "tangent",
+        Evaluation::Jacobian => "jacobian",
+        Evaluation::Residual => "residual",
+    };
+    announce(bodies, dim, R::PRECISION, what);
     let items: Vec<(&dyn Pointwise, &Inputs<R>)> = bodies
         .iter()
         .map(|b| b.physics)
@@ -512,6 +518,16 @@ pub(crate) fn device<R: Real>(
             out
         }
     }
+}
+
+/// Prints `device <dim> <precision> <evaluation> <id,id,…>` before an
+/// OpenCL evaluation: if it never returns (a device that hangs), the
+/// driver knows which programs to suspect (see `crate::project`).
+pub(crate) fn announce(bodies: &[&Body], dim: usize, prec: femquad::Precision, what: &str) {
+    use std::io::Write;
+    let ids: Vec<String> = bodies.iter().map(|b| b.id.to_string()).collect();
+    println!("device {dim} {prec} {what} {}", ids.join(","));
+    let _ = std::io::stdout().flush();
 }
 
 /// Evaluations of one program: native through a function `eval`.

@@ -14,6 +14,7 @@ fn a_hundred_random_programs_agree_native_and_opencl() {
         points: 8,
         batch: 50,
         chunk: 100,
+        device_limit: 300,
         minimize: false,
         name: "ci".into(),
         verbose: false,

@@ -1,0 +1,188 @@
+//! The Jacobian checks of the runtime (copied into the generated crates
+//! with it): PETSc's `g0 … g3`, applied to the direction of the points,
+//! must give the tangent.
+//!
+//! - **native** (`f64`; `jacobian-ok`, `jacobian-mismatch`): the native
+//!   Jacobian against the native tangent, norm-wise relative 10⁻¹⁰ per
+//!   output array;
+//! - **OpenCL** (`f64` and `f32`; `jacobian-device-ok`,
+//!   `jacobian-device-mismatch`, `jacobian-build-failure`): the OpenCL
+//!   Jacobian against the OpenCL tangent, norm-wise relative 10⁻¹⁰ (`f64`)
+//!   and 10⁻³ (`f32`: `J·v` sums the products in another order than the
+//!   tangent). With the native-versus-OpenCL tangent check, this ties the
+//!   OpenCL Jacobian to the native derivatives without a reach of its own.
+//!
+//! Arrays with a non-finite tangent entry (an overflow, a NaN) are not
+//! compared.
+
+use crate::derivatives::Ad;
+use crate::runtime::Body;
+use femquad::Real;
+use femquad::layout::{jac_g0, jac_g1, jac_g2, jac_g3};
+use femquad::opencl::probe::{Inputs, Jacobians, Outputs, Probe};
+use femquad::physics::Pointwise;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// `(J·v)₀, (J·v)₁` at one point: the blocks `g` applied to `(du, d∇u)`.
+fn apply(g: [&[f64]; 4], du: &[f64], dgu: &[f64], nc: usize, dim: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut f0 = vec![0.0; nc];
+    let mut f1 = vec![0.0; nc * dim];
+    for fc in 0..nc {
+        for gc in 0..nc {
+            f0[fc] += g[0][jac_g0(fc, gc, nc)] * du[gc];
+            for e in 0..dim {
+                f0[fc] += g[1][jac_g1(fc, gc, e, nc, dim)] * dgu[gc * dim + e];
+                f1[fc * dim + e] += g[2][jac_g2(fc, gc, e, nc, dim)] * du[gc];
+                for f in 0..dim {
+                    f1[fc * dim + e] += g[3][jac_g3(fc, gc, e, f, nc, dim)] * dgu[gc * dim + f];
+                }
+            }
+        }
+    }
+    (f0, f1)
+}
+
+/// Norm-wise relative difference of `a` from `b` (∞ where `b = 0 ≠ a`).
+pub fn rel_norm(a: &[f64], b: &[f64]) -> f64 {
+    let d: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
+    let n: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
+    if d == 0.0 {
+        0.0
+    } else if n == 0.0 {
+        f64::INFINITY
+    } else {
+        d / n
+    }
+}
+
+/// The largest norm-wise difference of `J·v` (from `g(p)`, the four blocks
+/// at point `p`) from the tangents `t0(p)`, `t1(p)`, with its detail line.
+fn worst_of(
+    physics: &dyn Pointwise,
+    i: &Inputs<f64>,
+    dim: usize,
+    g: &dyn Fn(usize) -> [Vec<f64>; 4],
+    t: &dyn Fn(usize) -> (Vec<f64>, Vec<f64>),
+) -> (f64, String) {
+    let nc = i.sizes.n_comp;
+    let info = physics.info();
+    let (mut worst, mut detail) = (0.0f64, String::new());
+    for p in 0..i.points {
+        let g = g(p);
+        let (du, dgu) = i.direction(p);
+        let (j0, j1) = apply([&g[0], &g[1], &g[2], &g[3]], du, dgu, nc, dim);
+        let (t0, t1) = t(p);
+        for (has, what, jv, t) in [
+            (info.has_f0, "df0", &j0, &t0),
+            (info.has_f1, "df1", &j1, &t1),
+        ] {
+            if !has || t.iter().any(|x| !x.is_finite()) {
+                continue;
+            }
+            let d = rel_norm(jv, t);
+            if d > worst || d.is_nan() {
+                worst = if d.is_nan() { f64::INFINITY } else { d };
+                detail = format!("point {p} {what}: J·v {jv:?} tangent {t:?}");
+            }
+        }
+    }
+    (worst, detail)
+}
+
+/// The native Jacobian against the native tangents `native` (`f64`).
+pub fn native_versus_tangent(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: usize) {
+    let id = b.id;
+    let n = i.sizes.jacobians();
+    let mut blocks: Vec<[Vec<f64>; 4]> = Vec::new();
+    for p in 0..i.points {
+        let mut g = n.map(|k| vec![f64::NAN; k]);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            f64::jacobian(b.physics, dim, &i.point(p), &mut g)
+        }));
+        if !matches!(r, Ok(Ok(()))) {
+            println!("result {id} {dim} f64 jacobian-mismatch inf the Jacobian fails at point {p}");
+            return;
+        }
+        blocks.push(g);
+    }
+    let t = |p: usize| (native.f0(p).to_vec(), native.f1(p).to_vec());
+    let (worst, detail) = worst_of(b.physics, i, dim, &|p| blocks[p].clone(), &t);
+    let v = if worst <= 1e-10 {
+        "jacobian-ok"
+    } else {
+        "jacobian-mismatch"
+    };
+    println!("result {id} {dim} f64 {v} {worst:e} {detail}");
+}
+
+/// The OpenCL Jacobians of `bodies` at `inputs`, one program per batch,
+/// split until the programs that do not build are alone (as
+/// `runtime::device`).
+fn device<R: Real>(
+    probe: &Probe,
+    bodies: &[&Body],
+    inputs: &[Inputs<R>],
+    dim: usize,
+) -> Vec<Result<Jacobians<R>, String>> {
+    crate::runtime::announce(bodies, dim, R::PRECISION, "jacobian");
+    let items: Vec<(&dyn Pointwise, &Inputs<R>)> = bodies
+        .iter()
+        .map(|b| b.physics)
+        .zip(inputs.iter())
+        .collect();
+    match probe.jacobians(dim, &items) {
+        Ok(out) => out.into_iter().map(Ok).collect(),
+        Err(e) if bodies.len() == 1 => vec![Err(e.to_string())],
+        Err(_) => {
+            let h = bodies.len() / 2;
+            let mut out = device(probe, &bodies[..h], &inputs[..h], dim);
+            out.extend(device(probe, &bodies[h..], &inputs[h..], dim));
+            out
+        }
+    }
+}
+
+/// The OpenCL Jacobians of `bodies` against their OpenCL tangents
+/// `tangents` (`None` where the tangent did not build).
+pub fn device_versus_tangent<R: Ad>(
+    probe: &Probe,
+    bodies: &[&Body],
+    inputs: &[Inputs<R>],
+    tangents: &[Option<Outputs<f64>>],
+    dim: usize,
+) {
+    let prec = R::PRECISION;
+    let tol = match prec {
+        femquad::Precision::F64 => 1e-10,
+        femquad::Precision::F32 => 1e-3,
+    };
+    let jacobians = device(probe, bodies, inputs, dim);
+    for (((b, i), t), j) in bodies.iter().zip(inputs).zip(tangents).zip(jacobians) {
+        let id = b.id;
+        let j = match j {
+            Ok(j) => j,
+            Err(e) => {
+                let first = e.lines().take(12).collect::<Vec<_>>().join(" | ");
+                println!("result {id} {dim} {prec} jacobian-build-failure 0 {first}");
+                continue;
+            }
+        };
+        let Some(t) = t else { continue };
+        let i64: Inputs<f64> = i.convert();
+        let wide = |v: &[R]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
+        let g = |p: usize| [0, 1, 2, 3].map(|k| wide(j.g(k, p)));
+        let tp = |p: usize| (t.f0(p).to_vec(), t.f1(p).to_vec());
+        let (worst, detail) = worst_of(b.physics, &i64, dim, &g, &tp);
+        let v = if worst <= tol {
+            "jacobian-device-ok"
+        } else {
+            "jacobian-device-mismatch"
+        };
+        println!("result {id} {dim} {prec} {v} {worst:e} {detail}");
+    }
+}
