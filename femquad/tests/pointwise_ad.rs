@@ -45,6 +45,7 @@ fn all() -> Vec<&'static dyn Pointwise> {
         &EveryConstruct,
         &EveryFunction,
         &DiscardedValue,
+        &ConstantStart,
     ];
     for suite in [
         pass_arrays_and_loops::PHYSICS,
@@ -651,4 +652,23 @@ fn remainder_tangents<R: Ad>() {
 fn remainders_differentiate_with_fmods_quotient() {
     remainder_tangents::<f64>();
     remainder_tangents::<f32>();
+}
+
+/// A helper of an integer only.
+#[pointwise]
+fn half(n: usize) -> f64 {
+    n as f64 * 0.5
+}
+
+/// A variable initialized by a helper call whose arguments do not vary,
+/// then accumulating values that do: its tangent starts at 0 (it was once
+/// left undeclared, and rustc rejected the tangent; found by the campaign,
+/// seed 8, program 306).
+#[pointwise(helpers(half))]
+fn constant_start(u: &[f64; 1], f0: &mut [f64; 1]) {
+    for k in 0..2 {
+        let mut s = half(k);
+        s += u[0] * u[0];
+        f0[0] += s;
+    }
 }
