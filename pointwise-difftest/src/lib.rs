@@ -19,6 +19,7 @@ pub mod jacobians;
 pub mod minimize;
 pub mod program;
 pub mod project;
+pub mod pt;
 pub mod runtime;
 pub mod verdict;
 
