@@ -248,6 +248,9 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
                             let dist = verdict::distance(*x, *y);
                             if dist.is_finite() {
                                 r[k] = f64::max(r[k], dist);
+                            } else if !y.is_finite() && x.is_finite() {
+                                // Not finite natively, finite perturbed.
+                                r[k] = f64::INFINITY;
                             }
                         }
                     }
@@ -265,7 +268,13 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
                 "entry {what}[{k}] (all points): native {n:e} OpenCL {o:e} (math libraries reach {:e})",
                 r[e]
             );
-            if amplified && verdict::distance(o, n) > 2.0 * r[e] + tol * n.abs() {
+            if o.is_finite() != n.is_finite() && verdict::finiteness_flipped(id, dim, prec) {
+                r[e] = f64::INFINITY;
+                detail.push_str(
+                    " beyond the reach, but the function's own value turns non-finite on \
+                     one side within the reach of the math libraries (see its residual line)",
+                );
+            } else if amplified && verdict::distance(o, n) > 2.0 * r[e] + tol * n.abs() {
                 r[e] = f64::INFINITY;
                 detail.push_str(
                     " beyond the reach, but the f64 tangents agree: math-library rounding \

@@ -9,7 +9,11 @@
 //!   `jacobian-device-mismatch`, `jacobian-build-failure`): the OpenCL
 //!   Jacobian against the OpenCL tangent, norm-wise relative 10⁻¹⁰ (`f64`)
 //!   and 10⁻³ (`f32`: `J·v` sums the products in another order than the
-//!   tangent). With the native-versus-OpenCL tangent check, this ties the
+//!   tangent; both relative to the larger of the tangent and the sums of
+//!   `|g|·|v|`, where a tangent cancels to a few ulps, and not beyond 64
+//!   ulps of the direction, the rounding noise of a tangent that cancels
+//!   in another order than the Jacobian's entries). With the
+//!   native-versus-OpenCL tangent check, this ties the
 //!   OpenCL Jacobian to the native derivatives without a reach of its own.
 //!
 //! Arrays with a non-finite tangent entry (an overflow, a NaN) are not
@@ -23,18 +27,27 @@ use femquad::opencl::probe::{Inputs, Jacobians, Outputs, Probe};
 use femquad::physics::Pointwise;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-/// `(J·v)₀, (J·v)₁` at one point: the blocks `g` applied to `(du, d∇u)`.
-fn apply(g: [&[f64]; 4], du: &[f64], dgu: &[f64], nc: usize, dim: usize) -> (Vec<f64>, Vec<f64>) {
+/// `(J·v)₀, (J·v)₁` at one point: the blocks `g` applied to `(du, d∇u)`;
+/// with `abs`, the same sums of `|g|·|v|` (the scale of the products).
+fn apply(
+    g: [&[f64]; 4],
+    du: &[f64],
+    dgu: &[f64],
+    nc: usize,
+    dim: usize,
+    abs: bool,
+) -> (Vec<f64>, Vec<f64>) {
+    let m = |a: f64, b: f64| if abs { (a * b).abs() } else { a * b };
     let mut f0 = vec![0.0; nc];
     let mut f1 = vec![0.0; nc * dim];
     for fc in 0..nc {
         for gc in 0..nc {
-            f0[fc] += g[0][jac_g0(fc, gc, nc)] * du[gc];
+            f0[fc] += m(g[0][jac_g0(fc, gc, nc)], du[gc]);
             for e in 0..dim {
-                f0[fc] += g[1][jac_g1(fc, gc, e, nc, dim)] * dgu[gc * dim + e];
-                f1[fc * dim + e] += g[2][jac_g2(fc, gc, e, nc, dim)] * du[gc];
+                f0[fc] += m(g[1][jac_g1(fc, gc, e, nc, dim)], dgu[gc * dim + e]);
+                f1[fc * dim + e] += m(g[2][jac_g2(fc, gc, e, nc, dim)], du[gc]);
                 for f in 0..dim {
-                    f1[fc * dim + e] += g[3][jac_g3(fc, gc, e, f, nc, dim)] * dgu[gc * dim + f];
+                    f1[fc * dim + e] += m(g[3][jac_g3(fc, gc, e, f, nc, dim)], dgu[gc * dim + f]);
                 }
             }
         }
@@ -42,16 +55,19 @@ fn apply(g: [&[f64]; 4], du: &[f64], dgu: &[f64], nc: usize, dim: usize) -> (Vec
     (f0, f1)
 }
 
-/// Norm-wise relative difference of `a` from `b` (∞ where `b = 0 ≠ a`).
-pub fn rel_norm(a: &[f64], b: &[f64]) -> f64 {
+/// Norm-wise difference of `a` from `b` relative to the larger of `‖b‖`
+/// and `‖scale‖` (∞ where both are 0 and `a ≠ b`); 0 when the difference
+/// is at most `floor`.
+pub fn rel_norm(a: &[f64], b: &[f64], scale: &[f64], floor: f64) -> f64 {
     let d: f64 = a
         .iter()
         .zip(b)
         .map(|(x, y)| (x - y) * (x - y))
         .sum::<f64>()
         .sqrt();
-    let n: f64 = b.iter().map(|y| y * y).sum::<f64>().sqrt();
-    if d == 0.0 {
+    let norm = |v: &[f64]| v.iter().map(|y| y * y).sum::<f64>().sqrt();
+    let n = norm(b).max(norm(scale));
+    if d <= floor {
         0.0
     } else if n == 0.0 {
         f64::INFINITY
@@ -68,6 +84,7 @@ fn worst_of(
     dim: usize,
     g: &dyn Fn(usize) -> [Vec<f64>; 4],
     t: &dyn Fn(usize) -> (Vec<f64>, Vec<f64>),
+    eps: f64,
 ) -> (f64, String) {
     let nc = i.sizes.n_comp;
     let info = physics.info();
@@ -75,16 +92,22 @@ fn worst_of(
     for p in 0..i.points {
         let g = g(p);
         let (du, dgu) = i.direction(p);
-        let (j0, j1) = apply([&g[0], &g[1], &g[2], &g[3]], du, dgu, nc, dim);
+        // Rounding noise of a tangent that cancels: a few dozen ulps of
+        // the direction (its entries are at most 1).
+        let norm_v = du.iter().chain(dgu).map(|x| x * x).sum::<f64>().sqrt();
+        let floor = 64.0 * eps * norm_v;
+        let blocks = [&g[0][..], &g[1], &g[2], &g[3]];
+        let (j0, j1) = apply(blocks, du, dgu, nc, dim, false);
+        let (s0, s1) = apply(blocks, du, dgu, nc, dim, true);
         let (t0, t1) = t(p);
-        for (has, what, jv, t) in [
-            (info.has_f0, "df0", &j0, &t0),
-            (info.has_f1, "df1", &j1, &t1),
+        for (has, what, jv, t, scale) in [
+            (info.has_f0, "df0", &j0, &t0, &s0),
+            (info.has_f1, "df1", &j1, &t1, &s1),
         ] {
             if !has || t.iter().any(|x| !x.is_finite()) {
                 continue;
             }
-            let d = rel_norm(jv, t);
+            let d = rel_norm(jv, t, scale, floor);
             if d > worst || d.is_nan() {
                 worst = if d.is_nan() { f64::INFINITY } else { d };
                 detail = format!("point {p} {what}: J·v {jv:?} tangent {t:?}");
@@ -111,7 +134,7 @@ pub fn native_versus_tangent(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, d
         blocks.push(g);
     }
     let t = |p: usize| (native.f0(p).to_vec(), native.f1(p).to_vec());
-    let (worst, detail) = worst_of(b.physics, i, dim, &|p| blocks[p].clone(), &t);
+    let (worst, detail) = worst_of(b.physics, i, dim, &|p| blocks[p].clone(), &t, f64::EPSILON);
     let v = if worst <= 1e-10 {
         "jacobian-ok"
     } else {
@@ -177,7 +200,11 @@ pub fn device_versus_tangent<R: Ad>(
         let wide = |v: &[R]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
         let g = |p: usize| [0, 1, 2, 3].map(|k| wide(j.g(k, p)));
         let tp = |p: usize| (t.f0(p).to_vec(), t.f1(p).to_vec());
-        let (worst, detail) = worst_of(b.physics, &i64, dim, &g, &tp);
+        let eps = match prec {
+            femquad::Precision::F64 => f64::EPSILON,
+            femquad::Precision::F32 => f32::EPSILON as f64,
+        };
+        let (worst, detail) = worst_of(b.physics, &i64, dim, &g, &tp, eps);
         let v = if worst <= tol {
             "jacobian-device-ok"
         } else {

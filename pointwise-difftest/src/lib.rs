@@ -274,7 +274,7 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
         build_seconds += t0.elapsed().as_secs_f64();
         let t1 = std::time::Instant::now();
         let ids: Vec<usize> = k.iter().map(|p| p.id).collect();
-        lines.extend(run_guarded(&project, cfg, &k, &ids, &mut findings)?);
+        lines.extend(run_guarded(&project, cfg, &k, &ids, false, &mut findings)?);
         run_seconds += t1.elapsed().as_secs_f64();
         kept.extend(k);
         findings.extend(f);
@@ -329,19 +329,26 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
 /// Runs the programs `ids` (of `programs`, built in `project`); returns
 /// the output lines. When an OpenCL evaluation hangs, the programs it
 /// evaluated are split until the ones that hang are alone (each a
-/// `device-timeout` finding) and the others are run again.
+/// `device-timeout` finding) and the others are run again. While
+/// `bisecting` (a run of suspects only, at most one batch), the limit is a
+/// fifth of `cfg.device_limit`, at least a minute.
 fn run_guarded(
     project: &Project,
     cfg: &Config,
     programs: &[Program],
     ids: &[usize],
+    bisecting: bool,
     findings: &mut Vec<Finding>,
 ) -> std::io::Result<Vec<String>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let verbose = cfg.verbose;
-    let limit = std::time::Duration::from_secs(cfg.device_limit);
+    let limit = std::time::Duration::from_secs(if bisecting {
+        (cfg.device_limit / 5).max(60)
+    } else {
+        cfg.device_limit
+    });
     let run = project.run(&run_args(cfg, Some(ids)), limit, |l| {
         if verbose && l.starts_with("result") && !l.contains(" agree ") {
             eprintln!("{l}");
@@ -382,11 +389,11 @@ fn run_guarded(
         .copied()
         .filter(|i| !suspects.contains(i))
         .collect();
-    let mut lines = run_guarded(project, cfg, programs, &rest, findings)?;
+    let mut lines = run_guarded(project, cfg, programs, &rest, bisecting, findings)?;
     if suspects.len() > 1 {
         let (a, b) = suspects.split_at(suspects.len() / 2);
-        lines.extend(run_guarded(project, cfg, programs, a, findings)?);
-        lines.extend(run_guarded(project, cfg, programs, b, findings)?);
+        lines.extend(run_guarded(project, cfg, programs, a, true, findings)?);
+        lines.extend(run_guarded(project, cfg, programs, b, true, findings)?);
     }
     Ok(lines)
 }

@@ -43,7 +43,7 @@ pub struct Body {
 }
 
 /// Perturbable math: what the plain copies call (see `crate::pt`).
-pub use crate::pt;
+pub(crate) use crate::pt;
 
 /// Run settings, read from the command line: `--seed S --points P
 /// --batch B [--only ID,ID…]`.
@@ -300,6 +300,9 @@ fn residuals<R: Real>(
                     let what = format!(
                         "point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (math libraries reach {reach:e})"
                     );
+                    if reach.is_infinite() && o.is_finite() != n.is_finite() {
+                        crate::verdict::note_finiteness_flip(id, dim, prec);
+                    }
                     worst.differ(
                         rel,
                         crate::verdict::distance(o, n),
