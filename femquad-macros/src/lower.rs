@@ -9,6 +9,10 @@
 //! value could change is first stored in a temporary. Helper calls are
 //! always statements (a helper may write through `&mut`), and array copies
 //! get indices that are literals or variables (see [`Lower::stabilize`]).
+//!
+//! (Longer than most files: one lowering per construct of the subset, all
+//! bound by the one ordering rule above; split, the rule would be spread
+//! over several files.)
 
 use crate::ast::{self, BinOp, Block, ExprKind, Function, Stmt as AStmt, UnOp};
 use crate::check::{BindingKind, Checked, Kind, Len, Res, Role, Ty};

@@ -45,6 +45,7 @@ fn all() -> Vec<&'static dyn Pointwise> {
         &EveryConstruct,
         &EveryFunction,
         &DiscardedValue,
+        &ConstantStart,
     ];
     for suite in [
         pass_arrays_and_loops::PHYSICS,
@@ -604,4 +605,70 @@ fn discarded_value(u: &[f64; 2], f0: &mut [f64; 2]) {
     let n = scale_and_norm(&mut v, 0.5);
     f0[0] = v[0] + n;
     f0[1] = v[1] * u[1];
+}
+
+/// `%` with both operands varying, and `0 % 0` (NaN) from outputs read
+/// before they are written.
+#[pointwise]
+fn remainders(u: &[f64; 2], f0: &mut [f64; 2]) {
+    f0[0] = u[0] % u[1];
+    f0[1] = f0[1] % f0[1] + u[0];
+}
+
+/// The tangent of `a % b` along `b` is `−n·ḃ` with the quotient `n` that
+/// `fmod` used: 9 for `1 % 0.1` (0.1 is slightly above 1/10), where
+/// `trunc(1/0.1)` is 10. And NaN stays NaN on the device: the rule once
+/// used `trunc`, which PoCL evaluates to 0 for a NaN it can compute at
+/// compile time (here `0/0` from the zeroed outputs).
+fn remainder_tangents<R: Ad>() {
+    let sizes = PointSizes::of(&Remainders, 2);
+    let mut rng = Rng::new(5);
+    let mut i = Inputs::<f64>::random(sizes, 2, &mut rng, 0.0, 1.0)
+        .with_direction(&mut rng, 0.0, 1.0)
+        .convert::<R>();
+    for p in 0..2 {
+        i.u[2 * p..2 * p + 2].copy_from_slice(&[R::from_f64(1.0), R::from_f64(0.1)]);
+        i.du[2 * p..2 * p + 2].copy_from_slice(&[R::ZERO, R::from_f64(1.0)]);
+    }
+    let (t0, _) = tangent::<R>(&Remainders, &i, 0);
+    assert_eq!(t0[0].to_f64(), -9.0, "{}", R::PRECISION);
+    assert!(t0[1].to_f64().is_nan(), "{}", R::PRECISION);
+    with_probe(|probe| {
+        let t = probe.tangents(2, &[(&Remainders, &i)]).unwrap();
+        for p in 0..2 {
+            let d = t[0].f0(p);
+            assert_eq!(d[0].to_f64(), -9.0, "{} point {p}", R::PRECISION);
+            assert!(
+                d[1].to_f64().is_nan(),
+                "{} point {p}: {}",
+                R::PRECISION,
+                d[1].to_f64()
+            );
+        }
+    });
+}
+
+#[test]
+fn remainders_differentiate_with_fmods_quotient() {
+    remainder_tangents::<f64>();
+    remainder_tangents::<f32>();
+}
+
+/// A helper of an integer only.
+#[pointwise]
+fn half(n: usize) -> f64 {
+    n as f64 * 0.5
+}
+
+/// A variable initialized by a helper call whose arguments do not vary,
+/// then accumulating values that do: its tangent starts at 0 (it was once
+/// left undeclared, and rustc rejected the tangent; found by the campaign,
+/// seed 8, program 306).
+#[pointwise(helpers(half))]
+fn constant_start(u: &[f64; 1], f0: &mut [f64; 1]) {
+    for k in 0..2 {
+        let mut s = half(k);
+        s += u[0] * u[0];
+        f0[0] += s;
+    }
 }

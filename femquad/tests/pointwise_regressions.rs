@@ -76,6 +76,15 @@ fn no_contraction(u: &[f64; 3], constants: &[f64; 1], f0: &mut [f64; 3]) {
     f0[0] = (u[0] * u[1] - u[2]) * constants[0];
 }
 
+/// The determinant of the 2×2 matrix `u = [a, b, c, d]`. At a nearly
+/// singular matrix whose products `a·d` and `b·c` round to the same value
+/// it is exactly 0; contracted into `fma(a, d, −b·c)` it would be the
+/// rounding error of `a·d` (2⁻⁶⁰ in f64, 2⁻²⁴ in f32 below).
+#[pointwise]
+fn determinant(u: &[f64; 4], f0: &mut [f64; 4]) {
+    f0[0] = u[0] * u[3] - u[1] * u[2];
+}
+
 /// Literal-only arithmetic is done in the precision of the evaluation:
 /// `0.7 / 0.1` is 7.0000005 in f32 (7 when truncated), 6.999… in f64.
 #[pointwise]
@@ -568,6 +577,45 @@ fn products_are_not_contracted() {
             "a fused multiply-add in the OpenCL source"
         );
     });
+}
+
+/// The determinant and its tangent at `a = b = c = d = 1 + ε` (ε = 2⁻³⁰
+/// in f64, 2⁻¹² in f32) along `(ȧ, ḃ, ċ, ḋ) = (a, a, 0, 0)`: both are
+/// `a·a − a·a`, exactly 0 in Rust and in OpenCL without contraction.
+fn nearly_singular_determinant<R: Real>(eps: f64) {
+    let a = R::from_f64(1.0 + eps);
+    let sizes = PointSizes::of(&Determinant, 2);
+    let mut rng = femquad::rng::Rng::new(3);
+    let mut i = Inputs::<f64>::random(sizes, 1, &mut rng, 0.0, 1.0)
+        .with_direction(&mut rng, 0.0, 1.0)
+        .convert::<R>();
+    i.u.copy_from_slice(&[a; 4]);
+    i.du.copy_from_slice(&[a, a, R::ZERO, R::ZERO]);
+    let mut native = [R::from_f64(1.0); 4];
+    R::eval_pointwise(&Determinant, 2, &i.point(0), &mut native, &mut []).unwrap();
+    assert_eq!(native[0].to_f64(), 0.0, "{}", R::PRECISION);
+    with_probe(|probe| {
+        let f = probe.residual(&Determinant, 2, &i).unwrap();
+        assert_eq!(
+            f.f0[0].to_f64(),
+            0.0,
+            "{}: a fused multiply-add in the physics",
+            R::PRECISION
+        );
+        let t = probe.tangents(2, &[(&Determinant, &i)]).unwrap();
+        assert_eq!(
+            t[0].f0[0].to_f64(),
+            0.0,
+            "{}: a fused multiply-add in the tangent",
+            R::PRECISION
+        );
+    });
+}
+
+#[test]
+fn nearly_singular_determinants_are_not_contracted() {
+    nearly_singular_determinant::<f64>(2f64.powi(-30));
+    nearly_singular_determinant::<f32>(2f64.powi(-12));
 }
 
 #[test]

@@ -13,10 +13,13 @@
 //! to a small reproducer ([`minimize`]) and printed. See `README.md`.
 
 pub mod derivatives;
+pub mod freeze;
 pub mod generate;
+pub mod jacobians;
 pub mod minimize;
 pub mod program;
 pub mod project;
+pub mod pt;
 pub mod runtime;
 pub mod verdict;
 
@@ -35,6 +38,13 @@ pub struct Config {
     pub points: usize,
     /// Programs per OpenCL build.
     pub batch: usize,
+    /// Programs per generated crate: a campaign builds and runs its
+    /// programs in chunks of this many (one crate of thousands of modules
+    /// compiles slowly, and a rejected program rebuilds only its chunk).
+    pub chunk: usize,
+    /// Seconds an OpenCL evaluation may run before its programs are
+    /// suspected of hanging the device (see [`run_guarded`]).
+    pub device_limit: u64,
     /// Reduce findings to small reproducers.
     pub minimize: bool,
     /// Name of the generated crate's directory under `target/difftest`.
@@ -50,6 +60,8 @@ impl Default for Config {
             seed: 1,
             points: 16,
             batch: 40,
+            chunk: 500,
+            device_limit: 300,
             minimize: true,
             name: "campaign".into(),
             verbose: false,
@@ -101,6 +113,7 @@ impl Outcome {
                 | "ad-nonfinite"
                 | "ad-skipped"
                 | "jacobian-ok"
+                | "jacobian-device-ok"
         )
     }
 }
@@ -253,18 +266,19 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     let mut g = generate::Gen::new(cfg.seed);
     let programs: Vec<Program> = (0..cfg.bodies).map(|i| g.program(i)).collect();
     let project = Project::new(&project::base(), &cfg.name);
-    let t0 = std::time::Instant::now();
-    let (kept, mut findings) = build(&project, &programs, cfg.verbose)?;
-    let build_seconds = t0.elapsed().as_secs_f64();
-    let t1 = std::time::Instant::now();
-    let args = run_args(cfg, None);
-    let verbose = cfg.verbose;
-    let lines = project.run(&args, |l| {
-        if verbose && l.starts_with("result") && !l.contains(" agree ") {
-            eprintln!("{l}");
-        }
-    })?;
-    let run_seconds = t1.elapsed().as_secs_f64();
+    let (mut build_seconds, mut run_seconds) = (0.0, 0.0);
+    let (mut kept, mut findings, mut lines) = (Vec::new(), Vec::new(), Vec::new());
+    for chunk in programs.chunks(cfg.chunk.max(1)) {
+        let t0 = std::time::Instant::now();
+        let (k, f) = build(&project, chunk, cfg.verbose)?;
+        build_seconds += t0.elapsed().as_secs_f64();
+        let t1 = std::time::Instant::now();
+        let ids: Vec<usize> = k.iter().map(|p| p.id).collect();
+        lines.extend(run_guarded(&project, cfg, &k, &ids, false, &mut findings)?);
+        run_seconds += t1.elapsed().as_secs_f64();
+        kept.extend(k);
+        findings.extend(f);
+    }
     let mut report = Report {
         programs: programs.len(),
         build_seconds,
@@ -274,7 +288,12 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     let mut seen: Vec<(usize, String)> = Vec::new();
     for o in lines.iter().filter_map(|l| Outcome::parse(l)) {
         *report.counts.entry(o.verdict.clone()).or_default() += 1;
-        let program = kept.iter().find(|p| p.id == o.id).expect("program");
+        let Some(program) = kept.iter().find(|p: &&Program| p.id == o.id) else {
+            return Err(std::io::Error::other(format!(
+                "the generated crate reported program {}, which it does not hold",
+                o.id
+            )));
+        };
         if o.verdict == "ulp" || o.verdict == "tangent-ulp" {
             report.ulp.push((o.clone(), math_functions(program)));
         }
@@ -305,6 +324,78 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     }
     report.findings = findings;
     Ok(report)
+}
+
+/// Runs the programs `ids` (of `programs`, built in `project`); returns
+/// the output lines. When an OpenCL evaluation hangs, the programs it
+/// evaluated are split until the ones that hang are alone (each a
+/// `device-timeout` finding) and the others are run again. While
+/// `bisecting` (a run of suspects only, at most one batch), the limit is a
+/// fifth of `cfg.device_limit`, at least a minute.
+fn run_guarded(
+    project: &Project,
+    cfg: &Config,
+    programs: &[Program],
+    ids: &[usize],
+    bisecting: bool,
+    findings: &mut Vec<Finding>,
+) -> std::io::Result<Vec<String>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let verbose = cfg.verbose;
+    let limit = std::time::Duration::from_secs(if bisecting {
+        (cfg.device_limit / 5).max(60)
+    } else {
+        cfg.device_limit
+    });
+    let run = project.run(&run_args(cfg, Some(ids)), limit, |l| {
+        if verbose && l.starts_with("result") && !l.contains(" agree ") {
+            eprintln!("{l}");
+        }
+    })?;
+    let (what, suspects, seconds) = match run {
+        project::Run::Done(lines) => return Ok(lines),
+        project::Run::Hung {
+            what,
+            suspects,
+            seconds,
+        } => (what, suspects, seconds),
+    };
+    let suspects: Vec<usize> = suspects.into_iter().filter(|i| ids.contains(i)).collect();
+    if verbose {
+        eprintln!("OpenCL evaluation {what} of {suspects:?} ran over {seconds} s: splitting");
+    }
+    if suspects.is_empty() {
+        return Err(std::io::Error::other(format!(
+            "the generated crate stopped for {seconds} s outside an OpenCL evaluation"
+        )));
+    }
+    if let [id] = suspects[..] {
+        let source = programs
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.source())
+            .unwrap_or_default();
+        findings.push(Finding {
+            id,
+            kind: "device-timeout".into(),
+            detail: format!("the OpenCL evaluation ({what}) did not return within {seconds} s"),
+            reproducer: source,
+        });
+    }
+    let rest: Vec<usize> = ids
+        .iter()
+        .copied()
+        .filter(|i| !suspects.contains(i))
+        .collect();
+    let mut lines = run_guarded(project, cfg, programs, &rest, bisecting, findings)?;
+    if suspects.len() > 1 {
+        let (a, b) = suspects.split_at(suspects.len() / 2);
+        lines.extend(run_guarded(project, cfg, programs, a, true, findings)?);
+        lines.extend(run_guarded(project, cfg, programs, b, true, findings)?);
+    }
+    Ok(lines)
 }
 
 /// The runtime's command line.

@@ -9,7 +9,7 @@ use pointwise_difftest::{Config, campaign};
 #[derive(Parser)]
 struct Args {
     /// Number of random programs.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, alias = "count", default_value_t = 200)]
     bodies: usize,
     /// Seed of the generator (and of the random points).
     #[arg(long, default_value_t = 1)]
@@ -20,6 +20,13 @@ struct Args {
     /// Programs per OpenCL build.
     #[arg(long, default_value_t = 40)]
     batch: usize,
+    /// Programs per generated crate (built and run in turn).
+    #[arg(long, default_value_t = 500)]
+    chunk: usize,
+    /// Seconds an OpenCL evaluation may run before its programs are
+    /// suspected of hanging the device.
+    #[arg(long, default_value_t = 300)]
+    device_limit: u64,
     /// Print findings as generated, without reducing them.
     #[arg(long)]
     no_minimize: bool,
@@ -32,11 +39,11 @@ fn main() {
     let args = Args::parse();
     if let Some(n) = args.show {
         let mut g = pointwise_difftest::generate::Gen::new(args.seed);
-        let mut p = g.program(0);
-        for i in 0..=n {
-            p = g.program(i);
+        // The generator is sequential: program n follows programs 0..n.
+        for i in 0..n {
+            g.program(i);
         }
-        println!("{}", p.source());
+        println!("{}", g.program(n).source());
         return;
     }
     let cfg = Config {
@@ -44,6 +51,8 @@ fn main() {
         seed: args.seed,
         points: args.points,
         batch: args.batch,
+        chunk: args.chunk,
+        device_limit: args.device_limit,
         minimize: !args.no_minimize,
         name: format!("campaign-{}", args.seed),
         verbose: true,

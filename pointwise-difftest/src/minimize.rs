@@ -7,7 +7,7 @@
 //! that do not compile are left out.
 
 use crate::program::*;
-use crate::project::{Project, base};
+use crate::project::{Project, Run, base};
 use crate::{Config, Outcome, build, run_args};
 
 /// Candidates per build.
@@ -38,7 +38,12 @@ pub fn minimize(p: &Program, o: &Outcome, cfg: &Config) -> std::io::Result<Progr
                 continue;
             }
             let ids: Vec<usize> = kept.iter().map(|k| k.id).collect();
-            let lines = project.run(&run_args(cfg, Some(&ids)), |_| {})?;
+            let limit = std::time::Duration::from_secs(cfg.device_limit);
+            let lines = match project.run(&run_args(cfg, Some(&ids)), limit, |_| {})? {
+                Run::Done(lines) => lines,
+                // A candidate that hangs the device shows nothing.
+                Run::Hung { .. } => continue,
+            };
             let hit = lines
                 .iter()
                 .filter_map(|l| Outcome::parse(l))

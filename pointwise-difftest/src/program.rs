@@ -7,6 +7,9 @@
 //! The plain copy in `f32` is written the way the macro defines single
 //! precision: `f64` replaced by `f32`, each float literal rounded from its
 //! `f64` value (`(0.7f64 as f32)`).
+//!
+//! (Longer than most files: the tree and its two printings must stay in
+//! step, construct by construct, so they are kept side by side.)
 
 use std::fmt::Write;
 
@@ -315,6 +318,9 @@ struct Printer {
     fixed: Option<u64>,
     out: String,
     indent: usize,
+    /// In the plain copy, whether decisions go through `pt` (see
+    /// `crate::freeze`); not in constant items, which cannot call it.
+    hooks: bool,
 }
 
 impl Printer {
@@ -376,9 +382,22 @@ impl Printer {
                 (Mode::Plain(_), "/", true) => {
                     format!("pt::div({}, {})", self.expr(l), self.expr(r))
                 }
+                (Mode::Plain(_), "%", true) if self.hooks => {
+                    format!("pt::rem({}, {})", self.expr(l), self.expr(r))
+                }
+                (Mode::Plain(_), "<" | "<=" | ">" | ">=" | "==" | "!=", true) if self.hooks => {
+                    format!("pt::cond(({} {op} {}))", self.expr(l), self.expr(r))
+                }
                 _ => format!("({} {op} {})", self.expr(l), self.expr(r)),
             },
-            Expr::Cast(x, t) => format!("({} as {})", self.expr(x), self.ty(t)),
+            Expr::Cast(x, t) => {
+                let cast = format!("({} as {})", self.expr(x), self.ty(t));
+                match (self.mode, t) {
+                    (Mode::Plain(_), Ty::I32) if self.hooks => format!("pt::int_i32({cast})"),
+                    (Mode::Plain(_), Ty::Usize) if self.hooks => format!("pt::int_usize({cast})"),
+                    _ => cast,
+                }
+            }
             Expr::Math { f, args, method } => {
                 let a: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 match self.mode {
@@ -421,6 +440,7 @@ impl Printer {
             fixed: self.fixed,
             out: String::new(),
             indent: 0,
+            hooks: self.hooks,
         };
         for s in &b.stmts {
             p.stmt(s);
@@ -467,7 +487,9 @@ impl Printer {
                 self.line(&l);
             }
             Stmt::Const { name, ty, value } => {
+                let hooks = std::mem::replace(&mut self.hooks, false);
                 let l = format!("const {name}: {} = {};", self.ty(ty), self.expr(value));
+                self.hooks = hooks;
                 self.line(&l);
             }
             // Compound division of floats (the generator divides only
@@ -590,6 +612,7 @@ impl Program {
             fixed: None,
             out: String::new(),
             indent: 0,
+            hooks: true,
         };
         let name = match mode {
             Mode::Pointwise => h.name.clone(),
@@ -638,6 +661,7 @@ impl Program {
             fixed: self.fixed(),
             out: String::new(),
             indent: 0,
+            hooks: true,
         };
         let name = match mode {
             Mode::Pointwise => ph.name.clone(),

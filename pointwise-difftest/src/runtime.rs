@@ -42,274 +42,8 @@ pub struct Body {
     pub plain_f32: Plain<f32>,
 }
 
-/// Perturbable math: what the plain copies call.
-pub mod pt {
-    use std::cell::Cell;
-
-    thread_local! {
-        /// The state of the perturbation generator; 0: off.
-        static STATE: Cell<u64> = const { Cell::new(0) };
-    }
-
-    /// Turns perturbations on (seed ≠ 0) or off (0).
-    pub fn set(seed: u64) {
-        STATE.with(|s| s.set(seed));
-    }
-
-    /// A random integer in `[-b, b]`, or 0 when off.
-    fn draw(b: u32) -> i64 {
-        STATE.with(|s| {
-            let mut x = s.get();
-            if x == 0 || b == 0 {
-                return 0;
-            }
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            s.set(x);
-            (x % (2 * b as u64 + 1)) as i64 - b as i64
-        })
-    }
-
-    /// The floating-point types.
-    pub trait F: Copy {
-        /// Whether this is `f32` (whose division and `sqrt` OpenCL rounds
-        /// less accurately).
-        const SINGLE: bool;
-        /// `self` moved by `n` ulps.
-        fn nudge(self, n: i64) -> Self;
-        fn to64(self) -> f64;
-    }
-
-    impl F for f64 {
-        const SINGLE: bool = false;
-        fn nudge(self, n: i64) -> f64 {
-            if !self.is_finite() || n == 0 {
-                return self;
-            }
-            let b = self.to_bits() as i64;
-            let step = if self >= 0.0 { n } else { -n };
-            if self == 0.0 {
-                return f64::from_bits(n.unsigned_abs()) * (n.signum() as f64);
-            }
-            f64::from_bits((b + step) as u64)
-        }
-        fn to64(self) -> f64 {
-            self
-        }
-    }
-
-    impl F for f32 {
-        const SINGLE: bool = true;
-        fn nudge(self, n: i64) -> f32 {
-            if !self.is_finite() || n == 0 {
-                return self;
-            }
-            if self == 0.0 {
-                return f32::from_bits(n.unsigned_abs() as u32) * (n.signum() as f32);
-            }
-            let b = self.to_bits() as i64;
-            let step = if self >= 0.0 { n } else { -n };
-            f32::from_bits((b + step) as u32)
-        }
-        fn to64(self) -> f64 {
-            self as f64
-        }
-    }
-
-    fn p<R: F>(v: R, bound: u32) -> R {
-        v.nudge(draw(bound))
-    }
-
-    macro_rules! unary {
-        ($($f:ident $b:expr),*) => { $(
-            pub fn $f<R: F + Unary>(x: R) -> R { p(x.$f(), $b) }
-        )* };
-    }
-
-    /// The one-argument math methods of both float types.
-    pub trait Unary: Sized {
-        fn sqrt(self) -> Self;
-        fn exp(self) -> Self;
-        fn ln(self) -> Self;
-        fn log10(self) -> Self;
-        fn sin(self) -> Self;
-        fn cos(self) -> Self;
-        fn tan(self) -> Self;
-        fn tanh(self) -> Self;
-        fn abs(self) -> Self;
-        fn exp2(self) -> Self;
-        fn log2(self) -> Self;
-        fn cbrt(self) -> Self;
-        fn asin(self) -> Self;
-        fn acos(self) -> Self;
-        fn atan(self) -> Self;
-        fn sinh(self) -> Self;
-        fn cosh(self) -> Self;
-        fn floor(self) -> Self;
-        fn ceil(self) -> Self;
-        fn round(self) -> Self;
-        fn trunc(self) -> Self;
-        fn powi(self, n: i32) -> Self;
-        fn powf(self, y: Self) -> Self;
-        fn min(self, y: Self) -> Self;
-        fn max(self, y: Self) -> Self;
-        fn hypot(self, y: Self) -> Self;
-        fn atan2(self, y: Self) -> Self;
-        fn mul_add(self, a: Self, b: Self) -> Self;
-        fn div(self, y: Self) -> Self;
-    }
-
-    macro_rules! impl_unary {
-        ($t:ty) => {
-            impl Unary for $t {
-                fn sqrt(self) -> Self {
-                    <$t>::sqrt(self)
-                }
-                fn exp(self) -> Self {
-                    <$t>::exp(self)
-                }
-                fn ln(self) -> Self {
-                    <$t>::ln(self)
-                }
-                fn log10(self) -> Self {
-                    <$t>::log10(self)
-                }
-                fn sin(self) -> Self {
-                    <$t>::sin(self)
-                }
-                fn cos(self) -> Self {
-                    <$t>::cos(self)
-                }
-                fn tan(self) -> Self {
-                    <$t>::tan(self)
-                }
-                fn tanh(self) -> Self {
-                    <$t>::tanh(self)
-                }
-                fn abs(self) -> Self {
-                    <$t>::abs(self)
-                }
-                fn exp2(self) -> Self {
-                    <$t>::exp2(self)
-                }
-                fn log2(self) -> Self {
-                    <$t>::log2(self)
-                }
-                fn cbrt(self) -> Self {
-                    <$t>::cbrt(self)
-                }
-                fn asin(self) -> Self {
-                    <$t>::asin(self)
-                }
-                fn acos(self) -> Self {
-                    <$t>::acos(self)
-                }
-                fn atan(self) -> Self {
-                    <$t>::atan(self)
-                }
-                fn sinh(self) -> Self {
-                    <$t>::sinh(self)
-                }
-                fn cosh(self) -> Self {
-                    <$t>::cosh(self)
-                }
-                fn floor(self) -> Self {
-                    <$t>::floor(self)
-                }
-                fn ceil(self) -> Self {
-                    <$t>::ceil(self)
-                }
-                fn round(self) -> Self {
-                    <$t>::round(self)
-                }
-                fn trunc(self) -> Self {
-                    <$t>::trunc(self)
-                }
-                fn powi(self, n: i32) -> Self {
-                    <$t>::powi(self, n)
-                }
-                fn powf(self, y: Self) -> Self {
-                    <$t>::powf(self, y)
-                }
-                fn min(self, y: Self) -> Self {
-                    <$t>::min(self, y)
-                }
-                fn max(self, y: Self) -> Self {
-                    <$t>::max(self, y)
-                }
-                fn hypot(self, y: Self) -> Self {
-                    <$t>::hypot(self, y)
-                }
-                fn atan2(self, y: Self) -> Self {
-                    <$t>::atan2(self, y)
-                }
-                fn mul_add(self, a: Self, b: Self) -> Self {
-                    <$t>::mul_add(self, a, b)
-                }
-                fn div(self, y: Self) -> Self {
-                    self / y
-                }
-            }
-        };
-    }
-    impl_unary!(f32);
-    impl_unary!(f64);
-
-    // OpenCL C's ulp bounds (full profile, single and double precision
-    // agree for these), plus one for the host's libm.
-    unary!(exp 4, ln 4, log10 4, sin 5, cos 5, tan 6, tanh 6, exp2 4, log2 4, cbrt 3,
-        asin 5, acos 5, atan 6, sinh 5, cosh 5);
-    // Exact in both (correctly rounded or exact operations).
-    unary!(abs 0, floor 0, ceil 0, round 0, trunc 0);
-
-    /// `sqrt`: correctly rounded in Rust and in OpenCL's `double`; 3 ulp
-    /// in OpenCL's `float`.
-    pub fn sqrt<R: F + Unary>(x: R) -> R {
-        p(x.sqrt(), if R::SINGLE { 3 } else { 0 })
-    }
-
-    /// Division: correctly rounded but in OpenCL's `float` (2.5 ulp).
-    pub fn div<R: F + Unary>(x: R, y: R) -> R {
-        p(x.div(y), if R::SINGLE { 3 } else { 0 })
-    }
-
-    /// `*place /= y`, as [`div`].
-    pub fn div_assign<R: F + Unary>(place: &mut R, y: R) {
-        *place = div(*place, y);
-    }
-
-    /// `powi`: OpenCL's `pown` is within 16 ulp; Rust's multiplies, within
-    /// about one ulp per factor.
-    pub fn powi<R: F + Unary>(x: R, n: i32) -> R {
-        p(x.powi(n), 17 + n.unsigned_abs().min(64))
-    }
-
-    pub fn powf<R: F + Unary>(x: R, y: R) -> R {
-        p(x.powf(y), 17)
-    }
-
-    pub fn min<R: F + Unary>(x: R, y: R) -> R {
-        x.min(y)
-    }
-
-    pub fn max<R: F + Unary>(x: R, y: R) -> R {
-        x.max(y)
-    }
-
-    pub fn hypot<R: F + Unary>(x: R, y: R) -> R {
-        p(x.hypot(y), 5)
-    }
-
-    pub fn atan2<R: F + Unary>(x: R, y: R) -> R {
-        p(x.atan2(y), 7)
-    }
-
-    /// `fma` is correctly rounded in both.
-    pub fn mul_add<R: F + Unary>(x: R, a: R, b: R) -> R {
-        x.mul_add(a, b)
-    }
-}
+/// Perturbable math: what the plain copies call (see `crate::pt`).
+pub(crate) use crate::pt;
 
 /// Run settings, read from the command line: `--seed S --points P
 /// --batch B [--only ID,ID…]`.
@@ -384,6 +118,12 @@ pub(crate) fn device<R: Real>(
     dim: usize,
     eval: Evaluation,
 ) -> Vec<Result<Outputs<R>, String>> {
+    let what = match eval {
+        Evaluation::Tangent => "tangent",
+        Evaluation::Jacobian => "jacobian",
+        Evaluation::Residual => "residual",
+    };
+    announce(bodies, dim, R::PRECISION, what);
     let items: Vec<(&dyn Pointwise, &Inputs<R>)> = bodies
         .iter()
         .map(|b| b.physics)
@@ -405,6 +145,16 @@ pub(crate) fn device<R: Real>(
     }
 }
 
+/// Prints `device <dim> <precision> <evaluation> <id,id,…>` before an
+/// OpenCL evaluation: if it never returns (a device that hangs), the
+/// driver knows which programs to suspect (see `crate::project`).
+pub(crate) fn announce(bodies: &[&Body], dim: usize, prec: femquad::Precision, what: &str) {
+    use std::io::Write;
+    let ids: Vec<String> = bodies.iter().map(|b| b.id.to_string()).collect();
+    println!("device {dim} {prec} {what} {}", ids.join(","));
+    let _ = std::io::stdout().flush();
+}
+
 /// Evaluations of one program: native through a function `eval`.
 pub(crate) fn evaluate<R: Real>(
     eval: &EvalFn<'_, R>,
@@ -422,6 +172,7 @@ pub(crate) fn evaluate<R: Real>(
             &mut out.f0[p * n0..(p + 1) * n0],
             &mut out.f1[p * n1..(p + 1) * n1],
         );
+        crate::freeze::point(p);
         match catch_unwind(AssertUnwindSafe(|| {
             eval(inputs.sizes.dim, &inputs.point(p), f0, f1)
         })) {
@@ -549,6 +300,9 @@ fn residuals<R: Real>(
                     let what = format!(
                         "point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (math libraries reach {reach:e})"
                     );
+                    if reach.is_infinite() && o.is_finite() != n.is_finite() {
+                        crate::verdict::note_finiteness_flip(id, dim, prec);
+                    }
                     worst.differ(
                         rel,
                         crate::verdict::distance(o, n),

@@ -64,18 +64,42 @@ pub fn relative(o: f64, n: f64) -> f64 {
 /// OpenCL value `o`, from the perturbed evaluations `trials`: the largest
 /// finite `|p − n|`. A trial that gives NaN or ±∞ (a perturbed argument
 /// left a function's domain) counts only when `o` is itself NaN or
-/// infinite: then the reach is ∞, otherwise that trial is ignored.
+/// infinite: then the reach is ∞, otherwise that trial is ignored. Where
+/// `n` is NaN or ±∞ and a trial is finite (`acos` of a `tanh` that is 1
+/// natively, below 1 perturbed, then a division by it), the reach is ∞ too.
 pub fn reach(o: f64, n: f64, trials: impl Iterator<Item = f64>) -> f64 {
     let mut r: f64 = 0.0;
     for p in trials {
         let d = distance(p, n);
         if d.is_finite() {
             r = r.max(d);
-        } else if !o.is_finite() && !p.is_finite() {
+        } else if (!o.is_finite() && !p.is_finite()) || (!n.is_finite() && p.is_finite()) {
             r = f64::INFINITY;
         }
     }
     r
+}
+
+thread_local! {
+    /// The (program, dimension, precision) whose value is finite on one
+    /// side and not on the other at some point, within the reach of the
+    /// math libraries (see [`note_finiteness_flip`]).
+    static FLIPS: std::cell::RefCell<Vec<(usize, usize, femquad::Precision)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Notes that the residual of program `id` is finite on one side (native
+/// or OpenCL) and not on the other, explained by the math libraries (`acos`
+/// of a `tanh` that is 1 in Rust and 1 − 2⁻²⁴ in OpenCL, then a division
+/// by it). Its tangents then differ the same way, beyond what perturbing
+/// the plain copy can show: see [`finiteness_flipped`].
+pub fn note_finiteness_flip(id: usize, dim: usize, prec: femquad::Precision) {
+    FLIPS.with(|f| f.borrow_mut().push((id, dim, prec)));
+}
+
+/// Whether [`note_finiteness_flip`] was called for these.
+pub fn finiteness_flipped(id: usize, dim: usize, prec: femquad::Precision) -> bool {
+    FLIPS.with(|f| f.borrow().contains(&(id, dim, prec)))
 }
 
 /// The first entry where two native evaluations are not [`same`], if any.
@@ -109,6 +133,11 @@ pub struct Worst {
 }
 
 impl Worst {
+    /// Whether every entry so far agrees.
+    pub fn agrees(&self) -> bool {
+        self.verdict.is_none_or(|v| v == Verdict::Agree)
+    }
+
     /// An entry that agrees, with relative difference `rel`.
     pub fn agree(&mut self, rel: f64) {
         if self.verdict.is_none_or(|v| v == Verdict::Agree) {
@@ -120,6 +149,8 @@ impl Worst {
     /// An entry beyond the tolerance: `dist = |o − n|`, `reach` of the
     /// math libraries, `tol_abs = τ·|n|`.
     pub fn differ(&mut self, rel: f64, dist: f64, reach: f64, tol_abs: f64, what: String) {
+        // (`τ·|n|` is NaN where `n` is.)
+        let tol_abs = if tol_abs.is_nan() { 0.0 } else { tol_abs };
         let v = if dist <= 2.0 * reach + tol_abs {
             Verdict::Ulp
         } else {
@@ -164,6 +195,12 @@ mod tests {
         let trials = [1.5, f64::NAN, 0.5];
         assert_eq!(reach(1.2, 1.0, trials.into_iter()), 0.5);
         assert_eq!(reach(f64::NAN, 1.0, trials.into_iter()), f64::INFINITY);
+        // a native NaN that perturbations make finite
+        assert_eq!(
+            reach(0.5, f64::NAN, [f64::NAN, 0.7].into_iter()),
+            f64::INFINITY
+        );
+        assert_eq!(reach(0.5, f64::NAN, [f64::NAN].into_iter()), 0.0);
     }
 
     #[test]

@@ -13,6 +13,8 @@ fn a_hundred_random_programs_agree_native_and_opencl() {
         seed: 20260501,
         points: 8,
         batch: 50,
+        chunk: 100,
+        device_limit: 300,
         minimize: false,
         name: "ci".into(),
         verbose: false,

@@ -4,7 +4,8 @@
 //! "Derivatives"); in short:
 //!
 //! - `a ± b`, `a·b`, `a/b`: the usual rules; `a % b` (`fmod`) is
-//!   `a − trunc(a/b)·b`, so its tangent is `ȧ − trunc(a/b)·ḃ`;
+//!   `a − n·b` with the integer `n = (a − a % b)/b`, so its tangent is
+//!   `ȧ − n·ḃ`;
 //! - casts to integers, comparisons, `floor`, `ceil`, `round`, `trunc`:
 //!   derivative 0 (piecewise constant); `if`/`else`: the derivative of the
 //!   branch taken;
@@ -86,25 +87,24 @@ impl Tangent<'_> {
             Expr::Bin(BinOp::Div, a, b, R) => {
                 let (pa, da) = self.tan(a);
                 let (pb, db) = self.tan(b);
-                if da.is_none() && db.is_none() {
-                    return (bin(BinOp::Div, pa, pb), None);
-                }
-                let pb = self.keep(pb);
-                let d = match (da, db) {
-                    (Some(da), None) => bin(BinOp::Div, da, pb.clone()),
+                match (da, db) {
+                    (None, None) => (bin(BinOp::Div, pa, pb), None),
+                    (Some(da), None) => {
+                        let pb = self.keep(pb);
+                        let d = bin(BinOp::Div, da, pb.clone());
+                        (bin(BinOp::Div, pa, pb), Some(d))
+                    }
                     (da, Some(db)) => {
                         self.nonlinear = true;
+                        let pb = self.keep(pb);
                         let q = self.keep(bin(BinOp::Div, pa, pb.clone()));
                         let num = match da {
                             Some(da) => bin(BinOp::Sub, da, mul(q.clone(), db)),
                             None => neg(mul(q.clone(), db)),
                         };
-                        let d = bin(BinOp::Div, num, pb);
-                        return (q, Some(d));
+                        (q, Some(bin(BinOp::Div, num, pb)))
                     }
-                    (None, None) => unreachable!("handled above"),
-                };
-                (bin(BinOp::Div, pa, pb), Some(d))
+                }
             }
             Expr::Bin(BinOp::Rem, a, b, R) => {
                 let (pa, da) = self.tan(a);
@@ -113,15 +113,16 @@ impl Tangent<'_> {
                     return (bin(BinOp::Rem, pa, pb), None);
                 }
                 self.nonlinear = true;
-                let (pa, pb) = (self.keep(pa), self.keep(pb));
-                let d = match db {
-                    None => da,
-                    Some(db) => {
-                        let k = math("trunc", vec![bin(BinOp::Div, pa.clone(), pb.clone())]);
-                        sum(da, Some(neg(mul(k, db))))
-                    }
+                let Some(db) = db else {
+                    return (bin(BinOp::Rem, pa, pb), da);
                 };
-                (bin(BinOp::Rem, pa, pb), d)
+                // fmod(a, b) = a − n·b with the integer n = (a − fmod(a, b))/b
+                // (exactly the n fmod used, where trunc(a/b) may be one off
+                // when a/b rounds up to an integer).
+                let (pa, pb) = (self.keep(pa), self.keep(pb));
+                let r = self.keep(bin(BinOp::Rem, pa.clone(), pb.clone()));
+                let n = bin(BinOp::Div, bin(BinOp::Sub, pa, r.clone()), pb);
+                (r, sum(da, Some(neg(mul(n, db)))))
             }
             Expr::Select(c, a, b) => {
                 if reads_active(c, &self.active) {
@@ -186,8 +187,8 @@ impl Tangent<'_> {
             "sqrt" => {
                 let r = result(self);
                 let c = bin(BinOp::Div, Expr::Real(0.5), r.clone());
-                let d = self.term(c, da.expect("active"));
-                return (r, Some(d));
+                let d = da.map(|d| self.term(c, d));
+                return (r, d);
             }
             "exp" => {
                 let r = result(self);
@@ -201,7 +202,7 @@ impl Tangent<'_> {
             }
             "ln" => {
                 let c = bin(BinOp::Div, one(), a);
-                Some(self.term(c, da.expect("active")))
+                da.map(|d| self.term(c, d))
             }
             "log2" | "log10" => {
                 let k = if f.rust == "log2" {
@@ -210,7 +211,7 @@ impl Tangent<'_> {
                     std::f64::consts::LN_10
                 };
                 let c = bin(BinOp::Div, one(), mul(a, Expr::Real(k)));
-                Some(self.term(c, da.expect("active")))
+                da.map(|d| self.term(c, d))
             }
             "sin" => da.map(|d| mul(math("cos", vec![a]), d)),
             "cos" => da.map(|d| mul(neg(math("sin", vec![a])), d)),
@@ -230,7 +231,7 @@ impl Tangent<'_> {
                 let s = math("sqrt", vec![bin(BinOp::Sub, one(), mul(a.clone(), a))]);
                 let c = bin(BinOp::Div, one(), s);
                 let c = if f.rust == "acos" { neg(c) } else { c };
-                Some(self.term(c, da.expect("active")))
+                da.map(|d| self.term(c, d))
             }
             "atan" => da.map(|d| bin(BinOp::Div, d, bin(BinOp::Add, one(), mul(a.clone(), a)))),
             "cbrt" => {
@@ -240,8 +241,8 @@ impl Tangent<'_> {
                     one(),
                     mul(Expr::Real(3.0), mul(r.clone(), r.clone())),
                 );
-                let d = self.term(c, da.expect("active"));
-                return (r, Some(d));
+                let d = da.map(|d| self.term(c, d));
+                return (r, d);
             }
             "abs" => da.map(|d| {
                 let negative = Expr::bin(BinOp::Lt, a, Expr::Real(0.0), R);
@@ -299,12 +300,10 @@ impl Tangent<'_> {
                     Expr::Int(0, Some(crate::ast::IntKind::I32)),
                     Scalar::Int(crate::ast::IntKind::I32),
                 );
-                let t = self.term(c, da.expect("active"));
-                Some(Expr::Select(
-                    Box::new(is_zero),
-                    Box::new(Expr::Real(0.0)),
-                    Box::new(t),
-                ))
+                da.map(|d| {
+                    let t = self.term(c, d);
+                    Expr::Select(Box::new(is_zero), Box::new(Expr::Real(0.0)), Box::new(t))
+                })
             }
             "powf" => {
                 let b = ps[1].clone();

@@ -370,6 +370,19 @@ impl<'a> Tangent<'a> {
             })
             .collect();
         if !real_args.iter().any(|(_, a)| *a) {
+            // The value does not vary here, but its variable may later (a
+            // `let mut` that an active value is added to): its tangent is 0.
+            if let Some(r) = result.filter(|r| self.active[*r]) {
+                self.out.push(Stmt::Let {
+                    var: self.dv[&r],
+                    init: None,
+                });
+                let dp = self.dplace(&Place::var(r));
+                self.emit_tangent(vec![Stmt::Assign {
+                    place: dp,
+                    value: Expr::Real(0.0),
+                }]);
+            }
             self.out.push(Stmt::Call {
                 callee: Callee::Helper(h),
                 args: args.to_vec(),

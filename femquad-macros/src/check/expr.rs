@@ -1,5 +1,9 @@
 //! Expressions: literals, names, operators, places and assignment, casts,
 //! indexing, `if` and `for`.
+//!
+//! (Longer than most files: the check of each expression construct with its
+//! spanned error messages, in one `match`; the statements are in `body.rs`,
+//! calls in `call.rs`.)
 
 use super::body::{
     Body, global_message, int_literal_text, is_int_literal, is_math_const, strip_parens,

@@ -389,7 +389,7 @@ impl Gen {
                 let op = *self.pick(&["<", "<=", ">", ">=", "==", "!="]);
                 let a = self.real(c, depth - 1);
                 let b = self.real(c, depth - 1);
-                Expr::bin(op, a, b, false)
+                Expr::bin(op, a, b, true)
             }
             5 => {
                 let t = if self.chance(0.5) { Ty::Usize } else { Ty::I32 };

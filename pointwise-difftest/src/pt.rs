@@ -1,0 +1,406 @@
+//! Perturbable math: what the plain copies call (copied into the
+//! generated crates with the runtime, which re-exports it as
+//! `runtime::pt`).
+//!
+//! Every math function whose result OpenCL may round differently is moved
+//! by a random number of ulps within OpenCL C's error bound plus one (the
+//! host's libm is not exact either) when perturbations are on ([`set`]),
+//! kept within the function's range; the largest change this causes is how
+//! far the math libraries alone can move a result (see `crate::verdict`).
+//! The decisions of a piecewise computation (comparisons of reals, casts to
+//! integers, rounding functions, the quotient of `%`, `abs`, `min`, `max`)
+//! go through `crate::freeze`.
+
+use std::cell::Cell;
+
+thread_local! {
+    /// The state of the perturbation generator; 0: off.
+    static STATE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Turns perturbations on (seed ≠ 0) or off (0).
+pub fn set(seed: u64) {
+    STATE.with(|s| s.set(seed));
+}
+
+/// A random integer in `[-b, b]`, or 0 when off.
+fn draw(b: u32) -> i64 {
+    STATE.with(|s| {
+        let mut x = s.get();
+        if x == 0 || b == 0 {
+            return 0;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        (x % (2 * b as u64 + 1)) as i64 - b as i64
+    })
+}
+
+/// The floating-point types.
+pub trait F: Copy {
+    /// Whether this is `f32` (whose division and `sqrt` OpenCL rounds
+    /// less accurately).
+    const SINGLE: bool;
+    /// `self` moved by `n` ulps.
+    fn nudge(self, n: i64) -> Self;
+    fn to64(self) -> f64;
+    fn from64(v: f64) -> Self;
+}
+
+impl F for f64 {
+    const SINGLE: bool = false;
+    fn nudge(self, n: i64) -> f64 {
+        if !self.is_finite() || n == 0 {
+            return self;
+        }
+        // The position of `self` on the line of floats, ±(bits of |self|),
+        // moved by `n` (through zero if it must; at most to ±∞).
+        let m = (self.to_bits() & !(1 << 63)) as i64;
+        let at = if self.is_sign_negative() { -m } else { m } + n;
+        let m = at.unsigned_abs().min(f64::INFINITY.to_bits());
+        f64::from_bits(m | if at < 0 { 1 << 63 } else { 0 })
+    }
+    fn to64(self) -> f64 {
+        self
+    }
+    fn from64(v: f64) -> f64 {
+        v
+    }
+}
+
+impl F for f32 {
+    const SINGLE: bool = true;
+    fn nudge(self, n: i64) -> f32 {
+        if !self.is_finite() || n == 0 {
+            return self;
+        }
+        let m = (self.to_bits() & !(1 << 31)) as i64;
+        let at = if self.is_sign_negative() { -m } else { m } + n;
+        let m = at.unsigned_abs().min(f32::INFINITY.to_bits() as u64) as u32;
+        f32::from_bits(m | if at < 0 { 1 << 31 } else { 0 })
+    }
+    fn to64(self) -> f64 {
+        self as f64
+    }
+    fn from64(v: f64) -> f32 {
+        v as f32
+    }
+}
+
+thread_local! {
+    /// Calls of functions that OpenCL may round differently.
+    static INEXACT: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The number of calls of functions that OpenCL may round differently
+/// (a bound above 0) since the last call.
+pub fn inexact_calls() -> u64 {
+    INEXACT.with(|c| c.replace(0))
+}
+
+fn p<R: F>(v: R, bound: u32) -> R {
+    if bound > 0 {
+        INEXACT.with(|c| c.set(c.get() + 1));
+    }
+    v.nudge(draw(bound))
+}
+
+/// [`p`], kept within the range `[lo, hi]` of the function (a library
+/// within its error bound does not leave it: `tanh` is not above 1).
+fn p_in<R: F>(v: R, bound: u32, lo: f64, hi: f64) -> R {
+    let w = p(v, bound);
+    if w.to64() < lo || w.to64() > hi { v } else { w }
+}
+
+macro_rules! unary {
+    ($($f:ident $b:expr),*) => { $(
+        pub fn $f<R: F + Unary>(x: R) -> R { p(x.$f(), $b) }
+    )* };
+}
+
+macro_rules! unary_in {
+    ($($f:ident $b:expr, $lo:expr, $hi:expr);*) => { $(
+        pub fn $f<R: F + Unary>(x: R) -> R { p_in(x.$f(), $b, $lo, $hi) }
+    )* };
+}
+
+/// The one-argument math methods of both float types.
+pub trait Unary: Sized {
+    fn sqrt(self) -> Self;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn log10(self) -> Self;
+    fn sin(self) -> Self;
+    fn cos(self) -> Self;
+    fn tan(self) -> Self;
+    fn tanh(self) -> Self;
+    fn abs(self) -> Self;
+    fn exp2(self) -> Self;
+    fn log2(self) -> Self;
+    fn cbrt(self) -> Self;
+    fn asin(self) -> Self;
+    fn acos(self) -> Self;
+    fn atan(self) -> Self;
+    fn sinh(self) -> Self;
+    fn cosh(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round(self) -> Self;
+    fn trunc(self) -> Self;
+    fn powi(self, n: i32) -> Self;
+    fn powf(self, y: Self) -> Self;
+    fn min(self, y: Self) -> Self;
+    fn max(self, y: Self) -> Self;
+    fn hypot(self, y: Self) -> Self;
+    fn atan2(self, y: Self) -> Self;
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    fn div(self, y: Self) -> Self;
+    fn rem(self, y: Self) -> Self;
+}
+
+macro_rules! impl_unary {
+    ($t:ty) => {
+        impl Unary for $t {
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            fn log10(self) -> Self {
+                <$t>::log10(self)
+            }
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            fn tan(self) -> Self {
+                <$t>::tan(self)
+            }
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            fn exp2(self) -> Self {
+                <$t>::exp2(self)
+            }
+            fn log2(self) -> Self {
+                <$t>::log2(self)
+            }
+            fn cbrt(self) -> Self {
+                <$t>::cbrt(self)
+            }
+            fn asin(self) -> Self {
+                <$t>::asin(self)
+            }
+            fn acos(self) -> Self {
+                <$t>::acos(self)
+            }
+            fn atan(self) -> Self {
+                <$t>::atan(self)
+            }
+            fn sinh(self) -> Self {
+                <$t>::sinh(self)
+            }
+            fn cosh(self) -> Self {
+                <$t>::cosh(self)
+            }
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            fn round(self) -> Self {
+                <$t>::round(self)
+            }
+            fn trunc(self) -> Self {
+                <$t>::trunc(self)
+            }
+            fn powi(self, n: i32) -> Self {
+                <$t>::powi(self, n)
+            }
+            fn powf(self, y: Self) -> Self {
+                <$t>::powf(self, y)
+            }
+            fn min(self, y: Self) -> Self {
+                <$t>::min(self, y)
+            }
+            fn max(self, y: Self) -> Self {
+                <$t>::max(self, y)
+            }
+            fn hypot(self, y: Self) -> Self {
+                <$t>::hypot(self, y)
+            }
+            fn atan2(self, y: Self) -> Self {
+                <$t>::atan2(self, y)
+            }
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
+            }
+            fn div(self, y: Self) -> Self {
+                self / y
+            }
+            fn rem(self, y: Self) -> Self {
+                self % y
+            }
+        }
+    };
+}
+impl_unary!(f32);
+impl_unary!(f64);
+
+// OpenCL C's ulp bounds (full profile, single and double precision
+// agree for these), plus one for the host's libm.
+unary!(ln 4, log10 4, tan 6, log2 4, cbrt 3, sinh 5);
+// Within the function's range (the bounds of `f32` results, which
+// round the ends outwards where `f64`'s do not).
+const HALF_PI: f64 = std::f64::consts::FRAC_PI_2 + 1e-7;
+unary_in!(exp 4, 0.0, f64::INFINITY; exp2 4, 0.0, f64::INFINITY;
+    sin 5, -1.0, 1.0; cos 5, -1.0, 1.0; tanh 6, -1.0, 1.0; cosh 5, 1.0, f64::INFINITY;
+    asin 5, -HALF_PI, HALF_PI; acos 5, 0.0, 2.0 * HALF_PI; atan 6, -HALF_PI, HALF_PI);
+// Exact in both, and decisions (see `crate::freeze`): their results
+// are frozen while decisions are replayed.
+macro_rules! rounding {
+    ($($f:ident),*) => { $(
+        pub fn $f<R: F + Unary>(x: R) -> R { frozen(x.$f()) }
+    )* };
+}
+rounding!(floor, ceil, round, trunc);
+
+/// A real value decided at the recorded point (see `crate::freeze`).
+fn frozen<R: F>(v: R) -> R {
+    R::from64(f64::from_bits(crate::freeze::decide(v.to64().to_bits())))
+}
+
+/// A comparison of reals, a decision.
+pub fn cond(b: bool) -> bool {
+    crate::freeze::decide(b as u64) != 0
+}
+
+/// A cast to `i32`, a decision.
+pub fn int_i32(v: i32) -> i32 {
+    crate::freeze::decide(v as u32 as u64) as u32 as i32
+}
+
+/// A cast to `usize`, a decision.
+pub fn int_usize(v: usize) -> usize {
+    crate::freeze::decide(v as u64) as usize
+}
+
+/// `x % y` (`fmod`, exact): `x − n·y` with the quotient `n` a decision.
+/// Replayed as `r₀ + (x − x₀) − n·(y − y₀)` from the recorded `x₀`,
+/// `y₀`, `r₀ = x₀ % y₀` (`x − n·y` itself would lose a small `r₀`
+/// next to a large `x`).
+pub fn rem<R: F + Unary>(x: R, y: R) -> R {
+    let r = x.rem(y);
+    let (x64, y64, r64) = (x.to64(), y.to64(), r.to64());
+    let keep = |v: f64| f64::from_bits(crate::freeze::decide(v.to_bits()));
+    let n = keep((x64 - r64) / y64);
+    let (x0, y0, r0) = (keep(x64), keep(y64), keep(r64));
+    if crate::freeze::replaying() {
+        R::from64(r0 + (x64 - x0) - n * (y64 - y0))
+    } else {
+        r
+    }
+}
+
+/// `|x|` (exact), its sign a decision (`−x` where `x < 0`, as the
+/// tangent rule).
+pub fn abs<R: F + Unary>(x: R) -> R {
+    let negative = cond(x.to64() < 0.0);
+    if crate::freeze::replaying() {
+        R::from64(if negative { -x.to64() } else { x.to64() })
+    } else {
+        x.abs()
+    }
+}
+
+/// `sqrt`: correctly rounded in Rust and in OpenCL's `double`; 3 ulp
+/// in OpenCL's `float`.
+pub fn sqrt<R: F + Unary>(x: R) -> R {
+    p_in(x.sqrt(), if R::SINGLE { 3 } else { 0 }, 0.0, f64::INFINITY)
+}
+
+/// Division: correctly rounded but in OpenCL's `float` (2.5 ulp).
+pub fn div<R: F + Unary>(x: R, y: R) -> R {
+    p(x.div(y), if R::SINGLE { 3 } else { 0 })
+}
+
+/// `*place /= y`, as [`div`].
+pub fn div_assign<R: F + Unary>(place: &mut R, y: R) {
+    *place = div(*place, y);
+}
+
+/// `powi`: OpenCL's `pown` is within 16 ulp; Rust's multiplies, within
+/// about one ulp per factor.
+pub fn powi<R: F + Unary>(x: R, n: i32) -> R {
+    p(x.powi(n), 17 + n.unsigned_abs().min(64))
+}
+
+pub fn powf<R: F + Unary>(x: R, y: R) -> R {
+    p(x.powf(y), 17)
+}
+
+/// `min` (exact), the argument it returns a decision (`y` where
+/// `y < x` or `x` is NaN, as the tangent rule).
+pub fn min<R: F + Unary>(x: R, y: R) -> R {
+    let second = cond(y.to64() < x.to64() || x.to64().is_nan());
+    if crate::freeze::replaying() {
+        if second { y } else { x }
+    } else {
+        x.min(y)
+    }
+}
+
+/// `max` (exact), the argument it returns a decision (`y` where
+/// `y > x` or `x` is NaN).
+pub fn max<R: F + Unary>(x: R, y: R) -> R {
+    let second = cond(y.to64() > x.to64() || x.to64().is_nan());
+    if crate::freeze::replaying() {
+        if second { y } else { x }
+    } else {
+        x.max(y)
+    }
+}
+
+pub fn hypot<R: F + Unary>(x: R, y: R) -> R {
+    p_in(x.hypot(y), 5, 0.0, f64::INFINITY)
+}
+
+pub fn atan2<R: F + Unary>(x: R, y: R) -> R {
+    p(x.atan2(y), 7)
+}
+
+/// `fma` is correctly rounded in both.
+pub fn mul_add<R: F + Unary>(x: R, a: R, b: R) -> R {
+    x.mul_add(a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::F;
+
+    #[test]
+    fn nudges_move_by_ulps_through_zero() {
+        let tiny = f64::from_bits(1);
+        assert_eq!((-tiny).nudge(3), 2.0 * tiny);
+        assert_eq!(tiny.nudge(-1), 0.0);
+        assert_eq!(1.0f64.nudge(1), 1.0 + f64::EPSILON);
+        assert_eq!((-1.0f64).nudge(-1), -1.0 - f64::EPSILON);
+        assert_eq!(f64::MAX.nudge(5), f64::INFINITY);
+        let tiny = f32::from_bits(1);
+        assert_eq!((-tiny).nudge(3), 2.0 * tiny);
+        assert_eq!((-1.0f32).nudge(2), -1.0 + f32::EPSILON);
+        assert_eq!(f32::MAX.nudge(1), f32::INFINITY);
+    }
+}
