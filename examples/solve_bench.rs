@@ -22,11 +22,15 @@
 //! It solves once by conjugate gradients to `‖b − A x‖ ≤ 1e-8 ‖b‖`
 //! (`--tol`) and reports, per case and preconditioner: the mesh (hierarchy)
 //! time, the problem setup time (residuals, multigrid levels, device
-//! arrays), the preconditioner setup time (diagonals, eigenvalue estimates,
-//! coarse factorization), the solve time without that setup, iterations,
-//! the final relative residual, and the time per iteration. `--csv` writes
-//! every field of [`Row`] (serde). Timing starts after the OpenCL programs
-//! are built: a warm-up solve on a small mesh of the same case runs first.
+//! arrays, `DirichletProblem::prepare`: the finest residual's kernels built
+//! and its geometry uploaded), the preconditioner setup time (diagonals,
+//! eigenvalue estimates, coarse factorization), the solve time without that
+//! setup (the right-hand side `−F(u_D)` and CG), iterations, the final
+//! relative residual, and the time per iteration. `--csv` writes every
+//! field of [`Row`] (serde). Timing starts after the OpenCL programs are
+//! built: a warm-up solve on a small mesh of the same case runs first.
+//! `--profile` prints where the V-cycles' time goes, per level and phase
+//! (`MultigridOptions::profile`), and the time of CG's operations alone.
 //!
 //! Measured on PoCL (2 CPU cores, release, f64) at about 2·10⁵ cells, CG to
 //! 1e-8: multigrid 8–14 iterations in every case against 124–3703 with
@@ -42,7 +46,7 @@ use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::generate::{MeshOptions, unit_box};
-use femquad::multigrid::{MeshHierarchy, MultigridOptions};
+use femquad::multigrid::{CycleProfile, MeshHierarchy, MultigridOptions, SetupReport};
 use femquad::opencl::DeviceSelector;
 use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
@@ -50,6 +54,7 @@ use femquad::quadrature::Quadrature;
 use femquad::residual::Residual;
 use femquad::solve::{DirichletProblem, Preconditioner};
 use femquad::space::FunctionSpace;
+use femquad::vector::VectorOps;
 use femquad::{Error, Precision, Result};
 use femquad_examples::cli::{end_quietly_on_broken_pipe, precision_parser};
 use serde::Serialize;
@@ -100,6 +105,13 @@ struct Args {
     /// Chebyshev degree of the multigrid smoother.
     #[arg(long)]
     degree: Option<usize>,
+    /// Profile the V-cycles: print, per level, the milliseconds per cycle of
+    /// each phase (smoothing, residual, restriction, prolongation, coarse
+    /// solve) and the time of CG outside the cycles. Every phase then waits
+    /// for the device, so the solve times of a profiled run are not the
+    /// benchmark's.
+    #[arg(long)]
+    profile: bool,
     /// Write the rows to this CSV file.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -187,7 +199,11 @@ fn decompose(dim: usize, cells: usize, max_coarse: usize) -> Result<(usize, usiz
     })
 }
 
-fn parse_preconditioners(s: &str, degree: Option<usize>) -> Result<Vec<(String, Preconditioner)>> {
+fn parse_preconditioners(
+    s: &str,
+    degree: Option<usize>,
+    profile: bool,
+) -> Result<Vec<(String, Preconditioner)>> {
     s.split(',')
         .map(|p| {
             let p = p.trim();
@@ -197,6 +213,7 @@ fn parse_preconditioners(s: &str, degree: Option<usize>) -> Result<Vec<(String, 
                     if let Some(d) = degree {
                         o.degree = d;
                     }
+                    o.profile = profile;
                     Preconditioner::Multigrid(o)
                 }
                 "jacobi" => Preconditioner::Jacobi,
@@ -274,13 +291,18 @@ fn run_case<R: Real>(
     };
     let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, g)?;
     problem.set_preconditioner(pc.clone());
-    problem.prepare_preconditioner()?;
+    problem.prepare(physics)?;
     let problem_seconds = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let (_, stats) = problem.solve_linear(physics, &constants, args.tol, args.max_iter)?;
     let total = t.elapsed().as_secs_f64();
     let setup_seconds = problem.preconditioner_seconds();
     let solve_seconds = total - setup_seconds;
+    if let (Some(profile), Some(report)) = (problem.multigrid_profile(), problem.multigrid_report())
+    {
+        print_profile(profile, report, solve_seconds, stats.iterations);
+        print_operation_times(&mut problem, physics, &constants)?;
+    }
     let (levels, coarse_dofs) = match problem.multigrid_report() {
         Some(r) if matches!(pc, Preconditioner::Multigrid(_)) => {
             (r.levels.len(), r.levels.first().map_or(0, |l| l.dofs))
@@ -311,6 +333,79 @@ fn run_case<R: Real>(
     })
 }
 
+/// The V-cycle profile of one solve: ms per cycle by level and phase.
+fn print_profile(profile: &CycleProfile, report: &SetupReport, solve: f64, iterations: usize) {
+    let per = |s: f64| 1e3 * s / profile.cycles.max(1) as f64;
+    println!(
+        "V-cycle profile: {} cycles, {:.3} ms per cycle; CG outside the cycles {:.3} ms per \
+         iteration ({iterations} iterations)",
+        profile.cycles,
+        per(profile.seconds),
+        1e3 * (solve - profile.seconds) / iterations.max(1) as f64
+    );
+    println!(
+        "{:>5} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "level", "dofs", "smooth", "residual", "restrict", "prolong", "coarse", "total"
+    );
+    for (l, (t, r)) in profile.levels.iter().zip(&report.levels).enumerate() {
+        println!(
+            "{l:>5} {:>11} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+            r.dofs,
+            per(t.smoothing),
+            per(t.residual),
+            per(t.restriction),
+            per(t.prolongation),
+            per(t.coarse_solve),
+            per(t.total())
+        );
+    }
+}
+
+/// The milliseconds of the operations of one CG iteration, each alone
+/// (median of 11, the device finished before and after each).
+fn print_operation_times<R: Real>(
+    problem: &mut DirichletProblem<R>,
+    physics: &dyn Pointwise,
+    constants: &[f64],
+) -> Result<()> {
+    let constants: Vec<R> = constants.iter().map(|&c| R::from_f64(c)).collect();
+    let n = problem.residual().space().n_dofs();
+    let u = problem.residual().vector_from(
+        &(0..n)
+            .map(|i| R::from_f64((i % 7) as f64 * 0.1))
+            .collect::<Vec<_>>(),
+    )?;
+    let v = problem.residual().vector_from(
+        &(0..n)
+            .map(|i| R::from_f64((i % 5) as f64 * 0.3 - 0.5))
+            .collect::<Vec<_>>(),
+    )?;
+    let mut w = v.zeros_like()?;
+    let time = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        let mut t = Vec::new();
+        for _ in 0..11 {
+            v.finish()?;
+            let s = Instant::now();
+            f()?;
+            v.finish()?;
+            t.push(1e3 * s.elapsed().as_secs_f64());
+        }
+        t.sort_by(f64::total_cmp);
+        Ok(t[5])
+    };
+    let residual = problem.residual_mut();
+    let jv = time(&mut || residual.jacobian_action(physics, &u, &v, &constants, &mut w))?;
+    let f = time(&mut || residual.evaluate(physics, &u, &constants, &mut w))?;
+    let dot = time(&mut || v.dot(&u).map(|_| ()))?;
+    let dots = time(&mut || v.dots(&[&v, &u]).map(|_| ()))?;
+    let axpy = time(&mut || w.axpy(0.5, &v))?;
+    println!(
+        "operations alone, ms: J·v {jv:.3}, F(u) {f:.3}, dot {dot:.3}, dots(2) {dots:.3}, axpy \
+         {axpy:.3}"
+    );
+    Ok(())
+}
+
 fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
     if !(args.tol > 0.0 && args.tol < 1.0) {
         return Err(Error::arg(
@@ -327,7 +422,7 @@ fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
         };
         Backend::opencl(&selector)?
     };
-    let pcs = parse_preconditioners(&args.preconditioner, args.degree)?;
+    let pcs = parse_preconditioners(&args.preconditioner, args.degree, args.profile)?;
     let cases: Vec<Case> = if args.suite {
         let mut c = Vec::new();
         for physics in [Physics::Poisson, Physics::Lame] {

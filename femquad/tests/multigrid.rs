@@ -607,3 +607,71 @@ fn a_device_vcycle_moves_only_the_coarse_vectors() {
         assert_eq!(after.geometry_bytes, before.geometry_bytes);
     }
 }
+
+/// With `MultigridOptions::profile`, the V-cycles of a solve are timed per
+/// level and phase: one profiled cycle per preconditioner application,
+/// smoothing and residual on every level above the coarsest, the direct
+/// solve only on the coarsest, the phases within the cycles' time. Without
+/// it there is no profile. The profiled solve is the same solve.
+#[test]
+fn a_profiled_solve_times_every_level_and_phase() {
+    let cl = backend();
+    let physics = Physics::Poisson;
+    let mut solutions = Vec::new();
+    for profile in [false, true] {
+        let (h, r) = residual_on::<f64>(2, 2, 3, 1, physics, &cl);
+        let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
+        p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
+            profile,
+            ..MultigridOptions::default()
+        }));
+        let (u, stats) = p
+            .solve_linear(physics.pointwise(), &physics.constants(), 1e-8, 100)
+            .unwrap();
+        solutions.push(u.to_host().unwrap());
+        let Some(prof) = p.multigrid_profile() else {
+            assert!(!profile, "no profile of a profiled solve");
+            continue;
+        };
+        assert!(profile, "a profile without MultigridOptions::profile");
+        // CG applies the preconditioner once before its loop and once per iteration
+        assert_eq!(prof.cycles, stats.iterations + 1);
+        assert_eq!(prof.cycles, p.multigrid_cycles());
+        assert_eq!(prof.levels.len(), 4);
+        assert!(prof.levels[0].coarse_solve > 0.0);
+        assert_eq!(prof.levels[0].total(), prof.levels[0].coarse_solve);
+        for (l, t) in prof.levels.iter().enumerate().skip(1) {
+            assert!(t.smoothing > 0.0 && t.residual > 0.0, "level {l}: {t:?}");
+            assert!(t.restriction > 0.0 && t.prolongation > 0.0, "level {l}: {t:?}");
+            assert_eq!(t.coarse_solve, 0.0, "level {l}");
+        }
+        let phases: f64 = prof.levels.iter().map(|t| t.total()).sum();
+        assert!(phases <= prof.seconds, "{phases} > {}", prof.seconds);
+    }
+    assert_eq!(bits(&solutions[0]), bits(&solutions[1]));
+}
+
+/// `DirichletProblem::prepare` does the one-time device work of a solve:
+/// afterwards the first solve builds no kernel of the finest residual's
+/// and uploads no geometry for it.
+#[test]
+fn prepare_leaves_no_first_time_work_for_the_solve() {
+    let cl = backend();
+    let Backend::OpenCl { device, .. } = &cl else {
+        unreachable!()
+    };
+    let physics = Physics::Poisson;
+    let (h, r) = residual_on::<f64>(2, 2, 2, 1, physics, &cl);
+    let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
+    p.set_preconditioner(Preconditioner::None);
+    p.prepare(physics.pointwise()).unwrap();
+    let before = device.stats();
+    p.solve_linear(physics.pointwise(), &physics.constants(), 1e-8, 500)
+        .unwrap();
+    let after = device.stats();
+    assert_eq!(after.builds, before.builds, "kernels built in the solve");
+    assert_eq!(
+        after.geometry_bytes, before.geometry_bytes,
+        "geometry uploaded in the solve"
+    );
+}

@@ -65,7 +65,7 @@ pub use levels::LevelSpaces;
 pub use operators::{Action, LevelOperators};
 pub use residuals::{JacobianLevels, ResidualLevels};
 pub use transfer::Transfer;
-pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
+pub use vcycle::{CycleProfile, LevelReport, LevelTimes, Multigrid, MultigridOptions, SetupReport};
 
 #[cfg(test)]
 mod tests;

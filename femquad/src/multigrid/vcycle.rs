@@ -41,11 +41,16 @@ pub struct MultigridOptions {
     /// and memory out of proportion; above this the setup is refused (build
     /// the problem on a [`super::MeshHierarchy`] with a coarser base mesh).
     pub max_coarse_dofs: usize,
+    /// Time the phases of every V-cycle per level ([`Multigrid::profile`]).
+    /// Each phase then waits for the device to finish its work, which
+    /// removes the overlap of host and device: for finding where a cycle's
+    /// time goes, not for production runs.
+    pub profile: bool,
 }
 
 impl Default for MultigridOptions {
     /// Degree 2, interval `[0.15, 1.1]·λ̂`, 10 Lanczos steps, seed 1,
-    /// Cholesky, at most 200 000 coarse dofs.
+    /// Cholesky, at most 200 000 coarse dofs, no profiling.
     ///
     /// Degree and interval minimize the operator applications to a
     /// relative residual of 1e-8 (iterations × (1 + 2·degree·4/3) in 2D)
@@ -61,6 +66,7 @@ impl Default for MultigridOptions {
             seed: 1,
             factorization: Factorization::Cholesky,
             max_coarse_dofs: 200_000,
+            profile: false,
         }
     }
 }
@@ -87,6 +93,63 @@ pub struct SetupReport {
     pub factorization: Factorization,
     /// Wall-clock seconds of the setup.
     pub seconds: f64,
+}
+
+/// Wall-clock seconds of the phases of the V-cycles on one level, summed
+/// over the cycles applied since the last setup (with
+/// [`MultigridOptions::profile`]). Each phase is timed from the end of the
+/// previous one to the end of its device work (the queue finished).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LevelTimes {
+    /// Pre- and post-smoothing: the Chebyshev steps' operator applications
+    /// and point-block updates.
+    pub smoothing: f64,
+    /// The residual `b − A x` after pre-smoothing.
+    pub residual: f64,
+    /// Restriction `P_lᵀ r` to the next coarser level, its fixed dofs zeroed.
+    pub restriction: f64,
+    /// Prolongation of the coarse correction, added, fixed dofs zeroed.
+    pub prolongation: f64,
+    /// The direct solve (the coarsest level only), with its transfers
+    /// between device and host.
+    pub coarse_solve: f64,
+}
+
+impl LevelTimes {
+    /// The sum of the phases.
+    pub fn total(&self) -> f64 {
+        self.smoothing + self.residual + self.restriction + self.prolongation + self.coarse_solve
+    }
+}
+
+/// Where the time of the V-cycles went ([`Multigrid::profile`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CycleProfile {
+    /// V-cycles profiled.
+    pub cycles: usize,
+    /// Wall-clock seconds of those cycles, from the call to the end of its
+    /// device work (includes the masking of the right-hand side and the
+    /// fixed values, which no level's phases count).
+    pub seconds: f64,
+    /// One entry per level, coarsest first.
+    pub levels: Vec<LevelTimes>,
+}
+
+/// The profile being taken and the end of the last phase.
+#[derive(Debug)]
+struct Profiler {
+    profile: CycleProfile,
+    lap_start: Instant,
+}
+
+/// A phase of the cycle on one level.
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    Smoothing,
+    Residual,
+    Restriction,
+    Prolongation,
+    CoarseSolve,
 }
 
 /// One level's vectors and smoother.
@@ -238,6 +301,7 @@ pub struct Multigrid<R: Real> {
     masked_b: Option<Vector<R>>,
     report: Option<SetupReport>,
     cycles: usize,
+    profiler: Option<Profiler>,
 }
 
 impl<R: Real> std::fmt::Debug for Multigrid<R> {
@@ -431,6 +495,7 @@ impl<R: Real> Multigrid<R> {
             masked_b: Some(zeros(finest)?),
             report: None,
             cycles: 0,
+            profiler: None,
         })
     }
 
@@ -466,6 +531,35 @@ impl<R: Real> Multigrid<R> {
     /// V-cycles applied so far.
     pub fn cycles(&self) -> usize {
         self.cycles
+    }
+
+    /// Where the time of the V-cycles since the last setup went, per level
+    /// and phase, when [`MultigridOptions::profile`] is set (`None`
+    /// otherwise, and before the first setup).
+    pub fn profile(&self) -> Option<&CycleProfile> {
+        self.profiler.as_ref().map(|p| &p.profile)
+    }
+
+    /// Ends the phase `phase` of level `l` when profiling: waits for the
+    /// device work (on the queue of `v`) and adds the time since the end of
+    /// the last phase.
+    fn lap(&mut self, l: usize, phase: Phase, v: &Vector<R>) -> Result<()> {
+        let Some(p) = self.profiler.as_mut() else {
+            return Ok(());
+        };
+        v.finish()?;
+        let now = Instant::now();
+        let dt = (now - p.lap_start).as_secs_f64();
+        p.lap_start = now;
+        let t = &mut p.profile.levels[l];
+        match phase {
+            Phase::Smoothing => t.smoothing += dt,
+            Phase::Residual => t.residual += dt,
+            Phase::Restriction => t.restriction += dt,
+            Phase::Prolongation => t.prolongation += dt,
+            Phase::CoarseSolve => t.coarse_solve += dt,
+        }
+        Ok(())
     }
 
     /// Injects a finest-level state `fine` into every coarser level:
@@ -582,6 +676,14 @@ impl<R: Real> Multigrid<R> {
                 )?)
             }
         }
+        self.profiler = opts.profile.then(|| Profiler {
+            profile: CycleProfile {
+                cycles: 0,
+                seconds: 0.0,
+                levels: vec![LevelTimes::default(); self.levels.len()],
+            },
+            lap_start: Instant::now(),
+        });
         self.report = Some(SetupReport {
             levels: reports,
             factorization: self.options.factorization,
@@ -621,24 +723,35 @@ impl<R: Real> Multigrid<R> {
             }
         }
         self.cycles += 1;
-        if finest == 0 {
-            let coarse = self
-                .coarse
-                .as_mut()
-                .ok_or_else(|| Error::arg("multigrid", "internal: no coarse solver"))?;
-            return coarse.solve(b, x);
+        let start = match self.profiler.as_mut() {
+            Some(p) => {
+                // the caller's pending work is not the cycle's
+                b.finish()?;
+                p.lap_start = Instant::now();
+                Some(p.lap_start)
+            }
+            None => None,
+        };
+        let result = if finest == 0 {
+            self.cycle(ops, 0, b, x)
+        } else {
+            let mut mb = self.masked_b.take().ok_or_else(|| {
+                Error::arg("multigrid", "internal: masked right-hand side in use")
+            })?;
+            let result = (|| -> Result<()> {
+                mb.copy_from(b)?;
+                mb.set_at(&self.levels[finest].fixed, 0.0)?;
+                self.cycle(ops, finest, &mb, x)?;
+                x.copy_at(&self.levels[finest].fixed, b)
+            })();
+            self.masked_b = Some(mb);
+            result
+        };
+        if let (Some(start), Some(p)) = (start, self.profiler.as_mut()) {
+            x.finish()?;
+            p.profile.cycles += 1;
+            p.profile.seconds += start.elapsed().as_secs_f64();
         }
-        let mut mb = self
-            .masked_b
-            .take()
-            .ok_or_else(|| Error::arg("multigrid", "internal: masked right-hand side in use"))?;
-        let result = (|| -> Result<()> {
-            mb.copy_from(b)?;
-            mb.set_at(&self.levels[finest].fixed, 0.0)?;
-            self.cycle(ops, finest, &mb, x)?;
-            x.copy_at(&self.levels[finest].fixed, b)
-        })();
-        self.masked_b = Some(mb);
         result
     }
 
@@ -655,10 +768,12 @@ impl<R: Real> Multigrid<R> {
                 .coarse
                 .as_mut()
                 .ok_or_else(|| Error::arg("multigrid", "internal: no coarse solver"))?;
-            return coarse.solve(b, x);
+            coarse.solve(b, x)?;
+            return self.lap(0, Phase::CoarseSolve, x);
         }
         // pre-smoothing from zero, then the residual
         self.smooth(ops, l, b, x, true)?;
+        self.lap(l, Phase::Smoothing, x)?;
         {
             let level = &mut self.levels[l];
             let (_, r) = level.work.as_mut().ok_or_else(no_work)?;
@@ -666,6 +781,7 @@ impl<R: Real> Multigrid<R> {
             r.copy_at(&level.fixed, x)?;
             r.axpby(1.0, b, -1.0)?;
         }
+        self.lap(l, Phase::Residual, x)?;
         // coarse correction
         let (mut cb, mut cx) = self.levels[l - 1]
             .bx
@@ -677,14 +793,17 @@ impl<R: Real> Multigrid<R> {
                 self.transfers[l - 1].restrict(&mut cb, r)?;
             }
             cb.set_at(&self.levels[l - 1].fixed, 0.0)?;
+            self.lap(l, Phase::Restriction, &cb)?;
             self.cycle(ops, l - 1, &cb, &mut cx)?;
             self.transfers[l - 1].prolong_add(x, &cx)?;
-            x.set_at(&self.levels[l].fixed, 0.0)
+            x.set_at(&self.levels[l].fixed, 0.0)?;
+            self.lap(l, Phase::Prolongation, x)
         })();
         self.levels[l - 1].bx = Some((cb, cx));
         result?;
         // post-smoothing
-        self.smooth(ops, l, b, x, false)
+        self.smooth(ops, l, b, x, false)?;
+        self.lap(l, Phase::Smoothing, x)
     }
 
     fn smooth(

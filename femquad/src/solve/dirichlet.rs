@@ -9,7 +9,7 @@ use super::operator::{LinearOperator, NewtonPreconditioner};
 use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::error::check_len;
 use crate::mesh::Mesh;
-use crate::multigrid::{MeshHierarchy, SetupReport};
+use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
 use crate::physics::Pointwise;
 use crate::residual::Residual;
 use crate::space::FunctionSpace;
@@ -231,16 +231,20 @@ impl<R: Real> DirichletProblem<R> {
         &self.preconditioner
     }
 
-    /// Builds what the preconditioner needs before its first setup (the
+    /// Does the one-time work of the solves with `physics` ahead, so that it
+    /// can be timed apart (the solves do it when needed): prepares the
+    /// residual ([`Residual::prepare`]: kernels built, geometry uploaded)
+    /// and builds what the preconditioner needs before its first setup (the
     /// multigrid levels: coarse residuals, spaces, transfers and device
-    /// vectors), so that it can be timed apart; the solves do it when
-    /// needed.
+    /// vectors).
     ///
     /// # Errors
-    /// Those of [`ResidualLevels::new`](crate::multigrid::ResidualLevels::new);
+    /// Those of [`Residual::prepare`] and
+    /// [`ResidualLevels::new`](crate::multigrid::ResidualLevels::new);
     /// [`Error::InvalidArgument`] naming `preconditioner` for multigrid
     /// without a hierarchy.
-    pub fn prepare_preconditioner(&mut self) -> Result<()> {
+    pub fn prepare<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<()> {
+        self.residual.prepare(physics)?;
         self.pc.prepare(
             &self.preconditioner,
             self.hierarchy.as_ref(),
@@ -253,6 +257,12 @@ impl<R: Real> DirichletProblem<R> {
     /// seconds), if multigrid has been set up.
     pub fn multigrid_report(&self) -> Option<&SetupReport> {
         self.pc.levels().and_then(|l| l.multigrid().report())
+    }
+
+    /// Where the V-cycles' time went, per level and phase, when the
+    /// multigrid was set up with [`MultigridOptions::profile`](crate::multigrid::MultigridOptions::profile).
+    pub fn multigrid_profile(&self) -> Option<&CycleProfile> {
+        self.pc.levels().and_then(|l| l.multigrid().profile())
     }
 
     /// V-cycles applied so far (0 without multigrid).

@@ -137,6 +137,24 @@ impl<R: Real> Vector<R> {
         }
     }
 
+    /// Waits until every operation enqueued on the vector's device has
+    /// finished (nothing to wait for on the host). For timing: the device
+    /// operations are asynchronous, so a wall-clock time taken without it
+    /// measures their enqueueing only.
+    ///
+    /// # Errors
+    /// The device's error if the queue cannot be finished.
+    pub fn finish(&self) -> Result<()> {
+        match self {
+            Vector::Host(_) => Ok(()),
+            Vector::Device(d) => d
+                .device()
+                .queue()
+                .finish()
+                .map_err(crate::opencl::device::cl_error("clFinish")),
+        }
+    }
+
     /// The host values, if on the host.
     pub fn as_host(&self) -> Option<&Vec<R>> {
         match self {

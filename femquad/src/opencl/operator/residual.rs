@@ -154,6 +154,40 @@ impl<R: Real> OpenClOperator<R> {
         self.integrate_global(physics, u, Some(v), constants, out, assembly, config)
     }
 
+    /// Builds the kernels of `F(u)` and, if `physics` has derivatives, of
+    /// `J(u)·v` with `assembly` (default configurations) and uploads what
+    /// they read of the mesh (geometry, for the deterministic assembly the
+    /// incidence and the element-vector buffer): the work the first
+    /// evaluation would otherwise do.
+    ///
+    /// # Errors
+    /// Those of [`OpenClOperator::residual`] before the launch (a physics
+    /// that does not fit the discretization, a build failure, device memory).
+    pub fn prepare<P: Pointwise + ?Sized>(
+        &mut self,
+        physics: &P,
+        assembly: Assembly,
+    ) -> Result<()> {
+        let mut variants = vec![self.residual_variant(assembly)];
+        if !physics.info().opencl_tangent_name.is_empty() {
+            variants.push(self.jacobian_action_variant(assembly));
+        }
+        for variant in variants {
+            let key = self.compile(physics, variant, None)?;
+            let shape = self.compiled(&key)?.shape;
+            self.prepare_geometry(&shape)?;
+            if shape.window != (0, 0) {
+                self.prepare_windows(shape.chunk, shape.window)?;
+            }
+        }
+        if assembly == Assembly::Deterministic {
+            self.prepare_incidence()?;
+            self.element_vectors_buffer()?;
+            self.assembly_kernel()?;
+        }
+        Ok(())
+    }
+
     /// `out = F(u)` (`direction` `None`) or `out = J(u)·direction`.
     #[allow(clippy::too_many_arguments)]
     fn integrate_global<P: Pointwise + ?Sized>(
