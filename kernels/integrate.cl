@@ -47,6 +47,9 @@
  *                   grad a, x, constants, dv, grad dv, df0, df1) gives the
  *                   tangent (df0, df1) = d(f0, f1)/d(u, grad u) . (v, grad v),
  *                   which replaces (f0, f1); the rest is the residual's path
+ *   LOADS_U         0: the Jacobian action of an affine physics (its
+ *                   tangent does not depend on u): u is neither gathered nor
+ *                   interpolated, the tangent is evaluated at u = 0
  *   PREFETCH        1: load the next batch's contiguous inputs into registers
  *                   during this one
  *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off);
@@ -135,7 +138,7 @@
  * when those are read anyway, else from the cell-local coordinates (BK). */
 #define X_GATHERED (READS_X && NEEDS_NODES)
 /* What is gathered per node slot (cell, b) through the node indices */
-#define GATHERS_U      GATHER
+#define GATHERS_U      (GATHER && LOADS_U)
 #define GATHERS_V      (GATHER && TANGENT)
 #define GATHERS_AUX    (GATHER && AUX_FIELD)
 #define GATHERS_COORDS (GEOMETRY_COMPUTED || X_GATHERED)
@@ -376,7 +379,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #endif
   if (windowed) {
     const int nw = wA + wB;
-#if GATHERS_U || OUTPUT_ATOMIC
+#if GATHERS_U || GATHERS_V || OUTPUT_ATOMIC
     for (int k = t; k < nw * N_COMP; k += N_T) {
       const uint j = k / N_COMP, nd = j < wA ? loA + j : loB + (j - wA);
 #if GATHERS_U
@@ -570,6 +573,14 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
       const int c = item / N_Q;           /* cell within the batch */
       __local const real *invJ = &invJ_i[INV_J(c, 0, 0, DIM)];
       real u[N_COMP], gradU[N_COMP][DIM];
+#if !LOADS_U
+      /* the Jacobian action of an affine physics: its tangent is the same
+       * at every u, evaluated at u = 0, grad u = 0 */
+      for (int comp = 0; comp < N_COMP; ++comp) {
+        u[comp] = (real)0;
+        for (int d = 0; d < DIM; ++d) gradU[comp][d] = (real)0;
+      }
+#else
       for (int comp = 0; comp < N_COMP; ++comp) {
         real val = (real)0, ref[DIM];
         for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
@@ -591,6 +602,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
         }
 #endif
       }
+#endif
       real a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM];
 #if AUX_FIELD
       for (int k = 0; k < N_AUX; ++k) {

@@ -642,7 +642,10 @@ fn a_profiled_solve_times_every_level_and_phase() {
         assert_eq!(prof.levels[0].total(), prof.levels[0].coarse_solve);
         for (l, t) in prof.levels.iter().enumerate().skip(1) {
             assert!(t.smoothing > 0.0 && t.residual > 0.0, "level {l}: {t:?}");
-            assert!(t.restriction > 0.0 && t.prolongation > 0.0, "level {l}: {t:?}");
+            assert!(
+                t.restriction > 0.0 && t.prolongation > 0.0,
+                "level {l}: {t:?}"
+            );
             assert_eq!(t.coarse_solve, 0.0, "level {l}");
         }
         let phases: f64 = prof.levels.iter().map(|t| t.total()).sum();

@@ -294,7 +294,22 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                     .unwrap();
                 let reference = r_native.to_host().unwrap();
                 let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                // and J(u)·v (both physics are affine: the kernel reads v only)
+                let dir = rng.vec(native.space().n_dofs(), -1.0, 1.0);
+                let mut jv_native = native.vector().unwrap();
+                native
+                    .jacobian_action(
+                        physics,
+                        &u_host,
+                        &Vector::from(dir.clone()),
+                        &constants,
+                        &mut jv_native,
+                    )
+                    .unwrap();
+                let jv_reference = jv_native.to_host().unwrap();
+                let jv_scale = jv_reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
                 let u = gpu.vector_from(&values).unwrap();
+                let v = gpu.vector_from(&dir).unwrap();
                 let mut r = gpu.vector().unwrap();
                 let op = gpu.opencl().unwrap();
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
@@ -332,6 +347,28 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                             .zip(&reference)
                             .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
                         assert!(diff <= 1e-12 * scale, "{what}: {diff:e}");
+                        let tangent = op.jacobian_action_variant(assembly);
+                        let config = op.config_for(physics, tangent).unwrap().with_window(window);
+                        if op.shape_for(physics, tangent, Some(config)).is_err() {
+                            continue;
+                        }
+                        let (ud, vd) = (u.as_device().unwrap(), v.as_device().unwrap());
+                        op.jacobian_action(
+                            physics,
+                            ud,
+                            vd,
+                            &constants,
+                            r.as_device_mut().unwrap(),
+                            assembly,
+                            Some(config),
+                        )
+                        .unwrap();
+                        let out = r.to_host().unwrap();
+                        let diff = out
+                            .iter()
+                            .zip(&jv_reference)
+                            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+                        assert!(diff <= 1e-12 * jv_scale, "J·v, {what}: {diff:e}");
                     }
                 }
             }

@@ -252,6 +252,9 @@ pub struct KernelShape {
     pub has_f0: bool,
     /// See `has_f0`.
     pub has_f1: bool,
+    /// Whether the physics is affine in `(u, ∇u)` (`PointwiseInfo::linear`):
+    /// its tangent, so the Jacobian action, does not depend on `u`.
+    pub linear: bool,
     /// Precision of the reals.
     pub precision: Precision,
     /// What the kernel reads and writes.
@@ -333,6 +336,7 @@ impl KernelShape {
             reads_x: physics.reads.x,
             has_f0: physics.has_f0,
             has_f1: physics.has_f1,
+            linear: physics.linear,
             precision: case.precision,
             variant,
             geometry: config.geometry,
@@ -367,13 +371,22 @@ impl KernelShape {
         self.variant.gather || self.geometry == GeometryMode::Computed
     }
 
+    /// Whether the kernel loads `u`: always, but for the Jacobian action of
+    /// an affine physics ([`KernelShape::linear`]), whose tangent is the
+    /// same at every `u` (the kernel then evaluates it at `u = 0`, `∇u = 0`
+    /// and reads only the direction `v`).
+    pub fn loads_u(&self) -> bool {
+        !(self.variant.tangent && self.linear)
+    }
+
     /// Local memory of one work-group in bytes: the batch's node indices,
     /// coefficients, `J⁻¹`, `det J`, aux, coordinates, and the `f0`/`f1`
     /// values at its quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
         let d = self.dim;
         let direction = if self.variant.tangent { self.n_bt } else { 0 };
-        let per_cell_reals = self.n_bt
+        let u = if self.loads_u() { self.n_bt } else { 0 };
+        let per_cell_reals = u
             + direction
             + d * d
             + 1
@@ -403,8 +416,9 @@ impl KernelShape {
             0
         };
         let tangent = usize::from(self.variant.tangent);
+        let u = usize::from(self.loads_u());
         let window_reals =
-            (w_a + w_b) * (self.n_comp * (1 + tangent + atomic) + aux_field) + coords;
+            (w_a + w_b) * (self.n_comp * (u + tangent + atomic) + aux_field) + coords;
         (self.n_bc * (per_cell_reals + per_cell_points) + tabulation + window_reals)
             * self.precision.size()
             + node_bytes

@@ -111,6 +111,7 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         ("READS_X", shape.reads_x),
         ("GATHER", shape.variant.gather),
         ("TANGENT", shape.variant.tangent),
+        ("LOADS_U", shape.loads_u()),
         (
             "GEOMETRY_COMPUTED",
             shape.geometry == GeometryMode::Computed,

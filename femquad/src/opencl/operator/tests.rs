@@ -631,7 +631,9 @@ fn bp_timing() {
         });
         let (nv, ncl) = (mesh.n_vertices(), mesh.n_cells());
         let conn = ncl * (dim + 1) * 4;
-        let jv_bytes = (3 * n * s + conn + nv * dim * s) as f64;
+        // v and J·v, and u unless the physics is affine (its tangent does not read u)
+        let vectors = if physics.info().linear { 2 } else { 3 };
+        let jv_bytes = (vectors * n * s + conn + nv * dim * s) as f64;
         let diag_bytes =
             (n * s + space.n_nodes() * nc2 * s + conn + ncl * (dim * dim + 1) * s) as f64;
         println!(
