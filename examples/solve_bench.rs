@@ -112,6 +112,10 @@ struct Args {
     /// benchmark's.
     #[arg(long)]
     profile: bool,
+    /// Solves per case (the same problem again, preconditioner setup
+    /// included); the setup and solve times reported are the medians.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
     /// Write the rows to this CSV file.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -144,9 +148,11 @@ struct Row {
     mesh_seconds: f64,
     /// Seconds: residuals, Dirichlet problem, multigrid levels and their device arrays.
     problem_seconds: f64,
+    /// Solves timed (`--repeat`); the two times below are their medians.
+    solves: u32,
     /// Seconds: preconditioner setup (diagonals, eigenvalue estimates, coarse factorization).
     setup_seconds: f64,
-    /// Seconds: the CG solve without the preconditioner setup.
+    /// Seconds: the solve without the preconditioner setup (`−F(u_D)` and CG).
     solve_seconds: f64,
     /// `solve_seconds / iterations`.
     seconds_per_iteration: f64,
@@ -293,14 +299,24 @@ fn run_case<R: Real>(
     problem.set_preconditioner(pc.clone());
     problem.prepare(physics)?;
     let problem_seconds = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let (_, stats) = problem.solve_linear(physics, &constants, args.tol, args.max_iter)?;
-    let total = t.elapsed().as_secs_f64();
-    let setup_seconds = problem.preconditioner_seconds();
-    let solve_seconds = total - setup_seconds;
+    // `repeat` solves of the same problem (each with its preconditioner
+    // setup), the medians reported
+    let (mut setups, mut solves) = (Vec::new(), Vec::new());
+    let mut stats = None;
+    for _ in 0..args.repeat {
+        let t = Instant::now();
+        let (_, s) = problem.solve_linear(physics, &constants, args.tol, args.max_iter)?;
+        let total = t.elapsed().as_secs_f64();
+        setups.push(problem.preconditioner_seconds());
+        solves.push(total - problem.preconditioner_seconds());
+        stats = Some(s);
+    }
+    let stats = stats.ok_or_else(|| Error::arg("--repeat", "must be at least 1"))?;
+    let last_solve = solves[solves.len() - 1];
+    let (setup_seconds, solve_seconds) = (median(&mut setups), median(&mut solves));
     if let (Some(profile), Some(report)) = (problem.multigrid_profile(), problem.multigrid_report())
     {
-        print_profile(profile, report, solve_seconds, stats.iterations);
+        print_profile(profile, report, last_solve, stats.iterations);
         print_operation_times(&mut problem, physics, &constants)?;
     }
     let (levels, coarse_dofs) = match problem.multigrid_report() {
@@ -327,10 +343,22 @@ fn run_case<R: Real>(
         relative_residual: stats.relative_residual,
         mesh_seconds,
         problem_seconds,
+        solves: args.repeat,
         setup_seconds,
         solve_seconds,
         seconds_per_iteration: solve_seconds / stats.iterations.max(1) as f64,
     })
+}
+
+/// The median of `v` (not empty).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
 }
 
 /// The V-cycle profile of one solve: ms per cycle by level and phase.
