@@ -739,6 +739,32 @@ fn element_vectors_both(
     (native, gpu, disc.n_bt())
 }
 
+/// The residual `F(u)` of `physics` (P2, the default degree-4 rule: 14
+/// points in 3D) for a random `u`, natively and on the device, in f64.
+fn residuals_both(mesh: &femquad::mesh::Mesh, physics: &dyn Pointwise) -> (Vec<f64>, Vec<f64>) {
+    use femquad::prelude::*;
+    let device = with_probe(|probe| probe.device().clone());
+    let backends = [
+        Backend::native(),
+        Backend::OpenCl {
+            device,
+            options: Default::default(),
+        },
+    ];
+    let [native, gpu] = backends.map(|b| {
+        let element = Element::lagrange(mesh.dim(), 2).unwrap();
+        let space = FunctionSpace::new(mesh, element, 1).unwrap();
+        let q = Quadrature::default_for(&element).unwrap();
+        let mut res = Residual::new(mesh, space, q, AuxSpace::None, &b).unwrap();
+        let values = femquad::rng::Rng::new(8).vec(res.space().n_dofs(), 0.5, 1.5);
+        let u = res.vector_from(&values).unwrap();
+        let mut r = res.vector().unwrap();
+        res.evaluate(physics, &u, &[], &mut r).unwrap();
+        r.to_host().unwrap()
+    });
+    (native, gpu)
+}
+
 /// Unjittered unit boxes whose cells have quadrature points at `x₀ = 0.5`
 /// (`n` odd: the 14-point rule's orbit `(a, a, b, b)`, `a + b = 1/2`, puts
 /// points in the middle of cells with two vertices on each side), in the
@@ -796,6 +822,10 @@ fn quadrature_points_are_the_same_numbers_on_the_device() {
                     "{what}, cell {c}: element vectors differ by {d:e}\nOpenCL {g:?}\nnative {n:?}"
                 );
             }
+            // and the residual through the public API (the fused kernel)
+            let (native, gpu) = residuals_both(&mesh, &JumpAtHalf);
+            let d = pointwise_support::rel_diff(&gpu, &native);
+            assert!(d <= 1e-12, "{what}: residuals differ by {d:e}");
         }
     }
 }
