@@ -532,6 +532,30 @@ fn uses_named_helpers(u: &[f64; 2], f0: &mut [f64; 2]) {
     f0[0] = blend(u[0], u[1], 0.25) + second::scale(u[0]);
 }
 
+// ----- huge loops -----
+
+/// Nested loops of 8·10²⁷ iterations (compiled, never run): the flop counts
+/// saturate at `u64::MAX` instead of overflowing, in the macro (a constant
+/// body), in the generated constant (a helper's count times the trip
+/// counts) and in the counts of the derivatives.
+#[pointwise(helpers(dot))]
+fn huge_loops<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f0: &mut [f64; 1]) {
+    for _i in 0..2000000000 {
+        for _j in 0..2000000000 {
+            for _k in 0..2000000000 {
+                f0[0] += u[0] * u[0];
+            }
+        }
+    }
+    for _i in 0..2000000000 {
+        for _j in 0..2000000000 {
+            for _k in 0..2000000000 {
+                f0[0] += u[0] * dot(&grad_u[0], &grad_u[0]);
+            }
+        }
+    }
+}
+
 // ----- tests -----
 
 /// Compares one physics with the native evaluation at points with the
@@ -828,4 +852,12 @@ fn quadrature_points_are_the_same_numbers_on_the_device() {
             assert!(d <= 1e-12, "{what}: residuals differ by {d:e}");
         }
     }
+}
+
+#[test]
+fn flop_counts_of_huge_loops_saturate() {
+    let info = HugeLoops.info();
+    assert_eq!(info.flops, [u64::MAX; 2]);
+    assert_eq!(info.tangent_flops, [u64::MAX; 2]);
+    assert_eq!(info.jacobian_flops, [u64::MAX; 2]);
 }
