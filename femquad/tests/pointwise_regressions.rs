@@ -95,13 +95,13 @@ fn literal_arithmetic(u: &[f64; 2], f0: &mut [f64; 2]) {
 
 // ----- integers -----
 
-/// `usize` is 64 bits and `i32 as usize` wraps, as in Rust; float-to-integer
-/// casts saturate.
+/// `usize` is 64 bits and `i32 as usize` wraps, as in Rust (`n·n` ≈ 10¹⁰
+/// does not fit 32 bits); float-to-integer casts saturate.
 #[pointwise]
 fn integer_width(u: &[f64; 4], f0: &mut [f64; 4]) {
     let k = -((u[0].abs() * 3.0) as i32) - 1;
     f0[0] = (k as usize) as f64;
-    let n = (u[0].abs() * 0.5) as usize + 50_000;
+    let n = (u[0].abs() * 0.5) as usize + 100_000;
     f0[1] = (n * n) as f64;
     f0[2] = (u[0] * 1e12) as i32 as f64;
     f0[3] = (u[0] * -1e30) as usize as f64;
