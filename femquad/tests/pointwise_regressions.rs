@@ -130,8 +130,10 @@ fn near_the_jump<const D: usize>(x: &[f64; D], f0: &mut [f64; 1]) {
 }
 
 /// The low bits of every coordinate of the quadrature point: `x·2⁴⁰ mod 1`
-/// (exact) is `x`'s last 13 or more bits for `x ∈ [0, 1]`, so one ulp of `x`
-/// moves it by 2⁻¹³ or more, far beyond any rounding of the integration.
+/// (exact) holds the last 13 bits of `x ∈ [0.5, 1)`, and 13 + k bits of
+/// `x ∈ [2⁻ᵏ⁻¹, 2⁻ᵏ)`, so one ulp of `x` moves it by 2⁻¹³⁻ᵏ (2⁻¹⁹ for the
+/// smallest coordinates here, ≈ 0.009), far beyond any rounding of the
+/// integration.
 #[pointwise]
 fn point_bits<const D: usize>(x: &[f64; D], f0: &mut [f64; D]) {
     for d in 0..D {
