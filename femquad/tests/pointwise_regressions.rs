@@ -95,16 +95,50 @@ fn literal_arithmetic(u: &[f64; 2], f0: &mut [f64; 2]) {
 
 // ----- integers -----
 
-/// `usize` is 64 bits and `i32 as usize` wraps, as in Rust; float-to-integer
-/// casts saturate.
+/// `usize` is 64 bits and `i32 as usize` wraps, as in Rust (`n·n` ≈ 10¹⁰
+/// does not fit 32 bits); float-to-integer casts saturate.
 #[pointwise]
 fn integer_width(u: &[f64; 4], f0: &mut [f64; 4]) {
     let k = -((u[0].abs() * 3.0) as i32) - 1;
     f0[0] = (k as usize) as f64;
-    let n = (u[0].abs() * 0.5) as usize + 50_000;
+    let n = (u[0].abs() * 0.5) as usize + 100_000;
     f0[1] = (n * n) as f64;
     f0[2] = (u[0] * 1e12) as i32 as f64;
     f0[3] = (u[0] * -1e30) as usize as f64;
+}
+
+// ----- the quadrature point `x` -----
+
+/// A coefficient that jumps at `x₀ = 0.5`: a quadrature point on the jump
+/// computed as 0.49999999999999994 on one path and 0.5 on the other changes
+/// the element vector by a factor up to 100 at that point.
+#[pointwise]
+fn jump_at_half<const D: usize>(u: &[f64; 1], x: &[f64; D], f0: &mut [f64; 1]) {
+    f0[0] = (if x[0] < 0.5 { 1.0 } else { 100.0 }) * u[0];
+}
+
+/// 1 where `x₀` is 0.5 or one of its neighbours (as computed, points whose
+/// exact `x₀` is 0.5 may be one ulp off): points where any difference in
+/// rounding puts `x₀` on the other side of the jump.
+#[pointwise]
+fn near_the_jump<const D: usize>(x: &[f64; D], f0: &mut [f64; 1]) {
+    f0[0] = if (x[0] - 0.5).abs() <= 2.3e-16 {
+        1.0
+    } else {
+        0.0
+    };
+}
+
+/// The low bits of every coordinate of the quadrature point: `x·2⁴⁰ mod 1`
+/// (exact) holds the last 13 bits of `x ∈ [0.5, 1)`, and 13 + k bits of
+/// `x ∈ [2⁻ᵏ⁻¹, 2⁻ᵏ)`, so one ulp of `x` moves it by 2⁻¹³⁻ᵏ (2⁻¹⁹ for the
+/// smallest coordinates here, ≈ 0.009), far beyond any rounding of the
+/// integration.
+#[pointwise]
+fn point_bits<const D: usize>(x: &[f64; D], f0: &mut [f64; D]) {
+    for d in 0..D {
+        f0[d] = (x[d] * 1099511627776.0) % 1.0;
+    }
 }
 
 // ----- accepted by the macro, once rejected by the OpenCL compiler -----
@@ -500,6 +534,30 @@ fn uses_named_helpers(u: &[f64; 2], f0: &mut [f64; 2]) {
     f0[0] = blend(u[0], u[1], 0.25) + second::scale(u[0]);
 }
 
+// ----- huge loops -----
+
+/// Nested loops of 8·10²⁷ iterations (compiled, never run): the flop counts
+/// saturate at `u64::MAX` instead of overflowing, in the macro (a constant
+/// body), in the generated constant (a helper's count times the trip
+/// counts) and in the counts of the derivatives.
+#[pointwise(helpers(dot))]
+fn huge_loops<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f0: &mut [f64; 1]) {
+    for _i in 0..2000000000 {
+        for _j in 0..2000000000 {
+            for _k in 0..2000000000 {
+                f0[0] += u[0] * u[0];
+            }
+        }
+    }
+    for _i in 0..2000000000 {
+        for _j in 0..2000000000 {
+            for _k in 0..2000000000 {
+                f0[0] += u[0] * dot(&grad_u[0], &grad_u[0]);
+            }
+        }
+    }
+}
+
 // ----- tests -----
 
 /// Compares one physics with the native evaluation at points with the
@@ -662,4 +720,146 @@ fn sources_the_opencl_compiler_once_rejected_now_build() {
 #[test]
 fn cases_once_rejected_by_the_macro_agree() {
     check_all(&[&HelperResultMethod, &UsesNamedHelpers], 67);
+}
+
+/// Element vectors of `physics` (`n_comp` components, P1, the degree-4
+/// rule: 14 Keast points in 3D, 6 Dunavant points in 2D) on `mesh` for a
+/// random `u`, natively and by the device's element kernel, in f64.
+fn element_vectors_both(
+    mesh: &femquad::mesh::Mesh,
+    physics: &dyn Pointwise,
+    n_comp: usize,
+) -> (Vec<f64>, Vec<f64>, usize) {
+    use femquad::aux_space::AuxSpace;
+    use femquad::discretization::{CellInputs, Discretization};
+    use femquad::element::Element;
+    use femquad::opencl::{KernelOptions, OpenClOperator};
+    use femquad::quadrature::Quadrature;
+    use femquad::space::FunctionSpace;
+    let dim = mesh.dim();
+    let space = FunctionSpace::new(mesh, Element::lagrange(dim, 1).unwrap(), n_comp).unwrap();
+    let quad = Quadrature::simplex(dim, 4).unwrap();
+    assert_eq!(quad.n_points(), if dim == 3 { 14 } else { 6 });
+    let disc = Discretization::<f64>::new(mesh, &space, quad, AuxSpace::None).unwrap();
+    let u = femquad::rng::Rng::new(7).vec(space.n_cell_dofs(), 0.5, 1.5);
+    let inputs = CellInputs {
+        u: &u,
+        aux: &[],
+        constants: &[],
+    };
+    let mut native = vec![0.0; u.len()];
+    femquad::native::element_vectors(
+        &disc,
+        physics,
+        &inputs,
+        &mut native,
+        femquad::native::Execution::Serial,
+    )
+    .unwrap();
+    let device = with_probe(|probe| probe.device().clone());
+    let mut op =
+        OpenClOperator::new(device, KernelOptions::default(), mesh, &space, disc.clone()).unwrap();
+    let mut gpu = vec![0.0; u.len()];
+    op.element_vectors(physics, &inputs, &mut gpu, None)
+        .unwrap();
+    (native, gpu, disc.n_bt())
+}
+
+/// The residual `F(u)` of `physics` (P2, the default degree-4 rule: 14
+/// points in 3D) for a random `u`, natively and on the device, in f64.
+fn residuals_both(mesh: &femquad::mesh::Mesh, physics: &dyn Pointwise) -> (Vec<f64>, Vec<f64>) {
+    use femquad::prelude::*;
+    let device = with_probe(|probe| probe.device().clone());
+    let backends = [
+        Backend::native(),
+        Backend::OpenCl {
+            device,
+            options: Default::default(),
+        },
+    ];
+    let [native, gpu] = backends.map(|b| {
+        let element = Element::lagrange(mesh.dim(), 2).unwrap();
+        let space = FunctionSpace::new(mesh, element, 1).unwrap();
+        let q = Quadrature::default_for(&element).unwrap();
+        let mut res = Residual::new(mesh, space, q, AuxSpace::None, &b).unwrap();
+        let values = femquad::rng::Rng::new(8).vec(res.space().n_dofs(), 0.5, 1.5);
+        let u = res.vector_from(&values).unwrap();
+        let mut r = res.vector().unwrap();
+        res.evaluate(physics, &u, &[], &mut r).unwrap();
+        r.to_host().unwrap()
+    });
+    (native, gpu)
+}
+
+/// Unjittered unit boxes whose cells have quadrature points at `x₀ = 0.5`
+/// (`n` odd: the 14-point rule's orbit `(a, a, b, b)`, `a + b = 1/2`, puts
+/// points in the middle of cells with two vertices on each side), in the
+/// grid's vertex order and shuffled.
+fn meshes_with_points_on_half(dim: usize) -> Vec<femquad::mesh::Mesh> {
+    use femquad::mesh::generate::{MeshOptions, unit_box};
+    let mut meshes = Vec::new();
+    for n in [1, 3, 5] {
+        for shuffle in [false, true] {
+            let opts = MeshOptions {
+                jitter: 0.0,
+                shuffle,
+                seed: 11,
+            };
+            meshes.push(unit_box(dim, n, &opts).unwrap());
+        }
+    }
+    meshes
+}
+
+/// Issue #10: the kernel computed the quadrature point `x` differently
+/// from the native integrator (0.49999999999999994 where native gives 0.5),
+/// and `if x[0] < 0.5 { 1.0 } else { 100.0 }` changed element vectors by
+/// 7–15 % (3D, 14-point rule). Both compute
+/// `x = X_0 + Σ_e ξ_e (X_{e+1} − X_0)`, in this order, without contraction.
+#[test]
+fn quadrature_points_are_the_same_numbers_on_the_device() {
+    for dim in [3, 2] {
+        for mesh in meshes_with_points_on_half(dim) {
+            let what = format!("{dim}D, {} cells", mesh.n_cells());
+            // the bits of x at every point: equal
+            let (native, gpu, n_bt) = element_vectors_both(&mesh, &PointBits, dim);
+            for (c, (n, g)) in native.chunks(n_bt).zip(gpu.chunks(n_bt)).enumerate() {
+                let d = pointwise_support::rel_diff(g, n);
+                assert!(
+                    d <= 1e-12,
+                    "{what}, cell {c}: the low bits of x differ ({d:e})\nOpenCL {g:?}\nnative {n:?}"
+                );
+            }
+            if dim == 2 {
+                continue;
+            }
+            // native points on the jump: the next check is not vacuous
+            let (on, _, n_bt) = element_vectors_both(&mesh, &NearTheJump, 1);
+            let cells = on.chunks(n_bt).filter(|e| e.iter().any(|v| *v != 0.0));
+            let cells = cells.count();
+            println!("{what}: {cells} cells with points at |x₀ − 0.5| ≤ 2.3e-16");
+            assert!(cells > 0, "{what}: no point at x₀ = 0.5");
+            // a coefficient that jumps there
+            let (native, gpu, n_bt) = element_vectors_both(&mesh, &JumpAtHalf, 1);
+            for (c, (n, g)) in native.chunks(n_bt).zip(gpu.chunks(n_bt)).enumerate() {
+                let d = pointwise_support::rel_diff(g, n);
+                assert!(
+                    d <= 1e-12,
+                    "{what}, cell {c}: element vectors differ by {d:e}\nOpenCL {g:?}\nnative {n:?}"
+                );
+            }
+            // and the residual through the public API (the fused kernel)
+            let (native, gpu) = residuals_both(&mesh, &JumpAtHalf);
+            let d = pointwise_support::rel_diff(&gpu, &native);
+            assert!(d <= 1e-12, "{what}: residuals differ by {d:e}");
+        }
+    }
+}
+
+#[test]
+fn flop_counts_of_huge_loops_saturate() {
+    let info = HugeLoops.info();
+    assert_eq!(info.flops, [u64::MAX; 2]);
+    assert_eq!(info.tangent_flops, [u64::MAX; 2]);
+    assert_eq!(info.jacobian_flops, [u64::MAX; 2]);
 }
