@@ -1,7 +1,6 @@
 /*
  * femquad: the point-block diagonal of the Jacobian J(u), without
- * assembling J. One work-item per cell c and node slot b (consecutive
- * work-items: the slots of one cell), which adds the block of node(c, b):
+ * assembling J. One work-item per cell:
  *
  *   D[node(c, b)][fc][gc] += sum_q w_q detJ_c ( v0 phi_b + v1 . grad phi_b ),
  *   v0     = phi_b g0[fc][gc] + sum_df grad phi_b[df] g2[fc][gc][df],
@@ -11,11 +10,8 @@
  * femquad/src/sparse/element.rs, in the same order of operations, with the
  * pointwise Jacobians g0..g3 (PETSc's meaning; layouts JAC_G0..JAC_G3 of
  * femquad/src/layout.rs) from JACOBIAN_PHYSICS at u, grad u, a, grad a, x
- * computed as the native integrator computes them (each of a cell's N_B
- * work-items computes them: a work-item per slot keeps only one block in
- * registers, where one per cell kept N_B and ran at a fraction of the
- * occupancy). The block is added into out[node][fc][gc] with
- * atomic_add_real.
+ * computed as the native integrator computes them. Each cell's blocks are
+ * added into out[node][fc][gc] with atomic_add_real.
  *
  * The host prepends: real, DIM, N_B, N_COMP, N_Q, N_AUX, N_AUX_ALLOC,
  * AUX_FIELD, AUX_CELL, N_CONSTANTS, N_CONSTANTS_ALLOC, atomic_add_real, the
@@ -34,8 +30,7 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
                                 __global real *restrict out,              /* [node][fc][gc]        */
                                 const int nCells)
 {
-  const int cell = (int)(get_global_id(0) / N_B);
-  const int slot = (int)(get_global_id(0) - (size_t)cell * N_B);
+  const int cell = get_global_id(0);
   if (cell >= nCells) return;
 
   real k_c[N_CONSTANTS_ALLOC];
@@ -60,9 +55,10 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
   for (int v = 0; v <= DIM; ++v)
     for (int d = 0; d < DIM; ++d) xv[v][d] = coordinates[VERTEX_COORD(nodes[v], d, DIM)];
 
-  real block[N_COMP][N_COMP];
-  for (int fc = 0; fc < N_COMP; ++fc)
-    for (int gc = 0; gc < N_COMP; ++gc) block[fc][gc] = (real)0;
+  real blocks[N_B][N_COMP][N_COMP];
+  for (int b = 0; b < N_B; ++b)
+    for (int fc = 0; fc < N_COMP; ++fc)
+      for (int gc = 0; gc < N_COMP; ++gc) blocks[b][fc][gc] = (real)0;
 
   for (int q = 0; q < N_Q; ++q) {
     /* Physical basis gradients grad phi_b[d] = sum_e dphi_b/dxi_e J^{-1}[e][d] */
@@ -126,8 +122,7 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
     JACOBIAN_PHYSICS(uq, gradU, a, gradA, x, k_c, g0, g1, g2, g3);
 
     const real wdet = QuadWeights[q] * detJ;
-    {
-      const int b = slot;
+    for (int b = 0; b < N_B; ++b) {
       const real phi = Basis[TAB_PHI(q, b, N_B)];
       for (int fc = 0; fc < N_COMP; ++fc)
         for (int gc = 0; gc < N_COMP; ++gc) {
@@ -139,12 +134,13 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
             for (int df = 0; df < DIM; ++df) v1 += gradPhi[b][df] * g3[JAC_G3(fc, gc, df, dg, N_COMP, DIM)];
             k += (v1 * wdet) * gradPhi[b][dg];
           }
-          block[fc][gc] += k;
+          blocks[b][fc][gc] += k;
         }
     }
   }
 
-  for (int fc = 0; fc < N_COMP; ++fc)
-    for (int gc = 0; gc < N_COMP; ++gc)
-      atomic_add_real(&out[(nodes[slot] * N_COMP + fc) * N_COMP + gc], block[fc][gc]);
+  for (int b = 0; b < N_B; ++b)
+    for (int fc = 0; fc < N_COMP; ++fc)
+      for (int gc = 0; gc < N_COMP; ++gc)
+        atomic_add_real(&out[(nodes[b] * N_COMP + fc) * N_COMP + gc], blocks[b][fc][gc]);
 }

@@ -21,7 +21,7 @@ pub const INTEGRATE_TEMPLATE: &str = include_str!("../../../kernels/integrate.cl
 /// Name of the kernel function in [`INTEGRATE_TEMPLATE`].
 pub const INTEGRATE_KERNEL: &str = "integrate";
 
-/// The point-block diagonal of the Jacobian, one work-item per cell and node slot.
+/// The point-block diagonal of the Jacobian, one work-item per cell.
 pub const DIAGONAL_TEMPLATE: &str = include_str!("../../../kernels/jacobian_diagonal.cl");
 
 /// Name of the kernel function in [`DIAGONAL_TEMPLATE`].

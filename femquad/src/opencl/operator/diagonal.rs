@@ -1,7 +1,7 @@
 //! The point-block diagonal of the Jacobian on the device
-//! (`kernels/jacobian_diagonal.cl`): one work-item per cell and node slot,
-//! the slot's diagonal block of the cell's element matrix from the physics'
-//! pointwise Jacobians, added atomically into the global blocks. For Jacobi and Chebyshev
+//! (`kernels/jacobian_diagonal.cl`): one work-item per cell, the diagonal
+//! blocks of its element matrix from the physics' pointwise Jacobians,
+//! added atomically into the global blocks. For Jacobi and Chebyshev
 //! smoothing; nothing is assembled.
 
 use opencl3::kernel::ExecuteKernel;
@@ -79,8 +79,6 @@ impl<R: Real> OpenClOperator<R> {
         let n_cells = self.disc.n_cells();
         let n_cells_arg = i32::try_from(n_cells)
             .map_err(|_| Error::arg("mesh", format!("{n_cells} cells exceed 2^31")))?;
-        // one work-item per cell and node slot
-        let items = n_cells * self.disc.n_b();
         let d = &self.data;
         let (inv_j, det_j) = d.stored_geometry.as_ref().expect("prepared above");
         let aux = d.aux.as_ref().unwrap_or(&d.unused_real);
@@ -97,7 +95,7 @@ impl<R: Real> OpenClOperator<R> {
         }
         .map_err(cl_error("clEnqueueFillBuffer"))?;
         // SAFETY: argument types and order match kernels/jacobian_diagonal.cl;
-        // the kernel returns for work-items past the last cell's slots; every node
+        // the kernel returns for work-items past the last cell; every node
         // index is below n_nodes and `out` holds n_nodes·N_comp² values.
         let event = unsafe {
             ExecuteKernel::new(&kernel)
@@ -110,7 +108,7 @@ impl<R: Real> OpenClOperator<R> {
                 .set_arg(&d.constants)
                 .set_arg(out)
                 .set_arg(&n_cells_arg)
-                .set_global_work_size(items.div_ceil(GROUP).max(1) * GROUP)
+                .set_global_work_size(n_cells.div_ceil(GROUP).max(1) * GROUP)
                 .set_local_work_size(GROUP)
                 .enqueue_nd_range(self.device.queue())
         }
