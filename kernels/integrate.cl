@@ -3,6 +3,10 @@
  * (Knepley, Rupp, Terrel, "Finite element integration with quadrature on
  * the GPU", Section 3 and Appendix), with the gather of u and the
  * assembly of F fused in.
+ * (Longer than most files: one kernel template whose variants — element
+ * vectors or fused gather/assembly, residual or Jacobian action, stored or
+ * computed geometry, node windows, prefetch — are selected by the
+ * preprocessor, so that every launch reads like the paper's appendix.)
  *
  * The host prepends a prelude (see femquad/src/opencl/source.rs) that defines
  *   real            float or double (and FP_CONTRACT OFF: no fused a*b+c,

@@ -1,23 +1,26 @@
 /*
  * femquad: the point-block diagonal of the Jacobian J(u), without
- * assembling J. One work-item per cell:
+ * assembling J. One work-item per cell; for each node slot b of the cell
+ * the block
  *
- *   D[node(c, b)][fc][gc] += sum_q w_q detJ_c ( v0 phi_b + v1 . grad phi_b ),
- *   v0     = phi_b g0[fc][gc] + sum_df grad phi_b[df] g2[fc][gc][df],
- *   v1[dg] = phi_b g1[fc][gc][dg] + sum_df grad phi_b[df] g3[fc][gc][df][dg],
+ *   D[node(c, b)][fc][gc] += sum_q w_q detJ_c ( df0[fc] phi_b + df1[fc] . grad phi_b ),
  *
- * the diagonal blocks (a = b) of the element matrices of
- * femquad/src/sparse/element.rs, in the same order of operations, with the
- * pointwise Jacobians g0..g3 (PETSc's meaning; layouts JAC_G0..JAC_G3 of
- * femquad/src/layout.rs) from JACOBIAN_PHYSICS at u, grad u, a, grad a, x
- * computed as the native integrator computes them. Each cell's blocks are
- * added into out[node][fc][gc] with atomic_add_real.
+ * (df0, df1) = TANGENT_PHYSICS at u, grad u, a, grad a, x in the direction
+ * du = phi_b e_gc, grad du = grad phi_b e_gc: the diagonal blocks (a = b)
+ * of the element matrices of femquad/src/sparse/element.rs, column by
+ * column, from the physics' tangent (N_COMP tangents per point and slot;
+ * one 3x3 block in registers, where the pointwise Jacobians g0..g3 of 3D
+ * elasticity are 144 reals). u, grad u, a, grad a, x are computed as the
+ * native integrator computes them; an affine physics (AFFINE) is
+ * differentiated at u = 0 (its tangent does not depend on u, so u is not
+ * read). Each block is added into out[node][fc][gc] with atomic_add_real.
  *
  * The host prepends: real, DIM, N_B, N_COMP, N_Q, N_AUX, N_AUX_ALLOC,
- * AUX_FIELD, AUX_CELL, N_CONSTANTS, N_CONSTANTS_ALLOC, atomic_add_real, the
- * layout macros, the tabulation (Basis, BasisDerivatives, QuadWeights,
- * QuadPoints), the physics and JACOBIAN_PHYSICS (see
- * femquad/src/opencl/source.rs). Geometry is read per cell (J^{-1}, det J).
+ * AUX_FIELD, AUX_CELL, N_CONSTANTS, N_CONSTANTS_ALLOC, AFFINE,
+ * atomic_add_real, the layout macros, the tabulation (Basis,
+ * BasisDerivatives, QuadWeights, QuadPoints), the physics and
+ * TANGENT_PHYSICS (see femquad/src/opencl/source.rs). Geometry is read per
+ * cell (J^{-1}, det J).
  */
 
 __kernel void jacobian_diagonal(__global const real *restrict u,          /* [node][comp]          */
@@ -41,7 +44,9 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
   real uc[N_B][N_COMP];
   for (int b = 0; b < N_B; ++b) {
     nodes[b] = cellNodes[CELL_NODE(cell, b, N_B)];
+#if !AFFINE
     for (int comp = 0; comp < N_COMP; ++comp) uc[b][comp] = u[GLOBAL_DOF(nodes[b], comp, N_COMP)];
+#endif
   }
 #if AUX_FIELD
   real ac[N_B][N_AUX_ALLOC];
@@ -55,92 +60,92 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
   for (int v = 0; v <= DIM; ++v)
     for (int d = 0; d < DIM; ++d) xv[v][d] = coordinates[VERTEX_COORD(nodes[v], d, DIM)];
 
-  real blocks[N_B][N_COMP][N_COMP];
-  for (int b = 0; b < N_B; ++b)
+  /* Node slot by node slot: the block B_b[fc][gc] is J applied to the
+   * direction phi_b e_gc (du = phi_b e_gc, grad du = grad phi_b e_gc), tested
+   * with phi_b e_fc: N_COMP tangents per point, one block in registers. */
+  for (int b = 0; b < N_B; ++b) {
+    real block[N_COMP][N_COMP];
     for (int fc = 0; fc < N_COMP; ++fc)
-      for (int gc = 0; gc < N_COMP; ++gc) blocks[b][fc][gc] = (real)0;
-
-  for (int q = 0; q < N_Q; ++q) {
-    /* Physical basis gradients grad phi_b[d] = sum_e dphi_b/dxi_e J^{-1}[e][d] */
-    real gradPhi[N_B][DIM];
-    for (int b = 0; b < N_B; ++b)
+      for (int gc = 0; gc < N_COMP; ++gc) block[fc][gc] = (real)0;
+    for (int q = 0; q < N_Q; ++q) {
+      /* u, grad u (and a, grad a) at the point, as natively; not for an
+       * affine physics, whose tangent is the same at every u */
+      real uq[N_COMP], gradU[N_COMP][DIM];
+      for (int comp = 0; comp < N_COMP; ++comp) {
+        real val = (real)0, ref[DIM];
+        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
+#if !AFFINE
+        for (int bb = 0; bb < N_B; ++bb) {
+          val += Basis[TAB_PHI(q, bb, N_B)] * uc[bb][comp];
+          for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, bb, e, N_B, DIM)] * uc[bb][comp];
+        }
+#endif
+        uq[comp] = val;
+        for (int d = 0; d < DIM; ++d) {
+          real g = (real)0;
+          for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
+          gradU[comp][d] = g;
+        }
+      }
+      real a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM];
+      for (int k = 0; k < N_AUX_ALLOC; ++k) {
+        a[k] = (real)0;
+        for (int d = 0; d < DIM; ++d) gradA[k][d] = (real)0;
+      }
+#if AUX_FIELD
+      for (int k = 0; k < N_AUX; ++k) {
+        real val = (real)0, ref[DIM];
+        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
+        for (int bb = 0; bb < N_B; ++bb) {
+          val += Basis[TAB_PHI(q, bb, N_B)] * ac[bb][k];
+          for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, bb, e, N_B, DIM)] * ac[bb][k];
+        }
+        a[k] = val;
+        for (int d = 0; d < DIM; ++d) {
+          real g = (real)0;
+          for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
+          gradA[k][d] = g;
+        }
+      }
+#elif AUX_CELL
+      for (int k = 0; k < N_AUX; ++k) a[k] = aux[cell * N_AUX + k];
+#endif
+      /* x = X_0 + sum_e xi_e (X_{e+1} - X_0) */
+      real x[DIM];
+      for (int d = 0; d < DIM; ++d) {
+        real xd = xv[0][d];
+        for (int e = 0; e < DIM; ++e) xd += QuadPoints[q * DIM + e] * (xv[e + 1][d] - xv[0][d]);
+        x[d] = xd;
+      }
+      /* phi_b and its physical gradient sum_e dphi_b/dxi_e J^{-1}[e][d] */
+      const real phi = Basis[TAB_PHI(q, b, N_B)];
+      real gradPhi[DIM];
       for (int d = 0; d < DIM; ++d) {
         real g = (real)0;
         for (int e = 0; e < DIM; ++e) g += BasisDerivatives[TAB_DPHI(q, b, e, N_B, DIM)] * invJ[INV_J(0, e, d, DIM)];
-        gradPhi[b][d] = g;
+        gradPhi[d] = g;
       }
-
-    /* u, grad u (and a, grad a) at the point, as natively */
-    real uq[N_COMP], gradU[N_COMP][DIM];
-    for (int comp = 0; comp < N_COMP; ++comp) {
-      real val = (real)0, ref[DIM];
-      for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
-      for (int b = 0; b < N_B; ++b) {
-        val += Basis[TAB_PHI(q, b, N_B)] * uc[b][comp];
-        for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, b, e, N_B, DIM)] * uc[b][comp];
-      }
-      uq[comp] = val;
-      for (int d = 0; d < DIM; ++d) {
-        real g = (real)0;
-        for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
-        gradU[comp][d] = g;
-      }
-    }
-    real a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM];
-    for (int k = 0; k < N_AUX_ALLOC; ++k) {
-      a[k] = (real)0;
-      for (int d = 0; d < DIM; ++d) gradA[k][d] = (real)0;
-    }
-#if AUX_FIELD
-    for (int k = 0; k < N_AUX; ++k) {
-      real val = (real)0, ref[DIM];
-      for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
-      for (int b = 0; b < N_B; ++b) {
-        val += Basis[TAB_PHI(q, b, N_B)] * ac[b][k];
-        for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, b, e, N_B, DIM)] * ac[b][k];
-      }
-      a[k] = val;
-      for (int d = 0; d < DIM; ++d) {
-        real g = (real)0;
-        for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
-        gradA[k][d] = g;
-      }
-    }
-#elif AUX_CELL
-    for (int k = 0; k < N_AUX; ++k) a[k] = aux[cell * N_AUX + k];
-#endif
-    /* x = X_0 + sum_e xi_e (X_{e+1} - X_0) */
-    real x[DIM];
-    for (int d = 0; d < DIM; ++d) {
-      real xd = xv[0][d];
-      for (int e = 0; e < DIM; ++e) xd += QuadPoints[q * DIM + e] * (xv[e + 1][d] - xv[0][d]);
-      x[d] = xd;
-    }
-
-    real g0[N_COMP * N_COMP], g1[N_COMP * N_COMP * DIM], g2[N_COMP * N_COMP * DIM],
-        g3[N_COMP * N_COMP * DIM * DIM];
-    JACOBIAN_PHYSICS(uq, gradU, a, gradA, x, k_c, g0, g1, g2, g3);
-
-    const real wdet = QuadWeights[q] * detJ;
-    for (int b = 0; b < N_B; ++b) {
-      const real phi = Basis[TAB_PHI(q, b, N_B)];
-      for (int fc = 0; fc < N_COMP; ++fc)
-        for (int gc = 0; gc < N_COMP; ++gc) {
-          real v0 = phi * g0[JAC_G0(fc, gc, N_COMP)];
-          for (int df = 0; df < DIM; ++df) v0 += gradPhi[b][df] * g2[JAC_G2(fc, gc, df, N_COMP, DIM)];
-          real k = (v0 * wdet) * phi;
-          for (int dg = 0; dg < DIM; ++dg) {
-            real v1 = phi * g1[JAC_G1(fc, gc, dg, N_COMP, DIM)];
-            for (int df = 0; df < DIM; ++df) v1 += gradPhi[b][df] * g3[JAC_G3(fc, gc, df, dg, N_COMP, DIM)];
-            k += (v1 * wdet) * gradPhi[b][dg];
+      const real wdet = QuadWeights[q] * detJ;
+      for (int gc = 0; gc < N_COMP; ++gc) {
+        real du[N_COMP], gradDu[N_COMP][DIM], df0[N_COMP], df1[N_COMP][DIM];
+        for (int comp = 0; comp < N_COMP; ++comp) {
+          du[comp] = comp == gc ? phi : (real)0;
+          df0[comp] = (real)0;
+          for (int d = 0; d < DIM; ++d) {
+            gradDu[comp][d] = comp == gc ? gradPhi[d] : (real)0;
+            df1[comp][d] = (real)0;
           }
-          blocks[b][fc][gc] += k;
         }
+        TANGENT_PHYSICS(uq, gradU, a, gradA, x, k_c, du, gradDu, df0, df1);
+        for (int fc = 0; fc < N_COMP; ++fc) {
+          real k = (df0[fc] * wdet) * phi;
+          for (int d = 0; d < DIM; ++d) k += (df1[fc][d] * wdet) * gradPhi[d];
+          block[fc][gc] += k;
+        }
+      }
     }
-  }
-
-  for (int b = 0; b < N_B; ++b)
     for (int fc = 0; fc < N_COMP; ++fc)
       for (int gc = 0; gc < N_COMP; ++gc)
-        atomic_add_real(&out[(nodes[b] * N_COMP + fc) * N_COMP + gc], blocks[b][fc][gc]);
+        atomic_add_real(&out[(nodes[b] * N_COMP + fc) * N_COMP + gc], block[fc][gc]);
+  }
 }

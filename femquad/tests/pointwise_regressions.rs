@@ -4,6 +4,9 @@
 //! the device probe: f64 within 1e-12, f32 within 1e-5 (relative, per output
 //! array). Cases the macro now rejects are in `tests/ui/fail`; the macro's
 //! side of each fix is pinned in `femquad-macros/src/tests/regressions.rs`.
+//!
+//! (Longer than most files: one physics and one test per finding, each
+//! kept whole so that it reads as the reproducer it was.)
 #![allow(clippy::all)]
 
 use femquad::Real;

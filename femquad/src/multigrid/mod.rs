@@ -52,6 +52,7 @@ mod eigen;
 mod hierarchy;
 mod levels;
 mod operators;
+mod profile;
 mod residuals;
 mod transfer;
 mod vcycle;
@@ -63,9 +64,10 @@ pub use eigen::{EigenEstimate, estimate_eigenvalues};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
 pub use operators::{Action, LevelOperators};
+pub use profile::{CycleProfile, LevelTimes};
 pub use residuals::{JacobianLevels, ResidualLevels};
 pub use transfer::Transfer;
-pub use vcycle::{CycleProfile, LevelReport, LevelTimes, Multigrid, MultigridOptions, SetupReport};
+pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
 
 #[cfg(test)]
 mod tests;

@@ -166,7 +166,7 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
 /// The source of the point-block diagonal of the Jacobian
 /// (`kernels/jacobian_diagonal.cl`) for `physics` on a discretization of
 /// `sizes = [dim, N_b, N_comp, N_q]` with `aux`, summing with `atomic`.
-/// The physics must have derivatives (its Jacobian function is called).
+/// The physics must have derivatives (its tangent function is called).
 pub(crate) fn diagonal_source<R: Real, P: Pointwise + ?Sized>(
     sizes: [usize; 4],
     aux: AuxSpace,
@@ -180,11 +180,9 @@ pub(crate) fn diagonal_source<R: Real, P: Pointwise + ?Sized>(
     define_physics_sizes(&mut s, sizes, aux, physics);
     push_atomic_add::<R>(&mut s, atomic);
     push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
-    let _ = writeln!(
-        s,
-        "#define JACOBIAN_PHYSICS {}",
-        physics.info().opencl_jacobian_name
-    );
+    let info = physics.info();
+    let _ = writeln!(s, "#define TANGENT_PHYSICS {}", info.opencl_tangent_name);
+    let _ = writeln!(s, "#define AFFINE {}", usize::from(info.linear));
     s.push_str("\n/* ---- kernel template: kernels/jacobian_diagonal.cl ---- */\n");
     s.push_str(DIAGONAL_TEMPLATE);
     s

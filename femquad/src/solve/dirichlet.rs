@@ -1,5 +1,8 @@
 //! Dirichlet conditions: fix some dofs, solve for the others — on the
 //! residual's backend, with every vector where the residual lives.
+//!
+//! (Longer than most files: its unit tests, about 150 lines, live at the
+//! end, beside the private state they check.)
 
 use std::cell::RefCell;
 

@@ -1,6 +1,6 @@
 //! The point-block diagonal of the Jacobian on the device
 //! (`kernels/jacobian_diagonal.cl`): one work-item per cell, the diagonal
-//! blocks of its element matrix from the physics' pointwise Jacobians,
+//! blocks of its element matrix column by column from the physics' tangent,
 //! added atomically into the global blocks. For Jacobi and Chebyshev
 //! smoothing; nothing is assembled.
 
@@ -50,7 +50,7 @@ impl<R: Real> OpenClOperator<R> {
         self.disc.check_physics(physics, constants.len())?;
         crate::error::check_finite("constants", constants)?;
         let info = physics.info();
-        if info.opencl_jacobian_name.is_empty() {
+        if info.opencl_tangent_name.is_empty() {
             return Err(PointwiseError::NoDerivatives { physics: info.name }.into());
         }
         if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
