@@ -29,7 +29,8 @@ strip .gpu/solve_bench 2>/dev/null || true
 rm -f .gpu/t_*
 {
   cargo test --release --no-run -p femquad --lib --test residual_device --test device_vector \
-    --test device_solvers --test autotune --test pointwise_opencl --test pointwise_ad --test jacobian --test multigrid 2>&1
+    --test device_solvers --test autotune --test pointwise_opencl --test pointwise_ad --test pointwise_regressions \
+    --test jacobian --test multigrid 2>&1
   cargo test --release --no-run --test convergence --test newton 2>&1
 } | sed -n -e 's/.*Executable unittests src\/lib\.rs (\(.*\))/lib \1/p' \
     -e 's/.*Executable \(femquad\/\)\{0,1\}tests\/\([a-z_]*\)\.rs (\(.*\))/\2 \3/p' |
