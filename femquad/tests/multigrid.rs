@@ -612,7 +612,8 @@ fn a_device_vcycle_moves_only_the_coarse_vectors() {
 /// level and phase: one profiled cycle per preconditioner application,
 /// smoothing and residual on every level above the coarsest, the direct
 /// solve only on the coarsest, the phases within the cycles' time. Without
-/// it there is no profile. The profiled solve is the same solve.
+/// it there is no profile. The profiled solve is the same solve (to
+/// round-off).
 #[test]
 fn a_profiled_solve_times_every_level_and_phase() {
     let cl = backend();
@@ -651,7 +652,14 @@ fn a_profiled_solve_times_every_level_and_phase() {
         let phases: f64 = prof.levels.iter().map(|t| t.total()).sum();
         assert!(phases <= prof.seconds, "{phases} > {}", prof.seconds);
     }
-    assert_eq!(bits(&solutions[0]), bits(&solutions[1]));
+    // the same solve: equal to round-off (the atomic assembly's order of
+    // additions varies from run to run on a GPU)
+    let scale = solutions[0].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let diff = solutions[0]
+        .iter()
+        .zip(&solutions[1])
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff <= 1e-10 * scale, "{diff:e} vs {scale:e}");
 }
 
 /// `DirichletProblem::prepare` does the one-time device work of a solve:
