@@ -175,13 +175,13 @@ impl Gen {
         let scalars: Vec<Var> = c
             .visible()
             .into_iter()
-            .filter(|v| v.writable && v.ty == Ty::Real)
+            .filter(|v| c.can_write(v) && v.ty == Ty::Real)
             .cloned()
             .collect();
         let arrays: Vec<Var> = c
             .visible()
             .into_iter()
-            .filter(|v| v.writable && matches!(v.ty, Ty::Arr(..)) && *v.ty.scalar() == Ty::Real)
+            .filter(|v| c.can_write(v) && matches!(v.ty, Ty::Arr(..)) && *v.ty.scalar() == Ty::Real)
             .cloned()
             .collect();
         if !scalars.is_empty() && (arrays.is_empty() || self.chance(0.5)) {
@@ -357,7 +357,7 @@ impl Gen {
                 let counters: Vec<Var> = c
                     .visible()
                     .into_iter()
-                    .filter(|v| v.writable && v.ty == Ty::Usize)
+                    .filter(|v| c.can_write(v) && v.ty == Ty::Usize)
                     .cloned()
                     .collect();
                 match counters.first() {
@@ -492,7 +492,7 @@ impl Gen {
         let h = c.helpers[options[self.below(options.len())]].clone();
         let mut pre: Vec<Stmt> = Vec::new();
         let mut args: Vec<Option<Expr>> = vec![None; h.params.len()];
-        let forbid_before = c.forbid.len();
+        let (forbid_before, shared_before) = (c.forbid.len(), c.shared.len());
         // `&mut` arguments first: their roots are then kept out of the others.
         for (k, p) in h.params.iter().enumerate() {
             let PTy::Ref(true, t) = p else { continue };
@@ -500,7 +500,7 @@ impl Gen {
                 .visible()
                 .into_iter()
                 .filter(|v| {
-                    v.writable && (v.ty == *t || matches!(&v.ty, Ty::Arr(e, _) if **e == *t))
+                    c.can_write(v) && (v.ty == *t || matches!(&v.ty, Ty::Arr(e, _) if **e == *t))
                 })
                 .cloned()
                 .collect();
@@ -549,9 +549,14 @@ impl Gen {
                     }
                 }
             };
+            // Borrowed until the call: later arguments may read it, not write it.
+            if let (PTy::Ref(..), Some(root)) = (p, borrowed_root(&arg)) {
+                c.shared.push(root.to_string());
+            }
             args[k] = Some(arg);
         }
         c.forbid.truncate(forbid_before);
+        c.shared.truncate(shared_before);
         c.use_helper(&h.name);
         let call = Expr::Call(
             h.name.clone(),
@@ -564,6 +569,23 @@ impl Gen {
                 stmts: pre,
                 tail: Some(Box::new(call)),
             }))
+        }
+    }
+}
+
+/// The variable a reference argument borrows: `v` of `&v`, `&v[i][j]` or
+/// of a reference `v` passed on by name; `None` for a temporary (`&[x; 2]`).
+fn borrowed_root(arg: &Expr) -> Option<&str> {
+    let mut e = match arg {
+        Expr::Ref(_, inner) => &**inner,
+        Expr::Var(n) => return Some(n),
+        _ => return None,
+    };
+    loop {
+        match e {
+            Expr::Var(n) => return Some(n),
+            Expr::Index(a, _) => e = a,
+            _ => return None,
         }
     }
 }

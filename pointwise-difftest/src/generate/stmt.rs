@@ -122,7 +122,7 @@ impl Gen {
         let targets: Vec<Var> = c
             .visible()
             .into_iter()
-            .filter(|v| v.writable && (*v.ty.scalar() == Ty::Real || v.ty.is_int()))
+            .filter(|v| c.can_write(v) && (*v.ty.scalar() == Ty::Real || v.ty.is_int()))
             .cloned()
             .collect();
         if targets.is_empty() {
