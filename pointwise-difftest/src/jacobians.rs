@@ -22,9 +22,10 @@
 //! `|g|·|v|` shows, and `J·v` rounds them column by column): a difference
 //! within twice its norm is `jacobian-explained` /
 //! `jacobian-device-explained` (`[tangent-noise]`, listed, not a finding).
-//! An OpenCL Jacobian that is not finite where the OpenCL tangent was
-//! found to be that of `tanh(NaN) = 0` (`derivatives`) is explained too
-//! (`[tanh-nan]`: the two are compiled apart, PoCL folds the NaN in one).
+//! An OpenCL Jacobian that is not finite (or a tangent that is, against a
+//! finite Jacobian) at a point where the plain copy gives a math function
+//! a NaN is explained too (`[nan-fold]`: the two are compiled apart, PoCL
+//! may fold the NaN in one, see `pt::set_poison`).
 //!
 //! Arrays with a non-finite tangent entry (an overflow, a NaN) are not
 //! compared.
@@ -102,10 +103,10 @@ fn worst_of(
     t: &dyn Fn(usize) -> (Vec<f64>, Vec<f64>),
     eps: f64,
     noise: Option<Noise<'_>>,
-) -> (f64, String) {
+) -> (f64, String, usize) {
     let nc = i.sizes.n_comp;
     let info = physics.info();
-    let (mut worst, mut detail) = (0.0f64, String::new());
+    let (mut worst, mut detail, mut at) = (0.0f64, String::new(), 0);
     for p in 0..i.points {
         let g = g(p);
         let (du, dgu) = i.direction(p);
@@ -130,10 +131,11 @@ fn worst_of(
             if d > worst || d.is_nan() {
                 worst = if d.is_nan() { f64::INFINITY } else { d };
                 detail = format!("point {p} {what}: J·v {jv:?} tangent {t:?}");
+                at = p;
             }
         }
     }
-    (worst, detail)
+    (worst, detail, at)
 }
 
 /// The native Jacobian against the native tangents `native` (`f64`).
@@ -154,7 +156,7 @@ pub fn native_versus_tangent(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, d
     }
     let t = |p: usize| (native.f0(p).to_vec(), native.f1(p).to_vec());
     let g = |p: usize| blocks[p].clone();
-    let (worst, detail) = worst_of(b.physics, i, dim, &g, &t, f64::EPSILON, None);
+    let (worst, detail, _) = worst_of(b.physics, i, dim, &g, &t, f64::EPSILON, None);
     if worst <= 1e-10 {
         println!("result {id} {dim} f64 jacobian-ok {worst:e} {detail}");
         return;
@@ -175,7 +177,7 @@ fn with_noise<R: Ad>(
     native: &Outputs<R>,
     tol: f64,
     first: (f64, String),
-    check: &dyn Fn(Noise<'_>) -> (f64, String),
+    check: &dyn Fn(Noise<'_>) -> (f64, String, usize),
 ) -> (&'static str, f64, String) {
     let r = crate::derivatives::rounding_reach(b, i, native, 0x2545_f491_4f6c_dd1d);
     let [n0, n1] = i.sizes.outputs();
@@ -186,7 +188,7 @@ fn with_noise<R: Ad>(
             r[all0 + p * n1..all0 + (p + 1) * n1].to_vec(),
         )
     };
-    let (worst, _) = check(&noise);
+    let (worst, ..) = check(&noise);
     if worst <= tol {
         (
             "explained",
@@ -228,6 +230,14 @@ fn device<R: Real>(
     }
 }
 
+/// The points at which the plain copy of `b` gives a math function a NaN.
+fn nan_points<R: Real>(b: &Body, i: &Inputs<R>) -> Vec<usize> {
+    crate::runtime::pt::set(0);
+    crate::runtime::pt::nan_points();
+    let _ = crate::runtime::evaluate::<R>(crate::runtime::plain::<R>(b), i);
+    crate::runtime::pt::nan_points()
+}
+
 /// The OpenCL Jacobians of `bodies` against their OpenCL tangents
 /// `tangents` (`None` where the tangent did not build).
 pub fn device_versus_tangent<R: Ad>(
@@ -262,18 +272,18 @@ pub fn device_versus_tangent<R: Ad>(
             femquad::Precision::F64 => f64::EPSILON,
             femquad::Precision::F32 => f32::EPSILON as f64,
         };
-        let (worst, detail) = worst_of(b.physics, &i64, dim, &g, &tp, eps, None);
+        let (worst, detail, at) = worst_of(b.physics, &i64, dim, &g, &tp, eps, None);
         if worst <= tol {
             println!("result {id} {dim} {prec} jacobian-device-ok {worst:e} {detail}");
             continue;
         }
-        if worst.is_infinite() && crate::verdict::tanh_nan_noted(id, dim, prec) {
-            // The tangent check found OpenCL's tangent to be that of the
-            // plain copy with tanh(NaN) = 0; the Jacobian, compiled apart,
-            // may not fold that NaN.
+        if worst.is_infinite() && nan_points(b, i).contains(&at) {
+            // The Jacobian and the tangent are compiled apart: PoCL may
+            // fold a NaN argument of a math function in one and not in the
+            // other (`pt::set_poison`).
             println!(
-                "result {id} {dim} {prec} jacobian-device-explained {worst:e} [tanh-nan] {detail} \
-                 (the tangent is that of the plain copy with tanh(NaN) = 0, see its line)"
+                "result {id} {dim} {prec} jacobian-device-explained {worst:e} [nan-fold] {detail} \
+                 (the plain copy gives a math function a NaN at this point)"
             );
             continue;
         }

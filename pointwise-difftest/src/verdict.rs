@@ -33,12 +33,14 @@
 //!   that lands on the other side after a few ulps (an O(1) difference);
 //! - `finite-flip`: finite on one side, ±∞ or NaN on the other, within the
 //!   reach (an overflow or a domain edge moved by a few ulps);
-//! - `tanh-nan`: in `f32`, the OpenCL value is the plain copy's with
-//!   `tanh(NaN) = 0` — PoCL's `float` `tanh` returns 0 for a NaN the
-//!   compiler folds (`x / x` of a propagated zero), against C99 and
-//!   OpenCL C; for a tangent: the native one is not finite, OpenCL's is,
-//!   the plain copy takes the `tanh` of a NaN at that point and the `f64`
-//!   tangents agree (`derivatives`);
+//! - `nan-fold`: the entry changes when every math function given a NaN
+//!   returns an arbitrary number instead (`pt::set_poison`): PoCL compiles
+//!   its built-ins assuming no NaN, so where its compiler knows an argument
+//!   is NaN (`x / x` of a propagated zero) `ceil`, `floor`, `tanh`, … fold
+//!   to an arbitrary value (LLVM's poison), against C99 and OpenCL C; for
+//!   a tangent, the poisoned differences change, or (`f32`) the native
+//!   tangent is not finite, OpenCL's is, the plain copy gives a math
+//!   function a NaN at that point and the `f64` tangents agree;
 //! - tangents also (`derivatives`): `point-scale` (within 64 ulps of the
 //!   largest tangent entry at the point: a derivative formula that
 //!   cancels where the function does not), `tangent-noise` (within the
@@ -47,7 +49,7 @@
 //!   `derivatives::F32_BOUND` times the native `f32` tangent's distance
 //!   from the `f64` one) and `f32-amplified` (`f32`, beyond every reach,
 //!   but the `f64` tangents agree); Jacobians applied to the direction
-//!   (`jacobians`): `tangent-noise` and `tanh-nan`.
+//!   (`jacobians`): `tangent-noise` and `nan-fold`.
 
 use femquad::Precision;
 use femquad::opencl::probe::Outputs;
@@ -129,27 +131,6 @@ pub fn note_finiteness_flip(id: usize, dim: usize, prec: femquad::Precision) {
 /// Whether [`note_finiteness_flip`] was called for these.
 pub fn finiteness_flipped(id: usize, dim: usize, prec: femquad::Precision) -> bool {
     FLIPS.with(|f| f.borrow().contains(&(id, dim, prec)))
-}
-
-thread_local! {
-    /// The (program, dimension, precision) whose OpenCL tangent is that of
-    /// the plain copy with `tanh(NaN) = 0` (see [`note_tanh_nan`]).
-    static TANH_NAN: std::cell::RefCell<Vec<(usize, usize, femquad::Precision)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Notes that the OpenCL tangent of program `id` is finite where the
-/// native one is not, as the derivative of the plain copy with
-/// `tanh(NaN) = 0` (PoCL's `float` `tanh` of a NaN the compiler folds). Its
-/// OpenCL Jacobian, compiled apart, may fold it or not: see
-/// [`tanh_nan_noted`].
-pub fn note_tanh_nan(id: usize, dim: usize, prec: femquad::Precision) {
-    TANH_NAN.with(|f| f.borrow_mut().push((id, dim, prec)));
-}
-
-/// Whether [`note_tanh_nan`] was called for these.
-pub fn tanh_nan_noted(id: usize, dim: usize, prec: femquad::Precision) -> bool {
-    TANH_NAN.with(|f| f.borrow().contains(&(id, dim, prec)))
 }
 
 /// The first entry where two native evaluations are not [`same`], if any.

@@ -492,7 +492,8 @@ impl Gen {
         let h = c.helpers[options[self.below(options.len())]].clone();
         let mut pre: Vec<Stmt> = Vec::new();
         let mut args: Vec<Option<Expr>> = vec![None; h.params.len()];
-        let (forbid_before, shared_before) = (c.forbid.len(), c.shared.len());
+        let (forbid_before, shared_before, held_before) =
+            (c.forbid.len(), c.shared.len(), c.held.len());
         // `&mut` arguments first: their roots are then kept out of the others.
         for (k, p) in h.params.iter().enumerate() {
             let PTy::Ref(true, t) = p else { continue };
@@ -506,18 +507,21 @@ impl Gen {
                 .collect();
             let arg = if !places.is_empty() && self.chance(0.7) {
                 let v = places[self.below(places.len())].clone();
-                if v.ty == *t {
-                    if v.by_ref {
-                        Expr::var(&v.name)
-                    } else {
-                        Expr::Ref(true, Box::new(Expr::var(&v.name)))
-                    }
+                if v.ty == *t && v.by_ref {
+                    // Passed on by name: an implicit reborrow, two-phase in
+                    // Rust, so later arguments may read it (not write it).
+                    c.shared.push(v.name.clone());
+                    c.held.push(v.name.clone());
+                    Expr::var(&v.name)
+                } else if v.ty == *t {
+                    c.forbid.push(v.name.clone());
+                    Expr::Ref(true, Box::new(Expr::var(&v.name)))
                 } else {
                     let Ty::Arr(_, l) = v.ty else { unreachable!() };
                     let i = self.index(c, l);
+                    c.forbid.push(v.name.clone());
                     Expr::Ref(true, Box::new(Expr::var(&v.name).index(i)))
                 }
-                .tap(|_| c.forbid.push(v.name.clone()))
             } else {
                 let name = self.name();
                 let init = self.array(c, t, 1);
@@ -539,13 +543,37 @@ impl Gen {
             let arg = match p {
                 PTy::Scalar(t) => self.value(c, t, depth.saturating_sub(1)),
                 PTy::Ref(_, t) => {
-                    let v = self.array(c, t, depth.saturating_sub(1));
-                    match v {
-                        // A parameter passed on by name is a reference already.
-                        Expr::Var(n) if c.visible().iter().any(|x| x.name == n && x.by_ref) => {
-                            Expr::Var(n)
+                    // An array parameter passed on by name (a reference already).
+                    let by_name: Vec<Var> = c
+                        .visible()
+                        .into_iter()
+                        .filter(|v| {
+                            v.by_ref
+                                && v.ty == *t
+                                && !c.held.contains(&v.name)
+                                && !(v.writable && c.shared.contains(&v.name))
+                        })
+                        .cloned()
+                        .collect();
+                    if !by_name.is_empty() && self.chance(0.3) {
+                        let v = by_name[self.below(by_name.len())].clone();
+                        if v.writable {
+                            c.held.push(v.name.clone());
                         }
-                        v => Expr::Ref(false, Box::new(v)),
+                        Expr::var(&v.name)
+                    } else {
+                        let v = self.array(c, t, depth.saturating_sub(1));
+                        let arg = Expr::Ref(false, Box::new(v));
+                        match borrowed_root(&arg) {
+                            // Not a second borrow of what may be `&mut`: a
+                            // temporary array instead.
+                            Some(r) if c.held.iter().any(|h| h == r) => {
+                                let Ty::Arr(e, l) = t else { unreachable!() };
+                                let x = self.value(c, e, 0);
+                                Expr::Ref(false, Box::new(Expr::Repeat(Box::new(x), *l)))
+                            }
+                            _ => arg,
+                        }
                     }
                 }
             };
@@ -557,6 +585,7 @@ impl Gen {
         }
         c.forbid.truncate(forbid_before);
         c.shared.truncate(shared_before);
+        c.held.truncate(held_before);
         c.use_helper(&h.name);
         let call = Expr::Call(
             h.name.clone(),
@@ -599,12 +628,3 @@ pub(crate) fn len_expr(dims: Dims, l: Len) -> Expr {
         (Len::D, _) => Expr::var("D"),
     }
 }
-
-trait Tap: Sized {
-    fn tap(self, f: impl FnOnce(&Self)) -> Self {
-        f(&self);
-        self
-    }
-}
-
-impl<T> Tap for T {}

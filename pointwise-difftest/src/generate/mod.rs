@@ -60,6 +60,11 @@ pub(crate) struct Ctx {
     /// passed on by name, in the call being built): the borrow is alive
     /// while the later arguments are evaluated.
     pub shared: Vec<String>,
+    /// Roots no other argument of the call being built may borrow (a
+    /// `&mut` parameter passed on by name: the helper may take it as
+    /// `&mut`, which `#[pointwise]` cannot see, so it rejects a second
+    /// borrow).
+    pub held: Vec<String>,
 }
 
 impl Ctx {
@@ -74,6 +79,7 @@ impl Ctx {
             loops: 0,
             forbid: Vec::new(),
             shared: Vec::new(),
+            held: Vec::new(),
         }
     }
 

@@ -140,19 +140,47 @@ fn borrow_violation(p: &Program) -> Option<String> {
     found
 }
 
+/// The calls of `p` that pass a reference parameter on by name to a `&mut`
+/// parameter (a two-phase reborrow) and read it in a later argument.
+fn reborrows_read_later(p: &Program) -> usize {
+    let mut n = 0;
+    let mut count = |e: &Expr| {
+        let Expr::Call(h, args) = e else { return };
+        for (i, (a, t)) in args.iter().zip(params(p, h)).enumerate() {
+            if let (Expr::Var(r), PTy::Ref(true, _)) = (a, &t)
+                && args[i + 1..].iter().any(|l| mentions(l, r, p).0)
+            {
+                n += 1;
+            }
+        }
+    };
+    for h in &p.helpers {
+        visit_block(&h.body, &mut count);
+    }
+    visit_block(&p.physics.body, &mut count);
+    n
+}
+
 #[test]
 fn helper_calls_keep_the_borrow_rules() {
     // Seed 20261123 gave, as program 150, `h(&v, { v[0] = c; v[0] }, &v)`
     // (rejected by the macro: a later argument writes a borrowed array).
-    for seed in [20261123, 7, 20260501] {
+    // (Program 4290 of seed 20261123 passed `&f1[0]` and, inside a later
+    // argument, `&mut f1[0]` to another call.)
+    let mut reborrows = 0;
+    for (seed, n) in [(20261123, 5000), (7, 2000), (20260501, 2000)] {
         let mut g = Gen::new(seed);
-        for i in 0..2000 {
+        for i in 0..n {
             let p = g.program(i);
             if let Some(v) = borrow_violation(&p) {
                 panic!("seed {seed}, program {i}: {v}\n{}", p.source());
             }
+            reborrows += reborrows_read_later(&p);
         }
     }
+    // `h(q, q[0])` with `q: &mut` passed on to a `&mut` parameter is
+    // generated (valid Rust: the reborrow is two-phase).
+    assert!(reborrows > 0);
 }
 
 #[test]
@@ -218,4 +246,99 @@ fn the_borrow_check_of_this_test_finds_violations() {
         Expr::Ref(true, Box::new(v())),
     ]);
     assert!(borrow_violation(&program(bad)).is_some());
+}
+
+/// The first index of `p` that is a bare name resolving, with Rust's
+/// scoping, to an array (a name shadowed by a `let` the generator did not
+/// track).
+fn array_used_as_index(p: &Program) -> Option<String> {
+    fn block(b: &Block, scope: &mut Vec<(String, bool)>, out: &mut Option<String>) {
+        let mark = scope.len();
+        for s in &b.stmts {
+            match s {
+                Stmt::Let { name, ty, init, .. } => {
+                    expr(init, scope, out);
+                    let array = matches!(ty, Some(Ty::Arr(..)))
+                        || matches!(init, Expr::Array(_) | Expr::Repeat(..));
+                    scope.push((name.clone(), array));
+                }
+                Stmt::Const { name, value, .. } => {
+                    expr(value, scope, out);
+                    scope.push((name.clone(), false));
+                }
+                Stmt::Assign { place, value, .. } => {
+                    expr(value, scope, out);
+                    expr(place, scope, out);
+                }
+                Stmt::If { cond, then, els } => {
+                    expr(cond, scope, out);
+                    block(then, scope, out);
+                    if let Some(e) = els {
+                        block(e, scope, out);
+                    }
+                }
+                Stmt::For { var, body, .. } => {
+                    scope.push((var.clone(), false));
+                    block(body, scope, out);
+                    scope.pop();
+                }
+                Stmt::Expr(e) => expr(e, scope, out),
+            }
+        }
+        if let Some(t) = &b.tail {
+            expr(t, scope, out);
+        }
+        scope.truncate(mark);
+    }
+    fn expr(e: &Expr, scope: &mut Vec<(String, bool)>, out: &mut Option<String>) {
+        if let Expr::Index(_, i) = e
+            && let Expr::Var(n) = &**i
+            && scope
+                .iter()
+                .rev()
+                .find(|(m, _)| m == n)
+                .is_some_and(|(_, a)| *a)
+            && out.is_none()
+        {
+            *out = Some(format!("`{n}` is an array here, used as an index"));
+        }
+        let mut copy = e.clone();
+        copy.children_mut(&mut |c| match c {
+            Child::Expr(x) => expr(x, scope, out),
+            Child::Block(b) => block(b, scope, out),
+        });
+    }
+    let mut out = None;
+    for h in &p.helpers {
+        let mut scope: Vec<(String, bool)> = h
+            .params
+            .iter()
+            .map(|(n, t)| (n.clone(), matches!(t, PTy::Ref(..))))
+            .collect();
+        block(&h.body, &mut scope, &mut out);
+    }
+    let mut scope: Vec<(String, bool)> = p
+        .physics
+        .params
+        .iter()
+        .map(|(r, _)| (r.name().to_string(), true))
+        .collect();
+    block(&p.physics.body, &mut scope, &mut out);
+    out
+}
+
+#[test]
+fn arrays_of_a_call_statement_shadow_in_scope() {
+    // Seed 20261123 gave, as program 2281, `for global in 0..D { let mut
+    // global = [[…]; 2]; h(&mut global); … f1[global][global] … }`: the
+    // array a call statement declares was not in the generator's scope.
+    for seed in [20261123, 7, 20260501] {
+        let mut g = Gen::new(seed);
+        for i in 0..3000 {
+            let p = g.program(i);
+            if let Some(v) = array_used_as_index(&p) {
+                panic!("seed {seed}, program {i}: {v}\n{}", p.source());
+            }
+        }
+    }
 }
