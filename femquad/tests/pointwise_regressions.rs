@@ -4,6 +4,8 @@
 //! the device probe: f64 within 1e-12, f32 within 1e-5 (relative, per output
 //! array). Cases the macro now rejects are in `tests/ui/fail`; the macro's
 //! side of each fix is pinned in `femquad-macros/src/tests/regressions.rs`.
+//! (Longer than most files: one physics per regression, kept next to the
+//! case it reproduces.)
 #![allow(clippy::all)]
 
 use femquad::Real;
