@@ -193,6 +193,9 @@ pub(crate) fn rounding_reach<R: Ad>(
     r
 }
 
+/// What [`nan_fold`] finds, with the unpoisoned differences.
+type Folds = (Vec<usize>, Vec<Vec<f64>>, Option<Vec<f64>>);
+
 /// The points at which the plain copy of `b` gives a math function a NaN,
 /// and the central differences (step `h`, entry by entry) of the copy under
 /// NaN poison (`pt::set_poison`, the same arbitrary values at both points
@@ -369,8 +372,7 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
             };
         let mut reach: Option<Vec<f64>> = None;
         let mut formula: Option<Vec<f64>> = None;
-        let mut folds: Option<(Vec<usize>, Vec<Vec<f64>>)> = None;
-        let mut base_difference: Option<Option<Vec<f64>>> = None;
+        let mut folds: Option<Folds> = None;
 
         let mut worst = verdict::Worst::default();
         let (d_all, n_all) = (widen(&device), widen(&native));
@@ -382,6 +384,22 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
             } else {
                 (e - n0) / p1.max(1)
             }
+        };
+        // Whether entry `e` (OpenCL `o`, native `n`) is at a point where the
+        // plain copy gives a math function a NaN that matters (`nan-fold`).
+        let mut nan_folded = |e: usize, o: f64, n: f64| {
+            let (points, trials, base) = folds.get_or_insert_with(|| {
+                let (p, t) = nan_fold(b, i, h, s.seed ^ 0x51f1_5eed);
+                (p, t, difference(0))
+            });
+            points.contains(&point_of(e))
+                && (trials
+                    .iter()
+                    .any(|t| base.as_ref().is_some_and(|b| !verdict::same(t[e], b[e])))
+                    || (prec == femquad::Precision::F32
+                        && !n.is_finite()
+                        && o.is_finite()
+                        && F64_AGREE.with(|s| s.borrow().contains(&(id, dim)))))
         };
         // The largest finite native tangent entry at a point, both arrays.
         let point_scale = |p: usize| {
@@ -469,19 +487,7 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
                      reach of the math libraries (see its residual line)",
                 );
                 (f64::INFINITY, d)
-            } else if {
-                let (points, trials) =
-                    folds.get_or_insert_with(|| nan_fold(b, i, h, s.seed ^ 0x51f1_5eed));
-                let base = base_difference.get_or_insert_with(|| difference(0));
-                points.contains(&point_of(e))
-                    && (trials
-                        .iter()
-                        .any(|t| base.as_ref().is_some_and(|b| !verdict::same(t[e], b[e])))
-                        || (prec == femquad::Precision::F32
-                            && !n.is_finite()
-                            && o.is_finite()
-                            && F64_AGREE.with(|s| s.borrow().contains(&(id, dim)))))
-            } {
+            } else if nan_folded(e, o, n) {
                 let mut d = explained(f64::INFINITY, "nan-fold");
                 d.push_str(
                     ": the plain copy gives a math function a NaN at this point, which \
