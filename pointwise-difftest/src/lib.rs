@@ -120,7 +120,6 @@ impl Outcome {
                 | "jacobian-device-ok"
                 | "jacobian-explained"
                 | "jacobian-device-explained"
-                | "ad-explained"
         )
     }
 
@@ -129,11 +128,7 @@ impl Outcome {
     pub fn is_explained(&self) -> bool {
         matches!(
             self.verdict.as_str(),
-            "ulp"
-                | "tangent-ulp"
-                | "jacobian-explained"
-                | "jacobian-device-explained"
-                | "ad-explained"
+            "ulp" | "tangent-ulp" | "jacobian-explained" | "jacobian-device-explained"
         )
     }
 
