@@ -773,6 +773,21 @@ impl Lower<'_> {
             }
             done.push(v);
         }
+        // A `&mut` argument borrows its array until the call, and the
+        // emitted `&mut` is no two-phase borrow: later arguments (which may
+        // read a reference passed on by name, `h(q, q[0])`, two-phase in
+        // Rust) are evaluated before it, into temporaries — the same values.
+        if let Some(m) = done
+            .iter()
+            .position(|d| matches!(d, Lowered::Array(_, true)))
+        {
+            for d in done.iter_mut().skip(m + 1) {
+                match d {
+                    Lowered::Value(x) => *x = self.spill(x.clone()),
+                    Lowered::Array(p, _) => *p = self.stabilize_unstable(p.clone()),
+                }
+            }
+        }
         let args = done
             .into_iter()
             .map(|d| match d {

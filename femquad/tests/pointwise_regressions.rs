@@ -561,6 +561,27 @@ fn huge_loops<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f0: &mut [f6
     }
 }
 
+/// `q[0] += s`, returns `q[1]·s`: writes through `&mut`.
+#[pointwise]
+fn add_to_first(q: &mut [f64; 2], s: f64) -> f64 {
+    q[0] += s;
+    q[1] * s
+}
+
+/// Passes its `&mut` parameter on by name and reads it in a later argument:
+/// a reborrow (two-phase), valid Rust that the macro once rejected.
+#[pointwise(helpers(add_to_first))]
+fn pass_on(q: &mut [f64; 2], s: f64) -> f64 {
+    add_to_first(q, q[0] * s) + q[0]
+}
+
+#[pointwise(helpers(pass_on))]
+fn reborrowed(u: &[f64; 2], f0: &mut [f64; 2]) {
+    let mut v = [u[0], u[1]];
+    f0[0] = pass_on(&mut v, u[1]);
+    f0[1] = v[0] * v[1];
+}
+
 // ----- tests -----
 
 /// Compares one physics with the native evaluation at points with the
@@ -722,7 +743,21 @@ fn sources_the_opencl_compiler_once_rejected_now_build() {
 
 #[test]
 fn cases_once_rejected_by_the_macro_agree() {
-    check_all(&[&HelperResultMethod, &UsesNamedHelpers], 67);
+    check_all(&[&HelperResultMethod, &UsesNamedHelpers, &Reborrowed], 67);
+    // The values Rust gives: `q[0]` is read before the helper writes it.
+    let mut f0 = [0.0; 2];
+    let args = femquad::physics::PointArgs {
+        u: &[2.0, 3.0],
+        grad_u: &[0.0; 4],
+        a: &[],
+        grad_a: &[],
+        x: &[0.0; 2],
+        constants: &[],
+    };
+    Reborrowed.eval_f64(2, &args, &mut f0, &mut []).unwrap();
+    // pass_on: add_to_first(v, 2·3) makes v = [8, 3] and returns 3·6 = 18;
+    // + v[0] = 26.
+    assert_eq!(f0, [26.0, 24.0]);
 }
 
 /// Element vectors of `physics` (`n_comp` components, P1, the degree-4

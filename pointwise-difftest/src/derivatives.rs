@@ -21,7 +21,16 @@
 //!   native and OpenCL: the tangent's own math calls (`1 − tanh²` from
 //!   OpenCL's `tanh` of 1 − 2⁻²⁴ where Rust's gives 1, then `acos′` of
 //!   it) cannot be perturbed from here, and a translation fault would show
-//!   in `f64`, printed from the same program;
+//!   in `f64`, printed from the same program. In both precisions a
+//!   difference is also explained by the rounding of the derivative
+//!   formulas themselves, which perturbing the function cannot show: within
+//!   [`POINT_SCALE`] ulps of the largest tangent entry at the point, or
+//!   within the rounding noise of the native tangent ([`rounding_reach`]);
+//!   and a tangent at a point where the plain copy gives a math function
+//!   a NaN that PoCL may fold to anything (`nan-fold`: the differences of
+//!   the copy change under NaN poison, or in `f32` the native tangent is not
+//!   finite, OpenCL's is and the `f64` tangents agree). Each explained
+//!   difference is tagged with its kind (`verdict`);
 //! - in `f64`, **AD versus differences** (`ad-ok`, `ad-mismatch`): the
 //!   native tangent against a Richardson-extrapolated central difference of
 //!   the plain copy with its decisions frozen (steps 10⁻³, 5·10⁻⁴ and
@@ -103,8 +112,130 @@ thread_local! {
         std::cell::RefCell::new(std::collections::HashSet::new());
 }
 
+/// An entry of a tangent may differ by this many ulps of the largest entry
+/// at its point: the derivative formulas round at the scale of their
+/// terms, which the largest entry shows (`2f·(0.1/f)` is 0.2 to the ulp,
+/// its tangent `0.2f′/f − 0.2f·f′/f²` cancels from terms of size `f′/f` to
+/// a few of their ulps, 0 natively and −2⁻⁵² on the device; the rounding
+/// of the two libraries' `tan` moves which).
+const POINT_SCALE: f64 = 64.0;
+
+/// Trials of [`rounding_reach`], and the ulps each input moves at most: as
+/// far as OpenCL's bounds let a math result move (16 for `powf`), so that a
+/// derivative formula that amplifies its arguments' rounding (`1/r²` of a
+/// residue `r = x % y` with a tiny `y`, where a few ulps of `x` move `r`
+/// by a part in a thousand) is measured at the scale the libraries move it.
+const NUDGE_TRIALS: u64 = 16;
+const NUDGE_ULPS: u64 = 16;
+
+/// `x` moved by `n` ulps of its precision.
+fn nudge<R: Real>(x: R, n: i64) -> R {
+    use crate::pt::F;
+    match R::PRECISION {
+        femquad::Precision::F64 => R::from_f64(x.to_f64().nudge(n)),
+        femquad::Precision::F32 => R::from_f64((x.to_f64() as f32).nudge(n) as f64),
+    }
+}
+
+/// The rounding noise of the native tangents, entry by entry (`f0` then
+/// `f1`, all points): the largest finite change of `t(v′)/s` from `t(v)`
+/// over [`NUDGE_TRIALS`] trials in which every input and the direction
+/// move by a random number of ulps (at most [`NUDGE_ULPS`]) and the
+/// direction `v′` is then scaled by a random `s` in `[0.5, 2)` (the
+/// tangent is linear in it: what changes is rounding). A derivative
+/// formula that cancels where the function does not (`2f·(0.1/f)` is 0.2
+/// to the ulp, its tangent `0.2f′/f − 0.2f·f′/f²` keeps the rounding of
+/// terms of size `f′/f`; `f − (g + f)` keeps that of `g + f`) turns the
+/// few-ulp differences of the two libraries' math results into differences
+/// this large, which perturbing the plain copy's math results (a
+/// difference of the function) cannot show; it is also the rounding noise
+/// of a Jacobian applied to the direction against the tangent
+/// (`crate::jacobians`), whose columns round at other scales. An input
+/// within a few ulps of a decision moves the tangent as far as the
+/// decision does.
+pub(crate) fn rounding_reach<R: Ad>(
+    b: &Body,
+    i: &Inputs<R>,
+    base: &Outputs<R>,
+    seed: u64,
+) -> Vec<f64> {
+    let all =
+        |o: &Outputs<R>| -> Vec<f64> { o.f0.iter().chain(&o.f1).map(|x| x.to_f64()).collect() };
+    let base = all(base);
+    let mut r = vec![0.0f64; base.len()];
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..NUDGE_TRIALS {
+        let mut j = i.clone();
+        for v in [
+            &mut j.u,
+            &mut j.grad_u,
+            &mut j.a,
+            &mut j.grad_a,
+            &mut j.x,
+            &mut j.constants,
+            &mut j.du,
+            &mut j.dgrad_u,
+        ] {
+            for x in v.iter_mut() {
+                *x = nudge(
+                    *x,
+                    (next() % (2 * NUDGE_ULPS + 1)) as i64 - NUDGE_ULPS as i64,
+                );
+            }
+        }
+        let scale = 0.5 + 1.5 * (next() >> 11) as f64 / (1u64 << 53) as f64;
+        for x in j.du.iter_mut().chain(j.dgrad_u.iter_mut()) {
+            *x = R::from_f64(x.to_f64() * scale);
+        }
+        let Ok(t) = native_tangents(b, &j) else {
+            continue;
+        };
+        for (k, (x, y)) in all(&t).iter().zip(&base).enumerate() {
+            let d = verdict::distance(*x / scale, *y);
+            if d.is_finite() {
+                r[k] = r[k].max(d);
+            }
+        }
+    }
+    r
+}
+
+/// The points at which the plain copy of `b` gives a math function a NaN,
+/// and the central differences (step `h`, entry by entry) of the copy under
+/// NaN poison (`pt::set_poison`, the same arbitrary values at both points
+/// of a trial).
+fn nan_fold<R: Real>(b: &Body, i: &Inputs<R>, h: f64, seed: u64) -> (Vec<usize>, Vec<Vec<f64>>) {
+    pt::set(0);
+    pt::nan_points();
+    let _ = evaluate::<R>(plain::<R>(b), i);
+    let points = pt::nan_points();
+    if points.is_empty() {
+        return (points, Vec::new());
+    }
+    let (up, down) = (shifted(i, h), shifted(i, -h));
+    let trials = (1..=6u64)
+        .filter_map(|t| {
+            let seed = seed.wrapping_mul(0x2545_f491).wrapping_add(t) | 1;
+            pt::set_poison(seed);
+            let plus = evaluate::<R>(plain::<R>(b), &up).ok();
+            pt::set_poison(seed);
+            let minus = evaluate::<R>(plain::<R>(b), &down).ok();
+            pt::set_poison(0);
+            Some(central(&widen(&plus?), &widen(&minus?), h))
+        })
+        .collect();
+    pt::nan_points();
+    (points, trials)
+}
+
 /// The native tangents at every point.
-fn native_tangents<R: Ad>(b: &Body, i: &Inputs<R>) -> Result<Outputs<R>, String> {
+pub(crate) fn native_tangents<R: Ad>(b: &Body, i: &Inputs<R>) -> Result<Outputs<R>, String> {
     let per_point = i.sizes.outputs();
     let mut out = Outputs {
         per_point,
@@ -222,9 +353,34 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
                 pt::inexact_calls() > 0
             };
         let mut reach: Option<Vec<f64>> = None;
+        let mut formula: Option<Vec<f64>> = None;
+        let mut folds: Option<(Vec<usize>, Vec<Vec<f64>>)> = None;
+        let mut base_difference: Option<Option<Vec<f64>>> = None;
+
         let mut worst = verdict::Worst::default();
         let (d_all, n_all) = (widen(&device), widen(&native));
         let n0 = n_all.f0.len();
+        let [p0, p1] = i.sizes.outputs();
+        let point_of = |e: usize| {
+            if e < n0 {
+                e / p0.max(1)
+            } else {
+                (e - n0) / p1.max(1)
+            }
+        };
+        // The largest finite native tangent entry at a point, both arrays.
+        let point_scale = |p: usize| {
+            n_all
+                .f0(p)
+                .iter()
+                .chain(n_all.f1(p))
+                .filter(|x| x.is_finite())
+                .fold(0.0f64, |m, x| m.max(x.abs()))
+        };
+        let eps = match prec {
+            femquad::Precision::F64 => f64::EPSILON,
+            femquad::Precision::F32 => f32::EPSILON as f64,
+        };
         let entries: Vec<(f64, f64)> = d_all
             .f0
             .iter()
@@ -262,26 +418,79 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
                 .map(|t| F32_BOUND * verdict::distance(n, t[e]))
                 .filter(|r| r.is_finite())
                 .unwrap_or(0.0);
-            r[e] = r[e].max(precision_reach);
+            let dist = verdict::distance(o, n);
+            let within = |reach: f64| dist <= 2.0 * reach + tol * n.abs();
+            // The first explanation that reaches (see `verdict`'s kinds).
             let (what, k) = if e < n0 { ("df0", e) } else { ("df1", e - n0) };
-            let mut detail = format!(
-                "entry {what}[{k}] (all points): native {n:e} OpenCL {o:e} (math libraries reach {:e})",
-                r[e]
-            );
-            if o.is_finite() != n.is_finite() && verdict::finiteness_flipped(id, dim, prec) {
-                r[e] = f64::INFINITY;
-                detail.push_str(
-                    " beyond the reach, but the function's own value turns non-finite on \
-                     one side within the reach of the math libraries (see its residual line)",
+            let explained = |reach: f64, kind: &str| {
+                format!(
+                    "[{kind}] entry {what}[{k}] (all points): native {n:e} OpenCL {o:e} \
+                     (reach {reach:e})"
+                )
+            };
+            let (reach_e, detail) = if within(r[e]) {
+                let kind = if r[e].is_infinite() {
+                    "finite-flip"
+                } else {
+                    "rounding"
+                };
+                (r[e], explained(r[e], kind))
+            } else if within(POINT_SCALE * eps * point_scale(point_of(e))) {
+                let r = POINT_SCALE * eps * point_scale(point_of(e));
+                (r, explained(r, "point-scale"))
+            } else if within(precision_reach) {
+                (precision_reach, explained(precision_reach, "f32-precision"))
+            } else if let Some(f) = formula
+                .get_or_insert_with(|| rounding_reach(b, i, &native, s.seed ^ 0x7f4a_7c15))
+                .get(e)
+                .copied()
+                .filter(|f| within(*f))
+            {
+                (f, explained(f, "tangent-noise"))
+            } else if o.is_finite() != n.is_finite() && verdict::finiteness_flipped(id, dim, prec) {
+                let mut d = explained(f64::INFINITY, "finite-flip");
+                d.push_str(
+                    ": the function's own value turns non-finite on one side within the \
+                     reach of the math libraries (see its residual line)",
                 );
-            } else if amplified && verdict::distance(o, n) > 2.0 * r[e] + tol * n.abs() {
-                r[e] = f64::INFINITY;
-                detail.push_str(
-                    " beyond the reach, but the f64 tangents agree: math-library rounding \
+                (f64::INFINITY, d)
+            } else if {
+                let (points, trials) =
+                    folds.get_or_insert_with(|| nan_fold(b, i, h, s.seed ^ 0x51f1_5eed));
+                let base = base_difference.get_or_insert_with(|| difference(0));
+                points.contains(&point_of(e))
+                    && (trials
+                        .iter()
+                        .any(|t| base.as_ref().is_some_and(|b| !verdict::same(t[e], b[e])))
+                        || (prec == femquad::Precision::F32
+                            && !n.is_finite()
+                            && o.is_finite()
+                            && F64_AGREE.with(|s| s.borrow().contains(&(id, dim)))))
+            } {
+                let mut d = explained(f64::INFINITY, "nan-fold");
+                d.push_str(
+                    ": the plain copy gives a math function a NaN at this point, which \
+                     PoCL may fold to an arbitrary value",
+                );
+                (f64::INFINITY, d)
+            } else if amplified {
+                let mut d = explained(f64::INFINITY, "f32-amplified");
+                d.push_str(
+                    ": beyond the reach, but the f64 tangents agree: math-library rounding \
                      amplified by a derivative formula in f32",
                 );
-            }
-            worst.differ(rel, verdict::distance(o, n), r[e], tol * n.abs(), detail);
+                (f64::INFINITY, d)
+            } else {
+                let reach = r[e].max(precision_reach);
+                (
+                    reach,
+                    format!(
+                        "entry {what}[{k}] (all points): native {n:e} OpenCL {o:e} \
+                         (math libraries reach {reach:e})"
+                    ),
+                )
+            };
+            worst.differ(rel, dist, reach_e, tol * n.abs(), detail);
         }
         if prec == femquad::Precision::F64 && worst.agrees() {
             F64_AGREE.with(|s| s.borrow_mut().insert((id, dim)));
@@ -338,11 +547,14 @@ fn entry(o: &Outputs<f64>, k: usize) -> f64 {
 /// freezing does not cover lies within the stencil — `atan2`'s cut, the
 /// edge of a domain where a value turns NaN — or the function is too steep
 /// for the step: it is not compared); there the
-/// Richardson extrapolation `r = (4e − c)/3` must match the tangent `t`:
-/// `|t − r| ≤ 10⁻⁶(|r| + s) + 4ν`, `s` the largest `|r|` of the smooth
+/// Richardson extrapolation `r = (4g − e)/3` must match the tangent `t`:
+/// `|t − r| ≤ 10⁻⁶(|r| + s) + 4ν + |r′ − r|`, with `r′ = (4e − c)/3` the
+/// extrapolation of the coarser pair (their difference bounds the error of
+/// `r` where a pole or a kink lies just beyond the stencil and the
+/// differences converge slowly), `s` the largest `|r|` of the smooth
 /// entries of the same output array at that point (a small entry next to
 /// large ones is compared at their scale). The printed measure is the
-/// largest `|t − r|/(10⁻⁶(|r| + s) + 4ν)` times 10⁻⁶ (at most 10⁻⁶ when
+/// largest `|t − r|/(10⁻⁶(|r| + s) + 4ν + |r′ − r|)` times 10⁻⁶ (at most 10⁻⁶ when
 /// everything matches).
 ///
 /// A tangent that is not finite where the differences are (`ad-nonfinite`,
@@ -388,7 +600,10 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
                 if !(c.is_finite() && e.is_finite() && g.is_finite() && near(c, e) && near(e, g)) {
                     continue;
                 }
-                smooth.push((k, (4.0 * e - c) / 3.0, 4.0 * nu));
+                // Two extrapolations; their difference bounds the error of
+                // the finer one where the stencil nears a pole or a kink.
+                let (r1, r2) = ((4.0 * e - c) / 3.0, (4.0 * g - e) / 3.0);
+                smooth.push((k, r2, 4.0 * nu + (r1 - r2).abs()));
             }
             let scale = smooth.iter().map(|(_, r, _)| r.abs()).fold(0.0, f64::max);
             for &(k, r, floor) in &smooth {

@@ -79,6 +79,11 @@ pub fn replaying() -> bool {
     TAPE.with(|t| t.borrow().mode == Mode::Replay)
 }
 
+/// The point being evaluated (see [`point`]).
+pub fn current() -> usize {
+    TAPE.with(|t| t.borrow().current)
+}
+
 /// The evaluation of point `p` begins.
 pub fn point(p: usize) {
     TAPE.with(|t| {

@@ -51,6 +51,9 @@ pub struct Config {
     pub name: String,
     /// Print progress to stderr.
     pub verbose: bool,
+    /// Only these programs of the seed's sequence (to reproduce findings);
+    /// `None`: programs `0..bodies`.
+    pub only: Option<Vec<usize>>,
 }
 
 impl Default for Config {
@@ -65,6 +68,7 @@ impl Default for Config {
             minimize: true,
             name: "campaign".into(),
             verbose: false,
+            only: None,
         }
     }
 }
@@ -114,7 +118,28 @@ impl Outcome {
                 | "ad-skipped"
                 | "jacobian-ok"
                 | "jacobian-device-ok"
+                | "jacobian-explained"
+                | "jacobian-device-explained"
         )
+    }
+
+    /// Whether this is a difference explained by the math libraries or by
+    /// rounding (listed with its kind, see [`Outcome::kind`]).
+    pub fn is_explained(&self) -> bool {
+        matches!(
+            self.verdict.as_str(),
+            "ulp" | "tangent-ulp" | "jacobian-explained" | "jacobian-device-explained"
+        )
+    }
+
+    /// The kind of an explained difference: the `[kind]` its detail starts
+    /// with (see `verdict`'s *Kinds*), or `unclassified`.
+    pub fn kind(&self) -> &str {
+        self.detail
+            .strip_prefix('[')
+            .and_then(|d| d.split_once(']'))
+            .map(|(k, _)| k)
+            .unwrap_or("unclassified")
     }
 }
 
@@ -137,9 +162,12 @@ pub struct Report {
     /// (dimension, precision) evaluations per verdict.
     pub counts: BTreeMap<String, usize>,
     pub findings: Vec<Finding>,
-    /// Differences within the reach of the math libraries, with the math
-    /// functions of the program.
+    /// Differences within the reach of the math libraries (or explained by
+    /// rounding: `jacobian-*explained`), with the math functions of the
+    /// program.
     pub ulp: Vec<(Outcome, Vec<&'static str>)>,
+    /// Explained differences per (verdict, precision, kind).
+    pub kinds: BTreeMap<(String, String, String), usize>,
     /// Tangents that are not finite where the differences of the function
     /// are (`ad-nonfinite`: an infinite or NaN intermediate value).
     pub nonfinite: Vec<Outcome>,
@@ -172,6 +200,9 @@ impl Report {
             self.findings.len(),
             self.ulp.len()
         );
+        for ((v, prec, kind), n) in &self.kinds {
+            let _ = writeln!(s, "  {v:26} {prec} {kind:16} {n}");
+        }
         for f in &self.findings {
             let _ = writeln!(
                 s,
@@ -264,7 +295,17 @@ pub fn build(
 /// Runs a campaign.
 pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
     let mut g = generate::Gen::new(cfg.seed);
-    let programs: Vec<Program> = (0..cfg.bodies).map(|i| g.program(i)).collect();
+    let programs: Vec<Program> = match &cfg.only {
+        None => (0..cfg.bodies).map(|i| g.program(i)).collect(),
+        Some(ids) => {
+            // The generator is sequential: program n follows programs 0..n.
+            let last = ids.iter().copied().max().unwrap_or(0);
+            (0..=last)
+                .map(|i| g.program(i))
+                .filter(|p| ids.contains(&p.id))
+                .collect()
+        }
+    };
     let project = Project::new(&project::base(), &cfg.name);
     let (mut build_seconds, mut run_seconds) = (0.0, 0.0);
     let (mut kept, mut findings, mut lines) = (Vec::new(), Vec::new(), Vec::new());
@@ -294,7 +335,9 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
                 o.id
             )));
         };
-        if o.verdict == "ulp" || o.verdict == "tangent-ulp" {
+        if o.is_explained() {
+            let key = (o.verdict.clone(), o.precision.clone(), o.kind().to_string());
+            *report.kinds.entry(key).or_default() += 1;
             report.ulp.push((o.clone(), math_functions(program)));
         }
         if o.verdict == "ad-nonfinite" {
@@ -418,4 +461,27 @@ pub fn run_args(cfg: &Config, only: Option<&[usize]>) -> Vec<String> {
         );
     }
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outcome;
+
+    #[test]
+    fn explained_differences_carry_their_kind() {
+        let o = Outcome::parse(
+            "result 7 2 f32 ulp 3e-1 [decision] point 3 f1[0]: native 1e-1 OpenCL 1e0 (reach 1e0)",
+        )
+        .expect("a result line");
+        assert!(o.is_explained() && !o.is_finding());
+        assert_eq!(o.kind(), "decision");
+        let o = Outcome::parse("result 7 3 f64 jacobian-device-explained 2e-10 [tangent-noise] x")
+            .expect("a result line");
+        assert!(o.is_explained() && !o.is_finding());
+        assert_eq!(o.kind(), "tangent-noise");
+        let o = Outcome::parse("result 7 3 f64 tangent-disagree inf entry df1[0]: native 0e0")
+            .expect("a result line");
+        assert!(o.is_finding() && !o.is_explained());
+        assert_eq!(o.kind(), "unclassified");
+    }
 }

@@ -33,6 +33,10 @@ struct Args {
     /// Print the source of program N of this seed and exit.
     #[arg(long)]
     show: Option<usize>,
+    /// Run only these programs of the seed (comma-separated ids), to
+    /// reproduce findings; `--bodies` is then ignored.
+    #[arg(long, value_delimiter = ',')]
+    only: Option<Vec<usize>>,
 }
 
 fn main() {
@@ -54,8 +58,12 @@ fn main() {
         chunk: args.chunk,
         device_limit: args.device_limit,
         minimize: !args.no_minimize,
-        name: format!("campaign-{}", args.seed),
+        name: match args.only {
+            Some(_) => format!("only-{}", args.seed),
+            None => format!("campaign-{}", args.seed),
+        },
         verbose: true,
+        only: args.only,
     };
     match campaign(&cfg) {
         Ok(report) => {

@@ -23,6 +23,65 @@ pub fn set(seed: u64) {
     STATE.with(|s| s.set(seed));
 }
 
+thread_local! {
+    /// The state of the NaN-poison generator; 0: off (see [`set_poison`]).
+    static POISON: Cell<u64> = const { Cell::new(0) };
+    /// The points at which a math function was given a NaN (see
+    /// [`nan_points`]).
+    static NAN_AT: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The points (`crate::freeze::point`) at which a math function was given
+/// a NaN since the last call.
+pub fn nan_points() -> Vec<usize> {
+    NAN_AT.with(|t| std::mem::take(&mut *t.borrow_mut()))
+}
+
+/// Turns NaN poison on (seed ≠ 0) or off (0): while on, a math function
+/// given a NaN returns an arbitrary number instead. PoCL compiles its
+/// built-in functions assuming no NaN arguments: where the compiler knows
+/// an argument is NaN (`x / x` of a zero it has propagated), `ceil`,
+/// `floor`, `tanh`, … fold to an arbitrary value (LLVM's poison: 0, or the
+/// value stored next to it), in `float` and `double`; at run time they
+/// return NaN. The runtime evaluates the plain copy this way to tell that
+/// device behaviour from a translation error (`crate::verdict`'s *Kinds*).
+pub fn set_poison(seed: u64) {
+    POISON.with(|s| s.set(seed));
+}
+
+/// What a math function with arguments `args` returns under NaN poison:
+/// `None` (compute it) unless an argument is NaN and poison is on. Notes
+/// the point of a NaN argument either way.
+fn poisoned(args: &[f64]) -> Option<f64> {
+    if !args.iter().any(|a| a.is_nan()) {
+        return None;
+    }
+    let p = crate::freeze::current();
+    NAN_AT.with(|t| {
+        let mut t = t.borrow_mut();
+        if !t.contains(&p) {
+            t.push(p);
+        }
+    });
+    POISON.with(|s| {
+        let mut x = s.get();
+        if x == 0 {
+            return None;
+        }
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        Some([0.0, 1.0, -1.0, 0.5, 2.0, -3.0][(x % 6) as usize])
+    })
+}
+
+/// [`poisoned`] in precision `R`.
+fn poison<R: F>(args: &[R]) -> Option<R> {
+    let wide: Vec<f64> = args.iter().map(|a| a.to64()).collect();
+    poisoned(&wide).map(R::from64)
+}
+
 /// A random integer in `[-b, b]`, or 0 when off.
 fn draw(b: u32) -> i64 {
     STATE.with(|s| {
@@ -116,13 +175,23 @@ fn p_in<R: F>(v: R, bound: u32, lo: f64, hi: f64) -> R {
 
 macro_rules! unary {
     ($($f:ident $b:expr),*) => { $(
-        pub fn $f<R: F + Unary>(x: R) -> R { p(x.$f(), $b) }
+        pub fn $f<R: F + Unary>(x: R) -> R {
+            if let Some(v) = poison(&[x]) {
+                return v;
+            }
+            p(x.$f(), $b)
+        }
     )* };
 }
 
 macro_rules! unary_in {
     ($($f:ident $b:expr, $lo:expr, $hi:expr);*) => { $(
-        pub fn $f<R: F + Unary>(x: R) -> R { p_in(x.$f(), $b, $lo, $hi) }
+        pub fn $f<R: F + Unary>(x: R) -> R {
+            if let Some(v) = poison(&[x]) {
+                return v;
+            }
+            p_in(x.$f(), $b, $lo, $hi)
+        }
     )* };
 }
 
@@ -272,7 +341,12 @@ unary_in!(exp 4, 0.0, f64::INFINITY; exp2 4, 0.0, f64::INFINITY;
 // are frozen while decisions are replayed.
 macro_rules! rounding {
     ($($f:ident),*) => { $(
-        pub fn $f<R: F + Unary>(x: R) -> R { frozen(x.$f()) }
+        pub fn $f<R: F + Unary>(x: R) -> R {
+            if let Some(v) = poison(&[x]) {
+                return v;
+            }
+            frozen(x.$f())
+        }
     )* };
 }
 rounding!(floor, ceil, round, trunc);
@@ -302,6 +376,9 @@ pub fn int_usize(v: usize) -> usize {
 /// `y₀`, `r₀ = x₀ % y₀` (`x − n·y` itself would lose a small `r₀`
 /// next to a large `x`).
 pub fn rem<R: F + Unary>(x: R, y: R) -> R {
+    if let Some(v) = poison(&[x, y]) {
+        return v;
+    }
     let r = x.rem(y);
     let (x64, y64, r64) = (x.to64(), y.to64(), r.to64());
     let keep = |v: f64| f64::from_bits(crate::freeze::decide(v.to_bits()));
@@ -317,6 +394,9 @@ pub fn rem<R: F + Unary>(x: R, y: R) -> R {
 /// `|x|` (exact), its sign a decision (`−x` where `x < 0`, as the
 /// tangent rule).
 pub fn abs<R: F + Unary>(x: R) -> R {
+    if let Some(v) = poison(&[x]) {
+        return v;
+    }
     let negative = cond(x.to64() < 0.0);
     if crate::freeze::replaying() {
         R::from64(if negative { -x.to64() } else { x.to64() })
@@ -328,6 +408,9 @@ pub fn abs<R: F + Unary>(x: R) -> R {
 /// `sqrt`: correctly rounded in Rust and in OpenCL's `double`; 3 ulp
 /// in OpenCL's `float`.
 pub fn sqrt<R: F + Unary>(x: R) -> R {
+    if let Some(v) = poison(&[x]) {
+        return v;
+    }
     p_in(x.sqrt(), if R::SINGLE { 3 } else { 0 }, 0.0, f64::INFINITY)
 }
 
@@ -344,16 +427,25 @@ pub fn div_assign<R: F + Unary>(place: &mut R, y: R) {
 /// `powi`: OpenCL's `pown` is within 16 ulp; Rust's multiplies, within
 /// about one ulp per factor.
 pub fn powi<R: F + Unary>(x: R, n: i32) -> R {
+    if let Some(v) = poison(&[x]) {
+        return v;
+    }
     p(x.powi(n), 17 + n.unsigned_abs().min(64))
 }
 
 pub fn powf<R: F + Unary>(x: R, y: R) -> R {
+    if let Some(v) = poison(&[x, y]) {
+        return v;
+    }
     p(x.powf(y), 17)
 }
 
 /// `min` (exact), the argument it returns a decision (`y` where
 /// `y < x` or `x` is NaN, as the tangent rule).
 pub fn min<R: F + Unary>(x: R, y: R) -> R {
+    if let Some(v) = poison(&[x, y]) {
+        return v;
+    }
     let second = cond(y.to64() < x.to64() || x.to64().is_nan());
     if crate::freeze::replaying() {
         if second { y } else { x }
@@ -365,6 +457,9 @@ pub fn min<R: F + Unary>(x: R, y: R) -> R {
 /// `max` (exact), the argument it returns a decision (`y` where
 /// `y > x` or `x` is NaN).
 pub fn max<R: F + Unary>(x: R, y: R) -> R {
+    if let Some(v) = poison(&[x, y]) {
+        return v;
+    }
     let second = cond(y.to64() > x.to64() || x.to64().is_nan());
     if crate::freeze::replaying() {
         if second { y } else { x }
@@ -374,15 +469,24 @@ pub fn max<R: F + Unary>(x: R, y: R) -> R {
 }
 
 pub fn hypot<R: F + Unary>(x: R, y: R) -> R {
+    if let Some(v) = poison(&[x, y]) {
+        return v;
+    }
     p_in(x.hypot(y), 5, 0.0, f64::INFINITY)
 }
 
 pub fn atan2<R: F + Unary>(x: R, y: R) -> R {
+    if let Some(v) = poison(&[x, y]) {
+        return v;
+    }
     p(x.atan2(y), 7)
 }
 
 /// `fma` is correctly rounded in both.
 pub fn mul_add<R: F + Unary>(x: R, a: R, b: R) -> R {
+    if let Some(v) = poison(&[x, a, b]) {
+        return v;
+    }
     x.mul_add(a, b)
 }
 
@@ -402,5 +506,24 @@ mod tests {
         assert_eq!((-tiny).nudge(3), 2.0 * tiny);
         assert_eq!((-1.0f32).nudge(2), -1.0 + f32::EPSILON);
         assert_eq!(f32::MAX.nudge(1), f32::INFINITY);
+    }
+
+    #[test]
+    fn nan_poison_replaces_math_of_a_nan_and_notes_its_point() {
+        crate::freeze::point(3);
+        super::nan_points();
+        assert!(super::ceil(f64::NAN).is_nan());
+        assert_eq!(super::nan_points(), vec![3]);
+        super::set_poison(7);
+        let v = super::tanh(f32::NAN);
+        let w = super::powf(2.0f64, f64::NAN);
+        super::set_poison(0);
+        assert!(v.is_finite() && w.is_finite());
+        // Arguments that are not NaN are computed as ever.
+        super::set_poison(7);
+        assert_eq!(super::ceil(1.5f64), 2.0);
+        super::set_poison(0);
+        assert_eq!(super::nan_points(), vec![3]);
+        assert!(super::nan_points().is_empty());
     }
 }

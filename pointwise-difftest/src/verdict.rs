@@ -20,6 +20,37 @@
 //! `R = 0` (IEEE arithmetic is exact and identical on both sides, nothing
 //! is contracted), so any difference beyond `τ` there is a disagreement.
 
+//!
+//! **Kinds.** Every explained difference is tagged with why (`[kind]`
+//! first in its detail; the campaign counts them):
+//!
+//! - `rounding`: within the reach of perturbations that keep the
+//!   decisions of the unperturbed plain copy (`crate::freeze`): a few ulps
+//!   amplified along the branch both sides took (cancellation, a steep
+//!   function, `asin` near 1);
+//! - `decision`: within the reach only when perturbations may change
+//!   decisions: a comparison, a cast to an integer, an index or `floor`
+//!   that lands on the other side after a few ulps (an O(1) difference);
+//! - `finite-flip`: finite on one side, ±∞ or NaN on the other, within the
+//!   reach (an overflow or a domain edge moved by a few ulps);
+//! - `nan-fold`: the entry changes when every math function given a NaN
+//!   returns an arbitrary number instead (`pt::set_poison`): PoCL compiles
+//!   its built-ins assuming no NaN, so where its compiler knows an argument
+//!   is NaN (`x / x` of a propagated zero) `ceil`, `floor`, `tanh`, … fold
+//!   to an arbitrary value (LLVM's poison), against C99 and OpenCL C; for
+//!   a tangent, the poisoned differences change, or (`f32`) the native
+//!   tangent is not finite, OpenCL's is, the plain copy gives a math
+//!   function a NaN at that point and the `f64` tangents agree;
+//! - tangents also (`derivatives`): `point-scale` (within 64 ulps of the
+//!   largest tangent entry at the point: a derivative formula that
+//!   cancels where the function does not), `tangent-noise` (within the
+//!   change of the native tangent when the inputs move by a few ulps and
+//!   the direction is scaled), `f32-precision` (`f32`, within
+//!   `derivatives::F32_BOUND` times the native `f32` tangent's distance
+//!   from the `f64` one) and `f32-amplified` (`f32`, beyond every reach,
+//!   but the `f64` tangents agree); Jacobians applied to the direction
+//!   (`jacobians`): `tangent-noise` and `nan-fold`.
+
 use femquad::Precision;
 use femquad::opencl::probe::Outputs;
 

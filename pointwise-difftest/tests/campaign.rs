@@ -18,6 +18,7 @@ fn a_hundred_random_programs_agree_native_and_opencl() {
         minimize: false,
         name: "ci".into(),
         verbose: false,
+        only: None,
     };
     let report = campaign(&cfg).expect("campaign");
     let summary = report.summary();

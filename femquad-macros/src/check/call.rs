@@ -122,14 +122,26 @@ impl Body<'_> {
     /// that rustc never reports them (twice, on the function and its
     /// translation): an array passed `&mut` may not appear in a later
     /// argument nor be borrowed by an earlier one, and an array passed `&`
-    /// may not be written by a later argument.
+    /// may not be written by a later argument. A `&mut` reference passed on
+    /// by name (`h(q, q[0])`) is reborrowed — `&*q` or, where the helper
+    /// takes `&mut`, a two-phase `&mut *q` — so later arguments may read it
+    /// but not write it; since the macro does not see which the helper
+    /// takes, no other argument may borrow it as well (`h(q, q)`), nor pass
+    /// it on by name inside a later argument (`h(q, g(q))`).
     pub(super) fn borrows(&mut self, args: &[Expr]) {
-        // (argument, root binding, mutable) of each array passed by reference.
+        #[derive(Clone, Copy, PartialEq)]
+        enum How {
+            Shared,
+            Mut,
+            Reborrow,
+        }
+        // (argument, root binding, how) of each array passed by reference.
         let mut borrowed = Vec::new();
         for (i, a) in args.iter().enumerate() {
-            let (inner, mutable) = match &a.kind {
-                ExprKind::Ref(m, inner) => (&**inner, *m),
-                _ => (a, false),
+            let (inner, how) = match &a.kind {
+                ExprKind::Ref(true, inner) => (&**inner, How::Mut),
+                ExprKind::Ref(false, inner) => (&**inner, How::Shared),
+                _ => (a, How::Shared),
             };
             if !matches!(
                 self.types.get(&a.id).map(|t| self.infer.shallow(t)),
@@ -139,40 +151,66 @@ impl Body<'_> {
             }
             if let Some(b) = self.place_root(strip_parens(inner)) {
                 let by_name = !matches!(a.kind, ExprKind::Ref(..));
-                let mutable = mutable || (by_name && self.bindings[b].mutable);
-                borrowed.push((i, b, mutable));
+                let how = if by_name && self.bindings[b].mutable {
+                    How::Reborrow
+                } else {
+                    how
+                };
+                borrowed.push((i, b, how));
             }
         }
-        for &(i, b, mutable) in &borrowed {
+        for &(i, b, how) in &borrowed {
             let name = self.bindings[b].rust.clone();
             // A reference of an earlier argument is still alive.
-            if mutable && let Some(&(j, ..)) = borrowed.iter().find(|(j, c, _)| *j < i && *c == b) {
-                self.errors.at(
-                    args[i].loc,
+            if how != How::Shared
+                && let Some(&(j, ..)) = borrowed.iter().find(|(j, c, _)| *j < i && *c == b)
+            {
+                let msg = if how == How::Mut {
                     format!(
                         "`{name}` is already borrowed by argument {} of this call, so it cannot \
                          be passed as `&mut` (Rust's borrow rules)",
                         j + 1
-                    ),
-                );
+                    )
+                } else {
+                    format!(
+                        "`{name}` is already borrowed by argument {} of this call, so it cannot \
+                         be passed on by name: the helper may take it as `&mut` (Rust's borrow \
+                         rules)",
+                        j + 1
+                    )
+                };
+                self.errors.at(args[i].loc, msg);
             }
             // Later arguments are evaluated while the borrow is alive.
-            for other in &args[i + 1..] {
+            for (k, other) in args.iter().enumerate().skip(i + 1) {
                 let (uses, writes) = self.mentions(other, b);
-                let msg = if mutable && uses {
-                    format!(
+                let held = borrowed
+                    .iter()
+                    .any(|&(k2, c, h)| k2 == k && c == b && h == How::Shared);
+                let msg = match how {
+                    How::Mut if uses => format!(
                         "`{name}` is passed as `&mut` in argument {} of this call, so a later \
                          argument cannot use it (Rust's borrow rules)",
                         i + 1
-                    )
-                } else if !mutable && writes {
-                    format!(
+                    ),
+                    How::Shared if writes => format!(
                         "`{name}` is borrowed by argument {} of this call, so a later argument \
                          cannot write it (Rust's borrow rules)",
                         i + 1
-                    )
-                } else {
-                    continue;
+                    ),
+                    How::Reborrow if writes => format!(
+                        "`{name}` is passed on by name in argument {} of this call, so a later \
+                         argument cannot write it nor pass it on by name (Rust's borrow rules; \
+                         the helper may take it as `&mut`)",
+                        i + 1
+                    ),
+                    How::Reborrow if held => format!(
+                        "`{name}` is passed on by name in argument {} of this call, which the \
+                         helper may take as `&mut`, so a later argument cannot borrow it as well \
+                         (Rust's borrow rules)",
+                        i + 1
+                    ),
+                    _ => continue,
                 };
                 self.errors.at(other.loc, msg);
             }
@@ -180,15 +218,21 @@ impl Body<'_> {
     }
 
     /// Whether `e` reads binding `b`, and whether it writes it (assignment,
-    /// `&mut`).
+    /// `&mut`, or — for a `&mut` reference — passing it on by name to a
+    /// helper, which may take it as `&mut`).
     fn mentions(&self, e: &Expr, b: usize) -> (bool, bool) {
         let (mut uses, mut writes) = (false, false);
+        let is_b = |x: &Expr| {
+            matches!(&x.kind, ExprKind::Path(_))
+                && matches!(self.res.get(&x.id), Some(Res::Binding(y)) if *y == b)
+        };
         e.walk(&mut |x| match &x.kind {
-            ExprKind::Path(_) => {
-                uses |= matches!(self.res.get(&x.id), Some(Res::Binding(y)) if *y == b)
-            }
+            ExprKind::Path(_) => uses |= is_b(x),
             ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::Ref(true, p) => {
                 writes |= self.place_root(strip_parens(p)) == Some(b)
+            }
+            ExprKind::Call(_, args) => {
+                writes |= self.bindings[b].mutable && args.iter().any(|a| is_b(strip_parens(a)))
             }
             _ => {}
         });

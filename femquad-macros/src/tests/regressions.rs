@@ -314,3 +314,47 @@ fn borrow_conflicts_in_helper_calls_are_errors() {
     );
     assert!(ok.is_empty(), "{ok:?}");
 }
+
+#[test]
+fn a_mut_reference_passed_on_by_name_may_be_read_by_later_arguments() {
+    // Rust reborrows `q` (`&*q`, or a two-phase `&mut *q` where `h` takes
+    // `&mut`): `h(q, q[1])` is valid Rust, which the macro rejected as a
+    // `&mut` borrow used by a later argument.
+    let ok = errors_with(
+        quote!(helpers(h)),
+        quote! {
+            fn g(q: &mut [f64; 2], s: f64) -> f64 {
+                h(q, q[1] * s)
+            }
+        },
+    );
+    assert!(ok.is_empty(), "{ok:?}");
+    // Writing it in a later argument, passing it on by name inside a later
+    // argument, borrowing it again (the helper may take it as `&mut`) are
+    // errors; so is passing it on by name after an earlier borrow.
+    let e = errors_with(
+        quote!(helpers(h, k, h2, h3, h4)),
+        quote! {
+            fn g(q: &mut [[f64; 2]; 2], s: f64) -> f64 {
+                h(q, { q[0][0] = s; q[0][0] });
+                h(q, k(q));
+                h2(q, q);
+                h3(q, &q[1]);
+                h4(&q[1], q)
+            }
+        },
+    );
+    assert_eq!(e.len(), 5, "{e:#?}");
+    let later_write = "`q` is passed on by name in argument 1 of this call, so a later argument \
+                       cannot write it";
+    assert!(e[0].starts_with(later_write), "{e:?}");
+    assert!(e[1].starts_with(later_write), "{e:?}");
+    let again = "`q` is already borrowed by argument 1 of this call, so it cannot be passed on \
+                 by name: the helper may take it as `&mut`";
+    assert!(e[2].starts_with(again), "{e:?}");
+    assert!(
+        e[3].contains("which the helper may take as `&mut`, so a later argument cannot borrow it"),
+        "{e:?}"
+    );
+    assert!(e[4].starts_with(again), "{e:?}");
+}

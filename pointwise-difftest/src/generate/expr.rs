@@ -175,13 +175,13 @@ impl Gen {
         let scalars: Vec<Var> = c
             .visible()
             .into_iter()
-            .filter(|v| v.writable && v.ty == Ty::Real)
+            .filter(|v| c.can_write(v) && v.ty == Ty::Real)
             .cloned()
             .collect();
         let arrays: Vec<Var> = c
             .visible()
             .into_iter()
-            .filter(|v| v.writable && matches!(v.ty, Ty::Arr(..)) && *v.ty.scalar() == Ty::Real)
+            .filter(|v| c.can_write(v) && matches!(v.ty, Ty::Arr(..)) && *v.ty.scalar() == Ty::Real)
             .cloned()
             .collect();
         if !scalars.is_empty() && (arrays.is_empty() || self.chance(0.5)) {
@@ -357,7 +357,7 @@ impl Gen {
                 let counters: Vec<Var> = c
                     .visible()
                     .into_iter()
-                    .filter(|v| v.writable && v.ty == Ty::Usize)
+                    .filter(|v| c.can_write(v) && v.ty == Ty::Usize)
                     .cloned()
                     .collect();
                 match counters.first() {
@@ -492,7 +492,8 @@ impl Gen {
         let h = c.helpers[options[self.below(options.len())]].clone();
         let mut pre: Vec<Stmt> = Vec::new();
         let mut args: Vec<Option<Expr>> = vec![None; h.params.len()];
-        let forbid_before = c.forbid.len();
+        let (forbid_before, shared_before, held_before) =
+            (c.forbid.len(), c.shared.len(), c.held.len());
         // `&mut` arguments first: their roots are then kept out of the others.
         for (k, p) in h.params.iter().enumerate() {
             let PTy::Ref(true, t) = p else { continue };
@@ -500,24 +501,27 @@ impl Gen {
                 .visible()
                 .into_iter()
                 .filter(|v| {
-                    v.writable && (v.ty == *t || matches!(&v.ty, Ty::Arr(e, _) if **e == *t))
+                    c.can_write(v) && (v.ty == *t || matches!(&v.ty, Ty::Arr(e, _) if **e == *t))
                 })
                 .cloned()
                 .collect();
             let arg = if !places.is_empty() && self.chance(0.7) {
                 let v = places[self.below(places.len())].clone();
-                if v.ty == *t {
-                    if v.by_ref {
-                        Expr::var(&v.name)
-                    } else {
-                        Expr::Ref(true, Box::new(Expr::var(&v.name)))
-                    }
+                if v.ty == *t && v.by_ref {
+                    // Passed on by name: an implicit reborrow, two-phase in
+                    // Rust, so later arguments may read it (not write it).
+                    c.shared.push(v.name.clone());
+                    c.held.push(v.name.clone());
+                    Expr::var(&v.name)
+                } else if v.ty == *t {
+                    c.forbid.push(v.name.clone());
+                    Expr::Ref(true, Box::new(Expr::var(&v.name)))
                 } else {
                     let Ty::Arr(_, l) = v.ty else { unreachable!() };
                     let i = self.index(c, l);
+                    c.forbid.push(v.name.clone());
                     Expr::Ref(true, Box::new(Expr::var(&v.name).index(i)))
                 }
-                .tap(|_| c.forbid.push(v.name.clone()))
             } else {
                 let name = self.name();
                 let init = self.array(c, t, 1);
@@ -539,19 +543,49 @@ impl Gen {
             let arg = match p {
                 PTy::Scalar(t) => self.value(c, t, depth.saturating_sub(1)),
                 PTy::Ref(_, t) => {
-                    let v = self.array(c, t, depth.saturating_sub(1));
-                    match v {
-                        // A parameter passed on by name is a reference already.
-                        Expr::Var(n) if c.visible().iter().any(|x| x.name == n && x.by_ref) => {
-                            Expr::Var(n)
+                    // An array parameter passed on by name (a reference already).
+                    let by_name: Vec<Var> = c
+                        .visible()
+                        .into_iter()
+                        .filter(|v| {
+                            v.by_ref
+                                && v.ty == *t
+                                && !c.held.contains(&v.name)
+                                && !(v.writable && c.shared.contains(&v.name))
+                        })
+                        .cloned()
+                        .collect();
+                    if !by_name.is_empty() && self.chance(0.3) {
+                        let v = by_name[self.below(by_name.len())].clone();
+                        if v.writable {
+                            c.held.push(v.name.clone());
                         }
-                        v => Expr::Ref(false, Box::new(v)),
+                        Expr::var(&v.name)
+                    } else {
+                        let v = self.array(c, t, depth.saturating_sub(1));
+                        let arg = Expr::Ref(false, Box::new(v));
+                        match borrowed_root(&arg) {
+                            // Not a second borrow of what may be `&mut`: a
+                            // temporary array instead.
+                            Some(r) if c.held.iter().any(|h| h == r) => {
+                                let Ty::Arr(e, l) = t else { unreachable!() };
+                                let x = self.value(c, e, 0);
+                                Expr::Ref(false, Box::new(Expr::Repeat(Box::new(x), *l)))
+                            }
+                            _ => arg,
+                        }
                     }
                 }
             };
+            // Borrowed until the call: later arguments may read it, not write it.
+            if let (PTy::Ref(..), Some(root)) = (p, borrowed_root(&arg)) {
+                c.shared.push(root.to_string());
+            }
             args[k] = Some(arg);
         }
         c.forbid.truncate(forbid_before);
+        c.shared.truncate(shared_before);
+        c.held.truncate(held_before);
         c.use_helper(&h.name);
         let call = Expr::Call(
             h.name.clone(),
@@ -568,6 +602,23 @@ impl Gen {
     }
 }
 
+/// The variable a reference argument borrows: `v` of `&v`, `&v[i][j]` or
+/// of a reference `v` passed on by name; `None` for a temporary (`&[x; 2]`).
+fn borrowed_root(arg: &Expr) -> Option<&str> {
+    let mut e = match arg {
+        Expr::Ref(_, inner) => &**inner,
+        Expr::Var(n) => return Some(n),
+        _ => return None,
+    };
+    loop {
+        match e {
+            Expr::Var(n) => return Some(n),
+            Expr::Index(a, _) => e = a,
+            _ => return None,
+        }
+    }
+}
+
 /// The length as an index expression: a literal, or `D` (a literal in a
 /// physics of fixed dimension).
 pub(crate) fn len_expr(dims: Dims, l: Len) -> Expr {
@@ -577,12 +628,3 @@ pub(crate) fn len_expr(dims: Dims, l: Len) -> Expr {
         (Len::D, _) => Expr::var("D"),
     }
 }
-
-trait Tap: Sized {
-    fn tap(self, f: impl FnOnce(&Self)) -> Self {
-        f(&self);
-        self
-    }
-}
-
-impl<T> Tap for T {}

@@ -16,6 +16,8 @@
 
 pub(crate) mod expr;
 mod stmt;
+#[cfg(test)]
+mod tests;
 
 use crate::program::*;
 use femquad::rng::Rng;
@@ -54,6 +56,15 @@ pub(crate) struct Ctx {
     pub loops: usize,
     /// Roots not to mention (an argument passed `&mut` in the call being built).
     pub forbid: Vec<String>,
+    /// Roots not to write (an argument borrowed `&`, or a `&mut` parameter
+    /// passed on by name, in the call being built): the borrow is alive
+    /// while the later arguments are evaluated.
+    pub shared: Vec<String>,
+    /// Roots no other argument of the call being built may borrow (a
+    /// `&mut` parameter passed on by name: the helper may take it as
+    /// `&mut`, which `#[pointwise]` cannot see, so it rejects a second
+    /// borrow).
+    pub held: Vec<String>,
 }
 
 impl Ctx {
@@ -67,6 +78,8 @@ impl Ctx {
             budget,
             loops: 0,
             forbid: Vec::new(),
+            shared: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -99,6 +112,12 @@ impl Ctx {
             out.push(v);
         }
         out
+    }
+
+    /// Whether `v` may be assigned or written through here (not while a
+    /// call being built borrows it).
+    pub fn can_write(&self, v: &Var) -> bool {
+        v.writable && !self.shared.contains(&v.name)
     }
 
     pub fn generic(&self) -> bool {

@@ -72,6 +72,20 @@ impl Gen {
             65..=79 if c.loops < 3 => self.for_loop(c),
             80..=89 => match self.call(c, false, 2) {
                 Some(Expr::Block(b)) => {
+                    // The call's arrays, now in this block's scope: they
+                    // shadow what they are named after (a reserved word
+                    // may be the name of a variable in scope).
+                    for s in &b.stmts {
+                        if let Stmt::Let {
+                            name,
+                            mutable,
+                            ty: Some(ty),
+                            ..
+                        } = s
+                        {
+                            c.add(name, ty.clone(), *mutable);
+                        }
+                    }
                     let mut out = b.stmts;
                     out.extend(b.tail.map(|t| Stmt::Expr(*t)));
                     out
@@ -122,7 +136,7 @@ impl Gen {
         let targets: Vec<Var> = c
             .visible()
             .into_iter()
-            .filter(|v| v.writable && (*v.ty.scalar() == Ty::Real || v.ty.is_int()))
+            .filter(|v| c.can_write(v) && (*v.ty.scalar() == Ty::Real || v.ty.is_int()))
             .cloned()
             .collect();
         if targets.is_empty() {

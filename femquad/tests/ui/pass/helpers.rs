@@ -74,7 +74,28 @@ pub fn with_helpers<const D: usize>(
     axpy(f1, 1, 2.0, &grad_u[0]);
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[&WithHelpers];
+/// Scales `q[0]` by `s`, returns `q[1]·s`: writes through `&mut`.
+#[pointwise]
+fn scale_first(q: &mut [f64; 2], s: f64) -> f64 {
+    q[0] *= s;
+    q[1] * s
+}
+
+/// A `&mut` parameter passed on by name and read by a later argument (a
+/// two-phase reborrow in Rust: `q[0]` is read before the call).
+#[pointwise(helpers(scale_first))]
+fn pass_on(q: &mut [f64; 2], s: f64) -> f64 {
+    scale_first(q, q[0] * s) + q[0]
+}
+
+#[pointwise(helpers(pass_on))]
+pub fn reborrows(u: &[f64; 2], f0: &mut [f64; 2]) {
+    let mut v = [u[0], u[1]];
+    f0[0] = pass_on(&mut v, u[1]);
+    f0[1] = v[0] * v[1];
+}
+
+pub const PHYSICS: &[&dyn Pointwise] = &[&WithHelpers, &Reborrows];
 
 fn main() {
     let g = [1.0, 2.0, 3.0, 4.0];
