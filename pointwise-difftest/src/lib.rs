@@ -120,6 +120,7 @@ impl Outcome {
                 | "jacobian-device-ok"
                 | "jacobian-explained"
                 | "jacobian-device-explained"
+                | "ad-explained"
         )
     }
 
@@ -128,7 +129,11 @@ impl Outcome {
     pub fn is_explained(&self) -> bool {
         matches!(
             self.verdict.as_str(),
-            "ulp" | "tangent-ulp" | "jacobian-explained" | "jacobian-device-explained"
+            "ulp"
+                | "tangent-ulp"
+                | "jacobian-explained"
+                | "jacobian-device-explained"
+                | "ad-explained"
         )
     }
 

@@ -49,7 +49,8 @@
 //!   `derivatives::F32_BOUND` times the native `f32` tangent's distance
 //!   from the `f64` one) and `f32-amplified` (`f32`, beyond every reach,
 //!   but the `f64` tangents agree); Jacobians applied to the direction
-//!   (`jacobians`): `tangent-noise` and `nan-fold`.
+//!   (`jacobians`): `tangent-noise` and `nan-fold`; AD against differences
+//!   (`derivatives`): `tangent-noise`.
 
 use femquad::Precision;
 use femquad::opencl::probe::Outputs;
