@@ -649,7 +649,7 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
                     } else {
                         f64::INFINITY
                     };
-                    if !(measure <= 1e-6) {
+                    if measure > 1e-6 || measure.is_nan() {
                         mismatched.push(k);
                     }
                     if measure > worst || measure.is_nan() {
