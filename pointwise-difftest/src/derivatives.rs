@@ -595,10 +595,15 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
     };
     let [n0, n1] = i.sizes.outputs();
     let all0 = n0 * i.points;
-    // The comparison, with `extra(k)` more tolerance at entry `k`.
-    let compare = |extra: &dyn Fn(usize) -> f64| {
+    // The comparison with the differences `s` (points `diverged` left
+    // out), with `extra(k)` more tolerance at entry `k`.
+    let compare = |s: (&Stencil, &Stencil, &Stencil),
+                   diverged: &[usize],
+                   extra: &dyn Fn(usize) -> f64| {
+        let (coarse, fine, finer) = s;
         let (mut compared, mut worst, mut detail) = (0, 0.0f64, String::new());
         let (mut nonfinite, mut nonfinite_detail) = (0, String::new());
+        let mut mismatched = Vec::new();
         for p in (0..i.points).filter(|p| !diverged.contains(p)) {
             for (what, first, n) in [("df0", p * n0, n0), ("df1", all0 + p * n1, n1)] {
                 // (entry, extrapolation, tolerance without the scale term)
@@ -644,6 +649,9 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
                     } else {
                         f64::INFINITY
                     };
+                    if measure > 1e-6 || measure.is_nan() {
+                        mismatched.push(k);
+                    }
                     if measure > worst || measure.is_nan() {
                         worst = if measure.is_nan() {
                             f64::INFINITY
@@ -658,9 +666,18 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
                 }
             }
         }
-        (compared, worst, detail, nonfinite, nonfinite_detail)
+        (
+            compared,
+            worst,
+            detail,
+            nonfinite,
+            nonfinite_detail,
+            mismatched,
+        )
     };
-    let (compared, worst, detail, nonfinite, nonfinite_detail) = compare(&|_| 0.0);
+    let steps = (&coarse, &fine, &finer);
+    let (compared, worst, detail, nonfinite, nonfinite_detail, mismatched) =
+        compare(steps, &diverged, &|_| 0.0);
     if worst <= 1e-6 && nonfinite > 0 {
         println!(
             "result {id} {dim} f64 ad-nonfinite {worst:e} {compared} entries compared, \
@@ -677,20 +694,81 @@ fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: 
     // huge `g`), both round at the scale of the terms, which the
     // differences' noise estimate (from the values) does not see.
     let tangent = rounding_reach(b, i, native, 0x0ddb_1a5e_5bad_5eed);
-    let differences = differences_noise(b, i, (&coarse, &fine, &finer));
-    let (_, again, ..) = compare(&|k| 2.0 * (tangent[k] + differences[k]));
+    let differences = differences_noise(b, i, steps);
+    let (_, again, ..) = compare(steps, &diverged, &|k| 2.0 * (tangent[k] + differences[k]));
     if again <= 1e-6 {
         println!(
             "result {id} {dim} f64 ad-explained {worst:e} [tangent-noise] {compared} entries \
              compared; {detail} (within the rounding noise of the tangent and the differences: \
              {again:e} with it)"
         );
-    } else {
-        println!(
-            "result {id} {dim} f64 ad-mismatch {worst:e} {compared} entries compared; {detail}"
-        );
+        return;
     }
+    // Again with finer steps: a pole close to the point (`1/(q % 0.05)³`
+    // where `q` itself varies fast) may lie inside the default stencils,
+    // whose differences then see the smooth rest of the function on both
+    // sides of it and agree among themselves.
+    if let Some(scale) = FINER_STEPS
+        .into_iter()
+        .find(|&scale| finer_steps_match(b, i, native, &mismatched, scale))
+    {
+        println!(
+            "result {id} {dim} f64 ad-explained {worst:e} [fine-step] {compared} entries \
+             compared; {detail} (every mismatched entry matches with the steps ×{scale:e})"
+        );
+        return;
+    }
+    println!("result {id} {dim} f64 ad-mismatch {worst:e} {compared} entries compared; {detail}");
 }
+
+/// Whether each entry of `mismatched` (indices into `f0` then `f1` of all
+/// points) matches AD with the steps of [`ad_versus_differences`] times
+/// `scale`, decisions frozen again at the point: the three differences
+/// agree (as there), their rounding noise and extrapolation error (`4ν +
+/// |r′ − r|`) are at most 10⁻³ of the extrapolation `r` (a step so fine
+/// that the differences are noise proves nothing), and `|t − r| ≤ 10⁻⁶|r|`
+/// plus that error. Where the default steps cross a pole the finer ones
+/// stay on one side of it, where the function is what AD differentiates.
+fn finer_steps_match(
+    b: &Body,
+    i: &Inputs<f64>,
+    native: &Outputs<f64>,
+    mismatched: &[usize],
+    scale: f64,
+) -> bool {
+    freeze::record();
+    let _ = evaluate::<f64>(plain::<f64>(b), i);
+    let stencils = richardson_stencils(b, i, scale);
+    let diverged = freeze::stop();
+    let Some((coarse, fine, finer)) = stencils else {
+        return false;
+    };
+    let [n0, n1] = i.sizes.outputs();
+    let all0 = n0 * i.points;
+    mismatched.iter().all(|&k| {
+        let p = if k < all0 { k / n0 } else { (k - all0) / n1 };
+        let (c, e, g) = (
+            coarse.difference(k),
+            fine.difference(k),
+            finer.difference(k),
+        );
+        let nu = coarse.noise(k).max(fine.noise(k)).max(finer.noise(k));
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs() + 4.0 * nu;
+        let (r1, r2) = ((4.0 * e - c) / 3.0, (4.0 * g - e) / 3.0);
+        let floor = 4.0 * nu + (r1 - r2).abs();
+        let t = entry(native, k);
+        !diverged.contains(&p)
+            && [c, e, g, t].iter().all(|x| x.is_finite())
+            && near(c, e)
+            && near(e, g)
+            && floor <= 1e-3 * r2.abs()
+            && (t - r2).abs() <= 1e-6 * r2.abs() + floor
+    })
+}
+
+/// Step scales of the differences tried, finest last, where the default
+/// steps do not match AD (see [`finer_steps_match`]), down to 2.5·10⁻¹³.
+const FINER_STEPS: [f64; 5] = [1e-2, 1e-4, 1e-6, 1e-8, 1e-10];
 
 /// The central differences of the plain copy of `b` at `i` with steps
 /// 10⁻³, 5·10⁻⁴ and 2.5·10⁻⁴ (times `scale`), its decisions replayed

@@ -22,6 +22,10 @@
 //! `|g|·|v|` shows, and `J·v` rounds them column by column): a difference
 //! within twice its norm is `jacobian-explained` /
 //! `jacobian-device-explained` (`[tangent-noise]`, listed, not a finding).
+//! An `f32` OpenCL Jacobian whose infinite entries are all finite but beyond
+//! `f32`'s range in the `f64` Jacobian is explained too (`[range]`: `J·v`
+//! is infinite where the tangent, each entry times a direction entry below
+//! one, is not).
 //! An OpenCL Jacobian that is not finite (or a tangent that is, against a
 //! finite Jacobian) at a point where the plain copy gives a math function
 //! a NaN is explained too (`[nan-fold]`: the two are compiled apart, PoCL
@@ -230,6 +234,27 @@ fn device<R: Real>(
     }
 }
 
+/// Whether the `f32` Jacobian `g` at point `p` is infinite only where the
+/// native `f64` Jacobian is finite and beyond `f32`'s range, down to 2⁻⁴ of
+/// `f32::MAX` (a product of entries near the end of the range overflows in
+/// `f32` on its way): `J·v` is then infinite while the tangent, the entries
+/// times a direction of entries below one, is finite in both precisions.
+fn overflows_f32(b: &Body, i: &Inputs<f64>, dim: usize, g: &[Vec<f64>; 4], p: usize) -> bool {
+    let mut wide = i.sizes.jacobians().map(|k| vec![f64::NAN; k]);
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        f64::jacobian(b.physics, dim, &i.point(p), &mut wide)
+    }));
+    if !matches!(r, Ok(Ok(()))) {
+        return false;
+    }
+    let limit = f32::MAX as f64 / 16.0;
+    let pairs = || g.iter().flatten().zip(wide.iter().flatten());
+    pairs().any(|(x, _)| x.is_infinite())
+        && pairs().filter(|(x, _)| !x.is_finite()).all(|(x, w)| {
+            x.is_infinite() && w.is_finite() && w.abs() >= limit && x.signum() == w.signum()
+        })
+}
+
 /// The points at which the plain copy of `b` gives a math function a NaN.
 fn nan_points<R: Real>(b: &Body, i: &Inputs<R>) -> Vec<usize> {
     crate::runtime::pt::set(0);
@@ -284,6 +309,16 @@ pub fn device_versus_tangent<R: Ad>(
             println!(
                 "result {id} {dim} {prec} jacobian-device-explained {worst:e} [nan-fold] {detail} \
                  (the plain copy gives a math function a NaN at this point)"
+            );
+            continue;
+        }
+        if worst.is_infinite()
+            && prec == femquad::Precision::F32
+            && overflows_f32(b, &i64, dim, &g(at), at)
+        {
+            println!(
+                "result {id} {dim} {prec} jacobian-device-explained {worst:e} [range] {detail} \
+                 (every infinite entry of the float Jacobian is beyond float's range in double)"
             );
             continue;
         }
