@@ -88,7 +88,7 @@ struct Args {
     #[arg(long, default_value = "mg")]
     preconditioner: String,
     /// Relative residual of CG.
-    #[arg(long, default_value_t = 1e-8)]
+    #[arg(long, default_value = "1e-8")]
     tol: f64,
     /// Largest number of CG iterations.
     #[arg(long, default_value_t = 20_000)]

@@ -187,7 +187,13 @@ fn examples_dir() -> &'static Path {
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(["build", "--quiet", "-p", "femquad-examples"])
             .args(["--example", "laplacian", "--example", "elasticity"])
-            .args(["--example", "custom_physics", "--target-dir"])
+            .args([
+                "--example",
+                "custom_physics",
+                "--example",
+                "assembled_jacobian",
+            ])
+            .args(["--example", "solve_bench", "--target-dir"])
             .arg(target_dir);
         if profile_dir.file_name().is_some_and(|n| n == "release") {
             cargo.arg("--release");
@@ -236,6 +242,43 @@ fn each_example_describes_itself_in_help() {
     assert!(
         help_of("laplacian").contains("[default: 1e-12 in f64, 1e-5 in f32]: conjugate gradients")
     );
+    // The two examples outside the convergence studies.
+    let help = help_of("assembled_jacobian");
+    assert!(
+        help.starts_with("Assembles the Jacobian of -div(a grad u) = 1"),
+        "{help}"
+    );
+    assert!(
+        help.contains("Relative residual to which the matrix-free CG solves")
+            && help.contains("[default: 1e-12]"),
+        "{help}"
+    );
+    let help = help_of("solve_bench");
+    assert!(
+        help.starts_with("Solve benchmark: CG to a relative residual of 1e-8"),
+        "{help}"
+    );
+    assert!(
+        help.contains("Relative residual of CG") && help.contains("[default: 1e-8]"),
+        "{help}"
+    );
+    for example in ["assembled_jacobian", "solve_bench"] {
+        assert!(
+            !help_of(example).contains(env!("CARGO_PKG_DESCRIPTION")),
+            "{example} shows the package description"
+        );
+    }
+}
+
+#[test]
+fn assembled_jacobian_rejects_a_tolerance_too_loose_to_compare() {
+    let out = Command::new(examples_dir().join("assembled_jacobian"))
+        .args(["--native", "--n", "2", "--tol", "1e-6"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--tol") && err.contains("1e-6"), "{err}");
 }
 
 /// `laplacian | head -1`, at its most abrupt: the reading end of stdout is
