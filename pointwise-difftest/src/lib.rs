@@ -13,6 +13,7 @@
 //! to a small reproducer ([`minimize`]) and printed. See `README.md`.
 
 pub mod derivatives;
+pub mod differences;
 pub mod freeze;
 pub mod generate;
 pub mod jacobians;

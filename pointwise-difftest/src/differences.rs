@@ -1,0 +1,307 @@
+//! AD against central differences (copied into the generated crates with
+//! the runtime): the native `f64` tangent of every program against
+//! Richardson-extrapolated central differences of its plain copy, the
+//! copy's decisions frozen at the point (`crate::freeze`); see
+//! [`ad_versus_differences`]. Called from `crate::derivatives::run`.
+
+use crate::derivatives::{rounding_reach, shifted, widen};
+use crate::freeze;
+use crate::runtime::{Body, evaluate, plain, pt};
+use crate::verdict;
+use femquad::Real;
+use femquad::opencl::probe::{Inputs, Outputs};
+/// The outputs at `i` moved by `±h` along the direction.
+struct Stencil {
+    plus: Outputs<f64>,
+    minus: Outputs<f64>,
+    h: f64,
+}
+
+impl Stencil {
+    /// The central difference of entry `k` (f0 entries, then f1).
+    fn difference(&self, k: usize) -> f64 {
+        (entry(&self.plus, k) - entry(&self.minus, k)) / (2.0 * self.h)
+    }
+
+    /// A bound on the rounding error of [`Stencil::difference`]: the two
+    /// values are correctly rounded to within a few ulps each (the math
+    /// functions), `8ε(|f₊| + |f₋|)/(2h)`.
+    fn noise(&self, k: usize) -> f64 {
+        8.0 * f64::EPSILON * (entry(&self.plus, k).abs() + entry(&self.minus, k).abs())
+            / (2.0 * self.h)
+    }
+}
+
+/// Entry `k` of `f0` then `f1`, all points.
+fn entry(o: &Outputs<f64>, k: usize) -> f64 {
+    if k < o.f0.len() {
+        o.f0[k]
+    } else {
+        o.f1[k - o.f0.len()]
+    }
+}
+
+/// AD against differences, entry by entry. The differences are of the plain
+/// copy with its decisions frozen at the point (`crate::freeze`: branches,
+/// casts, rounding functions, the quotient of `%`, `abs`, `min`, `max`), the
+/// piece of the function that AD differentiates. With `c = D(h)`,
+/// `e = D(h/2)`, `g = D(h/4)` those central differences and `ν` their
+/// rounding noise (see [`Stencil::noise`]), an entry is **smooth** when
+/// `|c − e| ≤ 10⁻⁴|e| + 4ν` and `|e − g| ≤ 10⁻⁴|g| + 4ν` (otherwise what
+/// freezing does not cover lies within the stencil — `atan2`'s cut, the
+/// edge of a domain where a value turns NaN — or the function is too steep
+/// for the step: it is not compared); there the
+/// Richardson extrapolation `r = (4g − e)/3` must match the tangent `t`:
+/// `|t − r| ≤ 10⁻⁶(|r| + s) + 4ν + |r′ − r|`, with `r′ = (4e − c)/3` the
+/// extrapolation of the coarser pair (their difference bounds the error of
+/// `r` where a pole or a kink lies just beyond the stencil and the
+/// differences converge slowly), `s` the largest `|r|` of the smooth
+/// entries of the same output array at that point (a small entry next to
+/// large ones is compared at their scale). The printed measure is the
+/// largest `|t − r|/(10⁻⁶(|r| + s) + 4ν + |r′ − r|)` times 10⁻⁶ (at most 10⁻⁶ when
+/// everything matches).
+///
+/// A tangent that is not finite where the differences are (`ad-nonfinite`,
+/// listed, not a finding) comes from an infinite or NaN intermediate value
+/// that the function then discards, e.g. `tanh(x / 0.0)`: forward mode
+/// multiplies its infinite derivative by a zero tangent (see the guide's
+/// *Derivatives*).
+pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, dim: usize) {
+    let id = b.id;
+    freeze::record();
+    let base = evaluate::<f64>(plain::<f64>(b), i).ok();
+    let stencils = richardson_stencils(b, i, 1.0);
+    let diverged = freeze::stop();
+    let (Some(_), Some((coarse, fine, finer))) = (base, stencils) else {
+        println!("result {id} {dim} f64 ad-skipped 0 the function panics near the points");
+        return;
+    };
+    let [n0, n1] = i.sizes.outputs();
+    let all0 = n0 * i.points;
+    // The comparison with the differences `s` (points `diverged` left
+    // out), with `extra(k)` more tolerance at entry `k`.
+    let compare = |s: (&Stencil, &Stencil, &Stencil),
+                   diverged: &[usize],
+                   extra: &dyn Fn(usize) -> f64| {
+        let (coarse, fine, finer) = s;
+        let (mut compared, mut worst, mut detail) = (0, 0.0f64, String::new());
+        let (mut nonfinite, mut nonfinite_detail) = (0, String::new());
+        let mut mismatched = Vec::new();
+        for p in (0..i.points).filter(|p| !diverged.contains(p)) {
+            for (what, first, n) in [("df0", p * n0, n0), ("df1", all0 + p * n1, n1)] {
+                // (entry, extrapolation, tolerance without the scale term)
+                let mut smooth: Vec<(usize, f64, f64)> = Vec::new();
+                for k in first..first + n {
+                    let (c, e, g) = (
+                        coarse.difference(k),
+                        fine.difference(k),
+                        finer.difference(k),
+                    );
+                    let nu = coarse.noise(k).max(fine.noise(k)).max(finer.noise(k));
+                    let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs() + 4.0 * nu;
+                    if !(c.is_finite()
+                        && e.is_finite()
+                        && g.is_finite()
+                        && near(c, e)
+                        && near(e, g))
+                    {
+                        continue;
+                    }
+                    // Two extrapolations; their difference bounds the error of
+                    // the finer one where the stencil nears a pole or a kink.
+                    let (r1, r2) = ((4.0 * e - c) / 3.0, (4.0 * g - e) / 3.0);
+                    smooth.push((k, r2, 4.0 * nu + (r1 - r2).abs()));
+                }
+                let scale = smooth.iter().map(|(_, r, _)| r.abs()).fold(0.0, f64::max);
+                for &(k, r, floor) in &smooth {
+                    compared += 1;
+                    let t = entry(native, k);
+                    if !t.is_finite() {
+                        nonfinite += 1;
+                        nonfinite_detail = format!(
+                            "point {p} {what}[{}]: AD {t:e} differences {r:e}",
+                            k - first
+                        );
+                        continue;
+                    }
+                    let tol = 1e-6 * (r.abs() + scale) + floor + extra(k);
+                    let measure = if t == r {
+                        0.0
+                    } else if tol > 0.0 {
+                        1e-6 * (t - r).abs() / tol
+                    } else {
+                        f64::INFINITY
+                    };
+                    if measure > 1e-6 || measure.is_nan() {
+                        mismatched.push(k);
+                    }
+                    if measure > worst || measure.is_nan() {
+                        worst = if measure.is_nan() {
+                            f64::INFINITY
+                        } else {
+                            measure
+                        };
+                        detail = format!(
+                            "point {p} {what}[{}]: AD {t:e} differences {r:e} (tolerance {tol:e})",
+                            k - first
+                        );
+                    }
+                }
+            }
+        }
+        (
+            compared,
+            worst,
+            detail,
+            nonfinite,
+            nonfinite_detail,
+            mismatched,
+        )
+    };
+    let steps = (&coarse, &fine, &finer);
+    let (compared, worst, detail, nonfinite, nonfinite_detail, mismatched) =
+        compare(steps, &diverged, &|_| 0.0);
+    if worst <= 1e-6 && nonfinite > 0 {
+        println!(
+            "result {id} {dim} f64 ad-nonfinite {worst:e} {compared} entries compared, \
+             {nonfinite} with a non-finite tangent; {nonfinite_detail}"
+        );
+        return;
+    }
+    if worst <= 1e-6 {
+        println!("result {id} {dim} f64 ad-ok {worst:e} {compared} entries compared; {detail}");
+        return;
+    }
+    // Again within the rounding noise of the tangent and of the
+    // differences: where the function cancels inside (`g + (f − g)` with a
+    // huge `g`), both round at the scale of the terms, which the
+    // differences' noise estimate (from the values) does not see.
+    let tangent = rounding_reach(b, i, native, 0x0ddb_1a5e_5bad_5eed);
+    let differences = differences_noise(b, i, steps);
+    let (_, again, ..) = compare(steps, &diverged, &|k| 2.0 * (tangent[k] + differences[k]));
+    if again <= 1e-6 {
+        println!(
+            "result {id} {dim} f64 ad-explained {worst:e} [tangent-noise] {compared} entries \
+             compared; {detail} (within the rounding noise of the tangent and the differences: \
+             {again:e} with it)"
+        );
+        return;
+    }
+    // Again with finer steps: a pole close to the point (`1/(q % 0.05)³`
+    // where `q` itself varies fast) may lie inside the default stencils,
+    // whose differences then see the smooth rest of the function on both
+    // sides of it and agree among themselves.
+    if let Some(scale) = FINER_STEPS
+        .into_iter()
+        .find(|&scale| finer_steps_match(b, i, native, &mismatched, scale))
+    {
+        println!(
+            "result {id} {dim} f64 ad-explained {worst:e} [fine-step] {compared} entries \
+             compared; {detail} (every mismatched entry matches with the steps ×{scale:e})"
+        );
+        return;
+    }
+    println!("result {id} {dim} f64 ad-mismatch {worst:e} {compared} entries compared; {detail}");
+}
+
+/// Whether each entry of `mismatched` (indices into `f0` then `f1` of all
+/// points) matches AD with the steps of [`ad_versus_differences`] times
+/// `scale`, decisions frozen again at the point: the three differences
+/// agree (as there), their rounding noise and extrapolation error (`4ν +
+/// |r′ − r|`) are at most 10⁻³ of the extrapolation `r` (a step so fine
+/// that the differences are noise proves nothing), and `|t − r| ≤ 10⁻⁶|r|`
+/// plus that error. Where the default steps cross a pole the finer ones
+/// stay on one side of it, where the function is what AD differentiates.
+fn finer_steps_match(
+    b: &Body,
+    i: &Inputs<f64>,
+    native: &Outputs<f64>,
+    mismatched: &[usize],
+    scale: f64,
+) -> bool {
+    freeze::record();
+    let _ = evaluate::<f64>(plain::<f64>(b), i);
+    let stencils = richardson_stencils(b, i, scale);
+    let diverged = freeze::stop();
+    let Some((coarse, fine, finer)) = stencils else {
+        return false;
+    };
+    let [n0, n1] = i.sizes.outputs();
+    let all0 = n0 * i.points;
+    mismatched.iter().all(|&k| {
+        let p = if k < all0 { k / n0 } else { (k - all0) / n1 };
+        let (c, e, g) = (
+            coarse.difference(k),
+            fine.difference(k),
+            finer.difference(k),
+        );
+        let nu = coarse.noise(k).max(fine.noise(k)).max(finer.noise(k));
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs() + 4.0 * nu;
+        let (r1, r2) = ((4.0 * e - c) / 3.0, (4.0 * g - e) / 3.0);
+        let floor = 4.0 * nu + (r1 - r2).abs();
+        let t = entry(native, k);
+        !diverged.contains(&p)
+            && [c, e, g, t].iter().all(|x| x.is_finite())
+            && near(c, e)
+            && near(e, g)
+            && floor <= 1e-3 * r2.abs()
+            && (t - r2).abs() <= 1e-6 * r2.abs() + floor
+    })
+}
+
+/// Step scales of the differences tried, finest last, where the default
+/// steps do not match AD (see [`finer_steps_match`]), down to 2.5·10⁻¹³.
+const FINER_STEPS: [f64; 5] = [1e-2, 1e-4, 1e-6, 1e-8, 1e-10];
+
+/// The central differences of the plain copy of `b` at `i` with steps
+/// 10⁻³, 5·10⁻⁴ and 2.5·10⁻⁴ (times `scale`), its decisions replayed
+/// (`crate::freeze`, recorded by the caller); `None` where it panics.
+fn richardson_stencils<R: Real>(
+    b: &Body,
+    i: &Inputs<R>,
+    scale: f64,
+) -> Option<(Stencil, Stencil, Stencil)> {
+    let eval = |j: &Inputs<R>| evaluate::<R>(plain::<R>(b), j).ok().map(|o| widen(&o));
+    let stencil = |h: f64| -> Option<Stencil> {
+        Some(Stencil {
+            plus: eval(&shifted(i, h))?,
+            minus: eval(&shifted(i, -h))?,
+            h,
+        })
+    };
+    freeze::replay();
+    let s = (
+        stencil(1e-3 * scale),
+        stencil(5e-4 * scale),
+        stencil(2.5e-4 * scale),
+    );
+    Some((s.0?, s.1?, s.2?))
+}
+
+/// How far the extrapolation `(4g − e)/3` of [`ad_versus_differences`]
+/// moves, entry by entry, when its steps are scaled by a random factor in
+/// `[0.5, 2)` and the math results are perturbed (`pt`), decisions
+/// replayed: the rounding noise of the differences where the function
+/// cancels inside (`g + (f − g)` with a huge `g` keeps `f` to the ulps of
+/// `g`, a different error at each point of each stencil).
+fn differences_noise(b: &Body, i: &Inputs<f64>, s: (&Stencil, &Stencil, &Stencil)) -> Vec<f64> {
+    let r = |e: &Stencil, g: &Stencil, k: usize| (4.0 * g.difference(k) - e.difference(k)) / 3.0;
+    let n = s.0.plus.f0.len() + s.0.plus.f1.len();
+    let mut out = vec![0.0f64; n];
+    for t in 1..=8u64 {
+        let seed = 0x5851_f42d_4c95_7f2d_u64.wrapping_mul(t) | 1;
+        let scale = 0.5 + 1.5 * (seed >> 11) as f64 / (1u64 << 53) as f64;
+        pt::set(seed);
+        let trial = richardson_stencils(b, i, scale);
+        freeze::stop();
+        pt::set(0);
+        let Some((_, e, g)) = trial else { continue };
+        for (k, o) in out.iter_mut().enumerate() {
+            let d = verdict::distance(r(&e, &g, k), r(s.1, s.2, k));
+            if d.is_finite() {
+                *o = o.max(d);
+            }
+        }
+    }
+    out
+}
