@@ -40,7 +40,8 @@
 //!   tangent ([`rounding_reach`]) and of the differences is `ad-explained`
 //!   (`[tangent-noise]`, listed, not a finding): a function that cancels
 //!   inside rounds both at the scale of its terms; so is one that finer
-//!   steps resolve (`[fine-step]`: a pole inside the default stencils);
+//!   steps resolve (`[fine-step]`: a pole inside the default stencils) or
+//!   that the rounding of a far larger value explains (`[absorbed]`);
 //! - **Jacobian versus tangent**, natively and on the device: see
 //!   `crate::jacobians`.
 

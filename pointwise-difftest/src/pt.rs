@@ -159,7 +159,36 @@ pub fn inexact_calls() -> u64 {
     INEXACT.with(|c| c.replace(0))
 }
 
+thread_local! {
+    /// The largest finite magnitude of a math result (and of a division)
+    /// per point since the last [`largest_results`].
+    static LARGEST: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The largest finite magnitude of a math function's result (or of a
+/// quotient) at each point (`crate::freeze::point`) since the last call:
+/// the scale below which a value added to it is lost (`u + cosh(123.456) −
+/// cosh(123.456)` is 0 for every small `u`).
+pub fn largest_results() -> Vec<f64> {
+    LARGEST.with(|t| std::mem::take(&mut *t.borrow_mut()))
+}
+
+fn note_size(v: f64) {
+    if !v.is_finite() {
+        return;
+    }
+    let p = crate::freeze::current();
+    LARGEST.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.len() <= p {
+            t.resize(p + 1, 0.0);
+        }
+        t[p] = t[p].max(v.abs());
+    });
+}
+
 fn p<R: F>(v: R, bound: u32) -> R {
+    note_size(v.to64());
     if bound > 0 {
         INEXACT.with(|c| c.set(c.get() + 1));
     }
