@@ -287,9 +287,8 @@ pub trait Pointwise: Send + Sync {
 }
 
 /// 64-bit FNV-1a hash, used for kernel cache keys (stable across runs and platforms).
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-pub struct Fnv1a(u64);
+pub(crate) struct Fnv1a(u64);
 
 impl Fnv1a {
     /// A hasher in its initial state.
