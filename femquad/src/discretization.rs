@@ -22,12 +22,12 @@
 
 use crate::aux_space::AuxSpace;
 use crate::element::Element;
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
 use crate::geometry::Geometry;
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;
-use crate::real::convert_slice;
+use crate::real::{check_finite, convert_slice};
 use crate::space::FunctionSpace;
 use crate::tabulation::Tabulation;
 use crate::{Error, Real, Result};

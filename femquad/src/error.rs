@@ -3,10 +3,13 @@
 //! Every fallible public function returns [`Result<T>`]. Each variant names the
 //! cause precisely enough to act on it: the cell, the argument, the device
 //! limit, the file and line.
+//!
+//! [`PointwiseError`], what pointwise physics reports (re-exported as
+//! [`crate::physics::PointwiseError`]), is defined here too, so that this
+//! module depends on no other module of the crate.
 
+use std::fmt;
 use std::path::PathBuf;
-
-use crate::physics::PointwiseError;
 
 /// Result alias used throughout femquad.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -183,6 +186,60 @@ impl Error {
     }
 }
 
+/// A pointwise evaluation received arguments it cannot use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PointwiseError {
+    /// An argument slice has the wrong length.
+    Length {
+        /// Physics name.
+        physics: &'static str,
+        /// Argument name (`u`, `grad_u`, `f1`, …).
+        argument: &'static str,
+        /// Entries expected.
+        expected: usize,
+        /// Entries received.
+        got: usize,
+    },
+    /// The physics does not support this spatial dimension.
+    Dimension {
+        /// Physics name.
+        physics: &'static str,
+        /// The dimension asked for.
+        dim: usize,
+    },
+    /// The physics provides no derivatives (a hand-written `Pointwise`
+    /// implementation that does not implement them).
+    NoDerivatives {
+        /// Physics name.
+        physics: &'static str,
+    },
+}
+
+impl fmt::Display for PointwiseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PointwiseError::Length {
+                physics,
+                argument,
+                expected,
+                got,
+            } => write!(
+                f,
+                "`{physics}`: argument `{argument}` has {got} entries, expected {expected}"
+            ),
+            PointwiseError::Dimension { physics, dim } => {
+                write!(f, "`{physics}` does not support dimension {dim}")
+            }
+            PointwiseError::NoDerivatives { physics } => write!(
+                f,
+                "`{physics}` provides no derivatives: write it with #[pointwise]"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PointwiseError {}
+
 /// Checks that `values` has `expected` entries.
 pub(crate) fn check_len<T>(name: &'static str, values: &[T], expected: usize) -> Result<()> {
     if values.len() == expected {
@@ -192,17 +249,5 @@ pub(crate) fn check_len<T>(name: &'static str, values: &[T], expected: usize) ->
             name,
             format!("expected {expected} entries, got {}", values.len()),
         ))
-    }
-}
-
-/// Checks that every entry of `values` is finite.
-pub(crate) fn check_finite<R: crate::Real>(name: &'static str, values: &[R]) -> Result<()> {
-    match crate::real::first_non_finite(values) {
-        None => Ok(()),
-        Some(index) => Err(Error::NonFinite {
-            name,
-            index,
-            value: format!("{}", values[index]),
-        }),
     }
 }

@@ -66,7 +66,7 @@ pub fn tangent_element_vectors<R: Real, P: Pointwise + ?Sized>(
     execution: Execution,
 ) -> Result<()> {
     crate::error::check_len("direction", direction, disc.n_cells() * disc.n_bt())?;
-    crate::error::check_finite("direction", direction)?;
+    crate::real::check_finite("direction", direction)?;
     integrate_range(
         disc,
         physics,

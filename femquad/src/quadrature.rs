@@ -188,8 +188,8 @@ impl Quadrature {
             return Err(Error::arg("weights", "a rule needs at least one point"));
         }
         crate::error::check_len("points", &points, weights.len() * dim)?;
-        crate::error::check_finite("points", &points)?;
-        crate::error::check_finite("weights", &weights)?;
+        crate::real::check_finite("points", &points)?;
+        crate::real::check_finite("weights", &weights)?;
         Ok(Quadrature {
             dim,
             degree,

@@ -217,6 +217,18 @@ pub(crate) fn first_non_finite<R: Real>(values: &[R]) -> Option<usize> {
     values.iter().position(|v| !v.is_finite())
 }
 
+/// Checks that every entry of `values` is finite.
+pub(crate) fn check_finite<R: Real>(name: &'static str, values: &[R]) -> crate::Result<()> {
+    match first_non_finite(values) {
+        None => Ok(()),
+        Some(index) => Err(crate::Error::NonFinite {
+            name,
+            index,
+            value: format!("{}", values[index]),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,15 @@
 //! The module graph of `femquad/src` has no cycle.
 //!
 //! Every path that names another module of the crate (`crate::a::b…`,
-//! `super::x…`, in `use` lines and inline) is an edge from the module of the
-//! file it appears in to the module it names (the longest prefix that is a
-//! module file). Two graphs must be acyclic:
+//! `super::x…`, `self::x…`, in `use` lines and inline) is an edge from the
+//! module of the file it appears in to the module that defines what it names:
+//! the longest prefix that is a module file, followed through re-exports. A
+//! name that a module imports (`pub use a::b::Name;`, `pub use a::{X, Y as
+//! Z};`, `pub use a::*;`, or a private `use` that its descendants name through
+//! `super::`) resolves to where the item really lives, so `crate::Error`
+//! (re-exported at the root) is an edge to `error`, and `super::Item` naming a
+//! re-export in the parent's `mod.rs` is an edge to the sibling that defines
+//! `Item`. Two graphs must be acyclic:
 //!
 //! * the **top-level** modules (`mesh`, `space`, `opencl`, `solve`, …);
 //! * the **siblings** inside every module directory (e.g. `opencl::shape`,
@@ -12,11 +18,15 @@
 //!   own file (`super::Item` defined in `mod.rs`), or a parent naming (or
 //!   re-exporting) its children, is not a sibling edge.
 //!
-//! Comments and string literals are skipped; test modules (`#[cfg(test)]`
-//! blocks at the end of a file, by convention `mod tests`) are included: a
-//! test that needs a cycle is a design smell too.
+//! Comments, string literals (raw ones too) and char literals are skipped;
+//! `super::` inside an inline module (`mod tests { use super::X; }`) is
+//! relative to that inline module. Test modules (`#[cfg(test)]` blocks at the
+//! end of a file, by convention `mod tests`) are included: a test that needs a
+//! cycle is a design smell too. Paths written by macros (`::femquad::…` in the
+//! code `#[pointwise]` generates) are not seen.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// Module path of a source file: `src/opencl/shape.rs` → `["opencl", "shape"]`,
@@ -46,23 +56,41 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without comments, string and char literals.
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The code of a file without comments, string literals (`"…"`, `b"…"`,
+/// `r"…"`, `r#"…"#`, …; each becomes `""`) and char literals (`'a'`, `'\''`,
+/// `'"'`, `'\u{22}'`, `b'x'`; each becomes `' '`). Lifetimes and labels
+/// (`'a`, `'static`, `<'a>`) are kept.
 fn strip(code: &str) -> String {
-    let b = code.as_bytes();
+    let c: Vec<char> = code.chars().collect();
+    let at = |i: usize, s: &str| {
+        s.chars()
+            .enumerate()
+            .all(|(k, ch)| c.get(i + k) == Some(&ch))
+    };
+    let ident_at = |i: Option<usize>| i.and_then(|i| c.get(i)).is_some_and(|&ch| is_ident(ch));
     let mut out = String::with_capacity(code.len());
     let mut i = 0;
-    while i < b.len() {
-        if b[i..].starts_with(b"//") {
-            while i < b.len() && b[i] != b'\n' {
+    while i < c.len() {
+        // `r`, `br` or `cr` starting a raw string: the `r` not inside an identifier
+        let raw_start = c[i] == 'r'
+            && (!ident_at(i.checked_sub(1))
+                || (matches!(c[i - 1], 'b' | 'c') && !ident_at(i.checked_sub(2))));
+        let hashes = c[i + 1..].iter().take_while(|&&ch| ch == '#').count();
+        if at(i, "//") {
+            while i < c.len() && c[i] != '\n' {
                 i += 1;
             }
-        } else if b[i..].starts_with(b"/*") {
+        } else if at(i, "/*") {
             let mut depth = 0;
-            while i < b.len() {
-                if b[i..].starts_with(b"/*") {
+            while i < c.len() {
+                if at(i, "/*") {
                     depth += 1;
                     i += 2;
-                } else if b[i..].starts_with(b"*/") {
+                } else if at(i, "*/") {
                     depth -= 1;
                     i += 2;
                     if depth == 0 {
@@ -72,40 +100,65 @@ fn strip(code: &str) -> String {
                     i += 1;
                 }
             }
-        } else if b[i] == b'"' {
+        } else if raw_start && c.get(i + 1 + hashes) == Some(&'"') {
+            let close: String = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            i += 2 + hashes;
+            while i < c.len() && !at(i, &close) {
+                i += 1;
+            }
+            i += close.chars().count();
+            out.push_str("\"\"");
+        } else if c[i] == '"' {
             i += 1;
-            while i < b.len() && b[i] != b'"' {
-                i += if b[i] == b'\\' { 2 } else { 1 };
+            while i < c.len() && c[i] != '"' {
+                i += if c[i] == '\\' { 2 } else { 1 };
             }
             i += 1;
             out.push_str("\"\"");
-        } else if b[i..].starts_with(b"r#\"") {
-            let end = code[i + 3..].find("\"#").map_or(b.len(), |e| i + 3 + e + 2);
-            i = end;
-            out.push_str("\"\"");
+        } else if c[i] == '\'' && c.get(i + 1) == Some(&'\\') {
+            // an escaped char literal: `'\''`, `'\\'`, `'\n'`, `'\x22'`, `'\u{22}'`
+            i += 3;
+            while i < c.len() && c[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+            out.push_str("' '");
+        } else if c[i] == '\'' && c.get(i + 2) == Some(&'\'') {
+            // a plain char literal, `'a'` or `'"'` (a lifetime is never followed by `'`)
+            i += 3;
+            out.push_str("' '");
         } else {
-            out.push(b[i] as char);
+            out.push(c[i]);
             i += 1;
         }
     }
     out
 }
 
-/// The first segments of every path starting at `start` in `code`
-/// (`crate::a::b` → `[a, b]`; `crate::{a::x, b}` → `[a, x]`, `[b]`).
-fn paths_after(code: &str, start: &str) -> Vec<Vec<String>> {
+/// Every path starting at `start` in `code` (`crate::a::b` → `[a, b]`;
+/// `crate::{a::x, b}` → `[a, x]`, `[b]`), with the byte offset of its start.
+fn paths_at(code: &str, start: &str) -> Vec<(usize, Vec<String>)> {
     let mut found = Vec::new();
     let mut from = 0;
     while let Some(k) = code[from..].find(start) {
         let at = from + k;
         from = at + start.len();
         let before = code[..at].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+        if before.is_some_and(|c| is_ident(c) || c == ':') {
             continue;
         }
-        collect(&code[from..], &mut Vec::new(), &mut found);
+        let mut paths = Vec::new();
+        collect(&code[from..], &mut Vec::new(), &mut paths);
+        found.extend(paths.into_iter().map(|p| (at, p)));
     }
     found
+}
+
+/// The paths of [`paths_at`], without their offsets.
+fn paths_after(code: &str, start: &str) -> Vec<Vec<String>> {
+    paths_at(code, start).into_iter().map(|(_, p)| p).collect()
 }
 
 /// Parses `a::b::{c, d::e}` at the start of `rest` (after a `::`), pushing
@@ -113,30 +166,12 @@ fn paths_after(code: &str, start: &str) -> Vec<Vec<String>> {
 fn collect(rest: &str, prefix: &mut Vec<String>, found: &mut Vec<Vec<String>>) {
     let rest = rest.trim_start();
     if let Some(inner) = rest.strip_prefix('{') {
-        // split the brace group at top-level commas
-        let mut depth = 0;
-        let mut item_start = 0;
-        for (i, c) in inner.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' if depth == 0 => {
-                    collect(&inner[item_start..i], &mut prefix.clone(), found);
-                    return;
-                }
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    collect(&inner[item_start..i], &mut prefix.clone(), found);
-                    item_start = i + 1;
-                }
-                _ => {}
-            }
+        for item in brace_items(inner) {
+            collect(item, &mut prefix.clone(), found);
         }
         return;
     }
-    let ident: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
-        .collect();
+    let ident: String = rest.chars().take_while(|&c| is_ident(c)).collect();
     if ident.is_empty() {
         if !prefix.is_empty() {
             found.push(prefix.clone());
@@ -151,13 +186,267 @@ fn collect(rest: &str, prefix: &mut Vec<String>, found: &mut Vec<Vec<String>>) {
     }
 }
 
-/// The longest prefix of `path` that is a module.
-fn resolve(path: &[String], modules: &BTreeSet<Vec<String>>) -> Vec<String> {
-    (0..=path.len())
-        .rev()
-        .map(|n| path[..n].to_vec())
-        .find(|p| modules.contains(p))
-        .unwrap_or_default()
+/// The comma-separated items of a brace group, `inner` starting just after
+/// its `{` (nested groups stay whole).
+fn brace_items(inner: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let mut depth = 0;
+    let mut item_start = 0;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                items.push(&inner[item_start..i]);
+                break;
+            }
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[item_start..i]);
+                item_start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items
+}
+
+/// What a file declares at its top level (outside any braces), and where its
+/// inline modules are.
+#[derive(Default)]
+struct FileItems {
+    /// The trees of its `use` declarations (the text between `use` and `;`).
+    uses: Vec<String>,
+    /// The names of the items it defines (`fn`, `struct`, `mod`, …).
+    defined: BTreeSet<String>,
+    /// Inline modules (`mod tests { … }`): the byte range of the body and the
+    /// module path below the file's module (outermost first).
+    inline: Vec<(Range<usize>, Vec<String>)>,
+}
+
+/// Scans stripped code (see [`strip`]) for its [`FileItems`].
+fn file_items(code: &str) -> FileItems {
+    // words and single punctuation characters, with their byte offsets
+    let mut toks: Vec<(usize, String)> = Vec::new();
+    let mut chars = code.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if is_ident(c) {
+            let mut word = c.to_string();
+            while let Some(&(_, d)) = chars.peek().filter(|(_, d)| is_ident(*d)) {
+                word.push(d);
+                chars.next();
+            }
+            toks.push((at, word));
+        } else if !c.is_whitespace() {
+            toks.push((at, c.to_string()));
+        }
+    }
+    let word = |k: usize| toks.get(k).map_or("", |t| t.1.as_str());
+    let named = |k: usize| toks.get(k).is_some_and(|t| t.1.starts_with(is_ident));
+
+    let mut items = FileItems::default();
+    let mut depth = 0;
+    // inline modules being read: (depth inside the body, body start, name)
+    let mut open: Vec<(usize, usize, String)> = Vec::new();
+    let mut pending: Option<String> = None;
+    let mut k = 0;
+    while k < toks.len() {
+        let (at, w) = (toks[k].0, word(k));
+        match w {
+            "{" => {
+                depth += 1;
+                if let Some(name) = pending.take() {
+                    open.push((depth, at + 1, name));
+                }
+            }
+            "}" => {
+                if open.last().is_some_and(|o| o.0 == depth) {
+                    let (_, start, _) = open.last().unwrap();
+                    let path = open.iter().map(|o| o.2.clone()).collect();
+                    items.inline.push((*start..at, path));
+                    open.pop();
+                }
+                depth -= 1;
+            }
+            "mod" if named(k + 1) => {
+                if word(k + 2) == "{" {
+                    pending = Some(word(k + 1).to_string());
+                }
+                if depth == 0 {
+                    items.defined.insert(word(k + 1).to_string());
+                }
+            }
+            "use" if depth == 0 => {
+                let end = (k..toks.len())
+                    .find(|&e| word(e) == ";")
+                    .unwrap_or(toks.len());
+                let stop = toks.get(end).map_or(code.len(), |t| t.0);
+                items.uses.push(code[at + w.len()..stop].to_string());
+                k = end;
+            }
+            "fn" | "struct" | "enum" | "union" | "trait" | "type" | "const" | "static"
+                if depth == 0 =>
+            {
+                let name = if word(k + 1) == "mut" { k + 2 } else { k + 1 };
+                if named(name) {
+                    items.defined.insert(word(name).to_string());
+                }
+            }
+            "macro_rules" if depth == 0 && word(k + 1) == "!" && named(k + 2) => {
+                items.defined.insert(word(k + 2).to_string());
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    items
+}
+
+/// What a `use` tree imports: each imported path, with the name it binds
+/// (`None` for a glob, `a::*`). `a::{self, B as C}` → `([a], a)`, `([a, B], C)`.
+fn use_tree(text: &str) -> Vec<(Vec<String>, Option<String>)> {
+    fn walk(s: &str, prefix: Vec<String>, out: &mut Vec<(Vec<String>, Option<String>)>) {
+        let s = s.trim_start();
+        let s = s.strip_prefix("::").unwrap_or(s).trim_start();
+        if let Some(inner) = s.strip_prefix('{') {
+            for item in brace_items(inner) {
+                walk(item, prefix.clone(), out);
+            }
+            return;
+        }
+        if s.starts_with('*') {
+            out.push((prefix, None));
+            return;
+        }
+        let ident: String = s.chars().take_while(|&c| is_ident(c)).collect();
+        if ident.is_empty() {
+            return;
+        }
+        let rest = s[ident.len()..].trim_start();
+        if let Some(next) = rest.strip_prefix("::") {
+            let mut prefix = prefix;
+            prefix.push(ident);
+            walk(next, prefix, out);
+            return;
+        }
+        let (path, mut name) = if ident == "self" {
+            let name = prefix.last().cloned().unwrap_or_default();
+            (prefix, name)
+        } else {
+            let mut path = prefix;
+            path.push(ident.clone());
+            (path, ident)
+        };
+        if let Some(alias) = rest.strip_prefix("as")
+            && alias.starts_with(char::is_whitespace)
+        {
+            name = alias.trim().chars().take_while(|&c| is_ident(c)).collect();
+        }
+        if !name.is_empty() && name != "_" {
+            out.push((path, Some(name)));
+        }
+    }
+    let mut out = Vec::new();
+    walk(text, Vec::new(), &mut out);
+    out
+}
+
+/// `path` as written in module `here`, from the crate root: `crate::`,
+/// `self::` and (repeated) `super::` are replaced; any other first segment is
+/// taken as a name in `here` (a child module, an imported name, or something
+/// outside the crate such as `std`, which [`Crate::resolve`] stops at `here`).
+fn absolute(here: &[String], path: &[String]) -> Vec<String> {
+    let (mut base, mut rest) = match path.first().map(String::as_str) {
+        Some("crate") => (Vec::new(), &path[1..]),
+        Some("self") => (here.to_vec(), &path[1..]),
+        _ => (here.to_vec(), path),
+    };
+    while let Some((first, tail)) = rest.split_first()
+        && first == "super"
+    {
+        base.pop();
+        rest = tail;
+    }
+    base.extend(rest.iter().cloned());
+    base
+}
+
+/// The crate's modules and what each of them imports and defines.
+#[derive(Default)]
+struct Crate {
+    /// The module files.
+    modules: BTreeSet<Vec<String>>,
+    /// Names a module imports (`use` at its top level), to the absolute path
+    /// of what they name.
+    imports: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>>,
+    /// Glob imports of a module (`use a::*`), absolute.
+    globs: BTreeMap<Vec<String>, Vec<Vec<String>>>,
+    /// Names a module's file defines.
+    defined: BTreeMap<Vec<String>, BTreeSet<String>>,
+}
+
+impl Crate {
+    fn new(files: &[(Vec<String>, FileItems)]) -> Self {
+        let mut krate = Crate {
+            modules: files.iter().map(|(m, _)| m.clone()).collect(),
+            ..Crate::default()
+        };
+        for (module, items) in files {
+            for text in &items.uses {
+                for (path, name) in use_tree(text) {
+                    let target = absolute(module, &path);
+                    match name {
+                        Some(name) => {
+                            let imports = krate.imports.entry(module.clone()).or_default();
+                            imports.insert(name, target);
+                        }
+                        None => krate.globs.entry(module.clone()).or_default().push(target),
+                    }
+                }
+            }
+            krate.defined.insert(module.clone(), items.defined.clone());
+        }
+        krate
+    }
+
+    /// Whether `module` has a name `name` of its own or imported by name.
+    fn has(&self, module: &[String], name: &str) -> bool {
+        self.defined.get(module).is_some_and(|d| d.contains(name))
+            || self
+                .imports
+                .get(module)
+                .is_some_and(|i| i.contains_key(name))
+    }
+
+    /// The module that defines what the absolute `path` names: its longest
+    /// prefix that is a module, followed through that module's imports (and
+    /// glob imports) of the next segment.
+    fn resolve(&self, path: &[String]) -> Vec<String> {
+        self.resolve_within(path, 32)
+    }
+
+    fn resolve_within(&self, path: &[String], budget: usize) -> Vec<String> {
+        let n = (0..=path.len())
+            .rev()
+            .find(|&n| self.modules.contains(&path[..n]))
+            .unwrap_or(0);
+        let module = path[..n].to_vec();
+        let (Some(name), Some(budget)) = (path.get(n), budget.checked_sub(1)) else {
+            return module;
+        };
+        if let Some(target) = self.imports.get(&module).and_then(|i| i.get(name)) {
+            let via: Vec<String> = target.iter().chain(&path[n + 1..]).cloned().collect();
+            return self.resolve_within(&via, budget);
+        }
+        if !self.has(&module, name) {
+            for glob in self.globs.get(&module).into_iter().flatten() {
+                if self.has(&self.resolve_within(glob, budget), name) {
+                    let via: Vec<String> = glob.iter().chain(&path[n..]).cloned().collect();
+                    return self.resolve_within(&via, budget);
+                }
+            }
+        }
+        module
+    }
 }
 
 /// A cycle in `graph`, if any (depth-first search).
@@ -201,30 +490,40 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     None
 }
 
+type Graphs = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
 /// Sibling graphs by parent module (`""` is the crate root, i.e. the
-/// top-level modules).
-fn sibling_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<String>>> {
-    let mut files = Vec::new();
-    rust_files(src, &mut files);
-    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(src, f)).collect();
-    let mut graphs: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-    for file in &files {
-        let from = module_of(src, file);
-        let code = strip(&std::fs::read_to_string(file).unwrap());
-        let mut targets: Vec<Vec<String>> = paths_after(&code, "crate::");
-        let parent = &from[..from.len().saturating_sub(1)];
-        // in mod.rs/lib.rs, `super::` is the module's parent; elsewhere the file's parent
-        let is_dir_module = file.ends_with("mod.rs") || file.ends_with("lib.rs");
-        let super_base: Vec<String> = if is_dir_module {
-            parent.to_vec()
-        } else {
-            from[..from.len() - 1].to_vec()
+/// top-level modules) of a crate given as its files: module path and code.
+fn sibling_graphs_of(files: &[(Vec<String>, String)]) -> Graphs {
+    let stripped: Vec<(Vec<String>, String)> = files
+        .iter()
+        .map(|(m, code)| (m.clone(), strip(code)))
+        .collect();
+    let items: Vec<(Vec<String>, FileItems)> = stripped
+        .iter()
+        .map(|(m, code)| (m.clone(), file_items(code)))
+        .collect();
+    let krate = Crate::new(&items);
+    let mut graphs = Graphs::new();
+    for ((from, code), (_, items)) in stripped.iter().zip(&items) {
+        // the module a path is written in: the file's, or an inline one in it
+        let here = |at: usize| -> Vec<String> {
+            let inline = items.inline.iter().filter(|(body, _)| body.contains(&at));
+            let below = inline.map(|(_, p)| p).max_by_key(|p| p.len());
+            from.iter()
+                .chain(below.into_iter().flatten())
+                .cloned()
+                .collect()
         };
-        for p in paths_after(&code, "super::") {
-            targets.push(super_base.iter().cloned().chain(p).collect());
+        let mut targets = Vec::new();
+        for start in ["crate", "super", "self"] {
+            for (at, p) in paths_at(code, &format!("{start}::")) {
+                let written: Vec<String> = std::iter::once(start.to_string()).chain(p).collect();
+                targets.push(absolute(&here(at), &written));
+            }
         }
         for t in targets {
-            let to = resolve(&t, &modules);
+            let to = krate.resolve(&t);
             let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
             // siblings below the common ancestor: both must go deeper than it
             if common < from.len() && common < to.len() {
@@ -240,6 +539,29 @@ fn sibling_graphs(src: &Path) -> BTreeMap<String, BTreeMap<String, BTreeSet<Stri
     graphs
 }
 
+/// Sibling graphs of the crate whose sources are in `src`.
+fn sibling_graphs(src: &Path) -> Graphs {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let files: Vec<(Vec<String>, String)> = files
+        .iter()
+        .map(|f| (module_of(src, f), std::fs::read_to_string(f).unwrap()))
+        .collect();
+    sibling_graphs_of(&files)
+}
+
+/// The cycles of `graphs`, one line each.
+fn cycles(graphs: &Graphs) -> Vec<String> {
+    let mut cycles = Vec::new();
+    for (parent, graph) in graphs {
+        if let Some(c) = find_cycle(graph) {
+            let name = if parent.is_empty() { "crate" } else { parent };
+            cycles.push(format!("in `{name}`: {}", c.join(" → ")));
+        }
+    }
+    cycles
+}
+
 #[test]
 fn the_module_graph_has_no_cycle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -248,14 +570,30 @@ fn the_module_graph_has_no_cycle() {
         graphs.get("").is_some_and(|g| g.len() > 10),
         "the top-level graph should have edges: {graphs:?}"
     );
-    let mut cycles = Vec::new();
-    for (parent, graph) in &graphs {
-        if let Some(c) = find_cycle(graph) {
-            let name = if parent.is_empty() { "crate" } else { parent };
-            cycles.push(format!("in `{name}`: {}", c.join(" → ")));
-        }
-    }
+    let cycles = cycles(&graphs);
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
+}
+
+/// Every source file, stripped, has balanced braces: no literal or comment
+/// was misread (a `'"'` read as the start of a string unbalances them).
+#[test]
+fn stripped_sources_have_balanced_braces() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for file in &files {
+        let code = strip(&std::fs::read_to_string(file).unwrap());
+        let mut depth = 0i64;
+        for c in code.chars() {
+            depth += match c {
+                '{' => 1,
+                '}' => -1,
+                _ => 0,
+            };
+            assert!(depth >= 0, "{}: unbalanced `}}`", file.display());
+        }
+        assert_eq!(depth, 0, "{}: unbalanced `{{`", file.display());
+    }
 }
 
 #[test]
@@ -276,6 +614,111 @@ fn the_checker_finds_cycles_and_parses_grouped_paths() {
     assert_eq!(
         find_cycle(&g),
         Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn char_and_raw_string_literals_hide_no_path_and_lifetimes_stay() {
+    let code = strip(
+        r####"let q = '"'; crate::a::x(); let e = ['\'', '\\', '\n', '\u{22}', b'"'];
+        fn f<'a>(s: &'a str) -> &'static str { 'outer: loop { break 'outer; } }
+        let r = r#"crate::no "quoted" "#; let r2 = br"crate::no"; let t = "\"crate::no";
+        crate::b::y(); let r#type = 1; crate::c::z"####,
+    );
+    assert_eq!(
+        paths_after(&code, "crate::"),
+        [vec!["a", "x"], vec!["b", "y"], vec!["c", "z"]]
+    );
+    assert!(
+        code.contains("fn f<'a>(s: &'a str) -> &'static str"),
+        "{code}"
+    );
+    assert!(code.contains("'outer: loop { break 'outer; }"), "{code}");
+    assert!(code.contains("let r#type = 1;"), "{code}");
+}
+
+/// A crate given as `(module path, code)` pairs, e.g. `("a::b", "…")`.
+fn graphs_of(files: &[(&str, &str)]) -> Graphs {
+    let files: Vec<(Vec<String>, String)> = files
+        .iter()
+        .map(|(m, code)| {
+            let module = m.split("::").filter(|s| !s.is_empty()).map(String::from);
+            (module.collect(), code.to_string())
+        })
+        .collect();
+    sibling_graphs_of(&files)
+}
+
+fn edges(graphs: &Graphs, parent: &str, from: &str) -> Vec<String> {
+    let to = graphs.get(parent).and_then(|g| g.get(from));
+    to.into_iter().flatten().cloned().collect()
+}
+
+#[test]
+fn re_exports_resolve_to_the_module_that_defines_the_item() {
+    // the root re-exports `a::Thing`, `b::Gadget` (renamed) and `c`'s items
+    // (glob); a private import at the root is named from a child as `super::`
+    let graphs = graphs_of(&[
+        (
+            "",
+            "pub mod a; pub mod b; pub mod c; pub mod d;\n\
+             pub use a::Thing;\npub use b::{Gadget as Widget, Other};\npub use c::*;\n\
+             use crate::d::Hidden;",
+        ),
+        ("a", "pub struct Thing; fn f(_: crate::Widget) {}"),
+        (
+            "b",
+            "pub struct Gadget; pub struct Other; fn g(_: crate::Thing) {}",
+        ),
+        ("c", "pub fn helper() {}"),
+        (
+            "d",
+            "pub struct Hidden; fn h() { crate::helper(); let _ = super::Hidden; }",
+        ),
+    ]);
+    assert_eq!(edges(&graphs, "", "a"), ["b"]);
+    assert_eq!(edges(&graphs, "", "b"), ["a"]);
+    assert_eq!(edges(&graphs, "", "d"), ["c"]);
+    assert_eq!(cycles(&graphs), ["in `crate`: a → b → a"]);
+
+    // `super::Item` naming a re-export in the parent's mod.rs is an edge to
+    // the sibling that defines it; inside an inline module, `super::` is the
+    // file's own module
+    let graphs = graphs_of(&[
+        ("", "pub mod p;"),
+        (
+            "p",
+            "mod x; mod y; mod z;\npub use x::X;\npub(crate) use y::{self, Y};",
+        ),
+        ("p::x", "use super::Y; pub struct X;"),
+        ("p::y", "pub struct Y; fn f(_: super::X) {}"),
+        (
+            "p::z",
+            "pub struct Z;\n#[cfg(test)]\nmod tests { use super::Z; fn t(_: super::super::y::Y) {} }",
+        ),
+    ]);
+    assert_eq!(edges(&graphs, "p", "x"), ["y"]);
+    assert_eq!(edges(&graphs, "p", "y"), ["x"]);
+    assert_eq!(edges(&graphs, "p", "z"), ["y"]);
+    assert_eq!(cycles(&graphs), ["in `p`: x → y → x"]);
+}
+
+#[test]
+fn use_trees_bind_names() {
+    let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        use_tree(" {a::{self, b::C as D, e::*, F}, ::g::H}"),
+        [
+            (s(&["a"]), Some("a".into())),
+            (s(&["a", "b", "C"]), Some("D".into())),
+            (s(&["a", "e"]), None),
+            (s(&["a", "F"]), Some("F".into())),
+            (s(&["g", "H"]), Some("H".into())),
+        ]
+    );
+    assert_eq!(
+        absolute(&s(&["p", "q"]), &s(&["super", "super", "r"])),
+        s(&["r"])
     );
 }
 

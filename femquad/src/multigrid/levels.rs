@@ -161,3 +161,82 @@ impl LevelSpaces {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::read_gmsh;
+
+    /// The fixed dofs of every multigrid level derived from the finest
+    /// level's ([`LevelSpaces::fixed_dofs`]) on a Gmsh hierarchy are the
+    /// group's dofs on that level — for a boundary part (`bottom`) and for
+    /// the whole boundary, P1 and P2, scalar and vector fields; a space on
+    /// another mesh is refused.
+    #[test]
+    fn fixed_dofs_are_each_levels_boundary_and_groups() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mesh_cube.msh");
+        let gmsh = read_gmsh(path).unwrap();
+        let levels = 2;
+        let h = MeshHierarchy::from_gmsh(&gmsh, levels).unwrap();
+        let bottom = gmsh.physical_group("bottom").unwrap().clone();
+        for (order, nc) in [(1, 1), (2, 3)] {
+            let finest =
+                FunctionSpace::new(h.finest(), Element::lagrange(3, order).unwrap(), nc).unwrap();
+            let spaces = LevelSpaces::new(&h, &finest).unwrap();
+            assert_eq!(spaces.n_levels(), levels + order);
+            // Dirichlet on `bottom`: the finest level's dofs of the group's nodes
+            let group_dofs = |space: &FunctionSpace, mesh_level: usize| -> Vec<u32> {
+                let g = h.gmsh(mesh_level).unwrap();
+                let vertices = g.group_vertices(&bottom);
+                let mut nodes: Vec<u32> = vertices.clone();
+                if space.element().order() == 2 {
+                    let is: std::collections::BTreeSet<u32> = vertices.iter().copied().collect();
+                    for k in 0..space.n_edges() {
+                        let [a, b] = space.edge(k).unwrap();
+                        // an edge of the group: both ends in it and on the bottom face z = 0
+                        let on = |v: u32| g.mesh.vertex(v as usize)[2].abs() < 1e-12;
+                        if is.contains(&a) && is.contains(&b) && on(a) && on(b) {
+                            nodes.push((space.n_vertices() + k) as u32);
+                        }
+                    }
+                }
+                let mut dofs: Vec<u32> = nodes
+                    .iter()
+                    .flat_map(|&n| (0..nc as u32).map(move |c| n * nc as u32 + c))
+                    .collect();
+                dofs.sort_unstable();
+                dofs
+            };
+            let top = spaces.n_levels() - 1;
+            let fixed = spaces.fixed_dofs(&group_dofs(&finest, levels)).unwrap();
+            for (l, fixed_l) in fixed.iter().enumerate() {
+                let space = spaces.space(l).unwrap();
+                let mesh_level = spaces.mesh_level(l).unwrap();
+                assert_eq!(
+                    *fixed_l,
+                    group_dofs(space, mesh_level),
+                    "P{order} level {l}"
+                );
+            }
+            // the whole boundary: each level's boundary dofs
+            let all = spaces
+                .fixed_dofs(&finest.boundary_dofs(h.finest()).unwrap())
+                .unwrap();
+            assert_eq!(all.len(), top + 1);
+            for (l, all_l) in all.iter().enumerate() {
+                let space = spaces.space(l).unwrap();
+                let mesh = h.mesh(spaces.mesh_level(l).unwrap()).unwrap();
+                assert_eq!(
+                    *all_l,
+                    space.boundary_dofs(mesh).unwrap(),
+                    "P{order} level {l}"
+                );
+            }
+        }
+        // a space on another mesh is refused, naming the argument
+        let other = FunctionSpace::new(&gmsh.mesh, Element::lagrange(3, 1).unwrap(), 1).unwrap();
+        let e = LevelSpaces::new(&h, &other).unwrap_err().to_string();
+        assert!(e.contains("`finest`") && e.contains("finest mesh"), "{e}");
+    }
+}

@@ -47,8 +47,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::error::check_finite;
 use crate::mesh::Mesh;
+use crate::real::check_finite;
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
 

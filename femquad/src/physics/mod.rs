@@ -22,7 +22,7 @@
 //! ([`Pointwise::eval_jacobian_f64`], layouts in [`crate::layout`]), natively
 //! and in OpenCL C. The built-in physics live in [`builtin`].
 
-use std::fmt;
+pub use crate::error::PointwiseError;
 
 /// Size of an array argument of pointwise physics: a fixed number or the
 /// spatial dimension.
@@ -286,64 +286,9 @@ pub trait Pointwise: Send + Sync {
     }
 }
 
-/// A pointwise evaluation received arguments it cannot use.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PointwiseError {
-    /// An argument slice has the wrong length.
-    Length {
-        /// Physics name.
-        physics: &'static str,
-        /// Argument name (`u`, `grad_u`, `f1`, …).
-        argument: &'static str,
-        /// Entries expected.
-        expected: usize,
-        /// Entries received.
-        got: usize,
-    },
-    /// The physics does not support this spatial dimension.
-    Dimension {
-        /// Physics name.
-        physics: &'static str,
-        /// The dimension asked for.
-        dim: usize,
-    },
-    /// The physics provides no derivatives (a hand-written `Pointwise`
-    /// implementation that does not implement them).
-    NoDerivatives {
-        /// Physics name.
-        physics: &'static str,
-    },
-}
-
-impl fmt::Display for PointwiseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PointwiseError::Length {
-                physics,
-                argument,
-                expected,
-                got,
-            } => write!(
-                f,
-                "`{physics}`: argument `{argument}` has {got} entries, expected {expected}"
-            ),
-            PointwiseError::Dimension { physics, dim } => {
-                write!(f, "`{physics}` does not support dimension {dim}")
-            }
-            PointwiseError::NoDerivatives { physics } => write!(
-                f,
-                "`{physics}` provides no derivatives: write it with #[pointwise]"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for PointwiseError {}
-
 /// 64-bit FNV-1a hash, used for kernel cache keys (stable across runs and platforms).
-#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-pub struct Fnv1a(u64);
+pub(crate) struct Fnv1a(u64);
 
 impl Fnv1a {
     /// A hasher in its initial state.

@@ -21,12 +21,13 @@
 use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
 use crate::discretization::{CellInputs, Discretization};
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
 use crate::mesh::Mesh;
 use crate::native::{Execution, element_vectors};
 use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;
+use crate::real::check_finite;
 use crate::space::FunctionSpace;
 use crate::vector::{Location, Vector, VectorOps};
 use crate::{Error, Real, Result};

@@ -138,7 +138,7 @@ impl<R: Real> DirichletProblem<R> {
                 fixed.push(d as u32);
             }
         }
-        crate::error::check_finite("values (fixed entries)", &base_host)?;
+        crate::real::check_finite("values (fixed entries)", &base_host)?;
         let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
         let base = residual.vector_from(&base_r)?;
         let fixed_set = IndexSet::located_like(&base, &fixed)?;

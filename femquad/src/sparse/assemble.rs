@@ -6,8 +6,9 @@ use rayon::prelude::*;
 
 use super::csr::CsrMatrix;
 use super::pattern::{SpaceMap, SparsityPattern};
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
 use crate::layout::elem_mat;
+use crate::real::check_finite;
 use crate::{Error, Result};
 
 /// Nodes per parallel task of assembly.

@@ -5,7 +5,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::pattern::SparsityPattern;
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
+use crate::real::check_finite;
 use crate::{Error, Result};
 
 /// Rows per rayon task in row-parallel loops.

@@ -10,7 +10,8 @@ use faer::{Conj, MatMut, Side};
 
 use super::csr::{CsrMatrix, SYMMETRY_TOLERANCE};
 use super::pattern::SparsityPattern;
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
+use crate::real::check_finite;
 use crate::{Error, Result};
 
 /// Which factorization a [`DirectSolver`] holds.

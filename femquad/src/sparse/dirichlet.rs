@@ -3,7 +3,8 @@
 use rayon::prelude::*;
 
 use super::csr::CsrMatrix;
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
+use crate::real::check_finite;
 use crate::{Error, Result};
 
 /// Rows per rayon task.

@@ -3,10 +3,11 @@
 use rayon::prelude::*;
 
 use crate::discretization::{CellInputs, Discretization};
-use crate::error::{check_finite, check_len};
+use crate::error::check_len;
 use crate::layout::{self, elem_mat};
 use crate::native::{Execution, PointValues};
 use crate::physics::PointArgs;
+use crate::real::check_finite;
 use crate::{Error, Result};
 
 /// Cells per rayon task.

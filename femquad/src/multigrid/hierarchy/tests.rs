@@ -1,15 +1,13 @@
 //! Hierarchies: nestedness over several levels (the prolongation reproduces
 //! a coarse function on the finest mesh), element quality over several
-//! levels of tetrahedra, Gmsh tags on every level and the fixed dofs of
-//! every multigrid level.
+//! levels of tetrahedra and Gmsh tags on every level. (The fixed dofs of
+//! every multigrid level are tested with `LevelSpaces`, in `levels.rs`.)
 
 use super::*;
-use crate::element::Element;
 use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
 use crate::mesh::read_gmsh;
-use crate::multigrid::{LevelSpaces, Transfer};
+use crate::multigrid::Transfer;
 use crate::rng::Rng;
-use crate::space::FunctionSpace;
 use crate::vector::Vector;
 
 fn jittered(seed: u64) -> MeshOptions {
@@ -164,12 +162,9 @@ fn tetrahedra_keep_their_quality_over_four_levels() {
 /// On every level of a Gmsh hierarchy the physical groups resolve to the
 /// refined groups: a group's vertices on level `l` that are vertices of
 /// level `l − 1` are exactly its vertices there, and the domain group holds
-/// every cell. The fixed dofs of every multigrid level derived from the
-/// finest level's (`LevelSpaces::fixed_dofs`) are the group's dofs on that
-/// level — for a boundary part (`bottom`) and for the whole boundary, P1 and
-/// P2, scalar and vector fields.
+/// every cell.
 #[test]
-fn fixed_dofs_are_each_levels_boundary_and_groups() {
+fn groups_resolve_on_every_level() {
     let gmsh = test_gmsh("mesh_cube.msh");
     let levels = 2;
     let h = MeshHierarchy::from_gmsh(&gmsh, levels).unwrap();
@@ -191,65 +186,6 @@ fn fixed_dofs_are_each_levels_boundary_and_groups() {
             assert!(gf.group_vertices(&group).len() > coarse.len());
         }
     }
-    let bottom = gmsh.physical_group("bottom").unwrap().clone();
-    for (order, nc) in [(1, 1), (2, 3)] {
-        let finest =
-            FunctionSpace::new(h.finest(), Element::lagrange(3, order).unwrap(), nc).unwrap();
-        let spaces = LevelSpaces::new(&h, &finest).unwrap();
-        assert_eq!(spaces.n_levels(), levels + order);
-        // Dirichlet on `bottom`: the finest level's dofs of the group's nodes
-        let group_dofs = |space: &FunctionSpace, mesh_level: usize| -> Vec<u32> {
-            let g = h.gmsh(mesh_level).unwrap();
-            let vertices = g.group_vertices(&bottom);
-            let mut nodes: Vec<u32> = vertices.clone();
-            if space.element().order() == 2 {
-                let is: std::collections::BTreeSet<u32> = vertices.iter().copied().collect();
-                for k in 0..space.n_edges() {
-                    let [a, b] = space.edge(k).unwrap();
-                    // an edge of the group: both ends in it and on the bottom face z = 0
-                    let on = |v: u32| g.mesh.vertex(v as usize)[2].abs() < 1e-12;
-                    if is.contains(&a) && is.contains(&b) && on(a) && on(b) {
-                        nodes.push((space.n_vertices() + k) as u32);
-                    }
-                }
-            }
-            let mut dofs: Vec<u32> = nodes
-                .iter()
-                .flat_map(|&n| (0..nc as u32).map(move |c| n * nc as u32 + c))
-                .collect();
-            dofs.sort_unstable();
-            dofs
-        };
-        let top = spaces.n_levels() - 1;
-        let fixed = spaces.fixed_dofs(&group_dofs(&finest, levels)).unwrap();
-        for (l, fixed_l) in fixed.iter().enumerate() {
-            let space = spaces.space(l).unwrap();
-            let mesh_level = spaces.mesh_level(l).unwrap();
-            assert_eq!(
-                *fixed_l,
-                group_dofs(space, mesh_level),
-                "P{order} level {l}"
-            );
-        }
-        // the whole boundary: each level's boundary dofs
-        let all = spaces
-            .fixed_dofs(&finest.boundary_dofs(h.finest()).unwrap())
-            .unwrap();
-        assert_eq!(all.len(), top + 1);
-        for (l, all_l) in all.iter().enumerate() {
-            let space = spaces.space(l).unwrap();
-            let mesh = h.mesh(spaces.mesh_level(l).unwrap()).unwrap();
-            assert_eq!(
-                *all_l,
-                space.boundary_dofs(mesh).unwrap(),
-                "P{order} level {l}"
-            );
-        }
-    }
-    // a space on another mesh is refused, naming the argument
-    let other = FunctionSpace::new(&gmsh.mesh, Element::lagrange(3, 1).unwrap(), 1).unwrap();
-    let e = LevelSpaces::new(&h, &other).unwrap_err().to_string();
-    assert!(e.contains("`finest`") && e.contains("finest mesh"), "{e}");
 }
 
 /// A hierarchy of one mesh is that mesh; refining an invalid mesh names

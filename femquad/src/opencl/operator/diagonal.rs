@@ -48,7 +48,7 @@ impl<R: Real> OpenClOperator<R> {
             ));
         }
         self.disc.check_physics(physics, constants.len())?;
-        crate::error::check_finite("constants", constants)?;
+        crate::real::check_finite("constants", constants)?;
         let info = physics.info();
         if info.opencl_tangent_name.is_empty() {
             return Err(PointwiseError::NoDerivatives { physics: info.name }.into());

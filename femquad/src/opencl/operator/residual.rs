@@ -92,7 +92,7 @@ impl<R: Real> OpenClOperator<R> {
             ),
         };
         crate::error::check_len("aux", aux, len)?;
-        crate::error::check_finite("aux", aux)?;
+        crate::real::check_finite("aux", aux)?;
         let mut values = aux.to_vec();
         values.resize(padded, R::ZERO);
         if self.data.aux.is_none() {
@@ -211,7 +211,7 @@ impl<R: Real> OpenClOperator<R> {
             }
         }
         self.disc.check_physics(physics, constants.len())?;
-        crate::error::check_finite("constants", constants)?;
+        crate::real::check_finite("constants", constants)?;
         let info = physics.info();
         if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
             return Err(Error::arg(
