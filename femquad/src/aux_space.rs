@@ -14,6 +14,36 @@
 use crate::{Error, Result};
 
 /// Where the auxiliary field lives.
+///
+/// A coefficient `a₀ = 3` per cell (P0) makes the variable-coefficient
+/// Laplacian `f1 = a₀∇u` three times the plain one:
+///
+/// ```
+/// use femquad::physics::builtin::{Laplacian, LaplacianCoefficient};
+/// use femquad::prelude::*;
+///
+/// let mesh = unit_square(2, &MeshOptions::default())?; // 8 cells
+/// let element = Element::lagrange(2, 1)?;
+/// let aux = AuxSpace::Cell { n_comp: 1 };
+/// assert_eq!((aux.n_comp(), aux.values_per_cell(element.n_basis())), (1, 1));
+/// let residual = |aux| -> femquad::Result<Residual<f64>> {
+///     let space = FunctionSpace::new(&mesh, element, 1)?;
+///     let quadrature = Quadrature::default_for(&element)?;
+///     Residual::new(&mesh, space, quadrature, aux, &Backend::native())
+/// };
+/// let (mut plain, mut scaled) = (residual(AuxSpace::None)?, residual(aux)?);
+/// scaled.set_aux(&[3.0; 8])?; // [cell][k]
+///
+/// let values = plain.space().interpolate(&mesh, |x, u| u[0] = x[0] * x[1])?;
+/// let u = plain.vector_from(&values)?;
+/// let (mut r, mut r3) = (plain.vector()?, scaled.vector()?);
+/// plain.evaluate(&Laplacian, &u, &[], &mut r)?;
+/// scaled.evaluate(&LaplacianCoefficient, &u, &[], &mut r3)?;
+/// let (r, r3) = (r.to_host()?, r3.to_host()?);
+/// assert!(r.iter().zip(&r3).all(|(a, b)| (3.0 * a - b).abs() < 1e-14));
+/// assert!(r.iter().any(|a| a.abs() > 0.1));
+/// # Ok::<(), femquad::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum AuxSpace {
     /// No auxiliary field.

@@ -8,6 +8,18 @@ use crate::native::Execution;
 use crate::opencl::{Device, DeviceSelector, KernelOptions};
 
 /// Where residuals (and the vectors of a solve) are computed.
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// let native = Backend::native();
+/// assert_eq!(native.describe(), "native (parallel)");
+/// // the device that FEMQUAD_DEVICE names; by default a GPU if there is one
+/// let device = Backend::opencl(&DeviceSelector::from_env())?;
+/// assert!(device.describe().starts_with("OpenCL: "));
+/// assert!(matches!(device, Backend::OpenCl { .. }));
+/// # Ok::<(), femquad::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub enum Backend {
     /// Natively: Rust on the CPU, serial or rayon-parallel; the reference.

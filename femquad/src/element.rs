@@ -27,6 +27,21 @@ use crate::{Error, Result};
 /// A scalar Lagrange element of order 1 or 2 on the reference triangle
 /// (`dim = 2`) or tetrahedron (`dim = 3`). Vector fields use one copy per
 /// component (see [`crate::space::FunctionSpace`]).
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// let p2 = Element::lagrange(2, 2)?; // P2 on the reference triangle
+/// assert_eq!((p2.dim(), p2.order(), p2.n_basis()), (2, 2, 6));
+/// // the nodes: vertices 0, e₁, e₂, then the midpoints of edges (0,1), (1,2), (2,0)
+/// assert_eq!(&p2.nodes()[6..], &[0.5, 0.0, 0.5, 0.5, 0.0, 0.5]);
+/// // nodal: φ_b(ν_c) = δ_bc, here at the midpoint of edge (0,1)
+/// let mut phi = [0.0; 6];
+/// p2.eval(&[0.5, 0.0], &mut phi)?;
+/// assert_eq!(phi, [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+/// assert!(Element::lagrange(2, 3).is_err()); // P1 and P2 only
+/// # Ok::<(), femquad::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Element {
     dim: usize,

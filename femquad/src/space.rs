@@ -105,6 +105,25 @@ fn number_edges(mesh: &Mesh) -> Result<(Vec<u64>, Vec<u32>)> {
 /// A scalar or vector Lagrange space on a simplicial mesh: the element, the
 /// number of components and the cell → node map (see the
 /// [module documentation](self)).
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// let mesh = unit_square(2, &MeshOptions::default())?; // 9 vertices, 16 edges, 8 triangles
+/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2)?, 2)?; // a P2 vector field
+/// assert_eq!(space.n_nodes(), 9 + 16); // the vertices, then the edge midpoints
+/// assert_eq!(space.n_dofs(), 25 * 2); // dof node·N_comp + comp
+/// assert_eq!(space.cell_nodes(0).len(), 6);
+/// // nodal interpolation, u[node·N_comp + comp] = f(x_node)[comp]: here f(x) = x
+/// let u = space.interpolate(&mesh, |x, out| out.copy_from_slice(x))?;
+/// assert_eq!(u, space.node_coordinates(&mesh)?);
+/// // gather E u: cell-local values, [cell][b][comp]
+/// let mut local = vec![0.0; space.n_cell_dofs()];
+/// space.gather(&u, &mut local)?;
+/// let node = space.cell_nodes(0)[0] as usize;
+/// assert_eq!(&local[..2], &u[2 * node..2 * node + 2]);
+/// # Ok::<(), femquad::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct FunctionSpace {
     dim: usize,

@@ -409,6 +409,21 @@ fn shuffled(dim: usize, n: usize, opts: &MeshOptions) -> (Vec<f64>, Vec<u32>) {
 /// Errors: [`Error::InvalidArgument`] for `dim ∉ {2, 3}`, `n = 0`, `n` so
 /// large that the cell count exceeds `2^32`, or a jitter outside
 /// `[0, MAX_JITTER]`.
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// // jittered and shuffled: the same domain, cells as point sets, and seed → mesh
+/// let opts = MeshOptions { jitter: 0.1, shuffle: true, seed: 7 };
+/// let mesh = unit_box(3, 2, &opts)?;
+/// assert_eq!((mesh.dim(), mesh.n_cells()), (3, 48));
+/// assert!((mesh.total_volume() - 1.0).abs() < 1e-14);
+/// assert!((0..mesh.n_cells()).all(|c| mesh.det_j(c) > 0.0));
+/// assert_eq!(mesh, unit_box(3, 2, &opts)?);
+/// assert_ne!(mesh, unit_cube(2, &MeshOptions::default())?);
+/// assert!(unit_box(4, 2, &opts).is_err()); // 2D or 3D only
+/// # Ok::<(), femquad::Error>(())
+/// ```
 pub fn unit_box(dim: usize, n: usize, opts: &MeshOptions) -> Result<Mesh> {
     if dim != 2 && dim != 3 {
         return Err(Error::arg("dim", format!("{dim} is not 2 or 3")));
@@ -436,6 +451,17 @@ pub fn unit_box(dim: usize, n: usize, opts: &MeshOptions) -> Result<Mesh> {
 /// `2n²` cells and `(n+1)²` vertices (see the [module docs](self)).
 ///
 /// Errors as [`unit_box`].
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// let mesh = unit_square(2, &MeshOptions::default())?;
+/// assert_eq!((mesh.n_cells(), mesh.n_vertices()), (8, 9)); // 2n², (n+1)²
+/// // grid vertex (i, j) is vertex i + (n+1)j: (1, 1) is the centre
+/// assert_eq!(mesh.vertex(4), &[0.5, 0.5]);
+/// assert!((0..mesh.n_cells()).all(|c| mesh.cell_volume(c) == 0.125));
+/// # Ok::<(), femquad::Error>(())
+/// ```
 pub fn unit_square(n: usize, opts: &MeshOptions) -> Result<Mesh> {
     unit_box(2, n, opts)
 }
@@ -446,6 +472,18 @@ pub fn unit_square(n: usize, opts: &MeshOptions) -> Result<Mesh> {
 /// (see the [module docs](self)).
 ///
 /// Errors as [`unit_box`].
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// let mesh = unit_cube(2, &MeshOptions::default())?;
+/// assert_eq!((mesh.n_cells(), mesh.n_vertices()), (48, 27)); // 6n³, (n+1)³
+/// // grid vertex (i, j, k) is vertex i + (n+1)(j + (n+1)k): (1, 1, 1) is the centre
+/// assert_eq!(mesh.vertex(13), &[0.5, 0.5, 0.5]);
+/// assert!((0..mesh.n_cells()).all(|c| mesh.det_j(c) > 0.0));
+/// assert!((mesh.total_volume() - 1.0).abs() < 1e-14);
+/// # Ok::<(), femquad::Error>(())
+/// ```
 pub fn unit_cube(n: usize, opts: &MeshOptions) -> Result<Mesh> {
     unit_box(3, n, opts)
 }

@@ -51,6 +51,27 @@ pub use renumber::{LocalityMetrics, Renumbering, locality_metrics, locality_renu
 pub const DEGENERACY_TOLERANCE: f64 = 1e-12;
 
 /// A conforming simplicial mesh in 2D or 3D.
+///
+/// Vertex coordinates are stored vertex-major (`n_vertices × dim`), cells
+/// as `dim + 1` vertex indices each (`n_cells × (dim + 1)`), positively
+/// oriented. The generators ([`unit_square`], [`unit_cube`]) and the Gmsh
+/// reader ([`read_gmsh`]) make meshes; [`Mesh::new`] takes your own arrays:
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// // the unit square as two counterclockwise triangles
+/// let vertices = vec![0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0];
+/// let mesh = Mesh::new(2, vertices, vec![0, 1, 2, 0, 2, 3])?;
+/// assert_eq!((mesh.dim(), mesh.n_vertices(), mesh.n_cells()), (2, 4, 2));
+/// assert_eq!(mesh.cell(1), &[0, 2, 3]);
+/// assert_eq!(mesh.vertex(2), &[1.0, 1.0]);
+/// assert_eq!((mesh.det_j(0), mesh.cell_volume(0)), (1.0, 0.5));
+/// assert!((mesh.total_volume() - 1.0).abs() < 1e-15);
+/// // a clockwise (negatively oriented) cell is refused by the checked constructor
+/// assert!(Mesh::new(2, vec![0.0, 0.0, 0.0, 1.0, 1.0, 0.0], vec![0, 1, 2]).is_err());
+/// # Ok::<(), femquad::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mesh {
     dim: usize,

@@ -208,6 +208,23 @@ pub fn list_devices() -> Result<Vec<DeviceInfo>> {
 }
 
 /// How to choose a device.
+///
+/// ```
+/// use femquad::opencl::{DeviceKind, list_devices};
+/// use femquad::prelude::*;
+///
+/// // what FEMQUAD_DEVICE may hold
+/// assert_eq!(DeviceSelector::parse("gpu"), DeviceSelector::Kind(DeviceKind::Gpu));
+/// assert_eq!(DeviceSelector::parse("1"), DeviceSelector::Index(1));
+/// assert_eq!(DeviceSelector::parse("pocl"), DeviceSelector::Name("pocl".into()));
+/// assert_eq!(DeviceSelector::parse(""), DeviceSelector::Auto);
+/// // the choice among the devices present
+/// let devices = list_devices()?;
+/// let chosen = DeviceSelector::from_env().pick(&devices)?;
+/// assert_eq!(devices[chosen.index].name, chosen.name);
+/// assert!(DeviceSelector::Index(devices.len()).pick(&devices).is_err());
+/// # Ok::<(), femquad::Error>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum DeviceSelector {
     /// GPU first, then accelerator, then CPU, then anything (first of each kind).

@@ -84,20 +84,21 @@ struct DataArray {
 /// An unstructured grid with point and cell data, ready to be written as
 /// a `.vtu` file (see the [module docs](self)).
 ///
-/// ```no_run
-/// # fn main() -> femquad::Result<()> {
-/// use femquad::element::Element;
-/// use femquad::mesh::generate::{MeshOptions, unit_square};
-/// use femquad::output::{Vtu, VtuFormat};
-/// use femquad::space::FunctionSpace;
+/// ```
+/// use femquad::prelude::*;
 ///
-/// let mesh = unit_square(8, &MeshOptions::default())?;
+/// let mesh = unit_square(2, &MeshOptions::default())?;
 /// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2)?, 1)?;
 /// let u = space.interpolate(&mesh, |x, out| out[0] = x[0] * x[1])?;
 /// let mut vtu = Vtu::new(&mesh, &space)?;
 /// vtu.add_point_field("u", 1, &u)?;
-/// vtu.write("solution.vtu", VtuFormat::Base64)?;
-/// # Ok(()) }
+/// assert_eq!((vtu.n_points(), vtu.n_cells()), (25, 8)); // P2 nodes, quadratic triangles
+/// let path = std::env::temp_dir().join(format!("femquad-doc-{}.vtu", std::process::id()));
+/// vtu.write(&path, VtuFormat::Base64)?; // open it in ParaView
+/// let text = std::fs::read_to_string(&path)?;
+/// assert!(text.contains(r#"<Piece NumberOfPoints="25" NumberOfCells="8">"#));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Vtu {

@@ -36,6 +36,34 @@ mod jacobian;
 
 /// Evaluates global residuals `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` of one
 /// discretized field on a [`Backend`].
+///
+/// Its vectors live where it computes ([`Residual::vector`],
+/// [`Residual::vector_from`]): on the device for [`Backend::OpenCl`], on
+/// the host for [`Backend::Native`]. The patch test of the Laplacian:
+/// for a linear `u`, `F(u)_i = ∫ ∇φ_i·∇u` vanishes at interior nodes and
+/// is the boundary flux `∫_∂Ω φ_i ∇u·n` at the others.
+///
+/// ```
+/// use femquad::physics::builtin::Laplacian;
+/// use femquad::prelude::*;
+///
+/// let mesh = unit_square(2, &MeshOptions::default())?;
+/// let element = Element::lagrange(2, 1)?;
+/// let space = FunctionSpace::new(&mesh, element, 1)?;
+/// let backend = Backend::opencl(&DeviceSelector::from_env())?;
+/// let quadrature = Quadrature::default_for(&element)?;
+/// let mut residual = Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
+///
+/// let values = residual.space().interpolate(&mesh, |x, u| u[0] = x[0] + 2.0 * x[1])?;
+/// let u = residual.vector_from(&values)?; // uploaded
+/// let mut r = residual.vector()?; // zeros, on the device
+/// residual.evaluate(&Laplacian, &u, &[], &mut r)?; // r = F(u)
+/// let r = r.to_host()?;
+/// assert!(r[4].abs() < 1e-14); // vertex 4 = (0.5, 0.5), the interior one
+/// // at the corner (0, 0): ∇u·n = −2 below and −1 on the left, ∫φ = 1/4 on each side
+/// assert!((r[0] + 0.75).abs() < 1e-14);
+/// # Ok::<(), femquad::Error>(())
+/// ```
 pub struct Residual<R: Real> {
     space: FunctionSpace,
     imp: Imp<R>,

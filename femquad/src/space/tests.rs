@@ -293,6 +293,67 @@ fn interpolation_of_linear_and_vector_fields() {
     }
 }
 
+/// `dof_coordinates` puts dof `node·N_comp + comp` at its node: for a
+/// scalar space the node coordinates, for a vector space each node's point
+/// repeated once per component (dofs interleaved node-major).
+#[test]
+fn dof_coordinates_place_every_component_at_its_node() {
+    let m = two_triangles();
+    // scalar P1: the vertices
+    let s = FunctionSpace::new(&m, p(2, 1), 1).unwrap();
+    assert_eq!(s.dof_coordinates(&m).unwrap(), m.vertices());
+    // scalar P2: the vertices, then the midpoints of the edges
+    // (0,1) (0,2) (0,3) (1,2) (2,3)
+    let s = FunctionSpace::new(&m, p(2, 2), 1).unwrap();
+    #[rustfmt::skip]
+    let p2 = [
+        0.0, 0.0,  1.0, 0.0,  1.0, 1.0,  0.0, 1.0,
+        0.5, 0.0,  0.5, 0.5,  0.0, 0.5,  1.0, 0.5,  0.5, 1.0,
+    ];
+    assert_eq!(s.dof_coordinates(&m).unwrap(), p2);
+    // vector P1 with 3 components (N_comp ≠ dim): dofs 3v, 3v+1, 3v+2 at vertex v
+    let s = FunctionSpace::new(&m, p(2, 1), 3).unwrap();
+    #[rustfmt::skip]
+    let p1x3 = [
+        0.0, 0.0,  0.0, 0.0,  0.0, 0.0,
+        1.0, 0.0,  1.0, 0.0,  1.0, 0.0,
+        1.0, 1.0,  1.0, 1.0,  1.0, 1.0,
+        0.0, 1.0,  0.0, 1.0,  0.0, 1.0,
+    ];
+    assert_eq!(s.dof_coordinates(&m).unwrap(), p1x3);
+    // vector P2 with 2 components: node n's point at dofs 2n and 2n + 1
+    let s = FunctionSpace::new(&m, p(2, 2), 2).unwrap();
+    let x = s.dof_coordinates(&m).unwrap();
+    assert_eq!(x.len(), s.n_dofs() * 2);
+    for (node, point) in p2.chunks(2).enumerate() {
+        assert_eq!(&x[4 * node..4 * node + 4], [point, point].concat());
+    }
+    // every mesh, order and component count: consistent with node_coordinates
+    for (m, dim) in meshes() {
+        for order in [1, 2] {
+            for nc in 1..=3 {
+                let s = FunctionSpace::new(&m, p(dim, order), nc).unwrap();
+                let (xn, xd) = (
+                    s.node_coordinates(&m).unwrap(),
+                    s.dof_coordinates(&m).unwrap(),
+                );
+                assert_eq!(xd.len(), s.n_dofs() * dim);
+                for node in 0..s.n_nodes() {
+                    for c in 0..nc {
+                        let dof = node * nc + c;
+                        assert_eq!(
+                            &xd[dof * dim..(dof + 1) * dim],
+                            &xn[node * dim..(node + 1) * dim],
+                            "{dim}D P{order}, {nc} components, dof {dof}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(s.dof_coordinates(&square(2)).is_err());
+}
+
 #[test]
 fn boundary_nodes_lie_on_the_boundary() {
     for (m, dim) in meshes() {

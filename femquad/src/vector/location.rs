@@ -55,7 +55,7 @@ impl fmt::Display for Location {
 /// ```
 ///
 /// On a device (the same calls; only the construction differs):
-/// ```no_run
+/// ```
 /// use femquad::opencl::Device;
 /// use femquad::vector::{Vector, VectorOps};
 /// let device = Device::from_env()?;
@@ -63,9 +63,11 @@ impl fmt::Display for Location {
 /// let x = Vector::device_zeros(&device, 3)?;
 /// y.axpy(2.0, &x)?; // a kernel; nothing crosses PCIe
 /// let norm = y.norm2()?; // one scalar read
+/// assert!((norm - 14f64.sqrt()).abs() < 1e-14);
 /// let host = Vector::from(vec![0.0f64; 3]);
 /// assert!(y.axpy(1.0, &host).is_err()); // `x` is on the host but `y` on device …
 /// let values: Vec<f64> = y.to_host()?; // download
+/// assert_eq!(values, vec![1.0, 2.0, 3.0]);
 /// # Ok::<(), femquad::Error>(())
 /// ```
 #[derive(Debug)]

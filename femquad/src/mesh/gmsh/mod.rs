@@ -83,6 +83,26 @@ use source::{Section, Source};
 
 /// A mesh read from a Gmsh file, with the Gmsh information needed to apply
 /// boundary conditions and material data by physical group.
+///
+/// The unit square as two triangles, with its bottom side (a line) in the
+/// physical group `bottom`:
+///
+/// ```
+/// use femquad::mesh::parse_gmsh;
+///
+/// let msh = "$MeshFormat\n4.1 0 8\n$EndMeshFormat
+/// $PhysicalNames\n1\n1 1 \"bottom\"\n$EndPhysicalNames
+/// $Entities\n0 1 1 0\n1 0 0 0 1 0 0 1 1 0\n1 0 0 0 1 1 0 0 0\n$EndEntities
+/// $Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n$EndNodes
+/// $Elements\n2 3 1 3\n1 1 1 1\n1 1 2\n2 1 2 2\n2 1 2 3\n3 1 3 4\n$EndElements\n";
+/// let g = parse_gmsh(msh.as_bytes(), "square.msh")?;
+/// assert_eq!((g.mesh.n_vertices(), g.mesh.n_cells()), (4, 2));
+/// assert_eq!(g.cell_tags, vec![2, 3]);
+/// assert_eq!(g.elements.len(), 1); // the boundary line
+/// let bottom = g.physical_group("bottom").unwrap();
+/// assert_eq!(g.group_vertices(bottom), vec![0, 1]); // where to impose u = g
+/// # Ok::<(), femquad::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct GmshMesh {
     /// The simplicial mesh of the top-dimensional elements (valid,
@@ -217,6 +237,23 @@ impl GmshMesh {
 /// Errors: [`Error::Io`] if the file cannot be read, [`Error::MeshFile`]
 /// (line and reason) if it is malformed or holds elements femquad does not
 /// support.
+///
+/// ```
+/// use femquad::prelude::*;
+///
+/// // one triangle, nodes with tags 1 to 3 in one block of surface 1
+/// let msh = "$MeshFormat\n4.1 0 8\n$EndMeshFormat
+/// $Nodes\n1 3 1 3\n2 1 0 3\n1\n2\n3\n0 0 0\n2 0 0\n0 1 0\n$EndNodes
+/// $Elements\n1 1 1 1\n2 1 2 1\n1 1 2 3\n$EndElements\n";
+/// let path = std::env::temp_dir().join(format!("femquad-doc-{}.msh", std::process::id()));
+/// std::fs::write(&path, msh)?;
+/// let g = read_gmsh(&path)?;
+/// std::fs::remove_file(&path)?;
+/// assert_eq!((g.mesh.dim(), g.mesh.n_cells()), (2, 1)); // z = 0 dropped
+/// assert_eq!(g.mesh.cell_volume(0), 1.0);
+/// assert!(read_gmsh(std::env::temp_dir().join("no such file.msh")).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
@@ -228,6 +265,25 @@ pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
 
 /// Parses MSH 4.1 content held in memory, as [`read_gmsh`]; `path` only
 /// names the source in error messages.
+///
+/// ```
+/// use femquad::Error;
+/// use femquad::mesh::parse_gmsh;
+///
+/// let msh = "$MeshFormat\n4.1 0 8\n$EndMeshFormat
+/// $Nodes\n1 3 1 3\n2 1 0 3\n1\n2\n3\n0 0 0\n1 0 0\n0 1 0\n$EndNodes
+/// $Elements\n1 1 1 1\n2 1 2 1\n1 1 2 3\n$EndElements\n";
+/// let g = parse_gmsh(msh.as_bytes(), "triangle.msh")?;
+/// assert_eq!(g.mesh.vertices(), &[0.0, 0.0, 1.0, 0.0, 0.0, 1.0]);
+/// assert_eq!((g.node_tags.clone(), g.cell_tags.clone()), (vec![1, 2, 3], vec![1]));
+/// // errors name the source and the line
+/// let old = msh.replace("4.1 0 8", "2.2 0 8");
+/// match parse_gmsh(old.as_bytes(), "old.msh") {
+///     Err(Error::MeshFile { line, .. }) => assert_eq!(line, 2),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), femquad::Error>(())
+/// ```
 pub fn parse_gmsh(bytes: &[u8], path: impl AsRef<Path>) -> Result<GmshMesh> {
     let mut src = Source::new(path.as_ref(), bytes);
     let format = header::mesh_format(&src)?;

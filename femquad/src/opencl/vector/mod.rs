@@ -84,7 +84,7 @@ use crate::{Error, Real, Result};
 /// (`R::from_f64`), as the host implementation rounds them; reductions
 /// return `f64`.
 ///
-/// ```no_run
+/// ```
 /// use femquad::opencl::{Device, vector::DeviceVector};
 /// let device = Device::from_env()?;
 /// let mut y = DeviceVector::from_host(&device, &[1.0f64, 2.0, 3.0])?;
