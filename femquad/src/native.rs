@@ -51,7 +51,7 @@ pub fn element_vectors<R: Real, P: Pointwise + ?Sized>(
 ///
 /// with `δu`, `δ∇u` the values and gradients of the direction at the
 /// quadrature points, computed as `u`, `∇u` are. Summed over cells, this
-/// is the Jacobian action `J(u)·v` ([`crate::Residual::jacobian_action`]).
+/// is the Jacobian action `J(u)·v` ([`crate::residual::Residual::jacobian_action`]).
 ///
 /// # Errors
 /// As [`element_vectors`]; `direction` is named for a wrong length or a

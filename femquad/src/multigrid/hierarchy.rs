@@ -16,7 +16,7 @@ enum Meshes {
 /// tetrahedra into 8 by Bey's rule), mesh 0 the coarse mesh with its
 /// tetrahedra's local vertices permuted (evenly) by
 /// [`prepare_for_refinement`] so that every level keeps the coarse mesh's
-/// element quality (see [`crate::mesh::refine`]).
+/// element quality (see [`crate::mesh::refine()`]).
 ///
 /// # Nesting
 /// The vertices of mesh `l` are the first vertices of mesh `l + 1`, in the

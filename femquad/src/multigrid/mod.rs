@@ -13,7 +13,7 @@
 //! ```
 //!
 //! * [`MeshHierarchy`] — a coarse mesh and its uniform refinements
-//!   ([`crate::mesh::refine`]: triangles into 4, tetrahedra into 8 by Bey's
+//!   ([`crate::mesh::refine()`]: triangles into 4, tetrahedra into 8 by Bey's
 //!   rule, quality bounded), with Gmsh tags on every level.
 //! * [`LevelSpaces`] — the levels' spaces: P1 on each mesh, and for a P2
 //!   field P2 on the finest mesh (p-coarsening first); the fixed dofs of

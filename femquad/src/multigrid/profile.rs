@@ -10,7 +10,7 @@ use crate::vector::Vector;
 
 /// Wall-clock seconds of the phases of the V-cycles on one level, summed
 /// over the cycles applied since the last setup (with
-/// [`MultigridOptions::profile`]). Each phase is timed from the end of the
+/// [`MultigridOptions::profile`](super::MultigridOptions::profile)). Each phase is timed from the end of the
 /// previous one to the end of its device work (the queue finished).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LevelTimes {
@@ -35,7 +35,7 @@ impl LevelTimes {
     }
 }
 
-/// Where the time of the V-cycles went ([`Multigrid::profile`]).
+/// Where the time of the V-cycles went ([`Multigrid::profile`](super::Multigrid::profile)).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CycleProfile {
     /// V-cycles profiled.

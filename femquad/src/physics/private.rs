@@ -1,7 +1,7 @@
 //! Support code called by the items `#[pointwise]` generates: array views
 //! of `PointArgs` slices, the assembly of OpenCL sources from helper
 //! templates, compile-time checks, and the argument conversion of generated
-//! helper calls ([`Arg`]). Not for direct use.
+//! helper calls (`Arg`). Not for direct use.
 
 use super::PointwiseError;
 use std::any::Any;

@@ -5,7 +5,7 @@
 //! twins on host vectors, are in [`crate::multigrid`].
 //!
 //! Every kernel runs one work-item per output entry, in work-groups of
-//! [`WG`](super::vector::WG) = 256, writes only its own entry (no atomics)
+//! [`super::vector::WG`] = 256, writes only its own entry (no atomics)
 //! and computes it by the operations of the native twin in the same order
 //! (FP contraction off), so device and host agree bitwise on the transfers.
 //! Fields are interleaved node-major (`dof = node·N_comp + c`); `N_comp` is a
