@@ -300,11 +300,14 @@ fn residuals<R: Real>(
                             .map(|t| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] }),
                     );
                     let dist = crate::verdict::distance(o, n);
-                    let within = |reach: f64| dist <= 2.0 * reach + tol * n.abs();
+                    // (`τ·|n|` is 0 where `n` is NaN, as in `Worst::differ`.)
+                    let tol_abs = if n.is_nan() { 0.0 } else { tol * n.abs() };
+                    let within = |reach: f64| dist <= 2.0 * reach + tol_abs;
                     let get = |t: &Outputs<f64>| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] };
                     // Why the math libraries explain it (see `verdict`'s kinds).
                     let (reach, kind) = if within(reach) {
-                        if o.is_finite() != n.is_finite() {
+                        // (finite against ±∞ or NaN, or ∞ against NaN)
+                        if !(o.is_finite() && n.is_finite()) {
                             if reach.is_infinite() {
                                 crate::verdict::note_finiteness_flip(id, dim, prec);
                             }
@@ -336,7 +339,7 @@ fn residuals<R: Real>(
                             "point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (math libraries reach {reach:e})"
                         ),
                     };
-                    worst.differ(rel, dist, reach, tol * n.abs(), what);
+                    worst.differ(rel, dist, reach, tol_abs, what);
                 }
             }
         }

@@ -31,8 +31,9 @@
 //! - `decision`: within the reach only when perturbations may change
 //!   decisions: a comparison, a cast to an integer, an index or `floor`
 //!   that lands on the other side after a few ulps (an O(1) difference);
-//! - `finite-flip`: finite on one side, ±∞ or NaN on the other, within the
-//!   reach (an overflow or a domain edge moved by a few ulps);
+//! - `finite-flip`: finite on one side, ±∞ or NaN on the other (or ∞
+//!   against NaN), within the reach (an overflow or a domain edge moved by
+//!   a few ulps; a NaN output has no relative tolerance);
 //! - `nan-fold`: the entry changes when every math function given a NaN
 //!   returns an arbitrary number instead (`pt::set_poison`): PoCL compiles
 //!   its built-ins assuming no NaN, so where its compiler knows an argument
