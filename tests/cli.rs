@@ -242,29 +242,27 @@ fn each_example_describes_itself_in_help() {
     assert!(
         help_of("laplacian").contains("[default: 1e-12 in f64, 1e-5 in f32]: conjugate gradients")
     );
-    // The two examples outside the convergence studies.
-    let help = help_of("assembled_jacobian");
-    assert!(
-        help.starts_with("Assembles the Jacobian of -div(a grad u) = 1"),
-        "{help}"
-    );
-    assert!(
-        help.contains("Relative residual to which the matrix-free CG solves")
-            && help.contains("[default: 1e-12]"),
-        "{help}"
-    );
-    let help = help_of("solve_bench");
-    assert!(
-        help.starts_with("Solve benchmark: CG to a relative residual of 1e-8"),
-        "{help}"
-    );
-    assert!(
-        help.contains("Relative residual of CG") && help.contains("[default: 1e-8]"),
-        "{help}"
-    );
-    for example in ["assembled_jacobian", "solve_bench"] {
+    // The two examples outside the convergence studies: description,
+    // tolerance option, default.
+    for (example, about, tol, default) in [
+        (
+            "assembled_jacobian",
+            "Assembles the Jacobian of -div(a grad u) = 1",
+            "Relative residual to which the matrix-free CG solves",
+            "[default: 1e-12]",
+        ),
+        (
+            "solve_bench",
+            "Solve benchmark: CG to a relative residual of 1e-8",
+            "Relative residual of CG",
+            "[default: 1e-8]",
+        ),
+    ] {
+        let help = help_of(example);
+        assert!(help.starts_with(about), "{help}");
+        assert!(help.contains(tol) && help.contains(default), "{help}");
         assert!(
-            !help_of(example).contains(env!("CARGO_PKG_DESCRIPTION")),
+            !help.contains(env!("CARGO_PKG_DESCRIPTION")),
             "{example} shows the package description"
         );
     }

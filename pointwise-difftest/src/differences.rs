@@ -41,6 +41,52 @@ fn entry(o: &Outputs<f64>, k: usize) -> f64 {
     }
 }
 
+/// The point of entry `k` (of `f0` then `f1`, all points).
+fn point_of(i: &Inputs<f64>, k: usize) -> usize {
+    let [n0, n1] = i.sizes.outputs();
+    let all0 = n0 * i.points;
+    if k < all0 { k / n0 } else { (k - all0) / n1 }
+}
+
+/// The three stencils of a Richardson extrapolation, steps `h`, `h/2`,
+/// `h/4` (see [`ad_versus_differences`]).
+struct Steps {
+    coarse: Stencil,
+    fine: Stencil,
+    finer: Stencil,
+}
+
+impl Steps {
+    /// The extrapolation `r = (4g − e)/3` of entry `k` from the two finer
+    /// differences.
+    fn extrapolation(&self, k: usize) -> f64 {
+        (4.0 * self.finer.difference(k) - self.fine.difference(k)) / 3.0
+    }
+
+    /// Entry `k` where it is smooth (the three differences finite and
+    /// within `10⁻⁴` plus `4ν` of each other): the extrapolation `r` and its
+    /// error bound without the scale term, `4ν + |r′ − r|` (`r′ = (4e −
+    /// c)/3`, the extrapolation of the coarser pair).
+    fn smooth(&self, k: usize) -> Option<(f64, f64)> {
+        let (c, e, g) = (
+            self.coarse.difference(k),
+            self.fine.difference(k),
+            self.finer.difference(k),
+        );
+        let nu = self
+            .coarse
+            .noise(k)
+            .max(self.fine.noise(k))
+            .max(self.finer.noise(k));
+        let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs() + 4.0 * nu;
+        if !(c.is_finite() && e.is_finite() && g.is_finite() && near(c, e) && near(e, g)) {
+            return None;
+        }
+        let r = self.extrapolation(k);
+        Some((r, 4.0 * nu + ((4.0 * e - c) / 3.0 - r).abs()))
+    }
+}
+
 /// AD against differences, entry by entry. The differences are of the plain
 /// copy with its decisions frozen at the point (`crate::freeze`: branches,
 /// casts, rounding functions, the quotient of `%`, `abs`, `min`, `max`), the
@@ -74,7 +120,7 @@ pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<
     let stencils = richardson_stencils(b, i, 1.0);
     let largest = pt::largest_results();
     let diverged = freeze::stop();
-    let (Some(_), Some((coarse, fine, finer))) = (base, stencils) else {
+    let (Some(_), Some(steps)) = (base, stencils) else {
         println!("result {id} {dim} f64 ad-skipped 0 the function panics near the points");
         return;
     };
@@ -82,38 +128,16 @@ pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<
     let all0 = n0 * i.points;
     // The comparison with the differences `s` (points `diverged` left
     // out), with `extra(k)` more tolerance at entry `k`.
-    let compare = |s: (&Stencil, &Stencil, &Stencil),
-                   diverged: &[usize],
-                   extra: &dyn Fn(usize) -> f64| {
-        let (coarse, fine, finer) = s;
+    let compare = |s: &Steps, diverged: &[usize], extra: &dyn Fn(usize) -> f64| {
         let (mut compared, mut worst, mut detail) = (0, 0.0f64, String::new());
         let (mut nonfinite, mut nonfinite_detail) = (0, String::new());
         let mut mismatched = Vec::new();
         for p in (0..i.points).filter(|p| !diverged.contains(p)) {
             for (what, first, n) in [("df0", p * n0, n0), ("df1", all0 + p * n1, n1)] {
                 // (entry, extrapolation, tolerance without the scale term)
-                let mut smooth: Vec<(usize, f64, f64)> = Vec::new();
-                for k in first..first + n {
-                    let (c, e, g) = (
-                        coarse.difference(k),
-                        fine.difference(k),
-                        finer.difference(k),
-                    );
-                    let nu = coarse.noise(k).max(fine.noise(k)).max(finer.noise(k));
-                    let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs() + 4.0 * nu;
-                    if !(c.is_finite()
-                        && e.is_finite()
-                        && g.is_finite()
-                        && near(c, e)
-                        && near(e, g))
-                    {
-                        continue;
-                    }
-                    // Two extrapolations; their difference bounds the error of
-                    // the finer one where the stencil nears a pole or a kink.
-                    let (r1, r2) = ((4.0 * e - c) / 3.0, (4.0 * g - e) / 3.0);
-                    smooth.push((k, r2, 4.0 * nu + (r1 - r2).abs()));
-                }
+                let smooth: Vec<(usize, f64, f64)> = (first..first + n)
+                    .filter_map(|k| s.smooth(k).map(|(r, floor)| (k, r, floor)))
+                    .collect();
                 let scale = smooth.iter().map(|(_, r, _)| r.abs()).fold(0.0, f64::max);
                 for &(k, r, floor) in &smooth {
                     compared += 1;
@@ -160,9 +184,8 @@ pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<
             mismatched,
         )
     };
-    let steps = (&coarse, &fine, &finer);
     let (compared, worst, detail, nonfinite, nonfinite_detail, mismatched) =
-        compare(steps, &diverged, &|_| 0.0);
+        compare(&steps, &diverged, &|_| 0.0);
     if worst <= 1e-6 && nonfinite > 0 {
         println!(
             "result {id} {dim} f64 ad-nonfinite {worst:e} {compared} entries compared, \
@@ -179,8 +202,8 @@ pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<
     // huge `g`), both round at the scale of the terms, which the
     // differences' noise estimate (from the values) does not see.
     let tangent = rounding_reach(b, i, native, 0x0ddb_1a5e_5bad_5eed);
-    let differences = differences_noise(b, i, steps);
-    let (_, again, ..) = compare(steps, &diverged, &|k| 2.0 * (tangent[k] + differences[k]));
+    let differences = differences_noise(b, i, &steps);
+    let (_, again, ..) = compare(&steps, &diverged, &|k| 2.0 * (tangent[k] + differences[k]));
     if again <= 1e-6 {
         println!(
             "result {id} {dim} f64 ad-explained {worst:e} [tangent-noise] {compared} entries \
@@ -208,10 +231,8 @@ pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<
     // AD, exact in its arithmetic, gives 1): every mismatch within the
     // ulps of the largest math result at its point, over the finest step.
     let absorbed = mismatched.iter().all(|&k| {
-        let p = if k < all0 { k / n0 } else { (k - all0) / n1 };
-        let m = largest.get(p).copied().unwrap_or(0.0);
-        let r = (4.0 * finer.difference(k) - fine.difference(k)) / 3.0;
-        (entry(native, k) - r).abs() <= 8.0 * f64::EPSILON * m / finer.h
+        let m = largest.get(point_of(i, k)).copied().unwrap_or(0.0);
+        (entry(native, k) - steps.extrapolation(k)).abs() <= 8.0 * f64::EPSILON * m / steps.finer.h
     });
     if absorbed && !mismatched.is_empty() {
         println!(
@@ -243,29 +264,16 @@ fn finer_steps_match(
     let _ = evaluate::<f64>(plain::<f64>(b), i);
     let stencils = richardson_stencils(b, i, scale);
     let diverged = freeze::stop();
-    let Some((coarse, fine, finer)) = stencils else {
+    let Some(steps) = stencils else {
         return false;
     };
-    let [n0, n1] = i.sizes.outputs();
-    let all0 = n0 * i.points;
     mismatched.iter().all(|&k| {
-        let p = if k < all0 { k / n0 } else { (k - all0) / n1 };
-        let (c, e, g) = (
-            coarse.difference(k),
-            fine.difference(k),
-            finer.difference(k),
-        );
-        let nu = coarse.noise(k).max(fine.noise(k)).max(finer.noise(k));
-        let near = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs() + 4.0 * nu;
-        let (r1, r2) = ((4.0 * e - c) / 3.0, (4.0 * g - e) / 3.0);
-        let floor = 4.0 * nu + (r1 - r2).abs();
         let t = entry(native, k);
-        !diverged.contains(&p)
-            && [c, e, g, t].iter().all(|x| x.is_finite())
-            && near(c, e)
-            && near(e, g)
-            && floor <= 1e-3 * r2.abs()
-            && (t - r2).abs() <= 1e-6 * r2.abs() + floor
+        !diverged.contains(&point_of(i, k))
+            && t.is_finite()
+            && steps.smooth(k).is_some_and(|(r, floor)| {
+                floor <= 1e-3 * r.abs() && (t - r).abs() <= 1e-6 * r.abs() + floor
+            })
     })
 }
 
@@ -276,11 +284,7 @@ const FINER_STEPS: [f64; 5] = [1e-2, 1e-4, 1e-6, 1e-8, 1e-10];
 /// The central differences of the plain copy of `b` at `i` with steps
 /// 10⁻³, 5·10⁻⁴ and 2.5·10⁻⁴ (times `scale`), its decisions replayed
 /// (`crate::freeze`, recorded by the caller); `None` where it panics.
-fn richardson_stencils<R: Real>(
-    b: &Body,
-    i: &Inputs<R>,
-    scale: f64,
-) -> Option<(Stencil, Stencil, Stencil)> {
+fn richardson_stencils<R: Real>(b: &Body, i: &Inputs<R>, scale: f64) -> Option<Steps> {
     let eval = |j: &Inputs<R>| evaluate::<R>(plain::<R>(b), j).ok().map(|o| widen(&o));
     let stencil = |h: f64| -> Option<Stencil> {
         Some(Stencil {
@@ -295,7 +299,11 @@ fn richardson_stencils<R: Real>(
         stencil(5e-4 * scale),
         stencil(2.5e-4 * scale),
     );
-    Some((s.0?, s.1?, s.2?))
+    Some(Steps {
+        coarse: s.0?,
+        fine: s.1?,
+        finer: s.2?,
+    })
 }
 
 /// How far the extrapolation `(4g − e)/3` of [`ad_versus_differences`]
@@ -304,9 +312,8 @@ fn richardson_stencils<R: Real>(
 /// replayed: the rounding noise of the differences where the function
 /// cancels inside (`g + (f − g)` with a huge `g` keeps `f` to the ulps of
 /// `g`, a different error at each point of each stencil).
-fn differences_noise(b: &Body, i: &Inputs<f64>, s: (&Stencil, &Stencil, &Stencil)) -> Vec<f64> {
-    let r = |e: &Stencil, g: &Stencil, k: usize| (4.0 * g.difference(k) - e.difference(k)) / 3.0;
-    let n = s.0.plus.f0.len() + s.0.plus.f1.len();
+fn differences_noise(b: &Body, i: &Inputs<f64>, s: &Steps) -> Vec<f64> {
+    let n = s.finer.plus.f0.len() + s.finer.plus.f1.len();
     let mut out = vec![0.0f64; n];
     for t in 1..=8u64 {
         let seed = 0x5851_f42d_4c95_7f2d_u64.wrapping_mul(t) | 1;
@@ -315,9 +322,9 @@ fn differences_noise(b: &Body, i: &Inputs<f64>, s: (&Stencil, &Stencil, &Stencil
         let trial = richardson_stencils(b, i, scale);
         freeze::stop();
         pt::set(0);
-        let Some((_, e, g)) = trial else { continue };
+        let Some(trial) = trial else { continue };
         for (k, o) in out.iter_mut().enumerate() {
-            let d = verdict::distance(r(&e, &g, k), r(s.1, s.2, k));
+            let d = verdict::distance(trial.extrapolation(k), s.extrapolation(k));
             if d.is_finite() {
                 *o = o.max(d);
             }
