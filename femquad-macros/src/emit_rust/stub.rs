@@ -26,8 +26,11 @@ fn stub_items(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
     let pw = quote!(::femquad::physics);
     if crate::check::is_physics(f) {
         let name = struct_name(args, item);
-        if name == item.sig.ident {
-            // Reported: the struct would clash with the function.
+        if name == item.sig.ident
+            || crate::names::shadowed_prelude_name(&name.to_string()).is_some()
+        {
+            // Reported: the struct would clash with the function, or shadow
+            // a prelude name (the code around keeps its meaning).
             return TokenStream::new();
         }
         let vis = &item.vis;
