@@ -560,3 +560,5 @@ pub(crate) fn wait(ev: &Event) -> Result<()> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod window_bounds;
