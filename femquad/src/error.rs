@@ -116,6 +116,47 @@ pub enum Error {
         global_mem: u64,
     },
 
+    /// The device's OpenCL context can no longer be used: a kernel aborted
+    /// (on GPUs typically an out-of-bounds memory access) and the calls that
+    /// follow fail. Every later call on the device returns this error.
+    #[error(
+        "device `{device}`: the OpenCL context is no longer usable: `{call}` failed with \
+         {name} ({code}), the sign of a kernel that aborted (e.g. on an out-of-bounds memory \
+         access) or of a device failure. Every later call on this device fails with this \
+         error: restart the program. If femquad's own kernels aborted, please report it \
+         with the launch configuration (running the same case on PoCL, \
+         FEMQUAD_DEVICE=pocl, locates a bad access)"
+    )]
+    DeviceLost {
+        /// Device name.
+        device: String,
+        /// The OpenCL call that found the context lost.
+        call: &'static str,
+        /// Its error code.
+        code: i32,
+        /// The code's name.
+        name: String,
+    },
+
+    /// The device could not launch a kernel for lack of per-work-group
+    /// resources (registers, local memory); the context is still usable.
+    #[error(
+        "device `{device}` could not launch {what}: {name} ({code}): the kernel needs more \
+         registers or local memory per work-group than the device provides. Choose a launch \
+         configuration with fewer threads per work-group (LaunchConfig: fewer blocks per \
+         batch N_bl), or let the autotuner choose one"
+    )]
+    LaunchResources {
+        /// Device name.
+        device: String,
+        /// The kernel launched.
+        what: String,
+        /// The OpenCL error code.
+        code: i32,
+        /// The code's name.
+        name: String,
+    },
+
     /// The OpenCL compiler rejected a generated program.
     #[error(
         "OpenCL build failed on `{device}`:\n{log}\n--- generated source ---\n{numbered_source}"
