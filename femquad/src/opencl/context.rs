@@ -83,7 +83,7 @@ pub enum Transfer {
 /// once with [`Error::DeviceLost`], naming the call that found it.
 pub struct Device {
     info: DeviceInfo,
-    context: Context,
+    /// Declared before the context, so dropped (released) before it.
     queue: CommandQueue,
     programs: Mutex<HashMap<u64, Arc<Program>>>,
     /// Build logs of successful builds (resource reports), by source hash.
@@ -91,6 +91,20 @@ pub struct Device {
     stats: Mutex<DeviceStats>,
     /// The call and error code that showed the context lost, once known.
     lost: OnceLock<(&'static str, i32)>,
+    context: Context,
+}
+
+impl Drop for Device {
+    /// Waits for every command enqueued on the device before its queue,
+    /// programs and context are released: a process that returns while
+    /// kernels still run would otherwise tear the OpenCL runtime down under
+    /// them.
+    fn drop(&mut self) {
+        if self.lost.get().is_none() {
+            // An error here means the context is lost: nothing to wait for.
+            let _ = self.queue.finish();
+        }
+    }
 }
 
 impl std::fmt::Debug for Device {
@@ -144,12 +158,12 @@ impl Device {
             .map_err(cl_error("clCreateCommandQueue"))?;
         Ok(Arc::new(Device {
             info,
-            context,
             queue,
             programs: Mutex::new(HashMap::new()),
             logs: Mutex::new(HashMap::new()),
             stats: Mutex::new(DeviceStats::default()),
             lost: OnceLock::new(),
+            context,
         }))
     }
 
@@ -573,6 +587,40 @@ mod tests {
                 "{e:?}"
             );
         }
+    }
+
+    /// Issue 19's intermittent SIGSEGV: a program returned while PoCL's
+    /// worker thread still ran a command femquad had enqueued (compiling
+    /// its kernel with LLVM), and `exit` destroyed LLVM's state under it.
+    /// Dropping the device must wait for its commands.
+    #[test]
+    fn dropping_the_device_waits_for_its_commands() {
+        use opencl3::kernel::ExecuteKernel;
+        let d = device();
+        let source = "__kernel void busy(__global float *x, const int n) {
+            float s = x[get_global_id(0)];
+            for (int i = 0; i < n; ++i) s = s * 0.999999f + 1.0f;
+            x[get_global_id(0)] = s;
+        }";
+        let kernel = d.kernel(source, "busy").unwrap();
+        let mut x = d.alloc::<f32>(1024, "x").unwrap();
+        d.write(&mut x, &[0.0; 1024], Transfer::Vector, "x")
+            .unwrap();
+        // SAFETY: the arguments match `busy`; x holds 1024 floats.
+        let event = unsafe {
+            ExecuteKernel::new(&kernel)
+                .set_arg(&x)
+                .set_arg(&2_000_000i32)
+                .set_global_work_size(1024)
+                .enqueue_nd_range(d.queue())
+        }
+        .unwrap();
+        drop((kernel, x));
+        assert_eq!(Arc::strong_count(&d), 1);
+        drop(d);
+        // the event outlives the device: its command is complete
+        let status = event.command_execution_status().unwrap();
+        assert_eq!(status.0, opencl3::event::CL_COMPLETE, "{status}");
     }
 
     #[test]
