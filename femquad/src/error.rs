@@ -157,6 +157,30 @@ pub enum Error {
         name: String,
     },
 
+    /// A result computed from finite inputs holds NaN or ±∞: the physics
+    /// produced it (the inputs are checked first, and named if at fault).
+    #[error(
+        "{quantity} of the physics `{physics}` is not finite at dof {dof} (node {node}, \
+         component {component}): {value}. Its inputs (u, the auxiliary field, the constants) \
+         are finite, so the physics returns NaN or ±∞ at a quadrature point of a cell \
+         around that node: check it at that state (a division by zero, the square root or \
+         logarithm of a negative number, an overflow)"
+    )]
+    NonFiniteResult {
+        /// What was computed, e.g. "the residual F(u)".
+        quantity: String,
+        /// The physics' name.
+        physics: &'static str,
+        /// The first non-finite dof, in the numbering of `u`.
+        dof: usize,
+        /// Its node.
+        node: usize,
+        /// Its component.
+        component: usize,
+        /// The value found there, as text.
+        value: String,
+    },
+
     /// The OpenCL compiler rejected a generated program.
     #[error(
         "OpenCL build failed on `{device}`:\n{log}\n--- generated source ---\n{numbered_source}"
