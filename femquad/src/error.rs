@@ -124,8 +124,7 @@ pub enum Error {
          {name} ({code}), the sign of a kernel that aborted (e.g. on an out-of-bounds memory \
          access) or of a device failure. Every later call on this device fails with this \
          error: restart the program. If femquad's own kernels aborted, please report it \
-         with the launch configuration (running the same case on PoCL, \
-         FEMQUAD_DEVICE=pocl, locates a bad access)"
+         with the case and its launch configuration"
     )]
     DeviceLost {
         /// Device name.
