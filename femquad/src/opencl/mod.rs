@@ -8,6 +8,7 @@ pub mod bandwidth;
 pub mod case;
 pub mod context;
 pub mod device;
+mod failure;
 pub mod multigrid;
 pub mod operator;
 pub mod options;
