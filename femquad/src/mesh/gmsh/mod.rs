@@ -19,15 +19,19 @@
 //! * **Vertices.** Only nodes that are vertices of cells are kept, numbered
 //!   `0, 1, …` in increasing Gmsh node tag (tags may be sparse and appear in
 //!   any order); [`GmshMesh::node_tags`] maps back.
-//! * **Orientation.** Cells with `det J < 0` (e.g. triangles of a surface
-//!   whose normal is `−z`) are reoriented by swapping two vertices
-//!   ([`Mesh::reorient`]) and counted in [`GmshMesh::reoriented`]; then the
-//!   mesh must pass [`Mesh::validate`], so degenerate cells are errors naming
-//!   the element tag and line.
+//! * **Orientation.** A cell with `det J < 0` (e.g. a triangle of a surface
+//!   whose normal is `−z`) is an error naming its element tag and line,
+//!   unless the file is read with [`GmshOptions::reorient`]: then cells
+//!   written clockwise are flipped ([`Mesh::reorient`]: only consistently
+//!   flipped cells, a tangled mesh is still an error naming the elements)
+//!   and counted in [`GmshMesh::reoriented`]. The mesh must pass
+//!   [`Mesh::validate`], so degenerate cells are errors naming the element
+//!   tag and line.
 //! * **Lower-dimensional elements** (points, lines, and triangles of a 3D
 //!   mesh) are kept in [`GmshMesh::elements`] with their entity, so that
-//!   physical groups of boundaries can be resolved to vertices
-//!   ([`GmshMesh::group_vertices`]). Their nodes must be cell vertices.
+//!   physical groups of boundaries can be resolved to the dofs of a space
+//!   ([`GmshMesh::part`], [`crate::space::FunctionSpace::dofs_on`]). Their
+//!   nodes must be cell vertices.
 //! * **Physical groups** come from `$PhysicalNames` (names) and `$Entities`
 //!   (which entities belong to which groups). Note that Gmsh saves only the
 //!   elements of physical groups when a model has any, unless
@@ -60,7 +64,7 @@
 
 use std::path::Path;
 
-use super::Mesh;
+use super::{Mesh, MeshPart};
 use crate::{Error, Result};
 
 mod ascii;
@@ -100,7 +104,10 @@ use source::{Section, Source};
 /// assert_eq!(g.cell_tags, vec![2, 3]);
 /// assert_eq!(g.elements.len(), 1); // the boundary line
 /// let bottom = g.physical_group("bottom").unwrap();
-/// assert_eq!(g.group_vertices(bottom), vec![0, 1]); // where to impose u = g
+/// assert_eq!(g.group_vertices(bottom), vec![0, 1]);
+/// // where to impose u = g: the group's part, its vertices and edges
+/// let part = g.part(&["bottom"])?;
+/// assert_eq!((part.vertices(), part.edges()), (&[0, 1][..], &[[0, 1]][..]));
 /// # Ok::<(), femquad::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -109,7 +116,8 @@ pub struct GmshMesh {
     /// positively oriented).
     pub mesh: Mesh,
     /// Number of cells whose vertices 1 and 2 were swapped because
-    /// `det J < 0` in the file's order.
+    /// `det J < 0` in the file's order (only with [`GmshOptions::reorient`];
+    /// otherwise such a cell is an error).
     pub reoriented: usize,
     /// `true` when cells were second order (6-node triangles or 10-node
     /// tetrahedra) and only their vertex nodes were read.
@@ -214,8 +222,12 @@ impl GmshMesh {
     }
 
     /// The mesh vertices of the elements (or cells) in `group`, sorted and
-    /// without repetition: the vertices on which to impose a Dirichlet
-    /// condition given on that group.
+    /// without repetition.
+    ///
+    /// These are vertices, not the dofs of a Dirichlet condition: a P2
+    /// space also has nodes on the group's edges, and a vector field one
+    /// dof per component. For the dofs, take the group's
+    /// [`GmshMesh::part`] to [`FunctionSpace::dofs_on`](crate::space::FunctionSpace::dofs_on).
     pub fn group_vertices(&self, group: &PhysicalGroup) -> Vec<u32> {
         let mut v: Vec<u32> = self
             .group_elements(group)
@@ -231,12 +243,105 @@ impl GmshMesh {
     }
 }
 
+/// How a Gmsh file is read: what [`read_gmsh_with`] may change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GmshOptions {
+    /// Flip cells written clockwise (`det J < 0` in the file's vertex
+    /// order, e.g. the triangles of a surface whose normal is `−z`) by
+    /// [`Mesh::reorient`], which flips only consistently flipped cells and
+    /// refuses a tangled mesh; the count is [`GmshMesh::reoriented`].
+    /// Default `false`: such a cell is an error that names it and says to
+    /// set this.
+    pub reorient: bool,
+}
+
+impl GmshMesh {
+    /// The part of the mesh in the physical groups `names` (their union):
+    /// the vertices and edges of their elements — boundary lines or
+    /// triangles, points, or cells for a group of the mesh's dimension —
+    /// where a Dirichlet condition given on those groups fixes the dofs of
+    /// a space ([`FunctionSpace::dofs_on`](crate::space::FunctionSpace::dofs_on):
+    /// for P2 the edge nodes too).
+    ///
+    /// ```
+    /// use femquad::mesh::parse_gmsh;
+    /// # let msh = "$MeshFormat\n4.1 0 8\n$EndMeshFormat
+    /// # $PhysicalNames\n1\n1 1 \"bottom\"\n$EndPhysicalNames
+    /// # $Entities\n0 1 1 0\n1 0 0 0 1 0 0 1 1 0\n1 0 0 0 1 1 0 0 0\n$EndEntities
+    /// # $Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n$EndNodes
+    /// # $Elements\n2 3 1 3\n1 1 1 1\n1 1 2\n2 1 2 2\n2 1 2 3\n3 1 3 4\n$EndElements\n";
+    /// // the unit square of two triangles, its bottom side the group `bottom`
+    /// let g = parse_gmsh(msh.as_bytes(), "square.msh")?;
+    /// assert_eq!(g.part(&["bottom"])?.edges(), &[[0, 1]]);
+    /// let e = g.part(&["top"]).unwrap_err().to_string();
+    /// assert!(e.contains("no physical group `top`") && e.contains("`bottom` (1D, tag 1)"), "{e}");
+    /// # Ok::<(), femquad::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `names` if it is empty or names a
+    /// group the mesh does not have (the reason lists the groups it has).
+    pub fn part(&self, names: &[&str]) -> Result<MeshPart> {
+        if names.is_empty() {
+            return Err(Error::arg(
+                "names",
+                "lists no physical group: name at least one",
+            ));
+        }
+        let mut groups = Vec::new();
+        for &name in names {
+            let before = groups.len();
+            groups.extend(self.physical_groups.iter().filter(|g| g.name == name));
+            if groups.len() == before {
+                return Err(Error::arg(
+                    "names",
+                    format!(
+                        "no physical group `{name}` in this mesh; {}",
+                        self.groups_list()
+                    ),
+                ));
+            }
+        }
+        let cells: Vec<u32> = groups.iter().flat_map(|g| self.group_cells(g)).collect();
+        let elements: Vec<&GmshElement> =
+            groups.iter().flat_map(|g| self.group_elements(g)).collect();
+        let simplices = elements
+            .iter()
+            .map(|e| e.vertices.as_slice())
+            .chain(cells.iter().map(|&c| self.mesh.cell(c as usize)));
+        Ok(MeshPart::closure(&self.mesh, simplices))
+    }
+
+    /// The physical groups as an error message lists them.
+    fn groups_list(&self) -> String {
+        if self.physical_groups.is_empty() {
+            return "it has no physical groups (a Gmsh model saves them in $PhysicalNames and \
+                    $Entities when it defines them)"
+                .into();
+        }
+        let groups: Vec<String> = self
+            .physical_groups
+            .iter()
+            .map(|g| {
+                let name = if g.name.is_empty() {
+                    "unnamed".to_string()
+                } else {
+                    format!("`{}`", g.name)
+                };
+                format!("{name} ({}D, tag {})", g.dim, g.tag)
+            })
+            .collect();
+        format!("its groups: {}", groups.join(", "))
+    }
+}
+
 /// Reads a Gmsh MSH 4.1 file (ASCII or binary); see the [module docs](self)
-/// for what is read and how.
+/// for what is read and how. A cell written clockwise is an error:
+/// [`read_gmsh_with`] and [`GmshOptions::reorient`] flip such cells.
 ///
 /// Errors: [`Error::Io`] if the file cannot be read, [`Error::MeshFile`]
 /// (line and reason) if it is malformed or holds elements femquad does not
-/// support.
+/// support, or a cell is invalid (degenerate, or negatively oriented).
 ///
 /// ```
 /// use femquad::prelude::*;
@@ -255,12 +360,28 @@ impl GmshMesh {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
+    read_gmsh_with(path, &GmshOptions::default())
+}
+
+/// [`read_gmsh`] with `options`, e.g. to flip cells written clockwise:
+///
+/// ```no_run
+/// use femquad::mesh::{GmshOptions, read_gmsh_with};
+///
+/// let g = read_gmsh_with("plate.msh", &GmshOptions { reorient: true })?;
+/// println!("{} cells flipped", g.reoriented);
+/// # Ok::<(), femquad::Error>(())
+/// ```
+///
+/// Errors: those of [`read_gmsh`]; with `reorient`, a tangled mesh
+/// ([`Mesh::reorient`]) is an [`Error::MeshFile`] naming the elements.
+pub fn read_gmsh_with(path: impl AsRef<Path>, options: &GmshOptions) -> Result<GmshMesh> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_gmsh(&bytes, path)
+    parse_gmsh_with(&bytes, path, options)
 }
 
 /// Parses MSH 4.1 content held in memory, as [`read_gmsh`]; `path` only
@@ -285,6 +406,15 @@ pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
 /// # Ok::<(), femquad::Error>(())
 /// ```
 pub fn parse_gmsh(bytes: &[u8], path: impl AsRef<Path>) -> Result<GmshMesh> {
+    parse_gmsh_with(bytes, path, &GmshOptions::default())
+}
+
+/// [`parse_gmsh`] with `options`, as [`read_gmsh_with`].
+pub fn parse_gmsh_with(
+    bytes: &[u8],
+    path: impl AsRef<Path>,
+    options: &GmshOptions,
+) -> Result<GmshMesh> {
     let mut src = Source::new(path.as_ref(), bytes);
     let format = header::mesh_format(&src)?;
     src.scan(format.binary)?;
@@ -297,7 +427,7 @@ pub fn parse_gmsh(bytes: &[u8], path: impl AsRef<Path>) -> Result<GmshMesh> {
     } else {
         read_sections(&src, names, |s| Ascii::new(bytes, s))?
     };
-    build::build(&src, parts)
+    build::build(&src, parts, options)
 }
 
 /// Reads `$Entities`, `$Nodes` and `$Elements` of `src` with the readers
