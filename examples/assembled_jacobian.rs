@@ -161,6 +161,9 @@ fn run(args: &Args) -> Result<()> {
 
     // 2–3. u = 0 on the boundary, then faer's sparse Cholesky
     let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, |_x, g| g[0] = 0.0)?;
+    // the coefficient on every multigrid level too (P2 has a P1 level, a
+    // refined Gmsh mesh its coarser meshes)
+    problem.set_aux(&coefficient)?;
     let fixed = FixedDofs::new(space.n_dofs(), problem.fixed_dofs())?;
     fixed.eliminate(&mut a, &mut b, problem.fixed_values())?;
     let t = Instant::now();
