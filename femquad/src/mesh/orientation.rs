@@ -72,10 +72,10 @@ impl Mesh {
     /// Only *consistently* flipped cells are flipped: before changing
     /// anything it checks, for every facet of every cell with `det J < 0`,
     /// that the cell across the facet lies on the other side of it, as
-    /// neighbours do in a valid mesh whatever their vertex order (see the
-    /// [module documentation](self)). A cell that lies on the same side as
-    /// a neighbour overlaps it: the mesh is tangled (e.g. a vertex moved
-    /// across its neighbours), and flipping would hide that — it is an
+    /// neighbours do in a valid mesh whatever their vertex order. A cell
+    /// written clockwise passes; an inverted one (a vertex moved across the
+    /// opposite facet) lies on the same side as a neighbour, overlapping
+    /// it: the mesh is tangled, and flipping would hide that — it is an
     /// error, and the mesh is left unchanged.
     ///
     /// ```

@@ -5,7 +5,7 @@
 //!
 //! Every size that follows from a user's input — the generators' `n`
 //! ([`super::unit_box`], [`super::n_for_cells`]), refinement depth
-//! ([`super::refine_uniformly`], [`super::refine`],
+//! ([`super::refine_uniformly`], [`super::refine()`],
 //! [`crate::multigrid::MeshHierarchy`]), the examples' `--levels`,
 //! `--refine` and `--cells` — is checked by [`Footprint::too_large`] first,
 //! and refused at once with the bound stated, instead of running for
@@ -97,7 +97,7 @@ impl MeshSize {
         }
     }
 
-    /// The counts after one uniform refinement ([`super::refine`]): each
+    /// The counts after one uniform refinement ([`super::refine()`]): each
     /// edge gives a vertex and 2 edges; each triangle 3 more edges and 4
     /// triangles; each tetrahedron 1 more edge (the diagonal), 8 more
     /// triangles and 8 tetrahedra.
