@@ -56,9 +56,11 @@ impl MeshPart {
     }
 
     /// The boundary facets of `mesh` whose midpoint `x` (the mean of their
-    /// vertices, `dim` coordinates) satisfies `on(x)`: a side of a
-    /// generated box (`|x| x[0] == 0.0` — a midpoint of vertices with
-    /// `x₀ = 0` has `x₀ = 0` exactly), or a boundary region of any shape.
+    /// vertices, `dim` coordinates: their sum divided by their number)
+    /// satisfies `on(x)`: a side of a generated box (`|x| x[0] == 0.0`, or
+    /// `== 1.0`: the mean of equal coordinates 0 or 1 is exact), or a
+    /// boundary region of any shape (compare with a tolerance elsewhere,
+    /// e.g. `(x[1] - 0.3).abs() < 1e-12`: a mean of other values may round).
     ///
     /// # Errors
     /// Those of [`MeshPart::boundary`].
@@ -72,8 +74,11 @@ impl MeshPart {
                 let mut mid = [0.0; 3];
                 for &v in &f[..dim] {
                     for (m, x) in mid.iter_mut().zip(mesh.vertex(v as usize)) {
-                        *m += x / dim as f64;
+                        *m += x;
                     }
+                }
+                for m in &mut mid {
+                    *m /= dim as f64;
                 }
                 on(&mid[..dim])
             })

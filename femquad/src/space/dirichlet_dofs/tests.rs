@@ -22,6 +22,7 @@ fn a_side_fixes_the_dofs_of_its_nodes() {
     for dim in [2, 3] {
         let mesh = unit_box(dim, 3, &MeshOptions::default()).unwrap();
         let left = MeshPart::boundary_where(&mesh, |x| x[0] == 0.0).unwrap();
+        let right = MeshPart::boundary_where(&mesh, |x| x[0] == 1.0).unwrap();
         for order in [1, 2] {
             let element = Element::lagrange(dim, order).unwrap();
             let space = FunctionSpace::new(&mesh, element, 3).unwrap();
@@ -29,6 +30,8 @@ fn a_side_fixes_the_dofs_of_its_nodes() {
             // (n+1)^(dim−1) vertices, (2n+1)^(dim−1) nodes for P2
             assert_eq!(want.len(), (order * 3 + 1).pow(dim as u32 - 1));
             assert_eq!(space.nodes_on(&left).unwrap(), want, "{dim}D P{order}");
+            let far = nodes_where(&space, &mesh, |x| x[0] == 1.0);
+            assert_eq!(space.nodes_on(&right).unwrap(), far, "{dim}D P{order}");
             let all: Vec<u32> = want
                 .iter()
                 .flat_map(|&n| (0..3).map(move |c| 3 * n + c))
