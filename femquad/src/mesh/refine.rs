@@ -287,8 +287,9 @@ pub fn refine_uniformly(mesh: &Mesh, levels: usize) -> Result<Vec<Refinement>> {
 /// Errors: [`Error::InvalidArgument`] naming `refinements`, with the
 /// reason and the most refinements of this mesh that fit, e.g. `20
 /// refinements of 8 triangles give 8.796e12 triangles; at most 13 fit: 14
-/// give …, which need at least 42.0 GiB (coordinates and cells with the 14
-/// coarser levels), more than this machine's 23.5 GiB of memory`.
+/// give 2.147e9 triangles and 1.074e9 vertices, which need at least … GiB
+/// (coordinates and cells with the 14 coarser levels), more than this
+/// machine's … GiB of memory`.
 pub fn check_refinements(mesh: &Mesh, refinements: usize) -> Result<()> {
     let size = MeshSize::of(mesh);
     match refinements_too_many(&size, refinements, None, physical_memory()) {
