@@ -188,17 +188,13 @@ impl Physics {
     }
 }
 
-/// Cells of the unit square (`2n²` triangles) or cube (`6n³` tetrahedra).
-fn box_cells(dim: usize, n: f64) -> f64 {
-    MeshSize::unit_box(dim, n).cells
-}
-
 /// `(n0, refinements)` whose finest mesh `n0·2^L` has the cell count closest
 /// to `cells` with a coarse mesh of at most `max_coarse` cells (counted in
 /// floating point: no overflow for any request; sizes are checked by
 /// [`check_cells`]).
 fn decompose(dim: usize, cells: usize, max_coarse: usize) -> Result<(usize, usize)> {
-    let count = |n: usize| box_cells(dim, n as f64);
+    // cells of the unit square (2n² triangles) or cube (6n³ tetrahedra)
+    let count = |n: usize| MeshSize::unit_box(dim, n as f64).cells;
     let target = cells as f64;
     let mut best: Option<(f64, usize, usize)> = None;
     // coarse meshes beyond u32 cells are never wanted: n0 stops there
