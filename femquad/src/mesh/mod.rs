@@ -40,6 +40,8 @@ mod part;
 pub mod refine;
 pub mod renumber;
 pub mod size;
+#[cfg(test)]
+mod size_tests;
 
 pub use boundary::{BoundaryFacet, TETRAHEDRON_FACETS, TRIANGLE_FACETS};
 pub use edges::{MeshEdges, mesh_edges};

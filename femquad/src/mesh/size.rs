@@ -427,6 +427,3 @@ pub fn parse_count(s: &str) -> Result<usize> {
     }
     Ok(value as usize)
 }
-
-#[cfg(test)]
-mod tests;

@@ -18,6 +18,9 @@ pub(crate) mod source;
 pub mod tuning_cache;
 pub mod vector;
 
+#[cfg(test)]
+mod tests;
+
 pub use case::KernelCase;
 pub use context::{Device, DeviceStats};
 pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};

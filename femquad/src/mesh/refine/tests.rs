@@ -658,26 +658,6 @@ fn too_many_refinements_are_refused_at_once() {
     assert!(next.contains(&format!("at most {most} fit")), "{next}");
 }
 
-/// `MeshHierarchy::new` and `from_gmsh` check the depth first
-/// ([`check_refinements`]): 20 levels of a small square or a Gmsh mesh are
-/// refused at once, with its message, where they ran for minutes.
-#[test]
-fn hierarchies_check_their_depth_first() {
-    use crate::multigrid::MeshHierarchy;
-    let t = std::time::Instant::now();
-    let square = unit_square(2, &MeshOptions::default()).unwrap();
-    let e = MeshHierarchy::new(&square, 20).unwrap_err().to_string();
-    assert_eq!(e, check_refinements(&square, 20).unwrap_err().to_string());
-    let g = test_mesh("mesh_square.msh");
-    let e = MeshHierarchy::from_gmsh(&g, 20).unwrap_err().to_string();
-    assert_eq!(e, check_refinements(&g.mesh, 20).unwrap_err().to_string());
-    assert!(
-        e.starts_with("invalid argument `refinements`: 20 refinements of 14 triangles give "),
-        "{e}"
-    );
-    assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
-}
-
 /// Timing of refinement up to 2²⁴ triangles: one level from 2²², and
 /// a two-level hierarchy from 2²⁰ (run in release:
 /// `cargo test --release -p femquad --lib timing_to_2_24 -- --ignored --nocapture`).

@@ -1,7 +1,9 @@
-//! Tests of [`super`]: counts against real meshes, the bound's messages,
+//! Tests of [`super::size`]: counts against real meshes, the bound's messages,
 //! the count parser.
 
-use super::*;
+use super::Mesh;
+use super::size::*;
+use crate::Error;
 use crate::mesh::{MeshOptions, mesh_edges, refine, unit_box};
 
 const GIB_U64: u64 = 1 << 30;
