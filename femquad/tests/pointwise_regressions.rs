@@ -176,12 +176,12 @@ fn scaled(k: usize, x: f64) -> f64 {
     if k == 0 { x } else { 3.0 * x }
 }
 
-/// The integer argument of an affine helper, from `u`.
+/// The integer argument of an affine helper, from `u` (computed in the
+/// argument itself: a `let k = …` from `u` is already not affine).
 #[pointwise(helpers(scaled))]
 fn helper_index<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
-    let k = ((u[0].abs() * 2.0) as usize) % 2;
     for d in 0..D {
-        f1[0][d] = scaled(k, grad_u[0][d]);
+        f1[0][d] = scaled(((u[0].abs() * 2.0) as usize) % 2, grad_u[0][d]);
     }
 }
 
