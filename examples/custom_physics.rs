@@ -54,13 +54,14 @@ use femquad::mesh::Mesh;
 use femquad::mesh::size::FieldSize;
 use femquad::multigrid::MeshHierarchy;
 use femquad::output::{Vtu, VtuFormat};
+use femquad::physics::EvalPrecision;
 use femquad::quadrature::Quadrature;
 use femquad::residual::Residual;
 use femquad::solve::{
     DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, Preconditioner, l2_error,
 };
 use femquad::space::FunctionSpace;
-use femquad::{Precision, Real, Result, pointwise};
+use femquad::{Precision, Result, pointwise};
 use femquad_examples::cli::{NEWTON_TOLERANCE, SolveArgs, end_quietly_on_broken_pipe};
 use femquad_examples::convergence::{Level, hierarchy, rate, table_header, table_row};
 
@@ -89,7 +90,8 @@ pub fn exact(x: &[f64], out: &mut [f64]) {
 /// ```
 ///
 /// The macro generates `ReactionDiffusion`, a unit struct implementing
-/// `femquad::Pointwise` (native evaluation in f32 and f64, and OpenCL C).
+/// `femquad::Pointwise` (the OpenCL C) and `femquad::PointwiseEval<R>` for
+/// `R = f32` and `f64` (the native evaluation).
 #[pointwise(helpers(kappa))]
 pub fn reaction_diffusion<const D: usize>(
     u: &[f64; 1],
@@ -135,7 +137,7 @@ pub struct Solved {
 
 /// Solves the problem on `mesh` alone with P`order` elements (see
 /// [`solve_on`]; one mesh: the multigrid is a direct solve there).
-pub fn solve<R: Real>(
+pub fn solve<R: EvalPrecision>(
     mesh: &Mesh,
     order: usize,
     backend: &Backend,
@@ -151,7 +153,7 @@ pub fn solve<R: Real>(
 /// relative residual `rtol` with Jacobian products `jacobian`, each GMRES
 /// solve preconditioned by `preconditioner` (multigrid on the hierarchy's
 /// levels by default, rebuilt at every Newton step).
-pub fn solve_on<R: Real>(
+pub fn solve_on<R: EvalPrecision>(
     hierarchy: MeshHierarchy,
     order: usize,
     backend: &Backend,
@@ -176,7 +178,9 @@ pub fn solve_on<R: Real>(
         jacobian,
         ..NewtonOptions::default()
     };
-    let (u, stats) = problem.solve_nonlinear(&ReactionDiffusion, &[], None, &newton)?;
+    // the physics evaluating in `R` (`ReactionDiffusion` implements both precisions)
+    let physics = R::physics(&ReactionDiffusion);
+    let (u, stats) = problem.solve_nonlinear(physics, &[], None, &newton)?;
     let seconds = t0.elapsed().as_secs_f64();
     // download the solution (it lives where the residual does) and check it
     // against the exact solution
@@ -255,7 +259,7 @@ fn default_sizes(dim: usize, order: usize) -> (usize, usize) {
     }
 }
 
-fn run<R: Real>(args: &SolveArgs, jacobian: JacobianProducts) -> Result<()> {
+fn run<R: EvalPrecision>(args: &SolveArgs, jacobian: JacobianProducts) -> Result<()> {
     // sizes (or the mesh) before the backend: a bad --levels or --refine
     // is reported at once
     let field = FieldSize {

@@ -46,7 +46,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use femquad::Real;
 use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
@@ -54,8 +53,8 @@ use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
 use femquad::multigrid::{CycleProfile, MeshHierarchy, MultigridOptions, SetupReport};
 use femquad::opencl::DeviceSelector;
-use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
+use femquad::physics::{EvalPrecision, PointwiseEval, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::residual::Residual;
 use femquad::solve::{DirichletProblem, Preconditioner};
@@ -333,7 +332,7 @@ enum Meshes<'a> {
 }
 
 /// Builds and solves one case on `meshes`.
-fn run_case<R: Real>(
+fn run_case<R: EvalPrecision>(
     case: &Case,
     meshes: &Meshes,
     backend: &Backend,
@@ -388,10 +387,11 @@ fn run_case<R: Real>(
         backend,
     )?;
     let lame = LameParameters::from_young_poisson(1.0, 0.3)?;
-    let (physics, constants): (&dyn Pointwise, Vec<f64>) = match case.physics {
+    let (physics, constants): (&dyn PointwiseEvalBoth, Vec<f64>) = match case.physics {
         Physics::Poisson => (&Poisson, vec![1.0]),
         Physics::Lame => (&Lame, lame.constants().to_vec()),
     };
+    let physics = R::physics(physics);
     let g = |x: &[f64], out: &mut [f64]| match out.len() {
         1 => out[0] = 0.0,
         _ => {
@@ -499,9 +499,9 @@ fn print_profile(profile: &CycleProfile, report: &SetupReport, solve: f64, itera
 
 /// The milliseconds of the operations of one CG iteration, each alone
 /// (median of 11, the device finished before and after each).
-fn print_operation_times<R: Real>(
+fn print_operation_times<R: EvalPrecision>(
     problem: &mut DirichletProblem<R>,
-    physics: &dyn Pointwise,
+    physics: &dyn PointwiseEval<R>,
     constants: &[f64],
 ) -> Result<()> {
     let constants: Vec<R> = constants.iter().map(|&c| R::from_f64(c)).collect();
@@ -542,7 +542,7 @@ fn print_operation_times<R: Real>(
     Ok(())
 }
 
-fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
+fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
     if !(args.tol > 0.0 && args.tol < 1.0) {
         return Err(Error::arg(
             "--tol",

@@ -11,16 +11,16 @@
 //! three cases run through the OpenCL kernel (PoCL in CI), one in single
 //! precision; the example Gmsh meshes are solved too.
 
-use femquad::Real;
 use femquad::backend::Backend;
 use femquad::mesh::gmsh::read_gmsh;
 use femquad::opencl::DeviceSelector;
+use femquad::physics::EvalPrecision;
 use femquad_examples::convergence::{
     Manufactured, SolveOptions, Study, solve, solve_on, study, table_header, table_row,
 };
 
 /// Runs the study and asserts the final rate `order + 1 ± 0.1`.
-fn assert_rate<R: Real>(
+fn assert_rate<R: EvalPrecision>(
     problem: Manufactured,
     dim: usize,
     order: usize,

@@ -9,7 +9,7 @@
 //! alone does differ, so the equality above is not a test that cannot fail.
 
 use femquad::mesh::{GmshMesh, MeshPart, read_gmsh};
-use femquad::physics::Pointwise;
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
 use femquad::prelude::*;
 use femquad::space::Components;
@@ -50,7 +50,7 @@ fn solve(
     mesh: &Mesh,
     order: usize,
     n_comp: usize,
-    physics: &dyn Pointwise,
+    physics: &dyn PointwiseEvalBoth,
     constants: &[f64],
     fixed: Option<&[u32]>,
 ) -> Vec<f64> {
@@ -89,7 +89,7 @@ fn group_conditions_covering_the_boundary_solve_as_on_boundary() {
         let gmsh = example_mesh(file);
         let mesh = &gmsh.mesh;
         let dim = mesh.dim();
-        let (n_comp, physics, constants): (usize, &dyn Pointwise, &[f64]) = if vector {
+        let (n_comp, physics, constants): (usize, &dyn PointwiseEvalBoth, &[f64]) = if vector {
             (dim, &Lame, &lame)
         } else {
             (1, &Poisson, &[1.0])

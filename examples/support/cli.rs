@@ -16,8 +16,9 @@ use femquad::mesh::{GmshMesh, GmshOptions, Mesh, read_gmsh_with};
 use femquad::multigrid::MeshHierarchy;
 use femquad::opencl::DeviceSelector;
 use femquad::output::VtuFormat;
+use femquad::physics::EvalPrecision;
 use femquad::solve::Preconditioner;
-use femquad::{Error, Precision, Real, Result};
+use femquad::{Error, Precision, Result};
 
 use crate::convergence::{
     Level, Manufactured, SolveOptions, level, solve_on, study, table_header, table_row, write_vtu,
@@ -513,7 +514,7 @@ pub fn run_example(
     }
 }
 
-fn run_typed<R: Real>(
+fn run_typed<R: EvalPrecision>(
     problem: &Manufactured,
     args: &SolveArgs,
     opts: &SolveOptions,

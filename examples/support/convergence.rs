@@ -26,6 +26,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use femquad::Result;
 use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
@@ -33,14 +34,13 @@ use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::MeshHierarchy;
 use femquad::output::{Vtu, VtuFormat};
-use femquad::physics::Pointwise;
+use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::{Quadrature, default_degree};
 use femquad::residual::Residual;
 use femquad::solve::{
     DirichletProblem, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
 };
 use femquad::space::FunctionSpace;
-use femquad::{Real, Result};
 
 use crate::mms::{LAME_CONSTANTS, LameMms, PoissonMms, lame_exact, laplacian_exact};
 
@@ -52,7 +52,7 @@ pub struct Manufactured {
     /// The PDE and its solution, one line for reports.
     pub description: &'static str,
     /// The physics, forcing included (`f0 = −f(x)`).
-    pub physics: &'static dyn Pointwise,
+    pub physics: &'static dyn PointwiseEvalBoth,
     /// Run-time constants of the physics.
     pub constants: &'static [f64],
     /// The exact solution: `exact(x, out)` writes `N_comp` values.
@@ -152,7 +152,7 @@ pub struct Solution {
 
 /// Solves `problem` on `mesh` alone (a hierarchy of one level: with
 /// multigrid, the coarse solve is the whole problem) — see [`solve_on`].
-pub fn solve<R: Real>(
+pub fn solve<R: EvalPrecision>(
     problem: &Manufactured,
     mesh: &Mesh,
     opts: &SolveOptions,
@@ -164,7 +164,7 @@ pub fn solve<R: Real>(
 /// conditions from the exact solution on every boundary node, residuals in
 /// precision `R`, the multigrid (if chosen) on the hierarchy's levels, and
 /// measures the `L²` error (see the [module docs](self)).
-pub fn solve_on<R: Real>(
+pub fn solve_on<R: EvalPrecision>(
     problem: &Manufactured,
     hierarchy: MeshHierarchy,
     opts: &SolveOptions,
@@ -184,15 +184,23 @@ pub fn solve_on<R: Real>(
     let mut dirichlet = DirichletProblem::on_hierarchy(residual, hierarchy, problem.exact)?;
     dirichlet.set_preconditioner(opts.preconditioner.clone());
     let (u, krylov_iterations, newton) = if problem.linear {
-        let (u, stats) =
-            dirichlet.solve_linear(problem.physics, problem.constants, opts.tol, opts.max_iter)?;
+        let (u, stats) = dirichlet.solve_linear(
+            R::physics(problem.physics),
+            problem.constants,
+            opts.tol,
+            opts.max_iter,
+        )?;
         (u, stats.iterations, None)
     } else {
         let mut newton = opts.newton;
         newton.rtol = opts.tol;
         newton.linear.max_iter = opts.max_iter;
-        let (u, stats) =
-            dirichlet.solve_nonlinear(problem.physics, problem.constants, None, &newton)?;
+        let (u, stats) = dirichlet.solve_nonlinear(
+            R::physics(problem.physics),
+            problem.constants,
+            None,
+            &newton,
+        )?;
         (u, stats.linear_iterations.iter().sum(), Some(stats))
     };
     let seconds = t0.elapsed().as_secs_f64();
@@ -306,7 +314,7 @@ impl Study {
 /// `sizes` ([`hierarchy`]: nested uniform refinements, which convergence
 /// rates need; vertex numbering and cell order shuffled, geometry
 /// structured) and calls `report` with each row as soon as it is done.
-pub fn study<R: Real>(
+pub fn study<R: EvalPrecision>(
     problem: &Manufactured,
     dim: usize,
     sizes: &[usize],

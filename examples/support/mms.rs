@@ -150,12 +150,12 @@ pub const LAME_CONSTANTS: [f64; 2] = LAME.constants();
 #[cfg(test)]
 mod tests {
     use super::*;
-    use femquad::physics::{PointArgs, Pointwise};
+    use femquad::physics::{PointArgs, PointwiseEval};
 
     /// `−∇·(flux)` by central differences of the exact solution's flux,
     /// compared with the physics' `f = −f0`.
     fn check_forcing(
-        physics: &dyn Pointwise,
+        physics: &dyn PointwiseEval<f64>,
         dim: usize,
         exact: fn(&[f64], &mut [f64]),
         constants: &[f64],
@@ -189,7 +189,7 @@ mod tests {
                 x,
                 constants,
             };
-            physics.eval_f64(dim, &args, &mut f0, &mut f1).unwrap();
+            physics.eval(dim, &args, &mut f0, &mut f1).unwrap();
             (f0, f1)
         };
         for x in [[0.3, 0.7, 0.2], [0.9, 0.1, 0.55], [0.5, 0.25, 0.8]] {

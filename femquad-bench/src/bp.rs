@@ -31,6 +31,7 @@
 use femquad::opencl::bandwidth::median;
 use femquad::opencl::shape::default_config;
 use femquad::opencl::{DeviceIndices, DeviceVector, GeometryMode, LaunchConfig};
+use femquad::physics::EvalPrecision;
 use femquad::{Precision, Real};
 use rayon::prelude::*;
 
@@ -130,7 +131,7 @@ impl Runner<'_> {
     /// documentation](self)): one per assembly and geometry. Errors become
     /// rows.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn run_global<R: Real>(
+    pub(crate) fn run_global<R: EvalPrecision>(
         &mut self,
         g: GlobalOp,
         ctx: &CaseCtx,
@@ -212,7 +213,7 @@ impl Runner<'_> {
     /// A row of `g` with what is known before measuring (`src`: `None` if
     /// no configuration was chosen).
     #[allow(clippy::too_many_arguments)]
-    fn global_row<R: Real>(
+    fn global_row<R: EvalPrecision>(
         &self,
         g: GlobalOp,
         ctx: &CaseCtx,
@@ -232,7 +233,7 @@ impl Runner<'_> {
     }
 
     /// The reference, the device vectors and the CG problem of `g` in a case.
-    fn global_state<R: Real>(
+    fn global_state<R: EvalPrecision>(
         &mut self,
         g: GlobalOp,
         ctx: &CaseCtx,
@@ -346,7 +347,7 @@ impl Runner<'_> {
     /// Applies `g` once with `config`, checks the output against the
     /// reference, times it and one CG iteration.
     #[allow(clippy::too_many_arguments)]
-    fn measure_global<R: Real>(
+    fn measure_global<R: EvalPrecision>(
         &mut self,
         g: GlobalOp,
         ctx: &CaseCtx,

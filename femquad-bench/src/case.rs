@@ -12,7 +12,7 @@ use femquad::native::{Execution, element_vectors_range};
 use femquad::opencl::{
     KernelCase, KernelOptions, KernelShape, KernelVariant, LaunchConfig, OpenClOperator,
 };
-use femquad::physics::Pointwise;
+use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use rayon::prelude::*;
 
 use crate::BenchError;
@@ -33,7 +33,7 @@ pub(crate) struct CaseCtx {
     pub(crate) n_comp: usize,
     pub(crate) n_q: usize,
     pub(crate) aux: AuxSpace,
-    pub(crate) physics: &'static dyn Pointwise,
+    pub(crate) physics: &'static dyn PointwiseEvalBoth,
     pub(crate) options: KernelOptions,
 }
 
@@ -121,7 +121,7 @@ pub(crate) struct Work<'w, R: Real> {
     pub(crate) reference: &'w mut HashMap<(usize, usize), Vec<R>>,
 }
 
-impl<R: Real> Work<'_, R> {
+impl<R: EvalPrecision> Work<'_, R> {
     /// Compares `out` with native element vectors on the check windows
     /// ([`check_windows`], `k` cells each): the max-norm relative
     /// difference, infinite if any output is not finite.
@@ -148,7 +148,7 @@ impl<R: Real> Work<'_, R> {
                 let mut r = vec![R::ZERO; w.len() * n_bt];
                 element_vectors_range(
                     self.integ.discretization(),
-                    ctx.physics,
+                    R::physics(ctx.physics),
                     &sub,
                     w.clone(),
                     &mut r,

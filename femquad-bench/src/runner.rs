@@ -23,6 +23,7 @@ use femquad::opencl::{
     OpenClOperator,
 };
 use femquad::perf_model::LaunchModel;
+use femquad::physics::EvalPrecision;
 use femquad::quadrature::Quadrature;
 use femquad::{Precision, Real};
 
@@ -224,7 +225,7 @@ impl<'a> Runner<'a> {
         }
     }
 
-    fn run_case_r<R: Real>(
+    fn run_case_r<R: EvalPrecision>(
         &mut self,
         host: &Host,
         spec: &CaseSpec,
@@ -301,7 +302,7 @@ impl<'a> Runner<'a> {
     }
 
     /// The BK rows of the case: one per configuration of `plan`.
-    fn run_bk<R: Real>(
+    fn run_bk<R: EvalPrecision>(
         &mut self,
         ctx: &CaseCtx,
         work: &mut Work<'_, R>,
@@ -503,7 +504,7 @@ impl<'a> Runner<'a> {
 
     /// Evaluates with `config`, checks against the native integrator and
     /// times the kernel.
-    fn measure<R: Real>(
+    fn measure<R: EvalPrecision>(
         &mut self,
         ctx: &CaseCtx,
         work: &mut Work<'_, R>,

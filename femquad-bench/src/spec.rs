@@ -4,7 +4,7 @@
 use clap::ValueEnum;
 use femquad::Precision;
 use femquad::aux_space::AuxSpace;
-use femquad::physics::Pointwise;
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 use serde::{Deserialize, Serialize};
 
@@ -133,7 +133,7 @@ impl CaseSpec {
     }
 
     /// The physics object.
-    pub fn pointwise(&self) -> &'static dyn Pointwise {
+    pub fn pointwise(&self) -> &'static dyn PointwiseEvalBoth {
         match (self.physics, self.coefficient) {
             (PhysicsKind::Elasticity, _) => &Lame,
             (PhysicsKind::Laplacian, Coefficient::None) => &Laplacian,

@@ -2,12 +2,13 @@
 //!
 //! The source uses the type `real` and the macro `DIM`, both defined by the
 //! kernel that includes it. Float literals are written `(real)<literal>` with
-//! all the digits needed to round-trip an f64. Helper functions are named at
-//! run time (their names carry a hash of their source, so two helpers with the
-//! same Rust name cannot clash): the source refers to the helpers it calls
-//! through placeholders `@@i@@` and to the function being defined as
-//! `@@self@@`; `femquad::physics::__private::opencl_source` substitutes the
-//! names.
+//! all the digits needed to round-trip an f64. Helper functions are named
+//! when a physics' source is assembled (at compile time; their names carry a
+//! hash of their source, so two helpers with the same Rust name cannot
+//! clash): the source refers to the helpers it calls through placeholders
+//! `@@i@@` and to the function being defined as `@@self@@`, which
+//! [`crate::emit_rust`] turns into the pieces of the template that
+//! `femquad::physics::__private::source_bytes` assembles.
 //!
 //! Types: `f64` is `real`, `usize` is `ulong` (64 bits, as on the hosts Rust
 //! runs on), `i32` is `int` (with `+ - *` and negation wrapping through
@@ -17,7 +18,7 @@
 //! written only where C's precedence needs them, so long sums stay flat.
 
 use crate::ast::{BinOp, IntKind};
-use crate::check::{Len, Ty};
+use crate::check::{Extent, Len, PhysicsSig, Role, Ty};
 use crate::ir::*;
 
 /// The placeholder for the `i`-th helper of a function's template.
@@ -161,10 +162,39 @@ pub fn physics_signature(c_name: &str) -> String {
     )
 }
 
+/// The arrays of a physics as the comment at the head of its C function
+/// shows them, `grad_u: [1][D], f1: [1][D]` (`D`: the dimension): with the
+/// dimensions it is defined for and its body, they determine everything the
+/// kernels use of the physics' info (its sizes, which inputs it reads,
+/// which outputs it writes, its linearity), so that its source (whose hash
+/// keys the kernel caches) does.
+pub fn signature_comment(sig: &PhysicsSig) -> String {
+    let extent = |e: Extent| match e {
+        Extent::Fixed(n) => format!("[{n}]"),
+        Extent::Dim => "[D]".into(),
+    };
+    sig.params
+        .iter()
+        .map(|&role| {
+            let lens = match role {
+                Role::U | Role::F0 => extent(sig.n_comp),
+                Role::GradU | Role::F1 => format!("{}[D]", extent(sig.n_comp)),
+                Role::A => extent(sig.n_aux),
+                Role::GradA => format!("{}[D]", extent(sig.n_aux)),
+                Role::X => "[D]".into(),
+                Role::Constants => format!("[{}]", sig.n_constants),
+            };
+            format!("{}: {lens}", role.name())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The source of a physics (a template if it calls helpers); `fixed_dim`:
 /// the only dimension it is defined for, if any.
 pub fn physics(
     func: &Func,
+    sig: &PhysicsSig,
     rust_name: &str,
     c_name: &str,
     fixed_dim: Option<u64>,
@@ -178,7 +208,8 @@ pub fn physics(
         ));
     }
     src.push_str(&format!(
-        "/* #[pointwise] fn {rust_name} */\n{}\n{{\n{}}}\n",
+        "/* #[pointwise] fn {rust_name}({}) */\n{}\n{{\n{}}}\n",
+        signature_comment(sig),
         physics_signature(c_name),
         body(func, &template_callee(n_helpers, tangent_refs(func)))
     ));

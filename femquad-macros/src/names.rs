@@ -34,6 +34,7 @@ pub const FEMQUAD_PRELUDE: &[&str] = &[
     "MeshHierarchy",
     "MeshOptions",
     "Pointwise",
+    "PointwiseEval",
     "Precision",
     "Preconditioner",
     "Quadrature",

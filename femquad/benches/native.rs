@@ -15,7 +15,7 @@ use femquad::discretization::{CellInputs, Discretization};
 use femquad::element::Element;
 use femquad::mesh::generate::{MeshOptions, mesh_for_cells};
 use femquad::native::{Execution, element_vectors};
-use femquad::physics::Pointwise;
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, Laplacian};
 use femquad::quadrature::Quadrature;
 use femquad::real::convert_slice;
@@ -42,7 +42,7 @@ struct Setup<R: Real> {
 fn setup<R: Real>(
     dim: usize,
     order: usize,
-    physics: &dyn Pointwise,
+    physics: &dyn PointwiseEvalBoth,
     constants: &[f64],
 ) -> Setup<R> {
     let opts = MeshOptions {
@@ -76,7 +76,7 @@ fn bench_native(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(2))
         .warm_up_time(Duration::from_millis(500));
-    let cases: [(&str, &dyn Pointwise, &[f64]); 2] =
+    let cases: [(&str, &dyn PointwiseEvalBoth, &[f64]); 2] =
         [("laplacian", &Laplacian, &[]), ("lame", &Lame, &[1.0, 0.5])];
     for dim in [2, 3] {
         for order in [1, 2] {

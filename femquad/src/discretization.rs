@@ -89,25 +89,6 @@ impl<R: Real> Discretization<R> {
         })
     }
 
-    /// The same discretization in `f64`: the geometry widened from `R`
-    /// (so an `f32` discretization keeps its rounded geometry), the
-    /// tabulation and rule from their `f64` originals. For the element
-    /// matrices of the assembled Jacobian, which are always `f64`.
-    pub(crate) fn to_f64(&self) -> Discretization<f64> {
-        Discretization {
-            element: self.element,
-            n_comp: self.n_comp,
-            quadrature: self.quadrature.clone(),
-            tabulation: self.tabulation.clone(),
-            aux: self.aux,
-            geometry: self.geometry.to_f64(),
-            phi: self.tabulation.phi().to_vec(),
-            dphi: self.tabulation.dphi().to_vec(),
-            weights: self.quadrature.weights().to_vec(),
-            points: self.quadrature.points().to_vec(),
-        }
-    }
-
     /// Spatial dimension.
     pub fn dim(&self) -> usize {
         self.element.dim()

@@ -127,18 +127,6 @@ impl<R: Real> Geometry<R> {
         Ok(g)
     }
 
-    /// The same geometry in `f64` (widened from `R`).
-    pub(crate) fn to_f64(&self) -> Geometry<f64> {
-        let widen = |v: &[R]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
-        Geometry {
-            dim: self.dim,
-            n_cells: self.n_cells,
-            inv_j: widen(&self.inv_j),
-            det_j: widen(&self.det_j),
-            coords: self.coords.as_deref().map(widen),
-        }
-    }
-
     /// Spatial dimension.
     pub fn dim(&self) -> usize {
         self.dim

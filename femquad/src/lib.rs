@@ -83,5 +83,5 @@ pub use error::{Error, Result};
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 pub use femquad_macros::pointwise;
-pub use physics::{Pointwise, PointwiseInfo};
+pub use physics::{Pointwise, PointwiseEval, PointwiseInfo};
 pub use real::{Precision, Real};

@@ -1,5 +1,7 @@
 //! The native (CPU) integrator: the reference for the OpenCL kernel, the
-//! path for remainder cells and the fallback when no device is present.
+//! path for remainder cells and the fallback when no device is present. It
+//! evaluates the physics in the precision `R` it integrates in
+//! ([`PointwiseEval<R>`]).
 //!
 //! It computes exactly the element vectors defined in [`crate::discretization`],
 //! one cell at a time. The parallel version splits the cells into chunks
@@ -13,7 +15,7 @@ use rayon::prelude::*;
 use crate::aux_space::AuxSpace;
 use crate::discretization::{CellInputs, Discretization};
 use crate::layout;
-use crate::physics::{PointArgs, Pointwise};
+use crate::physics::{PointArgs, PointwiseEval};
 use crate::{Error, Real, Result};
 
 /// Serial or parallel execution of the native integrator.
@@ -30,7 +32,7 @@ pub enum Execution {
 const CHUNK: usize = 1024;
 
 /// Element vectors of all cells: `out[c·N_bt + i] = E[c][i]`.
-pub fn element_vectors<R: Real, P: Pointwise + ?Sized>(
+pub fn element_vectors<R: Real, P: PointwiseEval<R> + ?Sized>(
     disc: &Discretization<R>,
     physics: &P,
     inputs: &CellInputs<'_, R>,
@@ -57,7 +59,7 @@ pub fn element_vectors<R: Real, P: Pointwise + ?Sized>(
 /// As [`element_vectors`]; `direction` is named for a wrong length or a
 /// non-finite value; [`crate::physics::PointwiseError::NoDerivatives`] for a
 /// physics without derivatives.
-pub fn tangent_element_vectors<R: Real, P: Pointwise + ?Sized>(
+pub fn tangent_element_vectors<R: Real, P: PointwiseEval<R> + ?Sized>(
     disc: &Discretization<R>,
     physics: &P,
     inputs: &CellInputs<'_, R>,
@@ -99,7 +101,7 @@ pub fn tangent_element_vectors<R: Real, P: Pointwise + ?Sized>(
 /// length; [`Error::NonFinite`] for NaN or ±∞ in the inputs;
 /// [`crate::physics::PointwiseError::NoDerivatives`] for a physics without
 /// derivatives.
-pub fn diagonal_blocks<R: Real, P: Pointwise + ?Sized>(
+pub fn diagonal_blocks<R: Real, P: PointwiseEval<R> + ?Sized>(
     disc: &Discretization<R>,
     physics: &P,
     inputs: &CellInputs<'_, R>,
@@ -149,9 +151,7 @@ pub fn diagonal_blocks<R: Real, P: Pointwise + ?Sized>(
                     }
                     s.df0.fill(R::ZERO);
                     s.df1.fill(R::ZERO);
-                    R::eval_tangent(
-                        physics, dim, &args, &s.du, &s.dgrad_u, &mut s.df0, &mut s.df1,
-                    )?;
+                    physics.eval_tangent(dim, &args, &s.du, &s.dgrad_u, &mut s.df0, &mut s.df1)?;
                     for fc in 0..nc {
                         let mut k = (s.df0[fc] * wdet) * phi[b];
                         for d in 0..dim {
@@ -207,7 +207,7 @@ struct DiagonalScratch<R> {
 /// of those cells only (`u` has `cells.len()·N_bt` entries, …) and `out`
 /// receives `cells.len()·N_bt` entries. Geometry is taken for the global cell
 /// indices in `cells`.
-pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
+pub fn element_vectors_range<R: Real, P: PointwiseEval<R> + ?Sized>(
     disc: &Discretization<R>,
     physics: &P,
     inputs: &CellInputs<'_, R>,
@@ -220,7 +220,7 @@ pub fn element_vectors_range<R: Real, P: Pointwise + ?Sized>(
 
 /// Element vectors (`direction` `None`) or tangent element vectors of the
 /// cells `cells`.
-fn integrate_range<R: Real, P: Pointwise + ?Sized>(
+fn integrate_range<R: Real, P: PointwiseEval<R> + ?Sized>(
     disc: &Discretization<R>,
     physics: &P,
     inputs: &CellInputs<'_, R>,
@@ -393,7 +393,7 @@ struct CellKernel<'a, R: Real, P: ?Sized> {
     has_f1: bool,
 }
 
-impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
+impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
     fn new(
         disc: &'a Discretization<R>,
         physics: &'a P,
@@ -454,7 +454,7 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
             s.f1.fill(R::ZERO);
             let args = s.point.args(self.inputs.constants);
             match self.direction {
-                None => R::eval_pointwise(self.physics, dim, &args, &mut s.f0, &mut s.f1)?,
+                None => self.physics.eval(dim, &args, &mut s.f0, &mut s.f1)?,
                 Some(v) => {
                     evaluate_field(
                         &v[local * n_bt..(local + 1) * n_bt],
@@ -467,15 +467,8 @@ impl<'a, R: Real, P: Pointwise + ?Sized> CellKernel<'a, R, P> {
                         &mut s.dgrad_ref,
                         &mut s.dgrad_u,
                     );
-                    R::eval_tangent(
-                        self.physics,
-                        dim,
-                        &args,
-                        &s.du,
-                        &s.dgrad_u,
-                        &mut s.f0,
-                        &mut s.f1,
-                    )?
+                    self.physics
+                        .eval_tangent(dim, &args, &s.du, &s.dgrad_u, &mut s.f0, &mut s.f1)?
                 }
             }
 

@@ -10,8 +10,8 @@
 //! runs ([`Backend`], [`DeviceSelector`]), the operator and its solve
 //! ([`Residual`], [`DirichletProblem`], its [`MeshHierarchy`] for
 //! multigrid and [`Preconditioner`]), output ([`Vtu`], [`VtuFormat`]),
-//! physics ([`macro@pointwise`], [`Pointwise`]), precision ([`Real`],
-//! [`Precision`]) and errors ([`Error`], [`Result`]).
+//! physics ([`macro@pointwise`], [`Pointwise`], [`PointwiseEval`]),
+//! precision ([`Real`], [`Precision`]) and errors ([`Error`], [`Result`]).
 
 pub use crate::aux_space::AuxSpace;
 pub use crate::backend::Backend;
@@ -27,4 +27,4 @@ pub use crate::solve::{DirichletProblem, Preconditioner};
 pub use crate::space::FunctionSpace;
 pub use crate::vector::{Vector, VectorOps};
 pub use crate::{Error, Precision, Real, Result};
-pub use crate::{Pointwise, pointwise};
+pub use crate::{Pointwise, PointwiseEval, pointwise};

@@ -13,8 +13,6 @@ use std::iter::Sum;
 use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 use std::str::FromStr;
 
-use crate::physics::{PointArgs, Pointwise, PointwiseError};
-
 /// Floating-point precision of a computation: single (`f32`, OpenCL
 /// `float`) or double (`f64`, OpenCL `double`, which needs the device
 /// extension `cl_khr_fp64`).
@@ -90,7 +88,9 @@ impl FromStr for Precision {
 ///
 /// `Pod` makes slices of it castable to bytes for device transfers. The
 /// arithmetic bounds are what the native integrator needs; the associated
-/// items are what the OpenCL code generator needs.
+/// items are what the OpenCL code generator needs. It knows nothing of
+/// physics: a physics evaluates in `R` through
+/// [`crate::physics::PointwiseEval<R>`].
 pub trait Real:
     bytemuck::Pod
     + Copy
@@ -128,33 +128,10 @@ pub trait Real:
     fn is_finite(self) -> bool;
     /// Absolute value.
     fn abs(self) -> Self;
-
-    /// Evaluates pointwise physics in this precision (dispatches to
-    /// [`Pointwise::eval_f32`] or [`Pointwise::eval_f64`]).
-    fn eval_pointwise<P: Pointwise + ?Sized>(
-        physics: &P,
-        dim: usize,
-        args: &PointArgs<'_, Self>,
-        f0: &mut [Self],
-        f1: &mut [Self],
-    ) -> Result<(), PointwiseError>;
-
-    /// Evaluates the tangent of pointwise physics in this precision
-    /// (dispatches to [`Pointwise::eval_tangent_f32`] or
-    /// [`Pointwise::eval_tangent_f64`]).
-    fn eval_tangent<P: Pointwise + ?Sized>(
-        physics: &P,
-        dim: usize,
-        args: &PointArgs<'_, Self>,
-        du: &[Self],
-        dgrad_u: &[Self],
-        df0: &mut [Self],
-        df1: &mut [Self],
-    ) -> Result<(), PointwiseError>;
 }
 
 macro_rules! impl_real {
-    ($t:ty, $p:expr, $eval:ident, $tangent:ident) => {
+    ($t:ty, $p:expr) => {
         impl Real for $t {
             const PRECISION: Precision = $p;
             const EPSILON: Self = <$t>::EPSILON;
@@ -177,34 +154,12 @@ macro_rules! impl_real {
             fn abs(self) -> Self {
                 <$t>::abs(self)
             }
-            #[inline]
-            fn eval_pointwise<P: Pointwise + ?Sized>(
-                physics: &P,
-                dim: usize,
-                args: &PointArgs<'_, Self>,
-                f0: &mut [Self],
-                f1: &mut [Self],
-            ) -> Result<(), PointwiseError> {
-                physics.$eval(dim, args, f0, f1)
-            }
-            #[inline]
-            fn eval_tangent<P: Pointwise + ?Sized>(
-                physics: &P,
-                dim: usize,
-                args: &PointArgs<'_, Self>,
-                du: &[Self],
-                dgrad_u: &[Self],
-                df0: &mut [Self],
-                df1: &mut [Self],
-            ) -> Result<(), PointwiseError> {
-                physics.$tangent(dim, args, du, dgrad_u, df0, df1)
-            }
         }
     };
 }
 
-impl_real!(f32, Precision::F32, eval_f32, eval_tangent_f32);
-impl_real!(f64, Precision::F64, eval_f64, eval_tangent_f64);
+impl_real!(f32, Precision::F32);
+impl_real!(f64, Precision::F64);
 
 /// Converts a slice of `f64` to `R`.
 #[doc(hidden)]

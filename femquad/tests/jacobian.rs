@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use femquad::opencl::{Assembly, Device, DeviceSelector};
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{
     Lame, LameParameters, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
@@ -54,7 +55,7 @@ fn residual<R: Real>(
 /// A test case: physics, components (per dim), aux, constants.
 struct Case {
     name: &'static str,
-    physics: &'static dyn Pointwise,
+    physics: &'static dyn PointwiseEvalBoth,
     vector: bool,
     aux: fn(usize) -> AuxSpace,
     constants: Vec<f64>,
@@ -287,7 +288,7 @@ fn for_linear_physics_the_action_is_the_residual_difference() {
     let device = device();
     for backend in [Backend::native(), opencl(&device)] {
         for (physics, k) in [
-            (&Poisson as &dyn Pointwise, vec![3.0]),
+            (&Poisson as &dyn PointwiseEvalBoth, vec![3.0]),
             (&Laplacian, vec![]),
         ] {
             let m = mesh(2, 6);

@@ -17,8 +17,8 @@ use femquad::multigrid::{
 };
 use femquad::opencl::multigrid::MultigridKernels;
 use femquad::opencl::{Device, DeviceSelector, DeviceVector};
-use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
+use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::residual::Residual;
 use femquad::rng::Rng;
@@ -214,7 +214,7 @@ impl Physics {
             Physics::Lame(_) => dim,
         }
     }
-    fn pointwise(self) -> &'static dyn Pointwise {
+    fn pointwise(self) -> &'static dyn PointwiseEvalBoth {
         match self {
             Physics::Poisson => &Poisson,
             Physics::Lame(_) => &Lame,
@@ -323,7 +323,7 @@ fn device_vcycle_equals_host_vcycle() {
 
 /// Solves on the hierarchy with `pc`; returns (iterations, solution, levels).
 #[allow(clippy::too_many_arguments)] // a test helper: every knob of one solve
-fn solve_with<R: Real>(
+fn solve_with<R: EvalPrecision>(
     dim: usize,
     n0: usize,
     refinements: usize,
@@ -337,7 +337,12 @@ fn solve_with<R: Real>(
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(pc);
     let (u, stats) = p
-        .solve_linear(physics.pointwise(), &physics.constants(), tol, 2000)
+        .solve_linear(
+            R::physics(physics.pointwise()),
+            &physics.constants(),
+            tol,
+            2000,
+        )
         .unwrap();
     let levels = p.multigrid_report().map_or(0, |r| r.levels.len());
     let u = u.to_host().unwrap().iter().map(|v| v.to_f64()).collect();

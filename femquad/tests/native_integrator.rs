@@ -133,7 +133,7 @@ fn jittered(dim: usize, n: usize, seed: u64) -> Mesh {
 /// cell-local `aux`, natively.
 fn cell_vectors(
     res: &Residual<f64>,
-    physics: &dyn femquad::Pointwise,
+    physics: &dyn femquad::physics::PointwiseEvalBoth,
     u: &[f64],
     aux: &[f64],
     constants: &[f64],
@@ -155,7 +155,7 @@ fn cell_vectors(
 /// `r = F(u)` on host vectors.
 fn eval(
     res: &mut Residual<f64>,
-    physics: &dyn femquad::Pointwise,
+    physics: &dyn femquad::physics::PointwiseEvalBoth,
     u: &[f64],
     constants: &[f64],
     r: &mut Vec<f64>,

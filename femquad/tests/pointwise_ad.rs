@@ -9,7 +9,10 @@ use femquad::opencl::probe::{Inputs, PointSizes};
 use femquad::physics::builtin::{
     Lame, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
-use femquad::physics::{PointArgs, Pointwise, PointwiseError, PointwiseInfo};
+use femquad::physics::{
+    EvalPrecision, PointArgs, Pointwise, PointwiseError, PointwiseEval, PointwiseEvalBoth,
+    PointwiseInfo, source_hash,
+};
 use femquad::rng::Rng;
 use femquad::{Real, pointwise};
 
@@ -35,8 +38,8 @@ mod pass_signatures;
 mod pass_statements;
 
 /// Every physics whose derivatives are tested.
-fn all() -> Vec<&'static dyn Pointwise> {
-    let mut v: Vec<&'static dyn Pointwise> = vec![
+fn all() -> Vec<&'static dyn PointwiseEvalBoth> {
+    let mut v: Vec<&'static dyn PointwiseEvalBoth> = vec![
         &Laplacian,
         &LaplacianCoefficient,
         &Poisson,
@@ -70,68 +73,33 @@ fn inputs<R: Real>(p: &dyn Pointwise, dim: usize, points: usize, seed: u64) -> I
         .convert()
 }
 
-/// The derivatives in precision `R` (dispatch to `eval_*_f64` / `_f32`).
-trait Ad: Real {
-    fn tangent(
-        ph: &dyn Pointwise,
-        dim: usize,
-        a: &PointArgs<'_, Self>,
-        du: &[Self],
-        dgu: &[Self],
-        df0: &mut [Self],
-        df1: &mut [Self],
-    ) -> Result<(), PointwiseError>;
-    fn jacobian(
-        ph: &dyn Pointwise,
-        dim: usize,
-        a: &PointArgs<'_, Self>,
-        g: &mut [Vec<Self>; 4],
-    ) -> Result<(), PointwiseError>;
-}
-
-macro_rules! ad {
-    ($t:ty, $tangent:ident, $jacobian:ident) => {
-        impl Ad for $t {
-            fn tangent(
-                ph: &dyn Pointwise,
-                dim: usize,
-                a: &PointArgs<'_, $t>,
-                du: &[$t],
-                dgu: &[$t],
-                df0: &mut [$t],
-                df1: &mut [$t],
-            ) -> Result<(), PointwiseError> {
-                ph.$tangent(dim, a, du, dgu, df0, df1)
-            }
-            fn jacobian(
-                ph: &dyn Pointwise,
-                dim: usize,
-                a: &PointArgs<'_, $t>,
-                g: &mut [Vec<$t>; 4],
-            ) -> Result<(), PointwiseError> {
-                let [g0, g1, g2, g3] = g;
-                ph.$jacobian(dim, a, g0, g1, g2, g3)
-            }
-        }
-    };
-}
-ad!(f64, eval_tangent_f64, eval_jacobian_f64);
-ad!(f32, eval_tangent_f32, eval_jacobian_f32);
-
 /// `(df0, df1)` natively at point `p`.
-fn tangent<R: Ad>(ph: &dyn Pointwise, i: &Inputs<R>, p: usize) -> (Vec<R>, Vec<R>) {
+fn tangent<R: EvalPrecision>(
+    ph: &dyn PointwiseEvalBoth,
+    i: &Inputs<R>,
+    p: usize,
+) -> (Vec<R>, Vec<R>) {
     let [n0, n1] = i.sizes.outputs();
     let (mut f0, mut f1) = (vec![R::ZERO; n0], vec![R::ZERO; n1]);
     let (du, dgu) = i.direction(p);
-    R::tangent(ph, i.sizes.dim, &i.point(p), du, dgu, &mut f0, &mut f1).expect("tangent");
+    R::physics(ph)
+        .eval_tangent(i.sizes.dim, &i.point(p), du, dgu, &mut f0, &mut f1)
+        .expect("tangent");
     (f0, f1)
 }
 
 /// `g0 … g3` natively (NaN-filled first: every entry must be written).
-fn native_jacobian<R: Ad>(ph: &dyn Pointwise, dim: usize, a: &PointArgs<'_, R>) -> [Vec<f64>; 4] {
+fn native_jacobian<R: EvalPrecision>(
+    ph: &dyn PointwiseEvalBoth,
+    dim: usize,
+    a: &PointArgs<'_, R>,
+) -> [Vec<f64>; 4] {
     let n = PointSizes::of(ph, dim).jacobians();
     let mut g = n.map(|k| vec![R::from_f64(f64::NAN); k]);
-    R::jacobian(ph, dim, a, &mut g).expect("jacobian");
+    let [g0, g1, g2, g3] = &mut g;
+    R::physics(ph)
+        .eval_jacobian(dim, a, g0, g1, g2, g3)
+        .expect("jacobian");
     g.map(|v| to64(&v))
 }
 
@@ -140,7 +108,7 @@ fn to64<R: Real>(v: &[R]) -> Vec<f64> {
 }
 
 /// `(f0, f1)` at `u + t·du`, `∇u + t·d∇u` (f64).
-fn shifted(ph: &dyn Pointwise, i: &Inputs<f64>, p: usize, t: f64) -> (Vec<f64>, Vec<f64>) {
+fn shifted(ph: &dyn PointwiseEval<f64>, i: &Inputs<f64>, p: usize, t: f64) -> (Vec<f64>, Vec<f64>) {
     let a = i.point(p);
     let (du, dgu) = i.direction(p);
     let u: Vec<f64> = a.u.iter().zip(du).map(|(x, d)| x + t * d).collect();
@@ -152,7 +120,7 @@ fn shifted(ph: &dyn Pointwise, i: &Inputs<f64>, p: usize, t: f64) -> (Vec<f64>, 
     };
     let [n0, n1] = i.sizes.outputs();
     let (mut f0, mut f1) = (vec![0.0; n0], vec![0.0; n1]);
-    ph.eval_f64(i.sizes.dim, &args, &mut f0, &mut f1).unwrap();
+    ph.eval(i.sizes.dim, &args, &mut f0, &mut f1).unwrap();
     (f0, f1)
 }
 
@@ -160,7 +128,7 @@ fn shifted(ph: &dyn Pointwise, i: &Inputs<f64>, p: usize, t: f64) -> (Vec<f64>, 
 /// O(h⁴)): `(4·D(h/2) − D(h))/3`; `None` where `D(h)` and `D(h/2)`
 /// disagree (across a kink or a jump: a branch, `floor`, a cast, `%`).
 fn difference(
-    ph: &dyn Pointwise,
+    ph: &dyn PointwiseEval<f64>,
     i: &Inputs<f64>,
     p: usize,
     h: f64,
@@ -246,7 +214,7 @@ fn jacobian_times(
     (f0, f1)
 }
 
-fn jacobian(ph: &dyn Pointwise, dim: usize, a: &PointArgs<'_, f64>) -> [Vec<f64>; 4] {
+fn jacobian(ph: &dyn PointwiseEvalBoth, dim: usize, a: &PointArgs<'_, f64>) -> [Vec<f64>; 4] {
     native_jacobian::<f64>(ph, dim, a)
 }
 
@@ -293,8 +261,8 @@ fn jacobians_times_directions_are_the_tangents() {
 
 /// Native and OpenCL derivatives of every physics, in one probe program
 /// per dimension, precision and evaluation.
-fn compare_on_device<R: Ad>(dim: usize) {
-    let physics: Vec<&dyn Pointwise> = all()
+fn compare_on_device<R: EvalPrecision>(dim: usize) {
+    let physics: Vec<&dyn PointwiseEvalBoth> = all()
         .into_iter()
         .filter(|p| p.info().supports_dim(dim))
         .collect();
@@ -303,13 +271,20 @@ fn compare_on_device<R: Ad>(dim: usize) {
         .enumerate()
         .map(|(k, p)| inputs(*p, dim, 33, 1000 + k as u64))
         .collect();
-    let items: Vec<(&dyn Pointwise, &Inputs<R>)> =
-        physics.iter().copied().zip(inputs.iter()).collect();
+    let items: Vec<(&dyn Pointwise, &Inputs<R>)> = physics
+        .iter()
+        .map(|&p| p as &dyn Pointwise)
+        .zip(inputs.iter())
+        .collect();
     let tol = tolerance::<R>();
     with_probe(|probe| {
         let tangents = probe.tangents(dim, &items).unwrap();
         let jacobians = probe.jacobians(dim, &items).unwrap();
-        for ((ph, i), (t, j)) in items.iter().zip(tangents.iter().zip(&jacobians)) {
+        for ((ph, i), (t, j)) in physics
+            .iter()
+            .zip(&inputs)
+            .zip(tangents.iter().zip(&jacobians))
+        {
             let name = ph.info().name;
             for p in 0..i.points {
                 let (n0, n1) = tangent::<R>(*ph, i, p);
@@ -478,17 +453,25 @@ static HANDWRITTEN: PointwiseInfo = PointwiseInfo {
     linear: false,
 };
 
+const HANDWRITTEN_SOURCE: &str = "void handwritten(const real u[], const real grad_u[][DIM], \
+    const real a[], const real grad_a[][DIM], const real x[], const real constants[], \
+    real f0[], real f1[][DIM]) { f0[0] = u[0] * u[0]; }\n";
+
 impl Pointwise for Handwritten {
     fn info(&self) -> &'static PointwiseInfo {
         &HANDWRITTEN
     }
-    fn opencl_source(&self) -> String {
-        "void handwritten(const real u[], const real grad_u[][DIM], const real a[], \
-         const real grad_a[][DIM], const real x[], const real constants[], real f0[], \
-         real f1[][DIM]) { f0[0] = u[0] * u[0]; }\n"
-            .into()
+    fn opencl_source(&self) -> &'static str {
+        HANDWRITTEN_SOURCE
     }
-    fn eval_f64(
+    fn source_hash(&self) -> u64 {
+        const HASH: u64 = source_hash(HANDWRITTEN_SOURCE);
+        HASH
+    }
+}
+
+impl PointwiseEval<f64> for Handwritten {
+    fn eval(
         &self,
         _: usize,
         a: &PointArgs<'_, f64>,
@@ -498,7 +481,10 @@ impl Pointwise for Handwritten {
         f0[0] = a.u[0] * a.u[0];
         Ok(())
     }
-    fn eval_f32(
+}
+
+impl PointwiseEval<f32> for Handwritten {
+    fn eval(
         &self,
         _: usize,
         a: &PointArgs<'_, f32>,
@@ -521,7 +507,7 @@ fn hand_written_physics_have_no_derivatives() {
         constants: &[],
     };
     let e = Handwritten
-        .eval_tangent_f64(2, &args, &[1.0], &[0.0, 0.0], &mut [0.0], &mut [0.0; 2])
+        .eval_tangent(2, &args, &[1.0], &[0.0, 0.0], &mut [0.0], &mut [0.0; 2])
         .unwrap_err();
     assert_eq!(
         e,
@@ -535,11 +521,7 @@ fn hand_written_physics_have_no_derivatives() {
     );
     let mut g = [vec![0.0; 1], vec![0.0; 2], vec![0.0; 2], vec![0.0; 4]];
     let [g0, g1, g2, g3] = &mut g;
-    assert!(
-        Handwritten
-            .eval_jacobian_f64(2, &args, g0, g1, g2, g3)
-            .is_err()
-    );
+    assert!(Handwritten.eval_jacobian(2, &args, g0, g1, g2, g3).is_err());
     with_probe(|probe| {
         let i = inputs::<f64>(&Handwritten, 2, 4, 1);
         let e = probe.tangents(2, &[(&Handwritten, &i)]).unwrap_err();
@@ -574,7 +556,7 @@ fn derivatives_at_kinks_follow_the_documented_convention() {
         };
         let mut df0 = [0.0; 4];
         Kinks
-            .eval_tangent_f64(2, &args, &du, &[0.0; 8], &mut df0, &mut [])
+            .eval_tangent(2, &args, &du, &[0.0; 8], &mut df0, &mut [])
             .unwrap();
         df0
     };
@@ -620,7 +602,7 @@ fn remainders(u: &[f64; 2], f0: &mut [f64; 2]) {
 /// `trunc(1/0.1)` is 10. And NaN stays NaN on the device: the rule once
 /// used `trunc`, which PoCL evaluates to 0 for a NaN it can compute at
 /// compile time (here `0/0` from the zeroed outputs).
-fn remainder_tangents<R: Ad>() {
+fn remainder_tangents<R: EvalPrecision>() {
     let sizes = PointSizes::of(&Remainders, 2);
     let mut rng = Rng::new(5);
     let mut i = Inputs::<f64>::random(sizes, 2, &mut rng, 0.0, 1.0)

@@ -8,10 +8,10 @@
 //! Needs an OpenCL platform: PoCL (`pocl-opencl-icd`) in CI. Without one the
 //! test fails and says how to install it.
 
-use femquad::physics::Pointwise;
 use femquad::physics::builtin::{
     Lame, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
+use femquad::physics::{Pointwise, PointwiseEvalBoth};
 use femquad::pointwise;
 
 mod pointwise_support;
@@ -54,7 +54,7 @@ mod pass_statements;
 
 #[test]
 fn builtins_agree_with_native() {
-    let all: [&dyn Pointwise; 5] = [
+    let all: [&dyn PointwiseEvalBoth; 5] = [
         &Laplacian,
         &LaplacianCoefficient,
         &Lame,
@@ -71,7 +71,7 @@ fn every_construct_agrees_with_native() {
 
 #[test]
 fn pass_suite_physics_agree_with_native() {
-    let suites: [&[&dyn Pointwise]; 8] = [
+    let suites: [&[&dyn PointwiseEvalBoth]; 8] = [
         pass_arrays_and_loops::PHYSICS,
         pass_expressions::PHYSICS,
         pass_guide::PHYSICS,
@@ -81,7 +81,7 @@ fn pass_suite_physics_agree_with_native() {
         pass_signatures::PHYSICS,
         pass_statements::PHYSICS,
     ];
-    let all: Vec<&dyn Pointwise> = suites.into_iter().flatten().copied().collect();
+    let all: Vec<&dyn PointwiseEvalBoth> = suites.into_iter().flatten().copied().collect();
     check_all(&all, 29);
 }
 

@@ -9,9 +9,8 @@
 //! kept whole so that it reads as the reproducer it was.)
 #![allow(clippy::all)]
 
-use femquad::Real;
 use femquad::opencl::probe::{Inputs, PointSizes};
-use femquad::physics::Pointwise;
+use femquad::physics::{EvalPrecision, Pointwise, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
 
 mod pointwise_support;
@@ -195,7 +194,7 @@ fn helper_index<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f1: &mut [
 fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
     use femquad::opencl::Assembly;
     use femquad::prelude::*;
-    let physics: [&dyn Pointwise; 4] = [&IndexWrite, &IndexRead, &TableRow, &HelperIndex];
+    let physics: [&dyn PointwiseEval<f64>; 4] = [&IndexWrite, &IndexRead, &TableRow, &HelperIndex];
     let device = with_probe(|probe| probe.device().clone());
     let backends = [
         Backend::native(),
@@ -713,7 +712,7 @@ fn reborrowed(u: &[f64; 2], f0: &mut [f64; 2]) {
 /// Compares one physics with the native evaluation at points with the
 /// given `u` and `constants` (other inputs random), in f64 and in f32 (from
 /// the same f64 values).
-fn compare_at(physics: &dyn Pointwise, dim: usize, points: &[(Vec<f64>, Vec<f64>)]) {
+fn compare_at(physics: &dyn PointwiseEvalBoth, dim: usize, points: &[(Vec<f64>, Vec<f64>)]) {
     let sizes = PointSizes::of(physics, dim);
     let mut rng = femquad::rng::Rng::new(1);
     let mut inputs = Inputs::<f64>::random(sizes, points.len(), &mut rng, -1.0, 1.0);
@@ -722,10 +721,10 @@ fn compare_at(physics: &dyn Pointwise, dim: usize, points: &[(Vec<f64>, Vec<f64>
         inputs.u[p * nu..(p + 1) * nu].copy_from_slice(u);
         inputs.constants[p * nk..(p + 1) * nk].copy_from_slice(k);
     }
-    fn one<R: Real>(physics: &dyn Pointwise, dim: usize, inputs: &Inputs<R>) {
+    fn one<R: EvalPrecision>(physics: &dyn PointwiseEvalBoth, dim: usize, inputs: &Inputs<R>) {
         with_probe(|probe| {
             let device = probe.residual(physics, dim, inputs).unwrap();
-            compare(physics, dim, &device, &native(physics, inputs));
+            compare(physics, dim, &device, &native(R::physics(physics), inputs));
         });
     }
     one::<f64>(physics, dim, &inputs);
@@ -745,7 +744,7 @@ fn array_assignments_evaluate_indices_once() {
         x: &[],
         constants: &[],
     };
-    IndexOnce.eval_f64(2, &args, &mut f0, &mut f1).unwrap();
+    IndexOnce.eval(2, &args, &mut f0, &mut f1).unwrap();
     // f1[1] = [3.5; 2] (index 1 computed once), v = rows[0]
     assert_eq!((f0, f1), ([0.5, 1.0], [0.0, 0.0, 3.5, 3.5]));
 }
@@ -790,7 +789,7 @@ fn products_are_not_contracted() {
 /// The determinant and its tangent at `a = b = c = d = 1 + ε` (ε = 2⁻³⁰
 /// in f64, 2⁻¹² in f32) along `(ȧ, ḃ, ċ, ḋ) = (a, a, 0, 0)`: both are
 /// `a·a − a·a`, exactly 0 in Rust and in OpenCL without contraction.
-fn nearly_singular_determinant<R: Real>(eps: f64) {
+fn nearly_singular_determinant<R: EvalPrecision>(eps: f64) {
     let a = R::from_f64(1.0 + eps);
     let sizes = PointSizes::of(&Determinant, 2);
     let mut rng = femquad::rng::Rng::new(3);
@@ -800,7 +799,9 @@ fn nearly_singular_determinant<R: Real>(eps: f64) {
     i.u.copy_from_slice(&[a; 4]);
     i.du.copy_from_slice(&[a, a, R::ZERO, R::ZERO]);
     let mut native = [R::from_f64(1.0); 4];
-    R::eval_pointwise(&Determinant, 2, &i.point(0), &mut native, &mut []).unwrap();
+    R::physics(&Determinant)
+        .eval(2, &i.point(0), &mut native, &mut [])
+        .unwrap();
     assert_eq!(native[0].to_f64(), 0.0, "{}", R::PRECISION);
     with_probe(|probe| {
         let f = probe.residual(&Determinant, 2, &i).unwrap();
@@ -838,9 +839,7 @@ fn literal_arithmetic_is_in_the_evaluation_precision() {
         x: &[],
         constants: &[],
     };
-    LiteralArithmetic
-        .eval_f32(2, &args, &mut f0, &mut [])
-        .unwrap();
+    LiteralArithmetic.eval(2, &args, &mut f0, &mut []).unwrap();
     assert_eq!(f0[0], 7.0);
     let mut g0 = [0.0f64; 2];
     let args64 = femquad::physics::PointArgs {
@@ -852,7 +851,7 @@ fn literal_arithmetic_is_in_the_evaluation_precision() {
         constants: &[],
     };
     LiteralArithmetic
-        .eval_f64(2, &args64, &mut g0, &mut [])
+        .eval(2, &args64, &mut g0, &mut [])
         .unwrap();
     assert_eq!(g0[0], 6.0);
 }
@@ -880,7 +879,7 @@ fn cases_once_rejected_by_the_macro_agree() {
         x: &[0.0; 2],
         constants: &[],
     };
-    Reborrowed.eval_f64(2, &args, &mut f0, &mut []).unwrap();
+    Reborrowed.eval(2, &args, &mut f0, &mut []).unwrap();
     // pass_on: add_to_first(v, 2·3) makes v = [8, 3] and returns 3·6 = 18;
     // + v[0] = 26.
     assert_eq!(f0, [26.0, 24.0]);
@@ -891,7 +890,7 @@ fn cases_once_rejected_by_the_macro_agree() {
 /// random `u`, natively and by the device's element kernel, in f64.
 fn element_vectors_both(
     mesh: &femquad::mesh::Mesh,
-    physics: &dyn Pointwise,
+    physics: &dyn PointwiseEval<f64>,
     n_comp: usize,
 ) -> (Vec<f64>, Vec<f64>, usize) {
     use femquad::aux_space::AuxSpace;
@@ -931,7 +930,10 @@ fn element_vectors_both(
 
 /// The residual `F(u)` of `physics` (P2, the default degree-4 rule: 14
 /// points in 3D) for a random `u`, natively and on the device, in f64.
-fn residuals_both(mesh: &femquad::mesh::Mesh, physics: &dyn Pointwise) -> (Vec<f64>, Vec<f64>) {
+fn residuals_both(
+    mesh: &femquad::mesh::Mesh,
+    physics: &dyn PointwiseEval<f64>,
+) -> (Vec<f64>, Vec<f64>) {
     use femquad::prelude::*;
     let device = with_probe(|probe| probe.device().clone());
     let backends = [

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use femquad::opencl::{Assembly, Device, DeviceSelector};
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
@@ -98,7 +99,7 @@ fn both_assembly_modes_equal_native_for_every_physics() {
     for dim in [2, 3] {
         let m = mesh(dim, if dim == 2 { 9 } else { 3 });
         for order in [1, 2] {
-            let cases: [(&dyn Pointwise, usize, AuxSpace, Vec<f64>); 5] = [
+            let cases: [(&dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 5] = [
                 (&Laplacian, 1, AuxSpace::None, vec![]),
                 (&Poisson, 1, AuxSpace::None, vec![2.0]),
                 (
@@ -268,7 +269,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
             .renumbered_for_locality()
             .unwrap();
         for order in [1, 2] {
-            let cases: [(&dyn Pointwise, usize, AuxSpace, Vec<f64>); 2] = [
+            let cases: [(&dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 2] = [
                 (
                     &LaplacianCoefficient,
                     1,

@@ -19,6 +19,7 @@
 use std::sync::Arc;
 
 use femquad::opencl::{Assembly, Device, DeviceSelector, GeometryMode, LaunchConfig};
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient};
 use femquad::prelude::*;
 use femquad::rng::Rng;
@@ -83,7 +84,7 @@ fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverag
     // (physics, components, aux, constants), and whether J(u)·v is checked
     let cases = [
         (
-            (&LaplacianCoefficient as &dyn Pointwise, 1),
+            (&LaplacianCoefficient as &dyn PointwiseEvalBoth, 1),
             (AuxSpace::Field { n_comp: 1 }, vec![]),
             false,
         ),

@@ -49,57 +49,8 @@ use crate::runtime::{Body, Settings, evaluate, plain, pt};
 use crate::verdict;
 use femquad::Real;
 use femquad::opencl::probe::{Evaluation, Inputs, Outputs, Probe};
-use femquad::physics::{PointArgs, Pointwise, PointwiseError};
+use femquad::physics::EvalPrecision;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-
-/// The derivatives in one precision.
-pub trait Ad: Real {
-    #[allow(clippy::too_many_arguments)]
-    fn tangent(
-        ph: &dyn Pointwise,
-        dim: usize,
-        a: &PointArgs<'_, Self>,
-        du: &[Self],
-        dgu: &[Self],
-        df0: &mut [Self],
-        df1: &mut [Self],
-    ) -> Result<(), PointwiseError>;
-    fn jacobian(
-        ph: &dyn Pointwise,
-        dim: usize,
-        a: &PointArgs<'_, Self>,
-        g: &mut [Vec<Self>; 4],
-    ) -> Result<(), PointwiseError>;
-}
-
-macro_rules! ad {
-    ($t:ty, $tangent:ident, $jacobian:ident) => {
-        impl Ad for $t {
-            fn tangent(
-                ph: &dyn Pointwise,
-                dim: usize,
-                a: &PointArgs<'_, $t>,
-                du: &[$t],
-                dgu: &[$t],
-                df0: &mut [$t],
-                df1: &mut [$t],
-            ) -> Result<(), PointwiseError> {
-                ph.$tangent(dim, a, du, dgu, df0, df1)
-            }
-            fn jacobian(
-                ph: &dyn Pointwise,
-                dim: usize,
-                a: &PointArgs<'_, $t>,
-                g: &mut [Vec<$t>; 4],
-            ) -> Result<(), PointwiseError> {
-                let [g0, g1, g2, g3] = g;
-                ph.$jacobian(dim, a, g0, g1, g2, g3)
-            }
-        }
-    };
-}
-ad!(f64, eval_tangent_f64, eval_jacobian_f64);
-ad!(f32, eval_tangent_f32, eval_jacobian_f32);
 
 /// In `f32`, the reach of a tangent entry is at least this many times the
 /// distance of the native `f32` tangent from the native `f64` one: the
@@ -157,7 +108,7 @@ fn nudge<R: Real>(x: R, n: i64) -> R {
 /// (`crate::jacobians`), whose columns round at other scales. An input
 /// within a few ulps of a decision moves the tangent as far as the
 /// decision does.
-pub(crate) fn rounding_reach<R: Ad>(
+pub(crate) fn rounding_reach<R: EvalPrecision>(
     b: &Body,
     i: &Inputs<R>,
     base: &Outputs<R>,
@@ -253,7 +204,10 @@ fn nudged<R: Real>(i: &Inputs<R>, seed: u64) -> Inputs<R> {
 }
 
 /// The native tangents at every point.
-pub(crate) fn native_tangents<R: Ad>(b: &Body, i: &Inputs<R>) -> Result<Outputs<R>, String> {
+pub(crate) fn native_tangents<R: EvalPrecision>(
+    b: &Body,
+    i: &Inputs<R>,
+) -> Result<Outputs<R>, String> {
     let per_point = i.sizes.outputs();
     let mut out = Outputs {
         per_point,
@@ -268,7 +222,7 @@ pub(crate) fn native_tangents<R: Ad>(b: &Body, i: &Inputs<R>) -> Result<Outputs<
         );
         let (du, dgu) = i.direction(p);
         match catch_unwind(AssertUnwindSafe(|| {
-            R::tangent(b.physics, i.sizes.dim, &i.point(p), du, dgu, f0, f1)
+            R::physics(b.physics).eval_tangent(i.sizes.dim, &i.point(p), du, dgu, f0, f1)
         })) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(e.to_string()),
@@ -311,7 +265,13 @@ pub(crate) fn widen<R: Real>(o: &Outputs<R>) -> Outputs<f64> {
 
 /// Runs the derivative checks of `bodies` (their inputs `inputs`, with a
 /// direction) and prints their lines.
-pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: usize, s: &Settings) {
+pub fn run<R: EvalPrecision>(
+    probe: &Probe,
+    bodies: &[&Body],
+    inputs: &[Inputs<R>],
+    dim: usize,
+    s: &Settings,
+) {
     let device = crate::runtime::device(probe, bodies, inputs, dim, Evaluation::Tangent);
     let prec = R::PRECISION;
     let tol = verdict::tolerance(prec);

@@ -34,12 +34,11 @@
 //! Arrays with a non-finite tangent entry (an overflow, a NaN) are not
 //! compared.
 
-use crate::derivatives::Ad;
 use crate::runtime::Body;
 use femquad::Real;
 use femquad::layout::{jac_g0, jac_g1, jac_g2, jac_g3};
 use femquad::opencl::probe::{Inputs, Jacobians, Outputs, Probe};
-use femquad::physics::Pointwise;
+use femquad::physics::{EvalPrecision, Pointwise, PointwiseEval};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// `(J·v)₀, (J·v)₁` at one point: the blocks `g` applied to `(du, d∇u)`;
@@ -150,7 +149,8 @@ pub fn native_versus_tangent(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, d
     for p in 0..i.points {
         let mut g = n.map(|k| vec![f64::NAN; k]);
         let r = catch_unwind(AssertUnwindSafe(|| {
-            f64::jacobian(b.physics, dim, &i.point(p), &mut g)
+            let [g0, g1, g2, g3] = &mut g;
+            PointwiseEval::<f64>::eval_jacobian(b.physics, dim, &i.point(p), g0, g1, g2, g3)
         }));
         if !matches!(r, Ok(Ok(()))) {
             println!("result {id} {dim} f64 jacobian-mismatch inf the Jacobian fails at point {p}");
@@ -175,7 +175,7 @@ pub fn native_versus_tangent(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>, d
 /// native tangents at `i` (`derivatives::rounding_reach`): `explained`
 /// (the detail tagged `[tangent-noise]`) when it then passes within `tol`,
 /// else `mismatch` with the first result.
-fn with_noise<R: Ad>(
+fn with_noise<R: EvalPrecision>(
     b: &Body,
     i: &Inputs<R>,
     native: &Outputs<R>,
@@ -219,7 +219,7 @@ fn device<R: Real>(
     crate::runtime::announce(bodies, dim, R::PRECISION, "jacobian");
     let items: Vec<(&dyn Pointwise, &Inputs<R>)> = bodies
         .iter()
-        .map(|b| b.physics)
+        .map(|b| b.physics as &dyn Pointwise)
         .zip(inputs.iter())
         .collect();
     match probe.jacobians(dim, &items) {
@@ -242,7 +242,8 @@ fn device<R: Real>(
 fn overflows_f32(b: &Body, i: &Inputs<f64>, dim: usize, g: &[Vec<f64>; 4], p: usize) -> bool {
     let mut wide = i.sizes.jacobians().map(|k| vec![f64::NAN; k]);
     let r = catch_unwind(AssertUnwindSafe(|| {
-        f64::jacobian(b.physics, dim, &i.point(p), &mut wide)
+        let [g0, g1, g2, g3] = &mut wide;
+        PointwiseEval::<f64>::eval_jacobian(b.physics, dim, &i.point(p), g0, g1, g2, g3)
     }));
     if !matches!(r, Ok(Ok(()))) {
         return false;
@@ -265,7 +266,7 @@ fn nan_points<R: Real>(b: &Body, i: &Inputs<R>) -> Vec<usize> {
 
 /// The OpenCL Jacobians of `bodies` against their OpenCL tangents
 /// `tangents` (`None` where the tangent did not build).
-pub fn device_versus_tangent<R: Ad>(
+pub fn device_versus_tangent<R: EvalPrecision>(
     probe: &Probe,
     bodies: &[&Body],
     inputs: &[Inputs<R>],

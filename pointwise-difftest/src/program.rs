@@ -696,7 +696,7 @@ impl Program {
     }
 
     /// `plain_R(dim, args, f0, f1)`: the plain copy behind the same
-    /// interface as `Pointwise::eval_R` (outputs declared are zeroed first).
+    /// interface as `PointwiseEval::<R>::eval` (outputs declared are zeroed first).
     fn adapter(&self, r: &str) -> String {
         let ph = &self.physics;
         let mut arms = String::new();

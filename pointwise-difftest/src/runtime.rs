@@ -2,7 +2,7 @@
 //! `src/runtime.rs`; it is also compiled here, to keep it checked).
 //!
 //! For every program, dimension and precision it evaluates the physics at
-//! random points natively (`Pointwise::eval_*`), on the OpenCL device (the
+//! random points natively (`PointwiseEval::eval`), on the OpenCL device (the
 //! femquad probe, many programs per OpenCL build) and with the plain copy
 //! (`plain_*`, the same body as ordinary Rust), and prints one line per
 //! (program, dimension, precision) with the verdict of `verdict`:
@@ -21,14 +21,14 @@
 use femquad::Real;
 use femquad::opencl::DeviceSelector;
 use femquad::opencl::probe::{Evaluation, Inputs, Outputs, PointSizes, Probe};
-use femquad::physics::{PointArgs, Pointwise, PointwiseError};
+use femquad::physics::{EvalPrecision, PointArgs, Pointwise, PointwiseError, PointwiseEvalBoth};
 use femquad::rng::Rng;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-/// The plain copy of a physics, behind `Pointwise::eval_*`'s interface.
+/// The plain copy of a physics, behind `PointwiseEval::eval`'s interface.
 pub type Plain<R> = fn(usize, &PointArgs<'_, R>, &mut [R], &mut [R]) -> Result<(), PointwiseError>;
 
-/// A native evaluation, as `Pointwise::eval_*`.
+/// A native evaluation, as `PointwiseEval::eval`.
 type EvalFn<'a, R> =
     dyn Fn(usize, &PointArgs<'_, R>, &mut [R], &mut [R]) -> Result<(), PointwiseError> + 'a;
 
@@ -37,7 +37,7 @@ pub struct Body {
     pub id: usize,
     /// The stream of its random points.
     pub points: usize,
-    pub physics: &'static dyn Pointwise,
+    pub physics: &'static dyn PointwiseEvalBoth,
     pub plain_f64: Plain<f64>,
     pub plain_f32: Plain<f32>,
 }
@@ -126,7 +126,7 @@ pub(crate) fn device<R: Real>(
     announce(bodies, dim, R::PRECISION, what);
     let items: Vec<(&dyn Pointwise, &Inputs<R>)> = bodies
         .iter()
-        .map(|b| b.physics)
+        .map(|b| b.physics as &dyn Pointwise)
         .zip(inputs.iter())
         .collect();
     let out = match eval {
@@ -205,7 +205,7 @@ pub(crate) fn plain<R: Real>(b: &Body) -> &EvalFn<'static, R> {
 /// Perturbation trials per disagreement.
 const TRIALS: u64 = 24;
 
-fn run<R: crate::derivatives::Ad>(probe: &Probe, bodies: &[&Body], dim: usize, s: &Settings) {
+fn run<R: EvalPrecision>(probe: &Probe, bodies: &[&Body], dim: usize, s: &Settings) {
     let inputs: Vec<Inputs<R>> = bodies
         .iter()
         .map(|b| {
@@ -221,7 +221,7 @@ fn run<R: crate::derivatives::Ad>(probe: &Probe, bodies: &[&Body], dim: usize, s
 }
 
 /// The residual checks (see the module documentation).
-fn residuals<R: Real>(
+fn residuals<R: EvalPrecision>(
     probe: &Probe,
     bodies: &[&Body],
     inputs: &[Inputs<R>],
@@ -241,7 +241,7 @@ fn residuals<R: Real>(
             }
         };
         let native = evaluate::<R>(
-            &|d, a, f0, f1| R::eval_pointwise(b.physics, d, a, f0, f1),
+            &|d, a, f0, f1| R::physics(b.physics).eval(d, a, f0, f1),
             inputs,
         );
         let native = match native {

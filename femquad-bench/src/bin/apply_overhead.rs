@@ -24,7 +24,7 @@ fn quantiles(mut t: Vec<f64>) -> (f64, f64, f64) {
     (q(0.1), q(0.5), q(0.9))
 }
 
-fn measure<R: Real, P: Pointwise>(
+fn measure<R: Real, P: PointwiseEval<R>>(
     dim: usize,
     cells: usize,
     physics: &P,

@@ -177,7 +177,7 @@ pub(super) fn unusable_companion_items() -> TokenStream {
     let private = super::private();
     let variants = 1usize << crate::ad::MAX_SPECIALIZED;
     let nothing = quote! {
-        #private::ClFunction { rust_name: "", module: "", template: "", helpers: &[] }
+        #private::ClFunction { rust_name: "", module: "", template: &[], helpers: &[] }
     };
     quote! {
         pub static OPENCL: #private::ClFunction = #nothing;

@@ -3,7 +3,7 @@
 
 use super::aliases::Helpers;
 use super::native::{native, native_name, native_variants};
-use super::private;
+use super::{private, template_pieces};
 use crate::ast::{ExprKind, Function};
 use crate::attr::Args;
 use crate::check::{Checked, Dims, Len, Res, Ty};
@@ -48,7 +48,11 @@ pub(super) fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked)
     let c_base = crate::names::ascii(&rust_name);
     let func = crate::lower::lower(f, c);
     let n = args.helpers.len();
-    let template = crate::emit_c::helper(&func, &format!("helper fn {rust_name}"), n);
+    let template = template_pieces(&crate::emit_c::helper(
+        &func,
+        &format!("helper fn {rust_name}"),
+        n,
+    ));
     let der = crate::ad::helper(&func);
     let private = private();
     let helpers = Helpers::new(args, item);
@@ -60,8 +64,11 @@ pub(super) fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked)
         .iter()
         .enumerate()
         .map(|(k, t)| {
-            let template =
-                crate::emit_c::helper(t, &format!("tangent of helper fn {rust_name}"), n);
+            let template = template_pieces(&crate::emit_c::helper(
+                t,
+                &format!("tangent of helper fn {rust_name}"),
+                n,
+            ));
             let base = format!("{c_base}_tangent{k}");
             let refs = crate::ir::tangent_refs(t).into_iter().map(|(i, v)| {
                 let p = helpers.item(i, "OPENCL_TANGENT");

@@ -1,12 +1,15 @@
 //! The Rust items generated around the kept function.
 //!
-//! - physics: a unit struct implementing `femquad::physics::Pointwise`, whose
-//!   `eval_f64` calls the kept function and `eval_f32` its `f32` translation
-//!   (printed from the lowered program by [`crate::emit_native`], one per
-//!   dimension, nested in `eval_f32`);
+//! - physics: a unit struct implementing `femquad::physics::Pointwise` (its
+//!   info, and its OpenCL source and the source's hash: constants that rustc
+//!   assembles from the templates of the physics and its helpers) and
+//!   `PointwiseEval<f64>`, whose `eval` calls the kept function, and
+//!   `PointwiseEval<f32>`, whose `eval` calls its `f32` translation (printed
+//!   from the lowered program by [`crate::emit_native`], one per dimension,
+//!   nested in `eval`), with the derivatives likewise;
 //! - helper: a hidden companion module with the same name as the function
 //!   (modules and functions live in different namespaces, so `use a::kappa;`
-//!   brings both): `OPENCL` (its C source and the helpers it calls),
+//!   brings both): `OPENCL` (its C template and the helpers it calls),
 //!   `flops()`, `linear()`, `PARAMS` and its translations `f32_d2`, `f32_d3`;
 //! - both: the aliases through which their code names the helpers they
 //!   declare ([`aliases`]).
@@ -35,6 +38,36 @@ fn private() -> TokenStream {
 /// a physics may take all eight arguments).
 fn kept_allows() -> TokenStream {
     quote!(#[allow(clippy::needless_range_loop, clippy::too_many_arguments)])
+}
+
+/// A C template of [`crate::emit_c`] as the `&[Piece]` the library
+/// assembles sources from: the text between placeholders, `@@i@@` as
+/// `Piece::Helper(i)`, `@@self@@` as `Piece::Own`.
+pub(crate) fn template_pieces(template: &str) -> TokenStream {
+    let private = private();
+    let mut pieces = Vec::new();
+    let text = |t: &str, pieces: &mut Vec<TokenStream>| {
+        if !t.is_empty() {
+            pieces.push(quote!(#private::Piece::Text(#t)));
+        }
+    };
+    let mut rest = template;
+    while let Some(start) = rest.find("@@") {
+        let after = &rest[start + 2..];
+        let Some(len) = after.find("@@") else { break };
+        let name = &after[..len];
+        let piece = if format!("@@{name}@@") == crate::emit_c::SELF_PLACEHOLDER {
+            quote!(#private::Piece::Own)
+        } else {
+            let i: usize = name.parse().expect("a placeholder of emit_c");
+            quote!(#private::Piece::Helper(#i))
+        };
+        text(&rest[..start], &mut pieces);
+        pieces.push(piece);
+        rest = &after[len + 2..];
+    }
+    text(rest, &mut pieces);
+    quote!(&[#(#pieces),*])
 }
 
 /// The kept function, unchanged but for lint allowances.

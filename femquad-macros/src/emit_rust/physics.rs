@@ -1,11 +1,12 @@
-//! A physics' struct and its `Pointwise` implementation: info, OpenCL C
-//! (the function, its tangent and its Jacobian), native evaluation of all
-//! three.
+//! A physics' struct and its `Pointwise` implementation (info, OpenCL C of
+//! the function, its tangent and its Jacobian, the source's hash) and
+//! `PointwiseEval<f64>`, `PointwiseEval<f32>` (native evaluation of all
+//! three).
 
 use super::aliases::Helpers;
 use super::helper::{dim_checks, helper_flops_expr, linear_tokens};
 use super::native::{instances, native, native_name};
-use super::{private, struct_name};
+use super::{private, struct_name, template_pieces};
 use crate::ast::Function;
 use crate::attr::Args;
 use crate::check::{Checked, Dims, Extent, PhysicsSig, Role};
@@ -61,9 +62,9 @@ pub(super) fn physics(
             refs.push(r);
         }
     }
-    let template = format!(
+    let template = template_pieces(&format!(
         "{}\n{}\n{}",
-        crate::emit_c::physics(&func, &rust_name, &c_name, fixed, n),
+        crate::emit_c::physics(&func, sig, &rust_name, &c_name, fixed, n),
         crate::emit_c::physics_derivative(
             &tangent,
             &format!("tangent of fn {rust_name}"),
@@ -78,7 +79,7 @@ pub(super) fn physics(
             n,
             &refs
         ),
-    );
+    ));
     let helpers = Helpers::new(args, item);
     let linear = linear_tokens(&linear, &helpers);
     let private = private();
@@ -235,6 +236,22 @@ pub(super) fn physics(
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
         #vis struct #name;
 
+        impl #name {
+            /// The complete OpenCL C: assembled by rustc from the templates
+            /// of the physics and of the helpers it calls.
+            #[allow(long_running_const_eval)]
+            const PW_OPENCL_SOURCE: &'static str = {
+                const HELPERS: &[&#private::ClFunction] = &[#(#callees,)* #(#tangent_callees),*];
+                const TEMPLATE: &[#private::Piece] = #template;
+                const LEN: usize = #private::source_len(HELPERS, TEMPLATE);
+                const BYTES: [u8; LEN] = #private::source_bytes(HELPERS, TEMPLATE);
+                #private::as_str(&BYTES)
+            };
+            /// Its hash.
+            #[allow(long_running_const_eval)]
+            const PW_SOURCE_HASH: u64 = #pw::source_hash(Self::PW_OPENCL_SOURCE);
+        }
+
         impl #pw::Pointwise for #name {
             fn info(&self) -> &'static #pw::PointwiseInfo {
                 // Built once, on first use (the counts of helpers are
@@ -267,12 +284,18 @@ pub(super) fn physics(
                 })
             }
 
-            fn opencl_source(&self) -> ::std::string::String {
-                #private::opencl_source(&[#(#callees,)* #(#tangent_callees),*], #template)
+            fn opencl_source(&self) -> &'static str {
+                Self::PW_OPENCL_SOURCE
             }
 
+            fn source_hash(&self) -> u64 {
+                Self::PW_SOURCE_HASH
+            }
+        }
+
+        impl #pw::PointwiseEval<f64> for #name {
             #[allow(unused_variables)]
-            fn eval_f64(
+            fn eval(
                 &self,
                 dim: usize,
                 args: &#pw::PointArgs<'_, f64>,
@@ -283,19 +306,7 @@ pub(super) fn physics(
             }
 
             #[allow(unused_variables)]
-            fn eval_f32(
-                &self,
-                dim: usize,
-                args: &#pw::PointArgs<'_, f32>,
-                f0: &mut [f32],
-                f1: &mut [f32],
-            ) -> ::core::result::Result<(), #pw::PointwiseError> {
-                #f32_fns
-                #eval32
-            }
-
-            #[allow(unused_variables)]
-            fn eval_tangent_f64(
+            fn eval_tangent(
                 &self,
                 dim: usize,
                 args: &#pw::PointArgs<'_, f64>,
@@ -309,7 +320,35 @@ pub(super) fn physics(
             }
 
             #[allow(unused_variables)]
-            fn eval_tangent_f32(
+            fn eval_jacobian(
+                &self,
+                dim: usize,
+                args: &#pw::PointArgs<'_, f64>,
+                g0: &mut [f64],
+                g1: &mut [f64],
+                g2: &mut [f64],
+                g3: &mut [f64],
+            ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                #jacobian64_fns
+                #jacobian64
+            }
+        }
+
+        impl #pw::PointwiseEval<f32> for #name {
+            #[allow(unused_variables)]
+            fn eval(
+                &self,
+                dim: usize,
+                args: &#pw::PointArgs<'_, f32>,
+                f0: &mut [f32],
+                f1: &mut [f32],
+            ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                #f32_fns
+                #eval32
+            }
+
+            #[allow(unused_variables)]
+            fn eval_tangent(
                 &self,
                 dim: usize,
                 args: &#pw::PointArgs<'_, f32>,
@@ -323,21 +362,7 @@ pub(super) fn physics(
             }
 
             #[allow(unused_variables)]
-            fn eval_jacobian_f64(
-                &self,
-                dim: usize,
-                args: &#pw::PointArgs<'_, f64>,
-                g0: &mut [f64],
-                g1: &mut [f64],
-                g2: &mut [f64],
-                g3: &mut [f64],
-            ) -> ::core::result::Result<(), #pw::PointwiseError> {
-                #jacobian64_fns
-                #jacobian64
-            }
-
-            #[allow(unused_variables)]
-            fn eval_jacobian_f32(
+            fn eval_jacobian(
                 &self,
                 dim: usize,
                 args: &#pw::PointArgs<'_, f32>,

@@ -40,10 +40,17 @@ fn stub_items(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
             #[allow(unused_variables)]
             impl #pw::Pointwise for #name {
                 fn info(&self) -> &'static #pw::PointwiseInfo { ::core::unreachable!() }
-                fn opencl_source(&self) -> ::std::string::String { ::core::unreachable!() }
-                fn eval_f64(&self, dim: usize, args: &#pw::PointArgs<'_, f64>, f0: &mut [f64], f1: &mut [f64])
+                fn opencl_source(&self) -> &'static str { ::core::unreachable!() }
+                fn source_hash(&self) -> u64 { ::core::unreachable!() }
+            }
+            #[allow(unused_variables)]
+            impl #pw::PointwiseEval<f64> for #name {
+                fn eval(&self, dim: usize, args: &#pw::PointArgs<'_, f64>, f0: &mut [f64], f1: &mut [f64])
                     -> ::core::result::Result<(), #pw::PointwiseError> { ::core::unreachable!() }
-                fn eval_f32(&self, dim: usize, args: &#pw::PointArgs<'_, f32>, f0: &mut [f32], f1: &mut [f32])
+            }
+            #[allow(unused_variables)]
+            impl #pw::PointwiseEval<f32> for #name {
+                fn eval(&self, dim: usize, args: &#pw::PointArgs<'_, f32>, f0: &mut [f32], f1: &mut [f32])
                     -> ::core::result::Result<(), #pw::PointwiseError> { ::core::unreachable!() }
             }
         }

@@ -35,7 +35,7 @@ fn c_source(f: TokenStream) -> String {
     let c = c.unwrap_or_else(|e| panic!("{e:?}"));
     let ir = lower::lower(&func, &c);
     match c.kind {
-        check::Kind::Physics(_) => emit_c::physics(&ir, "p", "pw_test", None, 0),
+        check::Kind::Physics(sig) => emit_c::physics(&ir, &sig, "p", "pw_test", None, 0),
         check::Kind::Helper(_) => emit_c::helper(&ir, "helper fn h", 0),
     }
 }
@@ -199,6 +199,34 @@ fn array_assignments_in_c() {
     // `[pair[0]; D]`: the value once, then the entries
     assert!(src.contains("const real pw_t4 = pair[0];"), "{src}");
     assert!(src.contains("f1[1][pw_t5] = pw_t4;"), "{src}");
+}
+
+#[test]
+fn the_physics_comment_shows_its_arrays() {
+    let src = c_source(quote! {
+        fn p<const D: usize>(
+            u: &[f64; 2], grad_a: &[[f64; D]; 3], x: &[f64; D], constants: &[f64; 4],
+            f1: &mut [[f64; D]; 2],
+        ) { f1[0][0] = u[0] * grad_a[2][0] * x[0] * constants[3]; }
+    });
+    assert!(
+        src.contains(
+            "/* #[pointwise] fn p(u: [2], grad_a: [3][D], x: [D], constants: [4], f1: [2][D]) */"
+        ),
+        "{src}"
+    );
+}
+
+#[test]
+fn templates_become_pieces() {
+    let pieces = crate::emit_rust::template_pieces("real @@self@@(real v) { return @@12@@(v); }");
+    let p = "::femquad::physics::__private::Piece";
+    let want = format!(
+        "& [{p}::Text(\"real \"), {p}::Own, {p}::Text(\"(real v) {{ return \"), \
+         {p}::Helper(12usize), {p}::Text(\"(v); }}\")]"
+    );
+    let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+    assert_eq!(squeeze(&pieces.to_string()), squeeze(&want));
 }
 
 #[test]

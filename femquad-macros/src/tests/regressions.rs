@@ -91,8 +91,12 @@ fn helper_calls_are_sequenced() {
             }
         },
     );
-    let ir = crate::lower::lower(&func, &c.unwrap());
-    let src = crate::emit_c::physics(&ir, "p", "pw_test", None, 1);
+    let c = c.unwrap();
+    let ir = crate::lower::lower(&func, &c);
+    let crate::check::Kind::Physics(sig) = &c.kind else {
+        panic!("a physics")
+    };
+    let src = crate::emit_c::physics(&ir, sig, "p", "pw_test", None, 1);
     let first = src.find("const real pw_t1 = @@0@@(v);").expect(&src);
     let second = src.find("const real pw_t2 = @@0@@(v);").expect(&src);
     assert!(first < second, "{src}");

@@ -9,7 +9,7 @@ use super::vcycle::{Multigrid, MultigridOptions};
 use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
 use crate::element::Element;
-use crate::physics::Pointwise;
+use crate::physics::PointwiseEval;
 use crate::quadrature::Quadrature;
 use crate::residual::Residual;
 use crate::sparse::CsrMatrix;
@@ -23,7 +23,7 @@ use crate::{Error, Real, Result};
 /// point-block diagonal ([`Residual::jacobian_diagonal`]: on the device,
 /// not assembled) and, for the coarsest level, its assembled matrix
 /// ([`Residual::assemble_jacobian`]).
-pub struct JacobianLevels<'a, R: Real, P: Pointwise + ?Sized> {
+pub struct JacobianLevels<'a, R: Real, P: PointwiseEval<R> + ?Sized> {
     /// The residuals of the levels below the finest, coarsest first.
     pub coarse: &'a mut [Residual<R>],
     /// The states of the levels below the finest, coarsest first.
@@ -38,7 +38,7 @@ pub struct JacobianLevels<'a, R: Real, P: Pointwise + ?Sized> {
     pub constants: &'a [R],
 }
 
-impl<R: Real, P: Pointwise + ?Sized> JacobianLevels<'_, R, P> {
+impl<R: Real, P: PointwiseEval<R> + ?Sized> JacobianLevels<'_, R, P> {
     fn level(&mut self, level: usize) -> Result<(&mut Residual<R>, &Vector<R>)> {
         let below = self.coarse.len();
         if level < below {
@@ -54,7 +54,7 @@ impl<R: Real, P: Pointwise + ?Sized> JacobianLevels<'_, R, P> {
     }
 }
 
-impl<R: Real, P: Pointwise + ?Sized> LevelOperators<R> for JacobianLevels<'_, R, P> {
+impl<R: Real, P: PointwiseEval<R> + ?Sized> LevelOperators<R> for JacobianLevels<'_, R, P> {
     fn apply(&mut self, level: usize, x: &Vector<R>, y: &mut Vector<R>) -> Result<()> {
         let (physics, constants) = (self.physics, self.constants);
         let (residual, state) = self.level(level)?;
@@ -224,7 +224,7 @@ impl<R: Real> ResidualLevels<R> {
     /// auxiliary field the coarse levels were not given
     /// ([`ResidualLevels::set_aux`]); those of [`Multigrid::inject`] and
     /// [`Multigrid::setup`].
-    pub fn setup<P: Pointwise + ?Sized>(
+    pub fn setup<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         finest: &mut Residual<R>,
         physics: &P,
@@ -260,7 +260,7 @@ impl<R: Real> ResidualLevels<R> {
     ///
     /// # Errors
     /// Those of [`Multigrid::apply`].
-    pub fn apply<P: Pointwise + ?Sized>(
+    pub fn apply<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         finest: &mut Residual<R>,
         physics: &P,

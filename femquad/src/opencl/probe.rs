@@ -18,7 +18,7 @@
 //!
 //! Several physics can be evaluated together ([`Probe::residuals`]): their
 //! sources are concatenated into one program (helpers they share are
-//! defined once, see `__private::opencl_source`) with one kernel that
+//! defined once, see `__private::source_bytes`) with one kernel that
 //! switches on the physics, so a batch costs one OpenCL build. The program
 //! is built through [`Device::kernel`] (OpenCL C 1.2, what femquad's
 //! kernels use; cached by source); where the device also compiles OpenCL C
@@ -600,7 +600,7 @@ pub fn program_source<R: Real>(
     }
     src.push_str(&format!("typedef {real} real;\n#define DIM {dim}\n\n"));
     for p in physics {
-        src.push_str(&p.opencl_source());
+        src.push_str(p.opencl_source());
         src.push('\n');
     }
     src.push_str(

@@ -248,7 +248,7 @@ fn push_tabulation_and_physics<R: Real, P: Pointwise + ?Sized>(
     constant_array::<R>(s, "QuadWeights", quadrature.weights());
     constant_array::<R>(s, "QuadPoints", quadrature.points());
     s.push_str("\n/* ---- physics ---- */\n");
-    s.push_str(&physics.opencl_source());
+    s.push_str(physics.opencl_source());
 }
 
 /// `source` with 1-based line numbers, for build-failure reports.

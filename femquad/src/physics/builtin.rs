@@ -3,8 +3,9 @@
 //!
 //! Each function below is the physics as plain Rust; the macro generates the
 //! struct next to it (`laplacian` → [`Laplacian`]) implementing
-//! [`Pointwise`](super::Pointwise) with the native evaluation and the OpenCL
-//! C version. All are valid in 2D and 3D.
+//! [`Pointwise`](super::Pointwise) (the OpenCL C version, its hash) and
+//! [`PointwiseEval`](super::PointwiseEval) in both precisions (the native
+//! evaluation). All are valid in 2D and 3D.
 
 use crate::pointwise;
 
@@ -154,7 +155,7 @@ impl LameParameters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::physics::{Extent, PointArgs, Pointwise, PointwiseError};
+    use crate::physics::{Extent, PointArgs, Pointwise, PointwiseError, PointwiseEval};
 
     fn args<'a>(grad_u: &'a [f64], u: &'a [f64], a: &'a [f64], k: &'a [f64]) -> PointArgs<'a, f64> {
         PointArgs {
@@ -195,7 +196,7 @@ mod tests {
     fn lame_values() {
         let g = [1.0, 2.0, 3.0, 4.0];
         let mut f1 = [0.0; 4];
-        Lame.eval_f64(2, &args(&g, &[], &[], &[1.5, 2.0]), &mut [], &mut f1)
+        Lame.eval(2, &args(&g, &[], &[], &[1.5, 2.0]), &mut [], &mut f1)
             .unwrap();
         // μ(∇u+∇uᵀ) + λ tr I with tr = 5
         assert_eq!(
@@ -204,7 +205,7 @@ mod tests {
         );
         let mut f1 = [0.0f32; 9];
         let g: Vec<f32> = (0..9).map(|i| i as f32).collect();
-        Lame.eval_f32(
+        Lame.eval(
             3,
             &PointArgs {
                 u: &[],
@@ -225,7 +226,7 @@ mod tests {
     fn coefficient_and_nonlinear_values() {
         let mut f1 = [0.0; 3];
         LaplacianCoefficient
-            .eval_f64(
+            .eval(
                 3,
                 &args(&[1.0, -2.0, 0.5], &[], &[4.0], &[]),
                 &mut [],
@@ -235,13 +236,13 @@ mod tests {
         assert_eq!(f1, [4.0, -8.0, 2.0]);
         let mut f1 = [0.0; 2];
         NonlinearDiffusion
-            .eval_f64(2, &args(&[1.0, 3.0], &[2.0], &[], &[]), &mut [], &mut f1)
+            .eval(2, &args(&[1.0, 3.0], &[2.0], &[], &[]), &mut [], &mut f1)
             .unwrap();
         assert_eq!(f1, [5.0, 15.0]);
         let mut f0 = [7.0];
         let mut f1 = [0.0; 2];
         Poisson
-            .eval_f64(2, &args(&[1.0, 3.0], &[], &[], &[2.5]), &mut f0, &mut f1)
+            .eval(2, &args(&[1.0, 3.0], &[], &[], &[2.5]), &mut f0, &mut f1)
             .unwrap();
         assert_eq!((f0, f1), ([-2.5], [1.0, 3.0]));
     }
@@ -250,7 +251,7 @@ mod tests {
     fn bad_arguments_are_errors() {
         let mut f1 = [0.0; 2];
         let e = Laplacian
-            .eval_f64(2, &args(&[1.0], &[], &[], &[]), &mut [], &mut f1)
+            .eval(2, &args(&[1.0], &[], &[], &[]), &mut [], &mut f1)
             .unwrap_err();
         assert_eq!(
             e,
@@ -262,7 +263,7 @@ mod tests {
             }
         );
         let e = Laplacian
-            .eval_f64(4, &args(&[1.0; 4], &[], &[], &[]), &mut [], &mut [0.0; 4])
+            .eval(4, &args(&[1.0; 4], &[], &[], &[]), &mut [], &mut [0.0; 4])
             .unwrap_err();
         assert_eq!(
             e,
@@ -272,7 +273,7 @@ mod tests {
             }
         );
         let e = Lame
-            .eval_f64(
+            .eval(
                 2,
                 &args(&[1.0; 4], &[], &[], &[1.0]),
                 &mut [],

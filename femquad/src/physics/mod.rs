@@ -14,14 +14,21 @@
 //! `a[k]`, `grad_a[k][d]`, `x[d]`, `constants[j]`; outputs `f0[c]` and `f1[c][d]`.
 //!
 //! Users write physics as plain Rust with [`macro@crate::pointwise`], which
-//! implements [`Pointwise`] and emits the same physics as OpenCL C for the
-//! GPU kernel, with its derivatives (forward-mode automatic
-//! differentiation): the tangent `df0`, `df1` along a direction
-//! `(du, d∇u)` ([`Pointwise::eval_tangent_f64`]) and PETSc's pointwise
-//! Jacobians `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`
-//! ([`Pointwise::eval_jacobian_f64`], layouts in [`crate::layout`]), natively
-//! and in OpenCL C. The built-in physics live in [`builtin`].
+//! implements [`Pointwise`] (what does not depend on the precision: the
+//! description [`PointwiseInfo`] and the OpenCL C source with its hash,
+//! both constants) and [`PointwiseEval<R>`] for `R = f32` and `f64` (the
+//! native evaluation), and emits the same physics as OpenCL C for the GPU
+//! kernel, with its derivatives (forward-mode automatic differentiation):
+//! the tangent `df0`, `df1` along a direction `(du, d∇u)`
+//! ([`PointwiseEval::eval_tangent`]) and PETSc's pointwise Jacobians
+//! `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`
+//! ([`PointwiseEval::eval_jacobian`], layouts in [`crate::layout`]), natively
+//! and in OpenCL C. Code that takes a physics in a precision `R` takes
+//! `&dyn PointwiseEval<R>` (or `P: PointwiseEval<R> + ?Sized`); one that
+//! chooses the precision later holds a [`PointwiseEvalBoth`]. The built-in
+//! physics live in [`builtin`].
 
+use crate::Real;
 pub use crate::error::PointwiseError;
 
 /// Size of an array argument of pointwise physics: a fixed number or the
@@ -171,14 +178,83 @@ pub struct PointArgs<'a, R> {
     pub constants: &'a [R],
 }
 
-/// Pointwise physics: native evaluation in both precisions plus the OpenCL C
-/// source of the same function, and their derivatives.
+/// Pointwise physics, what does not depend on the precision: its
+/// description and its OpenCL C source. The evaluation in a precision `R`
+/// is [`PointwiseEval<R>`].
 ///
-/// Implemented by `#[pointwise]`; implement it by hand only if you must (the
-/// native and OpenCL versions then have to be kept in agreement by you; the
-/// derivative methods have defaults that return
+/// Implemented by `#[pointwise]` (with [`PointwiseEval<f32>`] and
+/// [`PointwiseEval<f64>`]); implement it by hand only if you must: the
+/// native and OpenCL versions then have to be kept in agreement by you,
+/// the derivative methods of [`PointwiseEval`] have defaults that return
 /// [`PointwiseError::NoDerivatives`], and [`PointwiseInfo`]'s derivative
-/// names are then empty).
+/// names are then empty.
+///
+/// # A hand-written physics
+/// Its source and hash are constants, as those `#[pointwise]` generates:
+/// ```
+/// use femquad::physics::{
+///     Extent, PointArgs, Pointwise, PointwiseEval, PointwiseError, PointwiseInfo, Reads,
+///     source_hash,
+/// };
+///
+/// /// `f0 = u²`, without derivatives.
+/// struct Square;
+///
+/// const SOURCE: &str = "void square(const real u[], const real grad_u[][DIM], \
+///     const real a[], const real grad_a[][DIM], const real x[], const real constants[], \
+///     real f0[], real f1[][DIM]) { f0[0] = u[0] * u[0]; }\n";
+/// const HASH: u64 = source_hash(SOURCE);
+/// static INFO: PointwiseInfo = PointwiseInfo {
+///     name: "square",
+///     opencl_name: "square",
+///     dims: &[2, 3],
+///     n_comp: Extent::Fixed(1),
+///     n_aux: Extent::Fixed(0),
+///     n_constants: 0,
+///     has_f0: true,
+///     has_f1: false,
+///     reads: Reads { u: true, grad_u: false, a: false, grad_a: false, x: false, constants: false },
+///     flops: [1, 1],
+///     opencl_tangent_name: "",
+///     opencl_jacobian_name: "",
+///     tangent_flops: [0, 0],
+///     jacobian_flops: [0, 0],
+///     linear: false,
+/// };
+///
+/// impl Pointwise for Square {
+///     fn info(&self) -> &'static PointwiseInfo {
+///         &INFO
+///     }
+///     fn opencl_source(&self) -> &'static str {
+///         SOURCE
+///     }
+///     fn source_hash(&self) -> u64 {
+///         HASH
+///     }
+/// }
+///
+/// // One precision here; `#[pointwise]` implements both.
+/// impl PointwiseEval<f64> for Square {
+///     fn eval(
+///         &self,
+///         _dim: usize,
+///         args: &PointArgs<'_, f64>,
+///         f0: &mut [f64],
+///         _f1: &mut [f64],
+///     ) -> Result<(), PointwiseError> {
+///         f0[0] = args.u[0] * args.u[0];
+///         Ok(())
+///     }
+/// }
+///
+/// let args = PointArgs { u: &[3.0], grad_u: &[0.0; 2], a: &[], grad_a: &[], x: &[], constants: &[] };
+/// let mut f0 = [0.0];
+/// Square.eval(2, &args, &mut f0, &mut [])?;
+/// assert_eq!(f0, [9.0]);
+/// assert!(Square.eval_tangent(2, &args, &[1.0], &[0.0; 2], &mut f0, &mut []).is_err());
+/// # Ok::<(), PointwiseError>(())
+/// ```
 pub trait Pointwise: Send + Sync {
     /// Static description: sizes, dimensions, which outputs exist, flops.
     fn info(&self) -> &'static PointwiseInfo;
@@ -189,36 +265,41 @@ pub trait Pointwise: Send + Sync {
     /// [`PointwiseInfo::opencl_jacobian_name`] when they are not empty. Uses
     /// the type `real` and the macro `DIM`, both defined by the kernel that
     /// includes it.
-    fn opencl_source(&self) -> String;
+    ///
+    /// A constant: `#[pointwise]` has rustc build it at compile time.
+    fn opencl_source(&self) -> &'static str;
 
-    /// Hash of [`Pointwise::opencl_source`] and the metadata, for kernel caching.
-    fn source_hash(&self) -> u64 {
-        let info = self.info();
-        let mut h = Fnv1a::new();
-        h.write(self.opencl_source().as_bytes());
-        h.write(info.opencl_name.as_bytes());
-        h.write(format!("{:?}", info).as_bytes());
-        h.finish()
-    }
+    /// [`source_hash`] of [`Pointwise::opencl_source`], the key of the
+    /// physics in kernel caches: a constant, computed at compile time
+    /// (`const HASH: u64 = source_hash(SOURCE);` in a hand-written
+    /// implementation), so that no launch hashes the source.
+    ///
+    /// The source determines everything the kernels use of
+    /// [`Pointwise::info`]: `#[pointwise]` writes the physics' signature
+    /// (its arrays and their lengths, the dimensions) in a comment at the
+    /// head of its function. Two hand-written physics with the same source
+    /// must have the same info.
+    fn source_hash(&self) -> u64;
+}
 
+/// The evaluation of pointwise physics in precision `R` (`f32` or `f64`):
+/// `f0`, `f1`, their tangent and their pointwise Jacobians at one point.
+/// `#[pointwise]` implements it for both precisions.
+pub trait PointwiseEval<R: Real>: Pointwise {
     /// Evaluates `f0` (`N_comp` entries) and `f1` (`N_comp·dim` entries,
-    /// `f1[c·dim + d]`) in double precision at one point. Outputs the
-    /// physics does not have are left untouched.
-    fn eval_f64(
+    /// `f1[c·dim + d]`) at one point. Outputs the physics does not have are
+    /// left untouched.
+    ///
+    /// # Errors
+    /// [`PointwiseError::Length`] for an argument of the wrong length,
+    /// [`PointwiseError::Dimension`] for a dimension the physics is not
+    /// defined in.
+    fn eval(
         &self,
         dim: usize,
-        args: &PointArgs<'_, f64>,
-        f0: &mut [f64],
-        f1: &mut [f64],
-    ) -> Result<(), PointwiseError>;
-
-    /// As [`Pointwise::eval_f64`], in single precision.
-    fn eval_f32(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f32>,
-        f0: &mut [f32],
-        f1: &mut [f32],
+        args: &PointArgs<'_, R>,
+        f0: &mut [R],
+        f1: &mut [R],
     ) -> Result<(), PointwiseError>;
 
     /// The directional derivatives of `f0` and `f1` at the point `args` in
@@ -232,30 +313,18 @@ pub trait Pointwise: Send + Sync {
     /// `#[pointwise]` implements it by forward-mode automatic
     /// differentiation; a hand-written implementation without derivatives
     /// returns [`PointwiseError::NoDerivatives`].
-    fn eval_tangent_f64(
+    ///
+    /// # Errors
+    /// As [`PointwiseEval::eval`] (naming `du`, `dgrad_u`, `df0`, `df1`
+    /// too); [`PointwiseError::NoDerivatives`].
+    fn eval_tangent(
         &self,
         dim: usize,
-        args: &PointArgs<'_, f64>,
-        du: &[f64],
-        dgrad_u: &[f64],
-        df0: &mut [f64],
-        df1: &mut [f64],
-    ) -> Result<(), PointwiseError> {
-        let _ = (dim, args, du, dgrad_u, df0, df1);
-        Err(PointwiseError::NoDerivatives {
-            physics: self.info().name,
-        })
-    }
-
-    /// As [`Pointwise::eval_tangent_f64`], in single precision.
-    fn eval_tangent_f32(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f32>,
-        du: &[f32],
-        dgrad_u: &[f32],
-        df0: &mut [f32],
-        df1: &mut [f32],
+        args: &PointArgs<'_, R>,
+        du: &[R],
+        dgrad_u: &[R],
+        df0: &mut [R],
+        df1: &mut [R],
     ) -> Result<(), PointwiseError> {
         let _ = (dim, args, du, dgrad_u, df0, df1);
         Err(PointwiseError::NoDerivatives {
@@ -269,36 +338,77 @@ pub trait Pointwise: Send + Sync {
     /// [`crate::layout::jac_g0`] … [`crate::layout::jac_g3`]. Every entry is
     /// written; entries that are structurally zero (an output the physics
     /// does not have, an input it does not read) are 0.
-    fn eval_jacobian_f64(
+    ///
+    /// # Errors
+    /// As [`PointwiseEval::eval`] (naming `g0` … `g3` too);
+    /// [`PointwiseError::NoDerivatives`].
+    fn eval_jacobian(
         &self,
         dim: usize,
-        args: &PointArgs<'_, f64>,
-        g0: &mut [f64],
-        g1: &mut [f64],
-        g2: &mut [f64],
-        g3: &mut [f64],
+        args: &PointArgs<'_, R>,
+        g0: &mut [R],
+        g1: &mut [R],
+        g2: &mut [R],
+        g3: &mut [R],
     ) -> Result<(), PointwiseError> {
         let _ = (dim, args, g0, g1, g2, g3);
         Err(PointwiseError::NoDerivatives {
             physics: self.info().name,
         })
     }
+}
 
-    /// As [`Pointwise::eval_jacobian_f64`], in single precision.
-    fn eval_jacobian_f32(
-        &self,
-        dim: usize,
-        args: &PointArgs<'_, f32>,
-        g0: &mut [f32],
-        g1: &mut [f32],
-        g2: &mut [f32],
-        g3: &mut [f32],
-    ) -> Result<(), PointwiseError> {
-        let _ = (dim, args, g0, g1, g2, g3);
-        Err(PointwiseError::NoDerivatives {
-            physics: self.info().name,
-        })
+/// Pointwise physics that evaluates in both precisions: every
+/// `#[pointwise]` physics. Where the physics is chosen at run time and the
+/// precision is not yet (a list of cases, a benchmark), hold it as
+/// `&dyn PointwiseEvalBoth`: it coerces to `&dyn PointwiseEval<f32>` and to
+/// `&dyn PointwiseEval<f64>`, and [`EvalPrecision::physics`] picks one in
+/// code generic over the precision.
+pub trait PointwiseEvalBoth: PointwiseEval<f32> + PointwiseEval<f64> {}
+
+impl<P: PointwiseEval<f32> + PointwiseEval<f64> + ?Sized> PointwiseEvalBoth for P {}
+
+/// The precisions pointwise physics evaluate in, `f32` and `f64`, for code
+/// generic over the precision that holds a [`PointwiseEvalBoth`]:
+/// `R::physics(p)` is `p` evaluating in `R`. ([`Real`] itself knows
+/// nothing of physics.)
+///
+/// ```
+/// use femquad::physics::builtin::Poisson;
+/// use femquad::physics::{EvalPrecision, PointArgs, PointwiseEvalBoth};
+/// fn source_term<R: EvalPrecision>(p: &dyn PointwiseEvalBoth) -> R {
+///     let args = PointArgs { u: &[], grad_u: &[R::ZERO; 2], a: &[], grad_a: &[], x: &[],
+///                            constants: &[R::from_f64(3.0)] };
+///     let (mut f0, mut f1) = ([R::ZERO], [R::ZERO; 2]);
+///     R::physics(p).eval(2, &args, &mut f0, &mut f1).unwrap();
+///     f0[0]
+/// }
+/// assert_eq!((source_term::<f32>(&Poisson), source_term::<f64>(&Poisson)), (-3.0, -3.0));
+/// ```
+pub trait EvalPrecision: Real {
+    /// `physics` evaluating in this precision.
+    fn physics(physics: &dyn PointwiseEvalBoth) -> &dyn PointwiseEval<Self>;
+}
+
+impl EvalPrecision for f32 {
+    fn physics(physics: &dyn PointwiseEvalBoth) -> &dyn PointwiseEval<f32> {
+        physics
     }
+}
+
+impl EvalPrecision for f64 {
+    fn physics(physics: &dyn PointwiseEvalBoth) -> &dyn PointwiseEval<f64> {
+        physics
+    }
+}
+
+/// The FNV-1a hash of an OpenCL source: what [`Pointwise::source_hash`]
+/// returns. A `const fn`, so that the hash of a constant source is a
+/// constant.
+pub const fn source_hash(source: &str) -> u64 {
+    let mut h = Fnv1a::new();
+    h.write(source.as_bytes());
+    h.finish()
 }
 
 /// 64-bit FNV-1a hash, used for kernel cache keys (stable across runs and platforms).
@@ -311,14 +421,16 @@ impl Fnv1a {
         Fnv1a(0xcbf2_9ce4_8422_2325)
     }
     /// Feeds bytes.
-    pub fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
+    pub const fn write(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        while i < bytes.len() {
+            self.0 ^= bytes[i] as u64;
             self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+            i += 1;
         }
     }
     /// The hash of everything written so far.
-    pub fn finish(&self) -> u64 {
+    pub const fn finish(&self) -> u64 {
         self.0
     }
 }
@@ -331,7 +443,7 @@ impl Default for Fnv1a {
 
 /// Support code called by the items `#[pointwise]` generates. Not for direct use.
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
 
 #[cfg(test)]
@@ -343,6 +455,41 @@ mod tests {
         let mut h = Fnv1a::new();
         h.write(b"a");
         assert_eq!(h.finish(), 0xaf63_dc4c_8601_ec8c);
+        const A: u64 = source_hash("a");
+        assert_eq!(A, 0xaf63_dc4c_8601_ec8c);
+    }
+
+    /// A physics written with the macro here (besides the built-ins).
+    #[crate::pointwise(helpers(builtin::kappa))]
+    fn scaled_kappa(u: &[f64; 1], constants: &[f64; 1], f0: &mut [f64; 1]) {
+        f0[0] = constants[0] * builtin::kappa(u[0]);
+    }
+
+    /// The hash of `source`, computed here at run time.
+    fn hashed(source: &str) -> u64 {
+        let mut h = Fnv1a::new();
+        h.write(source.as_bytes());
+        h.finish()
+    }
+
+    #[test]
+    fn source_hashes_are_the_hashes_of_the_sources_computed_once() {
+        for p in [
+            &builtin::Laplacian as &dyn Pointwise,
+            &builtin::Lame,
+            &builtin::NonlinearDiffusion,
+            &ScaledKappa,
+        ] {
+            let name = p.info().name;
+            let source = p.opencl_source();
+            assert_eq!(p.source_hash(), hashed(source), "{name}");
+            // The same constant every call: nothing is built or allocated.
+            assert!(std::ptr::eq(source, p.opencl_source()), "{name}");
+        }
+        // A helper's definition is in the source, so it is hashed too.
+        let source = ScaledKappa.opencl_source();
+        assert!(source.contains("real pw_kappa_"), "{source}");
+        assert_ne!(ScaledKappa.source_hash(), builtin::Laplacian.source_hash());
     }
 }
 pub mod builtin;

@@ -3,8 +3,8 @@
 //! assembled matrix.
 //!
 //! With `(δf0, δf1)` the tangent of the pointwise physics
-//! ([`Pointwise::eval_tangent_f64`]) and `g0…g3` its pointwise Jacobians
-//! ([`Pointwise::eval_jacobian_f64`], PETSc's meaning):
+//! ([`PointwiseEval::eval_tangent`]) and `g0…g3` its pointwise Jacobians
+//! ([`PointwiseEval::eval_jacobian`], PETSc's meaning):
 //!
 //! ```text
 //! (J(u)·v)_i = Σ_cells ∫ φ_i · δf0 + ∇φ_i : δf1,   (δu, δ∇u) = (v, ∇v) at each point,
@@ -14,7 +14,8 @@
 //! The action runs where the residual runs: on the device it is the fused
 //! residual kernel with tangents at the quadrature points (gather `u` and
 //! `v`, scatter `J·v`); the point-block diagonal is a device kernel too.
-//! The assembled matrix ([`CsrMatrix`]) is built on the host in `f64`, for
+//! The assembled matrix ([`CsrMatrix`]) is built on the host, from element
+//! matrices computed in the residual's precision and summed in `f64`, for
 //! direct solves (multigrid's coarse level), inspection and export.
 
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use super::{Imp, Residual, misplaced};
 use crate::discretization::CellInputs;
 use crate::native::{Execution, diagonal_blocks, tangent_element_vectors};
-use crate::physics::{PointArgs, Pointwise};
+use crate::physics::{PointArgs, PointwiseEval};
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
 use crate::vector::{Vector, VectorOps};
 use crate::{Error, Real, Result};
@@ -62,7 +63,7 @@ impl<R: Real> Residual<R> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn jacobian_action<P: Pointwise + ?Sized>(
+    pub fn jacobian_action<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         u: &Vector<R>,
@@ -125,7 +126,7 @@ impl<R: Real> Residual<R> {
     ///   [`Residual::assemble_jacobian`] reports them;
     ///   [`Error::NonFinite`] naming `u` and its index instead if `u` holds
     ///   NaN or ±∞.
-    pub fn jacobian_diagonal<P: Pointwise + ?Sized>(
+    pub fn jacobian_diagonal<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         u: &Vector<R>,
@@ -170,7 +171,7 @@ impl<R: Real> Residual<R> {
 
     /// The point-block diagonal of `J(u)` ([`Residual::jacobian_diagonal`])
     /// computed on the host for the global values `u`, NaN and ±∞ kept.
-    fn native_diagonal<P: Pointwise + ?Sized>(
+    fn native_diagonal<P: PointwiseEval<R> + ?Sized>(
         &self,
         physics: &P,
         u: &[R],
@@ -193,7 +194,7 @@ impl<R: Real> Residual<R> {
     /// The error for the first NaN or ±∞ of the point-block diagonal `out`
     /// of `J(u)`: [`Error::NonFinite`] naming `u` if `u` holds one, else
     /// [`Error::NonFiniteResult`] naming the node, its dof and the entry.
-    fn check_diagonal<P: Pointwise + ?Sized>(
+    fn check_diagonal<P: PointwiseEval<R> + ?Sized>(
         &self,
         physics: &P,
         u: &Vector<R>,
@@ -216,7 +217,8 @@ impl<R: Real> Residual<R> {
     }
 
     /// The Jacobian `J(u)` assembled into a sparse matrix (`f64`, on the
-    /// host; rows and columns the space's dofs). The sparsity is computed on
+    /// host; rows and columns the space's dofs) from the physics' pointwise
+    /// Jacobians in the residual's precision `R`. The sparsity is computed on
     /// the first call and shared by later ones (re-filled per Newton step).
     /// A device-resident `u` is downloaded once.
     ///
@@ -226,7 +228,7 @@ impl<R: Real> Residual<R> {
     /// * [`Error::NonFiniteResult`] when the physics' derivatives are not
     ///   finite at `u`, naming the first node (and its dof) whose diagonal
     ///   block is NaN or ±∞ — the error of [`Residual::jacobian_diagonal`].
-    pub fn assemble_jacobian<P: Pointwise + ?Sized>(
+    pub fn assemble_jacobian<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         u: &Vector<R>,
@@ -256,37 +258,33 @@ impl<R: Real> Residual<R> {
         CsrMatrix::assemble(&pattern, &matrices)
     }
 
-    /// Element matrices `[cell][i][j]` of `J(u)` in `f64` for the global
-    /// host values `u`, from the physics' pointwise Jacobians.
-    fn element_matrices<P: Pointwise + ?Sized>(
+    /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
+    /// `u`, from the physics' pointwise Jacobians in `R` (summed in `f64`).
+    fn element_matrices<P: PointwiseEval<R> + ?Sized>(
         &self,
         physics: &P,
         u: &[R],
         constants: &[R],
     ) -> Result<Vec<f64>> {
-        let disc = self.discretization().to_f64();
+        let disc = self.discretization();
         let mut u_cells = vec![R::ZERO; self.space.n_cell_dofs()];
         self.space.gather(u, &mut u_cells)?;
-        let widen = |v: &[R]| v.iter().map(|x| x.to_f64()).collect::<Vec<f64>>();
-        let (u_cells, aux, constants) = (widen(&u_cells), widen(&self.aux_cells), widen(constants));
         let inputs = CellInputs {
             u: &u_cells,
-            aux: &aux,
-            constants: &constants,
+            aux: &self.aux_cells,
+            constants,
         };
         let n_bt = disc.n_bt();
         let mut out = vec![0.0; disc.n_cells() * n_bt * n_bt];
         element_matrices(
-            &disc,
+            disc,
             &inputs,
             |dim: usize,
-             args: &PointArgs<'_, f64>,
-             g0: &mut [f64],
-             g1: &mut [f64],
-             g2: &mut [f64],
-             g3: &mut [f64]| {
-                Ok(physics.eval_jacobian_f64(dim, args, g0, g1, g2, g3)?)
-            },
+             args: &PointArgs<'_, R>,
+             g0: &mut [R],
+             g1: &mut [R],
+             g2: &mut [R],
+             g3: &mut [R]| { Ok(physics.eval_jacobian(dim, args, g0, g1, g2, g3)?) },
             &mut out,
             Execution::Parallel,
         )?;

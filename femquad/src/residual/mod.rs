@@ -25,7 +25,7 @@ use crate::error::check_len;
 use crate::mesh::Mesh;
 use crate::native::{Execution, element_vectors};
 use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
-use crate::physics::Pointwise;
+use crate::physics::{Pointwise, PointwiseEval};
 use crate::quadrature::Quadrature;
 use crate::real::check_finite;
 use crate::space::FunctionSpace;
@@ -286,7 +286,7 @@ impl<R: Real> Residual<R> {
     /// # Errors
     /// `physics` if it does not fit the discretization; device errors
     /// (a build failure, device memory).
-    pub fn prepare<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<()> {
+    pub fn prepare<P: PointwiseEval<R> + ?Sized>(&mut self, physics: &P) -> Result<()> {
         self.discretization()
             .check_physics(physics, physics.info().n_constants)?;
         match &mut self.imp {
@@ -313,7 +313,7 @@ impl<R: Real> Residual<R> {
     /// * [`Error::NonFiniteResult`] naming the first dof of `r` (in the
     ///   numbering of `u`), its node and component, if `r` holds NaN or ±∞:
     ///   the physics produced it from finite inputs.
-    pub fn evaluate<P: Pointwise + ?Sized>(
+    pub fn evaluate<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         u: &Vector<R>,
@@ -342,7 +342,7 @@ impl<R: Real> Residual<R> {
     /// ±∞ (each costs a reduction and a scalar read on a device): for
     /// solvers, which detect non-finite values through the reductions they
     /// do anyway.
-    pub(crate) fn evaluate_unchecked<P: Pointwise + ?Sized>(
+    pub(crate) fn evaluate_unchecked<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         u: &Vector<R>,
@@ -404,7 +404,7 @@ impl<R: Real> Residual<R> {
 
     /// Checks `physics` and `constants` against the discretization, and that
     /// an auxiliary field the physics reads was set.
-    fn check_call<P: Pointwise + ?Sized>(&self, physics: &P, constants: &[R]) -> Result<()> {
+    fn check_call<P: PointwiseEval<R> + ?Sized>(&self, physics: &P, constants: &[R]) -> Result<()> {
         check_finite("constants", constants)?;
         self.discretization()
             .check_physics(physics, constants.len())?;

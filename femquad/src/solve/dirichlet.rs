@@ -13,7 +13,7 @@ use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::error::check_len;
 use crate::mesh::Mesh;
 use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
-use crate::physics::Pointwise;
+use crate::physics::PointwiseEval;
 use crate::residual::Residual;
 use crate::space::FunctionSpace;
 use crate::sparse::Factorization;
@@ -246,7 +246,7 @@ impl<R: Real> DirichletProblem<R> {
     /// [`ResidualLevels::new`](crate::multigrid::ResidualLevels::new);
     /// [`Error::InvalidArgument`] naming `preconditioner` for multigrid
     /// without a hierarchy.
-    pub fn prepare<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<()> {
+    pub fn prepare<P: PointwiseEval<R> + ?Sized>(&mut self, physics: &P) -> Result<()> {
         self.residual.prepare(physics)?;
         self.pc.prepare(
             &self.preconditioner,
@@ -336,7 +336,7 @@ impl<R: Real> DirichletProblem<R> {
     }
 
     /// `r = F(u)` with the constants already set, counted.
-    fn eval<P: Pointwise + ?Sized>(
+    fn eval<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         u: &Vector<R>,
@@ -354,7 +354,7 @@ impl<R: Real> DirichletProblem<R> {
     ///
     /// # Errors
     /// Those of [`Residual::evaluate`].
-    pub fn constrained_residual<P: Pointwise + ?Sized>(
+    pub fn constrained_residual<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         constants: &[f64],
@@ -367,7 +367,7 @@ impl<R: Real> DirichletProblem<R> {
     }
 
     /// [`DirichletProblem::constrained_residual`] with the constants set.
-    fn constrained<P: Pointwise + ?Sized>(
+    fn constrained<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         u: &Vector<R>,
@@ -397,7 +397,7 @@ impl<R: Real> DirichletProblem<R> {
     /// Those of [`cg`] (notably [`Error::NoConvergence`], and
     /// [`Error::InvalidArgument`] if the operator is not positive definite)
     /// and of [`Residual::evaluate`] and [`Residual::jacobian_action`].
-    pub fn solve_linear<P: Pointwise + ?Sized>(
+    pub fn solve_linear<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         constants: &[f64],
@@ -486,7 +486,7 @@ impl<R: Real> DirichletProblem<R> {
     /// # Errors
     /// Those of [`newton_krylov`] and [`Residual::evaluate`];
     /// [`Error::InvalidArgument`] if `u0` has the wrong length or location.
-    pub fn solve_nonlinear<P: Pointwise + ?Sized>(
+    pub fn solve_nonlinear<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         physics: &P,
         constants: &[f64],
@@ -536,13 +536,13 @@ impl<R: Real> DirichletProblem<R> {
 
 /// The preconditioner of a nonlinear solve: set up at every Newton iterate
 /// (its copy `state`), applied for the Jacobian there.
-struct NewtonPc<'a, 'p, R: Real, P: Pointwise + ?Sized> {
+struct NewtonPc<'a, 'p, R: Real, P: PointwiseEval<R> + ?Sized> {
     problem: &'a RefCell<&'p mut DirichletProblem<R>>,
     physics: &'a P,
     state: Vector<R>,
 }
 
-impl<R: Real, P: Pointwise + ?Sized> LinearOperator<Vector<R>> for NewtonPc<'_, '_, R, P> {
+impl<R: Real, P: PointwiseEval<R> + ?Sized> LinearOperator<Vector<R>> for NewtonPc<'_, '_, R, P> {
     fn apply(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
         let mut p = self.problem.borrow_mut();
         let DirichletProblem {
@@ -564,7 +564,9 @@ impl<R: Real, P: Pointwise + ?Sized> LinearOperator<Vector<R>> for NewtonPc<'_, 
     }
 }
 
-impl<R: Real, P: Pointwise + ?Sized> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R, P> {
+impl<R: Real, P: PointwiseEval<R> + ?Sized> NewtonPreconditioner<Vector<R>>
+    for NewtonPc<'_, '_, R, P>
+{
     fn linearize(&mut self, u: &Vector<R>) -> Result<()> {
         self.state.copy_from(u)?;
         let mut p = self.problem.borrow_mut();

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::multigrid::{MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels};
-use crate::physics::Pointwise;
+use crate::physics::PointwiseEval;
 use crate::residual::Residual;
 use crate::sparse::Factorization;
 use crate::vector::{IndexSet, Vector, VectorOps};
@@ -125,7 +125,7 @@ impl<R: Real> PreconditionerState<R> {
 
     /// Sets the preconditioner up for the Jacobian at `u`.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn setup<P: Pointwise + ?Sized>(
+    pub(crate) fn setup<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         choice: &Preconditioner,
         hierarchy: Option<&MeshHierarchy>,
@@ -166,7 +166,7 @@ impl<R: Real> PreconditionerState<R> {
 
     /// `z = M⁻¹ r` for the last setup (at the state `u`).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn apply<P: Pointwise + ?Sized>(
+    pub(crate) fn apply<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         choice: &Preconditioner,
         residual: &mut Residual<R>,

@@ -8,7 +8,7 @@ use crate::layout::{self, elem_mat};
 use crate::native::{Execution, PointValues};
 use crate::physics::PointArgs;
 use crate::real::check_finite;
-use crate::{Error, Result};
+use crate::{Error, Real, Result};
 
 /// Cells per rayon task.
 const CELLS_PER_TASK: usize = 256;
@@ -25,7 +25,9 @@ const CELLS_PER_TASK: usize = 256;
 ///
 /// with `∇φ = J⁻ᵀ ∇̂φ` the physical gradients and `g0…g3` evaluated at the
 /// quadrature point `x_q` at `u, ∇u, a, ∇a, x` computed exactly as the native
-/// element-vector integrator computes them ([`crate::native`]).
+/// element-vector integrator computes them ([`crate::native`]), in the
+/// discretization's precision `R` (each point's contribution is computed in
+/// `R` and summed into `K_c` in `f64`).
 ///
 /// `jacobian(dim, args, g0, g1, g2, g3)` receives the point's arguments and
 /// zeroed outputs, and writes (with `Nc = N_comp`)
@@ -35,8 +37,8 @@ const CELLS_PER_TASK: usize = 256;
 /// * `g3[((fc·Nc + gc)·dim + df)·dim + dg] = ∂f1_fc,df/∂(∇u)_gc,dg`;
 ///
 /// terms it leaves at zero contribute nothing. This is the layout of the
-/// pointwise Jacobian of [`crate::Pointwise`] physics: pass
-/// `|dim, args, g0, g1, g2, g3| Ok(physics.eval_jacobian_f64(dim, args, g0, g1, g2, g3)?)`.
+/// pointwise Jacobian of [`crate::physics::PointwiseEval`] physics: pass
+/// `|dim, args, g0, g1, g2, g3| Ok(physics.eval_jacobian(dim, args, g0, g1, g2, g3)?)`.
 ///
 /// A closure passed directly gets its argument types from this bound; one
 /// bound to a variable first needs them written out,
@@ -57,16 +59,15 @@ const CELLS_PER_TASK: usize = 256;
 ///   first non-finite value it returns.
 /// * [`Error::NonFinite`] for NaN or ±∞ in `u`, `aux` or `constants`.
 /// * The errors `jacobian` returns.
-pub fn element_matrices<J>(
-    disc: &Discretization<f64>,
-    inputs: &CellInputs<'_, f64>,
+pub fn element_matrices<R: Real, J>(
+    disc: &Discretization<R>,
+    inputs: &CellInputs<'_, R>,
     jacobian: J,
     out: &mut [f64],
     execution: Execution,
 ) -> Result<()>
 where
-    J: Fn(usize, &PointArgs<'_, f64>, &mut [f64], &mut [f64], &mut [f64], &mut [f64]) -> Result<()>
-        + Sync,
+    J: Fn(usize, &PointArgs<'_, R>, &mut [R], &mut [R], &mut [R], &mut [R]) -> Result<()> + Sync,
 {
     let (n_cells, n_bt) = (disc.n_cells(), disc.n_bt());
     check_len("u", inputs.u, n_cells * n_bt)?;
@@ -98,45 +99,46 @@ where
 }
 
 /// One cell's element matrix, with everything borrowed.
-struct MatrixKernel<'a, J> {
-    disc: &'a Discretization<f64>,
-    inputs: &'a CellInputs<'a, f64>,
+struct MatrixKernel<'a, R: Real, J> {
+    disc: &'a Discretization<R>,
+    inputs: &'a CellInputs<'a, R>,
     jacobian: &'a J,
 }
 
 /// Per-thread work arrays of [`MatrixKernel::cell`].
-struct Scratch {
-    point: PointValues<f64>,
+struct Scratch<R> {
+    point: PointValues<R>,
     /// `g0…g3` at the point, layouts of [`element_matrices`].
-    g: [Vec<f64>; 4],
+    g: [Vec<R>; 4],
     /// Physical basis gradients at the point, `[b][d]`.
-    grad_phi: Vec<f64>,
+    grad_phi: Vec<R>,
     /// Test-side contraction for one `(a, fc, gc)`: `[v0, v1[0..dim]]`.
-    v: Vec<f64>,
+    v: Vec<R>,
 }
 
-impl<J> MatrixKernel<'_, J>
+impl<R: Real, J> MatrixKernel<'_, R, J>
 where
-    J: Fn(usize, &PointArgs<'_, f64>, &mut [f64], &mut [f64], &mut [f64], &mut [f64]) -> Result<()>,
+    J: Fn(usize, &PointArgs<'_, R>, &mut [R], &mut [R], &mut [R], &mut [R]) -> Result<()>,
 {
-    fn scratch(&self) -> Scratch {
+    fn scratch(&self) -> Scratch<R> {
         let disc = self.disc;
         let (dim, nc) = (disc.dim(), disc.n_comp());
+        let z = |n: usize| vec![R::ZERO; n];
         Scratch {
             point: PointValues::new(dim, nc, disc.aux().n_comp()),
             g: [
-                vec![0.0; nc * nc],
-                vec![0.0; nc * nc * dim],
-                vec![0.0; nc * nc * dim],
-                vec![0.0; nc * nc * dim * dim],
+                z(nc * nc),
+                z(nc * nc * dim),
+                z(nc * nc * dim),
+                z(nc * nc * dim * dim),
             ],
-            grad_phi: vec![0.0; disc.n_b() * dim],
-            v: vec![0.0; 1 + dim],
+            grad_phi: z(disc.n_b() * dim),
+            v: z(1 + dim),
         }
     }
 
     /// Integrates cell `cell` into `ke` (`N_bt²` entries, `[i][j]`).
-    fn cell(&self, cell: usize, ke: &mut [f64], s: &mut Scratch) -> Result<()> {
+    fn cell(&self, cell: usize, ke: &mut [f64], s: &mut Scratch<R>) -> Result<()> {
         let disc = self.disc;
         let (dim, n_b, nc) = (disc.dim(), disc.n_b(), disc.n_comp());
         let n_bt = n_b * nc;
@@ -151,7 +153,7 @@ where
         for q in 0..disc.n_q() {
             s.point.evaluate(disc, cell, u_cell, aux_cell, q);
             for g in &mut s.g {
-                g.fill(0.0);
+                g.fill(R::ZERO);
             }
             {
                 let [g0, g1, g2, g3] = &mut s.g;
@@ -166,7 +168,7 @@ where
                 [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
             for b in 0..n_b {
                 for d in 0..dim {
-                    let mut g = 0.0;
+                    let mut g = R::ZERO;
                     for e in 0..dim {
                         g += dphi[b * dim + e] * inv_j[e * dim + d];
                     }
@@ -200,7 +202,7 @@ where
                             for dg in 0..dim {
                                 k += s.v[1 + dg] * s.grad_phi[b * dim + dg];
                             }
-                            ke[elem_mat(0, a * nc + fc, b * nc + gc, n_bt)] += k;
+                            ke[elem_mat(0, a * nc + fc, b * nc + gc, n_bt)] += k.to_f64();
                         }
                     }
                 }
@@ -211,7 +213,7 @@ where
 }
 
 /// The error for a non-finite value among the pointwise Jacobians `g`.
-fn check_point(g: &[Vec<f64>; 4], cell: usize, q: usize) -> Result<()> {
+fn check_point<R: Real>(g: &[Vec<R>; 4], cell: usize, q: usize) -> Result<()> {
     for (k, gk) in g.iter().enumerate() {
         if let Some(i) = gk.iter().position(|v| !v.is_finite()) {
             return Err(Error::arg(

@@ -7,7 +7,7 @@ pub mod physics;
 
 use femquad::opencl::DeviceSelector;
 use femquad::opencl::probe::{Inputs, Outputs, PointSizes, Probe};
-use femquad::physics::Pointwise;
+use femquad::physics::{EvalPrecision, Pointwise, PointwiseEval, PointwiseEvalBoth};
 use femquad::rng::Rng;
 use femquad::{Precision, Real};
 use std::sync::{Mutex, OnceLock};
@@ -39,7 +39,7 @@ pub fn with_probe<T>(f: impl FnOnce(&Probe) -> T) -> T {
 }
 
 /// `f0`, `f1` of the native evaluation at every point of `inputs`.
-pub fn native<R: Real>(physics: &dyn Pointwise, inputs: &Inputs<R>) -> Outputs<R> {
+pub fn native<R: Real>(physics: &dyn PointwiseEval<R>, inputs: &Inputs<R>) -> Outputs<R> {
     let per_point = inputs.sizes.outputs();
     let mut out = Outputs {
         per_point,
@@ -48,14 +48,14 @@ pub fn native<R: Real>(physics: &dyn Pointwise, inputs: &Inputs<R>) -> Outputs<R
     };
     for p in 0..inputs.points {
         let (n0, n1) = (per_point[0], per_point[1]);
-        R::eval_pointwise(
-            physics,
-            inputs.sizes.dim,
-            &inputs.point(p),
-            &mut out.f0[p * n0..(p + 1) * n0],
-            &mut out.f1[p * n1..(p + 1) * n1],
-        )
-        .expect("native evaluation");
+        physics
+            .eval(
+                inputs.sizes.dim,
+                &inputs.point(p),
+                &mut out.f0[p * n0..(p + 1) * n0],
+                &mut out.f1[p * n1..(p + 1) * n1],
+            )
+            .expect("native evaluation");
     }
     out
 }
@@ -131,19 +131,27 @@ pub fn random_inputs<R: Real>(physics: &dyn Pointwise, dim: usize, seed: u64) ->
     Inputs::<f64>::random(PointSizes::of(physics, dim), POINTS, &mut rng, -1.0, 1.0).convert()
 }
 
-fn check_precision<R: Real>(probe: &Probe, physics: &[&dyn Pointwise], dim: usize, seed: u64) {
+fn check_precision<R: EvalPrecision>(
+    probe: &Probe,
+    physics: &[&dyn PointwiseEvalBoth],
+    dim: usize,
+    seed: u64,
+) {
     let inputs: Vec<Inputs<R>> = physics
         .iter()
         .enumerate()
         .map(|(i, p)| random_inputs(*p, dim, seed + 1000 * i as u64 + dim as u64))
         .collect();
-    let items: Vec<(&dyn Pointwise, &Inputs<R>)> =
-        physics.iter().copied().zip(inputs.iter()).collect();
+    let items: Vec<(&dyn Pointwise, &Inputs<R>)> = physics
+        .iter()
+        .map(|&p| p as &dyn Pointwise)
+        .zip(inputs.iter())
+        .collect();
     let device = probe
         .residuals(dim, &items)
         .unwrap_or_else(|e| panic!("{} {dim}D: {e}", R::PRECISION));
-    for ((p, inputs), device) in items.iter().zip(&device) {
-        let worst = compare(*p, dim, device, &native(*p, inputs));
+    for ((p, inputs), device) in physics.iter().zip(&inputs).zip(&device) {
+        let worst = compare(*p, dim, device, &native(R::physics(*p), inputs));
         println!(
             "{:24} {dim}D {}: largest relative difference {worst:.2e}",
             p.info().name,
@@ -154,10 +162,10 @@ fn check_precision<R: Real>(probe: &Probe, physics: &[&dyn Pointwise], dim: usiz
 
 /// Checks every physics of `physics` in every dimension it supports and
 /// both precisions, in one probe program per dimension and precision.
-pub fn check_all(physics: &[&dyn Pointwise], seed: u64) {
+pub fn check_all(physics: &[&dyn PointwiseEvalBoth], seed: u64) {
     with_probe(|probe| {
         for dim in [2, 3] {
-            let these: Vec<&dyn Pointwise> = physics
+            let these: Vec<&dyn PointwiseEvalBoth> = physics
                 .iter()
                 .copied()
                 .filter(|p| p.info().supports_dim(dim))
@@ -172,6 +180,6 @@ pub fn check_all(physics: &[&dyn Pointwise], seed: u64) {
 }
 
 /// [`check_all`] for one physics.
-pub fn check_physics(physics: &dyn Pointwise, seed: u64) {
+pub fn check_physics(physics: &dyn PointwiseEvalBoth, seed: u64) {
     check_all(&[physics], seed);
 }

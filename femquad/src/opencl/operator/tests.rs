@@ -12,6 +12,7 @@ use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::native::element_vectors as native_element_vectors;
 use crate::opencl::{DeviceSelector, DeviceVector};
 use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
+use crate::physics::{EvalPrecision, PointwiseEvalBoth};
 use crate::quadrature::Quadrature;
 use crate::real::convert_slice;
 use crate::rng::Rng;
@@ -50,7 +51,7 @@ struct Case {
     dim: usize,
     order: usize,
     n: usize,
-    physics: &'static dyn Pointwise,
+    physics: &'static dyn PointwiseEvalBoth,
     aux: AuxSpace,
     constants: Vec<f64>,
     degree: usize,
@@ -92,7 +93,7 @@ fn setup<R: Real>(case: &Case) -> Setup<R> {
 }
 
 /// The native global residual: gather, native element vectors, assembly.
-fn native_residual<R: Real>(s: &Setup<R>, physics: &dyn Pointwise) -> Vec<R> {
+fn native_residual<R: EvalPrecision>(s: &Setup<R>, physics: &dyn PointwiseEvalBoth) -> Vec<R> {
     let (u, aux) = cell_inputs(s);
     let inputs = CellInputs {
         u: &u,
@@ -100,7 +101,14 @@ fn native_residual<R: Real>(s: &Setup<R>, physics: &dyn Pointwise) -> Vec<R> {
         constants: &s.constants,
     };
     let mut ev = vec![R::ZERO; u.len()];
-    native_element_vectors(&s.disc, physics, &inputs, &mut ev, Execution::Serial).unwrap();
+    native_element_vectors(
+        &s.disc,
+        R::physics(physics),
+        &inputs,
+        &mut ev,
+        Execution::Serial,
+    )
+    .unwrap();
     let mut out = vec![R::ZERO; s.space.n_dofs()];
     s.space.assemble(&ev, &mut out).unwrap();
     out
@@ -184,7 +192,7 @@ const ALL_MODES: [(Assembly, GeometryMode); 4] = [
 
 /// Checks the residual in the given modes and the element kernel of `case`
 /// against the native reference.
-fn check_case<R: Real>(
+fn check_case<R: EvalPrecision>(
     device: &Arc<Device>,
     case: &Case,
     config: LaunchConfig,
@@ -236,7 +244,14 @@ fn check_case<R: Real>(
         constants: &s.constants,
     };
     let mut reference = vec![R::ZERO; ev_u.len()];
-    native_element_vectors(&s.disc, physics, &inputs, &mut reference, Execution::Serial).unwrap();
+    native_element_vectors(
+        &s.disc,
+        R::physics(physics),
+        &inputs,
+        &mut reference,
+        Execution::Serial,
+    )
+    .unwrap();
     let mut op = OpenClOperator::new(
         device.clone(),
         KernelOptions::default(),
@@ -274,7 +289,7 @@ fn cases() -> Vec<Case> {
                 _ => 5,
             };
             for degree in [1, 2 * order] {
-                let physics: [(&'static dyn Pointwise, AuxSpace, Vec<f64>); 4] = [
+                let physics: [(&'static dyn PointwiseEvalBoth, AuxSpace, Vec<f64>); 4] = [
                     (&Laplacian, AuxSpace::None, vec![]),
                     (&LaplacianCoefficient, AuxSpace::Field { n_comp: 1 }, vec![]),
                     (&LaplacianCoefficient, AuxSpace::Cell { n_comp: 1 }, vec![]),
@@ -300,7 +315,7 @@ fn cases() -> Vec<Case> {
 /// Runs every case in one of the four residual modes (in turn, so that
 /// each mode meets every dimension, order and physics), and in all four for
 /// every fourth case.
-fn check_cases<R: Real>(tol: f64) {
+fn check_cases<R: EvalPrecision>(tol: f64) {
     let device = device();
     println!("device: {}", device.info());
     for (k, case) in cases().iter().enumerate() {
@@ -380,10 +395,20 @@ fn launch_configurations_and_threads_per_cell() {
         (2, 2, 3, true),
     ] {
         for (dim, order, physics, constants) in [
-            (2, 1, &Laplacian as &'static dyn Pointwise, vec![]),
-            (2, 2, &Lame as &'static dyn Pointwise, vec![2.0, 1.0]),
-            (3, 1, &Lame as &'static dyn Pointwise, vec![2.0, 1.0]),
-            (3, 2, &Laplacian as &'static dyn Pointwise, vec![]),
+            (2, 1, &Laplacian as &'static dyn PointwiseEvalBoth, vec![]),
+            (
+                2,
+                2,
+                &Lame as &'static dyn PointwiseEvalBoth,
+                vec![2.0, 1.0],
+            ),
+            (
+                3,
+                1,
+                &Lame as &'static dyn PointwiseEvalBoth,
+                vec![2.0, 1.0],
+            ),
+            (3, 2, &Laplacian as &'static dyn PointwiseEvalBoth, vec![]),
         ] {
             let case = Case {
                 dim,
@@ -503,7 +528,7 @@ fn bp_timing() {
         dim: usize,
         cells: usize,
         shuffle: bool,
-        physics: &'static dyn Pointwise,
+        physics: &'static dyn PointwiseEvalBoth,
         constants: &[f64],
         copy_gbs: f64,
     ) {

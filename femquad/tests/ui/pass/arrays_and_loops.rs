@@ -2,7 +2,7 @@
 //! assignment) and `for` loops with constant bounds.
 #![allow(dead_code, clippy::all)]
 
-use femquad::physics::{PointArgs, Pointwise};
+use femquad::physics::{PointArgs, Pointwise, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
 
 #[pointwise]
@@ -51,7 +51,7 @@ pub fn arrays_and_loops<const D: usize>(
     f0[1] = swapped[1][D - 1];
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[&ArraysAndLoops];
+pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[&ArraysAndLoops];
 
 pub fn main() {
     let g = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
@@ -65,7 +65,7 @@ pub fn main() {
         constants: &[],
     };
     let (mut f0, mut f1) = ([0.0; 2], [0.0; 6]);
-    ArraysAndLoops.eval_f64(3, &args, &mut f0, &mut f1).unwrap();
+    ArraysAndLoops.eval(3, &args, &mut f0, &mut f1).unwrap();
     // acc = [1·1, 2·3, 3·2, 4·4] = [1, 6, 6, 16], s = 29 / 4;
     // m = [[1, 20, 300], [4, 50, 600]], pair = [50, 4]
     assert_eq!(f0, [29.0 / 4.0 + 1.0 + 50.0, 300.0]);
@@ -82,9 +82,7 @@ pub fn main() {
         constants: &[],
     };
     let (mut f0, mut f1) = ([0.0f32; 2], [0.0f32; 4]);
-    ArraysAndLoops
-        .eval_f32(2, &args32, &mut f0, &mut f1)
-        .unwrap();
+    ArraysAndLoops.eval(2, &args32, &mut f0, &mut f1).unwrap();
     // m = [[1, 20], [3, 40]], pair = [40, 3]
     assert_eq!(f0, [29.0 / 4.0 + 1.0 + 40.0, 20.0]);
     assert_eq!(f1, [3.0, 40.0, 2.0, 2.0]);

@@ -2,7 +2,7 @@
 //! casts, literal forms.
 #![allow(dead_code, clippy::all)]
 
-use femquad::physics::{PointArgs, Pointwise};
+use femquad::physics::{PointArgs, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
 
 #[pointwise]
@@ -28,7 +28,7 @@ pub fn expressions(constants: &[f64; 2], f0: &mut [f64; 10]) {
     f0[9] = (j as usize + k) as f64;
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[&Expressions];
+pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[&Expressions];
 
 pub fn main() {
     let mut f0 = [0.0; 10];
@@ -40,7 +40,7 @@ pub fn main() {
         x: &[],
         constants: &[0.35, 0.8],
     };
-    Expressions.eval_f64(2, &args, &mut f0, &mut []).unwrap();
+    Expressions.eval(2, &args, &mut f0, &mut []).unwrap();
     let (a, b) = (0.35f64, 0.8f64);
     assert_eq!(f0[0], a + b * 2.0 - a / 4.0);
     assert_eq!(f0[1], -a + b);

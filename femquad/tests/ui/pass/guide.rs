@@ -2,7 +2,7 @@
 //! OpenCL C the guide shows for it.
 #![allow(dead_code)]
 
-use femquad::physics::{PointArgs, Pointwise};
+use femquad::physics::{PointArgs, Pointwise, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
 
 /// Diffusivity κ(u) = 1 + u²: a helper, callable from other #[pointwise] functions.
@@ -27,7 +27,7 @@ pub fn nonlinear_poisson<const D: usize>(
     }
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[&NonlinearPoisson];
+pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[&NonlinearPoisson];
 
 pub fn main() {
     // The macro generated `struct NonlinearPoisson;` implementing `Pointwise`.
@@ -44,9 +44,7 @@ pub fn main() {
         constants: &[4.0],
     };
     let (mut f0, mut f1) = ([0.0], [0.0; 2]);
-    NonlinearPoisson
-        .eval_f64(2, &args, &mut f0, &mut f1)
-        .unwrap();
+    NonlinearPoisson.eval(2, &args, &mut f0, &mut f1).unwrap();
     assert_eq!((f0, f1), ([-4.0], [5.0, 15.0]));
 
     // The kept function is plain Rust:

@@ -1,9 +1,9 @@
 //! Helper functions: scalar and array parameters, `&mut` arrays, helpers
 //! calling helpers, helpers in other modules (by path and through `use`),
-//! generic over the dimension; their f32 twins serve `eval_f32`.
+//! generic over the dimension; their f32 twins serve `PointwiseEval<f32>`.
 #![allow(dead_code, clippy::all)]
 
-use femquad::physics::{PointArgs, Pointwise};
+use femquad::physics::{PointArgs, Pointwise, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
 
 pub mod util {
@@ -95,7 +95,7 @@ pub fn reborrows(u: &[f64; 2], f0: &mut [f64; 2]) {
     f0[1] = v[0] * v[1];
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[&WithHelpers, &Reborrows];
+pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[&WithHelpers, &Reborrows];
 
 pub fn main() {
     let g = [1.0, 2.0, 3.0, 4.0];
@@ -108,7 +108,7 @@ pub fn main() {
         constants: &[],
     };
     let (mut f0, mut f1) = ([0.0; 2], [0.0; 4]);
-    WithHelpers.eval_f64(2, &args, &mut f0, &mut f1).unwrap();
+    WithHelpers.eval(2, &args, &mut f0, &mut f1).unwrap();
     let e = 0.5 * 5.0 * 5.0;
     assert_eq!(f0, [e + 11.0, 2.0 + e + 1.0 + 5.0 + 5.0]);
     assert_eq!(f1, [6.0, 8.0, 5.0, 8.0]);
@@ -123,7 +123,7 @@ pub fn main() {
         constants: &[],
     };
     let (mut f0, mut f1) = ([0.0f32; 2], [0.0f32; 4]);
-    WithHelpers.eval_f32(2, &args, &mut f0, &mut f1).unwrap();
+    WithHelpers.eval(2, &args, &mut f0, &mut f1).unwrap();
     assert_eq!(f0, [12.5 + 11.0, 2.0 + 12.5 + 1.0 + 5.0 + 5.0]);
     assert_eq!(f1, [6.0, 8.0, 5.0, 8.0]);
 

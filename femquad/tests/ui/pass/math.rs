@@ -2,7 +2,7 @@
 //! constants of `std::f64::consts`.
 #![allow(dead_code, clippy::all)]
 
-use femquad::physics::{PointArgs, Pointwise};
+use femquad::physics::{PointArgs, Pointwise, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
 
 #[pointwise]
@@ -42,7 +42,7 @@ pub fn math(constants: &[f64; 2], f0: &mut [f64; 30]) {
     f0[29] = (p * q.abs()).sqrt().exp().ln();
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[&Math];
+pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[&Math];
 
 pub fn main() {
     let u = [-0.3f64, 0.7];
@@ -55,7 +55,7 @@ pub fn main() {
         x: &[],
         constants: &u,
     };
-    Math.eval_f64(2, &args, &mut f0, &mut []).unwrap();
+    Math.eval(2, &args, &mut f0, &mut []).unwrap();
     let p = 0.8f64;
     let q: f64 = 0.7 * 0.9;
     let want = [

@@ -2,7 +2,7 @@
 //! dimension, vector fields, `_` prefixes, struct names and visibility.
 #![allow(dead_code)]
 
-use femquad::physics::{Extent, PointArgs, Pointwise, Reads};
+use femquad::physics::{Extent, PointArgs, Pointwise, PointwiseEval, PointwiseEvalBoth, Reads};
 use femquad::pointwise;
 
 /// All eight parameters, generic over the dimension.
@@ -83,7 +83,7 @@ mod physics {
     }
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[
+pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[
     &Everything,
     &Source3,
     &PlanarStrain,
@@ -159,12 +159,12 @@ pub fn main() {
         constants: &[2.0, 3.0, 4.0, 5.0],
     };
     let (mut f0, mut f1) = ([0.0; 2], [0.0; 6]);
-    Everything.eval_f64(3, &args, &mut f0, &mut f1).unwrap();
+    Everything.eval(3, &args, &mut f0, &mut f1).unwrap();
     assert_eq!(f0, [1.0 + 2.0 + 10.0, 2.0 + 6.0 + 10.0]);
     assert_eq!(f1, [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
     // Wrong lengths are errors, not panics.
-    assert!(Everything.eval_f64(2, &args, &mut f0, &mut f1).is_err());
-    assert!(Source3.eval_f64(2, &args, &mut [0.0; 3], &mut []).is_err());
+    assert!(Everything.eval(2, &args, &mut f0, &mut f1).is_err());
+    assert!(Source3.eval(2, &args, &mut [0.0; 3], &mut []).is_err());
 
     let mut f0 = [9.0f32; 3];
     let args32 = PointArgs {
@@ -175,7 +175,7 @@ pub fn main() {
         x: &[1.0f32, 2.0, 3.0],
         constants: &[],
     };
-    Source3.eval_f32(3, &args32, &mut f0, &mut []).unwrap();
+    Source3.eval(3, &args32, &mut f0, &mut []).unwrap();
     assert_eq!(f0, [2.0, 3.0, 1.0]);
 
     // Declared outputs start at zero; entries the body does not write stay 0.
@@ -188,7 +188,7 @@ pub fn main() {
         x: &[],
         constants: &[],
     };
-    PlanarStrain.eval_f64(2, &args, &mut [], &mut f1).unwrap();
+    PlanarStrain.eval(2, &args, &mut [], &mut f1).unwrap();
     assert_eq!(f1, [0.0, 3.0, 2.0, 0.0]);
 
     let mut f1 = [0.0; 2];
@@ -200,9 +200,7 @@ pub fn main() {
         x: &[],
         constants: &[3.0],
     };
-    physics::Scaled
-        .eval_f64(2, &args, &mut [], &mut f1)
-        .unwrap();
+    physics::Scaled.eval(2, &args, &mut [], &mut f1).unwrap();
     assert_eq!(f1, [3.0, 6.0]);
 
     let mut f0 = [0.0];
@@ -214,7 +212,7 @@ pub fn main() {
         x: &[],
         constants: &[],
     };
-    Reaction.eval_f64(3, &args, &mut f0, &mut []).unwrap();
+    Reaction.eval(3, &args, &mut f0, &mut []).unwrap();
     assert_eq!(f0, [18.0]);
 
     // The kept functions are ordinary Rust.

@@ -3,7 +3,7 @@
 //! local constants.
 #![allow(dead_code, unused_assignments, clippy::all)]
 
-use femquad::physics::{PointArgs, Pointwise};
+use femquad::physics::{PointArgs, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
 
 #[pointwise]
@@ -60,7 +60,7 @@ pub fn statements(constants: &[f64; 3], f0: &mut [f64; 8]) {
     };
 }
 
-pub const PHYSICS: &[&dyn Pointwise] = &[&Statements];
+pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[&Statements];
 
 fn eval(u: [f64; 3]) -> [f64; 8] {
     let mut f0 = [0.0; 8];
@@ -72,7 +72,7 @@ fn eval(u: [f64; 3]) -> [f64; 8] {
         x: &[],
         constants: &u,
     };
-    Statements.eval_f64(2, &args, &mut f0, &mut []).unwrap();
+    Statements.eval(2, &args, &mut f0, &mut []).unwrap();
     let mut f32s = [0.0f32; 8];
     let u32s = u.map(|v| v as f32);
     let args = PointArgs {
@@ -83,7 +83,7 @@ fn eval(u: [f64; 3]) -> [f64; 8] {
         x: &[],
         constants: &u32s,
     };
-    Statements.eval_f32(3, &args, &mut f32s, &mut []).unwrap();
+    Statements.eval(3, &args, &mut f32s, &mut []).unwrap();
     for (x, y) in f0.iter().zip(f32s) {
         assert!(
             (x - y as f64).abs() < 1e-5 * (1.0 + x.abs()),

@@ -1,10 +1,15 @@
 //! Support code called by the items `#[pointwise]` generates: array views
-//! of `PointArgs` slices, the assembly of OpenCL sources from helper
-//! templates, compile-time checks, and the argument conversion of generated
-//! helper calls (`Arg`). Not for direct use.
+//! of `PointArgs` slices, the OpenCL source of a physics assembled at
+//! compile time from helper templates ([`source`]), compile-time checks,
+//! and the argument conversion of generated helper calls (`Arg`). Not for
+//! direct use.
+
+mod source;
 
 use super::PointwiseError;
 use std::any::Any;
+
+pub use source::{FP_CONTRACT_OFF, MAX_DEFINITIONS, as_str, source_bytes, source_len};
 
 /// Views a slice as a fixed-size array.
 #[inline]
@@ -102,11 +107,22 @@ pub fn unsupported_dim(physics: &'static str, dim: usize) -> PointwiseError {
     PointwiseError::Dimension { physics, dim }
 }
 
-/// The OpenCL C of a `#[pointwise]` helper function, as a template:
-/// `@@self@@` stands for its own name and `@@i@@` for the name of the
-/// `i`-th helper it calls. Names are given by [`opencl_source`]:
-/// `pw_<rust name>_<hash of the source>`, so that helpers with the same
-/// Rust name in different modules do not clash.
+/// A piece of the OpenCL C template of a `#[pointwise]` function.
+#[derive(Clone, Copy, Debug)]
+pub enum Piece {
+    /// C text.
+    Text(&'static str),
+    /// The C name of the `i`-th helper the function calls.
+    Helper(usize),
+    /// The function's own C name (in a helper's definition).
+    Own,
+}
+
+/// The OpenCL C of a `#[pointwise]` helper function, as a template: its
+/// own name and those of the helpers it calls are given when a physics'
+/// source is assembled ([`source_bytes`]): `pw_<rust name>_<hash of its
+/// definition>`, so that helpers with the same Rust name in different
+/// modules do not clash.
 #[derive(Debug)]
 pub struct ClFunction {
     /// The function's Rust name (ASCII).
@@ -115,8 +131,8 @@ pub struct ClFunction {
     /// identifies the helper (two helpers of one name in two modules differ).
     pub module: &'static str,
     /// The C source template.
-    pub template: &'static str,
-    /// The helpers it calls, in the order of the `@@i@@` placeholders.
+    pub template: &'static [Piece],
+    /// The helpers it calls, in the order of [`Piece::Helper`]'s indices.
     pub helpers: &'static [&'static ClFunction],
 }
 
@@ -190,61 +206,6 @@ const fn str_eq(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
-}
-
-fn substitute(template: &str, names: &[String]) -> String {
-    let mut s = template.to_string();
-    for (i, n) in names.iter().enumerate() {
-        s = s.replace(&format!("@@{i}@@"), n);
-    }
-    s
-}
-
-/// Names `f` (and, first, the helpers it calls), appending each
-/// definition once to `defs`, callees before callers.
-fn resolve(f: &ClFunction, defs: &mut Vec<(String, String)>, depth: usize) -> String {
-    let callees: Vec<String> = if depth < MAX_DEPTH {
-        f.helpers
-            .iter()
-            .map(|h| resolve(h, defs, depth + 1))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let body = substitute(f.template, &callees);
-    let mut h = super::Fnv1a::new();
-    h.write(body.as_bytes());
-    let name = format!("pw_{}_{:016x}", f.rust_name, h.finish());
-    if !defs.iter().any(|(n, _)| *n == name) {
-        // Guarded, so that sources of several physics can be concatenated
-        // into one program (a helper they share is defined once).
-        let source = format!(
-            "#ifndef PW_DEFINED_{name}\n#define PW_DEFINED_{name}\n{}#endif\n",
-            body.replace("@@self@@", &name)
-        );
-        defs.push((name.clone(), source));
-    }
-    name
-}
-
-/// The first line of every physics source: floating-point contraction is
-/// off (no `a*b + c` fused into `fma`, which Rust never does), wherever the
-/// source is included.
-pub const FP_CONTRACT_OFF: &str = "#pragma OPENCL FP_CONTRACT OFF\n";
-
-/// The complete OpenCL C of a physics: [`FP_CONTRACT_OFF`], the definitions
-/// of its helpers (each once, callees first), then `own` with `@@i@@`
-/// replaced by the name of `helpers[i]`.
-pub fn opencl_source(helpers: &[&ClFunction], own: &str) -> String {
-    let mut defs = Vec::new();
-    let names: Vec<String> = helpers.iter().map(|h| resolve(h, &mut defs, 1)).collect();
-    let mut out = String::from(FP_CONTRACT_OFF);
-    for (_, source) in &defs {
-        out.push_str(source);
-        out.push('\n');
-    }
-    out.push_str(&substitute(own, &names));
-    out
 }
 
 /// Converts an argument of a helper call in generated native code to the
@@ -373,43 +334,30 @@ mod tests {
         assert_eq!(w[3], 7.0);
     }
 
+    use Piece::{Helper, Own, Text};
+
     static LEAF: ClFunction = ClFunction {
         rust_name: "leaf",
         module: "m",
-        template: "real @@self@@(real v) { return v; }\n",
+        template: &[Text("real "), Own, Text("(real v) { return v; }\n")],
         helpers: &[],
-    };
-    static MID: ClFunction = ClFunction {
-        rust_name: "mid",
-        module: "m",
-        template: "real @@self@@(real v) { return @@0@@(v) + @@1@@(v); }\n",
-        helpers: &[&LEAF, &LEAF],
     };
     static LOOP_A: ClFunction = ClFunction {
         rust_name: "a",
         module: "m",
-        template: "real @@self@@(real v) { return @@0@@(v); }\n",
+        template: &[Helper(0)],
         helpers: &[&LOOP_B],
     };
     static LOOP_B: ClFunction = ClFunction {
         rust_name: "b",
         module: "m",
-        template: "real @@self@@(real v) { return @@0@@(v) * v; }\n",
+        template: &[Helper(0)],
         helpers: &[&LOOP_A],
     };
 
     #[test]
-    fn helper_sources_are_named_and_deduplicated() {
-        let src = opencl_source(&[&MID, &LEAF], "void f() { @@0@@(1.0); @@1@@(2.0); }\n");
-        // leaf once, then mid, then the physics
-        assert_eq!(src.matches("real pw_leaf_").count(), 1, "{src}");
-        let leaf = src.find("real pw_leaf_").unwrap();
-        let mid = src.find("real pw_mid_").unwrap();
-        assert!(leaf < mid);
-        assert!(!src.contains("@@"), "{src}");
-        let leaf_name = &src[leaf + 5..leaf + 5 + "pw_leaf_".len() + 16];
-        assert!(src.contains(&format!("{leaf_name}(2.0)")), "{src}");
-        assert!(acyclic(&MID));
+    fn helpers_calling_themselves_are_found() {
+        assert!(acyclic(&LEAF));
         assert!(!acyclic(&LOOP_A));
         assert!(!acyclic(&LOOP_B));
     }
