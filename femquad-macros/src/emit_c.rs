@@ -16,10 +16,15 @@
 //! `bool` is `bool`. Float-to-integer casts saturate (`convert_int_sat`,
 //! `convert_ulong_sat`: NaN gives 0), as Rust's `as` does. Parentheses are
 //! written only where C's precedence needs them, so long sums stay flat.
+//!
+//! The walk over statements, and what the two languages print alike, is
+//! [`crate::print`], shared with the Rust printer [`crate::emit_native`];
+//! here is what C prints its own way.
 
 use crate::ast::{BinOp, IntKind};
 use crate::check::{Extent, Len, PhysicsSig, Role, Ty};
 use crate::ir::*;
+use crate::print::{Lines, P_ADD, P_AND, P_MUL, P_OR, P_PRIMARY, P_UNARY, Syntax, paren};
 
 /// The placeholder for the `i`-th helper of a function's template.
 pub fn placeholder(i: usize) -> String {
@@ -219,40 +224,31 @@ pub fn physics(
 /// Prints the body of `func` (without braces), one level indented; `callee`
 /// names the functions it calls.
 pub fn body(func: &Func, callee: &dyn Fn(Callee) -> String) -> String {
-    let mut p = Printer {
-        func,
-        callee,
-        out: String::new(),
-        indent: 1,
-        loops: 0,
-    };
+    let mut p = Printer::new(func, callee, 1);
     p.stmts(&func.body);
     if let Some(r) = &func.ret {
         let r = p.expr(r).0;
         p.line(&format!("return {r};"));
     }
-    p.out
+    p.lines.into_string()
 }
 
 struct Printer<'a> {
     func: &'a Func,
     callee: &'a dyn Fn(Callee) -> String,
-    out: String,
-    indent: usize,
+    lines: Lines,
     loops: usize,
 }
 
-// C precedence levels (higher binds tighter).
+// C's precedence levels besides those it shares with Rust
+// ([`crate::print`]): `?:` and its two levels of comparison.
 const P_SELECT: u8 = 3;
-const P_OR: u8 = 4;
-const P_AND: u8 = 5;
 const P_EQ: u8 = 9;
 const P_REL: u8 = 10;
-const P_ADD: u8 = 12;
-const P_MUL: u8 = 13;
-const P_UNARY: u8 = 14;
-const P_PRIMARY: u8 = 16;
 
+/// The precedence of `op` in C. Like [`crate::emit_native`]'s table but not
+/// shared with it: C ranks `==`, `!=` below `<`, `<=`, `>`, `>=` (and has
+/// `?:`), Rust puts every comparison on one level that does not chain.
 fn prec(op: BinOp) -> u8 {
     match op {
         BinOp::Or => P_OR,
@@ -262,10 +258,6 @@ fn prec(op: BinOp) -> u8 {
         BinOp::Add | BinOp::Sub => P_ADD,
         BinOp::Mul | BinOp::Div | BinOp::Rem => P_MUL,
     }
-}
-
-fn paren(s: (String, u8), min: u8) -> String {
-    if s.1 < min { format!("({})", s.0) } else { s.0 }
 }
 
 /// Whether an integer expression is a compile-time constant (its
@@ -279,136 +271,87 @@ fn constant(e: &Expr) -> bool {
     }
 }
 
-impl Printer<'_> {
-    fn line(&mut self, s: &str) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
+impl<'a> Printer<'a> {
+    fn new(func: &'a Func, callee: &'a dyn Fn(Callee) -> String, indent: usize) -> Self {
+        Printer {
+            func,
+            callee,
+            lines: Lines::new(indent),
+            loops: 0,
         }
-        self.out.push_str(s);
-        self.out.push('\n');
     }
 
     fn fresh_loop(&mut self) -> String {
         self.loops += 1;
         format!("pw_i{}", self.loops)
     }
+}
 
-    fn name(&self, v: VarId) -> &str {
-        &self.func.vars[v].name
+impl Syntax for Printer<'_> {
+    fn lines(&mut self) -> &mut Lines {
+        &mut self.lines
     }
 
-    fn place(&mut self, p: &Place) -> String {
-        let mut s = self.name(p.var).to_string();
-        for i in &p.index {
-            let i = self.expr(i).0;
-            s.push_str(&format!("[{i}]"));
-        }
-        s
+    fn var_name(&self, v: VarId) -> String {
+        self.func.vars[v].name.clone()
     }
 
-    fn stmts(&mut self, stmts: &[Stmt]) {
-        for s in stmts {
-            self.stmt(s);
-        }
+    fn callee(&self, c: Callee) -> String {
+        (self.callee)(c)
     }
 
-    fn block(&mut self, stmts: &[Stmt]) {
-        self.indent += 1;
-        self.stmts(stmts);
-        self.indent -= 1;
+    fn condition(&mut self, cond: &Expr) -> String {
+        format!("({})", self.expr(cond).0)
     }
 
-    fn stmt(&mut self, s: &Stmt) {
-        match s {
-            Stmt::Let { var, init } => {
-                let v = &self.func.vars[*var];
-                match (&v.ty, init) {
-                    (t @ Ty::Array(..), _) => {
-                        let d = decl(t, &v.name);
-                        self.line(&format!("{d};"));
-                    }
-                    (t, Some(e)) => {
-                        let q = if v.mutable { "" } else { "const " };
-                        let (t, name) = (scalar_c(Scalar::of(t)), v.name.clone());
-                        let e = self.expr(e).0;
-                        self.line(&format!("{q}{t} {name} = {e};"));
-                    }
-                    (t, None) => {
-                        let d = format!("{} {};", scalar_c(Scalar::of(t)), v.name);
-                        self.line(&d);
-                    }
-                }
+    fn declare(&mut self, var: VarId, init: &Option<Expr>) {
+        let v = &self.func.vars[var];
+        match (&v.ty, init) {
+            (t @ Ty::Array(..), _) => {
+                let d = decl(t, &v.name);
+                self.line(&format!("{d};"));
             }
-            Stmt::Assign { place, value } => {
-                let p = self.place(place);
-                let v = self.expr(value).0;
-                self.line(&format!("{p} = {v};"));
+            (t, Some(e)) => {
+                let q = if v.mutable { "" } else { "const " };
+                let (t, name) = (scalar_c(Scalar::of(t)), v.name.clone());
+                let e = self.expr(e).0;
+                self.line(&format!("{q}{t} {name} = {e};"));
             }
-            Stmt::Copy { dst, src, ty } => {
-                let (d, s) = (self.place(dst), self.place(src));
-                let mut loops = String::new();
-                let mut idx = String::new();
-                for l in lens(ty) {
-                    let i = self.fresh_loop();
-                    loops.push_str(&format!(
-                        "for (int {i} = 0; {i} < {n}; ++{i}) ",
-                        n = len_c(l)
-                    ));
-                    idx.push_str(&format!("[{i}]"));
-                }
-                self.line(&format!("{loops}{d}{idx} = {s}{idx};"));
-            }
-            Stmt::If { cond, then, els } => self.if_stmt(cond, then, els, false),
-            Stmt::For {
-                var,
-                lo,
-                hi,
-                inclusive,
-                body,
-            } => {
-                let v = &self.func.vars[*var];
-                let (t, i) = (scalar_c(Scalar::of(&v.ty)), v.name.clone());
-                let (lo, hi) = (self.expr(lo).0, self.expr(hi).0);
-                let cmp = if *inclusive { "<=" } else { "<" };
-                self.line(&format!("for ({t} {i} = {lo}; {i} {cmp} {hi}; ++{i}) {{"));
-                self.block(body);
-                self.line("}");
-            }
-            Stmt::Call {
-                callee,
-                args,
-                result,
-            } => {
-                let args: Vec<String> = args.iter().map(|a| self.arg(a)).collect();
-                let call = format!("{}({})", (self.callee)(*callee), args.join(", "));
-                match result {
-                    Some(r) => {
-                        let r = &self.func.vars[*r];
-                        let q = if r.mutable { "" } else { "const " };
-                        let t = scalar_c(Scalar::of(&r.ty));
-                        let line = format!("{q}{t} {} = {call};", r.name);
-                        self.line(&line);
-                    }
-                    None => self.line(&format!("{call};")),
-                }
+            (t, None) => {
+                let d = format!("{} {};", scalar_c(Scalar::of(t)), v.name);
+                self.line(&d);
             }
         }
     }
 
-    fn if_stmt(&mut self, cond: &Expr, then: &[Stmt], els: &[Stmt], else_if: bool) {
-        let c = self.expr(cond).0;
-        let kw = if else_if { "} else if" } else { "if" };
-        self.line(&format!("{kw} ({c}) {{"));
-        self.block(then);
-        match els {
-            [] => self.line("}"),
-            [Stmt::If { cond, then, els }] => self.if_stmt(cond, then, els, true),
-            _ => {
-                self.line("} else {");
-                self.block(els);
-                self.line("}");
-            }
+    fn copy(&mut self, dst: &Place, src: &Place, ty: &Ty) {
+        let (d, s) = (self.place(dst), self.place(src));
+        let mut loops = String::new();
+        let mut idx = String::new();
+        for l in lens(ty) {
+            let i = self.fresh_loop();
+            loops.push_str(&format!(
+                "for (int {i} = 0; {i} < {n}; ++{i}) ",
+                n = len_c(l)
+            ));
+            idx.push_str(&format!("[{i}]"));
         }
+        self.line(&format!("{loops}{d}{idx} = {s}{idx};"));
+    }
+
+    fn for_head(&mut self, var: VarId, lo: &Expr, hi: &Expr, inclusive: bool) -> String {
+        let v = &self.func.vars[var];
+        let (t, i) = (scalar_c(Scalar::of(&v.ty)), v.name.clone());
+        let (lo, hi) = (self.expr(lo).0, self.expr(hi).0);
+        let cmp = if inclusive { "<=" } else { "<" };
+        format!("for ({t} {i} = {lo}; {i} {cmp} {hi}; ++{i})")
+    }
+
+    fn call_into(&mut self, result: VarId, call: &str) -> String {
+        let r = &self.func.vars[result];
+        let q = if r.mutable { "" } else { "const " };
+        let t = scalar_c(Scalar::of(&r.ty));
+        format!("{q}{t} {} = {call};", r.name)
     }
 
     fn arg(&mut self, a: &Arg) -> String {
@@ -449,10 +392,7 @@ impl Printer<'_> {
                 };
                 (format!("-{x}"), P_UNARY)
             }
-            Expr::Not(x) => {
-                let x = paren(self.expr(x), P_UNARY);
-                (format!("!{x}"), P_UNARY)
-            }
+            Expr::Not(x) => self.not(x),
             Expr::Bin(BinOp::Rem, a, b, Scalar::Real) => {
                 let (a, b) = (self.expr(a).0, self.expr(b).0);
                 (format!("fmod({a}, {b})"), P_PRIMARY)
@@ -472,14 +412,12 @@ impl Printer<'_> {
                 let p = prec(*op);
                 // Comparisons and `&&` inside `||` are parenthesized for
                 // legibility (C would not need it).
-                let min_l = match p {
+                let min_left = match p {
                     P_EQ | P_REL => P_REL + 1,
                     P_OR => P_AND + 1,
                     _ => p,
                 };
-                let a = paren(self.expr(a), min_l);
-                let b = paren(self.expr(b), min_l.max(p + 1));
-                (format!("{a} {} {b}", op.symbol()), p)
+                self.binary(op.symbol(), a, b, p, min_left)
             }
             Expr::Cast(x, from, to) => match (from, to) {
                 (Scalar::Real, Scalar::Int(IntKind::I32)) => {
@@ -535,14 +473,7 @@ mod tests {
             body: vec![],
             ret: None,
         };
-        let mut p = Printer {
-            func: &func,
-            callee: &|_| String::new(),
-            out: String::new(),
-            indent: 0,
-            loops: 0,
-        };
-        p.expr(e).0
+        Printer::new(&func, &|_| String::new(), 0).expr(e).0
     }
 
     #[test]

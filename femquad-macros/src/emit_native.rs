@@ -9,10 +9,15 @@
 //! through `__private::arg` (see its documentation): when the user's call
 //! does not fit the helper, rustc reports it once, on the user's function,
 //! not again here. Math functions are called in path form, `f32::sqrt(x)`.
+//!
+//! The walk over statements, and what the two languages print alike, is
+//! [`crate::print`], shared with the OpenCL C printer [`crate::emit_c`];
+//! here is what Rust prints its own way.
 
 use crate::ast::{BinOp, IntKind};
 use crate::check::{Len, Ty};
 use crate::ir::*;
+use crate::print::{Lines, P_ADD, P_AND, P_MUL, P_OR, P_PRIMARY, P_UNARY, Syntax, paren};
 
 /// The precision and dimension a function is printed for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,13 +131,7 @@ pub fn function(
     } else {
         String::new()
     };
-    let mut p = Printer {
-        func,
-        flavor,
-        callee,
-        out: String::new(),
-        indent: 1,
-    };
+    let mut p = Printer::new(func, flavor, callee, 1);
     p.stmts(&func.body);
     if let Some(r) = &func.ret {
         let r = p.expr(r).0;
@@ -142,7 +141,7 @@ pub fn function(
         "#[allow(warnings, clippy::all, arithmetic_overflow, unconditional_panic)]\n\
          #[inline]\n{vis}fn {name}({}){ret} {{\n{}}}\n",
         params(func, flavor),
-        p.out
+        p.lines.into_string()
     )
 }
 
@@ -157,27 +156,16 @@ pub fn variants(
     flavor: Flavor,
     callee: &dyn Fn(Callee) -> String,
 ) -> String {
+    let arm = |func: &Func| {
+        let mut p = Printer::new(func, flavor, callee, 3);
+        p.stmts(&func.body);
+        p.lines.into_string()
+    };
     let mut arms = String::new();
     for (k, func) in funcs.iter().enumerate().skip(1) {
-        let mut p = Printer {
-            func,
-            flavor,
-            callee,
-            out: String::new(),
-            indent: 3,
-        };
-        p.stmts(&func.body);
-        arms.push_str(&format!("        {k} => {{\n{}        }}\n", p.out));
+        arms.push_str(&format!("        {k} => {{\n{}        }}\n", arm(func)));
     }
-    let mut p = Printer {
-        func: &funcs[0],
-        flavor,
-        callee,
-        out: String::new(),
-        indent: 3,
-    };
-    p.stmts(&funcs[0].body);
-    arms.push_str(&format!("        _ => {{\n{}        }}\n", p.out));
+    arms.push_str(&format!("        _ => {{\n{}        }}\n", arm(&funcs[0])));
     format!(
         "#[allow(warnings, clippy::all, arithmetic_overflow, unconditional_panic)]\n\
          #[inline]\n{vis}fn {name}<const MASK: usize>({}) {{\n    match MASK {{\n{arms}    }}\n}}\n",
@@ -189,19 +177,16 @@ struct Printer<'a> {
     func: &'a Func,
     flavor: Flavor,
     callee: &'a dyn Fn(Callee) -> String,
-    out: String,
-    indent: usize,
+    lines: Lines,
 }
 
-// Rust precedence levels (higher binds tighter).
-const P_OR: u8 = 4;
-const P_AND: u8 = 5;
+// Rust's level of comparisons (which do not chain), besides the levels it
+// shares with C ([`crate::print`]).
 const P_CMP: u8 = 9;
-const P_ADD: u8 = 12;
-const P_MUL: u8 = 13;
-const P_UNARY: u8 = 14;
-const P_PRIMARY: u8 = 16;
 
+/// The precedence of `op` in Rust. Like [`crate::emit_c`]'s table but not
+/// shared with it: Rust puts every comparison on one level that does not
+/// chain, C ranks `==`, `!=` below `<`, `<=`, `>`, `>=`.
 fn prec(op: BinOp) -> u8 {
     match op {
         BinOp::Or => P_OR,
@@ -212,26 +197,19 @@ fn prec(op: BinOp) -> u8 {
     }
 }
 
-fn paren(s: (String, u8), min: u8) -> String {
-    if s.1 < min { format!("({})", s.0) } else { s.0 }
-}
-
-impl Printer<'_> {
-    fn line(&mut self, s: &str) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
+impl<'a> Printer<'a> {
+    fn new(
+        func: &'a Func,
+        flavor: Flavor,
+        callee: &'a dyn Fn(Callee) -> String,
+        indent: usize,
+    ) -> Self {
+        Printer {
+            func,
+            flavor,
+            callee,
+            lines: Lines::new(indent),
         }
-        self.out.push_str(s);
-        self.out.push('\n');
-    }
-
-    fn place(&mut self, p: &Place) -> String {
-        let mut s = ident(&self.func.vars[p.var].name);
-        for i in &p.index {
-            let i = self.expr(i).0;
-            s.push_str(&format!("[{i}]"));
-        }
-        s
     }
 
     /// A place as an array value: a whole array parameter is a reference,
@@ -244,100 +222,61 @@ impl Printer<'_> {
             self.place(p)
         }
     }
+}
 
-    fn stmts(&mut self, stmts: &[Stmt]) {
-        for s in stmts {
-            self.stmt(s);
+impl Syntax for Printer<'_> {
+    fn lines(&mut self) -> &mut Lines {
+        &mut self.lines
+    }
+
+    fn var_name(&self, v: VarId) -> String {
+        ident(&self.func.vars[v].name)
+    }
+
+    fn callee(&self, c: Callee) -> String {
+        (self.callee)(c)
+    }
+
+    fn condition(&mut self, cond: &Expr) -> String {
+        self.expr(cond).0
+    }
+
+    fn declare(&mut self, var: VarId, init: &Option<Expr>) {
+        let v = &self.func.vars[var];
+        let name = ident(&v.name);
+        let t = self.flavor.ty(&v.ty);
+        let m = if v.mutable { "mut " } else { "" };
+        match (&v.ty, init) {
+            (ty @ Ty::Array(..), _) => {
+                let z = self.flavor.zero(ty);
+                self.line(&format!("let mut {name}: {t} = {z};"));
+            }
+            (_, Some(e)) => {
+                let e = self.expr(e).0;
+                self.line(&format!("let {m}{name}: {t} = {e};"));
+            }
+            (_, None) => self.line(&format!("let {m}{name}: {t};")),
         }
     }
 
-    fn block(&mut self, stmts: &[Stmt]) {
-        self.indent += 1;
-        self.stmts(stmts);
-        self.indent -= 1;
+    fn copy(&mut self, dst: &Place, src: &Place, _ty: &Ty) {
+        let (d, s) = (self.array(dst), self.array(src));
+        self.line(&format!("{d} = {s};"));
     }
 
-    fn stmt(&mut self, s: &Stmt) {
-        match s {
-            Stmt::Let { var, init } => {
-                let v = &self.func.vars[*var];
-                let name = ident(&v.name);
-                let t = self.flavor.ty(&v.ty);
-                match (&v.ty, init) {
-                    (ty @ Ty::Array(..), _) => {
-                        let z = self.flavor.zero(ty);
-                        self.line(&format!("let mut {name}: {t} = {z};"));
-                    }
-                    (_, Some(e)) => {
-                        let m = if v.mutable { "mut " } else { "" };
-                        let e = self.expr(e).0;
-                        self.line(&format!("let {m}{name}: {t} = {e};"));
-                    }
-                    (_, None) => {
-                        let m = if v.mutable { "mut " } else { "" };
-                        self.line(&format!("let {m}{name}: {t};"));
-                    }
-                }
-            }
-            Stmt::Assign { place, value } => {
-                let p = self.place(place);
-                let v = self.expr(value).0;
-                self.line(&format!("{p} = {v};"));
-            }
-            Stmt::Copy { dst, src, .. } => {
-                let (d, s) = (self.array(dst), self.array(src));
-                self.line(&format!("{d} = {s};"));
-            }
-            Stmt::If { cond, then, els } => self.if_stmt(cond, then, els, false),
-            Stmt::For {
-                var,
-                lo,
-                hi,
-                inclusive,
-                body,
-            } => {
-                let i = ident(&self.func.vars[*var].name);
-                let (lo, hi) = (self.expr(lo), self.expr(hi));
-                let (lo, hi) = (paren(lo, P_UNARY), paren(hi, P_UNARY));
-                let range = if *inclusive { "..=" } else { ".." };
-                self.line(&format!("for {i} in {lo}{range}{hi} {{"));
-                self.block(body);
-                self.line("}");
-            }
-            Stmt::Call {
-                callee,
-                args,
-                result,
-            } => {
-                let args: Vec<String> = args.iter().map(|a| self.arg(a)).collect();
-                let call = format!("{}({})", (self.callee)(*callee), args.join(", "));
-                match result {
-                    Some(r) => {
-                        let r = &self.func.vars[*r];
-                        let (name, t) = (ident(&r.name), self.flavor.ty(&r.ty));
-                        let m = if r.mutable { "mut " } else { "" };
-                        self.line(&format!("let {m}{name}: {t} = {PRIVATE}::arg({call});"));
-                    }
-                    None => self.line(&format!("{call};")),
-                }
-            }
-        }
+    fn for_head(&mut self, var: VarId, lo: &Expr, hi: &Expr, inclusive: bool) -> String {
+        let i = ident(&self.func.vars[var].name);
+        let (lo, hi) = (self.expr(lo), self.expr(hi));
+        let (lo, hi) = (paren(lo, P_UNARY), paren(hi, P_UNARY));
+        let range = if inclusive { "..=" } else { ".." };
+        format!("for {i} in {lo}{range}{hi}")
     }
 
-    fn if_stmt(&mut self, cond: &Expr, then: &[Stmt], els: &[Stmt], else_if: bool) {
-        let c = self.expr(cond).0;
-        let kw = if else_if { "} else if" } else { "if" };
-        self.line(&format!("{kw} {c} {{"));
-        self.block(then);
-        match els {
-            [] => self.line("}"),
-            [Stmt::If { cond, then, els }] => self.if_stmt(cond, then, els, true),
-            _ => {
-                self.line("} else {");
-                self.block(els);
-                self.line("}");
-            }
-        }
+    fn call_into(&mut self, result: VarId, call: &str) -> String {
+        let r = &self.func.vars[result];
+        let (name, t) = (ident(&r.name), self.flavor.ty(&r.ty));
+        let m = if r.mutable { "mut " } else { "" };
+        format!("let {m}{name}: {t} = {PRIVATE}::arg({call});")
     }
 
     fn arg(&mut self, a: &Arg) -> String {
@@ -376,21 +315,16 @@ impl Printer<'_> {
                 let x = paren(self.expr(x), P_UNARY);
                 (format!("-{x}"), P_UNARY)
             }
-            Expr::Not(x) => {
-                let x = paren(self.expr(x), P_UNARY);
-                (format!("!{x}"), P_UNARY)
-            }
+            Expr::Not(x) => self.not(x),
             Expr::Bin(op, a, b, _) => {
                 let p = prec(*op);
                 // Comparisons do not chain in Rust; `&&` in `||` for legibility.
-                let min_l = match p {
+                let min_left = match p {
                     P_CMP => P_CMP + 1,
                     P_OR => P_AND + 1,
                     _ => p,
                 };
-                let a = paren(self.expr(a), min_l);
-                let b = paren(self.expr(b), min_l.max(p + 1));
-                (format!("{a} {} {b}", op.symbol()), p)
+                self.binary(op.symbol(), a, b, p, min_left)
             }
             Expr::Cast(x, _, to) => {
                 let x = paren(self.expr(x), P_UNARY);

@@ -24,6 +24,7 @@ mod lower;
 mod math;
 mod names;
 mod parse;
+mod print;
 #[cfg(test)]
 mod tests;
 
