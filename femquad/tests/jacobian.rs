@@ -255,6 +255,53 @@ fn device_action_and_diagonal_equal_native() {
     }
 }
 
+/// The assembled Jacobian of a single-precision residual comes from the
+/// physics' pointwise Jacobians evaluated in `f32` (`PointwiseEval<f32>`),
+/// each point's contribution summed into the `f64` matrix: times `v` it is
+/// the double-precision matrix-free action `J(u)·v` (the tangent, another
+/// path; same mesh, state, aux and constants) to `f32` rounding, for every
+/// physics of [`cases`].
+#[test]
+fn single_precision_assembled_jacobian_is_the_double_action_to_rounding() {
+    for case in cases() {
+        for (dim, order) in [(2, 2), (3, 1)] {
+            let m = mesh(dim, if dim == 2 { 4 } else { 2 });
+            let nc = if case.vector { dim } else { 1 };
+            let native = Backend::native();
+            let mut r32 = residual::<f32>(&m, order, nc, (case.aux)(dim), &native);
+            let mut r64 = residual::<f64>(&m, order, nc, (case.aux)(dim), &native);
+            set_aux(&mut r32, 3);
+            set_aux(&mut r64, 3);
+            let n = r64.space().n_dofs();
+            let u32: Vec<f32> = Rng::new(7)
+                .vec(n, -1.0, 1.0)
+                .iter()
+                .map(|&x| x as f32)
+                .collect();
+            let u64: Vec<f64> = u32.iter().map(|&x| x as f64).collect();
+            let v = Rng::new(8).vec(n, -1.0, 1.0);
+            let k32: Vec<f32> = case.constants.iter().map(|&x| x as f32).collect();
+            let u = r32.vector_from(&u32).unwrap();
+            let a32 = r32.assemble_jacobian(case.physics, &u, &k32).unwrap();
+            let mut av = vec![0.0; n];
+            a32.spmv(&v, &mut av).unwrap();
+            let (u, vv) = (r64.vector_from(&u64).unwrap(), r64.vector_from(&v).unwrap());
+            let mut jv = r64.vector().unwrap();
+            r64.jacobian_action(case.physics, &u, &vv, &case.constants, &mut jv)
+                .unwrap();
+            let jv = jv.to_host().unwrap();
+            let d = max_diff(&av, &jv);
+            assert!(
+                d <= 1e-5 * max_abs(&jv),
+                "{} {dim}D P{order}: the f32 assembled A·v differs from the f64 J·v by {d:e} \
+                 (largest entry {:e})",
+                case.name,
+                max_abs(&jv)
+            );
+        }
+    }
+}
+
 #[test]
 fn single_precision_device_action_matches_native() {
     let device = device();
