@@ -175,8 +175,9 @@ impl Defined {
     const fn add(&mut self, f: &ClFunction, hash: u64) {
         assert!(
             self.len < MAX_DEFINITIONS,
-            "#[pointwise]: a physics calls more than 512 distinct helper functions (and \
-             tangent variants of them)"
+            "#[pointwise]: this physics calls more than 512 distinct helper functions and \
+             tangent variants of them, more than one OpenCL source is assembled from: call \
+             fewer helpers (merge small ones into their callers)"
         );
         self.entries[self.len] = (f.rust_name, f.module, hash);
         self.len += 1;
