@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector};
+use femquad::opencl::{Assembly, Device, DeviceSelector, KernelOptions};
 use femquad::physics::builtin::{
     Lame, LameParameters, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
@@ -22,10 +22,12 @@ fn device() -> Arc<Device> {
     })
 }
 
+/// The device's backend with the default kernel options: no autotune
+/// cache, the device default launch configurations.
 fn opencl(device: &Arc<Device>) -> Backend {
     Backend::OpenCl {
         device: device.clone(),
-        options: Default::default(),
+        options: KernelOptions::default(),
     }
 }
 
@@ -385,23 +387,44 @@ fn invert(j: &[f64], dim: usize) -> (f64, Vec<f64>) {
 #[test]
 fn bad_input_names_the_argument() {
     let m = mesh(2, 3);
-    let mut res = residual::<f64>(&m, 1, 1, AuxSpace::None, &Backend::native());
-    let n = res.space().n_dofs();
-    let u = res.vector().unwrap();
-    let short = Vector::host_zeros(n - 1);
-    let mut out = res.vector().unwrap();
-    let err = res
-        .jacobian_action(&Laplacian, &u, &short, &[], &mut out)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("`v`") || err.contains("v:") || err.contains(" v "),
-        "{err}"
-    );
-    let mut diag = Vector::host_zeros(n + 1);
-    let err = res
-        .jacobian_diagonal(&Laplacian, &u, &[], &mut diag)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("out") && err.contains(&n.to_string()), "{err}");
+    for backend in [Backend::native(), opencl(&device())] {
+        let mut res = residual::<f64>(&m, 1, 1, AuxSpace::None, &backend);
+        let n = res.space().n_dofs();
+        let u = res.vector().unwrap();
+        // vectors of the wrong length where the residual's vectors live
+        let zeros = |len: usize| match &backend {
+            Backend::Native(_) => Vector::host_zeros(len),
+            Backend::OpenCl { device, .. } => Vector::device_zeros(device, len).unwrap(),
+        };
+        let short = zeros(n - 1);
+        let mut out = res.vector().unwrap();
+        let err = res
+            .jacobian_action(&Laplacian, &u, &short, &[], &mut out)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "invalid argument `v`: expected {n} entries (the space's dofs), got {}",
+                n - 1
+            ),
+            "{}",
+            backend.describe()
+        );
+        let mut diag = zeros(n + 1);
+        let err = res
+            .jacobian_diagonal(&Laplacian, &u, &[], &mut diag)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "invalid argument `out`: expected {n} entries (n_nodes·N_comp², the point-block \
+                 diagonal), got {}",
+                n + 1
+            ),
+            "{}",
+            backend.describe()
+        );
+    }
 }

@@ -323,11 +323,41 @@ fn coefficient_fields_scale_the_laplacian() {
             assert!((a - k[c] * b).abs() < 1e-13 * (1.0 + b.abs()), "cell {c}");
         }
     }
+    // ... and the residual is the sum of those scaled element vectors over
+    // each node's cells: r2[node] = Σ_c k_c e0_c[b] over the cells c with
+    // node b.
+    let mut expected = vec![0.0; u.len()];
+    for (c, e) in e0.chunks(3).enumerate() {
+        for (&node, v) in plain.space().cell_nodes(c).iter().zip(e) {
+            expected[node as usize] += k[c] * v;
+        }
+    }
+    let scale = expected.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (dof, (a, b)) in r2.iter().zip(&expected).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-13 * scale,
+            "dof {dof}: P0-coefficient residual {a}, Σ_c k_c e0_c = {b}"
+        );
+    }
     // Wrong sizes are named.
     let err = cell.set_aux(&k[1..]).unwrap_err().to_string();
-    assert!(err.contains("`aux`"), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "invalid argument `aux`: expected {} entries, got {}",
+            k.len(),
+            k.len() - 1
+        )
+    );
     let err = eval(&mut cell, &Laplacian, &u, &[], &mut r2)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("auxiliary"), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "invalid argument `aux`: physics `{}` reads 0 auxiliary component(s) but the \
+             auxiliary space Cell {{ n_comp: 1 }} has 1",
+            femquad::Pointwise::info(&Laplacian).name
+        )
+    );
 }
