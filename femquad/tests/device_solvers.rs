@@ -131,11 +131,21 @@ fn up(v: &[f64]) -> DeviceVector<f64> {
     DeviceVector::from_host(&device(), v).unwrap()
 }
 
+/// The larger of `a` and `b`, NaN if either is (`f64::max` would drop a
+/// NaN, and a NaN entry would pass every tolerance).
+fn max_or_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
 fn max_rel_diff(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = b.iter().fold(0.0f64, |m, v| max_or_nan(m, v.abs()));
     a.iter()
         .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        .fold(0.0f64, |m, (x, y)| max_or_nan(m, (x - y).abs()))
         / scale
 }
 

@@ -122,13 +122,25 @@ fn set_aux<R: Real>(res: &mut Residual<R>, seed: u64) {
     }
 }
 
+/// The larger of `a` and `b`, NaN if either is (`f64::max` would drop a
+/// NaN, and a NaN entry would pass every tolerance).
+fn max_or_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
 fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+    v.iter().fold(0.0, |m, x| max_or_nan(m, x.abs()))
 }
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+    a.iter()
+        .zip(b)
+        .fold(0.0, |m, (x, y)| max_or_nan(m, (x - y).abs()))
 }
 
 /// J·v, the assembled J times v, and central differences of F at u.
