@@ -28,29 +28,38 @@ const ACTIONS: [Action; 2] = [Action::Residual, Action::JacobianAction];
 const PORTABLE_THREADS: usize = 256;
 const PORTABLE_LOCAL_MEM: usize = 31 << 10;
 
-/// Small chunks — one block a batch, two batches a chunk — with the fewest
-/// threads per cell whose work-group fits [`PORTABLE_THREADS`] and
-/// [`PORTABLE_LOCAL_MEM`]; chosen from the case alone, never from the device.
+/// Small chunks — one block a batch, two batches a chunk, else three where
+/// two would fill the last of the `n_cells` cells' work-groups exactly —
+/// with the fewest threads per cell whose work-group fits
+/// [`PORTABLE_THREADS`] and [`PORTABLE_LOCAL_MEM`]; chosen from the case
+/// alone, never from the device.
 fn small_config<R: Real>(
     op: &OpenClOperator<R>,
     physics: &dyn Pointwise,
     variant: KernelVariant,
     geometry: GeometryMode,
+    n_cells: usize,
 ) -> LaunchConfig {
     let case = op.case_for(physics);
     let l = case.lcm();
     (1..=l)
         .filter(|n_tc| l.is_multiple_of(*n_tc))
-        .map(|n_tc| {
-            LaunchConfig::new(1, 2)
-                .with_threads_per_cell(n_tc)
-                .with_geometry(geometry)
+        .flat_map(|n_tc| {
+            [2, 3].map(|n_cb| {
+                LaunchConfig::new(1, n_cb)
+                    .with_threads_per_cell(n_tc)
+                    .with_geometry(geometry)
+            })
         })
         .find(|&c| {
             let shape = KernelShape::new(&case, variant, c, op.options()).unwrap();
-            shape.n_t <= PORTABLE_THREADS && shape.local_mem_bytes() <= PORTABLE_LOCAL_MEM
+            shape.n_t <= PORTABLE_THREADS
+                && shape.local_mem_bytes() <= PORTABLE_LOCAL_MEM
+                && !n_cells.is_multiple_of(shape.chunk)
         })
-        .unwrap_or_else(|| panic!("{case:?} {variant:?}: no small configuration fits"))
+        .unwrap_or_else(|| {
+            panic!("{case:?} {variant:?}: no small configuration fits with a partial last group")
+        })
 }
 
 /// How many work-groups a case's launches must span.
@@ -104,7 +113,7 @@ fn check_case<R: Real>(
             let variant = global_variant(&op, action, assembly);
             let config = match config {
                 Some(c) => c.with_geometry(geometry),
-                None => small_config(&op, physics, variant, geometry),
+                None => small_config(&op, physics, variant, geometry, n_cells),
             };
             let c = runnable(&op, physics, variant, config);
             let out = device_global(&mut op, &s, physics, action, assembly, Some(c));
@@ -122,7 +131,13 @@ fn check_case<R: Real>(
     }
     let config = match config {
         Some(c) => c.with_geometry(element_geometry),
-        None => small_config(&op, physics, KernelVariant::ELEMENT, element_geometry),
+        None => small_config(
+            &op,
+            physics,
+            KernelVariant::ELEMENT,
+            element_geometry,
+            n_cells,
+        ),
     };
     check_element_kernel(&mut op, &s, physics, config, tol);
 }
