@@ -13,7 +13,7 @@ mod custom_physics;
 use custom_physics::{ReactionDiffusion, exact, solve, solve_on};
 use femquad::backend::Backend;
 use femquad::mesh::generate::{MeshOptions, unit_box};
-use femquad::opencl::DeviceSelector;
+use femquad::opencl::{Device, DeviceSelector, KernelOptions};
 use femquad::physics::Pointwise;
 use femquad::solve::{JacobianProducts, NewtonOptions, Preconditioner};
 
@@ -139,7 +139,11 @@ fn nonlinear_solutions_converge_at_the_fe_rates() {
 
 #[test]
 fn opencl_newton_matches_native() {
-    let device = Backend::opencl(&DeviceSelector::parse("cpu")).unwrap();
+    // the environment's kernel switches, never the autotune cache
+    let device = Backend::OpenCl {
+        device: Device::open(&DeviceSelector::parse("cpu")).unwrap(),
+        options: KernelOptions::from_env().unwrap().with_tuning_cache(false),
+    };
     let m = mesh(2, 16);
     let cl = solve::<f64>(&m, 2, &device, 1e-10, EXACT).unwrap();
     let nat = solve::<f64>(&m, 2, &Backend::native(), 1e-10, EXACT).unwrap();

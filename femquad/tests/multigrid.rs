@@ -16,7 +16,7 @@ use femquad::multigrid::{
     MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels, Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels;
-use femquad::opencl::{Device, DeviceSelector, DeviceVector};
+use femquad::opencl::{Device, DeviceSelector, DeviceVector, KernelOptions};
 use femquad::physics::Pointwise;
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
 use femquad::quadrature::Quadrature;
@@ -37,12 +37,18 @@ fn device() -> Arc<Device> {
         .clone()
 }
 
+/// The OpenCL backend on the CPU (PoCL) unless FEMQUAD_DEVICE says
+/// otherwise, with the environment's kernel switches but never the autotune
+/// cache (the tests launch the device default configurations).
 fn backend() -> Backend {
     let selector = match std::env::var(femquad::opencl::DEVICE_ENV) {
         Ok(s) if !s.is_empty() => DeviceSelector::parse(&s),
         _ => DeviceSelector::parse("cpu"),
     };
-    Backend::opencl(&selector).unwrap()
+    Backend::OpenCl {
+        device: Device::open(&selector).unwrap(),
+        options: KernelOptions::from_env().unwrap().with_tuning_cache(false),
+    }
 }
 
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
