@@ -17,12 +17,17 @@ pub mod differences;
 pub mod freeze;
 pub mod generate;
 pub mod jacobians;
+pub mod linearity;
 pub mod minimize;
+pub mod paths;
 pub mod program;
 pub mod project;
 pub mod pt;
 pub mod runtime;
 pub mod verdict;
+
+#[cfg(test)]
+mod broken_variants;
 
 use program::Program;
 use project::Project;
@@ -116,7 +121,9 @@ impl Outcome {
                 | "tangent-ulp"
                 | "ad-ok"
                 | "ad-nonfinite"
+                | "ad-partial"
                 | "ad-skipped"
+                | "linear-ok"
                 | "jacobian-ok"
                 | "jacobian-device-ok"
                 | "jacobian-explained"
@@ -125,8 +132,10 @@ impl Outcome {
         )
     }
 
-    /// Whether this is a difference explained by the math libraries or by
-    /// rounding (listed with its kind, see [`Outcome::kind`]).
+    /// Whether this is an explained difference (by the math libraries, by
+    /// rounding, by a non-finite intermediate) or a check that compared too
+    /// little to pass (`ad-partial`): listed with its kind, see
+    /// [`Outcome::kind`].
     pub fn is_explained(&self) -> bool {
         matches!(
             self.verdict.as_str(),
@@ -135,6 +144,8 @@ impl Outcome {
                 | "jacobian-explained"
                 | "jacobian-device-explained"
                 | "ad-explained"
+                | "ad-nonfinite"
+                | "ad-partial"
         )
     }
 
@@ -165,18 +176,18 @@ pub struct Finding {
 #[derive(Debug, Default)]
 pub struct Report {
     pub programs: usize,
+    /// The OpenCL device: `vendor: name (driver)`.
+    pub device: String,
     /// (dimension, precision) evaluations per verdict.
     pub counts: BTreeMap<String, usize>,
+    /// Every result line of the generated crates.
+    pub outcomes: Vec<Outcome>,
     pub findings: Vec<Finding>,
-    /// Differences within the reach of the math libraries (or explained by
-    /// rounding: `jacobian-*explained`), with the math functions of the
-    /// program.
-    pub ulp: Vec<(Outcome, Vec<&'static str>)>,
+    /// The explained outcomes ([`Outcome::is_explained`]), with the math
+    /// functions of the program.
+    pub explained: Vec<(Outcome, Vec<&'static str>)>,
     /// Explained differences per (verdict, precision, kind).
     pub kinds: BTreeMap<(String, String, String), usize>,
-    /// Tangents that are not finite where the differences of the function
-    /// are (`ad-nonfinite`: an infinite or NaN intermediate value).
-    pub nonfinite: Vec<Outcome>,
     /// Seconds spent building the generated crate and running it.
     pub build_seconds: f64,
     pub run_seconds: f64,
@@ -194,17 +205,17 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{} programs; build {:.0} s, run {:.0} s",
-            self.programs, self.build_seconds, self.run_seconds
+            "{} programs on {}; build {:.0} s, run {:.0} s",
+            self.programs, self.device, self.build_seconds, self.run_seconds
         );
         for (k, n) in &self.counts {
             let _ = writeln!(s, "  {k:16} {n}");
         }
         let _ = writeln!(
             s,
-            "{} findings, {} differences within the reach of the math libraries",
+            "{} findings, {} explained (listed below with their kinds)",
             self.findings.len(),
-            self.ulp.len()
+            self.explained.len()
         );
         for ((v, prec, kind), n) in &self.kinds {
             let _ = writeln!(s, "  {v:26} {prec} {kind:16} {n}");
@@ -216,31 +227,23 @@ impl Report {
                 f.id, f.kind, f.detail, f.reproducer
             );
         }
-        if !self.ulp.is_empty() {
+        if !self.explained.is_empty() {
             let _ = writeln!(
                 s,
-                "\n--- differences within the reach of the math libraries"
+                "\n--- explained: by the math libraries, rounding, non-finite intermediates, or \
+                 too few entries compared"
             );
-            for (o, fs) in &self.ulp {
+            for (o, fs) in &self.explained {
                 let _ = writeln!(
                     s,
-                    "program {} {}D {} [{}]: {}",
+                    "program {} {}D {} {} [{}]: {}",
                     o.id,
                     o.dim,
                     o.precision,
+                    o.verdict,
                     fs.join(", "),
                     o.detail
                 );
-            }
-        }
-        if !self.nonfinite.is_empty() {
-            let _ = writeln!(
-                s,
-                "\n--- non-finite tangents where the function is locally smooth \
-                 (an infinite or NaN intermediate)"
-            );
-            for o in &self.nonfinite {
-                let _ = writeln!(s, "program {} {}D: {}", o.id, o.dim, o.detail);
             }
         }
         s
@@ -332,9 +335,13 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
         run_seconds,
         ..Report::default()
     };
+    if let Some(d) = lines.iter().find_map(|l| l.strip_prefix("opencl ")) {
+        report.device = d.to_string();
+    }
     let mut seen: Vec<(usize, String)> = Vec::new();
     for o in lines.iter().filter_map(|l| Outcome::parse(l)) {
         *report.counts.entry(o.verdict.clone()).or_default() += 1;
+        report.outcomes.push(o.clone());
         let Some(program) = kept.iter().find(|p: &&Program| p.id == o.id) else {
             return Err(std::io::Error::other(format!(
                 "the generated crate reported program {}, which it does not hold",
@@ -344,10 +351,7 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
         if o.is_explained() {
             let key = (o.verdict.clone(), o.precision.clone(), o.kind().to_string());
             *report.kinds.entry(key).or_default() += 1;
-            report.ulp.push((o.clone(), math_functions(program)));
-        }
-        if o.verdict == "ad-nonfinite" {
-            report.nonfinite.push(o.clone());
+            report.explained.push((o.clone(), math_functions(program)));
         }
         if o.is_finding() && !seen.contains(&(o.id, o.verdict.clone())) {
             seen.push((o.id, o.verdict.clone()));
