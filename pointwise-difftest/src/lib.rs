@@ -160,15 +160,22 @@ impl Outcome {
     }
 }
 
+/// Findings of one kind reduced at most (the first ones; the others are
+/// printed as generated): a systematic fault gives hundreds, and each
+/// reduction builds and runs dozens of crates.
+pub const MINIMIZED_PER_KIND: usize = 3;
+
 /// A program that must be looked at, with its reproducer.
 #[derive(Clone, Debug)]
 pub struct Finding {
     pub id: usize,
-    /// `disagree`, `build-failure`, `native-mismatch`, `native-panic`,
-    /// `macro-panic`, `macro-rejected`, `rustc-rejected`.
+    /// Its verdict: `disagree`, `build-failure`, `native-mismatch`,
+    /// `native-panic`, `macro-panic`, `macro-rejected`, `rustc-rejected`,
+    /// `linear-mismatch`, … (see the README).
     pub kind: String,
     pub detail: String,
-    /// The (minimized) `#[pointwise]` source.
+    /// The `#[pointwise]` source, minimized (for the first
+    /// [`MINIMIZED_PER_KIND`] of its kind).
     pub reproducer: String,
 }
 
@@ -355,7 +362,8 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
         }
         if o.is_finding() && !seen.contains(&(o.id, o.verdict.clone())) {
             seen.push((o.id, o.verdict.clone()));
-            let reproducer = if cfg.minimize {
+            let reduced = seen.iter().filter(|(_, v)| *v == o.verdict).count();
+            let reproducer = if cfg.minimize && reduced <= MINIMIZED_PER_KIND {
                 let small = minimize::minimize(program, &o, cfg)?;
                 small.source()
             } else {
