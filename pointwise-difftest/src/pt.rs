@@ -58,9 +58,11 @@ pub enum Calls {
     /// behaviour from a translation error (`crate::verdict`'s *Kinds*).
     NanArgument,
     /// Math functions and divisions with a non-finite argument or result,
-    /// or at a singular point of their derivative (`sqrt(0)`, `asin(±1)`,
-    /// `x / 0`, …): where forward mode's derivative is legitimately not
-    /// finite (`tanh(x / 0.0)` is ±1, its tangent `0·∞`).
+    /// one whose square overflows, or at a singular point of their
+    /// derivative (`sqrt(0)`, `asin(±1)`, `x / 0`, …): where forward mode's
+    /// derivative is legitimately not finite (`tanh(x / 0.0)` is ±1, its
+    /// tangent `0·∞`; `atan2(y, x)` of `x, y ~ 1e200` is finite, its
+    /// derivative's `x² + y²` is not).
     Singular,
     /// Saturating functions (`tanh`): their derivative formula `1 − tanh²`
     /// cancels where they saturate, and in `f32` Rust's `tanh` reaches ±1
@@ -126,7 +128,16 @@ fn replaced<R: F>(args: &[R], v: R, call: Call) -> Option<R> {
             Calls::None => false,
             Calls::NanArgument => nan && call.builtin,
             Calls::Singular => {
-                call.singular || !v.to64().is_finite() || args.iter().any(|a| !a.to64().is_finite())
+                // (A value whose square overflows: derivative formulas
+                // square arguments and results — `atan2`, `hypot`, `asin`,
+                // `1 − tanh²`, the quotient rule's `q·ḃ/b`.)
+                let huge = if R::SINGLE {
+                    (f32::MAX as f64).sqrt()
+                } else {
+                    f64::MAX.sqrt()
+                };
+                let singular = |x: f64| !x.is_finite() || x.abs() >= huge;
+                call.singular || singular(v.to64()) || args.iter().any(|a| singular(a.to64()))
             }
             Calls::Saturating => call.saturating,
             Calls::AtLeast(m) => call.sized && v.to64().is_finite() && v.to64().abs() >= m,
@@ -629,6 +640,8 @@ mod tests {
         assert!(replaced(Calls::Singular, &|| super::sqrt(0.0)));
         assert!(replaced(Calls::Singular, &|| super::asin(-1.0)));
         assert!(replaced(Calls::Singular, &|| super::powi(0.0, 0)));
+        assert!(replaced(Calls::Singular, &|| super::atan2(1e200, 3e200)));
+        assert!(!replaced(Calls::Singular, &|| super::atan2(1e100, 3e100)));
         assert!(!replaced(Calls::Singular, &|| super::sqrt(2.0)));
         assert!(!replaced(Calls::Singular, &|| super::powi(0.0, 2)));
         // Saturating: `tanh` only.
