@@ -501,5 +501,19 @@ mod tests {
             .expect("a result line");
         assert!(o.is_finding() && !o.is_explained());
         assert_eq!(o.kind(), "unclassified");
+        // Checks that compared too little, or a non-finite tangent with a
+        // reason, are listed; a false linearity claim is a finding.
+        for line in [
+            "result 7 2 f64 ad-partial 0e0 [partial] 3 of 16 entries compared",
+            "result 7 2 f64 ad-nonfinite 0e0 [nonfinite] 16 of 16 entries compared",
+        ] {
+            let o = Outcome::parse(line).expect("a result line");
+            assert!(o.is_explained() && !o.is_finding(), "{line}");
+        }
+        let o = Outcome::parse("result 7 2 f64 linear-mismatch 1e0 point 0 g0[0]: …")
+            .expect("a result line");
+        assert!(o.is_finding() && !o.is_explained());
+        let o = Outcome::parse("result 7 2 f64 linear-ok 0 …").expect("a result line");
+        assert!(!o.is_finding() && !o.is_explained());
     }
 }

@@ -61,10 +61,11 @@ impl Project {
         std::fs::write(
             self.dir.join("Cargo.toml"),
             format!(
-                "[package]\nname = \"pointwise-difftest-generated\"\nversion = \"0.0.0\"\n\
+                "[package]\nname = \"{}\"\nversion = \"0.0.0\"\n\
                  edition = \"2024\"\npublish = false\n\n[dependencies]\nfemquad = {{ path = {:?} }}\n\n\
                  # Not a member of femquad's workspace.\n[workspace]\n\n\
                  [profile.dev]\nopt-level = 0\ndebug = false\n",
+                self.package(),
                 femquad.display().to_string()
             ),
         )?;
@@ -98,6 +99,23 @@ impl Project {
         }
         main.push_str("    ]);\n}\n");
         std::fs::write(src.join("main.rs"), main)
+    }
+
+    /// The crate's package (and executable) name, from its directory's:
+    /// crates share the target directory, so each needs its own (a
+    /// campaign and the CI test built or run side by side would otherwise
+    /// run each other's programs).
+    fn package(&self) -> String {
+        let dir = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let name: String = dir
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        format!("pointwise-difftest-{name}")
     }
 
     fn cargo(&self) -> Command {
@@ -169,10 +187,7 @@ impl Project {
         limit: std::time::Duration,
         mut line: impl FnMut(&str),
     ) -> io::Result<Run> {
-        let exe = self
-            .target
-            .join("debug")
-            .join("pointwise-difftest-generated");
+        let exe = self.target.join("debug").join(self.package());
         // The OpenCL compiler's warnings go to stderr: kept, shown on failure.
         let log = self.dir.join("stderr.log");
         let mut child = Command::new(exe)
@@ -293,6 +308,16 @@ fn json_string(line: &str, key: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_crate_has_its_own_executable() {
+        let base = Path::new("/tmp/t");
+        let ci = Project::new(base, "ci");
+        let campaign = Project::new(base, "campaign-20261123");
+        assert_eq!(ci.package(), "pointwise-difftest-ci");
+        assert_eq!(campaign.package(), "pointwise-difftest-campaign-20261123");
+        assert_eq!(ci.target, campaign.target);
+    }
 
     #[test]
     fn diagnostics_are_attributed_to_programs() {
