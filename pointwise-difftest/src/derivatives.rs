@@ -344,18 +344,31 @@ pub fn run<R: Ad>(probe: &Probe, bodies: &[&Body], inputs: &[Inputs<R>], dim: us
         let line = tangents_compared(b, i, &device, &native, s.seed);
         println!("result {id} {dim} {prec} tangent-{line}");
         if prec == femquad::Precision::F64 {
-            let i64: Inputs<f64> = i.convert();
-            let n64: Outputs<f64> = widen(&native);
-            let line = crate::differences::ad_versus_differences(b, &i64, &n64);
-            println!("result {id} {dim} f64 {line}");
-            let line = crate::jacobians::native_versus_tangent(b, &i64, &n64);
-            println!("result {id} {dim} f64 {line}");
-            if let Some(line) = crate::linearity::claim_checked(b, &i64) {
-                println!("result {id} {dim} f64 {line}");
-            }
+            native_checks(b, &i.convert());
         }
     }
     crate::jacobians::device_versus_tangent(probe, bodies, inputs, &tangents, dim);
+}
+
+/// The checks that need no device, in `f64`, at `i`: AD against
+/// differences, the native Jacobian against the native tangent, the
+/// linearity claim; prints their lines.
+pub fn native_checks(b: &Body, i: &Inputs<f64>) {
+    let (id, dim) = (b.id, i.sizes.dim);
+    let native = match native_tangents(b, i) {
+        Ok(n) => n,
+        Err(e) => {
+            println!("result {id} {dim} f64 tangent-native-panic 0 {e}");
+            return;
+        }
+    };
+    let line = crate::differences::ad_versus_differences(b, i, &native);
+    println!("result {id} {dim} f64 {line}");
+    let line = crate::jacobians::native_versus_tangent(b, i, &native);
+    println!("result {id} {dim} f64 {line}");
+    if let Some(line) = crate::linearity::claim_checked(b, i) {
+        println!("result {id} {dim} f64 {line}");
+    }
 }
 
 /// The OpenCL tangents `device` of `b` at `i` against the native ones

@@ -459,6 +459,11 @@ fn run_guarded(
     Ok(lines)
 }
 
+/// Verdicts of the checks that need no device (see
+/// `derivatives::native_checks`): their findings are reduced without
+/// compiling OpenCL.
+pub const NATIVE_FINDINGS: &[&str] = &["ad-mismatch", "jacobian-mismatch", "linear-mismatch"];
+
 /// The runtime's command line.
 pub fn run_args(cfg: &Config, only: Option<&[usize]>) -> Vec<String> {
     let mut a = vec![

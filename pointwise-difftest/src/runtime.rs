@@ -46,12 +46,16 @@ pub struct Body {
 pub(crate) use crate::pt;
 
 /// Run settings, read from the command line: `--seed S --points P
-/// --batch B [--only ID,ID…]`.
+/// --batch B [--only ID,ID…] [--native-only 1]`.
 pub struct Settings {
     pub seed: u64,
     pub points: usize,
     pub batch: usize,
     pub only: Option<Vec<usize>>,
+    /// Only the checks that need no device: AD against differences, the
+    /// native Jacobian and the linearity claim (`f64`), for reducing their
+    /// findings without compiling OpenCL.
+    pub native_only: bool,
 }
 
 impl Settings {
@@ -61,6 +65,7 @@ impl Settings {
             points: 16,
             batch: 40,
             only: None,
+            native_only: false,
         };
         let args: Vec<String> = std::env::args().collect();
         let mut i = 1;
@@ -71,6 +76,7 @@ impl Settings {
                 "--points" => s.points = v.parse().expect("--points"),
                 "--batch" => s.batch = v.parse().expect("--batch"),
                 "--only" => s.only = Some(v.split(',').map(|x| x.parse().expect("id")).collect()),
+                "--native-only" => s.native_only = v == "1",
                 _ => {}
             }
             i += 2;
@@ -220,6 +226,14 @@ fn run<R: crate::derivatives::Ad>(probe: &Probe, bodies: &[&Body], dim: usize, s
                 .convert()
         })
         .collect();
+    if s.native_only {
+        if R::PRECISION == femquad::Precision::F64 {
+            for (b, i) in bodies.iter().zip(&inputs) {
+                crate::derivatives::native_checks(b, &i.convert());
+            }
+        }
+        return;
+    }
     residuals::<R>(probe, bodies, &inputs, dim, s);
     crate::derivatives::run::<R>(probe, bodies, &inputs, dim, s);
 }
