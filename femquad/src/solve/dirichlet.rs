@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 
 use super::cg::{CgStats, cg};
+use super::linear_checks::{check_symmetric_positive, explain_cg_failure, require_affine};
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
 use super::operator::{LinearOperator, NewtonPreconditioner};
 use super::preconditioner::{Preconditioner, PreconditionerState};
@@ -382,7 +383,8 @@ impl<R: Real> DirichletProblem<R> {
     /// Solves a **linear** problem (`physics` affine in `u` and `∇u`, with
     /// a symmetric positive definite `A_ff`) by conjugate gradients to the
     /// relative residual `tol` ([`cg`]), and returns the full solution
-    /// (`n_dofs` entries, where the residual lives) with the CG statistics.
+    /// (`n_dofs` entries, where the residual lives) with the CG statistics
+    /// (their residual is the true `‖b − A v‖`).
     ///
     /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
     /// `b_D = 0` (one evaluation), and the operator `(A v)_f = (J v)_f`,
@@ -393,10 +395,23 @@ impl<R: Real> DirichletProblem<R> {
     /// default), set up once for the Jacobian at `u_D`
     /// ([`DirichletProblem::preconditioner_seconds`] reports the time).
     ///
+    /// Before solving it checks what CG needs: that `#[pointwise]` proved
+    /// the physics affine ([`PointwiseInfo::linear`](crate::physics::PointwiseInfo::linear)),
+    /// and, on two random vectors `x`, `y` zero on the fixed dofs, that
+    /// `x·Ay = y·Ax` to rounding (symmetric) and `x·Ax > 0` (positive): two
+    /// more Jacobian actions.
+    ///
     /// # Errors
-    /// Those of [`cg`] (notably [`Error::NoConvergence`], and
-    /// [`Error::InvalidArgument`] if the operator is not positive definite)
-    /// and of [`Residual::evaluate`] and [`Residual::jacobian_action`].
+    /// * [`Error::InvalidArgument`] naming `physics` if it is not provably
+    ///   affine (solve it with [`DirichletProblem::solve_nonlinear`]), if its
+    ///   Jacobian on the free dofs is not symmetric or not positive definite
+    ///   (found by the random vectors, by CG, or by the multigrid setup: an
+    ///   advection term, an indefinite or a singular problem), each with
+    ///   what to do.
+    /// * Those of [`cg`] (notably [`Error::NoConvergence`], and `tol` out
+    ///   of reach of the residual's precision), of the preconditioner's setup
+    ///   ([`Preconditioner`]), and of [`Residual::evaluate`] and
+    ///   [`Residual::jacobian_action`].
     pub fn solve_linear<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -404,6 +419,8 @@ impl<R: Real> DirichletProblem<R> {
         tol: f64,
         max_iter: usize,
     ) -> Result<(Vector<R>, CgStats)> {
+        let info = physics.info();
+        require_affine(info)?;
         self.set_constants(constants);
         self.pc.reset_timer();
         let mut f0 = self.residual.vector()?;
@@ -426,6 +443,14 @@ impl<R: Real> DirichletProblem<R> {
         b.axpy(-1.0, &f0)?;
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
+        let residual = RefCell::new(residual);
+        let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
+            residual
+                .borrow_mut()
+                .jacobian_action(physics, base, v, constants, av)?;
+            av.copy_at(fixed_set, v)
+        };
+        check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
         // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
         let factorization = match preconditioner {
             Preconditioner::Multigrid(o) => o.factorization,
@@ -434,7 +459,7 @@ impl<R: Real> DirichletProblem<R> {
         pc.setup(
             preconditioner,
             hierarchy.as_ref(),
-            residual,
+            &mut residual.borrow_mut(),
             fixed,
             fixed_set,
             physics,
@@ -443,13 +468,6 @@ impl<R: Real> DirichletProblem<R> {
             factorization,
         )?;
         let stats = {
-            let residual = RefCell::new(residual);
-            let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-                residual
-                    .borrow_mut()
-                    .jacobian_action(physics, base, v, constants, av)?;
-                av.copy_at(fixed_set, v)
-            };
             let mut precondition = |r: &Vector<R>, z: &mut Vector<R>| -> Result<()> {
                 pc.apply(
                     preconditioner,
@@ -465,7 +483,8 @@ impl<R: Real> DirichletProblem<R> {
                 Preconditioner::None => None,
                 _ => Some(&mut precondition),
             };
-            cg(&mut apply, m, &b, &mut v, tol, max_iter)?
+            cg(&mut apply, m, &b, &mut v, tol, max_iter)
+                .map_err(|e| explain_cg_failure(e, info.name))?
         };
         // u = u_D + v
         v.axpy(1.0, base)?;

@@ -42,6 +42,7 @@ mod cg;
 mod dirichlet;
 mod gmres;
 mod krylov;
+mod linear_checks;
 mod newton;
 mod norms;
 mod operator;
