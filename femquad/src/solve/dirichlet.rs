@@ -7,7 +7,9 @@
 use std::cell::RefCell;
 
 use super::cg::{CgStats, cg};
-use super::linear_checks::{check_symmetric_positive, explain_cg_failure, require_affine};
+use super::linear_checks::{
+    check_symmetric_positive, explain_cg_failure, prepare_probe, require_affine,
+};
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
 use super::operator::{LinearOperator, NewtonPreconditioner};
 use super::preconditioner::{Preconditioner, PreconditionerState};
@@ -238,17 +240,19 @@ impl<R: Real> DirichletProblem<R> {
     /// Does the one-time work of the solves with `physics` ahead, so that it
     /// can be timed apart (the solves do it when needed): prepares the
     /// residual ([`Residual::prepare`]: kernels built, geometry uploaded)
-    /// and builds what the preconditioner needs before its first setup (the
+    /// builds what the preconditioner needs before its first setup (the
     /// multigrid levels: coarse residuals, spaces, transfers and device
-    /// vectors).
+    /// vectors), and the device kernel of the random vectors with which
+    /// [`DirichletProblem::solve_linear`] checks its operator.
     ///
     /// # Errors
     /// Those of [`Residual::prepare`] and
     /// [`ResidualLevels::new`](crate::multigrid::ResidualLevels::new);
     /// [`Error::InvalidArgument`] naming `preconditioner` for multigrid
-    /// without a hierarchy.
+    /// without a hierarchy; device errors.
     pub fn prepare<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<()> {
         self.residual.prepare(physics)?;
+        prepare_probe(&self.base)?;
         self.pc.prepare(
             &self.preconditioner,
             self.hierarchy.as_ref(),

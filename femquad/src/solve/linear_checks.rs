@@ -8,6 +8,7 @@ use super::cg::{OPERATOR_ADVICE, PRECONDITIONER_ADVICE};
 use super::krylov::machine_epsilon;
 use super::operator::LinearOperator;
 use crate::multigrid::fill_random;
+use crate::opencl::multigrid::MultigridKernels;
 use crate::physics::PointwiseInfo;
 use crate::vector::{IndexSet, Vector, VectorOps};
 use crate::{Error, Real, Result};
@@ -55,6 +56,21 @@ pub(crate) fn require_affine(info: &PointwiseInfo) -> Result<()> {
             info.name
         ),
     ))
+}
+
+/// Builds, into the device's program cache, the kernel with which
+/// [`check_symmetric_positive`] fills its random vectors on `like`'s
+/// device ([`fill_random`]); nothing for host vectors. For
+/// [`DirichletProblem::prepare`](super::DirichletProblem::prepare): a solve
+/// then builds no kernel.
+///
+/// # Errors
+/// Those of [`MultigridKernels::new`].
+pub(crate) fn prepare_probe<R: Real>(like: &Vector<R>) -> Result<()> {
+    if let Vector::Device(d) = like {
+        MultigridKernels::<R>::new(d.device(), 1)?;
+    }
+    Ok(())
 }
 
 /// Checks the operator `a` of a linear solve on random vectors `x`, `y`
