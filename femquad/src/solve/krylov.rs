@@ -143,31 +143,36 @@ pub(crate) fn checked_norm<V: VectorOps>(rr: f64, ax: &V) -> Result<f64> {
 /// drift from the true residual `b − A x` by rounding, and can claim any
 /// tolerance. Each claim is checked against the true residual; when a claim
 /// turns out false the solver restarts from the true residual, and when the
-/// cycle that made the claim did not at least halve the true residual it
-/// started from, the tolerance is out of reach.
+/// next claim is false too with a true residual not at least
+/// [`STAGNATION`] below the previous false claim's, the true residual has
+/// stagnated at what the solve can attain: the tolerance is out of reach.
 pub(crate) struct AttainableCheck {
     solver: &'static str,
     b_norm: f64,
     tol: Tol,
-    /// The true residual norm at the start of the current cycle.
-    last: f64,
+    /// The true residual norm of the last false claim.
+    last_false: Option<f64>,
 }
 
+/// A false claim whose true residual is above this fraction of the
+/// previous false claim's made no progress: the true residual stagnates.
+pub(crate) const STAGNATION: f64 = 0.9;
+
 impl AttainableCheck {
-    /// For a solve that started from the true residual norm `start`.
-    pub(crate) fn new(solver: &'static str, b_norm: f64, tol: Tol, start: f64) -> Self {
+    /// For a solve to the tolerance `tol` of `b` of norm `b_norm`.
+    pub(crate) fn new(solver: &'static str, b_norm: f64, tol: Tol) -> Self {
         AttainableCheck {
             solver,
             b_norm,
             tol,
-            last: start,
+            last_false: None,
         }
     }
 
     /// A new cycle starts from the true residual norm `true_norm`, above the
     /// tolerance; `claimed` says whether the cycle that ended claimed
-    /// convergence. A false claim is fine if the true residual still fell
-    /// to at most half of its value at that cycle's start; otherwise
+    /// convergence (a false claim). A false claim whose true residual is
+    /// above [`STAGNATION`] times the previous false claim's is
     /// [`Error::InvalidArgument`] naming the tolerance's argument, with the
     /// relative residual attained.
     pub(crate) fn restart(
@@ -176,7 +181,12 @@ impl AttainableCheck {
         true_norm: f64,
         iterations: usize,
     ) -> Result<()> {
-        if claimed && true_norm > 0.5 * self.last {
+        if !claimed {
+            return Ok(());
+        }
+        if let Some(previous) = self.last_false
+            && true_norm > STAGNATION * previous
+        {
             let attained = true_norm / self.b_norm;
             let Tol { value, arg, label } = self.tol;
             return Err(Error::arg(
@@ -185,7 +195,7 @@ impl AttainableCheck {
                     "{label} = {value:e} is below the accuracy {} attains for this operator in \
                      this precision: its recurrence claims convergence, but the true relative \
                      residual ‖b − A x‖/‖b‖ stays at {attained:e} after {iterations} iterations \
-                     and a restart from the true residual (the rounding of A x, or the error of \
+                     and restarts from the true residual (the rounding of A x, or the error of \
                      an approximate operator such as difference products, limits it). Choose \
                      {label} above {attained:e}, or compute the operator and vectors in higher \
                      precision",
@@ -193,7 +203,7 @@ impl AttainableCheck {
                 ),
             ));
         }
-        self.last = true_norm;
+        self.last_false = Some(true_norm);
         Ok(())
     }
 }
