@@ -239,7 +239,7 @@ impl<R: Real> DirichletProblem<R> {
 
     /// Does the one-time work of the solves with `physics` ahead, so that it
     /// can be timed apart (the solves do it when needed): prepares the
-    /// residual ([`Residual::prepare`]: kernels built, geometry uploaded)
+    /// residual ([`Residual::prepare`]: kernels built, geometry uploaded),
     /// builds what the preconditioner needs before its first setup (the
     /// multigrid levels: coarse residuals, spaces, transfers and device
     /// vectors), and the device kernel of the random vectors with which
@@ -507,8 +507,10 @@ impl<R: Real> DirichletProblem<R> {
     /// symmetric).
     ///
     /// # Errors
-    /// Those of [`newton_krylov`] and [`Residual::evaluate`];
-    /// [`Error::InvalidArgument`] if `u0` has the wrong length or location.
+    /// Those of [`newton_krylov`] and [`Residual::evaluate`], those about
+    /// its Jacobian (singular in a GMRES solve, non-finite pointwise
+    /// Jacobians) naming `physics`; [`Error::InvalidArgument`] if `u0` has
+    /// the wrong length or location.
     pub fn solve_nonlinear<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -549,10 +551,21 @@ impl<R: Real> DirichletProblem<R> {
                 physics,
                 state,
             };
-            newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)?
+            newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)
         } else {
-            newton_krylov(residual, Some(&mut jacobian), None, &mut u, &opts)?
-        };
+            newton_krylov(residual, Some(&mut jacobian), None, &mut u, &opts)
+        }
+        .map_err(|e| match e {
+            // the Jacobian products and residual are the physics'
+            Error::InvalidArgument {
+                name: "jacobian" | "residual",
+                reason,
+            } => Error::arg(
+                "physics",
+                format!("Newton–Krylov on `{}`: {reason}", physics.info().name),
+            ),
+            other => other,
+        })?;
         Ok((u, stats))
     }
 }
@@ -737,6 +750,39 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
         assert!(err < 1e-3, "max nodal error {err}");
+    }
+
+    /// A residual that does not depend on `u`: its Jacobian is zero.
+    #[crate::pointwise]
+    fn free_of_u<const D: usize>(x: &[f64; D], f0: &mut [f64; 1]) {
+        f0[0] = 1.0 + x[0];
+    }
+
+    /// A singular Jacobian met by Newton's GMRES is reported as the
+    /// physics' (the argument the user passed), not as an error of a
+    /// `jacobian` argument that solve_nonlinear makes itself.
+    #[test]
+    fn a_singular_jacobian_in_newton_names_the_physics() {
+        let (mesh, r) = setup(3, 1);
+        let mut p = DirichletProblem::on_boundary(r, &mesh, |_, g| g[0] = 0.0).unwrap();
+        p.set_preconditioner(Preconditioner::None);
+        let e = p
+            .solve_nonlinear(&FreeOfU, &[], None, &NewtonOptions::default())
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    name: "physics",
+                    ..
+                }
+            ) && text.contains(
+                "Newton–Krylov on `free_of_u`: the Jacobian at Newton step 1, in its GMRES \
+                     solve: the operator is singular"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

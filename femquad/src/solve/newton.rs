@@ -356,15 +356,13 @@ fn linear_solve_error(e: Error, step: usize, products: JacobianProducts) -> Erro
             format!("NewtonOptions::linear, in the GMRES solve of Newton step {step}: {reason}"),
         ),
         Error::InvalidArgument { name: "a", reason } => {
-            let (arg, source) = match products {
-                JacobianProducts::Exact => ("jacobian", "the products of `jacobian`"),
-                JacobianProducts::Differences => ("residual", "differences of `residual`"),
+            let arg = match products {
+                JacobianProducts::Exact => "jacobian",
+                JacobianProducts::Differences => "residual",
             };
             Error::arg(
                 arg,
-                format!(
-                    "the Jacobian at Newton step {step} ({source}), in its GMRES solve: {reason}"
-                ),
+                format!("the Jacobian at Newton step {step}, in its GMRES solve: {reason}"),
             )
         }
         other => other,
