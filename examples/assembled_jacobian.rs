@@ -2,8 +2,8 @@
 //! derivatives, solve with a sparse direct solver (faer's Cholesky), and
 //! check the result against the matrix-free solve.
 //!
-//! The problem is `−∇·(a(x)∇u) = 1` on the unit square or cube with `u = 0`
-//! on the boundary and the coefficient field `a(x) = 1 + x₀²` (an auxiliary
+//! The problem is `−∇·(a(x)∇u) = 1` on the unit square or cube (or a Gmsh
+//! mesh, `--mesh`, refined `--refine` times) with `u = 0` on the boundary and the coefficient field `a(x) = 1 + x₀²` (an auxiliary
 //! field read by the physics, written here with `#[pointwise]`). Its
 //! residual is affine in `u`, so its Jacobian `A` is the stiffness matrix
 //! and `u = A⁻¹ b` with `b = −F(0)`:
@@ -21,6 +21,7 @@
 //! cargo run --release --example assembled_jacobian
 //! cargo run --release --example assembled_jacobian -- --dim 3 --order 2 --n 8
 //! cargo run --release --example assembled_jacobian -- --matrix-market a.mtx
+//! cargo run --release --example assembled_jacobian -- --mesh examples/meshes/lshape.msh --order 2
 //! ```
 
 use std::path::PathBuf;
@@ -28,10 +29,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+use femquad::mesh::size::{FieldSize, physical_memory};
 use femquad::opencl::DeviceSelector;
 use femquad::prelude::*;
 use femquad::sparse::{DirectSolver, FixedDofs};
-use femquad_examples::cli::end_quietly_on_broken_pipe;
+use femquad_examples::cli::{MeshArgs, StudySize, check_box, end_quietly_on_broken_pipe};
 
 /// `−∇·(a∇u) = 1`: `f0 = −1`, `f1 = a ∇u`.
 #[pointwise]
@@ -54,14 +56,18 @@ pub fn diffusion_with_source<const D: usize>(
 #[derive(Parser)]
 struct Args {
     /// Spatial dimension: 2 (unit square) or 3 (unit cube).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3))]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(2..=3), conflicts_with = "mesh")]
     dim: u8,
     /// Polynomial order of the Lagrange elements: 1 or 2.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
     order: u8,
-    /// Intervals per side of the mesh (1 to 512).
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=512))]
+    /// Intervals per side of the mesh (1 to 512, and a mesh that fits this
+    /// machine's memory: more is an error that states the bound).
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=512), conflicts_with = "mesh")]
     n: u16,
+    /// A Gmsh mesh instead of the unit square or cube (not with --dim, --n).
+    #[command(flatten)]
+    gmsh: MeshArgs,
     /// Solve matrix-free with the native integrator instead of OpenCL.
     #[arg(long)]
     native: bool,
@@ -84,9 +90,30 @@ fn run(args: &Args) -> Result<()> {
             ),
         ));
     }
-    let dim = args.dim as usize;
-    let mesh = unit_box(dim, args.n as usize, &MeshOptions::default())?;
-    let element = Element::lagrange(dim, args.order as usize)?;
+    // the mesh (and its size checked) before the backend
+    let order = args.order as usize;
+    let field = FieldSize { order, n_comp: 1 };
+    let (hierarchy, domain) = match args.gmsh.load(|_| field)? {
+        Some(file) => {
+            let domain = file.describe();
+            (file.hierarchy, domain)
+        }
+        None => {
+            let (dim, n) = (args.dim as usize, args.n as usize);
+            let size = StudySize {
+                dim,
+                order,
+                n_comp: 1,
+            };
+            check_box("--n", &size, n, physical_memory())?;
+            let mesh = unit_box(dim, n, &MeshOptions::default())?;
+            let name = if dim == 2 { "square" } else { "cube" };
+            (MeshHierarchy::single(mesh), format!("the unit {name}"))
+        }
+    };
+    let mesh = hierarchy.finest().clone();
+    let dim = mesh.dim();
+    let element = Element::lagrange(dim, order)?;
     let space = FunctionSpace::new(&mesh, element, 1)?;
     let quadrature = Quadrature::default_for(&element)?;
     let backend = if args.native {
@@ -99,8 +126,7 @@ fn run(args: &Args) -> Result<()> {
     let coefficient = space.interpolate(&mesh, |x, a| a[0] = 1.0 + x[0] * x[0])?;
     residual.set_aux(&coefficient)?;
     println!(
-        "-div((1 + x0^2) grad u) = 1 on the unit {}, P{} ({} cells, {} dofs), matrix-free on {}",
-        if dim == 2 { "square" } else { "cube" },
+        "-div((1 + x0^2) grad u) = 1 on {domain}, P{} ({} cells, {} dofs), matrix-free on {}",
         args.order,
         mesh.n_cells(),
         space.n_dofs(),
@@ -134,7 +160,10 @@ fn run(args: &Args) -> Result<()> {
     println!("max |row sum| of A (a pure diffusion): {row_sums:.1e}");
 
     // 2–3. u = 0 on the boundary, then faer's sparse Cholesky
-    let mut problem = DirichletProblem::on_boundary(residual, &mesh, |_x, g| g[0] = 0.0)?;
+    let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, |_x, g| g[0] = 0.0)?;
+    // the coefficient on every multigrid level too (P2 has a P1 level, a
+    // refined Gmsh mesh its coarser meshes)
+    problem.set_aux(&coefficient)?;
     let fixed = FixedDofs::new(space.n_dofs(), problem.fixed_dofs())?;
     fixed.eliminate(&mut a, &mut b, problem.fixed_values())?;
     let t = Instant::now();

@@ -51,7 +51,7 @@ use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::Mesh;
-use femquad::mesh::gmsh::read_gmsh;
+use femquad::mesh::size::FieldSize;
 use femquad::multigrid::MeshHierarchy;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::quadrature::Quadrature;
@@ -256,8 +256,14 @@ fn default_sizes(dim: usize, order: usize) -> (usize, usize) {
 }
 
 fn run<R: Real>(args: &SolveArgs, jacobian: JacobianProducts) -> Result<()> {
-    // sizes before the backend: a bad --levels is reported at once
-    let sizes = match args.mesh {
+    // sizes (or the mesh) before the backend: a bad --levels or --refine
+    // is reported at once
+    let field = FieldSize {
+        order: args.order,
+        n_comp: 1,
+    };
+    let file = args.gmsh.load(|_| field)?;
+    let sizes = match file {
         Some(_) => Vec::new(),
         None => args.sizes(default_sizes(args.dim, args.order), 1)?,
     };
@@ -285,21 +291,17 @@ fn run<R: Real>(args: &SolveArgs, jacobian: JacobianProducts) -> Result<()> {
     } else {
         VtuFormat::Base64
     };
-    if let Some(path) = &args.mesh {
-        let h = MeshHierarchy::from_gmsh(&read_gmsh(path)?, args.refine)?;
-        let mesh = h.finest().clone();
-        println!(
-            "mesh {}{}: {}D, {} cells\n",
-            path.display(),
-            if args.refine > 0 {
-                format!(" refined {} times", args.refine)
-            } else {
-                String::new()
-            },
-            mesh.dim(),
-            mesh.n_cells()
-        );
-        let s = solve_on::<R>(h, args.order, &backend, rtol, jacobian, preconditioner)?;
+    if let Some(file) = file {
+        println!("{}\n", file.describe());
+        let mesh = file.hierarchy.finest().clone();
+        let s = solve_on::<R>(
+            file.hierarchy,
+            args.order,
+            &backend,
+            rtol,
+            jacobian,
+            preconditioner,
+        )?;
         println!("{}", table_header(true));
         println!("{}", table_row(&row(0, &mesh, &s, None)));
         println!("{}", newton_line(&s));

@@ -7,13 +7,18 @@
 //! cargo run --release --example solve_bench -- --suite --cells 1000000 --csv solve.csv
 //! cargo run --release --example solve_bench -- --dim 3 --order 2 --physics lame --cells 262144
 //! cargo run --release --example solve_bench -- --suite --preconditioner mg,jacobi --cells 65536
+//! cargo run --release --example solve_bench -- --mesh examples/meshes/lshape3d.msh --refine 3 --physics lame
 //! ```
 //!
 //! Each case builds a coarse unit square or cube of `n0` intervals per side
 //! and refines it `L` times (`n0·2^L` intervals: the decomposition whose
 //! cell count is closest to `--cells`, with a coarse mesh of at most
-//! `--max-coarse-cells` cells), the residual on the finest mesh, and a
-//! Dirichlet problem on the whole boundary:
+//! `--max-coarse-cells` cells) — or reads a Gmsh mesh (`--mesh`) and
+//! refines it `--refine` times —, the residual on the finest mesh, and a
+//! Dirichlet problem on the whole boundary. `--cells` (`1e6`, `16M`, `2^24`:
+//! femquad's one count parser) is checked before anything is built: a mesh
+//! beyond `u32` indices or this machine's memory is refused at once, with
+//! the most cells that fit.
 //!
 //! * **poisson**: `−Δu = 1`, `u = 0` on the boundary (the built-in `Poisson`);
 //! * **lame**: `−∇·σ(u) = 0` with `E = 1`, `ν = 0.3`, the boundary displaced
@@ -46,6 +51,7 @@ use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
 use femquad::multigrid::{CycleProfile, MeshHierarchy, MultigridOptions, SetupReport};
 use femquad::opencl::DeviceSelector;
 use femquad::physics::Pointwise;
@@ -56,7 +62,7 @@ use femquad::solve::{DirichletProblem, Preconditioner};
 use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
 use femquad::{Error, Precision, Result};
-use femquad_examples::cli::{end_quietly_on_broken_pipe, precision_parser};
+use femquad_examples::cli::{MeshArgs, MeshFile, end_quietly_on_broken_pipe, precision_parser};
 use serde::Serialize;
 
 /// Solve benchmark: CG to a relative residual of 1e-8 for Poisson and Lamé
@@ -65,10 +71,10 @@ use serde::Serialize;
 #[derive(Parser, Debug)]
 struct Args {
     /// Run all 8 cases: {2D, 3D} x {P1, P2} x {poisson, lame}.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "mesh")]
     suite: bool,
-    /// Spatial dimension (one case; not with --suite).
-    #[arg(long, default_value_t = 2, conflicts_with = "suite")]
+    /// Spatial dimension (one case; not with --suite or --mesh).
+    #[arg(long, default_value_t = 2, conflicts_with_all = ["suite", "mesh"])]
     dim: usize,
     /// Lagrange order, 1 or 2 (one case; not with --suite).
     #[arg(long, default_value_t = 1, conflicts_with = "suite")]
@@ -76,14 +82,20 @@ struct Args {
     /// poisson or lame (one case; not with --suite).
     #[arg(long, default_value = "poisson", conflicts_with = "suite")]
     physics: String,
-    /// Target number of cells of the finest mesh (the GPU run: 16777216 = 2^24).
-    #[arg(long, default_value_t = 1 << 16)]
+    /// Target number of cells of the finest mesh: 16777216, 2^24, 1e6, 16M
+    /// (the GPU run: 2^24); at most what u32 indices number and this
+    /// machine's memory holds (more is an error that states the bound).
+    #[arg(long, default_value = "2^16", value_parser = parse_count, conflicts_with = "mesh")]
     cells: usize,
     /// Largest number of cells of the coarse mesh that is refined (the
     /// default lets 2^24 cells come within 1 % in 2D, 7 % in 3D, with a
     /// coarsest level of a few thousand dofs).
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, value_parser = parse_count, conflicts_with = "mesh")]
     max_coarse_cells: usize,
+    /// A Gmsh mesh instead of the unit square or cube (not with --suite,
+    /// --dim, --cells, --max-coarse-cells).
+    #[command(flatten)]
+    gmsh: MeshArgs,
     /// Preconditioners, comma-separated: mg, jacobi, none.
     #[arg(long, default_value = "mg")]
     preconditioner: String,
@@ -134,7 +146,10 @@ struct Row {
     device: String,
     /// mg, jacobi or none.
     preconditioner: String,
-    /// Intervals per side of the coarse mesh and refinements.
+    /// `unit box`, or the Gmsh file (`--mesh`).
+    mesh: String,
+    /// Intervals per side of the coarse unit box (0 for a Gmsh mesh) and
+    /// refinements.
     n0: usize,
     refinements: usize,
     cells: usize,
@@ -174,22 +189,23 @@ impl Physics {
 }
 
 /// `(n0, refinements)` whose finest mesh `n0·2^L` has the cell count closest
-/// to `cells` with a coarse mesh of at most `max_coarse` cells.
+/// to `cells` with a coarse mesh of at most `max_coarse` cells (counted in
+/// floating point: no overflow for any request; sizes are checked by
+/// [`check_cells`]).
 fn decompose(dim: usize, cells: usize, max_coarse: usize) -> Result<(usize, usize)> {
-    let count = |n: usize| if dim == 2 { 2 * n * n } else { 6 * n * n * n };
+    // cells of the unit square (2n² triangles) or cube (6n³ tetrahedra)
+    let count = |n: usize| MeshSize::unit_box(dim, n as f64).cells;
+    let target = cells as f64;
     let mut best: Option<(f64, usize, usize)> = None;
-    for n0 in 1.. {
-        if count(n0) > max_coarse {
-            break;
-        }
-        for l in 0..20 {
-            let n = n0 << l;
-            let c = count(n);
-            let miss = (c as f64 / cells as f64).ln().abs();
+    // coarse meshes beyond u32 cells are never wanted: n0 stops there
+    for n0 in (1..).take_while(|&n0| count(n0) <= (max_coarse as f64).min(u32::MAX as f64)) {
+        for l in 0..64 {
+            let c = count(n0) * 2f64.powi(dim as i32 * l as i32);
+            let miss = (c / target).ln().abs();
             if best.is_none_or(|b| miss < b.0 - 1e-12) {
                 best = Some((miss, n0, l));
             }
-            if c > 2 * cells {
+            if c > 2.0 * target {
                 break;
             }
         }
@@ -203,6 +219,56 @@ fn decompose(dim: usize, cells: usize, max_coarse: usize) -> Result<(usize, usiz
             ),
         )
     })
+}
+
+/// The meshes of a case held together (the unit box of `n0` intervals and
+/// its `l` refinements) and its field: what [`check_cells`] sizes.
+fn case_sizes(case: &Case, n0: usize, l: usize) -> (Vec<MeshSize>, FieldSize) {
+    let mut meshes = vec![MeshSize::unit_box(case.dim, n0 as f64)];
+    for _ in 0..l {
+        let next = meshes[meshes.len() - 1].refined();
+        meshes.push(next);
+    }
+    (
+        meshes,
+        FieldSize {
+            order: case.order,
+            n_comp: case.n_comp(),
+        },
+    )
+}
+
+/// Checks `--cells` for `case` before anything is built: the hierarchy
+/// `decompose` chooses, with the case's field on the finest, must fit
+/// `u32` indices and `memory` ([`Footprint::too_large`]). The error names
+/// `--cells` with the value, the mesh, the reason and about the most cells
+/// that fit.
+fn check_cells(case: &Case, cells: usize, max_coarse: usize, memory: Option<u64>) -> Result<()> {
+    let why = |cells: usize| -> Result<Option<String>> {
+        let (n0, l) = decompose(case.dim, cells, max_coarse)?;
+        let (meshes, field) = case_sizes(case, n0, l);
+        Ok(Footprint {
+            meshes: &meshes,
+            field: Some(field),
+        }
+        .too_large(memory)
+        .map(|why| format!("n = {n0}·2^{l} intervals per side, has {why}")))
+    };
+    let Some(reason) = why(cells)? else {
+        return Ok(());
+    };
+    let most = largest(1, cells, |c| matches!(why(c), Ok(None)));
+    let most = match most {
+        Some(m) => format!("about --cells {m:.2e} at most for this case", m = m as f64),
+        None => "no mesh of this case fits".into(),
+    };
+    Err(Error::arg(
+        "--cells",
+        format!(
+            "--cells {cells}: the {} mesh, {reason}; {most}",
+            case.name()
+        ),
+    ))
 }
 
 fn parse_preconditioners(
@@ -242,33 +308,74 @@ struct Case {
     physics: Physics,
 }
 
-/// Builds and solves one case; `n0`, `l` the mesh.
+impl Case {
+    /// Components of the solution: 1 (Poisson) or `dim` (Lamé).
+    fn n_comp(&self) -> usize {
+        match self.physics {
+            Physics::Poisson => 1,
+            Physics::Lame => self.dim,
+        }
+    }
+
+    /// `poisson-2d-p1`, …
+    fn name(&self) -> String {
+        format!("{}-{}d-p{}", self.physics.name(), self.dim, self.order)
+    }
+}
+
+/// The meshes of a case.
+enum Meshes<'a> {
+    /// The unit square or cube of `n0` intervals per side, refined `l` times.
+    Box { n0: usize, l: usize },
+    /// A Gmsh mesh and its refinements (`--mesh`, `--refine`), read in
+    /// `seconds`.
+    File { file: &'a MeshFile, seconds: f64 },
+}
+
+/// Builds and solves one case on `meshes`.
 fn run_case<R: Real>(
     case: &Case,
-    n0: usize,
-    l: usize,
+    meshes: &Meshes,
     backend: &Backend,
     pname: &str,
     pc: &Preconditioner,
     args: &Args,
 ) -> Result<Row> {
     let t = Instant::now();
-    let coarse = unit_box(
-        case.dim,
-        n0,
-        &MeshOptions {
-            shuffle: true,
-            seed: 1,
-            ..MeshOptions::default()
-        },
-    )?;
-    let hierarchy = MeshHierarchy::new(&coarse, l)?;
-    let mesh_seconds = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let n_comp = match case.physics {
-        Physics::Poisson => 1,
-        Physics::Lame => case.dim,
+    let (hierarchy, mesh, n0, l) = match *meshes {
+        Meshes::Box { n0, l } => {
+            let coarse = unit_box(
+                case.dim,
+                n0,
+                &MeshOptions {
+                    shuffle: true,
+                    seed: 1,
+                    ..MeshOptions::default()
+                },
+            )?;
+            (
+                MeshHierarchy::new(&coarse, l)?,
+                "unit box".to_string(),
+                n0,
+                l,
+            )
+        }
+        Meshes::File { file, .. } => {
+            let l = file.hierarchy.n_levels() - 1;
+            (
+                file.hierarchy.clone(),
+                file.path.display().to_string(),
+                0,
+                l,
+            )
+        }
     };
+    let mesh_seconds = match *meshes {
+        Meshes::File { seconds, .. } => seconds,
+        Meshes::Box { .. } => t.elapsed().as_secs_f64(),
+    };
+    let t = Instant::now();
+    let n_comp = case.n_comp();
     let element = Element::lagrange(case.dim, case.order)?;
     let space = FunctionSpace::new(hierarchy.finest(), element, n_comp)?;
     let quadrature = Quadrature::default_for(&element)?;
@@ -326,13 +433,14 @@ fn run_case<R: Real>(
         _ => (0, 0),
     };
     Ok(Row {
-        case: format!("{}-{}d-p{}", case.physics.name(), case.dim, case.order),
+        case: case.name(),
         dim: case.dim,
         order: case.order,
         physics: case.physics.name().into(),
         precision: R::PRECISION.name().into(),
         device: backend.describe(),
         preconditioner: pname.into(),
+        mesh,
         n0,
         refinements: l,
         cells,
@@ -441,17 +549,8 @@ fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
             format!("must lie in (0, 1), got {}", args.tol),
         ));
     }
-    let backend = if args.native {
-        Backend::native()
-    } else {
-        let selector = match &args.device {
-            Some(d) => DeviceSelector::parse(d),
-            None => DeviceSelector::from_env(),
-        };
-        Backend::opencl(&selector)?
-    };
     let pcs = parse_preconditioners(&args.preconditioner, args.degree, args.profile)?;
-    let cases: Vec<Case> = if args.suite {
+    let mut cases: Vec<Case> = if args.suite {
         let mut c = Vec::new();
         for physics in [Physics::Poisson, Physics::Lame] {
             for dim in [2, 3] {
@@ -494,12 +593,49 @@ fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
             physics,
         }]
     };
+    // the meshes before the backend: a bad --cells or --refine is reported at once
+    let t = Instant::now();
+    let file = args.gmsh.load(|dim| {
+        let case = Case { dim, ..cases[0] };
+        FieldSize {
+            order: case.order,
+            n_comp: case.n_comp(),
+        }
+    })?;
+    let seconds = t.elapsed().as_secs_f64();
+    let mut meshes = Vec::new();
+    match &file {
+        Some(file) => {
+            cases[0].dim = file.gmsh.mesh.dim();
+            meshes.push(Meshes::File { file, seconds });
+        }
+        None => {
+            let memory = physical_memory();
+            for case in &cases {
+                check_cells(case, args.cells, args.max_coarse_cells, memory)?;
+                let (n0, l) = decompose(case.dim, args.cells, args.max_coarse_cells)?;
+                meshes.push(Meshes::Box { n0, l });
+            }
+        }
+    }
+    let backend = if args.native {
+        Backend::native()
+    } else {
+        let selector = match &args.device {
+            Some(d) => DeviceSelector::parse(d),
+            None => DeviceSelector::from_env(),
+        };
+        Backend::opencl(&selector)?
+    };
     println!(
         "femquad solve benchmark: CG to relative residual {:e}, {} on {}",
         args.tol,
         R::PRECISION.name(),
         backend.describe()
     );
+    if let Some(file) = &file {
+        println!("{}", file.describe());
+    }
     println!(
         "{:<16} {:>7} {:>9} {:>10} {:>6} {:>5} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "case",
@@ -516,14 +652,13 @@ fn run<R: Real>(args: &Args) -> Result<Vec<Row>> {
         "s/it"
     );
     let mut rows = Vec::new();
-    for case in &cases {
-        let (n0, l) = decompose(case.dim, args.cells, args.max_coarse_cells)?;
+    for (case, meshes) in cases.iter().zip(&meshes) {
         for (pname, pc) in &pcs {
             // warm-up (program builds, autotune cache) on a small refined mesh
             // of the case, so that every kernel the timed run uses is built
-            let (w0, wl) = decompose(case.dim, 4096, 64)?;
-            run_case::<R>(case, w0, wl, &backend, pname, pc, args)?;
-            let row = run_case::<R>(case, n0, l, &backend, pname, pc, args)?;
+            let (n0, l) = decompose(case.dim, 4096, 64)?;
+            run_case::<R>(case, &Meshes::Box { n0, l }, &backend, pname, pc, args)?;
+            let row = run_case::<R>(case, meshes, &backend, pname, pc, args)?;
             println!(
                 "{:<16} {:>7} {:>9} {:>10} {:>6} {:>5} {:>8.1e} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3e}",
                 row.case,

@@ -91,8 +91,10 @@
  *
  * The launch covers ceil(nCells / chunk) work-groups: every cell is
  * integrated here. The host pads every per-cell array by at least one chunk
- * (node indices 0, det J = 0), so loads need no bounds checks; cells
- * c >= nCells are computed on those harmless values and never stored.
+ * (node indices 0, det J = 0), so the contiguous loads need no bounds
+ * checks; the gathers of a padding cell c >= nCells read nothing (its
+ * values are zeros: GATHER_SLOT), since node 0 may lie outside the group's
+ * window. Padding cells are computed on those values and never stored.
  *
  * Per batch:
  *  (1) LOAD: coalesced cooperative loads of the batch's contiguous inputs
@@ -261,44 +263,56 @@
   real g##_v[GATHERS_V ? OWN_SLOTS : 1][N_COMP];   \
   real g##_a[OWN_SLOTS][N_AUX_ALLOC];              \
   real g##_x[OWN_SLOTS][DIM];
-/* Loads them for the slot of node `nd` into slot s of g, and stores slot s
- * of g into the batch's local arrays */
+/* Loads them for the slot of node `nd` into slot s of g (or sets them to
+ * zero), and stores slot s of g into the batch's local arrays */
 #if GATHERS_U
 #define GATHER_U(g, s, nd) \
   for (int comp = 0; comp < N_COMP; ++comp) g##_u[s][comp] = U_AT(nd, comp);
+#define ZERO_U(g, s) \
+  for (int comp = 0; comp < N_COMP; ++comp) g##_u[s][comp] = (real)0;
 #define STORE_U(g, s, c, b) \
   for (int comp = 0; comp < N_COMP; ++comp) u_i[CELL_DOF(c, b, comp, N_B, N_COMP)] = g##_u[s][comp];
 #else
 #define GATHER_U(g, s, nd)
+#define ZERO_U(g, s)
 #define STORE_U(g, s, c, b)
 #endif
 #if GATHERS_V
 #define GATHER_V(g, s, nd) \
   for (int comp = 0; comp < N_COMP; ++comp) g##_v[s][comp] = V_AT(nd, comp);
+#define ZERO_V(g, s) \
+  for (int comp = 0; comp < N_COMP; ++comp) g##_v[s][comp] = (real)0;
 #define STORE_V(g, s, c, b) \
   for (int comp = 0; comp < N_COMP; ++comp) v_i[CELL_DOF(c, b, comp, N_B, N_COMP)] = g##_v[s][comp];
 #else
 #define GATHER_V(g, s, nd)
+#define ZERO_V(g, s)
 #define STORE_V(g, s, c, b)
 #endif
 #if GATHERS_AUX
 #define GATHER_AUX(g, s, nd) \
   for (int k = 0; k < N_AUX; ++k) g##_a[s][k] = AUX_AT(nd, k);
+#define ZERO_AUX(g, s) \
+  for (int k = 0; k < N_AUX; ++k) g##_a[s][k] = (real)0;
 #define STORE_AUX(g, s, c, b) \
   for (int k = 0; k < N_AUX; ++k) a_i[CELL_DOF(c, b, k, N_B, N_AUX)] = g##_a[s][k];
 #else
 #define GATHER_AUX(g, s, nd)
+#define ZERO_AUX(g, s)
 #define STORE_AUX(g, s, c, b)
 #endif
 #if GATHERS_COORDS
 #define GATHER_X(g, s, slot, nd) \
   if ((slot) % N_B <= DIM)       \
     for (int d = 0; d < DIM; ++d) g##_x[s][d] = X_AT(nd, d);
+#define ZERO_X(g, s) \
+  for (int d = 0; d < DIM; ++d) g##_x[s][d] = (real)0;
 #define STORE_X(g, s, c, b) \
   if ((b) <= DIM)           \
     for (int d = 0; d < DIM; ++d) x_i[CELL_COORD(c, b, d, DIM)] = g##_x[s][d];
 #else
 #define GATHER_X(g, s, slot, nd)
+#define ZERO_X(g, s)
 #define STORE_X(g, s, c, b)
 #endif
 /* Node index of own slot s among the next batch's prefetched node indices
@@ -312,7 +326,19 @@
 #endif
 #define PREFETCHED_NODE(s) \
   (NODE_VEC ? UINT_COMPONENT(nodes_l_v[(s) / UINT_VEC_WIDTH], (s) % UINT_VEC_WIDTH) : nodes_l_r[s])
-#define GATHER_SLOT(g, s, slot, nd) { GATHER_U(g, s, nd) GATHER_V(g, s, nd) GATHER_AUX(g, s, nd) GATHER_X(g, s, slot, nd) }
+/* Own slot s, the node slot `slot` of the batch whose first cell is
+ * `first`, with node `nd`: its values are gathered if its cell exists.
+ * A padding cell (cell >= nCells, node index 0) gathers nothing and gets
+ * zeros: node 0 need not lie in this group's window (whose ranges cover
+ * the group's cells only), so WIN(0) would index outside it. */
+#define GATHER_SLOT(g, s, slot, nd, first)                                                      \
+  {                                                                                             \
+    if ((first) + (slot) / N_B < nCells) {                                                      \
+      GATHER_U(g, s, nd) GATHER_V(g, s, nd) GATHER_AUX(g, s, nd) GATHER_X(g, s, slot, nd)        \
+    } else {                                                                                    \
+      ZERO_U(g, s) ZERO_V(g, s) ZERO_AUX(g, s) ZERO_X(g, s)                                     \
+    }                                                                                           \
+  }
 #define STORE_SLOT(g, s, slot)                                          \
   {                                                                     \
     const int c_ = (slot) / N_B, b_ = (slot) % N_B;                     \
@@ -485,7 +511,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
     for (int s = 0; s < OWN_SLOTS; ++s)
       if (OWN_SLOT_EXISTS(s)) {
         const uint nd = PREFETCHED_NODE(s);
-        GATHER_SLOT(nx, s, OWN_SLOT(s), nd)
+        GATHER_SLOT(nx, s, OWN_SLOT(s), nd, next0)
       }
 #endif
   }
@@ -508,7 +534,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
       for (int s = 0; s < OWN_SLOTS; ++s)
         if (OWN_SLOT_EXISTS(s)) {
           const uint nd = PREFETCHED_NODE(s);
-          GATHER_SLOT(nx, s, OWN_SLOT(s), nd)
+          GATHER_SLOT(nx, s, OWN_SLOT(s), nd, next0)
         }
 #endif
     }
@@ -520,7 +546,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
     for (int s = 0; s < OWN_SLOTS; ++s)
       if (OWN_SLOT_EXISTS(s)) {
         const int slot = OWN_SLOT(s);
-        GATHER_SLOT(nx, s, slot, nodes_l[slot])
+        GATHER_SLOT(nx, s, slot, nodes_l[slot], cell0)
         STORE_SLOT(nx, s, slot)
       }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -10,8 +10,11 @@ use std::sync::OnceLock;
 use clap::Parser;
 use clap::error::ErrorKind;
 use femquad::Precision;
+use femquad::mesh::read_gmsh;
+use femquad::mesh::size::FieldSize;
 use femquad_examples::cli::{
-    CG_TOLERANCE, NEWTON_TOLERANCE, SolveArgs, StudySize, check_writable, run_example, study_sizes,
+    CG_TOLERANCE, NEWTON_TOLERANCE, SolveArgs, StudySize, check_box, check_refine, check_writable,
+    run_example, study_sizes,
 };
 use femquad_examples::convergence::Manufactured;
 
@@ -106,6 +109,80 @@ fn levels_are_bounded_by_cell_numbering_and_memory() {
     assert!(e.starts_with("invalid argument `--n0`: --n0 2000"), "{e}");
     assert!(study_sizes(&p1, 8, 0, None).is_err());
     assert!(study_sizes(&p1, 0, 3, None).is_err());
+}
+
+/// `--refine` and `--n` are bounded like `--levels`: by the cells a mesh
+/// can number (u32) and a lower bound of the solve's memory, the error
+/// naming the option and stating the most that fit.
+#[test]
+fn refine_and_n_are_bounded_like_levels() {
+    let lshape = read_gmsh(examples_dir_path().join("meshes/lshape.msh")).unwrap();
+    let p1 = FieldSize {
+        order: 1,
+        n_comp: 1,
+    };
+    // 384 triangles: 384·4^11 = 1.6e9 cells fit u32, 384·4^12 = 6.4e9 do not
+    check_refine(&lshape.mesh, 11, p1, None).unwrap();
+    let e = check_refine(&lshape.mesh, 20, p1, None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "invalid argument `--refine`: --refine 20: 20 refinements of 384 triangles give \
+         4.222e14 triangles; at most 11 fit: 12 give 6.442e9 triangles, more than the \
+         4294967295 cells a mesh can number (cell indices are u32)"
+    );
+    // with 1 GiB of memory: fewer, and the reason is the memory
+    let e = check_refine(&lshape.mesh, 9, p1, Some(GIB))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("invalid argument `--refine`: --refine 9: "),
+        "{e}"
+    );
+    assert!(
+        e.contains("more than this machine's 1.0 GiB of memory"),
+        "{e}"
+    );
+    let most: usize = e
+        .split("at most ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap();
+    check_refine(&lshape.mesh, most, p1, Some(GIB)).unwrap();
+    assert!(check_refine(&lshape.mesh, most + 1, p1, Some(GIB)).is_err());
+    // --n of assembled_jacobian: 3D P2 at n = 512 needs ~170 GiB
+    let p2 = StudySize {
+        dim: 3,
+        order: 2,
+        n_comp: 1,
+    };
+    check_box("--n", &p2, 16, Some(GIB)).unwrap();
+    let e = check_box("--n", &p2, 512, Some(GIB))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with(
+            "invalid argument `--n`: --n 512: the mesh of 512 intervals per side has \
+             8.053e8 tetrahedra and "
+        ),
+        "{e}"
+    );
+    let most: usize = e
+        .split("at most --n ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap();
+    assert!(e.ends_with(&format!("at most --n {most} in 3D P2")), "{e}");
+    check_box("--n", &p2, most, Some(GIB)).unwrap();
+    assert!(check_box("--n", &p2, most + 1, Some(GIB)).is_err());
+}
+
+/// The example meshes' directory, `examples/`.
+fn examples_dir_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
 }
 
 /// A fresh directory under the system's temporary directory.
@@ -266,6 +343,128 @@ fn each_example_describes_itself_in_help() {
             "{example} shows the package description"
         );
     }
+}
+
+/// Every example takes `--mesh` (with `--refine` and `--reorient`)
+/// through the shared options: `assembled_jacobian` and `solve_bench` solve
+/// on a Gmsh mesh too, and the options the mesh fixes conflict with it.
+#[test]
+fn every_example_takes_a_gmsh_mesh() {
+    for example in [
+        "laplacian",
+        "elasticity",
+        "custom_physics",
+        "assembled_jacobian",
+        "solve_bench",
+    ] {
+        let help = help_of(example);
+        for option in ["--mesh <FILE>", "--refine <REFINE>", "--reorient"] {
+            assert!(help.contains(option), "{example} lacks {option}: {help}");
+        }
+    }
+    let lshape = examples_dir_path().join("meshes/lshape.msh");
+    let run = |example: &str, args: &[&str]| {
+        let out = Command::new(examples_dir().join(example))
+            .arg("--mesh")
+            .arg(&lshape)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (ok, out) = run("assembled_jacobian", &["--native", "--order", "2"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("lshape.msh: 2D, 384 cells, 225 vertices"),
+        "{out}"
+    );
+    assert!(out.contains("relative"), "{out}");
+    let (ok, out) = run(
+        "solve_bench",
+        &["--native", "--refine", "1", "--physics", "lame"],
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("lame-2d-p1"), "{out}");
+    // 384·4 = 1536 cells: the refined Gmsh mesh, not a unit box
+    assert!(out.contains(" 1536 "), "{out}");
+    for (example, fixed) in [
+        ("assembled_jacobian", "--n"),
+        ("solve_bench", "--cells"),
+        ("solve_bench", "--suite"),
+    ] {
+        let args: &[&str] = if fixed == "--suite" {
+            &[fixed]
+        } else {
+            &[fixed, "64"]
+        };
+        let (ok, out) = run(example, args);
+        assert!(
+            !ok && out.contains("cannot be used with"),
+            "{example} {fixed}: {out}"
+        );
+    }
+}
+
+/// Sizes a command line asks for are refused at once, stating the bound,
+/// where they would run for minutes and be killed for want of memory:
+/// `--cells 1e12` (parsed by femquad's count parser), `--refine 20`.
+#[test]
+fn sizes_beyond_the_bound_are_refused_at_once() {
+    let lshape = examples_dir_path().join("meshes/lshape.msh");
+    let lshape = lshape.to_str().unwrap();
+    for (example, args, reason) in [
+        (
+            "solve_bench",
+            &["--native", "--cells", "1e12"][..],
+            "error: invalid argument `--cells`: --cells 1000000000000: the poisson-2d-p1 mesh, \
+             n = ",
+        ),
+        (
+            "solve_bench",
+            &["--native", "--dim", "3", "--cells", "2^40"],
+            "error: invalid argument `--cells`: --cells 1099511627776: the poisson-3d-p1 mesh, \
+             n = ",
+        ),
+        (
+            "laplacian",
+            &["--native", "--mesh", lshape, "--refine", "20"],
+            "error: invalid argument `--refine`: --refine 20: 20 refinements of 384 triangles \
+             give 4.222e14 triangles; at most ",
+        ),
+        (
+            "solve_bench",
+            &["--native", "--mesh", lshape, "--refine", "20"],
+            "error: invalid argument `--refine`: --refine 20: 20 refinements of 384 triangles \
+             give 4.222e14 triangles; at most ",
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let out = Command::new(examples_dir().join(example))
+            .args(args)
+            .output()
+            .unwrap();
+        let seconds = t.elapsed().as_secs_f64();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{example} {args:?}");
+        assert!(err.starts_with(reason), "{example} {args:?}: {err}");
+        assert!(
+            err.contains("at most") && (err.contains("u32") || err.contains("GiB of memory")),
+            "{err}"
+        );
+        assert!(seconds < 20.0, "{example} {args:?} took {seconds:.1} s");
+    }
+    // the count parser's own errors, through clap
+    let out = Command::new(examples_dir().join("solve_bench"))
+        .args(["--cells", "1e6x"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'1e6x'") && err.contains("is not a count (write e.g. 16777216, 2^24"),
+        "{err}"
+    );
 }
 
 #[test]

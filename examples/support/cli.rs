@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use femquad::backend::Backend;
-use femquad::mesh::gmsh::read_gmsh;
+use femquad::mesh::size::{
+    FieldSize, Footprint, MeshSize, largest, physical_memory, refinements_too_many,
+};
+use femquad::mesh::{GmshMesh, GmshOptions, Mesh, read_gmsh_with};
 use femquad::multigrid::MeshHierarchy;
 use femquad::opencl::DeviceSelector;
 use femquad::output::VtuFormat;
@@ -93,7 +96,7 @@ impl Tolerance {
 #[derive(Args, Clone, Debug)]
 pub struct SolveArgs {
     /// Spatial dimension: 2 (unit square) or 3 (unit cube).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, conflicts_with = "mesh")]
     pub dim: usize,
     /// Polynomial order of the Lagrange elements: 1 or 2.
     #[arg(long, default_value_t = 1)]
@@ -102,11 +105,11 @@ pub struct SolveArgs {
     /// most as many as make a finest mesh whose cells a mesh can number
     /// (u32) and that fits this machine's memory; more is an error that
     /// states the bound.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "mesh")]
     pub levels: Option<usize>,
     /// Intervals per side of the coarsest mesh; level k has n0·2^k
     /// (default depends on dim and order).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "mesh")]
     pub n0: Option<usize>,
     /// Evaluate residuals with the native (CPU, Rust) integrator instead of OpenCL.
     #[arg(long)]
@@ -120,11 +123,10 @@ pub struct SolveArgs {
     /// f64: the device needs cl_khr_fp64).
     #[arg(long, default_value = "f64", value_parser = precision_parser())]
     pub precision: Precision,
-    /// Solve once on this Gmsh (.msh 4.1) mesh instead of a convergence
-    /// study: Dirichlet conditions on all boundary nodes. The mesh fixes the
-    /// dimension and size: not with --dim, --levels, --n0.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["dim", "levels", "n0"])]
-    pub mesh: Option<PathBuf>,
+    /// A Gmsh mesh to solve on once instead of a convergence study (not
+    /// with --dim, --levels, --n0).
+    #[command(flatten)]
+    pub gmsh: MeshArgs,
     /// Write the finest solution and its error to this VTU file (ParaView);
     /// its directory must exist and be writable (checked before solving).
     #[arg(long, value_name = "FILE")]
@@ -144,10 +146,6 @@ pub struct SolveArgs {
     /// (point-block Jacobi) or none.
     #[arg(long, default_value = "mg", value_parser = ["mg", "jacobi", "none"])]
     pub preconditioner: String,
-    /// With --mesh: refine the Gmsh mesh this many times (boundary groups
-    /// kept) and solve on the finest, the multigrid using every level.
-    #[arg(long, default_value_t = 0, requires = "mesh")]
-    pub refine: usize,
 }
 
 impl SolveArgs {
@@ -262,6 +260,114 @@ pub fn check_writable(option: &'static str, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The Gmsh mesh options shared by the examples (`--mesh`, `--refine`,
+/// `--reorient`); each example makes its own size options conflict with
+/// `--mesh`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MeshArgs {
+    /// Solve on this Gmsh (.msh 4.1, ASCII or binary) mesh instead of the
+    /// unit square or cube, with Dirichlet conditions on all boundary nodes;
+    /// the mesh fixes the dimension and the size.
+    #[arg(long, value_name = "FILE")]
+    pub mesh: Option<PathBuf>,
+    /// With --mesh: refine the mesh this many times (boundary groups kept)
+    /// and solve on the finest, the multigrid using every level; at most as
+    /// many as make a finest mesh that u32 indices number and that fits this
+    /// machine's memory (more is an error that states the bound).
+    #[arg(long, default_value_t = 0, requires = "mesh")]
+    pub refine: usize,
+    /// With --mesh: flip the cells the file lists clockwise (a mesh, or a
+    /// region of it, written so); without it such a cell is an error. A
+    /// tangled mesh (cells overlapping their neighbours) is refused either
+    /// way.
+    #[arg(long, requires = "mesh")]
+    pub reorient: bool,
+}
+
+/// A Gmsh mesh read as [`MeshArgs`] ask, and its refinement hierarchy.
+#[derive(Clone, Debug)]
+pub struct MeshFile {
+    /// The file.
+    pub path: PathBuf,
+    /// The mesh as read (the coarsest level).
+    pub gmsh: GmshMesh,
+    /// The mesh and its `--refine` refinements.
+    pub hierarchy: MeshHierarchy,
+}
+
+impl MeshArgs {
+    /// Reads `--mesh` (flipping clockwise cells with `--reorient`), checks
+    /// `--refine` for a solve of `field(dim)` on it ([`check_refine`],
+    /// before any refinement; `dim` the mesh's) and refines; `None` without
+    /// `--mesh`.
+    pub fn load(&self, field: impl Fn(usize) -> FieldSize) -> Result<Option<MeshFile>> {
+        let Some(path) = &self.mesh else {
+            return Ok(None);
+        };
+        let options = GmshOptions {
+            reorient: self.reorient,
+        };
+        let gmsh = read_gmsh_with(path, &options)?;
+        let field = field(gmsh.mesh.dim());
+        check_refine(&gmsh.mesh, self.refine, field, physical_memory())?;
+        let hierarchy = MeshHierarchy::from_gmsh(&gmsh, self.refine)?;
+        Ok(Some(MeshFile {
+            path: path.clone(),
+            gmsh,
+            hierarchy,
+        }))
+    }
+}
+
+impl MeshFile {
+    /// What was read and refined, one line each: `mesh FILE: 2D, 384
+    /// cells, 225 vertices` (with the cells flipped by `--reorient` and
+    /// whether second-order cells were read by their vertices), then
+    /// `refined R times: …` if it was.
+    pub fn describe(&self) -> String {
+        let (coarse, fine) = (&self.gmsh.mesh, self.hierarchy.finest());
+        let mut s = format!(
+            "mesh {}: {}D, {} cells, {} vertices",
+            self.path.display(),
+            coarse.dim(),
+            coarse.n_cells(),
+            coarse.n_vertices()
+        );
+        if self.gmsh.reoriented > 0 {
+            s += &format!(", {} cells flipped (--reorient)", self.gmsh.reoriented);
+        }
+        if self.gmsh.second_order {
+            s += ", second-order cells read by their vertices";
+        }
+        let refinements = self.hierarchy.n_levels() - 1;
+        if refinements > 0 {
+            s += &format!(
+                "\nrefined {refinements} times: {} cells, {} vertices",
+                fine.n_cells(),
+                fine.n_vertices()
+            );
+        }
+        s
+    }
+}
+
+/// Checks `--refine`: `refine` refinements of `mesh`, held together as the
+/// multigrid hierarchy holds them, with a solve of `field` on the finest,
+/// must fit `u32` indices and `memory` bytes (if known)
+/// ([`refinements_too_many`]). The error names `--refine` with the value,
+/// the reason and the most refinements that fit.
+pub fn check_refine(
+    mesh: &Mesh,
+    refine: usize,
+    field: FieldSize,
+    memory: Option<u64>,
+) -> Result<()> {
+    match refinements_too_many(&MeshSize::of(mesh), refine, Some(field), memory) {
+        Some(why) => Err(Error::arg("--refine", format!("--refine {refine}: {why}"))),
+        None => Ok(()),
+    }
+}
+
 /// What the size of a study's meshes depends on besides `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StudySize {
@@ -273,83 +379,50 @@ pub struct StudySize {
     pub n_comp: usize,
 }
 
-/// Cells a mesh can number: cell indices are `u32` (the mesh's
-/// connectivity, its boundary facets; `femquad::mesh::generate` refuses
-/// larger meshes).
-pub const MAX_CELLS: f64 = u32::MAX as f64;
-
 impl StudySize {
-    /// Cells of the unit square (`2n²` triangles) or cube (`6n³` tetrahedra)
-    /// with `n` intervals per side.
-    pub fn cells(&self, n: f64) -> f64 {
-        if self.dim == 2 {
-            2.0 * n * n
-        } else {
-            6.0 * n * n * n
-        }
-    }
-
-    /// Dofs: `(order·n + 1)^dim` nodes times the components.
-    pub fn dofs(&self, n: f64) -> f64 {
-        (self.order as f64 * n + 1.0).powi(self.dim as i32) * self.n_comp as f64
-    }
-
-    /// A lower bound of the memory one solve on the mesh of `n` intervals
-    /// per side takes, in bytes: what is certainly allocated, counted at
-    /// its smallest — vertex coordinates (f64) and cells (u32), the dof map
-    /// (u32 per cell node), cell-local coefficients and element vectors and
-    /// the geometry J⁻¹, det J (at least 4 bytes each), and the four global
-    /// vectors a Krylov solver holds at least (f64).
-    pub fn min_bytes(&self, n: f64) -> f64 {
-        let d = self.dim as f64;
-        let cells = self.cells(n);
-        let vertices = (n + 1.0).powi(self.dim as i32);
-        // nodes per cell: (d+1) for P1, (d+1)(d+2)/2 for P2
-        let n_b = if self.order == 1 {
-            d + 1.0
-        } else {
-            (d + 1.0) * (d + 2.0) / 2.0
-        };
-        vertices * d * 8.0
-            + cells * (d + 1.0) * 4.0
-            + cells * n_b * 4.0
-            + 2.0 * cells * n_b * self.n_comp as f64 * 4.0
-            + cells * (d * d + 1.0) * 4.0
-            + 4.0 * self.dofs(n) * 8.0
-    }
-
-    /// Why a study cannot reach the mesh of `n` intervals per side (its
-    /// cells exceed [`MAX_CELLS`], or its [`StudySize::min_bytes`] exceed
-    /// `memory`), or `None` if it can.
+    /// Why a study cannot reach the mesh of `n` intervals per side, or
+    /// `None` if it can: the unit box's cells, vertices or dofs exceed
+    /// `u32` indices, or a lower bound of a solve's memory on it exceeds
+    /// `memory` (bytes, if known) — [`Footprint::too_large`].
     pub fn too_large(&self, n: f64, memory: Option<u64>) -> Option<String> {
-        let cells = self.cells(n);
-        let shape = if self.dim == 2 {
-            "triangles"
-        } else {
-            "tetrahedra"
-        };
-        if cells > MAX_CELLS {
-            return Some(format!(
-                "{cells:.3e} {shape}, more than the {MAX_CELLS} cells a mesh can number \
-                 (cell indices are u32)"
-            ));
+        Footprint {
+            meshes: &[MeshSize::unit_box(self.dim, n)],
+            field: Some(self.field()),
         }
-        let bytes = self.min_bytes(n);
-        match memory {
-            Some(m) if bytes > m as f64 => Some(format!(
-                "{cells:.3e} {shape} and {:.3e} dofs, which need at least {:.1} GiB \
-                 (mesh, dof map, cell arrays, geometry, 4 solver vectors), more than this \
-                 machine's {:.1} GiB of memory",
-                self.dofs(n),
-                bytes / GIB,
-                m as f64 / GIB
-            )),
-            _ => None,
+        .too_large(memory)
+    }
+
+    /// The solution's field.
+    pub fn field(&self) -> FieldSize {
+        FieldSize {
+            order: self.order,
+            n_comp: self.n_comp,
         }
     }
 }
 
-const GIB: f64 = (1u64 << 30) as f64;
+/// Checks the unit box of `n` intervals per side that `option` asks for
+/// (a solve of `size`'s field on it): [`StudySize::too_large`] with
+/// `memory` bytes (if known). The error names `option` with the value, the
+/// reason and the largest `n` that fits.
+pub fn check_box(
+    option: &'static str,
+    size: &StudySize,
+    n: usize,
+    memory: Option<u64>,
+) -> Result<()> {
+    let Some(why) = size.too_large(n as f64, memory) else {
+        return Ok(());
+    };
+    let most = match largest(1, n, |m| size.too_large(m as f64, memory).is_none()) {
+        Some(m) => format!("at most {option} {m} in {}D P{}", size.dim, size.order),
+        None => "no mesh fits".into(),
+    };
+    Err(Error::arg(
+        option,
+        format!("{option} {n}: the mesh of {n} intervals per side has {why}; {most}"),
+    ))
+}
 
 /// The mesh sizes `n0·2^k`, `k = 0..levels`, of a study, checked: the
 /// finest mesh must be one a mesh can number and, if `memory` (bytes) is
@@ -403,15 +476,6 @@ pub fn study_sizes(
     Ok((0..levels).map(|k| n0 << k).collect())
 }
 
-/// This machine's physical memory in bytes (`MemTotal` of `/proc/meminfo`),
-/// if known.
-pub fn physical_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// Runs a manufactured-solution example as its command line asks and
 /// prints what it does: a convergence study on the unit square or cube
 /// (`defaults(dim, order) = (n0, levels)` for sizes not given), or one
@@ -428,8 +492,14 @@ pub fn run_example(
     } else {
         &NEWTON_TOLERANCE
     };
-    // sizes before the backend: a bad --levels is reported at once
-    let sizes = match args.mesh {
+    // sizes (or the mesh) before the backend: a bad --levels or --refine is
+    // reported at once
+    let field = |dim| FieldSize {
+        order: args.order,
+        n_comp: problem.n_comp(dim),
+    };
+    let file = args.gmsh.load(field)?;
+    let sizes = match file {
         Some(_) => Vec::new(),
         None => args.sizes(defaults(args.dim, args.order), problem.n_comp(args.dim))?,
     };
@@ -438,8 +508,8 @@ pub fn run_example(
     opts.max_iter = args.max_iter;
     opts.preconditioner = args.preconditioner()?;
     match args.precision {
-        Precision::F64 => run_typed::<f64>(problem, args, &opts, &sizes),
-        Precision::F32 => run_typed::<f32>(problem, args, &opts, &sizes),
+        Precision::F64 => run_typed::<f64>(problem, args, &opts, file, &sizes),
+        Precision::F32 => run_typed::<f32>(problem, args, &opts, file, &sizes),
     }
 }
 
@@ -447,6 +517,7 @@ fn run_typed<R: Real>(
     problem: &Manufactured,
     args: &SolveArgs,
     opts: &SolveOptions,
+    file: Option<MeshFile>,
     sizes: &[usize],
 ) -> Result<Vec<Level>> {
     let solver = if problem.linear {
@@ -477,37 +548,11 @@ fn run_typed<R: Real>(
     } else {
         VtuFormat::Base64
     };
-    if let Some(path) = &args.mesh {
-        let gmsh = read_gmsh(path)?;
-        let hierarchy = MeshHierarchy::from_gmsh(&gmsh, args.refine)?;
-        let mesh = &hierarchy.finest().clone();
-        println!(
-            "mesh {}: {}D, {} cells, {} vertices{}{}",
-            path.display(),
-            mesh.dim(),
-            mesh.n_cells(),
-            mesh.n_vertices(),
-            if gmsh.reoriented > 0 {
-                format!(", {} cells reoriented", gmsh.reoriented)
-            } else {
-                String::new()
-            },
-            if gmsh.second_order {
-                ", second-order cells read by their vertices"
-            } else {
-                ""
-            },
-        );
-        if args.refine > 0 {
-            println!(
-                "refined {} times: {} cells, {} vertices",
-                args.refine,
-                mesh.n_cells(),
-                mesh.n_vertices()
-            );
-        }
+    if let Some(file) = file {
+        println!("{}", file.describe());
+        let mesh = &file.hierarchy.finest().clone();
         println!("Dirichlet conditions from the exact solution on all boundary nodes\n");
-        let s = solve_on::<R>(problem, hierarchy, opts)?;
+        let s = solve_on::<R>(problem, file.hierarchy, opts)?;
         let row = level(0, mesh, &s, None);
         println!("{}", table_header(!problem.linear));
         println!("{}", table_row(&row));

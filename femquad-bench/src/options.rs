@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use femquad::Precision;
+use femquad::mesh::size::parse_count;
 
 use crate::BenchError;
 use crate::measure::Measure;
@@ -65,35 +66,6 @@ pub fn parse_jitter(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Parses a count: `16777216`, `2^24`, `1e6`, `16M` (10⁶), `4k` (10³), `1G` (10⁹).
-pub fn parse_count(s: &str) -> Result<usize, String> {
-    let t = s.trim().replace('_', "");
-    let bad = || format!("`{s}` is not a count (examples: 16777216, 2^24, 1e6, 16M)");
-    let value: f64 = if let Some((b, e)) = t.split_once('^') {
-        let b: f64 = b.parse().map_err(|_| bad())?;
-        let e: i32 = e.parse().map_err(|_| bad())?;
-        b.powi(e)
-    } else if let Some(stripped) = t.strip_suffix(['k', 'K']) {
-        stripped.parse::<f64>().map_err(|_| bad())? * 1e3
-    } else if let Some(stripped) = t.strip_suffix(['m', 'M']) {
-        stripped.parse::<f64>().map_err(|_| bad())? * 1e6
-    } else if let Some(stripped) = t.strip_suffix(['g', 'G']) {
-        stripped.parse::<f64>().map_err(|_| bad())? * 1e9
-    } else if let Ok(n) = t.parse::<usize>() {
-        return if n == 0 {
-            Err("must be at least 1".into())
-        } else {
-            Ok(n)
-        };
-    } else {
-        t.parse::<f64>().map_err(|_| bad())?
-    };
-    if !(1.0..=1e12).contains(&value) || value.fract() != 0.0 {
-        return Err(bad());
-    }
-    Ok(value as usize)
-}
-
 /// Measures femquad's element kernel (BK: element vectors of a residual) on
 /// an OpenCL device, in the manner of PETSc's SNES ex12 runs in Knepley,
 /// Rupp and Terrel, and with --measure bp the global residual F(u) with u
@@ -132,7 +104,9 @@ pub struct Options {
     #[arg(long, default_value = "f64", value_parser = precision_parser())]
     pub precision: Precision,
     /// Target number of cells (the smallest structured mesh with at least
-    /// this many): 16777216, 2^24, 1e6, 16M.
+    /// this many): 16777216, 2^24, 1e6, 16M (femquad's count parser,
+    /// `femquad::mesh::size::parse_count`; the mesh must fit u32 indices and
+    /// this machine's memory).
     #[arg(long, default_value = "2^24", value_parser = parse_count)]
     pub cells: usize,
     /// Subdivisions per side instead of --cells (2n² triangles, 6n³ tetrahedra).
@@ -474,16 +448,21 @@ pub enum Plan {
 mod tests {
     use super::*;
 
+    /// `--cells` is femquad's count parser (its cases are tested there):
+    /// the forms parse, and a bad value is clap's error with the parser's
+    /// reason.
     #[test]
-    fn counts() {
-        assert_eq!(parse_count("2^24").unwrap(), 1 << 24);
-        assert_eq!(parse_count("16777216").unwrap(), 16_777_216);
-        assert_eq!(parse_count("1e6").unwrap(), 1_000_000);
-        assert_eq!(parse_count("16M").unwrap(), 16_000_000);
-        assert_eq!(parse_count("4k").unwrap(), 4000);
-        assert!(parse_count("0").is_err());
-        assert!(parse_count("2^x").is_err());
-        assert!(parse_count("1.5").is_err());
+    fn cells_are_parsed_by_femquads_count_parser() {
+        let cells = |v: &str| Options::parse_from_args(["b", "--cells", v]).map(|o| o.cells);
+        assert_eq!(cells("2^24").unwrap(), 1 << 24);
+        assert_eq!(cells("1e6").unwrap(), 1_000_000);
+        assert_eq!(cells("16M").unwrap(), 16_000_000);
+        assert_eq!(Options::parse_from_args(["b"]).unwrap().cells, 1 << 24);
+        let e = cells("1.5").unwrap_err().to_string();
+        assert!(
+            e.contains("'1.5'") && e.contains("is not a whole number"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -120,6 +120,70 @@ pub enum Error {
         global_mem: u64,
     },
 
+    /// The device's OpenCL context can no longer be used: a kernel aborted
+    /// (on GPUs typically an out-of-bounds memory access) and the calls that
+    /// follow fail. Every later call on the device returns this error.
+    #[error(
+        "device `{device}`: the OpenCL context is no longer usable: `{call}` failed with \
+         {name} ({code}), the sign of a kernel that aborted (e.g. on an out-of-bounds memory \
+         access) or of a device failure. Every later call on this device fails with this \
+         error: restart the program. If femquad's own kernels aborted, please report it \
+         with the case and its launch configuration"
+    )]
+    DeviceLost {
+        /// Device name.
+        device: String,
+        /// The OpenCL call that found the context lost.
+        call: &'static str,
+        /// Its error code.
+        code: i32,
+        /// The code's name.
+        name: String,
+    },
+
+    /// The device could not launch a kernel for lack of per-work-group
+    /// resources (registers, local memory); the context is still usable.
+    #[error(
+        "device `{device}` could not launch {what}: {name} ({code}): the kernel needs more \
+         registers or local memory per work-group than the device provides. Choose a launch \
+         configuration with fewer threads per work-group (LaunchConfig: fewer blocks per \
+         batch N_bl), or let the autotuner choose one"
+    )]
+    LaunchResources {
+        /// Device name.
+        device: String,
+        /// The kernel launched.
+        what: String,
+        /// The OpenCL error code.
+        code: i32,
+        /// The code's name.
+        name: String,
+    },
+
+    /// A result computed from finite inputs holds NaN or ±∞: the physics
+    /// produced it (the inputs are checked first, and named if at fault).
+    #[error(
+        "{quantity} of the physics `{physics}` is not finite at dof {dof} (node {node}, \
+         component {component}): {value}. Its inputs (u, the auxiliary field, the constants) \
+         are finite, so the physics returns NaN or ±∞ at a quadrature point of a cell \
+         around that node: check it at that state (a division by zero, the square root or \
+         logarithm of a negative number, an overflow)"
+    )]
+    NonFiniteResult {
+        /// What was computed, e.g. "the residual F(u)".
+        quantity: String,
+        /// The physics' name.
+        physics: &'static str,
+        /// The first non-finite dof, in the numbering of `u`.
+        dof: usize,
+        /// Its node.
+        node: usize,
+        /// Its component.
+        component: usize,
+        /// The value found there, as text.
+        value: String,
+    },
+
     /// The OpenCL compiler rejected a generated program.
     #[error(
         "OpenCL build failed on `{device}`:\n{log}\n--- generated source ---\n{numbered_source}"

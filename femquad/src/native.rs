@@ -78,6 +78,131 @@ pub fn tangent_element_vectors<R: Real, P: Pointwise + ?Sized>(
     )
 }
 
+/// The diagonal blocks of the element Jacobians of all cells, from the
+/// physics' tangent (the native twin of `kernels/jacobian_diagonal.cl`,
+/// computed by the same operations):
+///
+/// ```text
+/// B[c][b][fc][gc] = Σ_q w_q det J_c ( δf0_fc · φ_b + δf1_fc · ∇φ_b )(x_q),
+/// (δf0, δf1) = ∂(f0, f1)/∂(u, ∇u) · (φ_b e_gc, ∇φ_b e_gc),
+/// ```
+///
+/// at `(u, ∇u, a, ∇a, x)` of the point, into
+/// `out[((c·N_b + b)·N_comp + fc)·N_comp + gc]` (`n_cells·N_b·N_comp²`
+/// entries). Summed over the cells of each node, these are the point blocks
+/// of the Jacobian's diagonal
+/// ([`crate::residual::Residual::jacobian_diagonal`]). NaN and ±∞ that the
+/// physics returns are kept, for the caller to report where they land.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `u`, `aux` or `blocks` for a wrong
+/// length; [`Error::NonFinite`] for NaN or ±∞ in the inputs;
+/// [`crate::physics::PointwiseError::NoDerivatives`] for a physics without
+/// derivatives.
+pub fn diagonal_blocks<R: Real, P: Pointwise + ?Sized>(
+    disc: &Discretization<R>,
+    physics: &P,
+    inputs: &CellInputs<'_, R>,
+    out: &mut [R],
+    execution: Execution,
+) -> Result<()> {
+    disc.check_physics(physics, inputs.constants.len())?;
+    let (n_cells, n_b, nc, dim) = (disc.n_cells(), disc.n_b(), disc.n_comp(), disc.dim());
+    let per_cell = n_b * nc * nc;
+    crate::error::check_len("u", inputs.u, n_cells * n_b * nc)?;
+    crate::error::check_len("aux", inputs.aux, n_cells * disc.aux_per_cell())?;
+    crate::error::check_len("blocks", out, n_cells * per_cell)?;
+    crate::real::check_finite("u", inputs.u)?;
+    crate::real::check_finite("aux", inputs.aux)?;
+    crate::real::check_finite("constants", inputs.constants)?;
+    let z = |n: usize| vec![R::ZERO; n];
+    let cell = |c: usize, blocks: &mut [R], s: &mut DiagonalScratch<R>| -> Result<()> {
+        let geom = disc.geometry();
+        let inv_j = &geom.inv_j()[c * dim * dim..(c + 1) * dim * dim];
+        let det_j = geom.det_j()[c];
+        let u_cell = &inputs.u[c * n_b * nc..(c + 1) * n_b * nc];
+        let aux_per_cell = disc.aux_per_cell();
+        let aux_cell = &inputs.aux[c * aux_per_cell..(c + 1) * aux_per_cell];
+        blocks.fill(R::ZERO);
+        for q in 0..disc.n_q() {
+            s.point.evaluate(disc, c, u_cell, aux_cell, q);
+            let args = s.point.args(inputs.constants);
+            let phi = &disc.phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
+            let dphi = &disc.dphi
+                [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
+            let wdet = disc.weights[q] * det_j;
+            for b in 0..n_b {
+                // ∇φ_b = Σ_e ∂φ_b/∂ξ_e J⁻¹[e][d]
+                for d in 0..dim {
+                    let mut g = R::ZERO;
+                    for e in 0..dim {
+                        g += dphi[b * dim + e] * inv_j[e * dim + d];
+                    }
+                    s.grad_phi[d] = g;
+                }
+                for gc in 0..nc {
+                    s.du.fill(R::ZERO);
+                    s.dgrad_u.fill(R::ZERO);
+                    s.du[gc] = phi[b];
+                    for d in 0..dim {
+                        s.dgrad_u[layout::point_grad(gc, d, dim)] = s.grad_phi[d];
+                    }
+                    s.df0.fill(R::ZERO);
+                    s.df1.fill(R::ZERO);
+                    R::eval_tangent(
+                        physics, dim, &args, &s.du, &s.dgrad_u, &mut s.df0, &mut s.df1,
+                    )?;
+                    for fc in 0..nc {
+                        let mut k = (s.df0[fc] * wdet) * phi[b];
+                        for d in 0..dim {
+                            k += (s.df1[layout::point_grad(fc, d, dim)] * wdet) * s.grad_phi[d];
+                        }
+                        blocks[(b * nc + fc) * nc + gc] += k;
+                    }
+                }
+            }
+        }
+        Ok(())
+    };
+    let run_chunk = |(k, chunk): (usize, &mut [R])| -> Result<()> {
+        let mut s = DiagonalScratch {
+            point: PointValues::new(dim, nc, disc.aux().n_comp()),
+            grad_phi: z(dim),
+            du: z(nc),
+            dgrad_u: z(nc * dim),
+            df0: z(nc),
+            df1: z(nc * dim),
+        };
+        for (j, blocks) in chunk.chunks_mut(per_cell).enumerate() {
+            cell(k * CHUNK + j, blocks, &mut s)?;
+        }
+        Ok(())
+    };
+    match execution {
+        Execution::Serial => out
+            .chunks_mut(CHUNK * per_cell)
+            .enumerate()
+            .try_for_each(run_chunk),
+        Execution::Parallel => out
+            .par_chunks_mut(CHUNK * per_cell)
+            .enumerate()
+            .try_for_each(run_chunk),
+    }
+}
+
+/// Per-thread work arrays of [`diagonal_blocks`].
+struct DiagonalScratch<R> {
+    point: PointValues<R>,
+    /// `∇φ_b` at the point, `[d]`.
+    grad_phi: Vec<R>,
+    /// The direction `φ_b e_gc` and its gradient at the point.
+    du: Vec<R>,
+    dgrad_u: Vec<R>,
+    /// The tangent there.
+    df0: Vec<R>,
+    df1: Vec<R>,
+}
+
 /// Element vectors of the cells `cells`; `inputs` holds the cell-local data
 /// of those cells only (`u` has `cells.len()·N_bt` entries, …) and `out`
 /// receives `cells.len()·N_bt` entries. Geometry is taken for the global cell

@@ -43,7 +43,10 @@
 //! summing each node's contributions in the same order as the serial loop,
 //! so the result is bitwise identical to the serial sum and independent of
 //! the thread count.
-//! `boundary_nodes` is `O(n_cells·log n_cells)` ([`Mesh::boundary_facets`]).
+//! The dofs a Dirichlet condition fixes on a part of the mesh (the
+//! boundary, some of its facets, Gmsh physical groups) are
+//! [`FunctionSpace::dofs_on`] (`O(n_cells·log n_cells)` for the boundary,
+//! [`Mesh::boundary_facets`]).
 
 use std::sync::OnceLock;
 
@@ -51,7 +54,7 @@ use rayon::prelude::*;
 
 use crate::element::Element;
 use crate::error::check_len;
-use crate::layout::{cell_dof, global_dof, simplex_edges};
+use crate::layout::{cell_dof, global_dof};
 use crate::mesh::Mesh;
 use crate::mesh::edges::{bucket_sort, mesh_edges};
 use crate::{Error, Real, Result};
@@ -493,67 +496,10 @@ impl FunctionSpace {
             })
             .as_ref()
     }
-
-    /// Nodes on the boundary, sorted: the vertices of boundary facets and,
-    /// for P2, the nodes of the edges of boundary facets. A boundary facet
-    /// is a facet (edge in 2D, triangle in 3D) of exactly one cell, as found
-    /// by [`Mesh::boundary_facets`] (a parallel sort of packed facet keys,
-    /// `O(n_cells·log n_cells)`); the edge nodes of facet `i` of cell `c`
-    /// are the local edge nodes of `c` whose edges avoid local vertex `i`.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space;
-    /// the errors of [`Mesh::boundary_facets`] (e.g. a non-manifold mesh).
-    pub fn boundary_nodes(&self, mesh: &Mesh) -> Result<Vec<u32>> {
-        self.check_mesh(mesh)?;
-        let nv = self.dim + 1;
-        let edges = simplex_edges(self.dim);
-        let mut on_boundary = vec![false; self.n_nodes];
-        for f in mesh.boundary_facets()? {
-            let nodes = self.cell_nodes(f.cell as usize);
-            let opposite = f.local as usize;
-            for (i, &n) in nodes[..nv].iter().enumerate() {
-                if i != opposite {
-                    on_boundary[n as usize] = true;
-                }
-            }
-            if self.element.order() == 2 {
-                for (e, &[a, b]) in edges.iter().enumerate() {
-                    if a != opposite && b != opposite {
-                        on_boundary[nodes[nv + e] as usize] = true;
-                    }
-                }
-            }
-        }
-        Ok(on_boundary
-            .iter()
-            .enumerate()
-            .filter(|&(_, &b)| b)
-            .map(|(n, _)| n as u32)
-            .collect())
-    }
-
-    /// All dofs of the boundary nodes, sorted: `node·N_comp + comp` for each
-    /// node of [`FunctionSpace::boundary_nodes`] and each component.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space or
-    /// `n_dofs()` exceeds the `u32` range.
-    pub fn boundary_dofs(&self, mesh: &Mesh) -> Result<Vec<u32>> {
-        if self.n_dofs() > u32::MAX as usize + 1 {
-            return Err(Error::arg(
-                "self",
-                format!("{} dofs exceed the u32 index range", self.n_dofs()),
-            ));
-        }
-        let nc = self.n_comp;
-        Ok(self
-            .boundary_nodes(mesh)?
-            .into_iter()
-            .flat_map(|n| (0..nc).map(move |c| global_dof(n as usize, c, nc) as u32))
-            .collect())
-    }
 }
 
+mod dirichlet_dofs;
 #[cfg(test)]
 mod tests;
+
+pub use dirichlet_dofs::Components;

@@ -135,7 +135,7 @@ impl Mesh {
 
     /// The sorted vertex triples (third entry 0 in 2D) of the facets that
     /// occur exactly once, in increasing order; see [`Mesh::boundary_facets`].
-    fn boundary_keys(&self) -> Result<Vec<[u32; 3]>> {
+    pub(super) fn boundary_keys(&self) -> Result<Vec<[u32; 3]>> {
         let (dim, k, nv, nc) = (
             self.dim,
             self.vertices_per_cell(),
@@ -249,7 +249,7 @@ impl Mesh {
 /// The vertices of the facet of `cell` opposite local vertex `i`, sorted
 /// increasingly (third entry 0 in 2D).
 #[inline]
-fn sorted_facet(dim: usize, cell: &[u32], i: usize) -> [u32; 3] {
+pub(super) fn sorted_facet(dim: usize, cell: &[u32], i: usize) -> [u32; 3] {
     let mut s = [0u32; 3];
     let mut n = 0;
     for (j, &v) in cell.iter().enumerate() {

@@ -26,6 +26,7 @@
 use rayon::prelude::*;
 
 use super::Mesh;
+use super::size::{Footprint, MeshSize, largest, physical_memory};
 use crate::rng::Rng;
 use crate::{Error, Result};
 
@@ -102,24 +103,32 @@ const EVEN_PERMUTATIONS_4: [[usize; 4]; 12] = [
     [3, 2, 1, 0],
 ];
 
-/// Largest `n` per dimension: keeps the cell count within `u32` (cell
-/// indices are stored as `u32` elsewhere, e.g. in [`super::BoundaryFacet`]).
-fn max_n(dim: usize) -> usize {
-    if dim == 2 { 46_340 } else { 894 }
+/// Why [`unit_box`]`(dim, n, …)` cannot be built on this machine (more
+/// cells than `u32` indices number, or more memory than it has:
+/// [`Footprint::too_large`]), with the largest `n` that can; `None` if it
+/// can. `memory` in bytes ([`physical_memory`]).
+fn too_large(dim: usize, n: usize, memory: Option<u64>) -> Option<String> {
+    let why = |n: usize| {
+        Footprint {
+            meshes: &[MeshSize::unit_box(dim, n as f64)],
+            field: None,
+        }
+        .too_large(memory)
+    };
+    let reason = why(n)?;
+    let most = match largest(1, n, |n| why(n).is_none()) {
+        Some(most) => format!("the largest n in {dim}D on this machine is {most}"),
+        None => "no mesh fits".to_string(),
+    };
+    Some(format!("{n} intervals per side give {reason}; {most}"))
 }
 
 fn check_args(dim: usize, n: usize, opts: &MeshOptions) -> Result<()> {
     if n == 0 {
         return Err(Error::arg("n", "must be at least 1"));
     }
-    if n > max_n(dim) {
-        return Err(Error::arg(
-            "n",
-            format!(
-                "{n} gives more than 2^32 cells in {dim}D (largest n: {})",
-                max_n(dim)
-            ),
-        ));
+    if let Some(why) = too_large(dim, n, physical_memory()) {
+        return Err(Error::arg("n", why));
     }
     if !(0.0..=MAX_JITTER).contains(&opts.jitter) {
         return Err(Error::arg(
@@ -406,9 +415,11 @@ fn shuffled(dim: usize, n: usize, opts: &MeshOptions) -> (Vec<f64>, Vec<u32>) {
 /// Structured mesh of `[0,1]^dim` with `n` intervals per side: `2n²`
 /// triangles ([`unit_square`]) or `6n³` tetrahedra ([`unit_cube`]).
 ///
-/// Errors: [`Error::InvalidArgument`] for `dim ∉ {2, 3}`, `n = 0`, `n` so
-/// large that the cell count exceeds `2^32`, or a jitter outside
-/// `[0, MAX_JITTER]`.
+/// Errors: [`Error::InvalidArgument`] for `dim ∉ {2, 3}`, `n = 0`, a
+/// jitter outside `[0, MAX_JITTER]`, or an `n` so large that the mesh would
+/// have more than `u32::MAX` cells or vertices or need more memory than
+/// this machine has ([`super::size`]; checked before anything is
+/// allocated, the reason states the largest `n` that fits).
 ///
 /// ```
 /// use femquad::prelude::*;
@@ -492,24 +503,29 @@ pub fn unit_cube(n: usize, opts: &MeshOptions) -> Result<Mesh> {
 /// `target_cells` cells: the smallest `n ≥ 1` with `2n² ≥ target_cells` in
 /// 2D, `6n³ ≥ target_cells` in 3D.
 ///
-/// Errors: [`Error::InvalidArgument`] for `dim ∉ {2, 3}` or a target that
-/// needs more than `2^32` cells.
+/// Errors: [`Error::InvalidArgument`] for `dim ∉ {2, 3}`, or naming
+/// `target_cells` for a target whose mesh [`unit_box`] would refuse (more
+/// than `u32::MAX` cells or vertices, or more memory than this machine
+/// has), with the reason and the largest `n`.
 pub fn n_for_cells(dim: usize, target_cells: usize) -> Result<usize> {
-    let cells = |n: usize| -> usize { if dim == 2 { 2 * n * n } else { 6 * n * n * n } };
     if dim != 2 && dim != 3 {
         return Err(Error::arg("dim", format!("{dim} is not 2 or 3")));
     }
-    if target_cells > cells(max_n(dim)) {
+    let per = if dim == 2 { 2.0 } else { 6.0 };
+    // the size first, in floating point: no integer overflow for any target
+    let n_f = (target_cells as f64 / per)
+        .powf(1.0 / dim as f64)
+        .ceil()
+        .max(1.0);
+    let n_max = n_f.min(usize::MAX as f64 / 2.0) as usize;
+    if let Some(why) = too_large(dim, n_max, physical_memory()) {
         return Err(Error::arg(
             "target_cells",
-            format!(
-                "{target_cells} exceeds the largest structured mesh in {dim}D ({} cells)",
-                cells(max_n(dim))
-            ),
+            format!("{target_cells} cells: {why}"),
         ));
     }
-    let per = if dim == 2 { 2.0 } else { 6.0 };
-    let mut n = ((target_cells as f64 / per).powf(1.0 / dim as f64).floor() as usize).max(1);
+    let cells = |n: usize| -> usize { if dim == 2 { 2 * n * n } else { 6 * n * n * n } };
+    let mut n = n_max;
     while n > 1 && cells(n - 1) >= target_cells {
         n -= 1;
     }

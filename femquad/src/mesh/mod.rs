@@ -7,15 +7,21 @@
 //! `X_{i+1} − X_0`.
 //!
 //! * [`Mesh::new`] builds and validates a mesh; [`Mesh::validate`] states the
-//!   rules; [`Mesh::reorient`] repairs inverted cells.
+//!   rules; [`Mesh::reorient`] makes a mesh written clockwise positively
+//!   oriented, and refuses a tangled one.
 //! * [`Mesh::boundary_facets`] and [`Mesh::boundary_vertices`] find the
-//!   boundary (for Dirichlet conditions); [`Mesh::h_max`],
+//!   boundary; a [`MeshPart`] (the boundary, boundary facets chosen by a
+//!   predicate, Gmsh physical groups) is where a Dirichlet condition fixes
+//!   the dofs of a space; [`Mesh::h_max`],
 //!   [`Mesh::cell_volume`] and [`Mesh::total_volume`] measure the mesh.
 //! * [`generate`] builds structured meshes of the unit square and cube,
 //!   optionally jittered and shuffled; [`gmsh`] reads Gmsh MSH 4.1 files.
 //! * [`renumber`] renumbers vertices and cells for memory locality;
 //!   [`mod@refine`] refines uniformly (multigrid hierarchies); [`edges`]
 //!   numbers the global edges (P2 nodes, refinement midpoints).
+//! * [`size`] checks the size of a mesh, a refinement hierarchy or a solve
+//!   against `u32` indices and this machine's memory before anything is
+//!   allocated, and parses cell counts (`1e6`, `16M`, `2^24`).
 //!
 //! All whole-mesh operations run in parallel (rayon) and scale to meshes of
 //! 2²⁵ cells and more; the ones that report an error report the one with the
@@ -29,16 +35,27 @@ mod boundary;
 pub mod edges;
 pub mod generate;
 pub mod gmsh;
+mod orientation;
+mod part;
 pub mod refine;
 pub mod renumber;
+pub mod size;
+#[cfg(test)]
+mod size_tests;
 
 pub use boundary::{BoundaryFacet, TETRAHEDRON_FACETS, TRIANGLE_FACETS};
 pub use edges::{MeshEdges, mesh_edges};
 pub use generate::{
     MAX_JITTER, MeshOptions, mesh_for_cells, n_for_cells, unit_box, unit_cube, unit_square,
 };
-pub use gmsh::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup, parse_gmsh, read_gmsh};
-pub use refine::{Refinement, prepare_for_refinement, refine, refine_gmsh, refine_uniformly};
+pub use gmsh::{
+    GmshElement, GmshEntity, GmshMesh, GmshOptions, PhysicalGroup, parse_gmsh, parse_gmsh_with,
+    read_gmsh, read_gmsh_with,
+};
+pub use part::MeshPart;
+pub use refine::{
+    Refinement, check_refinements, prepare_for_refinement, refine, refine_gmsh, refine_uniformly,
+};
 pub use renumber::{LocalityMetrics, Renumbering, locality_metrics, locality_renumbering};
 
 /// Relative tolerance below which a cell counts as degenerate: a cell with
@@ -127,10 +144,9 @@ impl CellDefect {
                 num(DEGENERACY_TOLERANCE * h.powi(dim as i32)),
                 num(h)
             ),
-            CellDefect::Inverted { det } => format!(
-                "negatively oriented (det J = {}); Mesh::reorient swaps two vertices of such cells",
-                num(det)
-            ),
+            CellDefect::Inverted { det } => {
+                format!("negatively oriented (det J = {})", num(det))
+            }
         }
     }
 }
@@ -278,22 +294,15 @@ impl Mesh {
     /// naming a non-finite unused vertex. Conformity (facets shared by at
     /// most two cells) is checked by [`Mesh::boundary_facets`].
     pub fn validate(&self) -> Result<()> {
-        let k = self.vertices_per_cell();
-        let nv = self.n_vertices();
-        let found =
-            self.cells
-                .par_chunks(k * BLOCK)
-                .enumerate()
-                .find_map_first(|(b, block)| {
-                    block.chunks_exact(k).enumerate().find_map(|(j, cell)| {
-                        self.cell_defect(cell, nv).map(|d| (b * BLOCK + j, d))
-                    })
-                });
-        if let Some((cell, defect)) = found {
-            return Err(Error::InvalidCell {
-                cell,
-                reason: defect.reason(self.dim, nv),
-            });
+        if let Some((cell, defect)) = self.first_defect(true) {
+            let mut reason = defect.reason(self.dim, self.n_vertices());
+            if let CellDefect::Inverted { .. } = defect {
+                reason.push_str(
+                    "; if the mesh, or a region of it, is written clockwise, Mesh::reorient \
+                     flips its cells (it refuses a tangled mesh)",
+                );
+            }
+            return Err(Error::InvalidCell { cell, reason });
         }
         let bad = self
             .vertices
@@ -309,6 +318,24 @@ impl Mesh {
             )));
         }
         Ok(())
+    }
+
+    /// The invalid cell with the smallest index and its first defect, or
+    /// `None` if every cell is valid (the cell checks of [`Mesh::validate`];
+    /// a negative orientation counts only if `orientation`).
+    fn first_defect(&self, orientation: bool) -> Option<(usize, CellDefect)> {
+        let k = self.vertices_per_cell();
+        let nv = self.n_vertices();
+        let counts = |d: &CellDefect| orientation || !matches!(d, CellDefect::Inverted { .. });
+        self.cells
+            .par_chunks(k * BLOCK)
+            .enumerate()
+            .find_map_first(|(b, block)| {
+                block.chunks_exact(k).enumerate().find_map(|(j, cell)| {
+                    let d = self.cell_defect(cell, nv).filter(counts)?;
+                    Some((b * BLOCK + j, d))
+                })
+            })
     }
 
     /// The first defect of one cell, or `None` if the cell is valid.
@@ -341,34 +368,6 @@ impl Mesh {
             return Some(CellDefect::Inverted { det });
         }
         None
-    }
-
-    /// Makes every cell positively oriented by swapping its local vertices 1
-    /// and 2 where `det J < 0` (the swap negates `det J` and keeps vertex 0),
-    /// and returns how many cells were flipped.
-    ///
-    /// Cells with an out-of-range index, a non-finite coordinate or
-    /// `det J ≥ 0` are left as they are; degenerate cells remain errors for
-    /// [`Mesh::validate`].
-    pub fn reorient(&mut self) -> usize {
-        let (dim, k, nv) = (self.dim, self.vertices_per_cell(), self.n_vertices());
-        let coords = &self.vertices;
-        self.cells
-            .par_chunks_mut(k)
-            .with_min_len(1024)
-            .map(|cell| {
-                if cell.iter().any(|&v| v as usize >= nv) {
-                    return 0;
-                }
-                let (det, _) = simplex_geometry(dim, coords, cell);
-                if det < 0.0 {
-                    cell.swap(1, 2);
-                    1
-                } else {
-                    0
-                }
-            })
-            .sum()
     }
 
     /// Spatial dimension (2 or 3).

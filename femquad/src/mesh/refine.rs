@@ -79,6 +79,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::edges::{MeshEdges, mesh_edges};
+use super::size::{Footprint, MeshSize, physical_memory, refinements_too_many};
 use super::{BLOCK, GmshElement, GmshMesh, Mesh};
 use crate::{Error, Real, Result};
 
@@ -235,7 +236,9 @@ fn check_field(name: &'static str, len: usize, n: usize, n_comp: usize) -> Resul
 ///
 /// Errors: those of [`Mesh::validate`] (naming the cell); those of
 /// [`mesh_edges`]; [`Error::InvalidArgument`] (`mesh`) if the fine mesh
-/// would have more than `u32::MAX` vertices or cells.
+/// would have more than `u32::MAX` vertices or cells, or the two meshes
+/// together need more memory than this machine has ([`super::size`]),
+/// checked before the fine mesh is allocated.
 pub fn refine(mesh: &Mesh) -> Result<Refinement> {
     mesh.validate()?;
     let edges = mesh_edges(mesh)?;
@@ -256,8 +259,10 @@ pub fn refine(mesh: &Mesh) -> Result<Refinement> {
 /// of a jittered Kuhn mesh and of an irregular tetrahedron; see the
 /// [module documentation](self)).
 ///
-/// Errors as [`refine`].
+/// Errors: [`check_refinements`] first (too many levels for this machine,
+/// refused before anything is allocated); then as [`refine`].
 pub fn refine_uniformly(mesh: &Mesh, levels: usize) -> Result<Vec<Refinement>> {
+    check_refinements(mesh, levels)?;
     let mut out: Vec<Refinement> = Vec::with_capacity(levels);
     if levels == 0 {
         return Ok(out);
@@ -268,6 +273,29 @@ pub fn refine_uniformly(mesh: &Mesh, levels: usize) -> Result<Vec<Refinement>> {
         out.push(next);
     }
     Ok(out)
+}
+
+/// Checks, before anything is allocated, that `mesh` and `refinements`
+/// uniform refinements of it can be held together on this machine, as a
+/// refinement hierarchy holds them ([`crate::multigrid::MeshHierarchy`],
+/// [`refine_uniformly`]): the finest mesh's cells and vertices must fit
+/// `u32` indices and a lower bound of the meshes' memory must fit this
+/// machine's ([`super::size::refinements_too_many`]; each level has
+/// `2^dim` times the cells of the one before, so a few levels too many
+/// exceed any memory).
+///
+/// Errors: [`Error::InvalidArgument`] naming `refinements`, with the
+/// reason and the most refinements of this mesh that fit, e.g. `20
+/// refinements of 8 triangles give 8.796e12 triangles; at most 13 fit: 14
+/// give 2.147e9 triangles and 1.074e9 vertices, which need at least … GiB
+/// (coordinates and cells with the 14 coarser levels), more than this
+/// machine's … GiB of memory`.
+pub fn check_refinements(mesh: &Mesh, refinements: usize) -> Result<()> {
+    let size = MeshSize::of(mesh);
+    match refinements_too_many(&size, refinements, None, physical_memory()) {
+        Some(why) => Err(Error::arg("refinements", why)),
+        None => Ok(()),
+    }
 }
 
 /// `mesh` with the local vertices of every tetrahedron permuted evenly (so
@@ -337,15 +365,20 @@ fn refine_with_edges(mesh: &Mesh, edges: &MeshEdges) -> Result<Refinement> {
     let (dim, k) = (mesh.dim(), mesh.vertices_per_cell());
     let (nv, ne, nc) = (mesh.n_vertices(), edges.n_edges(), mesh.n_cells());
     let n_children = 1usize << dim;
-    if nv + ne > u32::MAX as usize || nc * n_children > u32::MAX as usize {
+    let coarse = MeshSize {
+        edges: ne as f64,
+        ..MeshSize::of(mesh)
+    };
+    let both = [coarse, coarse.refined()];
+    if let Some(why) = (Footprint {
+        meshes: &both,
+        field: None,
+    })
+    .too_large(physical_memory())
+    {
         return Err(Error::arg(
             "mesh",
-            format!(
-                "refined, its {nc} cells would give {} vertices and {} cells, more than \
-                 32-bit indices hold",
-                nv + ne,
-                nc * n_children
-            ),
+            format!("refined, its {nc} {} would give {why}", coarse.shape()),
         ));
     }
     // vertices: the coarse ones, then the edge midpoints

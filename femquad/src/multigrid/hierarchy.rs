@@ -1,7 +1,7 @@
 //! [`MeshHierarchy`]: a coarse mesh and its uniform refinements.
 
 use crate::Result;
-use crate::mesh::refine::{prepare_for_refinement, refine, refine_gmsh};
+use crate::mesh::refine::{check_refinements, prepare_for_refinement, refine, refine_gmsh};
 use crate::mesh::{GmshMesh, Mesh, mesh_edges};
 
 /// The meshes of a hierarchy: plain, or Gmsh meshes with their tags.
@@ -59,9 +59,12 @@ impl MeshHierarchy {
     /// `coarse` and `refinements` uniform refinements of it.
     ///
     /// # Errors
-    /// Those of [`refine`] (an invalid coarse mesh, naming the cell; a fine
-    /// mesh beyond 32-bit indices).
+    /// Those of [`check_refinements`] first (more refinements than 32-bit
+    /// indices or this machine's memory hold, refused before anything is
+    /// allocated, with the most that fit); then those of [`refine`] (an
+    /// invalid coarse mesh, naming the cell).
     pub fn new(coarse: &Mesh, refinements: usize) -> Result<Self> {
+        check_refinements(coarse, refinements)?;
         let mut finest = prepare_for_refinement(coarse)?;
         let mut meshes = Vec::with_capacity(refinements + 1);
         let mut edges = Vec::with_capacity(refinements);
@@ -92,8 +95,10 @@ impl MeshHierarchy {
     /// (which keeps vertices, cells and tags).
     ///
     /// # Errors
-    /// Those of [`refine_gmsh`].
+    /// Those of [`check_refinements`] first, as [`MeshHierarchy::new`]; then
+    /// those of [`refine_gmsh`].
     pub fn from_gmsh(coarse: &GmshMesh, refinements: usize) -> Result<Self> {
+        check_refinements(&coarse.mesh, refinements)?;
         let mut finest = coarse.clone();
         finest.mesh = prepare_for_refinement(&coarse.mesh)?;
         let mut meshes = Vec::with_capacity(refinements + 1);

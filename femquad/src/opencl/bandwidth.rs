@@ -84,6 +84,7 @@ pub fn measure_copy(
     device.write(&mut src, &data, Transfer::Coefficients, "copy source")?;
     let mut times = Vec::with_capacity(repetitions);
     for k in 0..warmup + repetitions {
+        let queue = device.live_queue()?;
         // SAFETY: both buffers hold n4 float4 values; one work-item each.
         let ev = unsafe {
             ExecuteKernel::new(&kernel)
@@ -91,10 +92,10 @@ pub fn measure_copy(
                 .set_arg(&dst)
                 .set_global_work_size(n4)
                 .set_local_work_size(COPY_GROUP)
-                .enqueue_nd_range(device.queue())
+                .enqueue_nd_range(queue)
         }
-        .map_err(|e| device.memory_error("clEnqueueNDRangeKernel", "copy kernel", n * 8, e))?;
-        ev.wait().map_err(cl_error("clWaitForEvents"))?;
+        .map_err(|e| device.failure("clEnqueueNDRangeKernel", "the copy kernel", 0, e))?;
+        device.wait(&ev, "the copy kernel")?;
         if k >= warmup {
             let start = ev
                 .profiling_command_start()

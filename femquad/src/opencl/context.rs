@@ -2,21 +2,21 @@
 //! transfer accounting.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use bytemuck::Pod;
 use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;
-use opencl3::error_codes::{
-    CL_BUILD_PROGRAM_FAILURE, CL_MEM_OBJECT_ALLOCATION_FAILURE, CL_OUT_OF_RESOURCES, ClError,
-};
+use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, ClError};
+use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
 
 use super::device::{DeviceInfo, DeviceSelector, cl_error, list_devices};
+use super::failure::{Failure, classify, code_name};
 use super::source::numbered;
 use crate::{Error, Real, Result};
 
@@ -76,14 +76,35 @@ pub enum Transfer {
 /// An opened OpenCL device with its context, an in-order profiling queue and
 /// a cache of built programs keyed by the hash of their full source (which
 /// contains the physics, every kernel parameter and the precision).
+///
+/// A device whose context was lost (a kernel aborted, e.g. on an
+/// out-of-bounds access: the OpenCL calls that follow fail with codes such
+/// as `CL_OUT_OF_RESOURCES`) remembers it: from then on every call fails at
+/// once with [`Error::DeviceLost`], naming the call that found it.
 pub struct Device {
     info: DeviceInfo,
-    context: Context,
+    /// Declared before the context, so dropped (released) before it.
     queue: CommandQueue,
     programs: Mutex<HashMap<u64, Arc<Program>>>,
     /// Build logs of successful builds (resource reports), by source hash.
     logs: Mutex<HashMap<u64, String>>,
     stats: Mutex<DeviceStats>,
+    /// The call and error code that showed the context lost, once known.
+    lost: OnceLock<(&'static str, i32)>,
+    context: Context,
+}
+
+impl Drop for Device {
+    /// Waits for every command enqueued on the device before its queue,
+    /// programs and context are released: a process that returns while
+    /// kernels still run would otherwise tear the OpenCL runtime down under
+    /// them.
+    fn drop(&mut self) {
+        if self.lost.get().is_none() {
+            // An error here means the context is lost: nothing to wait for.
+            let _ = self.queue.finish();
+        }
+    }
 }
 
 impl std::fmt::Debug for Device {
@@ -137,11 +158,12 @@ impl Device {
             .map_err(cl_error("clCreateCommandQueue"))?;
         Ok(Arc::new(Device {
             info,
-            context,
             queue,
             programs: Mutex::new(HashMap::new()),
             logs: Mutex::new(HashMap::new()),
             stats: Mutex::new(DeviceStats::default()),
+            lost: OnceLock::new(),
+            context,
         }))
     }
 
@@ -163,6 +185,50 @@ impl Device {
         &self.queue
     }
 
+    /// Checks that the device's OpenCL context is usable: not known to be
+    /// lost. Every femquad call on the device checks it first.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`], naming the call that found the context lost.
+    pub fn check_alive(&self) -> Result<()> {
+        match self.lost.get() {
+            None => Ok(()),
+            Some(&(call, code)) => Err(self.lost_error(call, code)),
+        }
+    }
+
+    /// The queue, for enqueuing femquad's commands: after
+    /// [`Device::check_alive`].
+    pub(crate) fn live_queue(&self) -> Result<&CommandQueue> {
+        self.check_alive()?;
+        Ok(&self.queue)
+    }
+
+    /// Waits for `event` (a command of `what`).
+    pub(crate) fn wait(&self, event: &Event, what: &str) -> Result<()> {
+        self.check_alive()?;
+        event
+            .wait()
+            .map_err(|e| self.failure("clWaitForEvents", what, 0, e))
+    }
+
+    /// The error for a lost context, first found by `call` failing with `code`.
+    fn lost_error(&self, call: &'static str, code: i32) -> Error {
+        Error::DeviceLost {
+            device: self.info.name.clone(),
+            call,
+            code,
+            name: code_name(code),
+        }
+    }
+
+    /// Records that `call` found the context lost (the first such call is
+    /// kept) and returns the error that every later call returns.
+    fn lose(&self, call: &'static str, code: i32) -> Error {
+        let &(call, code) = self.lost.get_or_init(|| (call, code));
+        self.lost_error(call, code)
+    }
+
     /// Checks that the device can compute in precision `R`.
     pub fn check_precision<R: Real>(&self) -> Result<()> {
         if R::PRECISION.cl_type() == "double" && !self.info.fp64 {
@@ -178,13 +244,14 @@ impl Device {
     /// device before.
     pub fn kernel(&self, source: &str, name: &str) -> Result<Kernel> {
         let program = self.program(source)?;
-        Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))
+        Kernel::create(&program, name).map_err(|e| self.failure("clCreateKernel", name, 0, e))
     }
 
     /// Returns the program built from `source`, building it only if no
     /// program with the same source was built on this device before (one
     /// request in [`DeviceStats`]: a build or a cache hit).
     pub fn program(&self, source: &str) -> Result<Arc<Program>> {
+        self.check_alive()?;
         let key = source_key(source);
         let cached = lock(&self.programs).get(&key).cloned();
         let program = match cached {
@@ -213,7 +280,7 @@ impl Device {
 
     fn build(&self, source: &str) -> Result<(Program, String)> {
         let mut program = Program::create_from_source(&self.context, source)
-            .map_err(cl_error("clCreateProgramWithSource"))?;
+            .map_err(|e| self.failure("clCreateProgramWithSource", "program", 0, e))?;
         let options = if self.info.is_nvidia() {
             "-cl-std=CL1.2 -cl-nv-verbose"
         } else {
@@ -228,34 +295,69 @@ impl Device {
                     numbered_source: numbered(source),
                 });
             }
-            return Err(cl_error("clBuildProgram")(e));
+            return Err(self.failure("clBuildProgram", "program", 0, e));
         }
         let log = program.get_build_log(self.info.id).unwrap_or_default();
         Ok((program, log))
     }
 
-    /// Maps allocation failures to [`Error::OutOfDeviceMemory`].
-    pub(crate) fn memory_error(
+    /// The error for the OpenCL call `call` (on `what`, moving or allocating
+    /// `bytes`) failing with `e`, by what the code says ([`classify`]):
+    /// * device memory exhausted: [`Error::OutOfDeviceMemory`];
+    /// * the context lost (an aborted kernel): [`Error::DeviceLost`], and
+    ///   the device remembers it;
+    /// * `CL_OUT_OF_RESOURCES`, which NVIDIA returns for every call after a
+    ///   kernel aborted but which also means a launch or allocation beyond
+    ///   the device's resources: the queue is probed (`clFinish`); if that
+    ///   fails too the context is lost, else an allocation or upload is out
+    ///   of memory, a launch gets [`Error::LaunchResources`] and anything
+    ///   else the plain [`Error::OpenCl`];
+    /// * anything else: [`Error::OpenCl`] with the code's name.
+    pub(crate) fn failure(
         &self,
         call: &'static str,
         what: &str,
         bytes: usize,
         e: ClError,
     ) -> Error {
-        if e.0 == CL_MEM_OBJECT_ALLOCATION_FAILURE || e.0 == CL_OUT_OF_RESOURCES {
-            Error::OutOfDeviceMemory {
-                device: self.info.name.clone(),
-                what: what.to_string(),
-                bytes,
-                global_mem: self.info.global_mem_size,
+        let out_of_memory = || Error::OutOfDeviceMemory {
+            device: self.info.name.clone(),
+            what: what.to_string(),
+            bytes,
+            global_mem: self.info.global_mem_size,
+        };
+        let plain = || Error::OpenCl {
+            call,
+            code: e.0,
+            name: code_name(e.0),
+        };
+        match classify(e.0) {
+            Failure::OutOfMemory => out_of_memory(),
+            Failure::Lost => self.lose(call, e.0),
+            Failure::OutOfResources
+                if self.lost.get().is_some() || self.queue.finish().is_err() =>
+            {
+                self.lose(call, e.0)
             }
-        } else {
-            cl_error(call)(e)
+            Failure::OutOfResources => match call {
+                "clCreateBuffer" | "clEnqueueWriteBuffer" | "clEnqueueFillBuffer" => {
+                    out_of_memory()
+                }
+                "clEnqueueNDRangeKernel" => Error::LaunchResources {
+                    device: self.info.name.clone(),
+                    what: what.to_string(),
+                    code: e.0,
+                    name: code_name(e.0),
+                },
+                _ => plain(),
+            },
+            Failure::Other => plain(),
         }
     }
 
     /// Allocates a device buffer of `len` values (at least one).
     pub(crate) fn alloc<T: Pod>(&self, len: usize, what: &str) -> Result<Buffer<T>> {
+        self.check_alive()?;
         let bytes = len.max(1) * std::mem::size_of::<T>();
         if bytes as u64 > self.info.max_mem_alloc_size {
             return Err(Error::OutOfDeviceMemory {
@@ -277,7 +379,7 @@ impl Device {
                 std::ptr::null_mut(),
             )
         }
-        .map_err(|e| self.memory_error("clCreateBuffer", what, bytes, e))
+        .map_err(|e| self.failure("clCreateBuffer", what, bytes, e))
     }
 
     /// Writes `data` to the start of `buffer` (blocking).
@@ -288,6 +390,7 @@ impl Device {
         kind: Transfer,
         what: &str,
     ) -> Result<()> {
+        self.check_alive()?;
         if data.is_empty() {
             return Ok(());
         }
@@ -298,7 +401,7 @@ impl Device {
             self.queue
                 .enqueue_write_buffer(buffer, CL_BLOCKING, 0, data, &[])
         }
-        .map_err(|e| self.memory_error("clEnqueueWriteBuffer", what, bytes, e))?;
+        .map_err(|e| self.failure("clEnqueueWriteBuffer", what, bytes, e))?;
         let mut s = lock(&self.stats);
         match kind {
             Transfer::Geometry => s.geometry_bytes += bytes as u64,
@@ -316,6 +419,7 @@ impl Device {
         data: &mut [T],
         what: &str,
     ) -> Result<()> {
+        self.check_alive()?;
         if data.is_empty() {
             return Ok(());
         }
@@ -326,7 +430,7 @@ impl Device {
             self.queue
                 .enqueue_read_buffer(buffer, CL_BLOCKING, 0, data, &[])
         }
-        .map_err(|e| self.memory_error("clEnqueueReadBuffer", what, bytes, e))?;
+        .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
         self.count_read(bytes);
         Ok(())
     }
@@ -349,6 +453,7 @@ impl Device {
         data: &mut [T],
         what: &str,
     ) -> Result<()> {
+        self.check_alive()?;
         let bytes = std::mem::size_of_val(data);
         // SAFETY: blocking read into a live slice; callers keep
         // offset + data.len() within the buffer.
@@ -361,7 +466,7 @@ impl Device {
                 &[],
             )
         }
-        .map_err(|e| self.memory_error("clEnqueueReadBuffer", what, bytes, e))?;
+        .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
         let mut s = lock(&self.stats);
         s.read_bytes += bytes as u64;
         s.scalar_reads += 1;

@@ -8,6 +8,7 @@ pub mod bandwidth;
 pub mod case;
 pub mod context;
 pub mod device;
+mod failure;
 pub mod multigrid;
 pub mod operator;
 pub mod options;
@@ -16,6 +17,9 @@ pub mod shape;
 pub(crate) mod source;
 pub mod tuning_cache;
 pub mod vector;
+
+#[cfg(test)]
+mod tests;
 
 pub use case::KernelCase;
 pub use context::{Device, DeviceStats};

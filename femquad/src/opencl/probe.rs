@@ -517,11 +517,11 @@ impl Probe {
                     exec.set_arg(off);
                 }
                 exec.set_global_work_size(inputs.points)
-                    .enqueue_nd_range(self.device.queue())
+                    .enqueue_nd_range(self.device.live_queue()?)
             }
             .map_err(|e| {
                 self.device
-                    .memory_error("clEnqueueNDRangeKernel", "probe launch", 0, e)
+                    .failure("clEnqueueNDRangeKernel", "the probe kernel", 0, e)
             })?;
         }
         let mut results: Vec<Vec<R>> = (8..12).map(|k| vec![R::ZERO; totals[k]]).collect();

@@ -16,13 +16,16 @@
 //! the physics' source hash and the precision; the values are the chosen
 //! `N_bl`, `N_cb`, the median launch time in nanoseconds and the cells that
 //! launch integrated. Lines starting with `#` and blank lines are comments.
-//! A missing file is an empty cache; unreadable lines are skipped (and
-//! counted), never fatal; a later line for the same key wins. Writes replace
+//! A missing file is an empty cache; unreadable lines are skipped, never
+//! fatal, with one warning on stderr per line and process naming the file,
+//! the line and what is wrong (the case then runs with its default
+//! configuration until it is tuned again, and the next write of the file
+//! drops the line); a later line for the same key wins. Writes replace
 //! the file atomically (temporary file and rename). With
 //! [`KernelOptions::use_tuning_cache`] off (`FEMQUAD_AUTOTUNE=off`)
 //! [`cached_config`] ignores the cache.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -338,6 +341,15 @@ impl FromStr for CacheEntry {
     }
 }
 
+/// A line of a cache file that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
 /// The contents of a cache file.
 #[derive(Clone, Debug, Default)]
 pub struct TuneCache {
@@ -345,7 +357,7 @@ pub struct TuneCache {
     /// Entries in file order, keyed by the key text.
     entries: Vec<(String, CacheEntry)>,
     /// Lines that could not be parsed when loading.
-    skipped: usize,
+    skipped: Vec<SkippedLine>,
 }
 
 impl TuneCache {
@@ -359,7 +371,8 @@ impl TuneCache {
 
     /// Reads `path`. A missing file gives an empty cache; lines that are
     /// not `KEY => VALUES` with a valid key and values are skipped
-    /// ([`TuneCache::skipped`]).
+    /// ([`TuneCache::skipped_lines`]), each with a warning on stderr the
+    /// first time this process reads it ([`skipped_line_warning`]).
     ///
     /// # Errors
     /// [`Error::Io`] naming the file if it exists but cannot be read.
@@ -374,14 +387,23 @@ impl TuneCache {
         };
         let text = String::from_utf8_lossy(&bytes);
         let mut cache = TuneCache::empty(path);
-        for line in text.lines() {
+        for (k, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
             match parse_line(line) {
-                Some((key, entry)) => cache.put(key, entry),
-                None => cache.skipped += 1,
+                Ok((key, entry)) => cache.put(key, entry),
+                Err(reason) => {
+                    let skipped = SkippedLine {
+                        line: k + 1,
+                        reason,
+                    };
+                    if first_report(&cache.path, skipped.line, line) {
+                        eprintln!("{}", skipped_line_warning(&cache.path, &skipped));
+                    }
+                    cache.skipped.push(skipped);
+                }
             }
         }
         Ok(cache)
@@ -392,9 +414,14 @@ impl TuneCache {
         &self.path
     }
 
-    /// Lines skipped as unreadable when loading.
+    /// Number of lines skipped as unreadable when loading.
     pub fn skipped(&self) -> usize {
-        self.skipped
+        self.skipped.len()
+    }
+
+    /// The lines skipped as unreadable when loading, in file order.
+    pub fn skipped_lines(&self) -> &[SkippedLine] {
+        &self.skipped
     }
 
     /// Number of entries.
@@ -461,12 +488,37 @@ impl TuneCache {
     }
 }
 
-/// Parses `KEY => VALUES`, checking that the key is a valid [`TuneKey`].
-fn parse_line(line: &str) -> Option<(String, CacheEntry)> {
-    let (k, v) = line.rsplit_once(ARROW)?;
-    let key: TuneKey = k.trim().parse().ok()?;
-    let entry: CacheEntry = v.trim().parse().ok()?;
-    Some((key.to_string(), entry))
+/// Parses `KEY => VALUES`, checking that the key is a valid [`TuneKey`];
+/// else says what is wrong.
+fn parse_line(line: &str) -> std::result::Result<(String, CacheEntry), String> {
+    let (k, v) = line
+        .rsplit_once(ARROW)
+        .ok_or_else(|| format!("no `{}` between a key and values", ARROW.trim()))?;
+    let key: TuneKey = k.trim().parse()?;
+    let entry: CacheEntry = v.trim().parse()?;
+    Ok((key.to_string(), entry))
+}
+
+/// The warning for the unreadable line `skipped` of the cache file `path`.
+pub fn skipped_line_warning(path: &Path, skipped: &SkippedLine) -> String {
+    format!(
+        "femquad: warning: {}:{}: autotune cache entry skipped ({}); its case runs with the \
+         default launch configuration until it is tuned again, and the next write of the \
+         cache drops this line",
+        path.display(),
+        skipped.line,
+        skipped.reason
+    )
+}
+
+/// True the first time this process reports line `line` (with the text
+/// `text`) of the file `path`: a bad line is reported once, however often
+/// the file is read.
+fn first_report(path: &Path, line: usize, text: &str) -> bool {
+    static REPORTED: OnceLock<Mutex<HashSet<(PathBuf, usize, String)>>> = OnceLock::new();
+    let reported = REPORTED.get_or_init(|| Mutex::new(HashSet::new()));
+    let mut reported = reported.lock().unwrap_or_else(|p| p.into_inner());
+    reported.insert((path.to_path_buf(), line, text.to_string()))
 }
 
 /// The default cache directory: `$XDG_CACHE_HOME/femquad`, else

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use super::{Imp, Residual, misplaced};
 use crate::discretization::CellInputs;
-use crate::native::{Execution, tangent_element_vectors};
+use crate::native::{Execution, diagonal_blocks, tangent_element_vectors};
 use crate::physics::{PointArgs, Pointwise};
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
 use crate::vector::{Vector, VectorOps};
@@ -110,11 +110,21 @@ impl<R: Real> Residual<R> {
     /// J[n·N_comp + fc][n·N_comp + gc]` (for a scalar field, the diagonal),
     /// without assembling the matrix: `n_nodes·N_comp²` entries
     /// ([`Residual::jacobian_diagonal_len`]), where the residual lives. On a
-    /// device, one launch; natively, from the element matrices.
+    /// device one launch, natively the same computation
+    /// ([`crate::native::diagonal_blocks`]): each diagonal block of each
+    /// element matrix, column by column, from the physics' tangent. Then
+    /// `out` is checked for NaN and ±∞ (on a device one reduction and one
+    /// scalar read).
     ///
     /// # Errors
-    /// As [`Residual::evaluate`], naming `u` or `out`; a physics without
-    /// derivatives.
+    /// * As [`Residual::evaluate`] before the computation, naming `u` or
+    ///   `out`; a physics without derivatives.
+    /// * [`Error::NonFiniteResult`] naming the first node (and its dof) whose
+    ///   diagonal block holds NaN or ±∞, and the block entry `[fc][gc]`,
+    ///   when the physics' derivatives are not finite at `u` — as
+    ///   [`Residual::assemble_jacobian`] reports them;
+    ///   [`Error::NonFinite`] naming `u` and its index instead if `u` holds
+    ///   NaN or ±∞.
     pub fn jacobian_diagonal<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -144,20 +154,65 @@ impl<R: Real> Residual<R> {
             ));
         }
         self.check_call(physics, constants)?;
-        match (&mut self.imp, u, out) {
-            (Imp::Native(_), Vector::Host(u), Vector::Host(out)) => {
-                let matrices = self.element_matrices(physics, u, constants)?;
-                let blocks = point_blocks(&self.space, &matrices);
-                for (o, b) in out.iter_mut().zip(blocks) {
-                    *o = R::from_f64(b);
-                }
-                Ok(())
+        match (&mut self.imp, u, &mut *out) {
+            (Imp::Native(_), Vector::Host(uh), Vector::Host(_)) => {
+                crate::real::check_finite("u", uh)?;
+                let blocks = self.native_diagonal(physics, uh, constants)?;
+                *out = Vector::Host(blocks);
             }
-            (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(out)) => {
-                dev.op.jacobian_diagonal(physics, u, constants, out)
+            (Imp::OpenCl(dev), Vector::Device(ud), Vector::Device(od)) => {
+                dev.op.jacobian_diagonal(physics, ud, constants, od)?;
             }
-            _ => Err(misplaced()),
+            _ => return Err(misplaced()),
         }
+        self.check_diagonal(physics, u, out)
+    }
+
+    /// The point-block diagonal of `J(u)` ([`Residual::jacobian_diagonal`])
+    /// computed on the host for the global values `u`, NaN and ±∞ kept.
+    fn native_diagonal<P: Pointwise + ?Sized>(
+        &self,
+        physics: &P,
+        u: &[R],
+        constants: &[R],
+    ) -> Result<Vec<R>> {
+        let disc = self.discretization();
+        let mut u_cells = vec![R::ZERO; self.space.n_cell_dofs()];
+        self.space.gather(u, &mut u_cells)?;
+        let inputs = CellInputs {
+            u: &u_cells,
+            aux: &self.aux_cells,
+            constants,
+        };
+        let nc = self.space.n_comp();
+        let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * nc * nc];
+        diagonal_blocks(disc, physics, &inputs, &mut blocks, Execution::Parallel)?;
+        Ok(point_blocks(&self.space, &blocks))
+    }
+
+    /// The error for the first NaN or ±∞ of the point-block diagonal `out`
+    /// of `J(u)`: [`Error::NonFinite`] naming `u` if `u` holds one, else
+    /// [`Error::NonFiniteResult`] naming the node, its dof and the entry.
+    fn check_diagonal<P: Pointwise + ?Sized>(
+        &self,
+        physics: &P,
+        u: &Vector<R>,
+        out: &Vector<R>,
+    ) -> Result<()> {
+        let Some(i) = out.first_non_finite()? else {
+            return Ok(());
+        };
+        crate::vector::check_finite("u", u)?;
+        let nc = self.space.n_comp();
+        let (node, fc, gc) = (i / (nc * nc), i / nc % nc, i % nc);
+        Err(Error::NonFiniteResult {
+            quantity: format!("entry [{fc}][{gc}] of the diagonal block of the Jacobian J(u)"),
+            physics: physics.info().name,
+            dof: node * nc + fc,
+            node,
+            component: fc,
+            value: out.value_at(i)?.to_string(),
+        })
     }
 
     /// The Jacobian `J(u)` assembled into a sparse matrix (`f64`, on the
@@ -166,7 +221,11 @@ impl<R: Real> Residual<R> {
     /// A device-resident `u` is downloaded once.
     ///
     /// # Errors
-    /// As [`Residual::evaluate`], naming `u`; a physics without derivatives.
+    /// * As [`Residual::evaluate`], naming `u` (and the index in `u` of a
+    ///   NaN or ±∞); a physics without derivatives.
+    /// * [`Error::NonFiniteResult`] when the physics' derivatives are not
+    ///   finite at `u`, naming the first node (and its dof) whose diagonal
+    ///   block is NaN or ±∞ — the error of [`Residual::jacobian_diagonal`].
     pub fn assemble_jacobian<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -176,7 +235,16 @@ impl<R: Real> Residual<R> {
         self.check_vectors(&[("u", u)])?;
         self.check_call(physics, constants)?;
         let u = u.to_host()?;
-        let matrices = self.element_matrices(physics, &u, constants)?;
+        crate::real::check_finite("u", &u)?;
+        let matrices = match self.element_matrices(physics, &u, constants) {
+            Ok(m) => m,
+            Err(e) => {
+                // a non-finite Jacobian: named as jacobian_diagonal names it
+                let diagonal = Vector::Host(self.native_diagonal(physics, &u, constants)?);
+                self.check_diagonal(physics, &Vector::Host(u), &diagonal)?;
+                return Err(e);
+            }
+        };
         let pattern = match &self.pattern {
             Some(p) => Arc::clone(p),
             None => {
@@ -226,19 +294,17 @@ impl<R: Real> Residual<R> {
     }
 }
 
-/// The point-block diagonal `[node][fc][gc]` summed from element matrices
-/// `[cell][i][j]`, in increasing cell order.
-fn point_blocks(space: &crate::space::FunctionSpace, matrices: &[f64]) -> Vec<f64> {
-    let (n_b, nc) = (space.n_basis(), space.n_comp());
-    let n_bt = n_b * nc;
-    let mut out = vec![0.0; space.n_nodes() * nc * nc];
-    for (c, ke) in matrices.chunks(n_bt * n_bt).enumerate() {
-        for (a, &node) in space.cell_nodes(c).iter().enumerate() {
-            for fc in 0..nc {
-                for gc in 0..nc {
-                    out[(node as usize * nc + fc) * nc + gc] +=
-                        ke[(a * nc + fc) * n_bt + a * nc + gc];
-                }
+/// The point-block diagonal `[node][fc][gc]` summed from the diagonal blocks
+/// of the element matrices `[cell][b][fc][gc]`, in increasing cell order.
+fn point_blocks<R: Real>(space: &crate::space::FunctionSpace, blocks: &[R]) -> Vec<R> {
+    let nc = space.n_comp();
+    let per_block = nc * nc;
+    let mut out = vec![R::ZERO; space.n_nodes() * per_block];
+    for (c, cell) in blocks.chunks(space.n_basis() * per_block).enumerate() {
+        for (block, &node) in cell.chunks(per_block).zip(space.cell_nodes(c)) {
+            let start = node as usize * per_block;
+            for (o, &v) in out[start..start + per_block].iter_mut().zip(block) {
+                *o += v;
             }
         }
     }

@@ -298,8 +298,9 @@ impl<R: Real> Residual<R> {
     /// `r = F(u)` for the global vector `u` with `constants`. `u` and `r`
     /// hold the space's `n_dofs` dofs and live where the residual does
     /// ([`Residual::vector`]); on a device nothing moves between host and
-    /// device but the check of `u` below (one scalar read) and, when they
-    /// change, the constants.
+    /// device but the checks below (of `u` before, of `r` after: one
+    /// reduction and one scalar read each) and, when they change, the
+    /// constants.
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `u` or `r` if its length is not
@@ -309,6 +310,9 @@ impl<R: Real> Residual<R> {
     ///   field that was never set.
     /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of its
     ///   first NaN or ±∞ (or `constants` and its index).
+    /// * [`Error::NonFiniteResult`] naming the first dof of `r` (in the
+    ///   numbering of `u`), its node and component, if `r` holds NaN or ±∞:
+    ///   the physics produced it from finite inputs.
     pub fn evaluate<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -317,12 +321,27 @@ impl<R: Real> Residual<R> {
         r: &mut Vector<R>,
     ) -> Result<()> {
         crate::vector::check_finite("u", u)?;
-        self.evaluate_unchecked(physics, u, constants, r)
+        self.evaluate_unchecked(physics, u, constants, r)?;
+        match r.first_non_finite()? {
+            None => Ok(()),
+            Some(dof) => {
+                let nc = self.space.n_comp();
+                Err(Error::NonFiniteResult {
+                    quantity: "the residual F(u)".to_string(),
+                    physics: physics.info().name,
+                    dof,
+                    node: dof / nc,
+                    component: dof % nc,
+                    value: r.value_at(dof)?.to_string(),
+                })
+            }
+        }
     }
 
-    /// [`Residual::evaluate`] without the scan of `u` for NaN and ±∞ (which
-    /// costs a reduction and a scalar read on a device): for solvers, which
-    /// detect non-finite values through the reductions they do anyway.
+    /// [`Residual::evaluate`] without the scans of `u` and `r` for NaN and
+    /// ±∞ (each costs a reduction and a scalar read on a device): for
+    /// solvers, which detect non-finite values through the reductions they
+    /// do anyway.
     pub(crate) fn evaluate_unchecked<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,

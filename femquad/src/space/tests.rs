@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::*;
+use crate::layout::simplex_edges;
 use crate::rng::Rng;
 
 /// Unit square, `n × n` squares each split into two triangles.

@@ -367,6 +367,25 @@ fn bad_arguments_are_errors() {
     assert_eq!(name(unit_square(2, &opts(f64::NAN, false, 0))).0, "jitter");
     assert_eq!(name(unit_square(2, &opts(-0.1, false, 0))).0, "jitter");
     assert_eq!(name(mesh_for_cells(3, usize::MAX, &d)).0, "target_cells");
+    // sizes beyond u32 indices (or this machine's memory) are refused before
+    // anything is allocated, with the largest n that fits
+    let (n, r) = name(unit_square(46341, &d));
+    assert_eq!(n, "n");
+    assert!(
+        r.starts_with(
+            "46341 intervals per side give 4.295e9 triangles, more than the 4294967295 cells \
+             a mesh can number (cell indices are u32); the largest n in 2D on this machine is "
+        ),
+        "{r}"
+    );
+    let most: usize = r.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(most <= 46340, "{r}");
+    let (n, r) = name(mesh_for_cells(2, 10_000_000_000, &d));
+    assert_eq!(n, "target_cells");
+    assert!(
+        r.starts_with("10000000000 cells: 70711 intervals per side give 1.000e10 triangles"),
+        "{r}"
+    );
 }
 
 /// Generation time for ≥ 2²⁵ cells; run with

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use super::elements::{Elements, second_order};
 use super::nodes::Nodes;
 use super::source::Source;
-use super::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup};
-use crate::mesh::Mesh;
+use super::{GmshElement, GmshEntity, GmshMesh, GmshOptions, PhysicalGroup};
+use crate::mesh::orientation::Names;
+use crate::mesh::{CellDefect, Mesh};
 use crate::{Error, Result};
 
 /// What the sections of a file hold.
@@ -20,7 +21,7 @@ pub(super) struct Parts {
 }
 
 /// Assembles the mesh of the file `src` from its `parts`.
-pub(super) fn build(src: &Source, parts: Parts) -> Result<GmshMesh> {
+pub(super) fn build(src: &Source, parts: Parts, options: &GmshOptions) -> Result<GmshMesh> {
     let Parts {
         names,
         entities,
@@ -88,15 +89,38 @@ pub(super) fn build(src: &Source, parts: Parts) -> Result<GmshMesh> {
     let vertices = vertex_coordinates(src, &nodes, &order, dim)?;
     let cells: Vec<u32> = cell_nodes.iter().map(|&g| new_index[g as usize]).collect();
     let mut mesh = Mesh::from_raw(dim, vertices, cells).map_err(|e| src.err(0, e.to_string()))?;
-    let reoriented = mesh.reorient();
-    if let Err(e) = mesh.validate() {
-        return Err(match e {
-            Error::InvalidCell { cell, reason } => src.err(
-                elements.at[cell_element[cell]],
-                format!("element {}: {reason}", cell_tags[cell]),
-            ),
+    // errors name the element (tag and line) of a cell, and nodes by tag
+    let cell_error = |cell: usize, reason: String| {
+        src.err(
+            elements.at[cell_element[cell]],
+            format!("element {}: {reason}", cell_tags[cell]),
+        )
+    };
+    let reoriented = if options.reorient {
+        let names = Names {
+            cell: ("element", "elements"),
+            cell_id: &|c| cell_tags[c],
+            vertices: "nodes",
+            vertex_id: &|v| nodes.tags[order[v as usize] as usize],
+        };
+        mesh.reorient_naming(&names).map_err(|e| match e {
+            Error::InvalidCell { cell, reason } => cell_error(cell, reason),
             other => src.err(0, other.to_string()),
-        });
+        })?
+    } else {
+        0
+    };
+    if let Some((cell, defect)) = mesh.first_defect(true) {
+        let mut reason = defect.reason(dim, mesh.n_vertices());
+        if let CellDefect::Inverted { .. } = defect {
+            reason.push_str(
+                "; the file lists its nodes clockwise: if the mesh, or a region of it, is \
+                 written so (e.g. a surface whose normal is -z), read it with \
+                 GmshOptions { reorient: true } (read_gmsh_with, or the examples' --reorient), \
+                 which flips consistently flipped cells and refuses a tangled mesh",
+            );
+        }
+        return Err(cell_error(cell, reason));
     }
 
     // lower-dimensional elements, on mesh vertices

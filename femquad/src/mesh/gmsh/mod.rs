@@ -19,15 +19,19 @@
 //! * **Vertices.** Only nodes that are vertices of cells are kept, numbered
 //!   `0, 1, …` in increasing Gmsh node tag (tags may be sparse and appear in
 //!   any order); [`GmshMesh::node_tags`] maps back.
-//! * **Orientation.** Cells with `det J < 0` (e.g. triangles of a surface
-//!   whose normal is `−z`) are reoriented by swapping two vertices
-//!   ([`Mesh::reorient`]) and counted in [`GmshMesh::reoriented`]; then the
-//!   mesh must pass [`Mesh::validate`], so degenerate cells are errors naming
-//!   the element tag and line.
+//! * **Orientation.** A cell with `det J < 0` (e.g. a triangle of a surface
+//!   whose normal is `−z`) is an error naming its element tag and line,
+//!   unless the file is read with [`GmshOptions::reorient`]: then cells
+//!   written clockwise are flipped ([`Mesh::reorient`]: only consistently
+//!   flipped cells, a tangled mesh is still an error naming the elements)
+//!   and counted in [`GmshMesh::reoriented`]. The mesh must pass
+//!   [`Mesh::validate`], so degenerate cells are errors naming the element
+//!   tag and line.
 //! * **Lower-dimensional elements** (points, lines, and triangles of a 3D
 //!   mesh) are kept in [`GmshMesh::elements`] with their entity, so that
-//!   physical groups of boundaries can be resolved to vertices
-//!   ([`GmshMesh::group_vertices`]). Their nodes must be cell vertices.
+//!   physical groups of boundaries can be resolved to the dofs of a space
+//!   ([`GmshMesh::part`], [`crate::space::FunctionSpace::dofs_on`]). Their
+//!   nodes must be cell vertices.
 //! * **Physical groups** come from `$PhysicalNames` (names) and `$Entities`
 //!   (which entities belong to which groups). Note that Gmsh saves only the
 //!   elements of physical groups when a model has any, unless
@@ -68,6 +72,7 @@ mod binary;
 mod build;
 mod elements;
 mod entities;
+mod groups;
 mod header;
 mod nodes;
 mod reader;
@@ -100,7 +105,10 @@ use source::{Section, Source};
 /// assert_eq!(g.cell_tags, vec![2, 3]);
 /// assert_eq!(g.elements.len(), 1); // the boundary line
 /// let bottom = g.physical_group("bottom").unwrap();
-/// assert_eq!(g.group_vertices(bottom), vec![0, 1]); // where to impose u = g
+/// assert_eq!(g.group_vertices(bottom), vec![0, 1]);
+/// // where to impose u = g: the group's part, its vertices and edges
+/// let part = g.part(&["bottom"])?;
+/// assert_eq!((part.vertices(), part.edges()), (&[0, 1][..], &[[0, 1]][..]));
 /// # Ok::<(), femquad::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -109,7 +117,8 @@ pub struct GmshMesh {
     /// positively oriented).
     pub mesh: Mesh,
     /// Number of cells whose vertices 1 and 2 were swapped because
-    /// `det J < 0` in the file's order.
+    /// `det J < 0` in the file's order (only with [`GmshOptions::reorient`];
+    /// otherwise such a cell is an error).
     pub reoriented: usize,
     /// `true` when cells were second order (6-node triangles or 10-node
     /// tetrahedra) and only their vertex nodes were read.
@@ -168,75 +177,25 @@ pub struct PhysicalGroup {
     pub name: String,
 }
 
-impl GmshMesh {
-    /// The physical group called `name`, if any.
-    pub fn physical_group(&self, name: &str) -> Option<&PhysicalGroup> {
-        self.physical_groups.iter().find(|g| g.name == name)
-    }
-
-    /// Physical tags of entity `(dim, tag)` (empty if unknown).
-    pub fn physical_tags(&self, dim: usize, entity: i32) -> &[i32] {
-        self.entities
-            .iter()
-            .find(|e| e.dim == dim && e.tag == entity)
-            .map_or(&[], |e| &e.physical_tags)
-    }
-
-    /// Entity tags of dimension `group.dim` that belong to `group`.
-    fn group_entities(&self, group: &PhysicalGroup) -> Vec<i32> {
-        self.entities
-            .iter()
-            .filter(|e| e.dim == group.dim && e.physical_tags.contains(&group.tag))
-            .map(|e| e.tag)
-            .collect()
-    }
-
-    /// Indices of the cells in `group` (empty unless `group.dim` is the mesh
-    /// dimension), increasing.
-    pub fn group_cells(&self, group: &PhysicalGroup) -> Vec<u32> {
-        if group.dim != self.mesh.dim() {
-            return Vec::new();
-        }
-        let ents = self.group_entities(group);
-        (0..self.mesh.n_cells() as u32)
-            .filter(|&c| ents.contains(&self.cell_entities[c as usize]))
-            .collect()
-    }
-
-    /// The lower-dimensional elements in `group` (e.g. the boundary lines of
-    /// a physical curve), in file order.
-    pub fn group_elements(&self, group: &PhysicalGroup) -> Vec<&GmshElement> {
-        let ents = self.group_entities(group);
-        self.elements
-            .iter()
-            .filter(|e| e.dim == group.dim && ents.contains(&e.entity))
-            .collect()
-    }
-
-    /// The mesh vertices of the elements (or cells) in `group`, sorted and
-    /// without repetition: the vertices on which to impose a Dirichlet
-    /// condition given on that group.
-    pub fn group_vertices(&self, group: &PhysicalGroup) -> Vec<u32> {
-        let mut v: Vec<u32> = self
-            .group_elements(group)
-            .iter()
-            .flat_map(|e| e.vertices.iter().copied())
-            .collect();
-        for c in self.group_cells(group) {
-            v.extend_from_slice(self.mesh.cell(c as usize));
-        }
-        v.sort_unstable();
-        v.dedup();
-        v
-    }
+/// How a Gmsh file is read: what [`read_gmsh_with`] may change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GmshOptions {
+    /// Flip cells written clockwise (`det J < 0` in the file's vertex
+    /// order, e.g. the triangles of a surface whose normal is `−z`) by
+    /// [`Mesh::reorient`], which flips only consistently flipped cells and
+    /// refuses a tangled mesh; the count is [`GmshMesh::reoriented`].
+    /// Default `false`: such a cell is an error that names it and says to
+    /// set this.
+    pub reorient: bool,
 }
 
 /// Reads a Gmsh MSH 4.1 file (ASCII or binary); see the [module docs](self)
-/// for what is read and how.
+/// for what is read and how. A cell written clockwise is an error:
+/// [`read_gmsh_with`] and [`GmshOptions::reorient`] flip such cells.
 ///
 /// Errors: [`Error::Io`] if the file cannot be read, [`Error::MeshFile`]
 /// (line and reason) if it is malformed or holds elements femquad does not
-/// support.
+/// support, or a cell is invalid (degenerate, or negatively oriented).
 ///
 /// ```
 /// use femquad::prelude::*;
@@ -255,12 +214,28 @@ impl GmshMesh {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
+    read_gmsh_with(path, &GmshOptions::default())
+}
+
+/// [`read_gmsh`] with `options`, e.g. to flip cells written clockwise:
+///
+/// ```no_run
+/// use femquad::mesh::{GmshOptions, read_gmsh_with};
+///
+/// let g = read_gmsh_with("plate.msh", &GmshOptions { reorient: true })?;
+/// println!("{} cells flipped", g.reoriented);
+/// # Ok::<(), femquad::Error>(())
+/// ```
+///
+/// Errors: those of [`read_gmsh`]; with `reorient`, a tangled mesh
+/// ([`Mesh::reorient`]) is an [`Error::MeshFile`] naming the elements.
+pub fn read_gmsh_with(path: impl AsRef<Path>, options: &GmshOptions) -> Result<GmshMesh> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_gmsh(&bytes, path)
+    parse_gmsh_with(&bytes, path, options)
 }
 
 /// Parses MSH 4.1 content held in memory, as [`read_gmsh`]; `path` only
@@ -285,6 +260,15 @@ pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
 /// # Ok::<(), femquad::Error>(())
 /// ```
 pub fn parse_gmsh(bytes: &[u8], path: impl AsRef<Path>) -> Result<GmshMesh> {
+    parse_gmsh_with(bytes, path, &GmshOptions::default())
+}
+
+/// [`parse_gmsh`] with `options`, as [`read_gmsh_with`].
+pub fn parse_gmsh_with(
+    bytes: &[u8],
+    path: impl AsRef<Path>,
+    options: &GmshOptions,
+) -> Result<GmshMesh> {
     let mut src = Source::new(path.as_ref(), bytes);
     let format = header::mesh_format(&src)?;
     src.scan(format.binary)?;
@@ -297,7 +281,7 @@ pub fn parse_gmsh(bytes: &[u8], path: impl AsRef<Path>) -> Result<GmshMesh> {
     } else {
         read_sections(&src, names, |s| Ascii::new(bytes, s))?
     };
-    build::build(&src, parts)
+    build::build(&src, parts, options)
 }
 
 /// Reads `$Entities`, `$Nodes` and `$Elements` of `src` with the readers

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::*;
 use crate::layout::TETRAHEDRON_EDGES;
 use crate::mesh::generate::{MeshOptions, mesh_for_cells, unit_cube, unit_square};
-use crate::mesh::gmsh::read_gmsh;
+use crate::mesh::gmsh::{GmshOptions, read_gmsh_with};
 use crate::rng::Rng;
 
 fn jittered(seed: u64, shuffle: bool) -> MeshOptions {
@@ -133,8 +133,7 @@ fn children_are_positive_and_fill_the_parent() {
         for _ in 0..50 {
             let x = rng.vec((dim + 1) * dim, -1.0, 1.0);
             let mut m = Mesh::from_raw(dim, x, (0..=dim as u32).collect()).unwrap();
-            m.reorient();
-            if m.validate().is_err() {
+            if m.reorient().is_err() || m.validate().is_err() {
                 continue; // a near-degenerate draw
             }
             let r = refine(&m).unwrap();
@@ -435,11 +434,14 @@ fn refinement_keeps_locality_of_a_renumbered_mesh() {
     );
 }
 
+/// A file of `femquad/tests/data`, read with reorientation (one is written
+/// clockwise).
 fn test_mesh(name: &str) -> GmshMesh {
-    read_gmsh(
+    read_gmsh_with(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data")
             .join(name),
+        &GmshOptions { reorient: true },
     )
     .unwrap()
 }
@@ -621,6 +623,39 @@ fn bad_input_is_reported() {
     g.elements.truncate(line);
     g.cell_entities.pop();
     assert!(refine_gmsh(&g).is_err());
+}
+
+/// Too many refinements are refused before anything is allocated, with
+/// the most that fit on this machine (u32 indices: 8·4^14 triangles fit,
+/// 8·4^15 do not; the memory may allow fewer): where 20 levels of a small
+/// square ran for minutes until the process was killed.
+#[test]
+fn too_many_refinements_are_refused_at_once() {
+    let square = unit_square(2, &MeshOptions::default()).unwrap();
+    let t = std::time::Instant::now();
+    let e = refine_uniformly(&square, 20).unwrap_err().to_string();
+    assert!(t.elapsed().as_secs_f64() < 1.0, "{:?}", t.elapsed());
+    let head = "invalid argument `refinements`: 20 refinements of 8 triangles give 8.796e12 \
+                triangles; at most ";
+    assert!(e.starts_with(head), "{e}");
+    let most: usize = e[head.len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!((10..=14).contains(&most), "{e}");
+    if most == 14 {
+        assert!(
+            e.ends_with(
+                "15 give 8.590e9 triangles, more than the 4294967295 cells a mesh \
+                             can number (cell indices are u32)"
+            ),
+            "{e}"
+        );
+    } else {
+        assert!(e.contains("GiB of memory"), "{e}");
+    }
+    check_refinements(&square, most).unwrap();
+    let next = check_refinements(&square, most + 1)
+        .unwrap_err()
+        .to_string();
+    assert!(next.contains(&format!("at most {most} fit")), "{next}");
 }
 
 /// Timing of refinement up to 2²⁴ triangles: one level from 2²², and

@@ -4,6 +4,7 @@
 //! every multigrid level are tested with `LevelSpaces`, in `levels.rs`.)
 
 use super::*;
+use crate::mesh::check_refinements;
 use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
 use crate::mesh::read_gmsh;
 use crate::multigrid::Transfer;
@@ -199,4 +200,23 @@ fn single_meshes_and_bad_input() {
     let bad = Mesh::from_raw(2, vec![0.0, 0.0, 1.0, 0.0, 2.0, 0.0], vec![0, 1, 2]).unwrap();
     let e = MeshHierarchy::new(&bad, 1).unwrap_err().to_string();
     assert!(e.contains("cell 0"), "{e}");
+}
+
+/// `MeshHierarchy::new` and `from_gmsh` check the depth first
+/// ([`check_refinements`]): 20 levels of a small square or a Gmsh mesh are
+/// refused at once, with its message, where they ran for minutes.
+#[test]
+fn hierarchies_check_their_depth_first() {
+    let t = std::time::Instant::now();
+    let square = unit_square(2, &MeshOptions::default()).unwrap();
+    let e = MeshHierarchy::new(&square, 20).unwrap_err().to_string();
+    assert_eq!(e, check_refinements(&square, 20).unwrap_err().to_string());
+    let g = test_gmsh("mesh_square.msh");
+    let e = MeshHierarchy::from_gmsh(&g, 20).unwrap_err().to_string();
+    assert_eq!(e, check_refinements(&g.mesh, 20).unwrap_err().to_string());
+    assert!(
+        e.starts_with("invalid argument `refinements`: 20 refinements of 14 triangles give "),
+        "{e}"
+    );
+    assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
 }

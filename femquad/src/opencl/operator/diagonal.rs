@@ -8,7 +8,6 @@ use opencl3::kernel::ExecuteKernel;
 
 use super::OpenClOperator;
 use crate::opencl::DeviceVector;
-use crate::opencl::device::cl_error;
 use crate::opencl::shape::AtomicAdd;
 use crate::opencl::source::{DIAGONAL_KERNEL, diagonal_source};
 use crate::physics::{Pointwise, PointwiseError};
@@ -83,17 +82,16 @@ impl<R: Real> OpenClOperator<R> {
         let (inv_j, det_j) = d.stored_geometry.as_ref().expect("prepared above");
         let aux = d.aux.as_ref().unwrap_or(&d.unused_real);
         let out = out.buffer_mut();
+        let queue = self.device.live_queue()?;
         // SAFETY: `out` holds `len` values (checked above).
         let fill = unsafe {
-            self.device.queue().enqueue_fill_buffer(
-                out,
-                &[R::ZERO],
-                0,
-                len * std::mem::size_of::<R>(),
-                &[],
-            )
+            queue.enqueue_fill_buffer(out, &[R::ZERO], 0, len * std::mem::size_of::<R>(), &[])
         }
-        .map_err(cl_error("clEnqueueFillBuffer"))?;
+        .map_err(|e| {
+            let bytes = len * std::mem::size_of::<R>();
+            self.device
+                .failure("clEnqueueFillBuffer", "Jacobian diagonal", bytes, e)
+        })?;
         // SAFETY: argument types and order match kernels/jacobian_diagonal.cl;
         // the kernel returns for work-items past the last cell; every node
         // index is below n_nodes and `out` holds n_nodes·N_comp² values.
@@ -110,11 +108,15 @@ impl<R: Real> OpenClOperator<R> {
                 .set_arg(&n_cells_arg)
                 .set_global_work_size(n_cells.div_ceil(GROUP).max(1) * GROUP)
                 .set_local_work_size(GROUP)
-                .enqueue_nd_range(self.device.queue())
+                .enqueue_nd_range(queue)
         }
         .map_err(|e| {
-            self.device
-                .memory_error("clEnqueueNDRangeKernel", "Jacobian diagonal launch", 0, e)
+            self.device.failure(
+                "clEnqueueNDRangeKernel",
+                "the Jacobian diagonal kernel",
+                0,
+                e,
+            )
         })?;
         self.pending = vec![fill, event];
         Ok(())

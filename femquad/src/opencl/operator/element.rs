@@ -3,7 +3,7 @@
 
 use opencl3::memory::Buffer;
 
-use super::{CELL_PADDING, Inputs, OpenClOperator, event_ns, wait};
+use super::{CELL_PADDING, Inputs, OpenClOperator, event_ns};
 use crate::discretization::CellInputs;
 use crate::opencl::context::Transfer;
 use crate::opencl::shape::{KernelVariant, LaunchConfig};
@@ -65,25 +65,18 @@ impl<R: Real> OpenClOperator<R> {
         };
         let launched = self.launch(&key, &inputs, &ev);
         let read = launched.and_then(|kernel| {
+            let queue = self.device.live_queue()?;
             // SAFETY: blocking read of the first n_cells·N_bt values into `out`
             // (checked length), after the kernel (in-order queue).
-            unsafe {
-                self.device.queue().enqueue_read_buffer(
-                    &ev,
-                    opencl3::types::CL_BLOCKING,
-                    0,
-                    out,
-                    &[],
-                )
-            }
-            .map_err(|e| {
-                self.device.memory_error(
-                    "clEnqueueReadBuffer",
-                    "element vectors",
-                    std::mem::size_of_val(out),
-                    e,
-                )
-            })?;
+            unsafe { queue.enqueue_read_buffer(&ev, opencl3::types::CL_BLOCKING, 0, out, &[]) }
+                .map_err(|e| {
+                    self.device.failure(
+                        "clEnqueueReadBuffer",
+                        "element vectors",
+                        std::mem::size_of_val(out),
+                        e,
+                    )
+                })?;
             self.device.count_read(std::mem::size_of_val(out));
             Ok(event_ns(&kernel))
         });
@@ -128,7 +121,7 @@ impl<R: Real> OpenClOperator<R> {
                     aux: aux.as_ref(),
                 };
                 let e = self.launch(&key, &inputs, &ev)?;
-                wait(&e)?;
+                self.device.wait(&e, "element kernel")?;
                 times.push(event_ns(&e).unwrap_or(0));
             }
             Ok(times)

@@ -43,7 +43,6 @@ use opencl3::memory::Buffer;
 
 use super::case::KernelCase;
 use super::context::{Device, Transfer};
-use super::device::cl_error;
 use super::options::KernelOptions;
 use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config};
 use super::source::{INTEGRATE_KERNEL, integrate_source};
@@ -493,6 +492,7 @@ impl<R: Real> OpenClOperator<R> {
         if work_groups == 0 {
             return Err(Error::arg("mesh", "the mesh has no cells"));
         }
+        let queue = self.device.live_queue()?;
         // SAFETY: argument types and order match the kernel signature in
         // kernels/integrate.cl; every per-cell buffer holds at least
         // work_groups·chunk cells (CELL_PADDING ≥ chunk, checked in
@@ -512,11 +512,11 @@ impl<R: Real> OpenClOperator<R> {
                 .set_arg(&n_cells_arg)
                 .set_global_work_size(work_groups * shape.n_t)
                 .set_local_work_size(shape.n_t)
-                .enqueue_nd_range(self.device.queue())
+                .enqueue_nd_range(queue)
         }
         .map_err(|e| {
             self.device
-                .memory_error("clEnqueueNDRangeKernel", "kernel launch", 0, e)
+                .failure("clEnqueueNDRangeKernel", "the integration kernel", 0, e)
         })?;
         self.last_launch = Some(LaunchRecord {
             work_groups,
@@ -553,10 +553,7 @@ pub(crate) fn span_ns(first: &Event, last: &Event) -> Option<u64> {
     Some(end.saturating_sub(start))
 }
 
-/// Waits for `ev`.
-pub(crate) fn wait(ev: &Event) -> Result<()> {
-    ev.wait().map_err(cl_error("clWaitForEvents"))
-}
-
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod window_bounds;

@@ -5,11 +5,10 @@ use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
 
-use super::{CELL_PADDING, Inputs, OpenClOperator, span_ns, wait};
+use super::{CELL_PADDING, Inputs, OpenClOperator, span_ns};
 use crate::aux_space::AuxSpace;
 use crate::opencl::DeviceVector;
 use crate::opencl::context::Transfer;
-use crate::opencl::device::cl_error;
 use crate::opencl::shape::{AtomicAdd, KernelVariant, LaunchConfig, Output};
 use crate::opencl::source::real_typedef;
 use crate::physics::Pointwise;
@@ -254,17 +253,16 @@ impl<R: Real> OpenClOperator<R> {
         r: &mut Buffer<R>,
     ) -> Result<Vec<Event>> {
         let len = self.n_nodes * self.disc.n_comp();
+        let queue = self.device.live_queue()?;
         // SAFETY: `r` holds `len` values (checked by the caller).
         let fill = unsafe {
-            self.device.queue().enqueue_fill_buffer(
-                r,
-                &[R::ZERO],
-                0,
-                len * std::mem::size_of::<R>(),
-                &[],
-            )
+            queue.enqueue_fill_buffer(r, &[R::ZERO], 0, len * std::mem::size_of::<R>(), &[])
         }
-        .map_err(cl_error("clEnqueueFillBuffer"))?;
+        .map_err(|e| {
+            let bytes = len * std::mem::size_of::<R>();
+            self.device
+                .failure("clEnqueueFillBuffer", "the residual", bytes, e)
+        })?;
         let kernel = self.launch(key, inputs, r)?;
         Ok(vec![fill, kernel])
     }
@@ -323,6 +321,7 @@ impl<R: Real> OpenClOperator<R> {
         let (offsets, slots) = self.incidence.as_ref().expect("prepared");
         let ev = self.data.element_vectors.as_ref().expect("prepared");
         const GROUP: usize = 256;
+        let queue = self.device.live_queue()?;
         // SAFETY: argument types and order match kernels/assemble.cl; the
         // incidence covers every node, `r` holds n_dofs values.
         unsafe {
@@ -334,11 +333,11 @@ impl<R: Real> OpenClOperator<R> {
                 .set_arg(&n_dofs_arg)
                 .set_global_work_size(n_dofs.div_ceil(GROUP).max(1) * GROUP)
                 .set_local_work_size(GROUP)
-                .enqueue_nd_range(self.device.queue())
+                .enqueue_nd_range(queue)
         }
         .map_err(|e| {
             self.device
-                .memory_error("clEnqueueNDRangeKernel", "assembly launch", 0, e)
+                .failure("clEnqueueNDRangeKernel", "the assembly kernel", 0, e)
         })
     }
 
@@ -374,7 +373,7 @@ impl<R: Real> OpenClOperator<R> {
         let (Some(first), Some(last)) = (events.first(), events.last()) else {
             return Ok(None);
         };
-        wait(last)?;
+        self.device.wait(last, "the residual")?;
         Ok(span_ns(first, last))
     }
 

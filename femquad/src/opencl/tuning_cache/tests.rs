@@ -249,3 +249,83 @@ fn corrupt_lines_are_ignored() {
         "{e}"
     );
 }
+
+#[test]
+fn a_skipped_line_is_named_by_file_line_and_reason() {
+    let dir = TempDir::new("warn");
+    let path = dir.0.join(CACHE_FILE);
+    let bad = format!("{} => n_bl=x n_cb=1", key());
+    let good = format!("{} => n_bl=12 n_cb=8", key());
+    std::fs::write(&path, format!("# comment\n\n{bad}\n{good}\n")).unwrap();
+    let cache = TuneCache::load(&path).unwrap();
+    assert_eq!(cache.len(), 1);
+    let skipped = cache.skipped_lines();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].line, 3);
+    assert!(skipped[0].reason.contains("`n_bl=x`"), "{:?}", skipped[0]);
+    let warning = skipped_line_warning(&path, &skipped[0]);
+    assert!(
+        warning.contains(&format!("{}:3:", path.display()))
+            && warning.contains("n_bl=x")
+            && warning.contains("default launch configuration"),
+        "{warning}"
+    );
+    // the load reported it: it is not reported again
+    assert!(!first_report(&path, 3, &bad));
+}
+
+/// Set for the child process of `a_skipped_line_is_reported_once`: the
+/// cache file it reads.
+const WARN_CHILD_ENV: &str = "FEMQUAD_TUNING_CACHE_WARN_CHILD";
+
+/// The child: reads the cache file three times, directly and through the
+/// lookup of every launch.
+#[test]
+fn warn_child() {
+    let Some(path) = std::env::var_os(WARN_CHILD_ENV) else {
+        return;
+    };
+    let path = PathBuf::from(path);
+    let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
+    TuneCache::load(&path).unwrap();
+    TuneCache::load(&path).unwrap();
+    assert_eq!(
+        cached_config_in(&path, &dev, &key()),
+        Some(LaunchConfig::new(12, 8))
+    );
+}
+
+#[test]
+fn a_skipped_line_is_reported_once_on_stderr() {
+    let dir = TempDir::new("warn-once");
+    let path = dir.0.join(CACHE_FILE);
+    let text = format!("{k} => n_bl=12 n_cb=8\n{k} => n_bl=3\ngarbage\n", k = key());
+    std::fs::write(&path, text).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "opencl::tuning_cache::tests::warn_child",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        .env(WARN_CHILD_ENV, &path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("femquad: warning:"))
+        .collect();
+    let at = |line: usize| format!("{}:{line}: autotune cache entry skipped", path.display());
+    assert_eq!(warnings.len(), 2, "{stderr}");
+    assert!(
+        warnings[0].contains(&at(2)) && warnings[0].contains("n_cb"),
+        "{stderr}"
+    );
+    assert!(
+        warnings[1].contains(&at(3)) && warnings[1].contains("`=>`"),
+        "{stderr}"
+    );
+}

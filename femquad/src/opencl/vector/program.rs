@@ -273,9 +273,10 @@ impl<'k> Launch<'k> {
         }
         let global = groups * WG;
         let local = WG;
+        let queue = device.live_queue()?;
         // SAFETY: all arguments are set; the sizes outlive the call.
         unsafe {
-            device.queue().enqueue_nd_range_kernel(
+            queue.enqueue_nd_range_kernel(
                 self.kernel.get(),
                 1,
                 std::ptr::null(),
@@ -285,7 +286,7 @@ impl<'k> Launch<'k> {
             )
         }
         .map(drop)
-        .map_err(|e| device.memory_error("clEnqueueNDRangeKernel", what, 0, e))
+        .map_err(|e| device.failure("clEnqueueNDRangeKernel", what, 0, e))
     }
 }
 

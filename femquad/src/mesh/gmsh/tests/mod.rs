@@ -7,7 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use super::source::find;
-use super::{GmshElement, GmshEntity, GmshMesh, PhysicalGroup, parse_gmsh, read_gmsh};
+use super::{
+    GmshElement, GmshEntity, GmshMesh, GmshOptions, PhysicalGroup, parse_gmsh, parse_gmsh_with,
+    read_gmsh, read_gmsh_with,
+};
 use crate::Error;
 use crate::mesh::Mesh;
 
@@ -25,6 +28,13 @@ fn data(name: &str) -> PathBuf {
 
 fn read(name: &str) -> GmshMesh {
     read_gmsh(data(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// A file of `femquad/tests/data` read with reorientation (for the one
+/// written clockwise).
+fn read_reoriented(name: &str) -> GmshMesh {
+    read_gmsh_with(data(name), &GmshOptions { reorient: true })
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn text(name: &str) -> String {

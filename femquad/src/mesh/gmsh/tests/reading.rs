@@ -107,15 +107,86 @@ fn binary_equals_ascii() {
     }
 }
 
+/// A file written clockwise is an error that says how to read it; with
+/// `GmshOptions::reorient` its cells are flipped and counted.
 #[test]
-fn clockwise_triangles_are_reoriented_and_counted() {
-    let g = read("mesh_square_clockwise.msh");
+fn clockwise_triangles_are_an_error_unless_reorientation_is_asked_for() {
+    let path = data("mesh_square_clockwise.msh");
+    match read_gmsh(&path) {
+        Err(Error::MeshFile { line, reason, .. }) => {
+            // element 10, the first triangle, on its line
+            assert_eq!(
+                line,
+                line_of(&text("mesh_square_clockwise.msh"), "10 6 11 3")
+            );
+            assert!(
+                reason.starts_with("element 10: negatively oriented (det J = -"),
+                "{reason}"
+            );
+            assert!(
+                reason.contains("read it with GmshOptions { reorient: true }"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let g = read_gmsh_with(&path, &GmshOptions { reorient: true }).unwrap();
     assert_eq!(g.reoriented, 14);
     let m = &g.mesh;
     assert!((0..m.n_cells()).all(|c| m.det_j(c) > 0.0));
     assert!((m.total_volume() - 1.0).abs() < 1e-14);
     // same triangles as the counterclockwise file, vertices 1 and 2 swapped back
     assert_eq!(g.mesh, read("mesh_square.msh").mesh);
+    // nothing to flip in a counterclockwise file
+    let ccw = read_gmsh_with(data("mesh_square.msh"), &GmshOptions { reorient: true }).unwrap();
+    assert_eq!((ccw.reoriented, &ccw.mesh), (0, &g.mesh));
+}
+
+/// A node moved across its neighbours (node 10 out through the bottom
+/// side) inverts element 12, which overlaps element 11: an error naming
+/// the elements, with reorientation asked for or not.
+#[test]
+fn a_tangled_file_is_refused_naming_the_elements() {
+    let tangled =
+        text("mesh_square.msh").replace("0.3749999999995795 0.3750000000004207 0", "0.25 -0.1 0");
+    let (line, reason) = error(&tangled);
+    assert_eq!(line, line_of(&tangled, "12 1 5 10"));
+    // det J = 0.4999999999986942·(−0.1): node 5 is at x = 0.5 up to Gmsh's rounding
+    let det = "element 12: negatively oriented (det J = -0.04999999999986943)";
+    assert_eq!(
+        reason,
+        format!(
+            "{det}; the file lists its nodes clockwise: if the mesh, or a region of it, is \
+             written so (e.g. a surface whose normal is -z), read it with GmshOptions {{ \
+             reorient: true }} (read_gmsh_with, or the examples' --reorient), which flips \
+             consistently flipped cells and refuses a tangled mesh"
+        )
+    );
+    let e = parse_gmsh_with(
+        tangled.as_bytes(),
+        "tangled.msh",
+        &GmshOptions { reorient: true },
+    )
+    .unwrap_err();
+    match e {
+        Error::MeshFile {
+            line: l, reason, ..
+        } => {
+            assert_eq!(l, line);
+            assert_eq!(
+                reason,
+                format!(
+                    "{det} and overlapping its neighbour, element 11: the two lie on the same \
+                     side of their shared edge (nodes 1, 10), so the mesh is tangled (1 \
+                     negatively oriented element overlaps its neighbours: element 12) and \
+                     reorientation cannot repair it (it flips only cells whose neighbours \
+                     agree: a mesh, or a region of it, written clockwise); move the misplaced \
+                     nodes"
+                )
+            );
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -210,19 +281,25 @@ fn sparse_and_unordered_node_tags() {
     assert_eq!(g.mesh, plain.mesh);
     assert_eq!(g.node_tags, (1..=12).map(|t| t * 10).collect::<Vec<u64>>());
 
-    // dense tags out of order: swap the tag lines of nodes 9 and 10, so
-    // that tag 10 comes first: vertex 8 (tag 9) gets the second coordinates
+    // dense tags out of order: swap the tag lines of nodes 9 and 10 and
+    // their coordinate lines, so that tag 10 comes first: the same mesh
     let l9 = line_of(&src, "9");
     let content = square_with_line(l9, "10");
+    let (x9, x10) = (
+        "0.2937500000004588 0.7062500000004164 0",
+        "0.3749999999995795 0.3750000000004207 0",
+    );
     let content = {
         let mut lines: Vec<&str> = content.lines().collect();
         lines[l9] = "9";
+        let (i9, i10) = (l9 + 3, l9 + 4);
+        assert_eq!((lines[i9].trim(), lines[i10].trim()), (x9, x10));
+        lines.swap(i9, i10);
         lines.join("\n") + "\n"
     };
     let g = parse_gmsh(content.as_bytes(), Path::new("swapped.msh")).unwrap();
-    let (a, b) = (plain.mesh.vertex(8), plain.mesh.vertex(9));
-    assert_eq!(g.mesh.vertex(8), b);
-    assert_eq!(g.mesh.vertex(9), a);
+    assert_eq!(g.mesh, plain.mesh);
+    assert_eq!(g.node_tags, plain.node_tags);
 }
 
 #[test]

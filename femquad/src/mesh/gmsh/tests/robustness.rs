@@ -32,13 +32,19 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
     files
 }
 
-/// Parses `bytes`; the result must be `Ok` or a [`Error::MeshFile`], and
-/// parsing must not panic. `case` names the input in a failure.
+/// Parses `bytes`, with and without reorientation; the result must be
+/// `Ok` or a [`Error::MeshFile`], and parsing must not panic. `case` names
+/// the input in a failure.
 fn check(bytes: &[u8], case: impl Fn() -> String) {
-    match catch_unwind(AssertUnwindSafe(|| parse_gmsh(bytes, "fuzz.msh"))) {
-        Ok(Ok(_) | Err(Error::MeshFile { .. })) => {}
-        Ok(Err(other)) => panic!("{}: not a MeshFile error: {other}", case()),
-        Err(_) => panic!("{}: the reader panicked", case()),
+    for reorient in [false, true] {
+        let options = GmshOptions { reorient };
+        match catch_unwind(AssertUnwindSafe(|| {
+            parse_gmsh_with(bytes, "fuzz.msh", &options)
+        })) {
+            Ok(Ok(_) | Err(Error::MeshFile { .. })) => {}
+            Ok(Err(other)) => panic!("{} ({options:?}): not a MeshFile error: {other}", case()),
+            Err(_) => panic!("{} ({options:?}): the reader panicked", case()),
+        }
     }
 }
 

@@ -235,7 +235,7 @@ fn every_encoding_reads_back_what_was_written() {
         "mesh_cube_p2_binary.msh",
         "mesh_disk_p2.msh",
     ] {
-        let g = as_written(&read(name));
+        let g = as_written(&read_reoriented(name));
         for enc in ENCODINGS {
             let bytes = write_msh(&g, enc);
             let back = parse_gmsh(&bytes, "written.msh")

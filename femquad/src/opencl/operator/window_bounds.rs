@@ -1,0 +1,234 @@
+//! Every node-window index the integration kernel computes lies inside its
+//! group's window — checked by the kernel itself, on PoCL (CI) or any device.
+//!
+//! A memory checker does not see a bad window index: the window is a
+//! `__local` array, which PoCL carves out of one large per-thread block, so
+//! a read before or after it stays inside allocated memory (valgrind's
+//! memcheck reported nothing for the out-of-bounds reads of issue 19). So
+//! these tests run an *instrumented* build of the production kernel: the
+//! generated source with `WIN(nd)` replaced by a checked version that
+//! counts every index outside `[0, w_A + w_B)` in a guard slot appended to
+//! the group-window buffer, launched through the operator's own path
+//! (buffers, windows, padding) by swapping the compiled kernel.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::aux_space::AuxSpace;
+use crate::element::Element;
+use crate::mesh::generate::{MeshOptions, unit_box};
+use crate::opencl::shape::KernelVariant;
+use crate::opencl::{DeviceSelector, DeviceVector, GeometryMode};
+use crate::physics::builtin::{Lame, LameParameters, Laplacian};
+use crate::quadrature::Quadrature;
+use crate::rng::Rng;
+
+/// The window index of `kernels/integrate.cl`, as the template defines it.
+const WIN: &str =
+    "#define WIN(nd) ((nd) - loA < wA ? (int)((nd) - loA) : (int)(wA + ((nd) - loB)))";
+/// The same index, checked: an index outside the window is counted in the
+/// guard slot after the group windows (and replaced by 0, a valid slot).
+const WIN_CHECKED: &str = "#define WIN(nd) win_checked((nd), loA, wA, loB, wB, \
+     windows + 4 * get_num_groups(0))";
+const WIN_CHECKER: &str = "
+int win_checked(uint nd, uint loA, uint wA, uint loB, uint wB, __global uint *violations) {
+  const int w = nd - loA < wA ? (int)(nd - loA) : (int)(wA + (nd - loB));
+  if (w < 0 || w >= (int)(wA + wB)) {
+    atomic_inc(violations);
+    return 0;
+  }
+  return w;
+}
+";
+/// The window argument, made writable for the guard slot.
+const WINDOWS_ARG: &str = "__global const uint *restrict windows";
+const KERNEL_START: &str = "__kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))";
+
+/// The instrumented source of `source` (each replaced text must occur once).
+fn instrumented(source: &str) -> String {
+    for text in [WIN, WINDOWS_ARG, KERNEL_START] {
+        assert_eq!(source.matches(text).count(), 1, "`{text}` in the kernel");
+    }
+    source
+        .replace(WIN, WIN_CHECKED)
+        .replace(WINDOWS_ARG, "__global uint *windows")
+        .replace(KERNEL_START, &format!("{WIN_CHECKER}\n{KERNEL_START}"))
+}
+
+/// The configuration `config` of the kernel, or with `None` the device's
+/// default without prefetch and with computed geometry, windows on.
+fn with_windows(
+    op: &OpenClOperator<f64>,
+    physics: &dyn Pointwise,
+    variant: KernelVariant,
+    config: Option<LaunchConfig>,
+) -> LaunchConfig {
+    match config {
+        Some(c) => c,
+        None => op
+            .config_for(physics, variant)
+            .unwrap()
+            .with_prefetch(false)
+            .with_geometry(GeometryMode::Computed),
+    }
+    .with_window(true)
+}
+
+/// Runs the kernel `variant` of `physics` with `config` (see
+/// [`with_windows`]) on `mesh`, instrumented, through the operator's launch
+/// path; returns the out-of-window indices counted and the launch record,
+/// or `None` if the configuration needs more local memory than the device
+/// has.
+#[allow(clippy::too_many_arguments)]
+fn violations(
+    device: &Arc<Device>,
+    mesh: &Mesh,
+    order: usize,
+    physics: &dyn Pointwise,
+    constants: &[f64],
+    assembly: Assembly,
+    tangent: bool,
+    config: Option<LaunchConfig>,
+) -> Option<(u32, LaunchRecord)> {
+    let dim = mesh.dim();
+    let n_comp = physics.info().n_comp.resolve(dim);
+    let element = Element::lagrange(dim, order).unwrap();
+    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let quadrature = Quadrature::default_for(&element).unwrap();
+    let disc = Discretization::<f64>::new(mesh, &space, quadrature, AuxSpace::None).unwrap();
+    let mut op =
+        OpenClOperator::new(device.clone(), KernelOptions::default(), mesh, &space, disc).unwrap();
+    let variant: KernelVariant = if tangent {
+        op.jacobian_action_variant(assembly)
+    } else {
+        op.residual_variant(assembly)
+    };
+    let config = with_windows(&op, physics, variant, config);
+    if let Err(e) = op.shape_for(physics, variant, Some(config)) {
+        assert!(e.to_string().contains("local memory"), "{e}");
+        return None;
+    }
+    // the production kernel's key and windows, then the instrumented kernel
+    // and a window buffer with the guard slot in their place
+    let key = op.compile(physics, variant, Some(config)).unwrap();
+    let shape = op.compiled(&key).unwrap().shape;
+    assert_ne!(shape.window, (0, 0), "{config}: windows on");
+    let source = op.source_for(physics, variant, Some(config)).unwrap();
+    let kernel = device
+        .kernel(&instrumented(&source), INTEGRATE_KERNEL)
+        .unwrap();
+    op.kernels.get_mut(&key).unwrap().kernel = kernel;
+    let (mut w, windowed) =
+        windows::node_windows(&op.space, op.n_vertices, shape.chunk, shape.window);
+    let guard = w.len();
+    w.push(0);
+    let mut buffer = device.alloc::<u32>(w.len(), "node windows").unwrap();
+    device
+        .write(&mut buffer, &w, Transfer::Geometry, "node windows")
+        .unwrap();
+    op.data
+        .windows
+        .insert((shape.chunk, shape.window), (buffer, windowed));
+
+    let n = space.n_dofs();
+    let mut rng = Rng::new(n as u64);
+    let u = DeviceVector::from_host(device, &rng.vec(n, -1.0, 1.0)).unwrap();
+    let v = DeviceVector::from_host(device, &rng.vec(n, -1.0, 1.0)).unwrap();
+    let mut out = DeviceVector::<f64>::zeros(device, n).unwrap();
+    if tangent {
+        op.jacobian_action(physics, &u, &v, constants, &mut out, assembly, Some(config))
+    } else {
+        op.residual(physics, &u, constants, &mut out, assembly, Some(config))
+    }
+    .unwrap();
+    op.wait_residual().unwrap();
+    let launch = op.last_launch().unwrap();
+    let (buffer, _) = &op.data.windows[&(shape.chunk, shape.window)];
+    let mut back = vec![0u32; w.len()];
+    device.read(buffer, &mut back, "node windows").unwrap();
+    Some((back[guard], launch))
+}
+
+fn device() -> Arc<Device> {
+    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
+        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd")
+    })
+}
+
+/// Issue 19's case: `unit_square(16)`, P2 Laplacian, 16 blocks per batch,
+/// windows on, atomic assembly: the last of 6 groups has 64 padding cells
+/// and the window [255, 289) + [1024, 1089), where node 0 is outside.
+#[test]
+fn the_minimal_case_indexes_inside_its_windows() {
+    let device = device();
+    let mesh = unit_box(2, 16, &MeshOptions::default()).unwrap();
+    let config = LaunchConfig::new(16, 1).with_window(true);
+    let (bad, launch) = violations(
+        &device,
+        &mesh,
+        2,
+        &Laplacian,
+        &[],
+        Assembly::Atomic,
+        false,
+        Some(config),
+    )
+    .expect("the configuration fits");
+    // 6 groups, the last with 64 padding cells; it is windowed
+    assert_eq!(
+        (launch.work_groups, launch.chunk, launch.cells),
+        (6, 96, 512)
+    );
+    assert!(launch.windowed_groups >= 1, "{launch:?}");
+    assert_eq!(bad, 0, "window indices outside the window");
+}
+
+/// Many meshes (partial last groups of many sizes), 2D and 3D, P1 and P2,
+/// residual and Jacobian action, both assemblies, prefetch on and off,
+/// stored and computed geometry.
+#[test]
+fn every_window_index_is_inside_its_window() {
+    let device = device();
+    let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
+    // 16 blocks of one batch (the issue's), and the device default
+    // without prefetch, with computed geometry (coordinates gathered too)
+    let configs = [Some(LaunchConfig::new(16, 1)), None];
+    let sizes: [(usize, &[usize]); 2] = [(2, &[5, 16, 21]), (3, &[3, 5])];
+    // launches, and those with windowed groups and padding cells
+    let (mut launches, mut covered) = (0, 0);
+    for (dim, ns) in sizes {
+        for &n in ns {
+            let mesh = unit_box(dim, n, &MeshOptions::default()).unwrap();
+            for order in [1, 2] {
+                for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+                    for config in configs {
+                        let cases: [(&dyn Pointwise, &[f64], bool); 2] =
+                            [(&Laplacian, &[], false), (&Lame, &lame, true)];
+                        for (physics, constants, tangent) in cases {
+                            let Some((bad, launch)) = violations(
+                                &device, &mesh, order, physics, constants, assembly, tangent,
+                                config,
+                            ) else {
+                                continue;
+                            };
+                            let what = format!(
+                                "{dim}D n={n} P{order} {} {} {}",
+                                physics.info().name,
+                                assembly.name(),
+                                launch.config
+                            );
+                            assert_eq!(bad, 0, "{what}: window indices outside the window");
+                            launches += 1;
+                            covered += usize::from(
+                                launch.windowed_groups > 0
+                                    && launch.work_groups * launch.chunk > launch.cells,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // (3D P2 Lamé with 16 blocks per batch exceeds PoCL's local memory)
+    assert!(launches >= 70 && covered >= 20, "{launches} {covered}");
+}

@@ -1,0 +1,238 @@
+//! Node windows (`LaunchConfig::with_window(true)`) and the padding cells of
+//! the last work-group: a padding cell (index ≥ the mesh's cells) has node
+//! index 0, which may lie outside that group's window; its gathers must
+//! never go through the window (issue 19: `WIN(0)` read up to 10 407
+//! doubles before the window's local array, or one slot past it for P1).
+//!
+//! The residual and the Jacobian action with windows on, on many mesh sizes
+//! (so that the last group is partial in many ways), 2D and 3D, P1 and P2,
+//! both assemblies, several launch configurations (prefetch on and off,
+//! stored and computed geometry), against the native integrator.
+//!
+//! The out-of-bounds read itself is invisible in the values (padding cells
+//! are never stored): `minimal_case_of_the_issue` is the case to run under
+//! a memory checker (`valgrind --tool=memcheck`, PoCL runs kernels on the
+//! host), see the test's comment.
+//!
+//! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
+
+use std::sync::Arc;
+
+use femquad::opencl::{Assembly, Device, DeviceSelector, GeometryMode, LaunchConfig};
+use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient};
+use femquad::prelude::*;
+use femquad::rng::Rng;
+
+fn device() -> Arc<Device> {
+    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
+        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
+    })
+}
+
+fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, b: &Backend) -> Residual<f64> {
+    let element = Element::lagrange(mesh.dim(), order).unwrap();
+    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let q = Quadrature::default_for(&element).unwrap();
+    Residual::new(mesh, space, q, aux, b).unwrap()
+}
+
+/// Largest absolute difference of `a` and `b`, and the largest `|b_i|`.
+fn max_diff(a: &[f64], b: &[f64]) -> (f64, f64) {
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+    (diff, b.iter().fold(0.0f64, |m, v| m.max(v.abs())))
+}
+
+/// What the launches of one mesh covered.
+#[derive(Default)]
+struct Coverage {
+    /// Launches.
+    launches: usize,
+    /// Launches with at least one windowed group.
+    windowed: usize,
+    /// Launches whose last group had padding cells.
+    padded: usize,
+}
+
+/// The configurations tried with windows, from the device default `base`:
+/// it, it without prefetch and with computed geometry (the gathers go
+/// through local memory, and the coordinates are gathered too), and 16
+/// blocks of one batch (the issue's case).
+fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
+    [
+        base.with_window(true),
+        base.with_window(true)
+            .with_prefetch(false)
+            .with_geometry(GeometryMode::Computed),
+        LaunchConfig::new(16, 1).with_window(true),
+    ]
+}
+
+/// `F(u)` of `LaplacianCoefficient` (u and an aux field gathered) and
+/// `J(u)·v` of Lamé (v gathered) on the device with windows, in the
+/// [`configs`] that fit the device and both assemblies, against native.
+fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverage) {
+    let dim = mesh.dim();
+    let backend = Backend::OpenCl {
+        device: device.clone(),
+        options: Default::default(),
+    };
+    let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
+    // (physics, components, aux, constants), and whether J(u)·v is checked
+    let cases = [
+        (
+            (&LaplacianCoefficient as &dyn Pointwise, 1),
+            (AuxSpace::Field { n_comp: 1 }, vec![]),
+            false,
+        ),
+        ((&Lame, dim), (AuxSpace::None, lame), true),
+    ];
+    for ((physics, n_comp), (aux, constants), tangent) in cases {
+        let mut native = residual(mesh, order, n_comp, aux, &Backend::native());
+        let mut gpu = residual(mesh, order, n_comp, aux, &backend);
+        let mut rng = Rng::new(7 + mesh.n_cells() as u64);
+        if aux != AuxSpace::None {
+            let a = rng.vec(native.aux_len(), 0.5, 2.0);
+            native.set_aux(&a).unwrap();
+            gpu.set_aux(&a).unwrap();
+        }
+        let n = native.space().n_dofs();
+        let (u_values, v_values) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
+        let (u_host, v_host) = (
+            Vector::from(u_values.clone()),
+            Vector::from(v_values.clone()),
+        );
+        let mut reference = native.vector().unwrap();
+        if tangent {
+            native
+                .jacobian_action(physics, &u_host, &v_host, &constants, &mut reference)
+                .unwrap();
+        } else {
+            native
+                .evaluate(physics, &u_host, &constants, &mut reference)
+                .unwrap();
+        }
+        let reference = reference.to_host().unwrap();
+        let u = gpu.vector_from(&u_values).unwrap();
+        let v = gpu.vector_from(&v_values).unwrap();
+        let mut out = gpu.vector().unwrap();
+        let op = gpu.opencl().unwrap();
+        for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+            let variant = if tangent {
+                op.jacobian_action_variant(assembly)
+            } else {
+                op.residual_variant(assembly)
+            };
+            let launches = cov.launches;
+            for config in configs(op.config_for(physics, variant).unwrap()) {
+                let what = format!(
+                    "{dim}D P{order}, {} cells, {} {}, {config}",
+                    mesh.n_cells(),
+                    physics.info().name,
+                    assembly.name()
+                );
+                // (3D P2 Lamé's larger configurations exceed PoCL's local memory)
+                if let Err(e) = op.shape_for(physics, variant, Some(config)) {
+                    assert!(e.to_string().contains("local memory"), "{what}: {e}");
+                    continue;
+                }
+                cov.launches += 1;
+                let (ud, od) = (u.as_device().unwrap(), out.as_device_mut().unwrap());
+                if tangent {
+                    let vd = v.as_device().unwrap();
+                    op.jacobian_action(physics, ud, vd, &constants, od, assembly, Some(config))
+                } else {
+                    op.residual(physics, ud, &constants, od, assembly, Some(config))
+                }
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let launch = op.last_launch().unwrap();
+                cov.windowed += usize::from(launch.windowed_groups > 0);
+                cov.padded += usize::from(launch.work_groups * launch.chunk > launch.cells);
+                let (diff, scale) = max_diff(&out.to_host().unwrap(), &reference);
+                assert!(
+                    diff <= 1e-12 * scale,
+                    "{what}: {launch:?}: {diff:e} vs {scale:e}"
+                );
+            }
+            let what = format!(
+                "{dim}D P{order} {} {}",
+                physics.info().name,
+                assembly.name()
+            );
+            assert!(cov.launches > launches, "{what}: no configuration fits");
+        }
+    }
+}
+
+#[test]
+fn windows_with_padding_equal_native_on_many_meshes() {
+    let device = device();
+    let sizes: [(usize, &[usize]); 2] = [(2, &[3, 5, 8, 11, 16, 23]), (3, &[2, 3, 4, 5])];
+    for (dim, ns) in sizes {
+        for order in [1, 2] {
+            let mut cov = Coverage::default();
+            for &n in ns {
+                let jitter = MeshOptions {
+                    jitter: 0.1,
+                    seed: n as u64,
+                    ..MeshOptions::default()
+                };
+                let mesh = unit_box(dim, n, &jitter).unwrap();
+                check_mesh(&device, &mesh, order, &mut cov);
+            }
+            // the cases above ran the window path, with padding in the last group
+            let what = format!("{dim}D P{order}: {} launches", cov.launches);
+            assert!(cov.windowed > 0 && cov.padded > 0, "{what}");
+        }
+    }
+}
+
+/// The minimal case of issue 19: `unit_square(16)` (512 cells), P2
+/// Laplacian, `LaunchConfig::new(16, 1).with_window(true)`, atomic assembly:
+/// 6 groups of 96 cells, the last with 64 padding cells and the window
+/// [255, 289) + [1024, 1089), where `WIN(0)` was −990.
+///
+/// Before the fix, under valgrind (PoCL runs the kernel on the host):
+/// ```text
+/// valgrind --tool=memcheck --error-exitcode=99 \
+///     target/debug/deps/window_padding-… --exact minimal_case_of_the_issue
+/// ```
+#[test]
+fn minimal_case_of_the_issue() {
+    let device = device();
+    let backend = Backend::OpenCl {
+        device: device.clone(),
+        options: Default::default(),
+    };
+    let mesh = unit_square(16, &MeshOptions::default()).unwrap();
+    let mut gpu = residual(&mesh, 2, 1, AuxSpace::None, &backend);
+    let mut native = residual(&mesh, 2, 1, AuxSpace::None, &Backend::native());
+    let values = Rng::new(3).vec(native.space().n_dofs(), -1.0, 1.0);
+    let mut reference = native.vector().unwrap();
+    native
+        .evaluate(
+            &Laplacian,
+            &Vector::from(values.clone()),
+            &[],
+            &mut reference,
+        )
+        .unwrap();
+    let u = gpu.vector_from(&values).unwrap();
+    let mut r = gpu.vector().unwrap();
+    let op = gpu.opencl().unwrap();
+    let config = LaunchConfig::new(16, 1).with_window(true);
+    let (ud, rd) = (u.as_device().unwrap(), r.as_device_mut().unwrap());
+    op.residual(&Laplacian, ud, &[], rd, Assembly::Atomic, Some(config))
+        .unwrap();
+    let launch = op.last_launch().unwrap();
+    assert_eq!(
+        (launch.work_groups, launch.chunk, launch.cells),
+        (6, 96, 512)
+    );
+    // on this numbering only the last group, the one with padding, is windowed
+    assert!(launch.windowed_groups >= 1, "{launch:?}");
+    let (diff, scale) = max_diff(&r.to_host().unwrap(), &reference.to_host().unwrap());
+    assert!(diff <= 1e-12 * scale, "{diff:e} vs {scale:e}");
+}
