@@ -226,8 +226,8 @@ fn newton<V: VectorOps>(
                     "NewtonOptions::linear.tol = {:e} is below the relative accuracy of \
                      Jacobian-vector products from residual differences, about √ε_F = \
                      {accuracy:e} (ε_F = NewtonOptions::residual_epsilon = {:e}): GMRES cannot \
-                     reach or check it with them. Choose linear.tol ≥ {accuracy:e} (the \
-                     default is 1e-6), or JacobianProducts::Exact",
+                     reach or check it with them. Choose linear.tol ≥ {accuracy:e}, or \
+                     JacobianProducts::Exact",
                     opts.linear.tol, opts.residual_epsilon
                 ),
             ));
@@ -532,6 +532,51 @@ mod tests {
                 && text.contains("did not converge in 1 iterations"),
             "{text}"
         );
+    }
+
+    /// With difference products a linear tolerance below their accuracy
+    /// `√ε_F` is refused before any work, with the bound (in f64 and with
+    /// the `ε_F` of f32 residuals), and one at the bound is accepted.
+    #[test]
+    fn a_linear_tolerance_below_the_difference_accuracy_is_refused() {
+        for (epsilon, tol, bound) in [
+            (f64::EPSILON, 1e-9, "1.4901161193847656e-8"),
+            (f64::from(f32::EPSILON), 1e-6, "3.4526698300124393e-4"),
+        ] {
+            let opts = NewtonOptions {
+                linear: GmresOptions {
+                    tol,
+                    ..GmresOptions::default()
+                },
+                residual_epsilon: epsilon,
+                jacobian: JacobianProducts::Differences,
+                ..NewtonOptions::default()
+            };
+            let mut u = vec![0.0; 5];
+            let e = newton_krylov(cubic(vec![1.0; 5]), None, None, &mut u, &opts).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                matches!(e, Error::InvalidArgument { name: "opts", .. }),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "NewtonOptions::linear.tol = {tol:e} is below the relative accuracy of \
+                     Jacobian-vector products from residual differences, about √ε_F = {bound}"
+                )) && text.contains(&format!("Choose linear.tol ≥ {bound}")),
+                "{text}"
+            );
+            // nothing was done: u is the initial guess
+            assert_eq!(u, vec![0.0; 5]);
+            let at_bound = NewtonOptions {
+                linear: GmresOptions {
+                    tol: epsilon.sqrt(),
+                    ..opts.linear
+                },
+                ..opts
+            };
+            newton_krylov(cubic(vec![1.0; 5]), None, None, &mut u, &at_bound).unwrap();
+        }
     }
 
     /// A tolerance GMRES cannot attain in a Newton step is reported as
