@@ -234,8 +234,11 @@ fn newton_krylov_on_device_vectors_matches_host_vectors() {
     cubic(&vec![0.0; n])(&u_exact, &mut b).unwrap();
     let opts = NewtonOptions {
         rtol: 1e-12,
+        // difference products are accurate to about √ε ≈ 1.5e-8: a linear
+        // tolerance below that is refused (GMRES checks its claims against
+        // the true residual of these products)
         linear: GmresOptions {
-            tol: 1e-9,
+            tol: 1e-6,
             ..GmresOptions::default()
         },
         jacobian: JacobianProducts::Differences,
@@ -266,9 +269,10 @@ fn a_device_cg_solve_moves_no_array() {
     assert!(stats.iterations > 10, "{stats:?}");
     assert_eq!(after.array_bytes_written(), before.array_bytes_written());
     assert_eq!(after.array_bytes_read, before.array_bytes_read);
-    // b and x checked finite, ‖b‖, r·r; then p·Ap and r·r per iteration
+    // b and x checked finite, ‖b‖, r·r; then p·Ap and r·r per iteration;
+    // then ‖b − A x‖² of the true residual that confirms convergence
     let reads = after.scalar_reads - before.scalar_reads;
-    assert_eq!(reads, 4 + 2 * stats.iterations as u64, "{stats:?}");
+    assert_eq!(reads, 4 + 2 * stats.iterations as u64 + 1, "{stats:?}");
     assert_eq!(after.read_bytes - before.read_bytes, 8 * reads);
 }
 
