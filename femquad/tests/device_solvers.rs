@@ -414,11 +414,14 @@ fn solver_errors_on_device_vectors_name_the_cause() {
     let bab: f64 = b.iter().zip(&ab).map(|(x, y)| x * y).sum();
     let e = e.to_string();
     let pap = e
-        .strip_prefix("invalid argument `apply`: the operator is not positive definite: p·Ap = ")
+        .strip_prefix("invalid argument `a`: the operator is not positive definite: p·Ap = ")
         .and_then(|rest| {
             rest.strip_suffix(
-            " at iteration 0 (conjugate gradients needs a symmetric positive definite operator)",
-        )
+                " at iteration 0 (conjugate gradients needs a symmetric positive definite \
+                 operator: an indefinite or singular one gives this; use gmres for an \
+                 indefinite or non-symmetric operator, make a singular one definite, e.g. by \
+                 fixing more unknowns)",
+            )
         })
         .and_then(|v| v.parse::<f64>().ok())
         .unwrap_or_else(|| panic!("{e}"));
