@@ -17,12 +17,17 @@ pub mod differences;
 pub mod freeze;
 pub mod generate;
 pub mod jacobians;
+pub mod linearity;
 pub mod minimize;
+pub mod paths;
 pub mod program;
 pub mod project;
 pub mod pt;
 pub mod runtime;
 pub mod verdict;
+
+#[cfg(test)]
+mod broken_variants;
 
 use program::Program;
 use project::Project;
@@ -116,7 +121,9 @@ impl Outcome {
                 | "tangent-ulp"
                 | "ad-ok"
                 | "ad-nonfinite"
+                | "ad-partial"
                 | "ad-skipped"
+                | "linear-ok"
                 | "jacobian-ok"
                 | "jacobian-device-ok"
                 | "jacobian-explained"
@@ -125,8 +132,10 @@ impl Outcome {
         )
     }
 
-    /// Whether this is a difference explained by the math libraries or by
-    /// rounding (listed with its kind, see [`Outcome::kind`]).
+    /// Whether this is an explained difference (by the math libraries, by
+    /// rounding, by a non-finite intermediate) or a check that compared too
+    /// little to pass (`ad-partial`): listed with its kind, see
+    /// [`Outcome::kind`].
     pub fn is_explained(&self) -> bool {
         matches!(
             self.verdict.as_str(),
@@ -135,6 +144,8 @@ impl Outcome {
                 | "jacobian-explained"
                 | "jacobian-device-explained"
                 | "ad-explained"
+                | "ad-nonfinite"
+                | "ad-partial"
         )
     }
 
@@ -149,15 +160,22 @@ impl Outcome {
     }
 }
 
+/// Findings of one kind reduced at most (the first ones; the others are
+/// printed as generated): a systematic fault gives hundreds, and each
+/// reduction builds and runs dozens of crates.
+pub const MINIMIZED_PER_KIND: usize = 3;
+
 /// A program that must be looked at, with its reproducer.
 #[derive(Clone, Debug)]
 pub struct Finding {
     pub id: usize,
-    /// `disagree`, `build-failure`, `native-mismatch`, `native-panic`,
-    /// `macro-panic`, `macro-rejected`, `rustc-rejected`.
+    /// Its verdict: `disagree`, `build-failure`, `native-mismatch`,
+    /// `native-panic`, `macro-panic`, `macro-rejected`, `rustc-rejected`,
+    /// `linear-mismatch`, … (see the README).
     pub kind: String,
     pub detail: String,
-    /// The (minimized) `#[pointwise]` source.
+    /// The `#[pointwise]` source, minimized (for the first
+    /// [`MINIMIZED_PER_KIND`] of its kind).
     pub reproducer: String,
 }
 
@@ -165,18 +183,18 @@ pub struct Finding {
 #[derive(Debug, Default)]
 pub struct Report {
     pub programs: usize,
+    /// The OpenCL device: `vendor: name (driver)`.
+    pub device: String,
     /// (dimension, precision) evaluations per verdict.
     pub counts: BTreeMap<String, usize>,
+    /// Every result line of the generated crates.
+    pub outcomes: Vec<Outcome>,
     pub findings: Vec<Finding>,
-    /// Differences within the reach of the math libraries (or explained by
-    /// rounding: `jacobian-*explained`), with the math functions of the
-    /// program.
-    pub ulp: Vec<(Outcome, Vec<&'static str>)>,
+    /// The explained outcomes ([`Outcome::is_explained`]), with the math
+    /// functions of the program.
+    pub explained: Vec<(Outcome, Vec<&'static str>)>,
     /// Explained differences per (verdict, precision, kind).
     pub kinds: BTreeMap<(String, String, String), usize>,
-    /// Tangents that are not finite where the differences of the function
-    /// are (`ad-nonfinite`: an infinite or NaN intermediate value).
-    pub nonfinite: Vec<Outcome>,
     /// Seconds spent building the generated crate and running it.
     pub build_seconds: f64,
     pub run_seconds: f64,
@@ -194,17 +212,17 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{} programs; build {:.0} s, run {:.0} s",
-            self.programs, self.build_seconds, self.run_seconds
+            "{} programs on {}; build {:.0} s, run {:.0} s",
+            self.programs, self.device, self.build_seconds, self.run_seconds
         );
         for (k, n) in &self.counts {
             let _ = writeln!(s, "  {k:16} {n}");
         }
         let _ = writeln!(
             s,
-            "{} findings, {} differences within the reach of the math libraries",
+            "{} findings, {} explained (listed below with their kinds)",
             self.findings.len(),
-            self.ulp.len()
+            self.explained.len()
         );
         for ((v, prec, kind), n) in &self.kinds {
             let _ = writeln!(s, "  {v:26} {prec} {kind:16} {n}");
@@ -216,31 +234,23 @@ impl Report {
                 f.id, f.kind, f.detail, f.reproducer
             );
         }
-        if !self.ulp.is_empty() {
+        if !self.explained.is_empty() {
             let _ = writeln!(
                 s,
-                "\n--- differences within the reach of the math libraries"
+                "\n--- explained: by the math libraries, rounding, non-finite intermediates, or \
+                 too few entries compared"
             );
-            for (o, fs) in &self.ulp {
+            for (o, fs) in &self.explained {
                 let _ = writeln!(
                     s,
-                    "program {} {}D {} [{}]: {}",
+                    "program {} {}D {} {} [{}]: {}",
                     o.id,
                     o.dim,
                     o.precision,
+                    o.verdict,
                     fs.join(", "),
                     o.detail
                 );
-            }
-        }
-        if !self.nonfinite.is_empty() {
-            let _ = writeln!(
-                s,
-                "\n--- non-finite tangents where the function is locally smooth \
-                 (an infinite or NaN intermediate)"
-            );
-            for o in &self.nonfinite {
-                let _ = writeln!(s, "program {} {}D: {}", o.id, o.dim, o.detail);
             }
         }
         s
@@ -332,9 +342,13 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
         run_seconds,
         ..Report::default()
     };
+    if let Some(d) = lines.iter().find_map(|l| l.strip_prefix("opencl ")) {
+        report.device = d.to_string();
+    }
     let mut seen: Vec<(usize, String)> = Vec::new();
     for o in lines.iter().filter_map(|l| Outcome::parse(l)) {
         *report.counts.entry(o.verdict.clone()).or_default() += 1;
+        report.outcomes.push(o.clone());
         let Some(program) = kept.iter().find(|p: &&Program| p.id == o.id) else {
             return Err(std::io::Error::other(format!(
                 "the generated crate reported program {}, which it does not hold",
@@ -344,14 +358,12 @@ pub fn campaign(cfg: &Config) -> std::io::Result<Report> {
         if o.is_explained() {
             let key = (o.verdict.clone(), o.precision.clone(), o.kind().to_string());
             *report.kinds.entry(key).or_default() += 1;
-            report.ulp.push((o.clone(), math_functions(program)));
-        }
-        if o.verdict == "ad-nonfinite" {
-            report.nonfinite.push(o.clone());
+            report.explained.push((o.clone(), math_functions(program)));
         }
         if o.is_finding() && !seen.contains(&(o.id, o.verdict.clone())) {
             seen.push((o.id, o.verdict.clone()));
-            let reproducer = if cfg.minimize {
+            let reduced = seen.iter().filter(|(_, v)| *v == o.verdict).count();
+            let reproducer = if cfg.minimize && reduced <= MINIMIZED_PER_KIND {
                 let small = minimize::minimize(program, &o, cfg)?;
                 small.source()
             } else {
@@ -447,6 +459,11 @@ fn run_guarded(
     Ok(lines)
 }
 
+/// Verdicts of the checks that need no device (see
+/// `derivatives::native_checks`): their findings are reduced without
+/// compiling OpenCL.
+pub const NATIVE_FINDINGS: &[&str] = &["ad-mismatch", "jacobian-mismatch", "linear-mismatch"];
+
 /// The runtime's command line.
 pub fn run_args(cfg: &Config, only: Option<&[usize]>) -> Vec<String> {
     let mut a = vec![
@@ -489,5 +506,19 @@ mod tests {
             .expect("a result line");
         assert!(o.is_finding() && !o.is_explained());
         assert_eq!(o.kind(), "unclassified");
+        // Checks that compared too little, or a non-finite tangent with a
+        // reason, are listed; a false linearity claim is a finding.
+        for line in [
+            "result 7 2 f64 ad-partial 0e0 [partial] 3 of 16 entries compared",
+            "result 7 2 f64 ad-nonfinite 0e0 [nonfinite] 16 of 16 entries compared",
+        ] {
+            let o = Outcome::parse(line).expect("a result line");
+            assert!(o.is_explained() && !o.is_finding(), "{line}");
+        }
+        let o = Outcome::parse("result 7 2 f64 linear-mismatch 1e0 point 0 g0[0]: …")
+            .expect("a result line");
+        assert!(o.is_finding() && !o.is_explained());
+        let o = Outcome::parse("result 7 2 f64 linear-ok 0 …").expect("a result line");
+        assert!(!o.is_finding() && !o.is_explained());
     }
 }

@@ -4,7 +4,8 @@
 //! operands or a literal), each round building the candidates together in
 //! one crate and keeping the first that still shows the same finding (same
 //! kind, dimension and precision, at the same random points). Candidates
-//! that do not compile are left out.
+//! that do not compile are left out. A finding of a check that needs no
+//! device (`crate::NATIVE_FINDINGS`) is reduced without evaluating on it.
 
 use crate::program::*;
 use crate::project::{Project, Run, base};
@@ -39,7 +40,11 @@ pub fn minimize(p: &Program, o: &Outcome, cfg: &Config) -> std::io::Result<Progr
             }
             let ids: Vec<usize> = kept.iter().map(|k| k.id).collect();
             let limit = std::time::Duration::from_secs(cfg.device_limit);
-            let lines = match project.run(&run_args(cfg, Some(&ids)), limit, |_| {})? {
+            let mut args = run_args(cfg, Some(&ids));
+            if crate::NATIVE_FINDINGS.contains(&o.verdict.as_str()) {
+                args.extend(["--native-only".into(), "1".into()]);
+            }
+            let lines = match project.run(&args, limit, |_| {})? {
                 Run::Done(lines) => lines,
                 // A candidate that hangs the device shows nothing.
                 Run::Hung { .. } => continue,

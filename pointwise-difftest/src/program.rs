@@ -278,6 +278,18 @@ impl Physics {
         self.params.iter().any(|(p, _)| *p == r)
     }
 
+    /// The dimensions the physics is valid in: both, but for a physics of
+    /// fixed dimension with a dimension-sized parameter (one without is
+    /// valid in both, so the macro says).
+    pub fn supported_dims(&self) -> Vec<usize> {
+        let sized = self.params.iter().any(|(_, t)| t.uses_d());
+        match self.dims {
+            Dims::Fixed(d) if sized => vec![d as usize],
+            Dims::Fixed(d) => vec![d as usize, 5 - d as usize],
+            _ => vec![2, 3],
+        }
+    }
+
     /// The generated struct's name.
     pub fn struct_name(&self) -> String {
         let mut s = String::new();
@@ -292,6 +304,20 @@ impl Physics {
     }
 }
 
+/// What the generator built a program's body to be, for the check of the
+/// macro's linearity claim (`crate::linearity`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linearity {
+    /// A random body: linear or not by chance.
+    Random,
+    /// Affine in `(u, ∇u)` by construction (`generate::affine`): by its
+    /// guide's rule the macro must claim it linear.
+    Affine,
+    /// Affine but for array indices computed from `u` or `∇u`: its
+    /// Jacobian changes with `u`, and the macro must not claim it linear.
+    UIndexed,
+}
+
 /// One generated program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
@@ -301,6 +327,8 @@ pub struct Program {
     pub points: usize,
     pub helpers: Vec<Helper>,
     pub physics: Physics,
+    /// What the generator built its body to be.
+    pub linearity: Linearity,
 }
 
 /// How a program is printed.
@@ -700,14 +728,13 @@ impl Program {
     fn adapter(&self, r: &str) -> String {
         let ph = &self.physics;
         let mut arms = String::new();
-        // A physics of "fixed" dimension without a dimension-sized
-        // parameter is valid in both (so the macro says).
-        let sized = ph.params.iter().any(|(_, t)| t.uses_d());
         let dims: Vec<Option<u64>> = match ph.dims {
-            Dims::Generic => vec![Some(2), Some(3)],
-            Dims::Fixed(d) if sized => vec![Some(d)],
-            Dims::Fixed(d) => vec![Some(d), Some(5 - d)],
             Dims::Free => vec![None],
+            _ => ph
+                .supported_dims()
+                .into_iter()
+                .map(|d| Some(d as u64))
+                .collect(),
         };
         for d in dims {
             let dv = d.unwrap_or(0) as usize;

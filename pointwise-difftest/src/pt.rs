@@ -9,7 +9,11 @@
 //! far the math libraries alone can move a result (see `crate::verdict`).
 //! The decisions of a piecewise computation (comparisons of reals, casts to
 //! integers, rounding functions, the quotient of `%`, `abs`, `min`, `max`)
-//! go through `crate::freeze`.
+//! go through `crate::freeze`. Classes of calls can be replaced by
+//! arbitrary values ([`replace`]): an output entry that then changes lies
+//! on the path of such a call (a NaN given to a built-in, a non-finite or
+//! singular intermediate, a saturating function, a large result), which
+//! is what several explanations of a difference require.
 
 use std::cell::Cell;
 
@@ -24,8 +28,9 @@ pub fn set(seed: u64) {
 }
 
 thread_local! {
-    /// The state of the NaN-poison generator; 0: off (see [`set_poison`]).
-    static POISON: Cell<u64> = const { Cell::new(0) };
+    /// Which calls are replaced, and the state of the generator of their
+    /// replacements (see [`replace`]).
+    static REPLACE: Cell<(Calls, u64)> = const { Cell::new((Calls::None, 0)) };
     /// The points at which a math function was given a NaN (see
     /// [`nan_points`]).
     static NAN_AT: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -37,49 +42,117 @@ pub fn nan_points() -> Vec<usize> {
     NAN_AT.with(|t| std::mem::take(&mut *t.borrow_mut()))
 }
 
-/// Turns NaN poison on (seed ≠ 0) or off (0): while on, a math function
-/// given a NaN returns an arbitrary number instead. PoCL compiles its
-/// built-in functions assuming no NaN arguments: where the compiler knows
-/// an argument is NaN (`x / x` of a zero it has propagated), `ceil`,
-/// `floor`, `tanh`, … fold to an arbitrary value (LLVM's poison: 0, or the
-/// value stored next to it), in `float` and `double`; at run time they
-/// return NaN. The runtime evaluates the plain copy this way to tell that
-/// device behaviour from a translation error (`crate::verdict`'s *Kinds*).
-pub fn set_poison(seed: u64) {
-    POISON.with(|s| s.set(seed));
+/// Which calls of the plain copy [`replace`] replaces by arbitrary finite
+/// values. An output entry that then changes depends on such a call: the
+/// call lies on that entry's path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Calls {
+    /// None: the plain copy as written.
+    None,
+    /// Math functions given a NaN. PoCL compiles its built-in functions
+    /// assuming no NaN arguments: where its compiler knows an argument is
+    /// NaN (`x / x` of a zero it has propagated), `ceil`, `floor`, `tanh`,
+    /// … fold to an arbitrary value (LLVM's poison: 0, or the value stored
+    /// next to it), in `float` and `double`; at run time they return NaN.
+    /// The runtime evaluates the plain copy this way to tell that device
+    /// behaviour from a translation error (`crate::verdict`'s *Kinds*).
+    NanArgument,
+    /// Math functions and divisions with a non-finite argument or result,
+    /// one whose square overflows, or at a singular point of their
+    /// derivative (`sqrt(0)`, `asin(±1)`, `x / 0`, …): where forward mode's
+    /// derivative is legitimately not finite (`tanh(x / 0.0)` is ±1, its
+    /// tangent `0·∞`; `atan2(y, x)` of `x, y ~ 1e200` is finite, its
+    /// derivative's `x² + y²` is not).
+    Singular,
+    /// Saturating functions (`tanh`): their derivative formula `1 − tanh²`
+    /// cancels where they saturate, and in `f32` Rust's `tanh` reaches ±1
+    /// where OpenCL's stops at `±(1 − 2⁻²⁴)`.
+    Saturating,
+    /// Math functions and divisions whose result is finite and at least
+    /// this large in magnitude (`u + c − c` with `c = cosh(123.456)` loses
+    /// every small `u` to the rounding of `c`).
+    AtLeast(f64),
 }
 
-/// What a math function with arguments `args` returns under NaN poison:
-/// `None` (compute it) unless an argument is NaN and poison is on. Notes
-/// the point of a NaN argument either way.
-fn poisoned(args: &[f64]) -> Option<f64> {
-    if !args.iter().any(|a| a.is_nan()) {
-        return None;
+/// Replaces the calls `calls` selects by arbitrary finite values, drawn
+/// from `seed` (the same seed gives the same values in the same order);
+/// `Calls::None` turns it off.
+pub fn replace(calls: Calls, seed: u64) {
+    REPLACE.with(|s| s.set((calls, seed | 1)));
+}
+
+/// What a call is, for [`replaced`].
+#[derive(Clone, Copy, Default)]
+struct Call {
+    /// An OpenCL built-in function (not a division), which PoCL may fold
+    /// given a NaN.
+    builtin: bool,
+    /// At a singular point of its derivative.
+    singular: bool,
+    /// A saturating function.
+    saturating: bool,
+    /// Perturbed within a bound (a math result or a quotient), which
+    /// [`Calls::AtLeast`] selects by size.
+    sized: bool,
+}
+
+const BUILTIN: Call = Call {
+    builtin: true,
+    singular: false,
+    saturating: false,
+    sized: false,
+};
+
+const MATH: Call = Call {
+    sized: true,
+    ..BUILTIN
+};
+
+/// The replacement of a call with arguments `args` and result `v` under
+/// [`replace`], if it selects the call. Notes the point of a NaN argument
+/// of a built-in either way ([`nan_points`]).
+fn replaced<R: F>(args: &[R], v: R, call: Call) -> Option<R> {
+    let nan = args.iter().any(|a| a.to64().is_nan());
+    if nan && call.builtin {
+        let p = crate::freeze::current();
+        NAN_AT.with(|t| {
+            let mut t = t.borrow_mut();
+            if !t.contains(&p) {
+                t.push(p);
+            }
+        });
     }
-    let p = crate::freeze::current();
-    NAN_AT.with(|t| {
-        let mut t = t.borrow_mut();
-        if !t.contains(&p) {
-            t.push(p);
-        }
-    });
-    POISON.with(|s| {
-        let mut x = s.get();
-        if x == 0 {
+    REPLACE.with(|s| {
+        let (calls, mut x) = s.get();
+        let hit = match calls {
+            Calls::None => false,
+            Calls::NanArgument => nan && call.builtin,
+            Calls::Singular => {
+                // (A value whose square overflows: derivative formulas
+                // square arguments and results — `atan2`, `hypot`, `asin`,
+                // `1 − tanh²`, the quotient rule's `q·ḃ/b`.)
+                let huge = if R::SINGLE {
+                    (f32::MAX as f64).sqrt()
+                } else {
+                    f64::MAX.sqrt()
+                };
+                let singular = |x: f64| !x.is_finite() || x.abs() >= huge;
+                call.singular || singular(v.to64()) || args.iter().any(|a| singular(a.to64()))
+            }
+            Calls::Saturating => call.saturating,
+            Calls::AtLeast(m) => call.sized && v.to64().is_finite() && v.to64().abs() >= m,
+        };
+        if !hit {
             return None;
         }
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        s.set(x);
-        Some([0.0, 1.0, -1.0, 0.5, 2.0, -3.0][(x % 6) as usize])
+        s.set((calls, x));
+        Some(R::from64(
+            [0.0, 1.0, -1.0, 0.5, 2.0, -3.0][(x % 6) as usize],
+        ))
     })
-}
-
-/// [`poisoned`] in precision `R`.
-fn poison<R: F>(args: &[R]) -> Option<R> {
-    let wide: Vec<f64> = args.iter().map(|a| a.to64()).collect();
-    poisoned(&wide).map(R::from64)
 }
 
 /// A random integer in `[-b, b]`, or 0 when off.
@@ -148,78 +221,25 @@ impl F for f32 {
     }
 }
 
-thread_local! {
-    /// Calls of functions that OpenCL may round differently.
-    static INEXACT: Cell<u64> = const { Cell::new(0) };
-}
-
-/// The number of calls of functions that OpenCL may round differently
-/// (a bound above 0) since the last call.
-pub fn inexact_calls() -> u64 {
-    INEXACT.with(|c| c.replace(0))
-}
-
-thread_local! {
-    /// The largest finite magnitude of a math result (and of a division)
-    /// per point since the last [`largest_results`].
-    static LARGEST: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// The largest finite magnitude of a math function's result (or of a
-/// quotient) at each point (`crate::freeze::point`) since the last call:
-/// the scale below which a value added to it is lost (`u + cosh(123.456) −
-/// cosh(123.456)` is 0 for every small `u`).
-pub fn largest_results() -> Vec<f64> {
-    LARGEST.with(|t| std::mem::take(&mut *t.borrow_mut()))
-}
-
-fn note_size(v: f64) {
-    if !v.is_finite() {
-        return;
-    }
-    let p = crate::freeze::current();
-    LARGEST.with(|t| {
-        let mut t = t.borrow_mut();
-        if t.len() <= p {
-            t.resize(p + 1, 0.0);
-        }
-        t[p] = t[p].max(v.abs());
-    });
-}
-
-fn p<R: F>(v: R, bound: u32) -> R {
-    note_size(v.to64());
-    if bound > 0 {
-        INEXACT.with(|c| c.set(c.get() + 1));
-    }
-    v.nudge(draw(bound))
-}
-
-/// [`p`], kept within the range `[lo, hi]` of the function (a library
-/// within its error bound does not leave it: `tanh` is not above 1).
-fn p_in<R: F>(v: R, bound: u32, lo: f64, hi: f64) -> R {
-    let w = p(v, bound);
+/// `v` moved by a random number of ulps within `bound` (while perturbations
+/// are on, see [`set`]), kept within the range `[lo, hi]` of the function
+/// (a library within its error bound does not leave it: `tanh` is not
+/// above 1).
+fn p<R: F>(v: R, bound: u32, lo: f64, hi: f64) -> R {
+    let w = v.nudge(draw(bound));
     if w.to64() < lo || w.to64() > hi { v } else { w }
 }
 
+/// Math functions of one argument: `name bound, lo, hi, singular, call`
+/// (`singular`: whether the argument is a singular point of the
+/// derivative).
 macro_rules! unary {
-    ($($f:ident $b:expr),*) => { $(
+    ($($f:ident $b:expr, $lo:expr, $hi:expr, $singular:expr, $call:expr);* $(;)?) => { $(
         pub fn $f<R: F + Unary>(x: R) -> R {
-            if let Some(v) = poison(&[x]) {
-                return v;
-            }
-            p(x.$f(), $b)
-        }
-    )* };
-}
-
-macro_rules! unary_in {
-    ($($f:ident $b:expr, $lo:expr, $hi:expr);*) => { $(
-        pub fn $f<R: F + Unary>(x: R) -> R {
-            if let Some(v) = poison(&[x]) {
-                return v;
-            }
-            p_in(x.$f(), $b, $lo, $hi)
+            let v = x.$f();
+            let singular: fn(f64) -> bool = $singular;
+            let call = Call { singular: singular(x.to64()), ..$call };
+            replaced(&[x], v, call).unwrap_or_else(|| p(v, $b, $lo, $hi))
         }
     )* };
 }
@@ -357,24 +377,41 @@ macro_rules! impl_unary {
 impl_unary!(f32);
 impl_unary!(f64);
 
-// OpenCL C's ulp bounds (full profile, single and double precision
-// agree for these), plus one for the host's libm.
-unary!(ln 4, log10 4, tan 6, log2 4, cbrt 3, sinh 5);
+const INF: f64 = f64::INFINITY;
 // Within the function's range (the bounds of `f32` results, which
 // round the ends outwards where `f64`'s do not).
 const HALF_PI: f64 = std::f64::consts::FRAC_PI_2 + 1e-7;
-unary_in!(exp 4, 0.0, f64::INFINITY; exp2 4, 0.0, f64::INFINITY;
-    sin 5, -1.0, 1.0; cos 5, -1.0, 1.0; tanh 6, -1.0, 1.0; cosh 5, 1.0, f64::INFINITY;
-    asin 5, -HALF_PI, HALF_PI; acos 5, 0.0, 2.0 * HALF_PI; atan 6, -HALF_PI, HALF_PI);
+const SATURATING: Call = Call {
+    saturating: true,
+    ..MATH
+};
+// OpenCL C's ulp bounds (full profile, single and double precision
+// agree for these), plus one for the host's libm.
+unary!(
+    ln 4, -INF, INF, |x| x == 0.0, MATH;
+    log10 4, -INF, INF, |x| x == 0.0, MATH;
+    log2 4, -INF, INF, |x| x == 0.0, MATH;
+    tan 6, -INF, INF, |_| false, MATH;
+    cbrt 3, -INF, INF, |x| x == 0.0, MATH;
+    sinh 5, -INF, INF, |_| false, MATH;
+    exp 4, 0.0, INF, |_| false, MATH;
+    exp2 4, 0.0, INF, |_| false, MATH;
+    sin 5, -1.0, 1.0, |_| false, MATH;
+    cos 5, -1.0, 1.0, |_| false, MATH;
+    tanh 6, -1.0, 1.0, |_| false, SATURATING;
+    cosh 5, 1.0, INF, |_| false, MATH;
+    asin 5, -HALF_PI, HALF_PI, |x| x.abs() == 1.0, MATH;
+    acos 5, 0.0, 2.0 * HALF_PI, |x| x.abs() == 1.0, MATH;
+    atan 6, -HALF_PI, HALF_PI, |_| false, MATH;
+);
+
 // Exact in both, and decisions (see `crate::freeze`): their results
 // are frozen while decisions are replayed.
 macro_rules! rounding {
     ($($f:ident),*) => { $(
         pub fn $f<R: F + Unary>(x: R) -> R {
-            if let Some(v) = poison(&[x]) {
-                return v;
-            }
-            frozen(x.$f())
+            let v = x.$f();
+            replaced(&[x], v, BUILTIN).unwrap_or_else(|| frozen(v))
         }
     )* };
 }
@@ -405,10 +442,14 @@ pub fn int_usize(v: usize) -> usize {
 /// `y₀`, `r₀ = x₀ % y₀` (`x − n·y` itself would lose a small `r₀`
 /// next to a large `x`).
 pub fn rem<R: F + Unary>(x: R, y: R) -> R {
-    if let Some(v) = poison(&[x, y]) {
+    let r = x.rem(y);
+    let call = Call {
+        singular: y.to64() == 0.0,
+        ..BUILTIN
+    };
+    if let Some(v) = replaced(&[x, y], r, call) {
         return v;
     }
-    let r = x.rem(y);
     let (x64, y64, r64) = (x.to64(), y.to64(), r.to64());
     let keep = |v: f64| f64::from_bits(crate::freeze::decide(v.to_bits()));
     let n = keep((x64 - r64) / y64);
@@ -423,7 +464,7 @@ pub fn rem<R: F + Unary>(x: R, y: R) -> R {
 /// `|x|` (exact), its sign a decision (`−x` where `x < 0`, as the
 /// tangent rule).
 pub fn abs<R: F + Unary>(x: R) -> R {
-    if let Some(v) = poison(&[x]) {
+    if let Some(v) = replaced(&[x], x.abs(), BUILTIN) {
         return v;
     }
     let negative = cond(x.to64() < 0.0);
@@ -437,15 +478,23 @@ pub fn abs<R: F + Unary>(x: R) -> R {
 /// `sqrt`: correctly rounded in Rust and in OpenCL's `double`; 3 ulp
 /// in OpenCL's `float`.
 pub fn sqrt<R: F + Unary>(x: R) -> R {
-    if let Some(v) = poison(&[x]) {
-        return v;
-    }
-    p_in(x.sqrt(), if R::SINGLE { 3 } else { 0 }, 0.0, f64::INFINITY)
+    let v = x.sqrt();
+    let call = Call {
+        singular: x.to64() == 0.0,
+        ..MATH
+    };
+    replaced(&[x], v, call).unwrap_or_else(|| p(v, if R::SINGLE { 3 } else { 0 }, 0.0, INF))
 }
 
 /// Division: correctly rounded but in OpenCL's `float` (2.5 ulp).
 pub fn div<R: F + Unary>(x: R, y: R) -> R {
-    p(x.div(y), if R::SINGLE { 3 } else { 0 })
+    let v = x.div(y);
+    let call = Call {
+        builtin: false,
+        singular: y.to64() == 0.0,
+        ..MATH
+    };
+    replaced(&[x, y], v, call).unwrap_or_else(|| p(v, if R::SINGLE { 3 } else { 0 }, -INF, INF))
 }
 
 /// `*place /= y`, as [`div`].
@@ -454,25 +503,31 @@ pub fn div_assign<R: F + Unary>(place: &mut R, y: R) {
 }
 
 /// `powi`: OpenCL's `pown` is within 16 ulp; Rust's multiplies, within
-/// about one ulp per factor.
+/// about one ulp per factor. Singular at `0ⁿ` with `n < 1` (its
+/// derivative `n·0ⁿ⁻¹`).
 pub fn powi<R: F + Unary>(x: R, n: i32) -> R {
-    if let Some(v) = poison(&[x]) {
-        return v;
-    }
-    p(x.powi(n), 17 + n.unsigned_abs().min(64))
+    let v = x.powi(n);
+    let call = Call {
+        singular: x.to64() == 0.0 && n < 1,
+        ..MATH
+    };
+    replaced(&[x], v, call).unwrap_or_else(|| p(v, 17 + n.unsigned_abs().min(64), -INF, INF))
 }
 
+/// `powf`, singular at `x = 0` (its derivatives `y·xʸ⁻¹` and `xʸ·ln x`).
 pub fn powf<R: F + Unary>(x: R, y: R) -> R {
-    if let Some(v) = poison(&[x, y]) {
-        return v;
-    }
-    p(x.powf(y), 17)
+    let v = x.powf(y);
+    let call = Call {
+        singular: x.to64() == 0.0,
+        ..MATH
+    };
+    replaced(&[x, y], v, call).unwrap_or_else(|| p(v, 17, -INF, INF))
 }
 
 /// `min` (exact), the argument it returns a decision (`y` where
 /// `y < x` or `x` is NaN, as the tangent rule).
 pub fn min<R: F + Unary>(x: R, y: R) -> R {
-    if let Some(v) = poison(&[x, y]) {
+    if let Some(v) = replaced(&[x, y], x.min(y), BUILTIN) {
         return v;
     }
     let second = cond(y.to64() < x.to64() || x.to64().is_nan());
@@ -486,7 +541,7 @@ pub fn min<R: F + Unary>(x: R, y: R) -> R {
 /// `max` (exact), the argument it returns a decision (`y` where
 /// `y > x` or `x` is NaN).
 pub fn max<R: F + Unary>(x: R, y: R) -> R {
-    if let Some(v) = poison(&[x, y]) {
+    if let Some(v) = replaced(&[x, y], x.max(y), BUILTIN) {
         return v;
     }
     let second = cond(y.to64() > x.to64() || x.to64().is_nan());
@@ -497,26 +552,30 @@ pub fn max<R: F + Unary>(x: R, y: R) -> R {
     }
 }
 
+/// `hypot`, singular at `(0, 0)`.
 pub fn hypot<R: F + Unary>(x: R, y: R) -> R {
-    if let Some(v) = poison(&[x, y]) {
-        return v;
-    }
-    p_in(x.hypot(y), 5, 0.0, f64::INFINITY)
+    let v = x.hypot(y);
+    let call = Call {
+        singular: x.to64() == 0.0 && y.to64() == 0.0,
+        ..MATH
+    };
+    replaced(&[x, y], v, call).unwrap_or_else(|| p(v, 5, 0.0, INF))
 }
 
+/// `atan2`, singular at `(0, 0)`.
 pub fn atan2<R: F + Unary>(x: R, y: R) -> R {
-    if let Some(v) = poison(&[x, y]) {
-        return v;
-    }
-    p(x.atan2(y), 7)
+    let v = x.atan2(y);
+    let call = Call {
+        singular: x.to64() == 0.0 && y.to64() == 0.0,
+        ..MATH
+    };
+    replaced(&[x, y], v, call).unwrap_or_else(|| p(v, 7, -INF, INF))
 }
 
 /// `fma` is correctly rounded in both.
 pub fn mul_add<R: F + Unary>(x: R, a: R, b: R) -> R {
-    if let Some(v) = poison(&[x, a, b]) {
-        return v;
-    }
-    x.mul_add(a, b)
+    let v = x.mul_add(a, b);
+    replaced(&[x, a, b], v, BUILTIN).unwrap_or(v)
 }
 
 #[cfg(test)]
@@ -539,20 +598,59 @@ mod tests {
 
     #[test]
     fn nan_poison_replaces_math_of_a_nan_and_notes_its_point() {
+        use super::{Calls, replace};
         crate::freeze::point(3);
         super::nan_points();
         assert!(super::ceil(f64::NAN).is_nan());
         assert_eq!(super::nan_points(), vec![3]);
-        super::set_poison(7);
+        replace(Calls::NanArgument, 7);
         let v = super::tanh(f32::NAN);
         let w = super::powf(2.0f64, f64::NAN);
-        super::set_poison(0);
-        assert!(v.is_finite() && w.is_finite());
+        // A division is not a built-in function: never folded.
+        let q = super::div(f64::NAN, 2.0);
+        replace(Calls::None, 0);
+        assert!(v.is_finite() && w.is_finite() && q.is_nan());
         // Arguments that are not NaN are computed as ever.
-        super::set_poison(7);
+        replace(Calls::NanArgument, 7);
         assert_eq!(super::ceil(1.5f64), 2.0);
-        super::set_poison(0);
+        replace(Calls::None, 0);
         assert_eq!(super::nan_points(), vec![3]);
         assert!(super::nan_points().is_empty());
+    }
+
+    /// Each class of [`super::Calls`] selects its calls and no others.
+    #[test]
+    fn replacements_select_their_calls() {
+        use super::{Calls, replace};
+        let replaced = |calls: Calls, f: &dyn Fn() -> f64| {
+            replace(Calls::None, 0);
+            let plain = f();
+            // Six draws: one of them differs from any given value.
+            (1..=6u64).any(|seed| {
+                replace(calls, seed);
+                let v = f();
+                replace(Calls::None, 0);
+                !(v == plain || (v.is_nan() && plain.is_nan()))
+            })
+        };
+        // Singular: a non-finite argument or result, or a singular point.
+        assert!(replaced(Calls::Singular, &|| super::tanh(super::div(
+            1.0, 0.0
+        ))));
+        assert!(replaced(Calls::Singular, &|| super::sqrt(0.0)));
+        assert!(replaced(Calls::Singular, &|| super::asin(-1.0)));
+        assert!(replaced(Calls::Singular, &|| super::powi(0.0, 0)));
+        assert!(replaced(Calls::Singular, &|| super::atan2(1e200, 3e200)));
+        assert!(!replaced(Calls::Singular, &|| super::atan2(1e100, 3e100)));
+        assert!(!replaced(Calls::Singular, &|| super::sqrt(2.0)));
+        assert!(!replaced(Calls::Singular, &|| super::powi(0.0, 2)));
+        // Saturating: `tanh` only.
+        assert!(replaced(Calls::Saturating, &|| super::tanh(0.3)));
+        assert!(!replaced(Calls::Saturating, &|| super::atan(30.0)));
+        // At least a size: math results and quotients, not exact functions.
+        assert!(replaced(Calls::AtLeast(1e50), &|| super::cosh(123.456)));
+        assert!(replaced(Calls::AtLeast(1e50), &|| super::div(1e60, 3.0)));
+        assert!(!replaced(Calls::AtLeast(1e50), &|| super::cosh(12.0)));
+        assert!(!replaced(Calls::AtLeast(1e50), &|| super::max(1e60, 3.0)));
     }
 }

@@ -46,12 +46,16 @@ pub struct Body {
 pub(crate) use crate::pt;
 
 /// Run settings, read from the command line: `--seed S --points P
-/// --batch B [--only ID,ID…]`.
+/// --batch B [--only ID,ID…] [--native-only 1]`.
 pub struct Settings {
     pub seed: u64,
     pub points: usize,
     pub batch: usize,
     pub only: Option<Vec<usize>>,
+    /// Only the checks that need no device: AD against differences, the
+    /// native Jacobian and the linearity claim (`f64`), for reducing their
+    /// findings without compiling OpenCL.
+    pub native_only: bool,
 }
 
 impl Settings {
@@ -61,6 +65,7 @@ impl Settings {
             points: 16,
             batch: 40,
             only: None,
+            native_only: false,
         };
         let args: Vec<String> = std::env::args().collect();
         let mut i = 1;
@@ -71,6 +76,7 @@ impl Settings {
                 "--points" => s.points = v.parse().expect("--points"),
                 "--batch" => s.batch = v.parse().expect("--batch"),
                 "--only" => s.only = Some(v.split(',').map(|x| x.parse().expect("id")).collect()),
+                "--native-only" => s.native_only = v == "1",
                 _ => {}
             }
             i += 2;
@@ -95,6 +101,10 @@ pub fn main(bodies: &[Body]) {
             std::process::exit(2);
         }
     };
+    // The device the verdicts were reached on (the explained differences
+    // are those of its math library).
+    let info = probe.device().info();
+    println!("opencl {}: {} ({})", info.vendor, info.name, info.driver);
     for dim in [2, 3] {
         let here: Vec<&Body> = bodies
             .iter()
@@ -216,6 +226,14 @@ fn run<R: EvalPrecision>(probe: &Probe, bodies: &[&Body], dim: usize, s: &Settin
                 .convert()
         })
         .collect();
+    if s.native_only {
+        if R::PRECISION == femquad::Precision::F64 {
+            for (b, i) in bodies.iter().zip(&inputs) {
+                crate::derivatives::native_checks(b, &i.convert());
+            }
+        }
+        return;
+    }
     residuals::<R>(probe, bodies, &inputs, dim, s);
     crate::derivatives::run::<R>(probe, bodies, &inputs, dim, s);
 }
@@ -264,105 +282,105 @@ fn residuals<R: EvalPrecision>(
             println!("result {id} {dim} {prec} native-mismatch 0 eval vs plain copy: {d}");
             continue;
         }
-        let tol = crate::verdict::tolerance(prec);
-        let mut spread: Option<Vec<Outputs<f64>>> = None;
-        let mut frozen: Option<(Vec<Outputs<f64>>, Vec<usize>)> = None;
-        let mut nan_fold: Option<Vec<Outputs<f64>>> = None;
-        let mut worst = crate::verdict::Worst::default();
-        for p in 0..inputs.points {
-            for (k, (dv, nv)) in [(device.f0(p), native.f0(p)), (device.f1(p), native.f1(p))]
-                .into_iter()
-                .enumerate()
-            {
-                for (j, (o, n)) in dv.iter().zip(nv).enumerate() {
-                    let (o, n) = (o.to_f64(), n.to_f64());
-                    let rel = crate::verdict::relative(o, n);
-                    if rel <= tol {
-                        worst.agree(rel);
-                        continue;
-                    }
-                    // Beyond the tolerance: how far can the math libraries move it?
-                    let trials = spread.get_or_insert_with(|| {
-                        (1..=TRIALS)
-                            .filter_map(|t| {
-                                pt::set(s.seed.wrapping_mul(0x9e37_79b9).wrapping_add(t) | 1);
-                                let r = evaluate::<R>(plain::<R>(b), inputs).ok();
-                                pt::set(0);
-                                r.map(|r| widen(&r))
-                            })
-                            .collect()
-                    });
-                    let reach = crate::verdict::reach(
-                        o,
-                        n,
-                        trials
-                            .iter()
-                            .map(|t| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] }),
-                    );
-                    let dist = crate::verdict::distance(o, n);
-                    // (`τ·|n|` is 0 where `n` is NaN, as in `Worst::differ`.)
-                    let tol_abs = if n.is_nan() { 0.0 } else { tol * n.abs() };
-                    let within = |reach: f64| dist <= 2.0 * reach + tol_abs;
-                    let get = |t: &Outputs<f64>| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] };
-                    // Why the math libraries explain it (see `verdict`'s kinds).
-                    let (reach, kind) = if within(reach) {
-                        // (finite against ±∞ or NaN, or ∞ against NaN)
-                        if !(o.is_finite() && n.is_finite()) {
-                            if reach.is_infinite() {
-                                crate::verdict::note_finiteness_flip(id, dim, prec);
-                            }
-                            (reach, Some("finite-flip"))
-                        } else {
-                            let (frozen, diverged) =
-                                frozen.get_or_insert_with(|| frozen_trials::<R>(b, inputs, s.seed));
-                            let r = crate::verdict::reach(o, n, frozen.iter().map(get));
-                            if !diverged.contains(&p) && within(r) {
-                                (reach, Some("rounding"))
-                            } else {
-                                (reach, Some("decision"))
-                            }
-                        }
-                    } else if nan_fold
-                        .get_or_insert_with(|| poison_trials::<R>(b, inputs, s.seed))
-                        .iter()
-                        .any(|t| !crate::verdict::same(get(t), n))
-                    {
-                        (f64::INFINITY, Some("nan-fold"))
-                    } else {
-                        (reach, None)
-                    };
-                    let what = match kind {
-                        Some(kind) => format!(
-                            "[{kind}] point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (reach {reach:e})"
-                        ),
-                        None => format!(
-                            "point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (math libraries reach {reach:e})"
-                        ),
-                    };
-                    worst.differ(rel, dist, reach, tol_abs, what);
-                }
-            }
-        }
-        println!("result {id} {dim} {prec} {}", worst.line());
+        let line = residuals_compared(b, inputs, &device, &native, s.seed);
+        println!("result {id} {dim} {prec} {line}");
     }
 }
 
-/// Evaluations of the plain copy of `b` in which every math function given
-/// a NaN returns an arbitrary number (`pt::set_poison`): an entry they
-/// change depends on a math function of a NaN, which PoCL may fold to
-/// anything where its compiler knows the NaN.
-fn poison_trials<R: Real>(b: &Body, inputs: &Inputs<R>, seed: u64) -> Vec<Outputs<f64>> {
-    pt::set(0);
-    let trials = (1..=6u64)
-        .filter_map(|t| {
-            pt::set_poison(seed.wrapping_mul(0x2545_f491).wrapping_add(t) | 1);
-            let r = evaluate::<R>(plain::<R>(b), inputs).ok();
-            pt::set_poison(0);
-            r.map(|r| widen(&r))
-        })
-        .collect();
-    pt::nan_points();
-    trials
+/// The OpenCL residuals `device` of `b` at `inputs` against the native
+/// ones `native`, entry by entry (see the module documentation and
+/// `crate::verdict`): `<agree|ulp|disagree> <worst relative difference>
+/// <detail>`.
+pub(crate) fn residuals_compared<R: Real>(
+    b: &Body,
+    inputs: &Inputs<R>,
+    device: &Outputs<R>,
+    native: &Outputs<R>,
+    seed: u64,
+) -> String {
+    let (id, dim, prec) = (b.id, inputs.sizes.dim, R::PRECISION);
+    let tol = crate::verdict::tolerance(prec);
+    let mut spread: Option<Vec<Outputs<f64>>> = None;
+    let mut frozen: Option<(Vec<Outputs<f64>>, Vec<usize>)> = None;
+    let mut nan_fold: Option<Vec<Outputs<f64>>> = None;
+    let mut worst = crate::verdict::Worst::default();
+    for p in 0..inputs.points {
+        for (k, (dv, nv)) in [(device.f0(p), native.f0(p)), (device.f1(p), native.f1(p))]
+            .into_iter()
+            .enumerate()
+        {
+            for (j, (o, n)) in dv.iter().zip(nv).enumerate() {
+                let (o, n) = (o.to_f64(), n.to_f64());
+                let rel = crate::verdict::relative(o, n);
+                if rel <= tol {
+                    worst.agree(rel);
+                    continue;
+                }
+                // Beyond the tolerance: how far can the math libraries move it?
+                let trials = spread.get_or_insert_with(|| {
+                    (1..=TRIALS)
+                        .filter_map(|t| {
+                            pt::set(seed.wrapping_mul(0x9e37_79b9).wrapping_add(t) | 1);
+                            let r = evaluate::<R>(plain::<R>(b), inputs).ok();
+                            pt::set(0);
+                            r.map(|r| widen(&r))
+                        })
+                        .collect()
+                });
+                let reach = crate::verdict::reach(
+                    o,
+                    n,
+                    trials
+                        .iter()
+                        .map(|t| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] }),
+                );
+                let dist = crate::verdict::distance(o, n);
+                // (`τ·|n|` is 0 where `n` is NaN, as in `Worst::differ`.)
+                let tol_abs = if n.is_nan() { 0.0 } else { tol * n.abs() };
+                let within = |reach: f64| dist <= 2.0 * reach + tol_abs;
+                let get = |t: &Outputs<f64>| if k == 0 { t.f0(p)[j] } else { t.f1(p)[j] };
+                // Why the math libraries explain it (see `verdict`'s kinds).
+                let (reach, kind) = if within(reach) {
+                    // (finite against ±∞ or NaN, or ∞ against NaN)
+                    if !(o.is_finite() && n.is_finite()) {
+                        if reach.is_infinite() {
+                            crate::verdict::note_finiteness_flip(id, dim, prec);
+                        }
+                        (reach, Some("finite-flip"))
+                    } else {
+                        let (frozen, diverged) =
+                            frozen.get_or_insert_with(|| frozen_trials::<R>(b, inputs, seed));
+                        let r = crate::verdict::reach(o, n, frozen.iter().map(get));
+                        if !diverged.contains(&p) && within(r) {
+                            (reach, Some("rounding"))
+                        } else {
+                            (reach, Some("decision"))
+                        }
+                    }
+                } else if nan_fold
+                    .get_or_insert_with(|| {
+                        crate::paths::replaced_trials::<R>(b, inputs, pt::Calls::NanArgument, seed)
+                    })
+                    .iter()
+                    .any(|t| !crate::verdict::same(get(t), n))
+                {
+                    (f64::INFINITY, Some("nan-fold"))
+                } else {
+                    (reach, None)
+                };
+                let what = match kind {
+                    Some(kind) => format!(
+                        "[{kind}] point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (reach {reach:e})"
+                    ),
+                    None => format!(
+                        "point {p} f{k}[{j}]: native {n:e} OpenCL {o:e} (math libraries reach {reach:e})"
+                    ),
+                };
+                worst.differ(rel, dist, reach, tol_abs, what);
+            }
+        }
+    }
+    worst.line()
 }
 
 /// The perturbation trials of the plain copy of `b` with the decisions of
@@ -391,7 +409,7 @@ fn frozen_trials<R: Real>(
     (trials, crate::freeze::stop())
 }
 
-fn widen<R: Real>(o: &Outputs<R>) -> Outputs<f64> {
+pub(crate) fn widen<R: Real>(o: &Outputs<R>) -> Outputs<f64> {
     Outputs {
         per_point: o.per_point,
         f0: o.f0.iter().map(|x| x.to_f64()).collect(),

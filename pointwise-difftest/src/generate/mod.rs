@@ -12,8 +12,11 @@
 //! `const`, `if`/`else`, `for` over constant ranges, block expressions with
 //! effects inside operands, indices and places (evaluation order), array
 //! literals, repeats and copies, and names that are C or OpenCL reserved
-//! words. Statements are in [`stmt`], expressions in [`expr`].
+//! words. Statements are in [`stmt`], expressions in [`expr`]; bodies
+//! affine in `(u, ∇u)` by construction, some with indices computed from
+//! `u` (for the check of the macro's linearity claim), in [`affine`].
 
+mod affine;
 pub(crate) mod expr;
 mod stmt;
 #[cfg(test)]
@@ -211,7 +214,9 @@ impl Gen {
         format!("v{}", self.names)
     }
 
-    /// Program number `id`.
+    /// Program number `id`: one in eight affine in `(u, ∇u)` by
+    /// construction, half of those with array indices computed from `u`
+    /// or `∇u` (see `affine`); the others random.
     pub fn program(&mut self, id: usize) -> Program {
         self.names = 0;
         let dims = match self.below(10) {
@@ -220,6 +225,21 @@ impl Gen {
             2 => Dims::Free,
             _ => Dims::Generic,
         };
+        if self.below(8) == 0 {
+            let indexed = self.chance(0.5);
+            let (physics, u_indexed) = self.affine_physics(&format!("p{id}"), dims, indexed);
+            return Program {
+                id,
+                points: id,
+                helpers: Vec::new(),
+                physics,
+                linearity: if u_indexed {
+                    Linearity::UIndexed
+                } else {
+                    Linearity::Affine
+                },
+            };
+        }
         let n_helpers = self.below(4);
         let mut helpers: Vec<Helper> = Vec::new();
         for j in 0..n_helpers {
@@ -251,6 +271,7 @@ impl Gen {
             points: id,
             helpers,
             physics,
+            linearity: Linearity::Random,
         }
     }
 

@@ -342,3 +342,49 @@ fn arrays_of_a_call_statement_shadow_in_scope() {
         }
     }
 }
+
+/// Whether an index anywhere in `b` reads `u` or `grad_u`.
+fn indexed_by_u(b: &Block) -> bool {
+    fn reads_u(e: &Expr) -> bool {
+        let mut found = false;
+        visit(e, &mut |x| {
+            found |= matches!(x, Expr::Var(n) if n == "u" || n == "grad_u");
+        });
+        found
+    }
+    let mut found = false;
+    visit_block(b, &mut |e| {
+        if let Expr::Index(_, i) = e {
+            found |= reads_u(i);
+        }
+    });
+    found
+}
+
+#[test]
+fn affine_programs_are_generated_some_indexed_by_u() {
+    // Issue #19: `f1[0][((u[0].abs() * 2.0) as usize) % 2] = grad_u[0][0]`
+    // was claimed linear; the campaign checks every claim, so it must see
+    // such bodies (and affine ones without, which must be claimed).
+    let mut g = Gen::new(20261123);
+    let (mut affine, mut indexed) = (0, 0);
+    for i in 0..400 {
+        let p = g.program(i);
+        match p.linearity {
+            Linearity::Affine => {
+                affine += 1;
+                assert!(!indexed_by_u(&p.physics.body), "{}", p.source());
+                assert!(p.helpers.is_empty());
+            }
+            Linearity::UIndexed => {
+                indexed += 1;
+                assert!(indexed_by_u(&p.physics.body), "{}", p.source());
+            }
+            Linearity::Random => {}
+        }
+    }
+    assert!(
+        affine >= 10 && indexed >= 10,
+        "affine {affine}, indexed {indexed}"
+    );
+}
