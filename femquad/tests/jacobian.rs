@@ -271,10 +271,11 @@ fn device_action_and_diagonal_equal_native() {
 
 /// The assembled Jacobian of a single-precision residual comes from the
 /// physics' pointwise Jacobians evaluated in `f32` (`PointwiseEval<f32>`),
-/// each point's contribution summed into the `f64` matrix: times `v` it is
-/// the double-precision matrix-free action `J(u)·v` (the tangent, another
-/// path; same mesh, state, aux and constants) to `f32` rounding, for every
-/// physics of [`cases`].
+/// integrated in `f64`: times `v` it is the double-precision matrix-free
+/// action `J(u)·v` (the tangent, another path; same mesh, state, aux and
+/// constants) to `f32` rounding, and it is symmetric to `f64` rounding
+/// exactly when the double-precision matrix is (Cholesky, on multigrid's
+/// coarsest level, requires it), for every physics of [`cases`].
 #[test]
 fn single_precision_assembled_jacobian_is_the_double_action_to_rounding() {
     for case in cases() {
@@ -304,6 +305,18 @@ fn single_precision_assembled_jacobian_is_the_double_action_to_rounding() {
             r64.jacobian_action(case.physics, &u, &vv, &case.constants, &mut jv)
                 .unwrap();
             let jv = jv.to_host().unwrap();
+            let a64 = r64
+                .assemble_jacobian(case.physics, &u, &case.constants)
+                .unwrap();
+            let symmetric = |a: &femquad::sparse::CsrMatrix| a.check_symmetric(1e-12).is_ok();
+            assert_eq!(
+                symmetric(&a32),
+                symmetric(&a64),
+                "{} {dim}D P{order}: symmetric in f32 {}, in f64 {}",
+                case.name,
+                symmetric(&a32),
+                symmetric(&a64)
+            );
             let d = max_diff(&av, &jv);
             assert!(
                 d <= 1e-5 * max_abs(&jv),

@@ -14,9 +14,9 @@
 //! The action runs where the residual runs: on the device it is the fused
 //! residual kernel with tangents at the quadrature points (gather `u` and
 //! `v`, scatter `J·v`); the point-block diagonal is a device kernel too.
-//! The assembled matrix ([`CsrMatrix`]) is built on the host, from element
-//! matrices computed in the residual's precision and summed in `f64`, for
-//! direct solves (multigrid's coarse level), inspection and export.
+//! The assembled matrix ([`CsrMatrix`]) is built on the host in `f64`, from
+//! the physics' pointwise Jacobians in the residual's precision, for direct
+//! solves (multigrid's coarse level), inspection and export.
 
 use std::sync::Arc;
 
@@ -218,7 +218,8 @@ impl<R: Real> Residual<R> {
 
     /// The Jacobian `J(u)` assembled into a sparse matrix (`f64`, on the
     /// host; rows and columns the space's dofs) from the physics' pointwise
-    /// Jacobians in the residual's precision `R`. The sparsity is computed on
+    /// Jacobians in the residual's precision `R`, integrated in `f64`
+    /// ([`element_matrices`]). The sparsity is computed on
     /// the first call and shared by later ones (re-filled per Newton step).
     /// A device-resident `u` is downloaded once.
     ///
@@ -259,7 +260,7 @@ impl<R: Real> Residual<R> {
     }
 
     /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
-    /// `u`, from the physics' pointwise Jacobians in `R` (summed in `f64`).
+    /// `u`, from the physics' pointwise Jacobians in `R`, integrated in `f64`.
     fn element_matrices<P: PointwiseEval<R> + ?Sized>(
         &self,
         physics: &P,

@@ -26,8 +26,13 @@ const CELLS_PER_TASK: usize = 256;
 /// with `∇φ = J⁻ᵀ ∇̂φ` the physical gradients and `g0…g3` evaluated at the
 /// quadrature point `x_q` at `u, ∇u, a, ∇a, x` computed exactly as the native
 /// element-vector integrator computes them ([`crate::native`]), in the
-/// discretization's precision `R` (each point's contribution is computed in
-/// `R` and summed into `K_c` in `f64`).
+/// discretization's precision `R`. The rest is `f64`: `g0…g3` widened, the
+/// `f64` tabulation and quadrature weights, the geometry widened from `R`.
+/// So the matrix of an `f64` discretization is computed entirely in `f64`,
+/// and that of an `f32` one rounds only its pointwise Jacobians (and its
+/// point values and geometry) to `f32`: it is symmetric to `f64` rounding
+/// wherever they are (a contraction in `f32` would not be, and Cholesky
+/// refuses it).
 ///
 /// `jacobian(dim, args, g0, g1, g2, g3)` receives the point's arguments and
 /// zeroed outputs, and writes (with `Nc = N_comp`)
@@ -110,10 +115,14 @@ struct Scratch<R> {
     point: PointValues<R>,
     /// `g0…g3` at the point, layouts of [`element_matrices`].
     g: [Vec<R>; 4],
+    /// The same, widened.
+    wide: [Vec<f64>; 4],
+    /// The cell's `J⁻¹`, widened.
+    inv_j: Vec<f64>,
     /// Physical basis gradients at the point, `[b][d]`.
-    grad_phi: Vec<R>,
+    grad_phi: Vec<f64>,
     /// Test-side contraction for one `(a, fc, gc)`: `[v0, v1[0..dim]]`.
-    v: Vec<R>,
+    v: Vec<f64>,
 }
 
 impl<R: Real, J> MatrixKernel<'_, R, J>
@@ -123,17 +132,14 @@ where
     fn scratch(&self) -> Scratch<R> {
         let disc = self.disc;
         let (dim, nc) = (disc.dim(), disc.n_comp());
-        let z = |n: usize| vec![R::ZERO; n];
+        let sizes = [nc * nc, nc * nc * dim, nc * nc * dim, nc * nc * dim * dim];
         Scratch {
             point: PointValues::new(dim, nc, disc.aux().n_comp()),
-            g: [
-                z(nc * nc),
-                z(nc * nc * dim),
-                z(nc * nc * dim),
-                z(nc * nc * dim * dim),
-            ],
-            grad_phi: z(disc.n_b() * dim),
-            v: z(1 + dim),
+            g: sizes.map(|n| vec![R::ZERO; n]),
+            wide: sizes.map(|n| vec![0.0; n]),
+            inv_j: vec![0.0; dim * dim],
+            grad_phi: vec![0.0; disc.n_b() * dim],
+            v: vec![0.0; 1 + dim],
         }
     }
 
@@ -143,8 +149,13 @@ where
         let (dim, n_b, nc) = (disc.dim(), disc.n_b(), disc.n_comp());
         let n_bt = n_b * nc;
         let geom = disc.geometry();
-        let inv_j = &geom.inv_j()[cell * dim * dim..(cell + 1) * dim * dim];
-        let det_j = geom.det_j()[cell];
+        let cell_inv_j = &geom.inv_j()[cell * dim * dim..(cell + 1) * dim * dim];
+        for (w, x) in s.inv_j.iter_mut().zip(cell_inv_j) {
+            *w = x.to_f64();
+        }
+        let det_j = geom.det_j()[cell].to_f64();
+        let (tab_phi, tab_dphi) = (disc.tabulation().phi(), disc.tabulation().dphi());
+        let weights = disc.quadrature().weights();
         let u_cell = &self.inputs.u[cell * n_bt..(cell + 1) * n_bt];
         let aux_per_cell = disc.aux_per_cell();
         let aux_cell = &self.inputs.aux[cell * aux_per_cell..(cell + 1) * aux_per_cell];
@@ -161,23 +172,28 @@ where
                 (self.jacobian)(dim, &args, g0, g1, g2, g3)?;
             }
             check_point(&s.g, cell, q)?;
+            for (wide, g) in s.wide.iter_mut().zip(&s.g) {
+                for (w, x) in wide.iter_mut().zip(g) {
+                    *w = x.to_f64();
+                }
+            }
 
             // ∇φ_b = J⁻ᵀ ∇̂φ_b: ∂φ_b/∂x_d = Σ_e ∂φ_b/∂ξ_e J⁻¹[e][d].
-            let phi = &disc.phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
-            let dphi = &disc.dphi
+            let phi = &tab_phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
+            let dphi = &tab_dphi
                 [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
             for b in 0..n_b {
                 for d in 0..dim {
-                    let mut g = R::ZERO;
+                    let mut g = 0.0;
                     for e in 0..dim {
-                        g += dphi[b * dim + e] * inv_j[e * dim + d];
+                        g += dphi[b * dim + e] * s.inv_j[e * dim + d];
                     }
                     s.grad_phi[b * dim + d] = g;
                 }
             }
 
-            let wdet = disc.weights[q] * det_j;
-            let [g0, g1, g2, g3] = &s.g;
+            let wdet = weights[q] * det_j;
+            let [g0, g1, g2, g3] = &s.wide;
             for a in 0..n_b {
                 let grad_a = &s.grad_phi[a * dim..(a + 1) * dim];
                 for fc in 0..nc {
@@ -202,7 +218,7 @@ where
                             for dg in 0..dim {
                                 k += s.v[1 + dg] * s.grad_phi[b * dim + dg];
                             }
-                            ke[elem_mat(0, a * nc + fc, b * nc + gc, n_bt)] += k.to_f64();
+                            ke[elem_mat(0, a * nc + fc, b * nc + gc, n_bt)] += k;
                         }
                     }
                 }
