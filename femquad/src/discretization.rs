@@ -147,25 +147,7 @@ impl<R: Real> Discretization<R> {
     ) -> Result<()> {
         let info = physics.info();
         let dim = self.dim();
-        if !info.supports_dim(dim) {
-            return Err(Error::arg(
-                "physics",
-                format!(
-                    "`{}` supports dimension(s) {:?}, not {dim}",
-                    info.name, info.dims
-                ),
-            ));
-        }
-        let n_comp = info.n_comp.resolve(dim);
-        if n_comp != self.n_comp {
-            return Err(Error::arg(
-                "physics",
-                format!(
-                    "`{}` has {n_comp} component(s) in {dim}D but the space has {}",
-                    info.name, self.n_comp
-                ),
-            ));
-        }
+        crate::form::check_fit(physics, dim, self.n_comp)?;
         self.aux.check_against(info.n_aux.resolve(dim), info.name)?;
         if n_constants != info.n_constants {
             return Err(Error::arg(

@@ -55,6 +55,7 @@ pub mod backend;
 pub mod discretization;
 pub mod element;
 pub mod error;
+pub mod form;
 pub mod geometry;
 pub mod layout;
 pub mod mesh;
@@ -67,7 +68,7 @@ pub mod physics;
 pub mod prelude;
 pub mod quadrature;
 pub mod real;
-pub mod residual;
+pub mod operator;
 #[doc(hidden)]
 pub mod rng;
 pub mod solve;

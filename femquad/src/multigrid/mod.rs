@@ -33,8 +33,8 @@
 //!   a cycle (two vectors of the coarsest level).
 //! * [`Multigrid`] — the V-cycle and its setup, generic over the operators
 //!   of the levels ([`LevelOperators`]).
-//! * [`ResidualLevels`] — multigrid for the Jacobian of a
-//!   [`Residual`](crate::residual::Residual): a residual on every coarser
+//! * [`OperatorLevels`] — multigrid for the Jacobian of a
+//!   [`Operator`](crate::operator::Operator): its form bound on every coarser
 //!   level, the state injected there, and [`JacobianLevels`], the levels'
 //!   exact Jacobian actions, point-block diagonals (on the device) and the
 //!   coarsest assembled Jacobian as [`LevelOperators`]. This is what
@@ -53,7 +53,7 @@ mod hierarchy;
 mod levels;
 mod operators;
 mod profile;
-mod residuals;
+mod operator_levels;
 mod transfer;
 mod vcycle;
 
@@ -65,7 +65,7 @@ pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
 pub use operators::{Action, LevelOperators};
 pub use profile::{CycleProfile, LevelTimes};
-pub use residuals::{JacobianLevels, ResidualLevels};
+pub use operator_levels::{JacobianLevels, OperatorLevels};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
 

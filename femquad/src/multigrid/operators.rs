@@ -16,7 +16,7 @@ pub type Action<'a, R> = dyn FnMut(&Vector<R>, &mut Vector<R>) -> Result<()> + '
 /// direct solve). For a residual `F` linearized at a state `u` these are the
 /// Jacobian `J_l(u_l)` of the residual on level `l`'s space, at the state
 /// injected into that level ([`super::Multigrid::inject`]):
-/// [`Residual::jacobian_action`](crate::residual::Residual), its
+/// [`Operator::jacobian_action`](crate::operator::Operator::jacobian_action), its
 /// point-block diagonal and its assembly — rediscretization, not a Galerkin
 /// product, so every level stays matrix-free but the coarsest.
 ///

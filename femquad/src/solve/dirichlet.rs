@@ -16,8 +16,7 @@ use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::error::check_len;
 use crate::mesh::Mesh;
 use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
-use crate::physics::PointwiseEval;
-use crate::residual::Residual;
+use crate::operator::Operator;
 use crate::space::FunctionSpace;
 use crate::sparse::Factorization;
 use crate::vector::{IndexSet, Vector, VectorOps};
@@ -47,7 +46,7 @@ use crate::{Error, Real, Result};
 /// * A **linear** physics (`F` affine in `u`: `F(u) = A u − b`) gives
 ///   `A_ff v_f = −F_f(u_D)` for `u = u_D + v`, solved matrix-free by
 ///   conjugate gradients in [`DirichletProblem::solve_linear`] with the
-///   exact action `(A v)_f = (J v)_f` ([`Residual::jacobian_action`], from
+///   exact action `(A v)_f = (J v)_f` ([`Operator::jacobian_action`], from
 ///   the physics' tangent) and `(A v)_D = v_D`. `A_ff` is symmetric
 ///   positive definite for the Laplacian and Lamé operators when `D`
 ///   contains the whole boundary (or enough of it).
@@ -56,7 +55,7 @@ use crate::{Error, Real, Result};
 ///   `(J_G v)_f = (J v)_f`, `(J_G v)_D = v_D`.
 ///
 /// Vectors are [`Vector`]s of the residual's precision `R`, made with
-/// [`Residual::vector`] / [`Residual::vector_from`].
+/// [`Operator::vector`] / [`Operator::vector_from`].
 ///
 /// # Preconditioning
 /// Both solvers are preconditioned ([`Preconditioner`]), by default with
@@ -84,13 +83,11 @@ use crate::{Error, Real, Result};
 /// # fn main() -> femquad::Result<()> {
 /// let coarse = unit_square(4, &MeshOptions::default())?;
 /// let hierarchy = MeshHierarchy::new(&coarse, 3)?; // 32·4³ triangles
-/// let element = Element::lagrange(2, 1)?;
-/// let space = FunctionSpace::new(hierarchy.finest(), element, 1)?;
-/// let quadrature = Quadrature::default_for(&element)?;
-/// let residual = Residual::<f64>::new(
-///     hierarchy.finest(), space, quadrature, AuxSpace::None, &Backend::native())?;
-/// let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, |_, g| g[0] = 0.0)?;
-/// let (u, stats) = problem.solve_linear(&Poisson, &[1.0], 1e-8, 100)?;
+/// let space = FunctionSpace::new(hierarchy.finest(), Element::lagrange(2, 1)?, 1)?;
+/// let form = Form::new(space, Poisson)?.with_constants(&[1.0])?; // −Δu = 1
+/// let op = Operator::<f64>::new(hierarchy.finest(), form, &Backend::native())?;
+/// let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, |_, g| g[0] = 0.0)?;
+/// let (u, stats) = problem.solve_linear(1e-8, 100)?;
 /// assert!(stats.iterations <= 10);
 /// assert_eq!(problem.multigrid_report().unwrap().levels.len(), 4);
 /// # let _ = u;
@@ -98,7 +95,7 @@ use crate::{Error, Real, Result};
 /// # }
 /// ```
 pub struct DirichletProblem<R: Real> {
-    residual: Residual<R>,
+    residual: Operator<R>,
     fixed: Vec<u32>,
     /// `u_D` on the host: the fixed values on fixed dofs, 0 on free dofs.
     base_host: Vec<f64>,
@@ -106,7 +103,6 @@ pub struct DirichletProblem<R: Real> {
     base: Vector<R>,
     /// The fixed dofs where the residual lives.
     fixed_set: IndexSet,
-    constants: Vec<R>,
     evaluations: usize,
     /// The meshes of multigrid (`None` for [`DirichletProblem::new`]).
     hierarchy: Option<MeshHierarchy>,
@@ -123,7 +119,7 @@ impl<R: Real> DirichletProblem<R> {
     /// [`Error::InvalidArgument`] if `values` has the wrong length or a dof
     /// is out of range; [`Error::NonFinite`] if a fixed value is not finite;
     /// device errors.
-    pub fn new(residual: Residual<R>, fixed_dofs: &[u32], values: &[f64]) -> Result<Self> {
+    pub fn new(residual: Operator<R>, fixed_dofs: &[u32], values: &[f64]) -> Result<Self> {
         let n = residual.space().n_dofs();
         check_len("values", values, n)?;
         let mut is_fixed = vec![false; n];
@@ -151,7 +147,6 @@ impl<R: Real> DirichletProblem<R> {
             base_host,
             base,
             fixed_set,
-            constants: Vec::new(),
             evaluations: 0,
             hierarchy: None,
             preconditioner: Preconditioner::default(),
@@ -167,7 +162,7 @@ impl<R: Real> DirichletProblem<R> {
     /// Those of [`FunctionSpace::boundary_dofs`] and
     /// [`FunctionSpace::interpolate`] (e.g. `mesh` is not the residual's mesh).
     pub fn on_boundary(
-        residual: Residual<R>,
+        residual: Operator<R>,
         mesh: &Mesh,
         g: impl Fn(&[f64], &mut [f64]) + Sync,
     ) -> Result<Self> {
@@ -186,7 +181,7 @@ impl<R: Real> DirichletProblem<R> {
     /// Those of [`DirichletProblem::on_boundary`] (e.g. a residual on
     /// another mesh).
     pub fn on_hierarchy(
-        residual: Residual<R>,
+        residual: Operator<R>,
         hierarchy: MeshHierarchy,
         g: impl Fn(&[f64], &mut [f64]) + Sync,
     ) -> Result<Self> {
@@ -237,21 +232,19 @@ impl<R: Real> DirichletProblem<R> {
         &self.preconditioner
     }
 
-    /// Does the one-time work of the solves with `physics` ahead, so that it
-    /// can be timed apart (the solves do it when needed): prepares the
-    /// residual ([`Residual::prepare`]: kernels built, geometry uploaded),
-    /// builds what the preconditioner needs before its first setup (the
-    /// multigrid levels: coarse residuals, spaces, transfers and device
+    /// Does the one-time work of the solves ahead, so that it can be timed
+    /// apart (the solves do it when needed): builds what the
+    /// preconditioner needs before its first setup (the multigrid levels:
+    /// coarse operators with their kernels, spaces, transfers and device
     /// vectors), and the device kernel of the random vectors with which
-    /// [`DirichletProblem::solve_linear`] checks its operator.
+    /// [`DirichletProblem::solve_linear`] checks its operator. (The
+    /// operator's own kernels were built with it.)
     ///
     /// # Errors
-    /// Those of [`Residual::prepare`] and
-    /// [`ResidualLevels::new`](crate::multigrid::ResidualLevels::new);
+    /// Those of [`OperatorLevels::new`](crate::multigrid::OperatorLevels::new);
     /// [`Error::InvalidArgument`] naming `preconditioner` for multigrid
     /// without a hierarchy; device errors.
-    pub fn prepare<P: PointwiseEval<R> + ?Sized>(&mut self, physics: &P) -> Result<()> {
-        self.residual.prepare(physics)?;
+    pub fn prepare(&mut self) -> Result<()> {
         prepare_probe(&self.base)?;
         self.pc.prepare(
             &self.preconditioner,
@@ -288,25 +281,30 @@ impl<R: Real> DirichletProblem<R> {
 
     /// Sets the auxiliary field of the residual and of every multigrid level
     /// (restricted: a nodal field injected, a P0 field averaged over each
-    /// coarse cell's children), as [`Residual::set_aux`] takes it. A physics
+    /// coarse cell's children), as [`Operator::set_aux`] takes it. A physics
     /// that reads the field needs it on every level: set it here rather
     /// than through [`DirichletProblem::residual_mut`].
     ///
     /// # Errors
-    /// Those of [`Residual::set_aux`].
+    /// Those of [`Operator::set_aux`].
     pub fn set_aux(&mut self, aux: &[R]) -> Result<()> {
         self.residual.set_aux(aux)?;
         self.pc.set_aux(&self.residual, aux)
     }
 
-    /// The wrapped residual.
-    pub fn residual(&self) -> &Residual<R> {
-        &self.residual
+    /// Sets the physics' constants of the operator and of every multigrid
+    /// level, as [`Operator::set_constants`] takes them.
+    ///
+    /// # Errors
+    /// Those of [`Operator::set_constants`].
+    pub fn set_constants(&mut self, constants: &[f64]) -> Result<()> {
+        self.residual.set_constants(constants)?;
+        self.pc.set_constants(constants)
     }
 
-    /// The wrapped residual, mutable (e.g. to set an auxiliary field).
-    pub fn residual_mut(&mut self) -> &mut Residual<R> {
-        &mut self.residual
+    /// The operator `F`.
+    pub fn operator(&self) -> &Operator<R> {
+        &self.residual
     }
 
     /// The solution space.
@@ -329,56 +327,32 @@ impl<R: Real> DirichletProblem<R> {
         &self.base_host
     }
 
-    /// Residual evaluations performed so far.
+    /// Evaluations of `F` performed so far.
     pub fn evaluations(&self) -> usize {
         self.evaluations
     }
 
-    fn set_constants(&mut self, constants: &[f64]) {
-        self.constants.clear();
-        self.constants
-            .extend(constants.iter().map(|&c| R::from_f64(c)));
-    }
-
-    /// `r = F(u)` with the constants already set, counted.
-    fn eval<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &Vector<R>,
-        r: &mut Vector<R>,
-    ) -> Result<()> {
-        self.residual
-            .evaluate_unchecked(physics, u, &self.constants, r)?;
+    /// `r = F(u)`, counted.
+    fn eval(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
+        self.residual.apply_unchecked(u, r)?;
         self.evaluations += 1;
         Ok(())
     }
 
     /// `r = G(u)`: `F(u)` on the free dofs, `u − g` on the fixed ones (see
-    /// the [type documentation](Self)), with `constants` (converted to `R`).
-    /// `u` and `r` live where the residual does.
+    /// the [type documentation](Self)). `u` and `r` live where the
+    /// operator does.
     ///
     /// # Errors
-    /// Those of [`Residual::evaluate`].
-    pub fn constrained_residual<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        constants: &[f64],
-        u: &Vector<R>,
-        r: &mut Vector<R>,
-    ) -> Result<()> {
+    /// Those of [`Operator::apply`].
+    pub fn constrained_residual(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         crate::vector::check_finite("u", u)?;
-        self.set_constants(constants);
-        self.constrained(physics, u, r)
+        self.constrained(u, r)
     }
 
-    /// [`DirichletProblem::constrained_residual`] with the constants set.
-    fn constrained<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &Vector<R>,
-        r: &mut Vector<R>,
-    ) -> Result<()> {
-        self.eval(physics, u, r)?;
+    /// [`DirichletProblem::constrained_residual`] without the scan of `u`.
+    fn constrained(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
+        self.eval(u, r)?;
         // r_D = u_D − g_D; g is zero off D, so the axpy changes only D.
         r.copy_at(&self.fixed_set, u)?;
         r.axpy(-1.0, &self.base)
@@ -393,7 +367,7 @@ impl<R: Real> DirichletProblem<R> {
     /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
     /// `b_D = 0` (one evaluation), and the operator `(A v)_f = (J v)_f`,
     /// `(A v)_D = v_D`, with `J v` the exact Jacobian action
-    /// ([`Residual::jacobian_action`]; for affine `F` the Jacobian is `A` at
+    /// ([`Operator::jacobian_action`]; for affine `F` the Jacobian is `A` at
     /// every `u`), one tangent evaluation per CG iteration. CG is
     /// preconditioned by the problem's [`Preconditioner`] (multigrid by
     /// default), set up once for the Jacobian at `u_D`
@@ -414,18 +388,11 @@ impl<R: Real> DirichletProblem<R> {
     ///   what to do.
     /// * Those of [`cg`] (notably [`Error::NoConvergence`], and `tol` out
     ///   of reach of the residual's precision), of the preconditioner's setup
-    ///   ([`Preconditioner`]), and of [`Residual::evaluate`] and
-    ///   [`Residual::jacobian_action`].
-    pub fn solve_linear<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        constants: &[f64],
-        tol: f64,
-        max_iter: usize,
-    ) -> Result<(Vector<R>, CgStats)> {
-        let info = physics.info();
+    ///   ([`Preconditioner`]), and of [`Operator::apply`] and
+    ///   [`Operator::jacobian_action`].
+    pub fn solve_linear(&mut self, tol: f64, max_iter: usize) -> Result<(Vector<R>, CgStats)> {
+        let info = self.residual.physics().info();
         require_affine(info)?;
-        self.set_constants(constants);
         self.pc.reset_timer();
         let mut f0 = self.residual.vector()?;
         let DirichletProblem {
@@ -433,7 +400,6 @@ impl<R: Real> DirichletProblem<R> {
             fixed,
             base,
             fixed_set,
-            constants,
             evaluations,
             hierarchy,
             preconditioner,
@@ -441,7 +407,7 @@ impl<R: Real> DirichletProblem<R> {
             ..
         } = self;
         // F(u_D), then b = −F(u_D) with b_D = 0
-        residual.evaluate_unchecked(physics, base, constants, &mut f0)?;
+        residual.apply_unchecked(base, &mut f0)?;
         *evaluations += 1;
         let mut b = f0.zeros_like()?;
         b.axpy(-1.0, &f0)?;
@@ -449,9 +415,7 @@ impl<R: Real> DirichletProblem<R> {
         let mut v = f0.zeros_like()?;
         let residual = RefCell::new(residual);
         let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-            residual
-                .borrow_mut()
-                .jacobian_action(physics, base, v, constants, av)?;
+            residual.borrow_mut().jacobian_action(base, v, av)?;
             av.copy_at(fixed_set, v)
         };
         check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
@@ -466,22 +430,12 @@ impl<R: Real> DirichletProblem<R> {
             &mut residual.borrow_mut(),
             fixed,
             fixed_set,
-            physics,
             base,
-            constants,
             factorization,
         )?;
         let stats = {
             let mut precondition = |r: &Vector<R>, z: &mut Vector<R>| -> Result<()> {
-                pc.apply(
-                    preconditioner,
-                    &mut residual.borrow_mut(),
-                    physics,
-                    base,
-                    constants,
-                    r,
-                    z,
-                )
+                pc.apply(preconditioner, &mut residual.borrow_mut(), base, r, z)
             };
             let m: Option<&mut dyn LinearOperator<Vector<R>>> = match preconditioner {
                 Preconditioner::None => None,
@@ -507,18 +461,16 @@ impl<R: Real> DirichletProblem<R> {
     /// symmetric).
     ///
     /// # Errors
-    /// Those of [`newton_krylov`] and [`Residual::evaluate`], those about
+    /// Those of [`newton_krylov`] and [`Operator::apply`], those about
     /// its Jacobian (singular in a GMRES solve, non-finite pointwise
     /// Jacobians) naming `physics`; [`Error::InvalidArgument`] if `u0` has
     /// the wrong length or location.
-    pub fn solve_nonlinear<P: PointwiseEval<R> + ?Sized>(
+    pub fn solve_nonlinear(
         &mut self,
-        physics: &P,
-        constants: &[f64],
         u0: Option<&Vector<R>>,
         opts: &NewtonOptions,
     ) -> Result<(Vector<R>, NewtonStats)> {
-        self.set_constants(constants);
+        let name = self.residual.physics().info().name;
         let mut u = self.residual.vector()?;
         match u0 {
             Some(u0) => {
@@ -539,16 +491,13 @@ impl<R: Real> DirichletProblem<R> {
         let mut jacobian = |u: &Vector<R>, v: &Vector<R>, jv: &mut Vector<R>| -> Result<()> {
             let mut p = problem.borrow_mut();
             let p = &mut **p;
-            p.residual
-                .jacobian_action(physics, u, v, &p.constants, jv)?;
+            p.residual.jacobian_action(u, v, jv)?;
             jv.copy_at(&p.fixed_set, v)
         };
-        let residual =
-            |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(physics, v, r);
+        let residual = |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(v, r);
         let stats = if with_pc {
             let mut pc = NewtonPc {
                 problem: &problem,
-                physics,
                 state,
             };
             newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)
@@ -562,7 +511,7 @@ impl<R: Real> DirichletProblem<R> {
                 reason,
             } => Error::arg(
                 "physics",
-                format!("Newton–Krylov on `{}`: {reason}", physics.info().name),
+                format!("Newton–Krylov on `{name}`: {reason}"),
             ),
             other => other,
         })?;
@@ -572,37 +521,25 @@ impl<R: Real> DirichletProblem<R> {
 
 /// The preconditioner of a nonlinear solve: set up at every Newton iterate
 /// (its copy `state`), applied for the Jacobian there.
-struct NewtonPc<'a, 'p, R: Real, P: PointwiseEval<R> + ?Sized> {
+struct NewtonPc<'a, 'p, R: Real> {
     problem: &'a RefCell<&'p mut DirichletProblem<R>>,
-    physics: &'a P,
     state: Vector<R>,
 }
 
-impl<R: Real, P: PointwiseEval<R> + ?Sized> LinearOperator<Vector<R>> for NewtonPc<'_, '_, R, P> {
+impl<R: Real> LinearOperator<Vector<R>> for NewtonPc<'_, '_, R> {
     fn apply(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
         let mut p = self.problem.borrow_mut();
         let DirichletProblem {
             residual,
-            constants,
             preconditioner,
             pc,
             ..
         } = &mut **p;
-        pc.apply(
-            preconditioner,
-            residual,
-            self.physics,
-            &self.state,
-            constants,
-            r,
-            z,
-        )
+        pc.apply(preconditioner, residual, &self.state, r, z)
     }
 }
 
-impl<R: Real, P: PointwiseEval<R> + ?Sized> NewtonPreconditioner<Vector<R>>
-    for NewtonPc<'_, '_, R, P>
-{
+impl<R: Real> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R> {
     fn linearize(&mut self, u: &Vector<R>) -> Result<()> {
         self.state.copy_from(u)?;
         let mut p = self.problem.borrow_mut();
@@ -610,7 +547,6 @@ impl<R: Real, P: PointwiseEval<R> + ?Sized> NewtonPreconditioner<Vector<R>>
             residual,
             fixed,
             fixed_set,
-            constants,
             hierarchy,
             preconditioner,
             pc,
@@ -623,9 +559,7 @@ impl<R: Real, P: PointwiseEval<R> + ?Sized> NewtonPreconditioner<Vector<R>>
             residual,
             fixed,
             fixed_set,
-            self.physics,
             &self.state,
-            constants,
             Factorization::Lu,
         )
     }
@@ -634,14 +568,20 @@ impl<R: Real, P: PointwiseEval<R> + ?Sized> NewtonPreconditioner<Vector<R>>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::aux_space::AuxSpace;
     use crate::backend::Backend;
     use crate::element::Element;
     use crate::mesh::generate::{MeshOptions, unit_square};
+    use crate::form::Form;
+    use crate::physics::PointwiseEval;
     use crate::physics::builtin::{Laplacian, NonlinearDiffusion, Poisson};
     use crate::quadrature::Quadrature;
 
-    fn setup(n: usize, order: usize) -> (Mesh, Residual<f64>) {
+    fn setup<P: PointwiseEval<f64> + 'static>(
+        n: usize,
+        order: usize,
+        physics: P,
+        constants: &[f64],
+    ) -> (Mesh, Operator<f64>) {
         let mesh = unit_square(
             n,
             &MeshOptions {
@@ -653,7 +593,11 @@ mod tests {
         .unwrap();
         let space = FunctionSpace::new(&mesh, Element::lagrange(2, order).unwrap(), 1).unwrap();
         let q = Quadrature::simplex(2, 2 * order).unwrap();
-        let r = Residual::new(&mesh, space, q, AuxSpace::None, &Backend::native()).unwrap();
+        let form = Form::new(space, physics)
+            .and_then(|f| f.with_quadrature(q))
+            .and_then(|f| f.with_constants(constants))
+            .unwrap();
+        let r = Operator::new(&mesh, form, &Backend::native()).unwrap();
         (mesh, r)
     }
 
@@ -669,11 +613,11 @@ mod tests {
                 Preconditioner::Jacobi,
                 Preconditioner::None,
             ] {
-                let (mesh, r) = setup(6, order);
+                let (mesh, r) = setup(6, order, Laplacian, &[]);
                 let mut p = DirichletProblem::on_boundary(r, &mesh, g).unwrap();
                 p.set_preconditioner(pc.clone());
                 assert!(p.n_free() > 0 && !p.fixed_dofs().is_empty());
-                let (u, stats) = p.solve_linear(&Laplacian, &[], 1e-13, 500).unwrap();
+                let (u, stats) = p.solve_linear(1e-13, 500).unwrap();
                 let exact = p.space().interpolate(&mesh, g).unwrap();
                 let err = u
                     .to_host()
@@ -700,17 +644,15 @@ mod tests {
 
     #[test]
     fn constrained_residual_vanishes_at_the_solution_and_fixed_values_are_kept() {
-        let (mesh, r) = setup(5, 2);
+        let (mesh, r) = setup(5, 2, Poisson, &[3.0]);
         let mut p = DirichletProblem::on_boundary(r, &mesh, |x, o| o[0] = x[0]).unwrap();
-        let (u, _) = p.solve_linear(&Poisson, &[3.0], 1e-12, 500).unwrap();
-        let mut r_sol = p.residual().vector().unwrap();
-        p.constrained_residual(&Poisson, &[3.0], &u, &mut r_sol)
-            .unwrap();
+        let (u, _) = p.solve_linear(1e-12, 500).unwrap();
+        let mut r_sol = p.operator().vector().unwrap();
+        p.constrained_residual(&u, &mut r_sol).unwrap();
         // at u_D (zero free values) the residual is the right-hand side
-        let base = p.residual().vector_from(p.fixed_values()).unwrap();
-        let mut r0 = p.residual().vector().unwrap();
-        p.constrained_residual(&Poisson, &[3.0], &base, &mut r0)
-            .unwrap();
+        let base = p.operator().vector_from(p.fixed_values()).unwrap();
+        let mut r0 = p.operator().vector().unwrap();
+        p.constrained_residual(&base, &mut r0).unwrap();
         let (rn, r0n) = (r_sol.norm2().unwrap(), r0.norm2().unwrap());
         assert!(rn < 1e-10 * r0n, "{rn} vs {r0n}");
         // fixed values are kept, and the fixed rows of G vanish at them
@@ -728,7 +670,7 @@ mod tests {
         // so u = K⁻¹(1 + x) solves the equation exactly (K(u) is harmonic).
         // It is not a polynomial: P2 approximates it; Newton must converge
         // and the nodal values must be close.
-        let (mesh, r) = setup(8, 2);
+        let (mesh, r) = setup(8, 2, NonlinearDiffusion, &[]);
         let k_inv = |k: f64| {
             // solve u + u³/3 = k by Newton
             let mut u = k;
@@ -740,7 +682,7 @@ mod tests {
         let g = move |x: &[f64], o: &mut [f64]| o[0] = k_inv(1.0 + x[0]);
         let mut p = DirichletProblem::on_boundary(r, &mesh, g).unwrap();
         let (u, stats) = p
-            .solve_nonlinear(&NonlinearDiffusion, &[], None, &NewtonOptions::default())
+            .solve_nonlinear(None, &NewtonOptions::default())
             .unwrap();
         assert!(stats.iterations <= 8, "{stats:?}");
         let exact = p.space().interpolate(&mesh, g).unwrap();
@@ -765,11 +707,11 @@ mod tests {
     /// `jacobian` argument that solve_nonlinear makes itself.
     #[test]
     fn a_singular_jacobian_in_newton_names_the_physics() {
-        let (mesh, r) = setup(3, 1);
+        let (mesh, r) = setup(3, 1, FreeOfU, &[]);
         let mut p = DirichletProblem::on_boundary(r, &mesh, |_, g| g[0] = 0.0).unwrap();
         p.set_preconditioner(Preconditioner::None);
         let e = p
-            .solve_nonlinear(&FreeOfU, &[], None, &NewtonOptions::default())
+            .solve_nonlinear(None, &NewtonOptions::default())
             .unwrap_err();
         let text = e.to_string();
         assert!(
@@ -789,22 +731,22 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error() {
-        let (_, r) = setup(2, 1);
+        let (_, r) = setup(2, 1, Laplacian, &[]);
         let n = r.space().n_dofs();
         let e = DirichletProblem::new(r, &[n as u32], &vec![0.0; n])
             .err()
             .unwrap();
         assert!(e.to_string().contains("out of range"), "{e}");
-        let (_, r) = setup(2, 1);
+        let (_, r) = setup(2, 1, Laplacian, &[]);
         let mut v = vec![0.0; n];
         v[0] = f64::NAN;
         assert!(DirichletProblem::new(r, &[0], &v).is_err());
-        let (_, r) = setup(2, 1);
+        let (_, r) = setup(2, 1, Laplacian, &[]);
         let mut p = DirichletProblem::new(r, &[0], &vec![0.0; n]).unwrap();
         let short = Vector::from(vec![0.0; 1]);
-        let mut out = p.residual().vector().unwrap();
+        let mut out = p.operator().vector().unwrap();
         let e = p
-            .constrained_residual(&Laplacian, &[], &short, &mut out)
+            .constrained_residual(&short, &mut out)
             .unwrap_err()
             .to_string();
         assert!(e.contains("`u`"), "{e}");
@@ -812,7 +754,7 @@ mod tests {
         bad[3] = f64::INFINITY;
         let bad = Vector::from(bad);
         let e = p
-            .constrained_residual(&Laplacian, &[], &bad, &mut out)
+            .constrained_residual(&bad, &mut out)
             .unwrap_err()
             .to_string();
         assert!(e.contains("`u`") && e.contains("index 3"), "{e}");

@@ -4,10 +4,9 @@
 use std::time::Instant;
 
 use crate::multigrid::{
-    MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels, internal_error,
+    MeshHierarchy, MultigridOptions, PointBlockJacobi, OperatorLevels, internal_error,
 };
-use crate::physics::PointwiseEval;
-use crate::residual::Residual;
+use crate::operator::Operator;
 use crate::sparse::Factorization;
 use crate::vector::{IndexSet, Vector, VectorOps};
 use crate::{Error, Real, Result};
@@ -56,7 +55,7 @@ impl Preconditioner {
 #[derive(Default)]
 pub(crate) struct PreconditionerState<R: Real> {
     /// The multigrid levels (built on first use, kept across solves).
-    levels: Option<ResidualLevels<R>>,
+    levels: Option<OperatorLevels<R>>,
     /// The auxiliary field to give the levels when they are built.
     pending_aux: Option<Vec<R>>,
     /// Point-block Jacobi of the current linearization.
@@ -71,7 +70,7 @@ impl<R: Real> PreconditionerState<R> {
     }
 
     /// The multigrid levels, if built.
-    pub(crate) fn levels(&self) -> Option<&ResidualLevels<R>> {
+    pub(crate) fn levels(&self) -> Option<&OperatorLevels<R>> {
         self.levels.as_ref()
     }
 
@@ -87,7 +86,7 @@ impl<R: Real> PreconditionerState<R> {
         &mut self,
         choice: &Preconditioner,
         hierarchy: Option<&MeshHierarchy>,
-        residual: &Residual<R>,
+        residual: &Operator<R>,
         fixed: &[u32],
     ) -> Result<()> {
         match choice {
@@ -104,9 +103,9 @@ impl<R: Real> PreconditionerState<R> {
         &mut self,
         options: &MultigridOptions,
         hierarchy: Option<&MeshHierarchy>,
-        residual: &Residual<R>,
+        residual: &Operator<R>,
         fixed: &[u32],
-    ) -> Result<&mut ResidualLevels<R>> {
+    ) -> Result<&mut OperatorLevels<R>> {
         let levels = match self.levels.take() {
             Some(levels) => levels,
             None => {
@@ -121,7 +120,7 @@ impl<R: Real> PreconditionerState<R> {
                     )
                 })?;
                 let mut levels =
-                    ResidualLevels::new(hierarchy, residual, &residual.backend(), fixed, *options)?;
+                    OperatorLevels::new(hierarchy, residual, &residual.backend(), fixed, *options)?;
                 if let Some(aux) = &self.pending_aux {
                     levels.set_aux(residual, aux)?;
                 }
@@ -133,7 +132,7 @@ impl<R: Real> PreconditionerState<R> {
 
     /// Remembers the auxiliary field for the coarse levels (and gives it
     /// to them if they exist).
-    pub(crate) fn set_aux(&mut self, residual: &Residual<R>, aux: &[R]) -> Result<()> {
+    pub(crate) fn set_aux(&mut self, residual: &Operator<R>, aux: &[R]) -> Result<()> {
         if let Some(levels) = &mut self.levels {
             levels.set_aux(residual, aux)?;
         }
@@ -141,18 +140,25 @@ impl<R: Real> PreconditionerState<R> {
         Ok(())
     }
 
-    /// Sets the preconditioner up for the Jacobian at `u`.
+    /// Gives the coarse levels, if built, the physics' new constants (they
+    /// are built with the operator's current ones otherwise).
+    pub(crate) fn set_constants(&mut self, constants: &[f64]) -> Result<()> {
+        if let Some(levels) = &mut self.levels {
+            levels.set_constants(constants)?;
+        }
+        Ok(())
+    }
+
+    /// Sets the preconditioner up for the Jacobian of `residual` at `u`.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn setup<P: PointwiseEval<R> + ?Sized>(
+    pub(crate) fn setup(
         &mut self,
         choice: &Preconditioner,
         hierarchy: Option<&MeshHierarchy>,
-        residual: &mut Residual<R>,
+        residual: &mut Operator<R>,
         fixed: &[u32],
         fixed_set: &IndexSet,
-        physics: &P,
         u: &Vector<R>,
-        constants: &[R],
         factorization: Factorization,
     ) -> Result<()> {
         let t0 = Instant::now();
@@ -164,7 +170,7 @@ impl<R: Real> PreconditionerState<R> {
                     Vector::Host(_) => Vector::host_zeros(n),
                     Vector::Device(d) => Vector::device_zeros(d.device(), n)?,
                 };
-                residual.jacobian_diagonal(physics, u, constants, &mut blocks)?;
+                residual.jacobian_diagonal(u, &mut blocks)?;
                 let nc = residual.space().n_comp();
                 let jacobi = PointBlockJacobi::new(blocks, nc, fixed_set).map_err(|e| match e {
                     Error::InvalidArgument {
@@ -175,7 +181,7 @@ impl<R: Real> PreconditionerState<R> {
                         format!(
                             "point-block Jacobi for the Jacobian of `{}`: {reason}. Choose \
                              Preconditioner::None, or multigrid",
-                            physics.info().name
+                            residual.physics().info().name
                         ),
                     ),
                     other => other,
@@ -185,7 +191,7 @@ impl<R: Real> PreconditionerState<R> {
             Preconditioner::Multigrid(options) => {
                 let levels = self.multigrid(options, hierarchy, residual, fixed)?;
                 levels.multigrid_mut().set_factorization(factorization);
-                levels.setup(residual, physics, u, constants)?;
+                levels.setup(residual, u)?;
             }
         }
         self.seconds += t0.elapsed().as_secs_f64();
@@ -193,14 +199,11 @@ impl<R: Real> PreconditionerState<R> {
     }
 
     /// `z = M⁻¹ r` for the last setup (at the state `u`).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn apply<P: PointwiseEval<R> + ?Sized>(
+    pub(crate) fn apply(
         &mut self,
         choice: &Preconditioner,
-        residual: &mut Residual<R>,
-        physics: &P,
+        residual: &mut Operator<R>,
         u: &Vector<R>,
-        constants: &[R],
         r: &Vector<R>,
         z: &mut Vector<R>,
     ) -> Result<()> {
@@ -212,7 +215,7 @@ impl<R: Real> PreconditionerState<R> {
                 .levels
                 .as_mut()
                 .ok_or_else(missing)?
-                .apply(residual, physics, u, constants, r, z),
+                .apply(residual, u, r, z),
         }
     }
 }

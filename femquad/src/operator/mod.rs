@@ -1,7 +1,8 @@
-//! Global residuals `F(u)` of one discretized field, on a backend.
+//! The operator of a [`Form`] bound on a backend: global residuals
+//! `F(u)` of one discretized field and their Jacobians.
 //!
 //! ```text
-//! F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x) + ∇φ_i : f1(u, ∇u, a, ∇a, x) dx
+//! F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x; c) + ∇φ_i : f1(u, ∇u, a, ∇a, x; c) dx
 //! ```
 //!
 //! In libCEED's terms this is the *operator*: the space's restriction
@@ -22,11 +23,11 @@ use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
 use crate::discretization::{CellInputs, Discretization};
 use crate::error::check_len;
+use crate::form::Form;
 use crate::mesh::Mesh;
 use crate::native::{Execution, element_vectors};
 use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
-use crate::physics::{Pointwise, PointwiseEval};
-use crate::quadrature::Quadrature;
+use crate::physics::PointwiseEval;
 use crate::real::check_finite;
 use crate::space::FunctionSpace;
 use crate::vector::{Location, Vector, VectorOps};
@@ -34,11 +35,19 @@ use crate::{Error, Real, Result};
 
 mod jacobian;
 
-/// Evaluates global residuals `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` of one
-/// discretized field on a [`Backend`].
+/// A [`Form`] bound on a [`Backend`]: evaluates global residuals
+/// `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` and the Jacobian `J(u) = ∂F/∂u`
+/// of its physics with its constants.
 ///
-/// Its vectors live where it computes ([`Residual::vector`],
-/// [`Residual::vector_from`]): on the device for [`Backend::OpenCl`], on
+/// Built once ([`Operator::new`]: the form checked, the kernels built and
+/// the mesh data uploaded on a device), then applied to vectors only:
+/// [`Operator::apply`], [`Operator::jacobian_action`],
+/// [`Operator::jacobian_diagonal`], [`Operator::assemble_jacobian`].
+/// Changing the constants or the auxiliary field is explicit
+/// ([`Operator::set_constants`], [`Operator::set_aux`]).
+///
+/// Its vectors live where it computes ([`Operator::vector`],
+/// [`Operator::vector_from`]): on the device for [`Backend::OpenCl`], on
 /// the host for [`Backend::Native`]. The patch test of the Laplacian:
 /// for a linear `u`, `F(u)_i = ∫ ∇φ_i·∇u` vanishes at interior nodes and
 /// is the boundary flux `∫_∂Ω φ_i ∇u·n` at the others.
@@ -48,24 +57,23 @@ mod jacobian;
 /// use femquad::prelude::*;
 ///
 /// let mesh = unit_square(2, &MeshOptions::default())?;
-/// let element = Element::lagrange(2, 1)?;
-/// let space = FunctionSpace::new(&mesh, element, 1)?;
+/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+/// let form = Form::new(space, Laplacian)?;
 /// let backend = Backend::opencl(&DeviceSelector::from_env())?;
-/// let quadrature = Quadrature::default_for(&element)?;
-/// let mut residual = Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
+/// let mut op = Operator::<f64>::new(&mesh, form, &backend)?;
 ///
-/// let values = residual.space().interpolate(&mesh, |x, u| u[0] = x[0] + 2.0 * x[1])?;
-/// let u = residual.vector_from(&values)?; // uploaded
-/// let mut r = residual.vector()?; // zeros, on the device
-/// residual.evaluate(&Laplacian, &u, &[], &mut r)?; // r = F(u)
+/// let values = op.space().interpolate(&mesh, |x, u| u[0] = x[0] + 2.0 * x[1])?;
+/// let u = op.vector_from(&values)?; // uploaded
+/// let mut r = op.vector()?; // zeros, on the device
+/// op.apply(&u, &mut r)?; // r = F(u)
 /// let r = r.to_host()?;
 /// assert!(r[4].abs() < 1e-14); // vertex 4 = (0.5, 0.5), the interior one
 /// // at the corner (0, 0): ∇u·n = −2 below and −1 on the left, ∫φ = 1/4 on each side
 /// assert!((r[0] + 0.75).abs() < 1e-14);
 /// # Ok::<(), femquad::Error>(())
 /// ```
-pub struct Residual<R: Real> {
-    space: FunctionSpace,
+pub struct Operator<R: Real> {
+    form: Form<R>,
     imp: Imp<R>,
     /// The auxiliary field's space (a field in the solution's element).
     aux_space: Option<FunctionSpace>,
@@ -100,21 +108,25 @@ struct DeviceResidual<R: Real> {
     assembly: Assembly,
 }
 
-impl<R: Real> Residual<R> {
-    /// Sets up residual evaluation of fields in `space` over `mesh` with
-    /// `quadrature`, an auxiliary field in `aux`, on `backend`.
+impl<R: Real> Operator<R> {
+    /// Binds `form` (on `mesh`, the mesh of its space) on `backend`: checks
+    /// that the form has what its physics reads, and on a device builds the
+    /// kernels of `F(u)` and (if the physics has derivatives) of `J(u)·v`
+    /// and uploads the mesh data they read (the geometry — `J⁻¹` and
+    /// `det J` per cell — and for the deterministic assembly the node
+    /// incidence) and the constants, so that every evaluation after costs
+    /// the same.
     ///
     /// # Errors
-    /// A space that does not belong to `mesh`, a quadrature of another
-    /// dimension, device errors (no fp64 for `f64`, memory).
-    pub fn new(
-        mesh: &Mesh,
-        space: FunctionSpace,
-        quadrature: Quadrature,
-        aux: AuxSpace,
-        backend: &Backend,
-    ) -> Result<Self> {
-        let disc = Discretization::new(mesh, &space, quadrature, aux)?;
+    /// [`Error::InvalidArgument`] naming `form` if its physics takes
+    /// constants or an auxiliary field the form lacks, `space` if the
+    /// form's space is not on `mesh`; device errors (no fp64 for `f64`, a
+    /// build failure, memory).
+    pub fn new(mesh: &Mesh, form: Form<R>, backend: &Backend) -> Result<Self> {
+        form.check_complete()?;
+        let space = form.space();
+        let aux = form.aux();
+        let disc = Discretization::new(mesh, space, form.quadrature().clone(), aux)?;
         let aux_space = match aux {
             AuxSpace::Field { n_comp } => Some(FunctionSpace::new(mesh, space.element(), n_comp)?),
             _ => None,
@@ -132,15 +144,14 @@ impl<R: Real> Residual<R> {
                 }))
             }
             Backend::OpenCl { device, options } => {
-                let op = OpenClOperator::new(device.clone(), options.clone(), mesh, &space, disc)?;
-                Imp::OpenCl(Box::new(DeviceResidual {
-                    op,
-                    assembly: Assembly::default(),
-                }))
+                let mut op = OpenClOperator::new(device.clone(), options.clone(), mesh, space, disc)?;
+                let assembly = Assembly::default();
+                op.prepare(form.physics(), assembly)?;
+                Imp::OpenCl(Box::new(DeviceResidual { op, assembly }))
             }
         };
-        Ok(Residual {
-            space,
+        Ok(Operator {
+            form,
             imp,
             aux_space,
             aux_cells,
@@ -149,9 +160,30 @@ impl<R: Real> Residual<R> {
         })
     }
 
+    /// The bound form.
+    pub fn form(&self) -> &Form<R> {
+        &self.form
+    }
+
+    /// The physics of the form.
+    pub fn physics(&self) -> &dyn PointwiseEval<R> {
+        self.form.physics()
+    }
+
+    /// Replaces the physics' constants (converted to `R`); the next
+    /// evaluations use them.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `constants` if the physics takes
+    /// another number; [`Error::NonFinite`] naming `constants` and the index
+    /// of a NaN or ±∞.
+    pub fn set_constants(&mut self, constants: &[f64]) -> Result<()> {
+        self.form.set_constants(constants)
+    }
+
     /// The solution space.
     pub fn space(&self) -> &FunctionSpace {
-        &self.space
+        self.form.space()
     }
 
     /// The discretization.
@@ -162,7 +194,7 @@ impl<R: Real> Residual<R> {
         }
     }
 
-    /// The OpenCL operator, if this residual runs on a device (for
+    /// The OpenCL operator, if this operator runs on a device (for
     /// backend-specific queries: launch records, timings, sources).
     pub fn opencl(&mut self) -> Option<&mut OpenClOperator<R>> {
         match &mut self.imp {
@@ -171,20 +203,28 @@ impl<R: Real> Residual<R> {
         }
     }
 
-    /// How element vectors are summed on the device ([`Assembly`]); native
-    /// assembly is always deterministic.
-    pub fn set_assembly(&mut self, assembly: Assembly) {
-        if let Imp::OpenCl(d) = &mut self.imp {
+    /// How element vectors are summed on the device ([`Assembly`]; the
+    /// default is [`Assembly::Atomic`]), with the kernels of that assembly
+    /// built now; native assembly is always deterministic.
+    ///
+    /// # Errors
+    /// Device errors (a build failure, memory).
+    pub fn set_assembly(&mut self, assembly: Assembly) -> Result<()> {
+        if let Imp::OpenCl(d) = &mut self.imp
+            && d.assembly != assembly
+        {
+            d.op.prepare(self.form.physics(), assembly)?;
             d.assembly = assembly;
         }
+        Ok(())
     }
 
     /// Number of entries of an auxiliary vector: nodes × N_aux for a field,
     /// cells × N_aux for P0, 0 without aux.
     pub fn aux_len(&self) -> usize {
         match self.discretization().aux() {
-            AuxSpace::Field { n_comp } => self.space.n_nodes() * n_comp,
-            AuxSpace::Cell { n_comp } => n_comp * self.space.n_cells(),
+            AuxSpace::Field { n_comp } => self.space().n_nodes() * n_comp,
+            AuxSpace::Cell { n_comp } => n_comp * self.space().n_cells(),
             AuxSpace::None => 0,
         }
     }
@@ -200,7 +240,7 @@ impl<R: Real> Residual<R> {
         if self.discretization().aux() == AuxSpace::None {
             return Err(Error::arg(
                 "aux",
-                "the residual has no auxiliary field (AuxSpace::None)",
+                "the form has no auxiliary field (AuxSpace::None): give it one with Form::with_aux",
             ));
         }
         check_len("aux", aux, self.aux_len())?;
@@ -216,8 +256,8 @@ impl<R: Real> Residual<R> {
         Ok(())
     }
 
-    /// The backend this residual evaluates on (the same device and kernel
-    /// options, or the same native execution), e.g. to build the residuals
+    /// The backend this operator evaluates on (the same device and kernel
+    /// options, or the same native execution), e.g. to build the operators
     /// of coarser multigrid levels alike.
     pub fn backend(&self) -> Backend {
         match &self.imp {
@@ -229,7 +269,7 @@ impl<R: Real> Residual<R> {
         }
     }
 
-    /// Where the residual's vectors live: the host (native backend) or
+    /// Where the operator's vectors live: the host (native backend) or
     /// its device (OpenCL backend).
     pub fn location(&self) -> Location {
         match &self.imp {
@@ -245,12 +285,12 @@ impl<R: Real> Residual<R> {
     }
 
     /// A vector of the space's `n_dofs` dofs, all zero, where this
-    /// residual's vectors live ([`Residual::location`]).
+    /// operator's vectors live ([`Operator::location`]).
     ///
     /// # Errors
     /// Device allocation errors.
     pub fn vector(&self) -> Result<Vector<R>> {
-        let n = self.space.n_dofs();
+        let n = self.space().n_dofs();
         match &self.imp {
             Imp::Native(_) => Ok(Vector::host_zeros(n)),
             Imp::OpenCl(d) => Vector::device_zeros(d.op.device(), n),
@@ -258,14 +298,14 @@ impl<R: Real> Residual<R> {
     }
 
     /// A vector holding `values` (`n_dofs` entries, interleaved node-major:
-    /// dof `node·N_comp + comp`), where this residual's vectors live (an
+    /// dof `node·N_comp + comp`), where this operator's vectors live (an
     /// upload on a device).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `values` for a wrong length;
     /// device errors.
     pub fn vector_from(&self, values: &[R]) -> Result<Vector<R>> {
-        check_len("values", values, self.space.n_dofs())?;
+        check_len("values", values, self.space().n_dofs())?;
         match &self.imp {
             Imp::Native(_) => Ok(Vector::Host(values.to_vec())),
             Imp::OpenCl(d) => Ok(Vector::Device(DeviceVector::from_host(
@@ -275,60 +315,31 @@ impl<R: Real> Residual<R> {
         }
     }
 
-    /// Prepares the evaluations of `physics` so that the first one costs
-    /// what the others do: on a device, builds the kernels of `F(u)` and
-    /// (if the physics has derivatives) of `J(u)·v` and uploads the mesh
-    /// data they read (the geometry — `J⁻¹` and `det J` per cell — and for
-    /// the deterministic assembly the node incidence); natively nothing is
-    /// to be done. Optional: the first evaluation does it otherwise. Call
-    /// it to keep that one-time work out of a timed solve.
-    ///
-    /// # Errors
-    /// `physics` if it does not fit the discretization; device errors
-    /// (a build failure, device memory).
-    pub fn prepare<P: PointwiseEval<R> + ?Sized>(&mut self, physics: &P) -> Result<()> {
-        self.discretization()
-            .check_physics(physics, physics.info().n_constants)?;
-        match &mut self.imp {
-            Imp::Native(_) => Ok(()),
-            Imp::OpenCl(dev) => dev.op.prepare(physics, dev.assembly),
-        }
-    }
-
-    /// `r = F(u)` for the global vector `u` with `constants`. `u` and `r`
-    /// hold the space's `n_dofs` dofs and live where the residual does
-    /// ([`Residual::vector`]); on a device nothing moves between host and
-    /// device but the checks below (of `u` before, of `r` after: one
-    /// reduction and one scalar read each) and, when they change, the
-    /// constants.
+    /// `r = F(u)` for the global vector `u`. `u` and `r` hold the space's
+    /// `n_dofs` dofs and live where the operator does ([`Operator::vector`]);
+    /// on a device nothing moves between host and device but the checks
+    /// below (of `u` before, of `r` after: one reduction and one scalar
+    /// read each).
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `u` or `r` if its length is not
-    ///   the space's `n_dofs` or it lives elsewhere than the residual,
-    ///   `constants` if the physics takes another number, `physics` if it
-    ///   does not fit the space, `aux` if the physics reads an auxiliary
-    ///   field that was never set.
+    ///   the space's `n_dofs` or it lives elsewhere than the operator, `aux`
+    ///   if the physics reads an auxiliary field that was never set.
     /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of its
-    ///   first NaN or ±∞ (or `constants` and its index).
+    ///   first NaN or ±∞.
     /// * [`Error::NonFiniteResult`] naming the first dof of `r` (in the
     ///   numbering of `u`), its node and component, if `r` holds NaN or ±∞:
     ///   the physics produced it from finite inputs.
-    pub fn evaluate<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &Vector<R>,
-        constants: &[R],
-        r: &mut Vector<R>,
-    ) -> Result<()> {
+    pub fn apply(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         crate::vector::check_finite("u", u)?;
-        self.evaluate_unchecked(physics, u, constants, r)?;
+        self.apply_unchecked(u, r)?;
         match r.first_non_finite()? {
             None => Ok(()),
             Some(dof) => {
-                let nc = self.space.n_comp();
+                let nc = self.space().n_comp();
                 Err(Error::NonFiniteResult {
                     quantity: "the residual F(u)".to_string(),
-                    physics: physics.info().name,
+                    physics: self.physics().info().name,
                     dof,
                     node: dof / nc,
                     component: dof % nc,
@@ -338,22 +349,18 @@ impl<R: Real> Residual<R> {
         }
     }
 
-    /// [`Residual::evaluate`] without the scans of `u` and `r` for NaN and
+    /// [`Operator::apply`] without the scans of `u` and `r` for NaN and
     /// ±∞ (each costs a reduction and a scalar read on a device): for
     /// solvers, which detect non-finite values through the reductions they
     /// do anyway.
-    pub(crate) fn evaluate_unchecked<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &Vector<R>,
-        constants: &[R],
-        r: &mut Vector<R>,
-    ) -> Result<()> {
+    pub(crate) fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u), ("r", &*r)])?;
-        self.check_call(physics, constants)?;
+        self.check_aux_set()?;
+        let physics = self.form.physics();
+        let constants = self.form.constants();
         match (&mut self.imp, u, r) {
             (Imp::Native(nat), Vector::Host(u), Vector::Host(r)) => {
-                self.space.gather(u, &mut nat.u_cells)?;
+                self.form.space().gather(u, &mut nat.u_cells)?;
                 let inputs = CellInputs {
                     u: &nat.u_cells,
                     aux: &self.aux_cells,
@@ -366,7 +373,7 @@ impl<R: Real> Residual<R> {
                     &mut nat.element_vectors,
                     nat.execution,
                 )?;
-                self.space.assemble(&nat.element_vectors, r)
+                self.form.space().assemble(&nat.element_vectors, r)
             }
             (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(r)) => {
                 dev.op
@@ -377,9 +384,9 @@ impl<R: Real> Residual<R> {
     }
 
     /// Checks that each named vector holds the space's `n_dofs` entries and
-    /// lives where the residual evaluates.
+    /// lives where the operator evaluates.
     fn check_vectors(&self, vectors: &[(&'static str, &Vector<R>)]) -> Result<()> {
-        let n = self.space.n_dofs();
+        let n = self.space().n_dofs();
         let location = self.location();
         for &(name, v) in vectors {
             if v.len() != n {
@@ -392,8 +399,8 @@ impl<R: Real> Residual<R> {
                 return Err(Error::arg(
                     name,
                     format!(
-                        "lives on {} but the residual evaluates on {location}: make it \
-                         with Residual::vector or Residual::vector_from",
+                        "lives on {} but the operator evaluates on {location}: make it \
+                         with Operator::vector or Operator::vector_from",
                         v.location()
                     ),
                 ));
@@ -402,34 +409,30 @@ impl<R: Real> Residual<R> {
         Ok(())
     }
 
-    /// Checks `physics` and `constants` against the discretization, and that
-    /// an auxiliary field the physics reads was set.
-    fn check_call<P: PointwiseEval<R> + ?Sized>(&self, physics: &P, constants: &[R]) -> Result<()> {
-        check_finite("constants", constants)?;
-        self.discretization()
-            .check_physics(physics, constants.len())?;
-        let reads = physics.info().reads;
-        if (reads.a || reads.grad_a) && !self.aux_set {
-            return Err(unset_aux(physics));
+    /// Checks that an auxiliary field the physics reads was set.
+    fn check_aux_set(&self) -> Result<()> {
+        let info = self.physics().info();
+        if (info.reads.a || info.reads.grad_a) && !self.aux_set {
+            return Err(unset_aux(info.name));
         }
         Ok(())
     }
 }
 
-/// The error for vectors that do not live where the residual evaluates
+/// The error for vectors that do not live where the operator evaluates
 /// (found after the per-vector checks, so not expected in practice).
 fn misplaced() -> Error {
-    Error::arg("u", "the vectors do not live where the residual evaluates")
+    Error::arg("u", "the vectors do not live where the operator evaluates")
 }
 
-/// The error for a physics that reads an auxiliary field never set.
-fn unset_aux<P: Pointwise + ?Sized>(physics: &P) -> Error {
+/// The error for a physics (named `physics`) that reads an auxiliary field
+/// never set.
+pub(crate) fn unset_aux(physics: &str) -> Error {
     Error::arg(
         "aux",
         format!(
-            "the physics `{}` reads the auxiliary field, which was never set: call \
-             Residual::set_aux first (an unset field is not read as zeros)",
-            physics.info().name
+            "the physics `{physics}` reads the auxiliary field, which was never set: call \
+             Operator::set_aux first (an unset field is not read as zeros)"
         ),
     )
 }

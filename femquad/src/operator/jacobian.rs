@@ -1,4 +1,4 @@
-//! The Jacobian of the residual, from the physics' automatic derivatives:
+//! The Jacobian of the operator's residual, from the physics' automatic derivatives:
 //! its action `J(u)·v` (matrix-free), its point-block diagonal, and the
 //! assembled matrix.
 //!
@@ -11,32 +11,32 @@
 //! J_ij       = Σ_cells ∫ φ_i g0 φ_j + φ_i g1·∇φ_j + ∇φ_i·g2 φ_j + ∇φ_i·g3·∇φ_j.
 //! ```
 //!
-//! The action runs where the residual runs: on the device it is the fused
+//! The action runs where the operator runs: on the device it is the fused
 //! residual kernel with tangents at the quadrature points (gather `u` and
 //! `v`, scatter `J·v`); the point-block diagonal is a device kernel too.
 //! The assembled matrix ([`CsrMatrix`]) is built on the host in `f64`, from
-//! the physics' pointwise Jacobians in the residual's precision, for direct
+//! the physics' pointwise Jacobians in the operator's precision, for direct
 //! solves (multigrid's coarse level), inspection and export.
 
 use std::sync::Arc;
 
-use super::{Imp, Residual, misplaced};
+use super::{Imp, Operator, misplaced};
 use crate::discretization::CellInputs;
 use crate::native::{Execution, diagonal_blocks, tangent_element_vectors};
-use crate::physics::{PointArgs, PointwiseEval};
+use crate::physics::PointArgs;
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
 use crate::vector::{Vector, VectorOps};
 use crate::{Error, Real, Result};
 
-impl<R: Real> Residual<R> {
+impl<R: Real> Operator<R> {
     /// `out = J(u)·v`, the Jacobian of `F` at `u` applied to `v`, matrix-free
     /// from the physics' tangent (exact, no difference step). `u`, `v` and
-    /// `out` hold the space's `n_dofs` dofs and live where the residual does.
+    /// `out` hold the space's `n_dofs` dofs and live where the operator does.
     /// On a device this is one fused launch (or two with
     /// [`crate::opencl::Assembly::Deterministic`]) and moves no array.
     ///
     /// # Errors
-    /// As [`Residual::evaluate`], naming `u`, `v` or `out`; a physics
+    /// As [`Operator::apply`], naming `u`, `v` or `out`; a physics
     /// without derivatives ([`crate::physics::PointwiseError::NoDerivatives`]).
     ///
     /// # Example
@@ -46,38 +46,30 @@ impl<R: Real> Residual<R> {
     /// use femquad::prelude::*;
     /// # fn main() -> femquad::Result<()> {
     /// let mesh = unit_square(4, &MeshOptions::default())?;
-    /// let element = Element::lagrange(2, 1)?;
-    /// let space = FunctionSpace::new(&mesh, element, 1)?;
-    /// let quadrature = Quadrature::default_for(&element)?;
-    /// let mut residual =
-    ///     Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &Backend::native())?;
-    /// let n = residual.space().n_dofs();
-    /// let u = residual.vector_from(&vec![0.3; n])?;
-    /// let v = residual.vector_from(&(0..n).map(|i| (i as f64).sin()).collect::<Vec<_>>())?;
-    /// let mut jv = residual.vector()?;
-    /// residual.jacobian_action(&Laplacian, &u, &v, &[], &mut jv)?;
-    /// let mut fv = residual.vector()?;
-    /// residual.evaluate(&Laplacian, &v, &[], &mut fv)?;
+    /// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+    /// let mut op = Operator::<f64>::new(&mesh, Form::new(space, Laplacian)?, &Backend::native())?;
+    /// let n = op.space().n_dofs();
+    /// let u = op.vector_from(&vec![0.3; n])?;
+    /// let v = op.vector_from(&(0..n).map(|i| (i as f64).sin()).collect::<Vec<_>>())?;
+    /// let mut jv = op.vector()?;
+    /// op.jacobian_action(&u, &v, &mut jv)?;
+    /// let mut fv = op.vector()?;
+    /// op.apply(&v, &mut fv)?;
     /// let (jv, fv) = (jv.to_host()?, fv.to_host()?);
     /// assert!(jv.iter().zip(&fv).all(|(a, b)| (a - b).abs() < 1e-12));
     /// # Ok(())
     /// # }
     /// ```
-    pub fn jacobian_action<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &Vector<R>,
-        v: &Vector<R>,
-        constants: &[R],
-        out: &mut Vector<R>,
-    ) -> Result<()> {
+    pub fn jacobian_action(&mut self, u: &Vector<R>, v: &Vector<R>, out: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u), ("v", v), ("out", &*out)])?;
-        self.check_call(physics, constants)?;
+        self.check_aux_set()?;
+        let physics = self.form.physics();
+        let constants = self.form.constants();
         match (&mut self.imp, u, v, out) {
             (Imp::Native(nat), Vector::Host(u), Vector::Host(v), Vector::Host(out)) => {
-                self.space.gather(u, &mut nat.u_cells)?;
+                self.form.space().gather(u, &mut nat.u_cells)?;
                 nat.v_cells.resize(nat.u_cells.len(), R::ZERO);
-                self.space.gather(v, &mut nat.v_cells)?;
+                self.form.space().gather(v, &mut nat.v_cells)?;
                 let inputs = CellInputs {
                     u: &nat.u_cells,
                     aux: &self.aux_cells,
@@ -91,7 +83,7 @@ impl<R: Real> Residual<R> {
                     &mut nat.element_vectors,
                     nat.execution,
                 )?;
-                self.space.assemble(&nat.element_vectors, out)
+                self.form.space().assemble(&nat.element_vectors, out)
             }
             (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(v), Vector::Device(out)) => dev
                 .op
@@ -101,16 +93,16 @@ impl<R: Real> Residual<R> {
     }
 
     /// Entries of the point-block diagonal of the Jacobian:
-    /// `n_nodes·N_comp²` ([`Residual::jacobian_diagonal`]).
+    /// `n_nodes·N_comp²` ([`Operator::jacobian_diagonal`]).
     pub fn jacobian_diagonal_len(&self) -> usize {
-        self.space.n_nodes() * self.space.n_comp() * self.space.n_comp()
+        self.form.space().n_nodes() * self.form.space().n_comp() * self.form.space().n_comp()
     }
 
     /// The point-block diagonal of `J(u)`: for every node `n` the
     /// `N_comp × N_comp` block `out[(n·N_comp + fc)·N_comp + gc] =
     /// J[n·N_comp + fc][n·N_comp + gc]` (for a scalar field, the diagonal),
     /// without assembling the matrix: `n_nodes·N_comp²` entries
-    /// ([`Residual::jacobian_diagonal_len`]), where the residual lives. On a
+    /// ([`Operator::jacobian_diagonal_len`]), where the operator lives. On a
     /// device one launch, natively the same computation
     /// ([`crate::native::diagonal_blocks`]): each diagonal block of each
     /// element matrix, column by column, from the physics' tangent. Then
@@ -118,21 +110,15 @@ impl<R: Real> Residual<R> {
     /// scalar read).
     ///
     /// # Errors
-    /// * As [`Residual::evaluate`] before the computation, naming `u` or
+    /// * As [`Operator::apply`] before the computation, naming `u` or
     ///   `out`; a physics without derivatives.
     /// * [`Error::NonFiniteResult`] naming the first node (and its dof) whose
     ///   diagonal block holds NaN or ±∞, and the block entry `[fc][gc]`,
     ///   when the physics' derivatives are not finite at `u` — as
-    ///   [`Residual::assemble_jacobian`] reports them;
+    ///   [`Operator::assemble_jacobian`] reports them;
     ///   [`Error::NonFinite`] naming `u` and its index instead if `u` holds
     ///   NaN or ±∞.
-    pub fn jacobian_diagonal<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &Vector<R>,
-        constants: &[R],
-        out: &mut Vector<R>,
-    ) -> Result<()> {
+    pub fn jacobian_diagonal(&mut self, u: &Vector<R>, out: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u)])?;
         let len = self.jacobian_diagonal_len();
         if out.len() != len {
@@ -148,67 +134,59 @@ impl<R: Real> Residual<R> {
             return Err(Error::arg(
                 "out",
                 format!(
-                    "lives on {} but the residual evaluates on {}",
+                    "lives on {} but the operator evaluates on {}",
                     out.location(),
                     self.location()
                 ),
             ));
         }
-        self.check_call(physics, constants)?;
+        self.check_aux_set()?;
         match (&mut self.imp, u, &mut *out) {
             (Imp::Native(_), Vector::Host(uh), Vector::Host(_)) => {
                 crate::real::check_finite("u", uh)?;
-                let blocks = self.native_diagonal(physics, uh, constants)?;
+                let blocks = self.native_diagonal(uh)?;
                 *out = Vector::Host(blocks);
             }
             (Imp::OpenCl(dev), Vector::Device(ud), Vector::Device(od)) => {
+                let (physics, constants) = (self.form.physics(), self.form.constants());
                 dev.op.jacobian_diagonal(physics, ud, constants, od)?;
             }
             _ => return Err(misplaced()),
         }
-        self.check_diagonal(physics, u, out)
+        self.check_diagonal(u, out)
     }
 
-    /// The point-block diagonal of `J(u)` ([`Residual::jacobian_diagonal`])
+    /// The point-block diagonal of `J(u)` ([`Operator::jacobian_diagonal`])
     /// computed on the host for the global values `u`, NaN and ±∞ kept.
-    fn native_diagonal<P: PointwiseEval<R> + ?Sized>(
-        &self,
-        physics: &P,
-        u: &[R],
-        constants: &[R],
-    ) -> Result<Vec<R>> {
+    fn native_diagonal(&self, u: &[R]) -> Result<Vec<R>> {
+        let (physics, constants) = (self.form.physics(), self.form.constants());
         let disc = self.discretization();
-        let mut u_cells = vec![R::ZERO; self.space.n_cell_dofs()];
-        self.space.gather(u, &mut u_cells)?;
+        let mut u_cells = vec![R::ZERO; self.form.space().n_cell_dofs()];
+        self.form.space().gather(u, &mut u_cells)?;
         let inputs = CellInputs {
             u: &u_cells,
             aux: &self.aux_cells,
             constants,
         };
-        let nc = self.space.n_comp();
+        let nc = self.form.space().n_comp();
         let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * nc * nc];
         diagonal_blocks(disc, physics, &inputs, &mut blocks, Execution::Parallel)?;
-        Ok(point_blocks(&self.space, &blocks))
+        Ok(point_blocks(self.form.space(), &blocks))
     }
 
     /// The error for the first NaN or ±∞ of the point-block diagonal `out`
     /// of `J(u)`: [`Error::NonFinite`] naming `u` if `u` holds one, else
     /// [`Error::NonFiniteResult`] naming the node, its dof and the entry.
-    fn check_diagonal<P: PointwiseEval<R> + ?Sized>(
-        &self,
-        physics: &P,
-        u: &Vector<R>,
-        out: &Vector<R>,
-    ) -> Result<()> {
+    fn check_diagonal(&self, u: &Vector<R>, out: &Vector<R>) -> Result<()> {
         let Some(i) = out.first_non_finite()? else {
             return Ok(());
         };
         crate::vector::check_finite("u", u)?;
-        let nc = self.space.n_comp();
+        let nc = self.form.space().n_comp();
         let (node, fc, gc) = (i / (nc * nc), i / nc % nc, i % nc);
         Err(Error::NonFiniteResult {
             quantity: format!("entry [{fc}][{gc}] of the diagonal block of the Jacobian J(u)"),
-            physics: physics.info().name,
+            physics: self.physics().info().name,
             dof: node * nc + fc,
             node,
             component: fc,
@@ -218,40 +196,35 @@ impl<R: Real> Residual<R> {
 
     /// The Jacobian `J(u)` assembled into a sparse matrix (`f64`, on the
     /// host; rows and columns the space's dofs) from the physics' pointwise
-    /// Jacobians in the residual's precision `R`, integrated in `f64`
+    /// Jacobians in the operator's precision `R`, integrated in `f64`
     /// ([`element_matrices`]). The sparsity is computed on
     /// the first call and shared by later ones (re-filled per Newton step).
     /// A device-resident `u` is downloaded once.
     ///
     /// # Errors
-    /// * As [`Residual::evaluate`], naming `u` (and the index in `u` of a
+    /// * As [`Operator::apply`], naming `u` (and the index in `u` of a
     ///   NaN or ±∞); a physics without derivatives.
     /// * [`Error::NonFiniteResult`] when the physics' derivatives are not
     ///   finite at `u`, naming the first node (and its dof) whose diagonal
-    ///   block is NaN or ±∞ — the error of [`Residual::jacobian_diagonal`].
-    pub fn assemble_jacobian<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        physics: &P,
-        u: &Vector<R>,
-        constants: &[R],
-    ) -> Result<CsrMatrix> {
+    ///   block is NaN or ±∞ — the error of [`Operator::jacobian_diagonal`].
+    pub fn assemble_jacobian(&mut self, u: &Vector<R>) -> Result<CsrMatrix> {
         self.check_vectors(&[("u", u)])?;
-        self.check_call(physics, constants)?;
+        self.check_aux_set()?;
         let u = u.to_host()?;
         crate::real::check_finite("u", &u)?;
-        let matrices = match self.element_matrices(physics, &u, constants) {
+        let matrices = match self.element_matrices(&u) {
             Ok(m) => m,
             Err(e) => {
                 // a non-finite Jacobian: named as jacobian_diagonal names it
-                let diagonal = Vector::Host(self.native_diagonal(physics, &u, constants)?);
-                self.check_diagonal(physics, &Vector::Host(u), &diagonal)?;
+                let diagonal = Vector::Host(self.native_diagonal(&u)?);
+                self.check_diagonal(&Vector::Host(u), &diagonal)?;
                 return Err(e);
             }
         };
         let pattern = match &self.pattern {
             Some(p) => Arc::clone(p),
             None => {
-                let p = SparsityPattern::of_space(&self.space)?;
+                let p = SparsityPattern::of_space(self.form.space())?;
                 self.pattern = Some(Arc::clone(&p));
                 p
             }
@@ -261,15 +234,11 @@ impl<R: Real> Residual<R> {
 
     /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
     /// `u`, from the physics' pointwise Jacobians in `R`, integrated in `f64`.
-    fn element_matrices<P: PointwiseEval<R> + ?Sized>(
-        &self,
-        physics: &P,
-        u: &[R],
-        constants: &[R],
-    ) -> Result<Vec<f64>> {
+    fn element_matrices(&self, u: &[R]) -> Result<Vec<f64>> {
+        let (physics, constants) = (self.form.physics(), self.form.constants());
         let disc = self.discretization();
-        let mut u_cells = vec![R::ZERO; self.space.n_cell_dofs()];
-        self.space.gather(u, &mut u_cells)?;
+        let mut u_cells = vec![R::ZERO; self.form.space().n_cell_dofs()];
+        self.form.space().gather(u, &mut u_cells)?;
         let inputs = CellInputs {
             u: &u_cells,
             aux: &self.aux_cells,

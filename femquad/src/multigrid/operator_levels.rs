@@ -1,4 +1,4 @@
-//! Multigrid for a residual: [`ResidualLevels`] (the residual of every
+//! Multigrid for an operator: [`OperatorLevels`] (the operator of every
 //! coarser level, the states there) and [`JacobianLevels`] (their
 //! Jacobians as the [`LevelOperators`] of a [`Multigrid`]).
 
@@ -10,37 +10,32 @@ use super::vcycle::{Multigrid, MultigridOptions};
 use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
 use crate::element::Element;
-use crate::physics::PointwiseEval;
+use crate::operator::Operator;
 use crate::quadrature::Quadrature;
-use crate::residual::Residual;
 use crate::sparse::CsrMatrix;
 use crate::vector::Vector;
 use crate::{Error, Real, Result};
 
-/// The operators of every level for the Jacobian `J(u)` of a residual:
-/// level `l` is the Jacobian of level `l`'s residual at the state `u_l`
+/// The operators of every level for the Jacobian `J(u)` of an operator:
+/// level `l` is the Jacobian of level `l`'s operator at the state `u_l`
 /// (the finest state injected, [`Multigrid::inject`]) — its exact action
-/// ([`Residual::jacobian_action`]: matrix-free, fused on the device), its
-/// point-block diagonal ([`Residual::jacobian_diagonal`]: on the device,
+/// ([`Operator::jacobian_action`]: matrix-free, fused on the device), its
+/// point-block diagonal ([`Operator::jacobian_diagonal`]: on the device,
 /// not assembled) and, for the coarsest level, its assembled matrix
-/// ([`Residual::assemble_jacobian`]).
-pub struct JacobianLevels<'a, R: Real, P: PointwiseEval<R> + ?Sized> {
-    /// The residuals of the levels below the finest, coarsest first.
-    pub coarse: &'a mut [Residual<R>],
+/// ([`Operator::assemble_jacobian`]).
+pub struct JacobianLevels<'a, R: Real> {
+    /// The operators of the levels below the finest, coarsest first.
+    pub coarse: &'a mut [Operator<R>],
     /// The states of the levels below the finest, coarsest first.
     pub states: &'a [Vector<R>],
-    /// The finest level's residual.
-    pub finest: &'a mut Residual<R>,
+    /// The finest level's operator.
+    pub finest: &'a mut Operator<R>,
     /// The finest level's state.
     pub state: &'a Vector<R>,
-    /// The physics.
-    pub physics: &'a P,
-    /// Its constants.
-    pub constants: &'a [R],
 }
 
-impl<R: Real, P: PointwiseEval<R> + ?Sized> JacobianLevels<'_, R, P> {
-    fn level(&mut self, level: usize) -> Result<(&mut Residual<R>, &Vector<R>)> {
+impl<R: Real> JacobianLevels<'_, R> {
+    fn level(&mut self, level: usize) -> Result<(&mut Operator<R>, &Vector<R>)> {
         let below = self.coarse.len();
         if level < below {
             Ok((&mut self.coarse[level], &self.states[level]))
@@ -55,56 +50,53 @@ impl<R: Real, P: PointwiseEval<R> + ?Sized> JacobianLevels<'_, R, P> {
     }
 }
 
-impl<R: Real, P: PointwiseEval<R> + ?Sized> LevelOperators<R> for JacobianLevels<'_, R, P> {
+impl<R: Real> LevelOperators<R> for JacobianLevels<'_, R> {
     fn apply(&mut self, level: usize, x: &Vector<R>, y: &mut Vector<R>) -> Result<()> {
-        let (physics, constants) = (self.physics, self.constants);
-        let (residual, state) = self.level(level)?;
-        residual.jacobian_action(physics, state, x, constants, y)
+        let (op, state) = self.level(level)?;
+        op.jacobian_action(state, x, y)
     }
 
     fn block_diagonal(&mut self, level: usize, out: &mut Vector<R>) -> Result<()> {
-        let (physics, constants) = (self.physics, self.constants);
-        let (residual, state) = self.level(level)?;
-        residual.jacobian_diagonal(physics, state, constants, out)
+        let (op, state) = self.level(level)?;
+        op.jacobian_diagonal(state, out)
     }
 
     fn assemble(&mut self, level: usize) -> Result<CsrMatrix> {
-        let (physics, constants) = (self.physics, self.constants);
-        let (residual, state) = self.level(level)?;
-        residual.assemble_jacobian(physics, state, constants)
+        let (op, state) = self.level(level)?;
+        op.assemble_jacobian(state)
     }
 }
 
-/// Geometric multigrid for the Jacobian of a residual on the finest mesh of
-/// a [`MeshHierarchy`]: the [`LevelSpaces`], a [`Residual`] on every
+/// Geometric multigrid for the Jacobian of an operator on the finest mesh of
+/// a [`MeshHierarchy`]: the [`LevelSpaces`], a [`Operator`] on every
 /// coarser level (same backend and precision; P1 with the finest
 /// quadrature when the field is P1, the default P1 quadrature below a P2
 /// field), the states of those levels, and the [`Multigrid`] itself.
 ///
-/// [`ResidualLevels::setup`] linearizes every level at a finest-level state
+/// [`OperatorLevels::setup`] linearizes every level at a finest-level state
 /// `u` (injected into the coarser levels) and sets the cycle up;
-/// [`ResidualLevels::apply`] applies one V-cycle. The finest residual is
+/// [`OperatorLevels::apply`] applies one V-cycle. The finest operator is
 /// the caller's (passed to both), so a solver can use it for its own
 /// operator between cycles.
-pub struct ResidualLevels<R: Real> {
+pub struct OperatorLevels<R: Real> {
     spaces: LevelSpaces,
-    coarse: Vec<Residual<R>>,
+    coarse: Vec<Operator<R>>,
     states: Vec<Vector<R>>,
     multigrid: Multigrid<R>,
-    /// Whether the coarse residuals have their auxiliary fields.
+    /// Whether the coarse operators have their auxiliary fields.
     aux_set: bool,
 }
 
-impl<R: Real> ResidualLevels<R> {
-    /// The levels of `finest` (a residual on `hierarchy.finest()`, on
+impl<R: Real> OperatorLevels<R> {
+    /// The levels of `finest` (an operator on `hierarchy.finest()`, on
     /// `backend`) with the finest fixed dofs `fixed`.
     ///
     /// # Errors
-    /// Those of [`LevelSpaces::new`], [`Residual::new`] and
+    /// Those of [`LevelSpaces::new`], [`Operator::new`] and
     /// [`Multigrid::new`].
     pub fn new(
         hierarchy: &MeshHierarchy,
-        finest: &Residual<R>,
+        finest: &Operator<R>,
         backend: &Backend,
         fixed: &[u32],
         options: MultigridOptions,
@@ -132,11 +124,12 @@ impl<R: Real> ResidualLevels<R> {
             } else {
                 Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
             };
-            let r = Residual::new(mesh, space.clone(), quadrature, aux, backend)?;
+            let form = finest.form().on(space.clone(), quadrature)?;
+            let r = Operator::new(mesh, form, backend)?;
             states.push(r.vector()?);
             coarse.push(r);
         }
-        Ok(ResidualLevels {
+        Ok(OperatorLevels {
             spaces,
             coarse,
             states,
@@ -161,15 +154,15 @@ impl<R: Real> ResidualLevels<R> {
     }
 
     /// Sets the auxiliary field of every coarser level from the finest
-    /// level's values `aux` (as [`Residual::set_aux`] takes them): a nodal
+    /// level's values `aux` (as [`Operator::set_aux`] takes them): a nodal
     /// field by injection (the first nodes of each level), a P0 field by the
     /// mean over each coarse cell's children (`2^dim` per refinement; the
     /// same cells on the P2 → P1 step).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `aux` for a wrong length or a
-    /// residual without auxiliary field; those of [`Residual::set_aux`].
-    pub fn set_aux(&mut self, finest: &Residual<R>, aux: &[R]) -> Result<()> {
+    /// residual without auxiliary field; those of [`Operator::set_aux`].
+    pub fn set_aux(&mut self, finest: &Operator<R>, aux: &[R]) -> Result<()> {
         let kind = finest.discretization().aux();
         if aux.len() != finest.aux_len() {
             return Err(Error::arg(
@@ -189,7 +182,7 @@ impl<R: Real> ResidualLevels<R> {
                 AuxSpace::None => {
                     return Err(Error::arg(
                         "aux",
-                        "the residual has no auxiliary field (AuxSpace::None)",
+                        "the form has no auxiliary field (AuxSpace::None)",
                     ));
                 }
                 AuxSpace::Field { .. } => values[..r.aux_len()].to_vec(),
@@ -217,33 +210,40 @@ impl<R: Real> ResidualLevels<R> {
         Ok(())
     }
 
+    /// Sets the physics' constants of every coarser level (the finest
+    /// operator's are the caller's).
+    ///
+    /// # Errors
+    /// Those of [`Operator::set_constants`].
+    pub fn set_constants(&mut self, constants: &[f64]) -> Result<()> {
+        for op in &mut self.coarse {
+            op.set_constants(constants)?;
+        }
+        Ok(())
+    }
+
     /// Linearizes every level at the finest state `u` and sets the cycle up
     /// ([`Multigrid::setup`]).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `aux` if the physics reads an
     /// auxiliary field the coarse levels were not given
-    /// ([`ResidualLevels::set_aux`]); naming `physics` for what
+    /// ([`OperatorLevels::set_aux`]); naming `physics` for what
     /// [`Multigrid::setup`] finds about the levels' operators (the Jacobians
     /// of `physics`: a singular diagonal block, not positive definite, a
     /// coarsest Jacobian that cannot be factored); the other errors of
     /// [`Multigrid::inject`] and [`Multigrid::setup`].
-    pub fn setup<P: PointwiseEval<R> + ?Sized>(
-        &mut self,
-        finest: &mut Residual<R>,
-        physics: &P,
-        u: &Vector<R>,
-        constants: &[R],
-    ) -> Result<()> {
-        let reads = physics.info().reads;
+    pub fn setup(&mut self, finest: &mut Operator<R>, u: &Vector<R>) -> Result<()> {
+        let physics = finest.physics().info();
+        let reads = physics.reads;
         if (reads.a || reads.grad_a) && !self.aux_set {
             return Err(Error::arg(
                 "aux",
                 format!(
                     "the physics `{}` reads the auxiliary field, which the coarse multigrid levels \
                      were not given: set it with DirichletProblem::set_aux (or \
-                     ResidualLevels::set_aux), which restricts it to every level",
-                    physics.info().name
+                     OperatorLevels::set_aux), which restricts it to every level",
+                    physics.name
                 ),
             ));
         }
@@ -253,8 +253,6 @@ impl<R: Real> ResidualLevels<R> {
             states: &self.states,
             finest,
             state: u,
-            physics,
-            constants,
         };
         self.multigrid.setup(&mut ops).map_err(|e| match e {
             Error::InvalidArgument {
@@ -269,7 +267,7 @@ impl<R: Real> ResidualLevels<R> {
                      of DirichletProblem::solve_linear): for a non-symmetric problem use \
                      DirichletProblem::solve_nonlinear (GMRES), for an indefinite one \
                      Preconditioner::Jacobi or None, for a singular one fix more dofs",
-                    physics.info().name
+                    physics.name
                 ),
             ),
             other => other,
@@ -281,12 +279,10 @@ impl<R: Real> ResidualLevels<R> {
     ///
     /// # Errors
     /// Those of [`Multigrid::apply`].
-    pub fn apply<P: PointwiseEval<R> + ?Sized>(
+    pub fn apply(
         &mut self,
-        finest: &mut Residual<R>,
-        physics: &P,
+        finest: &mut Operator<R>,
         u: &Vector<R>,
-        constants: &[R],
         b: &Vector<R>,
         x: &mut Vector<R>,
     ) -> Result<()> {
@@ -295,16 +291,14 @@ impl<R: Real> ResidualLevels<R> {
             states: &self.states,
             finest,
             state: u,
-            physics,
-            constants,
         };
         self.multigrid.apply(&mut ops, b, x)
     }
 }
 
-impl<R: Real> std::fmt::Debug for ResidualLevels<R> {
+impl<R: Real> std::fmt::Debug for OperatorLevels<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResidualLevels")
+        f.debug_struct("OperatorLevels")
             .field("multigrid", &self.multigrid)
             .finish()
     }

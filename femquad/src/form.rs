@@ -1,0 +1,247 @@
+//! The weak form of one field, bound to its physics:
+//!
+//! ```text
+//! F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x; c) + ∇φ_i : f1(u, ∇u, a, ∇a, x; c) dx
+//! ```
+//!
+//! A [`Form`] is everything that defines `F` but the mesh data a backend
+//! uploads: the [`FunctionSpace`] of `u` and `φ`, the [`Quadrature`] of
+//! the integrals, the [`AuxSpace`] of `a`, the pointwise physics
+//! `(f0, f1)` ([`PointwiseEval`]) and its constants `c`. It is checked once,
+//! when built; an [`Operator`](crate::operator::Operator) binds it on a
+//! backend.
+
+use std::sync::Arc;
+
+use crate::aux_space::AuxSpace;
+use crate::physics::{Pointwise, PointwiseEval};
+use crate::quadrature::Quadrature;
+use crate::real::check_finite;
+use crate::space::FunctionSpace;
+use crate::{Error, Real, Result};
+
+/// A weak form: space, quadrature, auxiliary-field space, physics and
+/// constants, checked against each other when built.
+///
+/// ```
+/// use femquad::physics::builtin::Poisson;
+/// use femquad::prelude::*;
+///
+/// let mesh = unit_square(4, &MeshOptions::default())?;
+/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+/// // −Δu = 2: Poisson's one constant is the source
+/// let form = Form::<f64>::new(space, Poisson)?.with_constants(&[2.0])?;
+/// assert_eq!(form.constants(), &[2.0]);
+/// assert_eq!(form.physics().info().name, "poisson");
+/// // the count is checked against the physics
+/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+/// let e = Form::<f64>::new(space, Poisson)?.with_constants(&[1.0, 2.0]).unwrap_err();
+/// assert!(e.to_string().contains("takes 1 constant"));
+/// # Ok::<(), femquad::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Form<R: Real> {
+    space: FunctionSpace,
+    quadrature: Quadrature,
+    aux: AuxSpace,
+    physics: Arc<dyn PointwiseEval<R>>,
+    constants: Vec<R>,
+}
+
+impl<R: Real> Form<R> {
+    /// The form of `physics` on `space`, with the element's default
+    /// quadrature ([`Quadrature::default_for`]), no auxiliary field, and
+    /// no constants (set them with [`Form::with_constants`] if the physics
+    /// takes any).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `physics` if it is not defined in
+    /// the space's dimension or has another number of components than the
+    /// space.
+    pub fn new<P: PointwiseEval<R> + 'static>(space: FunctionSpace, physics: P) -> Result<Self> {
+        Self::shared(space, Arc::new(physics))
+    }
+
+    /// [`Form::new`] with a physics already shared (several forms of one
+    /// physics, or one chosen at run time).
+    ///
+    /// # Errors
+    /// As [`Form::new`].
+    pub fn shared(space: FunctionSpace, physics: Arc<dyn PointwiseEval<R>>) -> Result<Self> {
+        let quadrature = Quadrature::default_for(&space.element())?;
+        check_fit(&*physics, space.dim(), space.n_comp())?;
+        Ok(Form {
+            space,
+            quadrature,
+            aux: AuxSpace::None,
+            physics,
+            constants: Vec::new(),
+        })
+    }
+
+    /// The form with the quadrature `quadrature` instead of the default.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `quadrature` if it is of another
+    /// dimension than the space.
+    pub fn with_quadrature(mut self, quadrature: Quadrature) -> Result<Self> {
+        if quadrature.dim() != self.space.dim() {
+            return Err(Error::arg(
+                "quadrature",
+                format!(
+                    "it is a {}D rule but the space is {}D",
+                    quadrature.dim(),
+                    self.space.dim()
+                ),
+            ));
+        }
+        self.quadrature = quadrature;
+        Ok(self)
+    }
+
+    /// The form with an auxiliary field in `aux` (its values are given to
+    /// the operator: [`Operator::set_aux`](crate::operator::Operator::set_aux)).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `aux` if its number of components
+    /// is not the physics' `N_aux`.
+    pub fn with_aux(mut self, aux: AuxSpace) -> Result<Self> {
+        let info = self.physics.info();
+        aux.check_against(info.n_aux.resolve(self.space.dim()), info.name)?;
+        self.aux = aux;
+        Ok(self)
+    }
+
+    /// The form with the constants `c` of the physics (converted to `R`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `constants` if the physics takes
+    /// another number; [`Error::NonFinite`] naming `constants` and the index
+    /// of a NaN or ±∞.
+    pub fn with_constants(mut self, constants: &[f64]) -> Result<Self> {
+        self.constants = self.checked_constants(constants)?;
+        Ok(self)
+    }
+
+    /// Replaces the constants (for [`Operator::set_constants`](crate::operator::Operator::set_constants)).
+    pub(crate) fn set_constants(&mut self, constants: &[f64]) -> Result<()> {
+        self.constants = self.checked_constants(constants)?;
+        Ok(())
+    }
+
+    /// The same form on another space of the same dimension and components
+    /// (a multigrid level), with `quadrature`.
+    pub(crate) fn on(&self, space: FunctionSpace, quadrature: Quadrature) -> Result<Self> {
+        check_fit(&*self.physics, space.dim(), space.n_comp())?;
+        Ok(Form {
+            space,
+            quadrature,
+            aux: self.aux,
+            physics: self.physics.clone(),
+            constants: self.constants.clone(),
+        })
+    }
+
+    /// The space of `u` and of the test functions.
+    pub fn space(&self) -> &FunctionSpace {
+        &self.space
+    }
+
+    /// The quadrature of the integrals.
+    pub fn quadrature(&self) -> &Quadrature {
+        &self.quadrature
+    }
+
+    /// Where the auxiliary field lives.
+    pub fn aux(&self) -> AuxSpace {
+        self.aux
+    }
+
+    /// The pointwise physics.
+    pub fn physics(&self) -> &dyn PointwiseEval<R> {
+        &*self.physics
+    }
+
+    /// The physics' constants, in `R`.
+    pub fn constants(&self) -> &[R] {
+        &self.constants
+    }
+
+    /// Checks that the form has what the physics reads: its auxiliary
+    /// field ([`Form::with_aux`]) and its constants ([`Form::with_constants`]),
+    /// before an operator is built.
+    pub(crate) fn check_complete(&self) -> Result<()> {
+        let info = self.physics.info();
+        let n_aux = info.n_aux.resolve(self.space.dim());
+        if n_aux != self.aux.n_comp() {
+            return Err(Error::arg(
+                "form",
+                format!(
+                    "`{}` reads {n_aux} auxiliary component(s), the form's auxiliary space \
+                     {:?} has {}: give it with Form::with_aux",
+                    info.name,
+                    self.aux,
+                    self.aux.n_comp()
+                ),
+            ));
+        }
+        if self.constants.len() != info.n_constants {
+            return Err(Error::arg(
+                "form",
+                format!(
+                    "`{}` takes {} constant(s), the form has {}: give them with \
+                     Form::with_constants",
+                    info.name,
+                    info.n_constants,
+                    self.constants.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn checked_constants(&self, constants: &[f64]) -> Result<Vec<R>> {
+        let info = self.physics.info();
+        if constants.len() != info.n_constants {
+            return Err(Error::arg(
+                "constants",
+                format!(
+                    "`{}` takes {} constant(s), got {}",
+                    info.name,
+                    info.n_constants,
+                    constants.len()
+                ),
+            ));
+        }
+        check_finite("constants", constants)?;
+        let converted: Vec<R> = constants.iter().map(|&c| R::from_f64(c)).collect();
+        check_finite("constants (in the form's precision)", &converted)?;
+        Ok(converted)
+    }
+}
+
+/// Checks that `physics` is defined in dimension `dim` and has `n_comp`
+/// components there.
+pub(crate) fn check_fit<P: Pointwise + ?Sized>(physics: &P, dim: usize, n_comp: usize) -> Result<()> {
+    let info = physics.info();
+    if !info.supports_dim(dim) {
+        return Err(Error::arg(
+            "physics",
+            format!(
+                "`{}` supports dimension(s) {:?}, not {dim}",
+                info.name, info.dims
+            ),
+        ));
+    }
+    let physics_comp = info.n_comp.resolve(dim);
+    if physics_comp != n_comp {
+        return Err(Error::arg(
+            "physics",
+            format!(
+                "`{}` has {physics_comp} component(s) in {dim}D but the space has {n_comp}",
+                info.name
+            ),
+        ));
+    }
+    Ok(())
+}
