@@ -8,7 +8,7 @@
 //! residual is affine in `u`, so its Jacobian `A` is the stiffness matrix
 //! and `u = A⁻¹ b` with `b = −F(0)`:
 //!
-//! 1. `Residual::assemble_jacobian` builds `A` (CSR; the sparsity from the
+//! 1. `Operator::assemble_jacobian` builds `A` (CSR; the sparsity from the
 //!    space, the values from the pointwise Jacobians `g0…g3` that
 //!    `#[pointwise]` derives);
 //! 2. `FixedDofs::eliminate` imposes `u = 0` on the boundary symmetrically;
@@ -122,9 +122,12 @@ fn run(args: &Args) -> Result<()> {
         Backend::opencl(&DeviceSelector::from_env())?
     };
     let aux = AuxSpace::Field { n_comp: 1 };
-    let mut residual = Residual::<f64>::new(&mesh, space.clone(), quadrature, aux, &backend)?;
+    let form = Form::new(space.clone(), DiffusionWithSource)?
+        .with_quadrature(quadrature)?
+        .with_aux(aux)?;
+    let mut op = Operator::<f64>::new(&mesh, form, &backend)?;
     let coefficient = space.interpolate(&mesh, |x, a| a[0] = 1.0 + x[0] * x[0])?;
-    residual.set_aux(&coefficient)?;
+    op.set_aux(&coefficient)?;
     println!(
         "-div((1 + x0^2) grad u) = 1 on {domain}, P{} ({} cells, {} dofs), matrix-free on {}",
         args.order,
@@ -135,10 +138,10 @@ fn run(args: &Args) -> Result<()> {
 
     // 1. the Jacobian at u = 0 (any u: the problem is linear), and b = −F(0)
     let t = Instant::now();
-    let zero = residual.vector()?;
-    let mut a = residual.assemble_jacobian(&DiffusionWithSource, &zero, &[])?;
-    let mut f0 = residual.vector()?;
-    residual.evaluate(&DiffusionWithSource, &zero, &[], &mut f0)?;
+    let zero = op.vector()?;
+    let mut a = op.assemble_jacobian(&zero)?;
+    let mut f0 = op.vector()?;
+    op.apply(&zero, &mut f0)?;
     let mut b: Vec<f64> = f0.to_host()?.iter().map(|v| -v).collect();
     println!(
         "assembled A: {} x {}, {} nonzeros, in {:.3} s",
@@ -160,7 +163,7 @@ fn run(args: &Args) -> Result<()> {
     println!("max |row sum| of A (a pure diffusion): {row_sums:.1e}");
 
     // 2–3. u = 0 on the boundary, then faer's sparse Cholesky
-    let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, |_x, g| g[0] = 0.0)?;
+    let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, |_x, g| g[0] = 0.0)?;
     // the coefficient on every multigrid level too (P2 has a P1 level, a
     // refined Gmsh mesh its coarser meshes)
     problem.set_aux(&coefficient)?;
@@ -178,7 +181,7 @@ fn run(args: &Args) -> Result<()> {
     // 4. the matrix-free solve
     let t = Instant::now();
     let tol = args.tol;
-    let (u, stats) = problem.solve_linear(&DiffusionWithSource, &[], tol, 10_000)?;
+    let (u, stats) = problem.solve_linear(tol, 10_000)?;
     let u = u.to_host()?;
     println!(
         "matrix-free CG: {} iterations to {tol:.0e}, {:.3} s",

@@ -36,10 +36,10 @@
 //!    functions too, listed in `helpers(…)`.
 //! 2. **Discretization** ([`solve_on`]): a coarse mesh refined into a
 //!    [`MeshHierarchy`]; on its finest mesh a [`FunctionSpace`] (P1/P2) →
-//!    [`Residual`] (quadrature, backend).
+//!    [`Form`] (space, quadrature, physics) bound into an [`Operator`] on a backend.
 //! 3. **Boundary conditions and solver**: [`DirichletProblem`] fixes the
 //!    boundary dofs and runs Newton–Krylov on the others, with the exact
-//!    Jacobian action of the physics ([`Residual::jacobian_action`]) and a
+//!    Jacobian action of the physics ([`Operator::jacobian_action`]) and a
 //!    multigrid V-cycle on the hierarchy as preconditioner.
 //! 4. **Checking and output**: [`l2_error`] against the exact solution,
 //!    [`Vtu`] for ParaView.
@@ -47,7 +47,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::Mesh;
@@ -56,7 +55,8 @@ use femquad::multigrid::MeshHierarchy;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::EvalPrecision;
 use femquad::quadrature::Quadrature;
-use femquad::residual::Residual;
+use femquad::form::Form;
+use femquad::operator::Operator;
 use femquad::solve::{
     DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, Preconditioner, l2_error,
 };
@@ -168,10 +168,13 @@ pub fn solve_on<R: EvalPrecision>(
     let space = FunctionSpace::new(mesh, Element::lagrange(dim, order)?, 1)?;
     // residual evaluation: quadrature of degree 2·order, OpenCL or native
     let quadrature = Quadrature::simplex(dim, 2 * order)?;
-    let residual = Residual::<R>::new(mesh, space.clone(), quadrature, AuxSpace::None, backend)?;
+    // the physics evaluating in `R` (`ReactionDiffusion` implements both
+    // precisions), bound with the space and quadrature into the form
+    let form = Form::new(space.clone(), R::physics(&ReactionDiffusion))?.with_quadrature(quadrature)?;
+    let op = Operator::<R>::new(mesh, form, backend)?;
     // u = g on the boundary; Newton–Krylov for the interior values, the
     // multigrid on the hierarchy's levels
-    let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, exact)?;
+    let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, exact)?;
     problem.set_preconditioner(preconditioner);
     let mut newton = NewtonOptions {
         rtol,
@@ -185,9 +188,7 @@ pub fn solve_on<R: EvalPrecision>(
         let reachable = 10.0 * R::EPSILON.to_f64().sqrt();
         newton.linear.tol = newton.linear.tol.max(reachable);
     }
-    // the physics evaluating in `R` (`ReactionDiffusion` implements both precisions)
-    let physics = R::physics(&ReactionDiffusion);
-    let (u, stats) = problem.solve_nonlinear(physics, &[], None, &newton)?;
+    let (u, stats) = problem.solve_nonlinear(None, &newton)?;
     let seconds = t0.elapsed().as_secs_f64();
     // download the solution (it lives where the residual does) and check it
     // against the exact solution

@@ -46,7 +46,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
-use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::generate::{MeshOptions, unit_box};
@@ -54,9 +53,10 @@ use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, 
 use femquad::multigrid::{CycleProfile, MeshHierarchy, MultigridOptions, SetupReport};
 use femquad::opencl::DeviceSelector;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
-use femquad::physics::{EvalPrecision, PointwiseEval, PointwiseEvalBoth};
+use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
-use femquad::residual::Residual;
+use femquad::form::Form;
+use femquad::operator::Operator;
 use femquad::solve::{DirichletProblem, Preconditioner};
 use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
@@ -379,19 +379,15 @@ fn run_case<R: EvalPrecision>(
     let space = FunctionSpace::new(hierarchy.finest(), element, n_comp)?;
     let quadrature = Quadrature::default_for(&element)?;
     let (cells, dofs) = (hierarchy.finest().n_cells(), space.n_dofs());
-    let residual = Residual::<R>::new(
-        hierarchy.finest(),
-        space,
-        quadrature,
-        AuxSpace::None,
-        backend,
-    )?;
     let lame = LameParameters::from_young_poisson(1.0, 0.3)?;
-    let (physics, constants): (&dyn PointwiseEvalBoth, Vec<f64>) = match case.physics {
+    let (physics, constants): (&'static dyn PointwiseEvalBoth, Vec<f64>) = match case.physics {
         Physics::Poisson => (&Poisson, vec![1.0]),
         Physics::Lame => (&Lame, lame.constants().to_vec()),
     };
-    let physics = R::physics(physics);
+    let form = Form::new(space, R::physics(physics))?
+        .with_quadrature(quadrature)?
+        .with_constants(&constants)?;
+    let op = Operator::<R>::new(hierarchy.finest(), form, backend)?;
     let g = |x: &[f64], out: &mut [f64]| match out.len() {
         1 => out[0] = 0.0,
         _ => {
@@ -402,9 +398,9 @@ fn run_case<R: EvalPrecision>(
             }
         }
     };
-    let mut problem = DirichletProblem::on_hierarchy(residual, hierarchy, g)?;
+    let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, g)?;
     problem.set_preconditioner(pc.clone());
-    problem.prepare(physics)?;
+    problem.prepare()?;
     let problem_seconds = t.elapsed().as_secs_f64();
     // `repeat` solves of the same problem (each with its preconditioner
     // setup), the medians reported
@@ -412,7 +408,7 @@ fn run_case<R: EvalPrecision>(
     let mut stats = None;
     for _ in 0..args.repeat {
         let t = Instant::now();
-        let (_, s) = problem.solve_linear(physics, &constants, args.tol, args.max_iter)?;
+        let (_, s) = problem.solve_linear(args.tol, args.max_iter)?;
         let total = t.elapsed().as_secs_f64();
         setups.push(problem.preconditioner_seconds());
         solves.push(total - problem.preconditioner_seconds());
@@ -424,7 +420,7 @@ fn run_case<R: EvalPrecision>(
     if let (Some(profile), Some(report)) = (problem.multigrid_profile(), problem.multigrid_report())
     {
         print_profile(profile, report, last_solve, stats.iterations);
-        print_operation_times(&mut problem, physics, &constants)?;
+        print_operation_times(&mut problem)?;
     }
     let (levels, coarse_dofs) = match problem.multigrid_report() {
         Some(r) if matches!(pc, Preconditioner::Multigrid(_)) => {
@@ -499,19 +495,14 @@ fn print_profile(profile: &CycleProfile, report: &SetupReport, solve: f64, itera
 
 /// The milliseconds of the operations of one CG iteration, each alone
 /// (median of 11, the device finished before and after each).
-fn print_operation_times<R: EvalPrecision>(
-    problem: &mut DirichletProblem<R>,
-    physics: &dyn PointwiseEval<R>,
-    constants: &[f64],
-) -> Result<()> {
-    let constants: Vec<R> = constants.iter().map(|&c| R::from_f64(c)).collect();
-    let n = problem.residual().space().n_dofs();
-    let u = problem.residual().vector_from(
+fn print_operation_times<R: EvalPrecision>(problem: &mut DirichletProblem<R>) -> Result<()> {
+    let n = problem.operator().space().n_dofs();
+    let u = problem.operator().vector_from(
         &(0..n)
             .map(|i| R::from_f64((i % 7) as f64 * 0.1))
             .collect::<Vec<_>>(),
     )?;
-    let v = problem.residual().vector_from(
+    let v = problem.operator().vector_from(
         &(0..n)
             .map(|i| R::from_f64((i % 5) as f64 * 0.3 - 0.5))
             .collect::<Vec<_>>(),
@@ -529,9 +520,14 @@ fn print_operation_times<R: EvalPrecision>(
         t.sort_by(f64::total_cmp);
         Ok(t[5])
     };
-    let residual = problem.residual_mut();
-    let jv = time(&mut || residual.jacobian_action(physics, &u, &v, &constants, &mut w))?;
-    let f = time(&mut || residual.evaluate(physics, &u, &constants, &mut w))?;
+    // an operator of its own, bound to the problem's form on its backend
+    let mesh = problem
+        .hierarchy()
+        .ok_or_else(|| femquad::Error::arg("problem", "it has no meshes"))?
+        .finest();
+    let mut op = Operator::new(mesh, problem.operator().form().clone(), &problem.operator().backend())?;
+    let jv = time(&mut || op.jacobian_action(&u, &v, &mut w))?;
+    let f = time(&mut || op.apply(&u, &mut w))?;
     let dot = time(&mut || v.dot(&u).map(|_| ()))?;
     let dots = time(&mut || v.dots(&[&v, &u]).map(|_| ()))?;
     let axpy = time(&mut || w.axpy(0.5, &v))?;

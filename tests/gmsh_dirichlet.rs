@@ -23,12 +23,21 @@ fn example_mesh(name: &str) -> GmshMesh {
     .unwrap()
 }
 
-/// The residual of a P`order` field of `n_comp` components on `mesh`, native.
-fn residual(mesh: &Mesh, order: usize, n_comp: usize) -> Residual<f64> {
+/// The operator of `physics` with `constants` for a P`order` field of
+/// `n_comp` components on `mesh`, native.
+fn operator(
+    mesh: &Mesh,
+    order: usize,
+    n_comp: usize,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
+) -> Operator<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
     let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
-    let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, AuxSpace::None, &Backend::native()).unwrap()
+    let form = Form::new(space, physics)
+        .and_then(|f| f.with_constants(constants))
+        .unwrap();
+    Operator::new(mesh, form, &Backend::native()).unwrap()
 }
 
 /// The boundary data: 0 for a scalar, a quadratic displacement for a vector.
@@ -50,11 +59,11 @@ fn solve(
     mesh: &Mesh,
     order: usize,
     n_comp: usize,
-    physics: &dyn PointwiseEvalBoth,
+    physics: &'static dyn PointwiseEvalBoth,
     constants: &[f64],
     fixed: Option<&[u32]>,
 ) -> Vec<f64> {
-    let r = residual(mesh, order, n_comp);
+    let r = operator(mesh, order, n_comp, physics, constants);
     let mut p = match fixed {
         None => DirichletProblem::on_boundary(r, mesh, g).unwrap(),
         Some(dofs) => {
@@ -65,7 +74,7 @@ fn solve(
                 .unwrap()
         }
     };
-    let (u, _) = p.solve_linear(physics, constants, 1e-13, 2000).unwrap();
+    let (u, _) = p.solve_linear(1e-13, 2000).unwrap();
     u.to_host().unwrap()
 }
 
@@ -89,7 +98,7 @@ fn group_conditions_covering_the_boundary_solve_as_on_boundary() {
         let gmsh = example_mesh(file);
         let mesh = &gmsh.mesh;
         let dim = mesh.dim();
-        let (n_comp, physics, constants): (usize, &dyn PointwiseEvalBoth, &[f64]) = if vector {
+        let (n_comp, physics, constants): (usize, &'static dyn PointwiseEvalBoth, &[f64]) = if vector {
             (dim, &Lame, &lame)
         } else {
             (1, &Poisson, &[1.0])

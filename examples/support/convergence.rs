@@ -27,7 +27,6 @@ use std::path::Path;
 use std::time::Instant;
 
 use femquad::Result;
-use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::mesh::Mesh;
@@ -36,7 +35,8 @@ use femquad::multigrid::MeshHierarchy;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::{Quadrature, default_degree};
-use femquad::residual::Residual;
+use femquad::form::Form;
+use femquad::operator::Operator;
 use femquad::solve::{
     DirichletProblem, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
 };
@@ -174,33 +174,20 @@ pub fn solve_on<R: EvalPrecision>(
     let element = Element::lagrange(dim, opts.order)?;
     let space = FunctionSpace::new(hierarchy.finest(), element, problem.n_comp(dim))?;
     let quadrature = Quadrature::simplex(dim, default_degree(opts.order))?;
-    let residual = Residual::<R>::new(
-        hierarchy.finest(),
-        space.clone(),
-        quadrature,
-        AuxSpace::None,
-        &opts.backend,
-    )?;
-    let mut dirichlet = DirichletProblem::on_hierarchy(residual, hierarchy, problem.exact)?;
+    let form = Form::new(space.clone(), R::physics(problem.physics))?
+        .with_quadrature(quadrature)?
+        .with_constants(problem.constants)?;
+    let op = Operator::<R>::new(hierarchy.finest(), form, &opts.backend)?;
+    let mut dirichlet = DirichletProblem::on_hierarchy(op, hierarchy, problem.exact)?;
     dirichlet.set_preconditioner(opts.preconditioner.clone());
     let (u, krylov_iterations, newton) = if problem.linear {
-        let (u, stats) = dirichlet.solve_linear(
-            R::physics(problem.physics),
-            problem.constants,
-            opts.tol,
-            opts.max_iter,
-        )?;
+        let (u, stats) = dirichlet.solve_linear(opts.tol, opts.max_iter)?;
         (u, stats.iterations, None)
     } else {
         let mut newton = opts.newton;
         newton.rtol = opts.tol;
         newton.linear.max_iter = opts.max_iter;
-        let (u, stats) = dirichlet.solve_nonlinear(
-            R::physics(problem.physics),
-            problem.constants,
-            None,
-            &newton,
-        )?;
+        let (u, stats) = dirichlet.solve_nonlinear(None, &newton)?;
         (u, stats.linear_iterations.iter().sum(), Some(stats))
     };
     let seconds = t0.elapsed().as_secs_f64();

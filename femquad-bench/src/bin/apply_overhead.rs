@@ -8,7 +8,7 @@
 //! ```
 //! Prints, per physics (2D P1 Laplacian, 3D P1 Lamé) and precision, the
 //! median and the 10 %/90 % quantiles of the host microseconds per call
-//! (`F(u)` as `evaluate` gives it, with its scan of `u` for NaN — one
+//! (`F(u)` as `Operator::apply` gives it, with its scan of `u` for NaN — one
 //! reduction and a scalar read; `J(u)·v` with no read-back at all),
 //! with the device queue drained every 50 calls (so enqueues never block
 //! on a full queue) outside the timed region.
@@ -24,11 +24,11 @@ fn quantiles(mut t: Vec<f64>) -> (f64, f64, f64) {
     (q(0.1), q(0.5), q(0.9))
 }
 
-fn measure<R: Real, P: PointwiseEval<R>>(
+fn measure<R: Real, P: PointwiseEval<R> + 'static>(
     dim: usize,
     cells: usize,
-    physics: &P,
-    constants: &[R],
+    physics: P,
+    constants: &[f64],
     calls: usize,
 ) -> femquad::Result<()> {
     let mesh = if dim == 2 {
@@ -42,16 +42,15 @@ fn measure<R: Real, P: PointwiseEval<R>>(
     let n_comp = physics.info().n_comp.resolve(dim);
     let space = FunctionSpace::new(&mesh, element, n_comp)?;
     let backend = Backend::opencl(&DeviceSelector::from_env())?;
-    let quadrature = Quadrature::default_for(&element)?;
-    let mut residual = Residual::<R>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
-    let n = residual.space().n_dofs();
+    let form = Form::new(space, physics)?.with_constants(constants)?;
+    let mut op = Operator::<R>::new(&mesh, form, &backend)?;
+    let n = op.space().n_dofs();
     let values: Vec<R> = (0..n)
         .map(|i| R::from_f64((i as f64 * 0.37).sin()))
         .collect();
-    let u = residual.vector_from(&values)?;
-    let v = residual.vector_from(&values)?;
-    let mut r = residual.vector()?;
-    residual.prepare(physics)?;
+    let u = op.vector_from(&values)?;
+    let v = op.vector_from(&values)?;
+    let mut r = op.vector()?;
     for (what, jacobian) in [("F(u)", false), ("J(u)v", true)] {
         let mut times = Vec::with_capacity(calls);
         for k in 0..calls + 50 {
@@ -60,9 +59,9 @@ fn measure<R: Real, P: PointwiseEval<R>>(
             }
             let t0 = Instant::now();
             if jacobian {
-                residual.jacobian_action(physics, &u, &v, constants, &mut r)?;
+                op.jacobian_action(&u, &v, &mut r)?;
             } else {
-                residual.evaluate(physics, &u, constants, &mut r)?;
+                op.apply(&u, &mut r)?;
             }
             let dt = t0.elapsed().as_secs_f64() * 1e6;
             if k >= 50 {
@@ -72,7 +71,7 @@ fn measure<R: Real, P: PointwiseEval<R>>(
         let (lo, med, hi) = quantiles(times);
         println!(
             "{dim}D {:<18} {:<4} {what:<6} {:>7} cells  host µs/call: median {med:7.2}  (10% {lo:6.2}, 90% {hi:6.2})",
-            physics.info().name,
+            op.physics().info().name,
             R::PRECISION.name(),
             mesh.n_cells()
         );
@@ -99,8 +98,8 @@ fn main() -> femquad::Result<()> {
         i += 2;
     }
     let lame = [1.0, 1.0];
-    measure::<f64, _>(2, cells, &Laplacian, &[], calls)?;
-    measure::<f32, _>(2, cells, &Laplacian, &[], calls)?;
-    measure::<f64, _>(3, cells, &Lame, &lame, calls)?;
+    measure::<f64, _>(2, cells, Laplacian, &[], calls)?;
+    measure::<f32, _>(2, cells, Laplacian, &[], calls)?;
+    measure::<f64, _>(3, cells, Lame, &lame, calls)?;
     Ok(())
 }

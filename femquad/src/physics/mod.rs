@@ -358,6 +358,55 @@ pub trait PointwiseEval<R: Real>: Pointwise {
     }
 }
 
+/// A physics held by reference is the physics: `Form::new(space, &PHYSICS)`
+/// with a `static`, or `R::physics(p)` of a `&'static dyn PointwiseEvalBoth`
+/// chosen at run time ([`EvalPrecision::physics`]).
+impl<P: Pointwise + ?Sized> Pointwise for &P {
+    fn info(&self) -> &'static PointwiseInfo {
+        (**self).info()
+    }
+    fn opencl_source(&self) -> &'static str {
+        (**self).opencl_source()
+    }
+    fn source_hash(&self) -> u64 {
+        (**self).source_hash()
+    }
+}
+
+impl<R: Real, P: PointwiseEval<R> + ?Sized> PointwiseEval<R> for &P {
+    fn eval(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, R>,
+        f0: &mut [R],
+        f1: &mut [R],
+    ) -> Result<(), PointwiseError> {
+        (**self).eval(dim, args, f0, f1)
+    }
+    fn eval_tangent(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, R>,
+        du: &[R],
+        dgrad_u: &[R],
+        df0: &mut [R],
+        df1: &mut [R],
+    ) -> Result<(), PointwiseError> {
+        (**self).eval_tangent(dim, args, du, dgrad_u, df0, df1)
+    }
+    fn eval_jacobian(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, R>,
+        g0: &mut [R],
+        g1: &mut [R],
+        g2: &mut [R],
+        g3: &mut [R],
+    ) -> Result<(), PointwiseError> {
+        (**self).eval_jacobian(dim, args, g0, g1, g2, g3)
+    }
+}
+
 /// Pointwise physics that evaluates in both precisions: every
 /// `#[pointwise]` physics. Where the physics is chosen at run time and the
 /// precision is not yet (a list of cases, a benchmark), hold it as
