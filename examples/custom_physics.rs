@@ -49,14 +49,14 @@ use std::process::ExitCode;
 use clap::Parser;
 use femquad::backend::Backend;
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::mesh::Mesh;
 use femquad::mesh::size::FieldSize;
 use femquad::multigrid::MeshHierarchy;
+use femquad::operator::Operator;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::EvalPrecision;
 use femquad::quadrature::Quadrature;
-use femquad::form::Form;
-use femquad::operator::Operator;
 use femquad::solve::{
     DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, Preconditioner, l2_error,
 };
@@ -170,7 +170,8 @@ pub fn solve_on<R: EvalPrecision>(
     let quadrature = Quadrature::simplex(dim, 2 * order)?;
     // the physics evaluating in `R` (`ReactionDiffusion` implements both
     // precisions), bound with the space and quadrature into the form
-    let form = Form::new(space.clone(), R::physics(&ReactionDiffusion))?.with_quadrature(quadrature)?;
+    let form =
+        Form::new(space.clone(), R::physics(&ReactionDiffusion))?.with_quadrature(quadrature)?;
     let op = Operator::<R>::new(mesh, form, backend)?;
     // u = g on the boundary; Newton–Krylov for the interior values, the
     // multigrid on the hierarchy's levels

@@ -48,15 +48,15 @@ use std::time::Instant;
 use clap::Parser;
 use femquad::backend::Backend;
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
 use femquad::multigrid::{CycleProfile, MeshHierarchy, MultigridOptions, SetupReport};
 use femquad::opencl::DeviceSelector;
+use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
-use femquad::form::Form;
-use femquad::operator::Operator;
 use femquad::solve::{DirichletProblem, Preconditioner};
 use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
@@ -525,7 +525,11 @@ fn print_operation_times<R: EvalPrecision>(problem: &mut DirichletProblem<R>) ->
         .hierarchy()
         .ok_or_else(|| femquad::Error::arg("problem", "it has no meshes"))?
         .finest();
-    let mut op = Operator::new(mesh, problem.operator().form().clone(), &problem.operator().backend())?;
+    let mut op = Operator::new(
+        mesh,
+        problem.operator().form().clone(),
+        &problem.operator().backend(),
+    )?;
     let jv = time(&mut || op.jacobian_action(&u, &v, &mut w))?;
     let f = time(&mut || op.apply(&u, &mut w))?;
     let dot = time(&mut || v.dot(&u).map(|_| ()))?;

@@ -98,11 +98,12 @@ fn group_conditions_covering_the_boundary_solve_as_on_boundary() {
         let gmsh = example_mesh(file);
         let mesh = &gmsh.mesh;
         let dim = mesh.dim();
-        let (n_comp, physics, constants): (usize, &'static dyn PointwiseEvalBoth, &[f64]) = if vector {
-            (dim, &Lame, &lame)
-        } else {
-            (1, &Poisson, &[1.0])
-        };
+        let (n_comp, physics, constants): (usize, &'static dyn PointwiseEvalBoth, &[f64]) =
+            if vector {
+                (dim, &Lame, &lame)
+            } else {
+                (1, &Poisson, &[1.0])
+            };
         let part = gmsh.part(groups).unwrap();
         let element = Element::lagrange(dim, order).unwrap();
         let space = FunctionSpace::new(mesh, element, n_comp).unwrap();

@@ -29,14 +29,14 @@ use std::time::Instant;
 use femquad::Result;
 use femquad::backend::Backend;
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::MeshHierarchy;
+use femquad::operator::Operator;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::{Quadrature, default_degree};
-use femquad::form::Form;
-use femquad::operator::Operator;
 use femquad::solve::{
     DirichletProblem, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
 };

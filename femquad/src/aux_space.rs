@@ -26,19 +26,17 @@ use crate::{Error, Result};
 /// let element = Element::lagrange(2, 1)?;
 /// let aux = AuxSpace::Cell { n_comp: 1 };
 /// assert_eq!((aux.n_comp(), aux.values_per_cell(element.n_basis())), (1, 1));
-/// let residual = |aux| -> femquad::Result<Residual<f64>> {
-///     let space = FunctionSpace::new(&mesh, element, 1)?;
-///     let quadrature = Quadrature::default_for(&element)?;
-///     Residual::new(&mesh, space, quadrature, aux, &Backend::native())
-/// };
-/// let (mut plain, mut scaled) = (residual(AuxSpace::None)?, residual(aux)?);
+/// let space = FunctionSpace::new(&mesh, element, 1)?;
+/// let mut plain = Operator::<f64>::new(&mesh, Form::new(space.clone(), Laplacian)?, &Backend::native())?;
+/// let form = Form::new(space, LaplacianCoefficient)?.with_aux(aux)?;
+/// let mut scaled = Operator::<f64>::new(&mesh, form, &Backend::native())?;
 /// scaled.set_aux(&[3.0; 8])?; // [cell][k]
 ///
 /// let values = plain.space().interpolate(&mesh, |x, u| u[0] = x[0] * x[1])?;
 /// let u = plain.vector_from(&values)?;
 /// let (mut r, mut r3) = (plain.vector()?, scaled.vector()?);
-/// plain.evaluate(&Laplacian, &u, &[], &mut r)?;
-/// scaled.evaluate(&LaplacianCoefficient, &u, &[], &mut r3)?;
+/// plain.apply(&u, &mut r)?;
+/// scaled.apply(&u, &mut r3)?;
 /// let (r, r3) = (r.to_host()?, r3.to_host()?);
 /// assert!(r.iter().zip(&r3).all(|(a, b)| (3.0 * a - b).abs() < 1e-14));
 /// assert!(r.iter().any(|a| a.abs() > 0.1));

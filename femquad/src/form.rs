@@ -222,7 +222,11 @@ impl<R: Real> Form<R> {
 
 /// Checks that `physics` is defined in dimension `dim` and has `n_comp`
 /// components there.
-pub(crate) fn check_fit<P: Pointwise + ?Sized>(physics: &P, dim: usize, n_comp: usize) -> Result<()> {
+pub(crate) fn check_fit<P: Pointwise + ?Sized>(
+    physics: &P,
+    dim: usize,
+    n_comp: usize,
+) -> Result<()> {
     let info = physics.info();
     if !info.supports_dim(dim) {
         return Err(Error::arg(

@@ -21,18 +21,21 @@
 //! #[pointwise] physics: f0/f1, native Rust and OpenCL C from one body
 //!          │
 //!          ▼
-//! residual on a backend: native (Rust, rayon; the reference) | OpenCL (device-resident)
-//!   F(u): global u ─gather─► thread transposition ─assemble─► global F (one fused launch)
+//! form = space + quadrature + physics + constants (+ auxiliary field), checked once
 //!          │
 //!          ▼
-//! solvers on vectors that live where the residual lives: CG, GMRES, Newton–Krylov,
+//! operator: the form bound on a backend: native (Rust, rayon; the reference) | OpenCL
+//!   apply: global u ─gather─► thread transposition ─assemble─► global F (one fused launch)
+//!          │
+//!          ▼
+//! solvers on vectors that live where the operator lives: CG, GMRES, Newton–Krylov,
 //! Dirichlet problems, preconditioned by multigrid (refined hierarchy, Chebyshev /
 //! point-block Jacobi smoothing, faer direct coarse solve); output (VTU)
 //! ```
 //! Module names follow the boxes: [`mesh`], [`space`], [`geometry`],
 //! [`quadrature`], [`element`], [`tabulation`], [`physics`],
 //! [`discretization`] (what an integration is), [`native`] and [`opencl`]
-//! (the two backends, chosen by [`backend::Backend`]), [`residual`],
+//! (the two backends, chosen by [`backend::Backend`]), [`form`], [`operator`],
 //! [`multigrid`], [`solve`], [`output`], and [`perf_model`]. Array layouts are fixed in
 //! one place, [`layout`]. A program needs only [`prelude`].
 //!
@@ -41,8 +44,10 @@
 //! restriction* is the space's gather `E` and assembly `Eᵀ` through the
 //! cell → node map ([`space::FunctionSpace`]); its *basis* is the
 //! [`tabulation`] at the quadrature points; its *Q-function* is the
-//! `#[pointwise]` physics; its *operator* `Eᵀ Bᵀ D B E` is the
-//! [`residual::Residual`], fused into one kernel launch on a device.
+//! `#[pointwise]` physics, which a [`form::Form`] binds with its space,
+//! quadrature and constants; its *operator* `Eᵀ Bᵀ D B E` is the
+//! [`operator::Operator`] — the form bound once on a backend, then applied
+//! to vectors only — fused into one kernel launch on a device.
 
 #![warn(missing_docs)]
 
@@ -62,13 +67,13 @@ pub mod mesh;
 pub mod multigrid;
 pub mod native;
 pub mod opencl;
+pub mod operator;
 pub mod output;
 pub mod perf_model;
 pub mod physics;
 pub mod prelude;
 pub mod quadrature;
 pub mod real;
-pub mod operator;
 #[doc(hidden)]
 pub mod rng;
 pub mod solve;

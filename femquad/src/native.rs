@@ -53,7 +53,7 @@ pub fn element_vectors<R: Real, P: PointwiseEval<R> + ?Sized>(
 ///
 /// with `δu`, `δ∇u` the values and gradients of the direction at the
 /// quadrature points, computed as `u`, `∇u` are. Summed over cells, this
-/// is the Jacobian action `J(u)·v` ([`crate::residual::Residual::jacobian_action`]).
+/// is the Jacobian action `J(u)·v` ([`crate::operator::Operator::jacobian_action`]).
 ///
 /// # Errors
 /// As [`element_vectors`]; `direction` is named for a wrong length or a
@@ -93,7 +93,7 @@ pub fn tangent_element_vectors<R: Real, P: PointwiseEval<R> + ?Sized>(
 /// `out[((c·N_b + b)·N_comp + fc)·N_comp + gc]` (`n_cells·N_b·N_comp²`
 /// entries). Summed over the cells of each node, these are the point blocks
 /// of the Jacobian's diagonal
-/// ([`crate::residual::Residual::jacobian_diagonal`]). NaN and ±∞ that the
+/// ([`crate::operator::Operator::jacobian_diagonal`]). NaN and ±∞ that the
 /// physics returns are kept, for the caller to report where they land.
 ///
 /// # Errors

@@ -7,8 +7,8 @@
 //! Meshes ([`Mesh`], [`MeshOptions`], the generators [`unit_square`],
 //! [`unit_cube`], [`unit_box`], and [`read_gmsh`]), the discretization
 //! ([`Element`], [`FunctionSpace`], [`Quadrature`], [`AuxSpace`]), where it
-//! runs ([`Backend`], [`DeviceSelector`]), the operator and its solve
-//! ([`Residual`], [`DirichletProblem`], its [`MeshHierarchy`] for
+//! runs ([`Backend`], [`DeviceSelector`]), the form, its operator and its
+//! solve ([`Form`], [`Operator`], [`DirichletProblem`], its [`MeshHierarchy`] for
 //! multigrid and [`Preconditioner`]), output ([`Vtu`], [`VtuFormat`]),
 //! physics ([`macro@pointwise`], [`Pointwise`], [`PointwiseEval`]),
 //! precision ([`Real`], [`Precision`]) and errors ([`Error`], [`Result`]).
@@ -16,14 +16,14 @@
 pub use crate::aux_space::AuxSpace;
 pub use crate::backend::Backend;
 pub use crate::element::Element;
+pub use crate::form::Form;
 pub use crate::mesh::gmsh::{GmshMesh, read_gmsh};
 pub use crate::mesh::{Mesh, MeshOptions, unit_box, unit_cube, unit_square};
 pub use crate::multigrid::MeshHierarchy;
 pub use crate::opencl::DeviceSelector;
+pub use crate::operator::Operator;
 pub use crate::output::{Vtu, VtuFormat};
 pub use crate::quadrature::Quadrature;
-pub use crate::form::Form;
-pub use crate::operator::Operator;
 pub use crate::solve::{DirichletProblem, Preconditioner};
 pub use crate::space::FunctionSpace;
 pub use crate::vector::{Vector, VectorOps};

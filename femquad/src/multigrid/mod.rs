@@ -51,9 +51,9 @@ mod coarse;
 mod eigen;
 mod hierarchy;
 mod levels;
+mod operator_levels;
 mod operators;
 mod profile;
-mod operator_levels;
 mod transfer;
 mod vcycle;
 
@@ -63,9 +63,9 @@ pub use coarse::CoarseSolver;
 pub use eigen::{EigenEstimate, estimate_eigenvalues};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
+pub use operator_levels::{JacobianLevels, OperatorLevels};
 pub use operators::{Action, LevelOperators};
 pub use profile::{CycleProfile, LevelTimes};
-pub use operator_levels::{JacobianLevels, OperatorLevels};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
 

@@ -60,7 +60,12 @@ impl<R: Real> Operator<R> {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn jacobian_action(&mut self, u: &Vector<R>, v: &Vector<R>, out: &mut Vector<R>) -> Result<()> {
+    pub fn jacobian_action(
+        &mut self,
+        u: &Vector<R>,
+        v: &Vector<R>,
+        out: &mut Vector<R>,
+    ) -> Result<()> {
         self.check_vectors(&[("u", u), ("v", v), ("out", &*out)])?;
         self.check_aux_set()?;
         let physics = self.form.physics();

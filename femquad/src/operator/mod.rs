@@ -144,7 +144,8 @@ impl<R: Real> Operator<R> {
                 }))
             }
             Backend::OpenCl { device, options } => {
-                let mut op = OpenClOperator::new(device.clone(), options.clone(), mesh, space, disc)?;
+                let mut op =
+                    OpenClOperator::new(device.clone(), options.clone(), mesh, space, disc)?;
                 let assembly = Assembly::default();
                 op.prepare(form.physics(), assembly)?;
                 Imp::OpenCl(Box::new(DeviceResidual { op, assembly }))

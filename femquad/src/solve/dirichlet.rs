@@ -509,10 +509,7 @@ impl<R: Real> DirichletProblem<R> {
             Error::InvalidArgument {
                 name: "jacobian" | "residual",
                 reason,
-            } => Error::arg(
-                "physics",
-                format!("Newton–Krylov on `{name}`: {reason}"),
-            ),
+            } => Error::arg("physics", format!("Newton–Krylov on `{name}`: {reason}")),
             other => other,
         })?;
         Ok((u, stats))
@@ -570,8 +567,8 @@ mod tests {
     use super::*;
     use crate::backend::Backend;
     use crate::element::Element;
-    use crate::mesh::generate::{MeshOptions, unit_square};
     use crate::form::Form;
+    use crate::mesh::generate::{MeshOptions, unit_square};
     use crate::physics::PointwiseEval;
     use crate::physics::builtin::{Laplacian, NonlinearDiffusion, Poisson};
     use crate::quadrature::Quadrature;
@@ -681,9 +678,7 @@ mod tests {
         };
         let g = move |x: &[f64], o: &mut [f64]| o[0] = k_inv(1.0 + x[0]);
         let mut p = DirichletProblem::on_boundary(r, &mesh, g).unwrap();
-        let (u, stats) = p
-            .solve_nonlinear(None, &NewtonOptions::default())
-            .unwrap();
+        let (u, stats) = p.solve_nonlinear(None, &NewtonOptions::default()).unwrap();
         assert!(stats.iterations <= 8, "{stats:?}");
         let exact = p.space().interpolate(&mesh, g).unwrap();
         let err = u

@@ -1,10 +1,11 @@
 //! Solvers for the discrete problems `F(u) = 0`, matrix-free.
 //!
-//! femquad never assembles a matrix: every operator here is a
-//! [`LinearOperator`] — any closure `apply(v, out)` that computes
-//! `out = A v` qualifies — and for the finite-element problems that action
-//! is taken from residual evaluations
-//! ([`crate::residual::Residual::evaluate`]) on the GPU or natively.
+//! Every operator here is a [`LinearOperator`] — any closure
+//! `apply(v, out)` that computes `out = A v` qualifies — and for the
+//! finite-element problems that action is the exact Jacobian action of an
+//! [`Operator`](crate::operator::Operator) (or residual differences), on
+//! the GPU or natively. The only matrix assembled is multigrid's coarsest
+//! Jacobian, for its direct solve.
 //!
 //! The solvers are generic over their vectors ([`crate::vector::VectorOps`]):
 //! one code path serves host vectors (`Vec<f64>`, `Vec<f32>`), device
@@ -30,7 +31,7 @@
 //! * [`newton_krylov`] — Newton's method whose linear systems are solved by
 //!   GMRES with Jacobian-vector products from residual differences,
 //!   `J v ≈ (F(u + h v) − F(u))/h` ([`fd_step`] documents `h`).
-//! * [`DirichletProblem`] — a [`Residual`](crate::residual::Residual) with
+//! * [`DirichletProblem`] — a [`Operator`](crate::operator::Operator) with
 //!   some dofs fixed to given values (Dirichlet conditions), solved on the
 //!   free dofs: linear problems by CG, nonlinear ones by Newton–Krylov,
 //!   both preconditioned by geometric multigrid ([`Preconditioner`],

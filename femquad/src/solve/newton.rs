@@ -61,7 +61,7 @@ impl Default for NewtonOptions {
 /// Where Newton–Krylov's Jacobian-vector products come from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum JacobianProducts {
-    /// The exact action `J(u)·v` (e.g. [`crate::residual::Residual::jacobian_action`],
+    /// The exact action `J(u)·v` (e.g. [`crate::operator::Operator::jacobian_action`],
     /// from the physics' forward-mode derivatives): one tangent evaluation
     /// per product, accurate to rounding, no step to choose.
     #[default]

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::multigrid::{
-    MeshHierarchy, MultigridOptions, PointBlockJacobi, OperatorLevels, internal_error,
+    MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, internal_error,
 };
 use crate::operator::Operator;
 use crate::sparse::Factorization;
