@@ -220,6 +220,20 @@ impl<R: Real> Form<R> {
     }
 }
 
+impl<R: Real> std::fmt::Debug for Form<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Form")
+            .field("physics", &self.physics.info().name)
+            .field("element", &self.space.element())
+            .field("n_comp", &self.space.n_comp())
+            .field("n_dofs", &self.space.n_dofs())
+            .field("quadrature_points", &self.quadrature.n_points())
+            .field("aux", &self.aux)
+            .field("constants", &self.constants)
+            .finish()
+    }
+}
+
 /// Checks that `physics` is defined in dimension `dim` and has `n_comp`
 /// components there.
 pub(crate) fn check_fit<P: Pointwise + ?Sized>(

@@ -63,6 +63,7 @@ pub mod error;
 pub mod form;
 pub mod geometry;
 pub mod layout;
+pub mod linalg;
 pub mod mesh;
 pub mod multigrid;
 pub mod native;

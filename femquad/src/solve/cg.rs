@@ -3,7 +3,7 @@
 use super::krylov::{
     AttainableCheck, KrylovStats, Tol, checked_norm, krylov_start, non_finite_output, true_residual,
 };
-use super::operator::LinearOperator;
+use crate::linalg::LinearOperator;
 use crate::vector::VectorOps;
 use crate::{Error, Result};
 
@@ -231,7 +231,7 @@ pub fn cg<V: VectorOps>(
 mod tests {
     use super::*;
     use crate::Real;
-    use crate::solve::Jacobi;
+    use crate::linalg::Jacobi;
 
     /// The 1D Dirichlet Laplacian `tridiag(−1, 2, −1)` in any precision.
     #[allow(clippy::ptr_arg)]

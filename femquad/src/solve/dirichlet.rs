@@ -10,10 +10,11 @@ use super::cg::{CgStats, cg};
 use super::linear_checks::{
     check_symmetric_positive, explain_cg_failure, prepare_probe, require_affine,
 };
+use super::newton::NewtonPreconditioner;
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
-use super::operator::{LinearOperator, NewtonPreconditioner};
 use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::error::check_len;
+use crate::linalg::LinearOperator;
 use crate::mesh::Mesh;
 use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
 use crate::operator::Operator;

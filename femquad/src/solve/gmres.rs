@@ -4,7 +4,7 @@
 use super::krylov::{
     AttainableCheck, KrylovStats, Tol, checked_norm, krylov_start, non_finite_output, true_residual,
 };
-use super::operator::LinearOperator;
+use crate::linalg::LinearOperator;
 use crate::vector::VectorOps;
 use crate::{Error, Result};
 
@@ -264,7 +264,7 @@ pub fn gmres<V: VectorOps>(
 mod tests {
     use super::*;
     use crate::Real;
-    use crate::solve::Jacobi;
+    use crate::linalg::Jacobi;
 
     /// A nonsymmetric convection–diffusion matrix `tridiag(−1 − c, 2, −1 + c)`.
     fn convection_diffusion(c: f64) -> impl FnMut(&Vec<f64>, &mut Vec<f64>) -> Result<()> {

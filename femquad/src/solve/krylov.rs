@@ -2,7 +2,7 @@
 //! the start, the true residual `b − A x` that every convergence claim is
 //! checked against, and the report of a non-finite operator output.
 
-use super::operator::LinearOperator;
+use crate::linalg::LinearOperator;
 use crate::vector::{VectorOps, check_finite};
 use crate::{Error, Precision, Result};
 

@@ -6,7 +6,7 @@
 
 use super::cg::{OPERATOR_ADVICE, PRECONDITIONER_ADVICE};
 use super::krylov::machine_epsilon;
-use super::operator::LinearOperator;
+use crate::linalg::LinearOperator;
 use crate::multigrid::fill_random;
 use crate::opencl::multigrid::MultigridKernels;
 use crate::physics::PointwiseInfo;

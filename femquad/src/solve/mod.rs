@@ -1,6 +1,6 @@
 //! Solvers for the discrete problems `F(u) = 0`, matrix-free.
 //!
-//! Every operator here is a [`LinearOperator`] — any closure
+//! Every operator here is a [`LinearOperator`](crate::linalg::LinearOperator) — any closure
 //! `apply(v, out)` that computes `out = A v` qualifies — and for the
 //! finite-element problems that action is the exact Jacobian action of an
 //! [`Operator`](crate::operator::Operator) (or residual differences), on
@@ -26,8 +26,8 @@
 //!   conditions).
 //! * [`gmres`] — restarted, right-preconditioned GMRES for general operators
 //!   (Jacobians of nonlinear physics are not symmetric).
-//! * [`Jacobi`] — the diagonal preconditioner `z = D⁻¹ r`; the
-//!   preconditioner argument of the solvers takes any [`LinearOperator`].
+//! * [`Jacobi`](crate::linalg::Jacobi) — the diagonal preconditioner `z = D⁻¹ r`; the
+//!   preconditioner argument of the solvers takes any [`LinearOperator`](crate::linalg::LinearOperator).
 //! * [`newton_krylov`] — Newton's method whose linear systems are solved by
 //!   GMRES with Jacobian-vector products from residual differences,
 //!   `J v ≈ (F(u + h v) − F(u))/h` ([`fd_step`] documents `h`).
@@ -51,7 +51,6 @@ mod krylov;
 mod linear_checks;
 mod newton;
 mod norms;
-mod operator;
 mod preconditioner;
 mod sparse_operators;
 
@@ -60,9 +59,8 @@ pub use dirichlet::DirichletProblem;
 pub use gmres::{GmresOptions, gmres};
 pub use krylov::KrylovStats;
 pub use newton::{
-    JacobianAction, JacobianProducts, NewtonOptions, NewtonStats, fd_step, newton_krylov,
-    newton_krylov_relinearized,
+    JacobianAction, JacobianProducts, NewtonOptions, NewtonPreconditioner, NewtonStats, fd_step,
+    newton_krylov, newton_krylov_relinearized,
 };
 pub use norms::{l2_error, l2_error_cells};
-pub use operator::{Jacobi, LinearOperator, NewtonPreconditioner};
 pub use preconditioner::Preconditioner;

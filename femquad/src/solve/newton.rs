@@ -4,9 +4,21 @@
 
 use super::gmres::{GmresOptions, gmres};
 use super::krylov::non_finite_output;
-use super::operator::{LinearOperator, NewtonPreconditioner};
+use crate::linalg::LinearOperator;
 use crate::vector::{VectorOps, check_finite};
 use crate::{Error, Result};
+
+/// A preconditioner for the linear systems of Newton's method that is
+/// rebuilt for every Newton step ([`newton_krylov_relinearized`]):
+/// `linearize(u)` sets it up for the Jacobian at the iterate `u`, then it
+/// applies `z = M(u)⁻¹ r` like any [`LinearOperator`].
+pub trait NewtonPreconditioner<V>: LinearOperator<V> {
+    /// Rebuilds the preconditioner for the Jacobian at `u`.
+    ///
+    /// # Errors
+    /// Whatever the setup reports.
+    fn linearize(&mut self, u: &V) -> Result<()>;
+}
 
 /// Options of [`newton_krylov`].
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,32 +1,12 @@
-//! Assembled matrices and direct solvers ([`crate::sparse`]) as operators
-//! of the Krylov solvers. (Here rather than in `sparse`, so that `sparse`,
-//! which the residual's assembled Jacobian uses, does not depend on the
-//! solvers, which use the residual.)
-
-use super::operator::LinearOperator;
-use crate::Result;
-use crate::sparse::{CsrMatrix, DirectSolver};
-
-/// `y = A x` ([`CsrMatrix::spmv`]) on host vectors: an assembled matrix as
-/// the operator of [`crate::solve::cg`] or [`crate::solve::gmres`].
-impl LinearOperator<Vec<f64>> for CsrMatrix {
-    fn apply(&mut self, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
-        self.spmv(x, y)
-    }
-}
-
-/// `x = A⁻¹ b` ([`DirectSolver::solve`]) on host vectors: an exact solve as
-/// a preconditioner, or the coarse-grid solve of a multigrid cycle.
-impl LinearOperator<Vec<f64>> for DirectSolver {
-    fn apply(&mut self, b: &Vec<f64>, x: &mut Vec<f64>) -> Result<()> {
-        self.solve(b, x)
-    }
-}
+//! Assembled matrices and direct solvers ([`crate::sparse`], which
+//! implements [`LinearOperator`](crate::linalg::LinearOperator) for them) as
+//! operators of the Krylov solvers: tests.
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::linalg::LinearOperator;
     use crate::solve::cg;
+    use crate::sparse::{CsrMatrix, DirectSolver};
 
     /// tridiag(−1, 2, −1) of size `n`.
     fn laplace_1d(n: usize) -> CsrMatrix {

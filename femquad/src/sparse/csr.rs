@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use super::pattern::SparsityPattern;
 use crate::error::check_len;
+use crate::linalg::LinearOperator;
 use crate::real::check_finite;
 use crate::{Error, Result};
 
@@ -333,6 +334,14 @@ impl CsrMatrix {
                 ),
             ))
         }
+    }
+}
+
+/// `y = A x` ([`CsrMatrix::spmv`]) on host vectors: an assembled matrix as
+/// the operator of [`crate::solve::cg`] or [`crate::solve::gmres`].
+impl LinearOperator<Vec<f64>> for CsrMatrix {
+    fn apply(&mut self, x: &Vec<f64>, y: &mut Vec<f64>) -> Result<()> {
+        self.spmv(x, y)
     }
 }
 

@@ -11,6 +11,7 @@ use faer::{Conj, MatMut, Side};
 use super::csr::{CsrMatrix, SYMMETRY_TOLERANCE};
 use super::pattern::SparsityPattern;
 use crate::error::check_len;
+use crate::linalg::LinearOperator;
 use crate::real::check_finite;
 use crate::{Error, Result};
 
@@ -325,4 +326,12 @@ fn faer_error(what: &str, e: FaerError) -> Error {
         other => format!("{other:?}"),
     };
     Error::arg("a", format!("{what} failed: {reason}"))
+}
+
+/// `x = A⁻¹ b` ([`DirectSolver::solve`]) on host vectors: an exact solve as
+/// a preconditioner, or the coarse-grid solve of a multigrid cycle.
+impl LinearOperator<Vec<f64>> for DirectSolver {
+    fn apply(&mut self, b: &Vec<f64>, x: &mut Vec<f64>) -> Result<()> {
+        self.solve(b, x)
+    }
 }

@@ -1,4 +1,8 @@
-//! Operators and preconditioners of the Krylov solvers, by their action.
+//! Linear operators by their action, at the bottom of the crate: what the
+//! Krylov solvers ([`crate::solve`]) iterate with, and what the operators
+//! of the crate (an [`Operator`](crate::operator::Operator)'s Jacobian, an
+//! assembled [`CsrMatrix`](crate::sparse::CsrMatrix), a direct solver, a
+//! multigrid cycle) implement where they are defined.
 
 use crate::Result;
 use crate::vector::VectorOps;
@@ -23,18 +27,6 @@ where
     fn apply(&mut self, x: &V, y: &mut V) -> Result<()> {
         self(x, y)
     }
-}
-
-/// A preconditioner for the linear systems of Newton's method that is
-/// rebuilt for every Newton step ([`super::newton_krylov_relinearized`]):
-/// `linearize(u)` sets it up for the Jacobian at the iterate `u`, then it
-/// applies `z = M(u)⁻¹ r` like any [`LinearOperator`].
-pub trait NewtonPreconditioner<V>: LinearOperator<V> {
-    /// Rebuilds the preconditioner for the Jacobian at `u`.
-    ///
-    /// # Errors
-    /// Whatever the setup reports.
-    fn linearize(&mut self, u: &V) -> Result<()>;
 }
 
 /// The Jacobi (diagonal) preconditioner `z = D⁻¹ r`, applied as the
