@@ -7,10 +7,10 @@
 
 use std::sync::{Arc, OnceLock};
 
+use femquad::linalg::{Jacobi, LinearOperator};
 use femquad::opencl::{Device, DeviceSelector, DeviceVector};
 use femquad::solve::{
-    GmresOptions, Jacobi, JacobianProducts, KrylovStats, LinearOperator, NewtonOptions, cg, gmres,
-    newton_krylov,
+    GmresOptions, JacobianProducts, KrylovStats, NewtonOptions, cg, gmres, newton_krylov,
 };
 use femquad::vector::{Vector, VectorOps};
 use femquad::{Error, Result};
