@@ -40,7 +40,7 @@
 //! * [`DirectSolver`] — faer's sparse Cholesky and LU, symbolic analysis reused.
 //!
 //! Both a [`CsrMatrix`] (`y = A x`) and a [`DirectSolver`] (`x = A⁻¹ b`) are
-//! [`LinearOperator`](crate::solve::LinearOperator)s on `Vec<f64>` (the
+//! [`LinearOperator`](crate::linalg::LinearOperator)s on `Vec<f64>` (the
 //! implementations live in [`crate::solve`], which depends on this module): the
 //! operator or the preconditioner of [`crate::solve::cg`] and
 //! [`crate::solve::gmres`], or the coarse solve of a multigrid cycle.
