@@ -10,10 +10,10 @@
 use std::sync::Arc;
 
 use femquad::opencl::{Assembly, Device, DeviceSelector, KernelOptions};
-use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{
     Lame, LameParameters, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
+use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::prelude::*;
 use femquad::rng::Rng;
 
@@ -41,17 +41,47 @@ fn mesh(dim: usize, n: usize) -> Mesh {
     unit_box(dim, n, &opts).unwrap()
 }
 
-fn residual<R: Real>(
+/// The operator of `physics` (with `constants`) on the Lagrange space of
+/// `order` with `n_comp` components, the default quadrature, aux `aux`.
+fn operator<R: EvalPrecision>(
     mesh: &Mesh,
     order: usize,
     n_comp: usize,
     aux: AuxSpace,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
     backend: &Backend,
-) -> Residual<R> {
+) -> Operator<R> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
     let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, aux, backend).unwrap()
+    let form = Form::new(space, R::physics(physics))
+        .and_then(|f| f.with_quadrature(q))
+        .and_then(|f| f.with_aux(aux))
+        .and_then(|f| f.with_constants(constants))
+        .unwrap();
+    Operator::new(mesh, form, backend).unwrap()
+}
+
+/// The operator of `case` on the Lagrange space of `order` with `n_comp`
+/// components in `mesh`'s dimension.
+fn case_operator<R: EvalPrecision>(
+    mesh: &Mesh,
+    order: usize,
+    n_comp: usize,
+    case: &Case,
+    backend: &Backend,
+) -> Operator<R> {
+    let aux = (case.aux)(mesh.dim());
+    operator(
+        mesh,
+        order,
+        n_comp,
+        aux,
+        case.physics,
+        &case.constants,
+        backend,
+    )
 }
 
 /// A test case: physics, components (per dim), aux, constants.
@@ -110,8 +140,8 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Sets a positive random aux field when the residual has one.
-fn set_aux<R: Real>(res: &mut Residual<R>, seed: u64) {
+/// Sets a positive random aux field when the operator has one.
+fn set_aux<R: Real>(res: &mut Operator<R>, seed: u64) {
     let n = res.aux_len();
     if n > 0 {
         let a: Vec<R> = Rng::new(seed)
@@ -145,13 +175,11 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 }
 
 /// J·v, the assembled J times v, and central differences of F at u.
-fn three_ways(res: &mut Residual<f64>, case: &Case, u: &[f64], v: &[f64]) -> [Vec<f64>; 3] {
-    let k = &case.constants;
+fn three_ways(res: &mut Operator<f64>, u: &[f64], v: &[f64]) -> [Vec<f64>; 3] {
     let (uu, vv) = (res.vector_from(u).unwrap(), res.vector_from(v).unwrap());
     let mut jv = res.vector().unwrap();
-    res.jacobian_action(case.physics, &uu, &vv, k, &mut jv)
-        .unwrap();
-    let a = res.assemble_jacobian(case.physics, &uu, k).unwrap();
+    res.jacobian_action(&uu, &vv, &mut jv).unwrap();
+    let a = res.assemble_jacobian(&uu).unwrap();
     let mut av = vec![0.0; v.len()];
     a.spmv(v, &mut av).unwrap();
     let h = 1e-5;
@@ -161,8 +189,8 @@ fn three_ways(res: &mut Residual<f64>, case: &Case, u: &[f64], v: &[f64]) -> [Ve
         res.vector_from(&shifted(h)).unwrap(),
         res.vector_from(&shifted(-h)).unwrap(),
     );
-    res.evaluate(case.physics, &up, k, &mut fp).unwrap();
-    res.evaluate(case.physics, &um, k, &mut fm).unwrap();
+    res.apply(&up, &mut fp).unwrap();
+    res.apply(&um, &mut fm).unwrap();
     let (fp, fm) = (fp.to_host().unwrap(), fm.to_host().unwrap());
     let fd = fp
         .iter()
@@ -178,12 +206,12 @@ fn check_three_ways(backend: &Backend) {
             for order in [1, 2] {
                 let m = mesh(dim, if dim == 2 { 5 } else { 2 });
                 let nc = if case.vector { dim } else { 1 };
-                let mut res = residual::<f64>(&m, order, nc, (case.aux)(dim), backend);
+                let mut res = case_operator::<f64>(&m, order, nc, &case, backend);
                 set_aux(&mut res, 3);
                 let n = res.space().n_dofs();
                 let u = Rng::new(7).vec(n, -1.0, 1.0);
                 let v = Rng::new(8).vec(n, -1.0, 1.0);
-                let [jv, av, fd] = three_ways(&mut res, &case, &u, &v);
+                let [jv, av, fd] = three_ways(&mut res, &u, &v);
                 let scale = max_abs(&jv).max(1e-300);
                 let what = format!("{} {dim}D P{order} on {}", case.name, backend.describe());
                 assert!(max_diff(&jv, &av) <= 1e-12 * scale, "J·v vs A·v: {what}");
@@ -214,15 +242,13 @@ fn device_action_and_diagonal_equal_native() {
             for order in [1, 2] {
                 let m = mesh(dim, if dim == 2 { 6 } else { 3 });
                 let nc = if case.vector { dim } else { 1 };
-                let aux = (case.aux)(dim);
-                let mut native = residual::<f64>(&m, order, nc, aux, &Backend::native());
-                let mut dev = residual::<f64>(&m, order, nc, aux, &opencl(&device));
+                let mut native = case_operator::<f64>(&m, order, nc, &case, &Backend::native());
+                let mut dev = case_operator::<f64>(&m, order, nc, &case, &opencl(&device));
                 set_aux(&mut native, 4);
                 set_aux(&mut dev, 4);
                 let n = native.space().n_dofs();
                 let u = Rng::new(9).vec(n, -1.0, 1.0);
                 let v = Rng::new(10).vec(n, -1.0, 1.0);
-                let k = &case.constants;
                 let what = format!("{} {dim}D P{order}", case.name);
 
                 let mut host_jv = native.vector().unwrap();
@@ -230,16 +256,13 @@ fn device_action_and_diagonal_equal_native() {
                     native.vector_from(&u).unwrap(),
                     native.vector_from(&v).unwrap(),
                 );
-                native
-                    .jacobian_action(case.physics, &hu, &hv, k, &mut host_jv)
-                    .unwrap();
+                native.jacobian_action(&hu, &hv, &mut host_jv).unwrap();
                 let host_jv = host_jv.to_host().unwrap();
                 let (du, dv) = (dev.vector_from(&u).unwrap(), dev.vector_from(&v).unwrap());
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
-                    dev.set_assembly(assembly);
+                    dev.set_assembly(assembly).unwrap();
                     let mut jv = dev.vector().unwrap();
-                    dev.jacobian_action(case.physics, &du, &dv, k, &mut jv)
-                        .unwrap();
+                    dev.jacobian_action(&du, &dv, &mut jv).unwrap();
                     let jv = jv.to_host().unwrap();
                     let tol = 1e-12 * max_abs(&host_jv);
                     assert!(max_diff(&jv, &host_jv) <= tol, "J·v {assembly:?}: {what}");
@@ -247,18 +270,15 @@ fn device_action_and_diagonal_equal_native() {
 
                 let len = native.jacobian_diagonal_len();
                 let mut hd = Vector::host_zeros(len);
-                native
-                    .jacobian_diagonal(case.physics, &hu, k, &mut hd)
-                    .unwrap();
+                native.jacobian_diagonal(&hu, &mut hd).unwrap();
                 let hd = hd.to_host().unwrap();
                 let mut dd = Vector::device_zeros(&device, len).unwrap();
-                dev.jacobian_diagonal(case.physics, &du, k, &mut dd)
-                    .unwrap();
+                dev.jacobian_diagonal(&du, &mut dd).unwrap();
                 let dd = dd.to_host().unwrap();
                 assert!(max_diff(&dd, &hd) <= 1e-12 * max_abs(&hd), "diag: {what}");
 
                 // the point-block diagonal is the assembled matrix's
-                let a = native.assemble_jacobian(case.physics, &hu, k).unwrap();
+                let a = native.assemble_jacobian(&hu).unwrap();
                 let blocks = a.point_block_diagonal(nc).unwrap();
                 assert!(
                     max_diff(&blocks, &hd) <= 1e-13 * max_abs(&hd),
@@ -283,8 +303,8 @@ fn single_precision_assembled_jacobian_is_the_double_action_to_rounding() {
             let m = mesh(dim, if dim == 2 { 4 } else { 2 });
             let nc = if case.vector { dim } else { 1 };
             let native = Backend::native();
-            let mut r32 = residual::<f32>(&m, order, nc, (case.aux)(dim), &native);
-            let mut r64 = residual::<f64>(&m, order, nc, (case.aux)(dim), &native);
+            let mut r32 = case_operator::<f32>(&m, order, nc, &case, &native);
+            let mut r64 = case_operator::<f64>(&m, order, nc, &case, &native);
             set_aux(&mut r32, 3);
             set_aux(&mut r64, 3);
             let n = r64.space().n_dofs();
@@ -295,19 +315,15 @@ fn single_precision_assembled_jacobian_is_the_double_action_to_rounding() {
                 .collect();
             let u64: Vec<f64> = u32.iter().map(|&x| x as f64).collect();
             let v = Rng::new(8).vec(n, -1.0, 1.0);
-            let k32: Vec<f32> = case.constants.iter().map(|&x| x as f32).collect();
             let u = r32.vector_from(&u32).unwrap();
-            let a32 = r32.assemble_jacobian(case.physics, &u, &k32).unwrap();
+            let a32 = r32.assemble_jacobian(&u).unwrap();
             let mut av = vec![0.0; n];
             a32.spmv(&v, &mut av).unwrap();
             let (u, vv) = (r64.vector_from(&u64).unwrap(), r64.vector_from(&v).unwrap());
             let mut jv = r64.vector().unwrap();
-            r64.jacobian_action(case.physics, &u, &vv, &case.constants, &mut jv)
-                .unwrap();
+            r64.jacobian_action(&u, &vv, &mut jv).unwrap();
             let jv = jv.to_host().unwrap();
-            let a64 = r64
-                .assemble_jacobian(case.physics, &u, &case.constants)
-                .unwrap();
+            let a64 = r64.assemble_jacobian(&u).unwrap();
             let symmetric = |a: &femquad::sparse::CsrMatrix| a.check_symmetric(1e-12).is_ok();
             assert_eq!(
                 symmetric(&a32),
@@ -333,8 +349,11 @@ fn single_precision_assembled_jacobian_is_the_double_action_to_rounding() {
 fn single_precision_device_action_matches_native() {
     let device = device();
     let m = mesh(2, 8);
-    let mut native = residual::<f32>(&m, 1, 1, AuxSpace::None, &Backend::native());
-    let mut dev = residual::<f32>(&m, 1, 1, AuxSpace::None, &opencl(&device));
+    let nonlinear = |backend: &Backend| {
+        operator::<f32>(&m, 1, 1, AuxSpace::None, &NonlinearDiffusion, &[], backend)
+    };
+    let mut native = nonlinear(&Backend::native());
+    let mut dev = nonlinear(&opencl(&device));
     let n = native.space().n_dofs();
     let u: Vec<f32> = Rng::new(1)
         .vec(n, -1.0, 1.0)
@@ -346,11 +365,10 @@ fn single_precision_device_action_matches_native() {
         .iter()
         .map(|&x| x as f32)
         .collect();
-    let run = |res: &mut Residual<f32>| -> Vec<f64> {
+    let run = |res: &mut Operator<f32>| -> Vec<f64> {
         let (uu, vv) = (res.vector_from(&u).unwrap(), res.vector_from(&v).unwrap());
         let mut jv = res.vector().unwrap();
-        res.jacobian_action(&NonlinearDiffusion, &uu, &vv, &[], &mut jv)
-            .unwrap();
+        res.jacobian_action(&uu, &vv, &mut jv).unwrap();
         jv.to_host().unwrap().iter().map(|&x| x as f64).collect()
     };
     let (a, b) = (run(&mut native), run(&mut dev));
@@ -366,16 +384,16 @@ fn for_linear_physics_the_action_is_the_residual_difference() {
             (&Laplacian, vec![]),
         ] {
             let m = mesh(2, 6);
-            let mut res = residual::<f64>(&m, 2, 1, AuxSpace::None, &backend);
+            let mut res = operator::<f64>(&m, 2, 1, AuxSpace::None, physics, &k, &backend);
             let n = res.space().n_dofs();
             let u = res.vector_from(&Rng::new(5).vec(n, -1.0, 1.0)).unwrap();
             let v = res.vector_from(&Rng::new(6).vec(n, -1.0, 1.0)).unwrap();
             let mut jv = res.vector().unwrap();
-            res.jacobian_action(physics, &u, &v, &k, &mut jv).unwrap();
+            res.jacobian_action(&u, &v, &mut jv).unwrap();
             let (mut fv, mut f0) = (res.vector().unwrap(), res.vector().unwrap());
-            res.evaluate(physics, &v, &k, &mut fv).unwrap();
+            res.apply(&v, &mut fv).unwrap();
             let zero = res.vector().unwrap();
-            res.evaluate(physics, &zero, &k, &mut f0).unwrap();
+            res.apply(&zero, &mut f0).unwrap();
             let (jv, fv, f0) = (
                 jv.to_host().unwrap(),
                 fv.to_host().unwrap(),
@@ -393,10 +411,11 @@ fn assembled_p1_laplacian_is_the_closed_form_stiffness() {
     // basis: ∇φ_0 = −Σ_i ∇φ_i, ∇φ_{i+1} = J⁻ᵀ e_i.
     for dim in [2, 3] {
         let m = mesh(dim, 3);
-        let mut res = residual::<f64>(&m, 1, 1, AuxSpace::None, &Backend::native());
+        let native = Backend::native();
+        let mut res = operator::<f64>(&m, 1, 1, AuxSpace::None, &Laplacian, &[], &native);
         let n = res.space().n_dofs();
         let u = res.vector().unwrap();
-        let a = res.assemble_jacobian(&Laplacian, &u, &[]).unwrap();
+        let a = res.assemble_jacobian(&u).unwrap();
         let mut dense = vec![0.0; n * n];
         for c in 0..m.n_cells() {
             let cell = m.cell(c);
@@ -461,10 +480,10 @@ fn invert(j: &[f64], dim: usize) -> (f64, Vec<f64>) {
 fn bad_input_names_the_argument() {
     let m = mesh(2, 3);
     for backend in [Backend::native(), opencl(&device())] {
-        let mut res = residual::<f64>(&m, 1, 1, AuxSpace::None, &backend);
+        let mut res = operator::<f64>(&m, 1, 1, AuxSpace::None, &Laplacian, &[], &backend);
         let n = res.space().n_dofs();
         let u = res.vector().unwrap();
-        // vectors of the wrong length where the residual's vectors live
+        // vectors of the wrong length where the operator's vectors live
         let zeros = |len: usize| match &backend {
             Backend::Native(_) => Vector::host_zeros(len),
             Backend::OpenCl { device, .. } => Vector::device_zeros(device, len).unwrap(),
@@ -472,7 +491,7 @@ fn bad_input_names_the_argument() {
         let short = zeros(n - 1);
         let mut out = res.vector().unwrap();
         let err = res
-            .jacobian_action(&Laplacian, &u, &short, &[], &mut out)
+            .jacobian_action(&u, &short, &mut out)
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -486,7 +505,7 @@ fn bad_input_names_the_argument() {
         );
         let mut diag = zeros(n + 1);
         let err = res
-            .jacobian_diagonal(&Laplacian, &u, &[], &mut diag)
+            .jacobian_diagonal(&u, &mut diag)
             .unwrap_err()
             .to_string();
         assert_eq!(

@@ -10,17 +10,17 @@
 //! native backend (host vectors): the checks are the same code on the
 //! device.
 
-use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_square};
 use femquad::multigrid::MeshHierarchy;
+use femquad::operator::Operator;
 use femquad::physics::builtin::{NonlinearDiffusion, Poisson};
-use femquad::physics::{EvalPrecision, Pointwise, PointwiseEval};
+use femquad::physics::{EvalPrecision, Pointwise, PointwiseEvalBoth};
 use femquad::pointwise;
 use femquad::quadrature::Quadrature;
-use femquad::residual::Residual;
 use femquad::solve::{DirichletProblem, GmresOptions, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
@@ -75,17 +75,47 @@ fn mesh(n: usize) -> Mesh {
     .unwrap()
 }
 
-/// A P1 problem with u = 0 on the boundary of the unit square (`n` × `n`
-/// squares), a two-level hierarchy for multigrid.
-fn problem<R: Real>(n: usize, pc: &Preconditioner) -> DirichletProblem<R> {
-    let h = MeshHierarchy::new(&mesh(n), 1).unwrap();
+/// The native P1 operator of `physics` with `constants` on `mesh`.
+fn p1_operator<R: EvalPrecision>(
+    mesh: &Mesh,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
+) -> Operator<R> {
     let element = Element::lagrange(2, 1).unwrap();
-    let space = FunctionSpace::new(h.finest(), element, 1).unwrap();
+    let space = FunctionSpace::new(mesh, element, 1).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    let r = Residual::new(h.finest(), space, q, AuxSpace::None, &Backend::native()).unwrap();
-    let mut p = DirichletProblem::on_hierarchy(r, h, |_, g| g[0] = 0.0).unwrap();
+    let form = Form::new(space, R::physics(physics))
+        .and_then(|f| f.with_quadrature(q))
+        .and_then(|f| f.with_constants(constants))
+        .unwrap();
+    Operator::new(mesh, form, &Backend::native()).unwrap()
+}
+
+/// The P1 problem of `physics` with `constants`, u = g on the boundary of
+/// the unit square (`n` × `n` squares), a two-level hierarchy for
+/// multigrid, preconditioned by `pc`.
+fn problem_with<R: EvalPrecision>(
+    n: usize,
+    pc: &Preconditioner,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
+    g: impl Fn(&[f64], &mut [f64]) + Sync,
+) -> DirichletProblem<R> {
+    let h = MeshHierarchy::new(&mesh(n), 1).unwrap();
+    let r = p1_operator(h.finest(), physics, constants);
+    let mut p = DirichletProblem::on_hierarchy(r, h, g).unwrap();
     p.set_preconditioner(pc.clone());
     p
+}
+
+/// [`problem_with`] u = 0 on the boundary.
+fn problem<R: EvalPrecision>(
+    n: usize,
+    pc: &Preconditioner,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
+) -> DirichletProblem<R> {
+    problem_with(n, pc, physics, constants, |_, g| g[0] = 0.0)
 }
 
 /// `‖G(u)‖ / ‖G(u_D)‖`: the relative residual of `u` for the constrained
@@ -93,18 +123,14 @@ fn problem<R: Real>(n: usize, pc: &Preconditioner) -> DirichletProblem<R> {
 /// from `u` itself.
 fn true_relative_residual<R: Real>(
     p: &mut DirichletProblem<R>,
-    physics: &dyn PointwiseEval<R>,
-    constants: &[f64],
     u: &femquad::vector::Vector<R>,
 ) -> f64 {
-    let mut r = p.residual().vector().unwrap();
-    p.constrained_residual(physics, constants, u, &mut r)
-        .unwrap();
+    let mut r = p.operator().vector().unwrap();
+    p.constrained_residual(u, &mut r).unwrap();
     let base: Vec<R> = p.fixed_values().iter().map(|&v| R::from_f64(v)).collect();
-    let base = p.residual().vector_from(&base).unwrap();
-    let mut r0 = p.residual().vector().unwrap();
-    p.constrained_residual(physics, constants, &base, &mut r0)
-        .unwrap();
+    let base = p.operator().vector_from(&base).unwrap();
+    let mut r0 = p.operator().vector().unwrap();
+    p.constrained_residual(&base, &mut r0).unwrap();
     r.norm2().unwrap() / r0.norm2().unwrap()
 }
 
@@ -128,18 +154,8 @@ fn a_nonlinear_physics_is_refused_and_solve_nonlinear_solves_it() {
     assert!(!NonlinearDiffusion.info().linear);
     let g = |x: &[f64], o: &mut [f64]| o[0] = 1.0 + x[0];
     for pc in &preconditioners() {
-        let h = MeshHierarchy::new(&mesh(4), 1).unwrap();
-        let element = Element::lagrange(2, 1).unwrap();
-        let space = FunctionSpace::new(h.finest(), element, 1).unwrap();
-        let q = Quadrature::default_for(&element).unwrap();
-        let r =
-            Residual::<f64>::new(h.finest(), space, q, AuxSpace::None, &Backend::native()).unwrap();
-        let mut p = DirichletProblem::on_hierarchy(r, h, g).unwrap();
-        p.set_preconditioner(pc.clone());
-        let (name, text) = refused(
-            p.solve_linear(&NonlinearDiffusion, &[], 1e-10, 500)
-                .unwrap_err(),
-        );
+        let mut p = problem_with::<f64>(4, pc, &NonlinearDiffusion, &[], g);
+        let (name, text) = refused(p.solve_linear(1e-10, 500).unwrap_err());
         assert_eq!(name, "physics", "{text}");
         assert!(
             text.contains("`nonlinear_diffusion` is not (provably) affine")
@@ -147,10 +163,8 @@ fn a_nonlinear_physics_is_refused_and_solve_nonlinear_solves_it() {
             "{}: {text}",
             pc.name()
         );
-        let (u, stats) = p
-            .solve_nonlinear(&NonlinearDiffusion, &[], None, &NewtonOptions::default())
-            .unwrap();
-        let rel = true_relative_residual(&mut p, &NonlinearDiffusion, &[], &u);
+        let (u, stats) = p.solve_nonlinear(None, &NewtonOptions::default()).unwrap();
+        let rel = true_relative_residual(&mut p, &u);
         assert!(rel <= 1e-10, "{}: {rel:e} {stats:?}", pc.name());
     }
 }
@@ -163,11 +177,8 @@ fn a_nonlinear_physics_is_refused_and_solve_nonlinear_solves_it() {
 fn a_non_symmetric_physics_is_refused_and_solve_nonlinear_solves_it() {
     let beta = [20.0];
     for pc in &preconditioners() {
-        let mut p = problem::<f64>(4, pc);
-        let (name, text) = refused(
-            p.solve_linear(&AdvectionDiffusion, &beta, 1e-10, 500)
-                .unwrap_err(),
-        );
+        let mut p = problem::<f64>(4, pc, &AdvectionDiffusion, &beta);
+        let (name, text) = refused(p.solve_linear(1e-10, 500).unwrap_err());
         assert_eq!(name, "physics", "{text}");
         assert!(
             text.contains(
@@ -184,10 +195,8 @@ fn a_non_symmetric_physics_is_refused_and_solve_nonlinear_solves_it() {
             },
             ..NewtonOptions::default()
         };
-        let (u, stats) = p
-            .solve_nonlinear(&AdvectionDiffusion, &beta, None, &opts)
-            .unwrap();
-        let rel = true_relative_residual(&mut p, &AdvectionDiffusion, &beta, &u);
+        let (u, stats) = p.solve_nonlinear(None, &opts).unwrap();
+        let rel = true_relative_residual(&mut p, &u);
         assert!(rel <= 1e-10, "{}: {rel:e} {stats:?}", pc.name());
         assert_eq!(stats.iterations, 1, "{stats:?}");
     }
@@ -202,8 +211,8 @@ fn a_non_symmetric_physics_is_refused_and_solve_nonlinear_solves_it() {
 fn an_indefinite_physics_is_refused() {
     for k2 in [200.0, 1e6] {
         for pc in &preconditioners() {
-            let mut p = problem::<f64>(4, pc);
-            let (name, text) = refused(p.solve_linear(&Helmholtz, &[k2], 1e-10, 500).unwrap_err());
+            let mut p = problem::<f64>(4, pc, &Helmholtz, &[k2]);
+            let (name, text) = refused(p.solve_linear(1e-10, 500).unwrap_err());
             assert_eq!(name, "physics", "k² = {k2}, {}: {text}", pc.name());
             assert!(
                 text.contains("Jacobian of `helmholtz`")
@@ -224,16 +233,13 @@ fn an_indefinite_physics_is_refused() {
 #[test]
 fn a_singular_problem_says_to_fix_more_dofs() {
     let m = mesh(4);
-    let element = Element::lagrange(2, 1).unwrap();
-    let space = FunctionSpace::new(&m, element, 1).unwrap();
-    let n = space.n_dofs();
-    let q = Quadrature::default_for(&element).unwrap();
-    let r = Residual::<f64>::new(&m, space, q, AuxSpace::None, &Backend::native()).unwrap();
+    let r = p1_operator::<f64>(&m, &Poisson, &[1.0]);
+    let n = r.space().n_dofs();
     let mut p = DirichletProblem::new(r, &[], &vec![0.0; n])
         .unwrap()
         .with_hierarchy(MeshHierarchy::single(m))
         .unwrap();
-    let (name, text) = refused(p.solve_linear(&Poisson, &[1.0], 1e-10, 500).unwrap_err());
+    let (name, text) = refused(p.solve_linear(1e-10, 500).unwrap_err());
     assert_eq!(name, "physics", "{text}");
     assert!(
         text.contains("multigrid for the Jacobian of `poisson`")
@@ -251,8 +257,8 @@ fn a_singular_problem_says_to_fix_more_dofs() {
 #[test]
 fn tolerances_below_the_precision_are_refused_with_the_bound() {
     for pc in &preconditioners() {
-        let mut p32 = problem::<f32>(4, pc);
-        let (name, text) = refused(p32.solve_linear(&Poisson, &[1.0], 1e-12, 500).unwrap_err());
+        let mut p32 = problem::<f32>(4, pc, &Poisson, &[1.0]);
+        let (name, text) = refused(p32.solve_linear(1e-12, 500).unwrap_err());
         assert_eq!(name, "tol", "{text}");
         assert!(
             text.contains("tol = 1e-12 is below the machine epsilon")
@@ -261,8 +267,8 @@ fn tolerances_below_the_precision_are_refused_with_the_bound() {
                 && text.contains("or solve in f64"),
             "{text}"
         );
-        let mut p64 = problem::<f64>(4, pc);
-        let (name, text) = refused(p64.solve_linear(&Poisson, &[1.0], 1e-30, 500).unwrap_err());
+        let mut p64 = problem::<f64>(4, pc, &Poisson, &[1.0]);
+        let (name, text) = refused(p64.solve_linear(1e-30, 500).unwrap_err());
         assert_eq!(name, "tol", "{text}");
         assert!(
             text.contains("tol = 1e-30 is below the machine epsilon")
@@ -290,10 +296,9 @@ fn the_reported_residual_is_the_residual_of_the_solution() {
 }
 
 fn check_reported<R: EvalPrecision>(pc: &Preconditioner, tol: f64) {
-    let mut p = problem::<R>(8, pc);
-    let poisson = R::physics(&Poisson);
-    let (u, stats) = p.solve_linear(poisson, &[1.0], tol, 2000).unwrap();
-    let true_rel = true_relative_residual(&mut p, poisson, &[1.0], &u);
+    let mut p = problem::<R>(8, pc, &Poisson, &[1.0]);
+    let (u, stats) = p.solve_linear(tol, 2000).unwrap();
+    let true_rel = true_relative_residual(&mut p, &u);
     let eps = R::EPSILON.to_f64();
     eprintln!(
         "{} {}: reported {:e}, true {true_rel:e}, {} iterations",

@@ -8,19 +8,19 @@
 use std::sync::{Arc, OnceLock};
 
 use femquad::Real;
-use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
-    MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels, Transfer, fill_random,
+    MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels;
 use femquad::opencl::{Device, DeviceSelector, DeviceVector, KernelOptions};
+use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
-use femquad::residual::Residual;
 use femquad::rng::Rng;
 use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
@@ -203,20 +203,21 @@ fn device_random_fill_equals_native() {
 }
 
 // ---------------------------------------------------------------------------
-// Multigrid for residuals (the Jacobian API) and in DirichletProblem.
+// Multigrid for operators (the Jacobian API) and in DirichletProblem.
 // ---------------------------------------------------------------------------
 
-/// Which operator.
+/// Which physics.
 #[derive(Clone, Copy, Debug)]
 enum Physics {
     Poisson,
     Lame(LameParameters),
+    NonlinearDiffusion,
 }
 
 impl Physics {
     fn n_comp(self, dim: usize) -> usize {
         match self {
-            Physics::Poisson => 1,
+            Physics::Poisson | Physics::NonlinearDiffusion => 1,
             Physics::Lame(_) => dim,
         }
     }
@@ -224,18 +225,21 @@ impl Physics {
         match self {
             Physics::Poisson => &Poisson,
             Physics::Lame(_) => &Lame,
+            Physics::NonlinearDiffusion => &NonlinearDiffusion,
         }
     }
     fn constants(self) -> Vec<f64> {
         match self {
             Physics::Poisson => vec![1.0],
             Physics::Lame(p) => p.constants().to_vec(),
+            Physics::NonlinearDiffusion => vec![],
         }
     }
     fn name(self) -> &'static str {
         match self {
             Physics::Poisson => "Poisson",
             Physics::Lame(_) => "Lamé",
+            Physics::NonlinearDiffusion => "nonlinear diffusion",
         }
     }
 }
@@ -256,25 +260,41 @@ fn lame() -> Physics {
     Physics::Lame(LameParameters::from_young_poisson(1.0, 0.3).unwrap())
 }
 
+/// The operator of `physics` (with its constants) on the Lagrange space
+/// of `order` on `mesh`, the default quadrature.
+fn operator_of<R: EvalPrecision>(
+    mesh: &femquad::mesh::Mesh,
+    order: usize,
+    physics: Physics,
+    backend: &Backend,
+) -> Operator<R> {
+    let dim = mesh.dim();
+    let element = Element::lagrange(dim, order).unwrap();
+    let space = FunctionSpace::new(mesh, element, physics.n_comp(dim)).unwrap();
+    let q = Quadrature::default_for(&element).unwrap();
+    let form = Form::new(space, R::physics(physics.pointwise()))
+        .and_then(|f| f.with_quadrature(q))
+        .and_then(|f| f.with_constants(&physics.constants()))
+        .unwrap();
+    Operator::new(mesh, form, backend).unwrap()
+}
+
 /// A hierarchy of `refinements` over the unit square/cube of `n0`
-/// intervals and the residual of `order` on its finest mesh.
-fn residual_on<R: Real>(
+/// intervals and the operator of `physics` and `order` on its finest mesh.
+fn operator_on<R: EvalPrecision>(
     dim: usize,
     n0: usize,
     refinements: usize,
     order: usize,
     physics: Physics,
     backend: &Backend,
-) -> (MeshHierarchy, Residual<R>) {
+) -> (MeshHierarchy, Operator<R>) {
     let h = MeshHierarchy::new(&unit_box(dim, n0, &jittered(3)).unwrap(), refinements).unwrap();
-    let element = Element::lagrange(dim, order).unwrap();
-    let space = FunctionSpace::new(h.finest(), element, physics.n_comp(dim)).unwrap();
-    let q = Quadrature::default_for(&element).unwrap();
-    let r = Residual::new(h.finest(), space, q, AuxSpace::None, backend).unwrap();
+    let r = operator_of(h.finest(), order, physics, backend);
     (h, r)
 }
 
-/// One V-cycle (through `ResidualLevels`: exact Jacobian actions, the
+/// One V-cycle (through `OperatorLevels`: exact Jacobian actions, the
 /// point-block diagonal from the device kernel, the coarsest Jacobian
 /// assembled) on device vectors equals one on host vectors to round-off
 /// (the eigenvalue estimates' reductions sum in another order): P1 and P2,
@@ -285,23 +305,20 @@ fn device_vcycle_equals_host_vcycle() {
     for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
         let mut out = Vec::new();
         for backend in [Backend::native(), cl.clone()] {
-            let (h, mut r) = residual_on::<f64>(dim, 2, 2, order, physics, &backend);
+            let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &backend);
             let fixed = r.space().boundary_dofs(h.finest()).unwrap();
             let n = r.space().n_dofs();
             let mut levels =
-                ResidualLevels::new(&h, &r, &backend, &fixed, MultigridOptions::default()).unwrap();
+                OperatorLevels::new(&h, &r, &backend, &fixed, MultigridOptions::default()).unwrap();
             let u = r.vector().unwrap();
-            let c = physics.constants();
-            levels.setup(&mut r, physics.pointwise(), &u, &c).unwrap();
+            levels.setup(&mut r, &u).unwrap();
             let mut b = random::<f64>(n, 17);
             for &d in &fixed {
                 b[d as usize] = 0.25;
             }
             let b = r.vector_from(&b).unwrap();
             let mut x = r.vector().unwrap();
-            levels
-                .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
-                .unwrap();
+            levels.apply(&mut r, &u, &b, &mut x).unwrap();
             out.push((
                 x.to_host().unwrap(),
                 levels.multigrid().report().unwrap().clone(),
@@ -339,17 +356,10 @@ fn solve_with<R: EvalPrecision>(
     backend: &Backend,
     tol: f64,
 ) -> (usize, Vec<f64>, usize) {
-    let (h, r) = residual_on::<R>(dim, n0, refinements, order, physics, backend);
+    let (h, r) = operator_on::<R>(dim, n0, refinements, order, physics, backend);
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(pc);
-    let (u, stats) = p
-        .solve_linear(
-            R::physics(physics.pointwise()),
-            &physics.constants(),
-            tol,
-            2000,
-        )
-        .unwrap();
+    let (u, stats) = p.solve_linear(tol, 2000).unwrap();
     let levels = p.multigrid_report().map_or(0, |r| r.levels.len());
     let u = u.to_host().unwrap().iter().map(|v| v.to_f64()).collect();
     (stats.iterations, u, levels)
@@ -493,8 +503,6 @@ fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
     let mut counts = Vec::new();
     for refinements in 1..=3 {
         let h = MeshHierarchy::from_gmsh(&gmsh, refinements).unwrap();
-        let element = Element::lagrange(3, 1).unwrap();
-        let space = FunctionSpace::new(h.finest(), element, 3).unwrap();
         let fixed: Vec<u32> = h
             .gmsh(refinements)
             .unwrap()
@@ -502,9 +510,7 @@ fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
             .iter()
             .flat_map(|&v| (0..3).map(move |c| 3 * v + c))
             .collect();
-        let q = Quadrature::default_for(&element).unwrap();
-        let r =
-            Residual::<f64>::new(h.finest(), space, q, AuxSpace::None, &Backend::native()).unwrap();
+        let r = operator_of::<f64>(h.finest(), 1, physics, &Backend::native());
         let n = r.space().n_dofs();
         // the bottom displaced sideways
         let values: Vec<f64> = (0..n)
@@ -515,9 +521,7 @@ fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
             .with_hierarchy(h)
             .unwrap();
         // a body force would be the usual load; here the displaced bottom drives it
-        let (_, stats) = p
-            .solve_linear(&Lame, &physics.constants(), 1e-8, 500)
-            .unwrap();
+        let (_, stats) = p.solve_linear(1e-8, 500).unwrap();
         let report = p.multigrid_report().unwrap();
         assert_eq!(report.levels.len(), refinements + 1);
         counts.push((n, stats.iterations));
@@ -537,13 +541,12 @@ fn newton_with_multigrid_relinearized_each_step() {
     for refinements in 2..=4 {
         let mut sols = Vec::new();
         for pc in [Preconditioner::default(), Preconditioner::None] {
-            let (h, r) = residual_on::<f64>(2, 2, refinements, 1, Physics::Poisson, &cl);
+            let physics = Physics::NonlinearDiffusion;
+            let (h, r) = operator_on::<f64>(2, 2, refinements, 1, physics, &cl);
             let mut p = DirichletProblem::on_hierarchy(r, h, |x, g| g[0] = 1.0 + x[0]).unwrap();
             p.set_preconditioner(pc.clone());
             let opts = NewtonOptions::default();
-            let (u, stats) = p
-                .solve_nonlinear(&NonlinearDiffusion, &[], None, &opts)
-                .unwrap();
+            let (u, stats) = p.solve_nonlinear(None, &opts).unwrap();
             if pc != Preconditioner::None {
                 assert_eq!(
                     p.multigrid_report().unwrap().factorization,
@@ -569,36 +572,30 @@ fn newton_with_multigrid_relinearized_each_step() {
 /// without meshes, a hierarchy of another mesh, a coarse level too large.
 #[test]
 fn multigrid_errors_name_the_cause() {
-    let (h, r) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    let (h, r) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     let n = r.space().n_dofs();
     let fixed = r.space().boundary_dofs(h.finest()).unwrap();
     let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n]).unwrap();
-    let e = p
-        .solve_linear(&Poisson, &[1.0], 1e-8, 100)
-        .unwrap_err()
-        .to_string();
+    let e = p.solve_linear(1e-8, 100).unwrap_err().to_string();
     assert!(
         e.contains("with_hierarchy") && e.contains("Preconditioner::Jacobi"),
         "{e}"
     );
     p.set_preconditioner(Preconditioner::Jacobi);
-    p.solve_linear(&Poisson, &[1.0], 1e-8, 100).unwrap();
+    p.solve_linear(1e-8, 100).unwrap();
     let other = MeshHierarchy::new(&unit_box(2, 3, &jittered(1)).unwrap(), 1).unwrap();
     let e = p.with_hierarchy(other).err().unwrap().to_string();
     assert!(
         e.contains("`hierarchy`") && e.contains("not the residual's mesh"),
         "{e}"
     );
-    let (h, r) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    let (h, r) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
         max_coarse_dofs: 5,
         ..MultigridOptions::default()
     }));
-    let e = p
-        .solve_linear(&Poisson, &[1.0], 1e-8, 100)
-        .unwrap_err()
-        .to_string();
+    let e = p.solve_linear(1e-8, 100).unwrap_err().to_string();
     assert!(
         e.contains("max_coarse_dofs = 5") && e.contains("MeshHierarchy"),
         "{e}"
@@ -615,25 +612,20 @@ fn a_device_vcycle_moves_only_the_coarse_vectors() {
         unreachable!()
     };
     for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
-        let (h, mut r) = residual_on::<f64>(dim, 2, 2, order, physics, &cl);
+        let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &cl);
         let fixed = r.space().boundary_dofs(h.finest()).unwrap();
         let mut levels =
-            ResidualLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
+            OperatorLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
         let u = r.vector().unwrap();
-        let c = physics.constants();
-        levels.setup(&mut r, physics.pointwise(), &u, &c).unwrap();
+        levels.setup(&mut r, &u).unwrap();
         let b = r
             .vector_from(&random::<f64>(r.space().n_dofs(), 3))
             .unwrap();
         let mut x = r.vector().unwrap();
         // a first cycle (constants uploaded once per level operator)
-        levels
-            .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
-            .unwrap();
+        levels.apply(&mut r, &u, &b, &mut x).unwrap();
         let before = device.stats();
-        levels
-            .apply(&mut r, physics.pointwise(), &u, &c, &b, &mut x)
-            .unwrap();
+        levels.apply(&mut r, &u, &b, &mut x).unwrap();
         let after = device.stats();
         let coarse = levels.multigrid().n_dofs(0).unwrap() as u64 * 8;
         assert_eq!(after.array_bytes_read - before.array_bytes_read, coarse);
@@ -656,15 +648,13 @@ fn a_profiled_solve_times_every_level_and_phase() {
     let physics = Physics::Poisson;
     let mut solutions = Vec::new();
     for profile in [false, true] {
-        let (h, r) = residual_on::<f64>(2, 2, 3, 1, physics, &cl);
+        let (h, r) = operator_on::<f64>(2, 2, 3, 1, physics, &cl);
         let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
         p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
             profile,
             ..MultigridOptions::default()
         }));
-        let (u, stats) = p
-            .solve_linear(physics.pointwise(), &physics.constants(), 1e-8, 100)
-            .unwrap();
+        let (u, stats) = p.solve_linear(1e-8, 100).unwrap();
         solutions.push(u.to_host().unwrap());
         let Some(prof) = p.multigrid_profile() else {
             assert!(!profile, "no profile of a profiled solve");
@@ -699,7 +689,7 @@ fn a_profiled_solve_times_every_level_and_phase() {
 }
 
 /// `DirichletProblem::prepare` does the one-time device work of a solve:
-/// afterwards the first solve builds no kernel of the finest residual's
+/// afterwards the first solve builds no kernel of the finest operator's
 /// and uploads no geometry for it.
 #[test]
 fn prepare_leaves_no_first_time_work_for_the_solve() {
@@ -708,13 +698,12 @@ fn prepare_leaves_no_first_time_work_for_the_solve() {
         unreachable!()
     };
     let physics = Physics::Poisson;
-    let (h, r) = residual_on::<f64>(2, 2, 2, 1, physics, &cl);
+    let (h, r) = operator_on::<f64>(2, 2, 2, 1, physics, &cl);
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(Preconditioner::None);
-    p.prepare(physics.pointwise()).unwrap();
+    p.prepare().unwrap();
     let before = device.stats();
-    p.solve_linear(physics.pointwise(), &physics.constants(), 1e-8, 500)
-        .unwrap();
+    p.solve_linear(1e-8, 500).unwrap();
     let after = device.stats();
     assert_eq!(after.builds, before.builds, "kernels built in the solve");
     assert_eq!(

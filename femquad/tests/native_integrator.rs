@@ -4,12 +4,14 @@ use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::discretization::{CellInputs, Discretization};
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::native::{Execution, element_vectors};
+use femquad::operator::Operator;
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 use femquad::quadrature::Quadrature;
-use femquad::residual::Residual;
 use femquad::rng::Rng;
 use femquad::space::FunctionSpace;
 use femquad::vector::Vector;
@@ -139,56 +141,70 @@ fn jittered(dim: usize, n: usize, seed: u64) -> Mesh {
     unit_box(dim, n, &opts).unwrap()
 }
 
-/// The element vectors of `res`'s discretization for the global `u` and the
-/// cell-local `aux`, natively.
-fn cell_vectors(
-    res: &Residual<f64>,
-    physics: &dyn femquad::physics::PointwiseEvalBoth,
-    u: &[f64],
-    aux: &[f64],
-    constants: &[f64],
-    execution: Execution,
-) -> Vec<f64> {
+/// The element vectors of `res`'s discretization, physics and constants for
+/// the global `u` and the cell-local `aux`, natively.
+fn cell_vectors(res: &Operator<f64>, u: &[f64], aux: &[f64], execution: Execution) -> Vec<f64> {
     let space = res.space();
     let mut cells = vec![0.0; space.n_cell_dofs()];
     space.gather(u, &mut cells).unwrap();
     let inputs = CellInputs {
         u: &cells,
         aux,
-        constants,
+        constants: res.form().constants(),
     };
     let mut out = vec![0.0; cells.len()];
-    element_vectors(res.discretization(), physics, &inputs, &mut out, execution).unwrap();
+    element_vectors(
+        res.discretization(),
+        res.physics(),
+        &inputs,
+        &mut out,
+        execution,
+    )
+    .unwrap();
     out
 }
 
 /// `r = F(u)` on host vectors.
-fn eval(
-    res: &mut Residual<f64>,
-    physics: &dyn femquad::physics::PointwiseEvalBoth,
-    u: &[f64],
-    constants: &[f64],
-    r: &mut Vec<f64>,
-) -> femquad::Result<()> {
+fn eval(res: &mut Operator<f64>, u: &[f64], r: &mut Vec<f64>) -> femquad::Result<()> {
     let u = Vector::from(u.to_vec());
     let mut out = Vector::from(vec![0.0; r.len()]);
-    res.evaluate(physics, &u, constants, &mut out)?;
+    res.apply(&u, &mut out)?;
     *r = out.to_host()?;
     Ok(())
 }
 
-fn residual(
+/// The form of `physics` on the Lagrange space of `order` with `n_comp`
+/// components, integrated exactly for the stiffness terms.
+fn form(
     mesh: &Mesh,
     order: usize,
     n_comp: usize,
-    aux: AuxSpace,
-    execution: Execution,
-) -> Residual<f64> {
+    physics: &'static dyn PointwiseEvalBoth,
+) -> Form<f64> {
     let dim = mesh.dim();
     let space = FunctionSpace::new(mesh, Element::lagrange(dim, order).unwrap(), n_comp).unwrap();
     // Degree 2·order is exact for the stiffness terms of P1/P2 on affine cells.
     let quad = Quadrature::simplex(dim, 2 * order).unwrap();
-    Residual::new(mesh, space, quad, aux, &Backend::Native(execution)).unwrap()
+    Form::new(space, physics)
+        .and_then(|f| f.with_quadrature(quad))
+        .unwrap()
+}
+
+/// The native operator of [`form`] with aux `aux` and `constants`.
+fn operator(
+    mesh: &Mesh,
+    order: usize,
+    n_comp: usize,
+    aux: AuxSpace,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
+    execution: Execution,
+) -> Operator<f64> {
+    let form = form(mesh, order, n_comp, physics)
+        .with_aux(aux)
+        .and_then(|f| f.with_constants(constants))
+        .unwrap();
+    Operator::new(mesh, form, &Backend::Native(execution)).unwrap()
 }
 
 #[test]
@@ -196,7 +212,15 @@ fn linear_fields_give_zero_interior_laplacian_residual() {
     for dim in [2, 3] {
         for order in [1, 2] {
             let mesh = jittered(dim, if dim == 2 { 6 } else { 3 }, 5);
-            let mut res = residual(&mesh, order, 1, AuxSpace::None, Execution::Parallel);
+            let mut res = operator(
+                &mesh,
+                order,
+                1,
+                AuxSpace::None,
+                &Laplacian,
+                &[],
+                Execution::Parallel,
+            );
             let coef = [0.3, -1.2, 0.7, 2.0];
             let u = res
                 .space()
@@ -205,7 +229,7 @@ fn linear_fields_give_zero_interior_laplacian_residual() {
                 })
                 .unwrap();
             let mut r = vec![0.0; u.len()];
-            eval(&mut res, &Laplacian, &u, &[], &mut r).unwrap();
+            eval(&mut res, &u, &mut r).unwrap();
             let boundary = res.space().boundary_dofs(&mesh).unwrap();
             let mut on_boundary = vec![false; r.len()];
             for &b in &boundary {
@@ -243,7 +267,15 @@ fn rigid_motions_give_zero_lame_residual() {
     for dim in [2, 3] {
         for order in [1, 2] {
             let mesh = jittered(dim, if dim == 2 { 5 } else { 2 }, 9);
-            let mut res = residual(&mesh, order, dim, AuxSpace::None, Execution::Parallel);
+            let mut res = operator(
+                &mesh,
+                order,
+                dim,
+                AuxSpace::None,
+                &Lame,
+                &constants,
+                Execution::Parallel,
+            );
             // Translation plus infinitesimal rotation: u = t + ω × x.
             let rigid = |x: &[f64], out: &mut [f64]| {
                 if dim == 2 {
@@ -258,7 +290,7 @@ fn rigid_motions_give_zero_lame_residual() {
             };
             let u = res.space().interpolate(&mesh, rigid).unwrap();
             let mut r = vec![1.0; u.len()];
-            eval(&mut res, &Lame, &u, &constants, &mut r).unwrap();
+            eval(&mut res, &u, &mut r).unwrap();
             let max = r.iter().map(|v| v.abs()).fold(0.0, max_or_nan);
             assert!(
                 max < 1e-12,
@@ -270,7 +302,7 @@ fn rigid_motions_give_zero_lame_residual() {
                     out[d] = 0.1 * x[d] * (d + 1) as f64;
                 }
             });
-            eval(&mut res, &Lame, &stretch.unwrap(), &constants, &mut r).unwrap();
+            eval(&mut res, &stretch.unwrap(), &mut r).unwrap();
             assert!(r.iter().map(|v| v.abs()).fold(0.0, max_or_nan) > 1e-3);
         }
     }
@@ -283,11 +315,11 @@ fn serial_and_parallel_are_bit_identical() {
         let mut rng = Rng::new(4);
         let mut results = Vec::new();
         for execution in [Execution::Serial, Execution::Parallel] {
-            let mut res = residual(&mesh, 2, dim, AuxSpace::None, execution);
+            let mut res = operator(&mesh, 2, dim, AuxSpace::None, &Lame, &[1.0, 2.0], execution);
             let u = rng.clone().vec(res.space().n_dofs(), -1.0, 1.0);
             let mut r = vec![0.0; u.len()];
-            eval(&mut res, &Lame, &u, &[1.0, 2.0], &mut r).unwrap();
-            let ev = cell_vectors(&res, &Lame, &u, &[], &[1.0, 2.0], execution);
+            eval(&mut res, &u, &mut r).unwrap();
+            let ev = cell_vectors(&res, &u, &[], execution);
             results.push((r, ev));
         }
         assert_eq!(results[0].1, results[1].1, "{dim}D element vectors differ");
@@ -300,34 +332,31 @@ fn serial_and_parallel_are_bit_identical() {
 fn coefficient_fields_scale_the_laplacian() {
     let dim = 2;
     let mesh = jittered(dim, 6, 1);
-    let mut plain = residual(&mesh, 1, 1, AuxSpace::None, Execution::Serial);
+    let serial = Execution::Serial;
+    let mut plain = operator(&mesh, 1, 1, AuxSpace::None, &Laplacian, &[], serial);
     let u = Rng::new(8).vec(plain.space().n_dofs(), -1.0, 1.0);
     let mut r0 = vec![0.0; u.len()];
-    eval(&mut plain, &Laplacian, &u, &[], &mut r0).unwrap();
-    let e0 = cell_vectors(&plain, &Laplacian, &u, &[], &[], Execution::Serial);
+    eval(&mut plain, &u, &mut r0).unwrap();
+    let e0 = cell_vectors(&plain, &u, &[], serial);
 
     // A constant field coefficient 2.5 doubles-and-a-half the residual.
-    let mut field = residual(
-        &mesh,
-        1,
-        1,
-        AuxSpace::Field { n_comp: 1 },
-        Execution::Serial,
-    );
+    let field_aux = AuxSpace::Field { n_comp: 1 };
+    let mut field = operator(&mesh, 1, 1, field_aux, &LaplacianCoefficient, &[], serial);
     field.set_aux(&vec![2.5; field.aux_len()]).unwrap();
     let mut r1 = vec![0.0; u.len()];
-    eval(&mut field, &LaplacianCoefficient, &u, &[], &mut r1).unwrap();
+    eval(&mut field, &u, &mut r1).unwrap();
     for (a, b) in r1.iter().zip(&r0) {
         assert!((a - 2.5 * b).abs() < 1e-13 * (1.0 + b.abs()));
     }
 
     // A P0 coefficient scales each cell's element vector by its value.
-    let mut cell = residual(&mesh, 1, 1, AuxSpace::Cell { n_comp: 1 }, Execution::Serial);
+    let cell_aux = AuxSpace::Cell { n_comp: 1 };
+    let mut cell = operator(&mesh, 1, 1, cell_aux, &LaplacianCoefficient, &[], serial);
     let k: Vec<f64> = (0..mesh.n_cells()).map(|c| 1.0 + c as f64 * 0.01).collect();
     cell.set_aux(&k).unwrap();
     let mut r2 = vec![0.0; u.len()];
-    eval(&mut cell, &LaplacianCoefficient, &u, &[], &mut r2).unwrap();
-    let e2 = cell_vectors(&cell, &LaplacianCoefficient, &u, &k, &[], Execution::Serial);
+    eval(&mut cell, &u, &mut r2).unwrap();
+    let e2 = cell_vectors(&cell, &u, &k, serial);
     for (c, (e, e_ref)) in e2.chunks(3).zip(e0.chunks(3)).enumerate() {
         for (a, b) in e.iter().zip(e_ref) {
             assert!((a - k[c] * b).abs() < 1e-13 * (1.0 + b.abs()), "cell {c}");
@@ -359,9 +388,12 @@ fn coefficient_fields_scale_the_laplacian() {
             k.len() - 1
         )
     );
-    let err = eval(&mut cell, &Laplacian, &u, &[], &mut r2)
-        .unwrap_err()
-        .to_string();
+    // A physics that reads no aux in a form with one: refused when the form
+    // is given the aux space.
+    let Err(err) = form(&mesh, 1, 1, &Laplacian).with_aux(cell_aux) else {
+        panic!("the Laplacian's form took a P0 auxiliary field");
+    };
+    let err = err.to_string();
     assert_eq!(
         err,
         format!(

@@ -44,11 +44,24 @@ fn mesh(dim: usize, n: usize) -> Mesh {
     unit_box(dim, n, &opts).unwrap()
 }
 
-fn residual(mesh: &Mesh, order: usize, n_comp: usize, backend: &Backend) -> Residual<f64> {
+/// The operator of `physics` (with `constants`) of order `order` with
+/// `n_comp` components on `backend`.
+fn operator(
+    mesh: &Mesh,
+    order: usize,
+    n_comp: usize,
+    physics: &'static dyn PointwiseEval<f64>,
+    constants: &[f64],
+    backend: &Backend,
+) -> Operator<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
     let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, AuxSpace::None, backend).unwrap()
+    let form = Form::new(space, physics)
+        .and_then(|f| f.with_quadrature(q))
+        .and_then(|f| f.with_constants(constants))
+        .unwrap();
+    Operator::new(mesh, form, backend).unwrap()
 }
 
 /// The counters that `work` moved: array bytes written and read, scalar
@@ -99,7 +112,7 @@ fn jacobian_action_diagonal_and_deterministic_residual_move_no_array() {
         (3, 1, &Lame as &dyn PointwiseEval<f64>, 3, lame.to_vec()),
     ] {
         let m = mesh(dim, if dim == 2 { 12 } else { 5 });
-        let mut res = residual(&m, order, n_comp, &backend(&device));
+        let mut res = operator(&m, order, n_comp, physics, &constants, &backend(&device));
         let n = res.space().n_dofs();
         let u = res.vector_from(&Rng::new(1).vec(n, -1.0, 1.0)).unwrap();
         let v = res.vector_from(&Rng::new(2).vec(n, -1.0, 1.0)).unwrap();
@@ -107,14 +120,14 @@ fn jacobian_action_diagonal_and_deterministic_residual_move_no_array() {
         let mut diag = Vector::device_zeros(&device, res.jacobian_diagonal_len()).unwrap();
         let what = format!("{dim}D P{order} {}", physics.info().name);
         for assembly in [Assembly::Atomic, Assembly::Deterministic] {
-            res.set_assembly(assembly);
-            // first calls: kernels built, geometry and incidence uploaded
-            res.evaluate(physics, &u, &constants, &mut out).unwrap();
-            res.jacobian_action(physics, &u, &v, &constants, &mut out)
-                .unwrap();
+            // the kernels of the assembly built (geometry and incidence
+            // uploaded) now, and first calls
+            res.set_assembly(assembly).unwrap();
+            res.apply(&u, &mut out).unwrap();
+            res.jacobian_action(&u, &v, &mut out).unwrap();
             let m = moved(&device, || {
                 for _ in 0..3 {
-                    res.evaluate(physics, &u, &constants, &mut out).unwrap();
+                    res.apply(&u, &mut out).unwrap();
                 }
             });
             println!("{what}: 3 × F(u), {assembly:?}: {m:?}");
@@ -122,20 +135,17 @@ fn jacobian_action_diagonal_and_deterministic_residual_move_no_array() {
             assert!(m.only_scalars(6), "{what}: F(u), {assembly:?}: {m:?}");
             let m = moved(&device, || {
                 for _ in 0..3 {
-                    res.jacobian_action(physics, &u, &v, &constants, &mut out)
-                        .unwrap();
+                    res.jacobian_action(&u, &v, &mut out).unwrap();
                 }
             });
             println!("{what}: 3 × J(u)·v, {assembly:?}: {m:?}");
             // no NaN check: nothing at all comes back
             assert!(m.only_scalars(0), "{what}: J(u)·v, {assembly:?}: {m:?}");
         }
-        res.jacobian_diagonal(physics, &u, &constants, &mut diag)
-            .unwrap();
+        res.jacobian_diagonal(&u, &mut diag).unwrap();
         let m = moved(&device, || {
             for _ in 0..3 {
-                res.jacobian_diagonal(physics, &u, &constants, &mut diag)
-                    .unwrap();
+                res.jacobian_diagonal(&u, &mut diag).unwrap();
             }
         });
         println!("{what}: 3 × diag(J): {m:?}");
@@ -155,17 +165,23 @@ fn whole_dirichlet_solves_move_no_array() {
     let device = own_device();
     let m = mesh(2, 16);
     for assembly in [Assembly::Atomic, Assembly::Deterministic] {
-        let mut res = residual(&m, 1, 1, &backend(&device));
-        res.set_assembly(assembly);
-        let mut p = DirichletProblem::on_boundary(res, &m, boundary).unwrap();
-        p.set_preconditioner(Preconditioner::Jacobi);
+        // one problem per physics, of the same mesh, boundary values and
+        // Jacobi preconditioner
+        let problem = |physics: &'static dyn PointwiseEval<f64>, constants: &[f64]| {
+            let mut res = operator(&m, 1, 1, physics, constants, &backend(&device));
+            res.set_assembly(assembly).unwrap();
+            let mut p = DirichletProblem::on_boundary(res, &m, boundary).unwrap();
+            p.set_preconditioner(Preconditioner::Jacobi);
+            p
+        };
+        let mut p = problem(&Poisson, &[1.0]);
         // Linear: Poisson by Jacobi-preconditioned CG. The first solve does
         // the one-time work (the diagonal's kernel among it).
-        let (first, stats) = p.solve_linear(&Poisson, &[1.0], 1e-10, 500).unwrap();
+        let (first, stats) = p.solve_linear(1e-10, 500).unwrap();
         assert!(stats.iterations > 5, "{stats:?}");
         let mut again = None;
         let m_linear = moved(&device, || {
-            again = Some(p.solve_linear(&Poisson, &[1.0], 1e-10, 500).unwrap());
+            again = Some(p.solve_linear(1e-10, 500).unwrap());
         });
         let (u, again_stats) = again.unwrap();
         assert_eq!(again_stats.iterations, stats.iterations);
@@ -192,20 +208,16 @@ fn whole_dirichlet_solves_move_no_array() {
         assert_eq!(far, None, "the two solves differ (max |u| = {scale:e})");
 
         // Nonlinear: −∇·((1 + u²)∇u) = 0 by Newton–Krylov with Jacobi.
+        let mut p = problem(&NonlinearDiffusion, &[]);
         let opts = NewtonOptions {
             rtol: 1e-9,
             ..NewtonOptions::default()
         };
-        let (_, stats) = p
-            .solve_nonlinear(&NonlinearDiffusion, &[], None, &opts)
-            .unwrap();
+        let (_, stats) = p.solve_nonlinear(None, &opts).unwrap();
         assert!(stats.iterations >= 2, "{stats:?}");
         let mut again = None;
         let m_newton = moved(&device, || {
-            again = Some(
-                p.solve_nonlinear(&NonlinearDiffusion, &[], None, &opts)
-                    .unwrap(),
-            );
+            again = Some(p.solve_nonlinear(None, &opts).unwrap());
         });
         let (_, again_stats) = again.unwrap();
         assert_eq!(again_stats.iterations, stats.iterations);

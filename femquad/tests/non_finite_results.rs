@@ -1,5 +1,5 @@
-//! A physics that returns NaN from finite inputs: `Residual::evaluate`,
-//! `Residual::jacobian_diagonal` and `Residual::assemble_jacobian` return
+//! A physics that returns NaN from finite inputs: `Operator::apply`,
+//! `Operator::jacobian_diagonal` and `Operator::assemble_jacobian` return
 //! `Error::NonFiniteResult` naming the first dof (in the numbering of `u`),
 //! its node and component — natively and on the device — never `Ok` with
 //! NaN entries (issue 19).
@@ -42,16 +42,19 @@ fn backends() -> [Backend; 2] {
     ]
 }
 
-fn residual(mesh: &Mesh, backend: &Backend) -> Residual<f64> {
+fn operator(mesh: &Mesh, backend: &Backend) -> Operator<f64> {
     let element = Element::lagrange(2, 1).unwrap();
     let space = FunctionSpace::new(mesh, element, 2).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, AuxSpace::None, backend).unwrap()
+    let form = Form::new(space, RootSource)
+        .and_then(|f| f.with_quadrature(q))
+        .unwrap();
+    Operator::new(mesh, form, backend).unwrap()
 }
 
 /// u = 1 everywhere but component 1 of `node`, −10: NaN in every cell
 /// around `node`, first at the smallest node of those cells (component 1).
-fn nan_around(res: &Residual<f64>, node: u32) -> (Vec<f64>, usize) {
+fn nan_around(res: &Operator<f64>, node: u32) -> (Vec<f64>, usize) {
     let space = res.space();
     let mut u = vec![1.0; space.n_dofs()];
     u[node as usize * 2 + 1] = -10.0;
@@ -92,26 +95,26 @@ fn assert_names(e: &Error, quantity: &str, node: usize, what: &str) {
 }
 
 #[test]
-fn evaluate_names_the_first_non_finite_dof() {
+fn apply_names_the_first_non_finite_dof() {
     let mesh = unit_square(6, &MeshOptions::default()).unwrap();
     for backend in backends() {
         let what = backend.describe();
-        let mut res = residual(&mesh, &backend);
+        let mut res = operator(&mesh, &backend);
         let mut r = res.vector().unwrap();
         for node in [0u32, 17, 40] {
             let (u, first) = nan_around(&res, node);
             let u = res.vector_from(&u).unwrap();
-            let e = res.evaluate(&RootSource, &u, &[], &mut r).unwrap_err();
+            let e = res.apply(&u, &mut r).unwrap_err();
             assert_names(&e, "the residual F(u)", first, &what);
         }
         // finite everywhere: Ok
         let u = res.vector_from(&vec![1.0; res.space().n_dofs()]).unwrap();
-        res.evaluate(&RootSource, &u, &[], &mut r).unwrap();
+        res.apply(&u, &mut r).unwrap();
         // a NaN in u is u's: named by its index in u, not blamed on the physics
         let mut values = vec![1.0; res.space().n_dofs()];
         values[9] = f64::NAN;
         let u = res.vector_from(&values).unwrap();
-        let e = res.evaluate(&RootSource, &u, &[], &mut r).unwrap_err();
+        let e = res.apply(&u, &mut r).unwrap_err();
         assert!(
             matches!(
                 e,
@@ -127,7 +130,7 @@ fn evaluate_names_the_first_non_finite_dof() {
 }
 
 /// A vector for the point-block diagonal, where `res` lives.
-fn diagonal_vector(res: &Residual<f64>, backend: &Backend) -> Vector<f64> {
+fn diagonal_vector(res: &Operator<f64>, backend: &Backend) -> Vector<f64> {
     let len = res.jacobian_diagonal_len();
     match backend {
         Backend::OpenCl { device, .. } => Vector::device_zeros(device, len).unwrap(),
@@ -141,23 +144,20 @@ fn the_jacobian_diagonal_and_the_assembled_jacobian_name_the_same_node() {
     let quantity = "entry [1][1] of the diagonal block of the Jacobian J(u)";
     for backend in backends() {
         let what = backend.describe();
-        let mut res = residual(&mesh, &backend);
+        let mut res = operator(&mesh, &backend);
         let mut diag = diagonal_vector(&res, &backend);
         for node in [0u32, 17, 40] {
             let (u, first) = nan_around(&res, node);
             let u = res.vector_from(&u).unwrap();
-            let e = res
-                .jacobian_diagonal(&RootSource, &u, &[], &mut diag)
-                .unwrap_err();
+            let e = res.jacobian_diagonal(&u, &mut diag).unwrap_err();
             assert_names(&e, quantity, first, &format!("{what}: diagonal"));
-            let e = res.assemble_jacobian(&RootSource, &u, &[]).unwrap_err();
+            let e = res.assemble_jacobian(&u).unwrap_err();
             assert_names(&e, quantity, first, &format!("{what}: assembled"));
         }
         // finite: both succeed, and agree
         let ones = res.vector_from(&vec![1.0; res.space().n_dofs()]).unwrap();
-        res.jacobian_diagonal(&RootSource, &ones, &[], &mut diag)
-            .unwrap();
-        let matrix = res.assemble_jacobian(&RootSource, &ones, &[]).unwrap();
+        res.jacobian_diagonal(&ones, &mut diag).unwrap();
+        let matrix = res.assemble_jacobian(&ones).unwrap();
         let diag = diag.to_host().unwrap();
         for dof in 0..res.space().n_dofs() {
             let (node, c) = (dof / 2, dof % 2);

@@ -194,7 +194,8 @@ fn helper_index<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f1: &mut [
 fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
     use femquad::opencl::Assembly;
     use femquad::prelude::*;
-    let physics: [&dyn PointwiseEval<f64>; 4] = [&IndexWrite, &IndexRead, &TableRow, &HelperIndex];
+    let physics: [&'static dyn PointwiseEval<f64>; 4] =
+        [&IndexWrite, &IndexRead, &TableRow, &HelperIndex];
     let device = with_probe(|probe| probe.device().clone());
     let backends = [
         Backend::native(),
@@ -222,7 +223,8 @@ fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
                 let element = Element::lagrange(dim, order).unwrap();
                 let space = FunctionSpace::new(&mesh, element, 1).unwrap();
                 let q = Quadrature::default_for(&element).unwrap();
-                Residual::<f64>::new(&mesh, space, q, AuxSpace::None, &b).unwrap()
+                let form = Form::new(space, p).and_then(|f| f.with_quadrature(q));
+                Operator::<f64>::new(&mesh, form.unwrap(), &b).unwrap()
             });
             let n = native.space().n_dofs();
             let u = femquad::rng::Rng::new(9).vec(n, -1.0, 1.0);
@@ -238,12 +240,12 @@ fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
                 let (uu, vv) = (res.vector_from(&u).unwrap(), res.vector_from(&v).unwrap());
                 for assembly in assemblies {
                     if let Some(a) = assembly {
-                        res.set_assembly(a);
+                        res.set_assembly(a).unwrap();
                     }
                     let mut jv = res.vector().unwrap();
-                    res.jacobian_action(p, &uu, &vv, &[], &mut jv).unwrap();
+                    res.jacobian_action(&uu, &vv, &mut jv).unwrap();
                     let mut diag = res.vector().unwrap();
-                    res.jacobian_diagonal(p, &uu, &[], &mut diag).unwrap();
+                    res.jacobian_diagonal(&uu, &mut diag).unwrap();
                     results.push((assembly, jv.to_host().unwrap(), diag.to_host().unwrap()));
                 }
             }
@@ -932,7 +934,7 @@ fn element_vectors_both(
 /// points in 3D) for a random `u`, natively and on the device, in f64.
 fn residuals_both(
     mesh: &femquad::mesh::Mesh,
-    physics: &dyn PointwiseEval<f64>,
+    physics: &'static dyn PointwiseEval<f64>,
 ) -> (Vec<f64>, Vec<f64>) {
     use femquad::prelude::*;
     let device = with_probe(|probe| probe.device().clone());
@@ -947,11 +949,12 @@ fn residuals_both(
         let element = Element::lagrange(mesh.dim(), 2).unwrap();
         let space = FunctionSpace::new(mesh, element, 1).unwrap();
         let q = Quadrature::default_for(&element).unwrap();
-        let mut res = Residual::new(mesh, space, q, AuxSpace::None, &b).unwrap();
+        let form = Form::new(space, physics).and_then(|f| f.with_quadrature(q));
+        let mut res = Operator::new(mesh, form.unwrap(), &b).unwrap();
         let values = femquad::rng::Rng::new(8).vec(res.space().n_dofs(), 0.5, 1.5);
         let u = res.vector_from(&values).unwrap();
         let mut r = res.vector().unwrap();
-        res.evaluate(physics, &u, &[], &mut r).unwrap();
+        res.apply(&u, &mut r).unwrap();
         r.to_host().unwrap()
     });
     (native, gpu)

@@ -1,6 +1,6 @@
-//! The residual on the device through the public API: it moves no array
+//! The operator on the device through the public API: it moves no array
 //! between host and device, integrates every cell there (also on meshes
-//! smaller than one chunk), equals the native residual, and reports bad
+//! smaller than one chunk), equals the native operator, and reports bad
 //! input by the user's names and indices; solves on device vectors give the
 //! host's solutions.
 //!
@@ -37,12 +37,31 @@ fn mesh(dim: usize, n: usize) -> Mesh {
     unit_box(dim, n, &opts).unwrap()
 }
 
-/// A residual of order `order` with `n_comp` components on `backend`.
-fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, b: &Backend) -> Residual<f64> {
+/// The operator of `physics` (with `constants`) of order `order` with
+/// `n_comp` components and aux `aux` on backend `b`.
+fn operator(
+    mesh: &Mesh,
+    order: usize,
+    n_comp: usize,
+    aux: AuxSpace,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
+    b: &Backend,
+) -> Operator<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
     let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, aux, b).unwrap()
+    let form = Form::new(space, physics)
+        .and_then(|f| f.with_quadrature(q))
+        .and_then(|f| f.with_aux(aux))
+        .and_then(|f| f.with_constants(constants))
+        .unwrap();
+    Operator::new(mesh, form, b).unwrap()
+}
+
+/// The operator of the Laplacian in P`order` on backend `b`.
+fn laplacian(mesh: &Mesh, order: usize, b: &Backend) -> Operator<f64> {
+    operator(mesh, order, 1, AuxSpace::None, &Laplacian, &[], b)
 }
 
 #[test]
@@ -52,16 +71,17 @@ fn an_evaluation_on_device_vectors_moves_no_array_and_covers_every_cell() {
     // one chunk (hundreds of cells) — all integrated on the device.
     for n in [7, 40] {
         let m = mesh(2, n);
-        let mut res = residual(&m, 1, 1, AuxSpace::None, &backend(&device));
+        let mut res = laplacian(&m, 1, &backend(&device));
         let values: Vec<f64> = Rng::new(2).vec(res.space().n_dofs(), -1.0, 1.0);
         let u = res.vector_from(&values).unwrap();
         let mut r = res.vector().unwrap();
         assert!(matches!(u.location(), Location::Device { .. }));
-        // warm up: the program is built and the geometry uploaded once
-        res.evaluate(&Laplacian, &u, &[], &mut r).unwrap();
+        // warm up (the kernels were built and the geometry uploaded by
+        // Operator::new)
+        res.apply(&u, &mut r).unwrap();
         let before = device.stats();
         for _ in 0..3 {
-            res.evaluate(&Laplacian, &u, &[], &mut r).unwrap();
+            res.apply(&u, &mut r).unwrap();
         }
         let after = device.stats();
         assert_eq!(after.array_bytes_written(), before.array_bytes_written());
@@ -77,11 +97,9 @@ fn an_evaluation_on_device_vectors_moves_no_array_and_covers_every_cell() {
             assert_eq!(launch.work_groups, 1, "a mesh smaller than one chunk");
         }
         // and it is the native residual
-        let mut native = residual(&m, 1, 1, AuxSpace::None, &Backend::native());
+        let mut native = laplacian(&m, 1, &Backend::native());
         let mut r_native = native.vector().unwrap();
-        native
-            .evaluate(&Laplacian, &Vector::from(values), &[], &mut r_native)
-            .unwrap();
+        native.apply(&Vector::from(values), &mut r_native).unwrap();
         let (a, b) = (r.to_host().unwrap(), r_native.to_host().unwrap());
         let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let diff = a
@@ -99,7 +117,7 @@ fn both_assembly_modes_equal_native_for_every_physics() {
     for dim in [2, 3] {
         let m = mesh(dim, if dim == 2 { 9 } else { 3 });
         for order in [1, 2] {
-            let cases: [(&dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 5] = [
+            let cases: [(&'static dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 5] = [
                 (&Laplacian, 1, AuxSpace::None, vec![]),
                 (&Poisson, 1, AuxSpace::None, vec![2.0]),
                 (
@@ -117,8 +135,9 @@ fn both_assembly_modes_equal_native_for_every_physics() {
                 (&Lame, dim, AuxSpace::None, lame.to_vec()),
             ];
             for (physics, n_comp, aux, constants) in cases {
-                let mut native = residual(&m, order, n_comp, aux, &Backend::native());
-                let mut gpu = residual(&m, order, n_comp, aux, &backend(&device));
+                let op = |b: &Backend| operator(&m, order, n_comp, aux, physics, &constants, b);
+                let mut native = op(&Backend::native());
+                let mut gpu = op(&backend(&device));
                 let mut rng = Rng::new(3);
                 if aux != AuxSpace::None {
                     let a = rng.vec(native.aux_len(), 0.5, 2.0);
@@ -128,20 +147,15 @@ fn both_assembly_modes_equal_native_for_every_physics() {
                 let values = rng.vec(native.space().n_dofs(), -1.0, 1.0);
                 let mut r_native = native.vector().unwrap();
                 native
-                    .evaluate(
-                        physics,
-                        &Vector::from(values.clone()),
-                        &constants,
-                        &mut r_native,
-                    )
+                    .apply(&Vector::from(values.clone()), &mut r_native)
                     .unwrap();
                 let reference = r_native.to_host().unwrap();
                 let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
                 let u = gpu.vector_from(&values).unwrap();
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
-                    gpu.set_assembly(assembly);
+                    gpu.set_assembly(assembly).unwrap();
                     let mut r = gpu.vector().unwrap();
-                    gpu.evaluate(physics, &u, &constants, &mut r).unwrap();
+                    gpu.apply(&u, &mut r).unwrap();
                     let out = r.to_host().unwrap();
                     let diff = out
                         .iter()
@@ -164,13 +178,13 @@ fn bad_input_names_the_users_argument_and_index() {
     let device = device();
     let m = mesh(2, 4);
     for b in [Backend::native(), backend(&device)] {
-        let mut res = residual(&m, 1, 1, AuxSpace::None, &b);
+        let mut res = laplacian(&m, 1, &b);
         let n = res.space().n_dofs();
         let mut values = vec![0.5; n];
         values[7] = f64::NAN;
         let u = res.vector_from(&values).unwrap();
         let mut r = res.vector().unwrap();
-        let e = res.evaluate(&Laplacian, &u, &[], &mut r).unwrap_err();
+        let e = res.apply(&u, &mut r).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("`u`") && text.contains("index 7"), "{text}");
 
@@ -179,10 +193,7 @@ fn bad_input_names_the_users_argument_and_index() {
             Location::Host => Vector::host_zeros(n - 1),
             Location::Device { .. } => Vector::device_zeros(&device, n - 1).unwrap(),
         };
-        let text = res
-            .evaluate(&Laplacian, &u, &[], &mut short)
-            .unwrap_err()
-            .to_string();
+        let text = res.apply(&u, &mut short).unwrap_err().to_string();
         assert!(
             text.contains("`r`") && text.contains(&format!("{n}")),
             "{text}"
@@ -193,27 +204,21 @@ fn bad_input_names_the_users_argument_and_index() {
             Location::Host => Vector::device_zeros(&device, n).unwrap(),
             Location::Device { .. } => Vector::host_zeros(n),
         };
-        let text = res
-            .evaluate(&Laplacian, &u, &[], &mut elsewhere)
-            .unwrap_err()
-            .to_string();
+        let text = res.apply(&u, &mut elsewhere).unwrap_err().to_string();
         assert!(text.contains("`r`") && text.contains("lives on"), "{text}");
 
         // an aux field the physics reads must have been set
-        let mut coef = residual(&m, 1, 1, AuxSpace::Field { n_comp: 1 }, &b);
+        let field = AuxSpace::Field { n_comp: 1 };
+        let mut coef = operator(&m, 1, 1, field, &LaplacianCoefficient, &[], &b);
         let u = coef.vector_from(&vec![0.5; n]).unwrap();
         let mut r = coef.vector().unwrap();
-        let text = coef
-            .evaluate(&LaplacianCoefficient, &u, &[], &mut r)
-            .unwrap_err()
-            .to_string();
+        let text = coef.apply(&u, &mut r).unwrap_err().to_string();
         assert!(
             text.contains("`aux`") && text.contains("never set"),
             "{text}"
         );
         coef.set_aux(&vec![1.0; n]).unwrap();
-        coef.evaluate(&LaplacianCoefficient, &u, &[], &mut r)
-            .unwrap();
+        coef.apply(&u, &mut r).unwrap();
     }
 }
 
@@ -224,11 +229,10 @@ fn dirichlet_solves_on_device_vectors_equal_the_host_solves() {
         let m = mesh(dim, n);
         let g = |x: &[f64], o: &mut [f64]| o[0] = x.iter().map(|v| v * v).sum::<f64>();
         let solve = |b: &Backend| {
-            let res = residual(&m, order, 1, AuxSpace::None, b);
+            let source = [-2.0 * dim as f64];
+            let res = operator(&m, order, 1, AuxSpace::None, &Poisson, &source, b);
             let mut p = DirichletProblem::on_boundary(res, &m, g).unwrap();
-            let (u, stats) = p
-                .solve_linear(&Poisson, &[-2.0 * dim as f64], 1e-11, 2000)
-                .unwrap();
+            let (u, stats) = p.solve_linear(1e-11, 2000).unwrap();
             (u, stats)
         };
         let (u_host, s_host) = solve(&Backend::native());
@@ -269,7 +273,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
             .renumbered_for_locality()
             .unwrap();
         for order in [1, 2] {
-            let cases: [(&dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 2] = [
+            let cases: [(&'static dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 2] = [
                 (
                     &LaplacianCoefficient,
                     1,
@@ -279,8 +283,9 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                 (&Lame, dim, AuxSpace::None, lame.to_vec()),
             ];
             for (physics, n_comp, aux, constants) in cases {
-                let mut native = residual(&m, order, n_comp, aux, &Backend::native());
-                let mut gpu = residual(&m, order, n_comp, aux, &backend(&device));
+                let op = |b: &Backend| operator(&m, order, n_comp, aux, physics, &constants, b);
+                let mut native = op(&Backend::native());
+                let mut gpu = op(&backend(&device));
                 let mut rng = Rng::new(13);
                 if aux != AuxSpace::None {
                     let a = rng.vec(native.aux_len(), 0.5, 2.0);
@@ -290,22 +295,14 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                 let values = rng.vec(native.space().n_dofs(), -1.0, 1.0);
                 let mut r_native = native.vector().unwrap();
                 let u_host = Vector::from(values.clone());
-                native
-                    .evaluate(physics, &u_host, &constants, &mut r_native)
-                    .unwrap();
+                native.apply(&u_host, &mut r_native).unwrap();
                 let reference = r_native.to_host().unwrap();
                 let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
                 // and J(u)·v (both physics are affine: the kernel reads v only)
                 let dir = rng.vec(native.space().n_dofs(), -1.0, 1.0);
                 let mut jv_native = native.vector().unwrap();
                 native
-                    .jacobian_action(
-                        physics,
-                        &u_host,
-                        &Vector::from(dir.clone()),
-                        &constants,
-                        &mut jv_native,
-                    )
+                    .jacobian_action(&u_host, &Vector::from(dir.clone()), &mut jv_native)
                     .unwrap();
                 let jv_reference = jv_native.to_host().unwrap();
                 let jv_scale = jv_reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));

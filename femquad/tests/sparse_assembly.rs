@@ -1,5 +1,5 @@
 //! Sparsity patterns, element matrices from pointwise Jacobians and their
-//! assembly, against brute force, closed forms and the native residual.
+//! assembly, against brute force, closed forms and the native operator.
 
 use std::collections::BTreeSet;
 
@@ -7,14 +7,15 @@ use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::discretization::{CellInputs, Discretization};
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::layout::elem_mat;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::native::Execution;
+use femquad::operator::Operator;
 use femquad::physics::PointArgs;
 use femquad::physics::builtin::{Lame, LameParameters};
 use femquad::quadrature::Quadrature;
-use femquad::residual::Residual;
 use femquad::rng::Rng;
 use femquad::space::FunctionSpace;
 use femquad::sparse::{CsrMatrix, SparsityPattern, assemble_into, element_matrices};
@@ -291,10 +292,10 @@ fn p1_laplacian_is_the_closed_form_stiffness() {
     }
 }
 
-/// `K v = (F(u + h v) − F(u − h v)) / (2h)` for the native Lamé residual,
+/// `K v = (F(u + h v) − F(u − h v)) / (2h)` for the native Lamé operator,
 /// exact up to round-off since Lamé is linear.
 #[test]
-fn lame_matrix_is_the_derivative_of_the_native_residual() {
+fn lame_matrix_is_the_derivative_of_the_native_operator() {
     let par = LameParameters::new(1.3, 0.7);
     let mut rng = Rng::new(21);
     for dim in [2, 3] {
@@ -316,24 +317,19 @@ fn lame_matrix_is_the_derivative_of_the_native_residual() {
             a.check_symmetric(1e-12).unwrap();
 
             let q = Quadrature::default_for(&s.element()).unwrap();
-            let mut res = Residual::<f64>::new(
-                &m,
-                s.clone(),
-                q,
-                AuxSpace::None,
-                &Backend::Native(Execution::Parallel),
-            )
-            .unwrap();
+            let form = Form::<f64>::new(s.clone(), Lame)
+                .and_then(|f| f.with_quadrature(q))
+                .and_then(|f| f.with_constants(&par.constants()))
+                .unwrap();
+            let mut res = Operator::new(&m, form, &Backend::Native(Execution::Parallel)).unwrap();
             let n = s.n_dofs();
             let (u, v) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
             let h = 0.5;
             let (mut fp, mut fm) = (res.vector().unwrap(), res.vector().unwrap());
             let up: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + h * b).collect();
             let um: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a - h * b).collect();
-            res.evaluate(&Lame, &up.into(), &par.constants(), &mut fp)
-                .unwrap();
-            res.evaluate(&Lame, &um.into(), &par.constants(), &mut fm)
-                .unwrap();
+            res.apply(&up.into(), &mut fp).unwrap();
+            res.apply(&um.into(), &mut fm).unwrap();
             let (fp, fm) = (fp.to_host().unwrap(), fm.to_host().unwrap());
             let fd: Vec<f64> = fp
                 .iter()

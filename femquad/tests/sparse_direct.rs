@@ -7,13 +7,14 @@ use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::discretization::{CellInputs, Discretization};
 use femquad::element::Element;
+use femquad::form::Form;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::native::Execution;
+use femquad::operator::Operator;
 use femquad::physics::PointArgs;
 use femquad::physics::builtin::Poisson;
 use femquad::quadrature::Quadrature;
-use femquad::residual::Residual;
 use femquad::solve::DirichletProblem;
 use femquad::space::FunctionSpace;
 use femquad::sparse::{
@@ -191,13 +192,17 @@ fn elimination_agrees_with_the_matrix_free_dirichlet_solve() {
             let s = space(&m, order, 1);
             let q = Quadrature::default_for(&s.element()).unwrap();
             let backend = Backend::Native(Execution::Parallel);
-            let mut res = Residual::<f64>::new(&m, s.clone(), q, AuxSpace::None, &backend).unwrap();
             let source = [3.0];
+            let form = Form::<f64>::new(s.clone(), Poisson)
+                .and_then(|f| f.with_quadrature(q))
+                .and_then(|f| f.with_constants(&source))
+                .unwrap();
+            let mut res = Operator::new(&m, form, &backend).unwrap();
             let boundary = |x: &[f64], o: &mut [f64]| o[0] = x[0] * x[0] - x[1] + 0.3 * x[0] * x[1];
             // A u = b with b = −F(0) (F(u) = A u − b is affine).
             let mut f0 = res.vector().unwrap();
-            res.evaluate(&Poisson, &res.vector().unwrap(), &source, &mut f0)
-                .unwrap();
+            let zero = res.vector().unwrap();
+            res.apply(&zero, &mut f0).unwrap();
             let f0 = f0.to_host().unwrap();
             let b: Vec<f64> = f0.iter().map(|v| -v).collect();
             let g = s.interpolate(&m, boundary).unwrap();
@@ -205,9 +210,7 @@ fn elimination_agrees_with_the_matrix_free_dirichlet_solve() {
             let x = solve_dirichlet(&m, &s, a, b, &g, DirectSolver::cholesky);
 
             let mut problem = DirichletProblem::on_boundary(res, &m, boundary).unwrap();
-            let (u, _) = problem
-                .solve_linear(&Poisson, &source, 1e-13, 2000)
-                .unwrap();
+            let (u, _) = problem.solve_linear(1e-13, 2000).unwrap();
             let u = u.to_host().unwrap();
             let err = max_diff(&x, &u);
             assert!(err <= 1e-9, "dim {dim} P{order}: {err:e}");

@@ -3,7 +3,7 @@
 //! 512² unit square whose one-level multigrid exceeds `max_coarse_dofs`)
 //! ended with SIGSEGV after the error was printed in about 1 % of runs:
 //! `exit` destroyed LLVM's state while PoCL's worker thread still compiled
-//! the kernel of a residual femquad had enqueued (the core dump's stacks);
+//! the kernel of an operator femquad had enqueued (the core dump's stacks);
 //! dropping a `Device` now waits for its commands.
 //!
 //! Each run is a child process (this test binary, re-run with
@@ -30,9 +30,12 @@ fn failing_solve(n: usize) -> Result<()> {
     let space = FunctionSpace::new(&mesh, element, 1)?;
     let quadrature = Quadrature::default_for(&element)?;
     let backend = Backend::opencl(&DeviceSelector::from_env())?;
-    let residual = Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
-    let mut problem = DirichletProblem::on_boundary(residual, &mesh, |_, g| g[0] = 0.0)?;
-    problem.solve_linear(&Poisson, &[1.0], 1e-8, 100)?;
+    let form = Form::<f64>::new(space, Poisson)?
+        .with_quadrature(quadrature)?
+        .with_constants(&[1.0])?;
+    let operator = Operator::new(&mesh, form, &backend)?;
+    let mut problem = DirichletProblem::on_boundary(operator, &mesh, |_, g| g[0] = 0.0)?;
+    problem.solve_linear(1e-8, 100)?;
     Ok(())
 }
 
@@ -80,7 +83,7 @@ fn run_children(n: usize, runs: usize) {
 }
 
 /// The pattern, repeated. The crash needs a race (at `exit`, a
-/// PoCL worker thread still compiling the kernel of the residual evaluated
+/// PoCL worker thread still compiling the kernel of the operator evaluated
 /// just before the error: seen in 1 of 450 runs here), so this loop is a
 /// smoke test; `Device`'s unit test `dropping_the_device_waits_for_its_commands`
 /// checks the cause deterministically.

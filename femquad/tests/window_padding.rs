@@ -4,7 +4,7 @@
 //! never go through the window (issue 19: `WIN(0)` read up to 10 407
 //! doubles before the window's local array, or one slot past it for P1).
 //!
-//! The residual and the Jacobian action with windows on, on many mesh sizes
+//! The residual `F(u)` and the Jacobian action with windows on, on many mesh sizes
 //! (so that the last group is partial in many ways), 2D and 3D, P1 and P2,
 //! both assemblies, several launch configurations (prefetch on and off,
 //! stored and computed geometry), against the native integrator.
@@ -30,11 +30,26 @@ fn device() -> Arc<Device> {
     })
 }
 
-fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, b: &Backend) -> Residual<f64> {
+/// The operator of `physics` (with `constants`) of order `order` with
+/// `n_comp` components and aux `aux` on backend `b`.
+fn operator(
+    mesh: &Mesh,
+    order: usize,
+    n_comp: usize,
+    aux: AuxSpace,
+    physics: &'static dyn PointwiseEvalBoth,
+    constants: &[f64],
+    b: &Backend,
+) -> Operator<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
     let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, aux, b).unwrap()
+    let form = Form::new(space, physics)
+        .and_then(|f| f.with_quadrature(q))
+        .and_then(|f| f.with_aux(aux))
+        .and_then(|f| f.with_constants(constants))
+        .unwrap();
+    Operator::new(mesh, form, b).unwrap()
 }
 
 /// Largest absolute difference of `a` and `b`, and the largest `|b_i|`.
@@ -91,8 +106,9 @@ fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverag
         ((&Lame, dim), (AuxSpace::None, lame), true),
     ];
     for ((physics, n_comp), (aux, constants), tangent) in cases {
-        let mut native = residual(mesh, order, n_comp, aux, &Backend::native());
-        let mut gpu = residual(mesh, order, n_comp, aux, &backend);
+        let op = |b: &Backend| operator(mesh, order, n_comp, aux, physics, &constants, b);
+        let mut native = op(&Backend::native());
+        let mut gpu = op(&backend);
         let mut rng = Rng::new(7 + mesh.n_cells() as u64);
         if aux != AuxSpace::None {
             let a = rng.vec(native.aux_len(), 0.5, 2.0);
@@ -108,12 +124,10 @@ fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverag
         let mut reference = native.vector().unwrap();
         if tangent {
             native
-                .jacobian_action(physics, &u_host, &v_host, &constants, &mut reference)
+                .jacobian_action(&u_host, &v_host, &mut reference)
                 .unwrap();
         } else {
-            native
-                .evaluate(physics, &u_host, &constants, &mut reference)
-                .unwrap();
+            native.apply(&u_host, &mut reference).unwrap();
         }
         let reference = reference.to_host().unwrap();
         let u = gpu.vector_from(&u_values).unwrap();
@@ -208,17 +222,13 @@ fn minimal_case_of_the_issue() {
         options: Default::default(),
     };
     let mesh = unit_square(16, &MeshOptions::default()).unwrap();
-    let mut gpu = residual(&mesh, 2, 1, AuxSpace::None, &backend);
-    let mut native = residual(&mesh, 2, 1, AuxSpace::None, &Backend::native());
+    let laplacian = |b: &Backend| operator(&mesh, 2, 1, AuxSpace::None, &Laplacian, &[], b);
+    let mut gpu = laplacian(&backend);
+    let mut native = laplacian(&Backend::native());
     let values = Rng::new(3).vec(native.space().n_dofs(), -1.0, 1.0);
     let mut reference = native.vector().unwrap();
     native
-        .evaluate(
-            &Laplacian,
-            &Vector::from(values.clone()),
-            &[],
-            &mut reference,
-        )
+        .apply(&Vector::from(values.clone()), &mut reference)
         .unwrap();
     let u = gpu.vector_from(&values).unwrap();
     let mut r = gpu.vector().unwrap();

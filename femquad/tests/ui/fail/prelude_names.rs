@@ -1,10 +1,10 @@
 use femquad::pointwise;
 use femquad::prelude::*;
 
-// The struct `Residual` would shadow the prelude's `Residual` (a glob `use`
+// The struct `Operator` would shadow the prelude's `Operator` (a glob `use`
 // gives way to a local item without a warning): rejected, on the name.
 #[pointwise]
-fn residual(u: &[f64; 1], f0: &mut [f64; 1]) {
+fn operator(u: &[f64; 1], f0: &mut [f64; 1]) {
     f0[0] = u[0];
 }
 
@@ -22,6 +22,6 @@ fn clone<const D: usize>(grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
 fn main() {
     // No struct is generated in their place: the prelude's names keep their
     // meaning, and nothing else is reported.
-    let _: Option<Residual<f64>> = None;
+    let _: Option<Operator<f64>> = None;
     let _: Vec<u8> = Vec::new();
 }
