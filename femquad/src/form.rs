@@ -263,3 +263,89 @@ pub(crate) fn check_fit<P: Pointwise + ?Sized>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::Element;
+    use crate::mesh::generate::{MeshOptions, unit_square};
+    use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient, Poisson};
+
+    fn scalar_space() -> FunctionSpace {
+        let mesh = unit_square(2, &MeshOptions::default()).unwrap();
+        FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap()
+    }
+
+    /// `f0 = u + x₂`: 3D only.
+    #[crate::pointwise]
+    fn only_3d(u: &[f64; 1], x: &[f64; 3], f0: &mut [f64; 1]) {
+        f0[0] = u[0] + x[2];
+    }
+
+    fn message<T>(r: Result<T>) -> (String, &'static str) {
+        match r {
+            Err(Error::InvalidArgument { name, reason }) => (reason, name),
+            Err(e) => panic!("not an argument error: {e}"),
+            Ok(_) => panic!("accepted"),
+        }
+    }
+
+    #[test]
+    fn the_physics_is_checked_against_the_space_when_the_form_is_built() {
+        let (e, name) = message(Form::<f64>::new(scalar_space(), Lame));
+        assert_eq!(name, "physics");
+        assert!(
+            e.contains("`lame` has 2 component(s) in 2D but the space has 1"),
+            "{e}"
+        );
+        let (e, name) = message(Form::<f64>::new(scalar_space(), Only3d));
+        assert_eq!(name, "physics");
+        assert!(e.contains("supports dimension(s) [3], not 2"), "{e}");
+        assert!(Form::<f64>::new(scalar_space(), Laplacian).is_ok());
+    }
+
+    #[test]
+    fn constants_are_counted_converted_and_finite() {
+        let form = Form::<f32>::new(scalar_space(), Poisson).unwrap();
+        let (e, name) = message(form.clone().with_constants(&[]));
+        assert_eq!(name, "constants");
+        assert!(e.contains("`poisson` takes 1 constant(s), got 0"), "{e}");
+        let e = form.clone().with_constants(&[f64::NAN]).unwrap_err();
+        assert!(matches!(e, Error::NonFinite { .. }), "{e}");
+        // finite in f64, not in the form's f32
+        let e = form.clone().with_constants(&[1e300]).unwrap_err();
+        assert!(e.to_string().contains("in the form's precision"), "{e}");
+        let form = form.with_constants(&[0.1]).unwrap();
+        assert_eq!(form.constants(), &[0.1f32]);
+    }
+
+    #[test]
+    fn a_form_lacking_what_its_physics_reads_is_incomplete() {
+        // constants not given
+        let form = Form::<f64>::new(scalar_space(), Poisson).unwrap();
+        let (e, name) = message(form.check_complete());
+        assert_eq!(name, "form");
+        assert!(e.contains("takes 1 constant(s), the form has 0"), "{e}");
+        assert!(
+            form.with_constants(&[1.0])
+                .unwrap()
+                .check_complete()
+                .is_ok()
+        );
+        // the auxiliary field not given, then given with the wrong components
+        let form = Form::<f64>::new(scalar_space(), LaplacianCoefficient).unwrap();
+        let (e, name) = message(form.check_complete());
+        assert_eq!(name, "form");
+        assert!(e.contains("reads 1 auxiliary component(s)"), "{e}");
+        let (e, name) = message(form.clone().with_aux(AuxSpace::Cell { n_comp: 2 }));
+        assert_eq!(name, "aux");
+        assert!(e.contains("reads 1 auxiliary"), "{e}");
+        let form = form.with_aux(AuxSpace::Cell { n_comp: 1 }).unwrap();
+        assert!(form.check_complete().is_ok());
+        // a quadrature of another dimension
+        let q3 = Quadrature::simplex(3, 2).unwrap();
+        let (e, name) = message(form.with_quadrature(q3));
+        assert_eq!(name, "quadrature");
+        assert!(e.contains("3D rule but the space is 2D"), "{e}");
+    }
+}

@@ -437,3 +437,6 @@ pub(crate) fn unset_aux(physics: &str) -> Error {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests;

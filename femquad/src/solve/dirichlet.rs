@@ -725,6 +725,42 @@ mod tests {
         );
     }
 
+    /// `set_constants` reaches every multigrid level: Lamé with `μ`, `λ`
+    /// scaled by 100 scales `A` and `b = −A u_D` alike, so CG (with the
+    /// multigrid built for the first solve, every level's Jacobian scaled
+    /// too) takes the same iterations to the same solution. Coarse levels
+    /// left at the old constants would make the V-cycle a worse
+    /// preconditioner, not a scaled one.
+    #[test]
+    fn set_constants_reaches_every_multigrid_level() {
+        use crate::multigrid::MeshHierarchy;
+        use crate::physics::builtin::Lame;
+        let coarse = unit_square(2, &MeshOptions::default()).unwrap();
+        let hierarchy = MeshHierarchy::new(&coarse, 2).unwrap();
+        let space =
+            FunctionSpace::new(hierarchy.finest(), Element::lagrange(2, 1).unwrap(), 2).unwrap();
+        let form = Form::new(space, Lame)
+            .and_then(|f| f.with_constants(&[1.0, 1.0]))
+            .unwrap();
+        let op = Operator::<f64>::new(hierarchy.finest(), form, &Backend::native()).unwrap();
+        let g = |x: &[f64], o: &mut [f64]| {
+            o[0] = 0.1 * x[1] * x[1];
+            o[1] = 0.1 * x[0] * x[1];
+        };
+        let mut p = DirichletProblem::on_hierarchy(op, hierarchy, g).unwrap();
+        let (u1, s1) = p.solve_linear(1e-10, 200).unwrap();
+        assert_eq!(p.multigrid_report().unwrap().levels.len(), 3);
+        p.set_constants(&[100.0, 100.0]).unwrap();
+        let (u2, s2) = p.solve_linear(1e-10, 200).unwrap();
+        assert_eq!(s1.iterations, s2.iterations, "{s1:?} {s2:?}");
+        let (u1, u2) = (u1.to_host().unwrap(), u2.to_host().unwrap());
+        let diff = u1
+            .iter()
+            .zip(&u2)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff < 1e-12, "{diff}");
+    }
+
     #[test]
     fn bad_input_is_an_error() {
         let (_, r) = setup(2, 1, Laplacian, &[]);

@@ -1,0 +1,113 @@
+//! The bound operator: what it checks once, what `set_constants` and
+//! `set_aux` change, natively and on the OpenCL device.
+
+use super::*;
+use crate::element::Element;
+use crate::mesh::generate::{MeshOptions, unit_square};
+use crate::opencl::{Device, DeviceSelector, KernelOptions};
+use crate::physics::builtin::{LaplacianCoefficient, Poisson};
+
+fn backends() -> Vec<Backend> {
+    let device = Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
+        panic!(
+            "no OpenCL device for the operator tests ({e}); install PoCL (scripts/ensure-opencl.sh)"
+        )
+    });
+    vec![
+        Backend::native(),
+        Backend::OpenCl {
+            device,
+            options: KernelOptions::default(),
+        },
+    ]
+}
+
+fn mesh() -> Mesh {
+    unit_square(3, &MeshOptions::default()).unwrap()
+}
+
+#[test]
+fn a_form_without_its_constants_or_aux_is_refused_when_bound() {
+    let mesh = mesh();
+    let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let form = Form::<f64>::new(space.clone(), Poisson).unwrap();
+    let e = Operator::new(&mesh, form, &Backend::native())
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("`poisson` takes 1 constant(s), the form has 0"),
+        "{e}"
+    );
+    let form = Form::<f64>::new(space, LaplacianCoefficient).unwrap();
+    let e = Operator::new(&mesh, form, &Backend::native())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("Form::with_aux"), "{e}");
+}
+
+/// `F(0) = −f ∫φ_i` for Poisson: doubling the constant `f` with
+/// `set_constants` doubles `F(0)` — on the device too, where the constants
+/// live in a buffer uploaded when they change.
+#[test]
+fn set_constants_changes_the_next_evaluations() {
+    let mesh = mesh();
+    for backend in backends() {
+        let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2).unwrap(), 1).unwrap();
+        let form = Form::<f64>::new(space, Poisson)
+            .and_then(|f| f.with_constants(&[1.0]))
+            .unwrap();
+        let mut op = Operator::new(&mesh, form, &backend).unwrap();
+        let u = op.vector().unwrap();
+        let (mut r1, mut r2) = (op.vector().unwrap(), op.vector().unwrap());
+        op.apply(&u, &mut r1).unwrap();
+        op.set_constants(&[2.0]).unwrap();
+        assert_eq!(op.form().constants(), &[2.0]);
+        op.apply(&u, &mut r2).unwrap();
+        let (r1, r2) = (r1.to_host().unwrap(), r2.to_host().unwrap());
+        // Σ_i F(0)_i = −f·|Ω|
+        assert!((r1.iter().sum::<f64>() + 1.0).abs() < 1e-13, "{backend:?}");
+        for (a, b) in r1.iter().zip(&r2) {
+            assert!((2.0 * a - b).abs() < 1e-15, "{backend:?}: {a} {b}");
+        }
+        // and a refused change keeps the last good constants
+        assert!(op.set_constants(&[1.0, 2.0]).is_err());
+        assert_eq!(op.form().constants(), &[2.0]);
+    }
+}
+
+/// The auxiliary field is read once set, and a physics that reads it is
+/// refused before: `f1 = a₀∇u` with `a₀ = 3` per cell is three times the
+/// Laplacian.
+#[test]
+fn the_aux_field_must_be_set_before_the_physics_reads_it() {
+    let mesh = mesh();
+    for backend in backends() {
+        let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let form = Form::<f64>::new(space, LaplacianCoefficient)
+            .and_then(|f| f.with_aux(AuxSpace::Cell { n_comp: 1 }))
+            .unwrap();
+        let mut op = Operator::new(&mesh, form, &backend).unwrap();
+        let values = op
+            .space()
+            .interpolate(&mesh, |x, u| u[0] = x[0] * x[1])
+            .unwrap();
+        let u = op.vector_from(&values).unwrap();
+        let mut r = op.vector().unwrap();
+        let e = op.apply(&u, &mut r).unwrap_err().to_string();
+        assert!(
+            e.contains("never set") && e.contains("Operator::set_aux"),
+            "{e}"
+        );
+        op.set_aux(&vec![1.0; mesh.n_cells()]).unwrap();
+        op.apply(&u, &mut r).unwrap();
+        let r1 = r.to_host().unwrap();
+        op.set_aux(&vec![3.0; mesh.n_cells()]).unwrap();
+        op.apply(&u, &mut r).unwrap();
+        let r3 = r.to_host().unwrap();
+        assert!(r1.iter().any(|v| v.abs() > 0.01));
+        for (a, b) in r1.iter().zip(&r3) {
+            assert!((3.0 * a - b).abs() < 1e-14, "{backend:?}: {a} {b}");
+        }
+    }
+}
