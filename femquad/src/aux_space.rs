@@ -104,6 +104,19 @@ impl AuxSpace {
     }
 }
 
+/// The error for a physics (named `physics`) that reads an auxiliary field
+/// which was never set: the one message of every evaluation path.
+pub(crate) fn unset_aux(physics: &str) -> Error {
+    Error::arg(
+        "aux",
+        format!(
+            "the physics `{physics}` reads an auxiliary field, which was never set: call \
+             set_aux first (Operator::set_aux; DirichletProblem::set_aux sets it on every \
+             multigrid level too); an unset field is not read as zeros"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -414,7 +414,7 @@ impl<R: Real> Operator<R> {
     fn check_aux_set(&self) -> Result<()> {
         let info = self.physics().info();
         if (info.reads.a || info.reads.grad_a) && !self.aux_set {
-            return Err(unset_aux(info.name));
+            return Err(crate::aux_space::unset_aux(info.name));
         }
         Ok(())
     }
@@ -424,18 +424,6 @@ impl<R: Real> Operator<R> {
 /// (found after the per-vector checks, so not expected in practice).
 fn misplaced() -> Error {
     Error::arg("u", "the vectors do not live where the operator evaluates")
-}
-
-/// The error for a physics (named `physics`) that reads an auxiliary field
-/// never set.
-pub(crate) fn unset_aux(physics: &str) -> Error {
-    Error::arg(
-        "aux",
-        format!(
-            "the physics `{physics}` reads the auxiliary field, which was never set: call \
-             Operator::set_aux first (an unset field is not read as zeros)"
-        ),
-    )
 }
 
 #[cfg(test)]

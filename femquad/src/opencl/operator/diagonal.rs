@@ -53,13 +53,7 @@ impl<R: Real> OpenClOperator<R> {
             return Err(PointwiseError::NoDerivatives { physics: info.name }.into());
         }
         if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
-            return Err(Error::arg(
-                "aux",
-                format!(
-                    "the physics `{}` reads an auxiliary field, which was never set",
-                    info.name
-                ),
-            ));
+            return Err(crate::aux_space::unset_aux(info.name));
         }
         let disc = &self.disc;
         let sizes = [disc.dim(), disc.n_b(), nc, disc.n_q()];

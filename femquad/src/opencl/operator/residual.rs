@@ -213,14 +213,7 @@ impl<R: Real> OpenClOperator<R> {
         crate::real::check_finite("constants", constants)?;
         let info = physics.info();
         if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
-            return Err(Error::arg(
-                "aux",
-                format!(
-                    "the physics `{}` reads an auxiliary field, which was never set: call \
-                     set_aux first (an unset field is not read as zeros)",
-                    info.name
-                ),
-            ));
+            return Err(crate::aux_space::unset_aux(info.name));
         }
         let variant = match direction {
             None => self.residual_variant(assembly),

@@ -364,7 +364,8 @@ fn an_unset_aux_field_is_an_error() {
         e,
         format!(
             "invalid argument `aux`: the physics `{}` reads an auxiliary field, which was \
-             never set: call set_aux first (an unset field is not read as zeros)",
+             never set: call set_aux first (Operator::set_aux; DirichletProblem::set_aux sets \
+             it on every multigrid level too); an unset field is not read as zeros",
             LaplacianCoefficient.info().name
         )
     );
