@@ -175,8 +175,8 @@ impl Defined {
     const fn add(&mut self, f: &ClFunction, hash: u64) {
         assert!(
             self.len < MAX_DEFINITIONS,
-            "#[pointwise]: this physics calls more than 512 distinct helper functions and \
-             tangent variants of them, more than one OpenCL source is assembled from: call \
+            "#[pointwise]: this physics calls more than 512 distinct helper functions (tangent \
+             variants included), the most that one OpenCL source is assembled from: call \
              fewer helpers (merge small ones into their callers)"
         );
         self.entries[self.len] = (f.rust_name, f.module, hash);
@@ -375,5 +375,31 @@ mod tests {
         assert_eq!(source_len(&[&LOOP_A], own), FP_CONTRACT_OFF.len());
         let bytes = source_bytes::<{ FP_CONTRACT_OFF.len() }>(&[&LOOP_A], own);
         assert_eq!(as_str(&bytes), FP_CONTRACT_OFF);
+    }
+
+    #[test]
+    fn more_helpers_than_the_limit_stop_the_assembly_with_the_remedy() {
+        // Evaluated at run time here; in a physics rustc evaluates it and
+        // reports the panic as a compile error.
+        let helper = |i: usize| -> &'static ClFunction {
+            Box::leak(Box::new(ClFunction {
+                rust_name: Box::leak(format!("h{i}").into_boxed_str()),
+                ..LEAF
+            }))
+        };
+        let at_limit: Vec<&ClFunction> = (0..MAX_DEFINITIONS).map(helper).collect();
+        assert!(source_len(&at_limit, &[]) > FP_CONTRACT_OFF.len());
+        let over: Vec<&ClFunction> = (0..=MAX_DEFINITIONS).map(helper).collect();
+        let message = std::panic::catch_unwind(|| source_len(&over, &[]))
+            .expect_err("513 distinct helpers are assembled")
+            .downcast::<&str>()
+            .map(|m| m.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            message,
+            "#[pointwise]: this physics calls more than 512 distinct helper functions (tangent \
+             variants included), the most that one OpenCL source is assembled from: call \
+             fewer helpers (merge small ones into their callers)"
+        );
     }
 }
