@@ -44,6 +44,48 @@ fn the_module_graph_has_no_cycle() {
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
 }
 
+/// The library crates of the workspace, by their source root relative to
+/// the workspace: `femquad`, the macro crate, the benchmark and difftest
+/// crates, and the root package's `femquad_examples`.
+const LIBRARIES: [&str; 5] = [
+    "femquad/src",
+    "femquad-macros/src",
+    "femquad-bench/src",
+    "pointwise-difftest/src",
+    "examples/support",
+];
+
+/// Sibling graphs of the library whose sources are in `src`: its files but
+/// the binary crates beside it (`main.rs`, `bin/`), which are roots of their
+/// own.
+fn library_graphs(src: &Path) -> Graphs {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let files: Vec<(Vec<String>, String)> = files
+        .iter()
+        .filter(|f| {
+            let rel = f.strip_prefix(src).unwrap();
+            rel != Path::new("main.rs") && !rel.starts_with("bin")
+        })
+        .map(|f| (module_of(src, f), std::fs::read_to_string(f).unwrap()))
+        .collect();
+    sibling_graphs_of(&files)
+}
+
+/// No library of the workspace has a module cycle (femquad's own graph is
+/// checked above with the expectation that it has edges at all).
+#[test]
+fn every_library_of_the_workspace_has_an_acyclic_module_graph() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut found = Vec::new();
+    for lib in LIBRARIES {
+        let graphs = library_graphs(&workspace.join(lib));
+        assert!(!graphs.is_empty(), "{lib}: no module graph");
+        found.extend(cycles(&graphs).into_iter().map(|c| format!("{lib}: {c}")));
+    }
+    assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
+}
+
 /// Every source file, stripped, has balanced braces: no literal or comment
 /// was misread (a `'"'` read as the start of a string unbalances them).
 #[test]
