@@ -88,12 +88,12 @@ pub struct Operator<R: Real> {
 
 /// The backend-specific state.
 enum Imp<R: Real> {
-    Native(Box<NativeResidual<R>>),
-    OpenCl(Box<DeviceResidual<R>>),
+    Native(Box<NativeState<R>>),
+    OpenCl(Box<DeviceState<R>>),
 }
 
 /// The native path's work arrays.
-struct NativeResidual<R: Real> {
+struct NativeState<R: Real> {
     disc: Discretization<R>,
     execution: Execution,
     u_cells: Vec<R>,
@@ -103,7 +103,7 @@ struct NativeResidual<R: Real> {
 }
 
 /// The OpenCL operator and how it assembles.
-struct DeviceResidual<R: Real> {
+struct DeviceState<R: Real> {
     op: OpenClOperator<R>,
     assembly: Assembly,
 }
@@ -135,7 +135,7 @@ impl<R: Real> Operator<R> {
         let imp = match backend {
             Backend::Native(execution) => {
                 let n_cell_dofs = space.n_cell_dofs();
-                Imp::Native(Box::new(NativeResidual {
+                Imp::Native(Box::new(NativeState {
                     u_cells: vec![R::ZERO; n_cell_dofs],
                     v_cells: Vec::new(),
                     element_vectors: vec![R::ZERO; n_cell_dofs],
@@ -148,7 +148,7 @@ impl<R: Real> Operator<R> {
                     OpenClOperator::new(device.clone(), options.clone(), mesh, space, disc)?;
                 let assembly = Assembly::default();
                 op.prepare(form.physics(), assembly)?;
-                Imp::OpenCl(Box::new(DeviceResidual { op, assembly }))
+                Imp::OpenCl(Box::new(DeviceState { op, assembly }))
             }
         };
         Ok(Operator {
