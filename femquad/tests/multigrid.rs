@@ -586,7 +586,7 @@ fn multigrid_errors_name_the_cause() {
     let other = MeshHierarchy::new(&unit_box(2, 3, &jittered(1)).unwrap(), 1).unwrap();
     let e = p.with_hierarchy(other).err().unwrap().to_string();
     assert!(
-        e.contains("`hierarchy`") && e.contains("not the residual's mesh"),
+        e.contains("`hierarchy`") && e.contains("not the operator's mesh"),
         "{e}"
     );
     let (h, r) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());

@@ -51,7 +51,7 @@ impl LevelSpaces {
         finest.check_mesh(hierarchy.finest()).map_err(|_| {
             Error::arg(
                 "finest",
-                "not a space on the hierarchy's finest mesh (build the residual on \
+                "not a space on the hierarchy's finest mesh (build the operator on \
                  MeshHierarchy::finest())",
             )
         })?;

@@ -111,3 +111,51 @@ fn the_aux_field_must_be_set_before_the_physics_reads_it() {
         }
     }
 }
+
+/// `set_assembly(Deterministic)` switches the device to the fixed-order
+/// sum and builds what it needs then — its kernels and the node incidence —
+/// so the next evaluation builds and uploads nothing, and it sums to the
+/// atomic assembly's values.
+#[test]
+fn set_assembly_prepares_the_deterministic_sum() {
+    use crate::opencl::Assembly;
+    use crate::physics::builtin::Laplacian;
+    let mesh = mesh();
+    let backend = backends().remove(1);
+    let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2).unwrap(), 1).unwrap();
+    let mut op =
+        Operator::<f64>::new(&mesh, Form::new(space, Laplacian).unwrap(), &backend).unwrap();
+    let Backend::OpenCl { device, .. } = &backend else {
+        unreachable!("backends()[1] is the device")
+    };
+    let device = device.clone();
+    let values = op
+        .space()
+        .interpolate(&mesh, |x, u| u[0] = x[0] * x[0] - x[1])
+        .unwrap();
+    let u = op.vector_from(&values).unwrap();
+    let (mut atomic, mut fixed_order) = (op.vector().unwrap(), op.vector().unwrap());
+    op.apply(&u, &mut atomic).unwrap();
+    let before = device.stats();
+    op.set_assembly(Assembly::Deterministic).unwrap();
+    let prepared = device.stats();
+    assert!(
+        prepared.builds > before.builds,
+        "no kernel built for the deterministic sum"
+    );
+    assert!(
+        prepared.geometry_bytes > before.geometry_bytes,
+        "the node incidence was not uploaded"
+    );
+    op.apply(&u, &mut fixed_order).unwrap();
+    let after = device.stats();
+    assert_eq!(
+        after.builds, prepared.builds,
+        "kernels built in the evaluation"
+    );
+    assert_eq!(after.geometry_bytes, prepared.geometry_bytes);
+    let (a, d) = (atomic.to_host().unwrap(), fixed_order.to_host().unwrap());
+    for (x, y) in a.iter().zip(&d) {
+        assert!((x - y).abs() < 1e-13, "{x} {y}");
+    }
+}

@@ -1,5 +1,5 @@
 //! Dirichlet conditions: fix some dofs, solve for the others — on the
-//! residual's backend, with every vector where the residual lives.
+//! operator's backend, with every vector where the operator lives.
 //!
 //! (Longer than most files: its unit tests, about 150 lines, live at the
 //! end, beside the private state they check.)
@@ -23,14 +23,14 @@ use crate::sparse::Factorization;
 use crate::vector::{IndexSet, Vector, VectorOps};
 use crate::{Error, Real, Result};
 
-/// A residual `F` with Dirichlet conditions: the dofs in a set `D` are fixed
+/// An operator `F` ([`Operator`]) with Dirichlet conditions: the dofs in a set `D` are fixed
 /// to given values `g`, and the problem is posed on the free dofs `f`:
 ///
 /// ```text
 /// find u with u_D = g_D such that F(u)_f = 0.
 /// ```
 ///
-/// The solvers work on full-length vectors (where the residual lives: on the
+/// The solvers work on full-length vectors (where the operator lives: on the
 /// device for the OpenCL backend, so a solve moves no array between host and
 /// device) and keep the fixed dofs out of the system by their rows:
 ///
@@ -55,7 +55,7 @@ use crate::{Error, Real, Result};
 ///   ([`DirichletProblem::solve_nonlinear`]), whose Jacobian is
 ///   `(J_G v)_f = (J v)_f`, `(J_G v)_D = v_D`.
 ///
-/// Vectors are [`Vector`]s of the residual's precision `R`, made with
+/// Vectors are [`Vector`]s of the operator's precision `R`, made with
 /// [`Operator::vector`] / [`Operator::vector_from`].
 ///
 /// # Preconditioning
@@ -66,7 +66,7 @@ use crate::{Error, Real, Result};
 /// step), with the fixed dofs of every level derived from `D` — so the
 /// iteration counts stay bounded as the mesh is refined.
 /// [`DirichletProblem::on_hierarchy`] gives the problem a coarse mesh and
-/// its refinements (build the residual on [`MeshHierarchy::finest`]);
+/// its refinements (build the operator on [`MeshHierarchy::finest`]);
 /// [`DirichletProblem::on_boundary`] knows only its one mesh, whose
 /// "hierarchy" has one level, so its multigrid is the direct solve of the
 /// assembled operator (P1), or one P2 → P1 step above it (P2): exact, but
@@ -100,9 +100,9 @@ pub struct DirichletProblem<R: Real> {
     fixed: Vec<u32>,
     /// `u_D` on the host: the fixed values on fixed dofs, 0 on free dofs.
     base_host: Vec<f64>,
-    /// The same where the residual lives.
+    /// The same where the operator lives.
     base: Vector<R>,
-    /// The fixed dofs where the residual lives.
+    /// The fixed dofs where the operator lives.
     fixed_set: IndexSet,
     evaluations: usize,
     /// The meshes of multigrid (`None` for [`DirichletProblem::new`]).
@@ -113,7 +113,7 @@ pub struct DirichletProblem<R: Real> {
 
 impl<R: Real> DirichletProblem<R> {
     /// Fixes the dofs `fixed_dofs` (any order; repetitions allowed) of the
-    /// residual's space to the values `values[dof]`; `values` is a full
+    /// operator's space to the values `values[dof]`; `values` is a full
     /// vector (`n_dofs` entries) whose other entries are ignored.
     ///
     /// # Errors
@@ -161,7 +161,7 @@ impl<R: Real> DirichletProblem<R> {
     ///
     /// # Errors
     /// Those of [`FunctionSpace::boundary_dofs`] and
-    /// [`FunctionSpace::interpolate`] (e.g. `mesh` is not the residual's mesh).
+    /// [`FunctionSpace::interpolate`] (e.g. `mesh` is not the operator's mesh).
     pub fn on_boundary(
         residual: Operator<R>,
         mesh: &Mesh,
@@ -176,10 +176,10 @@ impl<R: Real> DirichletProblem<R> {
 
     /// [`DirichletProblem::on_boundary`] of the finest mesh of `hierarchy`,
     /// whose levels the multigrid preconditioner uses (the default): the
-    /// residual must be built on [`MeshHierarchy::finest`].
+    /// operator must be built on [`MeshHierarchy::finest`].
     ///
     /// # Errors
-    /// Those of [`DirichletProblem::on_boundary`] (e.g. a residual on
+    /// Those of [`DirichletProblem::on_boundary`] (e.g. an operator on
     /// another mesh).
     pub fn on_hierarchy(
         residual: Operator<R>,
@@ -193,12 +193,12 @@ impl<R: Real> DirichletProblem<R> {
     }
 
     /// Gives the problem the meshes of its multigrid preconditioner:
-    /// `hierarchy.finest()` must be the residual's mesh. The fixed dofs of
+    /// `hierarchy.finest()` must be the operator's mesh. The fixed dofs of
     /// the coarser levels follow from the problem's (see
     /// [`LevelSpaces::fixed_dofs`](crate::multigrid::LevelSpaces::fixed_dofs)).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `hierarchy` if the residual's space
+    /// [`Error::InvalidArgument`] naming `hierarchy` if the operator's space
     /// is not on its finest mesh.
     pub fn with_hierarchy(mut self, hierarchy: MeshHierarchy) -> Result<Self> {
         self.residual
@@ -207,7 +207,8 @@ impl<R: Real> DirichletProblem<R> {
             .map_err(|_| {
                 Error::arg(
                     "hierarchy",
-                    "its finest mesh is not the residual's mesh (build the residual on                      MeshHierarchy::finest())",
+                    "its finest mesh is not the operator's mesh (build the operator on \
+                     MeshHierarchy::finest())",
                 )
             })?;
         self.hierarchy = Some(hierarchy);
@@ -280,11 +281,11 @@ impl<R: Real> DirichletProblem<R> {
         self.pc.seconds
     }
 
-    /// Sets the auxiliary field of the residual and of every multigrid level
+    /// Sets the auxiliary field of the operator and of every multigrid level
     /// (restricted: a nodal field injected, a P0 field averaged over each
     /// coarse cell's children), as [`Operator::set_aux`] takes it. A physics
     /// that reads the field needs it on every level: set it here rather
-    /// than through [`DirichletProblem::residual_mut`].
+    /// than on the operator before it is given to the problem.
     ///
     /// # Errors
     /// Those of [`Operator::set_aux`].
@@ -362,7 +363,7 @@ impl<R: Real> DirichletProblem<R> {
     /// Solves a **linear** problem (`physics` affine in `u` and `∇u`, with
     /// a symmetric positive definite `A_ff`) by conjugate gradients to the
     /// relative residual `tol` ([`cg`]), and returns the full solution
-    /// (`n_dofs` entries, where the residual lives) with the CG statistics
+    /// (`n_dofs` entries, where the operator lives) with the CG statistics
     /// (their residual is the true `‖b − A v‖`).
     ///
     /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
@@ -388,7 +389,7 @@ impl<R: Real> DirichletProblem<R> {
     ///   advection term, an indefinite or a singular problem), each with
     ///   what to do.
     /// * Those of [`cg`] (notably [`Error::NoConvergence`], and `tol` out
-    ///   of reach of the residual's precision), of the preconditioner's setup
+    ///   of reach of the operator's precision), of the preconditioner's setup
     ///   ([`Preconditioner`]), and of [`Operator::apply`] and
     ///   [`Operator::jacobian_action`].
     pub fn solve_linear(&mut self, tol: f64, max_iter: usize) -> Result<(Vector<R>, CgStats)> {
