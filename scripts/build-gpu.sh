@@ -31,7 +31,7 @@ strip .gpu/solve_bench 2>/dev/null || true
 # The OpenCL test binaries, run on the GPU by gpu-bench.sh's `tests` stage.
 rm -f .gpu/t_*
 {
-  cargo test --release --no-run -p femquad --lib --test residual_device --test device_vector \
+  cargo test --release --no-run -p femquad --lib --test operator_device --test device_vector \
     --test device_solvers --test autotune --test pointwise_opencl --test pointwise_ad --test pointwise_regressions \
     --test jacobian --test multigrid 2>&1
   cargo test --release --no-run --test convergence --test newton 2>&1

@@ -6,7 +6,7 @@
 //! modes. Only scalars come back: the NaN checks (of `u` and of the result
 //! for `F(u)`, of the result for `diag(J)`: [`femquad::Error::NonFiniteResult`])
 //! and the reductions of the solvers. (The atomic `F(u)` is proven in
-//! `residual_device.rs`, whose counters this file reads the same way:
+//! `operator_device.rs`, whose counters this file reads the same way:
 //! [`femquad::opencl::DeviceStats`] of a device of the test's own.)
 //!
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
