@@ -74,6 +74,8 @@ pub mod solve;
 pub mod space;
 pub mod sparse;
 pub mod tabulation;
+#[doc(hidden)]
+pub mod testing;
 pub mod vector;
 
 pub use error::{Error, Result};

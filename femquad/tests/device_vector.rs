@@ -8,20 +8,16 @@ use std::sync::{Arc, OnceLock};
 
 use femquad::Precision;
 use femquad::opencl::vector::{MAX_GROUPS, WG, vector_source};
-use femquad::opencl::{Device, DeviceIndices, DeviceSelector, DeviceVector};
+use femquad::opencl::{Device, DeviceIndices, DeviceVector};
 use femquad::rng::Rng;
 use femquad::vector::{Vector, VectorOps, check_finite};
 use femquad::{Error, Real};
 
+/// The tests' device ([`femquad::testing::device`]), opened once for
+/// this file.
 fn device() -> Arc<Device> {
     static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
-    DEVICE
-        .get_or_init(|| {
-            Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-                panic!("these tests need an OpenCL device ({e}); on Debian/Ubuntu install pocl-opencl-icd and ocl-icd-libopencl1")
-            })
-        })
-        .clone()
+    DEVICE.get_or_init(femquad::testing::device).clone()
 }
 
 /// Lengths: empty, one, a partial 16-byte block, a few thousand, a
@@ -246,7 +242,7 @@ fn index_operations_match_loops() {
 #[test]
 fn transfers_are_counted_as_arrays_or_scalars() {
     // its own device: the counters of the shared one move with the other tests
-    let device = Device::open(&DeviceSelector::from_env()).unwrap();
+    let device = femquad::testing::device();
     let n = 5000;
     let before = device.stats();
     let x = DeviceVector::from_host(&device, &random::<f64>(n, 6)).unwrap();
@@ -308,7 +304,7 @@ fn errors_name_the_argument() {
         "invalid argument `index`: 3 is out of range for a vector of 3 entries"
     );
     // another context on the same device is another device for buffers
-    let other = Device::open(&DeviceSelector::from_env()).unwrap();
+    let other = femquad::testing::device();
     let elsewhere = DeviceVector::from_host(&other, &[1.0f64, 2.0, 3.0]).unwrap();
     let e = y.copy_from(&elsewhere).unwrap_err().to_string();
     assert_eq!(

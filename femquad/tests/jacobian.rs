@@ -9,27 +9,19 @@
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector, KernelOptions};
+use femquad::opencl::{Assembly, Device};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{
     Lame, LameParameters, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
 use femquad::prelude::*;
 use femquad::rng::Rng;
+use femquad::testing::device;
 
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
-}
-
-/// The device's backend with the default kernel options: no autotune
-/// cache, the device default launch configurations.
+/// The tests' backend on `device` ([`femquad::testing::options`]: no
+/// tuning cache).
 fn opencl(device: &Arc<Device>) -> Backend {
-    Backend::OpenCl {
-        device: device.clone(),
-        options: KernelOptions::default(),
-    }
+    Backend::opencl_with(device.clone(), femquad::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {

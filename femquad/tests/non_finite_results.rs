@@ -6,9 +6,6 @@
 //!
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
-use std::sync::Arc;
-
-use femquad::opencl::{Device, DeviceSelector};
 use femquad::prelude::*;
 
 /// `√(u_c − ½)` per component: NaN wherever a component is below ½ at a
@@ -26,20 +23,8 @@ fn root_source<const D: usize>(
     }
 }
 
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
-}
-
 fn backends() -> [Backend; 2] {
-    [
-        Backend::native(),
-        Backend::OpenCl {
-            device: device(),
-            options: Default::default(),
-        },
-    ]
+    [Backend::native(), femquad::testing::backend()]
 }
 
 fn residual(mesh: &Mesh, backend: &Backend) -> Residual<f64> {

@@ -18,17 +18,12 @@
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector, GeometryMode, LaunchConfig};
+use femquad::opencl::{Assembly, Device, GeometryMode, LaunchConfig};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient};
 use femquad::prelude::*;
 use femquad::rng::Rng;
-
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
-}
+use femquad::testing::device;
 
 fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, b: &Backend) -> Residual<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
@@ -76,10 +71,7 @@ fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
 /// [`configs`] that fit the device and both assemblies, against native.
 fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverage) {
     let dim = mesh.dim();
-    let backend = Backend::OpenCl {
-        device: device.clone(),
-        options: Default::default(),
-    };
+    let backend = Backend::opencl_with(device.clone(), femquad::testing::options());
     let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
     // (physics, components, aux, constants), and whether J(u)·v is checked
     let cases = [
@@ -202,11 +194,7 @@ fn windows_with_padding_equal_native_on_many_meshes() {
 /// ```
 #[test]
 fn minimal_case_of_the_issue() {
-    let device = device();
-    let backend = Backend::OpenCl {
-        device: device.clone(),
-        options: Default::default(),
-    };
+    let backend = femquad::testing::backend();
     let mesh = unit_square(16, &MeshOptions::default()).unwrap();
     let mut gpu = residual(&mesh, 2, 1, AuxSpace::None, &backend);
     let mut native = residual(&mesh, 2, 1, AuxSpace::None, &Backend::native());

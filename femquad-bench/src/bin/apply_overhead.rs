@@ -41,7 +41,7 @@ fn measure<R: Real, P: PointwiseEval<R>>(
     let element = Element::lagrange(dim, 1)?;
     let n_comp = physics.info().n_comp.resolve(dim);
     let space = FunctionSpace::new(&mesh, element, n_comp)?;
-    let backend = Backend::opencl(&DeviceSelector::from_env())?;
+    let backend = Backend::opencl_from_env()?;
     let quadrature = Quadrature::default_for(&element)?;
     let mut residual = Residual::<R>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
     let n = residual.space().n_dofs();

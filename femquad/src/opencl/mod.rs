@@ -27,4 +27,5 @@ pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_device
 pub use operator::{Assembly, LaunchRecord, OpenClOperator};
 pub use options::KernelOptions;
 pub use shape::{AtomicAdd, GeometryMode, KernelShape, KernelVariant, LaunchConfig, Output};
+pub use tuning_cache::TuningCache;
 pub use vector::{DeviceIndices, DeviceVector};

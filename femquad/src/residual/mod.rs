@@ -50,7 +50,7 @@ mod jacobian;
 /// let mesh = unit_square(2, &MeshOptions::default())?;
 /// let element = Element::lagrange(2, 1)?;
 /// let space = FunctionSpace::new(&mesh, element, 1)?;
-/// let backend = Backend::opencl(&DeviceSelector::from_env())?;
+/// let backend = Backend::opencl_from_env()?;
 /// let quadrature = Quadrature::default_for(&element)?;
 /// let mut residual = Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
 ///

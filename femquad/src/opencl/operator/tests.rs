@@ -1,7 +1,7 @@
-//! The operator's kernels against the native reference, on the device chosen
-//! by `FEMQUAD_DEVICE` (PoCL in CI), with the default kernel options (which
-//! read no autotune cache: every launch here has the configuration the test
-//! asks for, or the device default where none is given):
+//! The operator's kernels against the native reference, on the tests' device
+//! with the tests' kernel options ([`crate::testing`]: `FEMQUAD_DEVICE`,
+//! PoCL in CI; no tuning cache, so every launch here has the configuration
+//! the test asks for, or the device default where none is given):
 //!
 //! * [`every_mode`]: `F(u)` and `J(u)·v` of every physics in both assembly
 //!   modes and both geometry modes, and the element kernel (BK), on meshes
@@ -32,27 +32,13 @@ use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::native::{
     Execution, element_vectors as native_element_vectors, tangent_element_vectors,
 };
-use crate::opencl::{DeviceSelector, DeviceVector};
+use crate::opencl::DeviceVector;
 use crate::physics::builtin::LaplacianCoefficient;
 use crate::physics::{EvalPrecision, PointwiseEvalBoth};
 use crate::quadrature::Quadrature;
 use crate::real::convert_slice;
 use crate::rng::Rng;
-
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!(
-            "these tests need an OpenCL device ({e}); on Debian/Ubuntu install \
-             pocl-opencl-icd and ocl-icd-libopencl1"
-        )
-    })
-}
-
-/// The kernel options of every test here: the default, which never reads
-/// the autotune cache, so no launch depends on the machine's home.
-fn options() -> KernelOptions {
-    KernelOptions::default()
-}
+use crate::testing::{device, options};
 
 fn mesh(dim: usize, n: usize) -> Mesh {
     let opts = MeshOptions {
