@@ -13,6 +13,7 @@
 
 use femquad::backend::Backend;
 use femquad::mesh::gmsh::read_gmsh;
+use femquad::opencl::testing;
 use femquad::physics::EvalPrecision;
 use femquad_examples::convergence::{
     Manufactured, SolveOptions, Study, solve, solve_on, study, table_header, table_row,
@@ -58,10 +59,10 @@ fn native() -> Backend {
     Backend::native()
 }
 
-/// The tests' OpenCL backend ([`femquad::testing`]: `FEMQUAD_DEVICE`, else
+/// The tests' OpenCL backend ([`femquad::opencl::testing`]: `FEMQUAD_DEVICE`, else
 /// femquad's default device; no tuning cache).
 fn opencl() -> Backend {
-    femquad::testing::backend()
+    Backend::opencl_with(testing::device(), testing::options())
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod custom_physics;
 use custom_physics::{ReactionDiffusion, exact, solve, solve_on};
 use femquad::backend::Backend;
 use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::opencl::testing;
 use femquad::physics::Pointwise;
 use femquad::solve::{JacobianProducts, NewtonOptions, Preconditioner};
 
@@ -160,8 +161,8 @@ fn f32_newton_with_difference_products_reaches_the_tolerance() {
 
 #[test]
 fn opencl_newton_matches_native() {
-    // the tests' device and options (femquad::testing: no tuning cache)
-    let device = femquad::testing::backend();
+    // the tests' device and options (femquad::opencl::testing: no tuning cache)
+    let device = Backend::opencl_with(testing::device(), testing::options());
     let m = mesh(2, 16);
     let cl = solve::<f64>(&m, 2, &device, 1e-10, EXACT).unwrap();
     let nat = solve::<f64>(&m, 2, &Backend::native(), 1e-10, EXACT).unwrap();

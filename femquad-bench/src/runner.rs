@@ -6,7 +6,7 @@
 //! This file (with [`crate::host`] for host data, [`crate::case`] for the
 //! state of the case being run, and [`crate::bp`], [`crate::global_op`],
 //! [`crate::cg_time`] for BP) holds the benchmark's calls into
-//! `femquad::opencl` and `femquad::perf_model`.
+//! `femquad::opencl` and [`crate::perf_model`].
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -15,20 +15,21 @@ use std::time::Instant;
 
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::{CellInputs, Discretization};
-use femquad::opencl::autotune::{TuneOptions, TuneResult, autotune_element, candidate_n_bl};
-use femquad::opencl::bandwidth::{CopyBandwidth, measure_copy, median};
+use femquad::opencl::autotune::{
+    TuneOptions, TuneResult, autotune_element, candidate_n_bl, median,
+};
 use femquad::opencl::shape::default_config;
 use femquad::opencl::tuning_cache::{CacheEntry, TuneKey, default_path};
 use femquad::opencl::{
     Device, DeviceSelector, GeometryMode, KernelOptions, KernelVariant, LaunchConfig,
     OpenClOperator,
 };
-use femquad::perf_model::LaunchModel;
 use femquad::physics::EvalPrecision;
 use femquad::quadrature::Quadrature;
 use femquad::{Precision, Real};
 
 use crate::BenchError;
+use crate::bandwidth::{CopyBandwidth, measure_copy};
 use crate::case::{CaseCtx, RandomData, Work};
 use crate::global_op::GlobalOp;
 use crate::host::Host;
@@ -36,6 +37,7 @@ use crate::measure::{GeometryKind, Measure};
 use crate::numbering::Numbering;
 use crate::options::{DEFAULT_TUNE_REPS, Options, Plan, Selection};
 use crate::output::{write_csv, write_json};
+use crate::perf_model::LaunchModel;
 use crate::progress::Progress;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
 use crate::spec::{CaseSpec, check_tolerance};

@@ -33,7 +33,7 @@
 //! [`quadrature`], [`element`], [`tabulation`], [`physics`],
 //! [`discretization`] (what an integration is), [`native`] and [`opencl`]
 //! (the two backends, chosen by [`backend::Backend`]), [`residual`],
-//! [`multigrid`], [`solve`], [`output`], and [`perf_model`]. Array layouts are fixed in
+//! [`multigrid`], [`solve`] and [`output`]. Array layouts are fixed in
 //! one place, [`layout`]. A program needs only [`prelude`].
 //!
 //! ## In libCEED's terms
@@ -62,7 +62,6 @@ pub mod multigrid;
 pub mod native;
 pub mod opencl;
 pub mod output;
-pub mod perf_model;
 pub mod physics;
 pub mod prelude;
 pub mod quadrature;
@@ -74,8 +73,6 @@ pub mod solve;
 pub mod space;
 pub mod sparse;
 pub mod tabulation;
-#[doc(hidden)]
-pub mod testing;
 pub mod vector;
 
 pub use error::{Error, Result};

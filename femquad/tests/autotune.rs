@@ -39,7 +39,7 @@ fn autotune_picks_stores_and_reads_back() {
 
     let dir = TempDir::new("tune");
     let cache = dir.0.join("autotune.txt");
-    let device = femquad::testing::device();
+    let device = femquad::opencl::testing::device();
     let mesh = unit_box(
         2,
         30,
@@ -58,7 +58,7 @@ fn autotune_picks_stores_and_reads_back() {
         femquad::aux_space::AuxSpace::None,
     )
     .unwrap();
-    let options = femquad::testing::options();
+    let options = femquad::opencl::testing::options();
     let mut integ =
         OpenClOperator::new(device.clone(), options.clone(), &mesh, &space, disc).unwrap();
     let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];

@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use femquad::opencl::testing::device;
 use femquad::opencl::{Assembly, Device};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{
@@ -16,12 +17,11 @@ use femquad::physics::builtin::{
 };
 use femquad::prelude::*;
 use femquad::rng::Rng;
-use femquad::testing::device;
 
-/// The tests' backend on `device` ([`femquad::testing::options`]: no
+/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
 /// tuning cache).
 fn opencl(device: &Arc<Device>) -> Backend {
-    Backend::opencl_with(device.clone(), femquad::testing::options())
+    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {

@@ -15,11 +15,11 @@ use femquad::solve::{GmresOptions, KrylovStats, cg, gmres};
 use femquad::vector::{Vector, VectorOps};
 use femquad::{Real, Result};
 
-/// The tests' device ([`femquad::testing::device`]), opened once for
+/// The tests' device ([`femquad::opencl::testing::device`]), opened once for
 /// this file.
 fn device() -> Arc<Device> {
     static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
-    DEVICE.get_or_init(femquad::testing::device).clone()
+    DEVICE.get_or_init(femquad::opencl::testing::device).clone()
 }
 
 const N: usize = 1000;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use femquad::layout;
 use femquad::opencl::DeviceVector;
-use femquad::testing::device;
+use femquad::opencl::testing::device;
 use opencl3::kernel::ExecuteKernel;
 
 /// The most arguments of a macro (`JAC_G3`).

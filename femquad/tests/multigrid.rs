@@ -3,7 +3,7 @@
 //! vectors equals one on host vectors to round-off; CG preconditioned by the
 //! V-cycle needs a bounded number of iterations as the mesh is refined.
 //!
-//! Runs on the tests' device and options ([`femquad::testing`]; PoCL in CI).
+//! Runs on the tests' device and options ([`femquad::opencl::testing`]; PoCL in CI).
 
 use std::sync::{Arc, OnceLock};
 
@@ -16,6 +16,7 @@ use femquad::multigrid::{
     MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels, Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels;
+use femquad::opencl::testing;
 use femquad::opencl::{Device, DeviceVector};
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
@@ -24,14 +25,19 @@ use femquad::residual::Residual;
 use femquad::rng::Rng;
 use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
-use femquad::testing::backend;
 use femquad::vector::{IndexSet, Vector};
 
-/// The tests' device ([`femquad::testing::device`]), opened once for
+/// The tests' device ([`femquad::opencl::testing::device`]), opened once for
 /// this file.
 fn device() -> Arc<Device> {
     static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
-    DEVICE.get_or_init(femquad::testing::device).clone()
+    DEVICE.get_or_init(testing::device).clone()
+}
+
+/// The tests' OpenCL backend ([`femquad::opencl::testing`]), on a device
+/// of its own.
+fn backend() -> Backend {
+    Backend::opencl_with(testing::device(), testing::options())
 }
 
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {

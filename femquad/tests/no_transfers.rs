@@ -9,7 +9,7 @@
 //! `residual_device.rs`, whose counters this file reads the same way:
 //! [`femquad::opencl::DeviceStats`] of a device of the test's own.)
 //!
-//! Runs on the tests' device ([`femquad::testing`]; PoCL in CI).
+//! Runs on the tests' device ([`femquad::opencl::testing`]; PoCL in CI).
 
 use std::sync::Arc;
 
@@ -20,16 +20,16 @@ use femquad::rng::Rng;
 use femquad::solve::NewtonOptions;
 
 /// A device of this test alone (the tests' device policy,
-/// [`femquad::testing`]): the counters of a shared one would move with the
+/// [`femquad::opencl::testing`]): the counters of a shared one would move with the
 /// other tests.
 fn own_device() -> Arc<Device> {
-    femquad::testing::device()
+    femquad::opencl::testing::device()
 }
 
-/// The tests' backend on `device` ([`femquad::testing::options`]: no
+/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
 /// tuning cache).
 fn backend(device: &Arc<Device>) -> Backend {
-    Backend::opencl_with(device.clone(), femquad::testing::options())
+    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {

@@ -6,6 +6,7 @@
 //!
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
+use femquad::opencl::testing;
 use femquad::prelude::*;
 
 /// `√(u_c − ½)` per component: NaN wherever a component is below ½ at a
@@ -24,7 +25,10 @@ fn root_source<const D: usize>(
 }
 
 fn backends() -> [Backend; 2] {
-    [Backend::native(), femquad::testing::backend()]
+    [
+        Backend::native(),
+        Backend::opencl_with(testing::device(), testing::options()),
+    ]
 }
 
 fn residual(mesh: &Mesh, backend: &Backend) -> Residual<f64> {

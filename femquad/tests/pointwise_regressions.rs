@@ -198,7 +198,7 @@ fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
     let device = with_probe(|probe| probe.device().clone());
     let backends = [
         Backend::native(),
-        Backend::opencl_with(device, femquad::testing::options()),
+        Backend::opencl_with(device, femquad::opencl::testing::options()),
     ];
     let max_abs = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let max_diff = |a: &[f64], b: &[f64]| {
@@ -919,7 +919,7 @@ fn element_vectors_both(
     let device = with_probe(|probe| probe.device().clone());
     let mut op = OpenClOperator::new(
         device,
-        femquad::testing::options(),
+        femquad::opencl::testing::options(),
         mesh,
         &space,
         disc.clone(),
@@ -941,7 +941,7 @@ fn residuals_both(
     let device = with_probe(|probe| probe.device().clone());
     let backends = [
         Backend::native(),
-        Backend::opencl_with(device, femquad::testing::options()),
+        Backend::opencl_with(device, femquad::opencl::testing::options()),
     ];
     let [native, gpu] = backends.map(|b| {
         let element = Element::lagrange(mesh.dim(), 2).unwrap();

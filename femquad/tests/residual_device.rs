@@ -8,18 +8,18 @@
 
 use std::sync::Arc;
 
+use femquad::opencl::testing::device;
 use femquad::opencl::{Assembly, Device};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
-use femquad::testing::device;
 use femquad::vector::Location;
 
-/// The tests' backend on `device` ([`femquad::testing::options`]: no
+/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
 /// tuning cache).
 fn backend(device: &Arc<Device>) -> Backend {
-    Backend::opencl_with(device.clone(), femquad::testing::options())
+    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {

@@ -1,4 +1,4 @@
-//! The tests' device and options ([`femquad::testing`]) read no autotune
+//! The tests' device and options ([`femquad::opencl::testing`]) read no autotune
 //! cache: a child process that opens the tests' backend and launches a
 //! residual with no explicit configuration, with `HOME`, `XDG_CACHE_HOME`
 //! and `FEMQUAD_CACHE_DIR` all pointing at directories holding a corrupt
@@ -10,6 +10,7 @@ use std::process::Command;
 
 use femquad::opencl::KernelOptions;
 use femquad::opencl::options::{AUTOTUNE_ENV, CACHE_DIR_ENV};
+use femquad::opencl::testing;
 use femquad::opencl::tuning_cache::CACHE_FILE;
 use femquad::physics::builtin::Laplacian;
 use femquad::prelude::*;
@@ -46,8 +47,8 @@ fn child() {
     if std::env::var_os(CHILD_ENV).is_none() {
         return;
     }
-    assert!(femquad::testing::options().tuning_cache.is_none());
-    let backend = femquad::testing::backend();
+    assert!(testing::options().tuning_cache.is_none());
+    let backend = Backend::opencl_with(testing::device(), testing::options());
     let mesh = unit_square(4, &MeshOptions::default()).unwrap();
     let element = Element::lagrange(2, 1).unwrap();
     let space = FunctionSpace::new(&mesh, element, 1).unwrap();

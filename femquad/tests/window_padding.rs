@@ -18,12 +18,13 @@
 
 use std::sync::Arc;
 
+use femquad::opencl::testing;
 use femquad::opencl::{Assembly, Device, GeometryMode, LaunchConfig};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient};
 use femquad::prelude::*;
 use femquad::rng::Rng;
-use femquad::testing::device;
+use testing::device;
 
 fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, b: &Backend) -> Residual<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
@@ -71,7 +72,7 @@ fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
 /// [`configs`] that fit the device and both assemblies, against native.
 fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverage) {
     let dim = mesh.dim();
-    let backend = Backend::opencl_with(device.clone(), femquad::testing::options());
+    let backend = Backend::opencl_with(device.clone(), testing::options());
     let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
     // (physics, components, aux, constants), and whether J(u)·v is checked
     let cases = [
@@ -194,7 +195,7 @@ fn windows_with_padding_equal_native_on_many_meshes() {
 /// ```
 #[test]
 fn minimal_case_of_the_issue() {
-    let backend = femquad::testing::backend();
+    let backend = Backend::opencl_with(testing::device(), testing::options());
     let mesh = unit_square(16, &MeshOptions::default()).unwrap();
     let mut gpu = residual(&mesh, 2, 1, AuxSpace::None, &backend);
     let mut native = residual(&mesh, 2, 1, AuxSpace::None, &Backend::native());

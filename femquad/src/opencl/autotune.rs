@@ -33,7 +33,6 @@
 
 use std::path::PathBuf;
 
-use super::bandwidth::median;
 use super::case::{gcd, lcm};
 use super::operator::{Assembly, OpenClOperator};
 use super::shape::{
@@ -77,6 +76,22 @@ pub fn candidate_n_bl(n_bs: usize, max_threads: usize) -> Vec<usize> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// Median of nanosecond timings (0 for none): the statistic the autotuner
+/// compares candidates by (and the benchmark reports).
+pub fn median(times_ns: &[u64]) -> f64 {
+    if times_ns.is_empty() {
+        return 0.0;
+    }
+    let mut t = times_ns.to_vec();
+    t.sort_unstable();
+    let n = t.len();
+    if n % 2 == 1 {
+        t[n / 2] as f64
+    } else {
+        (t[n / 2 - 1] as f64 + t[n / 2] as f64) / 2.0
+    }
 }
 
 /// Options of [`autotune`].
@@ -393,6 +408,13 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[5, 1, 3]), 3.0);
+        assert_eq!(median(&[4, 1, 3, 2]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
 
     #[test]
     fn n_bl_candidates() {

@@ -21,6 +21,7 @@
 
 use std::sync::Arc;
 
+pub use super::tuning_cache::CACHE_DIR_ENV;
 use super::tuning_cache::{TuningCache, default_path};
 use crate::{Error, Result};
 
@@ -34,8 +35,6 @@ pub const TAB_REGISTERS_ENV: &str = "FEMQUAD_TAB_REGISTERS";
 /// Environment variable that makes [`KernelOptions::from_env`] load no
 /// tuning cache when `off`, `0`, `false` or `no`.
 pub const AUTOTUNE_ENV: &str = "FEMQUAD_AUTOTUNE";
-/// Environment variable naming the autotune cache directory.
-pub const CACHE_DIR_ENV: &str = "FEMQUAD_CACHE_DIR";
 
 /// Switches of the generated kernels and the tuning cache that launch
 /// configurations are looked up in. [`Default`] is every feature on and

@@ -15,9 +15,9 @@ use super::context::*;
 use crate::Error;
 
 /// A device of its own (its own context): the tests' device
-/// ([`crate::testing::device`]).
+/// ([`crate::opencl::testing::device`]).
 fn device() -> Arc<Device> {
-    crate::testing::device()
+    crate::opencl::testing::device()
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! The autotune cache: launch configurations chosen by
 //! [`super::autotune`], kept in a plain-text file, loaded **once** into a
 //! [`TuningCache`] and passed in explicitly
-//! ([`KernelOptions::with_tuning_cache`]); an operator looks up its launch
+//! ([`super::KernelOptions::with_tuning_cache`]); an operator looks up its launch
 //! configurations there when none is given. Nothing on the launch path reads
 //! a file or the environment: where the file is ([`default_path`]) is decided
-//! at the top level of a program ([`KernelOptions::from_env`]).
+//! at the top level of a program ([`super::KernelOptions::from_env`]).
 //!
 //! # Cache file
 //! `autotune.txt` in the first of `$FEMQUAD_CACHE_DIR`,
@@ -33,15 +33,15 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use super::case::{KernelCase, lcm};
+use super::case::lcm;
 use super::device::DeviceInfo;
-use super::options::{CACHE_DIR_ENV, KernelOptions};
-use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig};
-use super::source::INTEGRATE_TEMPLATE;
+use super::launch_config::{GeometryMode, LaunchConfig};
 use crate::aux_space::AuxSpace;
-use crate::physics::Fnv1a;
 use crate::{Error, Precision, Result};
 
+/// Environment variable naming the autotune cache directory
+/// ([`default_path`]).
+pub const CACHE_DIR_ENV: &str = "FEMQUAD_CACHE_DIR";
 /// File name of the cache inside the cache directory.
 pub const CACHE_FILE: &str = "autotune.txt";
 /// Separator between the key and the values of a cache line.
@@ -50,7 +50,8 @@ const ARROW: &str = " => ";
 const FIELD_SEP: &str = " | ";
 
 /// Everything a tuned configuration depends on. Its `Display` is the
-/// cache key; [`FromStr`] parses it back.
+/// cache key; [`FromStr`] parses it back. [`TuneKey::new`], which resolves
+/// the kernel switches as a kernel shape does, is in [`super::tune_key`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TuneKey {
     /// Device name (sanitized: no `|`, `=`, tabs or line breaks).
@@ -59,7 +60,8 @@ pub struct TuneKey {
     pub driver: String,
     /// FNV-1a hash of the kernel variant: the template `kernels/integrate.cl`
     /// and the switches that change the generated code (register prefetch,
-    /// 16-byte vector loads, tabulation in registers; [`kernel_variant_hash`]).
+    /// 16-byte vector loads, tabulation in registers;
+    /// [`super::tune_key::kernel_variant_hash`]).
     pub kernel: u64,
     /// Spatial dimension.
     pub dim: usize,
@@ -78,7 +80,7 @@ pub struct TuneKey {
 }
 
 /// Replaces the characters the cache format uses as separators.
-fn sanitize(s: &str) -> String {
+pub(super) fn sanitize(s: &str) -> String {
     s.trim()
         .chars()
         .map(|c| match c {
@@ -86,59 +88,6 @@ fn sanitize(s: &str) -> String {
             c => c,
         })
         .collect()
-}
-
-/// The hash that [`TuneKey::kernel`] records: the kernel template, the
-/// kernel variant (gathered or cell-local inputs, element vectors or atomic
-/// output) and the kernel switches `prefetch`, `vector_loads` and
-/// `tab_registers` of [`KernelShape`] as the [`KernelOptions`] leave them, so
-/// that a configuration tuned for one kernel is not used for another.
-pub fn kernel_variant_hash(
-    variant: KernelVariant,
-    prefetch: bool,
-    vector_loads: bool,
-    tab_registers: bool,
-) -> u64 {
-    let mut h = Fnv1a::new();
-    h.write(INTEGRATE_TEMPLATE.as_bytes());
-    h.write(format!("{variant:?}").as_bytes());
-    h.write(&[
-        u8::from(prefetch),
-        u8::from(vector_loads),
-        u8::from(tab_registers),
-    ]);
-    h.finish()
-}
-
-impl TuneKey {
-    /// The key of the kernel `variant` of `case` (whose physics has the
-    /// source hash `physics_hash`) on `device`, with the kernel switches of
-    /// `options`.
-    pub fn new(
-        device: &DeviceInfo,
-        case: &KernelCase,
-        variant: KernelVariant,
-        physics_hash: u64,
-        options: &KernelOptions,
-    ) -> TuneKey {
-        // The kernel switches as a shape resolves them (any valid configuration).
-        let probe = KernelShape::new(case, variant, LaunchConfig::new(1, 1), options);
-        let (prefetch, vector_loads, tab_registers) = probe.map_or((true, true, true), |s| {
-            (s.prefetch, s.vector_loads, s.tab_registers)
-        });
-        TuneKey {
-            device: sanitize(&device.name),
-            driver: sanitize(&device.driver),
-            kernel: kernel_variant_hash(variant, prefetch, vector_loads, tab_registers),
-            dim: case.dim,
-            n_b: case.n_b,
-            n_comp: case.n_comp,
-            n_q: case.n_q,
-            aux: case.aux,
-            physics: physics_hash,
-            real: case.precision,
-        }
-    }
 }
 
 impl TuneKey {
@@ -353,7 +302,7 @@ pub struct SkippedLine {
 
 /// The contents of a cache file, loaded once ([`TuningCache::load`]) and
 /// shared by the operators that use it (an `Arc<TuningCache>` in their
-/// [`KernelOptions`]).
+/// [`super::KernelOptions`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TuningCache {
     path: PathBuf,
@@ -526,7 +475,7 @@ pub fn skipped_line_warning(path: &Path, skipped: &SkippedLine) -> String {
 }
 
 /// The default cache file, with the environment variables looked up by
-/// `var` (at the top level of a program: [`KernelOptions::from_env`] passes
+/// `var` (at the top level of a program: [`super::KernelOptions::from_env`] passes
 /// `std::env::var`): `autotune.txt` in `$FEMQUAD_CACHE_DIR`, else in
 /// `$XDG_CACHE_HOME/femquad`, else in `$HOME/.cache/femquad`; `None` if
 /// none of them is set (non-empty).

@@ -1,5 +1,5 @@
 //! The operator's kernels against the native reference, on the tests' device
-//! with the tests' kernel options ([`crate::testing`]: `FEMQUAD_DEVICE`,
+//! with the tests' kernel options ([`crate::opencl::testing`]: `FEMQUAD_DEVICE`,
 //! PoCL in CI; no tuning cache, so every launch here has the configuration
 //! the test asks for, or the device default where none is given):
 //!
@@ -9,14 +9,12 @@
 //! * [`launch_configs`]: launch configurations (threads per cell, prefetch)
 //!   and the tuning cache, which the default options never read;
 //! * [`deterministic`]: the deterministic assembly is the fixed-order sum
-//!   of the device's own element vectors that its kernel promises;
-//! * [`bp_timing`]: a GPU measurement (ignored).
+//!   of the device's own element vectors that its kernel promises.
 //!
 //! Every cell is shown integrated by the device itself: the element-vector
 //! buffer is filled with NaN before a launch, and a cell the kernel skipped
 //! would leave NaN in the result (which [`rel_diff`] never lets pass).
 
-mod bp_timing;
 mod deterministic;
 mod every_mode;
 mod launch_configs;
@@ -33,12 +31,12 @@ use crate::native::{
     Execution, element_vectors as native_element_vectors, tangent_element_vectors,
 };
 use crate::opencl::DeviceVector;
+use crate::opencl::testing::{device, options};
 use crate::physics::builtin::LaplacianCoefficient;
 use crate::physics::{EvalPrecision, PointwiseEvalBoth};
 use crate::quadrature::Quadrature;
 use crate::real::convert_slice;
 use crate::rng::Rng;
-use crate::testing::{device, options};
 
 fn mesh(dim: usize, n: usize) -> Mesh {
     let opts = MeshOptions {

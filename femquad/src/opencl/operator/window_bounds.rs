@@ -18,11 +18,11 @@ use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::opencl::shape::KernelVariant;
+use crate::opencl::testing::{device, options};
 use crate::opencl::{DeviceVector, GeometryMode};
 use crate::physics::builtin::{Lame, LameParameters, Laplacian};
 use crate::quadrature::Quadrature;
 use crate::rng::Rng;
-use crate::testing::{device, options};
 
 /// The window index of `kernels/integrate.cl`, as the template defines it.
 const WIN: &str =

@@ -1,9 +1,13 @@
 //! The device and kernel options of femquad's own tests, chosen in one
 //! place: the unit tests, the integration tests of `femquad` and of the
-//! workspace root, and the benchmark crate's tests all take them from here.
-//! Not part of femquad's API (hidden from the docs); a program chooses its
-//! device and options itself ([`crate::Backend::opencl_with`], or
-//! [`crate::Backend::opencl_from_env`] at its top level).
+//! workspace root, and the benchmark crate's tests all take them from here
+//! (an OpenCL backend for a test is `Backend::opencl_with(device(),
+//! options())`). Not part of femquad's API (hidden from the docs); a program
+//! chooses its device and options itself (`Backend::opencl_with`, or
+//! `Backend::opencl_from_env` at its top level).
+//!
+//! It lives in `opencl` because the backend's own unit tests use it: a
+//! top-level module would make `opencl` and it depend on each other.
 //!
 //! # The policy
 //! * **Device**: the one `FEMQUAD_DEVICE` names, else femquad's default
@@ -20,8 +24,9 @@
 
 use std::sync::Arc;
 
-use crate::backend::Backend;
-use crate::opencl::{Device, DeviceSelector, KernelOptions};
+use super::context::Device;
+use super::device::DeviceSelector;
+use super::options::KernelOptions;
 
 /// The device selection of the tests: `FEMQUAD_DEVICE`, else femquad's
 /// default choice.
@@ -47,12 +52,4 @@ pub fn device() -> Arc<Device> {
 /// cache, nothing from the environment).
 pub fn options() -> KernelOptions {
     KernelOptions::default()
-}
-
-/// The OpenCL backend of the tests: [`device`] with [`options`].
-///
-/// # Panics
-/// As [`device`].
-pub fn backend() -> Backend {
-    Backend::opencl_with(device(), options())
 }
