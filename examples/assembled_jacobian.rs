@@ -30,7 +30,6 @@ use std::time::Instant;
 
 use clap::Parser;
 use femquad::mesh::size::{FieldSize, physical_memory};
-use femquad::opencl::DeviceSelector;
 use femquad::prelude::*;
 use femquad::sparse::{DirectSolver, FixedDofs};
 use femquad_examples::cli::{MeshArgs, StudySize, check_box, end_quietly_on_broken_pipe};
@@ -119,7 +118,7 @@ fn run(args: &Args) -> Result<()> {
     let backend = if args.native {
         Backend::native()
     } else {
-        Backend::opencl(&DeviceSelector::from_env())?
+        Backend::opencl_from_env()?
     };
     let aux = AuxSpace::Field { n_comp: 1 };
     let form = Form::new(space.clone(), DiffusionWithSource)?

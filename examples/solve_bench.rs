@@ -52,7 +52,7 @@ use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
 use femquad::multigrid::{CycleProfile, MeshHierarchy, MultigridOptions, SetupReport};
-use femquad::opencl::DeviceSelector;
+use femquad::opencl::{Device, DeviceSelector, KernelOptions};
 use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
@@ -625,7 +625,7 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
             Some(d) => DeviceSelector::parse(d),
             None => DeviceSelector::from_env(),
         };
-        Backend::opencl(&selector)?
+        Backend::opencl_with(Device::open(&selector)?, KernelOptions::from_env()?)
     };
     println!(
         "femquad solve benchmark: CG to relative residual {:e}, {} on {}",

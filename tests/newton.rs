@@ -13,7 +13,7 @@ mod custom_physics;
 use custom_physics::{ReactionDiffusion, exact, solve, solve_on};
 use femquad::backend::Backend;
 use femquad::mesh::generate::{MeshOptions, unit_box};
-use femquad::opencl::{Device, DeviceSelector, KernelOptions};
+use femquad::opencl::testing;
 use femquad::physics::Pointwise;
 use femquad::solve::{JacobianProducts, NewtonOptions, Preconditioner};
 
@@ -161,11 +161,8 @@ fn f32_newton_with_difference_products_reaches_the_tolerance() {
 
 #[test]
 fn opencl_newton_matches_native() {
-    // the environment's kernel switches, never the autotune cache
-    let device = Backend::OpenCl {
-        device: Device::open(&DeviceSelector::parse("cpu")).unwrap(),
-        options: KernelOptions::from_env().unwrap().with_tuning_cache(false),
-    };
+    // the tests' device and options (femquad::opencl::testing: no tuning cache)
+    let device = Backend::opencl_with(testing::device(), testing::options());
     let m = mesh(2, 16);
     let cl = solve::<f64>(&m, 2, &device, 1e-10, EXACT).unwrap();
     let nat = solve::<f64>(&m, 2, &Backend::native(), 1e-10, EXACT).unwrap();

@@ -14,7 +14,7 @@ use femquad::mesh::size::{
 };
 use femquad::mesh::{GmshMesh, GmshOptions, Mesh, read_gmsh_with};
 use femquad::multigrid::MeshHierarchy;
-use femquad::opencl::DeviceSelector;
+use femquad::opencl::{Device, DeviceSelector, KernelOptions};
 use femquad::output::VtuFormat;
 use femquad::physics::EvalPrecision;
 use femquad::solve::Preconditioner;
@@ -187,7 +187,10 @@ impl SolveArgs {
             Some(d) => DeviceSelector::parse(d),
             None => DeviceSelector::from_env(),
         };
-        Backend::opencl(&selector)
+        Ok(Backend::opencl_with(
+            Device::open(&selector)?,
+            KernelOptions::from_env()?,
+        ))
     }
 
     /// The preconditioner `--preconditioner` names (multigrid with its

@@ -21,14 +21,14 @@
 //!    events, first command's start to last command's end: for atomic
 //!    assembly the zeroing of `F` and the fused kernel, for deterministic
 //!    the integration and the assembly launch); the model
-//!    (`femquad::perf_model::ResidualModel`, each global array once); then
+//!    ([`crate::perf_model::ResidualModel`], each global array once); then
 //!    the CG iteration.
 //! 3. **The geometry pick.** Of the two geometries of one assembly, the
 //!    faster is marked (`geometry_pick`): what the autotuner's first stage
 //!    keeps (`femquad::opencl::autotune`, stage 0: the default
 //!    configuration with each geometry, the faster kept for the rest).
 
-use femquad::opencl::bandwidth::median;
+use femquad::opencl::autotune::median;
 use femquad::opencl::shape::default_config;
 use femquad::opencl::{DeviceIndices, DeviceVector, GeometryMode, LaunchConfig};
 use femquad::physics::EvalPrecision;

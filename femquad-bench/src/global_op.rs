@@ -6,12 +6,12 @@
 use femquad::aux_space::AuxSpace;
 use femquad::opencl::OpenClOperator;
 use femquad::opencl::{Assembly, DeviceVector, KernelShape, KernelVariant, LaunchConfig};
-use femquad::perf_model::ResidualModel;
 use femquad::physics::{Pointwise, PointwiseInfo};
 use femquad::space::FunctionSpace;
 use femquad::{Real, Result};
 
 use crate::measure::Measure;
+use crate::perf_model::ResidualModel;
 
 /// A global operator: device-resident input vector in, device-resident
 /// output vector out, one kernel variant per assembly. Each is the
@@ -113,7 +113,7 @@ impl GlobalOp {
     }
 
     /// Minimal bytes and flops of one application with the kernel `shape`
-    /// (`femquad::perf_model`).
+    /// ([`crate::perf_model`]).
     pub fn model(
         self,
         shape: &KernelShape,

@@ -138,9 +138,9 @@ impl Host {
     /// A space made by [`Host::ensure_space`].
     pub fn space(&self, order: usize, n_comp: usize) -> Result<&FunctionSpace, BenchError> {
         self.spaces.get(&(order, n_comp)).ok_or_else(|| {
-            BenchError::Usage(format!(
-                "internal: P{order} space with {n_comp} components not built"
-            ))
+            BenchError::Femquad(femquad::Error::internal(format!(
+                "the benchmark's P{order} space with {n_comp} components was not built"
+            )))
         })
     }
 
@@ -160,7 +160,9 @@ impl Host {
     /// sorted; after [`Host::ensure_boundary`].
     pub fn boundary_dofs(&self, order: usize, n_comp: usize) -> Result<Vec<u32>, BenchError> {
         let nodes = self.boundary.get(&order).ok_or_else(|| {
-            BenchError::Usage(format!("internal: P{order} boundary nodes not computed"))
+            BenchError::Femquad(femquad::Error::internal(format!(
+                "the benchmark's P{order} boundary nodes were not computed"
+            )))
         })?;
         let nc = n_comp as u32;
         Ok(nodes

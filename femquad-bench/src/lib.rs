@@ -18,10 +18,10 @@
 //!    output finite);
 //! 3. `--warmup` untimed and `--reps` timed launches (`time_kernel`,
 //!    profiling events) on the uploaded inputs: median, min, max;
-//! 4. the model ([`femquad::perf_model::LaunchModel`]) for the cells run on
+//! 4. the model ([`perf_model::LaunchModel`]) for the cells run on
 //!    the device: GF/s = flops / median, GB/s = minimal bytes / median,
 //!    their ratio to the copy bandwidth measured once per process on the
-//!    same device (`bandwidth::measure_copy`, float4 copy), the predicted
+//!    same device ([`bandwidth::measure_copy`], float4 copy), the predicted
 //!    time bytes / copy bandwidth and the model error measured/predicted − 1.
 //!
 //! With `--measure bp` ([`Measure::Bp`]) each case adds the global
@@ -29,7 +29,7 @@
 //! atomic and deterministic assembly and stored and computed geometry —
 //! checked against the host assembly of the checked element vectors, timed
 //! the same way, reported against its minimal bytes
-//! (`femquad::perf_model::ResidualModel`) with GDOF/s, and with the time of
+//! ([`perf_model::ResidualModel`]) with GDOF/s, and with the time of
 //! one device-resident conjugate-gradient iteration ([`bp`], [`cg_time`]).
 //! `--numbering` runs every case on the randomly numbered mesh, the
 //! locality-renumbered one, or both ([`Numbering`]).
@@ -41,10 +41,12 @@
 //! [`measure`] and [`numbering`] (what a row measures, on which mesh),
 //! [`mod@run`] (what the options ask for), [`host`], [`case`], [`runner`],
 //! [`bp`], [`global_op`] and [`cg_time`] (measuring; the calls into
-//! `femquad::opencl` live there),
+//! `femquad::opencl` live there), [`bandwidth`] (the copy-bandwidth
+//! ceiling) and [`perf_model`] (the bytes and flops a kernel must move),
 //! [`row`] (the result type), [`output`] (CSV/JSON), [`table`] (printed
 //! results), [`plot`] (SVG), [`progress`] (stderr).
 
+pub mod bandwidth;
 pub mod bp;
 pub mod case;
 pub mod cg_time;
@@ -55,6 +57,7 @@ pub mod measure;
 pub mod numbering;
 pub mod options;
 pub mod output;
+pub mod perf_model;
 pub mod plot;
 pub mod progress;
 pub mod row;

@@ -35,7 +35,7 @@
 //! | `copy_gb_per_s` | copy-kernel bandwidth on the same device, same process |
 //! | `pct_copy` | `100 · gb_per_s / copy_gb_per_s` |
 //! | `beta` | model flops / model bytes |
-//! | `model_bytes`, `model_flops` | per timed operation (BK: `femquad::perf_model::LaunchModel`, one launch over `cells_device` cells; BP: `femquad::perf_model::ResidualModel`, each global array once) |
+//! | `model_bytes`, `model_flops` | per timed operation (BK: `femquad_bench::perf_model::LaunchModel`, one launch over `cells_device` cells; BP: `femquad_bench::perf_model::ResidualModel`, each global array once) |
 //! | `predicted_ms` | model bytes / copy bandwidth |
 //! | `model_error` | measured / predicted − 1 |
 //! | `cg_iteration_ms` | BP: median wall-clock time of one conjugate-gradient iteration with this operator, device-resident (see [`crate::cg_time`]); empty for BK or with `--cg-iterations 0` |

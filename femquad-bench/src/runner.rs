@@ -6,28 +6,30 @@
 //! This file (with [`crate::host`] for host data, [`crate::case`] for the
 //! state of the case being run, and [`crate::bp`], [`crate::global_op`],
 //! [`crate::cg_time`] for BP) holds the benchmark's calls into
-//! `femquad::opencl` and `femquad::perf_model`.
+//! `femquad::opencl` and [`crate::perf_model`].
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::{CellInputs, Discretization};
-use femquad::opencl::autotune::{TuneOptions, autotune_element, candidate_n_bl};
-use femquad::opencl::bandwidth::{CopyBandwidth, measure_copy, median};
+use femquad::opencl::autotune::{
+    TuneOptions, TuneResult, autotune_element, candidate_n_bl, median,
+};
 use femquad::opencl::shape::default_config;
-use femquad::opencl::tuning_cache::{TuneKey, cached_config};
+use femquad::opencl::tuning_cache::{CacheEntry, TuneKey, default_path};
 use femquad::opencl::{
     Device, DeviceSelector, GeometryMode, KernelOptions, KernelVariant, LaunchConfig,
     OpenClOperator,
 };
-use femquad::perf_model::LaunchModel;
 use femquad::physics::EvalPrecision;
 use femquad::quadrature::Quadrature;
 use femquad::{Precision, Real};
 
 use crate::BenchError;
+use crate::bandwidth::{CopyBandwidth, measure_copy};
 use crate::case::{CaseCtx, RandomData, Work};
 use crate::global_op::GlobalOp;
 use crate::host::Host;
@@ -35,6 +37,7 @@ use crate::measure::{GeometryKind, Measure};
 use crate::numbering::Numbering;
 use crate::options::{DEFAULT_TUNE_REPS, Options, Plan, Selection};
 use crate::output::{write_csv, write_json};
+use crate::perf_model::LaunchModel;
 use crate::progress::Progress;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
 use crate::spec::{CaseSpec, check_tolerance};
@@ -59,6 +62,12 @@ pub struct Runner<'a> {
     pub selection: Selection,
     /// The device.
     pub device: Arc<Device>,
+    /// The kernel options of the environment (switches, the autotune cache
+    /// loaded once), with what this run tuned added to the cache.
+    pub kernel_options: KernelOptions,
+    /// Where tuned configurations are stored: the environment's autotune
+    /// cache file (`None` if no cache directory is set).
+    pub cache_file: Option<PathBuf>,
     /// The copy bandwidth, once measured.
     pub copy: Option<CopyBandwidth>,
     /// Progress output.
@@ -70,7 +79,8 @@ pub struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    /// Opens the device of `--device` (else `$FEMQUAD_DEVICE`, else a GPU first).
+    /// Opens the device of `--device` (else `$FEMQUAD_DEVICE`, else a GPU
+    /// first) and reads the kernel options of the environment, once.
     pub fn new(opts: &'a Options) -> Result<Self, BenchError> {
         let selector = match &opts.device {
             Some(d) => DeviceSelector::parse(d),
@@ -82,6 +92,8 @@ impl<'a> Runner<'a> {
             opts,
             selection,
             device,
+            kernel_options: KernelOptions::from_env()?,
+            cache_file: default_path(|name| std::env::var(name).ok()),
             copy: None,
             progress: Progress::new(opts.quiet),
             rows: Vec::new(),
@@ -102,14 +114,15 @@ impl<'a> Runner<'a> {
             if info.fp64 { "yes" } else { "no" }
         ));
         let on = |b: bool| if b { "on" } else { "off" };
-        match KernelOptions::from_env() {
-            Ok(o) => self.progress.println(&format!(
-                "# kernel switches: prefetch {}, vector loads {}",
-                on(o.prefetch),
-                on(o.vector_loads)
-            )),
-            Err(e) => self.progress.println(&format!("# kernel switches: {e}")),
-        }
+        let o = &self.kernel_options;
+        self.progress.println(&format!(
+            "# kernel switches: prefetch {}, vector loads {}; autotune cache {}",
+            on(o.prefetch),
+            on(o.vector_loads),
+            o.tuning_cache
+                .as_ref()
+                .map_or("off".to_string(), |c| c.path().display().to_string())
+        ));
         self.progress.println(&crate::table::table_header());
     }
 
@@ -265,7 +278,7 @@ impl<'a> Runner<'a> {
             n_q: disc.n_q(),
             aux: aux_space,
             physics,
-            options: KernelOptions::from_env()?,
+            options: self.kernel_options.clone(),
         };
         let mut integ =
             OpenClOperator::new(self.device.clone(), ctx.options.clone(), mesh, space, disc)?;
@@ -386,7 +399,8 @@ impl<'a> Runner<'a> {
                 let cached = if *retune {
                     None
                 } else {
-                    cached_config(self.device.info(), &key, &options)
+                    (self.kernel_options.tuning_cache.as_ref())
+                        .and_then(|c| c.lookup(self.device.info(), &key))
                 };
                 let (c, src) = match cached {
                     Some(c) => (c, ConfigSource::Cached),
@@ -422,9 +436,11 @@ impl<'a> Runner<'a> {
         let opts = TuneOptions {
             warmup: 2,
             reps: self.opts.tune_reps.unwrap_or(DEFAULT_TUNE_REPS) as usize,
+            cache_file: self.cache_file.clone(),
             ..TuneOptions::default()
         };
         let r = autotune_element(work.integ, ctx.physics, &opts)?;
+        self.remember(&r);
         let per_cell =
             |ns: Option<f64>| ns.map_or("-".to_string(), |v| format!("{:.4} ns/cell", v));
         self.progress.note(&format!(
@@ -443,6 +459,22 @@ impl<'a> Runner<'a> {
             eprintln!("femquad-bench: warning: {e}");
         }
         Ok(r.best.config)
+    }
+
+    /// Adds the tuned configuration of `r` to the run's autotune cache
+    /// (if it reads one), so that later cases with the same key take it
+    /// from there, as they would from the file in a later run.
+    fn remember(&mut self, r: &TuneResult) {
+        if let Some(cache) = &self.kernel_options.tuning_cache {
+            let mut cache = (**cache).clone();
+            let entry = CacheEntry {
+                config: r.best.config,
+                time_ns: r.best.time_ns.clone().unwrap_or(0.0),
+                cells: r.best.cells,
+            };
+            cache.insert(&r.key, entry);
+            self.kernel_options.tuning_cache = Some(Arc::new(cache));
+        }
     }
 
     /// Adds the row of `config` (or an error row).

@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 
 use femquad::Precision;
 use femquad::opencl::{KernelCase, KernelOptions, KernelShape, KernelVariant, LaunchConfig};
-use femquad::perf_model::LaunchModel;
 use femquad_bench::measure::{AssemblyKind, GeometryKind, Measure};
 use femquad_bench::numbering::Numbering;
 use femquad_bench::output::read_csv;
+use femquad_bench::perf_model::LaunchModel;
 use femquad_bench::row::{ConfigSource, Mode, Status};
 use femquad_bench::spec::{Coefficient, check_tolerance};
 use femquad_bench::{CaseSpec, Options, Row, run};

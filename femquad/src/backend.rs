@@ -5,19 +5,24 @@ use std::sync::Arc;
 
 use crate::Result;
 use crate::native::Execution;
-use crate::opencl::{Device, DeviceSelector, KernelOptions};
+use crate::opencl::{Device, KernelOptions};
 
 /// Where residuals (and the vectors of a solve) are computed.
 ///
 /// ```
+/// use femquad::opencl::{Device, KernelOptions};
 /// use femquad::prelude::*;
 ///
 /// let native = Backend::native();
 /// assert_eq!(native.describe(), "native (parallel)");
-/// // the device that FEMQUAD_DEVICE names; by default a GPU if there is one
-/// let device = Backend::opencl(&DeviceSelector::from_env())?;
-/// assert!(device.describe().starts_with("OpenCL: "));
-/// assert!(matches!(device, Backend::OpenCl { .. }));
+/// // explicit: this device, these kernel options (no tuning cache)
+/// let device = Device::open(&DeviceSelector::parse("cpu"))?;
+/// let explicit = Backend::opencl_with(device, KernelOptions::default());
+/// assert!(explicit.describe().starts_with("OpenCL: "));
+/// // at the top level of a program: the device FEMQUAD_DEVICE names (by
+/// // default a GPU if there is one) and the options of the environment
+/// let from_env = Backend::opencl_from_env()?;
+/// assert!(matches!(from_env, Backend::OpenCl { .. }));
 /// # Ok::<(), femquad::Error>(())
 /// ```
 #[derive(Clone, Debug)]
@@ -29,24 +34,33 @@ pub enum Backend {
     OpenCl {
         /// The opened device.
         device: Arc<Device>,
-        /// Kernel switches and the use of the autotune cache.
+        /// Kernel switches and the tuning cache (if any).
         options: KernelOptions,
     },
 }
 
 impl Backend {
-    /// The OpenCL backend on the device chosen by `selector`, with the
-    /// kernel options of the environment ([`KernelOptions::from_env`], read
-    /// here once).
+    /// The OpenCL backend on `device` with the kernel switches and tuning
+    /// cache of `options`: nothing is read from the environment or from
+    /// files.
+    pub fn opencl_with(device: Arc<Device>, options: KernelOptions) -> Backend {
+        Backend::OpenCl { device, options }
+    }
+
+    /// The OpenCL backend as the environment sets it, for the top level of
+    /// a program: the device `FEMQUAD_DEVICE` names ([`Device::from_env`])
+    /// and [`KernelOptions::from_env`] (kernel switches, the autotune cache
+    /// loaded once). Library code never calls it; it takes a [`Backend`].
     ///
     /// # Errors
-    /// No OpenCL runtime, no device matching `selector`, or an environment
-    /// switch with an invalid value.
-    pub fn opencl(selector: &DeviceSelector) -> Result<Backend> {
-        Ok(Backend::OpenCl {
-            device: Device::open(selector)?,
-            options: KernelOptions::from_env()?,
-        })
+    /// No OpenCL runtime, no device matching `FEMQUAD_DEVICE`, an
+    /// environment switch with an invalid value, or an autotune cache file
+    /// that exists but cannot be read.
+    pub fn opencl_from_env() -> Result<Backend> {
+        Ok(Backend::opencl_with(
+            Device::from_env()?,
+            KernelOptions::from_env()?,
+        ))
     }
 
     /// Parallel native integration.

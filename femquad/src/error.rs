@@ -228,6 +228,27 @@ pub enum Error {
         reason: String,
     },
 
+    /// A broken invariant of femquad's own bookkeeping: a bug in femquad,
+    /// never caused by the caller's input. `what` says which invariant.
+    #[error(
+        "internal error in femquad (a bug, not caused by your input): {what}. \
+         Please report it with the program that triggered it"
+    )]
+    Internal {
+        /// The invariant that failed.
+        what: String,
+    },
+
+    /// An error with what femquad was doing when it happened (`context`),
+    /// chained to its cause (`source`, also [`std::error::Error::source`]).
+    #[error("{context}: {source}")]
+    Context {
+        /// What was being done, e.g. "loading the autotune cache".
+        context: String,
+        /// The error it met.
+        source: Box<Error>,
+    },
+
     /// An iterative solver did not converge.
     #[error(
         "{solver} did not converge in {iterations} iterations: residual {residual:e} > tolerance {tolerance:e}"
@@ -257,6 +278,21 @@ impl fmt::Debug for Error {
 }
 
 impl Error {
+    /// This error with `context` (what was being done) chained in front:
+    /// an [`Error::Context`] whose source is `self`.
+    pub fn context(self, context: impl Into<String>) -> Self {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(self),
+        }
+    }
+
+    /// Shorthand for [`Error::Internal`]: the invariant `what` of femquad's
+    /// own bookkeeping failed.
+    pub fn internal(what: impl Into<String>) -> Self {
+        Error::Internal { what: what.into() }
+    }
+
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn arg(name: &'static str, reason: impl Into<String>) -> Self {
         Error::InvalidArgument {
@@ -374,6 +410,23 @@ mod tests {
         assert_eq!(
             format!("{:?}", cases[1]),
             "GMRES did not converge in 7 iterations: residual 5e-1 > tolerance 1e-8"
+        );
+        // a bug of femquad's says so, asks for a report and names the invariant
+        assert_eq!(
+            Error::internal("the coarse vectors are in use").to_string(),
+            "internal error in femquad (a bug, not caused by your input): the coarse \
+             vectors are in use. Please report it with the program that triggered it"
+        );
+        // context is chained in front of its cause, which stays reachable
+        let chained = Error::arg("tol", "must be positive").context("the outer solve");
+        assert_eq!(
+            chained.to_string(),
+            "the outer solve: invalid argument `tol`: must be positive"
+        );
+        let source = std::error::Error::source(&chained).map(|s| s.to_string());
+        assert_eq!(
+            source.as_deref(),
+            Some("invalid argument `tol`: must be positive")
         );
         // what `fn main() -> femquad::Result<()>` prints on failure: `Error: {:?}`
         fn main_like() -> Result<()> {

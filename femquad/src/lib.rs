@@ -36,7 +36,7 @@
 //! [`quadrature`], [`element`], [`tabulation`], [`physics`],
 //! [`discretization`] (what an integration is), [`native`] and [`opencl`]
 //! (the two backends, chosen by [`backend::Backend`]), [`form`], [`operator`],
-//! [`multigrid`], [`solve`], [`output`], and [`perf_model`]. Array layouts are fixed in
+//! [`multigrid`], [`solve`] and [`output`]. Array layouts are fixed in
 //! one place, [`layout`]. A program needs only [`prelude`].
 //!
 //! ## In libCEED's terms
@@ -70,7 +70,6 @@ pub mod native;
 pub mod opencl;
 pub mod operator;
 pub mod output;
-pub mod perf_model;
 pub mod physics;
 pub mod prelude;
 pub mod quadrature;

@@ -1,5 +1,5 @@
 //! Autotuning: the tuner picks the fastest candidate, stores it in the cache
-//! file, and a later operator with the same cache directory launches with it.
+//! file, and a later operator given that file, loaded, launches with it.
 
 use std::path::PathBuf;
 
@@ -29,8 +29,8 @@ fn autotune_picks_stores_and_reads_back() {
     use femquad::element::Element;
     use femquad::mesh::generate::{MeshOptions, unit_box};
     use femquad::opencl::autotune::{TuneOptions, autotune_element};
-    use femquad::opencl::tuning_cache::{TuneCache, TuneKey, cached_config_in};
-    use femquad::opencl::{Device, DeviceSelector, KernelOptions, KernelVariant, OpenClOperator};
+    use femquad::opencl::tuning_cache::{TuneKey, TuningCache};
+    use femquad::opencl::{KernelVariant, OpenClOperator};
     use femquad::physics::Pointwise;
     use femquad::physics::builtin::Laplacian;
     use femquad::quadrature::Quadrature;
@@ -39,7 +39,7 @@ fn autotune_picks_stores_and_reads_back() {
 
     let dir = TempDir::new("tune");
     let cache = dir.0.join("autotune.txt");
-    let device = Device::open(&DeviceSelector::from_env()).unwrap();
+    let device = femquad::opencl::testing::device();
     let mesh = unit_box(
         2,
         30,
@@ -58,11 +58,7 @@ fn autotune_picks_stores_and_reads_back() {
         femquad::aux_space::AuxSpace::None,
     )
     .unwrap();
-    let options = KernelOptions {
-        cache_dir: Some(dir.0.clone()),
-        ..KernelOptions::default()
-    }
-    .with_tuning_cache(true);
+    let options = femquad::opencl::testing::options();
     let mut integ =
         OpenClOperator::new(device.clone(), options.clone(), &mesh, &space, disc).unwrap();
     let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];
@@ -116,11 +112,12 @@ fn autotune_picks_stores_and_reads_back() {
     // Stored, and found again for this device and key.
     assert_eq!(r.stored.as_deref(), Some(cache.as_path()));
     assert!(r.store_error.is_none());
-    // An integrator created now (with the same cache directory) uses the
+    // An integrator created now, given the cache file loaded again, uses the
     // tuned configuration.
+    let loaded = std::sync::Arc::new(TuningCache::load(&cache).unwrap());
     let later = OpenClOperator::new(
         device.clone(),
-        options.clone(),
+        options.clone().with_tuning_cache(loaded.clone()),
         &mesh,
         &space,
         integ.discretization().clone(),
@@ -140,12 +137,6 @@ fn autotune_picks_stores_and_reads_back() {
         &options,
     );
     assert_eq!(key, r.key);
-    assert_eq!(
-        TuneCache::load(&cache).unwrap().get(&key).unwrap().config,
-        r.best.config
-    );
-    assert_eq!(
-        cached_config_in(&cache, device.info(), &key),
-        Some(r.best.config)
-    );
+    assert_eq!(loaded.get(&key).unwrap().config, r.best.config);
+    assert_eq!(loaded.lookup(device.info(), &key), Some(r.best.config));
 }

@@ -8,7 +8,7 @@
 use std::sync::{Arc, OnceLock};
 
 use femquad::linalg::{Jacobi, LinearOperator};
-use femquad::opencl::{Device, DeviceSelector, DeviceVector};
+use femquad::opencl::{Device, DeviceVector};
 use femquad::solve::{
     GmresOptions, JacobianProducts, KrylovStats, NewtonOptions, cg, gmres, newton_krylov,
 };
@@ -16,15 +16,11 @@ use femquad::vector::{Vector, VectorOps};
 use femquad::{Error, Result};
 use opencl3::kernel::ExecuteKernel;
 
+/// The tests' device ([`femquad::opencl::testing::device`]), opened once for
+/// this file.
 fn device() -> Arc<Device> {
     static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
-    DEVICE
-        .get_or_init(|| {
-            Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-                panic!("these tests need an OpenCL device ({e}); on Debian/Ubuntu install pocl-opencl-icd and ocl-icd-libopencl1")
-            })
-        })
-        .clone()
+    DEVICE.get_or_init(femquad::opencl::testing::device).clone()
 }
 
 const TRIDIAG: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -259,7 +255,7 @@ fn newton_krylov_on_device_vectors_matches_host_vectors() {
 #[test]
 fn a_device_cg_solve_moves_no_array() {
     // its own device: the counters of the shared one move with the other tests
-    let device = Device::open(&DeviceSelector::from_env()).unwrap();
+    let device = femquad::opencl::testing::device();
     let n = 256;
     let b = DeviceVector::from_host(&device, &rhs(n)).unwrap();
     let mut x = DeviceVector::<f64>::zeros(&device, n).unwrap();

@@ -9,7 +9,8 @@
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector, KernelOptions};
+use femquad::opencl::testing::device;
+use femquad::opencl::{Assembly, Device};
 use femquad::physics::builtin::{
     Lame, LameParameters, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
@@ -17,19 +18,10 @@ use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::prelude::*;
 use femquad::rng::Rng;
 
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
-}
-
-/// The device's backend with the default kernel options: no autotune
-/// cache, the device default launch configurations.
+/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
+/// tuning cache).
 fn opencl(device: &Arc<Device>) -> Backend {
-    Backend::OpenCl {
-        device: device.clone(),
-        options: KernelOptions::default(),
-    }
+    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {

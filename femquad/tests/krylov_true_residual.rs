@@ -10,23 +10,16 @@
 
 use std::sync::{Arc, OnceLock};
 
-use femquad::opencl::{Device, DeviceSelector, DeviceVector};
+use femquad::opencl::{Device, DeviceVector};
 use femquad::solve::{GmresOptions, KrylovStats, cg, gmres};
 use femquad::vector::{Vector, VectorOps};
 use femquad::{Real, Result};
 
+/// The tests' device ([`femquad::opencl::testing::device`]), opened once for
+/// this file.
 fn device() -> Arc<Device> {
     static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
-    DEVICE
-        .get_or_init(|| {
-            Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-                panic!(
-                    "these tests need an OpenCL device ({e}); on Debian/Ubuntu install \
-                     pocl-opencl-icd and ocl-icd-libopencl1"
-                )
-            })
-        })
-        .clone()
+    DEVICE.get_or_init(femquad::opencl::testing::device).clone()
 }
 
 const N: usize = 1000;

@@ -7,19 +7,11 @@
 //! its parameters computes another number and fails too.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use femquad::layout;
-use femquad::opencl::{Device, DeviceSelector, DeviceVector};
+use femquad::opencl::DeviceVector;
+use femquad::opencl::testing::device;
 use opencl3::kernel::ExecuteKernel;
-
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!(
-            "this test needs an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1"
-        )
-    })
-}
 
 /// The most arguments of a macro (`JAC_G3`).
 const MAX_ARGS: usize = 6;

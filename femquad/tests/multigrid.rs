@@ -3,7 +3,7 @@
 //! vectors equals one on host vectors to round-off; CG preconditioned by the
 //! V-cycle needs a bounded number of iterations as the mesh is refined.
 //!
-//! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
+//! Runs on the tests' device and options ([`femquad::opencl::testing`]; PoCL in CI).
 
 use std::sync::{Arc, OnceLock};
 
@@ -16,7 +16,8 @@ use femquad::multigrid::{
     MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels;
-use femquad::opencl::{Device, DeviceSelector, DeviceVector, KernelOptions};
+use femquad::opencl::testing;
+use femquad::opencl::{Device, DeviceVector};
 use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
@@ -26,29 +27,17 @@ use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
 use femquad::vector::{IndexSet, Vector};
 
+/// The tests' device ([`femquad::opencl::testing::device`]), opened once for
+/// this file.
 fn device() -> Arc<Device> {
     static DEVICE: OnceLock<Arc<Device>> = OnceLock::new();
-    DEVICE
-        .get_or_init(|| {
-            Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-                panic!("these tests need an OpenCL device ({e}); on Debian/Ubuntu install pocl-opencl-icd and ocl-icd-libopencl1")
-            })
-        })
-        .clone()
+    DEVICE.get_or_init(testing::device).clone()
 }
 
-/// The OpenCL backend on the CPU (PoCL) unless FEMQUAD_DEVICE says
-/// otherwise, with the environment's kernel switches but never the autotune
-/// cache (the tests launch the device default configurations).
+/// The tests' OpenCL backend ([`femquad::opencl::testing`]), on a device
+/// of its own.
 fn backend() -> Backend {
-    let selector = match std::env::var(femquad::opencl::DEVICE_ENV) {
-        Ok(s) if !s.is_empty() => DeviceSelector::parse(&s),
-        _ => DeviceSelector::parse("cpu"),
-    };
-    Backend::OpenCl {
-        device: Device::open(&selector).unwrap(),
-        options: KernelOptions::from_env().unwrap().with_tuning_cache(false),
-    }
+    Backend::opencl_with(testing::device(), testing::options())
 }
 
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {

@@ -9,30 +9,27 @@
 //! `operator_device.rs`, whose counters this file reads the same way:
 //! [`femquad::opencl::DeviceStats`] of a device of the test's own.)
 //!
-//! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
+//! Runs on the tests' device ([`femquad::opencl::testing`]; PoCL in CI).
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector, DeviceStats, KernelOptions};
+use femquad::opencl::{Assembly, Device, DeviceStats};
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
 use femquad::solve::NewtonOptions;
 
-/// A device of this test alone: the counters of a shared one would move
-/// with the other tests.
+/// A device of this test alone (the tests' device policy,
+/// [`femquad::opencl::testing`]): the counters of a shared one would move with the
+/// other tests.
 fn own_device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
+    femquad::opencl::testing::device()
 }
 
-/// The device's backend with the default kernel options (no autotune cache).
+/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
+/// tuning cache).
 fn backend(device: &Arc<Device>) -> Backend {
-    Backend::OpenCl {
-        device: device.clone(),
-        options: KernelOptions::default(),
-    }
+    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {

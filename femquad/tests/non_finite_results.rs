@@ -6,9 +6,7 @@
 //!
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
-use std::sync::Arc;
-
-use femquad::opencl::{Device, DeviceSelector};
+use femquad::opencl::testing;
 use femquad::prelude::*;
 
 /// `√(u_c − ½)` per component: NaN wherever a component is below ½ at a
@@ -26,19 +24,10 @@ fn root_source<const D: usize>(
     }
 }
 
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
-}
-
 fn backends() -> [Backend; 2] {
     [
         Backend::native(),
-        Backend::OpenCl {
-            device: device(),
-            options: Default::default(),
-        },
+        Backend::opencl_with(testing::device(), testing::options()),
     ]
 }
 

@@ -8,24 +8,18 @@
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector};
+use femquad::opencl::testing::device;
+use femquad::opencl::{Assembly, Device};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
 use femquad::vector::Location;
 
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
-}
-
+/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
+/// tuning cache).
 fn backend(device: &Arc<Device>) -> Backend {
-    Backend::OpenCl {
-        device: device.clone(),
-        options: Default::default(),
-    }
+    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Mesh {

@@ -199,10 +199,7 @@ fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
     let device = with_probe(|probe| probe.device().clone());
     let backends = [
         Backend::native(),
-        Backend::OpenCl {
-            device,
-            options: Default::default(),
-        },
+        Backend::opencl_with(device, femquad::opencl::testing::options()),
     ];
     let max_abs = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let max_diff = |a: &[f64], b: &[f64]| {
@@ -898,7 +895,7 @@ fn element_vectors_both(
     use femquad::aux_space::AuxSpace;
     use femquad::discretization::{CellInputs, Discretization};
     use femquad::element::Element;
-    use femquad::opencl::{KernelOptions, OpenClOperator};
+    use femquad::opencl::OpenClOperator;
     use femquad::quadrature::Quadrature;
     use femquad::space::FunctionSpace;
     let dim = mesh.dim();
@@ -922,8 +919,14 @@ fn element_vectors_both(
     )
     .unwrap();
     let device = with_probe(|probe| probe.device().clone());
-    let mut op =
-        OpenClOperator::new(device, KernelOptions::default(), mesh, &space, disc.clone()).unwrap();
+    let mut op = OpenClOperator::new(
+        device,
+        femquad::opencl::testing::options(),
+        mesh,
+        &space,
+        disc.clone(),
+    )
+    .unwrap();
     let mut gpu = vec![0.0; u.len()];
     op.element_vectors(physics, &inputs, &mut gpu, None)
         .unwrap();
@@ -940,10 +943,7 @@ fn residuals_both(
     let device = with_probe(|probe| probe.device().clone());
     let backends = [
         Backend::native(),
-        Backend::OpenCl {
-            device,
-            options: Default::default(),
-        },
+        Backend::opencl_with(device, femquad::opencl::testing::options()),
     ];
     let [native, gpu] = backends.map(|b| {
         let element = Element::lagrange(mesh.dim(), 2).unwrap();

@@ -14,7 +14,6 @@
 
 use std::process::Command;
 
-use femquad::opencl::DeviceSelector;
 use femquad::physics::builtin::Poisson;
 use femquad::prelude::*;
 
@@ -29,7 +28,7 @@ fn failing_solve(n: usize) -> Result<()> {
     let element = Element::lagrange(2, 1)?;
     let space = FunctionSpace::new(&mesh, element, 1)?;
     let quadrature = Quadrature::default_for(&element)?;
-    let backend = Backend::opencl(&DeviceSelector::from_env())?;
+    let backend = Backend::opencl_from_env()?;
     let form = Form::<f64>::new(space, Poisson)?
         .with_quadrature(quadrature)?
         .with_constants(&[1.0])?;

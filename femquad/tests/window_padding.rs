@@ -18,17 +18,13 @@
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector, GeometryMode, LaunchConfig};
+use femquad::opencl::testing;
+use femquad::opencl::{Assembly, Device, GeometryMode, LaunchConfig};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient};
 use femquad::prelude::*;
 use femquad::rng::Rng;
-
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd and ocl-icd-libopencl1")
-    })
-}
+use testing::device;
 
 /// The operator of `physics` (with `constants`) of order `order` with
 /// `n_comp` components and aux `aux` on backend `b`.
@@ -91,10 +87,7 @@ fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
 /// [`configs`] that fit the device and both assemblies, against native.
 fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverage) {
     let dim = mesh.dim();
-    let backend = Backend::OpenCl {
-        device: device.clone(),
-        options: Default::default(),
-    };
+    let backend = Backend::opencl_with(device.clone(), testing::options());
     let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
     // (physics, components, aux, constants), and whether J(u)·v is checked
     let cases = [
@@ -216,11 +209,7 @@ fn windows_with_padding_equal_native_on_many_meshes() {
 /// ```
 #[test]
 fn minimal_case_of_the_issue() {
-    let device = device();
-    let backend = Backend::OpenCl {
-        device: device.clone(),
-        options: Default::default(),
-    };
+    let backend = Backend::opencl_with(testing::device(), testing::options());
     let mesh = unit_square(16, &MeshOptions::default()).unwrap();
     let laplacian = |b: &Backend| operator(&mesh, 2, 1, AuxSpace::None, &Laplacian, &[], b);
     let mut gpu = laplacian(&backend);

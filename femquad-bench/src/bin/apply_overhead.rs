@@ -41,7 +41,7 @@ fn measure<R: Real, P: PointwiseEval<R> + 'static>(
     let element = Element::lagrange(dim, 1)?;
     let n_comp = physics.info().n_comp.resolve(dim);
     let space = FunctionSpace::new(&mesh, element, n_comp)?;
-    let backend = Backend::opencl(&DeviceSelector::from_env())?;
+    let backend = Backend::opencl_from_env()?;
     let form = Form::new(space, physics)?.with_constants(constants)?;
     let mut op = Operator::<R>::new(&mesh, form, &backend)?;
     let n = op.space().n_dofs();

@@ -3,7 +3,6 @@
 //! Jacobians as the [`LevelOperators`] of a [`Multigrid`]).
 
 use super::hierarchy::MeshHierarchy;
-use super::internal_error;
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::vcycle::{Multigrid, MultigridOptions};
@@ -112,13 +111,13 @@ impl<R: Real> OperatorLevels<R> {
         for l in 0..n_levels - 1 {
             let space = spaces
                 .space(l)
-                .ok_or_else(|| internal_error(&format!("no space for multigrid level {l}")))?;
+                .ok_or_else(|| Error::internal(format!("no space for multigrid level {l}")))?;
             let mesh_level = spaces
                 .mesh_level(l)
-                .ok_or_else(|| internal_error(&format!("no mesh for multigrid level {l}")))?;
+                .ok_or_else(|| Error::internal(format!("no mesh for multigrid level {l}")))?;
             let mesh = hierarchy
                 .mesh(mesh_level)
-                .ok_or_else(|| internal_error(&format!("no mesh {mesh_level} in the hierarchy")))?;
+                .ok_or_else(|| Error::internal(format!("no mesh {mesh_level} in the hierarchy")))?;
             let quadrature = if space.element() == finest.space().element() {
                 finest_disc.quadrature().clone()
             } else {

@@ -11,7 +11,6 @@ use super::block_jacobi::{PointBlockJacobi, fill_random};
 use super::chebyshev::{Chebyshev, ChebyshevWork};
 use super::coarse::CoarseSolver;
 use super::eigen::{EigenEstimate, estimate_eigenvalues};
-use super::internal_error;
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
@@ -662,7 +661,7 @@ impl<R: Real> Multigrid<R> {
             let mut mb = self
                 .masked_b
                 .take()
-                .ok_or_else(|| internal_error("the masked right-hand side is in use"))?;
+                .ok_or_else(|| Error::internal("the masked right-hand side is in use"))?;
             let result = (|| -> Result<()> {
                 mb.copy_from(b)?;
                 mb.set_at(&self.levels[finest].fixed, 0.0)?;
@@ -690,7 +689,7 @@ impl<R: Real> Multigrid<R> {
             let coarse = self
                 .coarse
                 .as_mut()
-                .ok_or_else(|| internal_error("a V-cycle without coarse solver"))?;
+                .ok_or_else(|| Error::internal("a V-cycle without coarse solver"))?;
             coarse.solve(b, x)?;
             return self.lap(0, Phase::CoarseSolve, x);
         }
@@ -709,7 +708,7 @@ impl<R: Real> Multigrid<R> {
         let (mut cb, mut cx) = self.levels[l - 1]
             .bx
             .take()
-            .ok_or_else(|| internal_error("the coarse vectors are in use"))?;
+            .ok_or_else(|| Error::internal("the coarse vectors are in use"))?;
         let result = (|| -> Result<()> {
             {
                 let (_, r) = self.levels[l].work.as_ref().ok_or_else(no_work)?;
@@ -741,7 +740,7 @@ impl<R: Real> Multigrid<R> {
         let (jacobi, chebyshev) = level
             .smoother
             .as_ref()
-            .ok_or_else(|| internal_error("a multigrid level without smoother after setup"))?;
+            .ok_or_else(|| Error::internal("a multigrid level without smoother after setup"))?;
         let (work, _) = level.work.as_mut().ok_or_else(no_work)?;
         let fixed = &level.fixed;
         let mut a = |v: &Vector<R>, y: &mut Vector<R>| -> Result<()> {
@@ -753,7 +752,7 @@ impl<R: Real> Multigrid<R> {
 }
 
 fn no_work() -> Error {
-    internal_error("a multigrid level above the coarsest without work vectors")
+    Error::internal("a multigrid level above the coarsest without work vectors")
 }
 
 /// A zero vector of `n` entries where `like` lives.

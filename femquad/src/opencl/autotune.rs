@@ -3,8 +3,9 @@
 //!
 //! [`autotune`] times a short list of valid configurations of one kernel of
 //! an [`OpenClOperator`] on the device (the median of a few launches each),
-//! keeps the fastest, and stores it in the cache file of
-//! [`super::tuning_cache`], from which every later operator takes it when no
+//! keeps the fastest, and stores it in a cache file of
+//! [`super::tuning_cache`]; an operator whose options hold that cache,
+//! loaded again ([`super::TuningCache::load`]), takes it when no
 //! configuration is given ([`OpenClOperator::config_for`]).
 //! [`autotune_element`] tunes the element kernel (BK), [`autotune_residual`]
 //! the fused global residual (BP).
@@ -32,13 +33,12 @@
 
 use std::path::PathBuf;
 
-use super::bandwidth::median;
 use super::case::{gcd, lcm};
 use super::operator::{Assembly, OpenClOperator};
 use super::shape::{
     DEFAULT_N_CB, GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config,
 };
-use super::tuning_cache::{CacheEntry, TuneCache, TuneKey, cache_path};
+use super::tuning_cache::{CacheEntry, TuneKey, TuningCache};
 use super::vector::DeviceVector;
 use crate::physics::Pointwise;
 use crate::{Error, Real, Result};
@@ -78,6 +78,22 @@ pub fn candidate_n_bl(n_bs: usize, max_threads: usize) -> Vec<usize> {
     out
 }
 
+/// Median of nanosecond timings (0 for none): the statistic the autotuner
+/// compares candidates by (and the benchmark reports).
+pub fn median(times_ns: &[u64]) -> f64 {
+    if times_ns.is_empty() {
+        return 0.0;
+    }
+    let mut t = times_ns.to_vec();
+    t.sort_unstable();
+    let n = t.len();
+    if n % 2 == 1 {
+        t[n / 2] as f64
+    } else {
+        (t[n / 2 - 1] as f64 + t[n / 2] as f64) / 2.0
+    }
+}
+
 /// Options of [`autotune`].
 #[derive(Clone, Debug)]
 pub struct TuneOptions {
@@ -89,15 +105,15 @@ pub struct TuneOptions {
     pub n_cb: Vec<usize>,
     /// Explicit candidates instead of the two-stage search (empty: search).
     pub candidates: Vec<LaunchConfig>,
-    /// Where to store the result: `None` for the default [`cache_path`].
+    /// The cache file to store the result in (read, updated and written
+    /// back); `None` stores nothing. A program's usual file is
+    /// [`super::tuning_cache::default_path`].
     pub cache_file: Option<PathBuf>,
-    /// Whether to store the result in the cache at all.
-    pub store: bool,
 }
 
 impl Default for TuneOptions {
     /// 2 warm-up and 10 timed launches per candidate; `N_cb ∈ {1, 2, 4, 8,
-    /// 16}`; two-stage search; store in the default cache file.
+    /// 16}`; two-stage search; store nothing.
     fn default() -> Self {
         TuneOptions {
             warmup: 2,
@@ -105,7 +121,6 @@ impl Default for TuneOptions {
             n_cb: vec![1, 2, 4, 8, 16],
             candidates: Vec::new(),
             cache_file: None,
-            store: true,
         }
     }
 }
@@ -210,8 +225,8 @@ pub fn autotune_residual<R: Real, P: Pointwise + ?Sized>(
 }
 
 /// Tunes the launch configuration of the kernel `variant` of `physics` on
-/// `op` (see the [module documentation](self)) and, if `opts.store`, records
-/// the fastest configuration in the cache, where later operators find it.
+/// `op` (see the [module documentation](self)) and records
+/// the fastest configuration in the cache file `opts.cache_file`.
 /// `time(op, config, n)` launches the kernel `n` times with `config` and
 /// returns each launch's device time in nanoseconds. The operator's
 /// configuration choice is not changed.
@@ -365,31 +380,19 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
     });
 
     let (mut stored, mut store_error) = (None, None);
-    if opts.store {
-        match opts.cache_file.clone().or_else(|| cache_path(&options)) {
-            None => {
-                store_error = Some(format!(
-                    "no cache directory: set {}, XDG_CACHE_HOME or HOME",
-                    super::options::CACHE_DIR_ENV
-                ))
-            }
-            Some(path) => {
-                let entry = CacheEntry {
-                    config: best.config,
-                    time_ns: best.time_ns.clone().unwrap_or(0.0),
-                    cells: best.cells,
-                };
-                let result = TuneCache::load(&path).and_then(|mut cache| {
-                    cache.insert(&key, entry);
-                    cache.save()
-                });
-                match result {
-                    Ok(()) => stored = Some(path),
-                    Err(e) => {
-                        store_error = Some(format!("could not update the autotune cache: {e}"))
-                    }
-                }
-            }
+    if let Some(path) = &opts.cache_file {
+        let entry = CacheEntry {
+            config: best.config,
+            time_ns: best.time_ns.clone().unwrap_or(0.0),
+            cells: best.cells,
+        };
+        let result = TuningCache::load(path).and_then(|mut cache| {
+            cache.insert(&key, entry);
+            cache.save()
+        });
+        match result {
+            Ok(()) => stored = Some(path.clone()),
+            Err(e) => store_error = Some(format!("could not update the autotune cache: {e}")),
         }
     }
     Ok(TuneResult {
@@ -405,6 +408,13 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[5, 1, 3]), 3.0);
+        assert_eq!(median(&[4, 1, 3, 2]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
 
     #[test]
     fn n_bl_candidates() {

@@ -4,17 +4,20 @@
 //! kernels ([`multigrid`]: transfers, point-block Jacobi).
 
 pub mod autotune;
-pub mod bandwidth;
 pub mod case;
 pub mod context;
 pub mod device;
 mod failure;
+pub mod launch_config;
 pub mod multigrid;
 pub mod operator;
 pub mod options;
 pub mod probe;
 pub mod shape;
 pub(crate) mod source;
+#[doc(hidden)]
+pub mod testing;
+pub mod tune_key;
 pub mod tuning_cache;
 pub mod vector;
 
@@ -24,7 +27,9 @@ mod tests;
 pub use case::KernelCase;
 pub use context::{Device, DeviceStats};
 pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};
+pub use launch_config::{AtomicAdd, GeometryMode, KernelVariant, LaunchConfig, Output};
 pub use operator::{Assembly, LaunchRecord, OpenClOperator};
 pub use options::KernelOptions;
-pub use shape::{AtomicAdd, GeometryMode, KernelShape, KernelVariant, LaunchConfig, Output};
+pub use shape::KernelShape;
+pub use tuning_cache::TuningCache;
 pub use vector::{DeviceIndices, DeviceVector};

@@ -14,11 +14,10 @@ use super::DeviceVector;
 use super::context::*;
 use crate::Error;
 
-/// A device of its own (its own context), from `FEMQUAD_DEVICE`.
+/// A device of its own (its own context): the tests' device
+/// ([`crate::opencl::testing::device`]).
 fn device() -> Arc<Device> {
-    Device::from_env().unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd")
-    })
+    crate::opencl::testing::device()
 }
 
 #[test]

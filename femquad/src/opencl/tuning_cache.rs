@@ -1,11 +1,15 @@
 //! The autotune cache: launch configurations chosen by
-//! [`super::autotune`], kept in a plain-text file and looked up by every
-//! launch whose configuration is not given explicitly.
+//! [`super::autotune`], kept in a plain-text file, loaded **once** into a
+//! [`TuningCache`] and passed in explicitly
+//! ([`super::KernelOptions::with_tuning_cache`]); an operator looks up its launch
+//! configurations there when none is given. Nothing on the launch path reads
+//! a file or the environment: where the file is ([`default_path`]) is decided
+//! at the top level of a program ([`super::KernelOptions::from_env`]).
 //!
 //! # Cache file
 //! `autotune.txt` in the first of `$FEMQUAD_CACHE_DIR`,
 //! `$XDG_CACHE_HOME/femquad`, `$HOME/.cache/femquad` that is set
-//! ([`cache_path`]). One entry per line, `KEY => VALUES`:
+//! ([`default_path`]). One entry per line, `KEY => VALUES`:
 //!
 //! ```text
 //! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored window=0 ns=241152 cells=16777216
@@ -17,30 +21,27 @@
 //! `N_bl`, `N_cb`, the median launch time in nanoseconds and the cells that
 //! launch integrated. Lines starting with `#` and blank lines are comments.
 //! A missing file is an empty cache; unreadable lines are skipped, never
-//! fatal, with one warning on stderr per line and process naming the file,
-//! the line and what is wrong (the case then runs with its default
-//! configuration until it is tuned again, and the next write of the file
-//! drops the line); a later line for the same key wins. Writes replace
-//! the file atomically (temporary file and rename). With
-//! [`KernelOptions::use_tuning_cache`] off (`FEMQUAD_AUTOTUNE=off`)
-//! [`cached_config`] ignores the cache.
+//! fatal, with one warning on stderr per line each time the file is loaded
+//! ([`TuningCache::load`], once per program) naming the file, the line and
+//! what is wrong (the case then runs with its default configuration until
+//! it is tuned again, and the next write of the file drops the line); a
+//! later line for the same key wins. Writes replace the file atomically
+//! (temporary file and rename).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::SystemTime;
 
-use super::case::{KernelCase, lcm};
+use super::case::lcm;
 use super::device::DeviceInfo;
-use super::options::KernelOptions;
-use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig};
-use super::source::INTEGRATE_TEMPLATE;
+use super::launch_config::{GeometryMode, LaunchConfig};
 use crate::aux_space::AuxSpace;
-use crate::physics::Fnv1a;
 use crate::{Error, Precision, Result};
 
+/// Environment variable naming the autotune cache directory
+/// ([`default_path`]).
+pub const CACHE_DIR_ENV: &str = "FEMQUAD_CACHE_DIR";
 /// File name of the cache inside the cache directory.
 pub const CACHE_FILE: &str = "autotune.txt";
 /// Separator between the key and the values of a cache line.
@@ -49,7 +50,8 @@ const ARROW: &str = " => ";
 const FIELD_SEP: &str = " | ";
 
 /// Everything a tuned configuration depends on. Its `Display` is the
-/// cache key; [`FromStr`] parses it back.
+/// cache key; [`FromStr`] parses it back. [`TuneKey::new`], which resolves
+/// the kernel switches as a kernel shape does, is in [`super::tune_key`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TuneKey {
     /// Device name (sanitized: no `|`, `=`, tabs or line breaks).
@@ -58,7 +60,8 @@ pub struct TuneKey {
     pub driver: String,
     /// FNV-1a hash of the kernel variant: the template `kernels/integrate.cl`
     /// and the switches that change the generated code (register prefetch,
-    /// 16-byte vector loads, tabulation in registers; [`kernel_variant_hash`]).
+    /// 16-byte vector loads, tabulation in registers;
+    /// [`super::tune_key::kernel_variant_hash`]).
     pub kernel: u64,
     /// Spatial dimension.
     pub dim: usize,
@@ -77,7 +80,7 @@ pub struct TuneKey {
 }
 
 /// Replaces the characters the cache format uses as separators.
-fn sanitize(s: &str) -> String {
+pub(super) fn sanitize(s: &str) -> String {
     s.trim()
         .chars()
         .map(|c| match c {
@@ -85,59 +88,6 @@ fn sanitize(s: &str) -> String {
             c => c,
         })
         .collect()
-}
-
-/// The hash that [`TuneKey::kernel`] records: the kernel template, the
-/// kernel variant (gathered or cell-local inputs, element vectors or atomic
-/// output) and the kernel switches `prefetch`, `vector_loads` and
-/// `tab_registers` of [`KernelShape`] as the [`KernelOptions`] leave them, so
-/// that a configuration tuned for one kernel is not used for another.
-pub fn kernel_variant_hash(
-    variant: KernelVariant,
-    prefetch: bool,
-    vector_loads: bool,
-    tab_registers: bool,
-) -> u64 {
-    let mut h = Fnv1a::new();
-    h.write(INTEGRATE_TEMPLATE.as_bytes());
-    h.write(format!("{variant:?}").as_bytes());
-    h.write(&[
-        u8::from(prefetch),
-        u8::from(vector_loads),
-        u8::from(tab_registers),
-    ]);
-    h.finish()
-}
-
-impl TuneKey {
-    /// The key of the kernel `variant` of `case` (whose physics has the
-    /// source hash `physics_hash`) on `device`, with the kernel switches of
-    /// `options`.
-    pub fn new(
-        device: &DeviceInfo,
-        case: &KernelCase,
-        variant: KernelVariant,
-        physics_hash: u64,
-        options: &KernelOptions,
-    ) -> TuneKey {
-        // The kernel switches as a shape resolves them (any valid configuration).
-        let probe = KernelShape::new(case, variant, LaunchConfig::new(1, 1), options);
-        let (prefetch, vector_loads, tab_registers) = probe.map_or((true, true, true), |s| {
-            (s.prefetch, s.vector_loads, s.tab_registers)
-        });
-        TuneKey {
-            device: sanitize(&device.name),
-            driver: sanitize(&device.driver),
-            kernel: kernel_variant_hash(variant, prefetch, vector_loads, tab_registers),
-            dim: case.dim,
-            n_b: case.n_b,
-            n_comp: case.n_comp,
-            n_q: case.n_q,
-            aux: case.aux,
-            physics: physics_hash,
-            real: case.precision,
-        }
-    }
 }
 
 impl TuneKey {
@@ -350,9 +300,11 @@ pub struct SkippedLine {
     pub reason: String,
 }
 
-/// The contents of a cache file.
-#[derive(Clone, Debug, Default)]
-pub struct TuneCache {
+/// The contents of a cache file, loaded once ([`TuningCache::load`]) and
+/// shared by the operators that use it (an `Arc<TuningCache>` in their
+/// [`super::KernelOptions`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TuningCache {
     path: PathBuf,
     /// Entries in file order, keyed by the key text.
     entries: Vec<(String, CacheEntry)>,
@@ -360,19 +312,19 @@ pub struct TuneCache {
     skipped: Vec<SkippedLine>,
 }
 
-impl TuneCache {
-    /// An empty cache that [`TuneCache::save`] will write to `path`.
+impl TuningCache {
+    /// An empty cache that [`TuningCache::save`] will write to `path`.
     pub fn empty(path: impl Into<PathBuf>) -> Self {
-        TuneCache {
+        TuningCache {
             path: path.into(),
-            ..TuneCache::default()
+            ..TuningCache::default()
         }
     }
 
     /// Reads `path`. A missing file gives an empty cache; lines that are
     /// not `KEY => VALUES` with a valid key and values are skipped
-    /// ([`TuneCache::skipped_lines`]), each with a warning on stderr the
-    /// first time this process reads it ([`skipped_line_warning`]).
+    /// ([`TuningCache::skipped_lines`]), each with a warning on stderr
+    /// ([`skipped_line_warning`]).
     ///
     /// # Errors
     /// [`Error::Io`] naming the file if it exists but cannot be read.
@@ -381,12 +333,12 @@ impl TuneCache {
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(TuneCache::empty(path));
+                return Ok(TuningCache::empty(path));
             }
             Err(source) => return Err(Error::Io { path, source }),
         };
         let text = String::from_utf8_lossy(&bytes);
-        let mut cache = TuneCache::empty(path);
+        let mut cache = TuningCache::empty(path);
         for (k, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -399,9 +351,7 @@ impl TuneCache {
                         line: k + 1,
                         reason,
                     };
-                    if first_report(&cache.path, skipped.line, line) {
-                        eprintln!("{}", skipped_line_warning(&cache.path, &skipped));
-                    }
+                    eprintln!("{}", skipped_line_warning(&cache.path, &skipped));
                     cache.skipped.push(skipped);
                 }
             }
@@ -441,6 +391,19 @@ impl TuneCache {
             .iter()
             .find(|(ek, _)| *ek == k)
             .map(|(_, e)| *e)
+    }
+
+    /// The tuned configuration for `key`, if there is one that fits
+    /// `device`: the key's device name and driver match it and the
+    /// work-group (`N_bl·N_bs` threads) is within its limit. `None` (never
+    /// an error) otherwise: the launch then takes the device default.
+    pub fn lookup(&self, device: &DeviceInfo, key: &TuneKey) -> Option<LaunchConfig> {
+        if key.device != sanitize(&device.name) || key.driver != sanitize(&device.driver) {
+            return None;
+        }
+        let entry = self.get(key)?;
+        let threads = entry.config.n_bl.checked_mul(key.n_bs())?;
+        (threads <= device.max_work_group_size).then_some(entry.config)
     }
 
     /// Sets the entry for `key` (replacing an older one).
@@ -511,90 +474,21 @@ pub fn skipped_line_warning(path: &Path, skipped: &SkippedLine) -> String {
     )
 }
 
-/// True the first time this process reports line `line` (with the text
-/// `text`) of the file `path`: a bad line is reported once, however often
-/// the file is read.
-fn first_report(path: &Path, line: usize, text: &str) -> bool {
-    static REPORTED: OnceLock<Mutex<HashSet<(PathBuf, usize, String)>>> = OnceLock::new();
-    let reported = REPORTED.get_or_init(|| Mutex::new(HashSet::new()));
-    let mut reported = reported.lock().unwrap_or_else(|p| p.into_inner());
-    reported.insert((path.to_path_buf(), line, text.to_string()))
-}
-
-/// The default cache directory: `$XDG_CACHE_HOME/femquad`, else
-/// `$HOME/.cache/femquad`; `None` if neither variable is set (non-empty).
-pub fn default_cache_dir() -> Option<PathBuf> {
+/// The default cache file, with the environment variables looked up by
+/// `var` (at the top level of a program: [`super::KernelOptions::from_env`] passes
+/// `std::env::var`): `autotune.txt` in `$FEMQUAD_CACHE_DIR`, else in
+/// `$XDG_CACHE_HOME/femquad`, else in `$HOME/.cache/femquad`; `None` if
+/// none of them is set (non-empty).
+pub fn default_path(var: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
+        var(name)
+            .filter(|v| !v.trim().is_empty())
             .map(PathBuf::from)
     };
-    var("XDG_CACHE_HOME")
-        .map(|d| d.join("femquad"))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("femquad")))
-}
-
-/// The cache file of `options`: `autotune.txt` in
-/// [`KernelOptions::cache_dir`], else in [`default_cache_dir`].
-pub fn cache_path(options: &KernelOptions) -> Option<PathBuf> {
-    let dir = options.cache_dir.clone().or_else(default_cache_dir)?;
+    let dir = var(CACHE_DIR_ENV)
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("femquad")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("femquad")))?;
     Some(dir.join(CACHE_FILE))
-}
-
-/// The parsed cache of one file, reused while its size and modification
-/// time stay the same.
-type Memo = Option<(PathBuf, Option<SystemTime>, u64, Arc<TuneCache>)>;
-
-fn memo() -> &'static Mutex<Memo> {
-    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
-    MEMO.get_or_init(|| Mutex::new(None))
-}
-
-/// Loads `path` through a per-process memo (the file is re-read only when
-/// its size or modification time change). `None` if it cannot be read.
-fn load_memoized(path: &Path) -> Option<Arc<TuneCache>> {
-    let meta = std::fs::metadata(path).ok()?;
-    let (mtime, len) = (meta.modified().ok(), meta.len());
-    let mut guard = memo().lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((p, t, l, cache)) = guard.as_ref()
-        && p == path
-        && *t == mtime
-        && *l == len
-        && mtime.is_some()
-    {
-        return Some(cache.clone());
-    }
-    let cache = Arc::new(TuneCache::load(path).ok()?);
-    *guard = Some((path.to_path_buf(), mtime, len, cache.clone()));
-    Some(cache)
-}
-
-/// The tuned configuration for `key` from the cache file of `options`
-/// ([`cache_path`]), if there is one that fits `device`: the key's device
-/// name and driver match it and the work-group (`N_bl·N_bs` threads) is
-/// within its limit. `None` (never an error or panic) if
-/// [`KernelOptions::use_tuning_cache`] is off or the file is missing,
-/// unreadable or has no entry.
-pub fn cached_config(
-    device: &DeviceInfo,
-    key: &TuneKey,
-    options: &KernelOptions,
-) -> Option<LaunchConfig> {
-    if !options.use_tuning_cache {
-        return None;
-    }
-    cached_config_in(&cache_path(options)?, device, key)
-}
-
-/// As [`cached_config`], from the cache file `path` (and regardless of
-/// [`KernelOptions::use_tuning_cache`]).
-pub fn cached_config_in(path: &Path, device: &DeviceInfo, key: &TuneKey) -> Option<LaunchConfig> {
-    if key.device != sanitize(&device.name) || key.driver != sanitize(&device.driver) {
-        return None;
-    }
-    let entry = load_memoized(path)?.get(key)?;
-    let threads = entry.config.n_bl.checked_mul(key.n_bs())?;
-    (threads <= device.max_work_group_size).then_some(entry.config)
 }
 
 #[cfg(test)]

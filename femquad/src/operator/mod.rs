@@ -59,7 +59,7 @@ mod jacobian;
 /// let mesh = unit_square(2, &MeshOptions::default())?;
 /// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
 /// let form = Form::new(space, Laplacian)?;
-/// let backend = Backend::opencl(&DeviceSelector::from_env())?;
+/// let backend = Backend::opencl_from_env()?;
 /// let mut op = Operator::<f64>::new(&mesh, form, &backend)?;
 ///
 /// let values = op.space().interpolate(&mesh, |x, u| u[0] = x[0] + 2.0 * x[1])?;

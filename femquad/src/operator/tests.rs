@@ -4,21 +4,14 @@
 use super::*;
 use crate::element::Element;
 use crate::mesh::generate::{MeshOptions, unit_square};
-use crate::opencl::{Device, DeviceSelector, KernelOptions};
+use crate::opencl::testing;
 use crate::physics::builtin::{LaplacianCoefficient, Poisson};
 
+/// Native, then the tests' OpenCL device.
 fn backends() -> Vec<Backend> {
-    let device = Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!(
-            "no OpenCL device for the operator tests ({e}); install PoCL (scripts/ensure-opencl.sh)"
-        )
-    });
     vec![
         Backend::native(),
-        Backend::OpenCl {
-            device,
-            options: KernelOptions::default(),
-        },
+        Backend::opencl_with(testing::device(), testing::options()),
     ]
 }
 

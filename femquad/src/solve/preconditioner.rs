@@ -3,9 +3,7 @@
 
 use std::time::Instant;
 
-use crate::multigrid::{
-    MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, internal_error,
-};
+use crate::multigrid::{MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi};
 use crate::operator::Operator;
 use crate::sparse::Factorization;
 use crate::vector::{IndexSet, Vector, VectorOps};
@@ -207,7 +205,7 @@ impl<R: Real> PreconditionerState<R> {
         r: &Vector<R>,
         z: &mut Vector<R>,
     ) -> Result<()> {
-        let missing = || internal_error("the preconditioner was applied before its setup");
+        let missing = || Error::internal("the preconditioner was applied before its setup");
         match choice {
             Preconditioner::None => z.copy_from(r),
             Preconditioner::Jacobi => self.jacobi.as_ref().ok_or_else(missing)?.apply(r, z),

@@ -337,7 +337,9 @@ impl<R: Real> VectorOps for Vector<R> {
         match (self, parts(self, "x", "vs", vs)?) {
             (Vector::Host(x), Parts::Host(vs)) => x.dots(&vs),
             (Vector::Device(x), Parts::Device(vs)) => x.dots(&vs),
-            _ => Err(Error::arg("vs", "internal: parts of the wrong kind")),
+            _ => Err(Error::internal(
+                "dots: `parts` sorted the vectors into the other kind than `x`",
+            )),
         }
     }
 
@@ -346,7 +348,9 @@ impl<R: Real> VectorOps for Vector<R> {
         match (self, p) {
             (Vector::Host(y), Parts::Host(xs)) => y.maxpy(alphas, &xs),
             (Vector::Device(y), Parts::Device(xs)) => y.maxpy(alphas, &xs),
-            _ => Err(Error::arg("xs", "internal: parts of the wrong kind")),
+            _ => Err(Error::internal(
+                "maxpy: `parts` sorted the vectors into the other kind than `y`",
+            )),
         }
     }
 

@@ -46,7 +46,7 @@ use super::context::{Device, Transfer};
 use super::options::KernelOptions;
 use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config};
 use super::source::{INTEGRATE_KERNEL, integrate_source};
-use super::tuning_cache::{TuneKey, cached_config};
+use super::tuning_cache::TuneKey;
 use crate::discretization::Discretization;
 use crate::mesh::Mesh;
 use crate::physics::Pointwise;
@@ -245,8 +245,9 @@ impl<R: Real> OpenClOperator<R> {
 
     /// The launch configuration of the kernel `variant` of `physics` when
     /// none is given: the one autotuned for this device and case (see
-    /// [`super::autotune`]) if the options read the tuning cache
-    /// ([`KernelOptions::use_tuning_cache`], off by default), else the
+    /// [`super::autotune`]) if the options hold a tuning cache
+    /// ([`KernelOptions::tuning_cache`], none by default) with an entry
+    /// for it, else the
     /// device default with stored geometry
     /// (on the H200, stored `J⁻¹`/`det J` beat geometry computed from
     /// gathered vertices in every measured case, BENCHMARKS.md; the
@@ -265,7 +266,8 @@ impl<R: Real> OpenClOperator<R> {
         let case = self.case_for(physics);
         let info = self.device.info();
         let key = TuneKey::new(info, &case, variant, hash, &self.options);
-        let config = match cached_config(info, &key, &self.options) {
+        let tuned = (self.options.tuning_cache.as_ref()).and_then(|c| c.lookup(info, &key));
+        let config = match tuned {
             Some(c) => c,
             None => default_config(&case, variant, GeometryMode::Stored, &self.options, info)?,
         };

@@ -1,7 +1,7 @@
-//! The operator's kernels against the native reference, on the device chosen
-//! by `FEMQUAD_DEVICE` (PoCL in CI), with the default kernel options (which
-//! read no autotune cache: every launch here has the configuration the test
-//! asks for, or the device default where none is given):
+//! The operator's kernels against the native reference, on the tests' device
+//! with the tests' kernel options ([`crate::opencl::testing`]: `FEMQUAD_DEVICE`,
+//! PoCL in CI; no tuning cache, so every launch here has the configuration
+//! the test asks for, or the device default where none is given):
 //!
 //! * [`every_mode`]: `F(u)` and `J(u)·v` of every physics in both assembly
 //!   modes and both geometry modes, and the element kernel (BK), on meshes
@@ -9,14 +9,12 @@
 //! * [`launch_configs`]: launch configurations (threads per cell, prefetch)
 //!   and the tuning cache, which the default options never read;
 //! * [`deterministic`]: the deterministic assembly is the fixed-order sum
-//!   of the device's own element vectors that its kernel promises;
-//! * [`bp_timing`]: a GPU measurement (ignored).
+//!   of the device's own element vectors that its kernel promises.
 //!
 //! Every cell is shown integrated by the device itself: the element-vector
 //! buffer is filled with NaN before a launch, and a cell the kernel skipped
 //! would leave NaN in the result (which [`rel_diff`] never lets pass).
 
-mod bp_timing;
 mod deterministic;
 mod every_mode;
 mod launch_configs;
@@ -32,27 +30,13 @@ use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::native::{
     Execution, element_vectors as native_element_vectors, tangent_element_vectors,
 };
-use crate::opencl::{DeviceSelector, DeviceVector};
+use crate::opencl::DeviceVector;
+use crate::opencl::testing::{device, options};
 use crate::physics::builtin::LaplacianCoefficient;
 use crate::physics::{EvalPrecision, PointwiseEvalBoth};
 use crate::quadrature::Quadrature;
 use crate::real::convert_slice;
 use crate::rng::Rng;
-
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!(
-            "these tests need an OpenCL device ({e}); on Debian/Ubuntu install \
-             pocl-opencl-icd and ocl-icd-libopencl1"
-        )
-    })
-}
-
-/// The kernel options of every test here: the default, which never reads
-/// the autotune cache, so no launch depends on the machine's home.
-fn options() -> KernelOptions {
-    KernelOptions::default()
-}
 
 fn mesh(dim: usize, n: usize) -> Mesh {
     let opts = MeshOptions {

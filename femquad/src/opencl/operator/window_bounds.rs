@@ -18,7 +18,8 @@ use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::opencl::shape::KernelVariant;
-use crate::opencl::{DeviceSelector, DeviceVector, GeometryMode};
+use crate::opencl::testing::{device, options};
+use crate::opencl::{DeviceVector, GeometryMode};
 use crate::physics::builtin::{Lame, LameParameters, Laplacian};
 use crate::quadrature::Quadrature;
 use crate::rng::Rng;
@@ -96,8 +97,7 @@ fn violations(
     let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
     let quadrature = Quadrature::default_for(&element).unwrap();
     let disc = Discretization::<f64>::new(mesh, &space, quadrature, AuxSpace::None).unwrap();
-    let mut op =
-        OpenClOperator::new(device.clone(), KernelOptions::default(), mesh, &space, disc).unwrap();
+    let mut op = OpenClOperator::new(device.clone(), options(), mesh, &space, disc).unwrap();
     let variant: KernelVariant = if tangent {
         op.jacobian_action_variant(assembly)
     } else {
@@ -147,12 +147,6 @@ fn violations(
     let mut back = vec![0u32; w.len()];
     device.read(buffer, &mut back, "node windows").unwrap();
     Some((back[guard], launch))
-}
-
-fn device() -> Arc<Device> {
-    Device::open(&DeviceSelector::from_env()).unwrap_or_else(|e| {
-        panic!("these tests need an OpenCL device ({e}); install pocl-opencl-icd")
-    })
 }
 
 /// Issue 19's case: `unit_square(16)`, P2 Laplacian, 16 blocks per batch,

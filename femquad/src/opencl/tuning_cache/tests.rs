@@ -1,6 +1,7 @@
 //! Tests of [`super`].
 
 use super::*;
+use std::time::SystemTime;
 
 fn key() -> TuneKey {
     TuneKey {
@@ -70,35 +71,6 @@ fn key_formatting_and_round_trip() {
     );
     assert_eq!(text.parse::<TuneKey>().unwrap(), k);
     assert_eq!(k.n_bs(), 12);
-    // Kernel variants hash differently.
-    let fused = KernelVariant {
-        gather: true,
-        output: super::super::shape::Output::ElementVectors,
-        tangent: false,
-    };
-    let variants = [
-        (KernelVariant::ELEMENT, true, true, true),
-        (KernelVariant::ELEMENT, true, false, true),
-        (KernelVariant::ELEMENT, false, true, true),
-        (KernelVariant::ELEMENT, false, false, true),
-        (KernelVariant::ELEMENT, true, true, false),
-        (fused, true, true, true),
-        (
-            KernelVariant {
-                tangent: true,
-                ..fused
-            },
-            true,
-            true,
-            true,
-        ),
-    ]
-    .map(|(k, p, v, t)| kernel_variant_hash(k, p, v, t));
-    for i in 0..variants.len() {
-        for j in 0..i {
-            assert_ne!(variants[i], variants[j]);
-        }
-    }
     for aux in [AuxSpace::None, AuxSpace::Cell { n_comp: 2 }] {
         let k2 = TuneKey { aux, ..key() };
         assert_eq!(k2.to_string().parse::<TuneKey>().unwrap(), k2);
@@ -151,7 +123,7 @@ fn cache_round_trip_in_temp_dir() {
     let dir = TempDir::new("roundtrip");
     let path = dir.0.join("sub").join(CACHE_FILE);
     // Missing file: empty cache, no error.
-    let mut cache = TuneCache::load(&path).unwrap();
+    let mut cache = TuningCache::load(&path).unwrap();
     assert!(cache.is_empty());
     let k = key();
     let k2 = TuneKey {
@@ -183,7 +155,7 @@ fn cache_round_trip_in_temp_dir() {
         },
     );
     cache.save().unwrap();
-    let loaded = TuneCache::load(&path).unwrap();
+    let loaded = TuningCache::load(&path).unwrap();
     assert_eq!(loaded.len(), 2);
     assert_eq!(loaded.skipped(), 0);
     assert_eq!(loaded.get(&k).unwrap().config, LaunchConfig::new(24, 4));
@@ -192,14 +164,10 @@ fn cache_round_trip_in_temp_dir() {
 
     // Lookup with device checks.
     let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
-    assert_eq!(
-        cached_config_in(&path, &dev, &k),
-        Some(LaunchConfig::new(24, 4))
-    );
+    assert_eq!(loaded.lookup(&dev, &k), Some(LaunchConfig::new(24, 4)));
     let other = device("NVIDIA H200", "580.159.04", 1024);
     assert_eq!(
-        cached_config_in(
-            &path,
+        loaded.lookup(
             &other,
             &TuneKey {
                 device: "NVIDIA H200".into(),
@@ -209,12 +177,13 @@ fn cache_round_trip_in_temp_dir() {
         None
     );
     // A key of another device never matches the device asked about.
-    assert_eq!(cached_config_in(&path, &other, &k), None);
+    assert_eq!(loaded.lookup(&other, &k), None);
     // Work-group limit: 24 blocks of 12 cells = 288 threads.
     let small = device("NVIDIA H100 80GB HBM3", "580.159.04", 256);
-    assert_eq!(cached_config_in(&path, &small, &k), None);
-    // Missing file: None, no panic.
-    assert_eq!(cached_config_in(&dir.0.join("nope.txt"), &dev, &k), None);
+    assert_eq!(loaded.lookup(&small, &k), None);
+    // Missing file: an empty cache, no lookup hit, no panic.
+    let missing = TuningCache::load(dir.0.join("nope.txt")).unwrap();
+    assert_eq!(missing.lookup(&dev, &k), None);
 }
 
 #[test]
@@ -227,22 +196,20 @@ fn corrupt_lines_are_ignored() {
         k = key()
     );
     std::fs::write(&path, text).unwrap();
-    let cache = TuneCache::load(&path).unwrap();
+    let cache = TuningCache::load(&path).unwrap();
     assert_eq!(cache.len(), 1);
     assert_eq!(cache.skipped(), 6);
     assert_eq!(cache.get(&key()).unwrap().config, LaunchConfig::new(12, 8));
     // Invalid UTF-8 does not fail the load either.
     std::fs::write(&path, [0xff, 0xfe, b'\n', 0x80]).unwrap();
-    let cache = TuneCache::load(&path).unwrap();
+    let cache = TuningCache::load(&path).unwrap();
     assert!(cache.is_empty());
     assert_eq!(cache.skipped(), 2);
     // A directory where the file should be: an error naming the path, no panic.
-    let e = TuneCache::load(&dir.0).unwrap_err().to_string();
+    let e = TuningCache::load(&dir.0).unwrap_err().to_string();
     assert!(e.contains(&dir.0.display().to_string()), "{e}");
-    let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
-    assert_eq!(cached_config_in(&dir.0, &dev, &key()), None);
     // Saving into a path under a file fails with the path named.
-    let blocked = TuneCache::empty(path.join("x").join(CACHE_FILE));
+    let blocked = TuningCache::empty(path.join("x").join(CACHE_FILE));
     let e = blocked.save().unwrap_err().to_string();
     assert!(
         e.contains(CACHE_FILE) || e.contains("autotune.txt/x"),
@@ -257,7 +224,7 @@ fn a_skipped_line_is_named_by_file_line_and_reason() {
     let bad = format!("{} => n_bl=x n_cb=1", key());
     let good = format!("{} => n_bl=12 n_cb=8", key());
     std::fs::write(&path, format!("# comment\n\n{bad}\n{good}\n")).unwrap();
-    let cache = TuneCache::load(&path).unwrap();
+    let cache = TuningCache::load(&path).unwrap();
     assert_eq!(cache.len(), 1);
     let skipped = cache.skipped_lines();
     assert_eq!(skipped.len(), 1);
@@ -270,33 +237,28 @@ fn a_skipped_line_is_named_by_file_line_and_reason() {
             && warning.contains("default launch configuration"),
         "{warning}"
     );
-    // the load reported it: it is not reported again
-    assert!(!first_report(&path, 3, &bad));
 }
 
-/// Set for the child process of `a_skipped_line_is_reported_once`: the
-/// cache file it reads.
+/// Set for the child process of `a_skipped_line_is_reported_once_per_load`:
+/// the cache file it reads.
 const WARN_CHILD_ENV: &str = "FEMQUAD_TUNING_CACHE_WARN_CHILD";
 
-/// The child: reads the cache file three times, directly and through the
-/// lookup of every launch.
+/// The child: loads the cache file once, then looks a key up three times
+/// (what every launch does), which reads nothing and reports nothing.
 #[test]
 fn warn_child() {
     let Some(path) = std::env::var_os(WARN_CHILD_ENV) else {
         return;
     };
-    let path = PathBuf::from(path);
     let dev = device("NVIDIA H100 80GB HBM3", "580.159.04", 1024);
-    TuneCache::load(&path).unwrap();
-    TuneCache::load(&path).unwrap();
-    assert_eq!(
-        cached_config_in(&path, &dev, &key()),
-        Some(LaunchConfig::new(12, 8))
-    );
+    let cache = TuningCache::load(PathBuf::from(path)).unwrap();
+    for _ in 0..3 {
+        assert_eq!(cache.lookup(&dev, &key()), Some(LaunchConfig::new(12, 8)));
+    }
 }
 
 #[test]
-fn a_skipped_line_is_reported_once_on_stderr() {
+fn a_skipped_line_is_reported_once_per_load_on_stderr() {
     let dir = TempDir::new("warn-once");
     let path = dir.0.join(CACHE_FILE);
     let text = format!("{k} => n_bl=12 n_cb=8\n{k} => n_bl=3\ngarbage\n", k = key());
@@ -327,5 +289,40 @@ fn a_skipped_line_is_reported_once_on_stderr() {
     assert!(
         warnings[1].contains(&at(3)) && warnings[1].contains("`=>`"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn the_default_path_follows_the_variables_given() {
+    let vars = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    let file = |d: &str| Some(PathBuf::from(d).join(CACHE_FILE));
+    assert_eq!(default_path(vars(&[])), None);
+    assert_eq!(
+        default_path(vars(&[("HOME", "/h")])),
+        file("/h/.cache/femquad")
+    );
+    assert_eq!(
+        default_path(vars(&[("HOME", "/h"), ("XDG_CACHE_HOME", "/x")])),
+        file("/x/femquad")
+    );
+    assert_eq!(
+        default_path(vars(&[
+            ("HOME", "/h"),
+            ("XDG_CACHE_HOME", "/x"),
+            (CACHE_DIR_ENV, "/c")
+        ])),
+        file("/c")
+    );
+    // empty values count as unset
+    assert_eq!(
+        default_path(vars(&[("HOME", "/h"), ("XDG_CACHE_HOME", " ")])),
+        file("/h/.cache/femquad")
     );
 }

@@ -230,9 +230,8 @@ impl State {
     pub fn parts(&self) -> Result<(&Kernels, &Buffer<u8>, &Buffer<u8>)> {
         match (&self.partials, &self.results) {
             (Some(p), Some(r)) => Ok((&self.kernels, p, r)),
-            _ => Err(Error::arg(
-                "reduction",
-                "internal: scratch buffers used before State::reserve",
+            _ => Err(Error::internal(
+                "the reduction's scratch buffers were used before State::reserve",
             )),
         }
     }

@@ -1,11 +1,11 @@
 //! Launch configurations: each one asked for is the one that runs (threads
 //! per cell, prefetch, batch and chunk sizes), and computes the native
-//! residual; the default kernel options never take a configuration from the
-//! autotune cache, the opt-in does.
+//! residual; the default kernel options take no configuration from a tuning
+//! cache, options given one take it from the loaded cache, never the file.
 
 use super::*;
 use crate::opencl::shape::default_config;
-use crate::opencl::tuning_cache::{CACHE_FILE, CacheEntry, TuneCache, TuneKey};
+use crate::opencl::tuning_cache::{CACHE_FILE, CacheEntry, TuneKey, TuningCache};
 use crate::physics::builtin::{Lame, Laplacian};
 
 #[test]
@@ -75,7 +75,7 @@ impl Drop for TempDir {
 }
 
 #[test]
-fn default_options_never_read_the_tuning_cache() {
+fn the_tuning_cache_is_the_loaded_object_never_the_file() {
     let device = device();
     let case = Case {
         dim: 2,
@@ -87,14 +87,10 @@ fn default_options_never_read_the_tuning_cache() {
         degree: 1,
     };
     let s = setup::<f64>(&case);
-    let dir = TempDir(
-        std::env::temp_dir().join(format!("femquad-default-options-{}", std::process::id())),
-    );
+    let dir =
+        TempDir(std::env::temp_dir().join(format!("femquad-tuning-object-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
-    let with_dir = KernelOptions {
-        cache_dir: Some(dir.0.clone()),
-        ..options()
-    };
+    let path = dir.0.join(CACHE_FILE);
     let new_op = |opts: &KernelOptions| {
         OpenClOperator::new(
             device.clone(),
@@ -106,15 +102,16 @@ fn default_options_never_read_the_tuning_cache() {
         .unwrap()
     };
     // A cache entry for exactly this device, case, kernel and physics,
-    // with a configuration that is not the device default.
-    let op = new_op(&with_dir);
+    // with a configuration that is not the device default, saved and
+    // loaded back.
+    let op = new_op(&options());
     let variant = op.residual_variant(Assembly::Atomic);
     let kernel_case = op.case_for(&Laplacian);
     let default = default_config(
         &kernel_case,
         variant,
         GeometryMode::Stored,
-        &with_dir,
+        &options(),
         device.info(),
     )
     .unwrap();
@@ -125,25 +122,28 @@ fn default_options_never_read_the_tuning_cache() {
         &kernel_case,
         variant,
         Laplacian.source_hash(),
-        &with_dir,
+        &options(),
     );
-    let mut cache = TuneCache::load(dir.0.join(CACHE_FILE)).unwrap();
     let entry = CacheEntry {
         config: tuned,
         time_ns: 1.0,
         cells: s.mesh.n_cells(),
     };
+    let mut cache = TuningCache::empty(&path);
     cache.insert(&key, entry);
     cache.save().unwrap();
+    let loaded = Arc::new(TuningCache::load(&path).unwrap());
+    // The file goes: what the operators use is the object loaded above.
+    std::fs::remove_dir_all(&dir.0).unwrap();
 
-    // The default options launch the device default...
     let u = DeviceVector::<f64>::from_host(&device, &s.u).unwrap();
     let mut r = DeviceVector::<f64>::zeros(&device, s.space.n_dofs()).unwrap();
     for (opts, expected) in [
-        (with_dir.clone(), default),
-        (with_dir.with_tuning_cache(true), tuned),
+        // the default options: the device default, whatever a cache holds
+        (options(), default),
+        // options given the cache: its configuration, with no file to read
+        (options().with_tuning_cache(loaded.clone()), tuned),
     ] {
-        // ... and the opt-in launches the tuned configuration.
         let mut op = new_op(&opts);
         assert_eq!(
             op.config_for(&Laplacian, variant).unwrap(),
@@ -154,4 +154,5 @@ fn default_options_never_read_the_tuning_cache() {
             .unwrap();
         launched(&op, expected);
     }
+    assert!(!path.exists());
 }

@@ -26,7 +26,7 @@
 //!   aux field; `3d²` for `x`;
 //!   `1` for `w·det J`, `N_c` to scale `f0`, `N_c d (2d + 1)` to form
 //!   `w det J · J⁻¹ f1`.
-//! - `P`: the physics' own count ([`crate::PointwiseInfo::flops`]).
+//! - `P`: the physics' own count ([`femquad::PointwiseInfo::flops`]).
 //! - the basis phase: for each element dof and point, a multiply-add with
 //!   `f0` and `d` with the reference-frame `f1`.
 //!
@@ -42,7 +42,7 @@
 //! `f0`/`f1` the physics has, and reads `x` only when used, so we count what
 //! it executes; its byte count is the paper's `(d² + 1) + N_bt + …` per cell
 //! plus the written element vector, which the paper's "memory loaded" leaves
-//! out. The local-memory formula is [`crate::opencl::KernelShape::local_mem_bytes`].
+//! out. The local-memory formula is [`femquad::opencl::KernelShape::local_mem_bytes`].
 //!
 //! # The global residual (BP)
 //!
@@ -65,18 +65,18 @@
 //!
 //! The model is the same for both assemblies (it counts what `F(u)` needs,
 //! not what an implementation moves). Beyond it, an evaluation with
-//! [`crate::opencl::Assembly::Atomic`] zeroes `F` first (`s · n_d` more
+//! [`femquad::opencl::Assembly::Atomic`] zeroes `F` first (`s · n_d` more
 //! written) and adds by read-modify-write; one with
-//! [`crate::opencl::Assembly::Deterministic`] writes and reads the element
+//! [`femquad::opencl::Assembly::Deterministic`] writes and reads the element
 //! vectors (`2 s · N_b N_c n_c`) and reads the node → cell-slot incidence
 //! (`4 (n_n + 1) + 4 N_b n_c`). The benchmark's BP rows (`femquad-bench
 //! --measure bp`, BENCHMARKS.md) report minimal bytes / measured time, so
 //! this extra traffic, and the repeated gathers a cache does not absorb,
 //! show as a lower fraction of the copy bandwidth.
 
-use crate::aux_space::AuxSpace;
-use crate::opencl::{GeometryMode, KernelShape};
-use crate::physics::PointwiseInfo;
+use femquad::aux_space::AuxSpace;
+use femquad::opencl::{GeometryMode, KernelShape};
+use femquad::physics::PointwiseInfo;
 
 /// Model quantities of one kernel launch.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -222,10 +222,10 @@ impl ResidualModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Precision;
-    use crate::opencl::{KernelCase, KernelOptions, KernelVariant, LaunchConfig};
-    use crate::physics::Pointwise;
-    use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
+    use femquad::Precision;
+    use femquad::opencl::{KernelCase, KernelOptions, KernelVariant, LaunchConfig};
+    use femquad::physics::Pointwise;
+    use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 
     fn shape(
         dim: usize,

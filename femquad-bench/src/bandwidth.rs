@@ -4,15 +4,25 @@
 //! Each work-item copies one `float4` (16 bytes), the widest load most
 //! devices coalesce; the bytes counted are those read plus those written.
 //! This is the "copy bandwidth" performance figures are reported against.
+//! A benchmark tool, built on femquad's public device API (it was
+//! `femquad::opencl::bandwidth`).
 
 use std::sync::Arc;
 
+use femquad::opencl::autotune::median;
+use femquad::opencl::{Device, DeviceVector};
+use femquad::{Error, Result};
+use opencl3::error_codes::ClError;
 use opencl3::kernel::ExecuteKernel;
-use opencl3::memory::Buffer;
 
-use super::context::{Device, Transfer};
-use super::device::cl_error;
-use crate::{Error, Result};
+/// `e`, the failure of the OpenCL call `call`, as femquad's error.
+fn cl_error(call: &'static str) -> impl Fn(ClError) -> Error {
+    move |e| Error::OpenCl {
+        call,
+        code: e.0,
+        name: e.to_string(),
+    }
+}
 
 const COPY_SOURCE: &str = "__kernel void copy4(__global const float4 *restrict src, __global float4 *restrict dst)\n\
 {\n    const size_t i = get_global_id(0);\n    dst[i] = src[i];\n}\n";
@@ -44,21 +54,6 @@ impl CopyBandwidth {
     }
 }
 
-/// Median of nanosecond timings (0 for none).
-pub fn median(times_ns: &[u64]) -> f64 {
-    if times_ns.is_empty() {
-        return 0.0;
-    }
-    let mut t = times_ns.to_vec();
-    t.sort_unstable();
-    let n = t.len();
-    if n % 2 == 1 {
-        t[n / 2] as f64
-    } else {
-        (t[n / 2 - 1] as f64 + t[n / 2] as f64) / 2.0
-    }
-}
-
 /// Measures the copy bandwidth with a buffer of `bytes` bytes (rounded to
 /// whole work-groups of float4): `warmup` untimed launches, then
 /// `repetitions` timed ones.
@@ -75,27 +70,26 @@ pub fn measure_copy(
     let n4 = (bytes / group_bytes).max(1) * COPY_GROUP;
     let n = n4 * 4;
     let kernel = device.kernel(COPY_SOURCE, "copy4")?;
-    let mut src: Buffer<f32> = device.alloc(n, "copy source")?;
-    let dst: Buffer<f32> = device.alloc(n, "copy destination")?;
     // Never time on zeros: a non-trivial pattern.
     let data: Vec<f32> = (0..n)
         .map(|i| ((i * 2_654_435_761) % 1000) as f32 * 1e-3 + 0.5)
         .collect();
-    device.write(&mut src, &data, Transfer::Coefficients, "copy source")?;
+    let src = DeviceVector::from_host(device, &data)?;
+    let dst = DeviceVector::<f32>::zeros(device, n)?;
     let mut times = Vec::with_capacity(repetitions);
     for k in 0..warmup + repetitions {
-        let queue = device.live_queue()?;
+        device.check_alive()?;
         // SAFETY: both buffers hold n4 float4 values; one work-item each.
         let ev = unsafe {
             ExecuteKernel::new(&kernel)
-                .set_arg(&src)
-                .set_arg(&dst)
+                .set_arg(src.buffer())
+                .set_arg(dst.buffer())
                 .set_global_work_size(n4)
                 .set_local_work_size(COPY_GROUP)
-                .enqueue_nd_range(queue)
+                .enqueue_nd_range(device.queue())
         }
-        .map_err(|e| device.failure("clEnqueueNDRangeKernel", "the copy kernel", 0, e))?;
-        device.wait(&ev, "the copy kernel")?;
+        .map_err(cl_error("clEnqueueNDRangeKernel"))?;
+        ev.wait().map_err(cl_error("clWaitForEvents"))?;
         if k >= warmup {
             let start = ev
                 .profiling_command_start()
@@ -110,16 +104,4 @@ pub fn measure_copy(
         bytes: 2 * (n as u64) * 4,
         times_ns: times,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::median;
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[5, 1, 3]), 3.0);
-        assert_eq!(median(&[4, 1, 3, 2]), 2.5);
-        assert_eq!(median(&[]), 0.0);
-    }
 }

@@ -1,16 +1,31 @@
 //! Device time of `F(u)`, `J(u)·v` and `diag(J)` at a benchmark size: a GPU
-//! measurement, ignored in the test runs.
+//! measurement, ignored in the test runs (it was in femquad's operator unit
+//! tests, before the copy kernel moved into this crate).
 
-use super::*;
-use crate::physics::builtin::{Lame, Laplacian};
+use std::sync::Arc;
+
+use femquad::Real;
+use femquad::aux_space::AuxSpace;
+use femquad::discretization::Discretization;
+use femquad::element::Element;
+use femquad::mesh::generate::{MeshOptions, mesh_for_cells};
+use femquad::opencl::autotune::median;
+use femquad::opencl::testing::{device, options};
+use femquad::opencl::{Assembly, Device, DeviceVector, GeometryMode, LaunchConfig, OpenClOperator};
+use femquad::physics::PointwiseEvalBoth;
+use femquad::physics::builtin::{Lame, Laplacian};
+use femquad::quadrature::Quadrature;
+use femquad::real::convert_slice;
+use femquad::rng::Rng;
+use femquad::space::FunctionSpace;
+use femquad_bench::bandwidth::measure_copy;
 
 /// Device time of `F(u)` at a benchmark size, every assembly and geometry
 /// mode, randomly numbered and structured mesh: an early measurement before
 /// the benchmark's BP mode. `FEMQUAD_BP_CELLS` sets the size (default 2^24).
 #[test]
-#[ignore = "a GPU measurement: cargo test --release -p femquad --lib bp_timing -- --ignored --nocapture"]
+#[ignore = "a GPU measurement: cargo test --release -p femquad-bench --test bp_timing -- --ignored --nocapture"]
 fn bp_timing() {
-    use crate::opencl::bandwidth::{measure_copy, median};
     let device = device();
     let cells: usize = std::env::var("FEMQUAD_BP_CELLS")
         .ok()
@@ -36,12 +51,12 @@ fn bp_timing() {
             shuffle,
             seed: 3,
         };
-        let mesh = crate::mesh::generate::mesh_for_cells(dim, cells, &opts).unwrap();
+        let mesh = mesh_for_cells(dim, cells, &opts).unwrap();
         // shuffle = false: the randomly numbered mesh renumbered for locality
         let mesh = if shuffle {
             mesh
         } else {
-            crate::mesh::generate::mesh_for_cells(
+            mesh_for_cells(
                 dim,
                 cells,
                 &MeshOptions {

@@ -1,0 +1,177 @@
+//! What one launch of the integration kernel is: its variant (element
+//! kernel or fused residual, how results are delivered) and its tunable
+//! launch configuration (`N_bl`, `N_cb`, `N_tc`, prefetch, geometry, node
+//! windows). Plain values, shared by the kernel shapes ([`super::shape`])
+//! and the tuning cache ([`super::tuning_cache`]), which stores them.
+
+use super::device::DeviceInfo;
+
+/// Where the kernel takes the cell geometry from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GeometryMode {
+    /// `J⁻¹` and `det J` stored per cell and read by the kernel
+    /// (`dim² + 1` reals per cell; the paper's element kernel).
+    #[default]
+    Stored,
+    /// `J`, `det J` and `J⁻¹` computed per cell in the kernel from the vertex
+    /// coordinates, gathered through the cell → node map (`dim` reals per
+    /// vertex, about `dim/2` (2D) or `dim/6` (3D) vertices per cell, and the
+    /// node indices, which the fused residual reads anyway).
+    Computed,
+}
+
+impl GeometryMode {
+    /// `stored` or `computed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GeometryMode::Stored => "stored",
+            GeometryMode::Computed => "computed",
+        }
+    }
+}
+
+/// How the kernel delivers its results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// Element vectors `[cell][b][comp]` (the element kernel; the
+    /// deterministic residual sums them afterwards in a fixed order).
+    ElementVectors,
+    /// Each element-vector entry added atomically into the global vector
+    /// `[node][comp]`.
+    Atomic(AtomicAdd),
+}
+
+/// How a floating-point atomic add is done on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicAdd {
+    /// NVIDIA's `red.global.add.f32/.f64`, through inline PTX (NVIDIA's
+    /// OpenCL has no floating-point atomics, but its compiler takes PTX).
+    Ptx,
+    /// A compare-and-swap loop on the value's bits (`atomic_cmpxchg`, and
+    /// `atom_cmpxchg` of `cl_khr_int64_base_atomics` for `double`): works on
+    /// every OpenCL 1.2 device with those atomics, slower under contention.
+    CompareExchange,
+}
+
+impl AtomicAdd {
+    /// The fastest kind this device offers: [`AtomicAdd::Ptx`] on NVIDIA
+    /// devices, else [`AtomicAdd::CompareExchange`].
+    pub fn for_device(device: &DeviceInfo) -> AtomicAdd {
+        if device.is_nvidia() {
+            AtomicAdd::Ptx
+        } else {
+            AtomicAdd::CompareExchange
+        }
+    }
+
+    /// `ptx-red` or `compare-exchange`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicAdd::Ptx => "ptx-red",
+            AtomicAdd::CompareExchange => "compare-exchange",
+        }
+    }
+}
+
+/// What a kernel reads and writes: the element kernel (cell-local inputs,
+/// element vectors out) or the fused residual (global `u`, global `F` or
+/// element vectors for a deterministic sum).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelVariant {
+    /// `u` (and a P1/P2 aux field) read from global vectors through the
+    /// cell → node map (`true`), or from cell-local arrays (`false`).
+    pub gather: bool,
+    /// Where the results go.
+    pub output: Output,
+    /// The Jacobian action `J(u)·v` (tangents at the quadrature points,
+    /// the direction `v` gathered like `u`) instead of `F(u)`; needs
+    /// `gather`.
+    pub tangent: bool,
+}
+
+impl KernelVariant {
+    /// The element kernel (BK): cell-local inputs, element vectors out.
+    pub const ELEMENT: KernelVariant = KernelVariant {
+        gather: false,
+        output: Output::ElementVectors,
+        tangent: false,
+    };
+}
+
+/// The tunable launch parameters: blocks per batch, batches per chunk,
+/// threads per cell, whether the next batch is prefetched into registers,
+/// and where the geometry comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    /// `N_bl`, blocks per batch (concurrent).
+    pub n_bl: usize,
+    /// `N_cb`, batches per chunk (serial within a work-group).
+    pub n_cb: usize,
+    /// `N_tc`, threads per cell (1 unless blocks would be too large).
+    pub n_tc: usize,
+    /// Prefetch the next batch into registers while this one computes
+    /// (kernel `PREFETCH`); costs registers per thread, so large vector P2
+    /// cases may run faster without.
+    pub prefetch: bool,
+    /// Stored or computed geometry.
+    pub geometry: GeometryMode,
+    /// Node windows (kernels that gather through the node map): a
+    /// work-group whose nodes lie in a narrow index range loads that range
+    /// once into local memory and sums its part of `F` there (see
+    /// `kernels/integrate.cl`). Pays off on meshes numbered for locality.
+    pub window: bool,
+}
+
+impl LaunchConfig {
+    /// `N_bl` blocks per batch, `N_cb` batches per chunk, one thread per
+    /// cell, prefetching, stored geometry, no node windows.
+    pub fn new(n_bl: usize, n_cb: usize) -> Self {
+        LaunchConfig {
+            n_bl,
+            n_cb,
+            n_tc: 1,
+            prefetch: true,
+            geometry: GeometryMode::Stored,
+            window: false,
+        }
+    }
+
+    /// The same with node windows on or off.
+    pub fn with_window(self, window: bool) -> Self {
+        LaunchConfig { window, ..self }
+    }
+
+    /// The same with the geometry taken from `geometry`.
+    pub fn with_geometry(self, geometry: GeometryMode) -> Self {
+        LaunchConfig { geometry, ..self }
+    }
+
+    /// The same with prefetching on or off.
+    pub fn with_prefetch(self, prefetch: bool) -> Self {
+        LaunchConfig { prefetch, ..self }
+    }
+
+    /// The same with `n_tc` threads per cell.
+    pub fn with_threads_per_cell(self, n_tc: usize) -> Self {
+        LaunchConfig { n_tc, ..self }
+    }
+}
+
+impl std::fmt::Display for LaunchConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "N_bl={} N_cb={}", self.n_bl, self.n_cb)?;
+        if self.n_tc != 1 {
+            write!(f, " N_tc={}", self.n_tc)?;
+        }
+        if !self.prefetch {
+            write!(f, " no-prefetch")?;
+        }
+        if self.geometry != GeometryMode::Stored {
+            write!(f, " geometry={}", self.geometry.name())?;
+        }
+        if self.window {
+            write!(f, " window")?;
+        }
+        Ok(())
+    }
+}
