@@ -5,7 +5,7 @@
 //!
 //! 1. a [`FunctionSpace`] of P1 or P2 elements on the mesh, with as many
 //!    components as the physics has;
-//! 2. a [`Residual`] of that space with a quadrature of degree `2·order`,
+//! 2. a [`Form`](femquad::form::Form) of that space and physics, bound into an [`Operator`](femquad::operator::Operator), with a quadrature of degree `2·order`,
 //!    evaluated by the chosen backend (the OpenCL kernel, or natively);
 //! 3. a [`DirichletProblem`] fixing the boundary dofs to the exact
 //!    solution, solved on the free dofs by matrix-free conjugate gradients
