@@ -61,6 +61,26 @@ fn discarded_plain<R: Real + F + Unary>(
     Ok(())
 }
 
+/// `f0 = [u₀ + 0·tanh(u₁/0), u₁]`: `u₀`, whose tangent is NaN
+/// (`0·((1 − tanh²)·(u̇₁/0)) = 0·(0·∞)`): the non-finite intermediate's
+/// value is masked by the zero factor, not its derivative.
+#[pointwise]
+fn masked(u: &[f64; 2], f0: &mut [f64; 2]) {
+    f0[0] = u[0] + (u[1] / 0.0).tanh() * 0.0;
+    f0[1] = u[1];
+}
+
+fn masked_plain<R: Real + F + Unary>(
+    _: usize,
+    a: &PointArgs<'_, R>,
+    f0: &mut [R],
+    _: &mut [R],
+) -> Result {
+    f0[0] = a.u[0] + pt::tanh(pt::div(a.u[1], R::ZERO)) * R::ZERO;
+    f0[1] = a.u[1];
+    Ok(())
+}
+
 /// `f0 = [tanh(3u₀), 3u₁]`: a saturating function on entry 0's path.
 #[pointwise]
 fn saturating(u: &[f64; 2], f0: &mut [f64; 2]) {
@@ -416,6 +436,28 @@ fn a_nan_tangent_without_a_singular_intermediate_is_an_ad_mismatch() {
     assert!(native.f0[0].is_nan());
     let line = ad_versus_differences(&b, &i, &native);
     assert_eq!(verdict(&line), "ad-nonfinite", "{line}");
+}
+
+/// A non-finite intermediate whose value an exact zero masks lies on the
+/// entry's path (programs 856 and 1248 of seed 20261123: `0 % (−3/0)`,
+/// `0 / (x/0)`): replaced by any finite value the entry does not change,
+/// replaced by NaN it does. Its NaN tangent is `ad-nonfinite` and
+/// `[nonfinite]`, not a derivative rule returning NaN.
+#[test]
+fn a_non_finite_intermediate_masked_by_a_zero_lies_on_the_path() {
+    let b = body!(21, &Masked, masked_plain);
+    let i = inputs(&Masked, 8, 16);
+    let native = native_tangents::<f64>(&b, &i).unwrap();
+    assert!(native.f0.iter().step_by(2).all(|t| t.is_nan()));
+    let line = ad_versus_differences(&b, &i, &native);
+    assert_eq!(verdict(&line), "ad-nonfinite", "{line}");
+    let line = tangents_compared(&b, &i, &native, &native, 16);
+    assert!(
+        line.starts_with("ulp") && line.contains("[nonfinite]"),
+        "{line}"
+    );
+    let line = native_versus_tangent(&b, &i, &native);
+    assert_eq!(verdict(&line), "jacobian-ok", "{line}");
 }
 
 /// NaN against NaN counted as agreement: a derivative rule returning NaN
