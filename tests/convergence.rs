@@ -14,7 +14,7 @@
 use femquad::Real;
 use femquad::backend::Backend;
 use femquad::mesh::gmsh::read_gmsh;
-use femquad::opencl::DeviceSelector;
+use femquad::opencl::{Device, DeviceSelector, KernelOptions};
 use femquad_examples::convergence::{
     Manufactured, SolveOptions, Study, solve, solve_on, study, table_header, table_row,
 };
@@ -59,13 +59,20 @@ fn native() -> Backend {
     Backend::native()
 }
 
-/// The OpenCL backend on the CPU (PoCL) unless FEMQUAD_DEVICE says otherwise.
+/// The OpenCL backend on the CPU (PoCL) unless FEMQUAD_DEVICE says
+/// otherwise, with the environment's kernel switches but never the autotune
+/// cache (the tests launch the device default configurations).
 fn opencl() -> Backend {
     let selector = match std::env::var(femquad::opencl::DEVICE_ENV) {
         Ok(s) if !s.is_empty() => DeviceSelector::parse(&s),
         _ => DeviceSelector::parse("cpu"),
     };
-    Backend::opencl(&selector).unwrap_or_else(|e| panic!("OpenCL backend: {e}"))
+    Backend::OpenCl {
+        device: Device::open(&selector).unwrap_or_else(|e| panic!("OpenCL device: {e}")),
+        options: KernelOptions::from_env()
+            .unwrap_or_else(|e| panic!("kernel options: {e}"))
+            .with_tuning_cache(false),
+    }
 }
 
 #[test]

@@ -16,8 +16,10 @@
 //!                Av_D = v_D (DeviceVector::copy_at over the boundary dofs)
 //! ```
 //!
-//! and a tolerance it cannot reach, for `warmup + iterations + 1`
-//! iterations (it ends with `NoConvergence`, as intended). The operator
+//! and a tolerance it cannot reach in so few iterations (the machine
+//! epsilon of the precision, the smallest `cg` accepts), for
+//! `warmup + iterations + 1` iterations (it ends with `NoConvergence`, as
+//! intended). The operator
 //! records the host's wall clock when it is called; CG calls it once per
 //! iteration, and between two calls lies exactly one iteration: the
 //! operator application, the reduction `p·Ap` (read back), two `axpy`, the
@@ -67,7 +69,7 @@ pub fn cg_iteration_times<R: Real>(
             calls.push(Instant::now());
             apply(v, av)
         };
-        cg(&mut timed, None, rhs, &mut x, f64::MIN_POSITIVE, max_iter)
+        cg(&mut timed, None, rhs, &mut x, R::EPSILON.to_f64(), max_iter)
     };
     match result {
         Err(Error::NoConvergence { .. }) => {}

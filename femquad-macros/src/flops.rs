@@ -9,7 +9,7 @@
 //! arithmetic, casts and copies count 0. A loop multiplies its body by its
 //! trip count (with `D` = 2 or 3); an `if` counts its condition plus the
 //! larger of its two branches; `&&`/`||` count both sides. A helper call
-//! counts the helper's own flops, read from its `FLOPS` constant when the
+//! counts the helper's own flops, read from its `flops()` function when the
 //! caller's `PointwiseInfo` is built.
 
 use crate::ast::*;
@@ -327,7 +327,7 @@ mod tests {
             Flops::max(Flops::Const(3), Flops::Const(5)),
             Flops::Const(5)
         );
-        let t = g.to_tokens(&|_, _| quote!(h::FLOPS[0])).to_string();
-        assert!(t.contains("h :: FLOPS [0]"), "{t}");
+        let t = g.to_tokens(&|_, _| quote!(h::flops()[0])).to_string();
+        assert!(t.contains("h :: flops () [0]"), "{t}");
     }
 }

@@ -49,6 +49,15 @@ pub enum Scalar {
 }
 
 impl Scalar {
+    /// The type of a value of this scalar type.
+    pub fn ty(self) -> Ty {
+        match self {
+            Scalar::Real => Ty::Real,
+            Scalar::Int(k) => Ty::Int(k),
+            Scalar::Bool => Ty::Bool,
+        }
+    }
+
     /// The scalar type of `t` (`Real` for anything else, after errors).
     pub fn of(t: &Ty) -> Scalar {
         match t {
@@ -250,6 +259,22 @@ impl Func {
             kind,
         });
         self.vars.len() - 1
+    }
+
+    /// The type of a pure expression.
+    pub fn expr_ty(&self, e: &Expr) -> Ty {
+        match e {
+            Expr::Real(_) | Expr::Math(..) => Ty::Real,
+            Expr::Int(_, k) => Ty::Int(k.unwrap_or(IntKind::I32)),
+            Expr::Bool(_) | Expr::Not(_) => Ty::Bool,
+            Expr::Dim => Ty::Int(IntKind::Usize),
+            Expr::Read(p) => self.place_ty(p),
+            Expr::Bin(op, ..) if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => {
+                Ty::Bool
+            }
+            Expr::Neg(_, s) | Expr::Bin(_, _, _, s) | Expr::Cast(_, _, s) => s.ty(),
+            Expr::Select(_, a, _) => self.expr_ty(a),
+        }
     }
 
     /// The type of a place: its variable's type with one array level

@@ -170,33 +170,12 @@ impl Lower<'_> {
         if self.stable(&e) {
             return e;
         }
-        let t = self.temp(self.expr_ty(&e), false);
+        let t = self.temp(self.func.expr_ty(&e), false);
         self.emit(Stmt::Let {
             var: t,
             init: Some(e),
         });
         Expr::read(t)
-    }
-
-    fn expr_ty(&self, e: &Expr) -> Ty {
-        match e {
-            Expr::Real(_) => Ty::Real,
-            Expr::Int(_, k) => Ty::Int(k.unwrap_or(ast::IntKind::I32)),
-            Expr::Bool(_) | Expr::Not(_) => Ty::Bool,
-            Expr::Dim => Ty::Int(ast::IntKind::Usize),
-            Expr::Read(p) => self.func.place_ty(p),
-            Expr::Neg(_, s) => scalar_ty(*s),
-            Expr::Bin(op, _, _, s) => {
-                if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) {
-                    Ty::Bool
-                } else {
-                    scalar_ty(*s)
-                }
-            }
-            Expr::Cast(_, _, to) => scalar_ty(*to),
-            Expr::Math(..) => Ty::Real,
-            Expr::Select(_, a, _) => self.expr_ty(a),
-        }
     }
 
     /// Indices that a copy loop cannot change: literals and variables stay,
@@ -206,7 +185,7 @@ impl Lower<'_> {
             let simple = i.is_literal()
                 || matches!(i, Expr::Read(q) if q.index.is_empty() && !matches!(self.func.vars[q.var].ty, Ty::Array(..)));
             if !simple {
-                let t = self.temp(self.expr_ty(i), false);
+                let t = self.temp(self.func.expr_ty(i), false);
                 let v = std::mem::replace(i, Expr::read(t));
                 self.emit(Stmt::Let {
                     var: t,
@@ -444,7 +423,7 @@ impl Lower<'_> {
     /// A temporary holding `e` (even if `e` is stable: used where `e` is
     /// read in a loop that may write what `e` reads).
     fn spill_always(&mut self, e: Expr) -> Expr {
-        let t = self.temp(self.expr_ty(&e), false);
+        let t = self.temp(self.func.expr_ty(&e), false);
         self.emit(Stmt::Let {
             var: t,
             init: Some(e),
@@ -829,14 +808,6 @@ impl Lower<'_> {
             }
             _ => Lowered::Value(self.value(a)),
         }
-    }
-}
-
-fn scalar_ty(s: Scalar) -> Ty {
-    match s {
-        Scalar::Real => Ty::Real,
-        Scalar::Int(k) => Ty::Int(k),
-        Scalar::Bool => Ty::Bool,
     }
 }
 

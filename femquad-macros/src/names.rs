@@ -17,6 +17,95 @@ pub fn camel_case(snake: &str) -> String {
     out
 }
 
+/// The names `use femquad::prelude::*` brings into scope in the type and
+/// value namespaces (those of `femquad/src/prelude.rs`; a test checks the
+/// two agree). A struct of one of these names next to that `use` would
+/// silently shadow it.
+pub const FEMQUAD_PRELUDE: &[&str] = &[
+    "AuxSpace",
+    "Backend",
+    "DeviceSelector",
+    "DirichletProblem",
+    "Element",
+    "Error",
+    "FunctionSpace",
+    "GmshMesh",
+    "Mesh",
+    "MeshHierarchy",
+    "MeshOptions",
+    "Pointwise",
+    "Precision",
+    "Preconditioner",
+    "Quadrature",
+    "Real",
+    "Residual",
+    "Result",
+    "Vector",
+    "VectorOps",
+    "Vtu",
+    "VtuFormat",
+];
+
+/// The CamelCase names of Rust's prelude (edition 2024): its traits, types
+/// and the variants of `Option` and `Result`.
+pub const RUST_PRELUDE: &[&str] = &[
+    "AsMut",
+    "AsRef",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
+    "Box",
+    "Clone",
+    "Copy",
+    "Default",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
+    "Err",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Future",
+    "Into",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
+    "None",
+    "Ok",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Send",
+    "Sized",
+    "Some",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
+    "Vec",
+];
+
+/// What a generated struct named `name` would shadow: `femquad::prelude`'s
+/// item or the name of Rust's prelude, if any.
+pub fn shadowed_prelude_name(name: &str) -> Option<String> {
+    if FEMQUAD_PRELUDE.contains(&name) {
+        Some(format!("`femquad::prelude::{name}`"))
+    } else if RUST_PRELUDE.contains(&name) {
+        Some(format!("`{name}` of Rust's prelude"))
+    } else {
+        None
+    }
+}
+
 /// Words a C name must not be: the keywords of C99 and C11 (as clang
 /// knows them in OpenCL mode), OpenCL C's keywords, qualifiers, built-in
 /// types and reserved type names (OpenCL C 3.0 §6.1, §6.3, §6.12: images,
@@ -239,6 +328,30 @@ mod tests {
         assert_eq!(camel_case("lame_elasticity"), "LameElasticity");
         assert_eq!(camel_case("_p2_flux"), "P2Flux");
         assert_eq!(camel_case("laplacian"), "Laplacian");
+    }
+
+    /// Every CamelCase name that `femquad/src/prelude.rs` re-exports is in
+    /// [`FEMQUAD_PRELUDE`], and nothing else is.
+    #[test]
+    fn the_femquad_prelude_list_matches_the_prelude() {
+        let src = include_str!("../../femquad/src/prelude.rs");
+        let mut names: Vec<&str> = src
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub use "))
+            .flat_map(|l| {
+                let l = l.trim_end_matches(';');
+                let items = match l.split_once('{') {
+                    Some((_, rest)) => rest.trim_end_matches('}'),
+                    None => l.rsplit("::").next().unwrap_or(l),
+                };
+                items.split(',').map(str::trim)
+            })
+            .map(|item| item.rsplit(" as ").next().unwrap_or(item))
+            .filter(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
+            .collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names, FEMQUAD_PRELUDE);
     }
 
     #[test]

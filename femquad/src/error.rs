@@ -15,7 +15,11 @@ use std::path::PathBuf;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in femquad.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the same message as `Display` (see the `Debug` impl), so
+/// `fn main() -> femquad::Result<()>` and `unwrap()` show the cause and the
+/// remedy.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A mesh cell is invalid: an index out of range, repeated vertices,
@@ -240,6 +244,18 @@ pub enum Error {
     },
 }
 
+impl fmt::Debug for Error {
+    /// The message of [`Display`](fmt::Display), remedy included: this is
+    /// what a `main` returning [`Result`] prints on failure (`Error: …`),
+    /// and what `unwrap()` and `{:?}` show — a derived `Debug` would print
+    /// the variant's fields and drop the text around them (the apt hint of
+    /// [`Error::NoOpenClRuntime`], the meaning of a `NoConvergence`'s
+    /// numbers). Match on the variant to read the structured fields.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
 impl Error {
     /// Shorthand for [`Error::InvalidArgument`].
     pub fn arg(name: &'static str, reason: impl Into<String>) -> Self {
@@ -313,5 +329,59 @@ pub(crate) fn check_len<T>(name: &'static str, values: &[T], expected: usize) ->
             name,
             format!("expected {expected} entries, got {}", values.len()),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Debug` is the `Display` message, remedy included, for every kind
+    /// of field: the text of `fn main() -> femquad::Result<()>` on failure.
+    #[test]
+    fn debug_prints_the_message_with_its_remedy() {
+        let cases = [
+            Error::NoOpenClRuntime {
+                detail: "libOpenCL.so.1 not found".into(),
+            },
+            Error::NoConvergence {
+                solver: "GMRES",
+                iterations: 7,
+                residual: 0.5,
+                tolerance: 1e-8,
+            },
+            Error::arg("tol", "must be positive"),
+            Error::NonFinite {
+                name: "u",
+                index: 3,
+                value: "NaN".into(),
+            },
+            Error::Pointwise(PointwiseError::Dimension {
+                physics: "lame",
+                dim: 4,
+            }),
+        ];
+        for e in &cases {
+            assert_eq!(format!("{e:?}"), e.to_string());
+            assert_eq!(format!("{e:#?}"), e.to_string());
+        }
+        let debug = format!("{:?}", cases[0]);
+        assert!(
+            debug.contains("libOpenCL.so.1 not found")
+                && debug.contains("sudo apt-get install ocl-icd-libopencl1 pocl-opencl-icd"),
+            "{debug}"
+        );
+        assert_eq!(
+            format!("{:?}", cases[1]),
+            "GMRES did not converge in 7 iterations: residual 5e-1 > tolerance 1e-8"
+        );
+        // what `fn main() -> femquad::Result<()>` prints on failure: `Error: {:?}`
+        fn main_like() -> Result<()> {
+            Err(Error::arg("mesh", "no cells"))
+        }
+        assert_eq!(
+            format!("Error: {:?}", main_like().unwrap_err()),
+            "Error: invalid argument `mesh`: no cells"
+        );
     }
 }

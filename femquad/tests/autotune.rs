@@ -61,7 +61,8 @@ fn autotune_picks_stores_and_reads_back() {
     let options = KernelOptions {
         cache_dir: Some(dir.0.clone()),
         ..KernelOptions::default()
-    };
+    }
+    .with_tuning_cache(true);
     let mut integ =
         OpenClOperator::new(device.clone(), options.clone(), &mesh, &space, disc).unwrap();
     let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use femquad::opencl::{Assembly, Device, DeviceSelector};
+use femquad::opencl::{Assembly, Device, DeviceSelector, KernelOptions};
 use femquad::physics::builtin::{
     Lame, LameParameters, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
@@ -22,10 +22,12 @@ fn device() -> Arc<Device> {
     })
 }
 
+/// The device's backend with the default kernel options: no autotune
+/// cache, the device default launch configurations.
 fn opencl(device: &Arc<Device>) -> Backend {
     Backend::OpenCl {
         device: device.clone(),
-        options: Default::default(),
+        options: KernelOptions::default(),
     }
 }
 
@@ -120,13 +122,25 @@ fn set_aux<R: Real>(res: &mut Residual<R>, seed: u64) {
     }
 }
 
+/// The larger of `a` and `b`, NaN if either is (`f64::max` would drop a
+/// NaN, and a NaN entry would pass every tolerance).
+fn max_or_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
 fn max_abs(v: &[f64]) -> f64 {
-    v.iter().fold(0.0, |m, x| m.max(x.abs()))
+    v.iter().fold(0.0, |m, x| max_or_nan(m, x.abs()))
 }
 
 fn max_diff(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+    a.iter()
+        .zip(b)
+        .fold(0.0, |m, (x, y)| max_or_nan(m, (x - y).abs()))
 }
 
 /// J·v, the assembled J times v, and central differences of F at u.
@@ -385,23 +399,44 @@ fn invert(j: &[f64], dim: usize) -> (f64, Vec<f64>) {
 #[test]
 fn bad_input_names_the_argument() {
     let m = mesh(2, 3);
-    let mut res = residual::<f64>(&m, 1, 1, AuxSpace::None, &Backend::native());
-    let n = res.space().n_dofs();
-    let u = res.vector().unwrap();
-    let short = Vector::host_zeros(n - 1);
-    let mut out = res.vector().unwrap();
-    let err = res
-        .jacobian_action(&Laplacian, &u, &short, &[], &mut out)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("`v`") || err.contains("v:") || err.contains(" v "),
-        "{err}"
-    );
-    let mut diag = Vector::host_zeros(n + 1);
-    let err = res
-        .jacobian_diagonal(&Laplacian, &u, &[], &mut diag)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("out") && err.contains(&n.to_string()), "{err}");
+    for backend in [Backend::native(), opencl(&device())] {
+        let mut res = residual::<f64>(&m, 1, 1, AuxSpace::None, &backend);
+        let n = res.space().n_dofs();
+        let u = res.vector().unwrap();
+        // vectors of the wrong length where the residual's vectors live
+        let zeros = |len: usize| match &backend {
+            Backend::Native(_) => Vector::host_zeros(len),
+            Backend::OpenCl { device, .. } => Vector::device_zeros(device, len).unwrap(),
+        };
+        let short = zeros(n - 1);
+        let mut out = res.vector().unwrap();
+        let err = res
+            .jacobian_action(&Laplacian, &u, &short, &[], &mut out)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "invalid argument `v`: expected {n} entries (the space's dofs), got {}",
+                n - 1
+            ),
+            "{}",
+            backend.describe()
+        );
+        let mut diag = zeros(n + 1);
+        let err = res
+            .jacobian_diagonal(&Laplacian, &u, &[], &mut diag)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!(
+                "invalid argument `out`: expected {n} entries (n_nodes·N_comp², the point-block \
+                 diagonal), got {}",
+                n + 1
+            ),
+            "{}",
+            backend.describe()
+        );
+    }
 }

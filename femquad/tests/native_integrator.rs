@@ -120,6 +120,16 @@ fn p1_stiffness_equals_closed_form() {
     }
 }
 
+/// The larger of `a` and `b`, NaN if either is (`f64::max` would drop a
+/// NaN, and a NaN entry would pass every tolerance).
+fn max_or_nan(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
 fn jittered(dim: usize, n: usize, seed: u64) -> Mesh {
     let opts = MeshOptions {
         jitter: 0.12,
@@ -206,11 +216,11 @@ fn linear_fields_give_zero_interior_laplacian_residual() {
                 .zip(&on_boundary)
                 .filter(|(_, b)| !**b)
                 .map(|(v, _)| v.abs())
-                .fold(0.0, f64::max);
+                .fold(0.0, max_or_nan);
             let boundary_max = boundary
                 .iter()
                 .map(|&b| r[b as usize].abs())
-                .fold(0.0, f64::max);
+                .fold(0.0, max_or_nan);
             assert!(
                 interior_max < 1e-12,
                 "{dim}D P{order}: interior residual {interior_max:e}"
@@ -249,7 +259,7 @@ fn rigid_motions_give_zero_lame_residual() {
             let u = res.space().interpolate(&mesh, rigid).unwrap();
             let mut r = vec![1.0; u.len()];
             eval(&mut res, &Lame, &u, &constants, &mut r).unwrap();
-            let max = r.iter().map(|v| v.abs()).fold(0.0, f64::max);
+            let max = r.iter().map(|v| v.abs()).fold(0.0, max_or_nan);
             assert!(
                 max < 1e-12,
                 "{dim}D P{order}: Lamé residual of a rigid motion {max:e}"
@@ -261,7 +271,7 @@ fn rigid_motions_give_zero_lame_residual() {
                 }
             });
             eval(&mut res, &Lame, &stretch.unwrap(), &constants, &mut r).unwrap();
-            assert!(r.iter().map(|v| v.abs()).fold(0.0, f64::max) > 1e-3);
+            assert!(r.iter().map(|v| v.abs()).fold(0.0, max_or_nan) > 1e-3);
         }
     }
 }
@@ -323,11 +333,41 @@ fn coefficient_fields_scale_the_laplacian() {
             assert!((a - k[c] * b).abs() < 1e-13 * (1.0 + b.abs()), "cell {c}");
         }
     }
+    // ... and the residual is the sum of those scaled element vectors over
+    // each node's cells: r2[node] = Σ_c k_c e0_c[b] over the cells c with
+    // node b.
+    let mut expected = vec![0.0; u.len()];
+    for (c, e) in e0.chunks(3).enumerate() {
+        for (&node, v) in plain.space().cell_nodes(c).iter().zip(e) {
+            expected[node as usize] += k[c] * v;
+        }
+    }
+    let scale = expected.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for (dof, (a, b)) in r2.iter().zip(&expected).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-13 * scale,
+            "dof {dof}: P0-coefficient residual {a}, Σ_c k_c e0_c = {b}"
+        );
+    }
     // Wrong sizes are named.
     let err = cell.set_aux(&k[1..]).unwrap_err().to_string();
-    assert!(err.contains("`aux`"), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "invalid argument `aux`: expected {} entries, got {}",
+            k.len(),
+            k.len() - 1
+        )
+    );
     let err = eval(&mut cell, &Laplacian, &u, &[], &mut r2)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("auxiliary"), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "invalid argument `aux`: physics `{}` reads 0 auxiliary component(s) but the \
+             auxiliary space Cell {{ n_comp: 1 }} has 1",
+            femquad::Pointwise::info(&Laplacian).name
+        )
+    );
 }

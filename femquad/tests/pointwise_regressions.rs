@@ -144,6 +144,132 @@ fn point_bits<const D: usize>(x: &[f64; D], f0: &mut [f64; D]) {
     }
 }
 
+// ----- linearity: piecewise bodies (#19) -----
+
+/// Writes `∂u/∂x₀` into the component of `f1` that `u` picks: affine on each
+/// piece, piecewise overall. The macro once called it `linear`, and the
+/// device's J·v and diagonal kernels evaluated it at `u = 0`.
+#[pointwise]
+fn index_write<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
+    f1[0][((u[0].abs() * 2.0) as usize) % 2] = grad_u[0][0];
+}
+
+/// Reads the component of `∇u` that `u` picks.
+#[pointwise]
+fn index_read<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
+    f1[0][0] = grad_u[0][((u[0].abs() * 2.0) as usize) % 2];
+}
+
+/// A coefficient from a table row that `u` picks (a passive copy).
+#[pointwise]
+fn table_row<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
+    let table = [[1.0, 3.0], [5.0, 7.0]];
+    let row = table[((u[0].abs() * 2.0) as usize) % 2];
+    for d in 0..D {
+        f1[0][d] = row[d % 2] * grad_u[0][d];
+    }
+}
+
+/// `x` or `3x` as `k` says: affine in `x` for every `k`.
+#[pointwise]
+fn scaled(k: usize, x: f64) -> f64 {
+    if k == 0 { x } else { 3.0 * x }
+}
+
+/// The integer argument of an affine helper, from `u` (computed in the
+/// argument itself: a `let k = …` from `u` is already not affine).
+#[pointwise(helpers(scaled))]
+fn helper_index<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], f1: &mut [[f64; D]; 1]) {
+    for d in 0..D {
+        f1[0][d] = scaled(((u[0].abs() * 2.0) as usize) % 2, grad_u[0][d]);
+    }
+}
+
+/// #19: the device's `J(u)·v` and point-block diagonal equal the native
+/// ones at a random `u` ≠ 0 (f64, 2D P2 and 3D P1, both assemblies) for
+/// bodies whose outputs depend on `u` through an index or a helper's
+/// integer argument; the macro does not call them `linear`. (The macro's
+/// side, with branches, `min`, `max` and the rest: `control_dependence_on_
+/// the_seeds_is_not_linear` in `femquad-macros/src/tests/derivatives.rs`.)
+#[test]
+fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
+    use femquad::opencl::Assembly;
+    use femquad::prelude::*;
+    let physics: [&dyn Pointwise; 4] = [&IndexWrite, &IndexRead, &TableRow, &HelperIndex];
+    let device = with_probe(|probe| probe.device().clone());
+    let backends = [
+        Backend::native(),
+        Backend::OpenCl {
+            device,
+            options: Default::default(),
+        },
+    ];
+    let max_abs = |v: &[f64]| v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let max_diff = |a: &[f64], b: &[f64]| {
+        a.iter()
+            .zip(b)
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+    };
+    for p in physics {
+        for (dim, order) in [(2, 2), (3, 1)] {
+            let opts = MeshOptions {
+                jitter: 0.15,
+                shuffle: true,
+                seed: 5,
+            };
+            let mesh = unit_box(dim, if dim == 2 { 6 } else { 3 }, &opts).unwrap();
+            let what = format!("`{}` {dim}D P{order}", p.info().name);
+            let [native, device] = backends.clone().map(|b| {
+                let element = Element::lagrange(dim, order).unwrap();
+                let space = FunctionSpace::new(&mesh, element, 1).unwrap();
+                let q = Quadrature::default_for(&element).unwrap();
+                Residual::<f64>::new(&mesh, space, q, AuxSpace::None, &b).unwrap()
+            });
+            let n = native.space().n_dofs();
+            let u = femquad::rng::Rng::new(9).vec(n, -1.0, 1.0);
+            let v = femquad::rng::Rng::new(10).vec(n, -1.0, 1.0);
+            let mut results = Vec::new();
+            for (mut res, assemblies) in [
+                (native, vec![None]),
+                (
+                    device,
+                    vec![Some(Assembly::Atomic), Some(Assembly::Deterministic)],
+                ),
+            ] {
+                let (uu, vv) = (res.vector_from(&u).unwrap(), res.vector_from(&v).unwrap());
+                for assembly in assemblies {
+                    if let Some(a) = assembly {
+                        res.set_assembly(a);
+                    }
+                    let mut jv = res.vector().unwrap();
+                    res.jacobian_action(p, &uu, &vv, &[], &mut jv).unwrap();
+                    let mut diag = res.vector().unwrap();
+                    res.jacobian_diagonal(p, &uu, &[], &mut diag).unwrap();
+                    results.push((assembly, jv.to_host().unwrap(), diag.to_host().unwrap()));
+                }
+            }
+            let (_, jv, diag) = &results[0];
+            for (assembly, djv, ddiag) in &results[1..] {
+                let d = max_diff(djv, jv);
+                assert!(
+                    d <= 1e-12 * max_abs(jv),
+                    "{what} {assembly:?}: device J·v differs from native by {d:e} \
+                         (max |J·v| {:e})",
+                    max_abs(jv)
+                );
+                let d = max_diff(ddiag, diag);
+                assert!(
+                    d <= 1e-12 * max_abs(diag),
+                    "{what} {assembly:?}: device diagonal differs from native by {d:e} \
+                         (max |diag| {:e})",
+                    max_abs(diag)
+                );
+            }
+        }
+        assert!(!p.info().linear, "`{}` is not affine", p.info().name);
+    }
+}
+
 // ----- accepted by the macro, once rejected by the OpenCL compiler -----
 
 /// 300 terms: flat in C (clang allows 256 nested parentheses).

@@ -60,6 +60,9 @@ fn run_children(n: usize, runs: usize) {
         let out = Command::new(&exe)
             .args(["--exact", "child", "--nocapture", "--test-threads", "1"])
             .env(CHILD_ENV, n.to_string())
+            // the user's program opens the backend from the environment:
+            // no autotune cache, whatever the machine's home holds
+            .env("FEMQUAD_AUTOTUNE", "off")
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);

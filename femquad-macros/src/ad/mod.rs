@@ -20,6 +20,7 @@
 //! its tangent before the call and written after.
 
 pub mod activity;
+mod linearity;
 mod prune;
 mod rules;
 mod transform;
@@ -28,35 +29,14 @@ use crate::check::{Extent, Len, PhysicsSig, Role, Ty};
 use crate::ir::*;
 use transform::{Mode, Tangent};
 
-/// When the derivative is affine in the seeds: `own` (no nonlinear
-/// operation on active values in the function itself) and, for each helper
-/// call with active arguments, that helper's linearity for that pattern
-/// (bit `k` of the mask: the `k`-th real argument is active).
+/// When the function is affine in the seeds (see [`linearity`]): `own`
+/// (nothing in the function itself is not affine) and, for each helper call
+/// with active arguments, that helper's linearity for that pattern (bit `k`
+/// of the mask: the `k`-th real argument is active).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Linear {
     pub own: bool,
     pub calls: Vec<(usize, u64)>,
-}
-
-fn linear(t: &Tangent<'_>) -> Linear {
-    let mut calls: Vec<(usize, u64)> = t
-        .calls
-        .iter()
-        .map(|(h, act)| {
-            let mask = act
-                .iter()
-                .enumerate()
-                .map(|(k, a)| (*a as u64) << k.min(63))
-                .sum();
-            (*h, mask)
-        })
-        .collect();
-    calls.sort();
-    calls.dedup();
-    Linear {
-        own: !t.nonlinear,
-        calls,
-    }
 }
 
 fn role_var(f: &Func, r: Role) -> Option<VarId> {
@@ -114,11 +94,11 @@ pub fn helper(primal: &Func) -> HelperDerivatives {
             .collect()
     };
     let all = (1u64 << reals.len().min(63)) - 1;
-    let full = helper_tangent(primal, &reals).0;
+    let full = helper_tangent(primal, &reals);
     let tangents = if reals.len() <= MAX_SPECIALIZED {
         let mut v = vec![full];
         for mask in 1..=all {
-            v.push(helper_tangent(primal, &seeds(mask)).0);
+            v.push(helper_tangent(primal, &seeds(mask)));
         }
         v
     } else {
@@ -126,7 +106,7 @@ pub fn helper(primal: &Func) -> HelperDerivatives {
     };
     let linear = if reals.len() <= MAX_LINEAR_PARAMS {
         (0..=all)
-            .map(|mask| helper_tangent(primal, &seeds(mask)).1)
+            .map(|mask| linearity::linear(primal, &activity::active(primal, &seeds(mask))))
             .collect()
     } else {
         Vec::new()
@@ -135,7 +115,7 @@ pub fn helper(primal: &Func) -> HelperDerivatives {
 }
 
 /// The tangent of a helper when `seeds` (real parameters) are active.
-fn helper_tangent(primal: &Func, seeds: &[VarId]) -> (Func, Linear) {
+fn helper_tangent(primal: &Func, seeds: &[VarId]) -> Func {
     let active = activity::active(primal, seeds);
     let mut t = Tangent::new(primal, active, Mode::Scalar);
     let mut entry = Vec::new();
@@ -198,11 +178,10 @@ fn helper_tangent(primal: &Func, seeds: &[VarId]) -> (Func, Linear) {
             value: d.unwrap_or(Expr::Real(0.0)),
         }]);
     }
-    let lin = linear(&t);
     let mut f = t.f;
     f.body = t.out;
     prune::prune(&mut f);
-    (f, lin)
+    f
 }
 
 /// The input roles of a physics, in the order of its parameters.
@@ -224,6 +203,7 @@ pub fn physics_tangent(primal: &Func) -> (Func, Linear) {
     // The outputs are always active: their tangents are zeroed and written.
     let seeds: Vec<VarId> = [u, gu, f0, f1].into_iter().flatten().collect();
     let active = activity::active(primal, &seeds);
+    let lin = linearity::linear(primal, &active);
     let mut t = Tangent::new(primal, active, Mode::Scalar);
     t.f.params = inputs(primal);
     for (v, name, out) in [
@@ -245,7 +225,6 @@ pub fn physics_tangent(primal: &Func) -> (Func, Linear) {
         t.out.push(Stmt::Let { var: v, init: None });
     }
     t.stmts(&primal.body);
-    let lin = linear(&t);
     let mut f = t.f;
     f.body = t.out;
     prune::prune(&mut f);

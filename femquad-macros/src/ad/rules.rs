@@ -18,7 +18,6 @@
 //!   directional derivative along a direction that does not move `a`), and
 //!   ±∞ or NaN otherwise, as the derivative is.
 
-use super::activity::reads_active;
 use super::transform::Tangent;
 use crate::ast::BinOp;
 use crate::ir::*;
@@ -73,9 +72,6 @@ impl Tangent<'_> {
             Expr::Bin(BinOp::Mul, a, b, R) => {
                 let (pa, da) = self.tan(a);
                 let (pb, db) = self.tan(b);
-                if da.is_some() && db.is_some() {
-                    self.nonlinear = true;
-                }
                 let pa = if db.is_some() { self.keep(pa) } else { pa };
                 let pb = if da.is_some() { self.keep(pb) } else { pb };
                 let d = sum(
@@ -95,7 +91,6 @@ impl Tangent<'_> {
                         (bin(BinOp::Div, pa, pb), Some(d))
                     }
                     (da, Some(db)) => {
-                        self.nonlinear = true;
                         let pb = self.keep(pb);
                         let q = self.keep(bin(BinOp::Div, pa, pb.clone()));
                         let num = match da {
@@ -112,7 +107,6 @@ impl Tangent<'_> {
                 if da.is_none() && db.is_none() {
                     return (bin(BinOp::Rem, pa, pb), None);
                 }
-                self.nonlinear = true;
                 let Some(db) = db else {
                     return (bin(BinOp::Rem, pa, pb), da);
                 };
@@ -125,9 +119,6 @@ impl Tangent<'_> {
                 (r, sum(da, Some(neg(mul(n, db)))))
             }
             Expr::Select(c, a, b) => {
-                if reads_active(c, &self.active) {
-                    self.nonlinear = true;
-                }
                 let (pa, da) = self.tan(a);
                 let (pb, db) = self.tan(b);
                 if da.is_none() && db.is_none() {
@@ -149,9 +140,6 @@ impl Tangent<'_> {
             e => {
                 // Integers, booleans, casts: passive (piecewise constant in
                 // any active value they read).
-                if reads_active(e, &self.active) {
-                    self.nonlinear = true;
-                }
                 (e.clone(), None)
             }
         }
@@ -172,9 +160,6 @@ impl Tangent<'_> {
         if tans.iter().all(|(_, d)| d.is_none()) {
             let ps = tans.into_iter().map(|(p, _)| p).collect();
             return (Expr::Math(f, ps), None);
-        }
-        if !(f.rust == "mul_add" && (tans[0].1.is_none() || tans[1].1.is_none())) {
-            self.nonlinear = true;
         }
         let ps: Vec<Expr> = tans.iter().map(|(p, _)| self.keep(p.clone())).collect();
         let ds: Vec<Option<Expr>> = tans.into_iter().map(|(_, d)| d).collect();

@@ -14,8 +14,8 @@
 //! reads the values of `&mut` arrays before the call, then the call
 //! itself.
 
-use super::activity::{expr_active, reads_active};
-use crate::ast::{BinOp, IntKind};
+use super::activity::expr_active;
+use crate::ast::IntKind;
 use crate::check::{Len, Ty};
 use crate::ir::*;
 use std::collections::HashMap;
@@ -44,11 +44,6 @@ pub struct Tangent<'a> {
     /// Tangent-side temporaries of the tangent statement being built.
     pub tout: Vec<Stmt>,
     temps: usize,
-    /// An operation on active values that is not affine was met.
-    pub nonlinear: bool,
-    /// Helper calls with active arguments: (helper, activity of its real
-    /// arguments in order), for the linearity of the caller.
-    pub calls: Vec<(usize, Vec<bool>)>,
 }
 
 fn usize_lit(v: u64) -> Expr {
@@ -81,8 +76,6 @@ impl<'a> Tangent<'a> {
             out: Vec::new(),
             tout: Vec::new(),
             temps: 0,
-            nonlinear: false,
-            calls: Vec::new(),
         }
     }
 
@@ -124,7 +117,7 @@ impl<'a> Tangent<'a> {
         if e.is_literal() || matches!(&e, Expr::Read(_)) {
             return e;
         }
-        let t = self.temp(self.ty_of(&e), false);
+        let t = self.temp(self.f.expr_ty(&e), false);
         self.out.push(Stmt::Let {
             var: t,
             init: Some(e),
@@ -144,22 +137,6 @@ impl<'a> Tangent<'a> {
             init: Some(e),
         });
         Expr::read(t)
-    }
-
-    fn ty_of(&self, e: &Expr) -> Ty {
-        match e {
-            Expr::Bool(_) | Expr::Not(_) => Ty::Bool,
-            Expr::Bin(op, ..) if op.is_comparison() || matches!(op, BinOp::And | BinOp::Or) => {
-                Ty::Bool
-            }
-            Expr::Int(_, k) => Ty::Int(k.unwrap_or(IntKind::I32)),
-            Expr::Dim => Ty::Int(IntKind::Usize),
-            Expr::Read(p) => self.f.place_ty(p),
-            Expr::Bin(_, _, _, Scalar::Int(k)) | Expr::Neg(_, Scalar::Int(k)) => Ty::Int(*k),
-            Expr::Cast(_, _, Scalar::Int(k)) => Ty::Int(*k),
-            Expr::Select(_, a, _) => self.ty_of(a),
-            _ => Ty::Real,
-        }
     }
 
     /// The tangent place of a place of an active variable.
@@ -295,9 +272,6 @@ impl<'a> Tangent<'a> {
                 self.out.push(s.clone());
             }
             Stmt::If { cond, then, els } => {
-                if reads_active(cond, &self.active) {
-                    self.nonlinear = true;
-                }
                 let then = self.block(then);
                 let els = self.block(els);
                 self.out.push(Stmt::If {
@@ -327,31 +301,7 @@ impl<'a> Tangent<'a> {
                 args,
                 result,
             } => self.call(*h, args, *result),
-            s => {
-                // Passive: its indices and conditions may still read active
-                // values (a piecewise definition).
-                self.note_passive(s);
-                self.out.push(s.clone());
-            }
-        }
-    }
-
-    /// A passive statement reading active values in an index or a cast is
-    /// piecewise constant in them: not affine.
-    fn note_passive(&mut self, s: &Stmt) {
-        let mut reads = false;
-        let active = &self.active;
-        let mut check = |e: &Expr| reads |= reads_active(e, active);
-        match s {
-            Stmt::Let { init: Some(e), .. } => check(e),
-            Stmt::Assign { place, value } => {
-                place.index.iter().for_each(&mut check);
-                check(value);
-            }
-            _ => {}
-        }
-        if reads {
-            self.nonlinear = true;
+            s => self.out.push(s.clone()),
         }
     }
 
@@ -362,7 +312,7 @@ impl<'a> Tangent<'a> {
             .iter()
             .enumerate()
             .filter_map(|(k, a)| match a {
-                Arg::Value(e) if self.ty_of(e) == Ty::Real => {
+                Arg::Value(e) if self.f.expr_ty(e) == Ty::Real => {
                     Some((k, expr_active(e, &self.active)))
                 }
                 Arg::Array { place, .. } => Some((k, self.active[place.var])),
@@ -397,7 +347,6 @@ impl<'a> Tangent<'a> {
             .map(|(k, a)| (*a as u64) << k.min(63))
             .sum();
         let variant = super::variant(real_args.len(), mask);
-        self.calls.push((h, activity));
         // The primal arguments, arrays read-only (the tangent copies them).
         let mut targs: Vec<Arg> = args
             .iter()

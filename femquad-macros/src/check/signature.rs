@@ -274,6 +274,20 @@ fn physics(args: &Args, f: &Function, mut dims: Dims, errors: &mut Errors) -> Si
         Some(n) => n.to_string(),
         None => crate::names::camel_case(&f.name.text),
     };
+    if let Some(shadowed) = crate::names::shadowed_prelude_name(&struct_name) {
+        let given = match &args.name {
+            Some(_) => format!("`#[pointwise(name = {struct_name})]` names the generated struct"),
+            None => format!("the generated struct would be named `{struct_name}`"),
+        };
+        errors.at(
+            f.name.loc,
+            format!(
+                "{given}, which would silently shadow {shadowed} in this module (a local item \
+                 takes precedence over a glob `use` and over the prelude): rename the function, \
+                 or choose another struct name with `#[pointwise(name = …)]`"
+            ),
+        );
+    }
     if struct_name == f.name.text {
         errors.at(
             f.name.loc,

@@ -1,8 +1,9 @@
 //! A helper's companion module: its OpenCL C (and its tangent's), flop
 //! counts, linearity, parameter shapes and native translations.
 
+use super::aliases::Helpers;
 use super::native::{native, native_name, native_variants};
-use super::{Place, helper_path, private, with_segment};
+use super::private;
 use crate::ast::{ExprKind, Function};
 use crate::attr::Args;
 use crate::check::{Checked, Dims, Len, Res, Ty};
@@ -11,30 +12,31 @@ use crate::parse::path_text;
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-pub(super) fn helper_flops_expr(
-    args: &Args,
-    place: Place,
+/// The flops of a helper call (`variant`: of that tangent variant) in
+/// dimension `2 + index`, as an expression.
+pub(super) fn helper_flops_expr<'a>(
+    helpers: &'a Helpers,
     index: usize,
-) -> impl Fn(usize, Option<usize>) -> TokenStream + '_ {
+) -> impl Fn(usize, Option<usize>) -> TokenStream + 'a {
     move |i, variant| match variant {
         None => {
-            let p = with_segment(&helper_path(&args.helpers[i], place), "FLOPS");
-            quote!(#p[#index])
+            let p = helpers.item(i, "flops");
+            quote!(#p()[#index])
         }
         Some(k) => {
-            let p = with_segment(&helper_path(&args.helpers[i], place), "TANGENT_FLOPS");
-            quote!(#p[#k][#index])
+            let p = helpers.item(i, "tangent_flops");
+            quote!(#p()[#k][#index])
         }
     }
 }
 
-/// The constant expression of a linearity (see [`crate::ad::Linear`]).
-pub(super) fn linear_tokens(lin: &crate::ad::Linear, args: &Args, place: Place) -> TokenStream {
+/// The expression of a linearity (see [`crate::ad::Linear`]).
+pub(super) fn linear_tokens(lin: &crate::ad::Linear, helpers: &Helpers) -> TokenStream {
     let own = lin.own;
     let terms = lin.calls.iter().map(|(h, mask)| {
-        let table = with_segment(&helper_path(&args.helpers[*h], place), "LINEAR");
+        let table = helpers.item(*h, "linear");
         let m = *mask as usize;
-        quote!((#table.len() > #m && #table[#m]))
+        quote!(#table().get(#m) == ::core::option::Option::Some(&true))
     });
     quote!(#own #(&& #terms)*)
 }
@@ -49,11 +51,8 @@ pub(super) fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked)
     let template = crate::emit_c::helper(&func, &format!("helper fn {rust_name}"), n);
     let der = crate::ad::helper(&func);
     let private = private();
-    let callees: Vec<syn::Path> = args
-        .helpers
-        .iter()
-        .map(|h| with_segment(&helper_path(h, Place::Companion), "OPENCL"))
-        .collect();
+    let helpers = Helpers::new(args, item);
+    let callees: Vec<TokenStream> = (0..n).map(|i| helpers.item(i, "OPENCL")).collect();
     // One ClFunction per tangent variant: its template and callees (the
     // helpers, then the tangent variants it calls).
     let tangent_opencl: Vec<TokenStream> = der
@@ -65,10 +64,7 @@ pub(super) fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked)
                 crate::emit_c::helper(t, &format!("tangent of helper fn {rust_name}"), n);
             let base = format!("{c_base}_tangent{k}");
             let refs = crate::ir::tangent_refs(t).into_iter().map(|(i, v)| {
-                let p = with_segment(
-                    &helper_path(&args.helpers[i], Place::Companion),
-                    "OPENCL_TANGENT",
-                );
+                let p = helpers.item(i, "OPENCL_TANGENT");
                 quote!(&#p[#v])
             });
             quote!(#private::ClFunction {
@@ -81,45 +77,40 @@ pub(super) fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked)
         .collect();
     let n_variants = der.tangents.len();
     let flops: Vec<TokenStream> = (0..2)
-        .map(|k| flops::count(f, c, k).to_tokens(&helper_flops_expr(args, Place::Companion, k)))
+        .map(|k| flops::count(f, c, k).to_tokens(&helper_flops_expr(&helpers, k)))
         .collect();
     let tangent_flops: Vec<TokenStream> = der
         .tangents
         .iter()
         .map(|t| {
-            let per_dim = (0..2).map(|k| {
-                flops::count_ir(t, k).to_tokens(&helper_flops_expr(args, Place::Companion, k))
-            });
+            let per_dim =
+                (0..2).map(|k| flops::count_ir(t, k).to_tokens(&helper_flops_expr(&helpers, k)));
             quote!([#(#per_dim),*])
         })
         .collect();
     let linear: Vec<TokenStream> = der
         .linear
         .iter()
-        .map(|l| linear_tokens(l, args, Place::Companion))
+        .map(|l| linear_tokens(l, &helpers))
         .collect();
+    let n_linear = linear.len();
     // Translations for both precisions and dimensions: callers of either
     // dimension find theirs (a helper without `D` gets identical copies).
     let mut translations: Vec<TokenStream> = Vec::new();
     for real in ["f64", "f32"] {
         for d in [2, 3] {
             let name = native_name(real, Some(d));
-            translations.push(native(
-                args,
-                &func,
-                Place::Companion,
-                "pub ",
-                real,
-                Some(d),
-                &name,
-            ));
+            translations.push(native(&helpers, &func, "pub ", real, Some(d), &name));
             let name = native_name(&format!("{real}_tangent"), Some(d));
-            translations.push(native_variants(args, &der.tangents, real, d, &name));
+            translations.push(native_variants(&helpers, &der.tangents, real, d, &name));
         }
     }
     let param_lens: Vec<Vec<usize>> = c.params.iter().map(|&b| lens(&c.bindings[b].ty)).collect();
     let param_lens = param_lens.iter().map(|l| quote!(#(#l),*));
-    let dim_checks = dim_checks(args, f, c, Place::Companion);
+    let dim_checks = dim_checks(&helpers, f, c);
+    let mut programs = vec![&func];
+    programs.extend(&der.tangents);
+    let aliases = helpers.aliases(&rust_name, 2, &programs);
     let cycle_message = format!(
         "#[pointwise] helper `{rust_name}` calls itself through the helpers it calls: OpenCL C \
          does not allow recursion"
@@ -143,16 +134,32 @@ pub(super) fn helper(args: &Args, item: &syn::ItemFn, f: &Function, c: &Checked)
             /// The OpenCL C of its tangent variants (`crate::ad::variant`):
             /// `void (params…, tangents of the real params…, real d_ret[1])`.
             pub static OPENCL_TANGENT: [#private::ClFunction; #n_variants] = [#(#tangent_opencl),*];
+            // Flops and linearity are functions, not constants: computed
+            // from those of the helpers it calls, constants would make
+            // recursion through helpers a cycle that rustc reports in its
+            // own terms; `#check` reports it instead.
             /// Flops of one call in 2D and 3D.
-            pub const FLOPS: [u64; 2] = [#(#flops),*];
+            pub fn flops() -> [u64; 2] {
+                [#(#flops),*]
+            }
             /// Flops of one call of each tangent variant in 2D and 3D.
-            pub const TANGENT_FLOPS: [[u64; 2]; #n_variants] = [#(#tangent_flops),*];
+            pub fn tangent_flops() -> [[u64; 2]; #n_variants] {
+                [#(#tangent_flops),*]
+            }
             /// Whether the helper is affine in its real parameters, for each
             /// pattern of them that varies (bit `k`: the `k`-th real parameter).
-            pub const LINEAR: &[bool] = &[#(#linear),*];
+            pub fn linear() -> [bool; #n_linear] {
+                [#(#linear),*]
+            }
             /// Array lengths of each parameter (`0` for the dimension `D`).
             pub const PARAMS: &[&[usize]] = &[#(&[#param_lens]),*];
+            /// What callers check: this is a `#[pointwise]` helper.
+            pub struct Marker;
+            impl Marker {
+                pub const IS_POINTWISE: () = ();
+            }
             #(#translations)*
+            #aliases
             #check
             #dim_checks
         }
@@ -176,7 +183,7 @@ fn lens(t: &Ty) -> Vec<usize> {
 /// Compile-time checks that each array passed to a helper generic over `D`
 /// is `D`-sized where the helper's parameter is: in OpenCL, a helper's `D`
 /// is the spatial dimension `DIM`, whereas Rust would infer it from any array.
-pub(super) fn dim_checks(args: &Args, f: &Function, c: &Checked, place: Place) -> TokenStream {
+pub(super) fn dim_checks(helpers: &Helpers, f: &Function, c: &Checked) -> TokenStream {
     let private = private();
     let fixed = match c.dims {
         Dims::Fixed(d) => d as usize,
@@ -188,9 +195,8 @@ pub(super) fn dim_checks(args: &Args, f: &Function, c: &Checked, place: Place) -
         else {
             return;
         };
-        let helper = &args.helpers[*h];
-        let params = with_segment(&helper_path(helper, place), "PARAMS");
-        let name = path_text(helper).replace(' ', "");
+        let params = helpers.item(*h, "PARAMS");
+        let name = path_text(helpers.declared(*h)).replace(' ', "");
         for (i, a) in call_args.iter().enumerate() {
             let t = c.ty(a.id);
             if !matches!(t, Ty::Array(..)) {

@@ -6,9 +6,12 @@
 //!   dimension, nested in `eval_f32`);
 //! - helper: a hidden companion module with the same name as the function
 //!   (modules and functions live in different namespaces, so `use a::kappa;`
-//!   brings both): `OPENCL` (its C source and the helpers it calls), `FLOPS`,
-//!   `PARAMS` and its translations `f32_d2`, `f32_d3`.
+//!   brings both): `OPENCL` (its C source and the helpers it calls),
+//!   `flops()`, `linear()`, `PARAMS` and its translations `f32_d2`, `f32_d3`;
+//! - both: the aliases through which their code names the helpers they
+//!   declare ([`aliases`]).
 
+mod aliases;
 mod helper;
 mod native;
 mod physics;
@@ -17,7 +20,7 @@ mod stub;
 use crate::ast::Function;
 use crate::attr::Args;
 use crate::check::{Checked, Kind};
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
 
 pub use stub::stub;
@@ -49,46 +52,6 @@ pub fn struct_name(args: &Args, f: &syn::ItemFn) -> syn::Ident {
             f.sig.ident.span(),
         ),
     }
-}
-
-/// Where a twin is placed: paths to helpers are written relative to it.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Place {
-    /// Next to the kept function (inside the physics impl).
-    Sibling,
-    /// Inside the helper's companion module (one level down).
-    Companion,
-}
-
-/// A helper path as seen from `place` (the companion module glob-imports
-/// its parent, so only `self::` and `super::` need adjusting).
-fn helper_path(p: &syn::Path, place: Place) -> syn::Path {
-    let mut p = p.clone();
-    if place == Place::Companion && p.leading_colon.is_none() {
-        let first = p.segments.first().map(|s| s.ident.to_string());
-        match first.as_deref() {
-            Some("self") => {
-                p.segments[0].ident = syn::Ident::new("super", p.segments[0].ident.span());
-            }
-            Some("super") => {
-                p.segments.insert(
-                    0,
-                    syn::PathSegment::from(syn::Ident::new("super", Span::call_site())),
-                );
-            }
-            _ => {}
-        }
-    }
-    p
-}
-
-fn with_segment(p: &syn::Path, seg: &str) -> syn::Path {
-    let mut p = p.clone();
-    p.segments.push(syn::PathSegment::from(syn::Ident::new(
-        seg,
-        Span::call_site(),
-    )));
-    p
 }
 
 /// Everything generated for a function that checked.

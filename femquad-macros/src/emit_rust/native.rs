@@ -1,8 +1,7 @@
 //! The native translations (Rust printed from the lowered program by
 //! [`crate::emit_native`]), their callee names and stand-ins.
 
-use super::{Place, helper_path, with_segment};
-use crate::attr::Args;
+use super::aliases::Helpers;
 use crate::check::Dims;
 use crate::emit_native::Flavor;
 use crate::ir::{Callee, Func};
@@ -32,8 +31,7 @@ pub(super) fn native_name(real: &str, dim: Option<u64>) -> String {
 /// companion module's translation for the same precision and dimension (a
 /// dimension-free caller uses the 2D one, which is the same). The printed
 /// name is a placeholder identifier, replaced by [`splice_callees`] with the
-/// declared path, which keeps its span: if the path does not resolve,
-/// rustc's error is the one it reports for the declaration.
+/// helper's alias (spanned like its declaration).
 fn native_callee(flavor: Flavor) -> impl Fn(Callee) -> String {
     move |c| {
         let dim = flavor.dim.unwrap_or(2);
@@ -47,14 +45,14 @@ fn native_callee(flavor: Flavor) -> impl Fn(Callee) -> String {
 }
 
 /// Replaces the placeholders of [`native_callee`] by helper paths.
-fn splice_callees(tokens: TokenStream, args: &Args, place: Place) -> TokenStream {
+fn splice_callees(tokens: TokenStream, helpers: &Helpers) -> TokenStream {
     use proc_macro2::{Group, TokenTree};
     tokens
         .into_iter()
         .flat_map(|t| -> Vec<TokenTree> {
             match t {
                 TokenTree::Group(g) => {
-                    let inner = splice_callees(g.stream(), args, place);
+                    let inner = splice_callees(g.stream(), helpers);
                     let mut ng = Group::new(g.delimiter(), inner);
                     ng.set_span(g.span());
                     vec![TokenTree::Group(ng)]
@@ -66,8 +64,7 @@ fn splice_callees(tokens: TokenStream, args: &Args, place: Place) -> TokenStream
                     };
                     let (i, name) = rest.split_once("__").expect("placeholder");
                     let i: usize = i.parse().expect("helper index");
-                    let path = with_segment(&helper_path(&args.helpers[i], place), name);
-                    quote!(#path).into_iter().collect()
+                    helpers.item(i, name).into_iter().collect()
                 }
                 t => vec![t],
             }
@@ -77,9 +74,8 @@ fn splice_callees(tokens: TokenStream, args: &Args, place: Place) -> TokenStream
 
 /// The native translation of `func` for one precision and dimension.
 pub(super) fn native(
-    args: &Args,
+    helpers: &Helpers,
     func: &Func,
-    place: Place,
     vis: &str,
     real: &'static str,
     dim: Option<u64>,
@@ -88,7 +84,7 @@ pub(super) fn native(
     let flavor = Flavor { real, dim };
     let src = crate::emit_native::function(func, vis, name, flavor, &native_callee(flavor));
     match src.parse() {
-        Ok(tokens) => splice_callees(tokens, args, place),
+        Ok(tokens) => splice_callees(tokens, helpers),
         Err(e) => {
             let msg = format!("#[pointwise] internal error: invalid generated Rust ({e}):\n{src}");
             quote!(::core::compile_error!(#msg);)
@@ -99,7 +95,7 @@ pub(super) fn native(
 /// The native translations of a helper's tangent variants (see
 /// [`crate::emit_native::variants`]).
 pub(super) fn native_variants(
-    args: &Args,
+    helpers: &Helpers,
     funcs: &[Func],
     real: &'static str,
     dim: u64,
@@ -111,7 +107,7 @@ pub(super) fn native_variants(
     };
     let src = crate::emit_native::variants(funcs, "pub ", name, flavor, &native_callee(flavor));
     match src.parse() {
-        Ok(tokens) => splice_callees(tokens, args, Place::Companion),
+        Ok(tokens) => splice_callees(tokens, helpers),
         Err(e) => {
             let msg = format!("#[pointwise] internal error: invalid generated Rust ({e}):\n{src}");
             quote!(::core::compile_error!(#msg);)

@@ -2,9 +2,10 @@
 //! (the function, its tangent and its Jacobian), native evaluation of all
 //! three.
 
+use super::aliases::Helpers;
 use super::helper::{dim_checks, helper_flops_expr, linear_tokens};
 use super::native::{instances, native, native_name};
-use super::{Place, private, struct_name, with_segment};
+use super::{private, struct_name};
 use crate::ast::Function;
 use crate::attr::Args;
 use crate::check::{Checked, Dims, Extent, PhysicsSig, Role};
@@ -78,7 +79,8 @@ pub(super) fn physics(
             &refs
         ),
     );
-    let linear = linear_tokens(&linear, args, Place::Sibling);
+    let helpers = Helpers::new(args, item);
+    let linear = linear_tokens(&linear, &helpers);
     let private = private();
     let pw = quote!(::femquad::physics);
     let dims = dims_list(&c.dims);
@@ -102,7 +104,7 @@ pub(super) fn physics(
             if !supported {
                 return quote!(0u64);
             }
-            flops::count(f, c, k).to_tokens(&helper_flops_expr(args, Place::Sibling, k))
+            flops::count(f, c, k).to_tokens(&helper_flops_expr(&helpers, k))
         })
         .collect();
     let derivative_flops = |func: &crate::ir::Func| -> Vec<TokenStream> {
@@ -111,18 +113,18 @@ pub(super) fn physics(
                 if !c.dims.list().contains(&(k as u64 + 2)) {
                     return quote!(0u64);
                 }
-                flops::count_ir(func, k).to_tokens(&helper_flops_expr(args, Place::Sibling, k))
+                flops::count_ir(func, k).to_tokens(&helper_flops_expr(&helpers, k))
             })
             .collect()
     };
     let tangent_flops = derivative_flops(&tangent);
     let jacobian_flops = derivative_flops(&jacobian);
-    let helpers = args.helpers.iter().map(|h| {
-        let p = with_segment(h, "OPENCL");
+    let callees = (0..n).map(|i| {
+        let p = helpers.item(i, "OPENCL");
         quote!(&#p)
     });
-    let tangent_helpers = refs.iter().map(|(i, k)| {
-        let p = with_segment(&args.helpers[*i], "OPENCL_TANGENT");
+    let tangent_callees = refs.iter().map(|(i, k)| {
+        let p = helpers.item(*i, "OPENCL_TANGENT");
         quote!(&#p[#k])
     });
     let fn_name = &item.sig.ident;
@@ -150,9 +152,8 @@ pub(super) fn physics(
                 .iter()
                 .map(|&d| {
                     native(
-                        args,
+                        &helpers,
                         func,
-                        Place::Sibling,
                         "",
                         real,
                         d,
@@ -222,8 +223,10 @@ pub(super) fn physics(
     );
     let has_docs = item.attrs.iter().any(|a| a.path().is_ident("doc"));
     let sep = has_docs.then(|| quote!(#[doc = ""]));
-    let dim_checks = dim_checks(args, f, c, Place::Sibling);
+    let dim_checks = dim_checks(&helpers, f, c);
+    let aliases = helpers.aliases(&rust_name, 1, &[&func, &tangent, &jacobian]);
     quote! {
+        #aliases
         #dim_checks
 
         #(#docs)*
@@ -234,7 +237,11 @@ pub(super) fn physics(
 
         impl #pw::Pointwise for #name {
             fn info(&self) -> &'static #pw::PointwiseInfo {
-                static INFO: #pw::PointwiseInfo = #pw::PointwiseInfo {
+                // Built once, on first use (the counts of helpers are
+                // functions, see their companion modules).
+                static INFO: ::std::sync::OnceLock<#pw::PointwiseInfo> =
+                    ::std::sync::OnceLock::new();
+                INFO.get_or_init(|| #pw::PointwiseInfo {
                     name: #rust_name,
                     opencl_name: #c_name,
                     dims: &[#(#dims),*],
@@ -257,12 +264,11 @@ pub(super) fn physics(
                     tangent_flops: [#(#tangent_flops),*],
                     jacobian_flops: [#(#jacobian_flops),*],
                     linear: #linear,
-                };
-                &INFO
+                })
             }
 
             fn opencl_source(&self) -> ::std::string::String {
-                #private::opencl_source(&[#(#helpers,)* #(#tangent_helpers),*], #template)
+                #private::opencl_source(&[#(#callees,)* #(#tangent_callees),*], #template)
             }
 
             #[allow(unused_variables)]

@@ -1,7 +1,8 @@
 //! What is emitted for a function with errors.
 
+use super::aliases::unusable_companion_items;
 use super::native::stub_translations;
-use super::{kept_allows, private, struct_name, with_cfg};
+use super::{kept_allows, struct_name, with_cfg};
 use crate::ast::Function;
 use crate::attr::Args;
 use proc_macro2::TokenStream;
@@ -22,12 +23,14 @@ pub fn stub(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
 }
 
 fn stub_items(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
-    let private = private();
     let pw = quote!(::femquad::physics);
     if crate::check::is_physics(f) {
         let name = struct_name(args, item);
-        if name == item.sig.ident {
-            // Reported: the struct would clash with the function.
+        if name == item.sig.ident
+            || crate::names::shadowed_prelude_name(&name.to_string()).is_some()
+        {
+            // Reported: the struct would clash with the function, or shadow
+            // a prelude name (the code around keeps its meaning).
             return TokenStream::new();
         }
         let vis = &item.vis;
@@ -48,27 +51,17 @@ fn stub_items(args: &Args, item: &syn::ItemFn, f: &Function) -> TokenStream {
         let vis = &item.vis;
         let mod_name = &item.sig.ident;
         let twin = stub_translations(item);
+        let items = unusable_companion_items();
         quote! {
             #[doc(hidden)]
             #[allow(missing_docs, unused_imports, clippy::all)]
             #vis mod #mod_name {
                 use super::*;
-                pub static OPENCL: #private::ClFunction = #private::ClFunction {
-                    rust_name: "",
-                    module: ::core::module_path!(),
-                    template: "",
-                    helpers: &[],
-                };
-                pub static OPENCL_TANGENT: #private::ClFunction = #private::ClFunction {
-                    rust_name: "",
-                    module: ::core::module_path!(),
-                    template: "",
-                    helpers: &[],
-                };
-                pub const FLOPS: [u64; 2] = [0, 0];
-                pub const TANGENT_FLOPS: [u64; 2] = [0, 0];
-                pub const LINEAR: &[bool] = &[];
-                pub const PARAMS: &[&[usize]] = &[];
+                #items
+                pub struct Marker;
+                impl Marker {
+                    pub const IS_POINTWISE: () = ();
+                }
                 #twin
             }
         }

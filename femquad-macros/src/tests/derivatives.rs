@@ -87,6 +87,78 @@ fn linearity_is_proved_for_affine_bodies_only() {
     assert!(!lin(quote! { f0[0] = (u[0] as usize) as f64; }));
 }
 
+/// Control dependence on `(u, ∇u)` makes a body piecewise, so not provably
+/// affine, even where every piece is (#19: `linear` was true for an index
+/// computed from `u`, and the device evaluated J(0)·v).
+#[test]
+fn control_dependence_on_the_seeds_is_not_linear() {
+    let lin = |attr: TokenStream, body: TokenStream| {
+        derivatives(
+            attr,
+            quote! {
+                fn p<const D: usize>(u: &[f64; 1], grad_u: &[[f64; D]; 1], constants: &[f64; 1], f0: &mut [f64; 1], f1: &mut [[f64; D]; 1]) { #body }
+            },
+        )
+        .2
+    };
+    let own = |body: TokenStream| lin(quote!(), body).own;
+    // the two bodies of #19: an index computed from `u`, written and read
+    assert!(!own(
+        quote! { f1[0][((u[0].abs() * 2.0) as usize) % 2] = grad_u[0][0]; }
+    ));
+    assert!(!own(
+        quote! { f1[0][0] = grad_u[0][((u[0].abs() * 2.0) as usize) % 2]; }
+    ));
+    // the index of a passive array written or copied, of a whole row
+    assert!(!own(quote! {
+        let mut v = [0.0; 2];
+        v[(u[0].abs() as usize) % 2] = 1.0;
+        f0[0] = v[0] * grad_u[0][0];
+    }));
+    assert!(!own(quote! {
+        let rows = [[1.0, 2.0], [3.0, 4.0]];
+        let r = rows[(u[0].abs() as usize) % 2];
+        f0[0] = r[0] * grad_u[0][0];
+    }));
+    assert!(!own(
+        quote! { f1[0] = grad_u[((u[0].abs() * 2.0) as usize) % 1]; }
+    ));
+    // an integer or a boolean computed from `u`, in a condition or a value
+    assert!(!own(quote! {
+        let k = u[0] as i32;
+        f0[0] = if k > 0 { grad_u[0][0] } else { 2.0 * grad_u[0][0] };
+    }));
+    assert!(!own(quote! {
+        let positive = grad_u[0][0] > 0.0;
+        if positive { f0[0] = u[0]; }
+    }));
+    assert!(!own(
+        quote! { f0[0] = (if u[0] > 0.0 { 1.0 } else { 2.0 }) * grad_u[0][0]; }
+    ));
+    // branch choices of min, max, abs; fmod; rounding
+    assert!(!own(quote! { f0[0] = u[0].max(grad_u[0][0]); }));
+    assert!(!own(quote! { f0[0] = u[0].min(0.0); }));
+    assert!(!own(quote! { f0[0] = u[0] % 1.0; }));
+    assert!(!own(quote! { f0[0] = u[0].floor(); }));
+    // an integer argument of a helper, even one affine in its real ones
+    let with_helper = lin(
+        quote!(helpers(h)),
+        quote! { f0[0] = h((u[0].abs() as usize) % 2, grad_u[0][0]); },
+    );
+    assert!(!with_helper.own, "{with_helper:?}");
+    // passive indices and conditions keep an affine body affine
+    assert!(own(quote! {
+        let k = constants[0].abs() as usize % D;
+        f0[0] = grad_u[0][k] + if constants[0] > 0.0 { u[0] } else { -u[0] };
+        for d in 0..D { f1[0][d] = grad_u[0][D - 1 - d]; }
+    }));
+    let affine_call = lin(quote!(helpers(h)), quote! { f0[0] = h(1, grad_u[0][0]); });
+    assert!(
+        affine_call.own && affine_call.calls == [(0, 0b1)],
+        "{affine_call:?}"
+    );
+}
+
 #[test]
 fn jacobian_seeds_only_the_inputs_read() {
     let (_, j, _) = derivatives(

@@ -33,16 +33,25 @@ impl CoarseSolver {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `fixed` for a dof out of range;
-    /// those of [`FixedDofs::eliminate_matrix`] and of the factorization
-    /// (not symmetric or not positive definite for Cholesky, singular).
+    /// naming `matrix` for those of [`FixedDofs::eliminate_matrix`] and if
+    /// the factorization fails (not symmetric or not positive definite for
+    /// Cholesky, singular).
     pub fn new(mut matrix: CsrMatrix, fixed: &[u32], factorization: Factorization) -> Result<Self> {
-        let fixed = FixedDofs::new(matrix.n_rows(), fixed)?;
-        fixed.eliminate_matrix(&mut matrix)?;
+        let fixed = FixedDofs::new(matrix.n_rows(), fixed).map_err(|e| match e {
+            Error::InvalidArgument {
+                name: "fixed_dofs",
+                reason,
+            } => Error::arg("fixed", reason),
+            other => other,
+        })?;
+        fixed
+            .eliminate_matrix(&mut matrix)
+            .map_err(|e| matrix_error(e, ""))?;
         let solver = match factorization {
             Factorization::Cholesky => DirectSolver::cholesky(&matrix),
             Factorization::Lu => DirectSolver::lu(&matrix),
         }
-        .map_err(|e| coarse_error(e, factorization))?;
+        .map_err(|e| matrix_error(e, &format!("its {factorization:?} factorization failed: ")))?;
         let n = matrix.n_rows();
         Ok(CoarseSolver {
             solver,
@@ -56,13 +65,16 @@ impl CoarseSolver {
     /// Newton step), reusing the symbolic analysis.
     ///
     /// # Errors
-    /// Those of [`DirectSolver::refactor`].
+    /// Those of [`FixedDofs::eliminate_matrix`] and
+    /// [`DirectSolver::refactor`], naming `matrix`.
     pub fn refactor(&mut self, mut matrix: CsrMatrix) -> Result<()> {
-        self.fixed.eliminate_matrix(&mut matrix)?;
+        self.fixed
+            .eliminate_matrix(&mut matrix)
+            .map_err(|e| matrix_error(e, ""))?;
         let f = self.solver.factorization();
         self.solver
             .refactor(&matrix)
-            .map_err(|e| coarse_error(e, f))
+            .map_err(|e| matrix_error(e, &format!("its {f:?} factorization failed: ")))
     }
 
     /// Whether `matrix` has the pattern of the factored matrix (so
@@ -132,13 +144,15 @@ fn check(name: &'static str, got: usize, want: usize) -> Result<()> {
     }
 }
 
-/// Says that an error of the factorization is the coarse level's.
-fn coarse_error(e: Error, f: Factorization) -> Error {
+/// An error about the matrix from [`FixedDofs::eliminate_matrix`] or the
+/// factorization ([`DirectSolver`]), which name it `a`, as one about the
+/// `matrix` given to [`CoarseSolver::new`] or [`CoarseSolver::refactor`]:
+/// `what` (e.g. the factorization that failed) before the reason.
+fn matrix_error(e: Error, what: &str) -> Error {
     match e {
-        Error::InvalidArgument { reason, .. } => Error::arg(
-            "coarse operator",
-            format!("the coarsest multigrid level's {f:?} factorization failed: {reason}"),
-        ),
+        Error::InvalidArgument { name: "a", reason } => {
+            Error::arg("matrix", format!("{what}{reason}"))
+        }
         other => other,
     }
 }

@@ -38,8 +38,8 @@ pub struct EigenEstimate {
 ///
 /// # Errors
 /// * [`Error::InvalidArgument`] naming `steps` if 0, `b` if it is zero,
-///   `apply` if `p·Ap ≤ 0` occurs (the operator is not positive definite)
-///   or `jacobi` if `r·D⁻¹r ≤ 0`, and for non-finite values.
+///   `a` if `p·Ap ≤ 0` occurs (the operator is not positive definite) or
+///   is not finite, `jacobi` if `r·D⁻¹r ≤ 0` or is not finite.
 /// * Those of `a` and of the vector operations.
 pub fn estimate_eigenvalues<R: Real>(
     a: &mut Action<'_, R>,
@@ -80,10 +80,10 @@ pub fn estimate_eigenvalues<R: Real>(
         let pap = p.dot(&w)?;
         if !(pap > 0.0 && pap.is_finite()) {
             return Err(Error::arg(
-                "apply",
+                "a",
                 format!(
-                    "p·Ap = {pap:e} at Lanczos step {k}: the operator is not positive definite \
-                     (or not finite) on the free dofs"
+                    "not positive definite on the free dofs (indefinite, or singular): \
+                     p·Ap = {pap:e} at Lanczos step {k} of the eigenvalue estimate"
                 ),
             ));
         }

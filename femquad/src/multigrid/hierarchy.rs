@@ -1,8 +1,8 @@
 //! [`MeshHierarchy`]: a coarse mesh and its uniform refinements.
 
+use crate::Result;
 use crate::mesh::refine::{check_refinements, prepare_for_refinement, refine, refine_gmsh};
 use crate::mesh::{GmshMesh, Mesh, mesh_edges};
-use crate::{Error, Result};
 
 /// The meshes of a hierarchy: plain, or Gmsh meshes with their tags.
 #[derive(Clone, Debug)]
@@ -65,13 +65,15 @@ impl MeshHierarchy {
     /// invalid coarse mesh, naming the cell).
     pub fn new(coarse: &Mesh, refinements: usize) -> Result<Self> {
         check_refinements(coarse, refinements)?;
-        let mut meshes = vec![prepare_for_refinement(coarse)?];
+        let mut finest = prepare_for_refinement(coarse)?;
+        let mut meshes = Vec::with_capacity(refinements + 1);
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {
-            let r = refine(meshes.last().ok_or_else(empty)?)?;
+            let r = refine(&finest)?;
             edges.push(r.edge_vertices().to_vec());
-            meshes.push(r.into_mesh());
+            meshes.push(std::mem::replace(&mut finest, r.into_mesh()));
         }
+        meshes.push(finest);
         Ok(MeshHierarchy {
             meshes: Meshes::Plain(meshes),
             edges,
@@ -97,16 +99,16 @@ impl MeshHierarchy {
     /// those of [`refine_gmsh`].
     pub fn from_gmsh(coarse: &GmshMesh, refinements: usize) -> Result<Self> {
         check_refinements(&coarse.mesh, refinements)?;
-        let mut first = coarse.clone();
-        first.mesh = prepare_for_refinement(&coarse.mesh)?;
-        let mut meshes = vec![first];
+        let mut finest = coarse.clone();
+        finest.mesh = prepare_for_refinement(&coarse.mesh)?;
+        let mut meshes = Vec::with_capacity(refinements + 1);
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {
-            let last = meshes.last().ok_or_else(empty)?;
-            edges.push(mesh_edges(&last.mesh)?.endpoints().to_vec());
-            let fine = refine_gmsh(last)?;
-            meshes.push(fine);
+            edges.push(mesh_edges(&finest.mesh)?.endpoints().to_vec());
+            let fine = refine_gmsh(&finest)?;
+            meshes.push(std::mem::replace(&mut finest, fine));
         }
+        meshes.push(finest);
         Ok(MeshHierarchy {
             meshes: Meshes::Gmsh(meshes),
             edges,
@@ -154,10 +156,6 @@ impl MeshHierarchy {
     pub fn meshes(&self) -> impl Iterator<Item = &Mesh> {
         (0..self.n_levels()).filter_map(|l| self.mesh(l))
     }
-}
-
-fn empty() -> Error {
-    Error::arg("hierarchy", "internal: a hierarchy without meshes")
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! transfers between them and the fixed (Dirichlet) dofs of each level.
 
 use super::hierarchy::MeshHierarchy;
+use super::internal_error;
 use super::transfer::Transfer;
 use crate::element::Element;
 use crate::space::FunctionSpace;
@@ -79,7 +80,7 @@ impl LevelSpaces {
                 .map(|k| {
                     finest
                         .edge(k)
-                        .ok_or_else(|| Error::arg("finest", format!("internal: no P2 edge {k}")))
+                        .ok_or_else(|| internal_error(&format!("the P2 space has no edge {k}")))
                 })
                 .collect::<Result<Vec<_>>>()?;
             edges.push(p2_edges);

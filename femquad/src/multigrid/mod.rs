@@ -69,5 +69,22 @@ pub use residuals::{JacobianLevels, ResidualLevels};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
 
+/// The error for a broken invariant of femquad's own bookkeeping (a bug,
+/// never the user's input; `what` says which). femquad's [`Error`] has no
+/// variant for bugs, so it is an [`Error::InvalidArgument`] that names no
+/// argument of the user's (`femquad`) and says so.
+///
+/// [`Error`]: crate::Error
+/// [`Error::InvalidArgument`]: crate::Error::InvalidArgument
+pub(crate) fn internal_error(what: &str) -> crate::Error {
+    crate::Error::arg(
+        "femquad",
+        format!(
+            "internal error, not caused by your input: {what}. This is a bug in femquad: \
+             please report it"
+        ),
+    )
+}
+
 #[cfg(test)]
 mod tests;

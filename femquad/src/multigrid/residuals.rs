@@ -3,6 +3,7 @@
 //! Jacobians as the [`LevelOperators`] of a [`Multigrid`]).
 
 use super::hierarchy::MeshHierarchy;
+use super::internal_error;
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::vcycle::{Multigrid, MultigridOptions};
@@ -119,13 +120,13 @@ impl<R: Real> ResidualLevels<R> {
         for l in 0..n_levels - 1 {
             let space = spaces
                 .space(l)
-                .ok_or_else(|| Error::arg("spaces", "internal: missing level"))?;
+                .ok_or_else(|| internal_error(&format!("no space for multigrid level {l}")))?;
             let mesh_level = spaces
                 .mesh_level(l)
-                .ok_or_else(|| Error::arg("spaces", "internal: missing level"))?;
+                .ok_or_else(|| internal_error(&format!("no mesh for multigrid level {l}")))?;
             let mesh = hierarchy
                 .mesh(mesh_level)
-                .ok_or_else(|| Error::arg("hierarchy", "internal: missing mesh"))?;
+                .ok_or_else(|| internal_error(&format!("no mesh {mesh_level} in the hierarchy")))?;
             let quadrature = if space.element() == finest.space().element() {
                 finest_disc.quadrature().clone()
             } else {
@@ -222,8 +223,11 @@ impl<R: Real> ResidualLevels<R> {
     /// # Errors
     /// [`Error::InvalidArgument`] naming `aux` if the physics reads an
     /// auxiliary field the coarse levels were not given
-    /// ([`ResidualLevels::set_aux`]); those of [`Multigrid::inject`] and
-    /// [`Multigrid::setup`].
+    /// ([`ResidualLevels::set_aux`]); naming `physics` for what
+    /// [`Multigrid::setup`] finds about the levels' operators (the Jacobians
+    /// of `physics`: a singular diagonal block, not positive definite, a
+    /// coarsest Jacobian that cannot be factored); the other errors of
+    /// [`Multigrid::inject`] and [`Multigrid::setup`].
     pub fn setup<P: Pointwise + ?Sized>(
         &mut self,
         finest: &mut Residual<R>,
@@ -252,7 +256,24 @@ impl<R: Real> ResidualLevels<R> {
             physics,
             constants,
         };
-        self.multigrid.setup(&mut ops)
+        self.multigrid.setup(&mut ops).map_err(|e| match e {
+            Error::InvalidArgument {
+                name: "ops",
+                reason,
+            } => Error::arg(
+                "physics",
+                format!(
+                    "multigrid for the Jacobian of `{}`: {reason}. Multigrid needs the \
+                     Jacobian positive definite on every level (its Chebyshev smoother) and \
+                     the coarsest one nonsingular (symmetric too for the Cholesky factorization \
+                     of DirichletProblem::solve_linear): for a non-symmetric problem use \
+                     DirichletProblem::solve_nonlinear (GMRES), for an indefinite one \
+                     Preconditioner::Jacobi or None, for a singular one fix more dofs",
+                    physics.info().name
+                ),
+            ),
+            other => other,
+        })
     }
 
     /// One V-cycle `x = M⁻¹ b` for the Jacobian at the state of the last

@@ -11,6 +11,7 @@ use super::block_jacobi::{PointBlockJacobi, fill_random};
 use super::chebyshev::{Chebyshev, ChebyshevWork};
 use super::coarse::CoarseSolver;
 use super::eigen::{EigenEstimate, estimate_eigenvalues};
+use super::internal_error;
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
@@ -527,14 +528,20 @@ impl<R: Real> Multigrid<R> {
     /// eigenvalue estimates and smoothers, the coarse factorization.
     ///
     /// # Errors
-    /// * [`Error::InvalidArgument`] naming `blocks` with the node of a
-    ///   singular diagonal block ([`PointBlockJacobi`]), `apply` if an
-    ///   operator is not positive definite in the eigenvalue estimate,
-    ///   `options` for an invalid smoother option, `coarse operator` if its
-    ///   factorization fails.
+    /// * [`Error::InvalidArgument`] naming `ops` (with the level) if a
+    ///   level's operator has a singular point-block diagonal
+    ///   ([`PointBlockJacobi`], with the node), is not positive definite in
+    ///   the eigenvalue estimate, or the coarsest one is assembled with the
+    ///   wrong size or cannot be factored ([`CoarseSolver`]: not symmetric
+    ///   or not positive definite for Cholesky, singular); naming `options`
+    ///   for an invalid smoother option; naming `fixed` for a level whose
+    ///   dofs are all fixed.
     /// * Those of `ops`.
     pub fn setup(&mut self, ops: &mut dyn LevelOperators<R>) -> Result<()> {
         let t0 = Instant::now();
+        // a failed setup leaves no cycle to apply (its smoothers and coarse
+        // factorization may be half rebuilt)
+        self.report = None;
         let opts = self.options;
         let mut reports = Vec::with_capacity(self.levels.len());
         reports.push(LevelReport {
@@ -546,10 +553,7 @@ impl<R: Real> Multigrid<R> {
         for l in 1..self.levels.len() {
             let level = &mut self.levels[l];
             let nc = level.n_comp;
-            let (work, _) = level
-                .work
-                .as_ref()
-                .ok_or_else(|| Error::arg("multigrid", "internal: level without work vectors"))?;
+            let (work, _) = level.work.as_ref().ok_or_else(no_work)?;
             let like = work.residual();
             let mut blocks = zeros_of_len(like, level.n_dofs * nc)?;
             ops.block_diagonal(l, &mut blocks)?;
@@ -590,9 +594,9 @@ impl<R: Real> Multigrid<R> {
         let matrix = ops.assemble(0)?;
         if matrix.n_rows() != self.levels[0].n_dofs || matrix.n_cols() != self.levels[0].n_dofs {
             return Err(Error::arg(
-                "assemble",
+                "ops",
                 format!(
-                    "the coarsest operator is {} × {}, the level has {} dofs",
+                    "the coarsest operator (assemble(0)) is {} × {}, the level has {} dofs",
                     matrix.n_rows(),
                     matrix.n_cols(),
                     self.levels[0].n_dofs
@@ -601,13 +605,12 @@ impl<R: Real> Multigrid<R> {
         }
         match &mut self.coarse {
             // the next linearization on the same pattern: numeric refactorization only
-            Some(c) if c.same_pattern(&matrix) => c.refactor(matrix)?,
+            Some(c) if c.same_pattern(&matrix) => c.refactor(matrix).map_err(coarse_error)?,
             _ => {
-                self.coarse = Some(CoarseSolver::new(
-                    matrix,
-                    &self.coarse_fixed,
-                    self.options.factorization,
-                )?)
+                self.coarse = Some(
+                    CoarseSolver::new(matrix, &self.coarse_fixed, self.options.factorization)
+                        .map_err(coarse_error)?,
+                )
             }
         }
         self.profiler = opts.profile.then(|| Profiler::new(self.levels.len()));
@@ -635,8 +638,8 @@ impl<R: Real> Multigrid<R> {
         if self.report.is_none() {
             return Err(Error::arg(
                 "multigrid",
-                "applied before Multigrid::setup (the smoothers and the coarse factorization \
-                 come from the operators)",
+                "applied without a successful Multigrid::setup (the smoothers and the coarse \
+                 factorization come from the operators)",
             ));
         }
         let finest = self.levels.len() - 1;
@@ -656,9 +659,10 @@ impl<R: Real> Multigrid<R> {
         let result = if finest == 0 {
             self.cycle(ops, 0, b, x)
         } else {
-            let mut mb = self.masked_b.take().ok_or_else(|| {
-                Error::arg("multigrid", "internal: masked right-hand side in use")
-            })?;
+            let mut mb = self
+                .masked_b
+                .take()
+                .ok_or_else(|| internal_error("the masked right-hand side is in use"))?;
             let result = (|| -> Result<()> {
                 mb.copy_from(b)?;
                 mb.set_at(&self.levels[finest].fixed, 0.0)?;
@@ -686,7 +690,7 @@ impl<R: Real> Multigrid<R> {
             let coarse = self
                 .coarse
                 .as_mut()
-                .ok_or_else(|| Error::arg("multigrid", "internal: no coarse solver"))?;
+                .ok_or_else(|| internal_error("a V-cycle without coarse solver"))?;
             coarse.solve(b, x)?;
             return self.lap(0, Phase::CoarseSolve, x);
         }
@@ -705,7 +709,7 @@ impl<R: Real> Multigrid<R> {
         let (mut cb, mut cx) = self.levels[l - 1]
             .bx
             .take()
-            .ok_or_else(|| Error::arg("multigrid", "internal: coarse vectors in use"))?;
+            .ok_or_else(|| internal_error("the coarse vectors are in use"))?;
         let result = (|| -> Result<()> {
             {
                 let (_, r) = self.levels[l].work.as_ref().ok_or_else(no_work)?;
@@ -734,12 +738,10 @@ impl<R: Real> Multigrid<R> {
         zero_initial: bool,
     ) -> Result<()> {
         let level = &mut self.levels[l];
-        let (jacobi, chebyshev) = level.smoother.as_ref().ok_or_else(|| {
-            Error::arg(
-                "multigrid",
-                "internal: a level without smoother after setup",
-            )
-        })?;
+        let (jacobi, chebyshev) = level
+            .smoother
+            .as_ref()
+            .ok_or_else(|| internal_error("a multigrid level without smoother after setup"))?;
         let (work, _) = level.work.as_mut().ok_or_else(no_work)?;
         let fixed = &level.fixed;
         let mut a = |v: &Vector<R>, y: &mut Vector<R>| -> Result<()> {
@@ -751,7 +753,7 @@ impl<R: Real> Multigrid<R> {
 }
 
 fn no_work() -> Error {
-    Error::arg("multigrid", "internal: a level without work vectors")
+    internal_error("a multigrid level above the coarsest without work vectors")
 }
 
 /// A zero vector of `n` entries where `like` lives.
@@ -762,12 +764,49 @@ fn zeros_of_len<R: Real>(like: &Vector<R>, n: usize) -> Result<Vector<R>> {
     })
 }
 
-/// Names the level in an error's reason.
+/// An error of the smoother setup of level `l` as [`Multigrid::setup`]'s:
+/// what its point-block diagonal ([`PointBlockJacobi`]) or eigenvalue
+/// estimate ([`estimate_eigenvalues`]) found about the level's operator is
+/// about `ops`; the estimate's start vector is zero only when every dof of
+/// the level is fixed.
 fn at_level(e: Error, l: usize) -> Error {
     match e {
+        Error::InvalidArgument {
+            name: "blocks" | "a" | "jacobi",
+            reason,
+        } => Error::arg(
+            "ops",
+            format!("the operator of multigrid level {l}: {reason}"),
+        ),
+        Error::InvalidArgument { name: "b", .. } => Error::arg(
+            "fixed",
+            format!("every dof of multigrid level {l} is fixed: there is nothing to smooth"),
+        ),
+        Error::InvalidArgument {
+            name: "steps",
+            reason,
+        } => Error::arg(
+            "options",
+            format!("MultigridOptions::eigen_steps: {reason}"),
+        ),
         Error::InvalidArgument { name, reason } => {
             Error::arg(name, format!("multigrid level {l}: {reason}"))
         }
+        other => other,
+    }
+}
+
+/// An error of the coarse factorization ([`CoarseSolver`], naming its
+/// `matrix`) as [`Multigrid::setup`]'s: about the coarsest operator of `ops`.
+fn coarse_error(e: Error) -> Error {
+    match e {
+        Error::InvalidArgument {
+            name: "matrix",
+            reason,
+        } => Error::arg(
+            "ops",
+            format!("the operator of the coarsest multigrid level (level 0): {reason}"),
+        ),
         other => other,
     }
 }

@@ -3,7 +3,15 @@
 //! ([`KernelOptions::from_env`], when a backend is opened) and passed on
 //! explicitly from there.
 //!
-//! | variable | option | default |
+//! [`KernelOptions::default`] is reproducible: it reads neither the
+//! environment nor the autotune cache, so a launch without an explicit
+//! configuration takes the device default ([`super::shape::default_config`])
+//! whatever a developer's `~/.cache/femquad/autotune.txt` holds. The cache
+//! is an opt-in: [`KernelOptions::from_env`] (what [`crate::Backend::opencl`]
+//! uses) turns it on unless `FEMQUAD_AUTOTUNE=off`, and
+//! [`KernelOptions::with_tuning_cache`] sets it explicitly.
+//!
+//! | variable | option | [`KernelOptions::from_env`] without it |
 //! |---|---|---|
 //! | `FEMQUAD_PREFETCH=0` | [`KernelOptions::prefetch`] off | on |
 //! | `FEMQUAD_VECTOR_LOADS=0` | [`KernelOptions::vector_loads`] off | on |
@@ -31,8 +39,9 @@ pub const AUTOTUNE_ENV: &str = "FEMQUAD_AUTOTUNE";
 pub const CACHE_DIR_ENV: &str = "FEMQUAD_CACHE_DIR";
 
 /// Switches of the generated kernels and of the choice of launch
-/// configuration. [`Default`] is every feature on, the tuning cache used,
-/// the cache in the default directory.
+/// configuration. [`Default`] is every feature on and the tuning cache
+/// **not** read (reproducible launches: the device default configuration
+/// wherever none is given); [`KernelOptions::from_env`] opts in to the cache.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct KernelOptions {
     /// Load the next batch into registers while the current one computes
@@ -46,7 +55,8 @@ pub struct KernelOptions {
     /// [`super::shape::TAB_REGISTER_REALS`]).
     pub tab_registers: Option<bool>,
     /// Use the launch configurations stored by the autotuner
-    /// ([`super::tuning_cache`]); `false` always takes the device default.
+    /// ([`super::tuning_cache`]); `false` (the default) always takes the
+    /// device default.
     pub use_tuning_cache: bool,
     /// Directory of the autotune cache file; `None` for the default
     /// ([`super::tuning_cache::default_cache_dir`]).
@@ -59,7 +69,7 @@ impl Default for KernelOptions {
             prefetch: true,
             vector_loads: true,
             tab_registers: None,
-            use_tuning_cache: true,
+            use_tuning_cache: false,
             cache_dir: None,
         }
     }
@@ -81,7 +91,16 @@ fn switch(name: &'static str, value: Option<String>) -> Result<Option<bool>> {
 }
 
 impl KernelOptions {
-    /// The options as the environment sets them (table in the module doc).
+    /// The same options with the autotune cache read (`true`) or not.
+    pub fn with_tuning_cache(self, use_tuning_cache: bool) -> Self {
+        KernelOptions {
+            use_tuning_cache,
+            ..self
+        }
+    }
+
+    /// The options as the environment sets them (table in the module doc):
+    /// the tuning cache on unless `FEMQUAD_AUTOTUNE` turns it off.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming the variable if a switch has a
@@ -98,8 +117,7 @@ impl KernelOptions {
             vector_loads: switch(VECTOR_LOADS_ENV, var(VECTOR_LOADS_ENV))?
                 .unwrap_or(d.vector_loads),
             tab_registers: switch(TAB_REGISTERS_ENV, var(TAB_REGISTERS_ENV))?,
-            use_tuning_cache: switch(AUTOTUNE_ENV, var(AUTOTUNE_ENV))?
-                .unwrap_or(d.use_tuning_cache),
+            use_tuning_cache: switch(AUTOTUNE_ENV, var(AUTOTUNE_ENV))?.unwrap_or(true),
             cache_dir: var(CACHE_DIR_ENV)
                 .filter(|s| !s.trim().is_empty())
                 .map(PathBuf::from),
@@ -121,9 +139,11 @@ mod tests {
                     .map(|(_, v)| v.to_string())
             }
         };
+        // the default reads no cache; the environment opts in unless told off
+        assert!(!KernelOptions::default().use_tuning_cache);
         assert_eq!(
             KernelOptions::from_vars(vars(&[])).unwrap(),
-            KernelOptions::default()
+            KernelOptions::default().with_tuning_cache(true)
         );
         let o = KernelOptions::from_vars(vars(&[
             (PREFETCH_ENV, "0"),
@@ -139,6 +159,10 @@ mod tests {
         let e = KernelOptions::from_vars(vars(&[(PREFETCH_ENV, "maybe")]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("FEMQUAD_PREFETCH") && e.contains("maybe"), "{e}");
+        assert_eq!(
+            e,
+            "invalid argument `FEMQUAD_PREFETCH`: environment variable \
+             FEMQUAD_PREFETCH=\"maybe\": use 0/off or 1/on"
+        );
     }
 }

@@ -117,9 +117,24 @@ pub struct PointwiseInfo {
     pub tangent_flops: [u64; 2],
     /// Floating-point operations of one Jacobian evaluation in 2D and 3D.
     pub jacobian_flops: [u64; 2],
-    /// True when the macro proved `f0`, `f1` affine in `(u, ∇u)` (then the
-    /// Jacobian does not depend on `u`); false when it could not (which does
-    /// not mean nonlinear). See the user guide of `#[pointwise]`.
+    /// True when the macro proved `f0`, `f1` affine in `(u, ∇u)`: every value
+    /// computed from `u`, `∇u` reaches them through sums, differences,
+    /// products with one such factor, divisions by other values, copies and
+    /// helpers affine in the same sense, and none of them decides anything —
+    /// no index (of a read or a write), condition (`if`, `min`, `max`, `abs`),
+    /// cast, comparison or integer argument of a helper depends on `u`, `∇u`
+    /// (the rule in full: the user guide of `#[pointwise]`, "Linearity").
+    ///
+    /// The guarantee: the tangent, so `J·v`, and the pointwise Jacobians
+    /// `g0 … g3` computed by the derivative programs are the same numbers at
+    /// every `(u, ∇u)` where the evaluation stays finite (`x`, `a` and the
+    /// constants fixed): what they compute does not depend on a value
+    /// computed from `u`, `∇u`. The OpenCL Jacobian-action and
+    /// Jacobian-diagonal kernels rely on it: for such a physics they evaluate
+    /// the derivatives at `u = 0`, `∇u = 0` without loading `u` (kernel macro
+    /// `AFFINE`). False means "not proved", not "nonlinear": a
+    /// piecewise-affine body (an index or a branch chosen by `u`) is false. A
+    /// hand-written [`Pointwise`] must set it only with the same guarantee.
     pub linear: bool,
 }
 

@@ -1,12 +1,25 @@
 //! Matrix-free (preconditioned) conjugate gradients.
 
-use super::krylov::{KrylovStats, krylov_start, non_finite_output};
+use super::krylov::{
+    AttainableCheck, KrylovStats, Tol, checked_norm, krylov_start, non_finite_output, true_residual,
+};
 use super::operator::LinearOperator;
 use crate::vector::VectorOps;
 use crate::{Error, Result};
 
 /// Statistics of [`cg`].
 pub type CgStats = KrylovStats;
+
+/// What to do about an operator that is not positive definite: the end of
+/// [`cg`]'s error (callers that know the operator's origin replace it).
+pub(crate) const OPERATOR_ADVICE: &str = " (conjugate gradients needs a symmetric positive \
+     definite operator: an indefinite or singular one gives this; use gmres for an indefinite or \
+     non-symmetric operator, make a singular one definite, e.g. by fixing more unknowns)";
+
+/// What to do about a preconditioner that is not positive definite: the end
+/// of [`cg`]'s error.
+pub(crate) const PRECONDITIONER_ADVICE: &str =
+    " (preconditioned conjugate gradients needs a symmetric positive definite M⁻¹)";
 
 /// `z = M⁻¹ r` if there is a preconditioner `M`; returns `(r·r, r·z)` in
 /// one reduction (`r·z = r·r` without `M`).
@@ -21,6 +34,7 @@ fn precondition<V: VectorOps>(
             let d = r.dots(&[r, z])?;
             if !d[1].is_finite() && d[0].is_finite() {
                 return Err(non_finite_output(
+                    "preconditioner",
                     "M⁻¹ r (preconditioner output)",
                     z,
                     "r·M⁻¹r",
@@ -42,19 +56,31 @@ fn precondition<V: VectorOps>(
 /// ([`LinearOperator`]: `y = A x`; closures qualify) and a symmetric positive
 /// definite `M⁻¹`. Without preconditioner (`None`), `M = I`.
 ///
-/// `x` holds the initial guess on entry and the solution on exit. With
-/// `r_k = b − A x_k` the iteration stops at the first `k` with
-/// `‖r_k‖₂ ≤ tol · ‖b‖₂` (relative residual, not preconditioned). If `b = 0`
-/// the solution is `x = 0` and no iteration runs. With `z_k = M⁻¹ r_k`:
+/// `x` holds the initial guess on entry and the solution on exit. The
+/// solve stops when the true residual `r = b − A x` satisfies
+/// `‖r‖₂ ≤ tol · ‖b‖₂` (relative residual, not preconditioned), and
+/// reports that true residual. If `b = 0` the solution is `x = 0` and no
+/// iteration runs. With `z_k = M⁻¹ r_k`:
 ///
 /// ```text
 /// α_k = (r_k·z_k)/(p_k·A p_k),  x_{k+1} = x_k + α_k p_k,  r_{k+1} = r_k − α_k A p_k,
 /// β_k = (r_{k+1}·z_{k+1})/(r_k·z_k),  p_{k+1} = z_{k+1} + β_k p_k,  p_0 = z_0.
 /// ```
 ///
+/// The updated `r_k` drifts from `b − A x_k` by rounding (in `f32`, or
+/// near the attainable accuracy, by orders of magnitude), so when it first
+/// meets the tolerance the true residual is computed (one more application
+/// of `A`, one reduction). If the true residual misses the tolerance, CG
+/// restarts from it (`r = b − A x`, `p = M⁻¹ r`); when the next claim is
+/// false again and its true residual is not at least 10 % below the
+/// previous false claim's, the true residual has stagnated: the tolerance
+/// is out of reach and the solve says so (see Errors).
+///
 /// Each iteration costs one application of `A` (and of `M⁻¹`), three
 /// vector updates and two reductions — on device vectors two round trips of
-/// scalars (`p·Ap`, then `r·r` and `r·z` together) and no array transfer.
+/// scalars (`p·Ap`, then `r·r` and `r·z` together) and no array transfer;
+/// the final check of the true residual costs one application and one
+/// scalar more.
 ///
 /// In exact arithmetic the error decreases in the `A`-norm by at least the
 /// factor `2((√κ − 1)/(√κ + 1))^k` after `k` iterations (`κ` the condition
@@ -64,15 +90,21 @@ fn precondition<V: VectorOps>(
 /// diagonal.
 ///
 /// # Errors
-/// * [`Error::InvalidArgument`] if `x` and `b` differ in length, `tol` is not
-///   positive and finite, `p·A p ≤ 0` occurs (the operator is not positive
-///   definite, or it is singular on the Krylov space), or `r·M⁻¹r ≤ 0` (the
-///   preconditioner is not positive definite); and for vectors in different
-///   places (host and device).
+/// * [`Error::InvalidArgument`] naming
+///   * `x` if its length differs from `b`'s, or it lives elsewhere (host
+///     and device);
+///   * `tol` if it is not positive and finite, below the machine epsilon
+///     of the vectors' precision (the bound is in the message), or below
+///     what CG attains for this operator (the true residual stagnates
+///     above it; the attained value is in the message);
+///   * `a` if `p·Ap ≤ 0` occurs (the operator is not positive definite:
+///     indefinite, or singular on the Krylov space);
+///   * `preconditioner` if `r·M⁻¹r ≤ 0` (it is not positive definite).
 /// * [`Error::NonFinite`] if `b` or `x` holds NaN or ±∞, or the operator or
 ///   preconditioner returns a non-finite value (with its index).
 /// * [`Error::NoConvergence`] after `max_iter` iterations without reaching
-///   the tolerance (`x` then holds the last iterate).
+///   the tolerance, with the true relative residual (`x` then holds the last
+///   iterate).
 /// * Any error returned by `a` or the preconditioner.
 pub fn cg<V: VectorOps>(
     a: &mut (impl LinearOperator<V> + ?Sized),
@@ -82,57 +114,93 @@ pub fn cg<V: VectorOps>(
     tol: f64,
     max_iter: usize,
 ) -> Result<CgStats> {
-    let Some(b_norm) = krylov_start(b, x, tol)? else {
+    let tol_arg = Tol {
+        value: tol,
+        arg: "tol",
+        label: "tol",
+    };
+    let Some(b_norm) = krylov_start(b, x, tol_arg)? else {
         return Ok(KrylovStats::solved_by_zero());
     };
     let target = tol * b_norm;
     let mut ap = b.zeros_like()?;
-    // r = b − A x
-    a.apply(x, &mut ap)?;
     let mut r = b.zeros_like()?;
-    r.copy_from(&ap)?;
-    r.axpby(1.0, b, -1.0)?;
+    true_residual(a, b, x, &mut ap, &mut r)?;
     let mut z = match preconditioner {
         Some(_) => Some(b.zeros_like()?),
         None => None,
     };
     let (mut rr, mut rz) = precondition(&mut preconditioner, &r, &mut z)?;
-    if !rr.is_finite() {
-        return Err(non_finite_output("A x (operator output)", &ap, "r·r", rr));
-    }
+    let start = checked_norm(rr, &ap)?;
     let mut p = b.zeros_like()?;
     p.copy_from(z.as_ref().unwrap_or(&r))?;
-    let mut history = vec![rr.sqrt()];
+    let mut history = vec![start];
+    let mut attainable = AttainableCheck::new("conjugate gradients", b_norm, tol_arg);
     let mut k = 0;
-    while rr.sqrt() > target {
-        if k == max_iter {
-            return Err(Error::NoConvergence {
-                solver: "conjugate gradients",
-                iterations: k,
-                residual: rr.sqrt() / b_norm,
-                tolerance: tol,
-            });
+    loop {
+        let claimed = rr.sqrt() <= target;
+        if claimed || k == max_iter {
+            // r is the true residual b − A x only before the first update
+            let r_is_true = k == 0;
+            if !r_is_true {
+                true_residual(a, b, x, &mut ap, &mut r)?;
+                rr = r.dot(&r)?;
+                let norm = checked_norm(rr, &ap)?;
+                if let Some(last) = history.last_mut() {
+                    *last = norm;
+                }
+            }
+            let norm = rr.sqrt();
+            if norm <= target {
+                return Ok(KrylovStats {
+                    iterations: k,
+                    residual_norm: norm,
+                    relative_residual: norm / b_norm,
+                    history,
+                });
+            }
+            if k == max_iter {
+                return Err(Error::NoConvergence {
+                    solver: "conjugate gradients",
+                    iterations: k,
+                    residual: norm / b_norm,
+                    tolerance: tol,
+                });
+            }
+            if !r_is_true {
+                // the recurrence claimed the tolerance, b − A x misses it:
+                // restart from the true residual, unless it has stagnated
+                attainable.restart(true, norm, k)?;
+                rz = precondition(&mut preconditioner, &r, &mut z)?.1;
+                p.copy_from(z.as_ref().unwrap_or(&r))?;
+            }
         }
         if rz <= 0.0 {
             return Err(Error::arg(
                 "preconditioner",
                 format!(
-                    "the preconditioner is not positive definite: r·M⁻¹r = {rz:e} at iteration {k} \
-                     (preconditioned conjugate gradients needs a symmetric positive definite M⁻¹)"
+                    "the preconditioner is not positive definite: r·M⁻¹r = {rz:e} at iteration \
+                     {k}{PRECONDITIONER_ADVICE}"
                 ),
             ));
         }
         a.apply(&p, &mut ap)?;
         let pap = p.dot(&ap)?;
         if !pap.is_finite() {
-            return Err(non_finite_output("A p (operator output)", &ap, "p·Ap", pap));
+            return Err(non_finite_output(
+                "a",
+                "A p (operator output)",
+                &ap,
+                "p·Ap",
+                pap,
+            ));
         }
         if pap <= 0.0 {
             return Err(Error::arg(
-                "apply",
+                "a",
                 format!(
-                    "the operator is not positive definite: p·Ap = {pap:e} at iteration {k} \
-                     (conjugate gradients needs a symmetric positive definite operator)"
+                    "the operator is not positive definite: p·Ap = {pap:e} at iteration \
+                     {k}{OPERATOR_ADVICE}"
                 ),
             ));
         }
@@ -141,7 +209,13 @@ pub fn cg<V: VectorOps>(
         r.axpy(-alpha, &ap)?;
         let (rr_new, rz_new) = precondition(&mut preconditioner, &r, &mut z)?;
         if !rr_new.is_finite() {
-            return Err(non_finite_output("r (the residual)", &r, "r·r", rr_new));
+            return Err(non_finite_output(
+                "a",
+                "r (the residual)",
+                &r,
+                "r·r",
+                rr_new,
+            ));
         }
         let beta = rz_new / rz;
         // p = z + β p
@@ -151,18 +225,125 @@ pub fn cg<V: VectorOps>(
         k += 1;
         history.push(rr.sqrt());
     }
-    Ok(KrylovStats {
-        iterations: k,
-        residual_norm: rr.sqrt(),
-        relative_residual: rr.sqrt() / b_norm,
-        history,
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Real;
     use crate::solve::Jacobi;
+
+    /// The 1D Dirichlet Laplacian `tridiag(−1, 2, −1)` in any precision.
+    #[allow(clippy::ptr_arg)]
+    fn laplace_1d_in<R: Real>(v: &Vec<R>, out: &mut Vec<R>) -> Result<()> {
+        let n = v.len();
+        for i in 0..n {
+            let left = if i > 0 { v[i - 1] } else { R::ZERO };
+            let right = if i + 1 < n { v[i + 1] } else { R::ZERO };
+            out[i] = R::from_f64(2.0) * v[i] - left - right;
+        }
+        Ok(())
+    }
+
+    /// `(‖b − A x‖₂, ‖b‖₂ + ‖|A||x|‖₂)` in f64 for the 1D Laplacian: the
+    /// exact residual of the iterate `x`, and the scale of its rounding.
+    fn exact_residual<R: Real>(b: &[R], x: &[R]) -> (f64, f64) {
+        let n = x.len();
+        let at = |i: usize| x[i].to_f64();
+        let (mut rr, mut bb, mut aa) = (0.0, 0.0, 0.0);
+        for (i, bi) in b.iter().enumerate() {
+            let bi = bi.to_f64();
+            let left = if i > 0 { at(i - 1) } else { 0.0 };
+            let right = if i + 1 < n { at(i + 1) } else { 0.0 };
+            let r = bi - (2.0 * at(i) - left - right);
+            let abs = 2.0 * at(i).abs() + left.abs() + right.abs();
+            rr += r * r;
+            bb += bi * bi;
+            aa += abs * abs;
+        }
+        (rr.sqrt(), bb.sqrt() + aa.sqrt())
+    }
+
+    /// The residual CG reports is `‖b − A x‖` of the `x` it returns: bitwise
+    /// the value computed in the vectors' precision, and within its rounding
+    /// of the exact residual — in f32, where the recurrence's residual drifts
+    /// below the true one, and in f64.
+    #[test]
+    fn the_reported_residual_is_b_minus_a_x() {
+        fn check<R: Real>(n: usize, tol: f64) {
+            let b = rhs::<R>(n);
+            let mut x = vec![R::ZERO; n];
+            let stats = cg(&mut laplace_1d_in::<R>, None, &b, &mut x, tol, 10 * n).unwrap();
+            // b − A x as CG computes it, in the vectors' precision: the same
+            // value to the bit (a recurrence's residual would differ)
+            let mut r = vec![R::ZERO; n];
+            laplace_1d_in(&x, &mut r).unwrap();
+            r.axpby(1.0, &b, -1.0).unwrap();
+            assert_eq!(stats.residual_norm, r.dot(&r).unwrap().sqrt());
+            // and the exact residual of x within the rounding of A x
+            let (exact, scale) = exact_residual(&b, &x);
+            let eps = R::EPSILON.to_f64();
+            assert!(
+                (stats.residual_norm - exact).abs() <= 4.0 * eps * scale,
+                "{}: reported {:e}, exact {exact:e} (rounding {:e})",
+                R::PRECISION,
+                stats.residual_norm,
+                eps * scale
+            );
+            assert!(stats.relative_residual <= tol, "{stats:?}");
+            assert_eq!(stats.history.last(), Some(&stats.residual_norm));
+        }
+        // f32 at 1e-4: the recurrence's first claim is false (the true
+        // residual is above 1e-4 then), a restart from b − A x meets it
+        check::<f32>(100, 1e-4);
+        check::<f64>(100, 1e-12);
+    }
+
+    /// A right-hand side `b_i = 1 + sin(0.7 i)` (not one whose CG iterates
+    /// are exact in binary arithmetic, as `b = 1` is for this operator).
+    fn rhs<R: Real>(n: usize) -> Vec<R> {
+        (0..n)
+            .map(|i| R::from_f64(1.0 + (0.7 * i as f64).sin()))
+            .collect()
+    }
+
+    /// Below what the precision attains for the operator (f32, 1D Laplacian
+    /// of 100 unknowns: about 6·10⁻⁵ relative), CG's recurrence still claims
+    /// convergence; now the claim is checked, CG restarts from the true
+    /// residual, and when that stagnates it refuses the tolerance, stating
+    /// the residual of the `x` it leaves.
+    #[test]
+    fn a_tolerance_out_of_reach_is_refused_with_the_attained_residual() {
+        let n = 100;
+        let b = rhs::<f32>(n);
+        let mut x = vec![0f32; n];
+        let e = cg(&mut laplace_1d_in::<f32>, None, &b, &mut x, 1e-5, 1000).unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(e, Error::InvalidArgument { name: "tol", .. }),
+            "{text}"
+        );
+        let attained: f64 = text
+            .split("stays at ")
+            .nth(1)
+            .and_then(|t| t.split(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no attained residual in: {text}"));
+        // the stated residual is that of the x left, within its rounding
+        let (exact, scale) = exact_residual(&b, &x);
+        let b_norm = b.iter().map(|v| f64::from(*v).powi(2)).sum::<f64>().sqrt();
+        let rounding = 4.0 * f64::from(f32::EPSILON) * scale / b_norm;
+        assert!(
+            attained > 1e-5 && (attained - exact / b_norm).abs() <= rounding,
+            "stated {attained:e}, exact {:e} (rounding {rounding:e}): {text}",
+            exact / b_norm
+        );
+        assert!(
+            text.contains("tol = 1e-5 is below the accuracy conjugate gradients attains")
+                && text.contains("Choose tol above"),
+            "{text}"
+        );
+    }
 
     /// The 1D Dirichlet Laplacian `tridiag(−1, 2, −1)` of size `n`.
     // An operator on `Vec<f64>` vectors takes `&Vec<f64>`, not a slice.

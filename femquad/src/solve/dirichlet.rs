@@ -7,6 +7,9 @@
 use std::cell::RefCell;
 
 use super::cg::{CgStats, cg};
+use super::linear_checks::{
+    check_symmetric_positive, explain_cg_failure, prepare_probe, require_affine,
+};
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
 use super::operator::{LinearOperator, NewtonPreconditioner};
 use super::preconditioner::{Preconditioner, PreconditionerState};
@@ -236,18 +239,20 @@ impl<R: Real> DirichletProblem<R> {
 
     /// Does the one-time work of the solves with `physics` ahead, so that it
     /// can be timed apart (the solves do it when needed): prepares the
-    /// residual ([`Residual::prepare`]: kernels built, geometry uploaded)
-    /// and builds what the preconditioner needs before its first setup (the
+    /// residual ([`Residual::prepare`]: kernels built, geometry uploaded),
+    /// builds what the preconditioner needs before its first setup (the
     /// multigrid levels: coarse residuals, spaces, transfers and device
-    /// vectors).
+    /// vectors), and the device kernel of the random vectors with which
+    /// [`DirichletProblem::solve_linear`] checks its operator.
     ///
     /// # Errors
     /// Those of [`Residual::prepare`] and
     /// [`ResidualLevels::new`](crate::multigrid::ResidualLevels::new);
     /// [`Error::InvalidArgument`] naming `preconditioner` for multigrid
-    /// without a hierarchy.
+    /// without a hierarchy; device errors.
     pub fn prepare<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<()> {
         self.residual.prepare(physics)?;
+        prepare_probe(&self.base)?;
         self.pc.prepare(
             &self.preconditioner,
             self.hierarchy.as_ref(),
@@ -382,7 +387,8 @@ impl<R: Real> DirichletProblem<R> {
     /// Solves a **linear** problem (`physics` affine in `u` and `∇u`, with
     /// a symmetric positive definite `A_ff`) by conjugate gradients to the
     /// relative residual `tol` ([`cg`]), and returns the full solution
-    /// (`n_dofs` entries, where the residual lives) with the CG statistics.
+    /// (`n_dofs` entries, where the residual lives) with the CG statistics
+    /// (their residual is the true `‖b − A v‖`).
     ///
     /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
     /// `b_D = 0` (one evaluation), and the operator `(A v)_f = (J v)_f`,
@@ -393,10 +399,23 @@ impl<R: Real> DirichletProblem<R> {
     /// default), set up once for the Jacobian at `u_D`
     /// ([`DirichletProblem::preconditioner_seconds`] reports the time).
     ///
+    /// Before solving it checks what CG needs: that `#[pointwise]` proved
+    /// the physics affine ([`PointwiseInfo::linear`](crate::physics::PointwiseInfo::linear)),
+    /// and, on two random vectors `x`, `y` zero on the fixed dofs, that
+    /// `x·Ay = y·Ax` to rounding (symmetric) and `x·Ax > 0` (positive): two
+    /// more Jacobian actions.
+    ///
     /// # Errors
-    /// Those of [`cg`] (notably [`Error::NoConvergence`], and
-    /// [`Error::InvalidArgument`] if the operator is not positive definite)
-    /// and of [`Residual::evaluate`] and [`Residual::jacobian_action`].
+    /// * [`Error::InvalidArgument`] naming `physics` if it is not provably
+    ///   affine (solve it with [`DirichletProblem::solve_nonlinear`]), if its
+    ///   Jacobian on the free dofs is not symmetric or not positive definite
+    ///   (found by the random vectors, by CG, or by the multigrid setup: an
+    ///   advection term, an indefinite or a singular problem), each with
+    ///   what to do.
+    /// * Those of [`cg`] (notably [`Error::NoConvergence`], and `tol` out
+    ///   of reach of the residual's precision), of the preconditioner's setup
+    ///   ([`Preconditioner`]), and of [`Residual::evaluate`] and
+    ///   [`Residual::jacobian_action`].
     pub fn solve_linear<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -404,6 +423,8 @@ impl<R: Real> DirichletProblem<R> {
         tol: f64,
         max_iter: usize,
     ) -> Result<(Vector<R>, CgStats)> {
+        let info = physics.info();
+        require_affine(info)?;
         self.set_constants(constants);
         self.pc.reset_timer();
         let mut f0 = self.residual.vector()?;
@@ -426,6 +447,14 @@ impl<R: Real> DirichletProblem<R> {
         b.axpy(-1.0, &f0)?;
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
+        let residual = RefCell::new(residual);
+        let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
+            residual
+                .borrow_mut()
+                .jacobian_action(physics, base, v, constants, av)?;
+            av.copy_at(fixed_set, v)
+        };
+        check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
         // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
         let factorization = match preconditioner {
             Preconditioner::Multigrid(o) => o.factorization,
@@ -434,7 +463,7 @@ impl<R: Real> DirichletProblem<R> {
         pc.setup(
             preconditioner,
             hierarchy.as_ref(),
-            residual,
+            &mut residual.borrow_mut(),
             fixed,
             fixed_set,
             physics,
@@ -443,13 +472,6 @@ impl<R: Real> DirichletProblem<R> {
             factorization,
         )?;
         let stats = {
-            let residual = RefCell::new(residual);
-            let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-                residual
-                    .borrow_mut()
-                    .jacobian_action(physics, base, v, constants, av)?;
-                av.copy_at(fixed_set, v)
-            };
             let mut precondition = |r: &Vector<R>, z: &mut Vector<R>| -> Result<()> {
                 pc.apply(
                     preconditioner,
@@ -465,7 +487,8 @@ impl<R: Real> DirichletProblem<R> {
                 Preconditioner::None => None,
                 _ => Some(&mut precondition),
             };
-            cg(&mut apply, m, &b, &mut v, tol, max_iter)?
+            cg(&mut apply, m, &b, &mut v, tol, max_iter)
+                .map_err(|e| explain_cg_failure(e, info.name))?
         };
         // u = u_D + v
         v.axpy(1.0, base)?;
@@ -484,8 +507,10 @@ impl<R: Real> DirichletProblem<R> {
     /// symmetric).
     ///
     /// # Errors
-    /// Those of [`newton_krylov`] and [`Residual::evaluate`];
-    /// [`Error::InvalidArgument`] if `u0` has the wrong length or location.
+    /// Those of [`newton_krylov`] and [`Residual::evaluate`], those about
+    /// its Jacobian (singular in a GMRES solve, non-finite pointwise
+    /// Jacobians) naming `physics`; [`Error::InvalidArgument`] if `u0` has
+    /// the wrong length or location.
     pub fn solve_nonlinear<P: Pointwise + ?Sized>(
         &mut self,
         physics: &P,
@@ -526,10 +551,21 @@ impl<R: Real> DirichletProblem<R> {
                 physics,
                 state,
             };
-            newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)?
+            newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)
         } else {
-            newton_krylov(residual, Some(&mut jacobian), None, &mut u, &opts)?
-        };
+            newton_krylov(residual, Some(&mut jacobian), None, &mut u, &opts)
+        }
+        .map_err(|e| match e {
+            // the Jacobian products and residual are the physics'
+            Error::InvalidArgument {
+                name: "jacobian" | "residual",
+                reason,
+            } => Error::arg(
+                "physics",
+                format!("Newton–Krylov on `{}`: {reason}", physics.info().name),
+            ),
+            other => other,
+        })?;
         Ok((u, stats))
     }
 }
@@ -714,6 +750,39 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
         assert!(err < 1e-3, "max nodal error {err}");
+    }
+
+    /// A residual that does not depend on `u`: its Jacobian is zero.
+    #[crate::pointwise]
+    fn free_of_u<const D: usize>(x: &[f64; D], f0: &mut [f64; 1]) {
+        f0[0] = 1.0 + x[0];
+    }
+
+    /// A singular Jacobian met by Newton's GMRES is reported as the
+    /// physics' (the argument the user passed), not as an error of a
+    /// `jacobian` argument that solve_nonlinear makes itself.
+    #[test]
+    fn a_singular_jacobian_in_newton_names_the_physics() {
+        let (mesh, r) = setup(3, 1);
+        let mut p = DirichletProblem::on_boundary(r, &mesh, |_, g| g[0] = 0.0).unwrap();
+        p.set_preconditioner(Preconditioner::None);
+        let e = p
+            .solve_nonlinear(&FreeOfU, &[], None, &NewtonOptions::default())
+            .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(
+                e,
+                Error::InvalidArgument {
+                    name: "physics",
+                    ..
+                }
+            ) && text.contains(
+                "Newton–Krylov on `free_of_u`: the Jacobian at Newton step 1, in its GMRES \
+                     solve: the operator is singular"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

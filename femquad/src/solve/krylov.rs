@@ -1,20 +1,28 @@
 //! What the Krylov solvers share: their statistics, the argument checks at
-//! the start, and the report of a non-finite operator output.
+//! the start, the true residual `b − A x` that every convergence claim is
+//! checked against, and the report of a non-finite operator output.
 
+use super::operator::LinearOperator;
 use crate::vector::{VectorOps, check_finite};
-use crate::{Error, Result};
+use crate::{Error, Precision, Result};
 
 /// What a Krylov solve did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KrylovStats {
-    /// Iterations performed (operator applications after the initial residual).
+    /// Iterations performed (operator applications of the iteration; the
+    /// residuals `b − A x` computed to start, restart or verify are not
+    /// counted).
     pub iterations: usize,
-    /// Final residual norm `‖b − A x‖₂` (as tracked by the recurrence).
+    /// Final residual norm `‖b − A x‖₂`, computed from the returned `x`
+    /// (the true residual, not the recurrence's estimate).
     pub residual_norm: f64,
-    /// Final relative residual `‖b − A x‖₂ / ‖b‖₂` (0 when `b = 0`).
+    /// Final relative residual `‖b − A x‖₂ / ‖b‖₂` (0 when `b = 0`), from
+    /// the true residual like [`KrylovStats::residual_norm`].
     pub relative_residual: f64,
     /// Residual norm before each iteration and after the last
-    /// (`iterations + 1` entries).
+    /// (`iterations + 1` entries): the recurrence's estimate, except where
+    /// the true residual was computed (the start, every restart, and the
+    /// last entry, which is [`KrylovStats::residual_norm`]).
     pub history: Vec<f64>,
 }
 
@@ -30,15 +38,60 @@ impl KrylovStats {
     }
 }
 
+/// A solver's relative tolerance, with the argument it came in (`tol` of
+/// [`super::cg`], `opts` of [`super::gmres`]) and its name there, for the
+/// errors about it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tol {
+    /// The tolerance.
+    pub value: f64,
+    /// The solver's argument that holds it.
+    pub arg: &'static str,
+    /// What the user calls it (`tol`, `GmresOptions::tol`).
+    pub label: &'static str,
+}
+
+/// The machine epsilon `ε` of a precision: `b − A x` cannot be computed to
+/// a relative accuracy better than `ε`.
+pub(crate) fn machine_epsilon(precision: Precision) -> f64 {
+    match precision {
+        Precision::F32 => f64::from(f32::EPSILON),
+        Precision::F64 => f64::EPSILON,
+    }
+}
+
 /// The argument checks shared by the Krylov solvers: `x` as long as `b`,
-/// both finite, `tol` positive and finite. Returns `‖b‖₂`, or `None` when
-/// `b = 0`, after setting `x = 0` (the solution).
-pub(crate) fn krylov_start<V: VectorOps>(b: &V, x: &mut V, tol: f64) -> Result<Option<f64>> {
+/// both finite, `tol` finite and at least the machine epsilon `ε` of the
+/// vectors' precision (below it `‖b − A x‖ ≤ tol·‖b‖` can be neither
+/// reached nor verified: computing `A x` alone rounds by about `ε·‖b‖`).
+/// Returns `‖b‖₂`, or `None` when `b = 0`, after setting `x = 0` (the
+/// solution). Errors about the tolerance name `tol.arg` and call the value
+/// `tol.label`.
+pub(crate) fn krylov_start<V: VectorOps>(b: &V, x: &mut V, tol: Tol) -> Result<Option<f64>> {
     b.check_compatible("b", "x", x)?;
+    let Tol { value, arg, label } = tol;
+    let tol = value;
     if !(tol.is_finite() && tol > 0.0) {
         return Err(Error::arg(
-            "tol",
-            format!("must be positive and finite, got {tol}"),
+            arg,
+            format!("{label} must be positive and finite, got {tol}"),
+        ));
+    }
+    let precision = b.precision();
+    let eps = machine_epsilon(precision);
+    if tol < eps {
+        let f64_hint = match precision {
+            Precision::F32 => ", or solve in f64",
+            Precision::F64 => "",
+        };
+        return Err(Error::arg(
+            arg,
+            format!(
+                "{label} = {tol:e} is below the machine epsilon of the vectors' precision ({precision}: \
+                 ε = {eps:e}): the residual b − A x cannot be computed to that relative \
+                 accuracy, so no solve can reach or check it. Choose {label} ≥ {eps:e} (the \
+                 attainable relative residual is about ε times the condition number of A){f64_hint}"
+            ),
         ));
     }
     check_finite("b", b)?;
@@ -51,15 +104,122 @@ pub(crate) fn krylov_start<V: VectorOps>(b: &V, x: &mut V, tol: f64) -> Result<O
     Ok(Some(b_norm))
 }
 
+/// Sets `r = b − A x` (with `ax` as scratch for `A x`): the true residual
+/// of `x`. Its norm is left to the caller, which may fuse that reduction
+/// with others; [`checked_norm`] checks it.
+///
+/// # Errors
+/// Those of `a` and of the vector operations.
+pub(crate) fn true_residual<V: VectorOps>(
+    a: &mut (impl LinearOperator<V> + ?Sized),
+    b: &V,
+    x: &V,
+    ax: &mut V,
+    r: &mut V,
+) -> Result<()> {
+    a.apply(x, ax)?;
+    r.copy_from(ax)?;
+    r.axpby(1.0, b, -1.0)
+}
+
+/// `√rr` for `rr = r·r` of a true residual `r = b − A x` computed from
+/// `ax = A x`, or the error locating a non-finite entry of `A x`.
+pub(crate) fn checked_norm<V: VectorOps>(rr: f64, ax: &V) -> Result<f64> {
+    if rr.is_finite() {
+        Ok(rr.sqrt())
+    } else {
+        Err(non_finite_output(
+            "a",
+            "A x (operator output)",
+            ax,
+            "‖b − A x‖²",
+            rr,
+        ))
+    }
+}
+
+/// Guards a Krylov solver against a tolerance below what it can attain:
+/// the recurrences (CG's updated residual, GMRES's least-squares estimate)
+/// drift from the true residual `b − A x` by rounding, and can claim any
+/// tolerance. Each claim is checked against the true residual; when a claim
+/// turns out false the solver restarts from the true residual, and when the
+/// next claim is false too with a true residual not at least
+/// [`STAGNATION`] below the previous false claim's, the true residual has
+/// stagnated at what the solve can attain: the tolerance is out of reach.
+pub(crate) struct AttainableCheck {
+    solver: &'static str,
+    b_norm: f64,
+    tol: Tol,
+    /// The true residual norm of the last false claim.
+    last_false: Option<f64>,
+}
+
+/// A false claim whose true residual is above this fraction of the
+/// previous false claim's made no progress: the true residual stagnates.
+pub(crate) const STAGNATION: f64 = 0.9;
+
+impl AttainableCheck {
+    /// For a solve to the tolerance `tol` of `b` of norm `b_norm`.
+    pub(crate) fn new(solver: &'static str, b_norm: f64, tol: Tol) -> Self {
+        AttainableCheck {
+            solver,
+            b_norm,
+            tol,
+            last_false: None,
+        }
+    }
+
+    /// A new cycle starts from the true residual norm `true_norm`, above the
+    /// tolerance; `claimed` says whether the cycle that ended claimed
+    /// convergence (a false claim). A false claim whose true residual is
+    /// above [`STAGNATION`] times the previous false claim's is
+    /// [`Error::InvalidArgument`] naming the tolerance's argument, with the
+    /// relative residual attained.
+    pub(crate) fn restart(
+        &mut self,
+        claimed: bool,
+        true_norm: f64,
+        iterations: usize,
+    ) -> Result<()> {
+        if !claimed {
+            return Ok(());
+        }
+        if let Some(previous) = self.last_false
+            && true_norm > STAGNATION * previous
+        {
+            let attained = true_norm / self.b_norm;
+            let Tol { value, arg, label } = self.tol;
+            return Err(Error::arg(
+                arg,
+                format!(
+                    "{label} = {value:e} is below the accuracy {} attains for this operator in \
+                     this precision: its recurrence claims convergence, but the true relative \
+                     residual ‖b − A x‖/‖b‖ stays at {attained:e} after {iterations} iterations \
+                     and restarts from the true residual (the rounding of A x, or the error of \
+                     an approximate operator such as difference products, limits it). Choose \
+                     {label} above {attained:e}, or compute the operator and vectors in higher \
+                     precision",
+                    self.solver
+                ),
+            ));
+        }
+        self.last_false = Some(true_norm);
+        Ok(())
+    }
+}
+
 /// The error for a non-finite scalar `what = value` computed from the
-/// vector `output` (an operator's or preconditioner's output, named
-/// `name`): [`Error::NonFinite`] with the first non-finite entry of `output`
-/// if it has one, else an overflow of the scalar.
+/// vector `output` (the output, named `name`, of the solver's argument
+/// `arg`: its operator `a`, its `preconditioner`, a `residual`):
+/// [`Error::NonFinite`] with the first non-finite entry of `output` if it
+/// has one, else [`Error::InvalidArgument`] naming `arg`: the scalar
+/// overflowed.
 ///
 /// The solvers check the scalars they compute anyway (a NaN or ±∞ entry
 /// makes every inner product with it non-finite), so finiteness costs no
 /// extra reduction per iteration; only a failure locates the entry.
 pub(crate) fn non_finite_output<V: VectorOps>(
+    arg: &'static str,
     name: &'static str,
     output: &V,
     what: &str,
@@ -68,8 +228,11 @@ pub(crate) fn non_finite_output<V: VectorOps>(
     match check_finite(name, output) {
         Err(e) => e,
         Ok(()) => Error::arg(
-            "apply",
-            format!("{what} = {value} overflowed although `{name}` is finite"),
+            arg,
+            format!(
+                "{what} = {value} overflowed although `{name}` is finite: its entries are too \
+                 large for the precision (scale the problem)"
+            ),
         ),
     }
 }

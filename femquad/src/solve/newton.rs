@@ -20,8 +20,10 @@ pub struct NewtonOptions {
     /// The linear solver of each step. Its `tol` is the forcing term `η`:
     /// the step `δ` satisfies `‖F + J δ‖ ≤ η ‖F‖`, so the nonlinear
     /// residual falls by about `max(η, C‖F‖)` per step: quadratically
-    /// while `C‖F‖ > η`. `η` should stay above the relative accuracy of the
-    /// finite-difference products (about `√ε_F`, see [`fd_step`]).
+    /// while `C‖F‖ > η`. With finite-difference products `η` must stay
+    /// above their relative accuracy (about `√ε_F`, see [`fd_step`]; below
+    /// it [`newton_krylov`] refuses), and GMRES checks every step's claim
+    /// against the true residual of its operator.
     pub linear: GmresOptions,
     /// Relative rounding error `ε_F` of a residual evaluation: `f64::EPSILON`
     /// for residuals computed in double precision, `f32::EPSILON` in single.
@@ -111,6 +113,19 @@ pub fn fd_step(epsilon: f64, u_norm: f64, v_norm: f64) -> f64 {
     }
 }
 
+/// Halvings of the step length before the line search gives up (the last
+/// length tried is `2⁻²⁰`).
+const MAX_HALVINGS: usize = 20;
+
+/// The `solver` of [`Error::NoConvergence`] when the line search fails: what
+/// happened and what to do.
+pub(crate) const LINE_SEARCH_FAILED: &str = "Newton (at its last step no step length 1, 1/2, …, \
+     2⁻²⁰ along the Newton direction decreased ‖F‖: the direction is not one of descent. The \
+     linear solve may be too inexact (lower NewtonOptions::linear.tol), the Jacobian products \
+     not the derivative of the residual (compare with JacobianProducts::Differences), the \
+     initial guess too far from a solution, or ‖F‖ already at its rounding level (raise rtol or \
+     atol))";
+
 /// Solves `F(u) = 0` by an inexact Newton method: at `u_k`, GMRES solves
 /// `J(u_k) δ = −F(u_k)` to the relative tolerance `opts.linear.tol`,
 /// matrix-free: each product `J(u_k) v` is `jacobian(u_k, v, jv)` (exact,
@@ -132,14 +147,17 @@ pub fn fd_step(epsilon: f64, u_norm: f64, v_norm: f64) -> f64 {
 /// # Errors
 /// * [`Error::NonFinite`] if `u` or a residual holds NaN or ±∞ (with its
 ///   index).
-/// * [`Error::NoConvergence`] (`solver: "Newton"`) after `max_iter` steps,
-///   or (`solver: "Newton line search"`) when no step length decreases
-///   `‖F‖` (the direction is not one of descent: the linear solve was too
-///   inexact or the initial guess too far).
+/// * [`Error::NoConvergence`] (`solver: "Newton"`) after `max_iter` steps;
+///   also when no step length decreases `‖F‖` (the direction is not one of
+///   descent), with a `solver` text that says so and lists the likely
+///   causes, and `iterations` counting the failed step.
 /// * [`Error::InvalidArgument`] naming `jacobian` for exact products
-///   without a `jacobian`.
-/// * The errors of [`gmres`] for a linear solve, and any error of
-///   `residual` or `jacobian`.
+///   without a `jacobian`; naming `opts` for difference products with a
+///   `linear.tol` below their accuracy `√ε_F` (the bound is in the message).
+/// * The errors of [`gmres`] for a linear solve, with its `opts` errors
+///   (e.g. a `linear.tol` below what it attains) naming `opts` and its
+///   operator's (a singular Jacobian) naming `jacobian` (or `residual`
+///   for difference products); any error of `residual` or `jacobian`.
 pub fn newton_krylov<V: VectorOps>(
     residual: impl FnMut(&V, &mut V) -> Result<()>,
     jacobian: Option<&mut JacobianAction<'_, V>>,
@@ -198,6 +216,22 @@ fn newton<V: VectorOps>(
             "NewtonOptions::jacobian is JacobianProducts::Exact but no Jacobian action was \
              given: pass one, or choose JacobianProducts::Differences",
         ));
+    }
+    if opts.jacobian == JacobianProducts::Differences {
+        let accuracy = opts.residual_epsilon.sqrt();
+        if opts.linear.tol < accuracy {
+            return Err(Error::arg(
+                "opts",
+                format!(
+                    "NewtonOptions::linear.tol = {:e} is below the relative accuracy of \
+                     Jacobian-vector products from residual differences, about √ε_F = \
+                     {accuracy:e} (ε_F = NewtonOptions::residual_epsilon = {:e}): GMRES cannot \
+                     reach or check it with them. Choose linear.tol ≥ {accuracy:e}, or \
+                     JacobianProducts::Exact",
+                    opts.linear.tol, opts.residual_epsilon
+                ),
+            ));
+        }
     }
     check_finite("u", u)?;
     let mut f = u.zeros_like()?;
@@ -270,7 +304,8 @@ fn newton<V: VectorOps>(
                 &rhs,
                 &mut delta,
                 &opts.linear,
-            )?
+            )
+            .map_err(|e| linear_solve_error(e, stats.iterations + 1, opts.jacobian))?
         };
         stats.linear_iterations.push(linear.iterations);
         // line search on ‖F‖
@@ -289,10 +324,11 @@ fn newton<V: VectorOps>(
                 break;
             }
             halvings += 1;
-            if halvings > 20 {
+            if halvings > MAX_HALVINGS {
                 return Err(Error::NoConvergence {
-                    solver: "Newton line search",
-                    iterations: stats.iterations,
+                    solver: LINE_SEARCH_FAILED,
+                    // the Newton steps tried, the failed one included
+                    iterations: stats.iterations + 1,
                     residual: f_norm,
                     tolerance: target,
                 });
@@ -307,6 +343,32 @@ fn newton<V: VectorOps>(
     Ok(stats)
 }
 
+/// Says that an argument error of GMRES is about Newton's linear solve of
+/// step `step`: its tolerance is `opts.linear.tol`, its operator the
+/// Jacobian (from `jacobian`, or from differences of `residual`).
+fn linear_solve_error(e: Error, step: usize, products: JacobianProducts) -> Error {
+    match e {
+        Error::InvalidArgument {
+            name: "opts",
+            reason,
+        } => Error::arg(
+            "opts",
+            format!("NewtonOptions::linear, in the GMRES solve of Newton step {step}: {reason}"),
+        ),
+        Error::InvalidArgument { name: "a", reason } => {
+            let arg = match products {
+                JacobianProducts::Exact => "jacobian",
+                JacobianProducts::Differences => "residual",
+            };
+            Error::arg(
+                arg,
+                format!("the Jacobian at Newton step {step}, in its GMRES solve: {reason}"),
+            )
+        }
+        other => other,
+    }
+}
+
 /// `‖F‖₂` of a residual output, or the non-finite entry that spoils it.
 fn residual_norm<V: VectorOps>(f: &V) -> Result<f64> {
     let norm = f.norm2()?;
@@ -314,6 +376,7 @@ fn residual_norm<V: VectorOps>(f: &V) -> Result<f64> {
         Ok(norm)
     } else {
         Err(non_finite_output(
+            "residual",
             "F(u) (residual output)",
             f,
             "‖F(u)‖",
@@ -367,7 +430,11 @@ mod tests {
         let opts = NewtonOptions {
             rtol: 1e-12,
             linear: GmresOptions {
-                tol: 1e-9,
+                // difference products: relative error ≈ 2·10⁻⁷ here (≈ 17 √ε)
+                tol: match products {
+                    JacobianProducts::Exact => 1e-9,
+                    JacobianProducts::Differences => 1e-6,
+                },
                 ..GmresOptions::default()
             },
             jacobian: products,
@@ -426,6 +493,124 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("jacobian"), "{e}");
+    }
+
+    /// A line search that finds no decrease says why and what to do, and
+    /// counts the failed step (it said "did not converge in 0 iterations").
+    /// Here the Jacobian products have the wrong sign: the Newton direction
+    /// is one of ascent.
+    #[test]
+    fn a_failed_line_search_says_what_to_do() {
+        let n = 10;
+        let mut wrong_sign = |u: &Vec<f64>, v: &Vec<f64>, jv: &mut Vec<f64>| -> Result<()> {
+            cubic_jacobian(u, v, jv)?;
+            jv.iter_mut().for_each(|x| *x = -*x);
+            Ok(())
+        };
+        let e = newton_krylov(
+            cubic(vec![1.0; n]),
+            Some(&mut wrong_sign),
+            None,
+            &mut vec![0.0; n],
+            &NewtonOptions::default(),
+        )
+        .unwrap_err();
+        match &e {
+            Error::NoConvergence {
+                solver, iterations, ..
+            } => {
+                assert_eq!(*solver, LINE_SEARCH_FAILED);
+                assert_eq!(*iterations, 1);
+            }
+            other => panic!("{other}"),
+        }
+        let text = e.to_string();
+        assert!(
+            text.starts_with("Newton (at its last step no step length 1, 1/2, …, 2⁻²⁰")
+                && text.contains("lower NewtonOptions::linear.tol")
+                && text.contains("compare with JacobianProducts::Differences")
+                && text.contains("did not converge in 1 iterations"),
+            "{text}"
+        );
+    }
+
+    /// With difference products a linear tolerance below their accuracy
+    /// `√ε_F` is refused before any work, with the bound (in f64 and with
+    /// the `ε_F` of f32 residuals), and one at the bound is accepted.
+    #[test]
+    fn a_linear_tolerance_below_the_difference_accuracy_is_refused() {
+        for (epsilon, tol, bound) in [
+            (f64::EPSILON, 1e-9, "1.4901161193847656e-8"),
+            (f64::from(f32::EPSILON), 1e-6, "3.4526698300124393e-4"),
+        ] {
+            let opts = NewtonOptions {
+                linear: GmresOptions {
+                    tol,
+                    ..GmresOptions::default()
+                },
+                residual_epsilon: epsilon,
+                jacobian: JacobianProducts::Differences,
+                ..NewtonOptions::default()
+            };
+            let mut u = vec![0.0; 5];
+            let e = newton_krylov(cubic(vec![1.0; 5]), None, None, &mut u, &opts).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                matches!(e, Error::InvalidArgument { name: "opts", .. }),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "NewtonOptions::linear.tol = {tol:e} is below the relative accuracy of \
+                     Jacobian-vector products from residual differences, about √ε_F = {bound}"
+                )) && text.contains(&format!("Choose linear.tol ≥ {bound}")),
+                "{text}"
+            );
+            // nothing was done: u is the initial guess
+            assert_eq!(u, vec![0.0; 5]);
+            let at_bound = NewtonOptions {
+                linear: GmresOptions {
+                    tol: epsilon.sqrt(),
+                    ..opts.linear
+                },
+                ..opts
+            };
+            newton_krylov(cubic(vec![1.0; 5]), None, None, &mut u, &at_bound).unwrap();
+        }
+    }
+
+    /// A tolerance GMRES cannot attain in a Newton step is reported as
+    /// Newton's `opts.linear.tol`, with the step.
+    #[test]
+    fn a_linear_tolerance_out_of_reach_names_the_newton_option() {
+        let opts = NewtonOptions {
+            linear: GmresOptions {
+                tol: 1e-20,
+                ..GmresOptions::default()
+            },
+            ..NewtonOptions::default()
+        };
+        let mut jacobian = cubic_jacobian;
+        let e = newton_krylov(
+            cubic(vec![1.0; 5]),
+            Some(&mut jacobian),
+            None,
+            &mut vec![0.0; 5],
+            &opts,
+        )
+        .unwrap_err();
+        let text = e.to_string();
+        assert!(
+            matches!(e, Error::InvalidArgument { name: "opts", .. }),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "NewtonOptions::linear, in the GMRES solve of Newton step 1: GmresOptions::tol = \
+                 1e-20 is below the machine epsilon"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use crate::multigrid::{MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels};
+use crate::multigrid::{
+    MeshHierarchy, MultigridOptions, PointBlockJacobi, ResidualLevels, internal_error,
+};
 use crate::physics::Pointwise;
 use crate::residual::Residual;
 use crate::sparse::Factorization;
@@ -88,29 +90,45 @@ impl<R: Real> PreconditionerState<R> {
         residual: &Residual<R>,
         fixed: &[u32],
     ) -> Result<()> {
-        let Preconditioner::Multigrid(options) = choice else {
-            return Ok(());
+        match choice {
+            Preconditioner::Multigrid(options) => {
+                self.multigrid(options, hierarchy, residual, fixed)?;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The multigrid levels, built with `options` if missing.
+    fn multigrid(
+        &mut self,
+        options: &MultigridOptions,
+        hierarchy: Option<&MeshHierarchy>,
+        residual: &Residual<R>,
+        fixed: &[u32],
+    ) -> Result<&mut ResidualLevels<R>> {
+        let levels = match self.levels.take() {
+            Some(levels) => levels,
+            None => {
+                let hierarchy = hierarchy.ok_or_else(|| {
+                    Error::arg(
+                        "preconditioner",
+                        "multigrid needs the problem's meshes: this DirichletProblem was made by \
+                         DirichletProblem::new, which knows no mesh. Attach one with \
+                         with_hierarchy(MeshHierarchy::new(&coarse, levels)) (or \
+                         MeshHierarchy::single(mesh)), or choose Preconditioner::Jacobi or \
+                         Preconditioner::None",
+                    )
+                })?;
+                let mut levels =
+                    ResidualLevels::new(hierarchy, residual, &residual.backend(), fixed, *options)?;
+                if let Some(aux) = &self.pending_aux {
+                    levels.set_aux(residual, aux)?;
+                }
+                levels
+            }
         };
-        if self.levels.is_some() {
-            return Ok(());
-        }
-        let hierarchy = hierarchy.ok_or_else(|| {
-            Error::arg(
-                "preconditioner",
-                "multigrid needs the problem's meshes: this DirichletProblem was made by \
-                 DirichletProblem::new, which knows no mesh. Attach one with \
-                 with_hierarchy(MeshHierarchy::new(&coarse, levels)) (or \
-                 MeshHierarchy::single(mesh)), or choose Preconditioner::Jacobi or \
-                 Preconditioner::None",
-            )
-        })?;
-        let mut levels =
-            ResidualLevels::new(hierarchy, residual, &residual.backend(), fixed, *options)?;
-        if let Some(aux) = &self.pending_aux {
-            levels.set_aux(residual, aux)?;
-        }
-        self.levels = Some(levels);
-        Ok(())
+        Ok(self.levels.insert(levels))
     }
 
     /// Remembers the auxiliary field for the coarse levels (and gives it
@@ -148,14 +166,24 @@ impl<R: Real> PreconditionerState<R> {
                 };
                 residual.jacobian_diagonal(physics, u, constants, &mut blocks)?;
                 let nc = residual.space().n_comp();
-                self.jacobi = Some(PointBlockJacobi::new(blocks, nc, fixed_set)?);
+                let jacobi = PointBlockJacobi::new(blocks, nc, fixed_set).map_err(|e| match e {
+                    Error::InvalidArgument {
+                        name: "blocks",
+                        reason,
+                    } => Error::arg(
+                        "physics",
+                        format!(
+                            "point-block Jacobi for the Jacobian of `{}`: {reason}. Choose \
+                             Preconditioner::None, or multigrid",
+                            physics.info().name
+                        ),
+                    ),
+                    other => other,
+                })?;
+                self.jacobi = Some(jacobi);
             }
-            Preconditioner::Multigrid(_) => {
-                self.prepare(choice, hierarchy, residual, fixed)?;
-                let levels = self
-                    .levels
-                    .as_mut()
-                    .ok_or_else(|| Error::arg("preconditioner", "internal: no levels"))?;
+            Preconditioner::Multigrid(options) => {
+                let levels = self.multigrid(options, hierarchy, residual, fixed)?;
                 levels.multigrid_mut().set_factorization(factorization);
                 levels.setup(residual, physics, u, constants)?;
             }
@@ -176,7 +204,7 @@ impl<R: Real> PreconditionerState<R> {
         r: &Vector<R>,
         z: &mut Vector<R>,
     ) -> Result<()> {
-        let missing = || Error::arg("preconditioner", "internal: applied before its setup");
+        let missing = || internal_error("the preconditioner was applied before its setup");
         match choice {
             Preconditioner::None => z.copy_from(r),
             Preconditioner::Jacobi => self.jacobi.as_ref().ok_or_else(missing)?.apply(r, z),

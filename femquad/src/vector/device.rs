@@ -6,11 +6,15 @@ use std::sync::Arc;
 use super::{VectorOps, check_len_of};
 use crate::opencl::DeviceVector;
 use crate::opencl::vector::device_label;
-use crate::{Error, Real, Result};
+use crate::{Error, Precision, Real, Result};
 
 impl<R: Real> VectorOps for DeviceVector<R> {
     fn len(&self) -> usize {
         DeviceVector::len(self)
+    }
+
+    fn precision(&self) -> Precision {
+        R::PRECISION
     }
 
     fn zeros_like(&self) -> Result<Self> {

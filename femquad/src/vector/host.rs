@@ -6,7 +6,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use super::{VectorOps, check_len, check_len_of};
-use crate::{Error, Real, Result};
+use crate::{Error, Precision, Real, Result};
 
 /// Entries per block of the host reductions (and per parallel task): the
 /// block sums, each accumulated in order in `f64`, are added in block order,
@@ -83,6 +83,10 @@ fn check_all<R>(name: &'static str, xs: &[&Vec<R>], len: usize) -> Result<()> {
 impl<R: Real> VectorOps for Vec<R> {
     fn len(&self) -> usize {
         Vec::len(self)
+    }
+
+    fn precision(&self) -> Precision {
+        R::PRECISION
     }
 
     fn zeros_like(&self) -> Result<Self> {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::VectorOps;
 use crate::opencl::{Device, DeviceVector};
-use crate::{Error, Real, Result};
+use crate::{Error, Precision, Real, Result};
 
 /// Where a [`Vector`] lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,6 +251,10 @@ impl<R: Real> VectorOps for Vector<R> {
             Vector::Host(v) => v.len(),
             Vector::Device(d) => d.len(),
         }
+    }
+
+    fn precision(&self) -> Precision {
+        R::PRECISION
     }
 
     fn zeros_like(&self) -> Result<Self> {

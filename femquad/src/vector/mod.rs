@@ -59,7 +59,7 @@ pub use host::HOST_BLOCK;
 pub use index_set::IndexSet;
 pub use location::{Location, Vector};
 
-use crate::{Error, Result};
+use crate::{Error, Precision, Result};
 
 /// The operations the solvers do on vectors (see the [module
 /// documentation](self) for their exact meaning and for the
@@ -76,6 +76,10 @@ pub trait VectorOps: Sized {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The precision of the entries (`f32` or `f64`): its machine epsilon
+    /// bounds the relative accuracy a solver can reach on these vectors.
+    fn precision(&self) -> Precision;
 
     /// A vector of zeros of the same length, precision and location.
     fn zeros_like(&self) -> Result<Self>;

@@ -204,10 +204,10 @@ fn single_meshes_and_bad_input() {
 
 /// `MeshHierarchy::new` and `from_gmsh` check the depth first
 /// ([`check_refinements`]): 20 levels of a small square or a Gmsh mesh are
-/// refused at once, with its message, where they ran for minutes.
+/// refused with its message before any refinement (they ran for minutes,
+/// until the process was killed): the error is `check_refinements`' own.
 #[test]
 fn hierarchies_check_their_depth_first() {
-    let t = std::time::Instant::now();
     let square = unit_square(2, &MeshOptions::default()).unwrap();
     let e = MeshHierarchy::new(&square, 20).unwrap_err().to_string();
     assert_eq!(e, check_refinements(&square, 20).unwrap_err().to_string());
@@ -218,5 +218,4 @@ fn hierarchies_check_their_depth_first() {
         e.starts_with("invalid argument `refinements`: 20 refinements of 14 triangles give "),
         "{e}"
     );
-    assert!(t.elapsed().as_secs_f64() < 2.0, "{:?}", t.elapsed());
 }

@@ -245,7 +245,9 @@ impl<R: Real> OpenClOperator<R> {
 
     /// The launch configuration of the kernel `variant` of `physics` when
     /// none is given: the one autotuned for this device and case (see
-    /// [`super::autotune`]), else the device default with stored geometry
+    /// [`super::autotune`]) if the options read the tuning cache
+    /// ([`KernelOptions::use_tuning_cache`], off by default), else the
+    /// device default with stored geometry
     /// (on the H200, stored `J⁻¹`/`det J` beat geometry computed from
     /// gathered vertices in every measured case, BENCHMARKS.md; the
     /// autotuner tries both).

@@ -53,7 +53,7 @@ pub fn arrays_and_loops<const D: usize>(
 
 pub const PHYSICS: &[&dyn Pointwise] = &[&ArraysAndLoops];
 
-fn main() {
+pub fn main() {
     let g = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
     let x = [1.0, 10.0, 100.0];
     let args = PointArgs {

@@ -30,7 +30,7 @@ pub fn expressions(constants: &[f64; 2], f0: &mut [f64; 10]) {
 
 pub const PHYSICS: &[&dyn Pointwise] = &[&Expressions];
 
-fn main() {
+pub fn main() {
     let mut f0 = [0.0; 10];
     let args = PointArgs {
         u: &[],

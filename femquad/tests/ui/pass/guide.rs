@@ -29,7 +29,7 @@ pub fn nonlinear_poisson<const D: usize>(
 
 pub const PHYSICS: &[&dyn Pointwise] = &[&NonlinearPoisson];
 
-fn main() {
+pub fn main() {
     // The macro generated `struct NonlinearPoisson;` implementing `Pointwise`.
     let info = NonlinearPoisson.info();
     assert_eq!(info.dims, &[2, 3]);

@@ -97,7 +97,7 @@ pub fn reborrows(u: &[f64; 2], f0: &mut [f64; 2]) {
 
 pub const PHYSICS: &[&dyn Pointwise] = &[&WithHelpers, &Reborrows];
 
-fn main() {
+pub fn main() {
     let g = [1.0, 2.0, 3.0, 4.0];
     let args = PointArgs {
         u: &[],

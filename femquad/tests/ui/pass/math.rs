@@ -44,7 +44,7 @@ pub fn math(constants: &[f64; 2], f0: &mut [f64; 30]) {
 
 pub const PHYSICS: &[&dyn Pointwise] = &[&Math];
 
-fn main() {
+pub fn main() {
     let u = [-0.3f64, 0.7];
     let mut f0 = [0.0; 30];
     let args = PointArgs {

@@ -32,7 +32,7 @@ pub fn planar(x: &[f64; 2], f0: &mut [f64; 1]) {
 
 pub const PHYSICS: &[&dyn Pointwise] = &[&Literals, &LiteralsToo, &Planar];
 
-fn main() {
+pub fn main() {
     let src = Literals.opencl_source();
     let sig = "void pw_literals(const real u[], const real grad_u[][DIM], const real a[], \
                const real grad_a[][DIM], const real x[], const real constants[], real f0[], \

@@ -92,7 +92,7 @@ pub const PHYSICS: &[&dyn Pointwise] = &[
     &physics::Scaled,
 ];
 
-fn main() {
+pub fn main() {
     let e = Everything.info();
     assert_eq!(
         (e.name, e.opencl_name, e.dims),

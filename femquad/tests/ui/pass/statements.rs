@@ -93,7 +93,7 @@ fn eval(u: [f64; 3]) -> [f64; 8] {
     f0
 }
 
-fn main() {
+pub fn main() {
     let f = eval([0.5, 0.25, 0.3]);
     let c = ((0.75 + 1.0 - 0.5) * 2.0) / 4.0;
     assert_eq!(f[0], c);

@@ -1,0 +1,178 @@
+//! Device time of `F(u)`, `J(u)·v` and `diag(J)` at a benchmark size: a GPU
+//! measurement, ignored in the test runs.
+
+use super::*;
+use crate::physics::builtin::{Lame, Laplacian};
+
+/// Device time of `F(u)` at a benchmark size, every assembly and geometry
+/// mode, randomly numbered and structured mesh: an early measurement before
+/// the benchmark's BP mode. `FEMQUAD_BP_CELLS` sets the size (default 2^24).
+#[test]
+#[ignore = "a GPU measurement: cargo test --release -p femquad --lib bp_timing -- --ignored --nocapture"]
+fn bp_timing() {
+    use crate::opencl::bandwidth::{measure_copy, median};
+    let device = device();
+    let cells: usize = std::env::var("FEMQUAD_BP_CELLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 24);
+    let copy = measure_copy(&device, 1 << 30, 3, 20).unwrap();
+    println!(
+        "device {}: copy {:.0} GB/s",
+        device.info().name,
+        copy.gb_per_s()
+    );
+    fn run<R: Real>(
+        device: &Arc<Device>,
+        dim: usize,
+        cells: usize,
+        shuffle: bool,
+        physics: &'static dyn Pointwise,
+        constants: &[f64],
+        copy_gbs: f64,
+    ) {
+        let opts = MeshOptions {
+            jitter: 0.1,
+            shuffle,
+            seed: 3,
+        };
+        let mesh = crate::mesh::generate::mesh_for_cells(dim, cells, &opts).unwrap();
+        // shuffle = false: the randomly numbered mesh renumbered for locality
+        let mesh = if shuffle {
+            mesh
+        } else {
+            crate::mesh::generate::mesh_for_cells(
+                dim,
+                cells,
+                &MeshOptions {
+                    shuffle: true,
+                    ..opts
+                },
+            )
+            .unwrap()
+            .renumbered_for_locality()
+            .unwrap()
+            .0
+        };
+        let n_comp = physics.info().n_comp.resolve(dim);
+        let space = FunctionSpace::new(&mesh, Element::lagrange(dim, 1).unwrap(), n_comp).unwrap();
+        let disc = Discretization::<R>::new(
+            &mesh,
+            &space,
+            Quadrature::simplex(dim, 1).unwrap(),
+            AuxSpace::None,
+        )
+        .unwrap();
+        let mut op = OpenClOperator::new(device.clone(), options(), &mesh, &space, disc).unwrap();
+        let n = space.n_dofs();
+        let u_host: Vec<R> = convert_slice(&Rng::new(1).vec(n, -1.0, 1.0));
+        let u = DeviceVector::<R>::from_host(device, &u_host).unwrap();
+        let mut r = DeviceVector::<R>::zeros(device, n).unwrap();
+        let consts: Vec<R> = convert_slice(constants);
+        let s = R::PRECISION.size();
+        for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+            for geometry in [GeometryMode::Computed, GeometryMode::Stored] {
+                let variant = op.residual_variant(assembly);
+                let base = op.config_for(physics, variant).unwrap();
+                for (n_bl, prefetch, window) in [
+                    (base.n_bl, true, true),
+                    (base.n_bl, true, false),
+                    ((base.n_bl / 2).max(1), true, base.window),
+                    (base.n_bl, false, base.window),
+                ] {
+                    let c = LaunchConfig {
+                        n_bl,
+                        prefetch,
+                        window,
+                        ..base
+                    }
+                    .with_geometry(geometry);
+                    if op.shape_for(physics, variant, Some(c)).is_err() {
+                        continue;
+                    }
+                    op.time_residual(physics, &u, &consts, &mut r, assembly, c, 3)
+                        .unwrap();
+                    let t = median(
+                        &op.time_residual(physics, &u, &consts, &mut r, assembly, c, 20)
+                            .unwrap(),
+                    ) * 1e-9;
+                    let nv = mesh.n_vertices();
+                    let nc = mesh.n_cells();
+                    let geo = match geometry {
+                        GeometryMode::Computed => nv * dim * s,
+                        GeometryMode::Stored => nc * (dim * dim + 1) * s,
+                    };
+                    let bytes = (2 * n * s + nc * (dim + 1) * 4 + geo) as f64;
+                    let windowed = op.last_launch().map_or(0, |l| l.windowed_groups);
+                    println!(
+                        "{dim}D P1 {:<10} {} {:<8} {} {:<13} {c} [{windowed} windowed]: {:8.3} ms  {:6.0} GB/s min-bytes ({:5.1} % copy)",
+                        physics.info().name,
+                        R::PRECISION,
+                        if shuffle { "random" } else { "hilbert" },
+                        assembly.name(),
+                        geometry.name(),
+                        t * 1e3,
+                        bytes / t * 1e-9,
+                        100.0 * bytes / t * 1e-9 / copy_gbs
+                    );
+                }
+            }
+        }
+        // J(u)·v (default configuration, atomic) and diag(J) against one F(u)
+        let v =
+            DeviceVector::<R>::from_host(device, &convert_slice(&Rng::new(2).vec(n, -1.0, 1.0)))
+                .unwrap();
+        let time = |op: &mut OpenClOperator<R>, what: &mut dyn FnMut(&mut OpenClOperator<R>)| {
+            let mut times = Vec::new();
+            for k in 0..23 {
+                what(op);
+                let ns = op.wait_residual().unwrap().unwrap_or(0);
+                if k >= 3 {
+                    times.push(ns);
+                }
+            }
+            median(&times) * 1e-9
+        };
+        let t_f = time(&mut op, &mut |op| {
+            op.residual(physics, &u, &consts, &mut r, Assembly::Atomic, None)
+                .unwrap()
+        });
+        let t_jv = time(&mut op, &mut |op| {
+            op.jacobian_action(physics, &u, &v, &consts, &mut r, Assembly::Atomic, None)
+                .unwrap()
+        });
+        let nc2 = n_comp * n_comp;
+        let mut d = DeviceVector::<R>::zeros(device, space.n_nodes() * nc2).unwrap();
+        let t_diag = time(&mut op, &mut |op| {
+            op.jacobian_diagonal(physics, &u, &consts, &mut d).unwrap()
+        });
+        let (nv, ncl) = (mesh.n_vertices(), mesh.n_cells());
+        let conn = ncl * (dim + 1) * 4;
+        // v and J·v, and u unless the physics is affine (its tangent does not read u)
+        let vectors = if physics.info().linear { 2 } else { 3 };
+        let jv_bytes = (vectors * n * s + conn + nv * dim * s) as f64;
+        let diag_bytes =
+            (n * s + space.n_nodes() * nc2 * s + conn + ncl * (dim * dim + 1) * s) as f64;
+        println!(
+            "{dim}D P1 {:<10} {} {:<8} F(u) {:8.3} ms | J·v {:8.3} ms {:6.0} GB/s ({:5.1} % copy) | diag(J) {:8.3} ms = {:.2}× F(u), {:6.0} GB/s",
+            physics.info().name,
+            R::PRECISION,
+            if shuffle { "random" } else { "hilbert" },
+            t_f * 1e3,
+            t_jv * 1e3,
+            jv_bytes / t_jv * 1e-9,
+            100.0 * jv_bytes / t_jv * 1e-9 / copy_gbs,
+            t_diag * 1e3,
+            t_diag / t_f,
+            diag_bytes / t_diag * 1e-9,
+        );
+    }
+    let g = copy.gb_per_s();
+    for shuffle in [false, true] {
+        run::<f32>(&device, 2, cells, shuffle, &Laplacian, &[], g);
+        run::<f64>(&device, 2, cells, shuffle, &Laplacian, &[], g);
+        run::<f64>(&device, 3, cells, shuffle, &Laplacian, &[], g);
+        run::<f64>(&device, 2, cells, shuffle, &Lame, &[1.0, 2.0], g);
+        run::<f64>(&device, 3, cells, shuffle, &Lame, &[1.0, 2.0], g);
+    }
+}

@@ -1,0 +1,129 @@
+//! The deterministic assembly is what `kernels/assemble.cl` promises: every
+//! dof of `F` is, bit for bit, the sum of the device's own element-vector
+//! entries of that dof's node, added from 0 in increasing cell order (the
+//! native assembly's order) — on meshes of many work-groups, under two
+//! launch configurations, in f32 and f64. Atomic assembly fails this (the
+//! element vectors stay unwritten), and so does any other order of the sum
+//! (the meshes are checked to be ones where the order changes the bits).
+
+use super::*;
+use crate::layout::{cell_dof, global_dof};
+use crate::physics::builtin::{Lame, Laplacian};
+
+/// `Σ` of the element-vector entries `ev` of every dof's node, from 0, in
+/// increasing cell order (decreasing with `reverse`), in the precision `R`.
+fn host_sum<R: Real>(space: &FunctionSpace, ev: &[R], reverse: bool) -> Vec<R> {
+    let (n_b, nc) = (space.n_basis(), space.n_comp());
+    let mut cells: Vec<usize> = (0..space.n_cells()).collect();
+    if reverse {
+        cells.reverse();
+    }
+    let mut out = vec![R::ZERO; space.n_dofs()];
+    for c in cells {
+        for (b, &node) in space.cell_nodes(c).iter().enumerate() {
+            for comp in 0..nc {
+                out[global_dof(node as usize, comp, nc)] += ev[cell_dof(c, b, comp, n_b, nc)];
+            }
+        }
+    }
+    out
+}
+
+/// The dofs where `a` and `b` differ in their bits.
+fn bitwise_differences<R: Real>(a: &[R], b: &[R]) -> Vec<usize> {
+    (0..a.len())
+        .filter(|&i| bytemuck::bytes_of(&a[i]) != bytemuck::bytes_of(&b[i]))
+        .collect()
+}
+
+/// The deterministic `F(u)` of `case` under the small configuration and
+/// under the device default, against the host sum of the element vectors
+/// that the same launch left on the device.
+fn check<R: Real>(device: &Arc<Device>, case: &Case) {
+    let s = setup::<R>(case);
+    let physics = case.physics;
+    let mut op = operator(device, &s);
+    let variant = op.residual_variant(Assembly::Deterministic);
+    let small = LaunchConfig::new(2, 1).with_geometry(GeometryMode::Computed);
+    let default = op.config_for(physics, variant).unwrap();
+    let n_cells = s.mesh.n_cells();
+    for config in [small, default] {
+        let c = runnable(&op, physics, variant, config);
+        let f = device_global(
+            &mut op,
+            &s,
+            physics,
+            Action::Residual,
+            Assembly::Deterministic,
+            Some(c),
+        );
+        launched(&op, c);
+        let groups = n_cells.div_ceil(op.last_launch().unwrap().chunk);
+        let what = format!(
+            "{}D P{} {} {} {c}, {n_cells} cells in {groups} work-groups",
+            case.dim,
+            case.order,
+            physics.info().name,
+            R::PRECISION
+        );
+        assert!(groups >= 4, "{what}: too few work-groups");
+        // The launch wrote every cell's element vector (NaN before).
+        let ev = device_element_vectors(&op, n_cells);
+        let unwritten = ev.iter().filter(|x| x.to_f64().is_nan()).count();
+        assert_eq!(
+            unwritten, 0,
+            "{what}: {unwritten} element-vector entries were not written by the integration"
+        );
+        let forward = host_sum(&s.space, &ev, false);
+        let differ = bitwise_differences(&f, &forward);
+        if let Some(&dof) = differ.first() {
+            panic!(
+                "{what}: F differs from the increasing-cell-order sum of the device's element \
+                 vectors in {} of {} dofs; first dof {dof}: F = {:e}, sum = {:e}",
+                differ.len(),
+                f.len(),
+                f[dof].to_f64(),
+                forward[dof].to_f64()
+            );
+        }
+        // The test has power: on this mesh the order of the additions shows.
+        let reordered = bitwise_differences(&f, &host_sum(&s.space, &ev, true)).len();
+        println!(
+            "{what}: bitwise the cell-order sum; the reversed sum differs in {reordered} dofs"
+        );
+        assert!(
+            reordered > 0,
+            "{what}: the reversed sum is bitwise the same: the check would not see the order"
+        );
+    }
+}
+
+#[test]
+fn deterministic_assembly_is_the_cell_order_sum_of_the_device_element_vectors() {
+    let device = device();
+    // a vector P2 field in 2D: 5000 cells; the default chunk of 1152 cells
+    // (an H100, PoCL) makes 5 work-groups, the small one 209
+    let lame = Case {
+        dim: 2,
+        order: 2,
+        n: 50,
+        physics: &Lame,
+        aux: AuxSpace::None,
+        constants: vec![1.0, 2.0],
+        degree: 4,
+    };
+    // P1 in 3D, about 24 cells a vertex: 6000 cells
+    let laplacian = Case {
+        dim: 3,
+        order: 1,
+        n: 10,
+        physics: &Laplacian,
+        aux: AuxSpace::None,
+        constants: vec![],
+        degree: 1,
+    };
+    for case in [&lame, &laplacian] {
+        check::<f32>(&device, case);
+        check::<f64>(&device, case);
+    }
+}

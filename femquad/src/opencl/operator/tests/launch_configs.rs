@@ -1,0 +1,147 @@
+//! Launch configurations: each one asked for is the one that runs (threads
+//! per cell, prefetch, batch and chunk sizes), and computes the native
+//! residual; the default kernel options never take a configuration from the
+//! autotune cache, the opt-in does.
+
+use super::*;
+use crate::opencl::shape::default_config;
+use crate::opencl::tuning_cache::{CACHE_FILE, CacheEntry, TuneCache, TuneKey};
+use crate::physics::builtin::{Lame, Laplacian};
+
+#[test]
+fn launch_configurations_and_threads_per_cell() {
+    let device = device();
+    for (n_bl, n_cb, n_tc, prefetch) in [
+        (1, 1, 1, true),
+        (2, 3, 1, false),
+        (5, 1, 1, true),
+        (7, 4, 1, false),
+        (2, 2, 2, true),
+        (2, 2, 3, true),
+    ] {
+        for (dim, order, physics, constants) in [
+            (2, 1, &Laplacian as &'static dyn Pointwise, vec![]),
+            (2, 2, &Lame as &'static dyn Pointwise, vec![2.0, 1.0]),
+            (3, 1, &Lame as &'static dyn Pointwise, vec![2.0, 1.0]),
+            (3, 2, &Laplacian as &'static dyn Pointwise, vec![]),
+        ] {
+            let case = Case {
+                dim,
+                order,
+                n: if dim == 2 { 14 } else { 4 },
+                physics,
+                aux: AuxSpace::None,
+                constants,
+                degree: 2,
+            };
+            let s = setup::<f64>(&case);
+            let mut op = operator(&device, &s);
+            let config = LaunchConfig::new(n_bl, n_cb)
+                .with_threads_per_cell(n_tc)
+                .with_prefetch(prefetch);
+            let what = format!("{dim}D P{order} {} {config}", physics.info().name);
+            // the residual with computed geometry (atomic)
+            let assembly = Assembly::Atomic;
+            let computed = config.with_geometry(GeometryMode::Computed);
+            let c = runnable(&op, physics, op.residual_variant(assembly), computed);
+            let out = device_global(&mut op, &s, physics, Action::Residual, assembly, Some(c));
+            launched(&op, c);
+            let reference = native_global(&s, physics, Action::Residual);
+            let d = rel_diff(&out, &reference);
+            assert!(d <= 1e-12, "{what}: residual relative difference {d:e}");
+            // the element kernel with stored geometry
+            check_element_kernel(&mut op, &s, physics, config, 1e-12);
+        }
+    }
+}
+
+/// A directory under the system temp dir, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn default_options_never_read_the_tuning_cache() {
+    let device = device();
+    let case = Case {
+        dim: 2,
+        order: 1,
+        n: 6,
+        physics: &Laplacian,
+        aux: AuxSpace::None,
+        constants: vec![],
+        degree: 1,
+    };
+    let s = setup::<f64>(&case);
+    let dir = TempDir(
+        std::env::temp_dir().join(format!("femquad-default-options-{}", std::process::id())),
+    );
+    let _ = std::fs::remove_dir_all(&dir.0);
+    let with_dir = KernelOptions {
+        cache_dir: Some(dir.0.clone()),
+        ..options()
+    };
+    let new_op = |opts: &KernelOptions| {
+        OpenClOperator::new(
+            device.clone(),
+            opts.clone(),
+            &s.mesh,
+            &s.space,
+            s.disc.clone(),
+        )
+        .unwrap()
+    };
+    // A cache entry for exactly this device, case, kernel and physics,
+    // with a configuration that is not the device default.
+    let op = new_op(&with_dir);
+    let variant = op.residual_variant(Assembly::Atomic);
+    let kernel_case = op.case_for(&Laplacian);
+    let default = default_config(
+        &kernel_case,
+        variant,
+        GeometryMode::Stored,
+        &with_dir,
+        device.info(),
+    )
+    .unwrap();
+    let tuned = LaunchConfig::new(1, default.n_cb + 1);
+    assert_ne!(tuned, default);
+    let key = TuneKey::new(
+        device.info(),
+        &kernel_case,
+        variant,
+        Laplacian.source_hash(),
+        &with_dir,
+    );
+    let mut cache = TuneCache::load(dir.0.join(CACHE_FILE)).unwrap();
+    let entry = CacheEntry {
+        config: tuned,
+        time_ns: 1.0,
+        cells: s.mesh.n_cells(),
+    };
+    cache.insert(&key, entry);
+    cache.save().unwrap();
+
+    // The default options launch the device default...
+    let u = DeviceVector::<f64>::from_host(&device, &s.u).unwrap();
+    let mut r = DeviceVector::<f64>::zeros(&device, s.space.n_dofs()).unwrap();
+    for (opts, expected) in [
+        (with_dir.clone(), default),
+        (with_dir.with_tuning_cache(true), tuned),
+    ] {
+        // ... and the opt-in launches the tuned configuration.
+        let mut op = new_op(&opts);
+        assert_eq!(
+            op.config_for(&Laplacian, variant).unwrap(),
+            expected,
+            "{opts:?}"
+        );
+        op.residual(&Laplacian, &u, &[], &mut r, Assembly::Atomic, None)
+            .unwrap();
+        launched(&op, expected);
+    }
+}
