@@ -64,6 +64,26 @@ fn discarded_plain<R: Real + F + Unary>(
     Ok(())
 }
 
+/// `f0 = [u₀ + 0·tanh(u₁/0), u₁]`: `u₀`, whose tangent is NaN
+/// (`0·((1 − tanh²)·(u̇₁/0)) = 0·(0·∞)`): the non-finite intermediate's
+/// value is masked by the zero factor, not its derivative.
+#[pointwise]
+fn masked(u: &[f64; 2], f0: &mut [f64; 2]) {
+    f0[0] = u[0] + (u[1] / 0.0).tanh() * 0.0;
+    f0[1] = u[1];
+}
+
+fn masked_plain<R: Real + F + Unary>(
+    _: usize,
+    a: &PointArgs<'_, R>,
+    f0: &mut [R],
+    _: &mut [R],
+) -> Result {
+    f0[0] = a.u[0] + pt::tanh(pt::div(a.u[1], R::ZERO)) * R::ZERO;
+    f0[1] = a.u[1];
+    Ok(())
+}
+
 /// `f0 = [tanh(3u₀), 3u₁]`: a saturating function on entry 0's path.
 #[pointwise]
 fn saturating(u: &[f64; 2], f0: &mut [f64; 2]) {
@@ -135,6 +155,27 @@ fn absorbing_plain<R: Real + F + Unary>(
     let c = pt::cosh(R::from_f64(123.456));
     f0[0] = a.u[0] + c - c;
     f0[1] = a.u[1] * R::from_f64(2.0);
+    Ok(())
+}
+
+/// `f0 = [w − tanh w]`, `w = 3·10¹⁰·(u₀ % 10⁻¹⁰)`: moderate at the point,
+/// but moving by `3·10⁷·u̇₀` over the default stencils (the quotient of `%`
+/// frozen), where `tanh` saturates; as program 504 of seed 20261123 (`w`
+/// there `1.5 % y` with `y ≈ 4·10⁻⁹`, a slope of `4·10⁸`).
+#[pointwise]
+fn steep(u: &[f64; 1], f0: &mut [f64; 1]) {
+    let w = (u[0] % 1e-10) * 3e10;
+    f0[0] = w - w.tanh();
+}
+
+fn steep_plain<R: Real + F + Unary>(
+    _: usize,
+    a: &PointArgs<'_, R>,
+    f0: &mut [R],
+    _: &mut [R],
+) -> Result {
+    let w = pt::rem(a.u[0], R::from_f64(1e-10)) * R::from_f64(3e10);
+    f0[0] = w - pt::tanh(w);
     Ok(())
 }
 
@@ -437,6 +478,28 @@ fn a_nan_tangent_without_a_singular_intermediate_is_an_ad_mismatch() {
     assert_eq!(verdict(&line), "ad-nonfinite", "{line}");
 }
 
+/// A non-finite intermediate whose value an exact zero masks lies on the
+/// entry's path (programs 856 and 1248 of seed 20261123: `0 % (−3/0)`,
+/// `0 / (x/0)`): replaced by any finite value the entry does not change,
+/// replaced by NaN it does. Its NaN tangent is `ad-nonfinite` and
+/// `[nonfinite]`, not a derivative rule returning NaN.
+#[test]
+fn a_non_finite_intermediate_masked_by_a_zero_lies_on_the_path() {
+    let b = body!(21, &Masked, masked_plain);
+    let i = inputs(&Masked, 8, 16);
+    let native = native_tangents::<f64>(&b, &i).unwrap();
+    assert!(native.f0.iter().step_by(2).all(|t| t.is_nan()));
+    let line = ad_versus_differences(&b, &i, &native);
+    assert_eq!(verdict(&line), "ad-nonfinite", "{line}");
+    let line = tangents_compared(&b, &i, &native, &native, 16);
+    assert!(
+        line.starts_with("ulp") && line.contains("[nonfinite]"),
+        "{line}"
+    );
+    let line = native_versus_tangent(&b, &i, &native);
+    assert_eq!(verdict(&line), "jacobian-ok", "{line}");
+}
+
 /// NaN against NaN counted as agreement: a derivative rule returning NaN
 /// on both sides passed the tangent check.
 #[test]
@@ -552,6 +615,42 @@ fn fine_steps_must_be_accurate_to_a_millionth() {
         10,
         Corrupted::new(&Linear, |d| d[0] *= 1.0 + 2e-4),
         linear_plain
+    );
+    let broken = native_tangents::<f64>(&b, &i).unwrap();
+    let line = ad_versus_differences(&b, &i, &broken);
+    assert_eq!(verdict(&line), "ad-mismatch", "{line}");
+}
+
+/// A steep inner function driving a saturating one (program 504 of seed
+/// 20261123): the default differences, `w′ − (tanh w(u+h) − tanh w(u−h))/2h`
+/// with `tanh` saturated, agree among themselves and miss AD's
+/// `w′ tanh²w` by `w′(1 − tanh²w)`; finer steps resolve `tanh` and
+/// converge to AD, but only where they are exact: `u₀ + t` with `t` not a
+/// power of two errs by up to half an ulp of `u₀`, `ulp/(2t)` of the step
+/// (`5·10⁻⁶` at `t = 10⁻¹¹`, where `w` has only just stopped saturating).
+/// A derivative wrong by 10⁻⁴ is still a mismatch.
+#[test]
+fn finer_exact_steps_resolve_a_steep_inner_function() {
+    let b = body!(13, &Steep, steep_plain);
+    let mut i = inputs(&Steep, 1, 10);
+    // A direction whose steps `t·u̇₀` are not multiples of `ulp(u₀)`.
+    (i.u[0], i.du[0]) = (0.9 + 6.5e-11, 0.618_033_988_749_894_9);
+    // The case: `tanh` far from saturated at the point, so AD and the
+    // default differences differ by more than 10⁻³ relative.
+    let w = (i.u[0] % 1e-10) * 3e10;
+    let unsaturated = 1.0 - w.tanh().powi(2);
+    assert!((1e-3..0.5).contains(&unsaturated), "w = {w}");
+    let native = native_tangents::<f64>(&b, &i).unwrap();
+    let line = ad_versus_differences(&b, &i, &native);
+    assert!(
+        line.starts_with("ad-explained") && line.contains("[fine-step]"),
+        "{line}"
+    );
+    // 1.0001 times the derivative.
+    let b = body!(
+        13,
+        Corrupted::new(&Steep, |d| d[0] *= 1.0 + 1e-4),
+        steep_plain
     );
     let broken = native_tangents::<f64>(&b, &i).unwrap();
     let line = ad_versus_differences(&b, &i, &broken);

@@ -47,9 +47,10 @@
 //!   tangent ([`rounding_reach`]) and of the differences is `ad-explained`
 //!   (`[tangent-noise]`, listed, not a finding): a function that cancels
 //!   inside rounds both at the scale of its terms; so is one that finer
-//!   steps with an error bound of at most 10⁻⁶ resolve (`[fine-step]`: a
-//!   pole inside the default stencils) or that the rounding of a far
-//!   larger value on the entry's path explains (`[absorbed]`);
+//!   exact steps along each coordinate, with an error bound of at most
+//!   10⁻⁶, resolve (`[fine-step]`: a pole inside the default stencils, or a
+//!   steep inner function driving a saturating one) or that the rounding
+//!   of a far larger value on the entry's path explains (`[absorbed]`);
 //! - **Jacobian versus tangent**, natively and on the device: see
 //!   `crate::jacobians`.
 

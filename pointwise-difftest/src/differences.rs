@@ -126,7 +126,7 @@ impl Steps {
 pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<f64>) -> String {
     freeze::record();
     let base = evaluate::<f64>(plain::<f64>(b), i).ok();
-    let stencils = richardson_stencils(b, i, 1.0);
+    let stencils = richardson_stencils(b, i, STEP);
     let diverged = freeze::stop();
     let (Some(_), Some(steps)) = (base, stencils) else {
         return "ad-skipped 0 the function panics near the points".into();
@@ -238,17 +238,23 @@ pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<
              (within the rounding noise of the tangent and the differences: {again:e} with it)"
         );
     }
-    // Again with finer steps: a pole close to the point (`1/(q % 0.05)³`
-    // where `q` itself varies fast) may lie inside the default stencils,
-    // whose differences then see the smooth rest of the function on both
-    // sides of it and agree among themselves.
-    if let Some(scale) = FINER_STEPS
+    // Again with finer steps: the function may vary on a scale far below
+    // the default steps — a pole close to the point (`1/(q % 0.05)³` where
+    // `q` itself varies fast) inside the default stencils, or a steep inner
+    // function driving a nonlinear one (`w − tanh(w)` with `w` moving by
+    // 10⁵ over them) — whose differences then see the smooth or saturated
+    // rest of the function and agree among themselves.
+    if let Some(h) = FINER_STEPS
         .into_iter()
-        .find(|&scale| finer_steps_match(b, i, native, &mismatched, scale))
+        .map(|k| 2f64.powi(k))
+        .find(|&h| finer_steps_match(b, i, native, &mismatched, h))
     {
         return format!(
             "ad-explained {worst:e} [fine-step] {compared} entries compared; {detail} (every \
-             mismatched entry matches with the steps ×{scale:e})"
+             mismatched entry matches with the steps {h:e}, {:e}, {:e}, exact, along each \
+             coordinate)",
+            h / 2.0,
+            h / 4.0
         );
     }
     // Last, a value absorbed by a far larger one (`u + c − c` with `c =
@@ -276,46 +282,133 @@ pub(crate) fn ad_versus_differences(b: &Body, i: &Inputs<f64>, native: &Outputs<
 const COMPARED: f64 = 0.9;
 
 /// Whether each entry of `mismatched` (indices into `f0` then `f1` of all
-/// points) matches AD with the steps of [`ad_versus_differences`] times
-/// `scale`, decisions frozen again at the point: the three differences
-/// agree (as there), their rounding noise and extrapolation error (`4ν +
-/// |r′ − r|`) are at most 10⁻⁶ of the extrapolation `r` (a step so fine
-/// that the differences are noise proves nothing: with an error bound of
-/// 10⁻³ a constant wrong in the fourth digit would pass), and
-/// `|t − r| ≤ 10⁻⁶|r|` plus that error. Where the default steps cross a pole the finer ones
-/// stay on one side of it, where the function is what AD differentiates.
+/// points) matches AD with the steps `h`, `h/2`, `h/4` (`h` a power of two),
+/// decisions frozen again at the point. The differences are taken along
+/// each coordinate `c` of `u` and `∇u` in turn ([`along_coordinate`]:
+/// steps that move one float by a power of two are exact) and combined
+/// with the direction's components `v_c`: the tangent `t` must match
+/// `Σ v_c r_c`, `r_c` the extrapolation along `c` (three differences that
+/// agree, as in [`ad_versus_differences`], for every `c` with `v_c ≠ 0`),
+/// within `10⁻⁶ S + E`, where `S = Σ |v_c r_c|` is the scale of the terms and
+/// `E = Σ |v_c| (4ν_c + |r′_c − r_c|)` their rounding noise and
+/// extrapolation error — itself at most `10⁻⁶ S` (a step so fine that the
+/// differences are noise proves nothing: with an error bound of 10⁻³ a
+/// constant wrong in the fourth digit would pass).
+///
+/// Where the default steps cross a pole the finer ones stay on one side of
+/// it, where the function is what AD differentiates; where an inner
+/// function is steep, they resolve the nonlinear functions it drives. Steps
+/// along the direction itself would not do: `x + t·v` rounds by up to half
+/// an ulp of `x`, a relative error of `ulp(x)/(2h|v|)` in the direction the
+/// differences follow — `5·10⁻⁷` at `h = 10⁻¹⁰` — which the function's
+/// slope carries into them. Program 504 of seed 20261123 (`1.5 % y` with
+/// `y ≈ 4·10⁻⁹`: a slope of `4·10⁸` in `∇u[2][2]`, which `tanh` saturates
+/// over the default stencils, its differences `10⁻³` below AD): along the
+/// direction, its differences matched AD to `2.4·10⁻⁷` at best (`h` from
+/// `2⁻³¹` to `2⁻³³`, the bias of the rounded direction), with the former
+/// steps not at all (`10⁻⁹`: `tanh` not resolved, the three differences
+/// `2·10⁻⁴` apart; `10⁻¹¹`: AD missed by `4·10⁻⁵`, the extrapolation error
+/// `5·10⁻⁵`); along each coordinate, exact, to `2·10⁻¹⁵` at `h = 2⁻³⁷`
+/// (`E = 1.5·10⁻¹⁰ S`).
 fn finer_steps_match(
     b: &Body,
     i: &Inputs<f64>,
     native: &Outputs<f64>,
     mismatched: &[usize],
-    scale: f64,
+    h: f64,
 ) -> bool {
+    let [nu, ngu, ..] = i.sizes.inputs();
+    // The direction's component `c` at point `p` (`u`, then `∇u`).
+    let v = |p: usize, c: usize| {
+        if c < nu {
+            i.du[p * nu + c]
+        } else {
+            i.dgrad_u[p * ngu + c - nu]
+        }
+    };
     freeze::record();
     let _ = evaluate::<f64>(plain::<f64>(b), i);
-    let stencils = richardson_stencils(b, i, scale);
-    let diverged = freeze::stop();
-    let Some(steps) = stencils else {
-        return false;
-    };
+    let mut columns = Vec::new();
+    let mut diverged = Vec::new();
+    for c in 0..nu + ngu {
+        let steps = along_coordinate(i, c, h).and_then(|j| richardson_stencils(b, &j, h));
+        diverged.extend(freeze::stop());
+        let Some(steps) = steps else {
+            return false;
+        };
+        columns.push(steps);
+    }
     mismatched.iter().all(|&k| {
+        let p = point_of(i, k);
+        let (mut sum, mut scale, mut error) = (0.0, 0.0, 0.0);
+        for (c, steps) in columns.iter().enumerate() {
+            let v = v(p, c);
+            if v == 0.0 {
+                continue;
+            }
+            let Some((r, floor)) = steps.smooth(k) else {
+                return false;
+            };
+            sum += v * r;
+            scale += (v * r).abs();
+            error += v.abs() * floor;
+        }
         let t = entry(native, k);
-        !diverged.contains(&point_of(i, k))
+        !diverged.contains(&p)
             && t.is_finite()
-            && steps.smooth(k).is_some_and(|(r, floor)| {
-                floor <= 1e-6 * r.abs() && (t - r).abs() <= 1e-6 * r.abs() + floor
-            })
+            && error <= 1e-6 * scale
+            && (t - sum).abs() <= 1e-6 * scale + error
     })
 }
 
-/// Step scales of the differences tried, finest last, where the default
-/// steps do not match AD (see [`finer_steps_match`]), down to 2.5·10⁻¹³.
-const FINER_STEPS: [f64; 5] = [1e-2, 1e-4, 1e-6, 1e-8, 1e-10];
+/// Exponents of the coarse steps `2ᵏ` tried, finest last, where the default
+/// steps do not match AD (see [`finer_steps_match`]): about 10⁻⁵, 10⁻⁷,
+/// 10⁻⁹, 10⁻¹¹ and 10⁻¹³.
+const FINER_STEPS: [i32; 5] = [-17, -23, -30, -37, -43];
 
-/// The central differences of the plain copy of `b` at `i` with steps
-/// 10⁻³, 5·10⁻⁴ and 2.5·10⁻⁴ (times `scale`), its decisions replayed
-/// (`crate::freeze`, recorded by the caller); `None` where it panics.
-fn richardson_stencils<R: Real>(b: &Body, i: &Inputs<R>, scale: f64) -> Option<Steps> {
+/// `i` with the direction `e_c` at every point: coordinate `c` of `u`
+/// (`c < N_comp`), else of `∇u`. `None` unless every move of that
+/// coordinate by `±h`, `±h/2`, `±h/4` (`h` a power of two) is exact — it
+/// is but where the move crosses into a higher binade from an odd multiple
+/// of the ulp, e.g. `1 − 2⁻⁵³ + 2⁻³⁹`.
+fn along_coordinate(i: &Inputs<f64>, c: usize, h: f64) -> Option<Inputs<f64>> {
+    let [nu, ngu, ..] = i.sizes.inputs();
+    let mut j = i.clone();
+    j.du.iter_mut().chain(&mut j.dgrad_u).for_each(|v| *v = 0.0);
+    let (xs, vs, n, c) = if c < nu {
+        (&j.u, &mut j.du, nu, c)
+    } else {
+        (&j.grad_u, &mut j.dgrad_u, ngu, c - nu)
+    };
+    for p in 0..i.points {
+        let x = xs[p * n + c];
+        let exact = [-1.0, -0.5, -0.25, 0.25, 0.5, 1.0]
+            .into_iter()
+            .all(|m| sum_is_exact(x, m * h));
+        if !exact {
+            return None;
+        }
+        vs[p * n + c] = 1.0;
+    }
+    Some(j)
+}
+
+/// Whether `a + b` is a float (its rounding error, by Knuth's two-sum, is
+/// zero).
+fn sum_is_exact(a: f64, b: f64) -> bool {
+    let s = a + b;
+    let b_ = s - a;
+    let a_ = s - b_;
+    s.is_finite() && (a - a_) + (b - b_) == 0.0
+}
+
+/// The default coarse step of the differences (then `h/2`, `h/4`).
+const STEP: f64 = 1e-3;
+
+/// The central differences of the plain copy of `b` at `i` with steps `h`,
+/// `h/2` and `h/4`, its decisions replayed (`crate::freeze`, recorded by
+/// the caller); `None` where it panics.
+fn richardson_stencils<R: Real>(b: &Body, i: &Inputs<R>, h: f64) -> Option<Steps> {
     let eval = |j: &Inputs<R>| evaluate::<R>(plain::<R>(b), j).ok().map(|o| widen(&o));
     let stencil = |h: f64| -> Option<Stencil> {
         Some(Stencil {
@@ -325,11 +418,7 @@ fn richardson_stencils<R: Real>(b: &Body, i: &Inputs<R>, scale: f64) -> Option<S
         })
     };
     freeze::replay();
-    let s = (
-        stencil(1e-3 * scale),
-        stencil(5e-4 * scale),
-        stencil(2.5e-4 * scale),
-    );
+    let s = (stencil(h), stencil(h / 2.0), stencil(h / 4.0));
     Some(Steps {
         coarse: s.0?,
         fine: s.1?,
@@ -350,7 +439,7 @@ fn differences_noise(b: &Body, i: &Inputs<f64>, s: &Steps) -> Vec<f64> {
         let seed = 0x5851_f42d_4c95_7f2d_u64.wrapping_mul(t) | 1;
         let scale = 0.5 + 1.5 * (seed >> 11) as f64 / (1u64 << 53) as f64;
         pt::set(seed);
-        let trial = richardson_stencils(b, i, scale);
+        let trial = richardson_stencils(b, i, STEP * scale);
         freeze::stop();
         pt::set(0);
         let Some(trial) = trial else { continue };

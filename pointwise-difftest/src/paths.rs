@@ -1,6 +1,8 @@
 //! What lies on an output entry's path (copied into the generated crates
 //! with the runtime): the plain copy evaluated with a class of calls
-//! replaced by arbitrary values (`pt::replace`); an entry that changes
+//! replaced by arbitrary values (`pt::replace`), and for non-finite or
+//! singular calls also by NaN (`pt::replace_by_nan`: an exact zero masks
+//! them from every finite value, `0 / (u / 0)`); an entry that changes
 //! depends on such a call. Several explanations of a difference need one:
 //! a non-finite tangent needs a non-finite or singular intermediate on its
 //! entry's path (`pt::Calls::Singular`), an `f32` tangent amplified by a
@@ -38,8 +40,12 @@ pub(crate) fn replaced_trials<R: Real>(
 
 /// Which entries (`f0` then `f1`, all points) of the plain copy of `b` at
 /// `inputs` lie on the path of a call that `calls` selects: those that
-/// change in one of the [`replaced_trials`]. All `false` where the plain
-/// copy fails at `inputs` (no entry is then known to lie on such a path).
+/// change in one of the [`replaced_trials`] or, for
+/// `pt::Calls::Singular`, when those calls return NaN (a non-finite
+/// intermediate whose value an exact zero masks, `0 / (u / 0)` or
+/// `0·tanh(u / 0)`, still makes forward mode's derivative `0·∞`). All
+/// `false` where the plain copy fails at `inputs` (no entry is then known
+/// to lie on such a path).
 pub(crate) fn on_path<R: Real>(
     b: &Body,
     inputs: &Inputs<R>,
@@ -53,7 +59,15 @@ pub(crate) fn on_path<R: Real>(
         return on;
     };
     let base = flat(&widen(&base));
-    for t in replaced_trials(b, inputs, calls, seed) {
+    let mut trials = replaced_trials(b, inputs, calls, seed);
+    if calls == pt::Calls::Singular {
+        pt::replace_by_nan(calls);
+        let r = evaluate::<R>(plain::<R>(b), inputs).ok();
+        pt::replace(pt::Calls::None, 0);
+        pt::nan_points();
+        trials.extend(r.map(|r| widen(&r)));
+    }
+    for t in trials {
         for ((o, x), y) in on.iter_mut().zip(flat(&t)).zip(&base) {
             *o |= !crate::verdict::same(x, *y);
         }

@@ -29,7 +29,7 @@ pub fn set(seed: u64) {
 
 thread_local! {
     /// Which calls are replaced, and the state of the generator of their
-    /// replacements (see [`replace`]).
+    /// replacements (see [`replace`]; 0: by NaN, see [`replace_by_nan`]).
     static REPLACE: Cell<(Calls, u64)> = const { Cell::new((Calls::None, 0)) };
     /// The points at which a math function was given a NaN (see
     /// [`nan_points`]).
@@ -62,7 +62,8 @@ pub enum Calls {
     /// derivative (`sqrt(0)`, `asin(±1)`, `x / 0`, …): where forward mode's
     /// derivative is legitimately not finite (`tanh(x / 0.0)` is ±1, its
     /// tangent `0·∞`; `atan2(y, x)` of `x, y ~ 1e200` is finite, its
-    /// derivative's `x² + y²` is not).
+    /// derivative's `x² + y²` is not; `0 / (x / 0.0)` is 0, its tangent
+    /// `0·∞`, which only [`replace_by_nan`] shows).
     Singular,
     /// Saturating functions (`tanh`): their derivative formula `1 − tanh²`
     /// cancels where they saturate, and in `f32` Rust's `tanh` reaches ±1
@@ -79,6 +80,15 @@ pub enum Calls {
 /// `Calls::None` turns it off.
 pub fn replace(calls: Calls, seed: u64) {
     REPLACE.with(|s| s.set((calls, seed | 1)));
+}
+
+/// Replaces the calls `calls` selects by NaN. An exact zero masks a value
+/// from every finite replacement (`0 / y`, `0 % y`, `0·tanh(y)` are zero
+/// for any finite `y`), not from NaN: an output entry computed from such a
+/// call changes (forward mode's derivative there is legitimately `0·∞`,
+/// NaN). `replace(Calls::None, 0)` turns it off.
+pub fn replace_by_nan(calls: Calls) {
+    REPLACE.with(|s| s.set((calls, 0)));
 }
 
 /// What a call is, for [`replaced`].
@@ -144,6 +154,9 @@ fn replaced<R: F>(args: &[R], v: R, call: Call) -> Option<R> {
         };
         if !hit {
             return None;
+        }
+        if x == 0 {
+            return Some(R::from64(f64::NAN));
         }
         x ^= x << 13;
         x ^= x >> 7;
@@ -616,6 +629,26 @@ mod tests {
         replace(Calls::None, 0);
         assert_eq!(super::nan_points(), vec![3]);
         assert!(super::nan_points().is_empty());
+    }
+
+    /// An exact zero masks a call from every finite replacement, not from
+    /// NaN.
+    #[test]
+    fn nan_replacement_shows_a_masked_call() {
+        use super::{Calls, replace, replace_by_nan};
+        let f = || super::tanh(super::div(1.0f64, 0.0)) * 0.0;
+        replace(Calls::None, 0);
+        let plain = f();
+        for seed in 1..=64u64 {
+            replace(Calls::Singular, seed);
+            let v = f();
+            replace(Calls::None, 0);
+            assert_eq!(v, plain);
+        }
+        replace_by_nan(Calls::Singular);
+        let v = f();
+        replace(Calls::None, 0);
+        assert!(plain == 0.0 && v.is_nan());
     }
 
     /// Each class of [`super::Calls`] selects its calls and no others.
