@@ -8,12 +8,14 @@
 //! Each test also checks that the legitimate case the looser rule was made
 //! for is still explained.
 
-use crate::derivatives::{native_tangents, tangents_compared};
+use crate::derivatives::tangents_compared;
 use crate::differences::ad_versus_differences;
 use crate::jacobians::{device_compared, native_versus_tangent};
 use crate::linearity::claim_checked;
 use crate::pt::{self, F, Unary};
-use crate::runtime::{Body, residuals_compared, widen};
+use crate::residuals::residuals_compared;
+use crate::runtime::{Body, widen};
+use crate::tangents::native_tangents;
 use femquad::Real;
 use femquad::layout::jac_g0;
 use femquad::opencl::probe::{Inputs, PointSizes};

@@ -4,10 +4,10 @@
 //! copy's decisions frozen at the point (`crate::freeze`); see
 //! [`ad_versus_differences`]. Called from `crate::derivatives::run`.
 
-use crate::derivatives::{rounding_reach, shifted};
 use crate::freeze;
 use crate::paths::{Paths, on_path};
 use crate::runtime::{Body, evaluate, plain, pt, widen};
+use crate::tangents::{rounding_reach, shifted};
 use crate::verdict;
 use femquad::Real;
 use femquad::opencl::probe::{Inputs, Outputs};

@@ -207,7 +207,7 @@ fn noise_of<R: EvalPrecision>(
     i: &Inputs<R>,
     native: &Outputs<R>,
 ) -> Vec<(Vec<f64>, Vec<f64>)> {
-    let r = crate::derivatives::rounding_reach(b, i, native, 0x2545_f491_4f6c_dd1d);
+    let r = crate::tangents::rounding_reach(b, i, native, 0x2545_f491_4f6c_dd1d);
     let [n0, n1] = i.sizes.outputs();
     let all0 = n0 * i.points;
     (0..i.points)
@@ -453,7 +453,7 @@ pub(crate) fn device_compared<R: EvalPrecision>(
             return Some("range");
         }
         let again = noise.get_or_insert_with(|| {
-            let native = crate::derivatives::native_tangents(b, i).ok()?;
+            let native = crate::tangents::native_tangents(b, i).ok()?;
             let r = noise_of(b, i, &native);
             Some(points(b.physics, &i64, g, &tp, eps, &|p| r[p].clone()))
         });

@@ -14,6 +14,7 @@
 
 pub mod derivatives;
 pub mod differences;
+pub mod driver;
 pub mod freeze;
 pub mod generate;
 pub mod jacobians;
@@ -23,7 +24,9 @@ pub mod paths;
 pub mod program;
 pub mod project;
 pub mod pt;
+pub mod residuals;
 pub mod runtime;
+pub mod tangents;
 pub mod verdict;
 
 #[cfg(test)]
