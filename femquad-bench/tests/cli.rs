@@ -3,11 +3,17 @@
 
 use std::process::{Command, Output, Stdio};
 
+/// The benchmark program, which reads the environment as any program does,
+/// with the autotune cache off (`FEMQUAD_AUTOTUNE=off`): what it prints
+/// does not depend on the cache in the machine's home.
+fn bench_command() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_femquad-bench"));
+    command.env("FEMQUAD_AUTOTUNE", "off");
+    command
+}
+
 fn bench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_femquad-bench"))
-        .args(args)
-        .output()
-        .unwrap()
+    bench_command().args(args).output().unwrap()
 }
 
 #[test]
@@ -112,7 +118,7 @@ fn from_csv_errors_name_the_file() {
 #[test]
 fn closed_stdout_pipe_ends_it_quietly() {
     use std::os::unix::process::ExitStatusExt;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_femquad-bench"))
+    let mut child = bench_command()
         .args([
             "--refine",
             "4",
