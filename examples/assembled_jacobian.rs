@@ -108,13 +108,16 @@ fn run(args: &Args) -> Result<()> {
             check_box("--n", &size, n, physical_memory())?;
             let mesh = unit_box(dim, n, &MeshOptions::default())?;
             let name = if dim == 2 { "square" } else { "cube" };
-            (MeshHierarchy::single(mesh), format!("the unit {name}"))
+            (
+                MeshHierarchy::single(mesh.into()),
+                format!("the unit {name}"),
+            )
         }
     };
     let mesh = hierarchy.finest().clone();
     let dim = mesh.dim();
     let element = Element::lagrange(dim, order)?;
-    let space = FunctionSpace::new(&mesh, element, 1)?;
+    let space = FunctionSpace::new(mesh.clone(), element, 1)?;
     let quadrature = Quadrature::default_for(&element)?;
     let backend = if args.native {
         Backend::native()
@@ -122,8 +125,8 @@ fn run(args: &Args) -> Result<()> {
         Backend::opencl(&DeviceSelector::from_env())?
     };
     let aux = AuxSpace::Field { n_comp: 1 };
-    let mut residual = Residual::<f64>::new(&mesh, space.clone(), quadrature, aux, &backend)?;
-    let coefficient = space.interpolate(&mesh, |x, a| a[0] = 1.0 + x[0] * x[0])?;
+    let mut residual = Residual::<f64>::new(space.clone(), quadrature, aux, &backend)?;
+    let coefficient = space.interpolate(|x, a| a[0] = 1.0 + x[0] * x[0]);
     residual.set_aux(&coefficient)?;
     println!(
         "-div((1 + x0^2) grad u) = 1 on {domain}, P{} ({} cells, {} dofs), matrix-free on {}",

@@ -376,16 +376,10 @@ fn run_case<R: EvalPrecision>(
     let t = Instant::now();
     let n_comp = case.n_comp();
     let element = Element::lagrange(case.dim, case.order)?;
-    let space = FunctionSpace::new(hierarchy.finest(), element, n_comp)?;
+    let space = FunctionSpace::new(hierarchy.finest().clone(), element, n_comp)?;
     let quadrature = Quadrature::default_for(&element)?;
     let (cells, dofs) = (hierarchy.finest().n_cells(), space.n_dofs());
-    let residual = Residual::<R>::new(
-        hierarchy.finest(),
-        space,
-        quadrature,
-        AuxSpace::None,
-        backend,
-    )?;
+    let residual = Residual::<R>::new(space, quadrature, AuxSpace::None, backend)?;
     let lame = LameParameters::from_young_poisson(1.0, 0.3)?;
     let (physics, constants): (&dyn PointwiseEvalBoth, Vec<f64>) = match case.physics {
         Physics::Poisson => (&Poisson, vec![1.0]),

@@ -22,19 +22,19 @@ use crate::{Error, Result};
 /// use femquad::physics::builtin::{Laplacian, LaplacianCoefficient};
 /// use femquad::prelude::*;
 ///
-/// let mesh = unit_square(2, &MeshOptions::default())?; // 8 cells
+/// let mesh = std::sync::Arc::new(unit_square(2, &MeshOptions::default())?); // 8 cells, shared
 /// let element = Element::lagrange(2, 1)?;
 /// let aux = AuxSpace::Cell { n_comp: 1 };
 /// assert_eq!((aux.n_comp(), aux.values_per_cell(element.n_basis())), (1, 1));
 /// let residual = |aux| -> femquad::Result<Residual<f64>> {
-///     let space = FunctionSpace::new(&mesh, element, 1)?;
+///     let space = FunctionSpace::new(mesh.clone(), element, 1)?;
 ///     let quadrature = Quadrature::default_for(&element)?;
-///     Residual::new(&mesh, space, quadrature, aux, &Backend::native())
+///     Residual::new(space, quadrature, aux, &Backend::native())
 /// };
 /// let (mut plain, mut scaled) = (residual(AuxSpace::None)?, residual(aux)?);
 /// scaled.set_aux(&[3.0; 8])?; // [cell][k]
 ///
-/// let values = plain.space().interpolate(&mesh, |x, u| u[0] = x[0] * x[1])?;
+/// let values = plain.space().interpolate(|x, u| u[0] = x[0] * x[1]);
 /// let u = plain.vector_from(&values)?;
 /// let (mut r, mut r3) = (plain.vector()?, scaled.vector()?);
 /// plain.evaluate(&Laplacian, &u, &[], &mut r)?;

@@ -32,26 +32,26 @@ fn opencl(device: &Arc<Device>) -> Backend {
     }
 }
 
-fn mesh(dim: usize, n: usize) -> Mesh {
+fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.15,
         shuffle: true,
         seed: 11,
     };
-    unit_box(dim, n, &opts).unwrap()
+    unit_box(dim, n, &opts).unwrap().into()
 }
 
 fn residual<R: Real>(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     n_comp: usize,
     aux: AuxSpace,
     backend: &Backend,
 ) -> Residual<R> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, aux, backend).unwrap()
+    Residual::new(space, q, aux, backend).unwrap()
 }
 
 /// A test case: physics, components (per dim), aux, constants.

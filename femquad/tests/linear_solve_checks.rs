@@ -10,6 +10,8 @@
 //! native backend (host vectors): the checks are the same code on the
 //! device.
 
+use std::sync::Arc;
+
 use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::element::Element;
@@ -63,7 +65,7 @@ fn preconditioners() -> [Preconditioner; 3] {
     ]
 }
 
-fn mesh(n: usize) -> Mesh {
+fn mesh(n: usize) -> Arc<Mesh> {
     unit_square(
         n,
         &MeshOptions {
@@ -73,6 +75,7 @@ fn mesh(n: usize) -> Mesh {
         },
     )
     .unwrap()
+    .into()
 }
 
 /// A P1 problem with u = 0 on the boundary of the unit square (`n` × `n`
@@ -80,9 +83,9 @@ fn mesh(n: usize) -> Mesh {
 fn problem<R: Real>(n: usize, pc: &Preconditioner) -> DirichletProblem<R> {
     let h = MeshHierarchy::new(&mesh(n), 1).unwrap();
     let element = Element::lagrange(2, 1).unwrap();
-    let space = FunctionSpace::new(h.finest(), element, 1).unwrap();
+    let space = FunctionSpace::new(h.finest().clone(), element, 1).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    let r = Residual::new(h.finest(), space, q, AuxSpace::None, &Backend::native()).unwrap();
+    let r = Residual::new(space, q, AuxSpace::None, &Backend::native()).unwrap();
     let mut p = DirichletProblem::on_hierarchy(r, h, |_, g| g[0] = 0.0).unwrap();
     p.set_preconditioner(pc.clone());
     p
@@ -130,10 +133,9 @@ fn a_nonlinear_physics_is_refused_and_solve_nonlinear_solves_it() {
     for pc in &preconditioners() {
         let h = MeshHierarchy::new(&mesh(4), 1).unwrap();
         let element = Element::lagrange(2, 1).unwrap();
-        let space = FunctionSpace::new(h.finest(), element, 1).unwrap();
+        let space = FunctionSpace::new(h.finest().clone(), element, 1).unwrap();
         let q = Quadrature::default_for(&element).unwrap();
-        let r =
-            Residual::<f64>::new(h.finest(), space, q, AuxSpace::None, &Backend::native()).unwrap();
+        let r = Residual::<f64>::new(space, q, AuxSpace::None, &Backend::native()).unwrap();
         let mut p = DirichletProblem::on_hierarchy(r, h, g).unwrap();
         p.set_preconditioner(pc.clone());
         let (name, text) = refused(
@@ -225,10 +227,10 @@ fn an_indefinite_physics_is_refused() {
 fn a_singular_problem_says_to_fix_more_dofs() {
     let m = mesh(4);
     let element = Element::lagrange(2, 1).unwrap();
-    let space = FunctionSpace::new(&m, element, 1).unwrap();
+    let space = FunctionSpace::new(m.clone(), element, 1).unwrap();
     let n = space.n_dofs();
     let q = Quadrature::default_for(&element).unwrap();
-    let r = Residual::<f64>::new(&m, space, q, AuxSpace::None, &Backend::native()).unwrap();
+    let r = Residual::<f64>::new(space, q, AuxSpace::None, &Backend::native()).unwrap();
     let mut p = DirichletProblem::new(r, &[], &vec![0.0; n])
         .unwrap()
         .with_hierarchy(MeshHierarchy::single(m))

@@ -268,10 +268,41 @@ fn residual_on<R: Real>(
 ) -> (MeshHierarchy, Residual<R>) {
     let h = MeshHierarchy::new(&unit_box(dim, n0, &jittered(3)).unwrap(), refinements).unwrap();
     let element = Element::lagrange(dim, order).unwrap();
-    let space = FunctionSpace::new(h.finest(), element, physics.n_comp(dim)).unwrap();
+    let space = FunctionSpace::new(h.finest().clone(), element, physics.n_comp(dim)).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    let r = Residual::new(h.finest(), space, q, AuxSpace::None, backend).unwrap();
+    let r = Residual::new(space, q, AuxSpace::None, backend).unwrap();
     (h, r)
+}
+
+/// One copy of the finest cell → node map on the host: the multigrid's P2
+/// level and the residual (on the device: its operator too) share the
+/// space's map, the P1 level on the finest mesh reads the mesh's cells, and
+/// every level's space is on the hierarchy's mesh itself.
+#[test]
+fn multigrid_levels_share_the_finest_node_map() {
+    let h = MeshHierarchy::new(&unit_box(3, 1, &jittered(3)).unwrap(), 1).unwrap();
+    let element = Element::lagrange(3, 2).unwrap();
+    let space = FunctionSpace::new(h.finest().clone(), element, 1).unwrap();
+    let map = space.cell_nodes_all();
+    let q = Quadrature::default_for(&element).unwrap();
+    let aux = AuxSpace::Field { n_comp: 1 };
+    let r = Residual::<f64>::new(space.clone(), q, aux, &backend()).unwrap();
+    assert!(std::ptr::eq(r.space().cell_nodes_all(), map));
+    let fixed = r.space().boundary_dofs().unwrap();
+    let options = MultigridOptions::default();
+    let levels = ResidualLevels::new(&h, &r, &r.backend(), &fixed, options).unwrap();
+    let spaces = levels.spaces();
+    assert_eq!(spaces.n_levels(), 3);
+    assert!(std::ptr::eq(spaces.space(2).unwrap().cell_nodes_all(), map));
+    let p1_finest = spaces.space(1).unwrap().cell_nodes_all();
+    assert!(std::ptr::eq(p1_finest, h.finest().cells()));
+    for l in 0..3 {
+        let mesh = h.mesh(spaces.mesh_level(l).unwrap()).unwrap();
+        assert!(
+            Arc::ptr_eq(spaces.space(l).unwrap().mesh(), mesh),
+            "level {l}"
+        );
+    }
 }
 
 /// One V-cycle (through `ResidualLevels`: exact Jacobian actions, the
@@ -286,7 +317,7 @@ fn device_vcycle_equals_host_vcycle() {
         let mut out = Vec::new();
         for backend in [Backend::native(), cl.clone()] {
             let (h, mut r) = residual_on::<f64>(dim, 2, 2, order, physics, &backend);
-            let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+            let fixed = r.space().boundary_dofs().unwrap();
             let n = r.space().n_dofs();
             let mut levels =
                 ResidualLevels::new(&h, &r, &backend, &fixed, MultigridOptions::default()).unwrap();
@@ -494,7 +525,7 @@ fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
     for refinements in 1..=3 {
         let h = MeshHierarchy::from_gmsh(&gmsh, refinements).unwrap();
         let element = Element::lagrange(3, 1).unwrap();
-        let space = FunctionSpace::new(h.finest(), element, 3).unwrap();
+        let space = FunctionSpace::new(h.finest().clone(), element, 3).unwrap();
         let fixed: Vec<u32> = h
             .gmsh(refinements)
             .unwrap()
@@ -503,8 +534,7 @@ fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
             .flat_map(|&v| (0..3).map(move |c| 3 * v + c))
             .collect();
         let q = Quadrature::default_for(&element).unwrap();
-        let r =
-            Residual::<f64>::new(h.finest(), space, q, AuxSpace::None, &Backend::native()).unwrap();
+        let r = Residual::<f64>::new(space, q, AuxSpace::None, &Backend::native()).unwrap();
         let n = r.space().n_dofs();
         // the bottom displaced sideways
         let values: Vec<f64> = (0..n)
@@ -565,30 +595,43 @@ fn newton_with_multigrid_relinearized_each_step() {
     }
 }
 
-/// The problem reports what it cannot do, naming the cause: multigrid
-/// without meshes, a hierarchy of another mesh, a coarse level too large.
+/// The problem reports what it cannot do, naming the cause: a hierarchy of
+/// another mesh — even an equal copy of the residual's, made by the same
+/// calls — and a coarse level too large. A problem made by
+/// `DirichletProblem::new` knows its space's mesh, so its multigrid needs no
+/// hierarchy: on one mesh it is the P2 → P1 step above the direct solve,
+/// and it solves what the refined hierarchy solves.
 #[test]
 fn multigrid_errors_name_the_cause() {
     let (h, r) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     let n = r.space().n_dofs();
-    let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+    let fixed = r.space().boundary_dofs().unwrap();
     let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n]).unwrap();
-    let e = p
-        .solve_linear(&Poisson, &[1.0], 1e-8, 100)
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("with_hierarchy") && e.contains("Preconditioner::Jacobi"),
-        "{e}"
+    let (u_one_mesh, _) = p.solve_linear(&Poisson, &[1.0], 1e-10, 100).unwrap();
+    assert_eq!(p.multigrid_report().unwrap().levels.len(), 2);
+    let (copy, _) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    assert_eq!(**copy.finest(), **h.finest()); // equal, but another mesh
+    let e = p.with_hierarchy(copy).err().unwrap().to_string();
+    assert_eq!(
+        e,
+        "invalid argument `hierarchy`: its finest mesh is not the residual's mesh: build the \
+         residual's space on `hierarchy.finest().clone()` (the same `Arc<Mesh>`; a copy of the \
+         mesh, even an equal one, is another mesh)"
     );
-    p.set_preconditioner(Preconditioner::Jacobi);
-    p.solve_linear(&Poisson, &[1.0], 1e-8, 100).unwrap();
-    let other = MeshHierarchy::new(&unit_box(2, 3, &jittered(1)).unwrap(), 1).unwrap();
-    let e = p.with_hierarchy(other).err().unwrap().to_string();
-    assert!(
-        e.contains("`hierarchy`") && e.contains("not the residual's mesh"),
-        "{e}"
-    );
+    // the residual's own hierarchy (a third, equal mesh) is accepted
+    let (own, r) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n])
+        .unwrap()
+        .with_hierarchy(own)
+        .unwrap();
+    let (u, _) = p.solve_linear(&Poisson, &[1.0], 1e-10, 100).unwrap();
+    assert_eq!(p.multigrid_report().unwrap().levels.len(), 3);
+    let (u, u_one_mesh) = (u.to_host().unwrap(), u_one_mesh.to_host().unwrap());
+    let diff = u
+        .iter()
+        .zip(&u_one_mesh)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-8, "{diff:e}");
     let (h, r) = residual_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
@@ -616,7 +659,7 @@ fn a_device_vcycle_moves_only_the_coarse_vectors() {
     };
     for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
         let (h, mut r) = residual_on::<f64>(dim, 2, 2, order, physics, &cl);
-        let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+        let fixed = r.space().boundary_dofs().unwrap();
         let mut levels =
             ResidualLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
         let u = r.vector().unwrap();

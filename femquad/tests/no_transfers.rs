@@ -35,20 +35,20 @@ fn backend(device: &Arc<Device>) -> Backend {
     }
 }
 
-fn mesh(dim: usize, n: usize) -> Mesh {
+fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.1,
         shuffle: true,
         seed: 17,
     };
-    unit_box(dim, n, &opts).unwrap()
+    unit_box(dim, n, &opts).unwrap().into()
 }
 
-fn residual(mesh: &Mesh, order: usize, n_comp: usize, backend: &Backend) -> Residual<f64> {
+fn residual(mesh: &Arc<Mesh>, order: usize, n_comp: usize, backend: &Backend) -> Residual<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, AuxSpace::None, backend).unwrap()
+    Residual::new(space, q, AuxSpace::None, backend).unwrap()
 }
 
 /// The counters that `work` moved: array bytes written and read, scalar
@@ -157,7 +157,7 @@ fn whole_dirichlet_solves_move_no_array() {
     for assembly in [Assembly::Atomic, Assembly::Deterministic] {
         let mut res = residual(&m, 1, 1, &backend(&device));
         res.set_assembly(assembly);
-        let mut p = DirichletProblem::on_boundary(res, &m, boundary).unwrap();
+        let mut p = DirichletProblem::on_boundary(res, boundary).unwrap();
         p.set_preconditioner(Preconditioner::Jacobi);
         // Linear: Poisson by Jacobi-preconditioned CG. The first solve does
         // the one-time work (the diagonal's kernel among it).

@@ -42,11 +42,11 @@ fn backends() -> [Backend; 2] {
     ]
 }
 
-fn residual(mesh: &Mesh, backend: &Backend) -> Residual<f64> {
+fn residual(mesh: &Arc<Mesh>, backend: &Backend) -> Residual<f64> {
     let element = Element::lagrange(2, 1).unwrap();
-    let space = FunctionSpace::new(mesh, element, 2).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, 2).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, AuxSpace::None, backend).unwrap()
+    Residual::new(space, q, AuxSpace::None, backend).unwrap()
 }
 
 /// u = 1 everywhere but component 1 of `node`, −10: NaN in every cell
@@ -94,6 +94,7 @@ fn assert_names(e: &Error, quantity: &str, node: usize, what: &str) {
 #[test]
 fn evaluate_names_the_first_non_finite_dof() {
     let mesh = unit_square(6, &MeshOptions::default()).unwrap();
+    let mesh = Arc::new(mesh);
     for backend in backends() {
         let what = backend.describe();
         let mut res = residual(&mesh, &backend);
@@ -138,6 +139,7 @@ fn diagonal_vector(res: &Residual<f64>, backend: &Backend) -> Vector<f64> {
 #[test]
 fn the_jacobian_diagonal_and_the_assembled_jacobian_name_the_same_node() {
     let mesh = unit_square(6, &MeshOptions::default()).unwrap();
+    let mesh = Arc::new(mesh);
     let quantity = "entry [1][1] of the diagonal block of the Jacobian J(u)";
     for backend in backends() {
         let what = backend.describe();

@@ -13,6 +13,7 @@
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
 use std::process::Command;
+use std::sync::Arc;
 
 use femquad::opencl::DeviceSelector;
 use femquad::physics::builtin::Poisson;
@@ -26,12 +27,13 @@ const CHILD_ENV: &str = "FEMQUAD_TEARDOWN_CHILD";
 /// solve: the solve fails, the error is printed, the program returns.
 fn failing_solve(n: usize) -> Result<()> {
     let mesh = unit_square(n, &MeshOptions::default())?;
+    let mesh = Arc::new(mesh);
     let element = Element::lagrange(2, 1)?;
-    let space = FunctionSpace::new(&mesh, element, 1)?;
+    let space = FunctionSpace::new(mesh.clone(), element, 1)?;
     let quadrature = Quadrature::default_for(&element)?;
     let backend = Backend::opencl(&DeviceSelector::from_env())?;
-    let residual = Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
-    let mut problem = DirichletProblem::on_boundary(residual, &mesh, |_, g| g[0] = 0.0)?;
+    let residual = Residual::<f64>::new(space, quadrature, AuxSpace::None, &backend)?;
+    let mut problem = DirichletProblem::on_boundary(residual, |_, g| g[0] = 0.0)?;
     problem.solve_linear(&Poisson, &[1.0], 1e-8, 100)?;
     Ok(())
 }

@@ -30,11 +30,17 @@ fn device() -> Arc<Device> {
     })
 }
 
-fn residual(mesh: &Mesh, order: usize, n_comp: usize, aux: AuxSpace, b: &Backend) -> Residual<f64> {
+fn residual(
+    mesh: &Arc<Mesh>,
+    order: usize,
+    n_comp: usize,
+    aux: AuxSpace,
+    b: &Backend,
+) -> Residual<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
-    Residual::new(mesh, space, q, aux, b).unwrap()
+    Residual::new(space, q, aux, b).unwrap()
 }
 
 /// Largest absolute difference of `a` and `b`, and the largest `|b_i|`.
@@ -74,7 +80,7 @@ fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
 /// `F(u)` of `LaplacianCoefficient` (u and an aux field gathered) and
 /// `J(u)·v` of Lamé (v gathered) on the device with windows, in the
 /// [`configs`] that fit the device and both assemblies, against native.
-fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverage) {
+fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Coverage) {
     let dim = mesh.dim();
     let backend = Backend::OpenCl {
         device: device.clone(),
@@ -181,6 +187,7 @@ fn windows_with_padding_equal_native_on_many_meshes() {
                     ..MeshOptions::default()
                 };
                 let mesh = unit_box(dim, n, &jitter).unwrap();
+                let mesh = Arc::new(mesh);
                 check_mesh(&device, &mesh, order, &mut cov);
             }
             // the cases above ran the window path, with padding in the last group
@@ -208,6 +215,7 @@ fn minimal_case_of_the_issue() {
         options: Default::default(),
     };
     let mesh = unit_square(16, &MeshOptions::default()).unwrap();
+    let mesh = Arc::new(mesh);
     let mut gpu = residual(&mesh, 2, 1, AuxSpace::None, &backend);
     let mut native = residual(&mesh, 2, 1, AuxSpace::None, &Backend::native());
     let values = Rng::new(3).vec(native.space().n_dofs(), -1.0, 1.0);

@@ -121,18 +121,12 @@ impl<R: Real> ResidualLevels<R> {
             let space = spaces
                 .space(l)
                 .ok_or_else(|| internal_error(&format!("no space for multigrid level {l}")))?;
-            let mesh_level = spaces
-                .mesh_level(l)
-                .ok_or_else(|| internal_error(&format!("no mesh for multigrid level {l}")))?;
-            let mesh = hierarchy
-                .mesh(mesh_level)
-                .ok_or_else(|| internal_error(&format!("no mesh {mesh_level} in the hierarchy")))?;
             let quadrature = if space.element() == finest.space().element() {
                 finest_disc.quadrature().clone()
             } else {
                 Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
             };
-            let r = Residual::new(mesh, space.clone(), quadrature, aux, backend)?;
+            let r = Residual::new(space.clone(), quadrature, aux, backend)?;
             states.push(r.vector()?);
             coarse.push(r);
         }

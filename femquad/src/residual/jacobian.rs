@@ -47,10 +47,10 @@ impl<R: Real> Residual<R> {
     /// # fn main() -> femquad::Result<()> {
     /// let mesh = unit_square(4, &MeshOptions::default())?;
     /// let element = Element::lagrange(2, 1)?;
-    /// let space = FunctionSpace::new(&mesh, element, 1)?;
+    /// let space = FunctionSpace::new(mesh.into(), element, 1)?;
     /// let quadrature = Quadrature::default_for(&element)?;
     /// let mut residual =
-    ///     Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &Backend::native())?;
+    ///     Residual::<f64>::new(space, quadrature, AuxSpace::None, &Backend::native())?;
     /// let n = residual.space().n_dofs();
     /// let u = residual.vector_from(&vec![0.3; n])?;
     /// let v = residual.vector_from(&(0..n).map(|i| (i as f64).sin()).collect::<Vec<_>>())?;

@@ -22,7 +22,6 @@ use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
 use crate::discretization::{CellInputs, Discretization};
 use crate::error::check_len;
-use crate::mesh::Mesh;
 use crate::native::{Execution, element_vectors};
 use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
 use crate::physics::{Pointwise, PointwiseEval};
@@ -49,12 +48,12 @@ mod jacobian;
 ///
 /// let mesh = unit_square(2, &MeshOptions::default())?;
 /// let element = Element::lagrange(2, 1)?;
-/// let space = FunctionSpace::new(&mesh, element, 1)?;
+/// let space = FunctionSpace::new(mesh.into(), element, 1)?;
 /// let backend = Backend::opencl(&DeviceSelector::from_env())?;
 /// let quadrature = Quadrature::default_for(&element)?;
-/// let mut residual = Residual::<f64>::new(&mesh, space, quadrature, AuxSpace::None, &backend)?;
+/// let mut residual = Residual::<f64>::new(space, quadrature, AuxSpace::None, &backend)?;
 ///
-/// let values = residual.space().interpolate(&mesh, |x, u| u[0] = x[0] + 2.0 * x[1])?;
+/// let values = residual.space().interpolate(|x, u| u[0] = x[0] + 2.0 * x[1]);
 /// let u = residual.vector_from(&values)?; // uploaded
 /// let mut r = residual.vector()?; // zeros, on the device
 /// residual.evaluate(&Laplacian, &u, &[], &mut r)?; // r = F(u)
@@ -101,25 +100,24 @@ struct DeviceResidual<R: Real> {
 }
 
 impl<R: Real> Residual<R> {
-    /// Sets up residual evaluation of fields in `space` over `mesh` with
+    /// Sets up residual evaluation of fields in `space` over its mesh with
     /// `quadrature`, an auxiliary field in `aux`, on `backend`.
     ///
     /// # Errors
-    /// A space that does not belong to `mesh`, a quadrature of another
-    /// dimension, device errors (no fp64 for `f64`, memory).
+    /// A quadrature of another dimension, device errors (no fp64 for `f64`,
+    /// memory).
     pub fn new(
-        mesh: &Mesh,
         space: FunctionSpace,
         quadrature: Quadrature,
         aux: AuxSpace,
         backend: &Backend,
     ) -> Result<Self> {
-        let disc = Discretization::new(mesh, &space, quadrature, aux)?;
+        let disc = Discretization::new(&space, quadrature, aux)?;
         let aux_space = match aux {
-            AuxSpace::Field { n_comp } => Some(FunctionSpace::new(mesh, space.element(), n_comp)?),
+            AuxSpace::Field { n_comp } => Some(space.with_n_comp(n_comp)?),
             _ => None,
         };
-        let aux_cells = vec![R::ZERO; mesh.n_cells() * disc.aux_per_cell()];
+        let aux_cells = vec![R::ZERO; space.n_cells() * disc.aux_per_cell()];
         let imp = match backend {
             Backend::Native(execution) => {
                 let n_cell_dofs = space.n_cell_dofs();
@@ -132,7 +130,7 @@ impl<R: Real> Residual<R> {
                 }))
             }
             Backend::OpenCl { device, options } => {
-                let op = OpenClOperator::new(device.clone(), options.clone(), mesh, &space, disc)?;
+                let op = OpenClOperator::new(device.clone(), options.clone(), &space, disc)?;
                 Imp::OpenCl(Box::new(DeviceResidual {
                     op,
                     assembly: Assembly::default(),

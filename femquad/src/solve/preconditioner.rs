@@ -86,7 +86,7 @@ impl<R: Real> PreconditionerState<R> {
     pub(crate) fn prepare(
         &mut self,
         choice: &Preconditioner,
-        hierarchy: Option<&MeshHierarchy>,
+        hierarchy: &MeshHierarchy,
         residual: &Residual<R>,
         fixed: &[u32],
     ) -> Result<()> {
@@ -103,23 +103,13 @@ impl<R: Real> PreconditionerState<R> {
     fn multigrid(
         &mut self,
         options: &MultigridOptions,
-        hierarchy: Option<&MeshHierarchy>,
+        hierarchy: &MeshHierarchy,
         residual: &Residual<R>,
         fixed: &[u32],
     ) -> Result<&mut ResidualLevels<R>> {
         let levels = match self.levels.take() {
             Some(levels) => levels,
             None => {
-                let hierarchy = hierarchy.ok_or_else(|| {
-                    Error::arg(
-                        "preconditioner",
-                        "multigrid needs the problem's meshes: this DirichletProblem was made by \
-                         DirichletProblem::new, which knows no mesh. Attach one with \
-                         with_hierarchy(MeshHierarchy::new(&coarse, levels)) (or \
-                         MeshHierarchy::single(mesh)), or choose Preconditioner::Jacobi or \
-                         Preconditioner::None",
-                    )
-                })?;
                 let mut levels =
                     ResidualLevels::new(hierarchy, residual, &residual.backend(), fixed, *options)?;
                 if let Some(aux) = &self.pending_aux {
@@ -146,7 +136,7 @@ impl<R: Real> PreconditionerState<R> {
     pub(crate) fn setup<P: PointwiseEval<R> + ?Sized>(
         &mut self,
         choice: &Preconditioner,
-        hierarchy: Option<&MeshHierarchy>,
+        hierarchy: &MeshHierarchy,
         residual: &mut Residual<R>,
         fixed: &[u32],
         fixed_set: &IndexSet,

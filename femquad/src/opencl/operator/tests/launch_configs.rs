@@ -96,14 +96,7 @@ fn default_options_never_read_the_tuning_cache() {
         ..options()
     };
     let new_op = |opts: &KernelOptions| {
-        OpenClOperator::new(
-            device.clone(),
-            opts.clone(),
-            &s.mesh,
-            &s.space,
-            s.disc.clone(),
-        )
-        .unwrap()
+        OpenClOperator::new(device.clone(), opts.clone(), &s.space, s.disc.clone()).unwrap()
     };
     // A cache entry for exactly this device, case, kernel and physics,
     // with a configuration that is not the device default.
@@ -131,7 +124,7 @@ fn default_options_never_read_the_tuning_cache() {
     let entry = CacheEntry {
         config: tuned,
         time_ns: 1.0,
-        cells: s.mesh.n_cells(),
+        cells: s.space.n_cells(),
     };
     cache.insert(&key, entry);
     cache.save().unwrap();
