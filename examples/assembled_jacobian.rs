@@ -107,13 +107,16 @@ fn run(args: &Args) -> Result<()> {
             check_box("--n", &size, n, physical_memory())?;
             let mesh = unit_box(dim, n, &MeshOptions::default())?;
             let name = if dim == 2 { "square" } else { "cube" };
-            (MeshHierarchy::single(mesh), format!("the unit {name}"))
+            (
+                MeshHierarchy::single(mesh.into()),
+                format!("the unit {name}"),
+            )
         }
     };
     let mesh = hierarchy.finest().clone();
     let dim = mesh.dim();
     let element = Element::lagrange(dim, order)?;
-    let space = FunctionSpace::new(&mesh, element, 1)?;
+    let space = FunctionSpace::new(mesh.clone(), element, 1)?;
     let quadrature = Quadrature::default_for(&element)?;
     let backend = if args.native {
         Backend::native()
@@ -124,8 +127,8 @@ fn run(args: &Args) -> Result<()> {
     let form = Form::new(space.clone(), DiffusionWithSource)?
         .with_quadrature(quadrature)?
         .with_aux(aux)?;
-    let mut op = Operator::<f64>::new(&mesh, form, &backend)?;
-    let coefficient = space.interpolate(&mesh, |x, a| a[0] = 1.0 + x[0] * x[0])?;
+    let mut op = Operator::<f64>::new(form, &backend)?;
+    let coefficient = space.interpolate(|x, a| a[0] = 1.0 + x[0] * x[0]);
     op.set_aux(&coefficient)?;
     println!(
         "-div((1 + x0^2) grad u) = 1 on {domain}, P{} ({} cells, {} dofs), matrix-free on {}",

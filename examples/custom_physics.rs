@@ -45,6 +45,7 @@
 //!    [`Vtu`] for ParaView.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Parser;
 use femquad::backend::Backend;
@@ -138,7 +139,7 @@ pub struct Solved {
 /// Solves the problem on `mesh` alone with P`order` elements (see
 /// [`solve_on`]; one mesh: the multigrid is a direct solve there).
 pub fn solve<R: EvalPrecision>(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     backend: &Backend,
     rtol: f64,
@@ -164,15 +165,15 @@ pub fn solve_on<R: EvalPrecision>(
     let t0 = std::time::Instant::now();
     let mesh = hierarchy.finest();
     let dim = mesh.dim();
-    // the space of P1 or P2 elements, one component
-    let space = FunctionSpace::new(mesh, Element::lagrange(dim, order)?, 1)?;
+    // the space of P1 or P2 elements, one component, on the finest mesh (shared)
+    let space = FunctionSpace::new(mesh.clone(), Element::lagrange(dim, order)?, 1)?;
     // residual evaluation: quadrature of degree 2·order, OpenCL or native
     let quadrature = Quadrature::simplex(dim, 2 * order)?;
     // the physics evaluating in `R` (`ReactionDiffusion` implements both
     // precisions), bound with the space and quadrature into the form
     let form =
         Form::new(space.clone(), R::physics(&ReactionDiffusion))?.with_quadrature(quadrature)?;
-    let op = Operator::<R>::new(mesh, form, backend)?;
+    let op = Operator::<R>::new(form, backend)?;
     // u = g on the boundary; Newton–Krylov for the interior values, the
     // multigrid on the hierarchy's levels
     let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, exact)?;
@@ -194,11 +195,7 @@ pub fn solve_on<R: EvalPrecision>(
     // download the solution (it lives where the residual does) and check it
     // against the exact solution
     let u: Vec<f64> = u.to_host()?.iter().map(|v| v.to_f64()).collect();
-    let mesh = problem
-        .hierarchy()
-        .ok_or_else(|| femquad::Error::arg("hierarchy", "the problem lost its meshes"))?
-        .finest();
-    let l2_error = l2_error(mesh, &space, &u, exact, 2 * order + 3)?;
+    let l2_error = l2_error(&space, &u, exact, 2 * order + 3)?;
     Ok(Solved {
         space,
         u,
@@ -209,10 +206,10 @@ pub fn solve_on<R: EvalPrecision>(
 }
 
 /// Writes the solution and its nodal error to a VTU file.
-pub fn write_vtu(path: &std::path::Path, mesh: &Mesh, s: &Solved, format: VtuFormat) -> Result<()> {
-    let u_exact = s.space.interpolate(mesh, exact)?;
+pub fn write_vtu(path: &std::path::Path, s: &Solved, format: VtuFormat) -> Result<()> {
+    let u_exact = s.space.interpolate(exact);
     let error: Vec<f64> = s.u.iter().zip(&u_exact).map(|(a, b)| a - b).collect();
-    let mut vtu = Vtu::new(mesh, &s.space)?;
+    let mut vtu = Vtu::new(&s.space)?;
     vtu.add_point_field("u", 1, &s.u)?
         .add_point_field("error", 1, &error)?;
     vtu.write(path, format)
@@ -319,7 +316,7 @@ fn run<R: EvalPrecision>(args: &SolveArgs, jacobian: JacobianProducts) -> Result
         println!("{}", table_row(&row(0, &mesh, &s, None)));
         println!("{}", newton_line(&s));
         if let Some(out) = &args.vtu {
-            write_vtu(out, &mesh, &s, format)?;
+            write_vtu(out, &s, format)?;
             println!("\nwrote {}", out.display());
         }
         return Ok(());
@@ -356,8 +353,8 @@ fn run<R: EvalPrecision>(args: &SolveArgs, jacobian: JacobianProducts) -> Result
             args.order
         );
     }
-    if let (Some(out), Some((mesh, s))) = (&args.vtu, &last) {
-        write_vtu(out, mesh, s, format)?;
+    if let (Some(out), Some((_, s))) = (&args.vtu, &last) {
+        write_vtu(out, s, format)?;
         println!("wrote {}", out.display());
     }
     Ok(())

@@ -376,7 +376,7 @@ fn run_case<R: EvalPrecision>(
     let t = Instant::now();
     let n_comp = case.n_comp();
     let element = Element::lagrange(case.dim, case.order)?;
-    let space = FunctionSpace::new(hierarchy.finest(), element, n_comp)?;
+    let space = FunctionSpace::new(hierarchy.finest().clone(), element, n_comp)?;
     let quadrature = Quadrature::default_for(&element)?;
     let (cells, dofs) = (hierarchy.finest().n_cells(), space.n_dofs());
     let lame = LameParameters::from_young_poisson(1.0, 0.3)?;
@@ -387,7 +387,7 @@ fn run_case<R: EvalPrecision>(
     let form = Form::new(space, R::physics(physics))?
         .with_quadrature(quadrature)?
         .with_constants(&constants)?;
-    let op = Operator::<R>::new(hierarchy.finest(), form, backend)?;
+    let op = Operator::<R>::new(form, backend)?;
     let g = |x: &[f64], out: &mut [f64]| match out.len() {
         1 => out[0] = 0.0,
         _ => {
@@ -521,12 +521,7 @@ fn print_operation_times<R: EvalPrecision>(problem: &mut DirichletProblem<R>) ->
         Ok(t[5])
     };
     // an operator of its own, bound to the problem's form on its backend
-    let mesh = problem
-        .hierarchy()
-        .ok_or_else(|| femquad::Error::arg("problem", "it has no meshes"))?
-        .finest();
     let mut op = Operator::new(
-        mesh,
         problem.operator().form().clone(),
         &problem.operator().backend(),
     )?;

@@ -8,11 +8,11 @@
 //! maximum). The last check here shows that fixing the groups' vertices
 //! alone does differ, so the equality above is not a test that cannot fail.
 
-use femquad::mesh::{GmshMesh, MeshPart, read_gmsh};
+use std::sync::Arc;
+
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
 use femquad::prelude::*;
-use femquad::space::Components;
 
 /// An example mesh of `examples/meshes`.
 fn example_mesh(name: &str) -> GmshMesh {
@@ -26,18 +26,18 @@ fn example_mesh(name: &str) -> GmshMesh {
 /// The operator of `physics` with `constants` for a P`order` field of
 /// `n_comp` components on `mesh`, native.
 fn operator(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     n_comp: usize,
     physics: &'static dyn PointwiseEvalBoth,
     constants: &[f64],
 ) -> Operator<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let form = Form::new(space, physics)
         .and_then(|f| f.with_constants(constants))
         .unwrap();
-    Operator::new(mesh, form, &Backend::native()).unwrap()
+    Operator::new(form, &Backend::native()).unwrap()
 }
 
 /// The boundary data: 0 for a scalar, a quadratic displacement for a vector.
@@ -54,9 +54,10 @@ fn g(x: &[f64], out: &mut [f64]) {
 }
 
 /// Solves the problem with the dofs `fixed` (or, for `None`, by
-/// `on_boundary`) fixed to `g`, one mesh, the default preconditioner.
+/// `on_boundary`) fixed to `g`, one mesh (the problem's space's: no
+/// hierarchy given), the default preconditioner.
 fn solve(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     n_comp: usize,
     physics: &'static dyn PointwiseEvalBoth,
@@ -65,13 +66,10 @@ fn solve(
 ) -> Vec<f64> {
     let r = operator(mesh, order, n_comp, physics, constants);
     let mut p = match fixed {
-        None => DirichletProblem::on_boundary(r, mesh, g).unwrap(),
+        None => DirichletProblem::on_boundary(r, g).unwrap(),
         Some(dofs) => {
-            let values = r.space().interpolate(mesh, g).unwrap();
-            DirichletProblem::new(r, dofs, &values)
-                .unwrap()
-                .with_hierarchy(MeshHierarchy::single(mesh.clone()))
-                .unwrap()
+            let values = r.space().interpolate(g);
+            DirichletProblem::new(r, dofs, &values).unwrap()
         }
     };
     let (u, _) = p.solve_linear(1e-13, 2000).unwrap();
@@ -106,7 +104,7 @@ fn group_conditions_covering_the_boundary_solve_as_on_boundary() {
             };
         let part = gmsh.part(groups).unwrap();
         let element = Element::lagrange(dim, order).unwrap();
-        let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+        let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
         // a vector field's dofs chosen component by component
         let fixed: Vec<u32> = if vector {
             (0..n_comp)
@@ -117,11 +115,7 @@ fn group_conditions_covering_the_boundary_solve_as_on_boundary() {
         };
         let mut sorted = fixed.clone();
         sorted.sort_unstable();
-        assert_eq!(
-            sorted,
-            space.boundary_dofs(mesh).unwrap(),
-            "{file} P{order}"
-        );
+        assert_eq!(sorted, space.boundary_dofs().unwrap(), "{file} P{order}");
         let by_groups = solve(mesh, order, n_comp, physics, constants, Some(&fixed));
         let on_boundary = solve(mesh, order, n_comp, physics, constants, None);
         let d = max_diff(&by_groups, &on_boundary);
@@ -154,4 +148,47 @@ fn fixing_only_the_group_vertices_solves_another_problem() {
     );
     eprintln!("max u {top:.5}, with the group vertices only: max |Δu| = {d:.2e}");
     assert!(d > 1e-2 * top, "{d:e} vs max u {top}");
+}
+
+/// `DirichletProblem::on_part` poses the condition on a part without the
+/// mesh being passed (the space holds it): the groups covering the
+/// boundary, P2, give `on_boundary`'s solution, the hierarchy of a refined
+/// Gmsh mesh included; a part of another mesh is refused, naming `part`.
+#[test]
+fn on_part_solves_as_on_boundary() {
+    let gmsh = example_mesh("lshape.msh");
+    let h = MeshHierarchy::from_gmsh(&gmsh, 1).unwrap();
+    let finest = h.gmsh(1).unwrap().clone();
+    let part = finest.part(&["outer", "reentrant"]).unwrap();
+    let r = operator(h.finest(), 2, 1, &Poisson, &[1.0]);
+    let mut p = DirichletProblem::on_part(r, &part, Components::All, g)
+        .unwrap()
+        .with_hierarchy(h.clone())
+        .unwrap();
+    let (u, _) = p.solve_linear(1e-13, 200).unwrap();
+    let u = u.to_host().unwrap();
+    let r = operator(h.finest(), 2, 1, &Poisson, &[1.0]);
+    let mut q = DirichletProblem::on_boundary(r, g)
+        .unwrap()
+        .with_hierarchy(h)
+        .unwrap();
+    let (v, _) = q.solve_linear(1e-13, 200).unwrap();
+    let v = v.to_host().unwrap();
+    let (d, top) = (max_diff(&u, &v), v.iter().fold(0.0f64, |m, x| m.max(*x)));
+    assert!(top > 1e-3 && d <= 1e-12, "max |Δu| = {d:e}, max u = {top}");
+    assert_eq!(p.fixed_dofs(), q.fixed_dofs());
+    // the coarse mesh's part on the finest space
+    let coarse_part = gmsh.part(&["outer"]).unwrap();
+    let r = operator(&gmsh.mesh, 2, 1, &Poisson, &[1.0]);
+    let fine_part = finest.part(&["outer"]).unwrap();
+    let e = DirichletProblem::on_part(r, &fine_part, Components::All, g)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.starts_with("invalid argument `part`: it was made on a mesh of"),
+        "{e}"
+    );
+    let r = operator(&gmsh.mesh, 2, 1, &Poisson, &[1.0]);
+    assert!(DirichletProblem::on_part(r, &coarse_part, Components::All, g).is_ok());
 }

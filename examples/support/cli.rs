@@ -561,7 +561,7 @@ fn run_typed<R: EvalPrecision>(
         println!("{}", table_header(!problem.linear));
         println!("{}", table_row(&row));
         if let Some(out) = &args.vtu {
-            write_vtu(out, mesh, problem, &s, format)?;
+            write_vtu(out, problem, &s, format)?;
             println!(
                 "\nwrote {} ({} points, {} cells)",
                 out.display(),
@@ -594,7 +594,7 @@ fn run_typed<R: EvalPrecision>(
         );
     }
     if let Some(out) = &args.vtu {
-        write_vtu(out, &study.mesh, problem, &study.solution, format)?;
+        write_vtu(out, problem, &study.solution, format)?;
         println!(
             "wrote {} ({} points, {} cells; fields u, u_exact, error, l2_error)",
             out.display(),

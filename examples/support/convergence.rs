@@ -24,6 +24,7 @@
 //! ([`Mesh::h_max`]).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use femquad::Result;
@@ -154,7 +155,7 @@ pub struct Solution {
 /// multigrid, the coarse solve is the whole problem) — see [`solve_on`].
 pub fn solve<R: EvalPrecision>(
     problem: &Manufactured,
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     opts: &SolveOptions,
 ) -> Result<Solution> {
     solve_on::<R>(problem, MeshHierarchy::single(mesh.clone()), opts)
@@ -172,12 +173,12 @@ pub fn solve_on<R: EvalPrecision>(
     let t0 = Instant::now();
     let dim = hierarchy.finest().dim();
     let element = Element::lagrange(dim, opts.order)?;
-    let space = FunctionSpace::new(hierarchy.finest(), element, problem.n_comp(dim))?;
+    let space = FunctionSpace::new(hierarchy.finest().clone(), element, problem.n_comp(dim))?;
     let quadrature = Quadrature::simplex(dim, default_degree(opts.order))?;
     let form = Form::new(space.clone(), R::physics(problem.physics))?
         .with_quadrature(quadrature)?
         .with_constants(problem.constants)?;
-    let op = Operator::<R>::new(hierarchy.finest(), form, &opts.backend)?;
+    let op = Operator::<R>::new(form, &opts.backend)?;
     let mut dirichlet = DirichletProblem::on_hierarchy(op, hierarchy, problem.exact)?;
     dirichlet.set_preconditioner(opts.preconditioner.clone());
     let (u, krylov_iterations, newton) = if problem.linear {
@@ -193,11 +194,7 @@ pub fn solve_on<R: EvalPrecision>(
     let seconds = t0.elapsed().as_secs_f64();
     // the solution is downloaded once, for the error and the output
     let u: Vec<f64> = u.to_host()?.iter().map(|v| v.to_f64()).collect();
-    let mesh = dirichlet
-        .hierarchy()
-        .ok_or_else(|| femquad::Error::arg("hierarchy", "the problem lost its meshes"))?
-        .finest();
-    let cell_errors = l2_error_cells(mesh, &space, &u, problem.exact, 2 * opts.order + 3)?;
+    let cell_errors = l2_error_cells(&space, &u, problem.exact, 2 * opts.order + 3)?;
     Ok(Solution {
         l2_error: cell_errors.iter().sum::<f64>().sqrt(),
         cell_errors,
@@ -283,7 +280,7 @@ pub struct Study {
     /// One row per mesh, coarse to fine.
     pub levels: Vec<Level>,
     /// The finest mesh.
-    pub mesh: Mesh,
+    pub mesh: Arc<Mesh>,
     /// The hierarchy whose finest mesh it is.
     pub hierarchy: MeshHierarchy,
     /// The solution on it.
@@ -362,16 +359,15 @@ pub fn table_row(l: &Level) -> String {
 /// the nodes), and the cell field `l2_error` (`(∫_c |u_h − u|²)^{1/2}`).
 pub fn write_vtu(
     path: &Path,
-    mesh: &Mesh,
     problem: &Manufactured,
     s: &Solution,
     format: VtuFormat,
 ) -> Result<()> {
     let nc = s.space.n_comp();
-    let exact = s.space.interpolate(mesh, problem.exact)?;
+    let exact = s.space.interpolate(problem.exact);
     let error: Vec<f64> = s.u.iter().zip(&exact).map(|(a, b)| a - b).collect();
     let cell: Vec<f64> = s.cell_errors.iter().map(|e| e.sqrt()).collect();
-    let mut vtu = Vtu::new(mesh, &s.space)?;
+    let mut vtu = Vtu::new(&s.space)?;
     vtu.add_point_field("u", nc, &s.u)?
         .add_point_field("u_exact", nc, &exact)?
         .add_point_field("error", nc, &error)?

@@ -165,7 +165,7 @@ mod tests {
         use femquad::element::Element;
         use femquad::mesh::generate::{MeshOptions, unit_box};
         let mesh = unit_box(2, 2, &MeshOptions::default()).unwrap();
-        let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
         let ev: Vec<f64> = (0..space.n_cell_dofs()).map(|k| k as f64 + 0.5).collect();
         let f = GlobalOp::Residual.reference(&space, &ev).unwrap();
         let mut expected = vec![0.0; space.n_dofs()];

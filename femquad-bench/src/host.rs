@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
 use femquad::Real;
@@ -22,8 +23,9 @@ use crate::progress::Progress;
 /// The mesh of one dimension in one numbering and the function spaces
 /// built on it, shared by all cases of that dimension.
 pub struct Host {
-    /// The mesh (jittered; numbered as `numbering` says).
-    pub mesh: Mesh,
+    /// The mesh (jittered; numbered as `numbering` says), shared with the
+    /// spaces on it.
+    pub mesh: Arc<Mesh>,
     /// How the mesh is numbered.
     pub numbering: Numbering,
     /// `max |x|` over the vertices divided by the shortest cell edge: the
@@ -63,7 +65,7 @@ impl Host {
             t.elapsed().as_secs_f64()
         ));
         match numbering {
-            Numbering::Renumbered => Self::renumber(mesh, progress),
+            Numbering::Renumbered => Self::renumber(&mesh, progress),
             _ => Ok(Self::from_mesh(mesh, numbering)),
         }
     }
@@ -84,14 +86,14 @@ impl Host {
                     && p.numbering == Numbering::Random
                     && p.mesh.dim() == dim =>
             {
-                Self::renumber(p.mesh, progress)
+                Self::renumber(&p.mesh, progress)
             }
             _ => Self::build(dim, numbering, opts, progress),
         }
     }
 
     /// `mesh` (randomly numbered) renumbered for locality.
-    fn renumber(mesh: Mesh, progress: &Progress) -> Result<Host, BenchError> {
+    fn renumber(mesh: &Mesh, progress: &Progress) -> Result<Host, BenchError> {
         let dim = mesh.dim();
         progress.stage(&format!("{dim}D mesh: renumbering for locality"));
         let t = Instant::now();
@@ -106,7 +108,7 @@ impl Host {
     fn from_mesh(mesh: Mesh, numbering: Numbering) -> Host {
         let coordinate_scale = coordinate_scale(&mesh);
         Host {
-            mesh,
+            mesh: Arc::new(mesh),
             numbering,
             coordinate_scale,
             spaces: HashMap::new(),
@@ -124,7 +126,7 @@ impl Host {
         if !self.spaces.contains_key(&(order, n_comp)) {
             let t = Instant::now();
             let element = Element::lagrange(self.mesh.dim(), order)?;
-            let space = FunctionSpace::new(&self.mesh, element, n_comp)?;
+            let space = FunctionSpace::new(self.mesh.clone(), element, n_comp)?;
             progress.stage(&format!(
                 "P{order} space with {n_comp} component(s): {} dofs in {:.2} s",
                 space.n_dofs(),
@@ -149,7 +151,7 @@ impl Host {
     /// which [`Host::ensure_space`] made).
     pub fn ensure_boundary(&mut self, order: usize, n_comp: usize) -> Result<(), BenchError> {
         if !self.boundary.contains_key(&order) {
-            let nodes = self.space(order, n_comp)?.boundary_nodes(&self.mesh)?;
+            let nodes = self.space(order, n_comp)?.boundary_nodes()?;
             self.boundary.insert(order, nodes);
         }
         Ok(())

@@ -248,11 +248,10 @@ impl<'a> Runner<'a> {
         let name = spec.name();
         let t = Instant::now();
         self.progress.stage(&format!("{name}: discretization"));
-        let mesh = &host.mesh;
         let space = host.space(spec.order, spec.n_comp())?;
         let aux_space = spec.aux();
         let quad = Quadrature::simplex(spec.dim, spec.qdegree)?;
-        let disc = Discretization::<R>::new(mesh, space, quad, aux_space)?;
+        let disc = Discretization::<R>::new(space, quad, aux_space)?;
         let n_cells = disc.n_cells();
 
         self.progress.stage(&format!("{name}: random data"));
@@ -280,8 +279,7 @@ impl<'a> Runner<'a> {
             physics,
             options: self.kernel_options.clone(),
         };
-        let mut integ =
-            OpenClOperator::new(self.device.clone(), ctx.options.clone(), mesh, space, disc)?;
+        let mut integ = OpenClOperator::new(self.device.clone(), ctx.options.clone(), space, disc)?;
         let default = default_config(
             &ctx.case(),
             KernelVariant::ELEMENT,

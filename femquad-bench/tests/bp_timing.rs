@@ -70,15 +70,13 @@ fn bp_timing() {
             .0
         };
         let n_comp = physics.info().n_comp.resolve(dim);
-        let space = FunctionSpace::new(&mesh, Element::lagrange(dim, 1).unwrap(), n_comp).unwrap();
-        let disc = Discretization::<R>::new(
-            &mesh,
-            &space,
-            Quadrature::simplex(dim, 1).unwrap(),
-            AuxSpace::None,
-        )
-        .unwrap();
-        let mut op = OpenClOperator::new(device.clone(), options(), &mesh, &space, disc).unwrap();
+        let mesh = Arc::new(mesh);
+        let space =
+            FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1).unwrap(), n_comp).unwrap();
+        let disc =
+            Discretization::<R>::new(&space, Quadrature::simplex(dim, 1).unwrap(), AuxSpace::None)
+                .unwrap();
+        let mut op = OpenClOperator::new(device.clone(), options(), &space, disc).unwrap();
         let n = space.n_dofs();
         let u_host: Vec<R> = convert_slice(&Rng::new(1).vec(n, -1.0, 1.0));
         let u = DeviceVector::<R>::from_host(device, &u_host).unwrap();

@@ -7,6 +7,7 @@
 //! `cargo bench -p femquad --bench mesh` (add `-- --quick` for a short run).
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -32,10 +33,13 @@ fn shuffled() -> MeshOptions {
     }
 }
 
-fn meshes() -> [(&'static str, Mesh); 2] {
+fn meshes() -> [(&'static str, Arc<Mesh>); 2] {
     [
-        ("square", unit_square(N_2D, &shuffled()).expect("mesh")),
-        ("cube", unit_cube(N_3D, &shuffled()).expect("mesh")),
+        (
+            "square",
+            unit_square(N_2D, &shuffled()).expect("mesh").into(),
+        ),
+        ("cube", unit_cube(N_3D, &shuffled()).expect("mesh").into()),
     ]
 }
 
@@ -79,10 +83,10 @@ fn bench_setup(c: &mut Criterion) {
         for order in [1, 2] {
             let element = Element::lagrange(dim, order).expect("element");
             group.bench_function(BenchmarkId::new(format!("space_p{order}"), name), |b| {
-                b.iter(|| black_box(FunctionSpace::new(&mesh, element, 1).expect("space")))
+                b.iter(|| black_box(FunctionSpace::new(mesh.clone(), element, 1).expect("space")))
             });
             for n_comp in [1, dim] {
-                let space = FunctionSpace::new(&mesh, element, n_comp).expect("space");
+                let space = FunctionSpace::new(mesh.clone(), element, n_comp).expect("space");
                 let global = Rng::new(5).vec(space.n_dofs(), -1.0, 1.0);
                 let mut local = vec![0.0; space.n_cell_dofs()];
                 let id = format!("p{order}_ncomp{n_comp}");

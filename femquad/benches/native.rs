@@ -6,6 +6,7 @@
 //! `cargo bench -p femquad --bench native` (add `-- --quick` for a short run).
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -51,16 +52,16 @@ fn setup<R: Real>(
         seed: 7,
     };
     let mesh = mesh_for_cells(dim, CELLS, &opts).expect("mesh");
+    let mesh = Arc::new(mesh);
     let n_comp = physics.info().n_comp.resolve(dim);
     let space = FunctionSpace::new(
-        &mesh,
+        mesh.clone(),
         Element::lagrange(dim, order).expect("element"),
         n_comp,
     )
     .expect("space");
     let quad = Quadrature::simplex(dim, qdegree(order)).expect("quadrature");
-    let disc =
-        Discretization::<R>::new(&mesh, &space, quad, AuxSpace::None).expect("discretization");
+    let disc = Discretization::<R>::new(&space, quad, AuxSpace::None).expect("discretization");
     let n = disc.n_cells() * disc.n_bt();
     Setup {
         u: convert_slice(&Rng::new(1).vec(n, -1.0, 1.0)),

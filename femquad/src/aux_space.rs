@@ -22,17 +22,17 @@ use crate::{Error, Result};
 /// use femquad::physics::builtin::{Laplacian, LaplacianCoefficient};
 /// use femquad::prelude::*;
 ///
-/// let mesh = unit_square(2, &MeshOptions::default())?; // 8 cells
+/// let mesh = std::sync::Arc::new(unit_square(2, &MeshOptions::default())?); // 8 cells, shared
 /// let element = Element::lagrange(2, 1)?;
 /// let aux = AuxSpace::Cell { n_comp: 1 };
 /// assert_eq!((aux.n_comp(), aux.values_per_cell(element.n_basis())), (1, 1));
-/// let space = FunctionSpace::new(&mesh, element, 1)?;
-/// let mut plain = Operator::<f64>::new(&mesh, Form::new(space.clone(), Laplacian)?, &Backend::native())?;
+/// let space = FunctionSpace::new(mesh.clone(), element, 1)?;
+/// let mut plain = Operator::<f64>::new(Form::new(space.clone(), Laplacian)?, &Backend::native())?;
 /// let form = Form::new(space, LaplacianCoefficient)?.with_aux(aux)?;
-/// let mut scaled = Operator::<f64>::new(&mesh, form, &Backend::native())?;
+/// let mut scaled = Operator::<f64>::new(form, &Backend::native())?;
 /// scaled.set_aux(&[3.0; 8])?; // [cell][k]
 ///
-/// let values = plain.space().interpolate(&mesh, |x, u| u[0] = x[0] * x[1])?;
+/// let values = plain.space().interpolate(|x, u| u[0] = x[0] * x[1]);
 /// let u = plain.vector_from(&values)?;
 /// let (mut r, mut r3) = (plain.vector()?, scaled.vector()?);
 /// plain.apply(&u, &mut r)?;

@@ -24,7 +24,6 @@ use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::error::check_len;
 use crate::geometry::Geometry;
-use crate::mesh::Mesh;
 use crate::physics::Pointwise;
 use crate::quadrature::Quadrature;
 use crate::real::{check_finite, convert_slice};
@@ -51,30 +50,18 @@ pub struct Discretization<R: Real> {
 }
 
 impl<R: Real> Discretization<R> {
-    /// Sets up integration of fields of `space` over `mesh` with `quadrature`
-    /// and an auxiliary field in `aux`. Computes the cell geometry (and
-    /// stores the cell vertex coordinates, for physics that reads `x`).
-    pub fn new(
-        mesh: &Mesh,
-        space: &FunctionSpace,
-        quadrature: Quadrature,
-        aux: AuxSpace,
-    ) -> Result<Self> {
-        if space.n_cells() != mesh.n_cells() || space.dim() != mesh.dim() {
-            return Err(Error::arg(
-                "space",
-                format!(
-                    "space has {} cells in {}D, mesh has {} cells in {}D",
-                    space.n_cells(),
-                    space.dim(),
-                    mesh.n_cells(),
-                    mesh.dim()
-                ),
-            ));
-        }
+    /// Sets up integration of fields of `space` over its mesh with
+    /// `quadrature` and an auxiliary field in `aux`. Computes the cell
+    /// geometry (and stores the cell vertex coordinates, for physics that
+    /// reads `x`).
+    ///
+    /// # Errors
+    /// Those of [`Tabulation::new`] (a quadrature of another dimension) and
+    /// [`Geometry::with_coordinates`] (a degenerate cell).
+    pub fn new(space: &FunctionSpace, quadrature: Quadrature, aux: AuxSpace) -> Result<Self> {
         let element = space.element();
         let tabulation = Tabulation::new(&element, &quadrature)?;
-        let geometry = Geometry::with_coordinates(mesh)?;
+        let geometry = Geometry::with_coordinates(space.mesh())?;
         Ok(Discretization {
             element,
             n_comp: space.n_comp(),

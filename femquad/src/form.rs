@@ -27,14 +27,14 @@ use crate::{Error, Real, Result};
 /// use femquad::physics::builtin::Poisson;
 /// use femquad::prelude::*;
 ///
-/// let mesh = unit_square(4, &MeshOptions::default())?;
-/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+/// let mesh = std::sync::Arc::new(unit_square(4, &MeshOptions::default())?);
+/// let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1)?, 1)?;
 /// // −Δu = 2: Poisson's one constant is the source
 /// let form = Form::<f64>::new(space, Poisson)?.with_constants(&[2.0])?;
 /// assert_eq!(form.constants(), &[2.0]);
 /// assert_eq!(form.physics().info().name, "poisson");
 /// // the count is checked against the physics
-/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+/// let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1)?, 1)?;
 /// let e = Form::<f64>::new(space, Poisson)?.with_constants(&[1.0, 2.0]).unwrap_err();
 /// assert!(e.to_string().contains("takes 1 constant"));
 /// # Ok::<(), femquad::Error>(())
@@ -273,7 +273,7 @@ mod tests {
 
     fn scalar_space() -> FunctionSpace {
         let mesh = unit_square(2, &MeshOptions::default()).unwrap();
-        FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap()
+        FunctionSpace::new(mesh.into(), Element::lagrange(2, 1).unwrap(), 1).unwrap()
     }
 
     /// `f0 = u + x₂`: 3D only.

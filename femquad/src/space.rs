@@ -48,7 +48,7 @@
 //! [`FunctionSpace::dofs_on`] (`O(n_cells·log n_cells)` for the boundary,
 //! [`Mesh::boundary_facets`]).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
@@ -68,6 +68,14 @@ const PARALLEL_ASSEMBLY_MIN_SLOTS: usize = 1 << 16;
 struct Incidence {
     offsets: Vec<usize>,
     slots: Vec<u32>,
+}
+
+/// Checks a component count.
+fn check_n_comp(n_comp: usize) -> Result<()> {
+    if n_comp == 0 {
+        return Err(Error::arg("n_comp", "a field needs at least one component"));
+    }
+    Ok(())
 }
 
 /// The P2 edge numbering ([`mesh_edges`]) as sorted edge keys
@@ -105,21 +113,34 @@ fn number_edges(mesh: &Mesh) -> Result<(Vec<u64>, Vec<u32>)> {
     Ok((keys, cell_nodes))
 }
 
-/// A scalar or vector Lagrange space on a simplicial mesh: the element, the
-/// number of components and the cell → node map (see the
-/// [module documentation](self)).
+/// A scalar or vector Lagrange space on a simplicial mesh: the mesh it is
+/// built on (shared, [`FunctionSpace::mesh`]), the element, the number of
+/// components and the cell → node map (see the [module documentation](self)).
+///
+/// # Sharing
+/// A space holds its mesh as an `Arc<Mesh>`, so every function that needs
+/// a space's geometry (interpolation, the boundary dofs, the residual's
+/// cell geometry, output) takes the space alone, and a space cannot be
+/// paired with the wrong mesh. Its node numbering — the P2 edge numbering,
+/// the cell → node map and the node → cell incidence — is built once and
+/// shared by every clone of the space and by [`FunctionSpace::with_n_comp`]:
+/// cloning a space (a residual, a multigrid level, the OpenCL operator and
+/// an auxiliary field each keep one) copies no array. A P1 space's
+/// cell → node map *is* its mesh's cells: it stores none of its own.
 ///
 /// ```
+/// use std::sync::Arc;
 /// use femquad::prelude::*;
 ///
-/// let mesh = unit_square(2, &MeshOptions::default())?; // 9 vertices, 16 edges, 8 triangles
-/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2)?, 2)?; // a P2 vector field
+/// let mesh = Arc::new(unit_square(2, &MeshOptions::default())?); // 9 vertices, 16 edges, 8 triangles
+/// let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 2)?, 2)?; // a P2 vector field
+/// assert!(Arc::ptr_eq(space.mesh(), &mesh)); // the same mesh, not a copy
 /// assert_eq!(space.n_nodes(), 9 + 16); // the vertices, then the edge midpoints
 /// assert_eq!(space.n_dofs(), 25 * 2); // dof node·N_comp + comp
 /// assert_eq!(space.cell_nodes(0).len(), 6);
 /// // nodal interpolation, u[node·N_comp + comp] = f(x_node)[comp]: here f(x) = x
-/// let u = space.interpolate(&mesh, |x, out| out.copy_from_slice(x))?;
-/// assert_eq!(u, space.node_coordinates(&mesh)?);
+/// let u = space.interpolate(|x, out| out.copy_from_slice(x));
+/// assert_eq!(u, space.node_coordinates());
 /// // gather E u: cell-local values, [cell][b][comp]
 /// let mut local = vec![0.0; space.n_cell_dofs()];
 /// space.gather(&u, &mut local)?;
@@ -129,31 +150,46 @@ fn number_edges(mesh: &Mesh) -> Result<(Vec<u64>, Vec<u32>)> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct FunctionSpace {
-    dim: usize,
+    mesh: Arc<Mesh>,
     element: Element,
     n_comp: usize,
-    n_vertices: usize,
+    numbering: Arc<Numbering>,
+}
+
+/// A space's node numbering, independent of its component count: built
+/// once by [`FunctionSpace::new`], shared (`Arc`) by the space's clones and
+/// by [`FunctionSpace::with_n_comp`].
+#[derive(Debug)]
+struct Numbering {
     n_nodes: usize,
-    /// Sorted, distinct edge keys (P2 only; empty for P1): edge `k` is `edge_keys[k]`.
+    /// Sorted, distinct edge keys `min << 32 | max` (P2 only; empty for P1):
+    /// edge `k` is `edge_keys[k]`.
     edge_keys: Vec<u64>,
-    /// `n_cells × N_b` node indices, local node order of the element.
-    cell_nodes: Vec<u32>,
+    /// The P2 cell → node map, `n_cells × N_b` node indices in the
+    /// element's local node order; empty for P1, whose map is the mesh's
+    /// cells ([`FunctionSpace::cell_nodes_all`]).
+    p2_cell_nodes: Vec<u32>,
     incidence: OnceLock<Option<Incidence>>,
 }
 
 impl FunctionSpace {
     /// The space of `element` with `n_comp` components on `mesh`.
     ///
+    /// The space keeps `mesh` (an `Arc`, so that a residual, its multigrid
+    /// levels and an output file can share one mesh without copying it, and
+    /// the caller decides by `mesh.clone()` or a move whether it keeps a
+    /// handle too). Pass the same `Arc` to every space of one problem: the
+    /// functions that combine spaces (multigrid levels, a hierarchy) check
+    /// that they share their mesh by pointer (`Arc::ptr_eq`), in O(1).
+    ///
     /// # Errors
     /// * [`Error::InvalidArgument`] if `n_comp == 0` or the element dimension
     ///   differs from the mesh dimension, or the node count exceeds `u32`.
     /// * [`Error::InvalidCell`] if a cell names a vertex out of range or
     ///   repeats a vertex.
-    pub fn new(mesh: &Mesh, element: Element, n_comp: usize) -> Result<FunctionSpace> {
+    pub fn new(mesh: Arc<Mesh>, element: Element, n_comp: usize) -> Result<FunctionSpace> {
         let dim = mesh.dim();
-        if n_comp == 0 {
-            return Err(Error::arg("n_comp", "a field needs at least one component"));
-        }
+        check_n_comp(n_comp)?;
         if element.dim() != dim {
             return Err(Error::arg(
                 "element",
@@ -168,49 +204,70 @@ impl FunctionSpace {
             ));
         }
         let nv = dim + 1;
-        let cells = mesh.cells();
         // Validate cells: indices in range, no repeated vertex.
-        if let Some((c, reason)) = cells
-            .par_chunks(nv)
-            .enumerate()
-            .find_map_first(|(c, cell)| {
-                for (i, &v) in cell.iter().enumerate() {
-                    if v as usize >= n_vertices {
-                        return Some((
-                            c,
-                            format!("vertex index {v} out of range ({n_vertices} vertices)"),
-                        ));
+        if let Some((c, reason)) =
+            mesh.cells()
+                .par_chunks(nv)
+                .enumerate()
+                .find_map_first(|(c, cell)| {
+                    for (i, &v) in cell.iter().enumerate() {
+                        if v as usize >= n_vertices {
+                            return Some((
+                                c,
+                                format!("vertex index {v} out of range ({n_vertices} vertices)"),
+                            ));
+                        }
+                        if cell[..i].contains(&v) {
+                            return Some((c, format!("vertex {v} appears twice")));
+                        }
                     }
-                    if cell[..i].contains(&v) {
-                        return Some((c, format!("vertex {v} appears twice")));
-                    }
-                }
-                None
-            })
+                    None
+                })
         {
             return Err(Error::InvalidCell { cell: c, reason });
         }
 
-        let (edge_keys, cell_nodes) = if element.order() == 1 {
-            (Vec::new(), cells.to_vec())
+        let (edge_keys, p2_cell_nodes) = if element.order() == 1 {
+            (Vec::new(), Vec::new())
         } else {
-            number_edges(mesh)?
+            number_edges(&mesh)?
         };
-        Ok(FunctionSpace {
-            dim,
-            element,
-            n_comp,
-            n_vertices,
+        let numbering = Numbering {
             n_nodes: n_vertices + edge_keys.len(),
             edge_keys,
-            cell_nodes,
+            p2_cell_nodes,
             incidence: OnceLock::new(),
+        };
+        Ok(FunctionSpace {
+            mesh,
+            element,
+            n_comp,
+            numbering: Arc::new(numbering),
         })
+    }
+
+    /// The space of the same element on the same mesh with `n_comp`
+    /// components (e.g. an auxiliary field beside a vector field), sharing
+    /// this space's mesh and node numbering: it copies and recomputes nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `n_comp` if it is 0.
+    pub fn with_n_comp(&self, n_comp: usize) -> Result<FunctionSpace> {
+        check_n_comp(n_comp)?;
+        Ok(FunctionSpace {
+            n_comp,
+            ..self.clone()
+        })
+    }
+
+    /// The mesh this space is built on (shared, not a copy).
+    pub fn mesh(&self) -> &Arc<Mesh> {
+        &self.mesh
     }
 
     /// Spatial dimension.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.mesh.dim()
     }
 
     /// The element on every cell.
@@ -225,7 +282,7 @@ impl FunctionSpace {
 
     /// Number of cells.
     pub fn n_cells(&self) -> usize {
-        self.cell_nodes.len() / self.element.n_basis()
+        self.mesh.n_cells()
     }
 
     /// Basis functions (local nodes) per cell, `N_b`.
@@ -235,36 +292,37 @@ impl FunctionSpace {
 
     /// Number of mesh vertices (the first nodes).
     pub fn n_vertices(&self) -> usize {
-        self.n_vertices
+        self.mesh.n_vertices()
     }
 
     /// Number of global edges carrying a node (P2); 0 for P1.
     pub fn n_edges(&self) -> usize {
-        self.edge_keys.len()
+        self.numbering.edge_keys.len()
     }
 
     /// The two vertices `(min, max)` of global edge `k` (P2), whose node is
     /// `n_vertices + k`; `None` if `k ≥ n_edges()`.
     pub fn edge(&self, k: usize) -> Option<[u32; 2]> {
-        self.edge_keys
+        self.numbering
+            .edge_keys
             .get(k)
             .map(|&key| [(key >> 32) as u32, key as u32])
     }
 
     /// Number of nodes: `n_vertices` (P1) or `n_vertices + n_edges` (P2).
     pub fn n_nodes(&self) -> usize {
-        self.n_nodes
+        self.numbering.n_nodes
     }
 
     /// Number of global dofs, `n_nodes·N_comp`.
     pub fn n_dofs(&self) -> usize {
-        self.n_nodes * self.n_comp
+        self.n_nodes() * self.n_comp
     }
 
     /// Number of cell-local dofs in all cells, `n_cells·N_b·N_comp` (length of
     /// gathered coefficients and of element-vector arrays).
     pub fn n_cell_dofs(&self) -> usize {
-        self.cell_nodes.len() * self.n_comp
+        self.n_cells() * self.n_basis() * self.n_comp
     }
 
     /// Nodes of cell `c` in local order (`N_b` entries).
@@ -273,82 +331,55 @@ impl FunctionSpace {
     /// If `c ≥ n_cells()` (an indexing bug in the caller).
     pub fn cell_nodes(&self, c: usize) -> &[u32] {
         let n_b = self.n_basis();
-        &self.cell_nodes[c * n_b..(c + 1) * n_b]
+        &self.cell_nodes_all()[c * n_b..(c + 1) * n_b]
     }
 
-    /// Nodes of all cells, `n_cells × N_b`.
+    /// Nodes of all cells, `n_cells × N_b`: the mesh's cells for P1, the
+    /// space's (shared) P2 map otherwise. Not a copy.
     pub fn cell_nodes_all(&self) -> &[u32] {
-        &self.cell_nodes
+        if self.element.order() == 1 {
+            self.mesh.cells()
+        } else {
+            &self.numbering.p2_cell_nodes
+        }
     }
 
     /// Number of cells containing each node (`n_nodes` entries): the diagonal
     /// of `Eᵀ E` for one component.
     pub fn node_multiplicity(&self) -> Vec<u32> {
-        let mut m = vec![0u32; self.n_nodes];
-        for &n in &self.cell_nodes {
+        let mut m = vec![0u32; self.n_nodes()];
+        for &n in self.cell_nodes_all() {
             m[n as usize] += 1;
         }
         m
     }
 
-    /// Checks that `mesh` is the mesh this space was built on (dimension,
-    /// counts and cell vertices).
-    pub(crate) fn check_mesh(&self, mesh: &Mesh) -> Result<()> {
-        let nv = self.dim + 1;
-        let n_b = self.n_basis();
-        let same = mesh.dim() == self.dim
-            && mesh.n_vertices() == self.n_vertices
-            && mesh.n_cells() == self.n_cells()
-            && mesh
-                .cells()
-                .par_chunks(nv)
-                .zip(self.cell_nodes.par_chunks(n_b))
-                .all(|(c, n)| c == &n[..nv]);
-        if same {
-            Ok(())
-        } else {
-            Err(Error::arg(
-                "mesh",
-                "not the mesh this function space was built on",
-            ))
-        }
-    }
-
     /// Physical coordinates of every node, `n_nodes × dim`: the vertices,
     /// then (P2) the edge midpoints `(X_min + X_max)/2` in edge order.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
-    pub fn node_coordinates(&self, mesh: &Mesh) -> Result<Vec<f64>> {
-        self.check_mesh(mesh)?;
-        let d = self.dim;
-        let mut x = vec![0.0; self.n_nodes * d];
-        let (xv, xe) = x.split_at_mut(self.n_vertices * d);
+    pub fn node_coordinates(&self) -> Vec<f64> {
+        let (d, mesh) = (self.dim(), &*self.mesh);
+        let mut x = vec![0.0; self.n_nodes() * d];
+        let (xv, xe) = x.split_at_mut(self.n_vertices() * d);
         xv.copy_from_slice(mesh.vertices());
-        if !self.edge_keys.is_empty() {
-            xe.par_chunks_mut(d)
-                .zip(self.edge_keys.par_iter())
-                .for_each(|(p, &key)| {
-                    let a = mesh.vertex((key >> 32) as usize);
-                    let b = mesh.vertex((key as u32) as usize);
-                    for e in 0..d {
-                        p[e] = 0.5 * (a[e] + b[e]);
-                    }
-                });
-        }
-        Ok(x)
+        xe.par_chunks_mut(d)
+            .zip(self.numbering.edge_keys.par_iter())
+            .for_each(|(p, &key)| {
+                let a = mesh.vertex((key >> 32) as usize);
+                let b = mesh.vertex((key as u32) as usize);
+                for e in 0..d {
+                    p[e] = 0.5 * (a[e] + b[e]);
+                }
+            });
+        x
     }
 
     /// Physical coordinates of every **dof**, `n_dofs × dim`: dof
     /// `node·N_comp + comp` sits at its node (so the `N_comp` dofs of a node
     /// of a vector field share one point). Use it to build fields dof by
     /// dof, e.g. `u[k] = g(x_k)[k % N_comp]`.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
-    pub fn dof_coordinates(&self, mesh: &Mesh) -> Result<Vec<f64>> {
-        let x = self.node_coordinates(mesh)?;
-        let (d, nc) = (self.dim, self.n_comp);
+    pub fn dof_coordinates(&self) -> Vec<f64> {
+        let x = self.node_coordinates();
+        let (d, nc) = (self.dim(), self.n_comp);
         let mut out = vec![0.0; self.n_dofs() * d];
         out.par_chunks_mut(nc * d)
             .zip(x.par_chunks(d))
@@ -357,28 +388,21 @@ impl FunctionSpace {
                     dof.copy_from_slice(p);
                 }
             });
-        Ok(out)
+        out
     }
 
     /// Nodal interpolation of `f : ℝ^dim → ℝ^N_comp` into a global vector
     /// (`n_dofs` entries, `u[node·N_comp + comp] = f(x_node)[comp]`).
     /// `f(x, out)` receives the node coordinates (`dim` entries) and writes
     /// `N_comp` values to `out` (zero-initialized). Runs in parallel over nodes.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space.
-    pub fn interpolate(
-        &self,
-        mesh: &Mesh,
-        f: impl Fn(&[f64], &mut [f64]) + Sync,
-    ) -> Result<Vec<f64>> {
-        let x = self.node_coordinates(mesh)?;
-        let (d, nc) = (self.dim, self.n_comp);
+    pub fn interpolate(&self, f: impl Fn(&[f64], &mut [f64]) + Sync) -> Vec<f64> {
+        let x = self.node_coordinates();
+        let (d, nc) = (self.dim(), self.n_comp);
         let mut u = vec![0.0; self.n_dofs()];
         u.par_chunks_mut(nc)
             .zip(x.par_chunks(d))
             .for_each(|(out, p)| f(p, out));
-        Ok(u)
+        u
     }
 
     /// Gather `E w`: `cell_local[(c·N_b + b)·N_comp + comp] =
@@ -393,7 +417,7 @@ impl FunctionSpace {
         let (n_b, nc) = (self.n_basis(), self.n_comp);
         cell_local
             .par_chunks_mut(n_b * nc)
-            .zip(self.cell_nodes.par_chunks(n_b))
+            .zip(self.cell_nodes_all().par_chunks(n_b))
             .for_each(|(out, nodes)| {
                 for (b, &node) in nodes.iter().enumerate() {
                     for comp in 0..nc {
@@ -418,7 +442,7 @@ impl FunctionSpace {
     pub fn assemble<R: Real>(&self, element_vectors: &[R], global: &mut [R]) -> Result<()> {
         check_len("element_vectors", element_vectors, self.n_cell_dofs())?;
         check_len("global", global, self.n_dofs())?;
-        if self.cell_nodes.len() >= PARALLEL_ASSEMBLY_MIN_SLOTS
+        if self.cell_nodes_all().len() >= PARALLEL_ASSEMBLY_MIN_SLOTS
             && rayon::current_num_threads() > 1
             && let Some(inc) = self.incidence()
         {
@@ -432,7 +456,7 @@ impl FunctionSpace {
     fn assemble_serial<R: Real>(&self, ev: &[R], global: &mut [R]) {
         let (n_b, nc) = (self.n_basis(), self.n_comp);
         global.fill(R::ZERO);
-        for (c, nodes) in self.cell_nodes.chunks(n_b).enumerate() {
+        for (c, nodes) in self.cell_nodes_all().chunks(n_b).enumerate() {
             for (b, &node) in nodes.iter().enumerate() {
                 for comp in 0..nc {
                     global[global_dof(node as usize, comp, nc)] +=
@@ -472,7 +496,7 @@ impl FunctionSpace {
                 "space",
                 format!(
                     "{} cell slots do not fit 32-bit indices",
-                    self.cell_nodes.len()
+                    self.cell_nodes_all().len()
                 ),
             )
         })?;
@@ -482,15 +506,16 @@ impl FunctionSpace {
     /// The node → cell-slot incidence, built on first use; `None` if the
     /// slot count does not fit `u32` (then assembly stays serial).
     fn incidence(&self) -> Option<&Incidence> {
-        self.incidence
+        self.numbering
+            .incidence
             .get_or_init(|| {
-                let n_slots = self.cell_nodes.len();
+                let cn = self.cell_nodes_all();
+                let n_slots = cn.len();
                 if n_slots > u32::MAX as usize {
                     return None;
                 }
-                let cn = &self.cell_nodes;
                 let (offsets, entries) =
-                    bucket_sort(self.n_nodes, n_slots, |s| cn[s] as usize, |s| s as u64);
+                    bucket_sort(self.n_nodes(), n_slots, |s| cn[s] as usize, |s| s as u64);
                 let slots = entries.into_par_iter().map(|s| s as u32).collect();
                 Some(Incidence { offsets, slots })
             })

@@ -2,6 +2,7 @@
 //! file, and a later operator given that file, loaded, launches with it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use femquad::opencl::LaunchConfig;
 
@@ -50,17 +51,16 @@ fn autotune_picks_stores_and_reads_back() {
         },
     )
     .unwrap();
-    let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let mesh = Arc::new(mesh);
+    let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
     let disc = Discretization::<f32>::new(
-        &mesh,
         &space,
         Quadrature::simplex(2, 1).unwrap(),
         femquad::aux_space::AuxSpace::None,
     )
     .unwrap();
     let options = femquad::opencl::testing::options();
-    let mut integ =
-        OpenClOperator::new(device.clone(), options.clone(), &mesh, &space, disc).unwrap();
+    let mut integ = OpenClOperator::new(device.clone(), options.clone(), &space, disc).unwrap();
     let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];
     let opts = TuneOptions {
         warmup: 1,
@@ -118,7 +118,6 @@ fn autotune_picks_stores_and_reads_back() {
     let later = OpenClOperator::new(
         device.clone(),
         options.clone().with_tuning_cache(loaded.clone()),
-        &mesh,
         &space,
         integ.discretization().clone(),
     )

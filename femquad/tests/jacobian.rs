@@ -24,19 +24,19 @@ fn opencl(device: &Arc<Device>) -> Backend {
     Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
-fn mesh(dim: usize, n: usize) -> Mesh {
+fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.15,
         shuffle: true,
         seed: 11,
     };
-    unit_box(dim, n, &opts).unwrap()
+    unit_box(dim, n, &opts).unwrap().into()
 }
 
 /// The operator of `physics` (with `constants`) on the Lagrange space of
 /// `order` with `n_comp` components, the default quadrature, aux `aux`.
 fn operator<R: EvalPrecision>(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     n_comp: usize,
     aux: AuxSpace,
@@ -45,20 +45,20 @@ fn operator<R: EvalPrecision>(
     backend: &Backend,
 ) -> Operator<R> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
     let form = Form::new(space, R::physics(physics))
         .and_then(|f| f.with_quadrature(q))
         .and_then(|f| f.with_aux(aux))
         .and_then(|f| f.with_constants(constants))
         .unwrap();
-    Operator::new(mesh, form, backend).unwrap()
+    Operator::new(form, backend).unwrap()
 }
 
 /// The operator of `case` on the Lagrange space of `order` with `n_comp`
 /// components in `mesh`'s dimension.
 fn case_operator<R: EvalPrecision>(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     n_comp: usize,
     case: &Case,

@@ -10,6 +10,8 @@
 //! native backend (host vectors): the checks are the same code on the
 //! device.
 
+use std::sync::Arc;
+
 use femquad::backend::Backend;
 use femquad::element::Element;
 use femquad::form::Form;
@@ -63,7 +65,7 @@ fn preconditioners() -> [Preconditioner; 3] {
     ]
 }
 
-fn mesh(n: usize) -> Mesh {
+fn mesh(n: usize) -> Arc<Mesh> {
     unit_square(
         n,
         &MeshOptions {
@@ -73,22 +75,23 @@ fn mesh(n: usize) -> Mesh {
         },
     )
     .unwrap()
+    .into()
 }
 
 /// The native P1 operator of `physics` with `constants` on `mesh`.
 fn p1_operator<R: EvalPrecision>(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     physics: &'static dyn PointwiseEvalBoth,
     constants: &[f64],
 ) -> Operator<R> {
     let element = Element::lagrange(2, 1).unwrap();
-    let space = FunctionSpace::new(mesh, element, 1).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, 1).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
     let form = Form::new(space, R::physics(physics))
         .and_then(|f| f.with_quadrature(q))
         .and_then(|f| f.with_constants(constants))
         .unwrap();
-    Operator::new(mesh, form, &Backend::native()).unwrap()
+    Operator::new(form, &Backend::native()).unwrap()
 }
 
 /// The P1 problem of `physics` with `constants`, u = g on the boundary of

@@ -252,20 +252,20 @@ fn lame() -> Physics {
 /// The operator of `physics` (with its constants) on the Lagrange space
 /// of `order` on `mesh`, the default quadrature.
 fn operator_of<R: EvalPrecision>(
-    mesh: &femquad::mesh::Mesh,
+    mesh: &Arc<femquad::mesh::Mesh>,
     order: usize,
     physics: Physics,
     backend: &Backend,
 ) -> Operator<R> {
     let dim = mesh.dim();
     let element = Element::lagrange(dim, order).unwrap();
-    let space = FunctionSpace::new(mesh, element, physics.n_comp(dim)).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, physics.n_comp(dim)).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
     let form = Form::new(space, R::physics(physics.pointwise()))
         .and_then(|f| f.with_quadrature(q))
         .and_then(|f| f.with_constants(&physics.constants()))
         .unwrap();
-    Operator::new(mesh, form, backend).unwrap()
+    Operator::new(form, backend).unwrap()
 }
 
 /// A hierarchy of `refinements` over the unit square/cube of `n0`
@@ -295,7 +295,7 @@ fn device_vcycle_equals_host_vcycle() {
         let mut out = Vec::new();
         for backend in [Backend::native(), cl.clone()] {
             let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &backend);
-            let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+            let fixed = r.space().boundary_dofs().unwrap();
             let n = r.space().n_dofs();
             let mut levels =
                 OperatorLevels::new(&h, &r, &backend, &fixed, MultigridOptions::default()).unwrap();
@@ -557,27 +557,43 @@ fn newton_with_multigrid_relinearized_each_step() {
     }
 }
 
-/// The problem reports what it cannot do, naming the cause: multigrid
-/// without meshes, a hierarchy of another mesh, a coarse level too large.
+/// The problem reports what it cannot do, naming the cause: a hierarchy of
+/// another mesh — even an equal copy of the residual's, made by the same
+/// calls — and a coarse level too large. A problem made by
+/// `DirichletProblem::new` knows its space's mesh, so its multigrid needs no
+/// hierarchy: on one mesh (P1 here) it is the direct solve, and it solves
+/// what the refined hierarchy solves.
 #[test]
 fn multigrid_errors_name_the_cause() {
     let (h, r) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     let n = r.space().n_dofs();
-    let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+    let fixed = r.space().boundary_dofs().unwrap();
     let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n]).unwrap();
-    let e = p.solve_linear(1e-8, 100).unwrap_err().to_string();
-    assert!(
-        e.contains("with_hierarchy") && e.contains("Preconditioner::Jacobi"),
-        "{e}"
+    let (u_one_mesh, _) = p.solve_linear(1e-10, 100).unwrap();
+    assert_eq!(p.multigrid_report().unwrap().levels.len(), 1);
+    let (copy, _) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    assert_eq!(**copy.finest(), **h.finest()); // equal, but another mesh
+    let e = p.with_hierarchy(copy).err().unwrap().to_string();
+    assert_eq!(
+        e,
+        "invalid argument `hierarchy`: its finest mesh is not the operator's mesh: build the \
+         operator's space on `hierarchy.finest().clone()` (the same `Arc<Mesh>`; a copy of the \
+         mesh, even an equal one, is another mesh)"
     );
-    p.set_preconditioner(Preconditioner::Jacobi);
-    p.solve_linear(1e-8, 100).unwrap();
-    let other = MeshHierarchy::new(&unit_box(2, 3, &jittered(1)).unwrap(), 1).unwrap();
-    let e = p.with_hierarchy(other).err().unwrap().to_string();
-    assert!(
-        e.contains("`hierarchy`") && e.contains("not the operator's mesh"),
-        "{e}"
-    );
+    // the operator's own hierarchy (a third, equal mesh) is accepted
+    let (own, r) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
+    let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n])
+        .unwrap()
+        .with_hierarchy(own)
+        .unwrap();
+    let (u, _) = p.solve_linear(1e-10, 100).unwrap();
+    assert_eq!(p.multigrid_report().unwrap().levels.len(), 2);
+    let (u, u_one_mesh) = (u.to_host().unwrap(), u_one_mesh.to_host().unwrap());
+    let diff = u
+        .iter()
+        .zip(&u_one_mesh)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-8, "{diff:e}");
     let (h, r) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
@@ -602,7 +618,7 @@ fn a_device_vcycle_moves_only_the_coarse_vectors() {
     };
     for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
         let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &cl);
-        let fixed = r.space().boundary_dofs(h.finest()).unwrap();
+        let fixed = r.space().boundary_dofs().unwrap();
         let mut levels =
             OperatorLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
         let u = r.vector().unwrap();

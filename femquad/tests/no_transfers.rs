@@ -32,19 +32,19 @@ fn backend(device: &Arc<Device>) -> Backend {
     Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
-fn mesh(dim: usize, n: usize) -> Mesh {
+fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.1,
         shuffle: true,
         seed: 17,
     };
-    unit_box(dim, n, &opts).unwrap()
+    unit_box(dim, n, &opts).unwrap().into()
 }
 
 /// The operator of `physics` (with `constants`) of order `order` with
 /// `n_comp` components on `backend`.
 fn operator(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     n_comp: usize,
     physics: &'static dyn PointwiseEval<f64>,
@@ -52,13 +52,13 @@ fn operator(
     backend: &Backend,
 ) -> Operator<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
     let form = Form::new(space, physics)
         .and_then(|f| f.with_quadrature(q))
         .and_then(|f| f.with_constants(constants))
         .unwrap();
-    Operator::new(mesh, form, backend).unwrap()
+    Operator::new(form, backend).unwrap()
 }
 
 /// The counters that `work` moved: array bytes written and read, scalar
@@ -167,7 +167,7 @@ fn whole_dirichlet_solves_move_no_array() {
         let problem = |physics: &'static dyn PointwiseEval<f64>, constants: &[f64]| {
             let mut res = operator(&m, 1, 1, physics, constants, &backend(&device));
             res.set_assembly(assembly).unwrap();
-            let mut p = DirichletProblem::on_boundary(res, &m, boundary).unwrap();
+            let mut p = DirichletProblem::on_boundary(res, boundary).unwrap();
             p.set_preconditioner(Preconditioner::Jacobi);
             p
         };

@@ -6,6 +6,8 @@
 //!
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
+use std::sync::Arc;
+
 use femquad::opencl::testing;
 use femquad::prelude::*;
 
@@ -31,14 +33,14 @@ fn backends() -> [Backend; 2] {
     ]
 }
 
-fn operator(mesh: &Mesh, backend: &Backend) -> Operator<f64> {
+fn operator(mesh: &Arc<Mesh>, backend: &Backend) -> Operator<f64> {
     let element = Element::lagrange(2, 1).unwrap();
-    let space = FunctionSpace::new(mesh, element, 2).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, 2).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
     let form = Form::new(space, RootSource)
         .and_then(|f| f.with_quadrature(q))
         .unwrap();
-    Operator::new(mesh, form, backend).unwrap()
+    Operator::new(form, backend).unwrap()
 }
 
 /// u = 1 everywhere but component 1 of `node`, −10: NaN in every cell
@@ -86,6 +88,7 @@ fn assert_names(e: &Error, quantity: &str, node: usize, what: &str) {
 #[test]
 fn apply_names_the_first_non_finite_dof() {
     let mesh = unit_square(6, &MeshOptions::default()).unwrap();
+    let mesh = Arc::new(mesh);
     for backend in backends() {
         let what = backend.describe();
         let mut res = operator(&mesh, &backend);
@@ -130,6 +133,7 @@ fn diagonal_vector(res: &Operator<f64>, backend: &Backend) -> Vector<f64> {
 #[test]
 fn the_jacobian_diagonal_and_the_assembled_jacobian_name_the_same_node() {
     let mesh = unit_square(6, &MeshOptions::default()).unwrap();
+    let mesh = Arc::new(mesh);
     let quantity = "entry [1][1] of the diagonal block of the Jacobian J(u)";
     for backend in backends() {
         let what = backend.describe();

@@ -9,6 +9,8 @@
 //! kept whole so that it reads as the reproducer it was.)
 #![allow(clippy::all)]
 
+use std::sync::Arc;
+
 use femquad::opencl::probe::{Inputs, PointSizes};
 use femquad::physics::{EvalPrecision, Pointwise, PointwiseEval, PointwiseEvalBoth};
 use femquad::pointwise;
@@ -215,13 +217,14 @@ fn piecewise_bodies_have_u_dependent_jacobians_on_the_device() {
                 seed: 5,
             };
             let mesh = unit_box(dim, if dim == 2 { 6 } else { 3 }, &opts).unwrap();
+            let mesh = Arc::new(mesh);
             let what = format!("`{}` {dim}D P{order}", p.info().name);
             let [native, device] = backends.clone().map(|b| {
                 let element = Element::lagrange(dim, order).unwrap();
-                let space = FunctionSpace::new(&mesh, element, 1).unwrap();
+                let space = FunctionSpace::new(mesh.clone(), element, 1).unwrap();
                 let q = Quadrature::default_for(&element).unwrap();
                 let form = Form::new(space, p).and_then(|f| f.with_quadrature(q));
-                Operator::<f64>::new(&mesh, form.unwrap(), &b).unwrap()
+                Operator::<f64>::new(form.unwrap(), &b).unwrap()
             });
             let n = native.space().n_dofs();
             let u = femquad::rng::Rng::new(9).vec(n, -1.0, 1.0);
@@ -888,7 +891,7 @@ fn cases_once_rejected_by_the_macro_agree() {
 /// rule: 14 Keast points in 3D, 6 Dunavant points in 2D) on `mesh` for a
 /// random `u`, natively and by the device's element kernel, in f64.
 fn element_vectors_both(
-    mesh: &femquad::mesh::Mesh,
+    mesh: &Arc<femquad::mesh::Mesh>,
     physics: &dyn PointwiseEval<f64>,
     n_comp: usize,
 ) -> (Vec<f64>, Vec<f64>, usize) {
@@ -899,10 +902,11 @@ fn element_vectors_both(
     use femquad::quadrature::Quadrature;
     use femquad::space::FunctionSpace;
     let dim = mesh.dim();
-    let space = FunctionSpace::new(mesh, Element::lagrange(dim, 1).unwrap(), n_comp).unwrap();
+    let space =
+        FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1).unwrap(), n_comp).unwrap();
     let quad = Quadrature::simplex(dim, 4).unwrap();
     assert_eq!(quad.n_points(), if dim == 3 { 14 } else { 6 });
-    let disc = Discretization::<f64>::new(mesh, &space, quad, AuxSpace::None).unwrap();
+    let disc = Discretization::<f64>::new(&space, quad, AuxSpace::None).unwrap();
     let u = femquad::rng::Rng::new(7).vec(space.n_cell_dofs(), 0.5, 1.5);
     let inputs = CellInputs {
         u: &u,
@@ -922,7 +926,6 @@ fn element_vectors_both(
     let mut op = OpenClOperator::new(
         device,
         femquad::opencl::testing::options(),
-        mesh,
         &space,
         disc.clone(),
     )
@@ -936,7 +939,7 @@ fn element_vectors_both(
 /// The residual `F(u)` of `physics` (P2, the default degree-4 rule: 14
 /// points in 3D) for a random `u`, natively and on the device, in f64.
 fn residuals_both(
-    mesh: &femquad::mesh::Mesh,
+    mesh: &std::sync::Arc<femquad::mesh::Mesh>,
     physics: &'static dyn PointwiseEval<f64>,
 ) -> (Vec<f64>, Vec<f64>) {
     use femquad::prelude::*;
@@ -947,10 +950,10 @@ fn residuals_both(
     ];
     let [native, gpu] = backends.map(|b| {
         let element = Element::lagrange(mesh.dim(), 2).unwrap();
-        let space = FunctionSpace::new(mesh, element, 1).unwrap();
+        let space = FunctionSpace::new(mesh.clone(), element, 1).unwrap();
         let q = Quadrature::default_for(&element).unwrap();
         let form = Form::new(space, physics).and_then(|f| f.with_quadrature(q));
-        let mut res = Operator::new(mesh, form.unwrap(), &b).unwrap();
+        let mut res = Operator::new(form.unwrap(), &b).unwrap();
         let values = femquad::rng::Rng::new(8).vec(res.space().n_dofs(), 0.5, 1.5);
         let u = res.vector_from(&values).unwrap();
         let mut r = res.vector().unwrap();
@@ -964,7 +967,7 @@ fn residuals_both(
 /// (`n` odd: the 14-point rule's orbit `(a, a, b, b)`, `a + b = 1/2`, puts
 /// points in the middle of cells with two vertices on each side), in the
 /// grid's vertex order and shuffled.
-fn meshes_with_points_on_half(dim: usize) -> Vec<femquad::mesh::Mesh> {
+fn meshes_with_points_on_half(dim: usize) -> Vec<Arc<femquad::mesh::Mesh>> {
     use femquad::mesh::generate::{MeshOptions, unit_box};
     let mut meshes = Vec::new();
     for n in [1, 3, 5] {
@@ -974,7 +977,7 @@ fn meshes_with_points_on_half(dim: usize) -> Vec<femquad::mesh::Mesh> {
                 shuffle,
                 seed: 11,
             };
-            meshes.push(unit_box(dim, n, &opts).unwrap());
+            meshes.push(Arc::new(unit_box(dim, n, &opts).unwrap()));
         }
     }
     meshes

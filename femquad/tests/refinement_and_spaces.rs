@@ -21,8 +21,9 @@ fn fine_vertices_are_the_coarse_p2_nodes() {
         unit_cube(3, &opts(2)).unwrap(),
     ] {
         let r = refine(&m).unwrap();
-        let p2 = FunctionSpace::new(&m, Element::lagrange(m.dim(), 2).unwrap(), 1).unwrap();
-        assert_eq!(p2.node_coordinates(&m).unwrap(), r.mesh().vertices());
+        let element = Element::lagrange(m.dim(), 2).unwrap();
+        let p2 = FunctionSpace::new(m.into(), element, 1).unwrap();
+        assert_eq!(p2.node_coordinates(), r.mesh().vertices());
         for (k, &e) in r.edge_vertices().iter().enumerate() {
             assert_eq!(p2.edge(k), Some(e));
         }

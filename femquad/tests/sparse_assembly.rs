@@ -1,6 +1,8 @@
 //! Sparsity patterns, element matrices from pointwise Jacobians and their
 //! assembly, against brute force, closed forms and the native operator.
 
+use std::sync::Arc;
+
 use std::collections::BTreeSet;
 
 use femquad::aux_space::AuxSpace;
@@ -22,31 +24,31 @@ use femquad::sparse::{CsrMatrix, SparsityPattern, assemble_into, element_matrice
 use femquad::{Error, Result};
 
 /// Shuffled, jittered unit square or cube.
-fn mesh(dim: usize, n: usize, seed: u64) -> Mesh {
+fn mesh(dim: usize, n: usize, seed: u64) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.15,
         shuffle: true,
         seed,
     };
-    unit_box(dim, n, &opts).unwrap()
+    unit_box(dim, n, &opts).unwrap().into()
 }
 
-fn space(m: &Mesh, order: usize, nc: usize) -> FunctionSpace {
-    FunctionSpace::new(m, Element::lagrange(m.dim(), order).unwrap(), nc).unwrap()
+fn space(m: &Arc<Mesh>, order: usize, nc: usize) -> FunctionSpace {
+    FunctionSpace::new(m.clone(), Element::lagrange(m.dim(), order).unwrap(), nc).unwrap()
 }
 
-fn discretization(m: &Mesh, s: &FunctionSpace) -> Discretization<f64> {
+fn discretization(s: &FunctionSpace) -> Discretization<f64> {
     let q = Quadrature::default_for(&s.element()).unwrap();
-    Discretization::new(m, s, q, AuxSpace::None).unwrap()
+    Discretization::new(s, q, AuxSpace::None).unwrap()
 }
 
 /// Element matrices of `jacobian` at `u = 0` (cell-local zeros).
-fn matrices<J>(m: &Mesh, s: &FunctionSpace, jacobian: J, execution: Execution) -> Vec<f64>
+fn matrices<J>(s: &FunctionSpace, jacobian: J, execution: Execution) -> Vec<f64>
 where
     J: Fn(usize, &PointArgs<'_, f64>, &mut [f64], &mut [f64], &mut [f64], &mut [f64]) -> Result<()>
         + Sync,
 {
-    let disc = discretization(m, s);
+    let disc = discretization(s);
     let u = vec![0.0; s.n_cell_dofs()];
     let inputs = CellInputs {
         u: &u,
@@ -264,7 +266,7 @@ fn p1_laplacian_is_the_closed_form_stiffness() {
     for dim in [2, 3] {
         let m = mesh(dim, 3, 11);
         let s = space(&m, 1, 1);
-        let ke = matrices(&m, &s, laplacian, Execution::Parallel);
+        let ke = matrices(&s, laplacian, Execution::Parallel);
         let nv = dim + 1;
         for c in 0..s.n_cells() {
             let x: Vec<&[f64]> = m.cell(c).iter().map(|&v| m.vertex(v as usize)).collect();
@@ -312,7 +314,7 @@ fn lame_matrix_is_the_derivative_of_the_native_operator() {
                 lame_g3(dim, par.mu, par.lambda, g3);
                 Ok(())
             };
-            let ke = matrices(&m, &s, jac, Execution::Parallel);
+            let ke = matrices(&s, jac, Execution::Parallel);
             let a = CsrMatrix::assemble(&SparsityPattern::of_space(&s).unwrap(), &ke).unwrap();
             a.check_symmetric(1e-12).unwrap();
 
@@ -321,7 +323,7 @@ fn lame_matrix_is_the_derivative_of_the_native_operator() {
                 .and_then(|f| f.with_quadrature(q))
                 .and_then(|f| f.with_constants(&par.constants()))
                 .unwrap();
-            let mut res = Operator::new(&m, form, &Backend::Native(Execution::Parallel)).unwrap();
+            let mut res = Operator::new(form, &Backend::Native(Execution::Parallel)).unwrap();
             let n = s.n_dofs();
             let (u, v) = (rng.vec(n, -1.0, 1.0), rng.vec(n, -1.0, 1.0));
             let h = 0.5;
@@ -378,7 +380,7 @@ fn mass_matrix_is_spd_with_row_sums_the_basis_integrals() {
         let m = mesh(dim, 2, 17);
         for order in [1, 2] {
             let s = space(&m, order, 1);
-            let ke = matrices(&m, &s, mass, Execution::Parallel);
+            let ke = matrices(&s, mass, Execution::Parallel);
             let a = CsrMatrix::assemble(&SparsityPattern::of_space(&s).unwrap(), &ke).unwrap();
             a.check_symmetric(1e-13).unwrap();
             // Row sums = ∫φ_i, from the closed forms per cell.
@@ -408,7 +410,7 @@ fn mass_matrix_is_spd_with_row_sums_the_basis_integrals() {
             assert!(a.diagonal().iter().all(|&d| d > 0.0));
             // A vector field's mass matrix is the scalar one per component.
             let s2 = space(&m, order, 2);
-            let ke2 = matrices(&m, &s2, mass, Execution::Serial);
+            let ke2 = matrices(&s2, mass, Execution::Serial);
             let a2 = CsrMatrix::assemble(&SparsityPattern::of_space(&s2).unwrap(), &ke2).unwrap();
             for i in 0..s.n_dofs() {
                 let (cols, vals) = a.row(i).unwrap();
@@ -469,11 +471,11 @@ fn g1_and_g2_terms_are_transposes() {
                 Ok(())
             };
             let p = SparsityPattern::of_space(&s).unwrap();
-            let a1 = CsrMatrix::assemble(&p, &matrices(&m, &s, with_g1, Execution::Parallel))
+            let a1 = CsrMatrix::assemble(&p, &matrices(&s, with_g1, Execution::Parallel))
                 .unwrap()
                 .to_dense()
                 .unwrap();
-            let a2 = CsrMatrix::assemble(&p, &matrices(&m, &s, with_g2, Execution::Parallel))
+            let a2 = CsrMatrix::assemble(&p, &matrices(&s, with_g2, Execution::Parallel))
                 .unwrap()
                 .to_dense()
                 .unwrap();
@@ -518,8 +520,8 @@ fn serial_and_parallel_element_matrices_are_bit_identical() {
         }
         Ok(())
     };
-    let a = matrices(&m, &s, jac, Execution::Serial);
-    let b = matrices(&m, &s, jac, Execution::Parallel);
+    let a = matrices(&s, jac, Execution::Serial);
+    let b = matrices(&s, jac, Execution::Parallel);
     assert_eq!(a, b);
     assert!(a.iter().all(|v| v.is_finite()));
 }
@@ -528,7 +530,7 @@ fn serial_and_parallel_element_matrices_are_bit_identical() {
 fn bad_input_is_named() {
     let m = mesh(2, 2, 1);
     let s = space(&m, 1, 1);
-    let disc = discretization(&m, &s);
+    let disc = discretization(&s);
     let u = vec![0.0; s.n_cell_dofs()];
     let ok = CellInputs {
         u: &u,
@@ -647,7 +649,7 @@ fn matrix_market_round_trip_of_an_assembled_matrix() {
         lame_g3(dim, 1.0 / 3.0, 0.1, g3);
         Ok(())
     };
-    let ke = matrices(&m, &s, jac, Execution::Parallel);
+    let ke = matrices(&s, jac, Execution::Parallel);
     let a = CsrMatrix::assemble(&SparsityPattern::of_space(&s).unwrap(), &ke).unwrap();
     let path = std::env::temp_dir().join(format!("femquad-sparse-{}.mtx", std::process::id()));
     a.write_matrix_market(&path).unwrap();

@@ -3,6 +3,8 @@
 //! with the matrix-free Dirichlet solve, LU for nonsymmetric operators, and
 //! clear errors for matrices that cannot be factored.
 
+use std::sync::Arc;
+
 use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
 use femquad::discretization::{CellInputs, Discretization};
@@ -22,27 +24,27 @@ use femquad::sparse::{
 };
 use femquad::{Error, Result};
 
-fn mesh(dim: usize, n: usize) -> Mesh {
+fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.15,
         shuffle: true,
         seed: 7,
     };
-    unit_box(dim, n, &opts).unwrap()
+    unit_box(dim, n, &opts).unwrap().into()
 }
 
-fn space(m: &Mesh, order: usize, nc: usize) -> FunctionSpace {
-    FunctionSpace::new(m, Element::lagrange(m.dim(), order).unwrap(), nc).unwrap()
+fn space(m: &Arc<Mesh>, order: usize, nc: usize) -> FunctionSpace {
+    FunctionSpace::new(m.clone(), Element::lagrange(m.dim(), order).unwrap(), nc).unwrap()
 }
 
 /// The matrix of `jacobian` at `u = 0` on `s`.
-fn assembled<J>(m: &Mesh, s: &FunctionSpace, jacobian: J) -> CsrMatrix
+fn assembled<J>(s: &FunctionSpace, jacobian: J) -> CsrMatrix
 where
     J: Fn(usize, &PointArgs<'_, f64>, &mut [f64], &mut [f64], &mut [f64], &mut [f64]) -> Result<()>
         + Sync,
 {
     let q = Quadrature::default_for(&s.element()).unwrap();
-    let disc = Discretization::<f64>::new(m, s, q, AuxSpace::None).unwrap();
+    let disc = Discretization::<f64>::new(s, q, AuxSpace::None).unwrap();
     let u = vec![0.0; s.n_cell_dofs()];
     let inputs = CellInputs {
         u: &u,
@@ -90,14 +92,13 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
 /// Eliminates the boundary dofs of `s` with values `g` from `A u = b` and
 /// solves with `factor`; returns the full solution.
 fn solve_dirichlet(
-    m: &Mesh,
     s: &FunctionSpace,
     mut a: CsrMatrix,
     mut b: Vec<f64>,
     g: &[f64],
     factor: fn(&CsrMatrix) -> Result<DirectSolver>,
 ) -> Vec<f64> {
-    let fixed = FixedDofs::new(s.n_dofs(), &s.boundary_dofs(m).unwrap()).unwrap();
+    let fixed = FixedDofs::new(s.n_dofs(), &s.boundary_dofs().unwrap()).unwrap();
     fixed.eliminate(&mut a, &mut b, g).unwrap();
     let solver = factor(&a).unwrap();
     let mut x = vec![0.0; s.n_dofs()];
@@ -114,17 +115,17 @@ fn laplacian_reproduces_linear_solutions() {
             let exact = |x: &[f64], o: &mut [f64]| {
                 o[0] = 1.0 + x[0] - 2.0 * x[1] + if x.len() == 3 { 0.5 * x[2] } else { 0.0 }
             };
-            let g = s.interpolate(&m, exact).unwrap();
-            let a = assembled(&m, &s, laplacian);
+            let g = s.interpolate(exact);
+            let a = assembled(&s, laplacian);
             let zero = vec![0.0; s.n_dofs()];
-            let x = solve_dirichlet(&m, &s, a.clone(), zero.clone(), &g, DirectSolver::cholesky);
+            let x = solve_dirichlet(&s, a.clone(), zero.clone(), &g, DirectSolver::cholesky);
             assert!(
                 max_diff(&x, &g) <= 1e-10,
                 "dim {dim} P{order}: {:e}",
                 max_diff(&x, &g)
             );
             // LU gives the same solution.
-            let y = solve_dirichlet(&m, &s, a, zero, &g, DirectSolver::lu);
+            let y = solve_dirichlet(&s, a, zero, &g, DirectSolver::lu);
             assert!(max_diff(&y, &g) <= 1e-10, "LU dim {dim} P{order}");
         }
     }
@@ -160,19 +161,17 @@ fn lame_reproduces_affine_displacements() {
                 }
                 Ok(())
             };
-            let a = assembled(&m, &s, jac);
-            let g = s
-                .interpolate(&m, |x, o| {
-                    for (c, oc) in o.iter_mut().enumerate() {
-                        *oc = 0.1 * c as f64
-                            + x.iter()
-                                .enumerate()
-                                .map(|(d, xd)| ((c + 2 * d) as f64 - 1.5) * xd)
-                                .sum::<f64>();
-                    }
-                })
-                .unwrap();
-            let x = solve_dirichlet(&m, &s, a, vec![0.0; s.n_dofs()], &g, DirectSolver::cholesky);
+            let a = assembled(&s, jac);
+            let g = s.interpolate(|x, o| {
+                for (c, oc) in o.iter_mut().enumerate() {
+                    *oc = 0.1 * c as f64
+                        + x.iter()
+                            .enumerate()
+                            .map(|(d, xd)| ((c + 2 * d) as f64 - 1.5) * xd)
+                            .sum::<f64>();
+                }
+            });
+            let x = solve_dirichlet(&s, a, vec![0.0; s.n_dofs()], &g, DirectSolver::cholesky);
             assert!(
                 max_diff(&x, &g) <= 1e-10,
                 "dim {dim} P{order}: {:e}",
@@ -197,7 +196,7 @@ fn elimination_agrees_with_the_matrix_free_dirichlet_solve() {
                 .and_then(|f| f.with_quadrature(q))
                 .and_then(|f| f.with_constants(&source))
                 .unwrap();
-            let mut res = Operator::new(&m, form, &backend).unwrap();
+            let mut res = Operator::new(form, &backend).unwrap();
             let boundary = |x: &[f64], o: &mut [f64]| o[0] = x[0] * x[0] - x[1] + 0.3 * x[0] * x[1];
             // A u = b with b = −F(0) (F(u) = A u − b is affine).
             let mut f0 = res.vector().unwrap();
@@ -205,11 +204,11 @@ fn elimination_agrees_with_the_matrix_free_dirichlet_solve() {
             res.apply(&zero, &mut f0).unwrap();
             let f0 = f0.to_host().unwrap();
             let b: Vec<f64> = f0.iter().map(|v| -v).collect();
-            let g = s.interpolate(&m, boundary).unwrap();
-            let a = assembled(&m, &s, laplacian);
-            let x = solve_dirichlet(&m, &s, a, b, &g, DirectSolver::cholesky);
+            let g = s.interpolate(boundary);
+            let a = assembled(&s, laplacian);
+            let x = solve_dirichlet(&s, a, b, &g, DirectSolver::cholesky);
 
-            let mut problem = DirichletProblem::on_boundary(res, &m, boundary).unwrap();
+            let mut problem = DirichletProblem::on_boundary(res, boundary).unwrap();
             let (u, _) = problem.solve_linear(1e-13, 2000).unwrap();
             let u = u.to_host().unwrap();
             let err = max_diff(&x, &u);
@@ -250,16 +249,16 @@ fn lu_solves_advection_diffusion() {
                 }
                 Ok(())
             };
-            let a = assembled(&m, &s, jac);
+            let a = assembled(&s, jac);
             let msg = DirectSolver::cholesky(&a).unwrap_err().to_string();
             assert!(msg.contains("Cholesky needs a symmetric matrix"), "{msg}");
             // b_i = ∫ φ_i s = s (M 1)_i.
             let mut b = vec![0.0; s.n_dofs()];
-            assembled(&m, &s, mass)
+            assembled(&s, mass)
                 .spmv(&vec![source; s.n_dofs()], &mut b)
                 .unwrap();
-            let g = s.interpolate(&m, exact).unwrap();
-            let x = solve_dirichlet(&m, &s, a, b, &g, DirectSolver::lu);
+            let g = s.interpolate(exact);
+            let x = solve_dirichlet(&s, a, b, &g, DirectSolver::lu);
             assert!(
                 max_diff(&x, &g) <= 1e-10,
                 "dim {dim} P{order}: {:e}",
@@ -273,8 +272,8 @@ fn lu_solves_advection_diffusion() {
 fn refactor_reuses_the_symbolic_analysis() {
     let m = mesh(2, 6);
     let s = space(&m, 2, 1);
-    let stiffness = assembled(&m, &s, laplacian);
-    let mass_m = assembled(&m, &s, mass);
+    let stiffness = assembled(&s, laplacian);
+    let mass_m = assembled(&s, mass);
     // A = K + M (SPD without conditions) and then K + 10 M.
     let shifted = |k: f64| {
         let mut a = stiffness.clone();
@@ -299,7 +298,7 @@ fn refactor_reuses_the_symbolic_analysis() {
         solver.refactor(&a10).unwrap();
         check(&solver, &a10);
         // Another pattern is refused, and the old factors are kept.
-        let other = assembled(&m, &space(&m, 1, 1), laplacian);
+        let other = assembled(&space(&m, 1, 1), laplacian);
         let msg = solver.refactor(&other).unwrap_err().to_string();
         assert!(msg.contains("pattern differs"), "{msg}");
         check(&solver, &a10);
@@ -334,8 +333,8 @@ fn matrices_that_cannot_be_factored_are_named() {
     // Symmetric but indefinite: the negated Dirichlet Laplacian.
     let m = mesh(2, 4);
     let s = space(&m, 1, 1);
-    let mut a = assembled(&m, &s, laplacian);
-    let fixed = FixedDofs::new(s.n_dofs(), &s.boundary_dofs(&m).unwrap()).unwrap();
+    let mut a = assembled(&s, laplacian);
+    let fixed = FixedDofs::new(s.n_dofs(), &s.boundary_dofs().unwrap()).unwrap();
     fixed.eliminate_matrix(&mut a).unwrap();
     DirectSolver::cholesky(&a).unwrap();
     a.values_mut().iter_mut().for_each(|v| *v = -*v);

@@ -6,6 +6,7 @@
 //! ```
 //! (`FEMQUAD_SCALE_CELLS` overrides the target cell count.)
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use femquad::aux_space::AuxSpace;
@@ -38,7 +39,8 @@ fn p1_laplacian_at_2_to_the_20_cells() {
             ..MeshOptions::default()
         };
         let m = mesh_for_cells(2, target, &opts).unwrap();
-        let s = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let m = Arc::new(m);
+        let s = FunctionSpace::new(m.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
         println!(
             "\n2D P1, {} cells, {} dofs, shuffled numbering: {shuffle}",
             s.n_cells(),
@@ -58,7 +60,7 @@ fn p1_laplacian_at_2_to_the_20_cells() {
         );
 
         let q = Quadrature::default_for(&s.element()).unwrap();
-        let disc = Discretization::<f64>::new(&m, &s, q, AuxSpace::None).unwrap();
+        let disc = Discretization::<f64>::new(&s, q, AuxSpace::None).unwrap();
         let u = vec![0.0; s.n_cell_dofs()];
         let inputs = CellInputs {
             u: &u,
@@ -95,11 +97,9 @@ fn p1_laplacian_at_2_to_the_20_cells() {
             continue;
         }
         // Dirichlet Laplacian, exact linear solution.
-        let g = s
-            .interpolate(&m, |x, o| o[0] = 1.0 + x[0] - 2.0 * x[1])
-            .unwrap();
+        let g = s.interpolate(|x, o| o[0] = 1.0 + x[0] - 2.0 * x[1]);
         let mut b = vec![0.0; n];
-        let fixed = FixedDofs::new(n, &s.boundary_dofs(&m).unwrap()).unwrap();
+        let fixed = FixedDofs::new(n, &s.boundary_dofs().unwrap()).unwrap();
         timed("Dirichlet elimination", || {
             fixed.eliminate(&mut a, &mut b, &g).unwrap()
         });

@@ -13,6 +13,7 @@
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
 use std::process::Command;
+use std::sync::Arc;
 
 use femquad::physics::builtin::Poisson;
 use femquad::prelude::*;
@@ -25,15 +26,16 @@ const CHILD_ENV: &str = "FEMQUAD_TEARDOWN_CHILD";
 /// solve: the solve fails, the error is printed, the program returns.
 fn failing_solve(n: usize) -> Result<()> {
     let mesh = unit_square(n, &MeshOptions::default())?;
+    let mesh = Arc::new(mesh);
     let element = Element::lagrange(2, 1)?;
-    let space = FunctionSpace::new(&mesh, element, 1)?;
+    let space = FunctionSpace::new(mesh.clone(), element, 1)?;
     let quadrature = Quadrature::default_for(&element)?;
     let backend = Backend::opencl_from_env()?;
     let form = Form::<f64>::new(space, Poisson)?
         .with_quadrature(quadrature)?
         .with_constants(&[1.0])?;
-    let operator = Operator::new(&mesh, form, &backend)?;
-    let mut problem = DirichletProblem::on_boundary(operator, &mesh, |_, g| g[0] = 0.0)?;
+    let operator = Operator::new(form, &backend)?;
+    let mut problem = DirichletProblem::on_boundary(operator, |_, g| g[0] = 0.0)?;
     problem.solve_linear(1e-8, 100)?;
     Ok(())
 }

@@ -50,10 +50,10 @@ fn child() {
     assert!(testing::options().tuning_cache.is_none());
     let backend = Backend::opencl_with(testing::device(), testing::options());
     let mesh = unit_square(4, &MeshOptions::default()).unwrap();
-    let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
     let form = Form::<f64>::new(space, Laplacian).unwrap();
-    let mut op = Operator::new(&mesh, form, &backend).unwrap();
-    let values = op.space().interpolate(&mesh, |x, u| u[0] = x[0]).unwrap();
+    let mut op = Operator::new(form, &backend).unwrap();
+    let values = op.space().interpolate(|x, u| u[0] = x[0]);
     let u = op.vector_from(&values).unwrap();
     let mut r = op.vector().unwrap();
     op.apply(&u, &mut r).unwrap();

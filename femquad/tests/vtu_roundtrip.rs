@@ -11,6 +11,7 @@ use femquad::element::Element;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::output::{Vtu, VtuFormat};
 use femquad::space::FunctionSpace;
+use std::sync::Arc;
 use vtu_support::{array, check_geometry, read_piece, temp_file};
 
 #[test]
@@ -26,27 +27,24 @@ fn fields_of_p1_and_p2_spaces_round_trip_in_both_encodings() {
             },
         )
         .unwrap();
+        let mesh = Arc::new(mesh);
         for order in [1, 2] {
             let scalar =
-                FunctionSpace::new(&mesh, Element::lagrange(dim, order).unwrap(), 1).unwrap();
+                FunctionSpace::new(mesh.clone(), Element::lagrange(dim, order).unwrap(), 1)
+                    .unwrap();
             let vector =
-                FunctionSpace::new(&mesh, Element::lagrange(dim, order).unwrap(), dim).unwrap();
-            let u = scalar
-                .interpolate(&mesh, |x, o| {
-                    o[0] = (3.0 * x[0]).sin() + x[1] * x[dim - 1] / 7.0
-                })
-                .unwrap();
-            let v = vector
-                .interpolate(&mesh, |x, o| {
-                    for (c, oc) in o.iter_mut().enumerate() {
-                        *oc = x[c] * 0.1 + c as f64 - 1.0 / 3.0;
-                    }
-                })
-                .unwrap();
+                FunctionSpace::new(mesh.clone(), Element::lagrange(dim, order).unwrap(), dim)
+                    .unwrap();
+            let u = scalar.interpolate(|x, o| o[0] = (3.0 * x[0]).sin() + x[1] * x[dim - 1] / 7.0);
+            let v = vector.interpolate(|x, o| {
+                for (c, oc) in o.iter_mut().enumerate() {
+                    *oc = x[c] * 0.1 + c as f64 - 1.0 / 3.0;
+                }
+            });
             let cells: Vec<f64> = (0..mesh.n_cells()).map(|c| mesh.cell_volume(c)).collect();
             for format in [VtuFormat::Ascii, VtuFormat::Base64] {
                 let path = temp_file(&format!("fields_{dim}d_p{order}_{format:?}.vtu"));
-                let mut vtu = Vtu::new(&mesh, &scalar).unwrap();
+                let mut vtu = Vtu::new(&scalar).unwrap();
                 vtu.add_point_field("u", 1, &u)
                     .unwrap()
                     .add_point_field("displacement", dim, &v)

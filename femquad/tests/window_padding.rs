@@ -29,7 +29,7 @@ use testing::device;
 /// The operator of `physics` (with `constants`) of order `order` with
 /// `n_comp` components and aux `aux` on backend `b`.
 fn operator(
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     n_comp: usize,
     aux: AuxSpace,
@@ -38,14 +38,14 @@ fn operator(
     b: &Backend,
 ) -> Operator<f64> {
     let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let q = Quadrature::default_for(&element).unwrap();
     let form = Form::new(space, physics)
         .and_then(|f| f.with_quadrature(q))
         .and_then(|f| f.with_aux(aux))
         .and_then(|f| f.with_constants(constants))
         .unwrap();
-    Operator::new(mesh, form, b).unwrap()
+    Operator::new(form, b).unwrap()
 }
 
 /// Largest absolute difference of `a` and `b`, and the largest `|b_i|`.
@@ -85,7 +85,7 @@ fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
 /// `F(u)` of `LaplacianCoefficient` (u and an aux field gathered) and
 /// `J(u)·v` of Lamé (v gathered) on the device with windows, in the
 /// [`configs`] that fit the device and both assemblies, against native.
-fn check_mesh(device: &Arc<Device>, mesh: &Mesh, order: usize, cov: &mut Coverage) {
+fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Coverage) {
     let dim = mesh.dim();
     let backend = Backend::opencl_with(device.clone(), testing::options());
     let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
@@ -188,6 +188,7 @@ fn windows_with_padding_equal_native_on_many_meshes() {
                     ..MeshOptions::default()
                 };
                 let mesh = unit_box(dim, n, &jitter).unwrap();
+                let mesh = Arc::new(mesh);
                 check_mesh(&device, &mesh, order, &mut cov);
             }
             // the cases above ran the window path, with padding in the last group
@@ -210,7 +211,7 @@ fn windows_with_padding_equal_native_on_many_meshes() {
 #[test]
 fn minimal_case_of_the_issue() {
     let backend = Backend::opencl_with(testing::device(), testing::options());
-    let mesh = unit_square(16, &MeshOptions::default()).unwrap();
+    let mesh: Arc<Mesh> = unit_square(16, &MeshOptions::default()).unwrap().into();
     let laplacian = |b: &Backend| operator(&mesh, 2, 1, AuxSpace::None, &Laplacian, &[], b);
     let mut gpu = laplacian(&backend);
     let mut native = laplacian(&Backend::native());

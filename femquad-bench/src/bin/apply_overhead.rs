@@ -38,12 +38,13 @@ fn measure<R: Real, P: PointwiseEval<R> + 'static>(
         let n = ((cells as f64 / 6.0).cbrt().ceil() as usize).max(1);
         unit_cube(n, &MeshOptions::default())?
     };
+    let mesh = std::sync::Arc::new(mesh);
     let element = Element::lagrange(dim, 1)?;
     let n_comp = physics.info().n_comp.resolve(dim);
-    let space = FunctionSpace::new(&mesh, element, n_comp)?;
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp)?;
     let backend = Backend::opencl_from_env()?;
     let form = Form::new(space, physics)?.with_constants(constants)?;
-    let mut op = Operator::<R>::new(&mesh, form, &backend)?;
+    let mut op = Operator::<R>::new(form, &backend)?;
     let n = op.space().n_dofs();
     let values: Vec<R> = (0..n)
         .map(|i| R::from_f64((i as f64 * 0.37).sin()))

@@ -75,6 +75,7 @@
 //! 2.3 s.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -562,7 +563,7 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
         .flat_map_iter(|&entity| std::iter::repeat_n(entity, n_children))
         .collect();
     Ok(GmshMesh {
-        mesh: refinement.into_mesh(),
+        mesh: Arc::new(refinement.into_mesh()),
         reoriented: gmsh.reoriented,
         second_order: gmsh.second_order,
         node_tags,

@@ -88,6 +88,7 @@
 //! 1.7–4 s. (The `#[ignore]`d test `timing_2_22_cells`, its size set by
 //! `FEMQUAD_LOG2_CELLS`; the `mesh_ops` group of `benches/mesh.rs`.)
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -422,7 +423,7 @@ impl Renumbering {
             })
             .collect();
         Ok(GmshMesh {
-            mesh,
+            mesh: Arc::new(mesh),
             reoriented: gmsh.reoriented,
             second_order: gmsh.second_order,
             node_tags: permute(&gmsh.node_tags, &self.vertex_old_of_new, 1),

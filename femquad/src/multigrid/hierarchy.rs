@@ -1,5 +1,7 @@
 //! [`MeshHierarchy`]: a coarse mesh and its uniform refinements.
 
+use std::sync::Arc;
+
 use crate::Result;
 use crate::mesh::refine::{check_refinements, prepare_for_refinement, refine, refine_gmsh};
 use crate::mesh::{GmshMesh, Mesh, mesh_edges};
@@ -7,7 +9,7 @@ use crate::mesh::{GmshMesh, Mesh, mesh_edges};
 /// The meshes of a hierarchy: plain, or Gmsh meshes with their tags.
 #[derive(Clone, Debug)]
 enum Meshes {
-    Plain(Vec<Mesh>),
+    Plain(Vec<Arc<Mesh>>),
     Gmsh(Vec<GmshMesh>),
 }
 
@@ -71,9 +73,9 @@ impl MeshHierarchy {
         for _ in 0..refinements {
             let r = refine(&finest)?;
             edges.push(r.edge_vertices().to_vec());
-            meshes.push(std::mem::replace(&mut finest, r.into_mesh()));
+            meshes.push(Arc::new(std::mem::replace(&mut finest, r.into_mesh())));
         }
-        meshes.push(finest);
+        meshes.push(Arc::new(finest));
         Ok(MeshHierarchy {
             meshes: Meshes::Plain(meshes),
             edges,
@@ -81,8 +83,9 @@ impl MeshHierarchy {
     }
 
     /// One mesh, not refined (a hierarchy of one level): what a problem on a
-    /// single mesh has.
-    pub fn single(mesh: Mesh) -> Self {
+    /// single mesh has. Shares `mesh` (no copy): pass the mesh of the
+    /// problem's space, `space.mesh().clone()`.
+    pub fn single(mesh: Arc<Mesh>) -> Self {
         MeshHierarchy {
             meshes: Meshes::Plain(vec![mesh]),
             edges: Vec::new(),
@@ -100,7 +103,7 @@ impl MeshHierarchy {
     pub fn from_gmsh(coarse: &GmshMesh, refinements: usize) -> Result<Self> {
         check_refinements(&coarse.mesh, refinements)?;
         let mut finest = coarse.clone();
-        finest.mesh = prepare_for_refinement(&coarse.mesh)?;
+        finest.mesh = Arc::new(prepare_for_refinement(&coarse.mesh)?);
         let mut meshes = Vec::with_capacity(refinements + 1);
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {
@@ -120,16 +123,18 @@ impl MeshHierarchy {
         self.edges.len() + 1
     }
 
-    /// Mesh `level` (0 the coarsest), if there is one.
-    pub fn mesh(&self, level: usize) -> Option<&Mesh> {
+    /// Mesh `level` (0 the coarsest), if there is one, shared: a space on
+    /// it holds a clone of this `Arc`.
+    pub fn mesh(&self, level: usize) -> Option<&Arc<Mesh>> {
         match &self.meshes {
             Meshes::Plain(m) => m.get(level),
             Meshes::Gmsh(g) => g.get(level).map(|g| &g.mesh),
         }
     }
 
-    /// The finest mesh.
-    pub fn finest(&self) -> &Mesh {
+    /// The finest mesh, shared: build the problem's space on it,
+    /// `FunctionSpace::new(hierarchy.finest().clone(), …)`.
+    pub fn finest(&self) -> &Arc<Mesh> {
         match &self.meshes {
             Meshes::Plain(m) => &m[m.len() - 1],
             Meshes::Gmsh(g) => &g[g.len() - 1].mesh,
@@ -153,7 +158,7 @@ impl MeshHierarchy {
 
     /// The hierarchy's meshes as [`MeshHierarchy::mesh`] returns them,
     /// coarse to fine.
-    pub fn meshes(&self) -> impl Iterator<Item = &Mesh> {
+    pub fn meshes(&self) -> impl Iterator<Item = &Arc<Mesh>> {
         (0..self.n_levels()).filter_map(|l| self.mesh(l))
     }
 }

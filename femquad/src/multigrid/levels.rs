@@ -1,11 +1,19 @@
 //! [`LevelSpaces`]: the function space of every multigrid level, the
 //! transfers between them and the fixed (Dirichlet) dofs of each level.
 
+use std::sync::Arc;
+
 use super::hierarchy::MeshHierarchy;
 use super::transfer::Transfer;
 use crate::element::Element;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
+
+/// Why a space or a problem does not fit a hierarchy (the argument is named
+/// by the caller).
+pub(crate) const NOT_ON_FINEST: &str = "its mesh is not the hierarchy's finest mesh: build the space on \
+     `hierarchy.finest().clone()` (the same `Arc<Mesh>`; a copy of the mesh, even an equal one, \
+     is another mesh)";
 
 /// The levels of geometric multigrid for a field on a [`MeshHierarchy`],
 /// numbered from 0 (the coarsest) to `n_levels − 1` (the field's own
@@ -45,15 +53,12 @@ impl LevelSpaces {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `finest` if it is not a space on
-    /// `hierarchy.finest()`; those of [`FunctionSpace::new`].
+    /// `hierarchy.finest()` (the same `Arc`, compared by pointer); those of
+    /// [`FunctionSpace::new`].
     pub fn new(hierarchy: &MeshHierarchy, finest: &FunctionSpace) -> Result<Self> {
-        finest.check_mesh(hierarchy.finest()).map_err(|_| {
-            Error::arg(
-                "finest",
-                "not a space on the hierarchy's finest mesh (build the operator on \
-                 MeshHierarchy::finest())",
-            )
-        })?;
+        if !Arc::ptr_eq(finest.mesh(), hierarchy.finest()) {
+            return Err(Error::arg("finest", NOT_ON_FINEST));
+        }
         let (dim, n_comp) = (finest.dim(), finest.n_comp());
         let n_meshes = hierarchy.n_levels();
         let mut spaces = Vec::new();
@@ -64,7 +69,7 @@ impl LevelSpaces {
                 spaces.push(finest.clone());
             } else {
                 spaces.push(FunctionSpace::new(
-                    mesh,
+                    mesh.clone(),
                     Element::lagrange(dim, 1)?,
                     n_comp,
                 )?);
@@ -165,7 +170,7 @@ impl LevelSpaces {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mesh::read_gmsh;
+    use crate::mesh::{Mesh, read_gmsh};
 
     /// The fixed dofs of every multigrid level derived from the finest
     /// level's ([`LevelSpaces::fixed_dofs`]) on a Gmsh hierarchy are the
@@ -182,7 +187,8 @@ mod tests {
         let bottom = gmsh.physical_group("bottom").unwrap().clone();
         for (order, nc) in [(1, 1), (2, 3)] {
             let finest =
-                FunctionSpace::new(h.finest(), Element::lagrange(3, order).unwrap(), nc).unwrap();
+                FunctionSpace::new(h.finest().clone(), Element::lagrange(3, order).unwrap(), nc)
+                    .unwrap();
             let spaces = LevelSpaces::new(&h, &finest).unwrap();
             assert_eq!(spaces.n_levels(), levels + order);
             // Dirichlet on `bottom`: the finest level's dofs of the group's nodes
@@ -220,23 +226,42 @@ mod tests {
                 );
             }
             // the whole boundary: each level's boundary dofs
-            let all = spaces
-                .fixed_dofs(&finest.boundary_dofs(h.finest()).unwrap())
-                .unwrap();
+            let all = spaces.fixed_dofs(&finest.boundary_dofs().unwrap()).unwrap();
             assert_eq!(all.len(), top + 1);
             for (l, all_l) in all.iter().enumerate() {
                 let space = spaces.space(l).unwrap();
+                // each level's space is on the hierarchy's mesh itself, not a copy
                 let mesh = h.mesh(spaces.mesh_level(l).unwrap()).unwrap();
-                assert_eq!(
-                    *all_l,
-                    space.boundary_dofs(mesh).unwrap(),
-                    "P{order} level {l}"
-                );
+                assert!(Arc::ptr_eq(space.mesh(), mesh), "P{order} level {l}");
+                assert_eq!(*all_l, space.boundary_dofs().unwrap(), "P{order} level {l}");
             }
         }
         // a space on another mesh is refused, naming the argument
-        let other = FunctionSpace::new(&gmsh.mesh, Element::lagrange(3, 1).unwrap(), 1).unwrap();
+        let other =
+            FunctionSpace::new(gmsh.mesh.clone(), Element::lagrange(3, 1).unwrap(), 1).unwrap();
         let e = LevelSpaces::new(&h, &other).unwrap_err().to_string();
         assert!(e.contains("`finest`") && e.contains("finest mesh"), "{e}");
+    }
+
+    /// The finest space must be on the hierarchy's finest mesh itself (the
+    /// same `Arc`): a space on an equal copy of it is refused with the
+    /// message that says so, in O(1) (no comparison of cells).
+    #[test]
+    fn a_space_on_a_copy_of_the_finest_mesh_is_refused() {
+        let coarse = crate::mesh::unit_square(2, &Default::default()).unwrap();
+        let h = MeshHierarchy::new(&coarse, 1).unwrap();
+        let copy = Arc::new(Mesh::clone(h.finest()));
+        assert_eq!(*copy, **h.finest());
+        let element = Element::lagrange(2, 2).unwrap();
+        let space = FunctionSpace::new(copy.clone(), element, 1).unwrap();
+        let e = LevelSpaces::new(&h, &space).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid argument `finest`: its mesh is not the hierarchy's finest mesh: build the \
+             space on `hierarchy.finest().clone()` (the same `Arc<Mesh>`; a copy of the mesh, \
+             even an equal one, is another mesh)"
+        );
+        let shared = FunctionSpace::new(h.finest().clone(), element, 1).unwrap();
+        assert_eq!(LevelSpaces::new(&h, &shared).unwrap().n_levels(), 3);
     }
 }

@@ -112,19 +112,13 @@ impl<R: Real> OperatorLevels<R> {
             let space = spaces
                 .space(l)
                 .ok_or_else(|| Error::internal(format!("no space for multigrid level {l}")))?;
-            let mesh_level = spaces
-                .mesh_level(l)
-                .ok_or_else(|| Error::internal(format!("no mesh for multigrid level {l}")))?;
-            let mesh = hierarchy
-                .mesh(mesh_level)
-                .ok_or_else(|| Error::internal(format!("no mesh {mesh_level} in the hierarchy")))?;
             let quadrature = if space.element() == finest.space().element() {
                 finest_disc.quadrature().clone()
             } else {
                 Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
             };
             let form = finest.form().on(space.clone(), quadrature)?;
-            let r = Operator::new(mesh, form, backend)?;
+            let r = Operator::new(form, backend)?;
             states.push(r.vector()?);
             coarse.push(r);
         }

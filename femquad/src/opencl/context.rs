@@ -390,16 +390,35 @@ impl Device {
         kind: Transfer,
         what: &str,
     ) -> Result<()> {
+        self.write_at(buffer, 0, data, kind, what)
+    }
+
+    /// Writes `data` to `buffer` from element `offset` on (blocking), e.g.
+    /// an array and then its padding, without a padded host copy.
+    pub(crate) fn write_at<T: Pod>(
+        &self,
+        buffer: &mut Buffer<T>,
+        offset: usize,
+        data: &[T],
+        kind: Transfer,
+        what: &str,
+    ) -> Result<()> {
         self.check_alive()?;
         if data.is_empty() {
             return Ok(());
         }
         let bytes = std::mem::size_of_val(data);
-        // SAFETY: blocking write from a live slice into a buffer at least as
-        // large (callers allocate buffers for the data they write).
+        // SAFETY: blocking write from a live slice into a buffer that holds
+        // `offset + data.len()` values (callers allocate buffers for the
+        // data they write).
         unsafe {
-            self.queue
-                .enqueue_write_buffer(buffer, CL_BLOCKING, 0, data, &[])
+            self.queue.enqueue_write_buffer(
+                buffer,
+                CL_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                data,
+                &[],
+            )
         }
         .map_err(|e| self.failure("clEnqueueWriteBuffer", what, bytes, e))?;
         let mut s = lock(&self.stats);

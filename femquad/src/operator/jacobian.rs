@@ -46,8 +46,8 @@ impl<R: Real> Operator<R> {
     /// use femquad::prelude::*;
     /// # fn main() -> femquad::Result<()> {
     /// let mesh = unit_square(4, &MeshOptions::default())?;
-    /// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
-    /// let mut op = Operator::<f64>::new(&mesh, Form::new(space, Laplacian)?, &Backend::native())?;
+    /// let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 1)?, 1)?;
+    /// let mut op = Operator::<f64>::new(Form::new(space, Laplacian)?, &Backend::native())?;
     /// let n = op.space().n_dofs();
     /// let u = op.vector_from(&vec![0.3; n])?;
     /// let v = op.vector_from(&(0..n).map(|i| (i as f64).sin()).collect::<Vec<_>>())?;

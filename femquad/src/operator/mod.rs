@@ -24,7 +24,6 @@ use crate::backend::Backend;
 use crate::discretization::{CellInputs, Discretization};
 use crate::error::check_len;
 use crate::form::Form;
-use crate::mesh::Mesh;
 use crate::native::{Execution, element_vectors};
 use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
 use crate::physics::PointwiseEval;
@@ -57,12 +56,12 @@ mod jacobian;
 /// use femquad::prelude::*;
 ///
 /// let mesh = unit_square(2, &MeshOptions::default())?;
-/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+/// let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 1)?, 1)?;
 /// let form = Form::new(space, Laplacian)?;
 /// let backend = Backend::opencl_from_env()?;
-/// let mut op = Operator::<f64>::new(&mesh, form, &backend)?;
+/// let mut op = Operator::<f64>::new(form, &backend)?;
 ///
-/// let values = op.space().interpolate(&mesh, |x, u| u[0] = x[0] + 2.0 * x[1])?;
+/// let values = op.space().interpolate(|x, u| u[0] = x[0] + 2.0 * x[1]);
 /// let u = op.vector_from(&values)?; // uploaded
 /// let mut r = op.vector()?; // zeros, on the device
 /// op.apply(&u, &mut r)?; // r = F(u)
@@ -109,7 +108,7 @@ struct DeviceState<R: Real> {
 }
 
 impl<R: Real> Operator<R> {
-    /// Binds `form` (on `mesh`, the mesh of its space) on `backend`: checks
+    /// Binds `form` on `backend` (over the mesh of its space): checks
     /// that the form has what its physics reads, and on a device builds the
     /// kernels of `F(u)` and (if the physics has derivatives) of `J(u)·v`
     /// and uploads the mesh data they read (the geometry — `J⁻¹` and
@@ -119,19 +118,18 @@ impl<R: Real> Operator<R> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `form` if its physics takes
-    /// constants or an auxiliary field the form lacks, `space` if the
-    /// form's space is not on `mesh`; device errors (no fp64 for `f64`, a
-    /// build failure, memory).
-    pub fn new(mesh: &Mesh, form: Form<R>, backend: &Backend) -> Result<Self> {
+    /// constants or an auxiliary field the form lacks; device errors (no
+    /// fp64 for `f64`, a build failure, memory).
+    pub fn new(form: Form<R>, backend: &Backend) -> Result<Self> {
         form.check_complete()?;
         let space = form.space();
         let aux = form.aux();
-        let disc = Discretization::new(mesh, space, form.quadrature().clone(), aux)?;
+        let disc = Discretization::new(space, form.quadrature().clone(), aux)?;
         let aux_space = match aux {
-            AuxSpace::Field { n_comp } => Some(FunctionSpace::new(mesh, space.element(), n_comp)?),
+            AuxSpace::Field { n_comp } => Some(space.with_n_comp(n_comp)?),
             _ => None,
         };
-        let aux_cells = vec![R::ZERO; mesh.n_cells() * disc.aux_per_cell()];
+        let aux_cells = vec![R::ZERO; space.n_cells() * disc.aux_per_cell()];
         let imp = match backend {
             Backend::Native(execution) => {
                 let n_cell_dofs = space.n_cell_dofs();
@@ -144,8 +142,7 @@ impl<R: Real> Operator<R> {
                 }))
             }
             Backend::OpenCl { device, options } => {
-                let mut op =
-                    OpenClOperator::new(device.clone(), options.clone(), mesh, space, disc)?;
+                let mut op = OpenClOperator::new(device.clone(), options.clone(), space, disc)?;
                 let assembly = Assembly::default();
                 op.prepare(form.physics(), assembly)?;
                 Imp::OpenCl(Box::new(DeviceState { op, assembly }))

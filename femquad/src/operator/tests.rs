@@ -1,8 +1,11 @@
 //! The bound operator: what it checks once, what `set_constants` and
 //! `set_aux` change, natively and on the OpenCL device.
 
+use std::sync::Arc;
+
 use super::*;
 use crate::element::Element;
+use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_square};
 use crate::opencl::testing;
 use crate::physics::builtin::{LaplacianCoefficient, Poisson};
@@ -15,27 +18,23 @@ fn backends() -> Vec<Backend> {
     ]
 }
 
-fn mesh() -> Mesh {
-    unit_square(3, &MeshOptions::default()).unwrap()
+fn mesh() -> Arc<Mesh> {
+    unit_square(3, &MeshOptions::default()).unwrap().into()
 }
 
 #[test]
 fn a_form_without_its_constants_or_aux_is_refused_when_bound() {
     let mesh = mesh();
-    let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
     let form = Form::<f64>::new(space.clone(), Poisson).unwrap();
-    let e = Operator::new(&mesh, form, &Backend::native())
-        .err()
-        .unwrap();
+    let e = Operator::new(form, &Backend::native()).err().unwrap();
     assert!(
         e.to_string()
             .contains("`poisson` takes 1 constant(s), the form has 0"),
         "{e}"
     );
     let form = Form::<f64>::new(space, LaplacianCoefficient).unwrap();
-    let e = Operator::new(&mesh, form, &Backend::native())
-        .err()
-        .unwrap();
+    let e = Operator::new(form, &Backend::native()).err().unwrap();
     assert!(e.to_string().contains("Form::with_aux"), "{e}");
 }
 
@@ -46,11 +45,11 @@ fn a_form_without_its_constants_or_aux_is_refused_when_bound() {
 fn set_constants_changes_the_next_evaluations() {
     let mesh = mesh();
     for backend in backends() {
-        let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2).unwrap(), 1).unwrap();
+        let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 2).unwrap(), 1).unwrap();
         let form = Form::<f64>::new(space, Poisson)
             .and_then(|f| f.with_constants(&[1.0]))
             .unwrap();
-        let mut op = Operator::new(&mesh, form, &backend).unwrap();
+        let mut op = Operator::new(form, &backend).unwrap();
         let u = op.vector().unwrap();
         let (mut r1, mut r2) = (op.vector().unwrap(), op.vector().unwrap());
         op.apply(&u, &mut r1).unwrap();
@@ -76,15 +75,12 @@ fn set_constants_changes_the_next_evaluations() {
 fn the_aux_field_must_be_set_before_the_physics_reads_it() {
     let mesh = mesh();
     for backend in backends() {
-        let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
         let form = Form::<f64>::new(space, LaplacianCoefficient)
             .and_then(|f| f.with_aux(AuxSpace::Cell { n_comp: 1 }))
             .unwrap();
-        let mut op = Operator::new(&mesh, form, &backend).unwrap();
-        let values = op
-            .space()
-            .interpolate(&mesh, |x, u| u[0] = x[0] * x[1])
-            .unwrap();
+        let mut op = Operator::new(form, &backend).unwrap();
+        let values = op.space().interpolate(|x, u| u[0] = x[0] * x[1]);
         let u = op.vector_from(&values).unwrap();
         let mut r = op.vector().unwrap();
         let e = op.apply(&u, &mut r).unwrap_err().to_string();
@@ -115,17 +111,13 @@ fn set_assembly_prepares_the_deterministic_sum() {
     use crate::physics::builtin::Laplacian;
     let mesh = mesh();
     let backend = backends().remove(1);
-    let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2).unwrap(), 1).unwrap();
-    let mut op =
-        Operator::<f64>::new(&mesh, Form::new(space, Laplacian).unwrap(), &backend).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 2).unwrap(), 1).unwrap();
+    let mut op = Operator::<f64>::new(Form::new(space, Laplacian).unwrap(), &backend).unwrap();
     let Backend::OpenCl { device, .. } = &backend else {
         unreachable!("backends()[1] is the device")
     };
     let device = device.clone();
-    let values = op
-        .space()
-        .interpolate(&mesh, |x, u| u[0] = x[0] * x[0] - x[1])
-        .unwrap();
+    let values = op.space().interpolate(|x, u| u[0] = x[0] * x[0] - x[1]);
     let u = op.vector_from(&values).unwrap();
     let (mut atomic, mut fixed_order) = (op.vector().unwrap(), op.vector().unwrap());
     op.apply(&u, &mut atomic).unwrap();

@@ -1,7 +1,7 @@
 //! VTK XML `UnstructuredGrid` files (`.vtu`) of P1 and P2 fields.
 //!
 //! # Geometry
-//! A [`Vtu`] is built from a mesh and a [`FunctionSpace`] on it; its points
+//! A [`Vtu`] is built from a [`FunctionSpace`] (and its mesh); its points
 //! are the space's nodes ([`FunctionSpace::node_coordinates`], padded to
 //! three coordinates with `z = 0` in 2D) and its cells the space's cells:
 //!
@@ -47,7 +47,6 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use crate::mesh::Mesh;
 use crate::real::check_finite;
 use crate::space::FunctionSpace;
 use crate::{Error, Result};
@@ -88,9 +87,9 @@ struct DataArray {
 /// use femquad::prelude::*;
 ///
 /// let mesh = unit_square(2, &MeshOptions::default())?;
-/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2)?, 1)?;
-/// let u = space.interpolate(&mesh, |x, out| out[0] = x[0] * x[1])?;
-/// let mut vtu = Vtu::new(&mesh, &space)?;
+/// let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 2)?, 1)?;
+/// let u = space.interpolate(|x, out| out[0] = x[0] * x[1]);
+/// let mut vtu = Vtu::new(&space)?;
 /// vtu.add_point_field("u", 1, &u)?;
 /// assert_eq!((vtu.n_points(), vtu.n_cells()), (25, 8)); // P2 nodes, quadratic triangles
 /// let path = std::env::temp_dir().join(format!("femquad-doc-{}.vtu", std::process::id()));
@@ -104,22 +103,23 @@ struct DataArray {
 pub struct Vtu {
     /// `n_points × 3` coordinates.
     points: Vec<f64>,
-    connectivity: Vec<u32>,
-    nodes_per_cell: usize,
+    /// The cells' nodes are the space's (shared, not copied).
+    space: FunctionSpace,
     cell_type: u8,
     point_data: Vec<DataArray>,
     cell_data: Vec<DataArray>,
 }
 
 impl Vtu {
-    /// The grid of `space` on `mesh`: its nodes as points and its cells as
-    /// linear (P1) or quadratic (P2) VTK cells.
+    /// The grid of `space` on its mesh: its nodes as points and its cells
+    /// as linear (P1) or quadratic (P2) VTK cells.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `space` was not built on `mesh`.
-    pub fn new(mesh: &Mesh, space: &FunctionSpace) -> Result<Vtu> {
+    /// [`Error::InvalidArgument`] naming `space` for an element VTK has no
+    /// cell for.
+    pub fn new(space: &FunctionSpace) -> Result<Vtu> {
         let dim = space.dim();
-        let coords = space.node_coordinates(mesh)?;
+        let coords = space.node_coordinates();
         let mut points = Vec::with_capacity(space.n_nodes() * 3);
         for p in coords.chunks(dim) {
             points.extend_from_slice(p);
@@ -136,8 +136,7 @@ impl Vtu {
         };
         Ok(Vtu {
             points,
-            connectivity: space.cell_nodes_all().to_vec(),
-            nodes_per_cell: space.n_basis(),
+            space: space.clone(),
             cell_type,
             point_data: Vec::new(),
             cell_data: Vec::new(),
@@ -151,7 +150,7 @@ impl Vtu {
 
     /// Number of cells.
     pub fn n_cells(&self) -> usize {
-        self.connectivity.len() / self.nodes_per_cell
+        self.space.n_cells()
     }
 
     /// The VTK cell type of every cell (5, 10, 22 or 24).
@@ -280,8 +279,10 @@ impl Vtu {
         writeln!(w, "</DataArray>")?;
         writeln!(w, "      </Points>")?;
         writeln!(w, "      <Cells>")?;
-        let k = self.nodes_per_cell;
-        let connectivity: Vec<i64> = self.connectivity.iter().map(|&n| i64::from(n)).collect();
+        let k = self.space.n_basis();
+        let connectivity: Vec<i64> = (self.space.cell_nodes_all().iter())
+            .map(|&n| i64::from(n))
+            .collect();
         let offsets: Vec<i64> = (1..=self.n_cells()).map(|c| (c * k) as i64).collect();
         let types = vec![self.cell_type; self.n_cells()];
         write!(
@@ -478,16 +479,15 @@ mod tests {
         assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 
-    fn grid(dim: usize, order: usize) -> (Mesh, FunctionSpace) {
+    fn grid(dim: usize, order: usize) -> FunctionSpace {
         let mesh = unit_box(dim, 2, &MeshOptions::default()).unwrap();
-        let space = FunctionSpace::new(&mesh, Element::lagrange(dim, order).unwrap(), 1).unwrap();
-        (mesh, space)
+        FunctionSpace::new(mesh.into(), Element::lagrange(dim, order).unwrap(), 1).unwrap()
     }
 
     #[test]
     fn ascii_file_has_the_counts_types_and_values() {
-        let (mesh, space) = grid(2, 2);
-        let mut vtu = Vtu::new(&mesh, &space).unwrap();
+        let space = grid(2, 2);
+        let mut vtu = Vtu::new(&space).unwrap();
         assert_eq!(
             (vtu.n_points(), vtu.n_cells(), vtu.cell_type()),
             (25, 8, 22)
@@ -526,8 +526,8 @@ mod tests {
 
     #[test]
     fn base64_arrays_decode_to_header_and_data() {
-        let (mesh, space) = grid(3, 1);
-        let vtu = Vtu::new(&mesh, &space).unwrap();
+        let space = grid(3, 1);
+        let vtu = Vtu::new(&space).unwrap();
         assert_eq!(
             (vtu.n_points(), vtu.n_cells(), vtu.cell_type()),
             (27, 48, VTK_TETRA)
@@ -546,8 +546,8 @@ mod tests {
 
     #[test]
     fn bad_fields_are_errors() {
-        let (mesh, space) = grid(2, 1);
-        let mut vtu = Vtu::new(&mesh, &space).unwrap();
+        let space = grid(2, 1);
+        let mut vtu = Vtu::new(&space).unwrap();
         assert!(vtu.add_point_field("u", 1, &[0.0; 8]).is_err());
         assert!(vtu.add_point_field("", 1, &[0.0; 9]).is_err());
         assert!(vtu.add_point_field("u", 0, &[]).is_err());
@@ -560,8 +560,6 @@ mod tests {
         vtu.add_point_field("u", 1, &[0.0; 9]).unwrap();
         assert!(vtu.add_point_field("u", 1, &[0.0; 9]).is_err());
         assert!(vtu.add_cell_field("c", 1, &[0.0; 9]).is_err());
-        let other = unit_box(2, 3, &MeshOptions::default()).unwrap();
-        assert!(Vtu::new(&other, &space).is_err());
         let e = vtu
             .write("/nonexistent-dir/x.vtu", VtuFormat::Ascii)
             .unwrap_err();

@@ -15,10 +15,12 @@ use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_rel
 use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::error::check_len;
 use crate::linalg::LinearOperator;
-use crate::mesh::Mesh;
+use std::sync::Arc;
+
+use crate::mesh::MeshPart;
 use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
 use crate::operator::Operator;
-use crate::space::FunctionSpace;
+use crate::space::{Components, FunctionSpace};
 use crate::sparse::Factorization;
 use crate::vector::{IndexSet, Vector, VectorOps};
 use crate::{Error, Real, Result};
@@ -84,9 +86,9 @@ use crate::{Error, Real, Result};
 /// # fn main() -> femquad::Result<()> {
 /// let coarse = unit_square(4, &MeshOptions::default())?;
 /// let hierarchy = MeshHierarchy::new(&coarse, 3)?; // 32·4³ triangles
-/// let space = FunctionSpace::new(hierarchy.finest(), Element::lagrange(2, 1)?, 1)?;
+/// let space = FunctionSpace::new(hierarchy.finest().clone(), Element::lagrange(2, 1)?, 1)?;
 /// let form = Form::new(space, Poisson)?.with_constants(&[1.0])?; // −Δu = 1
-/// let op = Operator::<f64>::new(hierarchy.finest(), form, &Backend::native())?;
+/// let op = Operator::<f64>::new(form, &Backend::native())?;
 /// let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, |_, g| g[0] = 0.0)?;
 /// let (u, stats) = problem.solve_linear(1e-8, 100)?;
 /// assert!(stats.iterations <= 10);
@@ -105,8 +107,9 @@ pub struct DirichletProblem<R: Real> {
     /// The fixed dofs where the operator lives.
     fixed_set: IndexSet,
     evaluations: usize,
-    /// The meshes of multigrid (`None` for [`DirichletProblem::new`]).
-    hierarchy: Option<MeshHierarchy>,
+    /// The meshes of multigrid: the residual's mesh alone until
+    /// [`DirichletProblem::with_hierarchy`] gives refinements.
+    hierarchy: MeshHierarchy,
     preconditioner: Preconditioner,
     pc: PreconditionerState<R>,
 }
@@ -115,6 +118,10 @@ impl<R: Real> DirichletProblem<R> {
     /// Fixes the dofs `fixed_dofs` (any order; repetitions allowed) of the
     /// operator's space to the values `values[dof]`; `values` is a full
     /// vector (`n_dofs` entries) whose other entries are ignored.
+    ///
+    /// The multigrid preconditioner's hierarchy is the space's mesh alone
+    /// (see [`DirichletProblem::on_boundary`]) until
+    /// [`DirichletProblem::with_hierarchy`] gives it refinements.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `values` has the wrong length or a dof
@@ -142,6 +149,7 @@ impl<R: Real> DirichletProblem<R> {
         let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
         let base = residual.vector_from(&base_r)?;
         let fixed_set = IndexSet::located_like(&base, &fixed)?;
+        let residual_mesh = residual.space().mesh().clone();
         Ok(DirichletProblem {
             residual,
             fixed,
@@ -149,7 +157,7 @@ impl<R: Real> DirichletProblem<R> {
             base,
             fixed_set,
             evaluations: 0,
-            hierarchy: None,
+            hierarchy: MeshHierarchy::single(residual_mesh),
             preconditioner: Preconditioner::default(),
             pc: PreconditionerState::default(),
         })
@@ -161,17 +169,61 @@ impl<R: Real> DirichletProblem<R> {
     ///
     /// # Errors
     /// Those of [`FunctionSpace::boundary_dofs`] and
-    /// [`FunctionSpace::interpolate`] (e.g. `mesh` is not the operator's mesh).
+    /// [`FunctionSpace::interpolate`].
     pub fn on_boundary(
         residual: Operator<R>,
-        mesh: &Mesh,
         g: impl Fn(&[f64], &mut [f64]) + Sync,
     ) -> Result<Self> {
-        let dofs = residual.space().boundary_dofs(mesh)?;
-        let values = residual.space().interpolate(mesh, g)?;
-        let mut p = Self::new(residual, &dofs, &values)?;
-        p.hierarchy = Some(MeshHierarchy::single(mesh.clone()));
-        Ok(p)
+        let dofs = residual.space().boundary_dofs()?;
+        let values = residual.space().interpolate(g);
+        Self::new(residual, &dofs, &values)
+    }
+
+    /// Fixes the dofs of `part` (a side of the boundary, Gmsh physical
+    /// groups: see [`MeshPart`]), the chosen `components`, to the nodal
+    /// interpolant of `g` ([`FunctionSpace::dofs_on`]; for P2 the part's
+    /// edge nodes too). Make `part` on the operator's mesh,
+    /// `op.space().mesh()`. For several parts or components with
+    /// different parts, chain their [`FunctionSpace::dofs_on`] and call
+    /// [`DirichletProblem::new`].
+    ///
+    /// ```
+    /// use femquad::mesh::MeshPart;
+    /// use femquad::physics::builtin::Poisson;
+    /// use femquad::prelude::*;
+    ///
+    /// # fn main() -> femquad::Result<()> {
+    /// let hierarchy = MeshHierarchy::new(&unit_square(4, &MeshOptions::default())?, 2)?;
+    /// let space = FunctionSpace::new(hierarchy.finest().clone(), Element::lagrange(2, 2)?, 1)?;
+    /// let form = Form::new(space, Poisson)?.with_constants(&[1.0])?;
+    /// let op = Operator::<f64>::new(form, &Backend::native())?;
+    /// // −Δu = 1 with u = 0 on the left and right sides only
+    /// let sides = MeshPart::boundary_where(op.space().mesh(), |x| x[0] == 0.0 || x[0] == 1.0)?;
+    /// let mut problem = DirichletProblem::on_part(op, &sides, Components::All, |_, g| g[0] = 0.0)?
+    ///     .with_hierarchy(hierarchy)?;
+    /// let (u, _) = problem.solve_linear(1e-10, 100)?;
+    /// // u(x) = x(1 − x)/2 whatever y: 1/8 at x = 1/2, exact for P2
+    /// let x = problem.space().node_coordinates();
+    /// let u = u.to_host()?;
+    /// for (u, x) in u.iter().zip(x.chunks(2)) {
+    ///     assert!((u - x[0] * (1.0 - x[0]) / 2.0).abs() < 1e-8);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`FunctionSpace::dofs_on`] (e.g. `part` made on another
+    /// mesh, a component out of range) and [`DirichletProblem::new`].
+    pub fn on_part(
+        residual: Operator<R>,
+        part: &MeshPart,
+        components: Components,
+        g: impl Fn(&[f64], &mut [f64]) + Sync,
+    ) -> Result<Self> {
+        let dofs = residual.space().dofs_on(part, components)?;
+        let values = residual.space().interpolate(g);
+        Self::new(residual, &dofs, &values)
     }
 
     /// [`DirichletProblem::on_boundary`] of the finest mesh of `hierarchy`,
@@ -186,10 +238,7 @@ impl<R: Real> DirichletProblem<R> {
         hierarchy: MeshHierarchy,
         g: impl Fn(&[f64], &mut [f64]) + Sync,
     ) -> Result<Self> {
-        let mesh = hierarchy.finest();
-        let dofs = residual.space().boundary_dofs(mesh)?;
-        let values = residual.space().interpolate(mesh, g)?;
-        Self::new(residual, &dofs, &values)?.with_hierarchy(hierarchy)
+        Self::on_boundary(residual, g)?.with_hierarchy(hierarchy)
     }
 
     /// Gives the problem the meshes of its multigrid preconditioner:
@@ -201,24 +250,23 @@ impl<R: Real> DirichletProblem<R> {
     /// [`Error::InvalidArgument`] naming `hierarchy` if the operator's space
     /// is not on its finest mesh.
     pub fn with_hierarchy(mut self, hierarchy: MeshHierarchy) -> Result<Self> {
-        self.residual
-            .space()
-            .check_mesh(hierarchy.finest())
-            .map_err(|_| {
-                Error::arg(
-                    "hierarchy",
-                    "its finest mesh is not the operator's mesh (build the operator on \
-                     MeshHierarchy::finest())",
-                )
-            })?;
-        self.hierarchy = Some(hierarchy);
+        if !Arc::ptr_eq(self.residual.space().mesh(), hierarchy.finest()) {
+            return Err(Error::arg(
+                "hierarchy",
+                "its finest mesh is not the operator's mesh: build the operator's space on \
+                 `hierarchy.finest().clone()` (the same `Arc<Mesh>`; a copy of the mesh, even an \
+                 equal one, is another mesh)",
+            ));
+        }
+        self.hierarchy = hierarchy;
         self.pc.clear();
         Ok(self)
     }
 
-    /// The meshes of the multigrid preconditioner, if the problem has them.
-    pub fn hierarchy(&self) -> Option<&MeshHierarchy> {
-        self.hierarchy.as_ref()
+    /// The meshes of the multigrid preconditioner (the residual's mesh
+    /// alone unless [`DirichletProblem::with_hierarchy`] gave refinements).
+    pub fn hierarchy(&self) -> &MeshHierarchy {
+        &self.hierarchy
     }
 
     /// Chooses the preconditioner of the next solves.
@@ -244,13 +292,12 @@ impl<R: Real> DirichletProblem<R> {
     ///
     /// # Errors
     /// Those of [`OperatorLevels::new`](crate::multigrid::OperatorLevels::new);
-    /// [`Error::InvalidArgument`] naming `preconditioner` for multigrid
-    /// without a hierarchy; device errors.
+    /// device errors.
     pub fn prepare(&mut self) -> Result<()> {
         prepare_probe(&self.base)?;
         self.pc.prepare(
             &self.preconditioner,
-            self.hierarchy.as_ref(),
+            &self.hierarchy,
             &self.residual,
             &self.fixed,
         )
@@ -428,7 +475,7 @@ impl<R: Real> DirichletProblem<R> {
         };
         pc.setup(
             preconditioner,
-            hierarchy.as_ref(),
+            hierarchy,
             &mut residual.borrow_mut(),
             fixed,
             fixed_set,
@@ -554,7 +601,7 @@ impl<R: Real> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R> {
         // the Jacobian of a nonlinear physics is in general not symmetric
         pc.setup(
             preconditioner,
-            hierarchy.as_ref(),
+            hierarchy,
             residual,
             fixed,
             fixed_set,
@@ -580,7 +627,7 @@ mod tests {
         order: usize,
         physics: P,
         constants: &[f64],
-    ) -> (Mesh, Operator<f64>) {
+    ) -> Operator<f64> {
         let mesh = unit_square(
             n,
             &MeshOptions {
@@ -590,14 +637,14 @@ mod tests {
             },
         )
         .unwrap();
-        let space = FunctionSpace::new(&mesh, Element::lagrange(2, order).unwrap(), 1).unwrap();
+        let space =
+            FunctionSpace::new(mesh.into(), Element::lagrange(2, order).unwrap(), 1).unwrap();
         let q = Quadrature::simplex(2, 2 * order).unwrap();
         let form = Form::new(space, physics)
             .and_then(|f| f.with_quadrature(q))
             .and_then(|f| f.with_constants(constants))
             .unwrap();
-        let r = Operator::new(&mesh, form, &Backend::native()).unwrap();
-        (mesh, r)
+        Operator::new(form, &Backend::native()).unwrap()
     }
 
     #[test]
@@ -612,12 +659,12 @@ mod tests {
                 Preconditioner::Jacobi,
                 Preconditioner::None,
             ] {
-                let (mesh, r) = setup(6, order, Laplacian, &[]);
-                let mut p = DirichletProblem::on_boundary(r, &mesh, g).unwrap();
+                let r = setup(6, order, Laplacian, &[]);
+                let mut p = DirichletProblem::on_boundary(r, g).unwrap();
                 p.set_preconditioner(pc.clone());
                 assert!(p.n_free() > 0 && !p.fixed_dofs().is_empty());
                 let (u, stats) = p.solve_linear(1e-13, 500).unwrap();
-                let exact = p.space().interpolate(&mesh, g).unwrap();
+                let exact = p.space().interpolate(g);
                 let err = u
                     .to_host()
                     .unwrap()
@@ -643,8 +690,8 @@ mod tests {
 
     #[test]
     fn constrained_residual_vanishes_at_the_solution_and_fixed_values_are_kept() {
-        let (mesh, r) = setup(5, 2, Poisson, &[3.0]);
-        let mut p = DirichletProblem::on_boundary(r, &mesh, |x, o| o[0] = x[0]).unwrap();
+        let r = setup(5, 2, Poisson, &[3.0]);
+        let mut p = DirichletProblem::on_boundary(r, |x, o| o[0] = x[0]).unwrap();
         let (u, _) = p.solve_linear(1e-12, 500).unwrap();
         let mut r_sol = p.operator().vector().unwrap();
         p.constrained_residual(&u, &mut r_sol).unwrap();
@@ -669,7 +716,7 @@ mod tests {
         // so u = K⁻¹(1 + x) solves the equation exactly (K(u) is harmonic).
         // It is not a polynomial: P2 approximates it; Newton must converge
         // and the nodal values must be close.
-        let (mesh, r) = setup(8, 2, NonlinearDiffusion, &[]);
+        let r = setup(8, 2, NonlinearDiffusion, &[]);
         let k_inv = |k: f64| {
             // solve u + u³/3 = k by Newton
             let mut u = k;
@@ -679,10 +726,10 @@ mod tests {
             u
         };
         let g = move |x: &[f64], o: &mut [f64]| o[0] = k_inv(1.0 + x[0]);
-        let mut p = DirichletProblem::on_boundary(r, &mesh, g).unwrap();
+        let mut p = DirichletProblem::on_boundary(r, g).unwrap();
         let (u, stats) = p.solve_nonlinear(None, &NewtonOptions::default()).unwrap();
         assert!(stats.iterations <= 8, "{stats:?}");
-        let exact = p.space().interpolate(&mesh, g).unwrap();
+        let exact = p.space().interpolate(g);
         let err = u
             .to_host()
             .unwrap()
@@ -704,8 +751,8 @@ mod tests {
     /// `jacobian` argument that solve_nonlinear makes itself.
     #[test]
     fn a_singular_jacobian_in_newton_names_the_physics() {
-        let (mesh, r) = setup(3, 1, FreeOfU, &[]);
-        let mut p = DirichletProblem::on_boundary(r, &mesh, |_, g| g[0] = 0.0).unwrap();
+        let r = setup(3, 1, FreeOfU, &[]);
+        let mut p = DirichletProblem::on_boundary(r, |_, g| g[0] = 0.0).unwrap();
         p.set_preconditioner(Preconditioner::None);
         let e = p
             .solve_nonlinear(None, &NewtonOptions::default())
@@ -738,12 +785,16 @@ mod tests {
         use crate::physics::builtin::Lame;
         let coarse = unit_square(2, &MeshOptions::default()).unwrap();
         let hierarchy = MeshHierarchy::new(&coarse, 2).unwrap();
-        let space =
-            FunctionSpace::new(hierarchy.finest(), Element::lagrange(2, 1).unwrap(), 2).unwrap();
+        let space = FunctionSpace::new(
+            hierarchy.finest().clone(),
+            Element::lagrange(2, 1).unwrap(),
+            2,
+        )
+        .unwrap();
         let form = Form::new(space, Lame)
             .and_then(|f| f.with_constants(&[1.0, 1.0]))
             .unwrap();
-        let op = Operator::<f64>::new(hierarchy.finest(), form, &Backend::native()).unwrap();
+        let op = Operator::<f64>::new(form, &Backend::native()).unwrap();
         let g = |x: &[f64], o: &mut [f64]| {
             o[0] = 0.1 * x[1] * x[1];
             o[1] = 0.1 * x[0] * x[1];
@@ -764,17 +815,17 @@ mod tests {
 
     #[test]
     fn bad_input_is_an_error() {
-        let (_, r) = setup(2, 1, Laplacian, &[]);
+        let r = setup(2, 1, Laplacian, &[]);
         let n = r.space().n_dofs();
         let e = DirichletProblem::new(r, &[n as u32], &vec![0.0; n])
             .err()
             .unwrap();
         assert!(e.to_string().contains("out of range"), "{e}");
-        let (_, r) = setup(2, 1, Laplacian, &[]);
+        let r = setup(2, 1, Laplacian, &[]);
         let mut v = vec![0.0; n];
         v[0] = f64::NAN;
         assert!(DirichletProblem::new(r, &[0], &v).is_err());
-        let (_, r) = setup(2, 1, Laplacian, &[]);
+        let r = setup(2, 1, Laplacian, &[]);
         let mut p = DirichletProblem::new(r, &[0], &vec![0.0; n]).unwrap();
         let short = Vector::from(vec![0.0; 1]);
         let mut out = p.operator().vector().unwrap();

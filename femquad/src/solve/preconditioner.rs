@@ -83,7 +83,7 @@ impl<R: Real> PreconditionerState<R> {
     pub(crate) fn prepare(
         &mut self,
         choice: &Preconditioner,
-        hierarchy: Option<&MeshHierarchy>,
+        hierarchy: &MeshHierarchy,
         residual: &Operator<R>,
         fixed: &[u32],
     ) -> Result<()> {
@@ -100,23 +100,13 @@ impl<R: Real> PreconditionerState<R> {
     fn multigrid(
         &mut self,
         options: &MultigridOptions,
-        hierarchy: Option<&MeshHierarchy>,
+        hierarchy: &MeshHierarchy,
         residual: &Operator<R>,
         fixed: &[u32],
     ) -> Result<&mut OperatorLevels<R>> {
         let levels = match self.levels.take() {
             Some(levels) => levels,
             None => {
-                let hierarchy = hierarchy.ok_or_else(|| {
-                    Error::arg(
-                        "preconditioner",
-                        "multigrid needs the problem's meshes: this DirichletProblem was made by \
-                         DirichletProblem::new, which knows no mesh. Attach one with \
-                         with_hierarchy(MeshHierarchy::new(&coarse, levels)) (or \
-                         MeshHierarchy::single(mesh)), or choose Preconditioner::Jacobi or \
-                         Preconditioner::None",
-                    )
-                })?;
                 let mut levels =
                     OperatorLevels::new(hierarchy, residual, &residual.backend(), fixed, *options)?;
                 if let Some(aux) = &self.pending_aux {
@@ -152,7 +142,7 @@ impl<R: Real> PreconditionerState<R> {
     pub(crate) fn setup(
         &mut self,
         choice: &Preconditioner,
-        hierarchy: Option<&MeshHierarchy>,
+        hierarchy: &MeshHierarchy,
         residual: &mut Operator<R>,
         fixed: &[u32],
         fixed_set: &IndexSet,

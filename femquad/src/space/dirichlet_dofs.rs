@@ -9,7 +9,7 @@
 
 use super::FunctionSpace;
 use crate::layout::global_dof;
-use crate::mesh::{Mesh, MeshPart};
+use crate::mesh::MeshPart;
 use crate::{Error, Result};
 
 /// The components of a field a condition fixes.
@@ -31,12 +31,12 @@ impl FunctionSpace {
     /// other counts than this space's, or (P2) has an edge that is not an
     /// edge of this space's mesh.
     pub fn nodes_on(&self, part: &MeshPart) -> Result<Vec<u32>> {
-        part.check_counts(self.n_vertices, self.n_cells())?;
+        part.check_counts(self.n_vertices(), self.n_cells())?;
         let mut nodes = part.vertices().to_vec();
         if self.element.order() == 2 {
             for &[a, b] in part.edges() {
                 let key = (u64::from(a) << 32) | u64::from(b);
-                let k = self.edge_keys.binary_search(&key).map_err(|_| {
+                let k = self.numbering.edge_keys.binary_search(&key).map_err(|_| {
                     Error::arg(
                         "part",
                         format!(
@@ -46,7 +46,7 @@ impl FunctionSpace {
                     )
                 })?;
                 // vertices come first, the edge nodes after them: the order stays increasing
-                nodes.push((self.n_vertices + k) as u32);
+                nodes.push((self.n_vertices() + k) as u32);
             }
         }
         Ok(nodes)
@@ -66,9 +66,10 @@ impl FunctionSpace {
     /// use femquad::space::Components;
     ///
     /// let mesh = unit_square(2, &MeshOptions::default())?;
-    /// let left = MeshPart::boundary_where(&mesh, |x| x[0] == 0.0)?;
-    /// // P2 displacement (2 components): 3 vertices and 2 edge nodes on the left side
-    /// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 2)?, 2)?;
+    /// // P2 displacement (2 components)
+    /// let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 2)?, 2)?;
+    /// // 3 vertices and 2 edge nodes on the left side
+    /// let left = MeshPart::boundary_where(space.mesh(), |x| x[0] == 0.0)?;
     /// assert_eq!(space.nodes_on(&left)?.len(), 5);
     /// assert_eq!(space.dofs_on(&left, Components::All)?.len(), 10);
     /// let normal = space.dofs_on(&left, Components::Only(&[0]))?; // u₀ = 0 only
@@ -123,25 +124,22 @@ impl FunctionSpace {
     /// The nodes on the boundary, increasing: [`FunctionSpace::nodes_on`]
     /// of [`MeshPart::boundary`] — the vertices of the boundary facets and,
     /// for P2, the nodes of their edges. A boundary facet is a facet (edge
-    /// in 2D, triangle in 3D) of exactly one cell ([`Mesh::boundary_facets`]).
+    /// in 2D, triangle in 3D) of exactly one cell ([`Mesh::boundary_facets`](crate::mesh::Mesh::boundary_facets)).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space;
-    /// the errors of [`Mesh::boundary_facets`] (e.g. a non-manifold mesh).
-    pub fn boundary_nodes(&self, mesh: &Mesh) -> Result<Vec<u32>> {
-        self.check_mesh(mesh)?;
-        self.nodes_on(&MeshPart::boundary(mesh)?)
+    /// Those of [`Mesh::boundary_facets`](crate::mesh::Mesh::boundary_facets) (e.g. a non-manifold mesh).
+    pub fn boundary_nodes(&self) -> Result<Vec<u32>> {
+        self.nodes_on(&MeshPart::boundary(&self.mesh)?)
     }
 
     /// All dofs of the boundary nodes, increasing:
     /// [`FunctionSpace::dofs_on`] of [`MeshPart::boundary`], every component.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `mesh` is not the mesh of this space or
-    /// `n_dofs()` exceeds the `u32` range; those of [`Mesh::boundary_facets`].
-    pub fn boundary_dofs(&self, mesh: &Mesh) -> Result<Vec<u32>> {
-        self.check_mesh(mesh)?;
-        self.dofs_on(&MeshPart::boundary(mesh)?, Components::All)
+    /// [`Error::InvalidArgument`] if `n_dofs()` exceeds the `u32` range;
+    /// those of [`Mesh::boundary_facets`](crate::mesh::Mesh::boundary_facets).
+    pub fn boundary_dofs(&self) -> Result<Vec<u32>> {
+        self.dofs_on(&MeshPart::boundary(&self.mesh)?, Components::All)
     }
 }
 

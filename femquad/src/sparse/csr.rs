@@ -43,9 +43,9 @@ pub const SYMMETRY_TOLERANCE: f64 = 1e-10;
 ///
 /// # fn main() -> femquad::Result<()> {
 /// let mesh = unit_square(4, &MeshOptions::default())?;
-/// let space = FunctionSpace::new(&mesh, Element::lagrange(2, 1)?, 1)?;
+/// let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 1)?, 1)?;
 /// let quadrature = Quadrature::default_for(&space.element())?;
-/// let disc = Discretization::<f64>::new(&mesh, &space, quadrature, AuxSpace::None)?;
+/// let disc = Discretization::<f64>::new(&space, quadrature, AuxSpace::None)?;
 /// let u = vec![0.0; space.n_cell_dofs()];
 /// let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
 /// let n_bt = space.n_basis();

@@ -302,19 +302,20 @@ mod tests {
     use crate::element::Element;
     use crate::mesh::Mesh;
 
-    fn two_triangles() -> Mesh {
+    fn two_triangles() -> Arc<Mesh> {
         Mesh::from_raw(
             2,
             vec![0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0],
             vec![0, 1, 2, 0, 2, 3],
         )
         .unwrap()
+        .into()
     }
 
     #[test]
     fn two_triangles_p1_scalar_and_vector() {
         let m = two_triangles();
-        let s = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let s = FunctionSpace::new(m.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
         let p = SparsityPattern::of_space(&s).unwrap();
         // Nodes 0 and 2 see everything, 1 misses 3, 3 misses 1.
         assert_eq!(p.row_ptr(), &[0, 4, 7, 11, 14]);
@@ -324,7 +325,7 @@ mod tests {
         assert_eq!(p.position(4, 0), None);
         assert_eq!(p.element_matrices_len(), Some(2 * 9));
 
-        let s2 = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 2).unwrap();
+        let s2 = FunctionSpace::new(m.clone(), Element::lagrange(2, 1).unwrap(), 2).unwrap();
         let p2 = SparsityPattern::of_space(&s2).unwrap();
         assert_eq!((p2.n_rows(), p2.nnz()), (8, 4 * 14));
         // Both rows of node 1: dofs of nodes 0, 1, 2.
@@ -343,7 +344,7 @@ mod tests {
             vec![0, 1, 2],
         )
         .unwrap();
-        let s = FunctionSpace::new(&m, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let s = FunctionSpace::new(m.into(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
         let p = SparsityPattern::of_space(&s).unwrap();
         assert_eq!(p.row(3).unwrap(), &[3]);
         assert_eq!(p.nnz(), 10);

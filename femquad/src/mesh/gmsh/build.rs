@@ -3,6 +3,7 @@
 //! reorientation, validation, physical groups.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::elements::{Elements, second_order};
 use super::nodes::Nodes;
@@ -151,7 +152,7 @@ pub(super) fn build(src: &Source, parts: Parts, options: &GmshOptions) -> Result
     }
 
     Ok(GmshMesh {
-        mesh,
+        mesh: Arc::new(mesh),
         reoriented,
         second_order: is_second_order,
         node_tags: order.iter().map(|&g| nodes.tags[g as usize]).collect(),

@@ -63,6 +63,7 @@
 //! coordinates, element, entity) per line, so that an error names its line.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::Mesh;
 use crate::{Error, Result};
@@ -114,8 +115,10 @@ use source::{Section, Source};
 #[derive(Clone, Debug, PartialEq)]
 pub struct GmshMesh {
     /// The simplicial mesh of the top-dimensional elements (valid,
-    /// positively oriented).
-    pub mesh: Mesh,
+    /// positively oriented), shared: a [`FunctionSpace`](crate::space::FunctionSpace)
+    /// on it holds a clone of this `Arc` (`FunctionSpace::new(gmsh.mesh.clone(), …)`
+    /// copies no mesh data).
+    pub mesh: Arc<Mesh>,
     /// Number of cells whose vertices 1 and 2 were swapped because
     /// `det J < 0` in the file's order (only with [`GmshOptions::reorient`];
     /// otherwise such a cell is an error).

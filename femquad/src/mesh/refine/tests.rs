@@ -487,7 +487,7 @@ fn gmsh_groups_resolve_to_the_refined_boundary() {
         let f = refine_gmsh(&g).unwrap();
         let dim = g.mesh.dim();
         let r = refine(&g.mesh).unwrap();
-        assert_eq!(&f.mesh, r.mesh(), "{name}");
+        assert_eq!(&*f.mesh, r.mesh(), "{name}");
         for group in &g.physical_groups {
             if group.dim == dim {
                 let want: Vec<u32> = g

@@ -48,7 +48,6 @@ use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig, defau
 use super::source::{INTEGRATE_KERNEL, integrate_source};
 use super::tuning_cache::TuneKey;
 use crate::discretization::Discretization;
-use crate::mesh::Mesh;
 use crate::physics::Pointwise;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
@@ -127,7 +126,8 @@ pub struct OpenClOperator<R: Real> {
     disc: Discretization<R>,
     n_nodes: usize,
     n_vertices: usize,
-    /// The space's cell → node map (host copy, for the incidence).
+    /// The space (a clone shares its mesh, cell → node map and incidence:
+    /// the host keeps one copy of the map, the space's).
     space: FunctionSpace,
     data: DeviceData<R>,
     /// Node → cell-slot incidence, `(offsets, slots)`, for deterministic assembly.
@@ -141,41 +141,45 @@ pub struct OpenClOperator<R: Real> {
 }
 
 impl<R: Real> OpenClOperator<R> {
-    /// The operator of `disc` (a discretization of `space` on `mesh`) on
-    /// `device`, with the kernel switches `options`. Uploads the cell → node
-    /// map and the vertex coordinates.
+    /// The operator of `disc` (a discretization of `space`) on `device`,
+    /// with the kernel switches `options`. Uploads the cell → node map and
+    /// the vertex coordinates of the space's mesh.
     ///
     /// # Errors
     /// [`Error::NoFp64`] for `f64` on a device without double precision;
-    /// [`Error::InvalidArgument`] if `space` or `disc` do not belong to
-    /// `mesh`; device allocation errors.
+    /// [`Error::InvalidArgument`] naming `space` if `disc` is not a
+    /// discretization of it; device allocation errors.
     pub fn new(
         device: Arc<Device>,
         options: KernelOptions,
-        mesh: &Mesh,
         space: &FunctionSpace,
         disc: Discretization<R>,
     ) -> Result<Self> {
         device.check_precision::<R>()?;
-        if space.n_cells() != mesh.n_cells()
-            || disc.n_cells() != mesh.n_cells()
-            || space.dim() != mesh.dim()
+        let mesh = space.mesh();
+        if disc.n_cells() != space.n_cells()
             || space.n_comp() != disc.n_comp()
             || space.element() != disc.element()
         {
             return Err(Error::arg(
                 "space",
-                "the space, the discretization and the mesh do not match",
+                "the space and the discretization do not match: build the discretization of this space",
             ));
         }
-        let n_b = space.n_basis();
-        let mut nodes = Vec::with_capacity((mesh.n_cells() + CELL_PADDING) * n_b);
-        nodes.extend_from_slice(space.cell_nodes_all());
-        nodes.resize((mesh.n_cells() + CELL_PADDING) * n_b, 0);
-        let mut cell_nodes = device.alloc::<u32>(nodes.len(), "cell → node map")?;
+        // The space's map, then the padding's zeros: no padded host copy.
+        let nodes = space.cell_nodes_all();
+        let padding = vec![0u32; CELL_PADDING * space.n_basis()];
+        let mut cell_nodes = device.alloc::<u32>(nodes.len() + padding.len(), "cell → node map")?;
         device.write(
             &mut cell_nodes,
-            &nodes,
+            nodes,
+            Transfer::Geometry,
+            "cell → node map",
+        )?;
+        device.write_at(
+            &mut cell_nodes,
+            nodes.len(),
+            &padding,
             Transfer::Geometry,
             "cell → node map",
         )?;

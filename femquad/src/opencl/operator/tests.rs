@@ -26,6 +26,7 @@ use super::*;
 use crate::aux_space::AuxSpace;
 use crate::discretization::CellInputs;
 use crate::element::Element;
+use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::native::{
     Execution, element_vectors as native_element_vectors, tangent_element_vectors,
@@ -38,13 +39,13 @@ use crate::quadrature::Quadrature;
 use crate::real::convert_slice;
 use crate::rng::Rng;
 
-fn mesh(dim: usize, n: usize) -> Mesh {
+fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.1,
         shuffle: true,
         seed: 21,
     };
-    unit_box(dim, n, &opts).unwrap()
+    Arc::new(unit_box(dim, n, &opts).unwrap())
 }
 
 /// Max-norm relative difference `‖a − b‖∞ / ‖b‖∞`; infinite if an entry of
@@ -78,7 +79,6 @@ struct Case {
 /// Everything both paths need for one case: `u` and the direction `v` of a
 /// Jacobian action.
 struct Setup<R: Real> {
-    mesh: Mesh,
     space: FunctionSpace,
     disc: Discretization<R>,
     u: Vec<R>,
@@ -91,21 +91,20 @@ fn setup<R: Real>(case: &Case) -> Setup<R> {
     let mesh = mesh(case.dim, case.n);
     let n_comp = case.physics.info().n_comp.resolve(case.dim);
     let element = Element::lagrange(case.dim, case.order).unwrap();
-    let space = FunctionSpace::new(&mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let quad = Quadrature::simplex(case.dim, case.degree).unwrap();
-    let disc = Discretization::<R>::new(&mesh, &space, quad, case.aux).unwrap();
+    let disc = Discretization::<R>::new(&space, quad, case.aux).unwrap();
     let mut rng = Rng::new(case.dim as u64 * 100 + case.order as u64 + case.n as u64);
     let u = convert_slice(&rng.vec(space.n_dofs(), -1.0, 1.0));
     let v = convert_slice(&rng.vec(space.n_dofs(), -1.0, 1.0));
     let aux_len = match case.aux {
         AuxSpace::None => 0,
         AuxSpace::Field { n_comp } => space.n_nodes() * n_comp,
-        AuxSpace::Cell { n_comp } => mesh.n_cells() * n_comp,
+        AuxSpace::Cell { n_comp } => space.n_cells() * n_comp,
     };
     let aux = convert_slice(&rng.vec(aux_len, 0.5, 2.0));
     Setup {
         constants: convert_slice(&case.constants),
-        mesh,
         space,
         disc,
         u,
@@ -120,8 +119,8 @@ fn cell_inputs<R: Real>(s: &Setup<R>, global: &[R]) -> (Vec<R>, Vec<R>) {
     s.space.gather(global, &mut u).unwrap();
     let aux = match s.disc.aux() {
         AuxSpace::Field { n_comp } => {
-            let aux_space = FunctionSpace::new(&s.mesh, s.space.element(), n_comp).unwrap();
-            let mut cells = vec![R::ZERO; s.mesh.n_cells() * s.disc.aux_per_cell()];
+            let aux_space = s.space.with_n_comp(n_comp).unwrap();
+            let mut cells = vec![R::ZERO; s.space.n_cells() * s.disc.aux_per_cell()];
             aux_space.gather(&s.aux, &mut cells).unwrap();
             cells
         }
@@ -179,8 +178,7 @@ fn native_global<R: EvalPrecision>(
 
 /// The operator of a setup, with its aux field set.
 fn operator<R: Real>(device: &Arc<Device>, s: &Setup<R>) -> OpenClOperator<R> {
-    let mut op =
-        OpenClOperator::new(device.clone(), options(), &s.mesh, &s.space, s.disc.clone()).unwrap();
+    let mut op = OpenClOperator::new(device.clone(), options(), &s.space, s.disc.clone()).unwrap();
     if !s.aux.is_empty() {
         op.set_aux(&s.aux).unwrap();
     }
@@ -315,6 +313,28 @@ fn check_element_kernel<R: EvalPrecision>(
     );
 }
 
+/// The operator keeps the space's cell → node map, not a copy of it: the
+/// host holds one map, which the upload reads.
+#[test]
+fn the_operator_shares_the_spaces_node_map() {
+    let case = Case {
+        dim: 3,
+        order: 2,
+        n: 2,
+        physics: &LaplacianCoefficient,
+        aux: AuxSpace::None,
+        constants: vec![],
+        degree: 2,
+    };
+    let s = setup::<f64>(&case);
+    let op = OpenClOperator::new(device(), options(), &s.space, s.disc.clone()).unwrap();
+    assert!(std::ptr::eq(
+        op.space.cell_nodes_all(),
+        s.space.cell_nodes_all()
+    ));
+    assert!(Arc::ptr_eq(op.space.mesh(), s.space.mesh()));
+}
+
 #[test]
 fn an_unset_aux_field_is_an_error() {
     let device = device();
@@ -328,8 +348,7 @@ fn an_unset_aux_field_is_an_error() {
         degree: 2,
     };
     let s = setup::<f64>(&case);
-    let mut op =
-        OpenClOperator::new(device.clone(), options(), &s.mesh, &s.space, s.disc.clone()).unwrap();
+    let mut op = OpenClOperator::new(device.clone(), options(), &s.space, s.disc.clone()).unwrap();
     let n = s.space.n_dofs();
     let u = DeviceVector::<f64>::zeros(&device, n).unwrap();
     let mut r = DeviceVector::<f64>::zeros(&device, n).unwrap();

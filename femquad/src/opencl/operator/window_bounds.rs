@@ -16,6 +16,7 @@ use std::sync::Arc;
 use super::*;
 use crate::aux_space::AuxSpace;
 use crate::element::Element;
+use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_box};
 use crate::opencl::shape::KernelVariant;
 use crate::opencl::testing::{device, options};
@@ -83,7 +84,7 @@ fn with_windows(
 #[allow(clippy::too_many_arguments)]
 fn violations(
     device: &Arc<Device>,
-    mesh: &Mesh,
+    mesh: &Arc<Mesh>,
     order: usize,
     physics: &dyn Pointwise,
     constants: &[f64],
@@ -94,10 +95,10 @@ fn violations(
     let dim = mesh.dim();
     let n_comp = physics.info().n_comp.resolve(dim);
     let element = Element::lagrange(dim, order).unwrap();
-    let space = FunctionSpace::new(mesh, element, n_comp).unwrap();
+    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let quadrature = Quadrature::default_for(&element).unwrap();
-    let disc = Discretization::<f64>::new(mesh, &space, quadrature, AuxSpace::None).unwrap();
-    let mut op = OpenClOperator::new(device.clone(), options(), mesh, &space, disc).unwrap();
+    let disc = Discretization::<f64>::new(&space, quadrature, AuxSpace::None).unwrap();
+    let mut op = OpenClOperator::new(device.clone(), options(), &space, disc).unwrap();
     let variant: KernelVariant = if tangent {
         op.jacobian_action_variant(assembly)
     } else {
@@ -155,7 +156,7 @@ fn violations(
 #[test]
 fn the_minimal_case_indexes_inside_its_windows() {
     let device = device();
-    let mesh = unit_box(2, 16, &MeshOptions::default()).unwrap();
+    let mesh = Arc::new(unit_box(2, 16, &MeshOptions::default()).unwrap());
     let config = LaunchConfig::new(16, 1).with_window(true);
     let (bad, launch) = violations(
         &device,
@@ -192,7 +193,7 @@ fn every_window_index_is_inside_its_window() {
     let (mut launches, mut covered) = (0, 0);
     for (dim, ns) in sizes {
         for &n in ns {
-            let mesh = unit_box(dim, n, &MeshOptions::default()).unwrap();
+            let mesh = Arc::new(unit_box(dim, n, &MeshOptions::default()).unwrap());
             for order in [1, 2] {
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
                     for config in configs {

@@ -57,9 +57,10 @@ mod tests {
 
     #[test]
     fn windows_cover_every_node_of_their_group() {
-        let mesh = unit_square(12, &MeshOptions::default()).unwrap();
+        let mesh = std::sync::Arc::new(unit_square(12, &MeshOptions::default()).unwrap());
         for order in [1, 2] {
-            let space = FunctionSpace::new(&mesh, Element::lagrange(2, order).unwrap(), 1).unwrap();
+            let space =
+                FunctionSpace::new(mesh.clone(), Element::lagrange(2, order).unwrap(), 1).unwrap();
             let chunk = 40;
             let (w, windowed) = node_windows(&space, mesh.n_vertices(), chunk, (200, 400));
             let groups = mesh.n_cells().div_ceil(chunk);

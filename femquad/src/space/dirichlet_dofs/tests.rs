@@ -1,14 +1,16 @@
 //! Tests of [`super`]: the dofs of boundary parts and Gmsh groups are the
 //! nodes that lie there — edge nodes of P2 included — for chosen components.
 
+use std::sync::Arc;
+
 use super::*;
 use crate::element::Element;
 use crate::mesh::{MeshOptions, read_gmsh, unit_box};
 
 /// The nodes of `space` whose coordinates satisfy `on`, increasing.
-fn nodes_where(space: &FunctionSpace, mesh: &Mesh, on: impl Fn(&[f64]) -> bool) -> Vec<u32> {
-    let d = mesh.dim();
-    let x = space.node_coordinates(mesh).unwrap();
+fn nodes_where(space: &FunctionSpace, on: impl Fn(&[f64]) -> bool) -> Vec<u32> {
+    let d = space.dim();
+    let x = space.node_coordinates();
     (0..space.n_nodes() as u32)
         .filter(|&n| on(&x[n as usize * d..][..d]))
         .collect()
@@ -20,17 +22,17 @@ fn nodes_where(space: &FunctionSpace, mesh: &Mesh, on: impl Fn(&[f64]) -> bool) 
 #[test]
 fn a_side_fixes_the_dofs_of_its_nodes() {
     for dim in [2, 3] {
-        let mesh = unit_box(dim, 3, &MeshOptions::default()).unwrap();
+        let mesh = Arc::new(unit_box(dim, 3, &MeshOptions::default()).unwrap());
         let left = MeshPart::boundary_where(&mesh, |x| x[0] == 0.0).unwrap();
         let right = MeshPart::boundary_where(&mesh, |x| x[0] == 1.0).unwrap();
         for order in [1, 2] {
             let element = Element::lagrange(dim, order).unwrap();
-            let space = FunctionSpace::new(&mesh, element, 3).unwrap();
-            let want = nodes_where(&space, &mesh, |x| x[0] == 0.0);
+            let space = FunctionSpace::new(mesh.clone(), element, 3).unwrap();
+            let want = nodes_where(&space, |x| x[0] == 0.0);
             // (n+1)^(dim−1) vertices, (2n+1)^(dim−1) nodes for P2
             assert_eq!(want.len(), (order * 3 + 1).pow(dim as u32 - 1));
             assert_eq!(space.nodes_on(&left).unwrap(), want, "{dim}D P{order}");
-            let far = nodes_where(&space, &mesh, |x| x[0] == 1.0);
+            let far = nodes_where(&space, |x| x[0] == 1.0);
             assert_eq!(space.nodes_on(&right).unwrap(), far, "{dim}D P{order}");
             let all: Vec<u32> = want
                 .iter()
@@ -43,8 +45,8 @@ fn a_side_fixes_the_dofs_of_its_nodes() {
             assert_eq!(chosen, some, "{dim}D P{order}");
             // the whole boundary: every node on a side of the box
             let on_box = |x: &[f64]| x.iter().any(|&c| c == 0.0 || c == 1.0);
-            let boundary = nodes_where(&space, &mesh, on_box);
-            assert_eq!(space.boundary_nodes(&mesh).unwrap(), boundary);
+            let boundary = nodes_where(&space, on_box);
+            assert_eq!(space.boundary_nodes().unwrap(), boundary);
             let everything = MeshPart::boundary_where(&mesh, |_| true).unwrap();
             assert_eq!(everything, MeshPart::boundary(&mesh).unwrap());
         }
@@ -62,15 +64,16 @@ fn gmsh_groups_fix_the_nodes_on_their_edges() {
     let bottom = g.part(&["bottom"]).unwrap();
     assert_eq!(bottom.vertices(), &[0, 1, 4]);
     for order in [1, 2] {
-        let space = FunctionSpace::new(mesh, Element::lagrange(2, order).unwrap(), 2).unwrap();
-        let want = nodes_where(&space, mesh, |x| x[1].abs() < 1e-12);
+        let space =
+            FunctionSpace::new(mesh.clone(), Element::lagrange(2, order).unwrap(), 2).unwrap();
+        let want = nodes_where(&space, |x| x[1].abs() < 1e-12);
         assert_eq!(want.len(), [3, 5][order - 1]);
         assert_eq!(space.nodes_on(&bottom).unwrap(), want, "P{order}");
         let vertices = g.group_vertices(g.physical_group("bottom").unwrap());
         assert_eq!(vertices.len(), 3, "group_vertices gives vertices only");
         // bottom and rest are the whole boundary, in one part or two
         let both = g.part(&["bottom", "rest"]).unwrap();
-        let boundary = space.boundary_dofs(mesh).unwrap();
+        let boundary = space.boundary_dofs().unwrap();
         assert_eq!(space.dofs_on(&both, Components::All).unwrap(), boundary);
         let mut two: Vec<u32> = [bottom.clone(), g.part(&["rest"]).unwrap()]
             .iter()
@@ -102,7 +105,7 @@ fn bad_input_is_an_error_that_says_what_to_do() {
         g.part(&[]).unwrap_err().to_string(),
         "invalid argument `names`: lists no physical group: name at least one"
     );
-    let space = FunctionSpace::new(&g.mesh, Element::lagrange(2, 2).unwrap(), 2).unwrap();
+    let space = FunctionSpace::new(g.mesh.clone(), Element::lagrange(2, 2).unwrap(), 2).unwrap();
     let bottom = g.part(&["bottom"]).unwrap();
     assert_eq!(
         space

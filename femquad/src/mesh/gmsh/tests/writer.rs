@@ -316,7 +316,7 @@ fn million_tetrahedra() -> GmshMesh {
                 name: "solid".to_string(),
             },
         ],
-        mesh,
+        mesh: mesh.into(),
     }
 }
 

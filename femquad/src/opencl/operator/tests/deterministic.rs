@@ -46,7 +46,7 @@ fn check<R: Real>(device: &Arc<Device>, case: &Case) {
     let variant = op.residual_variant(Assembly::Deterministic);
     let small = LaunchConfig::new(2, 1).with_geometry(GeometryMode::Computed);
     let default = op.config_for(physics, variant).unwrap();
-    let n_cells = s.mesh.n_cells();
+    let n_cells = s.space.n_cells();
     for config in [small, default] {
         let c = runnable(&op, physics, variant, config);
         let f = device_global(

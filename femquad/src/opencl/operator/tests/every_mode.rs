@@ -97,7 +97,7 @@ fn check_case<R: EvalPrecision>(
     let s = setup::<R>(case);
     let physics = case.physics;
     let mut op = operator(device, &s);
-    let n_cells = s.mesh.n_cells();
+    let n_cells = s.space.n_cells();
     let label = format!(
         "{}D P{} {} aux {} {} N_q={}",
         case.dim,
@@ -263,14 +263,14 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
         (3, 18, GeometryMode::Stored),
     ] {
         let case = laplacian(2, n);
-        assert_eq!(setup::<f64>(&case).mesh.n_cells(), cells);
+        assert_eq!(setup::<f64>(&case).space.n_cells(), cells);
         check_case::<f64>(&device, &case, Some(config), Groups::One, geometry, 1e-12);
     }
     // Exactly one chunk: 24 cells = a 2D mesh cannot; 3D P1 (N_bs = 4) with
     // N_bl = 12, N_cb = 1 is 48 cells = the 6 Kuhn tetrahedra of 2³ cubes.
     let case = laplacian(3, 2);
     let s = setup::<f64>(&case);
-    assert_eq!(s.mesh.n_cells(), 48);
+    assert_eq!(s.space.n_cells(), 48);
     let config = LaunchConfig::new(12, 1);
     let op = operator(&device, &s);
     let shape = op

@@ -92,14 +92,7 @@ fn the_tuning_cache_is_the_loaded_object_never_the_file() {
     let _ = std::fs::remove_dir_all(&dir.0);
     let path = dir.0.join(CACHE_FILE);
     let new_op = |opts: &KernelOptions| {
-        OpenClOperator::new(
-            device.clone(),
-            opts.clone(),
-            &s.mesh,
-            &s.space,
-            s.disc.clone(),
-        )
-        .unwrap()
+        OpenClOperator::new(device.clone(), opts.clone(), &s.space, s.disc.clone()).unwrap()
     };
     // A cache entry for exactly this device, case, kernel and physics,
     // with a configuration that is not the device default, saved and
@@ -127,7 +120,7 @@ fn the_tuning_cache_is_the_loaded_object_never_the_file() {
     let entry = CacheEntry {
         config: tuned,
         time_ns: 1.0,
-        cells: s.mesh.n_cells(),
+        cells: s.space.n_cells(),
     };
     let mut cache = TuningCache::empty(&path);
     cache.insert(&key, entry);
