@@ -154,7 +154,7 @@ impl<R: Real> OperatorLevels<R> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `aux` for a wrong length or a
-    /// residual without auxiliary field; those of [`Operator::set_aux`].
+    /// form without auxiliary field; those of [`Operator::set_aux`].
     pub fn set_aux(&mut self, finest: &Operator<R>, aux: &[R]) -> Result<()> {
         let kind = finest.discretization().aux();
         if aux.len() != finest.aux_len() {
