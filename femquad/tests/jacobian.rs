@@ -7,6 +7,9 @@
 //!
 //! Device tests run on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
+mod operator_support;
+use operator_support::operator;
+
 use std::sync::Arc;
 
 use femquad::opencl::testing::device;
@@ -31,28 +34,6 @@ fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
         seed: 11,
     };
     unit_box(dim, n, &opts).unwrap().into()
-}
-
-/// The operator of `physics` (with `constants`) on the Lagrange space of
-/// `order` with `n_comp` components, the default quadrature, aux `aux`.
-fn operator<R: EvalPrecision>(
-    mesh: &Arc<Mesh>,
-    order: usize,
-    n_comp: usize,
-    aux: AuxSpace,
-    physics: &'static dyn PointwiseEvalBoth,
-    constants: &[f64],
-    backend: &Backend,
-) -> Operator<R> {
-    let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
-    let q = Quadrature::default_for(&element).unwrap();
-    let form = Form::new(space, R::physics(physics))
-        .and_then(|f| f.with_quadrature(q))
-        .and_then(|f| f.with_aux(aux))
-        .and_then(|f| f.with_constants(constants))
-        .unwrap();
-    Operator::new(form, backend).unwrap()
 }
 
 /// The operator of `case` on the Lagrange space of `order` with `n_comp`

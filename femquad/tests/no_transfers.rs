@@ -11,9 +11,13 @@
 //!
 //! Runs on the tests' device ([`femquad::opencl::testing`]; PoCL in CI).
 
+mod operator_support;
+use operator_support::operator;
+
 use std::sync::Arc;
 
 use femquad::opencl::{Assembly, Device, DeviceStats};
+use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
@@ -39,26 +43,6 @@ fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
         seed: 17,
     };
     unit_box(dim, n, &opts).unwrap().into()
-}
-
-/// The operator of `physics` (with `constants`) of order `order` with
-/// `n_comp` components on `backend`.
-fn operator(
-    mesh: &Arc<Mesh>,
-    order: usize,
-    n_comp: usize,
-    physics: &'static dyn PointwiseEval<f64>,
-    constants: &[f64],
-    backend: &Backend,
-) -> Operator<f64> {
-    let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
-    let q = Quadrature::default_for(&element).unwrap();
-    let form = Form::new(space, physics)
-        .and_then(|f| f.with_quadrature(q))
-        .and_then(|f| f.with_constants(constants))
-        .unwrap();
-    Operator::new(form, backend).unwrap()
 }
 
 /// The counters that `work` moved: array bytes written and read, scalar
@@ -102,14 +86,22 @@ fn jacobian_action_diagonal_and_deterministic_residual_move_no_array() {
         (
             2,
             2,
-            &NonlinearDiffusion as &dyn PointwiseEval<f64>,
+            &NonlinearDiffusion as &dyn PointwiseEvalBoth,
             1,
             vec![],
         ),
-        (3, 1, &Lame as &dyn PointwiseEval<f64>, 3, lame.to_vec()),
+        (3, 1, &Lame as &dyn PointwiseEvalBoth, 3, lame.to_vec()),
     ] {
         let m = mesh(dim, if dim == 2 { 12 } else { 5 });
-        let mut res = operator(&m, order, n_comp, physics, &constants, &backend(&device));
+        let mut res = operator::<f64>(
+            &m,
+            order,
+            n_comp,
+            AuxSpace::None,
+            physics,
+            &constants,
+            &backend(&device),
+        );
         let n = res.space().n_dofs();
         let u = res.vector_from(&Rng::new(1).vec(n, -1.0, 1.0)).unwrap();
         let v = res.vector_from(&Rng::new(2).vec(n, -1.0, 1.0)).unwrap();
@@ -164,8 +156,16 @@ fn whole_dirichlet_solves_move_no_array() {
     for assembly in [Assembly::Atomic, Assembly::Deterministic] {
         // one problem per physics, of the same mesh, boundary values and
         // Jacobi preconditioner
-        let problem = |physics: &'static dyn PointwiseEval<f64>, constants: &[f64]| {
-            let mut res = operator(&m, 1, 1, physics, constants, &backend(&device));
+        let problem = |physics: &'static dyn PointwiseEvalBoth, constants: &[f64]| {
+            let mut res = operator::<f64>(
+                &m,
+                1,
+                1,
+                AuxSpace::None,
+                physics,
+                constants,
+                &backend(&device),
+            );
             res.set_assembly(assembly).unwrap();
             let mut p = DirichletProblem::on_boundary(res, boundary).unwrap();
             p.set_preconditioner(Preconditioner::Jacobi);

@@ -6,6 +6,9 @@
 //!
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
+mod operator_support;
+use operator_support::operator;
+
 use std::sync::Arc;
 
 use femquad::opencl::testing::device;
@@ -31,31 +34,9 @@ fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     unit_box(dim, n, &opts).unwrap().into()
 }
 
-/// The operator of `physics` (with `constants`) of order `order` with
-/// `n_comp` components and aux `aux` on backend `b`.
-fn operator(
-    mesh: &Arc<Mesh>,
-    order: usize,
-    n_comp: usize,
-    aux: AuxSpace,
-    physics: &'static dyn PointwiseEvalBoth,
-    constants: &[f64],
-    b: &Backend,
-) -> Operator<f64> {
-    let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
-    let q = Quadrature::default_for(&element).unwrap();
-    let form = Form::new(space, physics)
-        .and_then(|f| f.with_quadrature(q))
-        .and_then(|f| f.with_aux(aux))
-        .and_then(|f| f.with_constants(constants))
-        .unwrap();
-    Operator::new(form, b).unwrap()
-}
-
 /// The operator of the Laplacian in P`order` on backend `b`.
 fn laplacian(mesh: &Arc<Mesh>, order: usize, b: &Backend) -> Operator<f64> {
-    operator(mesh, order, 1, AuxSpace::None, &Laplacian, &[], b)
+    operator::<f64>(mesh, order, 1, AuxSpace::None, &Laplacian, &[], b)
 }
 
 #[test]
@@ -129,7 +110,8 @@ fn both_assembly_modes_equal_native_for_every_physics() {
                 (&Lame, dim, AuxSpace::None, lame.to_vec()),
             ];
             for (physics, n_comp, aux, constants) in cases {
-                let op = |b: &Backend| operator(&m, order, n_comp, aux, physics, &constants, b);
+                let op =
+                    |b: &Backend| operator::<f64>(&m, order, n_comp, aux, physics, &constants, b);
                 let mut native = op(&Backend::native());
                 let mut gpu = op(&backend(&device));
                 let mut rng = Rng::new(3);
@@ -203,7 +185,7 @@ fn bad_input_names_the_users_argument_and_index() {
 
         // an aux field the physics reads must have been set
         let field = AuxSpace::Field { n_comp: 1 };
-        let mut coef = operator(&m, 1, 1, field, &LaplacianCoefficient, &[], &b);
+        let mut coef = operator::<f64>(&m, 1, 1, field, &LaplacianCoefficient, &[], &b);
         let u = coef.vector_from(&vec![0.5; n]).unwrap();
         let mut r = coef.vector().unwrap();
         let text = coef.apply(&u, &mut r).unwrap_err().to_string();
@@ -224,7 +206,7 @@ fn dirichlet_solves_on_device_vectors_equal_the_host_solves() {
         let g = |x: &[f64], o: &mut [f64]| o[0] = x.iter().map(|v| v * v).sum::<f64>();
         let solve = |b: &Backend| {
             let source = [-2.0 * dim as f64];
-            let res = operator(&m, order, 1, AuxSpace::None, &Poisson, &source, b);
+            let res = operator::<f64>(&m, order, 1, AuxSpace::None, &Poisson, &source, b);
             let mut p = DirichletProblem::on_boundary(res, g).unwrap();
             let (u, stats) = p.solve_linear(1e-11, 2000).unwrap();
             (u, stats)
@@ -277,7 +259,8 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                 (&Lame, dim, AuxSpace::None, lame.to_vec()),
             ];
             for (physics, n_comp, aux, constants) in cases {
-                let op = |b: &Backend| operator(&m, order, n_comp, aux, physics, &constants, b);
+                let op =
+                    |b: &Backend| operator::<f64>(&m, order, n_comp, aux, physics, &constants, b);
                 let mut native = op(&Backend::native());
                 let mut gpu = op(&backend(&device));
                 let mut rng = Rng::new(13);

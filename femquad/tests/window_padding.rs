@@ -16,6 +16,9 @@
 //!
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
+mod operator_support;
+use operator_support::operator;
+
 use std::sync::Arc;
 
 use femquad::opencl::testing;
@@ -25,28 +28,6 @@ use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoeffi
 use femquad::prelude::*;
 use femquad::rng::Rng;
 use testing::device;
-
-/// The operator of `physics` (with `constants`) of order `order` with
-/// `n_comp` components and aux `aux` on backend `b`.
-fn operator(
-    mesh: &Arc<Mesh>,
-    order: usize,
-    n_comp: usize,
-    aux: AuxSpace,
-    physics: &'static dyn PointwiseEvalBoth,
-    constants: &[f64],
-    b: &Backend,
-) -> Operator<f64> {
-    let element = Element::lagrange(mesh.dim(), order).unwrap();
-    let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
-    let q = Quadrature::default_for(&element).unwrap();
-    let form = Form::new(space, physics)
-        .and_then(|f| f.with_quadrature(q))
-        .and_then(|f| f.with_aux(aux))
-        .and_then(|f| f.with_constants(constants))
-        .unwrap();
-    Operator::new(form, b).unwrap()
-}
 
 /// Largest absolute difference of `a` and `b`, and the largest `|b_i|`.
 fn max_diff(a: &[f64], b: &[f64]) -> (f64, f64) {
@@ -99,7 +80,7 @@ fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Co
         ((&Lame, dim), (AuxSpace::None, lame), true),
     ];
     for ((physics, n_comp), (aux, constants), tangent) in cases {
-        let op = |b: &Backend| operator(mesh, order, n_comp, aux, physics, &constants, b);
+        let op = |b: &Backend| operator::<f64>(mesh, order, n_comp, aux, physics, &constants, b);
         let mut native = op(&Backend::native());
         let mut gpu = op(&backend);
         let mut rng = Rng::new(7 + mesh.n_cells() as u64);
@@ -212,7 +193,7 @@ fn windows_with_padding_equal_native_on_many_meshes() {
 fn minimal_case_of_the_issue() {
     let backend = Backend::opencl_with(testing::device(), testing::options());
     let mesh: Arc<Mesh> = unit_square(16, &MeshOptions::default()).unwrap().into();
-    let laplacian = |b: &Backend| operator(&mesh, 2, 1, AuxSpace::None, &Laplacian, &[], b);
+    let laplacian = |b: &Backend| operator::<f64>(&mesh, 2, 1, AuxSpace::None, &Laplacian, &[], b);
     let mut gpu = laplacian(&backend);
     let mut native = laplacian(&Backend::native());
     let values = Rng::new(3).vec(native.space().n_dofs(), -1.0, 1.0);

@@ -161,21 +161,38 @@ impl<R: Real> Operator<R> {
         self.check_diagonal(u, out)
     }
 
+    /// The cell-local values (`[cell][b][k]`) of the global host values `u`.
+    fn cell_values(&self, u: &[R]) -> Result<Vec<R>> {
+        let mut u_cells = vec![R::ZERO; self.form.space().n_cell_dofs()];
+        self.form.space().gather(u, &mut u_cells)?;
+        Ok(u_cells)
+    }
+
+    /// The inputs of a host integration at the cell-local values `u_cells`:
+    /// with the auxiliary field and the form's constants.
+    fn cell_inputs<'a>(&'a self, u_cells: &'a [R]) -> CellInputs<'a, R> {
+        CellInputs {
+            u: u_cells,
+            aux: &self.aux_cells,
+            constants: self.form.constants(),
+        }
+    }
+
     /// The point-block diagonal of `J(u)` ([`Operator::jacobian_diagonal`])
     /// computed on the host for the global values `u`, NaN and ±∞ kept.
     fn native_diagonal(&self, u: &[R]) -> Result<Vec<R>> {
-        let (physics, constants) = (self.form.physics(), self.form.constants());
         let disc = self.discretization();
-        let mut u_cells = vec![R::ZERO; self.form.space().n_cell_dofs()];
-        self.form.space().gather(u, &mut u_cells)?;
-        let inputs = CellInputs {
-            u: &u_cells,
-            aux: &self.aux_cells,
-            constants,
-        };
+        let u_cells = self.cell_values(u)?;
+        let inputs = self.cell_inputs(&u_cells);
         let nc = self.form.space().n_comp();
         let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * nc * nc];
-        diagonal_blocks(disc, physics, &inputs, &mut blocks, Execution::Parallel)?;
+        diagonal_blocks(
+            disc,
+            self.physics(),
+            &inputs,
+            &mut blocks,
+            Execution::Parallel,
+        )?;
         Ok(point_blocks(self.form.space(), &blocks))
     }
 
@@ -240,15 +257,10 @@ impl<R: Real> Operator<R> {
     /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
     /// `u`, from the physics' pointwise Jacobians in `R`, integrated in `f64`.
     fn element_matrices(&self, u: &[R]) -> Result<Vec<f64>> {
-        let (physics, constants) = (self.form.physics(), self.form.constants());
+        let physics = self.physics();
         let disc = self.discretization();
-        let mut u_cells = vec![R::ZERO; self.form.space().n_cell_dofs()];
-        self.form.space().gather(u, &mut u_cells)?;
-        let inputs = CellInputs {
-            u: &u_cells,
-            aux: &self.aux_cells,
-            constants,
-        };
+        let u_cells = self.cell_values(u)?;
+        let inputs = self.cell_inputs(&u_cells);
         let n_bt = disc.n_bt();
         let mut out = vec![0.0; disc.n_cells() * n_bt * n_bt];
         element_matrices(
