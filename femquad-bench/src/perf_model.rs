@@ -251,7 +251,7 @@ mod tests {
         };
         KernelShape::new(
             &case,
-            KernelVariant::ELEMENT,
+            KernelVariant::Element,
             LaunchConfig::new(4, 2),
             &KernelOptions::default(),
         )

@@ -282,7 +282,7 @@ impl<'a> Runner<'a> {
         let mut integ = OpenClOperator::new(self.device.clone(), ctx.options.clone(), space, disc)?;
         let default = default_config(
             &ctx.case(),
-            KernelVariant::ELEMENT,
+            KernelVariant::Element,
             GeometryMode::Stored,
             &ctx.options,
             self.device.info(),
@@ -352,7 +352,7 @@ impl<'a> Runner<'a> {
             } => {
                 let n_tc = n_tc.unwrap_or(default.n_tc);
                 let shape =
-                    match ctx.shape(KernelVariant::ELEMENT, default.with_threads_per_cell(n_tc)) {
+                    match ctx.shape(KernelVariant::Element, default.with_threads_per_cell(n_tc)) {
                         Ok(s) => s,
                         Err(e) => {
                             self.push_result(ctx, default, ConfigSource::Sweep, Err(e.into()));
@@ -390,7 +390,7 @@ impl<'a> Runner<'a> {
                 let key = TuneKey::new(
                     self.device.info(),
                     &case,
-                    KernelVariant::ELEMENT,
+                    KernelVariant::Element,
                     physics.source_hash(),
                     &options,
                 );
@@ -486,7 +486,7 @@ impl<'a> Runner<'a> {
         let row = match row {
             Ok(r) => r,
             Err(e) => {
-                let mut r = self.base_row(ctx, KernelVariant::ELEMENT, config, src);
+                let mut r = self.base_row(ctx, KernelVariant::Element, config, src);
                 r.status = Status::Error;
                 r.note = e.to_string().replace('\n', " ");
                 r
@@ -541,8 +541,8 @@ impl<'a> Runner<'a> {
         config: LaunchConfig,
         src: ConfigSource,
     ) -> Result<Row, BenchError> {
-        let mut row = self.base_row(ctx, KernelVariant::ELEMENT, config, src);
-        let shape = ctx.shape(KernelVariant::ELEMENT, config)?;
+        let mut row = self.base_row(ctx, KernelVariant::Element, config, src);
+        let shape = ctx.shape(KernelVariant::Element, config)?;
         if let Err(e) = shape.check_device(self.device.info()) {
             row.status = Status::Invalid;
             row.note = e.to_string();
@@ -560,7 +560,7 @@ impl<'a> Runner<'a> {
             .element_vectors(ctx.physics, work.inputs, work.out, Some(config))?;
         row.build_info =
             work.integ
-                .resources_for(ctx.physics, KernelVariant::ELEMENT, Some(config))?;
+                .resources_for(ctx.physics, KernelVariant::Element, Some(config))?;
         let tol = check_tolerance(ctx.spec.precision);
         let rel_diff = work.check(ctx, n_dev, self.opts.check_cells)?;
         let passed = rel_diff <= tol;

@@ -113,7 +113,7 @@ fn check_measured_row(row: &Row, spec: &CaseSpec, expected_cells: usize) {
     };
     let shape = KernelShape::new(
         &case,
-        KernelVariant::ELEMENT,
+        KernelVariant::Element,
         config,
         &KernelOptions::default(),
     )

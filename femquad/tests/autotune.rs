@@ -124,14 +124,14 @@ fn autotune_picks_stores_and_reads_back() {
     .unwrap();
     assert_eq!(
         later
-            .config_for(&Laplacian, KernelVariant::ELEMENT)
+            .config_for(&Laplacian, KernelVariant::Element)
             .unwrap(),
         r.best.config
     );
     let key = TuneKey::new(
         device.info(),
         &integ.case_for(&Laplacian),
-        KernelVariant::ELEMENT,
+        KernelVariant::Element,
         Laplacian.source_hash(),
         &options,
     );

@@ -193,7 +193,7 @@ pub fn autotune_element<R: Real, P: Pointwise + ?Sized>(
     autotune(
         op,
         physics,
-        KernelVariant::ELEMENT,
+        KernelVariant::Element,
         |op, config, reps| op.time_element_kernel(physics, config, reps),
         opts,
     )
@@ -284,7 +284,7 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
     if opts.candidates.is_empty() {
         // Stage 0: the geometry (the residual reads the node map anyway, so
         // computed geometry is a real alternative there).
-        let geometries: &[GeometryMode] = if variant.gather {
+        let geometries: &[GeometryMode] = if variant.gathers() {
             &[GeometryMode::Computed, GeometryMode::Stored]
         } else {
             &[GeometryMode::Stored]
@@ -338,7 +338,7 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
             run(op, &mut trials, stage2.config.with_prefetch(false))?;
         }
         // Stage 4: node windows (gathering kernels), the other way.
-        if variant.gather
+        if variant.gathers()
             && let Some(stage3) = best_of(&trials)
         {
             run(

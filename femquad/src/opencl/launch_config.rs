@@ -73,29 +73,59 @@ impl AtomicAdd {
     }
 }
 
-/// What a kernel reads and writes: the element kernel (cell-local inputs,
-/// element vectors out) or the fused residual (global `u`, global `F` or
-/// element vectors for a deterministic sum).
+/// What a kernel reads and writes: exactly the valid cases. The element
+/// kernel reads cell-local inputs and writes element vectors; the fused
+/// residual and the fused Jacobian action gather their inputs through the
+/// cell → node map and deliver their results as `Output` says. (A tangent
+/// kernel reading cell-local inputs, or an element kernel with atomic
+/// output, cannot be written.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct KernelVariant {
-    /// `u` (and a P1/P2 aux field) read from global vectors through the
-    /// cell → node map (`true`), or from cell-local arrays (`false`).
-    pub gather: bool,
-    /// Where the results go.
-    pub output: Output,
-    /// The Jacobian action `J(u)·v` (tangents at the quadrature points,
-    /// the direction `v` gathered like `u`) instead of `F(u)`; needs
-    /// `gather`.
-    pub tangent: bool,
+pub enum KernelVariant {
+    /// The element kernel (BK): cell-local `u` (and aux) in, element
+    /// vectors `[cell][b][comp]` out.
+    Element,
+    /// The fused residual `F(u)` (BP): `u` (and a P1/P2 aux field) gathered
+    /// from global vectors.
+    Residual(Output),
+    /// The fused Jacobian action `J(u)·v`: the residual's kernel with the
+    /// direction `v` gathered like `u` and the physics' tangent at the
+    /// quadrature points in place of `(f0, f1)`.
+    JacobianAction(Output),
 }
 
 impl KernelVariant {
-    /// The element kernel (BK): cell-local inputs, element vectors out.
-    pub const ELEMENT: KernelVariant = KernelVariant {
-        gather: false,
-        output: Output::ElementVectors,
-        tangent: false,
-    };
+    /// Whether the kernel gathers its inputs from global vectors through
+    /// the cell → node map (every variant but [`KernelVariant::Element`]).
+    pub fn gathers(self) -> bool {
+        !matches!(self, KernelVariant::Element)
+    }
+
+    /// Whether the kernel evaluates the physics' tangent (the Jacobian
+    /// action).
+    pub fn is_tangent(self) -> bool {
+        matches!(self, KernelVariant::JacobianAction(_))
+    }
+
+    /// Where the results go.
+    pub fn output(self) -> Output {
+        match self {
+            KernelVariant::Element => Output::ElementVectors,
+            KernelVariant::Residual(o) | KernelVariant::JacobianAction(o) => o,
+        }
+    }
+
+    /// The text the tuning-cache key hashes for this variant
+    /// ([`super::tune_key::kernel_variant_hash`]): the fields as the
+    /// struct `KernelVariant { gather, output, tangent }` that this enum
+    /// replaced printed them, so that caches tuned before stay valid.
+    pub fn key_text(self) -> String {
+        format!(
+            "KernelVariant {{ gather: {}, output: {:?}, tangent: {} }}",
+            self.gathers(),
+            self.output(),
+            self.is_tangent()
+        )
+    }
 }
 
 /// The tunable launch parameters: blocks per batch, batches per chunk,
@@ -173,5 +203,28 @@ impl std::fmt::Display for LaunchConfig {
             write!(f, " window")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tuning key hashes the text the replaced struct printed, so a
+    /// cache tuned before the enum finds its entries: the exact strings.
+    #[test]
+    fn key_texts_are_those_of_the_replaced_struct() {
+        assert_eq!(
+            KernelVariant::Element.key_text(),
+            "KernelVariant { gather: false, output: ElementVectors, tangent: false }"
+        );
+        assert_eq!(
+            KernelVariant::Residual(Output::Atomic(AtomicAdd::Ptx)).key_text(),
+            "KernelVariant { gather: true, output: Atomic(Ptx), tangent: false }"
+        );
+        assert_eq!(
+            KernelVariant::JacobianAction(Output::ElementVectors).key_text(),
+            "KernelVariant { gather: true, output: ElementVectors, tangent: true }"
+        );
     }
 }

@@ -138,10 +138,11 @@ impl KernelShape {
         if config.n_tc == 0 {
             return Err(Error::arg("n_tc", "threads per cell must be at least 1"));
         }
-        if variant.tangent && !variant.gather {
+        if config.window && !variant.gathers() {
             return Err(Error::arg(
-                "variant",
-                "the Jacobian action (tangent) gathers its inputs: it needs `gather`",
+                "window",
+                "node windows hold the gathered nodes of a work-group, but the element kernel \
+                 reads cell-local inputs: launch it with `window: false` (LaunchConfig::with_window)",
             ));
         }
         let l = case.lcm();
@@ -172,7 +173,7 @@ impl KernelShape {
             precision: case.precision,
             variant,
             geometry: config.geometry,
-            window: if config.window && variant.gather {
+            window: if config.window {
                 window_capacity(case, config.n_cb * config.n_bl * n_bs)
             } else {
                 (0, 0)
@@ -200,7 +201,7 @@ impl KernelShape {
     /// Whether the kernel reads the cell → node map (to gather `u`, or the
     /// vertex coordinates of computed geometry).
     pub fn reads_nodes(&self) -> bool {
-        self.variant.gather || self.geometry == GeometryMode::Computed
+        self.variant.gathers() || self.geometry == GeometryMode::Computed
     }
 
     /// Whether the kernel loads `u`: always, but for the Jacobian action of
@@ -208,7 +209,7 @@ impl KernelShape {
     /// same at every `u` (the kernel then evaluates it at `u = 0`, `∇u = 0`
     /// and reads only the direction `v`).
     pub fn loads_u(&self) -> bool {
-        !(self.variant.tangent && self.linear)
+        !(self.variant.is_tangent() && self.linear)
     }
 
     /// Local memory of one work-group in bytes: the batch's node indices,
@@ -216,7 +217,11 @@ impl KernelShape {
     /// values at its quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
         let d = self.dim;
-        let direction = if self.variant.tangent { self.n_bt } else { 0 };
+        let direction = if self.variant.is_tangent() {
+            self.n_bt
+        } else {
+            0
+        };
         let u = if self.loads_u() { self.n_bt } else { 0 };
         let per_cell_reals = u
             + direction
@@ -241,13 +246,13 @@ impl KernelShape {
             AuxSpace::Field { n_comp } if self.reads.a || self.reads.grad_a => n_comp,
             _ => 0,
         };
-        let atomic = usize::from(matches!(self.variant.output, Output::Atomic(_)));
+        let atomic = usize::from(matches!(self.variant.output(), Output::Atomic(_)));
         let coords = if self.geometry == GeometryMode::Computed || self.reads_x {
             w_a * d
         } else {
             0
         };
-        let tangent = usize::from(self.variant.tangent);
+        let tangent = usize::from(self.variant.is_tangent());
         let u = usize::from(self.loads_u());
         let window_reals =
             (w_a + w_b) * (self.n_comp * (u + tangent + atomic) + aux_field) + coords;
@@ -396,7 +401,7 @@ mod tests {
         let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
         let s = KernelShape::new(
             &c,
-            KernelVariant::ELEMENT,
+            KernelVariant::Element,
             LaunchConfig::new(32, 8),
             &options,
         )
@@ -408,7 +413,7 @@ mod tests {
         let c = case(2, 3, 2, 4, Lame.info(), Precision::F64);
         let s = KernelShape::new(
             &c,
-            KernelVariant::ELEMENT,
+            KernelVariant::Element,
             LaunchConfig::new(2, 1),
             &options,
         )
@@ -425,7 +430,7 @@ mod tests {
         let config = LaunchConfig::new(4, 2);
         let on = KernelShape::new(
             &c,
-            KernelVariant::ELEMENT,
+            KernelVariant::Element,
             config,
             &KernelOptions::default(),
         )
@@ -437,12 +442,12 @@ mod tests {
             tab_registers: Some(false),
             ..KernelOptions::default()
         };
-        let s = KernelShape::new(&c, KernelVariant::ELEMENT, config, &off).unwrap();
+        let s = KernelShape::new(&c, KernelVariant::Element, config, &off).unwrap();
         assert!(!s.prefetch && !s.vector_loads && !s.tab_registers);
         // prefetch needs both the configuration and the option
         let s = KernelShape::new(
             &c,
-            KernelVariant::ELEMENT,
+            KernelVariant::Element,
             config.with_prefetch(false),
             &KernelOptions::default(),
         );
@@ -456,7 +461,7 @@ mod tests {
             let c = case(3, 10, 1, n_q, Laplacian.info(), Precision::F64);
             KernelShape::new(
                 &c,
-                KernelVariant::ELEMENT,
+                KernelVariant::Element,
                 LaunchConfig::new(1, 1),
                 &options,
             )
@@ -491,8 +496,32 @@ mod tests {
             (LaunchConfig::new(1, 0), "n_cb"),
             (LaunchConfig::new(1, 1).with_threads_per_cell(0), "n_tc"),
         ] {
-            let e = KernelShape::new(&c, KernelVariant::ELEMENT, config, &options).unwrap_err();
+            let e = KernelShape::new(&c, KernelVariant::Element, config, &options).unwrap_err();
             assert!(e.to_string().contains(name), "{e}");
+        }
+    }
+
+    /// Node windows exist only for kernels that gather: asking the element
+    /// kernel for them is an error naming `window` (it was dropped silently),
+    /// while the fused kernels get a window.
+    #[test]
+    fn node_windows_without_gather_are_an_error() {
+        let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
+        let options = KernelOptions::default();
+        let config = LaunchConfig::new(4, 1).with_window(true);
+        let e = KernelShape::new(&c, KernelVariant::Element, config, &options).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument { name, .. } if *name == "window"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("with_window"), "{e}");
+        for variant in [
+            KernelVariant::Residual(Output::ElementVectors),
+            KernelVariant::JacobianAction(Output::Atomic(AtomicAdd::CompareExchange)),
+        ] {
+            let s = KernelShape::new(&c, variant, config, &options).unwrap();
+            assert_ne!(s.window, (0, 0), "{variant:?}");
+            assert!(s.config().window);
         }
     }
 }

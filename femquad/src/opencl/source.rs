@@ -99,7 +99,7 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         let _ = writeln!(s, "#define {name} {value}");
     }
     let reads = shape.reads;
-    let atomic = match shape.variant.output {
+    let atomic = match shape.variant.output() {
         Output::Atomic(a) => Some(a),
         Output::ElementVectors => None,
     };
@@ -109,8 +109,8 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         ("READS_A", reads.a),
         ("READS_GRAD_A", reads.grad_a),
         ("READS_X", shape.reads_x),
-        ("GATHER", shape.variant.gather),
-        ("TANGENT", shape.variant.tangent),
+        ("GATHER", shape.variant.gathers()),
+        ("TANGENT", shape.variant.is_tangent()),
         ("LOADS_U", shape.loads_u()),
         (
             "GEOMETRY_COMPUTED",
@@ -155,7 +155,7 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     }
     push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
     let _ = writeln!(s, "#define PHYSICS {}", info.opencl_name);
-    if shape.variant.tangent {
+    if shape.variant.is_tangent() {
         let _ = writeln!(s, "#define TANGENT_PHYSICS {}", info.opencl_tangent_name);
     }
     s.push_str("\n/* ---- kernel template: kernels/integrate.cl ---- */\n");

@@ -26,7 +26,7 @@ pub fn kernel_variant_hash(
 ) -> u64 {
     let mut h = Fnv1a::new();
     h.write(INTEGRATE_TEMPLATE.as_bytes());
-    h.write(format!("{variant:?}").as_bytes());
+    h.write(variant.key_text().as_bytes());
     h.write(&[
         u8::from(prefetch),
         u8::from(vector_loads),
@@ -73,23 +73,16 @@ mod tests {
 
     #[test]
     fn kernel_variants_hash_differently() {
-        let fused = KernelVariant {
-            gather: true,
-            output: Output::ElementVectors,
-            tangent: false,
-        };
+        let fused = KernelVariant::Residual(Output::ElementVectors);
         let variants = [
-            (KernelVariant::ELEMENT, true, true, true),
-            (KernelVariant::ELEMENT, true, false, true),
-            (KernelVariant::ELEMENT, false, true, true),
-            (KernelVariant::ELEMENT, false, false, true),
-            (KernelVariant::ELEMENT, true, true, false),
+            (KernelVariant::Element, true, true, true),
+            (KernelVariant::Element, true, false, true),
+            (KernelVariant::Element, false, true, true),
+            (KernelVariant::Element, false, false, true),
+            (KernelVariant::Element, true, true, false),
             (fused, true, true, true),
             (
-                KernelVariant {
-                    tangent: true,
-                    ..fused
-                },
+                KernelVariant::JacobianAction(Output::ElementVectors),
                 true,
                 true,
                 true,

@@ -36,7 +36,7 @@ impl<R: Real> OpenClOperator<R> {
         let n_cells = self.disc.n_cells();
         self.disc.check_physics(physics, inputs.constants.len())?;
         self.disc.check_inputs(inputs, n_cells, out)?;
-        let key = self.compile(physics, KernelVariant::ELEMENT, config)?;
+        let key = self.compile(physics, KernelVariant::Element, config)?;
         let shape = self.compiled(&key)?.shape;
         self.prepare_geometry(&shape)?;
         self.upload_constants(inputs.constants)?;
@@ -100,7 +100,7 @@ impl<R: Real> OpenClOperator<R> {
         config: LaunchConfig,
         repetitions: usize,
     ) -> Result<Vec<u64>> {
-        let key = self.compile(physics, KernelVariant::ELEMENT, Some(config))?;
+        let key = self.compile(physics, KernelVariant::Element, Some(config))?;
         let shape = self.compiled(&key)?.shape;
         self.prepare_geometry(&shape)?;
         let Some(u) = self.data.cell_u.take() else {

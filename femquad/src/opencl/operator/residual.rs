@@ -50,21 +50,20 @@ impl Assembly {
 impl<R: Real> OpenClOperator<R> {
     /// The kernel variant of the global residual with `assembly` on this device.
     pub fn residual_variant(&self, assembly: Assembly) -> KernelVariant {
-        KernelVariant {
-            gather: true,
-            output: match assembly {
-                Assembly::Atomic => Output::Atomic(AtomicAdd::for_device(self.device.info())),
-                Assembly::Deterministic => Output::ElementVectors,
-            },
-            tangent: false,
-        }
+        KernelVariant::Residual(self.output(assembly))
     }
 
     /// The kernel variant of the Jacobian action with `assembly` on this device.
     pub fn jacobian_action_variant(&self, assembly: Assembly) -> KernelVariant {
-        KernelVariant {
-            tangent: true,
-            ..self.residual_variant(assembly)
+        KernelVariant::JacobianAction(self.output(assembly))
+    }
+
+    /// How the fused kernels deliver their results with `assembly` on this
+    /// device.
+    fn output(&self, assembly: Assembly) -> Output {
+        match assembly {
+            Assembly::Atomic => Output::Atomic(AtomicAdd::for_device(self.device.info())),
+            Assembly::Deterministic => Output::ElementVectors,
         }
     }
 

@@ -300,7 +300,7 @@ fn check_element_kernel<R: EvalPrecision>(
         Execution::Serial,
     )
     .unwrap();
-    let c = runnable(op, physics, KernelVariant::ELEMENT, config);
+    let c = runnable(op, physics, KernelVariant::Element, config);
     poison_element_vectors(op);
     let mut out = vec![R::from_f64(f64::NAN); u.len()];
     op.element_vectors(physics, &inputs, &mut out, Some(c))

@@ -134,7 +134,7 @@ fn check_case<R: EvalPrecision>(
         None => small_config(
             &op,
             physics,
-            KernelVariant::ELEMENT,
+            KernelVariant::Element,
             element_geometry,
             n_cells,
         ),
