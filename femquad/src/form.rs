@@ -162,6 +162,11 @@ impl<R: Real> Form<R> {
         &*self.physics
     }
 
+    /// The physics, shared (for a backend binding it).
+    pub(crate) fn shared_physics(&self) -> Arc<dyn PointwiseEval<R>> {
+        Arc::clone(&self.physics)
+    }
+
     /// The physics' constants, in `R`.
     pub fn constants(&self) -> &[R] {
         &self.constants

@@ -76,6 +76,7 @@ pub mod quadrature;
 pub mod real;
 #[doc(hidden)]
 pub mod rng;
+pub mod seam;
 pub mod solve;
 pub mod space;
 pub mod sparse;

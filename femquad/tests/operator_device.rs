@@ -64,7 +64,7 @@ fn an_evaluation_on_device_vectors_moves_no_array_and_covers_every_cell() {
         assert_eq!(after.builds, before.builds);
         // only the checks of u and r for NaN/±∞: two scalar reads per evaluation
         assert_eq!(after.scalar_reads - before.scalar_reads, 6);
-        let launch = res.opencl().unwrap().last_launch().unwrap();
+        let launch = res.integrator().opencl().unwrap().last_launch().unwrap();
         assert_eq!(launch.cells, m.n_cells());
         assert!(launch.work_groups * launch.chunk >= m.n_cells());
         assert!((launch.work_groups - 1) * launch.chunk < m.n_cells());
@@ -286,7 +286,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                 let u = gpu.vector_from(&values).unwrap();
                 let v = gpu.vector_from(&dir).unwrap();
                 let mut r = gpu.vector().unwrap();
-                let op = gpu.opencl().unwrap();
+                let op = gpu.integrator().opencl().unwrap();
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
                     let variant = op.residual_variant(assembly);
                     let base = op.config_for(physics, variant).unwrap();

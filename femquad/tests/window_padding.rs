@@ -107,7 +107,7 @@ fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Co
         let u = gpu.vector_from(&u_values).unwrap();
         let v = gpu.vector_from(&v_values).unwrap();
         let mut out = gpu.vector().unwrap();
-        let op = gpu.opencl().unwrap();
+        let op = gpu.integrator().opencl().unwrap();
         for assembly in [Assembly::Atomic, Assembly::Deterministic] {
             let variant = if tangent {
                 op.jacobian_action_variant(assembly)
@@ -203,7 +203,7 @@ fn minimal_case_of_the_issue() {
         .unwrap();
     let u = gpu.vector_from(&values).unwrap();
     let mut r = gpu.vector().unwrap();
-    let op = gpu.opencl().unwrap();
+    let op = gpu.integrator().opencl().unwrap();
     let config = LaunchConfig::new(16, 1).with_window(true);
     let (ud, rd) = (u.as_device().unwrap(), r.as_device_mut().unwrap());
     op.residual(&Laplacian, ud, &[], rd, Assembly::Atomic, Some(config))

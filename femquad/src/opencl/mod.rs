@@ -28,7 +28,7 @@ pub use case::KernelCase;
 pub use context::{Device, DeviceStats};
 pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};
 pub use launch_config::{AtomicAdd, GeometryMode, KernelVariant, LaunchConfig, Output};
-pub use operator::{Assembly, LaunchRecord, OpenClOperator};
+pub use operator::{Assembly, LaunchRecord, OpenClIntegrator, OpenClOperator};
 pub use options::KernelOptions;
 pub use shape::KernelShape;
 pub use tuning_cache::TuningCache;

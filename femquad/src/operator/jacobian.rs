@@ -20,9 +20,9 @@
 
 use std::sync::Arc;
 
-use super::{Imp, Operator, misplaced};
+use super::Operator;
+use crate::backend::{Execution, host_point_diagonal};
 use crate::discretization::CellInputs;
-use crate::native::{Execution, diagonal_blocks, tangent_element_vectors};
 use crate::physics::PointArgs;
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
 use crate::vector::{Vector, VectorOps};
@@ -33,7 +33,7 @@ impl<R: Real> Operator<R> {
     /// from the physics' tangent (exact, no difference step). `u`, `v` and
     /// `out` hold the space's `n_dofs` dofs and live where the operator does.
     /// On a device this is one fused launch (or two with
-    /// [`crate::opencl::Assembly::Deterministic`]) and moves no array.
+    /// [`crate::backend::Assembly::Deterministic`]) and moves no array.
     ///
     /// # Errors
     /// As [`Operator::apply`], naming `u`, `v` or `out`; a physics
@@ -68,33 +68,7 @@ impl<R: Real> Operator<R> {
     ) -> Result<()> {
         self.check_vectors(&[("u", u), ("v", v), ("out", &*out)])?;
         self.check_aux_set()?;
-        let physics = self.form.physics();
-        let constants = self.form.constants();
-        match (&mut self.imp, u, v, out) {
-            (Imp::Native(nat), Vector::Host(u), Vector::Host(v), Vector::Host(out)) => {
-                self.form.space().gather(u, &mut nat.u_cells)?;
-                nat.v_cells.resize(nat.u_cells.len(), R::ZERO);
-                self.form.space().gather(v, &mut nat.v_cells)?;
-                let inputs = CellInputs {
-                    u: &nat.u_cells,
-                    aux: &self.aux_cells,
-                    constants,
-                };
-                tangent_element_vectors(
-                    &nat.disc,
-                    physics,
-                    &inputs,
-                    &nat.v_cells,
-                    &mut nat.element_vectors,
-                    nat.execution,
-                )?;
-                self.form.space().assemble(&nat.element_vectors, out)
-            }
-            (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(v), Vector::Device(out)) => dev
-                .op
-                .jacobian_action(physics, u, v, constants, out, dev.assembly, None),
-            _ => Err(misplaced()),
-        }
+        self.integrator.jacobian_action(u, v, out)
     }
 
     /// Entries of the point-block diagonal of the Jacobian:
@@ -109,7 +83,7 @@ impl<R: Real> Operator<R> {
     /// without assembling the matrix: `n_nodes·N_comp²` entries
     /// ([`Operator::jacobian_diagonal_len`]), where the operator lives. On a
     /// device one launch, natively the same computation
-    /// ([`crate::native::diagonal_blocks`]): each diagonal block of each
+    /// ([`crate::native::diagonal_blocks`], through the integrator): each diagonal block of each
     /// element matrix, column by column, from the physics' tangent. Then
     /// `out` is checked for NaN and ±∞ (on a device one reduction and one
     /// scalar read).
@@ -146,18 +120,7 @@ impl<R: Real> Operator<R> {
             ));
         }
         self.check_aux_set()?;
-        match (&mut self.imp, u, &mut *out) {
-            (Imp::Native(_), Vector::Host(uh), Vector::Host(_)) => {
-                crate::real::check_finite("u", uh)?;
-                let blocks = self.native_diagonal(uh)?;
-                *out = Vector::Host(blocks);
-            }
-            (Imp::OpenCl(dev), Vector::Device(ud), Vector::Device(od)) => {
-                let (physics, constants) = (self.form.physics(), self.form.constants());
-                dev.op.jacobian_diagonal(physics, ud, constants, od)?;
-            }
-            _ => return Err(misplaced()),
-        }
+        self.integrator.jacobian_diagonal(u, out)?;
         self.check_diagonal(u, out)
     }
 
@@ -181,19 +144,14 @@ impl<R: Real> Operator<R> {
     /// The point-block diagonal of `J(u)` ([`Operator::jacobian_diagonal`])
     /// computed on the host for the global values `u`, NaN and ±∞ kept.
     fn native_diagonal(&self, u: &[R]) -> Result<Vec<R>> {
-        let disc = self.discretization();
         let u_cells = self.cell_values(u)?;
         let inputs = self.cell_inputs(&u_cells);
-        let nc = self.form.space().n_comp();
-        let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * nc * nc];
-        diagonal_blocks(
-            disc,
+        host_point_diagonal(
+            self.form.space(),
+            self.discretization(),
             self.physics(),
             &inputs,
-            &mut blocks,
-            Execution::Parallel,
-        )?;
-        Ok(point_blocks(self.form.space(), &blocks))
+        )
     }
 
     /// The error for the first NaN or ±∞ of the point-block diagonal `out`
@@ -277,21 +235,4 @@ impl<R: Real> Operator<R> {
         )?;
         Ok(out)
     }
-}
-
-/// The point-block diagonal `[node][fc][gc]` summed from the diagonal blocks
-/// of the element matrices `[cell][b][fc][gc]`, in increasing cell order.
-fn point_blocks<R: Real>(space: &crate::space::FunctionSpace, blocks: &[R]) -> Vec<R> {
-    let nc = space.n_comp();
-    let per_block = nc * nc;
-    let mut out = vec![R::ZERO; space.n_nodes() * per_block];
-    for (c, cell) in blocks.chunks(space.n_basis() * per_block).enumerate() {
-        for (block, &node) in cell.chunks(per_block).zip(space.cell_nodes(c)) {
-            let start = node as usize * per_block;
-            for (o, &v) in out[start..start + per_block].iter_mut().zip(block) {
-                *o += v;
-            }
-        }
-    }
-    out
 }

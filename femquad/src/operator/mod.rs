@@ -14,18 +14,20 @@
 //! * **OpenCL** ([`Backend::OpenCl`]): one fused launch gathers `u` on the
 //!   device, integrates by thread transposition and sums into `F` (atomic
 //!   assembly), or writes element vectors that a second launch sums in a
-//!   fixed order (deterministic assembly); see [`OpenClOperator`]. Every
-//!   cell is integrated on the device.
+//!   fixed order (deterministic assembly); see
+//!   [`crate::opencl::OpenClOperator`]. Every cell is integrated on the
+//!   device.
 //! * **Native** ([`Backend::Native`]): gather on the host, the native
 //!   integrator, assembly `Eᵀ` on the host — the reference.
+//!
+//! The operator reaches either through [`Integrator`], the form bound on
+//! its backend ([`Backend::bind`]); it names no backend module.
 
 use crate::aux_space::AuxSpace;
-use crate::backend::Backend;
-use crate::discretization::{CellInputs, Discretization};
+use crate::backend::{Assembly, Backend, Integrator};
+use crate::discretization::Discretization;
 use crate::error::check_len;
 use crate::form::Form;
-use crate::native::{Execution, element_vectors};
-use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
 use crate::physics::PointwiseEval;
 use crate::real::check_finite;
 use crate::space::FunctionSpace;
@@ -73,38 +75,16 @@ mod jacobian;
 /// ```
 pub struct Operator<R: Real> {
     form: Form<R>,
-    imp: Imp<R>,
+    integrator: Integrator<R>,
     /// The auxiliary field's space (a field in the solution's element).
     aux_space: Option<FunctionSpace>,
     /// The auxiliary field, cell-local (`[cell][b][k]`, or `[cell][k]` for
-    /// P0), on the host for either backend (the native integrator and the
-    /// assembled Jacobian read it), and whether it was set.
+    /// P0), on the host for either backend (the assembled Jacobian reads
+    /// it), and whether it was set.
     aux_cells: Vec<R>,
     aux_set: bool,
     /// The sparsity of the assembled Jacobian, computed on first use.
     pattern: Option<std::sync::Arc<crate::sparse::SparsityPattern>>,
-}
-
-/// The backend-specific state.
-enum Imp<R: Real> {
-    Native(Box<NativeState<R>>),
-    OpenCl(Box<DeviceState<R>>),
-}
-
-/// The native path's work arrays.
-struct NativeState<R: Real> {
-    disc: Discretization<R>,
-    execution: Execution,
-    u_cells: Vec<R>,
-    /// The direction of a Jacobian action, cell-local.
-    v_cells: Vec<R>,
-    element_vectors: Vec<R>,
-}
-
-/// The OpenCL operator and how it assembles.
-struct DeviceState<R: Real> {
-    op: OpenClOperator<R>,
-    assembly: Assembly,
 }
 
 impl<R: Real> Operator<R> {
@@ -124,33 +104,15 @@ impl<R: Real> Operator<R> {
         form.check_complete()?;
         let space = form.space();
         let aux = form.aux();
-        let disc = Discretization::new(space, form.quadrature().clone(), aux)?;
         let aux_space = match aux {
             AuxSpace::Field { n_comp } => Some(space.with_n_comp(n_comp)?),
             _ => None,
         };
-        let aux_cells = vec![R::ZERO; space.n_cells() * disc.aux_per_cell()];
-        let imp = match backend {
-            Backend::Native(execution) => {
-                let n_cell_dofs = space.n_cell_dofs();
-                Imp::Native(Box::new(NativeState {
-                    u_cells: vec![R::ZERO; n_cell_dofs],
-                    v_cells: Vec::new(),
-                    element_vectors: vec![R::ZERO; n_cell_dofs],
-                    disc,
-                    execution: *execution,
-                }))
-            }
-            Backend::OpenCl { device, options } => {
-                let mut op = OpenClOperator::new(device.clone(), options.clone(), space, disc)?;
-                let assembly = Assembly::default();
-                op.prepare(form.physics(), assembly)?;
-                Imp::OpenCl(Box::new(DeviceState { op, assembly }))
-            }
-        };
+        let integrator = backend.bind(&form)?;
+        let aux_cells = vec![R::ZERO; space.n_cells() * integrator.discretization().aux_per_cell()];
         Ok(Operator {
             form,
-            imp,
+            integrator,
             aux_space,
             aux_cells,
             aux_set: false,
@@ -176,7 +138,8 @@ impl<R: Real> Operator<R> {
     /// another number; [`Error::NonFinite`] naming `constants` and the index
     /// of a NaN or ±∞.
     pub fn set_constants(&mut self, constants: &[f64]) -> Result<()> {
-        self.form.set_constants(constants)
+        self.form.set_constants(constants)?;
+        self.integrator.set_constants(self.form.constants())
     }
 
     /// The solution space.
@@ -186,19 +149,14 @@ impl<R: Real> Operator<R> {
 
     /// The discretization.
     pub fn discretization(&self) -> &Discretization<R> {
-        match &self.imp {
-            Imp::Native(n) => &n.disc,
-            Imp::OpenCl(d) => d.op.discretization(),
-        }
+        self.integrator.discretization()
     }
 
-    /// The OpenCL operator, if this operator runs on a device (for
-    /// backend-specific queries: launch records, timings, sources).
-    pub fn opencl(&mut self) -> Option<&mut OpenClOperator<R>> {
-        match &mut self.imp {
-            Imp::Native(_) => None,
-            Imp::OpenCl(d) => Some(&mut d.op),
-        }
+    /// The form bound on its backend (for backend-specific queries:
+    /// [`Integrator::opencl`] gives the OpenCL operator's launch records
+    /// and sources).
+    pub fn integrator(&mut self) -> &mut Integrator<R> {
+        &mut self.integrator
     }
 
     /// How element vectors are summed on the device ([`Assembly`]; the
@@ -208,13 +166,7 @@ impl<R: Real> Operator<R> {
     /// # Errors
     /// Device errors (a build failure, memory).
     pub fn set_assembly(&mut self, assembly: Assembly) -> Result<()> {
-        if let Imp::OpenCl(d) = &mut self.imp
-            && d.assembly != assembly
-        {
-            d.op.prepare(self.form.physics(), assembly)?;
-            d.assembly = assembly;
-        }
-        Ok(())
+        self.integrator.set_assembly(assembly)
     }
 
     /// Number of entries of an auxiliary vector: nodes × N_aux for a field,
@@ -243,9 +195,7 @@ impl<R: Real> Operator<R> {
         }
         check_len("aux", aux, self.aux_len())?;
         check_finite("aux", aux)?;
-        if let Imp::OpenCl(d) = &mut self.imp {
-            d.op.set_aux(aux)?;
-        }
+        self.integrator.set_aux(aux)?;
         match &self.aux_space {
             Some(s) => s.gather(aux, &mut self.aux_cells)?,
             None => self.aux_cells.copy_from_slice(aux),
@@ -258,28 +208,13 @@ impl<R: Real> Operator<R> {
     /// options, or the same native execution), e.g. to build the operators
     /// of coarser multigrid levels alike.
     pub fn backend(&self) -> Backend {
-        match &self.imp {
-            Imp::Native(n) => Backend::Native(n.execution),
-            Imp::OpenCl(d) => Backend::OpenCl {
-                device: d.op.device().clone(),
-                options: d.op.options().clone(),
-            },
-        }
+        self.integrator.backend()
     }
 
     /// Where the operator's vectors live: the host (native backend) or
     /// its device (OpenCL backend).
     pub fn location(&self) -> Location {
-        match &self.imp {
-            Imp::Native(_) => Location::Host,
-            Imp::OpenCl(d) => {
-                let info = d.op.device().info();
-                Location::Device {
-                    index: info.index,
-                    name: info.name.clone(),
-                }
-            }
-        }
+        self.integrator.location()
     }
 
     /// A vector of the space's `n_dofs` dofs, all zero, where this
@@ -288,11 +223,7 @@ impl<R: Real> Operator<R> {
     /// # Errors
     /// Device allocation errors.
     pub fn vector(&self) -> Result<Vector<R>> {
-        let n = self.space().n_dofs();
-        match &self.imp {
-            Imp::Native(_) => Ok(Vector::host_zeros(n)),
-            Imp::OpenCl(d) => Vector::device_zeros(d.op.device(), n),
-        }
+        self.integrator.zeros(self.space().n_dofs())
     }
 
     /// A vector holding `values` (`n_dofs` entries, interleaved node-major:
@@ -304,13 +235,7 @@ impl<R: Real> Operator<R> {
     /// device errors.
     pub fn vector_from(&self, values: &[R]) -> Result<Vector<R>> {
         check_len("values", values, self.space().n_dofs())?;
-        match &self.imp {
-            Imp::Native(_) => Ok(Vector::Host(values.to_vec())),
-            Imp::OpenCl(d) => Ok(Vector::Device(DeviceVector::from_host(
-                d.op.device(),
-                values,
-            )?)),
-        }
+        self.integrator.from_host(values)
     }
 
     /// `r = F(u)` for the global vector `u`. `u` and `r` hold the space's
@@ -354,31 +279,7 @@ impl<R: Real> Operator<R> {
     pub(crate) fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u), ("r", &*r)])?;
         self.check_aux_set()?;
-        let physics = self.form.physics();
-        let constants = self.form.constants();
-        match (&mut self.imp, u, r) {
-            (Imp::Native(nat), Vector::Host(u), Vector::Host(r)) => {
-                self.form.space().gather(u, &mut nat.u_cells)?;
-                let inputs = CellInputs {
-                    u: &nat.u_cells,
-                    aux: &self.aux_cells,
-                    constants,
-                };
-                element_vectors(
-                    &nat.disc,
-                    physics,
-                    &inputs,
-                    &mut nat.element_vectors,
-                    nat.execution,
-                )?;
-                self.form.space().assemble(&nat.element_vectors, r)
-            }
-            (Imp::OpenCl(dev), Vector::Device(u), Vector::Device(r)) => {
-                dev.op
-                    .residual(physics, u, constants, r, dev.assembly, None)
-            }
-            _ => Err(misplaced()),
-        }
+        self.integrator.residual(u, r)
     }
 
     /// Checks that each named vector holds the space's `n_dofs` entries and
@@ -415,12 +316,6 @@ impl<R: Real> Operator<R> {
         }
         Ok(())
     }
-}
-
-/// The error for vectors that do not live where the operator evaluates
-/// (found after the per-vector checks, so not expected in practice).
-fn misplaced() -> Error {
-    Error::arg("u", "the vectors do not live where the operator evaluates")
 }
 
 #[cfg(test)]

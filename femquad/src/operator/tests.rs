@@ -107,7 +107,7 @@ fn the_aux_field_must_be_set_before_the_physics_reads_it() {
 /// atomic assembly's values.
 #[test]
 fn set_assembly_prepares_the_deterministic_sum() {
-    use crate::opencl::Assembly;
+    use crate::backend::Assembly;
     use crate::physics::builtin::Laplacian;
     let mesh = mesh();
     let backend = backends().remove(1);
@@ -142,5 +142,100 @@ fn set_assembly_prepares_the_deterministic_sum() {
     let (a, d) = (atomic.to_host().unwrap(), fixed_order.to_host().unwrap());
     for (x, y) in a.iter().zip(&d) {
         assert!((x - y).abs() < 1e-13, "{x} {y}");
+    }
+}
+
+/// The Laplacian, counting how often it is asked for its OpenCL source or
+/// its source hash.
+struct Counting(Arc<std::sync::atomic::AtomicUsize>);
+
+impl crate::physics::Pointwise for Counting {
+    fn info(&self) -> &'static crate::physics::PointwiseInfo {
+        crate::physics::builtin::Laplacian.info()
+    }
+    fn opencl_source(&self) -> &'static str {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        crate::physics::builtin::Laplacian.opencl_source()
+    }
+    fn source_hash(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        crate::physics::builtin::Laplacian.source_hash()
+    }
+}
+
+impl PointwiseEval<f64> for Counting {
+    fn eval(
+        &self,
+        dim: usize,
+        args: &crate::physics::PointArgs<'_, f64>,
+        f0: &mut [f64],
+        f1: &mut [f64],
+    ) -> std::result::Result<(), crate::physics::PointwiseError> {
+        crate::physics::builtin::Laplacian.eval(dim, args, f0, f1)
+    }
+    fn eval_tangent(
+        &self,
+        dim: usize,
+        args: &crate::physics::PointArgs<'_, f64>,
+        du: &[f64],
+        dgrad_u: &[f64],
+        df0: &mut [f64],
+        df1: &mut [f64],
+    ) -> std::result::Result<(), crate::physics::PointwiseError> {
+        crate::physics::builtin::Laplacian.eval_tangent(dim, args, du, dgrad_u, df0, df1)
+    }
+}
+
+/// A form is bound once: after `Operator::new`, evaluating `F(u)`,
+/// `J(u)·v` and the diagonal of `J(u)` (three times each) never asks the
+/// physics for its source or its hash again — no kernel case, configuration,
+/// shape or source is recomputed per launch — and the values are the
+/// Laplacian's: `J·v = F(v)` (linear), the diagonal `∫|∇φ_i|²`, positive.
+#[test]
+fn a_bound_form_recomputes_no_kernel_per_evaluation() {
+    use crate::physics::builtin::Laplacian;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let mesh = mesh();
+    for backend in backends() {
+        let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 2).unwrap(), 1).unwrap();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let form = Form::<f64>::new(space.clone(), Counting(calls.clone())).unwrap();
+        let mut op = Operator::new(form, &backend).unwrap();
+        let mut reference = Operator::new(Form::new(space, Laplacian).unwrap(), &backend).unwrap();
+        let bound = calls.load(Ordering::Relaxed);
+        let values = op
+            .space()
+            .interpolate(|x, u| u[0] = x[0] * x[0] - 2.0 * x[1]);
+        let u = op.vector_from(&values).unwrap();
+        let (mut r, mut jv, mut d) = (op.vector().unwrap(), op.vector().unwrap(), {
+            let n = op.jacobian_diagonal_len();
+            op.vector_from(&vec![0.0; n]).unwrap()
+        });
+        for _ in 0..3 {
+            op.apply(&u, &mut r).unwrap();
+            op.jacobian_action(&u, &u, &mut jv).unwrap();
+            op.jacobian_diagonal(&u, &mut d).unwrap();
+        }
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            bound,
+            "{backend:?}: source or hash asked for per evaluation"
+        );
+        let mut expected = reference.vector().unwrap();
+        reference.apply(&u, &mut expected).unwrap();
+        let (r, jv, d) = (
+            r.to_host().unwrap(),
+            jv.to_host().unwrap(),
+            d.to_host().unwrap(),
+        );
+        let expected = expected.to_host().unwrap();
+        assert!(expected.iter().any(|v| v.abs() > 0.1));
+        for ((a, b), c) in r.iter().zip(&jv).zip(&expected) {
+            assert!(
+                (a - c).abs() < 1e-13 && (b - c).abs() < 1e-13,
+                "{backend:?}: {a} {b} {c}"
+            );
+        }
+        assert!(d.iter().all(|&x| x > 0.0), "{backend:?}: {d:?}");
     }
 }

@@ -4,7 +4,7 @@
 //! added atomically into the global blocks. For Jacobi and Chebyshev
 //! smoothing; nothing is assembled.
 
-use opencl3::kernel::ExecuteKernel;
+use opencl3::kernel::{ExecuteKernel, Kernel};
 
 use super::OpenClOperator;
 use crate::opencl::DeviceVector;
@@ -34,6 +34,50 @@ impl<R: Real> OpenClOperator<R> {
         constants: &[R],
         out: &mut DeviceVector<R>,
     ) -> Result<()> {
+        self.disc.check_physics(physics, constants.len())?;
+        crate::real::check_finite("constants", constants)?;
+        let info = physics.info();
+        if info.opencl_tangent_name.is_empty() {
+            return Err(PointwiseError::NoDerivatives { physics: info.name }.into());
+        }
+        if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
+            return Err(crate::aux_space::unset_aux(info.name));
+        }
+        let kernel = self.diagonal_kernel(physics)?;
+        self.upload_constants(constants)?;
+        self.enqueue_diagonal(&kernel, u, out)
+    }
+
+    /// Builds the diagonal kernel of `physics` and uploads the stored
+    /// geometry it reads (once).
+    ///
+    /// # Errors
+    /// The kernel's build errors; device memory.
+    pub(super) fn diagonal_kernel<P: Pointwise + ?Sized>(&mut self, physics: &P) -> Result<Kernel> {
+        let disc = &self.disc;
+        let sizes = [disc.dim(), disc.n_b(), disc.n_comp(), disc.n_q()];
+        let source = diagonal_source::<R, P>(
+            sizes,
+            disc.aux(),
+            disc.tabulation(),
+            disc.quadrature(),
+            physics,
+            AtomicAdd::for_device(self.device.info()),
+        );
+        let kernel = self.device.kernel(&source, DIAGONAL_KERNEL)?;
+        self.prepare_stored_geometry()?;
+        Ok(kernel)
+    }
+
+    /// Enqueues the diagonal `kernel` ([`OpenClOperator::diagonal_kernel`])
+    /// at `u` into `out` (`n_nodes·N_comp²` entries, checked) with the
+    /// constants and aux on the device.
+    pub(super) fn enqueue_diagonal(
+        &mut self,
+        kernel: &Kernel,
+        u: &DeviceVector<R>,
+        out: &mut DeviceVector<R>,
+    ) -> Result<()> {
         self.check_vector("u", u)?;
         let nc = self.disc.n_comp();
         let len = self.n_nodes * nc * nc;
@@ -46,34 +90,13 @@ impl<R: Real> OpenClOperator<R> {
                 ),
             ));
         }
-        self.disc.check_physics(physics, constants.len())?;
-        crate::real::check_finite("constants", constants)?;
-        let info = physics.info();
-        if info.opencl_tangent_name.is_empty() {
-            return Err(PointwiseError::NoDerivatives { physics: info.name }.into());
-        }
-        if (info.reads.a || info.reads.grad_a) && !self.aux_is_set() {
-            return Err(crate::aux_space::unset_aux(info.name));
-        }
-        let disc = &self.disc;
-        let sizes = [disc.dim(), disc.n_b(), nc, disc.n_q()];
-        let source = diagonal_source::<R, P>(
-            sizes,
-            disc.aux(),
-            disc.tabulation(),
-            disc.quadrature(),
-            physics,
-            AtomicAdd::for_device(self.device.info()),
-        );
-        let kernel = self.device.kernel(&source, DIAGONAL_KERNEL)?;
-        self.prepare_stored_geometry()?;
-        self.upload_constants(constants)?;
-
         let n_cells = self.disc.n_cells();
         let n_cells_arg = i32::try_from(n_cells)
             .map_err(|_| Error::arg("mesh", format!("{n_cells} cells exceed 2^31")))?;
         let d = &self.data;
-        let (inv_j, det_j) = d.stored_geometry.as_ref().expect("prepared above");
+        let (inv_j, det_j) = d.stored_geometry.as_ref().ok_or_else(|| {
+            Error::internal("the diagonal kernel launched before its geometry was uploaded")
+        })?;
         let aux = d.aux.as_ref().unwrap_or(&d.unused_real);
         let out = out.buffer_mut();
         let queue = self.device.live_queue()?;
@@ -90,7 +113,7 @@ impl<R: Real> OpenClOperator<R> {
         // the kernel returns for work-items past the last cell; every node
         // index is below n_nodes and `out` holds n_nodes·N_comp² values.
         let event = unsafe {
-            ExecuteKernel::new(&kernel)
+            ExecuteKernel::new(kernel)
                 .set_arg(u.buffer())
                 .set_arg(&d.cell_nodes)
                 .set_arg(aux)

@@ -25,6 +25,7 @@
 //! node → cell incidence (deterministic assembly) on first use.
 //! [`super::DeviceStats`] counts every transfer.
 
+mod bound;
 mod diagonal;
 mod element;
 mod residual;
@@ -52,6 +53,7 @@ use crate::physics::Pointwise;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
+pub use bound::OpenClIntegrator;
 pub use residual::Assembly;
 
 /// Cells of padding after the last cell in every per-cell device array:

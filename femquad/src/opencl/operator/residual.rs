@@ -222,6 +222,27 @@ impl<R: Real> OpenClOperator<R> {
         let shape = self.compiled(&key)?.shape;
         self.prepare_geometry(&shape)?;
         self.upload_constants(constants)?;
+        self.enqueue_global(&key, u, direction, r, assembly)
+    }
+
+    /// Enqueues `out = F(u)` (`direction` `None`) or `out = J(u)·direction`
+    /// with the compiled kernel `key` (whose geometry was prepared) and the
+    /// constants on the device, summed by `assembly`: the launch alone,
+    /// after the checks of `u`, `direction` and `r` against the space and
+    /// the device.
+    pub(super) fn enqueue_global(
+        &mut self,
+        key: &super::KernelKey,
+        u: &DeviceVector<R>,
+        direction: Option<&DeviceVector<R>>,
+        r: &mut DeviceVector<R>,
+        assembly: Assembly,
+    ) -> Result<()> {
+        self.check_vector("u", u)?;
+        if let Some(v) = direction {
+            self.check_vector("v", v)?;
+        }
+        self.check_vector("r", r)?;
         let aux = self.data.aux.take();
         let inputs = Inputs {
             u: u.buffer(),
@@ -230,8 +251,8 @@ impl<R: Real> OpenClOperator<R> {
         };
         let r = r.buffer_mut();
         let result = match assembly {
-            Assembly::Atomic => self.residual_atomic(&key, &inputs, r),
-            Assembly::Deterministic => self.residual_deterministic(&key, &inputs, r),
+            Assembly::Atomic => self.residual_atomic(key, &inputs, r),
+            Assembly::Deterministic => self.residual_deterministic(key, &inputs, r),
         };
         self.data.aux = aux;
         self.pending = result?;

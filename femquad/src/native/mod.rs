@@ -1,5 +1,4 @@
-//! The native (CPU) integrator: the reference for the OpenCL kernel, the
-//! path for remainder cells and the fallback when no device is present. It
+//! The native (CPU) integrator: the reference for the OpenCL kernel. It
 //! evaluates the physics in the precision `R` it integrates in
 //! ([`PointwiseEval<R>`]).
 //!
@@ -7,6 +6,8 @@
 //! one cell at a time. The parallel version splits the cells into chunks
 //! handled by rayon; every cell is computed by the same sequence of
 //! operations either way, so serial and parallel results are bit-identical.
+
+mod integrator;
 
 use std::ops::Range;
 
@@ -17,6 +18,8 @@ use crate::discretization::{CellInputs, Discretization};
 use crate::layout;
 use crate::physics::{PointArgs, PointwiseEval};
 use crate::{Error, Real, Result};
+
+pub use integrator::{NativeIntegrator, point_block_diagonal};
 
 /// Serial or parallel execution of the native integrator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -321,14 +324,17 @@ impl<R: Real> PointValues<R> {
         let dphi = &disc.dphi
             [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
 
-        // Field and gradient at the point.
-        evaluate_field(
-            u_cell,
-            disc.n_comp(),
+        let basis = PointBasis {
             dim,
             phi,
             dphi,
             inv_j,
+        };
+        // Field and gradient at the point.
+        evaluate_field(
+            u_cell,
+            disc.n_comp(),
+            &basis,
             &mut self.u,
             &mut self.grad_ref,
             &mut self.grad_u,
@@ -338,10 +344,7 @@ impl<R: Real> PointValues<R> {
             AuxSpace::Field { n_comp: n_aux } => evaluate_field(
                 aux_cell,
                 n_aux,
-                dim,
-                phi,
-                dphi,
-                inv_j,
+                &basis,
                 &mut self.a,
                 &mut self.grad_ref,
                 &mut self.grad_a,
@@ -459,10 +462,12 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
                     evaluate_field(
                         &v[local * n_bt..(local + 1) * n_bt],
                         n_comp,
-                        dim,
-                        phi,
-                        dphi,
-                        inv_j,
+                        &PointBasis {
+                            dim,
+                            phi,
+                            dphi,
+                            inv_j,
+                        },
                         &mut s.du,
                         &mut s.dgrad_ref,
                         &mut s.dgrad_u,
@@ -504,21 +509,33 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
     }
 }
 
+/// The basis at one quadrature point of one cell: `φ_b`, `∂φ_b/∂ξ_e`
+/// (`[b][e]`) and the cell's `J⁻¹` (`[e][d]`), in `dim` dimensions.
+struct PointBasis<'a, R> {
+    dim: usize,
+    phi: &'a [R],
+    dphi: &'a [R],
+    inv_j: &'a [R],
+}
+
 /// Values `v[c] = Σ_b φ_b coef[b][c]` and physical gradients
 /// `grad[c][d] = Σ_e (Σ_b ∂φ_b/∂ξ_e coef[b][c]) J⁻¹[e][d]` of a field with
-/// `n_comp` components from its cell-local coefficients.
-#[allow(clippy::too_many_arguments)]
+/// `n_comp` components from its cell-local coefficients (`grad_ref`: work
+/// array of `dim` entries).
 fn evaluate_field<R: Real>(
     coef: &[R],
     n_comp: usize,
-    dim: usize,
-    phi: &[R],
-    dphi: &[R],
-    inv_j: &[R],
+    basis: &PointBasis<'_, R>,
     v: &mut [R],
     grad_ref: &mut [R],
     grad: &mut [R],
 ) {
+    let PointBasis {
+        dim,
+        phi,
+        dphi,
+        inv_j,
+    } = *basis;
     let n_b = phi.len();
     for c in 0..n_comp {
         let mut val = R::ZERO;

@@ -1,11 +1,22 @@
 //! Where the work runs: natively (Rust, rayon; the reference) or on an
-//! OpenCL device (the thread-transposition kernels).
+//! OpenCL device (the thread-transposition kernels). The one module that
+//! names every backend: the run-time [`Backend`] value and the
+//! dispatching [`Integrator`] of a bound form (one `match` per operation
+//! over the implementations of [`crate::seam::Integrate`]). [`Execution`]
+//! and [`Assembly`] are re-exported for the algorithms, which name no
+//! backend module.
+
+mod integrator;
 
 use std::sync::Arc;
 
 use crate::Result;
-use crate::native::Execution;
 use crate::opencl::{Device, KernelOptions};
+
+pub use crate::native::Execution;
+pub use crate::opencl::Assembly;
+pub use integrator::Integrator;
+pub(crate) use integrator::host_point_diagonal;
 
 /// Where residuals (and the vectors of a solve) are computed.
 ///

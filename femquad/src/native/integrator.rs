@@ -1,0 +1,182 @@
+//! The native integrator of a bound form ([`NativeIntegrator`]): gather on
+//! the host, the element integrals of [`super`], assembly `Eᵀ` on the host.
+//! The reference the OpenCL backend is checked against.
+
+use std::sync::Arc;
+
+use super::{Execution, diagonal_blocks, element_vectors, tangent_element_vectors};
+use crate::aux_space::AuxSpace;
+use crate::discretization::{CellInputs, Discretization};
+use crate::physics::PointwiseEval;
+use crate::seam::Integrate;
+use crate::space::FunctionSpace;
+use crate::{Real, Result};
+
+/// A form's physics, discretization, constants and auxiliary field bound
+/// natively, with the work arrays of its evaluations
+/// ([`Integrate`] for host vectors `Vec<R>`).
+pub struct NativeIntegrator<R: Real> {
+    space: FunctionSpace,
+    disc: Discretization<R>,
+    physics: Arc<dyn PointwiseEval<R>>,
+    execution: Execution,
+    constants: Vec<R>,
+    /// The auxiliary field's space (a field in the solution's element).
+    aux_space: Option<FunctionSpace>,
+    /// The auxiliary field, cell-local (`[cell][b][k]`, or `[cell][k]` for P0).
+    aux_cells: Vec<R>,
+    u_cells: Vec<R>,
+    /// The direction of a Jacobian action, cell-local.
+    v_cells: Vec<R>,
+    element_vectors: Vec<R>,
+}
+
+impl<R: Real> NativeIntegrator<R> {
+    /// Binds `physics` with `constants` on `disc` (a discretization of
+    /// `space`), computing with `execution`; the auxiliary field is zero
+    /// until [`Integrate::set_aux`].
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] if the auxiliary field's space
+    /// cannot be built.
+    pub fn new(
+        space: &FunctionSpace,
+        disc: Discretization<R>,
+        physics: Arc<dyn PointwiseEval<R>>,
+        constants: &[R],
+        execution: Execution,
+    ) -> Result<Self> {
+        let aux_space = match disc.aux() {
+            AuxSpace::Field { n_comp } => Some(space.with_n_comp(n_comp)?),
+            _ => None,
+        };
+        let n_cell_dofs = space.n_cell_dofs();
+        Ok(NativeIntegrator {
+            space: space.clone(),
+            aux_cells: vec![R::ZERO; space.n_cells() * disc.aux_per_cell()],
+            disc,
+            physics,
+            execution,
+            constants: constants.to_vec(),
+            aux_space,
+            u_cells: vec![R::ZERO; n_cell_dofs],
+            v_cells: Vec::new(),
+            element_vectors: vec![R::ZERO; n_cell_dofs],
+        })
+    }
+
+    /// The discretization.
+    pub fn discretization(&self) -> &Discretization<R> {
+        &self.disc
+    }
+
+    /// Serial or parallel.
+    pub fn execution(&self) -> Execution {
+        self.execution
+    }
+}
+
+impl<R: Real> Integrate<R> for NativeIntegrator<R> {
+    type Vector = Vec<R>;
+
+    fn residual(&mut self, u: &Vec<R>, r: &mut Vec<R>) -> Result<()> {
+        self.space.gather(u, &mut self.u_cells)?;
+        let inputs = CellInputs {
+            u: &self.u_cells,
+            aux: &self.aux_cells,
+            constants: &self.constants,
+        };
+        element_vectors(
+            &self.disc,
+            &*self.physics,
+            &inputs,
+            &mut self.element_vectors,
+            self.execution,
+        )?;
+        self.space.assemble(&self.element_vectors, r)
+    }
+
+    fn jacobian_action(&mut self, u: &Vec<R>, v: &Vec<R>, out: &mut Vec<R>) -> Result<()> {
+        self.space.gather(u, &mut self.u_cells)?;
+        self.v_cells.resize(self.u_cells.len(), R::ZERO);
+        self.space.gather(v, &mut self.v_cells)?;
+        let inputs = CellInputs {
+            u: &self.u_cells,
+            aux: &self.aux_cells,
+            constants: &self.constants,
+        };
+        tangent_element_vectors(
+            &self.disc,
+            &*self.physics,
+            &inputs,
+            &self.v_cells,
+            &mut self.element_vectors,
+            self.execution,
+        )?;
+        self.space.assemble(&self.element_vectors, out)
+    }
+
+    fn jacobian_diagonal(&mut self, u: &Vec<R>, out: &mut Vec<R>) -> Result<()> {
+        crate::real::check_finite("u", u)?;
+        self.space.gather(u, &mut self.u_cells)?;
+        let inputs = CellInputs {
+            u: &self.u_cells,
+            aux: &self.aux_cells,
+            constants: &self.constants,
+        };
+        let blocks = point_block_diagonal(
+            &self.space,
+            &self.disc,
+            &*self.physics,
+            &inputs,
+            self.execution,
+        )?;
+        out.copy_from_slice(&blocks);
+        Ok(())
+    }
+
+    fn set_constants(&mut self, constants: &[R]) -> Result<()> {
+        self.constants = constants.to_vec();
+        Ok(())
+    }
+
+    fn set_aux(&mut self, aux: &[R]) -> Result<()> {
+        match &self.aux_space {
+            Some(s) => s.gather(aux, &mut self.aux_cells),
+            None => {
+                self.aux_cells.copy_from_slice(aux);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The point-block diagonal of `J(u)`, `[node][fc][gc]`
+/// (`n_nodes·N_comp²` entries), from the cell-local `inputs`: the diagonal
+/// blocks of the element matrices ([`diagonal_blocks`]) summed per node in
+/// increasing cell order. NaN and ±∞ are kept.
+///
+/// # Errors
+/// Those of [`diagonal_blocks`].
+pub fn point_block_diagonal<R: Real>(
+    space: &FunctionSpace,
+    disc: &Discretization<R>,
+    physics: &dyn PointwiseEval<R>,
+    inputs: &CellInputs<'_, R>,
+    execution: Execution,
+) -> Result<Vec<R>> {
+    let nc = space.n_comp();
+    let per_block = nc * nc;
+    let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * per_block];
+    diagonal_blocks(disc, physics, inputs, &mut blocks, execution)?;
+    let mut out = vec![R::ZERO; space.n_nodes() * per_block];
+    for (c, cell) in blocks.chunks(space.n_basis() * per_block).enumerate() {
+        for (block, &node) in cell.chunks(per_block).zip(space.cell_nodes(c)) {
+            let start = node as usize * per_block;
+            for (o, &v) in out[start..start + per_block].iter_mut().zip(block) {
+                *o += v;
+            }
+        }
+    }
+    Ok(out)
+}
