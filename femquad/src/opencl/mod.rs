@@ -8,6 +8,7 @@ pub mod case;
 pub mod context;
 pub mod device;
 mod failure;
+pub(crate) mod launch;
 pub mod launch_config;
 pub mod multigrid;
 pub mod operator;

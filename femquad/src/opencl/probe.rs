@@ -27,9 +27,9 @@
 
 use std::sync::Arc;
 
+use super::launch::Launch;
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;
-use opencl3::kernel::ExecuteKernel;
 use opencl3::memory::Buffer;
 use opencl3::program::Program;
 
@@ -505,24 +505,16 @@ impl Probe {
                 continue;
             }
             let which = which as i32;
-            // SAFETY: the arguments match `pw_probe` of `program_source`;
-            // every buffer holds the offsets plus the points' entries.
-            unsafe {
-                let mut exec = ExecuteKernel::new(&kernel);
-                exec.set_arg(&which);
-                for b in &buffers {
-                    exec.set_arg(b);
-                }
-                for off in o {
-                    exec.set_arg(off);
-                }
-                exec.set_global_work_size(inputs.points)
-                    .enqueue_nd_range(self.device.live_queue()?)
+            // The arguments match `pw_probe` of `program_source`; every
+            // buffer holds the offsets plus the points' entries.
+            let mut launch = Launch::new(&kernel).value(which)?;
+            for b in &buffers {
+                launch = launch.mem(b)?;
             }
-            .map_err(|e| {
-                self.device
-                    .failure("clEnqueueNDRangeKernel", "the probe kernel", 0, e)
-            })?;
+            for &off in o {
+                launch = launch.value(off)?;
+            }
+            launch.enqueue(&self.device, inputs.points, None, "the probe kernel")?;
         }
         let mut results: Vec<Vec<R>> = (8..12).map(|k| vec![R::ZERO; totals[k]]).collect();
         for (k, r) in results.iter_mut().enumerate() {

@@ -123,7 +123,6 @@ fn a_lost_context_fails_every_later_call_with_its_first_cause() {
 /// Dropping the device must wait for its commands.
 #[test]
 fn dropping_the_device_waits_for_its_commands() {
-    use opencl3::kernel::ExecuteKernel;
     let d = device();
     let source = "__kernel void busy(__global float *x, const int n) {
         float s = x[get_global_id(0)];
@@ -134,15 +133,12 @@ fn dropping_the_device_waits_for_its_commands() {
     let mut x = d.alloc::<f32>(1024, "x").unwrap();
     d.write(&mut x, &[0.0; 1024], Transfer::Vector, "x")
         .unwrap();
-    // SAFETY: the arguments match `busy`; x holds 1024 floats.
-    let event = unsafe {
-        ExecuteKernel::new(&kernel)
-            .set_arg(&x)
-            .set_arg(&2_000_000i32)
-            .set_global_work_size(1024)
-            .enqueue_nd_range(d.queue())
-    }
-    .unwrap();
+    // the arguments match `busy`; x holds 1024 floats
+    let event = crate::opencl::launch::Launch::new(&kernel)
+        .mem(&x)
+        .and_then(|l| l.value(2_000_000i32))
+        .and_then(|l| l.enqueue(&d, 1024, None, "busy"))
+        .unwrap();
     drop((kernel, x));
     assert_eq!(Arc::strong_count(&d), 1);
     drop(d);

@@ -103,8 +103,8 @@ fn the_aux_field_must_be_set_before_the_physics_reads_it() {
 
 /// `set_assembly(Deterministic)` switches the device to the fixed-order
 /// sum and builds what it needs then — its kernels and the node incidence —
-/// so the next evaluation builds and uploads nothing, and it sums to the
-/// atomic assembly's values.
+/// so the next evaluation builds, looks up and uploads nothing, and it sums
+/// to the atomic assembly's values.
 #[test]
 fn set_assembly_prepares_the_deterministic_sum() {
     use crate::backend::Assembly;
@@ -139,6 +139,10 @@ fn set_assembly_prepares_the_deterministic_sum() {
         "kernels built in the evaluation"
     );
     assert_eq!(after.geometry_bytes, prepared.geometry_bytes);
+    assert_eq!(
+        after.cache_hits, prepared.cache_hits,
+        "a program looked up (its source generated and hashed) in the evaluation"
+    );
     let (a, d) = (atomic.to_host().unwrap(), fixed_order.to_host().unwrap());
     for (x, y) in a.iter().zip(&d) {
         assert!((x - y).abs() < 1e-13, "{x} {y}");

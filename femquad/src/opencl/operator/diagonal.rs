@@ -4,10 +4,11 @@
 //! added atomically into the global blocks. For Jacobi and Chebyshev
 //! smoothing; nothing is assembled.
 
-use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::kernel::Kernel;
 
 use super::OpenClOperator;
 use crate::opencl::DeviceVector;
+use crate::opencl::launch::Launch;
 use crate::opencl::shape::AtomicAdd;
 use crate::opencl::source::{DIAGONAL_KERNEL, diagonal_source};
 use crate::physics::{Pointwise, PointwiseError};
@@ -109,32 +110,25 @@ impl<R: Real> OpenClOperator<R> {
             self.device
                 .failure("clEnqueueFillBuffer", "Jacobian diagonal", bytes, e)
         })?;
-        // SAFETY: argument types and order match kernels/jacobian_diagonal.cl;
-        // the kernel returns for work-items past the last cell; every node
+        // Argument types and order match kernels/jacobian_diagonal.cl; the
+        // kernel returns for work-items past the last cell; every node
         // index is below n_nodes and `out` holds n_nodes·N_comp² values.
-        let event = unsafe {
-            ExecuteKernel::new(kernel)
-                .set_arg(u.buffer())
-                .set_arg(&d.cell_nodes)
-                .set_arg(aux)
-                .set_arg(inv_j)
-                .set_arg(det_j)
-                .set_arg(&d.vertices)
-                .set_arg(&d.constants)
-                .set_arg(out)
-                .set_arg(&n_cells_arg)
-                .set_global_work_size(n_cells.div_ceil(GROUP).max(1) * GROUP)
-                .set_local_work_size(GROUP)
-                .enqueue_nd_range(queue)
-        }
-        .map_err(|e| {
-            self.device.failure(
-                "clEnqueueNDRangeKernel",
+        let event = Launch::new(kernel)
+            .mem(u.buffer())?
+            .mem(&d.cell_nodes)?
+            .mem(aux)?
+            .mem(inv_j)?
+            .mem(det_j)?
+            .mem(&d.vertices)?
+            .mem(&d.constants)?
+            .mem(out)?
+            .value(n_cells_arg)?
+            .enqueue(
+                &self.device,
+                n_cells.div_ceil(GROUP).max(1) * GROUP,
+                Some(GROUP),
                 "the Jacobian diagonal kernel",
-                0,
-                e,
-            )
-        })?;
+            )?;
         self.pending = vec![fill, event];
         Ok(())
     }

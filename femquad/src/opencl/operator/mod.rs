@@ -32,18 +32,19 @@ mod residual;
 mod windows;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Node windows per (chunk size, capacities): the window buffer and how
 /// many groups are windowed.
 type WindowCache = HashMap<(usize, (usize, usize)), (Buffer<u32>, usize)>;
 
 use opencl3::event::Event;
-use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 
 use super::case::KernelCase;
 use super::context::{Device, Transfer};
+use super::launch::Launch;
 use super::options::KernelOptions;
 use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config};
 use super::source::{INTEGRATE_KERNEL, integrate_source};
@@ -134,9 +135,9 @@ pub struct OpenClOperator<R: Real> {
     data: DeviceData<R>,
     /// Node → cell-slot incidence, `(offsets, slots)`, for deterministic assembly.
     incidence: Option<(Buffer<u32>, Buffer<u32>)>,
+    /// The deterministic sum's kernel (`kernels/assemble.cl`), built once.
+    assembly_kernel: Option<Kernel>,
     kernels: HashMap<KernelKey, Compiled>,
-    /// Configurations resolved (tuning cache or default) per physics and variant.
-    resolved: Mutex<HashMap<(u64, KernelVariant), LaunchConfig>>,
     last_launch: Option<LaunchRecord>,
     /// Events of the last residual evaluation, for its timing.
     pending: Vec<Event>,
@@ -217,8 +218,8 @@ impl<R: Real> OpenClOperator<R> {
             disc,
             data,
             incidence: None,
+            assembly_kernel: None,
             kernels: HashMap::new(),
-            resolved: Mutex::new(HashMap::new()),
             last_launch: None,
             pending: Vec::new(),
         })
@@ -257,28 +258,23 @@ impl<R: Real> OpenClOperator<R> {
     /// device default with stored geometry
     /// (on the H200, stored `J⁻¹`/`det J` beat geometry computed from
     /// gathered vertices in every measured case, BENCHMARKS.md; the
-    /// autotuner tries both).
-    /// Resolved once per physics and variant, and remembered.
+    /// autotuner tries both). Resolved on each call: a bound form
+    /// ([`OpenClIntegrator`]) resolves its kernels' configurations once,
+    /// when it is bound.
     pub fn config_for<P: Pointwise + ?Sized>(
         &self,
         physics: &P,
         variant: KernelVariant,
     ) -> Result<LaunchConfig> {
         let hash = physics.source_hash();
-        let mut resolved = self.resolved.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = resolved.get(&(hash, variant)) {
-            return Ok(*c);
-        }
         let case = self.case_for(physics);
         let info = self.device.info();
         let key = TuneKey::new(info, &case, variant, hash, &self.options);
         let tuned = (self.options.tuning_cache.as_ref()).and_then(|c| c.lookup(info, &key));
-        let config = match tuned {
-            Some(c) => c,
-            None => default_config(&case, variant, GeometryMode::Stored, &self.options, info)?,
-        };
-        resolved.insert((hash, variant), config);
-        Ok(config)
+        match tuned {
+            Some(c) => Ok(c),
+            None => default_config(&case, variant, GeometryMode::Stored, &self.options, info),
+        }
     }
 
     /// The shape of the kernel `variant` of `physics` launched with `config`
@@ -502,32 +498,28 @@ impl<R: Real> OpenClOperator<R> {
         if work_groups == 0 {
             return Err(Error::arg("mesh", "the mesh has no cells"));
         }
-        let queue = self.device.live_queue()?;
-        // SAFETY: argument types and order match the kernel signature in
+        // Argument types and order match the kernel signature in
         // kernels/integrate.cl; every per-cell buffer holds at least
         // work_groups·chunk cells (CELL_PADDING ≥ chunk, checked in
         // shape_for), global vectors hold every node's values.
-        let event = unsafe {
-            ExecuteKernel::new(&compiled.kernel)
-                .set_arg(inputs.u)
-                .set_arg(direction)
-                .set_arg(&d.cell_nodes)
-                .set_arg(aux)
-                .set_arg(inv_j)
-                .set_arg(det_j)
-                .set_arg(coordinates)
-                .set_arg(&d.constants)
-                .set_arg(out)
-                .set_arg(windows)
-                .set_arg(&n_cells_arg)
-                .set_global_work_size(work_groups * shape.n_t)
-                .set_local_work_size(shape.n_t)
-                .enqueue_nd_range(queue)
-        }
-        .map_err(|e| {
-            self.device
-                .failure("clEnqueueNDRangeKernel", "the integration kernel", 0, e)
-        })?;
+        let event = Launch::new(&compiled.kernel)
+            .mem(inputs.u)?
+            .mem(direction)?
+            .mem(&d.cell_nodes)?
+            .mem(aux)?
+            .mem(inv_j)?
+            .mem(det_j)?
+            .mem(coordinates)?
+            .mem(&d.constants)?
+            .mem(out)?
+            .mem(windows)?
+            .value(n_cells_arg)?
+            .enqueue(
+                &self.device,
+                work_groups * shape.n_t,
+                Some(shape.n_t),
+                "the integration kernel",
+            )?;
         self.last_launch = Some(LaunchRecord {
             work_groups,
             chunk: shape.chunk,

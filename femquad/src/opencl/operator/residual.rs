@@ -2,13 +2,13 @@
 //! fused, in one launch (atomic assembly) or two (deterministic assembly).
 
 use opencl3::event::Event;
-use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
 
 use super::{CELL_PADDING, Inputs, OpenClOperator, span_ns};
 use crate::aux_space::AuxSpace;
 use crate::opencl::DeviceVector;
 use crate::opencl::context::Transfer;
+use crate::opencl::launch::Launch;
 use crate::opencl::shape::{AtomicAdd, KernelVariant, LaunchConfig, Output};
 use crate::opencl::source::real_typedef;
 use crate::physics::Pointwise;
@@ -181,7 +181,7 @@ impl<R: Real> OpenClOperator<R> {
         if assembly == Assembly::Deterministic {
             self.prepare_incidence()?;
             self.element_vectors_buffer()?;
-            self.assembly_kernel()?;
+            self.prepare_assembly_kernel()?;
         }
         Ok(())
     }
@@ -313,45 +313,53 @@ impl<R: Real> OpenClOperator<R> {
         Ok(())
     }
 
-    /// The assembly kernel, built on first use.
-    fn assembly_kernel(&mut self) -> Result<Kernel> {
+    /// Builds the assembly kernel, once.
+    fn prepare_assembly_kernel(&mut self) -> Result<()> {
+        if self.assembly_kernel.is_some() {
+            return Ok(());
+        }
         let source = format!(
             "{}#define N_COMP {}\n{}",
             real_typedef::<R>(),
             self.disc.n_comp(),
             ASSEMBLE_TEMPLATE
         );
-        self.device.kernel(&source, "assemble")
+        self.assembly_kernel = Some(self.device.kernel(&source, "assemble")?);
+        Ok(())
     }
 
     /// Enqueues `r[dof] = Σ element-vector entries of dof`, in increasing
     /// cell order.
     fn launch_assembly(&mut self, r: &mut Buffer<R>) -> Result<Event> {
-        let kernel = self.assembly_kernel()?;
+        self.prepare_assembly_kernel()?;
         let n_dofs = self.n_nodes * self.disc.n_comp();
         let n_dofs_arg = i32::try_from(n_dofs)
             .map_err(|_| Error::arg("space", format!("{n_dofs} dofs exceed 2^31")))?;
-        let (offsets, slots) = self.incidence.as_ref().expect("prepared");
-        let ev = self.data.element_vectors.as_ref().expect("prepared");
+        let (Some(kernel), Some((offsets, slots)), Some(ev)) = (
+            &self.assembly_kernel,
+            &self.incidence,
+            &self.data.element_vectors,
+        ) else {
+            return Err(Error::internal(
+                "the deterministic sum launched before its kernel, incidence or element \
+                 vectors were prepared",
+            ));
+        };
         const GROUP: usize = 256;
-        let queue = self.device.live_queue()?;
-        // SAFETY: argument types and order match kernels/assemble.cl; the
+        // Argument types and order match kernels/assemble.cl; the
         // incidence covers every node, `r` holds n_dofs values.
-        unsafe {
-            ExecuteKernel::new(&kernel)
-                .set_arg(ev)
-                .set_arg(offsets)
-                .set_arg(slots)
-                .set_arg(r)
-                .set_arg(&n_dofs_arg)
-                .set_global_work_size(n_dofs.div_ceil(GROUP).max(1) * GROUP)
-                .set_local_work_size(GROUP)
-                .enqueue_nd_range(queue)
-        }
-        .map_err(|e| {
-            self.device
-                .failure("clEnqueueNDRangeKernel", "the assembly kernel", 0, e)
-        })
+        Launch::new(kernel)
+            .mem(ev)?
+            .mem(offsets)?
+            .mem(slots)?
+            .mem(r)?
+            .value(n_dofs_arg)?
+            .enqueue(
+                &self.device,
+                n_dofs.div_ceil(GROUP).max(1) * GROUP,
+                Some(GROUP),
+                "the assembly kernel",
+            )
     }
 
     /// Checks that `v` (the argument `name`) is a global vector of this

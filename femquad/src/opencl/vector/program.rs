@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer, ClMem};
+use opencl3::memory::Buffer;
 
 use crate::opencl::context::Device;
 use crate::opencl::device::cl_error;
@@ -237,55 +237,20 @@ impl State {
     }
 }
 
-/// Sets the arguments of a kernel in order and enqueues it (the event is
-/// not kept: the in-order queue orders everything that follows).
-pub struct Launch<'k> {
-    kernel: &'k Kernel,
-    next: u32,
-}
+pub use crate::opencl::launch::Launch;
 
-impl<'k> Launch<'k> {
-    /// Starts setting the arguments of `kernel`.
-    pub fn new(kernel: &'k Kernel) -> Self {
-        Launch { kernel, next: 0 }
-    }
-
-    /// The next argument is a buffer.
-    pub fn mem<T>(self, buffer: &Buffer<T>) -> Result<Self> {
-        self.value(buffer.get())
-    }
-
-    /// The next argument is a value: its Rust type must be the kernel's
-    /// (`u64` for `ulong`, `u32` for `uint`, `R` for `real`).
-    pub fn value<T: Copy>(mut self, v: T) -> Result<Self> {
-        // SAFETY: the callers pass arguments in the order and with the
-        // types of the kernel signatures in kernels/vector.cl.
-        unsafe { self.kernel.set_arg(self.next, &v) }.map_err(cl_error("clSetKernelArg"))?;
-        self.next += 1;
-        Ok(self)
-    }
-
-    /// Enqueues `groups` work-groups of [`WG`] work-items (nothing if 0).
+impl Launch<'_> {
+    /// Enqueues `groups` work-groups of [`WG`] work-items (nothing if 0);
+    /// the event is not kept: the in-order queue orders everything that
+    /// follows.
+    ///
+    /// # Errors
+    /// The launch failure naming `what`.
     pub fn run(self, device: &Device, groups: usize, what: &str) -> Result<()> {
         if groups == 0 {
             return Ok(());
         }
-        let global = groups * WG;
-        let local = WG;
-        let queue = device.live_queue()?;
-        // SAFETY: all arguments are set; the sizes outlive the call.
-        unsafe {
-            queue.enqueue_nd_range_kernel(
-                self.kernel.get(),
-                1,
-                std::ptr::null(),
-                &global,
-                &local,
-                &[],
-            )
-        }
-        .map(drop)
-        .map_err(|e| device.failure("clEnqueueNDRangeKernel", what, 0, e))
+        self.enqueue(device, groups * WG, Some(WG), what).map(drop)
     }
 }
 
