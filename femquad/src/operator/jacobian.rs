@@ -21,11 +21,12 @@
 use std::sync::Arc;
 
 use super::{Imp, Operator, misplaced};
+use crate::backend::Vector;
 use crate::discretization::CellInputs;
 use crate::native::{Execution, diagonal_blocks, tangent_element_vectors};
 use crate::physics::PointArgs;
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
-use crate::vector::{Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 impl<R: Real> Operator<R> {

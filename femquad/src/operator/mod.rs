@@ -21,6 +21,7 @@
 
 use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
+use crate::backend::{Location, Vector};
 use crate::discretization::{CellInputs, Discretization};
 use crate::error::check_len;
 use crate::form::Form;
@@ -29,7 +30,7 @@ use crate::opencl::{Assembly, DeviceVector, OpenClOperator};
 use crate::physics::PointwiseEval;
 use crate::real::check_finite;
 use crate::space::FunctionSpace;
-use crate::vector::{Location, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 mod jacobian;

@@ -1,5 +1,21 @@
 //! Where the work runs: natively (Rust, rayon; the reference) or on an
 //! OpenCL device (the thread-transposition kernels).
+//!
+//! This is the one module that names every backend. It holds the run-time
+//! choice [`Backend`], the user-facing [`Vector<R>`] (host or device values,
+//! with their [`Location`]) and [`IndexSet`] (indices kept where the vectors
+//! they index live). Each of their operations is one `match` over the
+//! backends; combining values that live in different places is an
+//! [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the
+//! argument and both locations, never a silent transfer. The algorithms
+//! (`operator`, `multigrid`, `solve`, `vector`) name no backend module; they
+//! go through these types.
+
+mod index_set;
+mod vector;
+
+pub use index_set::IndexSet;
+pub use vector::{Location, Vector};
 
 use std::sync::Arc;
 
