@@ -16,7 +16,7 @@
 //! precision ([`Real`], [`Precision`]) and errors ([`Error`], [`Result`]).
 
 pub use crate::aux_space::AuxSpace;
-pub use crate::backend::Backend;
+pub use crate::backend::{Backend, Vector};
 pub use crate::element::Element;
 pub use crate::form::Form;
 pub use crate::mesh::gmsh::{GmshMesh, GmshOptions, read_gmsh, read_gmsh_with};
@@ -28,6 +28,6 @@ pub use crate::output::{Vtu, VtuFormat};
 pub use crate::quadrature::Quadrature;
 pub use crate::solve::{DirichletProblem, Preconditioner};
 pub use crate::space::{Components, FunctionSpace};
-pub use crate::vector::{Vector, VectorOps};
+pub use crate::vector::VectorOps;
 pub use crate::{Error, Precision, Real, Result};
 pub use crate::{Pointwise, PointwiseEval, pointwise};

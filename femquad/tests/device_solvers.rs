@@ -7,12 +7,13 @@
 
 use std::sync::{Arc, OnceLock};
 
+use femquad::backend::Vector;
 use femquad::linalg::{Jacobi, LinearOperator};
 use femquad::opencl::{Device, DeviceVector};
 use femquad::solve::{
     GmresOptions, JacobianProducts, KrylovStats, NewtonOptions, cg, gmres, newton_krylov,
 };
-use femquad::vector::{Vector, VectorOps};
+use femquad::vector::VectorOps;
 use femquad::{Error, Result};
 use opencl3::kernel::ExecuteKernel;
 

@@ -7,10 +7,11 @@
 use std::sync::{Arc, OnceLock};
 
 use femquad::Precision;
+use femquad::backend::Vector;
 use femquad::opencl::vector::{MAX_GROUPS, WG, vector_source};
 use femquad::opencl::{Device, DeviceIndices, DeviceVector};
 use femquad::rng::Rng;
-use femquad::vector::{Vector, VectorOps, check_finite};
+use femquad::vector::{VectorOps, check_finite};
 use femquad::{Error, Real};
 
 /// The tests' device ([`femquad::opencl::testing::device`]), opened once for

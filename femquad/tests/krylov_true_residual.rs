@@ -10,9 +10,10 @@
 
 use std::sync::{Arc, OnceLock};
 
+use femquad::backend::Vector;
 use femquad::opencl::{Device, DeviceVector};
 use femquad::solve::{GmresOptions, KrylovStats, cg, gmres};
-use femquad::vector::{Vector, VectorOps};
+use femquad::vector::VectorOps;
 use femquad::{Real, Result};
 
 /// The tests' device ([`femquad::opencl::testing::device`]), opened once for

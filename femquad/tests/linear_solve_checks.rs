@@ -126,7 +126,7 @@ fn problem<R: EvalPrecision>(
 /// from `u` itself.
 fn true_relative_residual<R: Real>(
     p: &mut DirichletProblem<R>,
-    u: &femquad::vector::Vector<R>,
+    u: &femquad::backend::Vector<R>,
 ) -> f64 {
     let mut r = p.operator().vector().unwrap();
     p.constrained_residual(u, &mut r).unwrap();

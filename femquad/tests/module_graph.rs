@@ -18,6 +18,11 @@
 //!   own file (`super::Item` defined in `mod.rs`), or a parent naming (or
 //!   re-exporting) its children, is not a sibling edge.
 //!
+//! A third rule is the backend seam: the algorithm modules (see
+//! [`BACKEND_FREE`]) name no backend module (`crate::opencl`,
+//! `crate::native`), neither in a `use` nor inline; they reach the backends
+//! only through `crate::backend`.
+//!
 //! Comments, string literals (raw ones too) and char literals are skipped;
 //! `super::` inside an inline module (`mod tests { use super::X; }`) is
 //! relative to that inline module. Test modules (`#[cfg(test)]` blocks at the
@@ -42,6 +47,109 @@ fn the_module_graph_has_no_cycle() {
     );
     let cycles = cycles(&graphs);
     assert!(cycles.is_empty(), "module cycles:\n{}", cycles.join("\n"));
+}
+
+/// The algorithm modules, which name no backend module ([`BACKENDS`]); they
+/// reach a backend through `crate::backend` only.
+const BACKEND_FREE: [&str; 2] = ["vector", "operator"];
+
+/// Algorithm modules that still name a backend (the seam is not finished
+/// there). Each moves to [`BACKEND_FREE`] once it names none;
+/// [`pending_algorithms_still_name_a_backend`] says when.
+const BACKEND_PENDING: [&str; 2] = ["multigrid", "solve"];
+
+/// The backend modules.
+const BACKENDS: [&str; 2] = ["opencl", "native"];
+
+/// The paths in modules under one of `algorithms` that name a module under
+/// one of [`BACKENDS`], as `module names path` lines.
+fn backend_names(files: &[(Vec<String>, String)], algorithms: &[&str]) -> Vec<String> {
+    crate_paths(files)
+        .into_iter()
+        .filter(|p| {
+            p.from
+                .first()
+                .is_some_and(|m| algorithms.contains(&m.as_str()))
+        })
+        .filter(|p| {
+            p.path
+                .first()
+                .is_some_and(|m| BACKENDS.contains(&m.as_str()))
+        })
+        .map(|p| {
+            format!(
+                "`{}` names `crate::{}`",
+                p.from.join("::"),
+                p.path.join("::")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn algorithms_name_no_backend() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = backend_names(&crate_files(&src), &BACKEND_FREE);
+    assert!(
+        found.is_empty(),
+        "algorithm modules naming a backend (go through `crate::backend`):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Fails once a pending module names no backend any more: then it belongs
+/// in [`BACKEND_FREE`], where the rule keeps it so.
+#[test]
+fn pending_algorithms_still_name_a_backend() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = crate_files(&src);
+    for module in BACKEND_PENDING {
+        assert!(
+            !backend_names(&files, &[module]).is_empty(),
+            "`{module}` names no backend any more: move it from BACKEND_PENDING to BACKEND_FREE"
+        );
+    }
+}
+
+#[test]
+fn the_backend_rule_sees_uses_inline_paths_and_super() {
+    let files: Vec<(Vec<String>, String)> = [
+        (
+            "",
+            "pub mod backend; pub mod multigrid; pub mod native; pub mod opencl;",
+        ),
+        (
+            "backend",
+            "pub use crate::native::Execution; pub struct Vector;",
+        ),
+        ("native", "pub enum Execution {} pub fn run() {}"),
+        ("opencl", "pub struct Device;"),
+        (
+            "multigrid",
+            "pub mod a; pub mod b; use crate::backend::{Execution, Vector};",
+        ),
+        (
+            "multigrid::a",
+            "use crate::opencl::Device; // crate::native::run\n",
+        ),
+        (
+            "multigrid::b",
+            "fn f() { super::super::native::run(); let _ = \"crate::opencl\"; }",
+        ),
+    ]
+    .iter()
+    .map(|(m, code)| {
+        let module = m.split("::").filter(|s| !s.is_empty()).map(String::from);
+        (module.collect(), code.to_string())
+    })
+    .collect();
+    assert_eq!(
+        backend_names(&files, &["multigrid"]),
+        [
+            "`multigrid::a` names `crate::opencl::Device`",
+            "`multigrid::b` names `crate::native::run`",
+        ]
+    );
 }
 
 /// The library crates of the workspace, by their source root relative to

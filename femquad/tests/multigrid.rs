@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use femquad::Real;
 use femquad::backend::Backend;
+use femquad::backend::{IndexSet, Vector};
 use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
@@ -25,7 +26,6 @@ use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
 use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
-use femquad::vector::{IndexSet, Vector};
 
 /// The tests' device ([`femquad::opencl::testing::device`]), opened once for
 /// this file.

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use femquad::aux_space::AuxSpace;
 use femquad::backend::Backend;
+use femquad::backend::Vector;
 use femquad::discretization::{CellInputs, Discretization};
 use femquad::element::Element;
 use femquad::form::Form;
@@ -16,7 +17,6 @@ use femquad::physics::builtin::{Lame, Laplacian, LaplacianCoefficient};
 use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
 use femquad::space::FunctionSpace;
-use femquad::vector::Vector;
 
 /// Solves `a x = b` (dense, partial pivoting); `a` is n×n row-major.
 fn solve(n: usize, mut a: Vec<f64>, mut b: Vec<f64>) -> Vec<f64> {

@@ -11,13 +11,13 @@ use operator_support::operator;
 
 use std::sync::Arc;
 
+use femquad::backend::Location;
 use femquad::opencl::testing::device;
 use femquad::opencl::{Assembly, Device};
 use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
-use femquad::vector::Location;
 
 /// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
 /// tuning cache).

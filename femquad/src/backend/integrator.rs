@@ -3,6 +3,7 @@
 //! one place where vectors living elsewhere than the integrator are an
 //! error.
 
+use super::{Location, Vector};
 use crate::discretization::{CellInputs, Discretization};
 use crate::form::Form;
 use crate::native::{Execution, NativeIntegrator, point_block_diagonal};
@@ -10,7 +11,6 @@ use crate::opencl::{Assembly, DeviceVector, OpenClIntegrator, OpenClOperator};
 use crate::physics::PointwiseEval;
 use crate::seam::Integrate;
 use crate::space::FunctionSpace;
-use crate::vector::{Location, Vector};
 use crate::{Error, Real, Result};
 
 use super::Backend;

@@ -1,12 +1,25 @@
 //! Where the work runs: natively (Rust, rayon; the reference) or on an
-//! OpenCL device (the thread-transposition kernels). The one module that
-//! names every backend: the run-time [`Backend`] value and the
-//! dispatching [`Integrator`] of a bound form (one `match` per operation
-//! over the implementations of [`crate::seam::Integrate`]). [`Execution`]
-//! and [`Assembly`] are re-exported for the algorithms, which name no
-//! backend module.
+//! OpenCL device (the thread-transposition kernels).
+//!
+//! This is the one module that names every backend. It holds the run-time
+//! choice [`Backend`], the user-facing [`Vector<R>`] (host or device values,
+//! with their [`Location`]) and [`IndexSet`] (indices kept where the vectors
+//! they index live), and the dispatching [`Integrator`] of a bound form (over
+//! the implementations of [`crate::seam::Integrate`]). Each of their
+//! operations is one `match` over the backends; combining values that live
+//! in different places is an
+//! [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the
+//! argument and both locations, never a silent transfer. [`Execution`] and
+//! [`Assembly`] are re-exported for the algorithms (`operator`, `multigrid`,
+//! `solve`, `vector`), which name no backend module; they go through these
+//! types.
 
+mod index_set;
 mod integrator;
+mod vector;
+
+pub use index_set::IndexSet;
+pub use vector::{Location, Vector};
 
 use std::sync::Arc;
 
@@ -51,6 +64,17 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The backends a crate-internal test runs on: native, then the tests'
+    /// OpenCL device and options ([`crate::opencl::testing`]'s one policy).
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> [Backend; 2] {
+        use crate::opencl::testing;
+        [
+            Backend::native(),
+            Backend::opencl_with(testing::device(), testing::options()),
+        ]
+    }
+
     /// The OpenCL backend on `device` with the kernel switches and tuning
     /// cache of `options`: nothing is read from the environment or from
     /// files.

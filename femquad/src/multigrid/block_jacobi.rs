@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::backend::{IndexSet, Vector};
 use crate::opencl::multigrid::{MultigridKernels, block_tolerance};
-use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// Nodes per rayon task.
@@ -38,7 +39,7 @@ const BLOCK: usize = 1 << 12;
 /// # Example
 /// ```
 /// use femquad::multigrid::PointBlockJacobi;
-/// use femquad::vector::{IndexSet, Vector};
+/// use femquad::backend::{IndexSet, Vector};
 ///
 /// // one node, two components: D = [[2, 1], [1, 2]], nothing fixed
 /// let blocks = Vector::from(vec![2.0, 1.0, 1.0, 2.0]);

@@ -2,7 +2,8 @@
 
 use super::block_jacobi::PointBlockJacobi;
 use super::operators::Action;
-use crate::vector::{Vector, VectorOps};
+use crate::backend::Vector;
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// Chebyshev iteration on the point-block-Jacobi-preconditioned operator

@@ -1,7 +1,7 @@
 //! [`CoarseSolver`]: the exact solve on the coarsest level.
 
+use crate::backend::Vector;
 use crate::sparse::{CsrMatrix, DirectSolver, Factorization, FixedDofs};
-use crate::vector::Vector;
 use crate::{Error, Real, Result};
 
 /// The coarsest level's operator, assembled ([`CsrMatrix`], `f64`), its

@@ -3,7 +3,8 @@
 
 use super::block_jacobi::PointBlockJacobi;
 use super::operators::Action;
-use crate::vector::{Vector, VectorOps};
+use crate::backend::Vector;
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// The extreme Ritz values of `D⁻¹A` after some Lanczos steps.

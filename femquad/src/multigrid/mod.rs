@@ -40,7 +40,7 @@
 //!   coarsest assembled Jacobian as [`LevelOperators`]. This is what
 //!   [`DirichletProblem`](crate::solve::DirichletProblem) uses by default.
 //!
-//! Every operation works on [`Vector`](crate::vector::Vector)s: on device
+//! Every operation works on [`Vector`](crate::backend::Vector)s: on device
 //! vectors everything but the coarse solve runs on the device and nothing
 //! but the coarse vectors and a few scalars (setup) is read back; on host
 //! vectors the native twins compute the same.

@@ -8,11 +8,11 @@ use super::operators::LevelOperators;
 use super::vcycle::{Multigrid, MultigridOptions};
 use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
+use crate::backend::Vector;
 use crate::element::Element;
 use crate::operator::Operator;
 use crate::quadrature::Quadrature;
 use crate::sparse::CsrMatrix;
-use crate::vector::Vector;
 use crate::{Error, Real, Result};
 
 /// The operators of every level for the Jacobian `J(u)` of an operator:

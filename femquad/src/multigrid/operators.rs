@@ -2,8 +2,8 @@
 
 use crate::Real;
 use crate::Result;
+use crate::backend::Vector;
 use crate::sparse::CsrMatrix;
-use crate::vector::Vector;
 
 /// An operator given by its action, `a(x, y)` setting `y = A x` (a level's
 /// constrained operator inside the smoother and the eigenvalue estimate).

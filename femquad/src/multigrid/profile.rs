@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use crate::Real;
 use crate::Result;
-use crate::vector::Vector;
+use crate::backend::Vector;
 
 /// Wall-clock seconds of the phases of the V-cycles on one level, summed
 /// over the cycles applied since the last setup (with

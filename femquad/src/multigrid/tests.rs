@@ -4,10 +4,11 @@
 //! polynomial, the Lanczos eigenvalue estimate, the random fill.
 
 use super::*;
+use crate::backend::{IndexSet, Vector};
 use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
 use crate::mesh::refine::refine;
 use crate::rng::Rng;
-use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Result};
 
 fn host(v: Vec<f64>) -> Vector<f64> {

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use crate::backend::Vector;
 use crate::opencl::multigrid::{DeviceTransfer, MultigridKernels};
-use crate::vector::{Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// Entries per rayon task of the native transfers.
@@ -41,7 +42,7 @@ const BLOCK: usize = 1 << 14;
 /// # Example
 /// ```
 /// use femquad::multigrid::Transfer;
-/// use femquad::vector::Vector;
+/// use femquad::backend::Vector;
 ///
 /// // two coarse nodes and one edge between them: the fine level has a midpoint
 /// let t = Transfer::<f64>::new(2, vec![[0, 1]], 1)?;

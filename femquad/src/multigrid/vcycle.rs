@@ -15,9 +15,10 @@ use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
 use super::transfer::Transfer;
+use crate::backend::{IndexSet, Vector};
 use crate::opencl::multigrid::MultigridKernels;
 use crate::sparse::Factorization;
-use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// Options of [`Multigrid`].
@@ -160,7 +161,8 @@ struct Level<R: Real> {
 /// ```
 /// use femquad::multigrid::{LevelOperators, Multigrid, MultigridOptions, Transfer};
 /// use femquad::sparse::CsrMatrix;
-/// use femquad::vector::{Vector, VectorOps};
+/// use femquad::backend::Vector;
+/// use femquad::vector::VectorOps;
 /// use femquad::Result;
 ///
 /// /// The 1D Laplacian on grid `l` (2^(l+1) + 1 points, numbered coarse

@@ -21,11 +21,11 @@
 use std::sync::Arc;
 
 use super::Operator;
-use crate::backend::{Execution, host_point_diagonal};
+use crate::backend::{Execution, Vector, host_point_diagonal};
 use crate::discretization::CellInputs;
 use crate::physics::PointArgs;
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
-use crate::vector::{Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 impl<R: Real> Operator<R> {

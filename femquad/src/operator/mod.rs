@@ -24,14 +24,14 @@
 //! its backend ([`Backend::bind`]); it names no backend module.
 
 use crate::aux_space::AuxSpace;
-use crate::backend::{Assembly, Backend, Integrator};
+use crate::backend::{Assembly, Backend, Integrator, Location, Vector};
 use crate::discretization::Discretization;
 use crate::error::check_len;
 use crate::form::Form;
 use crate::physics::PointwiseEval;
 use crate::real::check_finite;
 use crate::space::FunctionSpace;
-use crate::vector::{Location, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 mod jacobian;

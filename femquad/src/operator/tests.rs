@@ -7,15 +7,11 @@ use super::*;
 use crate::element::Element;
 use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_square};
-use crate::opencl::testing;
 use crate::physics::builtin::{LaplacianCoefficient, Poisson};
 
 /// Native, then the tests' OpenCL device.
 fn backends() -> Vec<Backend> {
-    vec![
-        Backend::native(),
-        Backend::opencl_with(testing::device(), testing::options()),
-    ]
+    Backend::for_tests().to_vec()
 }
 
 fn mesh() -> Arc<Mesh> {

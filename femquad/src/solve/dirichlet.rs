@@ -17,12 +17,13 @@ use crate::error::check_len;
 use crate::linalg::LinearOperator;
 use std::sync::Arc;
 
+use crate::backend::{IndexSet, Vector};
 use crate::mesh::MeshPart;
 use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
 use crate::operator::Operator;
 use crate::space::{Components, FunctionSpace};
 use crate::sparse::Factorization;
-use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// An operator `F` ([`Operator`]) with Dirichlet conditions: the dofs in a set `D` are fixed

@@ -6,11 +6,12 @@
 
 use super::cg::{OPERATOR_ADVICE, PRECONDITIONER_ADVICE};
 use super::krylov::machine_epsilon;
+use crate::backend::{IndexSet, Vector};
 use crate::linalg::LinearOperator;
 use crate::multigrid::fill_random;
 use crate::opencl::multigrid::MultigridKernels;
 use crate::physics::PointwiseInfo;
-use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// How much larger than `ε·‖x‖‖Ay‖` the asymmetry `|x·Ay − y·Ax|` of random

@@ -10,7 +10,7 @@
 //! The solvers are generic over their vectors ([`crate::vector::VectorOps`]):
 //! one code path serves host vectors (`Vec<f64>`, `Vec<f32>`), device
 //! vectors ([`DeviceVector`](crate::opencl::DeviceVector)) and the
-//! user-facing [`Vector`](crate::vector::Vector). All vector work goes
+//! user-facing [`Vector`](crate::backend::Vector). All vector work goes
 //! through that trait, so on device vectors with a device operator only the
 //! scalars of inner products and norms cross to the host: CG reads two
 //! scalar results per iteration, GMRES three per Arnoldi step (CGS2), and

@@ -3,10 +3,11 @@
 
 use std::time::Instant;
 
+use crate::backend::{IndexSet, Vector};
 use crate::multigrid::{MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi};
 use crate::operator::Operator;
 use crate::sparse::Factorization;
-use crate::vector::{IndexSet, Vector, VectorOps};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// The preconditioner of the Krylov solves of a

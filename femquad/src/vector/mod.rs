@@ -1,18 +1,17 @@
-//! Vectors the solvers work on, wherever they live.
+//! The vector contract of the solvers, free of any backend.
 //!
 //! [`VectorOps`] is the one interface of the solvers ([`crate::solve`]) to
 //! their vectors: the BLAS-1 operations of Krylov methods, fallible
-//! (`Result`), with scalars as `f64`. It is implemented for
-//!
-//! * host vectors `Vec<R>` ([`host`](self#host-vectors)): rayon-parallel
-//!   for long vectors, with reductions in a fixed order;
-//! * device vectors [`DeviceVector<R>`](crate::opencl::DeviceVector): every
-//!   operation a device kernel, a reduction reading back only its scalar
-//!   result;
-//! * the user-facing [`Vector<R>`], either of the two, dispatching, where
-//!   combining a host and a device vector is an error
-//!   ([`Error::InvalidArgument`] naming the argument and both locations) —
-//!   never a silent transfer.
+//! (`Result`), with scalars as `f64`. This module implements it for host
+//! vectors `Vec<R>` ([`host`](self#host-vectors)): rayon-parallel for long
+//! vectors, with reductions in a fixed order. The backends implement it for
+//! their own vectors (the OpenCL backend for its device vectors, every
+//! operation a device kernel, a reduction reading back only its scalar
+//! result), and [`crate::backend`] for the user-facing
+//! [`Vector<R>`](crate::backend::Vector), which dispatches to either and
+//! where combining a host and a device vector is an error
+//! ([`Error::InvalidArgument`] naming the argument and both locations) —
+//! never a silent transfer. This module names no backend.
 //!
 //! So one solver code path serves host and device vectors, and a solve on
 //! device vectors moves no array between host and device: per iteration only
@@ -50,14 +49,9 @@
 //! Scalars are rounded to the vector's precision `R` before use
 //! (`R::from_f64`); reductions return `f64`.
 
-mod device;
 mod host;
-mod index_set;
-mod location;
 
 pub use host::HOST_BLOCK;
-pub use index_set::IndexSet;
-pub use location::{Location, Vector};
 
 use crate::{Error, Precision, Result};
 

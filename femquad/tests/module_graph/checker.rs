@@ -469,9 +469,12 @@ pub fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<Stri
 
 pub type Graphs = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
-/// Sibling graphs by parent module (`""` is the crate root, i.e. the
-/// top-level modules) of a crate given as its files: module path and code.
-pub fn sibling_graphs_of(files: &[(Vec<String>, String)]) -> Graphs {
+/// Every path a crate given as its files (module path and code) writes:
+/// the module of the file, the path from the crate root as written there
+/// (`crate::`, `self::` and `super::` replaced; `super::` inside an inline
+/// module is relative to it), and the module that defines what it names
+/// ([`Crate::resolve`], through re-exports).
+pub fn crate_paths(files: &[(Vec<String>, String)]) -> Vec<CratePath> {
     let stripped: Vec<(Vec<String>, String)> = files
         .iter()
         .map(|(m, code)| (m.clone(), strip(code)))
@@ -481,7 +484,7 @@ pub fn sibling_graphs_of(files: &[(Vec<String>, String)]) -> Graphs {
         .map(|(m, code)| (m.clone(), file_items(code)))
         .collect();
     let krate = Crate::new(&items);
-    let mut graphs = Graphs::new();
+    let mut found = Vec::new();
     for ((from, code), (_, items)) in stripped.iter().zip(&items) {
         // the module a path is written in: the file's, or an inline one in it
         let here = |at: usize| -> Vec<String> {
@@ -492,39 +495,67 @@ pub fn sibling_graphs_of(files: &[(Vec<String>, String)]) -> Graphs {
                 .cloned()
                 .collect()
         };
-        let mut targets = Vec::new();
         for start in ["crate", "super", "self"] {
             for (at, p) in paths_at(code, &format!("{start}::")) {
                 let written: Vec<String> = std::iter::once(start.to_string()).chain(p).collect();
-                targets.push(absolute(&here(at), &written));
+                let path = absolute(&here(at), &written);
+                let target = krate.resolve(&path);
+                found.push(CratePath {
+                    from: from.clone(),
+                    path,
+                    target,
+                });
             }
         }
-        for t in targets {
-            let to = krate.resolve(&t);
-            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-            // siblings below the common ancestor: both must go deeper than it
-            if common < from.len() && common < to.len() {
-                graphs
-                    .entry(from[..common].join("::"))
-                    .or_default()
-                    .entry(from[common].clone())
-                    .or_default()
-                    .insert(to[common].clone());
-            }
+    }
+    found
+}
+
+/// A path written in a crate (see [`crate_paths`]).
+pub struct CratePath {
+    /// The module of the file it is written in.
+    pub from: Vec<String>,
+    /// The path from the crate root, as written.
+    pub path: Vec<String>,
+    /// The module that defines what it names.
+    pub target: Vec<String>,
+}
+
+/// Sibling graphs by parent module (`""` is the crate root, i.e. the
+/// top-level modules) of a crate given as its files: module path and code.
+pub fn sibling_graphs_of(files: &[(Vec<String>, String)]) -> Graphs {
+    let mut graphs = Graphs::new();
+    for CratePath {
+        from, target: to, ..
+    } in crate_paths(files)
+    {
+        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        // siblings below the common ancestor: both must go deeper than it
+        if common < from.len() && common < to.len() {
+            graphs
+                .entry(from[..common].join("::"))
+                .or_default()
+                .entry(from[common].clone())
+                .or_default()
+                .insert(to[common].clone());
         }
     }
     graphs
 }
 
-/// Sibling graphs of the crate whose sources are in `src`.
-pub fn sibling_graphs(src: &Path) -> Graphs {
+/// The files of the crate whose sources are in `src`: module path and code.
+pub fn crate_files(src: &Path) -> Vec<(Vec<String>, String)> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
-    let files: Vec<(Vec<String>, String)> = files
+    files
         .iter()
         .map(|f| (module_of(src, f), std::fs::read_to_string(f).unwrap()))
-        .collect();
-    sibling_graphs_of(&files)
+        .collect()
+}
+
+/// Sibling graphs of the crate whose sources are in `src`.
+pub fn sibling_graphs(src: &Path) -> Graphs {
+    sibling_graphs_of(&crate_files(src))
 }
 
 /// The cycles of `graphs`, one line each.

@@ -4,12 +4,12 @@
 //! every multigrid level are tested with `LevelSpaces`, in `levels.rs`.)
 
 use super::*;
+use crate::backend::Vector;
 use crate::mesh::check_refinements;
 use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
 use crate::mesh::read_gmsh;
 use crate::multigrid::Transfer;
 use crate::rng::Rng;
-use crate::vector::Vector;
 
 fn jittered(seed: u64) -> MeshOptions {
     MeshOptions {

@@ -59,6 +59,7 @@
 //! hence 16-byte vectors (`double2`) in f64.
 
 mod indices;
+mod ops;
 mod program;
 mod reduce;
 

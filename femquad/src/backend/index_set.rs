@@ -1,8 +1,9 @@
 //! [`IndexSet`]: a set of vector indices (e.g. the Dirichlet dofs) kept
 //! where the vectors it indexes live, and the operations on them.
 
-use super::{Location, Vector, VectorOps};
+use super::{Location, Vector};
 use crate::opencl::DeviceIndices;
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// Indices into vectors of one location: on the host, or on a device (a

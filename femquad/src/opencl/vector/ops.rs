@@ -1,11 +1,10 @@
 //! [`VectorOps`] for [`DeviceVector`]: every operation a device kernel
-//! (see [`crate::opencl::vector`]).
+//! (see [the module](super)).
 
 use std::sync::Arc;
 
-use super::{VectorOps, check_len_of};
-use crate::opencl::DeviceVector;
-use crate::opencl::vector::device_label;
+use super::{DeviceVector, device_label};
+use crate::vector::{VectorOps, check_len_of};
 use crate::{Error, Precision, Real, Result};
 
 impl<R: Real> VectorOps for DeviceVector<R> {

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::VectorOps;
 use crate::opencl::{Device, DeviceVector};
+use crate::vector::VectorOps;
 use crate::{Error, Precision, Real, Result};
 
 /// Where a [`Vector`] lives.
@@ -44,7 +44,8 @@ impl fmt::Display for Location {
 ///
 /// On the host:
 /// ```
-/// use femquad::vector::{Location, Vector, VectorOps};
+/// use femquad::backend::{Location, Vector};
+/// use femquad::vector::VectorOps;
 /// let mut y = Vector::from(vec![1.0f64, 2.0, 3.0]);
 /// let x = Vector::from(vec![1.0, 1.0, 1.0]);
 /// y.axpy(2.0, &x)?; // y ← y + 2x
@@ -57,7 +58,8 @@ impl fmt::Display for Location {
 /// On a device (the same calls; only the construction differs):
 /// ```
 /// use femquad::opencl::Device;
-/// use femquad::vector::{Vector, VectorOps};
+/// use femquad::backend::Vector;
+/// use femquad::vector::VectorOps;
 /// let device = Device::from_env()?;
 /// let mut y = Vector::from(vec![1.0f64, 2.0, 3.0]).to_device(&device)?; // upload
 /// let x = Vector::device_zeros(&device, 3)?;
