@@ -12,7 +12,7 @@
 //! Runs on the tests' device ([`femquad::opencl::testing`]; PoCL in CI).
 
 mod operator_support;
-use operator_support::operator;
+use operator_support::{device_backend as backend, operator};
 
 use std::sync::Arc;
 
@@ -28,12 +28,6 @@ use femquad::solve::NewtonOptions;
 /// other tests.
 fn own_device() -> Arc<Device> {
     femquad::opencl::testing::device()
-}
-
-/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
-/// tuning cache).
-fn backend(device: &Arc<Device>) -> Backend {
-    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
 }
 
 fn mesh(dim: usize, n: usize) -> Arc<Mesh> {

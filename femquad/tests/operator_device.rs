@@ -7,7 +7,7 @@
 //! Runs on the device chosen by `FEMQUAD_DEVICE` (PoCL in CI).
 
 mod operator_support;
-use operator_support::operator;
+use operator_support::{device_backend as backend, operator};
 
 use std::sync::Arc;
 
@@ -19,12 +19,6 @@ use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoeffi
 use femquad::prelude::*;
 use femquad::rng::Rng;
 
-/// The tests' backend on `device` ([`femquad::opencl::testing::options`]: no
-/// tuning cache).
-fn backend(device: &Arc<Device>) -> Backend {
-    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
-}
-
 fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.1,
@@ -32,6 +26,65 @@ fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
         seed: 5,
     };
     unit_box(dim, n, &opts).unwrap().into()
+}
+
+/// A physics case: the physics, its components, auxiliary space and constants.
+type Case = (&'static dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>);
+
+/// `case` bound in P`order` on `m` natively and on `device`, with the same
+/// random auxiliary field, and `F(u)` of random values `u` natively: the
+/// native operator, the device one, `u`, the native `F(u)` and its largest
+/// magnitude. Values drawn from `rng`.
+struct NativeAndDevice {
+    native: Operator<f64>,
+    gpu: Operator<f64>,
+    values: Vec<f64>,
+    reference: Vec<f64>,
+    scale: f64,
+}
+
+fn native_and_device(
+    m: &Arc<Mesh>,
+    order: usize,
+    case: &Case,
+    device: &Arc<Device>,
+    rng: &mut Rng,
+) -> NativeAndDevice {
+    let (physics, n_comp, aux, constants) = case;
+    let op = |b: &Backend| operator::<f64>(m, order, *n_comp, *aux, *physics, constants, b);
+    let mut native = op(&Backend::native());
+    let mut gpu = op(&backend(device));
+    if *aux != AuxSpace::None {
+        let a = rng.vec(native.aux_len(), 0.5, 2.0);
+        native.set_aux(&a).unwrap();
+        gpu.set_aux(&a).unwrap();
+    }
+    let values = rng.vec(native.space().n_dofs(), -1.0, 1.0);
+    let mut r_native = native.vector().unwrap();
+    native
+        .apply(&Vector::from(values.clone()), &mut r_native)
+        .unwrap();
+    let reference = r_native.to_host().unwrap();
+    let scale = max_abs(&reference);
+    NativeAndDevice {
+        native,
+        gpu,
+        values,
+        reference,
+        scale,
+    }
+}
+
+/// `max_i |v_i|`.
+fn max_abs(v: &[f64]) -> f64 {
+    v.iter().fold(0.0f64, |m, x| m.max(x.abs()))
+}
+
+/// `max_i |x_i − y_i|`.
+fn max_diff(x: &[f64], y: &[f64]) -> f64 {
+    x.iter()
+        .zip(y)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()))
 }
 
 /// The operator of the Laplacian in P`order` on backend `b`.
@@ -76,11 +129,8 @@ fn an_evaluation_on_device_vectors_moves_no_array_and_covers_every_cell() {
         let mut r_native = native.vector().unwrap();
         native.apply(&Vector::from(values), &mut r_native).unwrap();
         let (a, b) = (r.to_host().unwrap(), r_native.to_host().unwrap());
-        let scale = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let diff = a
-            .iter()
-            .zip(&b)
-            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        let scale = max_abs(&b);
+        let diff = max_diff(&a, &b);
         assert!(diff <= 1e-12 * scale, "{diff:e} vs {scale:e}");
     }
 }
@@ -92,7 +142,7 @@ fn both_assembly_modes_equal_native_for_every_physics() {
     for dim in [2, 3] {
         let m = mesh(dim, if dim == 2 { 9 } else { 3 });
         for order in [1, 2] {
-            let cases: [(&'static dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 5] = [
+            let cases: [Case; 5] = [
                 (&Laplacian, 1, AuxSpace::None, vec![]),
                 (&Poisson, 1, AuxSpace::None, vec![2.0]),
                 (
@@ -109,34 +159,21 @@ fn both_assembly_modes_equal_native_for_every_physics() {
                 ),
                 (&Lame, dim, AuxSpace::None, lame.to_vec()),
             ];
-            for (physics, n_comp, aux, constants) in cases {
-                let op =
-                    |b: &Backend| operator::<f64>(&m, order, n_comp, aux, physics, &constants, b);
-                let mut native = op(&Backend::native());
-                let mut gpu = op(&backend(&device));
-                let mut rng = Rng::new(3);
-                if aux != AuxSpace::None {
-                    let a = rng.vec(native.aux_len(), 0.5, 2.0);
-                    native.set_aux(&a).unwrap();
-                    gpu.set_aux(&a).unwrap();
-                }
-                let values = rng.vec(native.space().n_dofs(), -1.0, 1.0);
-                let mut r_native = native.vector().unwrap();
-                native
-                    .apply(&Vector::from(values.clone()), &mut r_native)
-                    .unwrap();
-                let reference = r_native.to_host().unwrap();
-                let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            for case in cases {
+                let (physics, _, aux, _) = &case;
+                let NativeAndDevice {
+                    mut gpu,
+                    values,
+                    reference,
+                    scale,
+                    ..
+                } = native_and_device(&m, order, &case, &device, &mut Rng::new(3));
                 let u = gpu.vector_from(&values).unwrap();
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
                     gpu.set_assembly(assembly).unwrap();
                     let mut r = gpu.vector().unwrap();
                     gpu.apply(&u, &mut r).unwrap();
-                    let out = r.to_host().unwrap();
-                    let diff = out
-                        .iter()
-                        .zip(&reference)
-                        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+                    let diff = max_diff(&r.to_host().unwrap(), &reference);
                     assert!(
                         diff <= 1e-12 * scale,
                         "{dim}D P{order} {} {aux:?} {}: {diff:e}",
@@ -215,10 +252,7 @@ fn dirichlet_solves_on_device_vectors_equal_the_host_solves() {
         let (u_dev, s_dev) = solve(&backend(&device));
         assert!(matches!(u_dev.location(), Location::Device { .. }));
         let (a, b) = (u_host.to_host().unwrap(), u_dev.to_host().unwrap());
-        let diff = a
-            .iter()
-            .zip(&b)
-            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        let diff = max_diff(&a, &b);
         assert!(diff < 1e-9, "{dim}D P{order}: {diff:e}");
         assert!(
             s_host.iterations.abs_diff(s_dev.iterations) <= 2,
@@ -230,10 +264,7 @@ fn dirichlet_solves_on_device_vectors_equal_the_host_solves() {
             let exact = FunctionSpace::new(m.clone(), Element::lagrange(dim, 2).unwrap(), 1)
                 .unwrap()
                 .interpolate(g);
-            let err = b
-                .iter()
-                .zip(&exact)
-                .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+            let err = max_diff(&b, &exact);
             assert!(err < 1e-9, "{err:e}");
         }
     }
@@ -249,7 +280,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
             .unwrap();
         let m = Arc::new(m);
         for order in [1, 2] {
-            let cases: [(&'static dyn PointwiseEvalBoth, usize, AuxSpace, Vec<f64>); 2] = [
+            let cases: [Case; 2] = [
                 (
                     &LaplacianCoefficient,
                     1,
@@ -258,23 +289,18 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                 ),
                 (&Lame, dim, AuxSpace::None, lame.to_vec()),
             ];
-            for (physics, n_comp, aux, constants) in cases {
-                let op =
-                    |b: &Backend| operator::<f64>(&m, order, n_comp, aux, physics, &constants, b);
-                let mut native = op(&Backend::native());
-                let mut gpu = op(&backend(&device));
+            for case in cases {
+                let (physics, _, _, constants) = &case;
+                let physics = *physics;
                 let mut rng = Rng::new(13);
-                if aux != AuxSpace::None {
-                    let a = rng.vec(native.aux_len(), 0.5, 2.0);
-                    native.set_aux(&a).unwrap();
-                    gpu.set_aux(&a).unwrap();
-                }
-                let values = rng.vec(native.space().n_dofs(), -1.0, 1.0);
-                let mut r_native = native.vector().unwrap();
+                let NativeAndDevice {
+                    mut native,
+                    mut gpu,
+                    values,
+                    reference,
+                    scale,
+                } = native_and_device(&m, order, &case, &device, &mut rng);
                 let u_host = Vector::from(values.clone());
-                native.apply(&u_host, &mut r_native).unwrap();
-                let reference = r_native.to_host().unwrap();
-                let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
                 // and J(u)·v (both physics are affine: the kernel reads v only)
                 let dir = rng.vec(native.space().n_dofs(), -1.0, 1.0);
                 let mut jv_native = native.vector().unwrap();
@@ -282,7 +308,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                     .jacobian_action(&u_host, &Vector::from(dir.clone()), &mut jv_native)
                     .unwrap();
                 let jv_reference = jv_native.to_host().unwrap();
-                let jv_scale = jv_reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let jv_scale = max_abs(&jv_reference);
                 let u = gpu.vector_from(&values).unwrap();
                 let v = gpu.vector_from(&dir).unwrap();
                 let mut r = gpu.vector().unwrap();
@@ -299,7 +325,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                             continue;
                         }
                         let (ud, rd) = (u.as_device().unwrap(), r.as_device_mut().unwrap());
-                        op.residual(physics, ud, &constants, rd, assembly, Some(config))
+                        op.residual(physics, ud, constants, rd, assembly, Some(config))
                             .unwrap();
                         let launch = op.last_launch().unwrap();
                         let what = format!(
@@ -317,10 +343,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                             assert_eq!(launch.windowed_groups, 0, "{what}");
                         }
                         let out = r.to_host().unwrap();
-                        let diff = out
-                            .iter()
-                            .zip(&reference)
-                            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+                        let diff = max_diff(&out, &reference);
                         assert!(diff <= 1e-12 * scale, "{what}: {diff:e}");
                         let tangent = op.jacobian_action_variant(assembly);
                         let config = op.config_for(physics, tangent).unwrap().with_window(window);
@@ -332,17 +355,14 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                             physics,
                             ud,
                             vd,
-                            &constants,
+                            constants,
                             r.as_device_mut().unwrap(),
                             assembly,
                             Some(config),
                         )
                         .unwrap();
                         let out = r.to_host().unwrap();
-                        let diff = out
-                            .iter()
-                            .zip(&jv_reference)
-                            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+                        let diff = max_diff(&out, &jv_reference);
                         assert!(diff <= 1e-12 * jv_scale, "J·v, {what}: {diff:e}");
                     }
                 }

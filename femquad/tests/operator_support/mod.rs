@@ -4,8 +4,16 @@
 
 use std::sync::Arc;
 
+use femquad::opencl::Device;
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::prelude::*;
+
+/// The tests' OpenCL backend on `device` ([`femquad::opencl::testing::options`]:
+/// no tuning cache).
+#[allow(dead_code)] // not every test crate including this module uses it
+pub fn device_backend(device: &Arc<Device>) -> Backend {
+    Backend::opencl_with(device.clone(), femquad::opencl::testing::options())
+}
 
 /// The operator of `physics` (with `constants`, auxiliary field `aux`) on
 /// the Lagrange space of `order` with `n_comp` components on `mesh`, in
