@@ -8,15 +8,14 @@
 use std::sync::{Arc, OnceLock};
 
 use femquad::Real;
-use femquad::backend::Backend;
-use femquad::backend::{IndexSet, Vector};
+use femquad::backend::{Backend, IndexSet, MultigridKernels, Vector};
 use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
     MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer, fill_random,
 };
-use femquad::opencl::multigrid::MultigridKernels;
+use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
 use femquad::opencl::{Device, DeviceVector};
 use femquad::operator::Operator;
@@ -24,6 +23,7 @@ use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisso
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
+use femquad::seam::MultigridOps;
 use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
 
@@ -61,12 +61,13 @@ fn transfers_agree<R: Real>() {
     let dev = device();
     let h = MeshHierarchy::new(&unit_box(3, 2, &jittered(1)).unwrap(), 2).unwrap();
     for nc in 1..=3 {
-        let kernels = MultigridKernels::<R>::new(&dev, nc).unwrap();
+        let kernels = MultigridKernels::OpenCl(DeviceKernels::<R>::new(&dev, nc).unwrap());
         for l in 0..2 {
             let n_c = h.mesh(l).unwrap().n_vertices();
+            let host = Transfer::<R>::new(n_c, h.edges(l).unwrap().to_vec(), nc).unwrap();
             let t = Transfer::<R>::new(n_c, h.edges(l).unwrap().to_vec(), nc)
                 .unwrap()
-                .with_device(&kernels)
+                .with_kernels(&kernels)
                 .unwrap();
             let (nc_d, nf_d) = (t.n_coarse_dofs(), t.n_fine_dofs());
             let coarse: Vec<R> = random(nc_d, 1);
@@ -74,14 +75,14 @@ fn transfers_agree<R: Real>() {
             let on_dev = |v: &[R]| Vector::Device(DeviceVector::from_host(&dev, v).unwrap());
             // prolong_add
             let mut fh = Vector::from(fine.clone());
-            t.prolong_add(&mut fh, &Vector::from(coarse.clone()))
+            host.prolong_add(&mut fh, &Vector::from(coarse.clone()))
                 .unwrap();
             let mut fd = on_dev(&fine);
             t.prolong_add(&mut fd, &on_dev(&coarse)).unwrap();
             assert_eq!(bits(&fd.to_host().unwrap()), bits(&fh.to_host().unwrap()));
             // restrict
             let mut ch = Vector::from(coarse.clone());
-            t.restrict(&mut ch, &Vector::from(fine.clone())).unwrap();
+            host.restrict(&mut ch, &Vector::from(fine.clone())).unwrap();
             let mut cd = on_dev(&coarse);
             t.restrict(&mut cd, &on_dev(&fine)).unwrap();
             assert_eq!(bits(&cd.to_host().unwrap()), bits(&ch.to_host().unwrap()));
@@ -89,6 +90,9 @@ fn transfers_agree<R: Real>() {
             let mut id = on_dev(&coarse);
             t.inject(&mut id, &on_dev(&fine)).unwrap();
             assert_eq!(bits(&id.to_host().unwrap()), bits(&fine[..nc_d]));
+            let mut ih = Vector::from(coarse.clone());
+            host.inject(&mut ih, &Vector::from(fine.clone())).unwrap();
+            assert_eq!(bits(&ih.to_host().unwrap()), bits(&fine[..nc_d]));
             // mixing host and device is an error, not a transfer
             let e = t
                 .prolong_add(&mut Vector::from(fine.clone()), &on_dev(&coarse))
@@ -96,12 +100,18 @@ fn transfers_agree<R: Real>() {
             assert!(e.to_string().contains("never transfers"), "{e}");
         }
     }
-    // a device vector with a host-only transfer is refused, naming the cause
+    // device vectors with a host transfer are refused, naming the operand,
+    // both places and the remedy
     let t = Transfer::<R>::new(2, vec![[0, 1]], 1).unwrap();
     let mut f = Vector::Device(DeviceVector::<R>::zeros(&dev, 3).unwrap());
     let c = Vector::Device(DeviceVector::<R>::zeros(&dev, 2).unwrap());
-    let e = t.prolong_add(&mut f, &c).unwrap_err();
-    assert!(e.to_string().contains("with_device"), "{e}");
+    let e = t.prolong_add(&mut f, &c).unwrap_err().to_string();
+    let on = f.location().to_string();
+    assert!(
+        e.contains(&format!("`fine` is on {on} but the transfer on the host"))
+            && e.contains("Transfer::with_kernels"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -146,7 +156,7 @@ fn blocks_agree<R: Real>(rel: f64) {
         let r: Vec<R> = random(n_nodes * nc, 9);
         let y: Vec<R> = random(n_nodes * nc, 10);
         // the update with the same inverse on both sides
-        let kernels = MultigridKernels::<R>::new(&dev, nc).unwrap();
+        let kernels = DeviceKernels::<R>::new(&dev, nc).unwrap();
         let inv_d = DeviceVector::from_host(&dev, &hi).unwrap();
         let r_d = DeviceVector::from_host(&dev, &r).unwrap();
         let mut y_d = DeviceVector::from_host(&dev, &y).unwrap();

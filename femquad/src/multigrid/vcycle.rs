@@ -4,7 +4,6 @@
 //! multigrid of its own — a 1D Laplacian on nested grids — about 90 lines
 //! of documentation; the code itself is under 700.)
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::block_jacobi::{PointBlockJacobi, fill_random};
@@ -15,8 +14,7 @@ use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
 use super::transfer::Transfer;
-use crate::backend::{IndexSet, Vector};
-use crate::opencl::multigrid::MultigridKernels;
+use crate::backend::{IndexSet, MultigridKernels, Vector};
 use crate::sparse::Factorization;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -243,7 +241,7 @@ pub struct Multigrid<R: Real> {
     options: MultigridOptions,
     levels: Vec<Level<R>>,
     transfers: Vec<Transfer<R>>,
-    kernels: Option<Arc<MultigridKernels<R>>>,
+    kernels: MultigridKernels<R>,
     coarse: Option<CoarseSolver>,
     /// The coarsest level's fixed dofs, on the host (for its factorization).
     coarse_fixed: Vec<u32>,
@@ -389,17 +387,11 @@ impl<R: Real> Multigrid<R> {
                 ),
             ));
         }
-        let kernels = match finest_like {
-            Vector::Host(_) => None,
-            Vector::Device(d) => Some(MultigridKernels::new(d.device(), n_comp)?),
-        };
-        let transfers = match &kernels {
-            None => transfers,
-            Some(k) => transfers
-                .into_iter()
-                .map(|t| t.with_device(k))
-                .collect::<Result<_>>()?,
-        };
+        let kernels = MultigridKernels::like(finest_like, n_comp)?;
+        let transfers = transfers
+            .into_iter()
+            .map(|t| t.with_kernels(&kernels))
+            .collect::<Result<_>>()?;
         let zeros = |n: usize| -> Result<Vector<R>> {
             Ok(match finest_like {
                 Vector::Host(_) => Vector::host_zeros(n),
@@ -558,14 +550,13 @@ impl<R: Real> Multigrid<R> {
             let like = work.residual();
             let mut blocks = zeros_of_len(like, level.n_dofs * nc)?;
             ops.block_diagonal(l, &mut blocks)?;
-            let jacobi =
-                PointBlockJacobi::with_kernels(blocks, nc, &level.fixed, self.kernels.clone())
-                    .map_err(|e| at_level(e, l))?;
+            let jacobi = PointBlockJacobi::with_kernels(blocks, &level.fixed, self.kernels.clone())
+                .map_err(|e| at_level(e, l))?;
             let mut start = like.zeros_like()?;
             fill_random(
                 &mut start,
                 opts.seed.wrapping_add(l as u64),
-                self.kernels.as_ref(),
+                Some(&self.kernels),
             )?;
             start.set_at(&level.fixed, 0.0)?;
             let fixed = &level.fixed;
