@@ -344,17 +344,30 @@ fn device_vcycle_equals_host_vcycle() {
 }
 
 /// Solves on the hierarchy with `pc`; returns (iterations, solution, levels).
-#[allow(clippy::too_many_arguments)] // a test helper: every knob of one solve
-fn solve_with<R: EvalPrecision>(
+/// One solve's problem: a hierarchy of `refinements` over the unit
+/// square/cube of `n0` intervals, `physics` in P`order` on its finest mesh.
+#[derive(Clone, Copy)]
+struct Case {
     dim: usize,
     n0: usize,
     refinements: usize,
     order: usize,
     physics: Physics,
+}
+
+fn solve_with<R: EvalPrecision>(
+    case: Case,
     pc: Preconditioner,
     backend: &Backend,
     tol: f64,
 ) -> (usize, Vec<f64>, usize) {
+    let Case {
+        dim,
+        n0,
+        refinements,
+        order,
+        physics,
+    } = case;
     let (h, r) = operator_on::<R>(dim, n0, refinements, order, physics, backend);
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(pc);
@@ -401,16 +414,15 @@ fn iterations_are_bounded_under_refinement() {
     ] {
         let counts: Vec<(usize, usize, usize)> = (1..=deepest)
             .map(|r| {
-                let (its, u, levels) = solve_with::<f64>(
+                let case = Case {
                     dim,
                     n0,
-                    r,
+                    refinements: r,
                     order,
                     physics,
-                    Preconditioner::default(),
-                    &cl,
-                    1e-8,
-                );
+                };
+                let (its, u, levels) =
+                    solve_with::<f64>(case, Preconditioner::default(), &cl, 1e-8);
                 (levels, u.len(), its)
             })
             .collect();
@@ -442,7 +454,14 @@ fn multigrid_solution_equals_the_unpreconditioned_one() {
     let cl = backend();
     for (dim, order, physics) in [(2, 1, Physics::Poisson), (2, 2, lame()), (3, 1, lame())] {
         let n0 = if dim == 2 { 2 } else { 1 };
-        let solve = |pc| solve_with::<f64>(dim, n0, 3, order, physics, pc, &cl, 1e-10);
+        let case = Case {
+            dim,
+            n0,
+            refinements: 3,
+            order,
+            physics,
+        };
+        let solve = |pc| solve_with::<f64>(case, pc, &cl, 1e-10);
         let (its_mg, mg, _) = solve(Preconditioner::default());
         let (its_none, none, _) = solve(Preconditioner::None);
         let (its_jacobi, jacobi, _) = solve(Preconditioner::Jacobi);
@@ -461,26 +480,15 @@ fn multigrid_solution_equals_the_unpreconditioned_one() {
         assert!(its_mg < its_jacobi && its_jacobi <= its_none + 5);
     }
     // single precision on the device
-    let (its, u32_, _) = solve_with::<f32>(
-        2,
-        2,
-        3,
-        1,
-        Physics::Poisson,
-        Preconditioner::default(),
-        &cl,
-        1e-5,
-    );
-    let (_, u64_, _) = solve_with::<f64>(
-        2,
-        2,
-        3,
-        1,
-        Physics::Poisson,
-        Preconditioner::default(),
-        &cl,
-        1e-10,
-    );
+    let case = Case {
+        dim: 2,
+        n0: 2,
+        refinements: 3,
+        order: 1,
+        physics: Physics::Poisson,
+    };
+    let (its, u32_, _) = solve_with::<f32>(case, Preconditioner::default(), &cl, 1e-5);
+    let (_, u64_, _) = solve_with::<f64>(case, Preconditioner::default(), &cl, 1e-10);
     let diff = u32_
         .iter()
         .zip(&u64_)
