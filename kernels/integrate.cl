@@ -350,24 +350,9 @@
  * which the host prepends when OUTPUT_ATOMIC */
 
 #if OUTPUT_ATOMIC && WINDOW
-/* *p += v in local memory, atomically (compare-and-swap on the bits). */
-void local_add_real(__local real *p, real v) {
-#if REAL_IS_DOUBLE
-  volatile __local long *q = (volatile __local long *)p;
-  long seen = *q, expected;
-  do {
-    expected = seen;
-    seen = atom_cmpxchg(q, expected, as_long(as_double(expected) + v));
-  } while (seen != expected);
-#else
-  volatile __local int *q = (volatile __local int *)p;
-  int seen = *q, expected;
-  do {
-    expected = seen;
-    seen = atomic_cmpxchg(q, expected, as_int(as_float(expected) + v));
-  } while (seen != expected);
-#endif
-}
+/* *p += v in local memory, atomically (CAS_ADD_REAL of
+ * kernels/atomic_add.cl). */
+void local_add_real(__local real *p, real v) { CAS_ADD_REAL(__local, p, v) }
 #endif
 
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))

@@ -1,6 +1,6 @@
 //! The rows of the global measures: BP, what a user gets — `F(u)` from a
 //! global `u` into a global `F`, both device-resident
-//! (`OpenClOperator::residual`: gather, integrate and assemble in one fused
+//! (`OpenClIntegrator`'s residual: gather, integrate and assemble in one fused
 //! launch, or two with deterministic assembly) — and one conjugate-gradient
 //! iteration with that operator ([`crate::cg_time`]). What is specific to
 //! the operator is in [`crate::global_op`]; the rest here serves any.
@@ -17,7 +17,7 @@
 //!    evaluation with the random `u` (the BK rows' `u`, global), `F`
 //!    read back and compared with `F_ref` over all dofs (max-norm relative
 //!    difference, tolerance [`check_tolerance_bp`]); then `--warmup` and
-//!    `--reps` timed evaluations (`OpenClOperator::time_residual`, profiling
+//!    `--reps` timed evaluations (`femquad::opencl::autotune::time_runs`, profiling
 //!    events, first command's start to last command's end: for atomic
 //!    assembly the zeroing of `F` and the fused kernel, for deterministic
 //!    the integration and the assembly launch); the model
@@ -30,15 +30,16 @@
 
 use femquad::opencl::autotune::median;
 use femquad::opencl::shape::default_config;
-use femquad::opencl::{DeviceIndices, DeviceVector, GeometryMode, LaunchConfig};
+use femquad::opencl::{DeviceIndices, DeviceVector, LaunchConfig};
 use femquad::physics::EvalPrecision;
+use femquad::seam::Integrate;
 use femquad::{Precision, Real};
 use rayon::prelude::*;
 
 use crate::BenchError;
 use crate::case::{CaseCtx, RandomData, Work};
 use crate::cg_time::cg_iteration_times;
-use crate::global_op::{GlobalOp, MeshSizes};
+use crate::global_op::{GlobalOp, GlobalRun, MeshSizes};
 use crate::host::{Host, random_vec};
 use crate::measure::{AssemblyKind, GeometryKind};
 use crate::options::Plan;
@@ -119,42 +120,50 @@ struct GlobalState<R: Real> {
     out: DeviceVector<R>,
     /// The host reference of the output ([`GlobalOp::reference`]).
     reference: Vec<R>,
-    /// The physics' constants.
-    constants: Vec<R>,
     /// The CG problem: the boundary dofs (Dirichlet) and a random
     /// right-hand side, zero on them; `None` without CG timing.
     cg: Option<(DeviceIndices, DeviceVector<R>)>,
 }
 
+/// One global row's choice: assembly, geometry, configuration and where
+/// the configuration came from (`None`: none was chosen).
+#[derive(Clone, Copy)]
+struct Pick {
+    assembly: AssemblyKind,
+    geometry: GeometryKind,
+    config: LaunchConfig,
+    src: Option<ConfigSource>,
+}
+
 impl Runner<'_> {
-    /// The rows of the global operator `g` in a case (see the [module
+    /// The rows of the global operator `run.g` in a case (see the [module
     /// documentation](self)): one per assembly and geometry. Errors become
     /// rows.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_global<R: EvalPrecision>(
         &mut self,
-        g: GlobalOp,
+        run: GlobalRun<'_>,
         ctx: &CaseCtx,
         work: &mut Work<'_, R>,
         host: &Host,
         data: &RandomData<R>,
-        plan: &Plan,
-        element_default: LaunchConfig,
     ) {
+        let GlobalRun {
+            g,
+            plan,
+            element_default,
+        } = run;
+        let unchosen = |assembly, geometry| Pick {
+            assembly,
+            geometry,
+            config: element_default,
+            src: None,
+        };
         let mut state = match self.global_state(g, ctx, work, host, data, element_default) {
             Ok(s) => s,
             Err(e) => {
                 for assembly in AssemblyKind::ALL {
                     for geometry in GeometryKind::ALL {
-                        let mut row = self.global_row(
-                            g,
-                            ctx,
-                            work,
-                            assembly,
-                            geometry,
-                            element_default,
-                            None,
-                        );
+                        let mut row = self.global_row(g, ctx, unchosen(assembly, geometry));
                         row.status = match e {
                             BenchError::Check(_) => Status::CheckFailed,
                             _ => Status::Error,
@@ -169,33 +178,24 @@ impl Runner<'_> {
         for assembly in AssemblyKind::ALL {
             let mut rows = Vec::with_capacity(GeometryKind::ALL.len());
             for geometry in GeometryKind::ALL {
-                let row = match self.global_config(g, ctx, work, assembly, geometry, plan) {
-                    Ok((config, src)) => self
-                        .measure_global(g, ctx, work, host, &mut state, assembly, config, src)
-                        .unwrap_or_else(|e| {
-                            let mut r = self.global_row(
-                                g,
-                                ctx,
-                                work,
-                                assembly,
-                                geometry,
-                                config,
-                                Some(src),
-                            );
-                            r.status = Status::Error;
-                            r.note = e.to_string().replace('\n', " ");
-                            r
-                        }),
-                    Err(e) => {
-                        let mut r = self.global_row(
-                            g,
-                            ctx,
-                            work,
+                let row = match self.global_config(g, ctx, assembly, geometry, plan) {
+                    Ok((config, src)) => {
+                        let pick = Pick {
                             assembly,
                             geometry,
-                            element_default,
-                            None,
-                        );
+                            config,
+                            src: Some(src),
+                        };
+                        self.measure_global(g, ctx, work, host, &mut state, pick)
+                            .unwrap_or_else(|e| {
+                                let mut r = self.global_row(g, ctx, pick);
+                                r.status = Status::Error;
+                                r.note = e.to_string().replace('\n', " ");
+                                r
+                            })
+                    }
+                    Err(e) => {
+                        let mut r = self.global_row(g, ctx, unchosen(assembly, geometry));
                         r.status = Status::Error;
                         r.note = e.to_string().replace('\n', " ");
                         r
@@ -210,25 +210,15 @@ impl Runner<'_> {
         }
     }
 
-    /// A row of `g` with what is known before measuring (`src`: `None` if
-    /// no configuration was chosen).
-    #[allow(clippy::too_many_arguments)]
-    fn global_row<R: EvalPrecision>(
-        &self,
-        g: GlobalOp,
-        ctx: &CaseCtx,
-        work: &Work<'_, R>,
-        assembly: AssemblyKind,
-        geometry: GeometryKind,
-        config: LaunchConfig,
-        src: Option<ConfigSource>,
-    ) -> Row {
-        let variant = g.variant(work.integ, assembly.assembly());
-        let config = config.with_geometry(geometry.mode());
-        let mut row = self.base_row(ctx, variant, config, src.unwrap_or(ConfigSource::Default));
-        row.config = src;
+    /// A row of `g` with what is known before measuring.
+    fn global_row(&self, g: GlobalOp, ctx: &CaseCtx, pick: Pick) -> Row {
+        let variant = g.variant(self.device.info(), pick.assembly.assembly());
+        let config = pick.config.with_geometry(pick.geometry.mode());
+        let src = pick.src.unwrap_or(ConfigSource::Default);
+        let mut row = self.base_row(ctx, variant, config, src);
+        row.config = pick.src;
         row.measure = g.measure();
-        row.assembly = Some(assembly);
+        row.assembly = Some(pick.assembly);
         row
     }
 
@@ -246,12 +236,7 @@ impl Runner<'_> {
         if !work.out_checked {
             self.progress
                 .stage(&format!("{name}: {} reference: element kernel", g.name()));
-            work.integ.element_vectors(
-                ctx.physics,
-                work.inputs,
-                work.out,
-                Some(element_default),
-            )?;
+            work.element_vectors(element_default)?;
             let tol = check_tolerance(ctx.spec.precision);
             let d = work.check(ctx, ctx.n_cells, self.opts.check_cells)?;
             // a NaN difference fails too
@@ -273,12 +258,6 @@ impl Runner<'_> {
         }
         let u = DeviceVector::from_host(&self.device, &data.u)?;
         let out = DeviceVector::zeros(&self.device, space.n_dofs())?;
-        let constants = ctx
-            .spec
-            .constants()
-            .iter()
-            .map(|&c| R::from_f64(c))
-            .collect();
         let cg = if self.selection.cg_iterations > 0 {
             let dofs = host.boundary_dofs(ctx.spec.order, ctx.spec.n_comp())?;
             let fixed = DeviceIndices::from_host(&self.device, &dofs)?;
@@ -293,23 +272,21 @@ impl Runner<'_> {
             u,
             out,
             reference,
-            constants,
             cg,
         })
     }
 
     /// The configuration of `g`'s kernel with `assembly` and `geometry`:
     /// the device default, or the values `plan` fixes over it.
-    fn global_config<R: Real>(
+    fn global_config(
         &self,
         g: GlobalOp,
         ctx: &CaseCtx,
-        work: &Work<'_, R>,
         assembly: AssemblyKind,
         geometry: GeometryKind,
         plan: &Plan,
     ) -> Result<(LaunchConfig, ConfigSource), BenchError> {
-        let variant = g.variant(work.integ, assembly.assembly());
+        let variant = g.variant(self.device.info(), assembly.assembly());
         let default = default_config(
             &ctx.case(),
             variant,
@@ -344,9 +321,9 @@ impl Runner<'_> {
         }
     }
 
-    /// Applies `g` once with `config`, checks the output against the
-    /// reference, times it and one CG iteration.
-    #[allow(clippy::too_many_arguments)]
+    /// Applies `g` once with `pick`'s configuration (whose geometry it
+    /// has), checks the output against the reference, times it and one CG
+    /// iteration.
     fn measure_global<R: EvalPrecision>(
         &mut self,
         g: GlobalOp,
@@ -354,22 +331,24 @@ impl Runner<'_> {
         work: &mut Work<'_, R>,
         host: &Host,
         state: &mut GlobalState<R>,
-        assembly: AssemblyKind,
-        config: LaunchConfig,
-        src: ConfigSource,
+        pick: Pick,
     ) -> Result<Row, BenchError> {
-        let geometry = match config.geometry {
-            GeometryMode::Stored => GeometryKind::Stored,
-            GeometryMode::Computed => GeometryKind::Computed,
-        };
-        let mut row = self.global_row(g, ctx, work, assembly, geometry, config, Some(src));
-        let variant = g.variant(work.integ, assembly.assembly());
+        let Pick {
+            assembly,
+            geometry,
+            config,
+            ..
+        } = pick;
+        let mut row = self.global_row(g, ctx, pick);
+        let variant = g.variant(self.device.info(), assembly.assembly());
         let shape = ctx.shape(variant, config)?;
-        if let Err(e) = work.integ.shape_for(ctx.physics, variant, Some(config)) {
+        if let Err(e) = work.integ.shape(variant, config) {
             row.status = Status::Invalid;
             row.note = e.to_string();
             return Ok(row);
         }
+        work.integ.set_assembly(assembly.assembly())?;
+        work.integ.set_config(variant, config)?;
         let label = format!(
             "{} {} {} {} {} N_bl={} N_cb={}",
             ctx.spec.name(),
@@ -381,12 +360,10 @@ impl Runner<'_> {
             config.n_cb
         );
         self.progress.stage(&format!("{label}: evaluate and check"));
-        let physics = ctx.physics;
-        let a = assembly.assembly();
-        let (u, consts) = (&state.u, &state.constants);
-        g.apply(work.integ, physics, consts, u, &mut state.out, a, config)?;
+        let u = &state.u;
+        g.apply(work.integ, u, &mut state.out)?;
         let out = state.out.to_host()?;
-        row.build_info = work.integ.resources_for(physics, variant, Some(config))?;
+        row.build_info = work.integ.resources(variant, config)?;
         let tol = check_tolerance_bp(ctx.spec.precision, geometry, host.coordinate_scale);
         let rel_diff = relative_difference(&out, &state.reference);
         let passed = rel_diff <= tol;
@@ -413,16 +390,16 @@ impl Runner<'_> {
             nodes: work.integ.n_nodes(),
             vertices: work.integ.n_vertices(),
         };
-        let (bytes, flops) = g.model(&shape, ctx.aux, physics.info(), sizes);
+        let (bytes, flops) = g.model(&shape, ctx.aux, ctx.physics.info(), sizes);
         let copy = self.copy_bandwidth(if ctx.mode == Mode::Single { bytes } else { 0.0 })?;
         self.progress.stage(&format!("{label}: timing"));
         let out = &mut state.out;
         if self.opts.warmup > 0 {
             let n = self.opts.warmup as usize;
-            g.time(work.integ, physics, consts, u, out, a, config, n)?;
+            g.time(work.integ, u, out, n)?;
         }
         let n = self.opts.reps as usize;
-        let times = g.time(work.integ, physics, consts, u, out, a, config, n)?;
+        let times = g.time(work.integ, u, out, n)?;
         let med_ns = median(&times);
         let t_med = med_ns * 1e-9;
         if t_med.is_nan() || t_med <= 0.0 {
@@ -452,7 +429,7 @@ impl Runner<'_> {
             let op = &mut *work.integ;
             // A v = F(v) on the free dofs, (A v)_D = v_D
             let apply = |v: &DeviceVector<R>, av: &mut DeviceVector<R>| {
-                g.apply(op, physics, consts, v, av, a, config)?;
+                g.apply(op, v, av)?;
                 av.copy_at(fixed, v)
             };
             let warmup = self.opts.warmup as usize;

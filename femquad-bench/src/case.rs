@@ -10,7 +10,7 @@ use femquad::aux_space::AuxSpace;
 use femquad::discretization::CellInputs;
 use femquad::native::{Execution, element_vectors_range};
 use femquad::opencl::{
-    KernelCase, KernelOptions, KernelShape, KernelVariant, LaunchConfig, OpenClOperator,
+    KernelCase, KernelOptions, KernelShape, KernelVariant, LaunchConfig, OpenClIntegrator,
 };
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use rayon::prelude::*;
@@ -68,7 +68,7 @@ pub(crate) struct RandomData<R> {
     /// `u` gathered to the cells.
     pub(crate) u_cells: Vec<R>,
     /// Global aux values (`[node][k]` for a field, `[cell][k]` for P0;
-    /// empty without aux), as `OpenClOperator::set_aux` takes them.
+    /// empty without aux), as `Integrate::set_aux` takes them.
     pub(crate) aux: Vec<R>,
     /// Aux gathered to the cells (P0: the same values).
     pub(crate) aux_cells: Vec<R>,
@@ -111,7 +111,8 @@ impl<R: Real> RandomData<R> {
 
 /// The mutable state of the case being run.
 pub(crate) struct Work<'w, R: Real> {
-    pub(crate) integ: &'w mut OpenClOperator<R>,
+    /// The case's physics bound on the device.
+    pub(crate) integ: &'w mut OpenClIntegrator<R>,
     pub(crate) inputs: &'w CellInputs<'w, R>,
     /// Element vectors of the last element-kernel evaluation.
     pub(crate) out: &'w mut Vec<R>,
@@ -119,6 +120,17 @@ pub(crate) struct Work<'w, R: Real> {
     /// [`Work::check`] (the BP rows' reference is assembled from it).
     pub(crate) out_checked: bool,
     pub(crate) reference: &'w mut HashMap<(usize, usize), Vec<R>>,
+}
+
+impl<R: Real> Work<'_, R> {
+    /// Element vectors of every cell from the element kernel launched with
+    /// `config`, into `out` (not checked: `out_checked` is the caller's).
+    pub(crate) fn element_vectors(&mut self, config: LaunchConfig) -> femquad::Result<()> {
+        self.integ.set_config(KernelVariant::Element, config)?;
+        self.integ.set_cell_inputs(self.inputs)?;
+        self.integ.integrate_cells()?;
+        self.integ.read_element_vectors(self.out)
+    }
 }
 
 impl<R: EvalPrecision> Work<'_, R> {

@@ -12,7 +12,7 @@
 //! [`DeviceVector`]s with the operator (made in [`crate::bp`])
 //!
 //! ```text
-//! apply(v, Av):  Av = F(v)  (OpenClOperator::residual, the BP row's assembly and configuration)
+//! apply(v, Av):  Av = F(v)  (the bound form's residual, the BP row's assembly and configuration)
 //!                Av_D = v_D (DeviceVector::copy_at over the boundary dofs)
 //! ```
 //!

@@ -4,13 +4,18 @@
 //! ([`crate::bp`]).
 
 use femquad::aux_space::AuxSpace;
-use femquad::opencl::OpenClOperator;
-use femquad::opencl::{Assembly, DeviceVector, KernelShape, KernelVariant, LaunchConfig};
-use femquad::physics::{Pointwise, PointwiseInfo};
+use femquad::opencl::OpenClIntegrator;
+use femquad::opencl::autotune::time_runs;
+use femquad::opencl::{
+    Assembly, DeviceInfo, DeviceVector, KernelShape, KernelVariant, LaunchConfig,
+};
+use femquad::physics::PointwiseInfo;
+use femquad::seam::Integrate;
 use femquad::space::FunctionSpace;
 use femquad::{Real, Result};
 
 use crate::measure::Measure;
+use crate::options::Plan;
 use crate::perf_model::ResidualModel;
 
 /// A global operator: device-resident input vector in, device-resident
@@ -19,8 +24,19 @@ use crate::perf_model::ResidualModel;
 /// `diag J(u)`) is a new variant with its arms below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GlobalOp {
-    /// `F(u)`, the residual (BP): `OpenClOperator::residual`.
+    /// `F(u)`, the residual (BP): `OpenClIntegrator`'s `Integrate::residual`.
     Residual,
+}
+
+/// What the global rows of a case are made of beyond the case: the
+/// operator, how their configurations are chosen, and the element kernel's
+/// default configuration (for the reference, and the rows of a case whose
+/// setup failed).
+#[derive(Clone, Copy)]
+pub(crate) struct GlobalRun<'p> {
+    pub(crate) g: GlobalOp,
+    pub(crate) plan: &'p Plan,
+    pub(crate) element_default: LaunchConfig,
 }
 
 impl GlobalOp {
@@ -46,52 +62,37 @@ impl GlobalOp {
         }
     }
 
-    /// The kernel variant it launches with `assembly` on `op`'s device.
-    pub fn variant<R: Real>(self, op: &OpenClOperator<R>, assembly: Assembly) -> KernelVariant {
+    /// The kernel variant it launches with `assembly` on the device `info`.
+    pub fn variant(self, info: &DeviceInfo, assembly: Assembly) -> KernelVariant {
         match self {
-            GlobalOp::Residual => op.residual_variant(assembly),
+            GlobalOp::Residual => KernelVariant::Residual(assembly.output(info)),
         }
     }
 
-    /// Enqueues `output = A(input)` on `op` (nothing waited for or read).
-    #[allow(clippy::too_many_arguments)]
-    pub fn apply<R: Real, P: Pointwise + ?Sized>(
+    /// Enqueues `output = A(input)` on the bound form `op`, with its bound
+    /// assembly and configuration (nothing waited for or read).
+    pub fn apply<R: Real>(
         self,
-        op: &mut OpenClOperator<R>,
-        physics: &P,
-        constants: &[R],
+        op: &mut OpenClIntegrator<R>,
         input: &DeviceVector<R>,
         output: &mut DeviceVector<R>,
-        assembly: Assembly,
-        config: LaunchConfig,
     ) -> Result<()> {
         match self {
-            GlobalOp::Residual => {
-                op.residual(physics, input, constants, output, assembly, Some(config))
-            }
+            GlobalOp::Residual => op.residual(input, output),
         }
     }
 
     /// Applies it `n` times, each waited for, and returns each
     /// application's device time in nanoseconds (profiling events, first
-    /// command's start to last command's end).
-    #[allow(clippy::too_many_arguments)]
-    pub fn time<R: Real, P: Pointwise + ?Sized>(
+    /// command's start to last command's end: `time_runs`).
+    pub fn time<R: Real>(
         self,
-        op: &mut OpenClOperator<R>,
-        physics: &P,
-        constants: &[R],
+        op: &mut OpenClIntegrator<R>,
         input: &DeviceVector<R>,
         output: &mut DeviceVector<R>,
-        assembly: Assembly,
-        config: LaunchConfig,
         n: usize,
     ) -> Result<Vec<u64>> {
-        match self {
-            GlobalOp::Residual => {
-                op.time_residual(physics, input, constants, output, assembly, config, n)
-            }
-        }
+        time_runs(op, n, |op| self.apply(op, input, output))
     }
 
     /// The host reference of its output from the element vectors

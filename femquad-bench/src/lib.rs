@@ -11,7 +11,7 @@
 //!    memory order; `--numbering`), a random global vector `u` in `[−1, 1)` gathered to
 //!    cell-local coefficients, random positive aux values in `[0.5, 2)`
 //!    ([`host`]);
-//! 2. one evaluation through `OpenClIntegrator::element_vectors`, compared
+//! 2. one evaluation through the element kernel (`OpenClIntegrator::integrate_cells`), compared
 //!    with the native integrator on a sample of cells (the first, middle and
 //!    last `--check-cells` of the device range and the native remainder;
 //!    max-norm relative difference ≤ 1e-12 in f64, 1e-5 in f32; every

@@ -36,11 +36,11 @@ use serde::{Deserialize, Serialize};
 pub enum Measure {
     /// BK, the element kernel (the paper's measure): cell-local `u` and
     /// aux, `J⁻¹`, `det J` in, element vectors out
-    /// (`OpenClOperator::element_vectors`).
+    /// (`OpenClIntegrator::integrate_cells`).
     #[default]
     Bk,
     /// BP, what a user gets: `F(u)` from a global `u` into a global `F`,
-    /// both on the device (`OpenClOperator::residual`, gather, integrate
+    /// both on the device (`OpenClIntegrator`'s residual, gather, integrate
     /// and assemble fused), and the time of one conjugate-gradient
     /// iteration with that operator.
     Bp,

@@ -460,15 +460,12 @@ mod tests {
     use crate::row::ConfigSource;
     use crate::spec::CaseSpec;
 
-    #[allow(clippy::too_many_arguments)]
+    /// A row of `mode` for the case `(dim, precision, physics,
+    /// coefficient)` with `(N_bl, N_cb)` and `pct` % of the copy bandwidth.
     fn row(
         mode: Mode,
-        dim: usize,
-        precision: Precision,
-        physics: PhysicsKind,
-        coefficient: Coefficient,
-        n_bl: usize,
-        n_cb: usize,
+        (dim, precision, physics, coefficient): (usize, Precision, PhysicsKind, Coefficient),
+        (n_bl, n_cb): (usize, usize),
         pct: f64,
     ) -> Row {
         let spec = CaseSpec {
@@ -495,21 +492,21 @@ mod tests {
         use PhysicsKind::{Elasticity, Laplacian};
         use Precision::{F32, F64};
         let dir = std::env::temp_dir().join(format!("femquad-plot-test-{}", std::process::id()));
-        let mut tuned = row(Mode::Suite, 2, F32, Laplacian, None, 64, 2, 95.0);
+        let mut tuned = row(Mode::Suite, (2, F32, Laplacian, None), (64, 2), 95.0);
         tuned.config = Some(ConfigSource::Tuned);
         let mut rows = vec![
-            row(Mode::Suite, 2, F32, Laplacian, None, 32, 4, 93.0),
-            row(Mode::Suite, 2, F32, Laplacian, Field, 32, 4, 91.0),
-            row(Mode::Suite, 3, F64, Elasticity, None, 16, 4, 80.0),
+            row(Mode::Suite, (2, F32, Laplacian, None), (32, 4), 93.0),
+            row(Mode::Suite, (2, F32, Laplacian, Field), (32, 4), 91.0),
+            row(Mode::Suite, (3, F64, Elasticity, None), (16, 4), 80.0),
             tuned,
         ];
         for bl in [16, 32] {
             for cb in [1, 4] {
                 let pct = 70.0 + bl as f64 / 2.0 + cb as f64;
-                rows.push(row(Mode::Sweep, 2, F32, Laplacian, None, bl, cb, pct));
+                rows.push(row(Mode::Sweep, (2, F32, Laplacian, None), (bl, cb), pct));
             }
         }
-        let mut invalid = row(Mode::Sweep, 2, F32, Laplacian, None, 400, 4, 0.0);
+        let mut invalid = row(Mode::Sweep, (2, F32, Laplacian, None), (400, 4), 0.0);
         invalid.status = Status::Invalid;
         (invalid.time_ms, invalid.gflops, invalid.pct_copy) =
             (Option::None, Option::None, Option::None);

@@ -16,13 +16,13 @@ use std::time::Instant;
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::{CellInputs, Discretization};
 use femquad::opencl::autotune::{
-    TuneOptions, TuneResult, autotune_element, candidate_n_bl, median,
+    TuneOptions, TuneResult, autotune_element, candidate_n_bl, median, time_runs,
 };
 use femquad::opencl::shape::default_config;
-use femquad::opencl::tuning_cache::{CacheEntry, TuneKey, default_path};
+use femquad::opencl::tuning_cache::{CacheEntry, default_path};
 use femquad::opencl::{
-    Device, DeviceSelector, GeometryMode, KernelOptions, KernelVariant, LaunchConfig,
-    OpenClOperator,
+    Assembly, Device, DeviceSelector, GeometryMode, KernelOptions, KernelVariant, LaunchConfig,
+    OpenClIntegrator, OpenClOperator,
 };
 use femquad::physics::EvalPrecision;
 use femquad::quadrature::Quadrature;
@@ -31,7 +31,7 @@ use femquad::{Precision, Real};
 use crate::BenchError;
 use crate::bandwidth::{CopyBandwidth, measure_copy};
 use crate::case::{CaseCtx, RandomData, Work};
-use crate::global_op::GlobalOp;
+use crate::global_op::{GlobalOp, GlobalRun};
 use crate::host::Host;
 use crate::measure::{GeometryKind, Measure};
 use crate::numbering::Numbering;
@@ -279,7 +279,9 @@ impl<'a> Runner<'a> {
             physics,
             options: self.kernel_options.clone(),
         };
-        let mut integ = OpenClOperator::new(self.device.clone(), ctx.options.clone(), space, disc)?;
+        let op = OpenClOperator::new(self.device.clone(), ctx.options.clone(), space, disc)?;
+        let bound = Arc::new(R::physics(physics));
+        let mut integ = OpenClIntegrator::new(op, bound, &constants, Assembly::default())?;
         let default = default_config(
             &ctx.case(),
             KernelVariant::Element,
@@ -306,7 +308,12 @@ impl<'a> Runner<'a> {
         }
         for measure in self.selection.measures.clone() {
             if let Some(g) = GlobalOp::of(measure) {
-                self.run_global(g, &ctx, &mut work, host, &data, plan, default);
+                let run = GlobalRun {
+                    g,
+                    plan,
+                    element_default: default,
+                };
+                self.run_global(run, &ctx, &mut work, host, &data);
             }
         }
         Ok(())
@@ -321,7 +328,6 @@ impl<'a> Runner<'a> {
         default: LaunchConfig,
     ) {
         let name = ctx.spec.name();
-        let physics = ctx.physics;
         match plan {
             Plan::Default => {
                 let row = self.measure(ctx, work, default, ConfigSource::Default);
@@ -385,15 +391,7 @@ impl<'a> Runner<'a> {
                     let row = self.measure(ctx, work, default, ConfigSource::Default);
                     self.push_result(ctx, default, ConfigSource::Default, row);
                 }
-                let case = work.integ.case_for(physics);
-                let options = work.integ.options().clone();
-                let key = TuneKey::new(
-                    self.device.info(),
-                    &case,
-                    KernelVariant::Element,
-                    physics.source_hash(),
-                    &options,
-                );
+                let key = work.integ.tune_key(KernelVariant::Element);
                 let cached = if *retune {
                     None
                 } else {
@@ -424,10 +422,9 @@ impl<'a> Runner<'a> {
         default: LaunchConfig,
     ) -> Result<LaunchConfig, BenchError> {
         let name = ctx.spec.name();
-        if work.integ.last_launch().is_none() {
+        if work.integ.last_run().launch().is_none() {
             work.out_checked = false;
-            work.integ
-                .element_vectors(ctx.physics, work.inputs, work.out, Some(default))?;
+            work.element_vectors(default)?;
         }
         self.progress.stage(&format!("{name}: autotuning"));
         let t = Instant::now();
@@ -437,7 +434,7 @@ impl<'a> Runner<'a> {
             cache_file: self.cache_file.clone(),
             ..TuneOptions::default()
         };
-        let r = autotune_element(work.integ, ctx.physics, &opts)?;
+        let r = autotune_element(work.integ, &opts)?;
         self.remember(&r);
         let per_cell =
             |ns: Option<f64>| ns.map_or("-".to_string(), |v| format!("{:.4} ns/cell", v));
@@ -556,11 +553,8 @@ impl<'a> Runner<'a> {
             config.n_bl, config.n_cb
         ));
         work.out_checked = false;
-        work.integ
-            .element_vectors(ctx.physics, work.inputs, work.out, Some(config))?;
-        row.build_info =
-            work.integ
-                .resources_for(ctx.physics, KernelVariant::Element, Some(config))?;
+        work.element_vectors(config)?;
+        row.build_info = work.integ.resources(KernelVariant::Element, config)?;
         let tol = check_tolerance(ctx.spec.precision);
         let rel_diff = work.check(ctx, n_dev, self.opts.check_cells)?;
         let passed = rel_diff <= tol;
@@ -590,13 +584,11 @@ impl<'a> Runner<'a> {
             "{name}: N_bl={} N_cb={}: timing",
             config.n_bl, config.n_cb
         ));
+        let integrate = OpenClIntegrator::integrate_cells;
         if self.opts.warmup > 0 {
-            work.integ
-                .time_element_kernel(ctx.physics, config, self.opts.warmup as usize)?;
+            time_runs(work.integ, self.opts.warmup as usize, integrate)?;
         }
-        let times = work
-            .integ
-            .time_element_kernel(ctx.physics, config, self.opts.reps as usize)?;
+        let times = time_runs(work.integ, self.opts.reps as usize, integrate)?;
         // nanoseconds from the profiling events; ms = ns / 10⁶ exactly rounded
         let med_ns = median(&times);
         let min_ns = times.iter().copied().min().unwrap_or(0) as f64;

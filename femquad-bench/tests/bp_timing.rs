@@ -4,19 +4,20 @@
 
 use std::sync::Arc;
 
-use femquad::Real;
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::Discretization;
 use femquad::element::Element;
 use femquad::mesh::generate::{MeshOptions, mesh_for_cells};
-use femquad::opencl::autotune::median;
+use femquad::opencl::autotune::{median, time_runs};
 use femquad::opencl::testing::{device, options};
-use femquad::opencl::{Assembly, Device, DeviceVector, GeometryMode, LaunchConfig, OpenClOperator};
-use femquad::physics::PointwiseEvalBoth;
+use femquad::opencl::{Assembly, Device, DeviceVector, GeometryMode, LaunchConfig};
+use femquad::opencl::{OpenClIntegrator, OpenClOperator};
 use femquad::physics::builtin::{Lame, Laplacian};
+use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::real::convert_slice;
 use femquad::rng::Rng;
+use femquad::seam::Integrate;
 use femquad::space::FunctionSpace;
 use femquad_bench::bandwidth::measure_copy;
 
@@ -37,7 +38,7 @@ fn bp_timing() {
         device.info().name,
         copy.gb_per_s()
     );
-    fn run<R: Real>(
+    fn run<R: EvalPrecision>(
         device: &Arc<Device>,
         dim: usize,
         cells: usize,
@@ -76,17 +77,20 @@ fn bp_timing() {
         let disc =
             Discretization::<R>::new(&space, Quadrature::simplex(dim, 1).unwrap(), AuxSpace::None)
                 .unwrap();
-        let mut op = OpenClOperator::new(device.clone(), options(), &space, disc).unwrap();
+        let op = OpenClOperator::new(device.clone(), options(), &space, disc).unwrap();
+        let consts: Vec<R> = convert_slice(constants);
+        let bound = Arc::new(R::physics(physics));
+        let mut op = OpenClIntegrator::new(op, bound, &consts, Assembly::Atomic).unwrap();
         let n = space.n_dofs();
         let u_host: Vec<R> = convert_slice(&Rng::new(1).vec(n, -1.0, 1.0));
         let u = DeviceVector::<R>::from_host(device, &u_host).unwrap();
         let mut r = DeviceVector::<R>::zeros(device, n).unwrap();
-        let consts: Vec<R> = convert_slice(constants);
         let s = R::PRECISION.size();
         for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+            op.set_assembly(assembly).unwrap();
+            let variant = op.residual_variant();
+            let base = op.config(variant).unwrap();
             for geometry in [GeometryMode::Computed, GeometryMode::Stored] {
-                let variant = op.residual_variant(assembly);
-                let base = op.config_for(physics, variant).unwrap();
                 for (n_bl, prefetch, window) in [
                     (base.n_bl, true, true),
                     (base.n_bl, true, false),
@@ -100,15 +104,13 @@ fn bp_timing() {
                         ..base
                     }
                     .with_geometry(geometry);
-                    if op.shape_for(physics, variant, Some(c)).is_err() {
+                    if op.shape(variant, c).is_err() {
                         continue;
                     }
-                    op.time_residual(physics, &u, &consts, &mut r, assembly, c, 3)
-                        .unwrap();
-                    let t = median(
-                        &op.time_residual(physics, &u, &consts, &mut r, assembly, c, 20)
-                            .unwrap(),
-                    ) * 1e-9;
+                    op.set_config(variant, c).unwrap();
+                    time_runs(&mut op, 3, |op| op.residual(&u, &mut r)).unwrap();
+                    let times = time_runs(&mut op, 20, |op| op.residual(&u, &mut r)).unwrap();
+                    let t = median(&times) * 1e-9;
                     let nv = mesh.n_vertices();
                     let nc = mesh.n_cells();
                     let geo = match geometry {
@@ -116,7 +118,7 @@ fn bp_timing() {
                         GeometryMode::Stored => nc * (dim * dim + 1) * s,
                     };
                     let bytes = (2 * n * s + nc * (dim + 1) * 4 + geo) as f64;
-                    let windowed = op.last_launch().map_or(0, |l| l.windowed_groups);
+                    let windowed = op.last_run().launch().map_or(0, |l| l.windowed_groups);
                     println!(
                         "{dim}D P1 {:<10} {} {:<8} {} {:<13} {c} [{windowed} windowed]: {:8.3} ms  {:6.0} GB/s min-bytes ({:5.1} % copy)",
                         physics.info().name,
@@ -132,33 +134,20 @@ fn bp_timing() {
             }
         }
         // J(u)·v (default configuration, atomic) and diag(J) against one F(u)
+        op.set_assembly(Assembly::Atomic).unwrap();
         let v =
             DeviceVector::<R>::from_host(device, &convert_slice(&Rng::new(2).vec(n, -1.0, 1.0)))
                 .unwrap();
-        let time = |op: &mut OpenClOperator<R>, what: &mut dyn FnMut(&mut OpenClOperator<R>)| {
-            let mut times = Vec::new();
-            for k in 0..23 {
-                what(op);
-                let ns = op.wait_residual().unwrap().unwrap_or(0);
-                if k >= 3 {
-                    times.push(ns);
-                }
-            }
-            median(&times) * 1e-9
+        // 23 evaluations, the first 3 a warm-up
+        type Evaluate<'a, R> = dyn FnMut(&mut OpenClIntegrator<R>) -> femquad::Result<()> + 'a;
+        let time = |op: &mut OpenClIntegrator<R>, what: &mut Evaluate<'_, R>| {
+            median(&time_runs(op, 23, what).unwrap()[3..]) * 1e-9
         };
-        let t_f = time(&mut op, &mut |op| {
-            op.residual(physics, &u, &consts, &mut r, Assembly::Atomic, None)
-                .unwrap()
-        });
-        let t_jv = time(&mut op, &mut |op| {
-            op.jacobian_action(physics, &u, &v, &consts, &mut r, Assembly::Atomic, None)
-                .unwrap()
-        });
+        let t_f = time(&mut op, &mut |op| op.residual(&u, &mut r));
+        let t_jv = time(&mut op, &mut |op| op.jacobian_action(&u, &v, &mut r));
         let nc2 = n_comp * n_comp;
         let mut d = DeviceVector::<R>::zeros(device, space.n_nodes() * nc2).unwrap();
-        let t_diag = time(&mut op, &mut |op| {
-            op.jacobian_diagonal(physics, &u, &consts, &mut d).unwrap()
-        });
+        let t_diag = time(&mut op, &mut |op| op.jacobian_diagonal(&u, &mut d));
         let (nv, ncl) = (mesh.n_vertices(), mesh.n_cells());
         let conn = ncl * (dim + 1) * 4;
         // v and J·v, and u unless the physics is affine (its tangent does not read u)

@@ -104,6 +104,34 @@ impl AuxSpace {
     }
 }
 
+/// Checks the global values `aux` of an auxiliary field in `space` on a
+/// mesh of `n_nodes` nodes and `n_cells` cells: `[node][k]` for a field,
+/// `[cell][k]` for P0, every value finite. The one check of `set_aux`, made
+/// by the backend that takes the values.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `aux` for a wrong length or a form
+/// without auxiliary field; [`Error::NonFinite`] with the index in `aux`.
+pub(crate) fn check_values<R: crate::Real>(
+    space: AuxSpace,
+    aux: &[R],
+    n_nodes: usize,
+    n_cells: usize,
+) -> Result<()> {
+    let len = match space {
+        AuxSpace::None => {
+            return Err(Error::arg(
+                "aux",
+                "the form has no auxiliary field (AuxSpace::None): give it one with Form::with_aux",
+            ));
+        }
+        AuxSpace::Field { n_comp } => n_nodes * n_comp,
+        AuxSpace::Cell { n_comp } => n_cells * n_comp,
+    };
+    crate::error::check_len("aux", aux, len)?;
+    crate::real::check_finite("aux", aux)
+}
+
 /// The error for a physics (named `physics`) that reads an auxiliary field
 /// which was never set: the one message of every evaluation path.
 pub(crate) fn unset_aux(physics: &str) -> Error {

@@ -31,7 +31,7 @@ fn autotune_picks_stores_and_reads_back() {
     use femquad::mesh::generate::{MeshOptions, unit_box};
     use femquad::opencl::autotune::{TuneOptions, autotune_element};
     use femquad::opencl::tuning_cache::{TuneKey, TuningCache};
-    use femquad::opencl::{KernelVariant, OpenClOperator};
+    use femquad::opencl::{Assembly, KernelVariant, OpenClIntegrator, OpenClOperator};
     use femquad::physics::Pointwise;
     use femquad::physics::builtin::Laplacian;
     use femquad::quadrature::Quadrature;
@@ -60,7 +60,10 @@ fn autotune_picks_stores_and_reads_back() {
     )
     .unwrap();
     let options = femquad::opencl::testing::options();
-    let mut integ = OpenClOperator::new(device.clone(), options.clone(), &space, disc).unwrap();
+    let op = OpenClOperator::new(device.clone(), options.clone(), &space, disc).unwrap();
+    let bind = |op| OpenClIntegrator::new(op, Arc::new(Laplacian), &[], Assembly::Atomic).unwrap();
+    let mut integ = bind(op);
+    let bound = integ.config(KernelVariant::Element).unwrap();
     let candidates = vec![LaunchConfig::new(8, 2), LaunchConfig::new(32, 1)];
     let opts = TuneOptions {
         warmup: 1,
@@ -70,11 +73,9 @@ fn autotune_picks_stores_and_reads_back() {
         ..TuneOptions::default()
     };
 
-    // Before any evaluation there are no inputs on the device: a clear error.
-    let e = autotune_element(&mut integ, &Laplacian, &opts)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("element_vectors"), "{e}");
+    // Before any inputs are set there are none on the device: a clear error.
+    let e = autotune_element(&mut integ, &opts).unwrap_err().to_string();
+    assert!(e.contains("set_cell_inputs"), "{e}");
 
     let n = mesh.n_cells() * 3;
     let u: Vec<f32> = Rng::new(4)
@@ -82,20 +83,16 @@ fn autotune_picks_stores_and_reads_back() {
         .into_iter()
         .map(|x| x as f32)
         .collect();
-    let mut out = vec![0.0f32; n];
     integ
-        .element_vectors(
-            &Laplacian,
-            &CellInputs {
-                u: &u,
-                aux: &[],
-                constants: &[],
-            },
-            &mut out,
-            None,
-        )
+        .set_cell_inputs(&CellInputs {
+            u: &u,
+            aux: &[],
+            constants: &[],
+        })
         .unwrap();
-    let r = autotune_element(&mut integ, &Laplacian, &opts).unwrap();
+    let r = autotune_element(&mut integ, &opts).unwrap();
+    // the bound configuration is unchanged
+    assert_eq!(integ.config(KernelVariant::Element).unwrap(), bound);
     assert_eq!(r.trials.len(), 2);
     assert!(
         r.trials
@@ -115,22 +112,19 @@ fn autotune_picks_stores_and_reads_back() {
     // An integrator created now, given the cache file loaded again, uses the
     // tuned configuration.
     let loaded = std::sync::Arc::new(TuningCache::load(&cache).unwrap());
-    let later = OpenClOperator::new(
-        device.clone(),
-        options.clone().with_tuning_cache(loaded.clone()),
-        &space,
-        integ.discretization().clone(),
-    )
-    .unwrap();
-    assert_eq!(
-        later
-            .config_for(&Laplacian, KernelVariant::Element)
-            .unwrap(),
-        r.best.config
+    let later = bind(
+        OpenClOperator::new(
+            device.clone(),
+            options.clone().with_tuning_cache(loaded.clone()),
+            &space,
+            integ.discretization().clone(),
+        )
+        .unwrap(),
     );
+    assert_eq!(later.config(KernelVariant::Element).unwrap(), r.best.config);
     let key = TuneKey::new(
         device.info(),
-        &integ.case_for(&Laplacian),
+        integ.case(),
         KernelVariant::Element,
         Laplacian.source_hash(),
         &options,

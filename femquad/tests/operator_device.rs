@@ -18,6 +18,7 @@ use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
+use femquad::seam::Integrate;
 
 fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
@@ -117,7 +118,13 @@ fn an_evaluation_on_device_vectors_moves_no_array_and_covers_every_cell() {
         assert_eq!(after.builds, before.builds);
         // only the checks of u and r for NaN/±∞: two scalar reads per evaluation
         assert_eq!(after.scalar_reads - before.scalar_reads, 6);
-        let launch = res.integrator().opencl().unwrap().last_launch().unwrap();
+        let launch = res
+            .integrator()
+            .opencl()
+            .unwrap()
+            .last_run()
+            .launch()
+            .unwrap();
         assert_eq!(launch.cells, m.n_cells());
         assert!(launch.work_groups * launch.chunk >= m.n_cells());
         assert!((launch.work_groups - 1) * launch.chunk < m.n_cells());
@@ -290,7 +297,7 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                 (&Lame, dim, AuxSpace::None, lame.to_vec()),
             ];
             for case in cases {
-                let (physics, _, _, constants) = &case;
+                let (physics, _, _, _) = &case;
                 let physics = *physics;
                 let mut rng = Rng::new(13);
                 let NativeAndDevice {
@@ -314,20 +321,21 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                 let mut r = gpu.vector().unwrap();
                 let op = gpu.integrator().opencl().unwrap();
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
-                    let variant = op.residual_variant(assembly);
-                    let base = op.config_for(physics, variant).unwrap();
+                    op.set_assembly(assembly).unwrap();
+                    let variant = op.residual_variant();
+                    let base = op.config(variant).unwrap();
                     for window in [true, false] {
                         let config = base.with_window(window);
                         // windows need local memory: skip where they do not fit
                         // (the error says so: DeviceLimit)
-                        if let Err(e) = op.shape_for(physics, variant, Some(config)) {
+                        if let Err(e) = op.shape(variant, config) {
                             assert!(window && e.to_string().contains("local memory"), "{e}");
                             continue;
                         }
+                        op.set_config(variant, config).unwrap();
                         let (ud, rd) = (u.as_device().unwrap(), r.as_device_mut().unwrap());
-                        op.residual(physics, ud, constants, rd, assembly, Some(config))
-                            .unwrap();
-                        let launch = op.last_launch().unwrap();
+                        op.residual(ud, rd).unwrap();
+                        let launch = op.last_run().launch().unwrap();
                         let what = format!(
                             "{dim}D P{order} {} {} window={window}: {launch:?}",
                             physics.info().name,
@@ -345,22 +353,15 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                         let out = r.to_host().unwrap();
                         let diff = max_diff(&out, &reference);
                         assert!(diff <= 1e-12 * scale, "{what}: {diff:e}");
-                        let tangent = op.jacobian_action_variant(assembly);
-                        let config = op.config_for(physics, tangent).unwrap().with_window(window);
-                        if op.shape_for(physics, tangent, Some(config)).is_err() {
+                        let tangent = op.jacobian_action_variant();
+                        let config = op.config(tangent).unwrap().with_window(window);
+                        if op.shape(tangent, config).is_err() {
                             continue;
                         }
+                        op.set_config(tangent, config).unwrap();
                         let (ud, vd) = (u.as_device().unwrap(), v.as_device().unwrap());
-                        op.jacobian_action(
-                            physics,
-                            ud,
-                            vd,
-                            constants,
-                            r.as_device_mut().unwrap(),
-                            assembly,
-                            Some(config),
-                        )
-                        .unwrap();
+                        op.jacobian_action(ud, vd, r.as_device_mut().unwrap())
+                            .unwrap();
                         let out = r.to_host().unwrap();
                         let diff = max_diff(&out, &jv_reference);
                         assert!(diff <= 1e-12 * jv_scale, "J·v, {what}: {diff:e}");

@@ -892,13 +892,13 @@ fn cases_once_rejected_by_the_macro_agree() {
 /// random `u`, natively and by the device's element kernel, in f64.
 fn element_vectors_both(
     mesh: &Arc<femquad::mesh::Mesh>,
-    physics: &dyn PointwiseEval<f64>,
+    physics: &'static dyn PointwiseEval<f64>,
     n_comp: usize,
 ) -> (Vec<f64>, Vec<f64>, usize) {
     use femquad::aux_space::AuxSpace;
     use femquad::discretization::{CellInputs, Discretization};
     use femquad::element::Element;
-    use femquad::opencl::OpenClOperator;
+    use femquad::opencl::{Assembly, OpenClIntegrator, OpenClOperator};
     use femquad::quadrature::Quadrature;
     use femquad::space::FunctionSpace;
     let dim = mesh.dim();
@@ -923,16 +923,19 @@ fn element_vectors_both(
     )
     .unwrap();
     let device = with_probe(|probe| probe.device().clone());
-    let mut op = OpenClOperator::new(
+    let op = OpenClOperator::new(
         device,
         femquad::opencl::testing::options(),
         &space,
         disc.clone(),
     )
     .unwrap();
+    let physics = std::sync::Arc::new(physics);
+    let mut op = OpenClIntegrator::new(op, physics, &[], Assembly::Atomic).unwrap();
     let mut gpu = vec![0.0; u.len()];
-    op.element_vectors(physics, &inputs, &mut gpu, None)
-        .unwrap();
+    op.set_cell_inputs(&inputs).unwrap();
+    op.integrate_cells().unwrap();
+    op.read_element_vectors(&mut gpu).unwrap();
     (native, gpu, disc.n_bt())
 }
 

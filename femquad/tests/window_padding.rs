@@ -27,6 +27,7 @@ use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, Laplacian, LaplacianCoefficient};
 use femquad::prelude::*;
 use femquad::rng::Rng;
+use femquad::seam::Integrate;
 use testing::device;
 
 /// Largest absolute difference of `a` and `b`, and the largest `|b_i|`.
@@ -109,13 +110,14 @@ fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Co
         let mut out = gpu.vector().unwrap();
         let op = gpu.integrator().opencl().unwrap();
         for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+            op.set_assembly(assembly).unwrap();
             let variant = if tangent {
-                op.jacobian_action_variant(assembly)
+                op.jacobian_action_variant()
             } else {
-                op.residual_variant(assembly)
+                op.residual_variant()
             };
             let launches = cov.launches;
-            for config in configs(op.config_for(physics, variant).unwrap()) {
+            for config in configs(op.config(variant).unwrap()) {
                 let what = format!(
                     "{dim}D P{order}, {} cells, {} {}, {config}",
                     mesh.n_cells(),
@@ -123,20 +125,21 @@ fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Co
                     assembly.name()
                 );
                 // (3D P2 Lamé's larger configurations exceed PoCL's local memory)
-                if let Err(e) = op.shape_for(physics, variant, Some(config)) {
+                if let Err(e) = op.shape(variant, config) {
                     assert!(e.to_string().contains("local memory"), "{what}: {e}");
                     continue;
                 }
                 cov.launches += 1;
+                op.set_config(variant, config)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
                 let (ud, od) = (u.as_device().unwrap(), out.as_device_mut().unwrap());
                 if tangent {
-                    let vd = v.as_device().unwrap();
-                    op.jacobian_action(physics, ud, vd, &constants, od, assembly, Some(config))
+                    op.jacobian_action(ud, v.as_device().unwrap(), od)
                 } else {
-                    op.residual(physics, ud, &constants, od, assembly, Some(config))
+                    op.residual(ud, od)
                 }
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
-                let launch = op.last_launch().unwrap();
+                let launch = op.last_run().launch().unwrap();
                 cov.windowed += usize::from(launch.windowed_groups > 0);
                 cov.padded += usize::from(launch.work_groups * launch.chunk > launch.cells);
                 let (diff, scale) = max_diff(&out.to_host().unwrap(), &reference);
@@ -205,10 +208,10 @@ fn minimal_case_of_the_issue() {
     let mut r = gpu.vector().unwrap();
     let op = gpu.integrator().opencl().unwrap();
     let config = LaunchConfig::new(16, 1).with_window(true);
+    op.set_config(op.residual_variant(), config).unwrap();
     let (ud, rd) = (u.as_device().unwrap(), r.as_device_mut().unwrap());
-    op.residual(&Laplacian, ud, &[], rd, Assembly::Atomic, Some(config))
-        .unwrap();
-    let launch = op.last_launch().unwrap();
+    op.residual(ud, rd).unwrap();
+    let launch = op.last_run().launch().unwrap();
     assert_eq!(
         (launch.work_groups, launch.chunk, launch.cells),
         (6, 96, 512)

@@ -104,6 +104,25 @@ fn saturating_plain<R: Real + F + Unary>(
     Ok(())
 }
 
+/// `f0 = [tanh(u₀ + 30), 1000 u₁]`: entry 0 saturated (its tangent exactly
+/// 0 natively, in both precisions) beside a large entry 1.
+#[pointwise]
+fn saturated(u: &[f64; 2], f0: &mut [f64; 2]) {
+    f0[0] = (u[0] + 30.0).tanh();
+    f0[1] = u[1] * 1000.0;
+}
+
+fn saturated_plain<R: Real + F + Unary>(
+    _: usize,
+    a: &PointArgs<'_, R>,
+    f0: &mut [R],
+    _: &mut [R],
+) -> Result {
+    f0[0] = pt::tanh(a.u[0] + R::from_f64(30.0));
+    f0[1] = a.u[1] * R::from_f64(1000.0);
+    Ok(())
+}
+
 /// `f0 = [1000 u₀, sin u₁]`: entry 1 small next to entry 0.
 #[pointwise]
 fn scaled(u: &[f64; 2], f0: &mut [f64; 2]) {
@@ -567,6 +586,58 @@ fn f32_amplified_is_capped_and_needs_a_saturating_function_on_the_path() {
         if explained {
             assert!(
                 line.starts_with("ulp") && line.contains("[f32-amplified]"),
+                "{line}"
+            );
+        } else {
+            assert_eq!(verdict(&line), "disagree", "{line}");
+        }
+    }
+}
+
+/// An `f32` tangent entry exactly 0 natively was a `tangent-disagree`
+/// whatever its cause: a saturating function at its limit natively (its
+/// derivative exactly 0) and an ulp short of it on the device (PoCL's
+/// `tanh`, programs 3158, 3444, 3819, 3925, 4292, 4729 of seed 20261123).
+/// It is `f32-saturated` now, but only with a saturating function on the
+/// entry's path and the `f64` tangents agreeing.
+#[test]
+fn f32_saturated_needs_a_saturating_function_and_agreeing_f64() {
+    // (program, physics, saturating, f64 agrees, explained)
+    let cases: [(usize, &'static dyn PointwiseEvalBoth, bool, bool, bool); 3] = [
+        (22, &Saturated, true, true, true),
+        // the f64 tangents disagree
+        (23, &Saturated, true, false, false),
+        // entry 1 of `scaled` is sin(u₁), 0 where du₁ = 0: no saturating
+        // function on its path
+        (24, &Scaled, false, true, false),
+    ];
+    for (id, physics, saturating, agrees64, explained) in cases {
+        let b = if saturating {
+            body!(id, physics, saturated_plain)
+        } else {
+            body!(id, physics, scaled_plain)
+        };
+        let mut i = inputs(physics, 8, 7);
+        if !saturating {
+            i.du[1] = 0.0;
+        }
+        let n64 = native_tangents::<f64>(&b, &i).unwrap();
+        let mut d64 = n64.clone();
+        if !agrees64 {
+            d64.f0[1] *= 1.0 + 1e-6;
+        }
+        let line = tangents_compared(&b, &i, &d64, &n64, 7);
+        assert_eq!(verdict(&line) == "agree", agrees64, "{line}");
+        let (zero, large) = if saturating { (0, 1) } else { (1, 0) };
+        let i: Inputs<f32> = i.convert();
+        let native = native_tangents::<f32>(&b, &i).unwrap();
+        assert_eq!(native.f0[zero], 0.0, "entry {zero} is exactly 0 natively");
+        let mut device = native.clone();
+        device.f0[zero] = native.f0[large];
+        let line = tangents_compared(&b, &i, &device, &native, 7);
+        if explained {
+            assert!(
+                line.starts_with("ulp") && line.contains("[f32-saturated]"),
                 "{line}"
             );
         } else {

@@ -22,6 +22,14 @@
 //!   tangent's own math calls (`1 − tanh²` from OpenCL's `tanh` of
 //!   1 − 2⁻²⁴ where Rust's gives 1) cannot be perturbed from here, and a
 //!   translation fault would show in `f64`, printed from the same program.
+//!   On the same two conditions, an entry exactly 0 natively differs by
+//!   any amount (`f32-saturated`): there the saturating function reached
+//!   its limit natively, so its derivative is exactly 0, while OpenCL's
+//!   stopped ulps short of it (PoCL's `tanh`), where the derivative is
+//!   about 2⁻²³ times the incoming tangent — which no relative bound
+//!   measures, and a square root after it (`asin`, `acos` of the value)
+//!   amplifies without bound (programs 3158, 3444, 3819, 3925, 4292 and
+//!   4729 of seed 20261123).
 //!   A difference is also explained by the rounding of the derivative
 //!   formulas themselves, which perturbing the function cannot show: in
 //!   `f64` within [`POINT_SCALE`] ulps of the largest tangent entry at the
@@ -394,6 +402,17 @@ pub(crate) fn tangents_compared<R: EvalPrecision>(
                  math-library rounding amplified by its derivative formula in f32",
             );
             Some(d)
+        } else if agreed64 && n == 0.0 && paths.saturating(e) {
+            let mut d = explained(f64::INFINITY, "f32-saturated");
+            d.push_str(
+                ": the entry is exactly 0 natively, the f64 tangents agree and a saturating \
+                 function lies on the entry's path: natively it reaches its limit in f32, \
+                 where its derivative is 0; OpenCL's may stop ulps short of it (PoCL's f32 \
+                 tanh is 1 - 2^-24 from 9 on), where its derivative is about 2^-23, times \
+                 the incoming tangent and whatever follows (asin or acos of it: a square \
+                 root of that)",
+            );
+            Some(d)
         } else {
             None
         };
@@ -401,11 +420,16 @@ pub(crate) fn tangents_compared<R: EvalPrecision>(
             Some(d) => worst.explained(rel, d),
             None => {
                 let reach = r[e].max(precision_reach);
+                let in_f64 = reference
+                    .as_ref()
+                    .map(|t| format!(", native f64 {:e}", t[e]))
+                    .unwrap_or_default();
                 worst.unexplained(
                     rel,
                     format!(
                         "entry {what}[{k}] (all points): native {n:e} OpenCL {o:e} \
-                         (math libraries reach {reach:e})"
+                         (math libraries reach {reach:e}{in_f64}, point scale {:e})",
+                        point_scale(point_of(e))
                     ),
                 );
             }

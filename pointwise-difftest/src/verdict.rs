@@ -48,8 +48,10 @@
 //!   change of the native tangent when the inputs move by a few ulps and
 //!   the direction is scaled), `f32-precision` (`f32`, within
 //!   `derivatives::F32_BOUND` times the native `f32` tangent's distance
-//!   from the `f64` one) and `f32-amplified` (`f32`, beyond every reach,
-//!   but the `f64` tangents agree); Jacobians applied to the direction
+//!   from the `f64` one), `f32-amplified` (`f32`, beyond every reach,
+//!   but the `f64` tangents agree) and `f32-saturated` (`f32`, an entry
+//!   exactly 0 natively with a saturating function on its path, the `f64`
+//!   tangents agreeing); Jacobians applied to the direction
 //!   (`jacobians`): `tangent-noise` and `nan-fold`; AD against differences
 //!   (`derivatives`): `tangent-noise`.
 

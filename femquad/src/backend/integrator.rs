@@ -121,10 +121,13 @@ impl<R: Real> Integrator<R> {
         }
     }
 
-    /// Replaces the auxiliary field's global values (checked by the caller).
+    /// Replaces the auxiliary field's global values, checked by the backend
+    /// ([`crate::aux_space::check_values`]).
     ///
     /// # Errors
-    /// Device errors (the upload).
+    /// [`Error::InvalidArgument`] naming `aux` (length, a form without
+    /// auxiliary field), [`Error::NonFinite`] with the index; device errors
+    /// (the upload).
     pub fn set_aux(&mut self, aux: &[R]) -> Result<()> {
         match self {
             Integrator::Native(n) => n.set_aux(aux),
@@ -202,12 +205,12 @@ impl<R: Real> Integrator<R> {
         }
     }
 
-    /// The OpenCL operator, if bound on a device (for backend-specific
-    /// queries: launch records, timings, sources).
-    pub fn opencl(&mut self) -> Option<&mut OpenClOperator<R>> {
+    /// The bound OpenCL form, if bound on a device (for backend-specific
+    /// queries: launch records, timings, configurations, sources).
+    pub fn opencl(&mut self) -> Option<&mut OpenClIntegrator<R>> {
         match self {
             Integrator::Native(_) => None,
-            Integrator::OpenCl(d) => Some(d.operator()),
+            Integrator::OpenCl(d) => Some(d),
         }
     }
 }

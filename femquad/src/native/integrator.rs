@@ -141,6 +141,8 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
     }
 
     fn set_aux(&mut self, aux: &[R]) -> Result<()> {
+        let (n_nodes, n_cells) = (self.space.n_nodes(), self.space.n_cells());
+        crate::aux_space::check_values(self.disc.aux(), aux, n_nodes, n_cells)?;
         match &self.aux_space {
             Some(s) => s.gather(aux, &mut self.aux_cells),
             None => {

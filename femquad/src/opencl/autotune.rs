@@ -2,11 +2,11 @@
 //! geometry, node windows)`.
 //!
 //! [`autotune`] times a short list of valid configurations of one kernel of
-//! an [`OpenClOperator`] on the device (the median of a few launches each),
-//! keeps the fastest, and stores it in a cache file of
-//! [`super::tuning_cache`]; an operator whose options hold that cache,
-//! loaded again ([`super::TuningCache::load`]), takes it when no
-//! configuration is given ([`OpenClOperator::config_for`]).
+//! an [`OpenClIntegrator`] on the device (the median of a few launches
+//! each), keeps the fastest, and stores it in a cache file of
+//! [`super::tuning_cache`]; a form bound with options holding that cache,
+//! loaded again ([`super::TuningCache::load`]), takes it as its default
+//! configuration ([`OpenClIntegrator::config`]).
 //! [`autotune_element`] tunes the element kernel (BK), [`autotune_residual`]
 //! the fused global residual (BP).
 //!
@@ -34,13 +34,13 @@
 use std::path::PathBuf;
 
 use super::case::{gcd, lcm};
-use super::operator::{Assembly, OpenClOperator};
+use super::operator::OpenClIntegrator;
 use super::shape::{
     DEFAULT_N_CB, GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config,
 };
 use super::tuning_cache::{CacheEntry, TuneKey, TuningCache};
 use super::vector::DeviceVector;
-use crate::physics::Pointwise;
+use crate::seam::Integrate;
 use crate::{Error, Real, Result};
 
 /// Work-group sizes (threads) the `N_bl` candidates aim at.
@@ -175,71 +175,99 @@ fn best_of(trials: &[Trial]) -> Option<Trial> {
         .map(|(_, t)| t.clone())
 }
 
-/// Tunes the element kernel (BK) of `physics` on `op` with [`autotune`].
+/// Tunes the element kernel (BK) of the form bound as `integ` with
+/// [`autotune`].
 ///
-/// **Call it after one [`OpenClOperator::element_vectors`] evaluation with
-/// `physics`**: the candidates are timed with
-/// [`OpenClOperator::time_element_kernel`] on the inputs that evaluation
-/// left on the device.
+/// **Call it after [`OpenClIntegrator::set_cell_inputs`]**: the candidates
+/// are timed with [`OpenClIntegrator::integrate_cells`] on the inputs on the
+/// device.
 ///
 /// # Errors
-/// Those of [`autotune`]; [`Error::InvalidArgument`] if no element-kernel
-/// evaluation ran yet.
-pub fn autotune_element<R: Real, P: Pointwise + ?Sized>(
-    op: &mut OpenClOperator<R>,
-    physics: &P,
+/// Those of [`autotune`]; [`Error::InvalidArgument`] naming `inputs` if no
+/// cell inputs were set.
+pub fn autotune_element<R: Real>(
+    integ: &mut OpenClIntegrator<R>,
     opts: &TuneOptions,
 ) -> Result<TuneResult> {
     autotune(
-        op,
-        physics,
+        integ,
         KernelVariant::Element,
-        |op, config, reps| op.time_element_kernel(physics, config, reps),
+        |integ, n| time_runs(integ, n, OpenClIntegrator::integrate_cells),
         opts,
     )
 }
 
-/// Tunes the global residual `r = F(u)` (BP) of `physics` with `assembly`
-/// on `op` with [`autotune`], timing [`OpenClOperator::time_residual`] on the
-/// device vectors `u` and `r` (`r` is overwritten).
+/// Tunes the global residual `r = F(u)` (BP) of the form bound as `integ`,
+/// with its assembly, with [`autotune`], timing `r = F(u)` on the device
+/// vectors `u` and `r` (`r` is overwritten).
 ///
 /// # Errors
 /// Those of [`autotune`] and of the residual evaluation.
-pub fn autotune_residual<R: Real, P: Pointwise + ?Sized>(
-    op: &mut OpenClOperator<R>,
-    physics: &P,
+pub fn autotune_residual<R: Real>(
+    integ: &mut OpenClIntegrator<R>,
     u: &DeviceVector<R>,
-    constants: &[R],
     r: &mut DeviceVector<R>,
-    assembly: Assembly,
     opts: &TuneOptions,
 ) -> Result<TuneResult> {
-    let variant = op.residual_variant(assembly);
+    let variant = integ.residual_variant();
     autotune(
-        op,
-        physics,
+        integ,
         variant,
-        |op, config, reps| op.time_residual(physics, u, constants, r, assembly, config, reps),
+        |integ, n| time_runs(integ, n, |i| i.residual(u, r)),
         opts,
     )
 }
 
-/// Tunes the launch configuration of the kernel `variant` of `physics` on
-/// `op` (see the [module documentation](self)) and records
-/// the fastest configuration in the cache file `opts.cache_file`.
-/// `time(op, config, n)` launches the kernel `n` times with `config` and
-/// returns each launch's device time in nanoseconds. The operator's
-/// configuration choice is not changed.
+/// Runs `evaluate` `n` times on `integ`, each waited for, and returns each
+/// one's device time in nanoseconds ([`super::Run::wait_ns`]: first command's
+/// start to last command's end; 0 where the device reports none). The
+/// measurement of the autotuner and of the benchmarks.
+///
+/// # Errors
+/// Those of `evaluate`; the device's while waiting.
+pub fn time_runs<R: Real>(
+    integ: &mut OpenClIntegrator<R>,
+    n: usize,
+    mut evaluate: impl FnMut(&mut OpenClIntegrator<R>) -> Result<()>,
+) -> Result<Vec<u64>> {
+    let mut times = Vec::with_capacity(n);
+    for _ in 0..n {
+        evaluate(integ)?;
+        times.push(integ.last_run().wait_ns(integ.device())?.unwrap_or(0));
+    }
+    Ok(times)
+}
+
+/// Tunes the launch configuration of the kernel `variant` of the form bound
+/// as `integ` (see the [module documentation](self)) and records the
+/// fastest configuration in the cache file `opts.cache_file`.
+/// `time(integ, n)` evaluates `n` times with the kernel in the
+/// configuration set ([`OpenClIntegrator::set_config`]) and returns each
+/// evaluation's device time in nanoseconds. The bound configuration is
+/// restored afterwards.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] if `opts.reps == 0` or no candidate is valid
-/// on the device; the errors of `time` (kernel builds and launches). A
-/// failure to store the result is not an error ([`TuneResult::store_error`]).
-pub fn autotune<R: Real, P: Pointwise + ?Sized>(
-    op: &mut OpenClOperator<R>,
-    physics: &P,
+/// on the device, naming `variant` if it is not one of the bound kernels';
+/// the errors of `time` (kernel builds and launches). A failure to store
+/// the result is not an error ([`TuneResult::store_error`]).
+pub fn autotune<R: Real>(
+    integ: &mut OpenClIntegrator<R>,
     variant: KernelVariant,
-    mut time: impl FnMut(&mut OpenClOperator<R>, LaunchConfig, usize) -> Result<Vec<u64>>,
+    mut time: impl FnMut(&mut OpenClIntegrator<R>, usize) -> Result<Vec<u64>>,
+    opts: &TuneOptions,
+) -> Result<TuneResult> {
+    let bound = integ.config(variant)?;
+    let result = search(integ, variant, &mut time, opts);
+    integ.set_config(variant, bound)?;
+    result
+}
+
+/// The search of [`autotune`], leaving the last candidate set.
+fn search<R: Real>(
+    op: &mut OpenClIntegrator<R>,
+    variant: KernelVariant,
+    time: &mut impl FnMut(&mut OpenClIntegrator<R>, usize) -> Result<Vec<u64>>,
     opts: &TuneOptions,
 ) -> Result<TuneResult> {
     if opts.reps == 0 {
@@ -248,37 +276,40 @@ pub fn autotune<R: Real, P: Pointwise + ?Sized>(
             "at least one timed launch per candidate",
         ));
     }
-    let case = op.case_for(physics);
+    let case = *op.case();
     let options = op.options().clone();
     let info = op.device().info().clone();
-    let key = TuneKey::new(&info, &case, variant, physics.source_hash(), &options);
+    let key = op.tune_key(variant);
     let n_cells = op.discretization().n_cells();
     let shape_of = |config: LaunchConfig| KernelShape::new(&case, variant, config, &options);
 
     let mut trials: Vec<Trial> = Vec::new();
-    let mut run =
-        |op: &mut OpenClOperator<R>, trials: &mut Vec<Trial>, config: LaunchConfig| -> Result<()> {
-            if trials.iter().any(|t| t.config == config) {
-                return Ok(());
-            }
-            let shape = shape_of(config)?;
-            let time_ns = match op.shape_for(physics, variant, Some(config)) {
-                Err(e) => Err(e.to_string()),
-                Ok(_) => {
-                    if opts.warmup > 0 {
-                        time(op, config, opts.warmup)?;
-                    }
-                    Ok(median(&time(op, config, opts.reps)?))
+    let mut run = |op: &mut OpenClIntegrator<R>,
+                   trials: &mut Vec<Trial>,
+                   config: LaunchConfig|
+     -> Result<()> {
+        if trials.iter().any(|t| t.config == config) {
+            return Ok(());
+        }
+        let shape = shape_of(config)?;
+        let time_ns = match op.shape(variant, config) {
+            Err(e) => Err(e.to_string()),
+            Ok(_) => {
+                op.set_config(variant, config)?;
+                if opts.warmup > 0 {
+                    time(op, opts.warmup)?;
                 }
-            };
-            trials.push(Trial {
-                config,
-                n_t: shape.n_t,
-                cells: n_cells,
-                time_ns,
-            });
-            Ok(())
+                Ok(median(&time(op, opts.reps)?))
+            }
         };
+        trials.push(Trial {
+            config,
+            n_t: shape.n_t,
+            cells: n_cells,
+            time_ns,
+        });
+        Ok(())
+    };
 
     let mut default = None;
     if opts.candidates.is_empty() {

@@ -15,7 +15,7 @@
 //!   device, integrates by thread transposition and sums into `F` (atomic
 //!   assembly), or writes element vectors that a second launch sums in a
 //!   fixed order (deterministic assembly); see
-//!   [`crate::opencl::OpenClOperator`]. Every cell is integrated on the
+//!   [`crate::opencl::OpenClIntegrator`]. Every cell is integrated on the
 //!   device.
 //! * **Native** ([`Backend::Native`]): gather on the host, the native
 //!   integrator, assembly `Eᵀ` on the host — the reference.
@@ -29,7 +29,6 @@ use crate::discretization::Discretization;
 use crate::error::check_len;
 use crate::form::Form;
 use crate::physics::PointwiseEval;
-use crate::real::check_finite;
 use crate::space::FunctionSpace;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -187,14 +186,7 @@ impl<R: Real> Operator<R> {
     /// [`Error::InvalidArgument`] naming `aux` for a wrong length or a
     /// discretization without aux; [`Error::NonFinite`] with the index in `aux`.
     pub fn set_aux(&mut self, aux: &[R]) -> Result<()> {
-        if self.discretization().aux() == AuxSpace::None {
-            return Err(Error::arg(
-                "aux",
-                "the form has no auxiliary field (AuxSpace::None): give it one with Form::with_aux",
-            ));
-        }
-        check_len("aux", aux, self.aux_len())?;
-        check_finite("aux", aux)?;
+        // the backend checks the values (crate::aux_space::check_values)
         self.integrator.set_aux(aux)?;
         match &self.aux_space {
             Some(s) => s.gather(aux, &mut self.aux_cells)?,

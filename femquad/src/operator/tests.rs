@@ -239,3 +239,45 @@ fn a_bound_form_recomputes_no_kernel_per_evaluation() {
         assert!(d.iter().all(|&x| x > 0.0), "{backend:?}: {d:?}");
     }
 }
+
+/// `set_aux`'s values are checked once, by the backend that takes them, with
+/// the same messages natively and on the device; a rejected call changes
+/// nothing (the field stays unset).
+#[test]
+fn set_aux_checks_the_values_on_every_backend() {
+    let mesh = mesh();
+    let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let n_nodes = space.n_nodes();
+    let cell = AuxSpace::Cell { n_comp: 1 };
+    for backend in backends() {
+        let form = Form::<f64>::new(space.clone(), LaplacianCoefficient).unwrap();
+        let form = form.with_aux(AuxSpace::Field { n_comp: 1 }).unwrap();
+        let mut op = Operator::new(form, &backend).unwrap();
+        let e = op.set_aux(&vec![1.0; n_nodes - 1]).unwrap_err().to_string();
+        let expected = format!(
+            "invalid argument `aux`: expected {n_nodes} entries, got {}",
+            n_nodes - 1
+        );
+        assert_eq!(e, expected, "{backend:?}");
+        let mut aux = vec![1.0; n_nodes];
+        aux[3] = f64::NAN;
+        let e = op.set_aux(&aux).unwrap_err();
+        assert!(
+            matches!(e, Error::NonFinite { index: 3, .. }),
+            "{backend:?}: {e}"
+        );
+        // nothing was set: evaluating is the unset-field error
+        let u = op.vector().unwrap();
+        let mut r = op.vector().unwrap();
+        let e = op.apply(&u, &mut r).unwrap_err().to_string();
+        assert!(e.contains("which was never set"), "{backend:?}: {e}");
+        // P0: one value per cell
+        let form = Form::<f64>::new(space.clone(), LaplacianCoefficient).unwrap();
+        let mut op = Operator::new(form.with_aux(cell).unwrap(), &backend).unwrap();
+        let e = op.set_aux(&vec![1.0; n_nodes]).unwrap_err().to_string();
+        let n_cells = space.n_cells();
+        let expected = format!("invalid argument `aux`: expected {n_cells} entries, got {n_nodes}");
+        assert_eq!(e, expected, "{backend:?}");
+        op.set_aux(&vec![2.0; n_cells]).unwrap();
+    }
+}

@@ -1,17 +1,23 @@
 //! A form's physics bound on the device ([`OpenClIntegrator`]): its kernels
 //! (the residual's, the Jacobian action's and the diagonal's) built and
 //! their configurations resolved once, the mesh data, constants and
-//! auxiliary field uploaded; an evaluation is then a launch only.
+//! auxiliary field uploaded; an evaluation is then a launch only. The
+//! physics' source is hashed once, when it is bound.
 
 use std::sync::Arc;
 
 use opencl3::kernel::Kernel;
 
 use super::{Assembly, KernelKey, OpenClOperator};
-use crate::opencl::DeviceVector;
+use crate::discretization::{CellInputs, Discretization};
+use crate::opencl::case::KernelCase;
+use crate::opencl::shape::{KernelShape, KernelVariant, LaunchConfig};
+use crate::opencl::timing::Run;
+use crate::opencl::tuning_cache::TuneKey;
+use crate::opencl::{Device, DeviceVector, KernelOptions};
 use crate::physics::PointwiseEval;
 use crate::seam::Integrate;
-use crate::{Real, Result};
+use crate::{Error, Real, Result};
 
 /// The kernels of one physics and assembly on one operator.
 struct BoundKernels {
@@ -19,24 +25,40 @@ struct BoundKernels {
     residual: KernelKey,
     /// The Jacobian action's and the diagonal's, for a physics with derivatives.
     tangent: Option<(KernelKey, Kernel)>,
+    /// The element kernel's configuration; built on first use.
+    element: LaunchConfig,
 }
 
 /// A form's physics bound on an OpenCL operator ([`Integrate`] for device
 /// vectors): what a launch needs — kernels, launch configurations, shapes,
 /// geometry — is resolved when it is bound, not per call.
+///
+/// Besides the global evaluations of [`Integrate`], it runs the element
+/// kernel ([`OpenClIntegrator::set_cell_inputs`],
+/// [`OpenClIntegrator::integrate_cells`],
+/// [`OpenClIntegrator::read_element_vectors`]); every evaluation records
+/// its commands ([`OpenClIntegrator::last_run`]) for timing. Benchmarks,
+/// the autotuner and tests choose a kernel's launch configuration with
+/// [`OpenClIntegrator::set_config`] and query its shape, source and build
+/// report.
 pub struct OpenClIntegrator<R: Real> {
-    op: OpenClOperator<R>,
+    pub(super) op: OpenClOperator<R>,
     physics: Arc<dyn PointwiseEval<R>>,
+    /// The physics' case on this discretization and its source hash.
+    case: KernelCase,
+    hash: u64,
     kernels: BoundKernels,
 }
 
 impl<R: Real> OpenClIntegrator<R> {
     /// Binds `physics` with `constants` on `op` with `assembly`: checks
-    /// that the physics fits the discretization, builds its kernels and
-    /// uploads the constants and the mesh data the kernels read.
+    /// that the physics fits the discretization, resolves its kernels'
+    /// configurations ([`OpenClIntegrator::config`]), builds the kernels of
+    /// `F(u)`, `J(u)·v` and the diagonal and uploads the constants and the
+    /// mesh data the kernels read.
     ///
     /// # Errors
-    /// [`crate::Error::InvalidArgument`] naming `physics` or `constants`
+    /// [`Error::InvalidArgument`] naming `physics` or `constants`
     /// if they do not fit the discretization; build failures, device memory.
     pub fn new(
         mut op: OpenClOperator<R>,
@@ -48,33 +70,60 @@ impl<R: Real> OpenClIntegrator<R> {
             .check_physics(&*physics, constants.len())?;
         crate::real::check_finite("constants", constants)?;
         op.upload_constants(constants)?;
-        let kernels = bind(&mut op, &*physics, assembly)?;
-        Ok(OpenClIntegrator {
+        let case = KernelCase::new(op.discretization(), physics.info());
+        let hash = physics.source_hash();
+        let element = op.default_config(&case, hash, KernelVariant::Element)?;
+        let mut bound = OpenClIntegrator {
+            kernels: BoundKernels {
+                assembly,
+                residual: (hash, op.residual_variant(assembly), element),
+                tangent: None,
+                element,
+            },
             op,
             physics,
-            kernels,
-        })
-    }
-
-    /// The OpenCL operator (for backend-specific queries: launch records,
-    /// sources).
-    pub fn operator(&mut self) -> &mut OpenClOperator<R> {
-        &mut self.op
+            case,
+            hash,
+        };
+        bound.bind_assembly(assembly)?;
+        Ok(bound)
     }
 
     /// The discretization.
-    pub fn discretization(&self) -> &crate::discretization::Discretization<R> {
+    pub fn discretization(&self) -> &Discretization<R> {
         self.op.discretization()
     }
 
     /// The device.
-    pub fn device(&self) -> &Arc<crate::opencl::Device> {
+    pub fn device(&self) -> &Arc<Device> {
         self.op.device()
     }
 
     /// The kernel switches.
-    pub fn options(&self) -> &crate::opencl::KernelOptions {
+    pub fn options(&self) -> &KernelOptions {
         self.op.options()
+    }
+
+    /// Number of global nodes of the space.
+    pub fn n_nodes(&self) -> usize {
+        self.op.n_nodes()
+    }
+
+    /// Number of mesh vertices.
+    pub fn n_vertices(&self) -> usize {
+        self.op.n_vertices()
+    }
+
+    /// The physics' kernel case on this discretization.
+    pub fn case(&self) -> &KernelCase {
+        &self.case
+    }
+
+    /// The key of the kernel `variant` in a tuning cache
+    /// ([`crate::opencl::TuningCache`]).
+    pub fn tune_key(&self, variant: KernelVariant) -> TuneKey {
+        let info = self.device().info();
+        TuneKey::new(info, &self.case, variant, self.hash, self.options())
     }
 
     /// How element vectors are summed.
@@ -82,14 +131,210 @@ impl<R: Real> OpenClIntegrator<R> {
         self.kernels.assembly
     }
 
+    /// The kernel variant of `F(u)` with the bound assembly on this device.
+    pub fn residual_variant(&self) -> KernelVariant {
+        self.kernels.residual.1
+    }
+
+    /// The kernel variant of `J(u)·v` with the bound assembly on this device.
+    pub fn jacobian_action_variant(&self) -> KernelVariant {
+        self.op.jacobian_action_variant(self.kernels.assembly)
+    }
+
     /// Sums element vectors by `assembly` from now on, with its kernels
-    /// built now.
+    /// built now (in their default configurations).
     ///
     /// # Errors
     /// Build failures, device memory.
     pub fn set_assembly(&mut self, assembly: Assembly) -> Result<()> {
         if assembly != self.kernels.assembly {
-            self.kernels = bind(&mut self.op, &*self.physics, assembly)?;
+            self.bind_assembly(assembly)?;
+        }
+        Ok(())
+    }
+
+    /// The launch configuration bound for the kernel `variant`: the
+    /// default ([`KernelOptions::tuning_cache`]'s entry for this device and
+    /// case, else the device default with stored geometry), resolved when
+    /// bound, or the one last given to [`OpenClIntegrator::set_config`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `variant` if it is not one of the
+    /// bound kernels' (the element kernel, and `F(u)` and — with
+    /// derivatives — `J(u)·v` with the bound assembly).
+    pub fn config(&self, variant: KernelVariant) -> Result<LaunchConfig> {
+        let k = &self.kernels;
+        if variant == KernelVariant::Element {
+            return Ok(k.element);
+        }
+        match &k.tangent {
+            Some((key, _)) if key.1 == variant => Ok(key.2),
+            _ if k.residual.1 == variant => Ok(k.residual.2),
+            _ => Err(self.unbound(variant)),
+        }
+    }
+
+    /// Launches the kernel `variant` with `config` from now on (built now).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `variant` as
+    /// [`OpenClIntegrator::config`]; the errors of
+    /// [`OpenClIntegrator::shape`] (a configuration the device cannot
+    /// launch, named); build failures, device memory.
+    pub fn set_config(&mut self, variant: KernelVariant, config: LaunchConfig) -> Result<()> {
+        self.config(variant)?;
+        let key = self.compile(variant, config)?;
+        let k = &mut self.kernels;
+        if variant == KernelVariant::Element {
+            k.element = config;
+        } else if let Some((tangent, _)) = k.tangent.as_mut().filter(|(t, _)| t.1 == variant) {
+            *tangent = key;
+        } else {
+            k.residual = key;
+        }
+        Ok(())
+    }
+
+    /// The shape of the kernel `variant` launched with `config`, checked
+    /// against the device.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the configuration's parameter
+    /// (`n_cb`, …) or [`Error::DeviceLimit`] if the device cannot launch it.
+    pub fn shape(&self, variant: KernelVariant, config: LaunchConfig) -> Result<KernelShape> {
+        self.op.shape(&self.case, variant, config)
+    }
+
+    /// The generated OpenCL source of the kernel `variant` launched with
+    /// `config`.
+    ///
+    /// # Errors
+    /// Those of [`OpenClIntegrator::shape`].
+    pub fn source(&self, variant: KernelVariant, config: LaunchConfig) -> Result<String> {
+        let shape = self.shape(variant, config)?;
+        Ok(self.op.source(&*self.physics, &shape))
+    }
+
+    /// The compiler's resource report for the kernel `variant` launched
+    /// with `config` (NVIDIA: registers, stack frame, spills; see
+    /// [`crate::opencl::context::resource_summary`]), empty if it was not
+    /// built yet or the compiler reports nothing.
+    ///
+    /// # Errors
+    /// Those of [`OpenClIntegrator::shape`].
+    pub fn resources(&self, variant: KernelVariant, config: LaunchConfig) -> Result<String> {
+        let source = self.source(variant, config)?;
+        Ok(self
+            .device()
+            .build_log(&source)
+            .map(|log| crate::opencl::context::resource_summary(&log))
+            .unwrap_or_default())
+    }
+
+    /// Uploads the cell-local inputs of the element kernel (`u`:
+    /// `n_cells·N_bt` values, [`crate::layout::cell_dof`]; `aux`:
+    /// `n_cells` times the auxiliary values per cell), kept until the next
+    /// call; their constants replace the bound ones (as
+    /// [`Integrate::set_constants`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `u`, `aux` or `constants` (length),
+    /// [`Error::NonFinite`] with the index; device memory.
+    pub fn set_cell_inputs(&mut self, inputs: &CellInputs<'_, R>) -> Result<()> {
+        self.discretization()
+            .check_physics(&*self.physics, inputs.constants.len())?;
+        crate::real::check_finite("constants", inputs.constants)?;
+        self.op.set_cell_inputs(inputs)?;
+        self.op.upload_constants(inputs.constants)
+    }
+
+    /// Enqueues the element kernel (BK: element vectors of every cell from
+    /// the cell-local inputs on the device, the paper's measure of the
+    /// kernel alone) in the bound element configuration.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `inputs` if
+    /// [`OpenClIntegrator::set_cell_inputs`] was not called; the kernel's
+    /// build (on first use) and launch errors.
+    pub fn integrate_cells(&mut self) -> Result<()> {
+        let key = self.compile(KernelVariant::Element, self.kernels.element)?;
+        self.op.enqueue_element(&key)
+    }
+
+    /// Reads the element vectors of the last
+    /// [`OpenClIntegrator::integrate_cells`] into `out` (`n_cells·N_bt`
+    /// entries, [`crate::layout::cell_dof`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `out` (length, or no element
+    /// kernel run since the last deterministic residual); device errors.
+    pub fn read_element_vectors(&self, out: &mut [R]) -> Result<()> {
+        self.op.read_element_vectors(out)
+    }
+
+    /// What the last evaluation enqueued (its events, for
+    /// [`Run::wait_ns`], and the integration launch's extent).
+    pub fn last_run(&self) -> &Run {
+        &self.op.last
+    }
+
+    /// Builds the kernel `variant` of the bound physics with `config`.
+    fn compile(&mut self, variant: KernelVariant, config: LaunchConfig) -> Result<KernelKey> {
+        let bound = (&self.case, self.hash);
+        self.op.compile(&*self.physics, bound, variant, config)
+    }
+
+    /// Builds the kernels of `F(u)` and, for a physics with derivatives,
+    /// of `J(u)·v` and the diagonal with `assembly`, in their default
+    /// configurations, and what they read (geometry, node windows; for the
+    /// deterministic sum the incidence and its kernel).
+    fn bind_assembly(&mut self, assembly: Assembly) -> Result<()> {
+        let default = |s: &Self, variant| s.op.default_config(&s.case, s.hash, variant);
+        let variant = self.op.residual_variant(assembly);
+        let residual = self.compile(variant, default(self, variant)?)?;
+        let tangent = if self.physics.info().opencl_tangent_name.is_empty() {
+            None
+        } else {
+            let variant = self.op.jacobian_action_variant(assembly);
+            let action = self.compile(variant, default(self, variant)?)?;
+            Some((action, self.op.diagonal_kernel(&*self.physics)?))
+        };
+        if assembly == Assembly::Deterministic {
+            self.op.prepare_deterministic()?;
+        }
+        let element = self.kernels.element;
+        self.kernels = BoundKernels {
+            assembly,
+            residual,
+            tangent,
+            element,
+        };
+        Ok(())
+    }
+
+    /// The error of a kernel variant that is not bound.
+    fn unbound(&self, variant: KernelVariant) -> Error {
+        Error::arg(
+            "variant",
+            format!(
+                "{variant:?} is not a kernel of this bound form (its element kernel, F(u){} \
+                 with the {} assembly): set the assembly first",
+                if self.kernels.tangent.is_some() {
+                    " and J(u)·v"
+                } else {
+                    ""
+                },
+                self.kernels.assembly.name()
+            ),
+        )
+    }
+
+    /// The error of an evaluation of a physics reading an auxiliary field
+    /// that was never set (its buffer would be a 1-value stand-in).
+    fn check_aux(&self) -> Result<()> {
+        let info = self.physics.info();
+        if (info.reads.a || info.reads.grad_a) && !self.op.aux_is_set() {
+            return Err(crate::aux_space::unset_aux(info.name));
         }
         Ok(())
     }
@@ -104,39 +349,18 @@ impl<R: Real> OpenClIntegrator<R> {
 }
 
 /// The error of a Jacobian asked of `physics`, which has no derivatives.
-fn no_derivatives<R: Real>(physics: &dyn PointwiseEval<R>) -> crate::Error {
+fn no_derivatives<R: Real>(physics: &dyn PointwiseEval<R>) -> Error {
     crate::physics::PointwiseError::NoDerivatives {
         physics: physics.info().name,
     }
     .into()
 }
 
-/// Builds the kernels of `physics` with `assembly` on `op` and uploads what
-/// they read (geometry, node windows, incidence).
-fn bind<R: Real>(
-    op: &mut OpenClOperator<R>,
-    physics: &dyn PointwiseEval<R>,
-    assembly: Assembly,
-) -> Result<BoundKernels> {
-    op.prepare(physics, assembly)?;
-    let residual = op.compile(physics, op.residual_variant(assembly), None)?;
-    let tangent = if physics.info().opencl_tangent_name.is_empty() {
-        None
-    } else {
-        let action = op.compile(physics, op.jacobian_action_variant(assembly), None)?;
-        Some((action, op.diagonal_kernel(physics)?))
-    };
-    Ok(BoundKernels {
-        assembly,
-        residual,
-        tangent,
-    })
-}
-
 impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
     type Vector = DeviceVector<R>;
 
     fn residual(&mut self, u: &DeviceVector<R>, r: &mut DeviceVector<R>) -> Result<()> {
+        self.check_aux()?;
         let (key, assembly) = (self.kernels.residual, self.kernels.assembly);
         self.op.enqueue_global(&key, u, None, r, assembly)
     }
@@ -148,6 +372,7 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         out: &mut DeviceVector<R>,
     ) -> Result<()> {
         let key = self.tangent()?.0;
+        self.check_aux()?;
         let assembly = self.kernels.assembly;
         self.op.enqueue_global(&key, u, Some(v), out, assembly)
     }
@@ -156,6 +381,7 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         let Some((_, kernel)) = &self.kernels.tangent else {
             return Err(no_derivatives(&*self.physics));
         };
+        self.check_aux()?;
         self.op.enqueue_diagonal(kernel, u, out)
     }
 

@@ -1,159 +1,140 @@
 //! The element kernel (BK, the paper's measure): cell-local coefficients in,
-//! element vectors out, every cell on the device.
+//! element vectors out, every cell on the device. Three steps, so that a
+//! benchmark can launch the kernel alone on inputs already on the device:
+//! upload the inputs, launch, read the element vectors back.
 
 use opencl3::memory::Buffer;
 
-use super::{CELL_PADDING, Inputs, OpenClOperator, event_ns};
+use super::{CELL_PADDING, Inputs, KernelKey, OpenClOperator};
 use crate::discretization::CellInputs;
+use crate::error::check_len;
 use crate::opencl::context::Transfer;
-use crate::opencl::shape::{KernelVariant, LaunchConfig};
-use crate::physics::Pointwise;
+use crate::opencl::timing::Run;
+use crate::real::check_finite;
 use crate::{Error, Real, Result};
 
 impl<R: Real> OpenClOperator<R> {
-    /// Element vectors of all cells into `out` (`n_cells·N_bt` entries,
-    /// [`crate::layout::cell_dof`]) from the cell-local `inputs`, computed by
-    /// the element kernel launched with `config` (`None`:
-    /// [`OpenClOperator::config_for`]). Uploads the inputs, launches over
-    /// every cell and reads the element vectors back; returns the kernel's
-    /// device time in nanoseconds.
-    ///
-    /// This is the paper's measure of the element kernel alone; a residual
-    /// never needs it ([`OpenClOperator::residual`] keeps everything on the
-    /// device).
+    /// Uploads the cell-local `u` and aux of `inputs` (padded by
+    /// [`CELL_PADDING`] cells), kept until the next call; the constants are
+    /// the caller's (the bound form's).
     ///
     /// # Errors
-    /// Inputs of the wrong length or with non-finite values (named), a
-    /// physics that does not fit the discretization, kernel build and launch
-    /// errors.
-    pub fn element_vectors<P: Pointwise + ?Sized>(
-        &mut self,
-        physics: &P,
-        inputs: &CellInputs<'_, R>,
-        out: &mut [R],
-        config: Option<LaunchConfig>,
-    ) -> Result<Option<u64>> {
+    /// [`Error::InvalidArgument`] naming `u` or `aux` (length, with the
+    /// expected one), [`Error::NonFinite`] with the index; device memory.
+    pub(super) fn set_cell_inputs(&mut self, inputs: &CellInputs<'_, R>) -> Result<()> {
         let n_cells = self.disc.n_cells();
-        self.disc.check_physics(physics, inputs.constants.len())?;
-        self.disc.check_inputs(inputs, n_cells, out)?;
-        let key = self.compile(physics, KernelVariant::Element, config)?;
-        let shape = self.compiled(&key)?.shape;
-        self.prepare_geometry(&shape)?;
-        self.upload_constants(inputs.constants)?;
-        let n_bt = self.disc.n_bt();
+        let (n_bt, aux_pc) = (self.disc.n_bt(), self.disc.aux_per_cell());
+        check_len("u", inputs.u, n_cells * n_bt)?;
+        check_len("aux", inputs.aux, n_cells * aux_pc)?;
+        check_finite("u", inputs.u)?;
+        check_finite("aux", inputs.aux)?;
         let cell_u = self.data.cell_u.take();
-        let u = padded_upload(self, cell_u, inputs.u, n_bt, "coefficients")?;
-        let aux_pc = self.disc.aux_per_cell();
-        let aux = if aux_pc > 0 {
+        self.data.cell_u = Some(self.padded_upload(cell_u, inputs.u, n_bt, "coefficients")?);
+        if aux_pc > 0 {
             let a = self.data.cell_aux.take();
-            Some(padded_upload(
-                self,
-                a,
-                inputs.aux,
-                aux_pc,
-                "auxiliary coefficients",
-            )?)
-        } else {
-            None
-        };
-        self.element_vectors_buffer()?;
-        let ev = self.data.element_vectors.take().expect("allocated above");
-        let inputs = Inputs {
-            u: &u,
-            direction: None,
-            aux: aux.as_ref(),
-        };
-        let launched = self.launch(&key, &inputs, &ev);
-        let read = launched.and_then(|kernel| {
-            let queue = self.device.live_queue()?;
-            // SAFETY: blocking read of the first n_cells·N_bt values into `out`
-            // (checked length), after the kernel (in-order queue).
-            unsafe { queue.enqueue_read_buffer(&ev, opencl3::types::CL_BLOCKING, 0, out, &[]) }
-                .map_err(|e| {
-                    self.device.failure(
-                        "clEnqueueReadBuffer",
-                        "element vectors",
-                        std::mem::size_of_val(out),
-                        e,
-                    )
-                })?;
-            self.device.count_read(std::mem::size_of_val(out));
-            Ok(event_ns(&kernel))
-        });
-        self.data.element_vectors = Some(ev);
-        self.data.cell_u = Some(u);
-        self.data.cell_aux = aux;
-        read
+            let what = "auxiliary coefficients";
+            self.data.cell_aux = Some(self.padded_upload(a, inputs.aux, aux_pc, what)?);
+        }
+        Ok(())
     }
 
-    /// Launches the element kernel of `physics` with `config` `repetitions`
-    /// times on the inputs the last [`OpenClOperator::element_vectors`] call
-    /// left on the device, and returns each launch's device time in
-    /// nanoseconds. For benchmarks and the autotuner.
+    /// Enqueues the element kernel `key` on the inputs
+    /// [`OpenClOperator::set_cell_inputs`] left on the device, into the
+    /// element-vector buffer.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if no element-kernel evaluation ran yet;
-    /// kernel build and launch errors.
-    pub fn time_element_kernel<P: Pointwise + ?Sized>(
-        &mut self,
-        physics: &P,
-        config: LaunchConfig,
-        repetitions: usize,
-    ) -> Result<Vec<u64>> {
-        let key = self.compile(physics, KernelVariant::Element, Some(config))?;
-        let shape = self.compiled(&key)?.shape;
-        self.prepare_geometry(&shape)?;
+    /// [`Error::InvalidArgument`] naming `inputs` if none were set; launch
+    /// errors.
+    pub(super) fn enqueue_element(&mut self, key: &KernelKey) -> Result<()> {
         let Some(u) = self.data.cell_u.take() else {
             return Err(Error::arg(
-                "physics",
-                "no element-kernel inputs on the device: call element_vectors first",
+                "inputs",
+                "no cell-local inputs on the device: call OpenClIntegrator::set_cell_inputs \
+                 first",
             ));
         };
         let aux = self.data.cell_aux.take();
-        self.element_vectors_buffer()?;
-        let ev = self.data.element_vectors.take().expect("allocated above");
-        let mut run = || -> Result<Vec<u64>> {
-            let mut times = Vec::with_capacity(repetitions);
-            for _ in 0..repetitions {
-                let inputs = Inputs {
-                    u: &u,
-                    direction: None,
-                    aux: aux.as_ref(),
-                };
-                let e = self.launch(&key, &inputs, &ev)?;
-                self.device.wait(&e, "element kernel")?;
-                times.push(event_ns(&e).unwrap_or(0));
-            }
-            Ok(times)
-        };
-        let times = run();
-        self.data.element_vectors = Some(ev);
+        let launched = self.launch_element(key, &u, aux.as_ref());
         self.data.cell_u = Some(u);
         self.data.cell_aux = aux;
-        times
+        let (event, launch) = launched?;
+        self.last = Run {
+            events: vec![event],
+            launch: Some(launch),
+        };
+        self.data.element_vectors_of_cells = true;
+        Ok(())
     }
-}
 
-/// Writes the cell-local `values` (`per_cell` per cell) into `buffer` (or a
-/// new one), padded with zeros by [`CELL_PADDING`] cells.
-fn padded_upload<R: Real>(
-    op: &OpenClOperator<R>,
-    buffer: Option<Buffer<R>>,
-    values: &[R],
-    per_cell: usize,
-    what: &str,
-) -> Result<Buffer<R>> {
-    let padded = (op.disc.n_cells() + CELL_PADDING) * per_cell;
-    let mut buf = match buffer {
-        Some(b) => b,
-        None => {
-            let mut b = op.device.alloc::<R>(padded, what)?;
-            op.device
-                .write(&mut b, &vec![R::ZERO; padded], Transfer::Coefficients, what)?;
-            b
-        }
-    };
-    op.device
-        .write(&mut buf, values, Transfer::Coefficients, what)?;
-    Ok(buf)
+    /// Launches the element kernel `key` on the cell-local `u` and `aux`
+    /// into the element-vector buffer (allocated on first use).
+    fn launch_element(
+        &mut self,
+        key: &KernelKey,
+        u: &Buffer<R>,
+        aux: Option<&Buffer<R>>,
+    ) -> Result<(opencl3::event::Event, crate::opencl::LaunchRecord)> {
+        self.element_vectors_buffer()?;
+        let Some(ev) = self.data.element_vectors.take() else {
+            return Err(Error::internal(
+                "the element-vector buffer was not allocated",
+            ));
+        };
+        let inputs = Inputs {
+            u,
+            direction: None,
+            aux,
+        };
+        let launched = self.launch(key, &inputs, &ev);
+        self.data.element_vectors = Some(ev);
+        launched
+    }
+
+    /// Reads the element vectors of the last
+    /// [`OpenClOperator::enqueue_element`] into `out` (`n_cells·N_bt`
+    /// entries, [`crate::layout::cell_dof`]), waiting for it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `out` (length) or, if the element
+    /// kernel has not run since the last deterministic residual, naming
+    /// `out` with what to call first; device errors.
+    pub(super) fn read_element_vectors(&self, out: &mut [R]) -> Result<()> {
+        check_len("out", out, self.disc.n_cells() * self.disc.n_bt())?;
+        let (Some(ev), true) = (
+            &self.data.element_vectors,
+            self.data.element_vectors_of_cells,
+        ) else {
+            return Err(Error::arg(
+                "out",
+                "no element vectors of the element kernel on the device: call \
+                 OpenClIntegrator::integrate_cells first",
+            ));
+        };
+        self.device.read(ev, out, "element vectors")
+    }
+
+    /// Writes the cell-local `values` (`per_cell` per cell) into `buffer`
+    /// (or a new one), padded with zeros by [`CELL_PADDING`] cells.
+    fn padded_upload(
+        &self,
+        buffer: Option<Buffer<R>>,
+        values: &[R],
+        per_cell: usize,
+        what: &str,
+    ) -> Result<Buffer<R>> {
+        let padded = (self.disc.n_cells() + CELL_PADDING) * per_cell;
+        let mut buf = match buffer {
+            Some(b) => b,
+            None => {
+                let mut b = self.device.alloc::<R>(padded, what)?;
+                let zeros = vec![R::ZERO; padded];
+                self.device
+                    .write(&mut b, &zeros, Transfer::Coefficients, what)?;
+                b
+            }
+        };
+        self.device
+            .write(&mut buf, values, Transfer::Coefficients, what)?;
+        Ok(buf)
+    }
 }

@@ -38,6 +38,7 @@ use crate::physics::{EvalPrecision, PointwiseEvalBoth};
 use crate::quadrature::Quadrature;
 use crate::real::convert_slice;
 use crate::rng::Rng;
+use crate::seam::Integrate;
 
 fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
@@ -176,40 +177,43 @@ fn native_global<R: EvalPrecision>(
     out
 }
 
-/// The operator of a setup, with its aux field set.
-fn operator<R: Real>(device: &Arc<Device>, s: &Setup<R>) -> OpenClOperator<R> {
-    let mut op = OpenClOperator::new(device.clone(), options(), &s.space, s.disc.clone()).unwrap();
+/// The setup's `physics` bound on the device with `assembly`, its aux
+/// field set.
+fn operator<R: EvalPrecision>(
+    device: &Arc<Device>,
+    s: &Setup<R>,
+    physics: &'static dyn PointwiseEvalBoth,
+    assembly: Assembly,
+) -> OpenClIntegrator<R> {
+    let op = OpenClOperator::new(device.clone(), options(), &s.space, s.disc.clone()).unwrap();
+    let physics = Arc::new(R::physics(physics));
+    let mut op = OpenClIntegrator::new(op, physics, &s.constants, assembly).unwrap();
     if !s.aux.is_empty() {
         op.set_aux(&s.aux).unwrap();
     }
     op
 }
 
-/// The kernel variant of `action` with `assembly`.
-fn global_variant<R: Real>(
-    op: &OpenClOperator<R>,
-    action: Action,
-    assembly: Assembly,
-) -> KernelVariant {
+/// The kernel variant of `action` with the bound assembly.
+fn global_variant<R: Real>(op: &OpenClIntegrator<R>, action: Action) -> KernelVariant {
     match action {
-        Action::Residual => op.residual_variant(assembly),
-        Action::JacobianAction => op.jacobian_action_variant(assembly),
+        Action::Residual => op.residual_variant(),
+        Action::JacobianAction => op.jacobian_action_variant(),
     }
 }
 
-/// `config` for the kernel `variant` of `physics`, checked against the
-/// device: a configuration the device cannot run fails the test (naming the
-/// device limit), it is never swapped for another.
+/// `config` for the kernel `variant`, checked against the device: a
+/// configuration the device cannot run fails the test (naming the device
+/// limit), it is never swapped for another.
 fn runnable<R: Real>(
-    op: &OpenClOperator<R>,
-    physics: &dyn Pointwise,
+    op: &OpenClIntegrator<R>,
     variant: KernelVariant,
     config: LaunchConfig,
 ) -> LaunchConfig {
-    if let Err(e) = op.shape_for(physics, variant, Some(config)) {
+    if let Err(e) = op.shape(variant, config) {
         panic!(
             "{} {variant:?} {config}: this configuration cannot run on `{}`: {e}",
-            physics.info().name,
+            op.case().physics.name,
             op.device().info().name
         );
     }
@@ -217,14 +221,15 @@ fn runnable<R: Real>(
 }
 
 /// Checks that the last launch ran `config`, the configuration asked for.
-fn launched<R: Real>(op: &OpenClOperator<R>, config: LaunchConfig) {
-    let rec = op.last_launch().expect("a launch");
+fn launched<R: Real>(op: &OpenClIntegrator<R>, config: LaunchConfig) {
+    let rec = op.last_run().launch().expect("a launch");
     assert_eq!(rec.config, config, "launched {rec:?}, asked for {config}");
 }
 
 /// Fills the operator's element-vector buffer (cells and padding) with NaN,
 /// so that an element vector the device does not write stays NaN.
-fn poison_element_vectors<R: Real>(op: &mut OpenClOperator<R>) {
+fn poison_element_vectors<R: Real>(op: &mut OpenClIntegrator<R>) {
+    let op = &mut op.op;
     op.element_vectors_buffer().unwrap();
     let len = (op.disc.n_cells() + CELL_PADDING) * op.disc.n_bt();
     let buffer = op.data.element_vectors.as_mut().unwrap();
@@ -243,21 +248,20 @@ fn poison_element_vectors<R: Real>(op: &mut OpenClOperator<R>) {
 }
 
 /// The first `cells` cells' entries of the operator's element-vector buffer.
-fn device_element_vectors<R: Real>(op: &OpenClOperator<R>, cells: usize) -> Vec<R> {
+fn device_element_vectors<R: Real>(op: &OpenClIntegrator<R>, cells: usize) -> Vec<R> {
+    let op = &op.op;
     let buffer = op.data.element_vectors.as_ref().expect("element vectors");
     let mut out = vec![R::ZERO; cells * op.disc.n_bt()];
     op.device.read(buffer, &mut out, "element vectors").unwrap();
     out
 }
 
-/// `F(u)` or `J(u)·v` on the device with `assembly` and `config`, the
-/// element-vector buffer NaN-filled first.
+/// `F(u)` or `J(u)·v` on the device with the bound assembly and `config`
+/// (`None`: the bound one), the element-vector buffer NaN-filled first.
 fn device_global<R: Real>(
-    op: &mut OpenClOperator<R>,
+    op: &mut OpenClIntegrator<R>,
     s: &Setup<R>,
-    physics: &dyn Pointwise,
     action: Action,
-    assembly: Assembly,
     config: Option<LaunchConfig>,
 ) -> Vec<R> {
     let device = op.device().clone();
@@ -265,12 +269,13 @@ fn device_global<R: Real>(
     let u = DeviceVector::<R>::from_host(&device, &s.u).unwrap();
     let v = DeviceVector::<R>::from_host(&device, &s.v).unwrap();
     let mut out = DeviceVector::<R>::from_host(&device, &vec![R::from_f64(f64::NAN); n]).unwrap();
+    if let Some(c) = config {
+        op.set_config(global_variant(op, action), c).unwrap();
+    }
     poison_element_vectors(op);
     match action {
-        Action::Residual => op.residual(physics, &u, &s.constants, &mut out, assembly, config),
-        Action::JacobianAction => {
-            op.jacobian_action(physics, &u, &v, &s.constants, &mut out, assembly, config)
-        }
+        Action::Residual => op.residual(&u, &mut out),
+        Action::JacobianAction => op.jacobian_action(&u, &v, &mut out),
     }
     .unwrap();
     out.to_host().unwrap()
@@ -279,7 +284,7 @@ fn device_global<R: Real>(
 /// The element kernel's element vectors of `u` against the native ones,
 /// launched with `config` (the device buffer NaN-filled first).
 fn check_element_kernel<R: EvalPrecision>(
-    op: &mut OpenClOperator<R>,
+    op: &mut OpenClIntegrator<R>,
     s: &Setup<R>,
     physics: &dyn PointwiseEvalBoth,
     config: LaunchConfig,
@@ -300,11 +305,13 @@ fn check_element_kernel<R: EvalPrecision>(
         Execution::Serial,
     )
     .unwrap();
-    let c = runnable(op, physics, KernelVariant::Element, config);
+    let c = runnable(op, KernelVariant::Element, config);
+    op.set_config(KernelVariant::Element, c).unwrap();
     poison_element_vectors(op);
     let mut out = vec![R::from_f64(f64::NAN); u.len()];
-    op.element_vectors(physics, &inputs, &mut out, Some(c))
-        .unwrap();
+    op.set_cell_inputs(&inputs).unwrap();
+    op.integrate_cells().unwrap();
+    op.read_element_vectors(&mut out).unwrap();
     launched(op, c);
     let d = rel_diff(&out, &reference);
     assert!(
@@ -329,10 +336,10 @@ fn the_operator_shares_the_spaces_node_map() {
     let s = setup::<f64>(&case);
     let op = OpenClOperator::new(device(), options(), &s.space, s.disc.clone()).unwrap();
     assert!(std::ptr::eq(
-        op.space.cell_nodes_all(),
+        op.mesh.space().cell_nodes_all(),
         s.space.cell_nodes_all()
     ));
-    assert!(Arc::ptr_eq(op.space.mesh(), s.space.mesh()));
+    assert!(Arc::ptr_eq(op.mesh.space().mesh(), s.space.mesh()));
 }
 
 #[test]
@@ -348,21 +355,13 @@ fn an_unset_aux_field_is_an_error() {
         degree: 2,
     };
     let s = setup::<f64>(&case);
-    let mut op = OpenClOperator::new(device.clone(), options(), &s.space, s.disc.clone()).unwrap();
+    let op = OpenClOperator::new(device.clone(), options(), &s.space, s.disc.clone()).unwrap();
+    let physics = Arc::new(LaplacianCoefficient);
+    let mut op = OpenClIntegrator::new(op, physics, &[], Assembly::Atomic).unwrap();
     let n = s.space.n_dofs();
     let u = DeviceVector::<f64>::zeros(&device, n).unwrap();
     let mut r = DeviceVector::<f64>::zeros(&device, n).unwrap();
-    let e = op
-        .residual(
-            &LaplacianCoefficient,
-            &u,
-            &[],
-            &mut r,
-            Assembly::Atomic,
-            None,
-        )
-        .unwrap_err()
-        .to_string();
+    let e = op.residual(&u, &mut r).unwrap_err().to_string();
     assert_eq!(
         e,
         format!(
@@ -372,4 +371,78 @@ fn an_unset_aux_field_is_an_error() {
             LaplacianCoefficient.info().name
         )
     );
+}
+
+/// The bound form's order of calls: a kernel variant it did not bind (the
+/// other assembly's residual and Jacobian action), element vectors before the element kernel ran (or after a
+/// deterministic residual overwrote its buffer), the element kernel before
+/// its inputs: each an error saying what to do, never a launch on stand-in
+/// buffers or stale values.
+#[test]
+fn calls_out_of_order_are_errors_naming_what_to_call() {
+    let device = device();
+    let case = Case {
+        dim: 2,
+        order: 1,
+        n: 4,
+        physics: &crate::physics::builtin::Poisson,
+        aux: AuxSpace::None,
+        constants: vec![2.5],
+        degree: 2,
+    };
+    let s = setup::<f64>(&case);
+    let mut op = operator(&device, &s, case.physics, Assembly::Deterministic);
+    let mut out = vec![0.0; s.space.n_cell_dofs()];
+    let e = op.integrate_cells().unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "invalid argument `inputs`: no cell-local inputs on the device: call \
+         OpenClIntegrator::set_cell_inputs first"
+    );
+    let e = op.read_element_vectors(&mut out).unwrap_err().to_string();
+    let not_run = "invalid argument `out`: no element vectors of the element kernel on the \
+                   device: call OpenClIntegrator::integrate_cells first";
+    assert_eq!(e, not_run);
+    // the element kernel, then a deterministic residual in its buffer
+    let (u_cells, aux) = cell_inputs(&s, &s.u);
+    let inputs = CellInputs {
+        u: &u_cells,
+        aux: &aux,
+        constants: &s.constants,
+    };
+    op.set_cell_inputs(&inputs).unwrap();
+    op.integrate_cells().unwrap();
+    op.read_element_vectors(&mut out).unwrap();
+    let mut reference = vec![0.0; out.len()];
+    native_element_vectors(
+        &s.disc,
+        &crate::physics::builtin::Poisson,
+        &inputs,
+        &mut reference,
+        Execution::Serial,
+    )
+    .unwrap();
+    assert!(rel_diff(&out, &reference) <= 1e-12);
+    device_global(&mut op, &s, Action::Residual, None);
+    let e = op.read_element_vectors(&mut out).unwrap_err().to_string();
+    assert_eq!(e, not_run);
+    // the atomic assembly's kernels are not bound
+    let atomic = Assembly::Atomic.output(device.info());
+    let variants = [
+        KernelVariant::Residual(atomic),
+        KernelVariant::JacobianAction(atomic),
+    ];
+    for variant in variants {
+        let e = op.config(variant).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "invalid argument `variant`: {variant:?} is not a kernel of this bound form (its \
+                 element kernel, F(u) and J(u)·v with the deterministic assembly): set the \
+                 assembly first"
+            )
+        );
+        let config = LaunchConfig::new(1, 1);
+        assert_eq!(op.set_config(variant, config).unwrap_err().to_string(), e);
+    }
 }

@@ -18,12 +18,15 @@ use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_box};
+use crate::opencl::mesh_data::{Windows, node_windows};
 use crate::opencl::shape::KernelVariant;
 use crate::opencl::testing::{device, options};
 use crate::opencl::{DeviceVector, GeometryMode};
+use crate::physics::PointwiseEval;
 use crate::physics::builtin::{Lame, LameParameters, Laplacian};
 use crate::quadrature::Quadrature;
 use crate::rng::Rng;
+use crate::seam::Integrate;
 
 /// The window index of `kernels/integrate.cl`, as the template defines it.
 const WIN: &str =
@@ -60,15 +63,14 @@ fn instrumented(source: &str) -> String {
 /// The configuration `config` of the kernel, or with `None` the device's
 /// default without prefetch and with computed geometry, windows on.
 fn with_windows(
-    op: &OpenClOperator<f64>,
-    physics: &dyn Pointwise,
+    op: &OpenClIntegrator<f64>,
     variant: KernelVariant,
     config: Option<LaunchConfig>,
 ) -> LaunchConfig {
     match config {
         Some(c) => c,
         None => op
-            .config_for(physics, variant)
+            .config(variant)
             .unwrap()
             .with_prefetch(false)
             .with_geometry(GeometryMode::Computed),
@@ -81,73 +83,88 @@ fn with_windows(
 /// path; returns the out-of-window indices counted and the launch record,
 /// or `None` if the configuration needs more local memory than the device
 /// has.
-#[allow(clippy::too_many_arguments)]
 fn violations(
     device: &Arc<Device>,
     mesh: &Arc<Mesh>,
     order: usize,
-    physics: &dyn Pointwise,
-    constants: &[f64],
-    assembly: Assembly,
-    tangent: bool,
+    run: &Evaluation<'_>,
     config: Option<LaunchConfig>,
 ) -> Option<(u32, LaunchRecord)> {
+    let physics = run.physics;
     let dim = mesh.dim();
     let n_comp = physics.info().n_comp.resolve(dim);
     let element = Element::lagrange(dim, order).unwrap();
     let space = FunctionSpace::new(mesh.clone(), element, n_comp).unwrap();
     let quadrature = Quadrature::default_for(&element).unwrap();
     let disc = Discretization::<f64>::new(&space, quadrature, AuxSpace::None).unwrap();
-    let mut op = OpenClOperator::new(device.clone(), options(), &space, disc).unwrap();
-    let variant: KernelVariant = if tangent {
-        op.jacobian_action_variant(assembly)
+    let op = OpenClOperator::new(device.clone(), options(), &space, disc).unwrap();
+    let mut op = OpenClIntegrator::new(op, Arc::new(physics), run.constants, run.assembly).unwrap();
+    let variant: KernelVariant = if run.tangent {
+        op.jacobian_action_variant()
     } else {
-        op.residual_variant(assembly)
+        op.residual_variant()
     };
-    let config = with_windows(&op, physics, variant, config);
-    if let Err(e) = op.shape_for(physics, variant, Some(config)) {
+    let config = with_windows(&op, variant, config);
+    if let Err(e) = op.shape(variant, config) {
         assert!(e.to_string().contains("local memory"), "{e}");
         return None;
     }
-    // the production kernel's key and windows, then the instrumented kernel
-    // and a window buffer with the guard slot in their place
-    let key = op.compile(physics, variant, Some(config)).unwrap();
-    let shape = op.compiled(&key).unwrap().shape;
+    // the production kernel and windows, then the instrumented kernel and a
+    // window buffer with the guard slot in their place
+    op.set_config(variant, config).unwrap();
+    let shape = op.shape(variant, config).unwrap();
     assert_ne!(shape.window, (0, 0), "{config}: windows on");
-    let source = op.source_for(physics, variant, Some(config)).unwrap();
+    let source = op.source(variant, config).unwrap();
     let kernel = device
         .kernel(&instrumented(&source), INTEGRATE_KERNEL)
         .unwrap();
-    op.kernels.get_mut(&key).unwrap().kernel = kernel;
-    let (mut w, windowed) =
-        windows::node_windows(&op.space, op.n_vertices, shape.chunk, shape.window);
+    let compiled = (op.op.kernels.iter_mut())
+        .find(|(key, _)| key.1 == variant && key.2 == config)
+        .unwrap()
+        .1;
+    compiled.kernel = kernel;
+    let (mut w, windowed) = node_windows(&space, op.n_vertices(), shape.chunk, shape.window);
     let guard = w.len();
     w.push(0);
     let mut buffer = device.alloc::<u32>(w.len(), "node windows").unwrap();
     device
         .write(&mut buffer, &w, Transfer::Geometry, "node windows")
         .unwrap();
-    op.data
-        .windows
-        .insert((shape.chunk, shape.window), (buffer, windowed));
+    op.op
+        .mesh
+        .replace_windows(shape.chunk, shape.window, Windows { buffer, windowed });
 
     let n = space.n_dofs();
     let mut rng = Rng::new(n as u64);
     let u = DeviceVector::from_host(device, &rng.vec(n, -1.0, 1.0)).unwrap();
     let v = DeviceVector::from_host(device, &rng.vec(n, -1.0, 1.0)).unwrap();
     let mut out = DeviceVector::<f64>::zeros(device, n).unwrap();
-    if tangent {
-        op.jacobian_action(physics, &u, &v, constants, &mut out, assembly, Some(config))
+    if run.tangent {
+        op.jacobian_action(&u, &v, &mut out)
     } else {
-        op.residual(physics, &u, constants, &mut out, assembly, Some(config))
+        op.residual(&u, &mut out)
     }
     .unwrap();
-    op.wait_residual().unwrap();
-    let launch = op.last_launch().unwrap();
-    let (buffer, _) = &op.data.windows[&(shape.chunk, shape.window)];
+    op.last_run().wait_ns(device).unwrap();
+    let launch = op.last_run().launch().unwrap();
+    let buffer = &op
+        .op
+        .mesh
+        .windows(shape.chunk, shape.window)
+        .unwrap()
+        .buffer;
     let mut back = vec![0u32; w.len()];
     device.read(buffer, &mut back, "node windows").unwrap();
     Some((back[guard], launch))
+}
+
+/// The evaluation [`violations`] instruments: the physics and its constants, the
+/// assembly, and `F(u)` or (`tangent`) `J(u)·v`.
+struct Evaluation<'a> {
+    physics: &'static dyn PointwiseEval<f64>,
+    constants: &'a [f64],
+    assembly: Assembly,
+    tangent: bool,
 }
 
 /// Issue 19's case: `unit_square(16)`, P2 Laplacian, 16 blocks per batch,
@@ -158,17 +175,14 @@ fn the_minimal_case_indexes_inside_its_windows() {
     let device = device();
     let mesh = Arc::new(unit_box(2, 16, &MeshOptions::default()).unwrap());
     let config = LaunchConfig::new(16, 1).with_window(true);
-    let (bad, launch) = violations(
-        &device,
-        &mesh,
-        2,
-        &Laplacian,
-        &[],
-        Assembly::Atomic,
-        false,
-        Some(config),
-    )
-    .expect("the configuration fits");
+    let run = Evaluation {
+        physics: &Laplacian,
+        constants: &[],
+        assembly: Assembly::Atomic,
+        tangent: false,
+    };
+    let (bad, launch) =
+        violations(&device, &mesh, 2, &run, Some(config)).expect("the configuration fits");
     // 6 groups, the last with 64 padding cells; it is windowed
     assert_eq!(
         (launch.work_groups, launch.chunk, launch.cells),
@@ -197,13 +211,18 @@ fn every_window_index_is_inside_its_window() {
             for order in [1, 2] {
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
                     for config in configs {
-                        let cases: [(&dyn Pointwise, &[f64], bool); 2] =
+                        let cases: [(&'static dyn PointwiseEval<f64>, &[f64], bool); 2] =
                             [(&Laplacian, &[], false), (&Lame, &lame, true)];
                         for (physics, constants, tangent) in cases {
-                            let Some((bad, launch)) = violations(
-                                &device, &mesh, order, physics, constants, assembly, tangent,
-                                config,
-                            ) else {
+                            let run = Evaluation {
+                                physics,
+                                constants,
+                                assembly,
+                                tangent,
+                            };
+                            let Some((bad, launch)) =
+                                violations(&device, &mesh, order, &run, config)
+                            else {
                                 continue;
                             };
                             let what = format!(

@@ -39,26 +39,19 @@ fn bitwise_differences<R: Real>(a: &[R], b: &[R]) -> Vec<usize> {
 /// The deterministic `F(u)` of `case` under the small configuration and
 /// under the device default, against the host sum of the element vectors
 /// that the same launch left on the device.
-fn check<R: Real>(device: &Arc<Device>, case: &Case) {
+fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case) {
     let s = setup::<R>(case);
     let physics = case.physics;
-    let mut op = operator(device, &s);
-    let variant = op.residual_variant(Assembly::Deterministic);
+    let mut op = operator(device, &s, physics, Assembly::Deterministic);
+    let variant = op.residual_variant();
     let small = LaunchConfig::new(2, 1).with_geometry(GeometryMode::Computed);
-    let default = op.config_for(physics, variant).unwrap();
+    let default = op.config(variant).unwrap();
     let n_cells = s.space.n_cells();
     for config in [small, default] {
-        let c = runnable(&op, physics, variant, config);
-        let f = device_global(
-            &mut op,
-            &s,
-            physics,
-            Action::Residual,
-            Assembly::Deterministic,
-            Some(c),
-        );
+        let c = runnable(&op, variant, config);
+        let f = device_global(&mut op, &s, Action::Residual, Some(c));
         launched(&op, c);
-        let groups = n_cells.div_ceil(op.last_launch().unwrap().chunk);
+        let groups = n_cells.div_ceil(op.last_run().launch().unwrap().chunk);
         let what = format!(
             "{}D P{} {} {} {c}, {n_cells} cells in {groups} work-groups",
             case.dim,

@@ -34,13 +34,12 @@ const PORTABLE_LOCAL_MEM: usize = 31 << 10;
 /// [`PORTABLE_THREADS`] and [`PORTABLE_LOCAL_MEM`]; chosen from the case
 /// alone, never from the device.
 fn small_config<R: Real>(
-    op: &OpenClOperator<R>,
-    physics: &dyn Pointwise,
+    op: &OpenClIntegrator<R>,
     variant: KernelVariant,
     geometry: GeometryMode,
     n_cells: usize,
 ) -> LaunchConfig {
-    let case = op.case_for(physics);
+    let case = *op.case();
     let l = case.lcm();
     (1..=l)
         .filter(|n_tc| l.is_multiple_of(*n_tc))
@@ -96,7 +95,7 @@ fn check_case<R: EvalPrecision>(
 ) {
     let s = setup::<R>(case);
     let physics = case.physics;
-    let mut op = operator(device, &s);
+    let mut op = operator(device, &s, physics, Assembly::Atomic);
     let n_cells = s.space.n_cells();
     let label = format!(
         "{}D P{} {} aux {} {} N_q={}",
@@ -110,15 +109,16 @@ fn check_case<R: EvalPrecision>(
     for action in ACTIONS {
         let reference = native_global(&s, physics, action);
         for (assembly, geometry) in ALL_MODES {
-            let variant = global_variant(&op, action, assembly);
+            op.set_assembly(assembly).unwrap();
+            let variant = global_variant(&op, action);
             let config = match config {
                 Some(c) => c.with_geometry(geometry),
-                None => small_config(&op, physics, variant, geometry, n_cells),
+                None => small_config(&op, variant, geometry, n_cells),
             };
-            let c = runnable(&op, physics, variant, config);
-            let out = device_global(&mut op, &s, physics, action, assembly, Some(c));
+            let c = runnable(&op, variant, config);
+            let out = device_global(&mut op, &s, action, Some(c));
             launched(&op, c);
-            let chunk = op.last_launch().unwrap().chunk;
+            let chunk = op.last_run().launch().unwrap().chunk;
             let what = format!("{label} {} {} {c}", action.name(), assembly.name());
             check_groups(groups, n_cells, chunk, &what);
             let d = rel_diff(&out, &reference);
@@ -131,13 +131,7 @@ fn check_case<R: EvalPrecision>(
     }
     let config = match config {
         Some(c) => c.with_geometry(element_geometry),
-        None => small_config(
-            &op,
-            physics,
-            KernelVariant::Element,
-            element_geometry,
-            n_cells,
-        ),
+        None => small_config(&op, KernelVariant::Element, element_geometry, n_cells),
     };
     check_element_kernel(&mut op, &s, physics, config, tol);
 }
@@ -272,14 +266,8 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
     let s = setup::<f64>(&case);
     assert_eq!(s.space.n_cells(), 48);
     let config = LaunchConfig::new(12, 1);
-    let op = operator(&device, &s);
-    let shape = op
-        .shape_for(
-            &Laplacian,
-            op.residual_variant(Assembly::Atomic),
-            Some(config),
-        )
-        .unwrap();
+    let op = operator(&device, &s, &Laplacian, Assembly::Atomic);
+    let shape = op.shape(op.residual_variant(), config).unwrap();
     assert_eq!(shape.chunk, 48);
     let geometry = GeometryMode::Computed;
     check_case::<f64>(&device, &case, Some(config), Groups::One, geometry, 1e-12);

@@ -45,16 +45,15 @@ fn launch_configurations_and_threads_per_cell() {
                 degree: 2,
             };
             let s = setup::<f64>(&case);
-            let mut op = operator(&device, &s);
+            let mut op = operator(&device, &s, physics, Assembly::Atomic);
             let config = LaunchConfig::new(n_bl, n_cb)
                 .with_threads_per_cell(n_tc)
                 .with_prefetch(prefetch);
             let what = format!("{dim}D P{order} {} {config}", physics.info().name);
             // the residual with computed geometry (atomic)
-            let assembly = Assembly::Atomic;
             let computed = config.with_geometry(GeometryMode::Computed);
-            let c = runnable(&op, physics, op.residual_variant(assembly), computed);
-            let out = device_global(&mut op, &s, physics, Action::Residual, assembly, Some(c));
+            let c = runnable(&op, op.residual_variant(), computed);
+            let out = device_global(&mut op, &s, Action::Residual, Some(c));
             launched(&op, c);
             let reference = native_global(&s, physics, Action::Residual);
             let d = rel_diff(&out, &reference);
@@ -92,14 +91,16 @@ fn the_tuning_cache_is_the_loaded_object_never_the_file() {
     let _ = std::fs::remove_dir_all(&dir.0);
     let path = dir.0.join(CACHE_FILE);
     let new_op = |opts: &KernelOptions| {
-        OpenClOperator::new(device.clone(), opts.clone(), &s.space, s.disc.clone()).unwrap()
+        let op =
+            OpenClOperator::new(device.clone(), opts.clone(), &s.space, s.disc.clone()).unwrap();
+        OpenClIntegrator::new(op, Arc::new(Laplacian), &[], Assembly::Atomic).unwrap()
     };
     // A cache entry for exactly this device, case, kernel and physics,
     // with a configuration that is not the device default, saved and
     // loaded back.
     let op = new_op(&options());
-    let variant = op.residual_variant(Assembly::Atomic);
-    let kernel_case = op.case_for(&Laplacian);
+    let variant = op.residual_variant();
+    let kernel_case = *op.case();
     let default = default_config(
         &kernel_case,
         variant,
@@ -117,6 +118,7 @@ fn the_tuning_cache_is_the_loaded_object_never_the_file() {
         Laplacian.source_hash(),
         &options(),
     );
+    assert_eq!(key, op.tune_key(variant));
     let entry = CacheEntry {
         config: tuned,
         time_ns: 1.0,
@@ -138,13 +140,8 @@ fn the_tuning_cache_is_the_loaded_object_never_the_file() {
         (options().with_tuning_cache(loaded.clone()), tuned),
     ] {
         let mut op = new_op(&opts);
-        assert_eq!(
-            op.config_for(&Laplacian, variant).unwrap(),
-            expected,
-            "{opts:?}"
-        );
-        op.residual(&Laplacian, &u, &[], &mut r, Assembly::Atomic, None)
-            .unwrap();
+        assert_eq!(op.config(variant).unwrap(), expected, "{opts:?}");
+        op.residual(&u, &mut r).unwrap();
         launched(&op, expected);
     }
     assert!(!path.exists());

@@ -14,7 +14,7 @@ use crate::space::FunctionSpace;
 /// capacities `(cap_a, cap_b)`; vertex nodes are those below `n_vertices`
 /// (a space numbers its vertex nodes first). Also returns how many chunks
 /// are windowed.
-pub(super) fn node_windows(
+pub(crate) fn node_windows(
     space: &FunctionSpace,
     n_vertices: usize,
     chunk: usize,

@@ -1,0 +1,242 @@
+//! The device mesh data of one space ([`MeshData`]): the cell → node map
+//! and the vertex coordinates, uploaded when it is created; the stored
+//! geometry (`J⁻¹`, `det J`), the cell coordinates, the node → cell-slot
+//! incidence and the node windows, each uploaded on first use and kept.
+//! Nothing here depends on a physics: every kernel of the space reads it.
+//! [`super::DeviceStats`] counts every transfer.
+
+mod windows;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use opencl3::memory::Buffer;
+
+use super::context::{Device, Transfer};
+use super::shape::{GeometryMode, KernelShape};
+use crate::discretization::Discretization;
+use crate::space::FunctionSpace;
+use crate::{Error, Real, Result};
+
+pub(crate) use windows::node_windows;
+
+/// Cells of padding after the last cell in every per-cell device array:
+/// the largest chunk (cells per work-group) a launch may use.
+pub const CELL_PADDING: usize = 16384;
+
+/// Node windows of one chunk size and capacities: `[group][lo_A, w_A,
+/// lo_B, w_B]` and how many groups are windowed.
+pub(crate) struct Windows {
+    pub(crate) buffer: Buffer<u32>,
+    pub(crate) windowed: usize,
+}
+
+/// The mesh of one space on one device. Per-cell arrays are padded by
+/// [`CELL_PADDING`] cells (node 0, `det J = 0`) so that a launch's last,
+/// partial chunk needs no bounds checks.
+pub(crate) struct MeshData<R> {
+    device: Arc<Device>,
+    /// The space (a clone shares its mesh, cell → node map and incidence:
+    /// the host keeps one copy of the map, the space's).
+    space: FunctionSpace,
+    /// `[cell][b]`, padded with node 0.
+    cell_nodes: Buffer<u32>,
+    /// `[vertex][d]`.
+    vertices: Buffer<R>,
+    /// `J⁻¹` and `det J` per cell, padded with zeros.
+    stored_geometry: Option<(Buffer<R>, Buffer<R>)>,
+    /// `[cell][v][d]`, padded.
+    cell_coords: Option<Buffer<R>>,
+    /// Node → cell-slot incidence, `(offsets, slots)`.
+    incidence: Option<(Buffer<u32>, Buffer<u32>)>,
+    /// Node windows per (chunk size, capacities).
+    windows: HashMap<(usize, (usize, usize)), Windows>,
+}
+
+impl<R: Real> MeshData<R> {
+    /// Uploads the cell → node map (padded) and the vertex coordinates of
+    /// `space`'s mesh to `device`.
+    ///
+    /// # Errors
+    /// Device allocation and transfer errors.
+    pub(crate) fn new(device: Arc<Device>, space: &FunctionSpace) -> Result<Self> {
+        // The space's map, then the padding's zeros: no padded host copy.
+        let nodes = space.cell_nodes_all();
+        let padding = vec![0u32; CELL_PADDING * space.n_basis()];
+        let what = "cell → node map";
+        let mut cell_nodes = device.alloc::<u32>(nodes.len() + padding.len(), what)?;
+        device.write(&mut cell_nodes, nodes, Transfer::Geometry, what)?;
+        device.write_at(
+            &mut cell_nodes,
+            nodes.len(),
+            &padding,
+            Transfer::Geometry,
+            what,
+        )?;
+        let mesh = space.mesh();
+        let coords: Vec<R> = mesh.vertices().iter().map(|&x| R::from_f64(x)).collect();
+        let what = "vertex coordinates";
+        let mut vertices = device.alloc::<R>(coords.len(), what)?;
+        device.write(&mut vertices, &coords, Transfer::Geometry, what)?;
+        Ok(MeshData {
+            device,
+            space: space.clone(),
+            cell_nodes,
+            vertices,
+            stored_geometry: None,
+            cell_coords: None,
+            incidence: None,
+            windows: HashMap::new(),
+        })
+    }
+
+    /// The space whose mesh this is.
+    pub(crate) fn space(&self) -> &FunctionSpace {
+        &self.space
+    }
+
+    /// The cell → node map, `[cell][b]`, padded with node 0.
+    pub(crate) fn cell_nodes(&self) -> &Buffer<u32> {
+        &self.cell_nodes
+    }
+
+    /// The vertex coordinates, `[vertex][d]`.
+    pub(crate) fn vertices(&self) -> &Buffer<R> {
+        &self.vertices
+    }
+
+    /// `J⁻¹` and `det J` per cell, once uploaded.
+    pub(crate) fn stored_geometry(&self) -> Option<(&Buffer<R>, &Buffer<R>)> {
+        self.stored_geometry.as_ref().map(|(i, d)| (i, d))
+    }
+
+    /// The cell coordinates `[cell][v][d]`, once uploaded.
+    pub(crate) fn cell_coords(&self) -> Option<&Buffer<R>> {
+        self.cell_coords.as_ref()
+    }
+
+    /// The node → cell-slot incidence `(offsets, slots)`, once uploaded.
+    pub(crate) fn incidence(&self) -> Option<(&Buffer<u32>, &Buffer<u32>)> {
+        self.incidence.as_ref().map(|(o, s)| (o, s))
+    }
+
+    /// The node windows of chunks of `chunk` cells with capacities
+    /// `capacity`, once uploaded.
+    pub(crate) fn windows(&self, chunk: usize, capacity: (usize, usize)) -> Option<&Windows> {
+        self.windows.get(&(chunk, capacity))
+    }
+
+    /// Uploads what a kernel of `shape` reads beyond the node map and the
+    /// vertices, once each: `J⁻¹`/`det J` (stored geometry), the cell
+    /// coordinates (a kernel reading `x` without gathering nodes, from
+    /// `disc`) and its node windows.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `physics` if it reads `x` and
+    /// `disc` stores no cell coordinates; device memory.
+    pub(crate) fn prepare_for(
+        &mut self,
+        shape: &KernelShape,
+        disc: &Discretization<R>,
+    ) -> Result<()> {
+        if shape.geometry == GeometryMode::Stored {
+            self.prepare_stored_geometry(disc)?;
+        }
+        if shape.reads_x && !shape.reads_nodes() && self.cell_coords.is_none() {
+            let coords = disc.geometry().coords().ok_or_else(|| {
+                Error::arg(
+                    "physics",
+                    "reads x but the discretization stores no cell coordinates",
+                )
+            })?;
+            let dim = disc.dim();
+            let mut c = coords.to_vec();
+            c.resize((disc.n_cells() + CELL_PADDING) * (dim + 1) * dim, R::ZERO);
+            let what = "cell coordinates";
+            let mut buf = self.device.alloc::<R>(c.len(), what)?;
+            self.device.write(&mut buf, &c, Transfer::Geometry, what)?;
+            self.cell_coords = Some(buf);
+        }
+        if shape.window != (0, 0) {
+            self.prepare_windows(shape.chunk, shape.window)?;
+        }
+        Ok(())
+    }
+
+    /// Uploads `J⁻¹` and `det J` per cell of `disc` (padded with zeros),
+    /// once.
+    ///
+    /// # Errors
+    /// Device memory.
+    pub(crate) fn prepare_stored_geometry(&mut self, disc: &Discretization<R>) -> Result<()> {
+        if self.stored_geometry.is_some() {
+            return Ok(());
+        }
+        let padded = disc.n_cells() + CELL_PADDING;
+        let dim = disc.dim();
+        let g = disc.geometry();
+        let mut inv = g.inv_j().to_vec();
+        inv.resize(padded * dim * dim, R::ZERO);
+        let mut det = g.det_j().to_vec();
+        det.resize(padded, R::ZERO);
+        let (what_inv, what_det) = ("inverse Jacobians", "Jacobian determinants");
+        let mut inv_buf = self.device.alloc::<R>(inv.len(), what_inv)?;
+        let mut det_buf = self.device.alloc::<R>(det.len(), what_det)?;
+        self.device
+            .write(&mut inv_buf, &inv, Transfer::Geometry, what_inv)?;
+        self.device
+            .write(&mut det_buf, &det, Transfer::Geometry, what_det)?;
+        self.stored_geometry = Some((inv_buf, det_buf));
+        Ok(())
+    }
+
+    /// Uploads the node → cell-slot incidence (deterministic assembly),
+    /// once.
+    ///
+    /// # Errors
+    /// Those of [`FunctionSpace::node_incidence`]; device memory.
+    pub(crate) fn prepare_incidence(&mut self) -> Result<()> {
+        if self.incidence.is_some() {
+            return Ok(());
+        }
+        let (offsets, slots) = self.space.node_incidence()?;
+        let offsets: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
+        let what = "node incidence";
+        let mut o = self.device.alloc::<u32>(offsets.len(), what)?;
+        let mut s = self.device.alloc::<u32>(slots.len(), what)?;
+        self.device
+            .write(&mut o, &offsets, Transfer::Geometry, what)?;
+        self.device.write(&mut s, slots, Transfer::Geometry, what)?;
+        self.incidence = Some((o, s));
+        Ok(())
+    }
+
+    /// Computes and uploads the node windows of chunks of `chunk` cells
+    /// with capacities `capacity`, once.
+    fn prepare_windows(&mut self, chunk: usize, capacity: (usize, usize)) -> Result<()> {
+        if self.windows.contains_key(&(chunk, capacity)) {
+            return Ok(());
+        }
+        let n_vertices = self.space.mesh().n_vertices();
+        let (w, windowed) = node_windows(&self.space, n_vertices, chunk, capacity);
+        let what = "node windows";
+        let mut buffer = self.device.alloc::<u32>(w.len().max(4), what)?;
+        self.device
+            .write(&mut buffer, &w, Transfer::Geometry, what)?;
+        self.windows
+            .insert((chunk, capacity), Windows { buffer, windowed });
+        Ok(())
+    }
+
+    /// Puts `windows` in place of the node windows of chunks of `chunk`
+    /// cells with capacities `capacity` (tests: an instrumented buffer).
+    #[cfg(test)]
+    pub(crate) fn replace_windows(
+        &mut self,
+        chunk: usize,
+        capacity: (usize, usize),
+        windows: Windows,
+    ) {
+        self.windows.insert((chunk, capacity), windows);
+    }
+}
