@@ -39,7 +39,7 @@ use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::{Quadrature, default_degree};
 use femquad::solve::{
-    DirichletProblem, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
+    DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
 };
 use femquad::space::FunctionSpace;
 
@@ -188,7 +188,7 @@ pub fn solve_on<R: EvalPrecision>(
         let mut newton = opts.newton;
         newton.rtol = opts.tol;
         newton.linear.max_iter = opts.max_iter;
-        let (u, stats) = dirichlet.solve_nonlinear(None, &newton)?;
+        let (u, stats) = dirichlet.solve_nonlinear(None, JacobianProducts::Exact, &newton)?;
         (u, stats.linear_iterations.iter().sum(), Some(stats))
     };
     let seconds = t0.elapsed().as_secs_f64();

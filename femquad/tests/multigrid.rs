@@ -24,7 +24,7 @@ use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
 use femquad::seam::MultigridOps;
-use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
+use femquad::solve::{DirichletProblem, JacobianProducts, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
 
 /// The tests' device ([`femquad::opencl::testing::device`]), opened once for
@@ -553,7 +553,9 @@ fn newton_with_multigrid_relinearized_each_step() {
             let mut p = DirichletProblem::on_hierarchy(r, h, |x, g| g[0] = 1.0 + x[0]).unwrap();
             p.set_preconditioner(pc.clone());
             let opts = NewtonOptions::default();
-            let (u, stats) = p.solve_nonlinear(None, &opts).unwrap();
+            let (u, stats) = p
+                .solve_nonlinear(None, JacobianProducts::Exact, &opts)
+                .unwrap();
             if pc != Preconditioner::None {
                 assert_eq!(
                     p.multigrid_report().unwrap().factorization,

@@ -12,7 +12,10 @@ use super::linear_checks::{
     check_symmetric_positive, explain_cg_failure, prepare_probe, require_affine,
 };
 use super::newton::NewtonPreconditioner;
-use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
+use super::newton::{
+    Jacobian, JacobianProducts, NewtonOptions, NewtonStats, newton_krylov,
+    newton_krylov_relinearized,
+};
 use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::linalg::LinearOperator;
 use std::sync::Arc;
@@ -473,7 +476,10 @@ impl<R: Real> DirichletProblem<R> {
     /// Solves a (possibly) **nonlinear** problem `G(u) = 0` by
     /// [`newton_krylov`] from the initial guess `u0` (`None`: `u = u_D`;
     /// its fixed entries are replaced by `g`) and returns the full solution
-    /// with Newton's statistics. [`NewtonOptions::residual_epsilon`] is at
+    /// with Newton's statistics. GMRES's products `J_G(u)·v` are `products`:
+    /// exact ([`JacobianProducts::Exact`], from
+    /// [`Operator::jacobian_action`]; the usual choice) or from residual
+    /// differences. [`NewtonOptions::residual_epsilon`] is at
     /// least the machine epsilon of `R`. Every step's GMRES is
     /// right-preconditioned by the problem's [`Preconditioner`], rebuilt for
     /// the Jacobian at that step's iterate
@@ -489,6 +495,7 @@ impl<R: Real> DirichletProblem<R> {
     pub fn solve_nonlinear(
         &mut self,
         u0: Option<&Vector<R>>,
+        products: JacobianProducts,
         opts: &NewtonOptions,
     ) -> Result<(Vector<R>, NewtonStats)> {
         let name = self.residual.physics().info().name;
@@ -509,11 +516,15 @@ impl<R: Real> DirichletProblem<R> {
         let with_pc = self.preconditioner != Preconditioner::None;
         let state = u.zeros_like()?;
         let problem = RefCell::new(self);
-        let mut jacobian = |u: &Vector<R>, v: &Vector<R>, jv: &mut Vector<R>| -> Result<()> {
+        let mut action = |u: &Vector<R>, v: &Vector<R>, jv: &mut Vector<R>| -> Result<()> {
             let mut p = problem.borrow_mut();
             let p = &mut **p;
             p.residual.jacobian_action(u, v, jv)?;
             jv.copy_at(p.constraints.set(), v)
+        };
+        let jacobian = match products {
+            JacobianProducts::Exact => Jacobian::Exact(&mut action),
+            JacobianProducts::Differences => Jacobian::Differences,
         };
         let residual = |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(v, r);
         let stats = if with_pc {
@@ -521,9 +532,9 @@ impl<R: Real> DirichletProblem<R> {
                 problem: &problem,
                 state,
             };
-            newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)
+            newton_krylov_relinearized(residual, jacobian, &mut pc, &mut u, &opts)
         } else {
-            newton_krylov(residual, Some(&mut jacobian), None, &mut u, &opts)
+            newton_krylov(residual, jacobian, None, &mut u, &opts)
         }
         .map_err(|e| match e {
             // the Jacobian products and residual are the physics'
@@ -697,16 +708,55 @@ mod tests {
         };
         let g = move |x: &[f64], o: &mut [f64]| o[0] = k_inv(1.0 + x[0]);
         let mut p = DirichletProblem::on_boundary(r, g).unwrap();
-        let (u, stats) = p.solve_nonlinear(None, &NewtonOptions::default()).unwrap();
-        assert!(stats.iterations <= 8, "{stats:?}");
         let exact = p.space().interpolate(g);
+        // the products asked for are the products used: exact ones count
+        // Jacobian actions and one residual per step and line-search trial;
+        // differences, no action and one more residual per GMRES iteration
+        let mut solutions = Vec::new();
+        for products in [JacobianProducts::Exact, JacobianProducts::Differences] {
+            let before = p.evaluations();
+            let (u, stats) = p
+                .solve_nonlinear(None, products, &NewtonOptions::default())
+                .unwrap();
+            assert!(stats.iterations <= 8, "{products:?}: {stats:?}");
+            let gmres: usize = stats.linear_iterations.iter().sum();
+            match products {
+                JacobianProducts::Exact => {
+                    assert!(stats.jacobian_products >= gmres, "{stats:?}");
+                    let halvings: usize = stats
+                        .step_lengths
+                        .iter()
+                        .map(|l| (-l.log2()).round() as usize)
+                        .sum();
+                    assert_eq!(
+                        stats.residual_evaluations,
+                        1 + stats.iterations + halvings,
+                        "{stats:?}"
+                    );
+                }
+                JacobianProducts::Differences => {
+                    assert_eq!(stats.jacobian_products, 0, "{stats:?}");
+                    assert!(stats.residual_evaluations > gmres, "{stats:?}");
+                }
+            }
+            assert_eq!(p.evaluations() - before, stats.residual_evaluations);
+            solutions.push(u.to_host().unwrap());
+        }
+        let u = &solutions[0];
         let err = u
-            .to_host()
-            .unwrap()
             .iter()
             .zip(&exact)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
+        let diff = u
+            .iter()
+            .zip(&solutions[1])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            diff < 1e-6,
+            "exact and difference products differ by {diff}"
+        );
         assert!(err < 1e-3, "max nodal error {err}");
     }
 
@@ -725,7 +775,7 @@ mod tests {
         let mut p = DirichletProblem::on_boundary(r, |_, g| g[0] = 0.0).unwrap();
         p.set_preconditioner(Preconditioner::None);
         let e = p
-            .solve_nonlinear(None, &NewtonOptions::default())
+            .solve_nonlinear(None, JacobianProducts::Exact, &NewtonOptions::default())
             .unwrap_err();
         let text = e.to_string();
         assert!(

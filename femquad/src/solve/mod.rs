@@ -60,8 +60,8 @@ pub use dirichlet::DirichletProblem;
 pub use gmres::{GmresOptions, gmres};
 pub use krylov::KrylovStats;
 pub use newton::{
-    JacobianAction, JacobianProducts, NewtonOptions, NewtonPreconditioner, NewtonStats, fd_step,
-    newton_krylov, newton_krylov_relinearized,
+    Jacobian, JacobianAction, JacobianProducts, NewtonOptions, NewtonPreconditioner, NewtonStats,
+    fd_step, newton_krylov, newton_krylov_relinearized,
 };
 pub use norms::{l2_error, l2_error_cells};
 pub use preconditioner::Preconditioner;

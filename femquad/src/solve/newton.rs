@@ -40,10 +40,6 @@ pub struct NewtonOptions {
     /// Relative rounding error `ε_F` of a residual evaluation: `f64::EPSILON`
     /// for residuals computed in double precision, `f32::EPSILON` in single.
     pub residual_epsilon: f64,
-    /// How GMRES gets its products `J(u)·v`: exactly, from the Jacobian
-    /// action passed to [`newton_krylov`] (the default), or from residual
-    /// differences.
-    pub jacobian: JacobianProducts,
     /// Backtracking line search: halve the step until
     /// `‖F(u + λδ)‖ ≤ (1 − 10⁻⁴ λ)‖F(u)‖` (at most 20 halvings). Off: take
     /// full steps.
@@ -64,23 +60,47 @@ impl Default for NewtonOptions {
                 restart: 200,
             },
             residual_epsilon: f64::EPSILON,
-            jacobian: JacobianProducts::Exact,
             line_search: true,
         }
     }
 }
 
-/// Where Newton–Krylov's Jacobian-vector products come from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum JacobianProducts {
-    /// The exact action `J(u)·v` (e.g. [`crate::operator::Operator::jacobian_action`],
-    /// from the physics' forward-mode derivatives): one tangent evaluation
-    /// per product, accurate to rounding, no step to choose.
-    #[default]
-    Exact,
+/// Where Newton–Krylov's Jacobian-vector products come from, with the
+/// action itself when they are exact: the argument `jacobian` of
+/// [`newton_krylov`] (a [`DirichletProblem`](super::DirichletProblem), which
+/// has the action of its operator, is told the choice alone,
+/// [`JacobianProducts`]).
+pub enum Jacobian<'a, V> {
+    /// The exact action `jacobian(u, v, jv)` setting `jv = J(u)·v` (e.g.
+    /// [`crate::operator::Operator::jacobian_action`], from the physics'
+    /// forward-mode derivatives): one call per product, accurate to
+    /// rounding, no step to choose.
+    Exact(&'a mut JacobianAction<'a, V>),
     /// The difference quotient `(F(u + h v) − F(u))/h` with `h` from
     /// [`fd_step`]: one residual evaluation per product, relative accuracy
     /// about `√ε_F`; needs no derivatives.
+    Differences,
+}
+
+impl<V> Jacobian<'_, V> {
+    /// Which kind of products these are.
+    pub fn products(&self) -> JacobianProducts {
+        match self {
+            Jacobian::Exact(_) => JacobianProducts::Exact,
+            Jacobian::Differences => JacobianProducts::Differences,
+        }
+    }
+}
+
+/// The kind of Jacobian-vector products, without the action: what a
+/// [`DirichletProblem::solve_nonlinear`](super::DirichletProblem::solve_nonlinear)
+/// is told to use (it has its operator's exact action).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JacobianProducts {
+    /// Exact products ([`Jacobian::Exact`]), the default.
+    #[default]
+    Exact,
+    /// Products from residual differences ([`Jacobian::Differences`]).
     Differences,
 }
 
@@ -100,7 +120,7 @@ pub struct NewtonStats {
     pub step_lengths: Vec<f64>,
     /// Residual evaluations in all (difference products included).
     pub residual_evaluations: usize,
-    /// Exact Jacobian-vector products ([`JacobianProducts::Exact`]).
+    /// Exact Jacobian-vector products ([`Jacobian::Exact`]).
     pub jacobian_products: usize,
 }
 
@@ -134,22 +154,22 @@ const MAX_HALVINGS: usize = 20;
 pub(crate) const LINE_SEARCH_FAILED: &str = "Newton (at its last step no step length 1, 1/2, …, \
      2⁻²⁰ along the Newton direction decreased ‖F‖: the direction is not one of descent. The \
      linear solve may be too inexact (lower NewtonOptions::linear.tol), the Jacobian products \
-     not the derivative of the residual (compare with JacobianProducts::Differences), the \
+     not the derivative of the residual (compare with products from residual differences: \
+     Jacobian::Differences, or JacobianProducts::Differences for a DirichletProblem), the \
      initial guess too far from a solution, or ‖F‖ already at its rounding level (raise rtol or \
      atol))";
 
 /// Solves `F(u) = 0` by an inexact Newton method: at `u_k`, GMRES solves
 /// `J(u_k) δ = −F(u_k)` to the relative tolerance `opts.linear.tol`,
-/// matrix-free: each product `J(u_k) v` is `jacobian(u_k, v, jv)` (exact,
-/// [`JacobianProducts::Exact`], the default) or the difference quotient
+/// matrix-free: each product `J(u_k) v` is `action(u_k, v, jv)`
+/// (`jacobian` = [`Jacobian::Exact`]`(action)`) or the difference quotient
 /// `(F(u_k + h v) − F(u_k))/h` of residual evaluations
-/// ([`JacobianProducts::Differences`], [`fd_step`] gives `h`); then
+/// ([`Jacobian::Differences`], [`fd_step`] gives `h`); then
 /// `u_{k+1} = u_k + λ δ` with `λ = 1` or (line search) the first of
 /// `1, 1/2, 1/4, …` that decreases `‖F‖` sufficiently.
 ///
-/// `residual(u, r)` sets `r = F(u)`; `jacobian(u, v, jv)` sets
-/// `jv = J(u)·v` (needed for exact products, unused with differences);
-/// `u` holds the initial guess on entry and the solution on exit. The vectors may live on the host or on a
+/// `residual(u, r)` sets `r = F(u)`; `u` holds the initial guess on entry
+/// and the solution on exit. The vectors may live on the host or on a
 /// device ([`VectorOps`]); all vector work is done through it, so on device
 /// vectors with a device residual no array crosses to the host. The
 /// optional `preconditioner` (`z = M⁻¹ r`, e.g. a multigrid cycle for the
@@ -163,16 +183,16 @@ pub(crate) const LINE_SEARCH_FAILED: &str = "Newton (at its last step no step le
 ///   also when no step length decreases `‖F‖` (the direction is not one of
 ///   descent), with a `solver` text that says so and lists the likely
 ///   causes, and `iterations` counting the failed step.
-/// * [`Error::InvalidArgument`] naming `jacobian` for exact products
-///   without a `jacobian`; naming `opts` for difference products with a
-///   `linear.tol` below their accuracy `√ε_F` (the bound is in the message).
+/// * [`Error::InvalidArgument`] naming `opts` for difference products with
+///   a `linear.tol` below their accuracy `√ε_F` (the bound is in the
+///   message).
 /// * The errors of [`gmres`] for a linear solve, with its `opts` errors
 ///   (e.g. a `linear.tol` below what it attains) naming `opts` and its
 ///   operator's (a singular Jacobian) naming `jacobian` (or `residual`
-///   for difference products); any error of `residual` or `jacobian`.
+///   for difference products); any error of `residual` or the action.
 pub fn newton_krylov<V: VectorOps>(
     residual: impl FnMut(&V, &mut V) -> Result<()>,
-    jacobian: Option<&mut JacobianAction<'_, V>>,
+    jacobian: Jacobian<'_, V>,
     preconditioner: Option<&mut dyn LinearOperator<V>>,
     u: &mut V,
     opts: &NewtonOptions,
@@ -194,7 +214,7 @@ pub fn newton_krylov<V: VectorOps>(
 /// Those of [`newton_krylov`] and of `preconditioner.linearize`.
 pub fn newton_krylov_relinearized<V: VectorOps>(
     residual: impl FnMut(&V, &mut V) -> Result<()>,
-    jacobian: Option<&mut JacobianAction<'_, V>>,
+    jacobian: Jacobian<'_, V>,
     preconditioner: &mut dyn NewtonPreconditioner<V>,
     u: &mut V,
     opts: &NewtonOptions,
@@ -217,19 +237,13 @@ enum Pre<'a, V> {
 
 fn newton<V: VectorOps>(
     mut residual: impl FnMut(&V, &mut V) -> Result<()>,
-    mut jacobian: Option<&mut JacobianAction<'_, V>>,
+    mut jacobian: Jacobian<'_, V>,
     mut preconditioner: Pre<'_, V>,
     u: &mut V,
     opts: &NewtonOptions,
 ) -> Result<NewtonStats> {
-    if opts.jacobian == JacobianProducts::Exact && jacobian.is_none() {
-        return Err(Error::arg(
-            "jacobian",
-            "NewtonOptions::jacobian is JacobianProducts::Exact but no Jacobian action was \
-             given: pass one, or choose JacobianProducts::Differences",
-        ));
-    }
-    if opts.jacobian == JacobianProducts::Differences {
+    let products = jacobian.products();
+    if products == JacobianProducts::Differences {
         let accuracy = opts.residual_epsilon.sqrt();
         if opts.linear.tol < accuracy {
             return Err(Error::arg(
@@ -238,8 +252,8 @@ fn newton<V: VectorOps>(
                     "NewtonOptions::linear.tol = {:e} is below the relative accuracy of \
                      Jacobian-vector products from residual differences, about √ε_F = \
                      {accuracy:e} (ε_F = NewtonOptions::residual_epsilon = {:e}): GMRES cannot \
-                     reach or check it with them. Choose linear.tol ≥ {accuracy:e}, or \
-                     JacobianProducts::Exact",
+                     reach or check it with them. Choose linear.tol ≥ {accuracy:e}, or exact \
+                     products (Jacobian::Exact; JacobianProducts::Exact for a DirichletProblem)",
                     opts.linear.tol, opts.residual_epsilon
                 ),
             ));
@@ -286,14 +300,12 @@ fn newton<V: VectorOps>(
             let residual = &mut residual;
             let perturbed = &mut perturbed;
             let evaluations = &mut evaluations;
-            let products = &mut stats.jacobian_products;
+            let exact_products = &mut stats.jacobian_products;
             let jacobian = &mut jacobian;
             let mut apply = |v: &V, jv: &mut V| -> Result<()> {
-                if let (JacobianProducts::Exact, Some(jacobian)) =
-                    (opts.jacobian, jacobian.as_mut())
-                {
-                    *products += 1;
-                    return jacobian(u_ref, v, jv);
+                if let Jacobian::Exact(action) = jacobian {
+                    *exact_products += 1;
+                    return action(u_ref, v, jv);
                 }
                 let h = fd_step(opts.residual_epsilon, u_norm, v.norm2()?);
                 if h == 0.0 {
@@ -317,7 +329,7 @@ fn newton<V: VectorOps>(
                 &mut delta,
                 &opts.linear,
             )
-            .map_err(|e| linear_solve_error(e, stats.iterations + 1, opts.jacobian))?
+            .map_err(|e| linear_solve_error(e, stats.iterations + 1, products))?
         };
         stats.linear_iterations.push(linear.iterations);
         // line search on ‖F‖
@@ -449,11 +461,14 @@ mod tests {
                 },
                 ..GmresOptions::default()
             },
-            jacobian: products,
             ..NewtonOptions::default()
         };
-        let mut jacobian = cubic_jacobian;
-        let stats = newton_krylov(cubic(b), Some(&mut jacobian), None, &mut u, &opts).unwrap();
+        let mut action = cubic_jacobian;
+        let jacobian = match products {
+            JacobianProducts::Exact => Jacobian::Exact(&mut action),
+            JacobianProducts::Differences => Jacobian::Differences,
+        };
+        let stats = newton_krylov(cubic(b), jacobian, None, &mut u, &opts).unwrap();
         let r = &stats.residual_norms;
         assert!(r.last().unwrap() <= &(1e-12 * r[0]), "{stats:?}");
         assert!(stats.iterations <= 10, "{stats:?}");
@@ -493,20 +508,6 @@ mod tests {
         stats
     }
 
-    #[test]
-    fn exact_products_need_a_jacobian() {
-        let mut u = vec![1.0; 3];
-        let e = newton_krylov(
-            cubic(vec![0.0; 3]),
-            None,
-            None,
-            &mut u,
-            &NewtonOptions::default(),
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("jacobian"), "{e}");
-    }
-
     /// A line search that finds no decrease says why and what to do, and
     /// counts the failed step (it said "did not converge in 0 iterations").
     /// Here the Jacobian products have the wrong sign: the Newton direction
@@ -521,7 +522,7 @@ mod tests {
         };
         let e = newton_krylov(
             cubic(vec![1.0; n]),
-            Some(&mut wrong_sign),
+            Jacobian::Exact(&mut wrong_sign),
             None,
             &mut vec![0.0; n],
             &NewtonOptions::default(),
@@ -540,7 +541,7 @@ mod tests {
         assert!(
             text.starts_with("Newton (at its last step no step length 1, 1/2, …, 2⁻²⁰")
                 && text.contains("lower NewtonOptions::linear.tol")
-                && text.contains("compare with JacobianProducts::Differences")
+                && text.contains("compare with products from residual differences")
                 && text.contains("did not converge in 1 iterations"),
             "{text}"
         );
@@ -561,11 +562,17 @@ mod tests {
                     ..GmresOptions::default()
                 },
                 residual_epsilon: epsilon,
-                jacobian: JacobianProducts::Differences,
                 ..NewtonOptions::default()
             };
             let mut u = vec![0.0; 5];
-            let e = newton_krylov(cubic(vec![1.0; 5]), None, None, &mut u, &opts).unwrap_err();
+            let e = newton_krylov(
+                cubic(vec![1.0; 5]),
+                Jacobian::Differences,
+                None,
+                &mut u,
+                &opts,
+            )
+            .unwrap_err();
             let text = e.to_string();
             assert!(
                 matches!(e, Error::InvalidArgument { name: "opts", .. }),
@@ -587,7 +594,14 @@ mod tests {
                 },
                 ..opts
             };
-            newton_krylov(cubic(vec![1.0; 5]), None, None, &mut u, &at_bound).unwrap();
+            newton_krylov(
+                cubic(vec![1.0; 5]),
+                Jacobian::Differences,
+                None,
+                &mut u,
+                &at_bound,
+            )
+            .unwrap();
         }
     }
 
@@ -602,10 +616,10 @@ mod tests {
             },
             ..NewtonOptions::default()
         };
-        let mut jacobian = cubic_jacobian;
+        let mut action = cubic_jacobian;
         let e = newton_krylov(
             cubic(vec![1.0; 5]),
-            Some(&mut jacobian),
+            Jacobian::Exact(&mut action),
             None,
             &mut vec![0.0; 5],
             &opts,
@@ -643,12 +657,11 @@ mod tests {
         let mut u = vec![0.5];
         let e = newton_krylov(
             f,
-            None,
+            Jacobian::Differences,
             None,
             &mut u,
             &NewtonOptions {
                 max_iter: 5,
-                jacobian: JacobianProducts::Differences,
                 ..NewtonOptions::default()
             },
         )
@@ -658,11 +671,14 @@ mod tests {
             r[0] = f64::NAN;
             Ok(())
         };
-        let differences = NewtonOptions {
-            jacobian: JacobianProducts::Differences,
-            ..NewtonOptions::default()
-        };
-        let e = newton_krylov(bad, None, None, &mut vec![0.0], &differences).unwrap_err();
+        let e = newton_krylov(
+            bad,
+            Jacobian::Differences,
+            None,
+            &mut vec![0.0],
+            &NewtonOptions::default(),
+        )
+        .unwrap_err();
         assert!(matches!(e, Error::NonFinite { index: 0, .. }), "{e}");
         assert!(e.to_string().contains("F(u) (residual output)"), "{e}");
     }
