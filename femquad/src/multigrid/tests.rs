@@ -367,7 +367,10 @@ impl LevelOperators<f64> for TwoGrids {
 fn a_cycle_is_the_last_successful_setups() {
     use crate::sparse::Factorization;
     let transfer = Transfer::<f64>::new(3, vec![[0, 2], [1, 2]], 1).unwrap();
-    let fixed = [vec![0, 1], vec![0, 1]];
+    let fixed = [
+        crate::linalg::FixedDofs::new(3, &[0, 1]).unwrap(),
+        crate::linalg::FixedDofs::new(5, &[0, 1]).unwrap(),
+    ];
     let finest = host(vec![0.0; 5]);
     let mut mg =
         Multigrid::from_parts(vec![transfer], &fixed, &finest, MultigridOptions::default())

@@ -17,7 +17,7 @@ use super::newton::{
     newton_krylov_relinearized,
 };
 use super::preconditioner::{Preconditioner, PreconditionerState};
-use crate::linalg::LinearOperator;
+use crate::linalg::{FixedDofs, LinearOperator};
 use std::sync::Arc;
 
 use crate::backend::Vector;
@@ -276,7 +276,7 @@ impl<R: Real> DirichletProblem<R> {
             &self.preconditioner,
             &self.hierarchy,
             &self.residual,
-            self.constraints.dofs(),
+            self.constraints.fixed(),
         )
     }
 
@@ -340,12 +340,14 @@ impl<R: Real> DirichletProblem<R> {
 
     /// Number of free dofs (unknowns).
     pub fn n_free(&self) -> usize {
-        self.space().n_dofs() - self.constraints.dofs().len()
+        self.constraints.fixed().n_free()
     }
 
-    /// The fixed dofs, increasing.
-    pub fn fixed_dofs(&self) -> &[u32] {
-        self.constraints.dofs()
+    /// The fixed dofs (increasing: [`FixedDofs::dofs`]), e.g. for the
+    /// symmetric elimination of the assembled Jacobian
+    /// ([`FixedDofs::eliminate`]).
+    pub fn fixed_dofs(&self) -> &FixedDofs {
+        self.constraints.fixed()
     }
 
     /// `u_D`: the fixed values on fixed dofs and 0 on free dofs (`n_dofs` entries).
@@ -643,7 +645,7 @@ mod tests {
                 let r = setup(6, order, Laplacian, &[]);
                 let mut p = DirichletProblem::on_boundary(r, g).unwrap();
                 p.set_preconditioner(pc.clone());
-                assert!(p.n_free() > 0 && !p.fixed_dofs().is_empty());
+                assert!(p.n_free() > 0 && !p.fixed_dofs().dofs().is_empty());
                 let (u, stats) = p.solve_linear(1e-13, 500).unwrap();
                 let exact = p.space().interpolate(g);
                 let err = u
@@ -685,7 +687,7 @@ mod tests {
         // fixed values are kept, and the fixed rows of G vanish at them
         let uh = u.to_host().unwrap();
         let rh = r0.to_host().unwrap();
-        for &d in p.fixed_dofs() {
+        for &d in p.fixed_dofs().dofs() {
             assert_eq!(uh[d as usize], p.fixed_values()[d as usize]);
             assert_eq!(rh[d as usize], 0.0);
         }
@@ -842,7 +844,7 @@ mod tests {
         let n = r.space().n_dofs();
         let values: Vec<f64> = (0..n).map(|i| 10.0 + i as f64).collect();
         let mut p = DirichletProblem::new(r, &[5, 1, 5, 3, 1], &values).unwrap();
-        assert_eq!(p.fixed_dofs(), &[1, 3, 5]);
+        assert_eq!(p.fixed_dofs().dofs(), &[1, 3, 5]);
         assert_eq!(p.n_free(), n - 3);
         let mut expected = vec![0.0; n];
         for d in [1, 3, 5] {
