@@ -4,23 +4,18 @@
 //! (Longer than most files: its unit tests, about 150 lines, live at the
 //! end, beside the private state they check.)
 
-use std::cell::RefCell;
-
-use super::cg::{CgStats, cg};
+use super::cg::{CgStats, cg_system};
 use super::constraints::Constraints;
+use super::krylov::PreconditionedSystem;
 use super::linear_checks::{
     check_symmetric_positive, explain_cg_failure, prepare_probe, require_affine,
 };
-use super::newton::NewtonPreconditioner;
-use super::newton::{
-    Jacobian, JacobianProducts, NewtonOptions, NewtonStats, newton_krylov,
-    newton_krylov_relinearized,
-};
+use super::newton::{JacobianProducts, NewtonOptions, NewtonStats, NewtonSystem, newton};
 use super::preconditioner::{Preconditioner, PreconditionerState};
-use crate::linalg::{FixedDofs, LinearOperator};
+use crate::linalg::FixedDofs;
 use std::sync::Arc;
 
-use crate::backend::Vector;
+use crate::backend::{IndexSet, Vector};
 use crate::mesh::MeshPart;
 use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
 use crate::operator::Operator;
@@ -360,13 +355,6 @@ impl<R: Real> DirichletProblem<R> {
         self.evaluations
     }
 
-    /// `r = F(u)`, counted.
-    fn eval(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
-        self.residual.apply_unchecked(u, r)?;
-        self.evaluations += 1;
-        Ok(())
-    }
-
     /// `r = G(u)`: `F(u)` on the free dofs, `u − g` on the fixed ones (see
     /// the [type documentation](Self)). `u` and `r` live where the
     /// operator does.
@@ -380,17 +368,20 @@ impl<R: Real> DirichletProblem<R> {
 
     /// [`DirichletProblem::constrained_residual`] without the scan of `u`.
     fn constrained(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
-        self.eval(u, r)?;
-        // r_D = u_D − g_D; g is zero off D, so the axpy changes only D.
-        r.copy_at(self.constraints.set(), u)?;
-        r.axpy(-1.0, self.constraints.base())
+        constrained_residual(
+            &mut self.residual,
+            &self.constraints,
+            &mut self.evaluations,
+            u,
+            r,
+        )
     }
 
     /// Solves a **linear** problem (`physics` affine in `u` and `∇u`, with
     /// a symmetric positive definite `A_ff`) by conjugate gradients to the
-    /// relative residual `tol` ([`cg`]), and returns the full solution
-    /// (`n_dofs` entries, where the operator lives) with the CG statistics
-    /// (their residual is the true `‖b − A v‖`).
+    /// relative residual `tol` ([`cg`](super::cg)), and returns the full
+    /// solution (`n_dofs` entries, where the operator lives) with the CG
+    /// statistics (their residual is the true `‖b − A v‖`).
     ///
     /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
     /// `b_D = 0` (one evaluation), and the operator `(A v)_f = (J v)_f`,
@@ -414,7 +405,7 @@ impl<R: Real> DirichletProblem<R> {
     ///   (found by the random vectors, by CG, or by the multigrid setup: an
     ///   advection term, an indefinite or a singular problem), each with
     ///   what to do.
-    /// * Those of [`cg`] (notably [`Error::NoConvergence`], and `tol` out
+    /// * Those of [`cg`](super::cg) (notably [`Error::NoConvergence`], and `tol` out
     ///   of reach of the operator's precision), of the preconditioner's setup
     ///   ([`Preconditioner`]), and of [`Operator::apply`] and
     ///   [`Operator::jacobian_action`].
@@ -440,10 +431,8 @@ impl<R: Real> DirichletProblem<R> {
         b.axpy(-1.0, &f0)?;
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
-        let residual = RefCell::new(residual);
         let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-            residual.borrow_mut().jacobian_action(base, v, av)?;
-            av.copy_at(fixed_set, v)
+            constrained_jacobian(residual, fixed_set, base, v, av)
         };
         check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
         // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
@@ -454,43 +443,42 @@ impl<R: Real> DirichletProblem<R> {
         pc.setup(
             preconditioner,
             hierarchy,
-            &mut residual.borrow_mut(),
+            residual,
             constraints,
             base,
             factorization,
         )?;
-        let stats = {
-            let mut precondition = |r: &Vector<R>, z: &mut Vector<R>| -> Result<()> {
-                pc.apply(preconditioner, &mut residual.borrow_mut(), base, r, z)
-            };
-            let m: Option<&mut dyn LinearOperator<Vector<R>>> = match preconditioner {
-                Preconditioner::None => None,
-                _ => Some(&mut precondition),
-            };
-            cg(&mut apply, m, &b, &mut v, tol, max_iter)
-                .map_err(|e| explain_cg_failure(e, info.name))?
+        let mut system = LinearSystem {
+            residual,
+            fixed: fixed_set,
+            state: base,
+            choice: preconditioner,
+            pc,
         };
+        let stats = cg_system(&mut system, &b, &mut v, tol, max_iter)
+            .map_err(|e| explain_cg_failure(e, info.name))?;
         // u = u_D + v
         v.axpy(1.0, base)?;
         Ok((v, stats))
     }
 
     /// Solves a (possibly) **nonlinear** problem `G(u) = 0` by
-    /// [`newton_krylov`] from the initial guess `u0` (`None`: `u = u_D`;
+    /// [`newton_krylov`](super::newton_krylov) from the initial guess `u0` (`None`: `u = u_D`;
     /// its fixed entries are replaced by `g`) and returns the full solution
     /// with Newton's statistics. GMRES's products `J_G(u)·v` are `products`:
     /// exact ([`JacobianProducts::Exact`], from
     /// [`Operator::jacobian_action`]; the usual choice) or from residual
-    /// differences. [`NewtonOptions::residual_epsilon`] is at
-    /// least the machine epsilon of `R`. Every step's GMRES is
-    /// right-preconditioned by the problem's [`Preconditioner`], rebuilt for
-    /// the Jacobian at that step's iterate
-    /// ([`newton_krylov_relinearized`]; multigrid's coarsest Jacobian is
-    /// factored by LU, as Jacobians of nonlinear physics are in general not
-    /// symmetric).
+    /// differences. [`NewtonOptions::residual_epsilon`] is at least the
+    /// machine epsilon of `R`. Every step's GMRES is right-preconditioned by
+    /// the problem's [`Preconditioner`], rebuilt for the Jacobian at that
+    /// step's iterate (as in
+    /// [`newton_krylov_relinearized`](super::newton_krylov_relinearized);
+    /// multigrid's coarsest Jacobian is factored by LU, as Jacobians of
+    /// nonlinear physics are in general not symmetric).
     ///
     /// # Errors
-    /// Those of [`newton_krylov`] and [`Operator::apply`], those about
+    /// Those of [`newton_krylov`](super::newton_krylov) and
+    /// [`Operator::apply`], those about
     /// its Jacobian (singular in a GMRES solve, non-finite pointwise
     /// Jacobians) naming `physics`; [`Error::InvalidArgument`] if `u0` has
     /// the wrong length or location.
@@ -515,30 +503,25 @@ impl<R: Real> DirichletProblem<R> {
             ..*opts
         };
         self.pc.reset_timer();
-        let with_pc = self.preconditioner != Preconditioner::None;
-        let state = u.zeros_like()?;
-        let problem = RefCell::new(self);
-        let mut action = |u: &Vector<R>, v: &Vector<R>, jv: &mut Vector<R>| -> Result<()> {
-            let mut p = problem.borrow_mut();
-            let p = &mut **p;
-            p.residual.jacobian_action(u, v, jv)?;
-            jv.copy_at(p.constraints.set(), v)
+        let DirichletProblem {
+            residual,
+            constraints,
+            evaluations,
+            hierarchy,
+            preconditioner,
+            pc,
+        } = self;
+        let mut system = NonlinearSystem {
+            state: u.zeros_like()?,
+            residual,
+            constraints,
+            evaluations,
+            hierarchy,
+            choice: preconditioner,
+            pc,
+            products,
         };
-        let jacobian = match products {
-            JacobianProducts::Exact => Jacobian::Exact(&mut action),
-            JacobianProducts::Differences => Jacobian::Differences,
-        };
-        let residual = |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(v, r);
-        let stats = if with_pc {
-            let mut pc = NewtonPc {
-                problem: &problem,
-                state,
-            };
-            newton_krylov_relinearized(residual, jacobian, &mut pc, &mut u, &opts)
-        } else {
-            newton_krylov(residual, jacobian, None, &mut u, &opts)
-        }
-        .map_err(|e| match e {
+        let stats = newton(&mut system, &mut u, &opts).map_err(|e| match e {
             // the Jacobian products and residual are the physics'
             Error::InvalidArgument {
                 name: "jacobian" | "residual",
@@ -550,47 +533,126 @@ impl<R: Real> DirichletProblem<R> {
     }
 }
 
-/// The preconditioner of a nonlinear solve: set up at every Newton iterate
-/// (its copy `state`), applied for the Jacobian there.
-struct NewtonPc<'a, 'p, R: Real> {
-    problem: &'a RefCell<&'p mut DirichletProblem<R>>,
-    state: Vector<R>,
+/// `r = G(u)` (see [`DirichletProblem`]): `F(u)` on the free dofs, counted
+/// in `evaluations`, and `u − g` on the fixed ones.
+fn constrained_residual<R: Real>(
+    residual: &mut Operator<R>,
+    constraints: &Constraints<R>,
+    evaluations: &mut usize,
+    u: &Vector<R>,
+    r: &mut Vector<R>,
+) -> Result<()> {
+    residual.apply_unchecked(u, r)?;
+    *evaluations += 1;
+    // r_D = u_D − g_D; g is zero off D, so the axpy changes only D.
+    r.copy_at(constraints.set(), u)?;
+    r.axpy(-1.0, constraints.base())
 }
 
-impl<R: Real> LinearOperator<Vector<R>> for NewtonPc<'_, '_, R> {
-    fn apply(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
-        let mut p = self.problem.borrow_mut();
-        let DirichletProblem {
-            residual,
-            preconditioner,
-            pc,
-            ..
-        } = &mut **p;
-        pc.apply(preconditioner, residual, &self.state, r, z)
+/// `jv = J_G(u)·v`: the Jacobian action of `F` on the free dofs, `v` on the
+/// fixed ones (the identity's rows).
+fn constrained_jacobian<R: Real>(
+    residual: &mut Operator<R>,
+    fixed: &IndexSet,
+    u: &Vector<R>,
+    v: &Vector<R>,
+    jv: &mut Vector<R>,
+) -> Result<()> {
+    residual.jacobian_action(u, v, jv)?;
+    jv.copy_at(fixed, v)
+}
+
+/// What CG iterates with in [`DirichletProblem::solve_linear`]: the
+/// constrained Jacobian at `state` and the problem's preconditioner for it,
+/// both computed by the one operator — the disjoint parts of the problem
+/// they need, borrowed once.
+struct LinearSystem<'a, R: Real> {
+    residual: &'a mut Operator<R>,
+    fixed: &'a IndexSet,
+    state: &'a Vector<R>,
+    choice: &'a Preconditioner,
+    pc: &'a mut PreconditionerState<R>,
+}
+
+impl<R: Real> PreconditionedSystem<Vector<R>> for LinearSystem<'_, R> {
+    fn apply(&mut self, v: &Vector<R>, av: &mut Vector<R>) -> Result<()> {
+        constrained_jacobian(self.residual, self.fixed, self.state, v, av)
+    }
+
+    fn is_preconditioned(&self) -> bool {
+        *self.choice != Preconditioner::None
+    }
+
+    fn precondition(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
+        self.pc.apply(self.choice, self.residual, self.state, r, z)
     }
 }
 
-impl<R: Real> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R> {
+/// What Newton works with in [`DirichletProblem::solve_nonlinear`]: the
+/// constrained residual `G`, its Jacobian products (`products`) and the
+/// problem's preconditioner, set up at every Newton iterate (its copy
+/// `state`) — all computed by the one operator, from the disjoint parts of
+/// the problem, borrowed once.
+struct NonlinearSystem<'a, R: Real> {
+    residual: &'a mut Operator<R>,
+    constraints: &'a Constraints<R>,
+    evaluations: &'a mut usize,
+    hierarchy: &'a MeshHierarchy,
+    choice: &'a Preconditioner,
+    pc: &'a mut PreconditionerState<R>,
+    products: JacobianProducts,
+    state: Vector<R>,
+}
+
+impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
+    fn residual(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
+        constrained_residual(self.residual, self.constraints, self.evaluations, u, r)
+    }
+
+    fn products(&self) -> JacobianProducts {
+        self.products
+    }
+
+    fn exact_product(
+        &mut self,
+        u: &Vector<R>,
+        v: &Vector<R>,
+        jv: &mut Vector<R>,
+    ) -> Option<Result<()>> {
+        match self.products {
+            JacobianProducts::Exact => Some(constrained_jacobian(
+                self.residual,
+                self.constraints.set(),
+                u,
+                v,
+                jv,
+            )),
+            JacobianProducts::Differences => None,
+        }
+    }
+
     fn linearize(&mut self, u: &Vector<R>) -> Result<()> {
+        if !self.is_preconditioned() {
+            return Ok(());
+        }
         self.state.copy_from(u)?;
-        let mut p = self.problem.borrow_mut();
-        let DirichletProblem {
-            residual,
-            constraints,
-            hierarchy,
-            preconditioner,
-            pc,
-            ..
-        } = &mut **p;
         // the Jacobian of a nonlinear physics is in general not symmetric
-        pc.setup(
-            preconditioner,
-            hierarchy,
-            residual,
-            constraints,
+        self.pc.setup(
+            self.choice,
+            self.hierarchy,
+            self.residual,
+            self.constraints,
             &self.state,
             Factorization::Lu,
         )
+    }
+
+    fn is_preconditioned(&self) -> bool {
+        *self.choice != Preconditioner::None
+    }
+
+    fn precondition(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
+        self.pc.apply(self.choice, self.residual, &self.state, r, z)
     }
 }
 
@@ -716,7 +778,7 @@ mod tests {
         // differences, no action and one more residual per GMRES iteration
         let mut solutions = Vec::new();
         for products in [JacobianProducts::Exact, JacobianProducts::Differences] {
-            let before = p.evaluations();
+            let (before, cycles_before) = (p.evaluations(), p.multigrid_cycles());
             let (u, stats) = p
                 .solve_nonlinear(None, products, &NewtonOptions::default())
                 .unwrap();
@@ -742,6 +804,8 @@ mod tests {
                 }
             }
             assert_eq!(p.evaluations() - before, stats.residual_evaluations);
+            // every GMRES iteration is preconditioned by a V-cycle
+            assert!(p.multigrid_cycles() - cycles_before >= gmres, "{stats:?}");
             solutions.push(u.to_host().unwrap());
         }
         let u = &solutions[0];

@@ -2,8 +2,8 @@
 //! products exact (from the physics' automatic derivatives) or from
 //! residual differences.
 
-use super::gmres::{GmresOptions, gmres};
-use super::krylov::non_finite_output;
+use super::gmres::{GmresOptions, gmres_system};
+use super::krylov::{PreconditionedSystem, non_finite_output};
 use crate::linalg::LinearOperator;
 use crate::vector::{VectorOps, check_finite};
 use crate::{Error, Result};
@@ -186,7 +186,7 @@ pub(crate) const LINE_SEARCH_FAILED: &str = "Newton (at its last step no step le
 /// * [`Error::InvalidArgument`] naming `opts` for difference products with
 ///   a `linear.tol` below their accuracy `√ε_F` (the bound is in the
 ///   message).
-/// * The errors of [`gmres`] for a linear solve, with its `opts` errors
+/// * The errors of [`gmres`](super::gmres) for a linear solve, with its `opts` errors
 ///   (e.g. a `linear.tol` below what it attains) naming `opts` and its
 ///   operator's (a singular Jacobian) naming `jacobian` (or `residual`
 ///   for difference products); any error of `residual` or the action.
@@ -201,7 +201,15 @@ pub fn newton_krylov<V: VectorOps>(
         Some(p) => Pre::Fixed(p),
         None => Pre::None,
     };
-    newton(residual, jacobian, pre, u, opts)
+    newton(
+        &mut Arguments {
+            residual,
+            jacobian,
+            preconditioner: pre,
+        },
+        u,
+        opts,
+    )
 }
 
 /// [`newton_krylov`] with a preconditioner rebuilt at every Newton step for
@@ -220,12 +228,37 @@ pub fn newton_krylov_relinearized<V: VectorOps>(
     opts: &NewtonOptions,
 ) -> Result<NewtonStats> {
     newton(
-        residual,
-        jacobian,
-        Pre::Relinearized(preconditioner),
+        &mut Arguments {
+            residual,
+            jacobian,
+            preconditioner: Pre::Relinearized(preconditioner),
+        },
         u,
         opts,
     )
+}
+
+/// What Newton's method works with, as one object: the residual, the
+/// Jacobian-vector products and the preconditioner of the linear solves.
+/// [`newton_krylov`] and [`newton_krylov_relinearized`] make one of their
+/// arguments ([`Arguments`]); a [`DirichletProblem`](super::DirichletProblem)
+/// implements it once on its operator and preconditioner, which all three
+/// use.
+pub(crate) trait NewtonSystem<V> {
+    /// `r = F(u)`.
+    fn residual(&mut self, u: &V, r: &mut V) -> Result<()>;
+    /// The kind of Jacobian-vector products.
+    fn products(&self) -> JacobianProducts;
+    /// `jv = J(u)·v` by the exact action, or `None` for products from
+    /// residual differences ([`JacobianProducts::Differences`]).
+    fn exact_product(&mut self, u: &V, v: &V, jv: &mut V) -> Option<Result<()>>;
+    /// Sets the preconditioner up for the Jacobian at `u`, before the
+    /// linear solve of a Newton step (nothing for a fixed one).
+    fn linearize(&mut self, u: &V) -> Result<()>;
+    /// Whether the linear solves are preconditioned.
+    fn is_preconditioned(&self) -> bool;
+    /// `z = M⁻¹ r` (`z = r` without a preconditioner).
+    fn precondition(&mut self, r: &V, z: &mut V) -> Result<()>;
 }
 
 /// The preconditioner of Newton's linear solves.
@@ -235,14 +268,108 @@ enum Pre<'a, V> {
     Relinearized(&'a mut dyn NewtonPreconditioner<V>),
 }
 
-fn newton<V: VectorOps>(
-    mut residual: impl FnMut(&V, &mut V) -> Result<()>,
-    mut jacobian: Jacobian<'_, V>,
-    mut preconditioner: Pre<'_, V>,
+/// The [`NewtonSystem`] of the arguments of [`newton_krylov`] and
+/// [`newton_krylov_relinearized`].
+struct Arguments<'j, 'p, F, V> {
+    residual: F,
+    jacobian: Jacobian<'j, V>,
+    preconditioner: Pre<'p, V>,
+}
+
+impl<F, V> NewtonSystem<V> for Arguments<'_, '_, F, V>
+where
+    F: FnMut(&V, &mut V) -> Result<()>,
+    V: VectorOps,
+{
+    fn residual(&mut self, u: &V, r: &mut V) -> Result<()> {
+        (self.residual)(u, r)
+    }
+
+    fn products(&self) -> JacobianProducts {
+        self.jacobian.products()
+    }
+
+    fn exact_product(&mut self, u: &V, v: &V, jv: &mut V) -> Option<Result<()>> {
+        match &mut self.jacobian {
+            Jacobian::Exact(action) => Some(action(u, v, jv)),
+            Jacobian::Differences => None,
+        }
+    }
+
+    fn linearize(&mut self, u: &V) -> Result<()> {
+        match &mut self.preconditioner {
+            Pre::Relinearized(p) => p.linearize(u),
+            Pre::None | Pre::Fixed(_) => Ok(()),
+        }
+    }
+
+    fn is_preconditioned(&self) -> bool {
+        !matches!(self.preconditioner, Pre::None)
+    }
+
+    fn precondition(&mut self, r: &V, z: &mut V) -> Result<()> {
+        match &mut self.preconditioner {
+            Pre::None => z.copy_from(r),
+            Pre::Fixed(p) => p.apply(r, z),
+            Pre::Relinearized(p) => p.apply(r, z),
+        }
+    }
+}
+
+/// The linear system of one Newton step at `u`, `J(u) δ = −F(u)` (with
+/// `f = F(u)`): `J(u)·v` exact or the difference quotient
+/// `(F(u + h v) − F(u))/h`, preconditioned as the [`NewtonSystem`] says;
+/// counts residual evaluations and exact products.
+struct Step<'a, S: ?Sized, V> {
+    system: &'a mut S,
+    u: &'a V,
+    f: &'a V,
+    u_norm: f64,
+    epsilon: f64,
+    perturbed: &'a mut V,
+    evaluations: &'a mut usize,
+    exact_products: &'a mut usize,
+}
+
+impl<S, V> PreconditionedSystem<V> for Step<'_, S, V>
+where
+    S: NewtonSystem<V> + ?Sized,
+    V: VectorOps,
+{
+    fn apply(&mut self, v: &V, jv: &mut V) -> Result<()> {
+        if let Some(result) = self.system.exact_product(self.u, v, jv) {
+            *self.exact_products += 1;
+            return result;
+        }
+        let h = fd_step(self.epsilon, self.u_norm, v.norm2()?);
+        if h == 0.0 {
+            return jv.fill(0.0);
+        }
+        self.perturbed.copy_from(self.u)?;
+        self.perturbed.axpy(h, v)?;
+        self.system.residual(&*self.perturbed, jv)?;
+        *self.evaluations += 1;
+        // jv = (F(u + h v) − F(u))/h
+        jv.axpby(-1.0 / h, self.f, 1.0 / h)
+    }
+
+    fn is_preconditioned(&self) -> bool {
+        self.system.is_preconditioned()
+    }
+
+    fn precondition(&mut self, r: &V, z: &mut V) -> Result<()> {
+        self.system.precondition(r, z)
+    }
+}
+
+/// Newton–Krylov on `system` (see [`newton_krylov`], whose errors these
+/// are).
+pub(crate) fn newton<V: VectorOps>(
+    system: &mut (impl NewtonSystem<V> + ?Sized),
     u: &mut V,
     opts: &NewtonOptions,
 ) -> Result<NewtonStats> {
-    let products = jacobian.products();
+    let products = system.products();
     if products == JacobianProducts::Differences {
         let accuracy = opts.residual_epsilon.sqrt();
         if opts.linear.tol < accuracy {
@@ -261,7 +388,7 @@ fn newton<V: VectorOps>(
     }
     check_finite("u", u)?;
     let mut f = u.zeros_like()?;
-    residual(u, &mut f)?;
+    system.residual(u, &mut f)?;
     let mut evaluations = 1;
     let mut f_norm = residual_norm(&f)?;
     let target = opts.atol.max(opts.rtol * f_norm);
@@ -292,45 +419,19 @@ fn newton<V: VectorOps>(
         rhs.scale(-1.0)?;
         delta.fill(0.0)?;
         let u_norm = u.norm2()?;
-        if let Pre::Relinearized(p) = &mut preconditioner {
-            p.linearize(u)?;
-        }
-        let linear = {
-            let (u_ref, f_ref) = (&*u, &f);
-            let residual = &mut residual;
-            let perturbed = &mut perturbed;
-            let evaluations = &mut evaluations;
-            let exact_products = &mut stats.jacobian_products;
-            let jacobian = &mut jacobian;
-            let mut apply = |v: &V, jv: &mut V| -> Result<()> {
-                if let Jacobian::Exact(action) = jacobian {
-                    *exact_products += 1;
-                    return action(u_ref, v, jv);
-                }
-                let h = fd_step(opts.residual_epsilon, u_norm, v.norm2()?);
-                if h == 0.0 {
-                    return jv.fill(0.0);
-                }
-                perturbed.copy_from(u_ref)?;
-                perturbed.axpy(h, v)?;
-                residual(perturbed, jv)?;
-                *evaluations += 1;
-                // jv = (F(u + h v) − F(u))/h
-                jv.axpby(-1.0 / h, f_ref, 1.0 / h)
-            };
-            gmres(
-                &mut apply,
-                match &mut preconditioner {
-                    Pre::None => None,
-                    Pre::Fixed(p) => Some(&mut **p as &mut dyn LinearOperator<V>),
-                    Pre::Relinearized(p) => Some(&mut **p as &mut dyn LinearOperator<V>),
-                },
-                &rhs,
-                &mut delta,
-                &opts.linear,
-            )
-            .map_err(|e| linear_solve_error(e, stats.iterations + 1, products))?
+        system.linearize(u)?;
+        let mut step = Step {
+            system: &mut *system,
+            u: &*u,
+            f: &f,
+            u_norm,
+            epsilon: opts.residual_epsilon,
+            perturbed: &mut perturbed,
+            evaluations: &mut evaluations,
+            exact_products: &mut stats.jacobian_products,
         };
+        let linear = gmres_system(&mut step, &rhs, &mut delta, &opts.linear)
+            .map_err(|e| linear_solve_error(e, stats.iterations + 1, products))?;
         stats.linear_iterations.push(linear.iterations);
         // line search on ‖F‖
         let mut lambda = 1.0;
@@ -338,7 +439,7 @@ fn newton<V: VectorOps>(
         loop {
             u_try.copy_from(u)?;
             u_try.axpy(lambda, &delta)?;
-            residual(&u_try, &mut f_try)?;
+            system.residual(&u_try, &mut f_try)?;
             evaluations += 1;
             let try_norm = residual_norm(&f_try)?;
             if !opts.line_search || try_norm <= (1.0 - 1e-4 * lambda) * f_norm {
