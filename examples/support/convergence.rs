@@ -33,7 +33,7 @@ use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
-use femquad::multigrid::MeshHierarchy;
+use femquad::multigrid::{MeshHierarchy, Multigrid};
 use femquad::operator::Operator;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
@@ -199,7 +199,10 @@ pub fn solve_on<R: EvalPrecision>(
         l2_error: cell_errors.iter().sum::<f64>().sqrt(),
         cell_errors,
         evaluations: dirichlet.evaluations(),
-        levels: dirichlet.multigrid_report().map_or(0, |r| r.levels.len()),
+        levels: dirichlet
+            .multigrid()
+            .and_then(Multigrid::report)
+            .map_or(0, |r| r.levels.len()),
         space,
         u,
         krylov_iterations,

@@ -14,7 +14,8 @@ use femquad::form::Form;
 use femquad::linalg::FixedDofs;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
-    MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer, fill_random,
+    MeshHierarchy, Multigrid, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer,
+    fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
@@ -373,7 +374,10 @@ fn solve_with<R: EvalPrecision>(
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(pc);
     let (u, stats) = p.solve_linear(tol, 2000).unwrap();
-    let levels = p.multigrid_report().map_or(0, |r| r.levels.len());
+    let levels = p
+        .multigrid()
+        .and_then(Multigrid::report)
+        .map_or(0, |r| r.levels.len());
     let u = u.to_host().unwrap().iter().map(|v| v.to_f64()).collect();
     (stats.iterations, u, levels)
 }
@@ -530,7 +534,7 @@ fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
             .unwrap();
         // a body force would be the usual load; here the displaced bottom drives it
         let (_, stats) = p.solve_linear(1e-8, 500).unwrap();
-        let report = p.multigrid_report().unwrap();
+        let report = p.multigrid().and_then(Multigrid::report).unwrap();
         assert_eq!(report.levels.len(), refinements + 1);
         counts.push((n, stats.iterations));
     }
@@ -559,7 +563,10 @@ fn newton_with_multigrid_relinearized_each_step() {
                 .unwrap();
             if pc != Preconditioner::None {
                 assert_eq!(
-                    p.multigrid_report().unwrap().factorization,
+                    p.multigrid()
+                        .and_then(Multigrid::report)
+                        .unwrap()
+                        .factorization,
                     femquad::sparse::Factorization::Lu
                 );
                 rows.push((refinements, stats.linear_iterations.clone()));
@@ -591,7 +598,14 @@ fn multigrid_errors_name_the_cause() {
     let fixed = r.space().boundary_dofs().unwrap();
     let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n]).unwrap();
     let (u_one_mesh, _) = p.solve_linear(1e-10, 100).unwrap();
-    assert_eq!(p.multigrid_report().unwrap().levels.len(), 1);
+    assert_eq!(
+        p.multigrid()
+            .and_then(Multigrid::report)
+            .unwrap()
+            .levels
+            .len(),
+        1
+    );
     let (copy, _) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     assert_eq!(**copy.finest(), **h.finest()); // equal, but another mesh
     let e = p.with_hierarchy(copy).err().unwrap().to_string();
@@ -608,7 +622,14 @@ fn multigrid_errors_name_the_cause() {
         .with_hierarchy(own)
         .unwrap();
     let (u, _) = p.solve_linear(1e-10, 100).unwrap();
-    assert_eq!(p.multigrid_report().unwrap().levels.len(), 2);
+    assert_eq!(
+        p.multigrid()
+            .and_then(Multigrid::report)
+            .unwrap()
+            .levels
+            .len(),
+        2
+    );
     let (u, u_one_mesh) = (u.to_host().unwrap(), u_one_mesh.to_host().unwrap());
     let diff = u
         .iter()
@@ -683,14 +704,14 @@ fn a_profiled_solve_times_every_level_and_phase() {
         }));
         let (u, stats) = p.solve_linear(1e-8, 100).unwrap();
         solutions.push(u.to_host().unwrap());
-        let Some(prof) = p.multigrid_profile() else {
+        let Some(prof) = p.multigrid().and_then(Multigrid::profile) else {
             assert!(!profile, "no profile of a profiled solve");
             continue;
         };
         assert!(profile, "a profile without MultigridOptions::profile");
         // CG applies the preconditioner once before its loop and once per iteration
         assert_eq!(prof.cycles, stats.iterations + 1);
-        assert_eq!(prof.cycles, p.multigrid_cycles());
+        assert_eq!(prof.cycles, p.multigrid().map_or(0, Multigrid::cycles));
         assert_eq!(prof.levels.len(), 4);
         assert!(prof.levels[0].coarse_solve > 0.0);
         assert_eq!(prof.levels[0].total(), prof.levels[0].coarse_solve);

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::backend::{IndexSet, Vector};
 use crate::mesh::MeshPart;
-use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
+use crate::multigrid::{MeshHierarchy, Multigrid};
 use crate::operator::Operator;
 use crate::space::{Components, FunctionSpace};
 use crate::sparse::Factorization;
@@ -91,7 +91,7 @@ use crate::{Error, Real, Result};
 /// let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, |_, g| g[0] = 0.0)?;
 /// let (u, stats) = problem.solve_linear(1e-8, 100)?;
 /// assert!(stats.iterations <= 10);
-/// assert_eq!(problem.multigrid_report().unwrap().levels.len(), 4);
+/// assert_eq!(problem.multigrid().unwrap().report().unwrap().levels.len(), 4);
 /// # let _ = u;
 /// # Ok(())
 /// # }
@@ -275,21 +275,14 @@ impl<R: Real> DirichletProblem<R> {
         )
     }
 
-    /// What the multigrid's last setup found (levels, eigenvalue estimates,
-    /// seconds), if multigrid has been set up.
-    pub fn multigrid_report(&self) -> Option<&SetupReport> {
-        self.pc.levels().and_then(|l| l.multigrid().report())
-    }
-
-    /// Where the V-cycles' time went, per level and phase, when the
-    /// multigrid was set up with [`MultigridOptions::profile`](crate::multigrid::MultigridOptions::profile).
-    pub fn multigrid_profile(&self) -> Option<&CycleProfile> {
-        self.pc.levels().and_then(|l| l.multigrid().profile())
-    }
-
-    /// V-cycles applied so far (0 without multigrid).
-    pub fn multigrid_cycles(&self) -> usize {
-        self.pc.levels().map_or(0, |l| l.multigrid().cycles())
+    /// The multigrid preconditioner, once built (by the first solve with
+    /// [`Preconditioner::Multigrid`], or [`DirichletProblem::prepare`]): what
+    /// its last setup found ([`Multigrid::report`]: levels, eigenvalue
+    /// estimates, seconds), the V-cycles applied ([`Multigrid::cycles`]) and,
+    /// with [`MultigridOptions::profile`](crate::multigrid::MultigridOptions::profile),
+    /// where their time went ([`Multigrid::profile`]).
+    pub fn multigrid(&self) -> Option<&Multigrid<R>> {
+        self.pc.levels().map(|l| l.multigrid())
     }
 
     /// Seconds spent setting the preconditioner up during the last solve
@@ -725,7 +718,8 @@ mod tests {
                     // (P1: an exact solve, one iteration), or one P2 → P1 step
                     Preconditioner::Multigrid(_) => {
                         assert!(stats.iterations <= [1, 15][order - 1], "{stats:?}");
-                        assert_eq!(p.multigrid_report().unwrap().levels.len(), order);
+                        let report = p.multigrid().and_then(Multigrid::report).unwrap();
+                        assert_eq!(report.levels.len(), order);
                     }
                     _ => assert!(stats.iterations > 10, "{stats:?}"),
                 }
@@ -778,7 +772,8 @@ mod tests {
         // differences, no action and one more residual per GMRES iteration
         let mut solutions = Vec::new();
         for products in [JacobianProducts::Exact, JacobianProducts::Differences] {
-            let (before, cycles_before) = (p.evaluations(), p.multigrid_cycles());
+            let cycles = |p: &DirichletProblem<f64>| p.multigrid().map_or(0, Multigrid::cycles);
+            let (before, cycles_before) = (p.evaluations(), cycles(&p));
             let (u, stats) = p
                 .solve_nonlinear(None, products, &NewtonOptions::default())
                 .unwrap();
@@ -805,7 +800,7 @@ mod tests {
             }
             assert_eq!(p.evaluations() - before, stats.residual_evaluations);
             // every GMRES iteration is preconditioned by a V-cycle
-            assert!(p.multigrid_cycles() - cycles_before >= gmres, "{stats:?}");
+            assert!(cycles(&p) - cycles_before >= gmres, "{stats:?}");
             solutions.push(u.to_host().unwrap());
         }
         let u = &solutions[0];
@@ -887,7 +882,8 @@ mod tests {
         };
         let mut p = DirichletProblem::on_hierarchy(op, hierarchy, g).unwrap();
         let (u1, s1) = p.solve_linear(1e-10, 200).unwrap();
-        assert_eq!(p.multigrid_report().unwrap().levels.len(), 3);
+        let report = p.multigrid().and_then(Multigrid::report).unwrap();
+        assert_eq!(report.levels.len(), 3);
         p.set_constants(&[100.0, 100.0]).unwrap();
         let (u2, s2) = p.solve_linear(1e-10, 200).unwrap();
         assert_eq!(s1.iterations, s2.iterations, "{s1:?} {s2:?}");
