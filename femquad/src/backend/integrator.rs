@@ -124,8 +124,7 @@ impl<R: Real> Integrator<R> {
     }
 
     /// Replaces the auxiliary field's global values, checked by the backend
-    /// ([`crate::aux_space::check_values`]), which owns them and whether
-    /// they were set.
+    /// (length and finiteness), which owns them and whether they were set.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `aux` (length, a form without
