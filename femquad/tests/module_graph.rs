@@ -51,12 +51,7 @@ fn the_module_graph_has_no_cycle() {
 
 /// The algorithm modules, which name no backend module ([`BACKENDS`]); they
 /// reach a backend through `crate::backend` only.
-const BACKEND_FREE: [&str; 2] = ["vector", "operator"];
-
-/// Algorithm modules that still name a backend (the seam is not finished
-/// there). Each moves to [`BACKEND_FREE`] once it names none;
-/// [`pending_algorithms_still_name_a_backend`] says when.
-const BACKEND_PENDING: [&str; 2] = ["multigrid", "solve"];
+const BACKEND_FREE: [&str; 4] = ["vector", "operator", "multigrid", "solve"];
 
 /// The backend modules.
 const BACKENDS: [&str; 2] = ["opencl", "native"];
@@ -95,20 +90,6 @@ fn algorithms_name_no_backend() {
         "algorithm modules naming a backend (go through `crate::backend`):\n{}",
         found.join("\n")
     );
-}
-
-/// Fails once a pending module names no backend any more: then it belongs
-/// in [`BACKEND_FREE`], where the rule keeps it so.
-#[test]
-fn pending_algorithms_still_name_a_backend() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = crate_files(&src);
-    for module in BACKEND_PENDING {
-        assert!(
-            !backend_names(&files, &[module]).is_empty(),
-            "`{module}` names no backend any more: move it from BACKEND_PENDING to BACKEND_FREE"
-        );
-    }
 }
 
 #[test]

@@ -8,15 +8,14 @@
 use std::sync::{Arc, OnceLock};
 
 use femquad::Real;
-use femquad::backend::Backend;
-use femquad::backend::{IndexSet, Vector};
+use femquad::backend::{Backend, IndexSet, MultigridKernels, Vector};
 use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
     MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer, fill_random,
 };
-use femquad::opencl::multigrid::MultigridKernels;
+use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
 use femquad::opencl::{Device, DeviceVector};
 use femquad::operator::Operator;
@@ -24,6 +23,7 @@ use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisso
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
+use femquad::seam::MultigridOps;
 use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
 
@@ -61,12 +61,13 @@ fn transfers_agree<R: Real>() {
     let dev = device();
     let h = MeshHierarchy::new(&unit_box(3, 2, &jittered(1)).unwrap(), 2).unwrap();
     for nc in 1..=3 {
-        let kernels = MultigridKernels::<R>::new(&dev, nc).unwrap();
+        let kernels = MultigridKernels::OpenCl(DeviceKernels::<R>::new(&dev, nc).unwrap());
         for l in 0..2 {
             let n_c = h.mesh(l).unwrap().n_vertices();
+            let host = Transfer::<R>::new(n_c, h.edges(l).unwrap().to_vec(), nc).unwrap();
             let t = Transfer::<R>::new(n_c, h.edges(l).unwrap().to_vec(), nc)
                 .unwrap()
-                .with_device(&kernels)
+                .with_kernels(&kernels)
                 .unwrap();
             let (nc_d, nf_d) = (t.n_coarse_dofs(), t.n_fine_dofs());
             let coarse: Vec<R> = random(nc_d, 1);
@@ -74,14 +75,14 @@ fn transfers_agree<R: Real>() {
             let on_dev = |v: &[R]| Vector::Device(DeviceVector::from_host(&dev, v).unwrap());
             // prolong_add
             let mut fh = Vector::from(fine.clone());
-            t.prolong_add(&mut fh, &Vector::from(coarse.clone()))
+            host.prolong_add(&mut fh, &Vector::from(coarse.clone()))
                 .unwrap();
             let mut fd = on_dev(&fine);
             t.prolong_add(&mut fd, &on_dev(&coarse)).unwrap();
             assert_eq!(bits(&fd.to_host().unwrap()), bits(&fh.to_host().unwrap()));
             // restrict
             let mut ch = Vector::from(coarse.clone());
-            t.restrict(&mut ch, &Vector::from(fine.clone())).unwrap();
+            host.restrict(&mut ch, &Vector::from(fine.clone())).unwrap();
             let mut cd = on_dev(&coarse);
             t.restrict(&mut cd, &on_dev(&fine)).unwrap();
             assert_eq!(bits(&cd.to_host().unwrap()), bits(&ch.to_host().unwrap()));
@@ -89,6 +90,9 @@ fn transfers_agree<R: Real>() {
             let mut id = on_dev(&coarse);
             t.inject(&mut id, &on_dev(&fine)).unwrap();
             assert_eq!(bits(&id.to_host().unwrap()), bits(&fine[..nc_d]));
+            let mut ih = Vector::from(coarse.clone());
+            host.inject(&mut ih, &Vector::from(fine.clone())).unwrap();
+            assert_eq!(bits(&ih.to_host().unwrap()), bits(&fine[..nc_d]));
             // mixing host and device is an error, not a transfer
             let e = t
                 .prolong_add(&mut Vector::from(fine.clone()), &on_dev(&coarse))
@@ -96,12 +100,18 @@ fn transfers_agree<R: Real>() {
             assert!(e.to_string().contains("never transfers"), "{e}");
         }
     }
-    // a device vector with a host-only transfer is refused, naming the cause
+    // device vectors with a host transfer are refused, naming the operand,
+    // both places and the remedy
     let t = Transfer::<R>::new(2, vec![[0, 1]], 1).unwrap();
     let mut f = Vector::Device(DeviceVector::<R>::zeros(&dev, 3).unwrap());
     let c = Vector::Device(DeviceVector::<R>::zeros(&dev, 2).unwrap());
-    let e = t.prolong_add(&mut f, &c).unwrap_err();
-    assert!(e.to_string().contains("with_device"), "{e}");
+    let e = t.prolong_add(&mut f, &c).unwrap_err().to_string();
+    let on = f.location().to_string();
+    assert!(
+        e.contains(&format!("`fine` is on {on} but the transfer on the host"))
+            && e.contains("Transfer::with_kernels"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -146,7 +156,7 @@ fn blocks_agree<R: Real>(rel: f64) {
         let r: Vec<R> = random(n_nodes * nc, 9);
         let y: Vec<R> = random(n_nodes * nc, 10);
         // the update with the same inverse on both sides
-        let kernels = MultigridKernels::<R>::new(&dev, nc).unwrap();
+        let kernels = DeviceKernels::<R>::new(&dev, nc).unwrap();
         let inv_d = DeviceVector::from_host(&dev, &hi).unwrap();
         let r_d = DeviceVector::from_host(&dev, &r).unwrap();
         let mut y_d = DeviceVector::from_host(&dev, &y).unwrap();
@@ -334,17 +344,30 @@ fn device_vcycle_equals_host_vcycle() {
 }
 
 /// Solves on the hierarchy with `pc`; returns (iterations, solution, levels).
-#[allow(clippy::too_many_arguments)] // a test helper: every knob of one solve
-fn solve_with<R: EvalPrecision>(
+/// One solve's problem: a hierarchy of `refinements` over the unit
+/// square/cube of `n0` intervals, `physics` in P`order` on its finest mesh.
+#[derive(Clone, Copy)]
+struct Case {
     dim: usize,
     n0: usize,
     refinements: usize,
     order: usize,
     physics: Physics,
+}
+
+fn solve_with<R: EvalPrecision>(
+    case: Case,
     pc: Preconditioner,
     backend: &Backend,
     tol: f64,
 ) -> (usize, Vec<f64>, usize) {
+    let Case {
+        dim,
+        n0,
+        refinements,
+        order,
+        physics,
+    } = case;
     let (h, r) = operator_on::<R>(dim, n0, refinements, order, physics, backend);
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(pc);
@@ -391,16 +414,15 @@ fn iterations_are_bounded_under_refinement() {
     ] {
         let counts: Vec<(usize, usize, usize)> = (1..=deepest)
             .map(|r| {
-                let (its, u, levels) = solve_with::<f64>(
+                let case = Case {
                     dim,
                     n0,
-                    r,
+                    refinements: r,
                     order,
                     physics,
-                    Preconditioner::default(),
-                    &cl,
-                    1e-8,
-                );
+                };
+                let (its, u, levels) =
+                    solve_with::<f64>(case, Preconditioner::default(), &cl, 1e-8);
                 (levels, u.len(), its)
             })
             .collect();
@@ -432,7 +454,14 @@ fn multigrid_solution_equals_the_unpreconditioned_one() {
     let cl = backend();
     for (dim, order, physics) in [(2, 1, Physics::Poisson), (2, 2, lame()), (3, 1, lame())] {
         let n0 = if dim == 2 { 2 } else { 1 };
-        let solve = |pc| solve_with::<f64>(dim, n0, 3, order, physics, pc, &cl, 1e-10);
+        let case = Case {
+            dim,
+            n0,
+            refinements: 3,
+            order,
+            physics,
+        };
+        let solve = |pc| solve_with::<f64>(case, pc, &cl, 1e-10);
         let (its_mg, mg, _) = solve(Preconditioner::default());
         let (its_none, none, _) = solve(Preconditioner::None);
         let (its_jacobi, jacobi, _) = solve(Preconditioner::Jacobi);
@@ -451,26 +480,15 @@ fn multigrid_solution_equals_the_unpreconditioned_one() {
         assert!(its_mg < its_jacobi && its_jacobi <= its_none + 5);
     }
     // single precision on the device
-    let (its, u32_, _) = solve_with::<f32>(
-        2,
-        2,
-        3,
-        1,
-        Physics::Poisson,
-        Preconditioner::default(),
-        &cl,
-        1e-5,
-    );
-    let (_, u64_, _) = solve_with::<f64>(
-        2,
-        2,
-        3,
-        1,
-        Physics::Poisson,
-        Preconditioner::default(),
-        &cl,
-        1e-10,
-    );
+    let case = Case {
+        dim: 2,
+        n0: 2,
+        refinements: 3,
+        order: 1,
+        physics: Physics::Poisson,
+    };
+    let (its, u32_, _) = solve_with::<f32>(case, Preconditioner::default(), &cl, 1e-5);
+    let (_, u64_, _) = solve_with::<f64>(case, Preconditioner::default(), &cl, 1e-10);
     let diff = u32_
         .iter()
         .zip(&u64_)

@@ -41,13 +41,11 @@ impl IndexSet {
         self.len() == 0
     }
 
-    fn location(&self) -> Location {
+    /// Where the indices live.
+    pub fn location(&self) -> Location {
         match self {
             IndexSet::Host(_) => Location::Host,
-            IndexSet::Device(d) => Location::Device {
-                index: d.device().info().index,
-                name: d.device().info().name.clone(),
-            },
+            IndexSet::Device(d) => Location::of_device(d.device()),
         }
     }
 }

@@ -4,8 +4,11 @@
 //! This is the one module that names every backend. It holds the run-time
 //! choice [`Backend`], the user-facing [`Vector<R>`] (host or device values,
 //! with their [`Location`]) and [`IndexSet`] (indices kept where the vectors
-//! they index live), and the dispatching [`Integrator`] of a bound form (over
-//! the implementations of [`crate::seam::Integrate`]). Each of their
+//! they index live), and the dispatching types over the implementations of
+//! the [`crate::seam`] traits: the [`Integrator`] of a bound form
+//! ([`crate::seam::Integrate`]) and the [`MultigridKernels`] (with their
+//! [`TransferKernels`]) of the multigrid algorithms
+//! ([`crate::seam::MultigridOps`]). Each of their
 //! operations is one `match` over the backends; combining values that live
 //! in different places is an
 //! [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the
@@ -16,6 +19,7 @@
 
 mod index_set;
 mod integrator;
+mod multigrid_kernels;
 mod vector;
 
 pub use index_set::IndexSet;
@@ -30,6 +34,7 @@ pub use crate::native::Execution;
 pub use crate::opencl::Assembly;
 pub use integrator::Integrator;
 pub(crate) use integrator::host_point_diagonal;
+pub use multigrid_kernels::{MultigridKernels, TransferKernels};
 
 /// Where residuals (and the vectors of a solve) are computed.
 ///

@@ -23,6 +23,16 @@ pub enum Location {
     },
 }
 
+impl Location {
+    /// The location of `device`.
+    pub(crate) fn of_device(device: &Device) -> Location {
+        Location::Device {
+            index: device.info().index,
+            name: device.info().name.clone(),
+        }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -110,10 +120,7 @@ impl<R: Real> Vector<R> {
     pub fn location(&self) -> Location {
         match self {
             Vector::Host(_) => Location::Host,
-            Vector::Device(d) => Location::Device {
-                index: d.device().info().index,
-                name: d.device().info().name.clone(),
-            },
+            Vector::Device(d) => Location::of_device(d.device()),
         }
     }
 

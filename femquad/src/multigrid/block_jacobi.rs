@@ -2,17 +2,9 @@
 //! on host or device vectors; and the random start vectors of the
 //! eigenvalue estimates.
 
-use std::sync::Arc;
-
-use rayon::prelude::*;
-
-use crate::backend::{IndexSet, Vector};
-use crate::opencl::multigrid::{MultigridKernels, block_tolerance};
+use crate::backend::{IndexSet, MultigridKernels, Vector};
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
-
-/// Nodes per rayon task.
-const BLOCK: usize = 1 << 12;
 
 /// Point-block Jacobi: for a field of `N_comp` components (dofs interleaved
 /// node-major), `D` is the block-diagonal part of an operator `A` with one
@@ -31,10 +23,11 @@ const BLOCK: usize = 1 << 12;
 /// the coupling of the components at a node, which for elasticity is as
 /// strong as the diagonal.
 ///
-/// On device vectors inversion and application are device kernels
-/// ([`MultigridKernels::block_invert`], [`MultigridKernels::block_update`]);
-/// on host vectors their native twins do the same operations in the same
-/// order.
+/// Inversion and application are the [`MultigridKernels`] of the place the
+/// vectors live ([`MultigridKernels::block_invert`],
+/// [`MultigridKernels::block_update`]): device kernels on device vectors,
+/// their native twins, the same operations in the same order, on host
+/// vectors.
 ///
 /// # Example
 /// ```
@@ -52,9 +45,8 @@ const BLOCK: usize = 1 << 12;
 /// ```
 #[derive(Debug)]
 pub struct PointBlockJacobi<R: Real> {
-    n_comp: usize,
     inverse: Vector<R>,
-    kernels: Option<Arc<MultigridKernels<R>>>,
+    kernels: MultigridKernels<R>,
 }
 
 impl<R: Real> PointBlockJacobi<R> {
@@ -62,39 +54,34 @@ impl<R: Real> PointBlockJacobi<R> {
     /// `[node][fc][gc]`, where the vectors live; consumed: it becomes the
     /// inverse) after fixing the rows of the dofs `fixed`.
     ///
-    /// On a device this builds the multigrid kernels for `n_comp`; use
-    /// [`PointBlockJacobi::with_kernels`] to share them.
+    /// This builds the multigrid kernels for `n_comp` where `blocks` lives
+    /// ([`MultigridKernels::like`]); use [`PointBlockJacobi::with_kernels`]
+    /// to share them.
     ///
     /// # Errors
-    /// As [`PointBlockJacobi::with_kernels`].
+    /// As [`PointBlockJacobi::with_kernels`]; those of
+    /// [`MultigridKernels::like`].
     pub fn new(blocks: Vector<R>, n_comp: usize, fixed: &IndexSet) -> Result<Self> {
-        let kernels = match &blocks {
-            Vector::Host(_) => None,
-            Vector::Device(d) => Some(MultigridKernels::new(d.device(), n_comp)?),
-        };
-        Self::with_kernels(blocks, n_comp, fixed, kernels)
+        let kernels = MultigridKernels::like(&blocks, n_comp)?;
+        Self::with_kernels(blocks, fixed, kernels)
     }
 
-    /// As [`PointBlockJacobi::new`], with the device kernels given (`None`
-    /// for host vectors).
+    /// As [`PointBlockJacobi::new`], with the kernels given (their
+    /// `N_comp` is the field's).
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `blocks` if its length is not a
-    ///   whole number of blocks or it lives elsewhere than `fixed` (or on a
-    ///   device without `kernels`), `fixed` for a dof out of range,
-    ///   `kernels` if built for another `N_comp`.
+    ///   whole number of blocks, `blocks` or `fixed` if it lives elsewhere
+    ///   than `kernels`, `fixed` for a dof out of range.
     /// * [`Error::InvalidArgument`] naming `blocks` and the node whose block
     ///   is singular (its largest available pivot not above `N_comp·ε` times
     ///   its largest entry) or holds NaN or ±∞.
     pub fn with_kernels(
         mut blocks: Vector<R>,
-        n_comp: usize,
         fixed: &IndexSet,
-        kernels: Option<Arc<MultigridKernels<R>>>,
+        kernels: MultigridKernels<R>,
     ) -> Result<Self> {
-        if n_comp == 0 {
-            return Err(Error::arg("n_comp", "a field has at least one component"));
-        }
+        let n_comp = kernels.n_comp();
         let nc2 = n_comp * n_comp;
         if !blocks.len().is_multiple_of(nc2) {
             return Err(Error::arg(
@@ -107,34 +94,13 @@ impl<R: Real> PointBlockJacobi<R> {
         }
         let n_nodes = blocks.len() / nc2;
         let mut inverse = blocks.zeros_like()?;
-        match (&mut blocks, fixed, &mut inverse) {
-            (Vector::Host(b), IndexSet::Host(f), Vector::Host(inv)) => {
-                fix_host(b, n_comp, f)?;
-                invert_host(inv, b, n_comp);
-            }
-            (Vector::Device(b), IndexSet::Device(f), Vector::Device(inv)) => {
-                let k = device_kernels(&kernels, n_comp)?;
-                k.block_fix(b, f)?;
-                k.block_invert(inv, b)?;
-            }
-            _ => {
-                return Err(Error::arg(
-                    "blocks",
-                    "the blocks and the fixed dofs live in different places (host and device)",
-                ));
-            }
-        }
+        kernels.block_fix(&mut blocks, fixed)?;
+        kernels.block_invert(&mut inverse, &blocks)?;
         if let Some(i) = inverse.first_non_finite()? {
             let node = i / nc2;
-            let original: Vec<f64> = match &blocks {
-                Vector::Host(b) => b[node * nc2..(node + 1) * nc2]
-                    .iter()
-                    .map(|v| v.to_f64())
-                    .collect(),
-                Vector::Device(_) => (0..nc2)
-                    .map(|j| blocks.value_at(node * nc2 + j))
-                    .collect::<Result<_>>()?,
-            };
+            let original: Vec<f64> = (0..nc2)
+                .map(|j| blocks.value_at(node * nc2 + j))
+                .collect::<Result<_>>()?;
             return Err(Error::arg(
                 "blocks",
                 format!(
@@ -144,16 +110,12 @@ impl<R: Real> PointBlockJacobi<R> {
                 ),
             ));
         }
-        Ok(PointBlockJacobi {
-            n_comp,
-            inverse,
-            kernels,
-        })
+        Ok(PointBlockJacobi { inverse, kernels })
     }
 
     /// Components per node.
     pub fn n_comp(&self) -> usize {
-        self.n_comp
+        self.kernels.n_comp()
     }
 
     /// The inverse blocks `D_n⁻¹`, `[node][fc][gc]`.
@@ -163,7 +125,7 @@ impl<R: Real> PointBlockJacobi<R> {
 
     /// Dofs of the vectors it applies to.
     pub fn n_dofs(&self) -> usize {
-        self.inverse.len() / self.n_comp
+        self.inverse.len() / self.n_comp()
     }
 
     /// `y ← a·y + b·D⁻¹r` in one pass (`a = 0`: `y = b·D⁻¹r`, whatever `y`
@@ -171,7 +133,7 @@ impl<R: Real> PointBlockJacobi<R> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `r` or `y` for a wrong length or
-    /// place.
+    /// a place other than the blocks'.
     pub fn update(&self, y: &mut Vector<R>, a: f64, r: &Vector<R>, b: f64) -> Result<()> {
         let n = self.n_dofs();
         for (name, len) in [("r", r.len()), ("y", y.len())] {
@@ -179,19 +141,7 @@ impl<R: Real> PointBlockJacobi<R> {
                 return Err(Error::arg(name, format!("expected {n} entries, got {len}")));
             }
         }
-        match (y, &self.inverse, r) {
-            (Vector::Host(y), Vector::Host(inv), Vector::Host(r)) => {
-                update_host(y, R::from_f64(a), inv, r, R::from_f64(b), self.n_comp);
-                Ok(())
-            }
-            (Vector::Device(y), Vector::Device(inv), Vector::Device(r)) => {
-                device_kernels(&self.kernels, self.n_comp)?.block_update(y, a, inv, r, b)
-            }
-            _ => Err(Error::arg(
-                "r",
-                "`r` and `y` must live where the blocks live (host or device)",
-            )),
-        }
+        self.kernels.block_update(y, a, &self.inverse, r, b)
     }
 
     /// `z = D⁻¹ r`.
@@ -203,135 +153,6 @@ impl<R: Real> PointBlockJacobi<R> {
     }
 }
 
-fn device_kernels<R: Real>(
-    kernels: &Option<Arc<MultigridKernels<R>>>,
-    n_comp: usize,
-) -> Result<&Arc<MultigridKernels<R>>> {
-    match kernels {
-        Some(k) if k.n_comp() == n_comp => Ok(k),
-        Some(k) => Err(Error::arg(
-            "kernels",
-            format!(
-                "built for {} components, the field has {n_comp}",
-                k.n_comp()
-            ),
-        )),
-        None => Err(Error::arg(
-            "kernels",
-            "device vectors need the multigrid kernels of their device",
-        )),
-    }
-}
-
-/// Rows and columns of fixed dofs to the identity's (host twin of
-/// `mg_block_fix`).
-fn fix_host<R: Real>(blocks: &mut [R], n_comp: usize, fixed: &[u32]) -> Result<()> {
-    let n = blocks.len() / n_comp;
-    for &d in fixed {
-        let d = d as usize;
-        if d >= n {
-            return Err(Error::arg(
-                "fixed",
-                format!("dof {d} is out of range ({n} dofs)"),
-            ));
-        }
-        let (node, c) = (d / n_comp, d % n_comp);
-        let b = &mut blocks[node * n_comp * n_comp..(node + 1) * n_comp * n_comp];
-        for j in 0..n_comp {
-            let v = if j == c { R::ONE } else { R::ZERO };
-            b[c * n_comp + j] = v;
-            b[j * n_comp + c] = v;
-        }
-    }
-    Ok(())
-}
-
-/// Host twin of `mg_block_invert`: the same elimination, the same order.
-fn invert_host<R: Real>(inv: &mut [R], blocks: &[R], n_comp: usize) {
-    let nc2 = n_comp * n_comp;
-    let tol = R::from_f64(block_tolerance(R::PRECISION, n_comp));
-    inv.par_chunks_mut(nc2 * BLOCK)
-        .zip(blocks.par_chunks(nc2 * BLOCK))
-        .for_each(|(inv, blocks)| {
-            let mut a = vec![R::ZERO; nc2];
-            let mut v = vec![R::ZERO; nc2];
-            for (out, block) in inv.chunks_mut(nc2).zip(blocks.chunks(nc2)) {
-                let mut scale = R::ZERO;
-                for i in 0..n_comp {
-                    for j in 0..n_comp {
-                        a[i * n_comp + j] = block[i * n_comp + j];
-                        v[i * n_comp + j] = if i == j { R::ONE } else { R::ZERO };
-                        // fmax: a NaN entry is skipped (the pivot test catches it)
-                        if a[i * n_comp + j].abs() > scale {
-                            scale = a[i * n_comp + j].abs();
-                        }
-                    }
-                }
-                let mut ok = scale.is_finite();
-                for col in 0..n_comp {
-                    if !ok {
-                        break;
-                    }
-                    let mut p = col;
-                    let mut m = a[col * n_comp + col].abs();
-                    for r in col + 1..n_comp {
-                        if a[r * n_comp + col].abs() > m {
-                            m = a[r * n_comp + col].abs();
-                            p = r;
-                        }
-                    }
-                    // NaN compares false: not above the tolerance
-                    if m.partial_cmp(&(tol * scale)) != Some(std::cmp::Ordering::Greater) {
-                        ok = false;
-                        break;
-                    }
-                    if p != col {
-                        for j in 0..n_comp {
-                            a.swap(p * n_comp + j, col * n_comp + j);
-                            v.swap(p * n_comp + j, col * n_comp + j);
-                        }
-                    }
-                    let piv = a[col * n_comp + col];
-                    for j in 0..n_comp {
-                        a[col * n_comp + j] = a[col * n_comp + j] / piv;
-                        v[col * n_comp + j] = v[col * n_comp + j] / piv;
-                    }
-                    for r in 0..n_comp {
-                        if r == col {
-                            continue;
-                        }
-                        let f = a[r * n_comp + col];
-                        for j in 0..n_comp {
-                            a[r * n_comp + j] = a[r * n_comp + j] - f * a[col * n_comp + j];
-                            v[r * n_comp + j] = v[r * n_comp + j] - f * v[col * n_comp + j];
-                        }
-                    }
-                }
-                for (o, &x) in out.iter_mut().zip(&v) {
-                    *o = if ok { x } else { R::from_f64(f64::NAN) };
-                }
-            }
-        });
-}
-
-/// Host twin of `mg_block_update`.
-fn update_host<R: Real>(y: &mut [R], a: R, inv: &[R], r: &[R], b: R, n_comp: usize) {
-    let nc2 = n_comp * n_comp;
-    y.par_chunks_mut(n_comp * BLOCK)
-        .enumerate()
-        .for_each(|(t, chunk)| {
-            for (j, yi) in chunk.iter_mut().enumerate() {
-                let i = t * n_comp * BLOCK + j;
-                let (n, fc) = (i / n_comp, i % n_comp);
-                let mut s = R::ZERO;
-                for g in 0..n_comp {
-                    s += inv[n * nc2 + fc * n_comp + g] * r[n * n_comp + g];
-                }
-                *yi = a * *yi + b * s;
-            }
-        });
-}
-
 /// `x[i]` uniform in `[−1, 1)`: 24 bits of SplitMix64's output for
 /// `seed + (i + 1)·φ` (φ = `0x9e3779b97f4a7c15`), exact in `f32` and `f64`
 /// — on a device vector by a kernel, so no array is uploaded, and the same
@@ -339,33 +160,16 @@ fn update_host<R: Real>(y: &mut [R], a: R, inv: &[R], r: &[R], b: R, n_comp: usi
 /// eigenvalue estimates.
 ///
 /// # Errors
-/// Device errors; on a device this builds the multigrid kernels (one
-/// component) if `kernels` is `None`.
+/// [`Error::InvalidArgument`] naming `x` if it lives elsewhere than
+/// `kernels`; without `kernels`, those of building them where `x` lives
+/// ([`MultigridKernels::like`], one component).
 pub fn fill_random<R: Real>(
     x: &mut Vector<R>,
     seed: u64,
-    kernels: Option<&Arc<MultigridKernels<R>>>,
+    kernels: Option<&MultigridKernels<R>>,
 ) -> Result<()> {
-    match x {
-        Vector::Host(v) => {
-            v.par_iter_mut()
-                .with_min_len(BLOCK)
-                .enumerate()
-                .for_each(|(i, xi)| *xi = random_at(seed, i as u64));
-            Ok(())
-        }
-        Vector::Device(d) => match kernels {
-            Some(k) => k.fill_random(d, seed),
-            None => MultigridKernels::<R>::new(d.device(), 1)?.fill_random(d, seed),
-        },
+    match kernels {
+        Some(k) => k.fill_random(x, seed),
+        None => MultigridKernels::like(x, 1)?.fill_random(x, seed),
     }
-}
-
-fn random_at<R: Real>(seed: u64, i: u64) -> R {
-    let mut z = seed.wrapping_add((i + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    let k = (z >> 40) as i64;
-    R::from_f64((2 * k - (1 << 24)) as f64) * R::from_f64(1.0 / 16_777_216.0)
 }

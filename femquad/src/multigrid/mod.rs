@@ -20,8 +20,9 @@
 //!   each level.
 //! * [`Transfer`] — the nested prolongation `P` (interpolation: exact for
 //!   nested spaces), its transpose (restriction) and the injection of a
-//!   state; device kernels ([`crate::opencl::multigrid`]) and native twins,
-//!   bitwise equal; vector fields interleaved node-major
+//!   state; the backend's kernels ([`MultigridKernels`](crate::backend::MultigridKernels)
+//!   over [`MultigridOps`](crate::seam::MultigridOps): device kernels and
+//!   their native twins, bitwise equal); vector fields interleaved node-major
 //!   (`dof = node·N_comp + c`).
 //! * [`PointBlockJacobi`] — `D⁻¹` with `D` the `N_comp × N_comp` blocks of
 //!   each node, inverted once per setup.

@@ -313,3 +313,99 @@ fn random_fill_is_deterministic_and_uniform() {
         assert_eq!(f64::from(*x), *y);
     }
 }
+
+/// The 1D Laplacian `tridiag(−1, 2, −1)` on two nested grids: 3 points
+/// (x = 0, 1, ½) and 5 (the midpoints ¼, ¾ appended), ends fixed; the fine
+/// level's diagonal blocks are 0 (singular) when `singular`.
+struct TwoGrids {
+    neighbours: [Vec<[usize; 2]>; 2],
+    singular: bool,
+}
+
+impl TwoGrids {
+    fn new() -> Self {
+        const NONE: usize = usize::MAX;
+        TwoGrids {
+            neighbours: [
+                vec![[NONE, 2], [2, NONE], [0, 1]],
+                vec![[NONE, 3], [4, NONE], [3, 4], [0, 2], [2, 1]],
+            ],
+            singular: false,
+        }
+    }
+}
+
+impl LevelOperators<f64> for TwoGrids {
+    fn apply(&mut self, l: usize, x: &Vector<f64>, y: &mut Vector<f64>) -> Result<()> {
+        let (x, mut out) = (x.to_host()?, vec![0.0; x.len()]);
+        for (i, &[a, b]) in self.neighbours[l].iter().enumerate() {
+            out[i] = 2.0 * x[i] - x.get(a).unwrap_or(&0.0) - x.get(b).unwrap_or(&0.0);
+        }
+        *y = Vector::from(out);
+        Ok(())
+    }
+
+    fn block_diagonal(&mut self, _: usize, out: &mut Vector<f64>) -> Result<()> {
+        out.fill(if self.singular { 0.0 } else { 2.0 })
+    }
+
+    fn assemble(&mut self, l: usize) -> Result<crate::sparse::CsrMatrix> {
+        let n = self.neighbours[l].len();
+        let mut e = Vec::new();
+        for (i, nb) in self.neighbours[l].iter().enumerate() {
+            e.push((i, i, 2.0));
+            e.extend(nb.iter().filter(|&&j| j < n).map(|&j| (i, j, -1.0)));
+        }
+        crate::sparse::CsrMatrix::from_triplets(n, n, &e)
+    }
+}
+
+/// A multigrid applies only after a successful setup (a failed one leaves
+/// none to apply), and a new coarse factorization takes effect at the next
+/// setup: until then the cycle is the last setup's, bitwise.
+#[test]
+fn a_cycle_is_the_last_successful_setups() {
+    use crate::sparse::Factorization;
+    let transfer = Transfer::<f64>::new(3, vec![[0, 2], [1, 2]], 1).unwrap();
+    let fixed = [vec![0, 1], vec![0, 1]];
+    let finest = host(vec![0.0; 5]);
+    let mut mg =
+        Multigrid::from_parts(vec![transfer], &fixed, &finest, MultigridOptions::default())
+            .unwrap();
+    let mut ops = TwoGrids::new();
+    let b = host(vec![0.0, 0.0, 1.0, 1.0, 1.0]);
+    let mut x = host(vec![0.0; 5]);
+    let before = "applied without a successful Multigrid::setup";
+    let e = mg.apply(&mut ops, &b, &mut x).unwrap_err().to_string();
+    assert!(e.contains("`multigrid`") && e.contains(before), "{e}");
+
+    mg.setup(&mut ops).unwrap();
+    mg.apply(&mut ops, &b, &mut x).unwrap();
+    let cholesky = x.to_host().unwrap();
+    assert_eq!(mg.report().unwrap().factorization, Factorization::Cholesky);
+    // the cycle solves the constrained system to a few digits: A x ≈ b on the free dofs
+    let mut ax = host(vec![0.0; 5]);
+    ops.apply(1, &x, &mut ax).unwrap();
+    let ax = ax.to_host().unwrap();
+    for i in 2..5 {
+        assert!((ax[i] - 1.0).abs() < 0.5, "{ax:?}");
+    }
+
+    mg.set_factorization(Factorization::Lu);
+    mg.apply(&mut ops, &b, &mut x).unwrap();
+    assert_eq!(x.to_host().unwrap(), cholesky);
+    assert_eq!(mg.report().unwrap().factorization, Factorization::Cholesky);
+    mg.setup(&mut ops).unwrap();
+    assert_eq!(mg.report().unwrap().factorization, Factorization::Lu);
+    mg.apply(&mut ops, &b, &mut x).unwrap();
+    for (lu, ch) in x.to_host().unwrap().iter().zip(&cholesky) {
+        assert!((lu - ch).abs() <= 1e-14 * ch.abs().max(1.0), "{lu} {ch}");
+    }
+
+    ops.singular = true;
+    let e = mg.setup(&mut ops).unwrap_err().to_string();
+    assert!(e.contains("`ops`") && e.contains("singular"), "{e}");
+    assert!(mg.report().is_none());
+    let e = mg.apply(&mut ops, &b, &mut x).unwrap_err().to_string();
+    assert!(e.contains(before), "{e}");
+}

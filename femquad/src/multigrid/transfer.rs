@@ -3,15 +3,10 @@
 
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
-use crate::backend::Vector;
-use crate::opencl::multigrid::{DeviceTransfer, MultigridKernels};
+use crate::backend::{MultigridKernels, TransferKernels, Vector};
+use crate::seam::TransferGraph;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
-
-/// Entries per rayon task of the native transfers.
-const BLOCK: usize = 1 << 14;
 
 /// The transfer between a coarse level with `n_c` nodes and a fine level
 /// whose nodes are the `n_c` coarse nodes followed by the midpoints of
@@ -33,11 +28,13 @@ const BLOCK: usize = 1 << 14;
 /// that keeps a V-cycle symmetric; `I` moves a state (the Newton iterate)
 /// to the coarse level, where the operator is linearized.
 ///
-/// Native and device implementations compute every entry with the same
-/// operations in the same order and agree bitwise: on the device one
-/// work-item per output entry, no atomics ([`DeviceTransfer`]); on the host
-/// rayon over blocks of entries. The restriction reads the edges at each
-/// coarse node from a CSR list built once here.
+/// A transfer works on the vectors of one place: the host (as built by
+/// [`Transfer::new`]) or the place of the kernels given to
+/// [`Transfer::with_kernels`]. Native and device implementations compute
+/// every entry with the same operations in the same order and agree
+/// bitwise: on the device one work-item per output entry, no atomics; on
+/// the host rayon over blocks of entries. The restriction reads the edges
+/// at each coarse node from a CSR list built once here.
 ///
 /// # Example
 /// ```
@@ -57,12 +54,8 @@ const BLOCK: usize = 1 << 14;
 /// ```
 #[derive(Debug)]
 pub struct Transfer<R: Real> {
-    n_coarse: usize,
-    n_comp: usize,
-    edges: Vec<[u32; 2]>,
-    offsets: Vec<u32>,
-    incident: Vec<u32>,
-    device: Option<DeviceTransfer<R>>,
+    graph: Arc<TransferGraph>,
+    kernels: TransferKernels<R>,
 }
 
 impl<R: Real> Transfer<R> {
@@ -115,114 +108,60 @@ impl<R: Real> Transfer<R> {
                 *slot += 1;
             }
         }
-        Ok(Transfer {
+        let graph = Arc::new(TransferGraph {
             n_coarse,
             n_comp,
             edges,
             offsets,
             incident,
-            device: None,
-        })
+        });
+        let kernels = MultigridKernels::host(n_comp)?.transfer(&graph)?;
+        Ok(Transfer { graph, kernels })
     }
 
-    /// The same transfer for device vectors too: uploads its index arrays
-    /// with `kernels` (built for this transfer's `N_comp`).
+    /// The same transfer for the vectors where `kernels` work (its index
+    /// arrays uploaded for a device).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `kernels` if built for another
-    /// `N_comp`; those of [`DeviceTransfer::new`].
-    pub fn with_device(mut self, kernels: &Arc<MultigridKernels<R>>) -> Result<Self> {
-        if kernels.n_comp() != self.n_comp {
-            return Err(Error::arg(
-                "kernels",
-                format!(
-                    "built for {} components, the transfer has {}",
-                    kernels.n_comp(),
-                    self.n_comp
-                ),
-            ));
-        }
-        self.device = Some(DeviceTransfer::new(
-            kernels,
-            self.n_coarse,
-            &self.edges,
-            &self.offsets,
-            &self.incident,
-        )?);
-        Ok(self)
+    /// `N_comp`; [`Error::OutOfDeviceMemory`].
+    pub fn with_kernels(self, kernels: &MultigridKernels<R>) -> Result<Self> {
+        Ok(Transfer {
+            kernels: kernels.transfer(&self.graph)?,
+            graph: self.graph,
+        })
     }
 
     /// Dofs of the coarse level, `n_c·N_comp`.
     pub fn n_coarse_dofs(&self) -> usize {
-        self.n_coarse * self.n_comp
+        self.graph.n_coarse_dofs()
     }
 
     /// Dofs of the fine level, `(n_c + n_edges)·N_comp`.
     pub fn n_fine_dofs(&self) -> usize {
-        (self.n_coarse + self.edges.len()) * self.n_comp
+        self.graph.n_fine_dofs()
     }
 
     /// Components per node.
     pub fn n_comp(&self) -> usize {
-        self.n_comp
+        self.graph.n_comp
     }
 
     /// The edges whose midpoints are the new fine nodes.
     pub fn edges(&self) -> &[[u32; 2]] {
-        &self.edges
-    }
-
-    fn device(&self, op: &str) -> Result<&DeviceTransfer<R>> {
-        self.device.as_ref().ok_or_else(|| {
-            Error::arg(
-                "transfer",
-                format!(
-                    "{op} of device vectors with a transfer that has no device arrays \
-                     (make it with Transfer::with_device)"
-                ),
-            )
-        })
+        &self.graph.edges
     }
 
     /// `fine ← fine + P coarse`.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `fine` or `coarse` for a wrong
-    /// length, or vectors in different places (or device vectors without
-    /// [`Transfer::with_device`]).
+    /// length, or living elsewhere than the transfer (see
+    /// [`Transfer::with_kernels`]).
     pub fn prolong_add(&self, fine: &mut Vector<R>, coarse: &Vector<R>) -> Result<()> {
         check("fine", fine.len(), self.n_fine_dofs())?;
         check("coarse", coarse.len(), self.n_coarse_dofs())?;
-        match (fine, coarse) {
-            (Vector::Host(f), Vector::Host(c)) => {
-                self.prolong_add_host(f, c);
-                Ok(())
-            }
-            (Vector::Device(f), Vector::Device(c)) => {
-                self.device("prolongation")?.prolong_add(f, c)
-            }
-            _ => Err(mixed("coarse")),
-        }
-    }
-
-    fn prolong_add_host(&self, fine: &mut [R], coarse: &[R]) {
-        let (nc, n_comp) = (self.n_coarse_dofs(), self.n_comp);
-        let half = R::from_f64(0.5);
-        fine.par_chunks_mut(BLOCK)
-            .enumerate()
-            .for_each(|(b, chunk)| {
-                for (j, f) in chunk.iter_mut().enumerate() {
-                    let i = b * BLOCK + j;
-                    if i < nc {
-                        *f += coarse[i];
-                    } else {
-                        let (k, c) = ((i - nc) / n_comp, (i - nc) % n_comp);
-                        let [a, e] = self.edges[k];
-                        let (a, e) = (a as usize * n_comp + c, e as usize * n_comp + c);
-                        *f += half * (coarse[a] + coarse[e]);
-                    }
-                }
-            });
+        self.kernels.prolong_add(fine, coarse)
     }
 
     /// `coarse ← Pᵀ fine` (overwrites `coarse`).
@@ -232,34 +171,7 @@ impl<R: Real> Transfer<R> {
     pub fn restrict(&self, coarse: &mut Vector<R>, fine: &Vector<R>) -> Result<()> {
         check("coarse", coarse.len(), self.n_coarse_dofs())?;
         check("fine", fine.len(), self.n_fine_dofs())?;
-        match (coarse, fine) {
-            (Vector::Host(c), Vector::Host(f)) => {
-                self.restrict_host(c, f);
-                Ok(())
-            }
-            (Vector::Device(c), Vector::Device(f)) => self.device("restriction")?.restrict(c, f),
-            _ => Err(mixed("fine")),
-        }
-    }
-
-    fn restrict_host(&self, coarse: &mut [R], fine: &[R]) {
-        let (nc, n_comp) = (self.n_coarse_dofs(), self.n_comp);
-        let half = R::from_f64(0.5);
-        coarse
-            .par_chunks_mut(BLOCK)
-            .enumerate()
-            .for_each(|(b, chunk)| {
-                for (j, out) in chunk.iter_mut().enumerate() {
-                    let i = b * BLOCK + j;
-                    let (v, c) = (i / n_comp, i % n_comp);
-                    let mut s = fine[i];
-                    for &k in &self.incident[self.offsets[v] as usize..self.offsets[v + 1] as usize]
-                    {
-                        s += half * fine[nc + k as usize * n_comp + c];
-                    }
-                    *out = s;
-                }
-            });
+        self.kernels.restrict(coarse, fine)
     }
 
     /// `coarse ← I fine`: the first `n_c·N_comp` entries (the coarse nodes'
@@ -270,15 +182,7 @@ impl<R: Real> Transfer<R> {
     pub fn inject(&self, coarse: &mut Vector<R>, fine: &Vector<R>) -> Result<()> {
         check("coarse", coarse.len(), self.n_coarse_dofs())?;
         check("fine", fine.len(), self.n_fine_dofs())?;
-        match (coarse, fine) {
-            (Vector::Host(c), Vector::Host(f)) => {
-                let n = c.len();
-                c.copy_from_slice(&f[..n]);
-                Ok(())
-            }
-            (Vector::Device(c), Vector::Device(f)) => self.device("injection")?.inject(c, f),
-            _ => Err(mixed("fine")),
-        }
+        self.kernels.inject(coarse, fine)
     }
 }
 
@@ -291,14 +195,4 @@ fn check(name: &'static str, got: usize, want: usize) -> Result<()> {
             format!("expected {want} entries, got {got}"),
         ))
     }
-}
-
-fn mixed(name: &'static str) -> Error {
-    Error::arg(
-        name,
-        format!(
-            "`{name}` lives elsewhere (host or device) than the vector it is combined with \
-             (femquad never transfers implicitly)"
-        ),
-    )
 }

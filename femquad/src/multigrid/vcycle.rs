@@ -4,7 +4,6 @@
 //! multigrid of its own — a 1D Laplacian on nested grids — about 90 lines
 //! of documentation; the code itself is under 700.)
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::block_jacobi::{PointBlockJacobi, fill_random};
@@ -15,8 +14,7 @@ use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
 use super::transfer::Transfer;
-use crate::backend::{IndexSet, Vector};
-use crate::opencl::multigrid::MultigridKernels;
+use crate::backend::{IndexSet, MultigridKernels, Vector};
 use crate::sparse::Factorization;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -101,20 +99,34 @@ pub struct SetupReport {
     pub seconds: f64,
 }
 
-/// One level's vectors and smoother.
+/// One level's size and fixed dofs.
 #[derive(Debug)]
-struct Level<R: Real> {
+struct Level {
     n_dofs: usize,
     n_comp: usize,
     n_fixed: usize,
     fixed: IndexSet,
-    /// Point-block Jacobi and Chebyshev (after setup; not on level 0).
-    smoother: Option<(PointBlockJacobi<R>, Chebyshev)>,
-    /// Smoother work vectors and the residual to restrict (not on level 0).
-    work: Option<(ChebyshevWork<R>, Vector<R>)>,
-    /// The level's right-hand side and correction (not on the finest level,
-    /// whose are the caller's).
-    bx: Option<(Vector<R>, Vector<R>)>,
+}
+
+/// The vectors of a level above the coarsest, allocated once: the
+/// smoother's work vectors, the residual to restrict, and the right-hand
+/// side and solution of its coarse correction (vectors of the level below).
+#[derive(Debug)]
+struct Work<R: Real> {
+    smoother: ChebyshevWork<R>,
+    residual: Vector<R>,
+    coarse_b: Vector<R>,
+    coarse_x: Vector<R>,
+}
+
+/// What a successful [`Multigrid::setup`] built, complete: a cycle finds
+/// every smoother and the coarse factorization.
+struct Ready<R: Real> {
+    /// Point-block Jacobi and Chebyshev of levels `1, 2, …` (index `l − 1`).
+    smoothers: Vec<(PointBlockJacobi<R>, Chebyshev)>,
+    coarse: CoarseSolver,
+    report: SetupReport,
+    profiler: Option<Profiler>,
 }
 
 /// Geometric multigrid: a V-cycle over the levels of a [`LevelSpaces`],
@@ -241,17 +253,19 @@ struct Level<R: Real> {
 /// ```
 pub struct Multigrid<R: Real> {
     options: MultigridOptions,
-    levels: Vec<Level<R>>,
+    levels: Vec<Level>,
+    /// The vectors of levels `1, 2, …` (index `l − 1`).
+    work: Vec<Work<R>>,
     transfers: Vec<Transfer<R>>,
-    kernels: Option<Arc<MultigridKernels<R>>>,
-    coarse: Option<CoarseSolver>,
+    kernels: MultigridKernels<R>,
     /// The coarsest level's fixed dofs, on the host (for its factorization).
     coarse_fixed: Vec<u32>,
     /// The finest right-hand side with its fixed entries zeroed.
-    masked_b: Option<Vector<R>>,
-    report: Option<SetupReport>,
+    masked_b: Vector<R>,
+    /// The last successful setup (`None` before the first and after a
+    /// failed one).
+    ready: Option<Ready<R>>,
     cycles: usize,
-    profiler: Option<Profiler>,
 }
 
 impl<R: Real> std::fmt::Debug for Multigrid<R> {
@@ -389,17 +403,11 @@ impl<R: Real> Multigrid<R> {
                 ),
             ));
         }
-        let kernels = match finest_like {
-            Vector::Host(_) => None,
-            Vector::Device(d) => Some(MultigridKernels::new(d.device(), n_comp)?),
-        };
-        let transfers = match &kernels {
-            None => transfers,
-            Some(k) => transfers
-                .into_iter()
-                .map(|t| t.with_device(k))
-                .collect::<Result<_>>()?,
-        };
+        let kernels = MultigridKernels::like(finest_like, n_comp)?;
+        let transfers = transfers
+            .into_iter()
+            .map(|t| t.with_kernels(&kernels))
+            .collect::<Result<_>>()?;
         let zeros = |n: usize| -> Result<Vector<R>> {
             Ok(match finest_like {
                 Vector::Host(_) => Vector::host_zeros(n),
@@ -407,6 +415,7 @@ impl<R: Real> Multigrid<R> {
             })
         };
         let mut levels = Vec::with_capacity(n_levels);
+        let mut work = Vec::with_capacity(n_levels - 1);
         for (l, &(n_dofs, nc)) in sizes.iter().enumerate() {
             if let Some(&d) = fixed[l].iter().find(|&&d| d as usize >= n_dofs) {
                 return Err(Error::arg(
@@ -415,37 +424,32 @@ impl<R: Real> Multigrid<R> {
                 ));
             }
             let like = zeros(n_dofs)?;
-            let work = if l > 0 {
-                Some((ChebyshevWork::like(&like)?, like.zeros_like()?))
-            } else {
-                None
-            };
-            let bx = if l + 1 < n_levels {
-                Some((like.zeros_like()?, like.zeros_like()?))
-            } else {
-                None
-            };
+            if l > 0 {
+                let below = sizes[l - 1].0;
+                work.push(Work {
+                    smoother: ChebyshevWork::like(&like)?,
+                    residual: like.zeros_like()?,
+                    coarse_b: zeros(below)?,
+                    coarse_x: zeros(below)?,
+                });
+            }
             levels.push(Level {
                 n_dofs,
                 n_comp: nc,
                 n_fixed: fixed[l].len(),
                 fixed: IndexSet::located_like(&like, &fixed[l])?,
-                smoother: None,
-                work,
-                bx,
             });
         }
         Ok(Multigrid {
             options,
             levels,
+            work,
             transfers,
             kernels,
-            coarse: None,
             coarse_fixed: fixed[0].clone(),
-            masked_b: Some(zeros(finest)?),
-            report: None,
+            masked_b: zeros(finest)?,
+            ready: None,
             cycles: 0,
-            profiler: None,
         })
     }
 
@@ -467,15 +471,13 @@ impl<R: Real> Multigrid<R> {
     /// Sets the coarse factorization (e.g. LU for a Newton step's
     /// nonsymmetric Jacobian); takes effect at the next setup.
     pub fn set_factorization(&mut self, factorization: Factorization) {
-        if self.options.factorization != factorization {
-            self.options.factorization = factorization;
-            self.coarse = None;
-        }
+        self.options.factorization = factorization;
     }
 
-    /// What the last setup found (`None` before the first).
+    /// What the last setup found (`None` before the first, and after a
+    /// failed one).
     pub fn report(&self) -> Option<&SetupReport> {
-        self.report.as_ref()
+        self.ready.as_ref().map(|r| &r.report)
     }
 
     /// V-cycles applied so far.
@@ -487,15 +489,10 @@ impl<R: Real> Multigrid<R> {
     /// and phase, when [`MultigridOptions::profile`] is set (`None`
     /// otherwise, and before the first setup).
     pub fn profile(&self) -> Option<&CycleProfile> {
-        self.profiler.as_ref().map(Profiler::profile)
-    }
-
-    /// Ends the phase `phase` of level `l` when profiling ([`Profiler::lap`]).
-    fn lap(&mut self, l: usize, phase: Phase, v: &Vector<R>) -> Result<()> {
-        match self.profiler.as_mut() {
-            Some(p) => p.lap(l, phase, v),
-            None => Ok(()),
-        }
+        self.ready
+            .as_ref()
+            .and_then(|r| r.profiler.as_ref())
+            .map(Profiler::profile)
     }
 
     /// Injects a finest-level state `fine` into every coarser level:
@@ -526,7 +523,9 @@ impl<R: Real> Multigrid<R> {
 
     /// Sets the cycle up for the current operators `ops` (see the [type
     /// documentation](Self)): point-block diagonals and their inverses,
-    /// eigenvalue estimates and smoothers, the coarse factorization.
+    /// eigenvalue estimates and smoothers, the coarse factorization (a
+    /// numeric refactorization when the coarsest operator keeps its pattern
+    /// and the factorization its kind).
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `ops` (with the level) if a
@@ -540,9 +539,9 @@ impl<R: Real> Multigrid<R> {
     /// * Those of `ops`.
     pub fn setup(&mut self, ops: &mut dyn LevelOperators<R>) -> Result<()> {
         let t0 = Instant::now();
-        // a failed setup leaves no cycle to apply (its smoothers and coarse
-        // factorization may be half rebuilt)
-        self.report = None;
+        // a failed setup leaves no cycle to apply; the last factorization is
+        // kept only to be refactored
+        let previous = self.ready.take().map(|r| r.coarse);
         let opts = self.options;
         let mut reports = Vec::with_capacity(self.levels.len());
         reports.push(LevelReport {
@@ -551,28 +550,24 @@ impl<R: Real> Multigrid<R> {
             eigen: None,
             interval: None,
         });
-        for l in 1..self.levels.len() {
-            let level = &mut self.levels[l];
+        let mut smoothers = Vec::with_capacity(self.work.len());
+        for (i, (level, work)) in self.levels[1..].iter().zip(&self.work).enumerate() {
+            let l = i + 1;
             let nc = level.n_comp;
-            let (work, _) = level.work.as_ref().ok_or_else(no_work)?;
-            let like = work.residual();
+            let like = &work.residual;
             let mut blocks = zeros_of_len(like, level.n_dofs * nc)?;
             ops.block_diagonal(l, &mut blocks)?;
-            let jacobi =
-                PointBlockJacobi::with_kernels(blocks, nc, &level.fixed, self.kernels.clone())
-                    .map_err(|e| at_level(e, l))?;
+            let jacobi = PointBlockJacobi::with_kernels(blocks, &level.fixed, self.kernels.clone())
+                .map_err(|e| at_level(e, l))?;
             let mut start = like.zeros_like()?;
             fill_random(
                 &mut start,
                 opts.seed.wrapping_add(l as u64),
-                self.kernels.as_ref(),
+                Some(&self.kernels),
             )?;
             start.set_at(&level.fixed, 0.0)?;
             let fixed = &level.fixed;
-            let mut a = |x: &Vector<R>, y: &mut Vector<R>| -> Result<()> {
-                ops.apply(l, x, y)?;
-                y.copy_at(fixed, x)
-            };
+            let mut a = constrained(ops, l, fixed);
             let eigen = estimate_eigenvalues(&mut a, &jacobi, &start, opts.eigen_steps)
                 .map_err(|e| at_level(e, l))?;
             let chebyshev =
@@ -590,7 +585,7 @@ impl<R: Real> Multigrid<R> {
                 eigen: Some(eigen),
                 interval: Some(chebyshev.interval()),
             });
-            level.smoother = Some((jacobi, chebyshev));
+            smoothers.push((jacobi, chebyshev));
         }
         let matrix = ops.assemble(0)?;
         if matrix.n_rows() != self.levels[0].n_dofs || matrix.n_cols() != self.levels[0].n_dofs {
@@ -604,21 +599,24 @@ impl<R: Real> Multigrid<R> {
                 ),
             ));
         }
-        match &mut self.coarse {
+        let coarse = match previous {
             // the next linearization on the same pattern: numeric refactorization only
-            Some(c) if c.same_pattern(&matrix) => c.refactor(matrix).map_err(coarse_error)?,
-            _ => {
-                self.coarse = Some(
-                    CoarseSolver::new(matrix, &self.coarse_fixed, self.options.factorization)
-                        .map_err(coarse_error)?,
-                )
+            Some(mut c) if c.factorization() == opts.factorization && c.same_pattern(&matrix) => {
+                c.refactor(matrix).map_err(coarse_error)?;
+                c
             }
-        }
-        self.profiler = opts.profile.then(|| Profiler::new(self.levels.len()));
-        self.report = Some(SetupReport {
-            levels: reports,
-            factorization: self.options.factorization,
-            seconds: t0.elapsed().as_secs_f64(),
+            _ => CoarseSolver::new(matrix, &self.coarse_fixed, opts.factorization)
+                .map_err(coarse_error)?,
+        };
+        self.ready = Some(Ready {
+            smoothers,
+            coarse,
+            report: SetupReport {
+                levels: reports,
+                factorization: opts.factorization,
+                seconds: t0.elapsed().as_secs_f64(),
+            },
+            profiler: opts.profile.then(|| Profiler::new(self.levels.len())),
         });
         Ok(())
     }
@@ -636,13 +634,13 @@ impl<R: Real> Multigrid<R> {
         b: &Vector<R>,
         x: &mut Vector<R>,
     ) -> Result<()> {
-        if self.report.is_none() {
+        let Some(ready) = self.ready.as_mut() else {
             return Err(Error::arg(
                 "multigrid",
                 "applied without a successful Multigrid::setup (the smoothers and the coarse \
                  factorization come from the operators)",
             ));
-        }
+        };
         let finest = self.levels.len() - 1;
         let n = self.levels[finest].n_dofs;
         for (name, len) in [("b", b.len()), ("x", x.len())] {
@@ -654,107 +652,114 @@ impl<R: Real> Multigrid<R> {
             }
         }
         self.cycles += 1;
-        if let Some(p) = self.profiler.as_mut() {
+        if let Some(p) = ready.profiler.as_mut() {
             p.start_cycle(b)?;
         }
-        let result = if finest == 0 {
-            self.cycle(ops, 0, b, x)
-        } else {
-            let mut mb = self
-                .masked_b
-                .take()
-                .ok_or_else(|| Error::internal("the masked right-hand side is in use"))?;
-            let result = (|| -> Result<()> {
-                mb.copy_from(b)?;
-                mb.set_at(&self.levels[finest].fixed, 0.0)?;
-                self.cycle(ops, finest, &mb, x)?;
-                x.copy_at(&self.levels[finest].fixed, b)
-            })();
-            self.masked_b = Some(mb);
-            result
+        let mut cycle = Cycle {
+            levels: &self.levels,
+            transfers: &self.transfers,
+            ready,
         };
-        if let Some(p) = self.profiler.as_mut() {
+        let result = if finest == 0 {
+            cycle.run(ops, &mut self.work, b, x)
+        } else {
+            let fixed = &self.levels[finest].fixed;
+            let mb = &mut self.masked_b;
+            (|| -> Result<()> {
+                mb.copy_from(b)?;
+                mb.set_at(fixed, 0.0)?;
+                cycle.run(ops, &mut self.work, mb, x)?;
+                x.copy_at(fixed, b)
+            })()
+        };
+        if let Some(p) = cycle.ready.profiler.as_mut() {
             p.end_cycle(x)?;
         }
         result
     }
+}
 
-    /// `x = cycle(l, b)` for `b` zero on the fixed dofs of level `l`.
-    fn cycle(
-        &mut self,
-        ops: &mut dyn LevelOperators<R>,
-        l: usize,
-        b: &Vector<R>,
-        x: &mut Vector<R>,
-    ) -> Result<()> {
-        if l == 0 {
-            let coarse = self
-                .coarse
-                .as_mut()
-                .ok_or_else(|| Error::internal("a V-cycle without coarse solver"))?;
-            coarse.solve(b, x)?;
-            return self.lap(0, Phase::CoarseSolve, x);
+/// A set-up multigrid as one V-cycle reads it (borrowed apart from the
+/// level vectors it writes).
+struct Cycle<'a, R: Real> {
+    levels: &'a [Level],
+    transfers: &'a [Transfer<R>],
+    ready: &'a mut Ready<R>,
+}
+
+impl<R: Real> Cycle<'_, R> {
+    /// Ends the phase `phase` of level `l` when profiling ([`Profiler::lap`]).
+    fn lap(&mut self, l: usize, phase: Phase, v: &Vector<R>) -> Result<()> {
+        match self.ready.profiler.as_mut() {
+            Some(p) => p.lap(l, phase, v),
+            None => Ok(()),
         }
-        // pre-smoothing from zero, then the residual
-        self.smooth(ops, l, b, x, true)?;
-        self.lap(l, Phase::Smoothing, x)?;
-        {
-            let level = &mut self.levels[l];
-            let (_, r) = level.work.as_mut().ok_or_else(no_work)?;
-            ops.apply(l, x, r)?;
-            r.copy_at(&level.fixed, x)?;
-            r.axpby(1.0, b, -1.0)?;
-        }
-        self.lap(l, Phase::Residual, x)?;
-        // coarse correction
-        let (mut cb, mut cx) = self.levels[l - 1]
-            .bx
-            .take()
-            .ok_or_else(|| Error::internal("the coarse vectors are in use"))?;
-        let result = (|| -> Result<()> {
-            {
-                let (_, r) = self.levels[l].work.as_ref().ok_or_else(no_work)?;
-                self.transfers[l - 1].restrict(&mut cb, r)?;
-            }
-            cb.set_at(&self.levels[l - 1].fixed, 0.0)?;
-            self.lap(l, Phase::Restriction, &cb)?;
-            self.cycle(ops, l - 1, &cb, &mut cx)?;
-            self.transfers[l - 1].prolong_add(x, &cx)?;
-            x.set_at(&self.levels[l].fixed, 0.0)?;
-            self.lap(l, Phase::Prolongation, x)
-        })();
-        self.levels[l - 1].bx = Some((cb, cx));
-        result?;
-        // post-smoothing
-        self.smooth(ops, l, b, x, false)?;
-        self.lap(l, Phase::Smoothing, x)
     }
 
-    fn smooth(
+    /// `x = cycle(l, b)` for `b` zero on the fixed dofs of level `l`, with
+    /// `work` the vectors of levels `1..=l` (none: `l = 0`, the direct solve).
+    fn run(
         &mut self,
         ops: &mut dyn LevelOperators<R>,
-        l: usize,
+        work: &mut [Work<R>],
         b: &Vector<R>,
         x: &mut Vector<R>,
-        zero_initial: bool,
     ) -> Result<()> {
-        let level = &mut self.levels[l];
-        let (jacobi, chebyshev) = level
-            .smoother
-            .as_ref()
-            .ok_or_else(|| Error::internal("a multigrid level without smoother after setup"))?;
-        let (work, _) = level.work.as_mut().ok_or_else(no_work)?;
-        let fixed = &level.fixed;
-        let mut a = |v: &Vector<R>, y: &mut Vector<R>| -> Result<()> {
-            ops.apply(l, v, y)?;
-            y.copy_at(fixed, v)
+        let Some((w, below)) = work.split_last_mut() else {
+            self.ready.coarse.solve(b, x)?;
+            return self.lap(0, Phase::CoarseSolve, x);
         };
-        chebyshev.smooth(&mut a, jacobi, b, x, zero_initial, work)
+        let l = below.len() + 1;
+        let (levels, transfers) = (self.levels, self.transfers);
+        let fixed = &levels[l].fixed;
+        // pre-smoothing from zero, then the residual
+        let (jacobi, chebyshev) = &self.ready.smoothers[l - 1];
+        chebyshev.smooth(
+            &mut constrained(ops, l, fixed),
+            jacobi,
+            b,
+            x,
+            true,
+            &mut w.smoother,
+        )?;
+        self.lap(l, Phase::Smoothing, x)?;
+        ops.apply(l, x, &mut w.residual)?;
+        w.residual.copy_at(fixed, x)?;
+        w.residual.axpby(1.0, b, -1.0)?;
+        self.lap(l, Phase::Residual, x)?;
+        // coarse correction
+        transfers[l - 1].restrict(&mut w.coarse_b, &w.residual)?;
+        w.coarse_b.set_at(&levels[l - 1].fixed, 0.0)?;
+        self.lap(l, Phase::Restriction, &w.coarse_b)?;
+        self.run(ops, below, &w.coarse_b, &mut w.coarse_x)?;
+        transfers[l - 1].prolong_add(x, &w.coarse_x)?;
+        x.set_at(fixed, 0.0)?;
+        self.lap(l, Phase::Prolongation, x)?;
+        // post-smoothing
+        let (jacobi, chebyshev) = &self.ready.smoothers[l - 1];
+        chebyshev.smooth(
+            &mut constrained(ops, l, fixed),
+            jacobi,
+            b,
+            x,
+            false,
+            &mut w.smoother,
+        )?;
+        self.lap(l, Phase::Smoothing, x)
     }
 }
 
-fn no_work() -> Error {
-    Error::internal("a multigrid level above the coarsest without work vectors")
+/// The constrained operator of level `l`: `y = A_l v` with the rows of the
+/// `fixed` dofs the identity's (`y_d = v_d`).
+fn constrained<'a, R: Real>(
+    ops: &'a mut dyn LevelOperators<R>,
+    l: usize,
+    fixed: &'a IndexSet,
+) -> impl FnMut(&Vector<R>, &mut Vector<R>) -> Result<()> + 'a {
+    move |v, y| {
+        ops.apply(l, v, y)?;
+        y.copy_at(fixed, v)
+    }
 }
 
 /// A zero vector of `n` entries where `like` lives.

@@ -8,6 +8,7 @@
 //! operations either way, so serial and parallel results are bit-identical.
 
 mod integrator;
+pub mod multigrid;
 
 use std::ops::Range;
 

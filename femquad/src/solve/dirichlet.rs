@@ -7,17 +7,17 @@
 use std::cell::RefCell;
 
 use super::cg::{CgStats, cg};
+use super::constraints::Constraints;
 use super::linear_checks::{
     check_symmetric_positive, explain_cg_failure, prepare_probe, require_affine,
 };
 use super::newton::NewtonPreconditioner;
 use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
 use super::preconditioner::{Preconditioner, PreconditionerState};
-use crate::error::check_len;
 use crate::linalg::LinearOperator;
 use std::sync::Arc;
 
-use crate::backend::{IndexSet, Vector};
+use crate::backend::Vector;
 use crate::mesh::MeshPart;
 use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
 use crate::operator::Operator;
@@ -100,13 +100,9 @@ use crate::{Error, Real, Result};
 /// ```
 pub struct DirichletProblem<R: Real> {
     residual: Operator<R>,
-    fixed: Vec<u32>,
-    /// `u_D` on the host: the fixed values on fixed dofs, 0 on free dofs.
-    base_host: Vec<f64>,
-    /// The same where the operator lives.
-    base: Vector<R>,
-    /// The fixed dofs where the operator lives.
-    fixed_set: IndexSet,
+    /// The fixed dofs and `u_D` (the fixed values on fixed dofs, 0 on free
+    /// dofs).
+    constraints: Constraints<R>,
     evaluations: usize,
     /// The meshes of multigrid: the residual's mesh alone until
     /// [`DirichletProblem::with_hierarchy`] gives refinements.
@@ -129,34 +125,11 @@ impl<R: Real> DirichletProblem<R> {
     /// is out of range; [`Error::NonFinite`] if a fixed value is not finite;
     /// device errors.
     pub fn new(residual: Operator<R>, fixed_dofs: &[u32], values: &[f64]) -> Result<Self> {
-        let n = residual.space().n_dofs();
-        check_len("values", values, n)?;
-        let mut is_fixed = vec![false; n];
-        for &d in fixed_dofs {
-            let slot = is_fixed.get_mut(d as usize).ok_or_else(|| {
-                Error::arg("fixed_dofs", format!("dof {d} is out of range ({n} dofs)"))
-            })?;
-            *slot = true;
-        }
-        let mut base_host = vec![0.0; n];
-        let mut fixed = Vec::new();
-        for (d, &f) in is_fixed.iter().enumerate() {
-            if f {
-                base_host[d] = values[d];
-                fixed.push(d as u32);
-            }
-        }
-        crate::real::check_finite("values (fixed entries)", &base_host)?;
-        let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
-        let base = residual.vector_from(&base_r)?;
-        let fixed_set = IndexSet::located_like(&base, &fixed)?;
+        let constraints = Constraints::new(&residual, fixed_dofs, values)?;
         let residual_mesh = residual.space().mesh().clone();
         Ok(DirichletProblem {
             residual,
-            fixed,
-            base_host,
-            base,
-            fixed_set,
+            constraints,
             evaluations: 0,
             hierarchy: MeshHierarchy::single(residual_mesh),
             preconditioner: Preconditioner::default(),
@@ -295,12 +268,12 @@ impl<R: Real> DirichletProblem<R> {
     /// Those of [`OperatorLevels::new`](crate::multigrid::OperatorLevels::new);
     /// device errors.
     pub fn prepare(&mut self) -> Result<()> {
-        prepare_probe(&self.base)?;
+        prepare_probe(self.constraints.base())?;
         self.pc.prepare(
             &self.preconditioner,
             &self.hierarchy,
             &self.residual,
-            &self.fixed,
+            self.constraints.dofs(),
         )
     }
 
@@ -364,17 +337,17 @@ impl<R: Real> DirichletProblem<R> {
 
     /// Number of free dofs (unknowns).
     pub fn n_free(&self) -> usize {
-        self.space().n_dofs() - self.fixed.len()
+        self.space().n_dofs() - self.constraints.dofs().len()
     }
 
     /// The fixed dofs, increasing.
     pub fn fixed_dofs(&self) -> &[u32] {
-        &self.fixed
+        self.constraints.dofs()
     }
 
     /// `u_D`: the fixed values on fixed dofs and 0 on free dofs (`n_dofs` entries).
     pub fn fixed_values(&self) -> &[f64] {
-        &self.base_host
+        self.constraints.values()
     }
 
     /// Evaluations of `F` performed so far.
@@ -404,8 +377,8 @@ impl<R: Real> DirichletProblem<R> {
     fn constrained(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         self.eval(u, r)?;
         // r_D = u_D − g_D; g is zero off D, so the axpy changes only D.
-        r.copy_at(&self.fixed_set, u)?;
-        r.axpy(-1.0, &self.base)
+        r.copy_at(self.constraints.set(), u)?;
+        r.axpy(-1.0, self.constraints.base())
     }
 
     /// Solves a **linear** problem (`physics` affine in `u` and `∇u`, with
@@ -447,15 +420,14 @@ impl<R: Real> DirichletProblem<R> {
         let mut f0 = self.residual.vector()?;
         let DirichletProblem {
             residual,
-            fixed,
-            base,
-            fixed_set,
+            constraints,
             evaluations,
             hierarchy,
             preconditioner,
             pc,
             ..
         } = self;
+        let (base, fixed_set) = (constraints.base(), constraints.set());
         // F(u_D), then b = −F(u_D) with b_D = 0
         residual.apply_unchecked(base, &mut f0)?;
         *evaluations += 1;
@@ -478,8 +450,7 @@ impl<R: Real> DirichletProblem<R> {
             preconditioner,
             hierarchy,
             &mut residual.borrow_mut(),
-            fixed,
-            fixed_set,
+            constraints,
             base,
             factorization,
         )?;
@@ -526,9 +497,9 @@ impl<R: Real> DirichletProblem<R> {
             Some(u0) => {
                 u.check_compatible("u", "u0", u0)?;
                 u.copy_from(u0)?;
-                u.copy_at(&self.fixed_set, &self.base)?;
+                u.copy_at(self.constraints.set(), self.constraints.base())?;
             }
-            None => u.copy_from(&self.base)?,
+            None => u.copy_from(self.constraints.base())?,
         }
         let opts = NewtonOptions {
             residual_epsilon: opts.residual_epsilon.max(R::EPSILON.to_f64()),
@@ -542,7 +513,7 @@ impl<R: Real> DirichletProblem<R> {
             let mut p = problem.borrow_mut();
             let p = &mut **p;
             p.residual.jacobian_action(u, v, jv)?;
-            jv.copy_at(&p.fixed_set, v)
+            jv.copy_at(p.constraints.set(), v)
         };
         let residual = |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(v, r);
         let stats = if with_pc {
@@ -592,8 +563,7 @@ impl<R: Real> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R> {
         let mut p = self.problem.borrow_mut();
         let DirichletProblem {
             residual,
-            fixed,
-            fixed_set,
+            constraints,
             hierarchy,
             preconditioner,
             pc,
@@ -604,8 +574,7 @@ impl<R: Real> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R> {
             preconditioner,
             hierarchy,
             residual,
-            fixed,
-            fixed_set,
+            constraints,
             &self.state,
             Factorization::Lu,
         )
@@ -812,6 +781,32 @@ mod tests {
             .zip(&u2)
             .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
         assert!(diff < 1e-12, "{diff}");
+    }
+
+    /// The constraints keep the fixed dofs increasing and once each, `u_D`
+    /// their values and 0 elsewhere, and the constrained residual
+    /// `r_D = u_D − g_D` reads them where the operator lives.
+    #[test]
+    fn constraints_are_sorted_unique_with_their_values() {
+        let r = setup(2, 1, Laplacian, &[]);
+        let n = r.space().n_dofs();
+        let values: Vec<f64> = (0..n).map(|i| 10.0 + i as f64).collect();
+        let mut p = DirichletProblem::new(r, &[5, 1, 5, 3, 1], &values).unwrap();
+        assert_eq!(p.fixed_dofs(), &[1, 3, 5]);
+        assert_eq!(p.n_free(), n - 3);
+        let mut expected = vec![0.0; n];
+        for d in [1, 3, 5] {
+            expected[d] = values[d];
+        }
+        assert_eq!(p.fixed_values(), expected.as_slice());
+        // at u = 0: r_d = 0 − g_d on the fixed dofs
+        let zero = p.operator().vector().unwrap();
+        let mut out = p.operator().vector().unwrap();
+        p.constrained_residual(&zero, &mut out).unwrap();
+        let out = out.to_host().unwrap();
+        for d in [1, 3, 5] {
+            assert_eq!(out[d], -values[d], "dof {d}");
+        }
     }
 
     #[test]

@@ -6,10 +6,9 @@
 
 use super::cg::{OPERATOR_ADVICE, PRECONDITIONER_ADVICE};
 use super::krylov::machine_epsilon;
-use crate::backend::{IndexSet, Vector};
+use crate::backend::{IndexSet, MultigridKernels, Vector};
 use crate::linalg::LinearOperator;
 use crate::multigrid::fill_random;
-use crate::opencl::multigrid::MultigridKernels;
 use crate::physics::PointwiseInfo;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -66,11 +65,9 @@ pub(crate) fn require_affine(info: &PointwiseInfo) -> Result<()> {
 /// then builds no kernel.
 ///
 /// # Errors
-/// Those of [`MultigridKernels::new`].
+/// Those of [`MultigridKernels::like`].
 pub(crate) fn prepare_probe<R: Real>(like: &Vector<R>) -> Result<()> {
-    if let Vector::Device(d) = like {
-        MultigridKernels::<R>::new(d.device(), 1)?;
-    }
+    MultigridKernels::like(like, 1)?;
     Ok(())
 }
 

@@ -45,6 +45,7 @@
 //! it may compute in `f32` or `f64` ([`crate::Real`]).
 
 mod cg;
+mod constraints;
 mod dirichlet;
 mod gmres;
 mod krylov;

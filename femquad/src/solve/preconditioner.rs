@@ -3,7 +3,8 @@
 
 use std::time::Instant;
 
-use crate::backend::{IndexSet, Vector};
+use super::constraints::Constraints;
+use crate::backend::Vector;
 use crate::multigrid::{MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi};
 use crate::operator::Operator;
 use crate::sparse::Factorization;
@@ -138,15 +139,14 @@ impl<R: Real> PreconditionerState<R> {
         Ok(())
     }
 
-    /// Sets the preconditioner up for the Jacobian of `residual` at `u`.
-    #[allow(clippy::too_many_arguments)]
+    /// Sets the preconditioner up for the Jacobian of `residual` at `u`,
+    /// with the rows of the `constraints`' fixed dofs the identity's.
     pub(crate) fn setup(
         &mut self,
         choice: &Preconditioner,
         hierarchy: &MeshHierarchy,
         residual: &mut Operator<R>,
-        fixed: &[u32],
-        fixed_set: &IndexSet,
+        constraints: &Constraints<R>,
         u: &Vector<R>,
         factorization: Factorization,
     ) -> Result<()> {
@@ -161,24 +161,25 @@ impl<R: Real> PreconditionerState<R> {
                 };
                 residual.jacobian_diagonal(u, &mut blocks)?;
                 let nc = residual.space().n_comp();
-                let jacobi = PointBlockJacobi::new(blocks, nc, fixed_set).map_err(|e| match e {
-                    Error::InvalidArgument {
-                        name: "blocks",
-                        reason,
-                    } => Error::arg(
-                        "physics",
-                        format!(
-                            "point-block Jacobi for the Jacobian of `{}`: {reason}. Choose \
+                let jacobi =
+                    PointBlockJacobi::new(blocks, nc, constraints.set()).map_err(|e| match e {
+                        Error::InvalidArgument {
+                            name: "blocks",
+                            reason,
+                        } => Error::arg(
+                            "physics",
+                            format!(
+                                "point-block Jacobi for the Jacobian of `{}`: {reason}. Choose \
                              Preconditioner::None, or multigrid",
-                            residual.physics().info().name
+                                residual.physics().info().name
+                            ),
                         ),
-                    ),
-                    other => other,
-                })?;
+                        other => other,
+                    })?;
                 self.jacobi = Some(jacobi);
             }
             Preconditioner::Multigrid(options) => {
-                let levels = self.multigrid(options, hierarchy, residual, fixed)?;
+                let levels = self.multigrid(options, hierarchy, residual, constraints.dofs())?;
                 levels.multigrid_mut().set_factorization(factorization);
                 levels.setup(residual, u)?;
             }

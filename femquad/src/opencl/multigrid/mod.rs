@@ -1,8 +1,9 @@
-//! The multigrid kernels on a device (template `kernels/multigrid.cl`): the
-//! transfers between nested levels ([`DeviceTransfer`]) and the point-block
-//! Jacobi of the smoother ([`MultigridKernels::block_invert`],
-//! [`MultigridKernels::block_update`]). The algorithms, and their native
-//! twins on host vectors, are in [`crate::multigrid`].
+//! The multigrid kernels on a device (template `kernels/multigrid.cl`):
+//! [`MultigridKernels`], this backend's [`MultigridOps`] (point-block
+//! Jacobi, the random fill, and the transfers between nested levels on a
+//! [`DeviceTransfer`], a transfer graph uploaded once), each operation one
+//! launch. The algorithms are in [`crate::multigrid`]; the native twins on
+//! host vectors in [`crate::native::multigrid`].
 //!
 //! Every kernel runs one work-item per output entry, in work-groups of
 //! [`super::vector::WG`] = 256, writes only its own entry (no atomics)
@@ -12,8 +13,10 @@
 //! compile-time constant of the program (`#define NC`), so one program is
 //! built per device, precision and `N_comp` (and cached by
 //! [`Device::program`]).
+//!
+//! [`MultigridOps`]: crate::seam::MultigridOps
 
-mod blocks;
+mod ops;
 mod transfer;
 
 use std::marker::PhantomData;
@@ -26,21 +29,11 @@ pub use transfer::DeviceTransfer;
 use super::context::Device;
 use super::device::cl_error;
 use super::vector::WG;
+use crate::seam::block_tolerance;
 use crate::{Error, Precision, Real, Result};
 
 /// The template of the multigrid kernels.
 pub const MULTIGRID_TEMPLATE: &str = include_str!("../../../../kernels/multigrid.cl");
-
-/// Relative pivot tolerance of the point-block inverse in `precision`:
-/// `N_comp·ε`. A block whose largest available pivot is not above this
-/// times its largest entry is reported as singular.
-pub fn block_tolerance(precision: Precision, n_comp: usize) -> f64 {
-    let eps = match precision {
-        Precision::F32 => f64::from(f32::EPSILON),
-        Precision::F64 => f64::EPSILON,
-    };
-    n_comp as f64 * eps
-}
 
 /// The OpenCL source of the multigrid kernels for `precision` and `n_comp`
 /// components per node.

@@ -1,7 +1,13 @@
 //! The contracts between the algorithms and the backends: traits that the
-//! algorithms (`operator/`, …) reach through `backend/`'s dispatching
-//! types, and that `native/` and `opencl/` implement for their vectors.
-//! This module names neither backend.
+//! algorithms (`operator/`, `multigrid/`, `solve/`) reach through
+//! `backend/`'s dispatching types, and that `native/` and `opencl/`
+//! implement for their vectors: [`Integrate`] (an operator's integrator) and
+//! [`MultigridOps`] (the kernels of the multigrid algorithms). This module
+//! names neither backend.
+
+mod multigrid;
+
+pub use multigrid::{MultigridOps, TransferGraph, block_tolerance};
 
 use std::borrow::Cow;
 

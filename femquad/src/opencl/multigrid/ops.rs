@@ -1,10 +1,12 @@
-//! Point-block Jacobi and the random fill on the device: launches of
-//! [`MultigridKernels`].
+//! The multigrid kernels on the device: [`MultigridOps`] for
+//! [`MultigridKernels`], each operation one launch.
 
 use std::sync::Arc;
 
 use super::MultigridKernels;
+use super::transfer::DeviceTransfer;
 use crate::opencl::vector::{DeviceIndices, DeviceVector, Launch, index_groups};
+use crate::seam::{MultigridOps, TransferGraph};
 use crate::{Error, Real, Result};
 
 impl<R: Real> MultigridKernels<R> {
@@ -39,6 +41,38 @@ impl<R: Real> MultigridKernels<R> {
         }
         Ok(blocks.len() / nc2)
     }
+}
+
+/// Checks that `v` lives on the transfer's device and has `want` entries.
+fn check_transfer<R: Real>(
+    t: &DeviceTransfer,
+    name: &'static str,
+    v: &DeviceVector<R>,
+    want: usize,
+) -> Result<()> {
+    if !Arc::ptr_eq(v.device(), &t.device) {
+        return Err(Error::arg(
+            name,
+            "lives on another device than the transfer's index arrays",
+        ));
+    }
+    if v.len() != want {
+        return Err(Error::arg(
+            name,
+            format!("expected {want} entries, got {}", v.len()),
+        ));
+    }
+    Ok(())
+}
+
+impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
+    type Vector = DeviceVector<R>;
+    type Indices = DeviceIndices;
+    type Transfer = DeviceTransfer;
+
+    fn n_comp(&self) -> usize {
+        MultigridKernels::n_comp(self)
+    }
 
     /// Dirichlet rows: for each fixed dof `n·N_comp + c`, row and column `c`
     /// of block `n` become the identity's.
@@ -46,7 +80,7 @@ impl<R: Real> MultigridKernels<R> {
     /// # Errors
     /// [`Error::InvalidArgument`] naming `blocks` (not whole blocks, another
     /// device) or `fixed` (a dof beyond the blocks' nodes, another device).
-    pub fn block_fix(&self, blocks: &mut DeviceVector<R>, fixed: &DeviceIndices) -> Result<()> {
+    fn block_fix(&self, blocks: &mut DeviceVector<R>, fixed: &DeviceIndices) -> Result<()> {
         let n_nodes = self.block_nodes("blocks", blocks)?;
         self.check("blocks", blocks, blocks.len())?;
         if !Arc::ptr_eq(fixed.device(), self.device()) {
@@ -84,7 +118,7 @@ impl<R: Real> MultigridKernels<R> {
     /// # Errors
     /// [`Error::InvalidArgument`] naming `blocks` or `inv` for lengths that
     /// are not whole blocks or differ, or another device.
-    pub fn block_invert(&self, inv: &mut DeviceVector<R>, blocks: &DeviceVector<R>) -> Result<()> {
+    fn block_invert(&self, inv: &mut DeviceVector<R>, blocks: &DeviceVector<R>) -> Result<()> {
         let n_nodes = self.block_nodes("blocks", blocks)?;
         self.check("blocks", blocks, blocks.len())?;
         self.check("inv", inv, blocks.len())?;
@@ -101,7 +135,7 @@ impl<R: Real> MultigridKernels<R> {
     /// # Errors
     /// [`Error::InvalidArgument`] naming `inv`, `r` or `y` for lengths that
     /// do not fit one field, or another device.
-    pub fn block_update(
+    fn block_update(
         &self,
         y: &mut DeviceVector<R>,
         a: f64,
@@ -130,7 +164,7 @@ impl<R: Real> MultigridKernels<R> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `x` on another device.
-    pub fn fill_random(&self, x: &mut DeviceVector<R>, seed: u64) -> Result<()> {
+    fn fill_random(&self, x: &mut DeviceVector<R>, seed: u64) -> Result<()> {
         self.check("x", x, x.len())?;
         let k = self.lock();
         Launch::new(&k.fill_random)
@@ -138,5 +172,87 @@ impl<R: Real> MultigridKernels<R> {
             .value(x.len() as u64)?
             .value(seed)?
             .run(self.device(), index_groups(x.len()), "random fill")
+    }
+
+    /// Uploads `graph` (three array transfers).
+    fn transfer(&self, graph: &Arc<TransferGraph>) -> Result<DeviceTransfer> {
+        if graph.n_comp != self.n_comp() {
+            return Err(Error::arg(
+                "kernels",
+                format!(
+                    "built for {} components, the transfer has {}",
+                    self.n_comp(),
+                    graph.n_comp
+                ),
+            ));
+        }
+        DeviceTransfer::new(self.device(), graph)
+    }
+
+    /// `fine ← fine + P coarse` (one launch).
+    fn prolong_add(
+        &self,
+        t: &DeviceTransfer,
+        fine: &mut DeviceVector<R>,
+        coarse: &DeviceVector<R>,
+    ) -> Result<()> {
+        check_transfer(t, "fine", fine, t.n_fine_dofs())?;
+        check_transfer(t, "coarse", coarse, t.n_coarse_dofs())?;
+        let k = self.lock();
+        Launch::new(&k.prolong_add)
+            .mem(fine.buffer())?
+            .mem(coarse.buffer())?
+            .mem(&t.edges)?
+            .value(t.n_coarse_dofs() as u64)?
+            .value(t.n_fine_dofs() as u64)?
+            .run(
+                self.device(),
+                index_groups(t.n_fine_dofs()),
+                "multigrid prolongation",
+            )
+    }
+
+    /// `coarse ← Pᵀ fine` (one launch).
+    fn restrict(
+        &self,
+        t: &DeviceTransfer,
+        coarse: &mut DeviceVector<R>,
+        fine: &DeviceVector<R>,
+    ) -> Result<()> {
+        check_transfer(t, "coarse", coarse, t.n_coarse_dofs())?;
+        check_transfer(t, "fine", fine, t.n_fine_dofs())?;
+        let k = self.lock();
+        Launch::new(&k.restrict)
+            .mem(coarse.buffer())?
+            .mem(fine.buffer())?
+            .mem(&t.offsets)?
+            .mem(&t.incident)?
+            .value(t.n_coarse_dofs() as u64)?
+            .run(
+                self.device(),
+                index_groups(t.n_coarse_dofs()),
+                "multigrid restriction",
+            )
+    }
+
+    /// `coarse ← fine[..n_coarse_dofs]` (one launch).
+    fn inject(
+        &self,
+        t: &DeviceTransfer,
+        coarse: &mut DeviceVector<R>,
+        fine: &DeviceVector<R>,
+    ) -> Result<()> {
+        check_transfer(t, "coarse", coarse, t.n_coarse_dofs())?;
+        check_transfer(t, "fine", fine, t.n_fine_dofs())?;
+        let k = self.lock();
+        Launch::new(&k.inject)
+            .mem(coarse.buffer())?
+            .mem(fine.buffer())?
+            .value(t.n_coarse_dofs() as u64)?
+            .run(
+                self.device(),
+                index_groups(t.n_coarse_dofs()),
+                "multigrid injection",
+            )
     }
 }

@@ -1,0 +1,125 @@
+//! [`MultigridOps`]: the kernels of the multigrid algorithms (point-block
+//! Jacobi, the transfers between nested levels, random start vectors) that
+//! every backend implements on its own vectors.
+
+use std::sync::Arc;
+
+use crate::{Precision, Real, Result};
+
+/// Relative pivot tolerance of the point-block inverse in `precision`:
+/// `N_comp·ε`. A block whose largest available pivot is not above this
+/// times its largest entry is singular (on every backend).
+pub fn block_tolerance(precision: Precision, n_comp: usize) -> f64 {
+    let eps = match precision {
+        Precision::F32 => f64::from(f32::EPSILON),
+        Precision::F64 => f64::EPSILON,
+    };
+    n_comp as f64 * eps
+}
+
+/// The index arrays of the transfer between a coarse level of `n_coarse`
+/// nodes and the fine level whose nodes are the coarse ones followed by the
+/// midpoints of `edges` (see `multigrid::Transfer` for the operators).
+///
+/// `incident[offsets[v]..offsets[v + 1]]` are the edges at coarse node `v`,
+/// increasing: the restriction reads them.
+#[derive(Clone, Debug)]
+pub struct TransferGraph {
+    /// Coarse nodes.
+    pub n_coarse: usize,
+    /// Components per node of the fields transferred.
+    pub n_comp: usize,
+    /// The coarse edges whose midpoints are the new fine nodes.
+    pub edges: Vec<[u32; 2]>,
+    /// CSR offsets of the edges at each coarse node (`n_coarse + 1`).
+    pub offsets: Vec<u32>,
+    /// The edges at each coarse node (`2·edges.len()`).
+    pub incident: Vec<u32>,
+}
+
+impl TransferGraph {
+    /// Dofs of the coarse level, `n_coarse·N_comp`.
+    pub fn n_coarse_dofs(&self) -> usize {
+        self.n_coarse * self.n_comp
+    }
+
+    /// Dofs of the fine level, `(n_coarse + n_edges)·N_comp`.
+    pub fn n_fine_dofs(&self) -> usize {
+        (self.n_coarse + self.edges.len()) * self.n_comp
+    }
+}
+
+/// The multigrid kernels of one backend, for fields of
+/// [`MultigridOps::n_comp`] components per node (dofs interleaved
+/// node-major, `dof = node·N_comp + c`) in precision `R`.
+///
+/// Every implementation computes each output entry by the same operations
+/// in the same order (the native one is the reference; the device kernels
+/// are its twins, FP contraction off), so the transfers, the block update
+/// and the random fill agree bitwise across backends, and the block
+/// inverse to rounding. Implementations check lengths and return
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the
+/// operand; they never transfer between host and device.
+pub trait MultigridOps<R: Real> {
+    /// The backend's vector of `R`.
+    type Vector;
+    /// The backend's index set (dofs).
+    type Indices;
+    /// A [`TransferGraph`] in the backend's memory.
+    type Transfer;
+
+    /// Components per node.
+    fn n_comp(&self) -> usize;
+
+    /// The rows and columns of the dofs `fixed` in the diagonal blocks
+    /// `blocks` (`[node][fc][gc]`, `N_comp²` entries a node) set to the
+    /// identity's.
+    fn block_fix(&self, blocks: &mut Self::Vector, fixed: &Self::Indices) -> Result<()>;
+
+    /// `inv ← D⁻¹` blockwise (Gauss–Jordan with partial pivoting); a block
+    /// whose largest available pivot is not above `N_comp·ε` times its
+    /// largest entry ([`block_tolerance`]), or that is not finite, becomes
+    /// all NaN.
+    fn block_invert(&self, inv: &mut Self::Vector, blocks: &Self::Vector) -> Result<()>;
+
+    /// `y ← a·y + b·D⁻¹r`, `D⁻¹` given by its blocks `inv`.
+    fn block_update(
+        &self,
+        y: &mut Self::Vector,
+        a: f64,
+        inv: &Self::Vector,
+        r: &Self::Vector,
+        b: f64,
+    ) -> Result<()>;
+
+    /// `x[i]` uniform in `[−1, 1)` from `seed` and `i` (the same numbers on
+    /// every backend).
+    fn fill_random(&self, x: &mut Self::Vector, seed: u64) -> Result<()>;
+
+    /// `graph` in the backend's memory (for fields of this `N_comp`).
+    fn transfer(&self, graph: &Arc<TransferGraph>) -> Result<Self::Transfer>;
+
+    /// `fine ← fine + P coarse`.
+    fn prolong_add(
+        &self,
+        t: &Self::Transfer,
+        fine: &mut Self::Vector,
+        coarse: &Self::Vector,
+    ) -> Result<()>;
+
+    /// `coarse ← Pᵀ fine`.
+    fn restrict(
+        &self,
+        t: &Self::Transfer,
+        coarse: &mut Self::Vector,
+        fine: &Self::Vector,
+    ) -> Result<()>;
+
+    /// `coarse ← I fine` (the coarse nodes' values).
+    fn inject(
+        &self,
+        t: &Self::Transfer,
+        coarse: &mut Self::Vector,
+        fine: &Self::Vector,
+    ) -> Result<()>;
+}

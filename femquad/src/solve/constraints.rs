@@ -1,0 +1,85 @@
+//! [`Constraints`]: the fixed (Dirichlet) dofs of a problem and their
+//! values, in the forms the solvers and the preconditioners read.
+
+use crate::backend::{IndexSet, Vector};
+use crate::error::check_len;
+use crate::operator::Operator;
+use crate::{Error, Real, Result};
+
+/// The fixed dofs `D` of a field and their values `g_D`, built once: `D`
+/// increasing and without repetitions (on the host, for multigrid's levels
+/// and the coarse factorization, and as an [`IndexSet`] where the operator
+/// lives, for the solvers' vector operations), and
+///
+/// ```text
+/// u_D[d] = g[d]  (d ∈ D),   u_D[d] = 0  (d ∉ D)
+/// ```
+///
+/// on the host (`f64`) and where the operator lives (precision `R`).
+#[derive(Debug)]
+pub(crate) struct Constraints<R: Real> {
+    dofs: Vec<u32>,
+    values: Vec<f64>,
+    base: Vector<R>,
+    set: IndexSet,
+}
+
+impl<R: Real> Constraints<R> {
+    /// The dofs `fixed_dofs` (any order; repetitions allowed) of `residual`'s
+    /// space fixed to `values[dof]`; `values` is a full vector (`n_dofs`
+    /// entries) whose other entries are ignored.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `values` for a wrong length or
+    /// `fixed_dofs` for a dof out of range; [`Error::NonFinite`] if a fixed
+    /// value is not finite; device errors.
+    pub(crate) fn new(residual: &Operator<R>, fixed_dofs: &[u32], values: &[f64]) -> Result<Self> {
+        let n = residual.space().n_dofs();
+        check_len("values", values, n)?;
+        let mut is_fixed = vec![false; n];
+        for &d in fixed_dofs {
+            let slot = is_fixed.get_mut(d as usize).ok_or_else(|| {
+                Error::arg("fixed_dofs", format!("dof {d} is out of range ({n} dofs)"))
+            })?;
+            *slot = true;
+        }
+        let mut base_host = vec![0.0; n];
+        let mut dofs = Vec::new();
+        for (d, &f) in is_fixed.iter().enumerate() {
+            if f {
+                base_host[d] = values[d];
+                dofs.push(d as u32);
+            }
+        }
+        crate::real::check_finite("values (fixed entries)", &base_host)?;
+        let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
+        let base = residual.vector_from(&base_r)?;
+        let set = IndexSet::located_like(&base, &dofs)?;
+        Ok(Constraints {
+            dofs,
+            values: base_host,
+            base,
+            set,
+        })
+    }
+
+    /// The fixed dofs, increasing.
+    pub(crate) fn dofs(&self) -> &[u32] {
+        &self.dofs
+    }
+
+    /// `u_D` on the host.
+    pub(crate) fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// `u_D` where the operator lives.
+    pub(crate) fn base(&self) -> &Vector<R> {
+        &self.base
+    }
+
+    /// The fixed dofs where the operator lives.
+    pub(crate) fn set(&self) -> &IndexSet {
+        &self.set
+    }
+}
