@@ -132,17 +132,25 @@ pub(crate) fn check_values<R: crate::Real>(
     crate::real::check_finite("aux", aux)
 }
 
-/// The error for a physics (named `physics`) that reads an auxiliary field
-/// which was never set: the one message of every evaluation path.
-pub(crate) fn unset_aux(physics: &str) -> Error {
-    Error::arg(
+/// Checks that an auxiliary field which `physics` reads was set (`set`):
+/// the one check of every backend's evaluations, with one message.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `aux` if `physics` reads `a` or `∇a`
+/// and the field was never set (an unset field is not read as zeros).
+pub(crate) fn check_set(physics: &crate::physics::PointwiseInfo, set: bool) -> Result<()> {
+    if set || !(physics.reads.a || physics.reads.grad_a) {
+        return Ok(());
+    }
+    Err(Error::arg(
         "aux",
         format!(
-            "the physics `{physics}` reads an auxiliary field, which was never set: call \
+            "the physics `{}` reads an auxiliary field, which was never set: call \
              set_aux first (Operator::set_aux; DirichletProblem::set_aux sets it on every \
-             multigrid level too); an unset field is not read as zeros"
+             multigrid level too); an unset field is not read as zeros",
+            physics.name
         ),
-    )
+    ))
 }
 
 #[cfg(test)]

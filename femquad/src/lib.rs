@@ -74,8 +74,12 @@ pub mod physics;
 pub mod prelude;
 pub mod quadrature;
 pub mod real;
-#[doc(hidden)]
+// Seeded pseudo-random numbers: the library's mesh jitter and renumbering
+// use them; public only as a tool (test data) with the `devtools` feature.
+#[cfg(feature = "devtools")]
 pub mod rng;
+#[cfg(not(feature = "devtools"))]
+pub(crate) mod rng;
 pub mod seam;
 pub mod solve;
 pub mod space;

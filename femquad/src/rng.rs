@@ -1,6 +1,8 @@
 //! A small, deterministic pseudo-random generator (SplitMix64).
 //!
-//! Used for mesh jitter and renumbering and for random test data. It is not
+//! Used for mesh jitter and renumbering and for random test data (public,
+//! with the test-data helpers `shuffle`, `permutation` and `vec`, only with
+//! the `devtools` feature: a tool, not library API). It is not
 //! cryptographic; it is fast, seedable and gives the same sequence on every
 //! platform and version, so generated meshes are reproducible.
 
@@ -52,6 +54,7 @@ impl Rng {
     }
 
     /// Shuffles `items` in place (Fisher–Yates).
+    #[cfg(any(test, feature = "devtools"))]
     pub fn shuffle<T>(&mut self, items: &mut [T]) {
         for i in (1..items.len()).rev() {
             let j = self.below(i + 1);
@@ -60,6 +63,7 @@ impl Rng {
     }
 
     /// A random permutation of `0..n`.
+    #[cfg(any(test, feature = "devtools"))]
     pub fn permutation(&mut self, n: usize) -> Vec<u32> {
         let mut p: Vec<u32> = (0..n as u32).collect();
         self.shuffle(&mut p);
@@ -67,6 +71,7 @@ impl Rng {
     }
 
     /// `n` values uniform in `[lo, hi)`.
+    #[cfg(any(test, feature = "devtools"))]
     pub fn vec(&mut self, n: usize, lo: f64, hi: f64) -> Vec<f64> {
         (0..n).map(|_| self.range(lo, hi)).collect()
     }

@@ -62,7 +62,8 @@ impl Project {
             self.dir.join("Cargo.toml"),
             format!(
                 "[package]\nname = \"{}\"\nversion = \"0.0.0\"\n\
-                 edition = \"2024\"\npublish = false\n\n[dependencies]\nfemquad = {{ path = {:?} }}\n\n\
+                 edition = \"2024\"\npublish = false\n\n[dependencies]\n# devtools: femquad's device probe (opencl::probe).\n\
+                 femquad = {{ path = {:?}, features = [\"devtools\"] }}\n\n\
                  # Not a member of femquad's workspace.\n[workspace]\n\n\
                  [profile.dev]\nopt-level = 0\ndebug = false\n",
                 self.package(),

@@ -3,6 +3,8 @@
 //! one place where vectors living elsewhere than the integrator are an
 //! error.
 
+use std::borrow::Cow;
+
 use super::{Location, Vector};
 use crate::discretization::{CellInputs, Discretization};
 use crate::form::Form;
@@ -122,7 +124,7 @@ impl<R: Real> Integrator<R> {
     }
 
     /// Replaces the auxiliary field's global values, checked by the backend
-    /// ([`crate::aux_space::check_values`]).
+    /// (length and finiteness), which owns them and whether they were set.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `aux` (length, a form without
@@ -132,6 +134,19 @@ impl<R: Real> Integrator<R> {
         match self {
             Integrator::Native(n) => n.set_aux(aux),
             Integrator::OpenCl(d) => d.set_aux(aux),
+        }
+    }
+
+    /// The auxiliary field cell-local on the host ([`Integrate::cell_aux`]:
+    /// natively the integrator's own array, on a device a download).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `aux` if the physics reads a field
+    /// that was never set; device errors (the download).
+    pub fn cell_aux(&self) -> Result<Cow<'_, [R]>> {
+        match self {
+            Integrator::Native(n) => n.cell_aux(),
+            Integrator::OpenCl(d) => d.cell_aux(),
         }
     }
 

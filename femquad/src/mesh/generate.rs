@@ -68,7 +68,7 @@ pub struct MeshOptions {
     /// is the same as without shuffling. Default `false`.
     pub shuffle: bool,
     /// Seed of the random numbers for jitter and shuffle (SplitMix64,
-    /// [`crate::rng::Rng`]); the same seed gives the same mesh on every
+    /// femquad's own generator); the same seed gives the same mesh on every
     /// platform and for any number of threads. Default `0`.
     pub seed: u64,
 }

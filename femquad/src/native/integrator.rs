@@ -2,6 +2,7 @@
 //! the host, the element integrals of [`super`], assembly `Eᵀ` on the host.
 //! The reference the OpenCL backend is checked against.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::{Execution, diagonal_blocks, element_vectors, tangent_element_vectors};
@@ -23,8 +24,10 @@ pub struct NativeIntegrator<R: Real> {
     constants: Vec<R>,
     /// The auxiliary field's space (a field in the solution's element).
     aux_space: Option<FunctionSpace>,
-    /// The auxiliary field, cell-local (`[cell][b][k]`, or `[cell][k]` for P0).
+    /// The auxiliary field, cell-local (`[cell][b][k]`, or `[cell][k]` for
+    /// P0), and whether it was set.
     aux_cells: Vec<R>,
+    aux_set: bool,
     u_cells: Vec<R>,
     /// The direction of a Jacobian action, cell-local.
     v_cells: Vec<R>,
@@ -54,6 +57,7 @@ impl<R: Real> NativeIntegrator<R> {
         Ok(NativeIntegrator {
             space: space.clone(),
             aux_cells: vec![R::ZERO; space.n_cells() * disc.aux_per_cell()],
+            aux_set: false,
             disc,
             physics,
             execution,
@@ -74,12 +78,19 @@ impl<R: Real> NativeIntegrator<R> {
     pub fn execution(&self) -> Execution {
         self.execution
     }
+
+    /// Checks that an auxiliary field the physics reads was set: the one
+    /// check of the native evaluations.
+    fn check_aux(&self) -> Result<()> {
+        crate::aux_space::check_set(self.physics.info(), self.aux_set)
+    }
 }
 
 impl<R: Real> Integrate<R> for NativeIntegrator<R> {
     type Vector = Vec<R>;
 
     fn residual(&mut self, u: &Vec<R>, r: &mut Vec<R>) -> Result<()> {
+        self.check_aux()?;
         self.space.gather(u, &mut self.u_cells)?;
         let inputs = CellInputs {
             u: &self.u_cells,
@@ -97,6 +108,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
     }
 
     fn jacobian_action(&mut self, u: &Vec<R>, v: &Vec<R>, out: &mut Vec<R>) -> Result<()> {
+        self.check_aux()?;
         self.space.gather(u, &mut self.u_cells)?;
         self.v_cells.resize(self.u_cells.len(), R::ZERO);
         self.space.gather(v, &mut self.v_cells)?;
@@ -117,6 +129,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
     }
 
     fn jacobian_diagonal(&mut self, u: &Vec<R>, out: &mut Vec<R>) -> Result<()> {
+        self.check_aux()?;
         crate::real::check_finite("u", u)?;
         self.space.gather(u, &mut self.u_cells)?;
         let inputs = CellInputs {
@@ -144,12 +157,16 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
         let (n_nodes, n_cells) = (self.space.n_nodes(), self.space.n_cells());
         crate::aux_space::check_values(self.disc.aux(), aux, n_nodes, n_cells)?;
         match &self.aux_space {
-            Some(s) => s.gather(aux, &mut self.aux_cells),
-            None => {
-                self.aux_cells.copy_from_slice(aux);
-                Ok(())
-            }
+            Some(s) => s.gather(aux, &mut self.aux_cells)?,
+            None => self.aux_cells.copy_from_slice(aux),
         }
+        self.aux_set = true;
+        Ok(())
+    }
+
+    fn cell_aux(&self) -> Result<Cow<'_, [R]>> {
+        self.check_aux()?;
+        Ok(Cow::Borrowed(&self.aux_cells))
     }
 }
 

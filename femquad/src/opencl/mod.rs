@@ -14,10 +14,11 @@ pub mod mesh_data;
 pub mod multigrid;
 pub mod operator;
 pub mod options;
+#[cfg(feature = "devtools")]
 pub mod probe;
 pub mod shape;
 pub(crate) mod source;
-#[doc(hidden)]
+#[cfg(any(test, feature = "devtools"))]
 pub mod testing;
 pub mod timing;
 pub mod tune_key;

@@ -2,9 +2,10 @@
 //! place: the unit tests, the integration tests of `femquad` and of the
 //! workspace root, and the benchmark crate's tests all take them from here
 //! (an OpenCL backend for a test is `Backend::opencl_with(device(),
-//! options())`). Not part of femquad's API (hidden from the docs); a program
-//! chooses its device and options itself (`Backend::opencl_with`, or
-//! `Backend::opencl_from_env` at its top level).
+//! options())`). A tool, not femquad's API: compiled for femquad's unit
+//! tests and with the `devtools` feature (which those crates' tests turn
+//! on); a program chooses its device and options itself
+//! (`Backend::opencl_with`, or `Backend::opencl_from_env` at its top level).
 //!
 //! It lives in `opencl` because the backend's own unit tests use it: a
 //! top-level module would make `opencl` and it depend on each other.

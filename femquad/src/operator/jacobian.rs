@@ -67,7 +67,6 @@ impl<R: Real> Operator<R> {
         out: &mut Vector<R>,
     ) -> Result<()> {
         self.check_vectors(&[("u", u), ("v", v), ("out", &*out)])?;
-        self.check_aux_set()?;
         self.integrator.jacobian_action(u, v, out)
     }
 
@@ -119,7 +118,6 @@ impl<R: Real> Operator<R> {
                 ),
             ));
         }
-        self.check_aux_set()?;
         self.integrator.jacobian_diagonal(u, out)?;
         self.check_diagonal(u, out)
     }
@@ -132,20 +130,22 @@ impl<R: Real> Operator<R> {
     }
 
     /// The inputs of a host integration at the cell-local values `u_cells`:
-    /// with the auxiliary field and the form's constants.
-    fn cell_inputs<'a>(&'a self, u_cells: &'a [R]) -> CellInputs<'a, R> {
+    /// with the integrator's cell-local auxiliary field `aux`
+    /// ([`crate::backend::Integrator::cell_aux`]) and the form's constants.
+    fn cell_inputs<'a>(&'a self, u_cells: &'a [R], aux: &'a [R]) -> CellInputs<'a, R> {
         CellInputs {
             u: u_cells,
-            aux: &self.aux_cells,
+            aux,
             constants: self.form.constants(),
         }
     }
 
     /// The point-block diagonal of `J(u)` ([`Operator::jacobian_diagonal`])
-    /// computed on the host for the global values `u`, NaN and ±∞ kept.
-    fn native_diagonal(&self, u: &[R]) -> Result<Vec<R>> {
+    /// computed on the host for the global values `u` and the cell-local
+    /// auxiliary field `aux`, NaN and ±∞ kept.
+    fn native_diagonal(&self, u: &[R], aux: &[R]) -> Result<Vec<R>> {
         let u_cells = self.cell_values(u)?;
-        let inputs = self.cell_inputs(&u_cells);
+        let inputs = self.cell_inputs(&u_cells, aux);
         host_point_diagonal(
             self.form.space(),
             self.discretization(),
@@ -189,14 +189,14 @@ impl<R: Real> Operator<R> {
     ///   block is NaN or ±∞ — the error of [`Operator::jacobian_diagonal`].
     pub fn assemble_jacobian(&mut self, u: &Vector<R>) -> Result<CsrMatrix> {
         self.check_vectors(&[("u", u)])?;
-        self.check_aux_set()?;
+        let aux = self.integrator.cell_aux()?;
         let u = u.to_host()?;
         crate::real::check_finite("u", &u)?;
-        let matrices = match self.element_matrices(&u) {
+        let matrices = match self.element_matrices(&u, &aux) {
             Ok(m) => m,
             Err(e) => {
                 // a non-finite Jacobian: named as jacobian_diagonal names it
-                let diagonal = Vector::Host(self.native_diagonal(&u)?);
+                let diagonal = Vector::Host(self.native_diagonal(&u, &aux)?);
                 self.check_diagonal(&Vector::Host(u), &diagonal)?;
                 return Err(e);
             }
@@ -213,12 +213,13 @@ impl<R: Real> Operator<R> {
     }
 
     /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
-    /// `u`, from the physics' pointwise Jacobians in `R`, integrated in `f64`.
-    fn element_matrices(&self, u: &[R]) -> Result<Vec<f64>> {
+    /// `u` and the cell-local auxiliary field `aux`, from the physics'
+    /// pointwise Jacobians in `R`, integrated in `f64`.
+    fn element_matrices(&self, u: &[R], aux: &[R]) -> Result<Vec<f64>> {
         let physics = self.physics();
         let disc = self.discretization();
         let u_cells = self.cell_values(u)?;
-        let inputs = self.cell_inputs(&u_cells);
+        let inputs = self.cell_inputs(&u_cells, aux);
         let n_bt = disc.n_bt();
         let mut out = vec![0.0; disc.n_cells() * n_bt * n_bt];
         element_matrices(

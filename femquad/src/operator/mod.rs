@@ -74,14 +74,9 @@ mod jacobian;
 /// ```
 pub struct Operator<R: Real> {
     form: Form<R>,
+    /// The form bound on its backend, which owns the auxiliary field's
+    /// values and whether they were set.
     integrator: Integrator<R>,
-    /// The auxiliary field's space (a field in the solution's element).
-    aux_space: Option<FunctionSpace>,
-    /// The auxiliary field, cell-local (`[cell][b][k]`, or `[cell][k]` for
-    /// P0), on the host for either backend (the assembled Jacobian reads
-    /// it), and whether it was set.
-    aux_cells: Vec<R>,
-    aux_set: bool,
     /// The sparsity of the assembled Jacobian, computed on first use.
     pattern: Option<std::sync::Arc<crate::sparse::SparsityPattern>>,
 }
@@ -101,20 +96,10 @@ impl<R: Real> Operator<R> {
     /// fp64 for `f64`, a build failure, memory).
     pub fn new(form: Form<R>, backend: &Backend) -> Result<Self> {
         form.check_complete()?;
-        let space = form.space();
-        let aux = form.aux();
-        let aux_space = match aux {
-            AuxSpace::Field { n_comp } => Some(space.with_n_comp(n_comp)?),
-            _ => None,
-        };
         let integrator = backend.bind(&form)?;
-        let aux_cells = vec![R::ZERO; space.n_cells() * integrator.discretization().aux_per_cell()];
         Ok(Operator {
             form,
             integrator,
-            aux_space,
-            aux_cells,
-            aux_set: false,
             pattern: None,
         })
     }
@@ -186,14 +171,7 @@ impl<R: Real> Operator<R> {
     /// [`Error::InvalidArgument`] naming `aux` for a wrong length or a
     /// discretization without aux; [`Error::NonFinite`] with the index in `aux`.
     pub fn set_aux(&mut self, aux: &[R]) -> Result<()> {
-        // the backend checks the values (crate::aux_space::check_values)
-        self.integrator.set_aux(aux)?;
-        match &self.aux_space {
-            Some(s) => s.gather(aux, &mut self.aux_cells)?,
-            None => self.aux_cells.copy_from_slice(aux),
-        }
-        self.aux_set = true;
-        Ok(())
+        self.integrator.set_aux(aux)
     }
 
     /// The backend this operator evaluates on (the same device and kernel
@@ -270,7 +248,6 @@ impl<R: Real> Operator<R> {
     /// do anyway.
     pub(crate) fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u), ("r", &*r)])?;
-        self.check_aux_set()?;
         self.integrator.residual(u, r)
     }
 
@@ -296,15 +273,6 @@ impl<R: Real> Operator<R> {
                     ),
                 ));
             }
-        }
-        Ok(())
-    }
-
-    /// Checks that an auxiliary field the physics reads was set.
-    fn check_aux_set(&self) -> Result<()> {
-        let info = self.physics().info();
-        if (info.reads.a || info.reads.grad_a) && !self.aux_set {
-            return Err(crate::aux_space::unset_aux(info.name));
         }
         Ok(())
     }

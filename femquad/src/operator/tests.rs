@@ -281,3 +281,59 @@ fn set_aux_checks_the_values_on_every_backend() {
         op.set_aux(&vec![2.0; n_cells]).unwrap();
     }
 }
+
+/// The integrator owns the auxiliary field: after each `set_aux`, the
+/// residual (on the backend) and the assembled Jacobian (on the host, from
+/// the integrator's cell-local field — natively its own array, on a device
+/// a download) read the same, new values. `F(u) = ∫ a₀∇u·∇φ` is linear in
+/// `u`, so `J·u = F(u)` for every field `a₀`, and linear in `a₀`, so
+/// tripling `a₀` triples both.
+#[test]
+fn set_aux_reaches_the_residual_and_the_assembled_jacobian() {
+    let mesh = mesh();
+    for backend in backends() {
+        for aux_space in [AuxSpace::Field { n_comp: 1 }, AuxSpace::Cell { n_comp: 1 }] {
+            let space =
+                FunctionSpace::new(mesh.clone(), Element::lagrange(2, 2).unwrap(), 1).unwrap();
+            let form = Form::<f64>::new(space, LaplacianCoefficient)
+                .and_then(|f| f.with_aux(aux_space))
+                .unwrap();
+            let mut op = Operator::new(form, &backend).unwrap();
+            let values = op.space().interpolate(|x, u| u[0] = x[0] * x[0] + x[1]);
+            let u = op.vector_from(&values).unwrap();
+            let e = op.assemble_jacobian(&u).unwrap_err().to_string();
+            assert!(e.contains("which was never set"), "{backend:?}: {e}");
+            let mut first: Option<Vec<f64>> = None;
+            for scale in [1.0, 3.0] {
+                let aux: Vec<f64> = (0..op.aux_len())
+                    .map(|i| scale * (1.0 + 0.5 * (i as f64).sin()))
+                    .collect();
+                op.set_aux(&aux).unwrap();
+                let mut r = op.vector().unwrap();
+                op.apply(&u, &mut r).unwrap();
+                let r = r.to_host().unwrap();
+                let scale_r = r.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                assert!(scale_r > 0.1, "{backend:?} {aux_space:?}: F(u) = 0");
+                let mut ju = vec![0.0; r.len()];
+                op.assemble_jacobian(&u)
+                    .unwrap()
+                    .spmv(&values, &mut ju)
+                    .unwrap();
+                for (i, (a, b)) in ju.iter().zip(&r).enumerate() {
+                    assert!(
+                        (a - b).abs() <= 1e-12 * scale_r,
+                        "{backend:?} {aux_space:?} a₀ × {scale}: (J·u)[{i}] = {a}, F(u)[{i}] = {b}"
+                    );
+                }
+                match &first {
+                    None => first = Some(r),
+                    Some(r1) => {
+                        for (a, b) in r1.iter().zip(&r) {
+                            assert!((3.0 * a - b).abs() <= 1e-12 * scale_r, "{backend:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -9,6 +9,8 @@ mod multigrid;
 
 pub use multigrid::{MultigridOps, TransferGraph, block_tolerance};
 
+use std::borrow::Cow;
+
 use crate::{Real, Result};
 
 /// The backend side of an operator: a form's physics, discretization,
@@ -21,9 +23,13 @@ use crate::{Real, Result};
 /// ```
 ///
 /// on vectors of its own kind. The caller (`Operator`) has checked the
-/// lengths, where the vectors live, that an auxiliary field the physics
-/// reads was set and that the constants are finite; an implementation
-/// checks nothing per call that it could check when bound.
+/// lengths, where the vectors live and that the constants are finite; an
+/// implementation checks nothing per call that it could check when bound.
+///
+/// It owns the auxiliary field: its values ([`Integrate::set_aux`] checks
+/// them) and whether they were set. Every evaluation, and
+/// [`Integrate::cell_aux`], refuses a physics that reads a field which was
+/// never set.
 pub trait Integrate<R: Real> {
     /// The vectors it reads and writes (global, `n_dofs` entries, or
     /// `n_nodes·N_comp²` for the diagonal).
@@ -32,7 +38,8 @@ pub trait Integrate<R: Real> {
     /// `r = F(u)`.
     ///
     /// # Errors
-    /// Backend failures (a launch, device memory); a physics' evaluation
+    /// `aux` if the physics reads an auxiliary field that was never set;
+    /// backend failures (a launch, device memory); a physics' evaluation
     /// error.
     fn residual(&mut self, u: &Self::Vector, r: &mut Self::Vector) -> Result<()>;
 
@@ -62,9 +69,22 @@ pub trait Integrate<R: Real> {
     fn set_constants(&mut self, constants: &[R]) -> Result<()>;
 
     /// Replaces the auxiliary field: global values, `[node][k]` for a field,
-    /// `[cell][k]` for P0 (already checked: length and finiteness).
+    /// `[cell][k]` for P0; the next evaluations read them. A rejected call
+    /// leaves the field as it was.
     ///
     /// # Errors
-    /// Backend failures (an upload).
+    /// Those of the values' check (`crate::aux_space::check_values`:
+    /// `aux` of a wrong length, a form without auxiliary field, a NaN or
+    /// ±∞ with its index); backend failures (an upload).
     fn set_aux(&mut self, aux: &[R]) -> Result<()>;
+
+    /// The auxiliary field cell-local on the host (`[cell][b][k]` for a
+    /// field, `[cell][k]` for P0, `n_cells · aux_per_cell` values; zeros
+    /// if it was never set and the physics does not read it), for host
+    /// computations of the bound form (the assembled Jacobian).
+    ///
+    /// # Errors
+    /// `aux` if the physics reads a field that was never set; backend
+    /// failures (a download).
+    fn cell_aux(&self) -> Result<Cow<'_, [R]>>;
 }

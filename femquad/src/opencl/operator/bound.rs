@@ -4,6 +4,7 @@
 //! auxiliary field uploaded; an evaluation is then a launch only. The
 //! physics' source is hashed once, when it is bound.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use opencl3::kernel::Kernel;
@@ -329,14 +330,11 @@ impl<R: Real> OpenClIntegrator<R> {
         )
     }
 
-    /// The error of an evaluation of a physics reading an auxiliary field
-    /// that was never set (its buffer would be a 1-value stand-in).
+    /// Checks that an auxiliary field the physics reads was set (else its
+    /// buffer would be a 1-value stand-in): the one check of the device
+    /// evaluations.
     fn check_aux(&self) -> Result<()> {
-        let info = self.physics.info();
-        if (info.reads.a || info.reads.grad_a) && !self.op.aux_is_set() {
-            return Err(crate::aux_space::unset_aux(info.name));
-        }
-        Ok(())
+        crate::aux_space::check_set(self.physics.info(), self.op.aux_is_set())
     }
 
     /// The tangent kernels, or the error of a physics without derivatives.
@@ -391,5 +389,15 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
 
     fn set_aux(&mut self, aux: &[R]) -> Result<()> {
         self.op.set_aux(aux)
+    }
+
+    fn cell_aux(&self) -> Result<Cow<'_, [R]>> {
+        self.check_aux()?;
+        let disc = self.discretization();
+        let cells = match self.op.cell_aux()? {
+            Some(cells) => cells,
+            None => vec![R::ZERO; disc.n_cells() * disc.aux_per_cell()],
+        };
+        Ok(Cow::Owned(cells))
     }
 }

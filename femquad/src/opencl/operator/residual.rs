@@ -69,7 +69,8 @@ impl<R: Real> OpenClOperator<R> {
 
     /// Sets the auxiliary field from its global values: `[node][k]` for a
     /// field in the solution's element, `[cell][k]` for P0. Uploaded once;
-    /// kept until the next call.
+    /// kept until the next call. Values that fail the check change
+    /// nothing; a failed upload leaves the field unset.
     ///
     /// # Errors
     /// Those of [`crate::aux_space::check_values`]; device memory.
@@ -82,17 +83,51 @@ impl<R: Real> OpenClOperator<R> {
         };
         let mut values = aux.to_vec();
         values.resize(padded, R::ZERO);
-        if self.data.aux.is_none() {
-            self.data.aux = Some(self.device.alloc::<R>(padded, "auxiliary field")?);
-        }
-        let buf = self.data.aux.as_mut().expect("allocated above");
+        let mut buf = match self.data.aux.take() {
+            Some(b) => b,
+            None => self.device.alloc::<R>(padded, "auxiliary field")?,
+        };
         self.device
-            .write(buf, &values, Transfer::Coefficients, "auxiliary field")
+            .write(&mut buf, &values, Transfer::Coefficients, "auxiliary field")?;
+        self.data.aux = Some(buf);
+        Ok(())
     }
 
-    /// Whether [`OpenClOperator::set_aux`] was called.
+    /// Whether the auxiliary field holds values set by
+    /// [`OpenClOperator::set_aux`].
     pub(super) fn aux_is_set(&self) -> bool {
         self.data.aux.is_some()
+    }
+
+    /// The auxiliary field cell-local on the host (`[cell][b][k]` for a
+    /// field, `[cell][k]` for P0), downloaded from the device and gathered
+    /// through the space's cell → node map; `None` if it was never set.
+    ///
+    /// # Errors
+    /// Device errors (the download).
+    pub(super) fn cell_aux(&self) -> Result<Option<Vec<R>>> {
+        let Some(buf) = &self.data.aux else {
+            return Ok(None);
+        };
+        let space = self.mesh.space();
+        let what = "auxiliary field";
+        let cells = match self.disc.aux() {
+            AuxSpace::None => Vec::new(),
+            AuxSpace::Cell { n_comp } => {
+                let mut cells = vec![R::ZERO; space.n_cells() * n_comp];
+                self.device.read(buf, &mut cells, what)?;
+                cells
+            }
+            AuxSpace::Field { n_comp } => {
+                let mut global = vec![R::ZERO; space.n_nodes() * n_comp];
+                self.device.read(buf, &mut global, what)?;
+                let aux_space = space.with_n_comp(n_comp)?;
+                let mut cells = vec![R::ZERO; aux_space.n_cell_dofs()];
+                aux_space.gather(&global, &mut cells)?;
+                cells
+            }
+        };
+        Ok(Some(cells))
     }
 
     /// Builds what the deterministic sum needs (the incidence, the

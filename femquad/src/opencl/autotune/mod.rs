@@ -43,6 +43,15 @@ use super::vector::DeviceVector;
 use crate::seam::Integrate;
 use crate::{Error, Real, Result};
 
+mod measure;
+
+// The measurement is a tool (the benchmarks time with it), public only with
+// the `devtools` feature.
+#[cfg(feature = "devtools")]
+pub use measure::time_runs;
+#[cfg(not(feature = "devtools"))]
+use measure::time_runs;
+
 /// Work-group sizes (threads) the `N_bl` candidates aim at.
 pub const THREAD_TARGETS: [usize; 10] = [32, 64, 96, 128, 192, 256, 384, 512, 768, 1024];
 /// Warp width the candidates align work-groups to where they can.
@@ -216,26 +225,6 @@ pub fn autotune_residual<R: Real>(
         |integ, n| time_runs(integ, n, |i| i.residual(u, r)),
         opts,
     )
-}
-
-/// Runs `evaluate` `n` times on `integ`, each waited for, and returns each
-/// one's device time in nanoseconds ([`super::Run::wait_ns`]: first command's
-/// start to last command's end; 0 where the device reports none). The
-/// measurement of the autotuner and of the benchmarks.
-///
-/// # Errors
-/// Those of `evaluate`; the device's while waiting.
-pub fn time_runs<R: Real>(
-    integ: &mut OpenClIntegrator<R>,
-    n: usize,
-    mut evaluate: impl FnMut(&mut OpenClIntegrator<R>) -> Result<()>,
-) -> Result<Vec<u64>> {
-    let mut times = Vec::with_capacity(n);
-    for _ in 0..n {
-        evaluate(integ)?;
-        times.push(integ.last_run().wait_ns(integ.device())?.unwrap_or(0));
-    }
-    Ok(times)
 }
 
 /// Tunes the launch configuration of the kernel `variant` of the form bound
