@@ -31,7 +31,7 @@ use std::time::Instant;
 use clap::Parser;
 use femquad::mesh::size::{FieldSize, physical_memory};
 use femquad::prelude::*;
-use femquad::sparse::{DirectSolver, FixedDofs};
+use femquad::sparse::DirectSolver;
 use femquad_examples::cli::{MeshArgs, StudySize, check_box, end_quietly_on_broken_pipe};
 
 /// `−∇·(a∇u) = 1`: `f0 = −1`, `f1 = a ∇u`.
@@ -169,8 +169,9 @@ fn run(args: &Args) -> Result<()> {
     // the coefficient on every multigrid level too (P2 has a P1 level, a
     // refined Gmsh mesh its coarser meshes)
     problem.set_aux(&coefficient)?;
-    let fixed = FixedDofs::new(space.n_dofs(), problem.fixed_dofs())?;
-    fixed.eliminate(&mut a, &mut b, problem.fixed_values())?;
+    problem
+        .fixed_dofs()
+        .eliminate(&mut a, &mut b, problem.fixed_values())?;
     let t = Instant::now();
     let cholesky = DirectSolver::cholesky(&a)?;
     let mut u_direct = vec![0.0; b.len()];

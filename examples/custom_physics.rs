@@ -180,7 +180,6 @@ pub fn solve_on<R: EvalPrecision>(
     problem.set_preconditioner(preconditioner);
     let mut newton = NewtonOptions {
         rtol,
-        jacobian,
         ..NewtonOptions::default()
     };
     if jacobian == JacobianProducts::Differences {
@@ -190,7 +189,7 @@ pub fn solve_on<R: EvalPrecision>(
         let reachable = 10.0 * R::EPSILON.to_f64().sqrt();
         newton.linear.tol = newton.linear.tol.max(reachable);
     }
-    let (u, stats) = problem.solve_nonlinear(None, &newton)?;
+    let (u, stats) = problem.solve_nonlinear(None, jacobian, &newton)?;
     let seconds = t0.elapsed().as_secs_f64();
     // download the solution (it lives where the residual does) and check it
     // against the exact solution

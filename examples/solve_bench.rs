@@ -51,7 +51,7 @@ use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
-use femquad::multigrid::{CycleProfile, MeshHierarchy, MultigridOptions, SetupReport};
+use femquad::multigrid::{CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport};
 use femquad::opencl::{Device, DeviceSelector, KernelOptions};
 use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
@@ -417,12 +417,14 @@ fn run_case<R: EvalPrecision>(
     let stats = stats.ok_or_else(|| Error::arg("--repeat", "must be at least 1"))?;
     let last_solve = solves[solves.len() - 1];
     let (setup_seconds, solve_seconds) = (median(&mut setups), median(&mut solves));
-    if let (Some(profile), Some(report)) = (problem.multigrid_profile(), problem.multigrid_report())
-    {
+    if let (Some(profile), Some(report)) = (
+        problem.multigrid().and_then(Multigrid::profile),
+        problem.multigrid().and_then(Multigrid::report),
+    ) {
         print_profile(profile, report, last_solve, stats.iterations);
         print_operation_times(&mut problem)?;
     }
-    let (levels, coarse_dofs) = match problem.multigrid_report() {
+    let (levels, coarse_dofs) = match problem.multigrid().and_then(Multigrid::report) {
         Some(r) if matches!(pc, Preconditioner::Multigrid(_)) => {
             (r.levels.len(), r.levels.first().map_or(0, |l| l.dofs))
         }

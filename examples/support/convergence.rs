@@ -33,13 +33,13 @@ use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::Mesh;
 use femquad::mesh::generate::{MeshOptions, unit_box};
-use femquad::multigrid::MeshHierarchy;
+use femquad::multigrid::{MeshHierarchy, Multigrid};
 use femquad::operator::Operator;
 use femquad::output::{Vtu, VtuFormat};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::{Quadrature, default_degree};
 use femquad::solve::{
-    DirichletProblem, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
+    DirichletProblem, JacobianProducts, NewtonOptions, NewtonStats, Preconditioner, l2_error_cells,
 };
 use femquad::space::FunctionSpace;
 
@@ -188,7 +188,7 @@ pub fn solve_on<R: EvalPrecision>(
         let mut newton = opts.newton;
         newton.rtol = opts.tol;
         newton.linear.max_iter = opts.max_iter;
-        let (u, stats) = dirichlet.solve_nonlinear(None, &newton)?;
+        let (u, stats) = dirichlet.solve_nonlinear(None, JacobianProducts::Exact, &newton)?;
         (u, stats.linear_iterations.iter().sum(), Some(stats))
     };
     let seconds = t0.elapsed().as_secs_f64();
@@ -199,7 +199,10 @@ pub fn solve_on<R: EvalPrecision>(
         l2_error: cell_errors.iter().sum::<f64>().sqrt(),
         cell_errors,
         evaluations: dirichlet.evaluations(),
-        levels: dirichlet.multigrid_report().map_or(0, |r| r.levels.len()),
+        levels: dirichlet
+            .multigrid()
+            .and_then(Multigrid::report)
+            .map_or(0, |r| r.levels.len()),
         space,
         u,
         krylov_iterations,

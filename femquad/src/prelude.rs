@@ -11,7 +11,8 @@
 //! ([`Element`], [`FunctionSpace`], [`Quadrature`], [`AuxSpace`]), where it
 //! runs ([`Backend`], [`DeviceSelector`]), the form, its operator and its
 //! solve ([`Form`], [`Operator`], [`DirichletProblem`], its [`MeshHierarchy`] for
-//! multigrid and [`Preconditioner`]), output ([`Vtu`], [`VtuFormat`]),
+//! multigrid, [`Preconditioner`] and the [`JacobianProducts`] of its Newton
+//! solves), output ([`Vtu`], [`VtuFormat`]),
 //! physics ([`macro@pointwise`], [`Pointwise`], [`PointwiseEval`]),
 //! precision ([`Real`], [`Precision`]) and errors ([`Error`], [`Result`]).
 
@@ -26,7 +27,7 @@ pub use crate::opencl::DeviceSelector;
 pub use crate::operator::Operator;
 pub use crate::output::{Vtu, VtuFormat};
 pub use crate::quadrature::Quadrature;
-pub use crate::solve::{DirichletProblem, Preconditioner};
+pub use crate::solve::{DirichletProblem, JacobianProducts, Preconditioner};
 pub use crate::space::{Components, FunctionSpace};
 pub use crate::vector::VectorOps;
 pub use crate::{Error, Precision, Real, Result};

@@ -11,7 +11,7 @@ use femquad::backend::Vector;
 use femquad::linalg::{Jacobi, LinearOperator};
 use femquad::opencl::{Device, DeviceVector};
 use femquad::solve::{
-    GmresOptions, JacobianProducts, KrylovStats, NewtonOptions, cg, gmres, newton_krylov,
+    GmresOptions, Jacobian, KrylovStats, NewtonOptions, cg, gmres, newton_krylov,
 };
 use femquad::vector::VectorOps;
 use femquad::{Error, Result};
@@ -238,14 +238,13 @@ fn newton_krylov_on_device_vectors_matches_host_vectors() {
             tol: 1e-6,
             ..GmresOptions::default()
         },
-        jacobian: JacobianProducts::Differences,
         ..NewtonOptions::default()
     };
     let mut u = vec![0.0; n];
-    let host = newton_krylov(cubic(&b), None, None, &mut u, &opts).unwrap();
+    let host = newton_krylov(cubic(&b), Jacobian::Differences, None, &mut u, &opts).unwrap();
     let db = up(&b);
     let mut du = up(&vec![0.0; n]);
-    let dev = newton_krylov(cubic(&db), None, None, &mut du, &opts).unwrap();
+    let dev = newton_krylov(cubic(&db), Jacobian::Differences, None, &mut du, &opts).unwrap();
     assert_eq!(host.iterations, dev.iterations, "{host:?} vs {dev:?}");
     assert_eq!(host.linear_iterations, dev.linear_iterations);
     let du = du.to_host().unwrap();

@@ -23,7 +23,9 @@ use femquad::physics::builtin::{NonlinearDiffusion, Poisson};
 use femquad::physics::{EvalPrecision, Pointwise, PointwiseEvalBoth};
 use femquad::pointwise;
 use femquad::quadrature::Quadrature;
-use femquad::solve::{DirichletProblem, GmresOptions, NewtonOptions, Preconditioner};
+use femquad::solve::{
+    DirichletProblem, GmresOptions, JacobianProducts, NewtonOptions, Preconditioner,
+};
 use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
 use femquad::{Error, Real};
@@ -166,7 +168,9 @@ fn a_nonlinear_physics_is_refused_and_solve_nonlinear_solves_it() {
             "{}: {text}",
             pc.name()
         );
-        let (u, stats) = p.solve_nonlinear(None, &NewtonOptions::default()).unwrap();
+        let (u, stats) = p
+            .solve_nonlinear(None, JacobianProducts::Exact, &NewtonOptions::default())
+            .unwrap();
         let rel = true_relative_residual(&mut p, &u);
         assert!(rel <= 1e-10, "{}: {rel:e} {stats:?}", pc.name());
     }
@@ -198,7 +202,9 @@ fn a_non_symmetric_physics_is_refused_and_solve_nonlinear_solves_it() {
             },
             ..NewtonOptions::default()
         };
-        let (u, stats) = p.solve_nonlinear(None, &opts).unwrap();
+        let (u, stats) = p
+            .solve_nonlinear(None, JacobianProducts::Exact, &opts)
+            .unwrap();
         let rel = true_relative_residual(&mut p, &u);
         assert!(rel <= 1e-10, "{}: {rel:e} {stats:?}", pc.name());
         assert_eq!(stats.iterations, 1, "{stats:?}");

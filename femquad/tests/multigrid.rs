@@ -11,9 +11,11 @@ use femquad::Real;
 use femquad::backend::{Backend, IndexSet, MultigridKernels, Vector};
 use femquad::element::Element;
 use femquad::form::Form;
+use femquad::linalg::FixedDofs;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
-    MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer, fill_random,
+    MeshHierarchy, Multigrid, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer,
+    fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
@@ -24,7 +26,7 @@ use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
 use femquad::seam::MultigridOps;
-use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
+use femquad::solve::{DirichletProblem, JacobianProducts, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
 
 /// The tests' device ([`femquad::opencl::testing::device`]), opened once for
@@ -305,14 +307,14 @@ fn device_vcycle_equals_host_vcycle() {
         let mut out = Vec::new();
         for backend in [Backend::native(), cl.clone()] {
             let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &backend);
-            let fixed = r.space().boundary_dofs().unwrap();
             let n = r.space().n_dofs();
+            let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
             let mut levels =
                 OperatorLevels::new(&h, &r, &backend, &fixed, MultigridOptions::default()).unwrap();
             let u = r.vector().unwrap();
             levels.setup(&mut r, &u).unwrap();
             let mut b = random::<f64>(n, 17);
-            for &d in &fixed {
+            for &d in fixed.dofs() {
                 b[d as usize] = 0.25;
             }
             let b = r.vector_from(&b).unwrap();
@@ -332,7 +334,7 @@ fn device_vcycle_equals_host_vcycle() {
             .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
         eprintln!("{dim}D P{order}: |x_dev − x_host| = {diff:e} (max |x| {scale:e})");
         assert!(diff <= 1e-11 * scale, "{diff:e} vs {scale:e}");
-        for &d in &out[0].2 {
+        for &d in out[0].2.dofs() {
             assert_eq!((host[d as usize], dev[d as usize]), (0.25, 0.25));
         }
         for (a, b) in out[0].1.levels.iter().zip(&out[1].1.levels) {
@@ -372,7 +374,10 @@ fn solve_with<R: EvalPrecision>(
     let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
     p.set_preconditioner(pc);
     let (u, stats) = p.solve_linear(tol, 2000).unwrap();
-    let levels = p.multigrid_report().map_or(0, |r| r.levels.len());
+    let levels = p
+        .multigrid()
+        .and_then(Multigrid::report)
+        .map_or(0, |r| r.levels.len());
     let u = u.to_host().unwrap().iter().map(|v| v.to_f64()).collect();
     (stats.iterations, u, levels)
 }
@@ -529,7 +534,7 @@ fn gmsh_hierarchy_with_a_partial_dirichlet_boundary() {
             .unwrap();
         // a body force would be the usual load; here the displaced bottom drives it
         let (_, stats) = p.solve_linear(1e-8, 500).unwrap();
-        let report = p.multigrid_report().unwrap();
+        let report = p.multigrid().and_then(Multigrid::report).unwrap();
         assert_eq!(report.levels.len(), refinements + 1);
         counts.push((n, stats.iterations));
     }
@@ -553,10 +558,15 @@ fn newton_with_multigrid_relinearized_each_step() {
             let mut p = DirichletProblem::on_hierarchy(r, h, |x, g| g[0] = 1.0 + x[0]).unwrap();
             p.set_preconditioner(pc.clone());
             let opts = NewtonOptions::default();
-            let (u, stats) = p.solve_nonlinear(None, &opts).unwrap();
+            let (u, stats) = p
+                .solve_nonlinear(None, JacobianProducts::Exact, &opts)
+                .unwrap();
             if pc != Preconditioner::None {
                 assert_eq!(
-                    p.multigrid_report().unwrap().factorization,
+                    p.multigrid()
+                        .and_then(Multigrid::report)
+                        .unwrap()
+                        .factorization,
                     femquad::sparse::Factorization::Lu
                 );
                 rows.push((refinements, stats.linear_iterations.clone()));
@@ -588,7 +598,14 @@ fn multigrid_errors_name_the_cause() {
     let fixed = r.space().boundary_dofs().unwrap();
     let mut p = DirichletProblem::new(r, &fixed, &vec![0.0; n]).unwrap();
     let (u_one_mesh, _) = p.solve_linear(1e-10, 100).unwrap();
-    assert_eq!(p.multigrid_report().unwrap().levels.len(), 1);
+    assert_eq!(
+        p.multigrid()
+            .and_then(Multigrid::report)
+            .unwrap()
+            .levels
+            .len(),
+        1
+    );
     let (copy, _) = operator_on::<f64>(2, 2, 1, 1, Physics::Poisson, &Backend::native());
     assert_eq!(**copy.finest(), **h.finest()); // equal, but another mesh
     let e = p.with_hierarchy(copy).err().unwrap().to_string();
@@ -605,7 +622,14 @@ fn multigrid_errors_name_the_cause() {
         .with_hierarchy(own)
         .unwrap();
     let (u, _) = p.solve_linear(1e-10, 100).unwrap();
-    assert_eq!(p.multigrid_report().unwrap().levels.len(), 2);
+    assert_eq!(
+        p.multigrid()
+            .and_then(Multigrid::report)
+            .unwrap()
+            .levels
+            .len(),
+        2
+    );
     let (u, u_one_mesh) = (u.to_host().unwrap(), u_one_mesh.to_host().unwrap());
     let diff = u
         .iter()
@@ -636,7 +660,8 @@ fn a_device_vcycle_moves_only_the_coarse_vectors() {
     };
     for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
         let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &cl);
-        let fixed = r.space().boundary_dofs().unwrap();
+        let n = r.space().n_dofs();
+        let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
         let mut levels =
             OperatorLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
         let u = r.vector().unwrap();
@@ -679,14 +704,14 @@ fn a_profiled_solve_times_every_level_and_phase() {
         }));
         let (u, stats) = p.solve_linear(1e-8, 100).unwrap();
         solutions.push(u.to_host().unwrap());
-        let Some(prof) = p.multigrid_profile() else {
+        let Some(prof) = p.multigrid().and_then(Multigrid::profile) else {
             assert!(!profile, "no profile of a profiled solve");
             continue;
         };
         assert!(profile, "a profile without MultigridOptions::profile");
         // CG applies the preconditioner once before its loop and once per iteration
         assert_eq!(prof.cycles, stats.iterations + 1);
-        assert_eq!(prof.cycles, p.multigrid_cycles());
+        assert_eq!(prof.cycles, p.multigrid().map_or(0, Multigrid::cycles));
         assert_eq!(prof.levels.len(), 4);
         assert!(prof.levels[0].coarse_solve > 0.0);
         assert_eq!(prof.levels[0].total(), prof.levels[0].coarse_solve);

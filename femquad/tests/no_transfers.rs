@@ -21,7 +21,7 @@ use femquad::physics::PointwiseEvalBoth;
 use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisson};
 use femquad::prelude::*;
 use femquad::rng::Rng;
-use femquad::solve::NewtonOptions;
+use femquad::solve::{JacobianProducts, NewtonOptions};
 
 /// A device of this test alone (the tests' device policy,
 /// [`femquad::opencl::testing`]): the counters of a shared one would move with the
@@ -204,11 +204,16 @@ fn whole_dirichlet_solves_move_no_array() {
             rtol: 1e-9,
             ..NewtonOptions::default()
         };
-        let (_, stats) = p.solve_nonlinear(None, &opts).unwrap();
+        let (_, stats) = p
+            .solve_nonlinear(None, JacobianProducts::Exact, &opts)
+            .unwrap();
         assert!(stats.iterations >= 2, "{stats:?}");
         let mut again = None;
         let m_newton = moved(&device, || {
-            again = Some(p.solve_nonlinear(None, &opts).unwrap());
+            again = Some(
+                p.solve_nonlinear(None, JacobianProducts::Exact, &opts)
+                    .unwrap(),
+            );
         });
         let (_, again_stats) = again.unwrap();
         assert_eq!(again_stats.iterations, stats.iterations);

@@ -12,11 +12,12 @@ use std::time::Instant;
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::{CellInputs, Discretization};
 use femquad::element::Element;
+use femquad::linalg::FixedDofs;
 use femquad::mesh::generate::{MeshOptions, mesh_for_cells};
 use femquad::native::Execution;
 use femquad::quadrature::Quadrature;
 use femquad::space::FunctionSpace;
-use femquad::sparse::{CsrMatrix, DirectSolver, FixedDofs, SparsityPattern, element_matrices};
+use femquad::sparse::{CsrMatrix, DirectSolver, SparsityPattern, element_matrices};
 
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let t = Instant::now();

@@ -1,7 +1,8 @@
 //! [`CoarseSolver`]: the exact solve on the coarsest level.
 
 use crate::backend::Vector;
-use crate::sparse::{CsrMatrix, DirectSolver, Factorization, FixedDofs};
+use crate::linalg::FixedDofs;
+use crate::sparse::{CsrMatrix, DirectSolver, Factorization};
 use crate::{Error, Real, Result};
 
 /// The coarsest level's operator, assembled ([`CsrMatrix`], `f64`), its
@@ -32,18 +33,15 @@ impl CoarseSolver {
     /// identity's.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `fixed` for a dof out of range;
-    /// naming `matrix` for those of [`FixedDofs::eliminate_matrix`] and if
+    /// [`Error::InvalidArgument`] naming `matrix` for those of
+    /// [`FixedDofs::eliminate_matrix`] (a size other than `fixed`'s) and if
     /// the factorization fails (not symmetric or not positive definite for
     /// Cholesky, singular).
-    pub fn new(mut matrix: CsrMatrix, fixed: &[u32], factorization: Factorization) -> Result<Self> {
-        let fixed = FixedDofs::new(matrix.n_rows(), fixed).map_err(|e| match e {
-            Error::InvalidArgument {
-                name: "fixed_dofs",
-                reason,
-            } => Error::arg("fixed", reason),
-            other => other,
-        })?;
+    pub fn new(
+        mut matrix: CsrMatrix,
+        fixed: FixedDofs,
+        factorization: Factorization,
+    ) -> Result<Self> {
         fixed
             .eliminate_matrix(&mut matrix)
             .map_err(|e| matrix_error(e, ""))?;

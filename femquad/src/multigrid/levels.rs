@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::hierarchy::MeshHierarchy;
 use super::transfer::Transfer;
 use crate::element::Element;
+use crate::linalg::FixedDofs;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
@@ -139,30 +140,34 @@ impl LevelSpaces {
         Transfer::new(coarse.n_nodes(), edges.to_vec(), coarse.n_comp())
     }
 
-    /// The fixed dofs of every level (coarse to fine, each increasing) from
-    /// those of the finest level: dof `d < n_dofs(l)` of level `l` is fixed
-    /// iff dof `d` of level `l + 1` is (see the [type documentation](Self)).
+    /// The fixed dofs of every level (coarse to fine) from those of the
+    /// finest level: dof `d < n_dofs(l)` of level `l` is fixed iff dof `d`
+    /// of level `l + 1` is (see the [type documentation](Self)).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `finest_fixed` for a dof beyond the
-    /// finest level's.
-    pub fn fixed_dofs(&self, finest_fixed: &[u32]) -> Result<Vec<Vec<u32>>> {
+    /// [`Error::InvalidArgument`] naming `finest_fixed` if it is a set of
+    /// another number of dofs than the finest level's.
+    pub fn fixed_dofs(&self, finest_fixed: &FixedDofs) -> Result<Vec<FixedDofs>> {
         let n = self.spaces.last().map_or(0, FunctionSpace::n_dofs);
-        let mut fine: Vec<u32> = finest_fixed.to_vec();
-        fine.sort_unstable();
-        fine.dedup();
-        if let Some(&d) = fine.last().filter(|&&d| d as usize >= n) {
+        if finest_fixed.n_dofs() != n {
             return Err(Error::arg(
                 "finest_fixed",
-                format!("dof {d} is out of range ({n} dofs)"),
+                format!(
+                    "fixed dofs of a system of {} dofs, but the finest level has {n}",
+                    finest_fixed.n_dofs()
+                ),
             ));
         }
-        let mut out = vec![Vec::new(); self.n_levels()];
-        for l in (0..self.n_levels()).rev() {
-            let n_l = self.spaces[l].n_dofs() as u32;
-            out[l] = fine.iter().copied().take_while(|&d| d < n_l).collect();
-            fine = out[l].clone();
+        let mut out = vec![finest_fixed.clone()];
+        for space in self.spaces.iter().rev().skip(1) {
+            let finer = out.last().unwrap_or(finest_fixed);
+            // a coarser level's dofs are the first of the finer level's
+            let coarse = finer.first(space.n_dofs()).map_err(|e| {
+                Error::internal(format!("a multigrid level larger than the next finer: {e}"))
+            })?;
+            out.push(coarse);
         }
+        out.reverse();
         Ok(out)
     }
 }
@@ -215,26 +220,46 @@ mod tests {
                 dofs
             };
             let top = spaces.n_levels() - 1;
-            let fixed = spaces.fixed_dofs(&group_dofs(&finest, levels)).unwrap();
+            let n = finest.n_dofs();
+            let finest_group = FixedDofs::new(n, &group_dofs(&finest, levels)).unwrap();
+            let fixed = spaces.fixed_dofs(&finest_group).unwrap();
             for (l, fixed_l) in fixed.iter().enumerate() {
                 let space = spaces.space(l).unwrap();
                 let mesh_level = spaces.mesh_level(l).unwrap();
+                assert_eq!(fixed_l.n_dofs(), space.n_dofs(), "P{order} level {l}");
                 assert_eq!(
-                    *fixed_l,
+                    fixed_l.dofs(),
                     group_dofs(space, mesh_level),
                     "P{order} level {l}"
                 );
             }
             // the whole boundary: each level's boundary dofs
-            let all = spaces.fixed_dofs(&finest.boundary_dofs().unwrap()).unwrap();
+            let boundary = FixedDofs::new(n, &finest.boundary_dofs().unwrap()).unwrap();
+            let all = spaces.fixed_dofs(&boundary).unwrap();
             assert_eq!(all.len(), top + 1);
             for (l, all_l) in all.iter().enumerate() {
                 let space = spaces.space(l).unwrap();
                 // each level's space is on the hierarchy's mesh itself, not a copy
                 let mesh = h.mesh(spaces.mesh_level(l).unwrap()).unwrap();
                 assert!(Arc::ptr_eq(space.mesh(), mesh), "P{order} level {l}");
-                assert_eq!(*all_l, space.boundary_dofs().unwrap(), "P{order} level {l}");
+                assert_eq!(
+                    all_l.dofs(),
+                    space.boundary_dofs().unwrap(),
+                    "P{order} level {l}"
+                );
             }
+            // fixed dofs of another system than the finest level's are refused
+            let e = spaces
+                .fixed_dofs(&FixedDofs::new(n + 1, &[]).unwrap())
+                .unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "invalid argument `finest_fixed`: fixed dofs of a system of {} dofs, but \
+                     the finest level has {n}",
+                    n + 1
+                )
+            );
         }
         // a space on another mesh is refused, naming the argument
         let other =

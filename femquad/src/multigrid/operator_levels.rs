@@ -10,6 +10,7 @@ use crate::aux_space::AuxSpace;
 use crate::backend::Backend;
 use crate::backend::Vector;
 use crate::element::Element;
+use crate::linalg::FixedDofs;
 use crate::operator::Operator;
 use crate::quadrature::Quadrature;
 use crate::sparse::CsrMatrix;
@@ -97,7 +98,7 @@ impl<R: Real> OperatorLevels<R> {
         hierarchy: &MeshHierarchy,
         finest: &Operator<R>,
         backend: &Backend,
-        fixed: &[u32],
+        fixed: &FixedDofs,
         options: MultigridOptions,
     ) -> Result<Self> {
         let spaces = LevelSpaces::new(hierarchy, finest.space())?;

@@ -367,7 +367,10 @@ impl LevelOperators<f64> for TwoGrids {
 fn a_cycle_is_the_last_successful_setups() {
     use crate::sparse::Factorization;
     let transfer = Transfer::<f64>::new(3, vec![[0, 2], [1, 2]], 1).unwrap();
-    let fixed = [vec![0, 1], vec![0, 1]];
+    let fixed = [
+        crate::linalg::FixedDofs::new(3, &[0, 1]).unwrap(),
+        crate::linalg::FixedDofs::new(5, &[0, 1]).unwrap(),
+    ];
     let finest = host(vec![0.0; 5]);
     let mut mg =
         Multigrid::from_parts(vec![transfer], &fixed, &finest, MultigridOptions::default())
@@ -408,4 +411,36 @@ fn a_cycle_is_the_last_successful_setups() {
     assert!(mg.report().is_none());
     let e = mg.apply(&mut ops, &b, &mut x).unwrap_err().to_string();
     assert!(e.contains(before), "{e}");
+}
+
+/// The fixed dofs of a multigrid are one set per level, each of its level's
+/// size: a wrong count or size is refused, naming `fixed`, the level and
+/// both sizes.
+#[test]
+fn fixed_dofs_of_another_size_than_their_level_are_refused() {
+    use crate::linalg::FixedDofs;
+    let transfer = || Transfer::<f64>::new(3, vec![[0, 2], [1, 2]], 1).unwrap();
+    let finest = host(vec![0.0; 5]);
+    let options = MultigridOptions::default();
+    let fixed = |sizes: &[usize]| -> Vec<FixedDofs> {
+        sizes
+            .iter()
+            .map(|&n| FixedDofs::new(n, &[0, 1]).unwrap())
+            .collect()
+    };
+    let refused = |fixed: &[FixedDofs]| {
+        Multigrid::from_parts(vec![transfer()], fixed, &finest, options)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refused(&fixed(&[3, 4])),
+        "invalid argument `fixed`: the fixed dofs of level 1 are of a system of 4 dofs, the \
+         level has 5"
+    );
+    assert_eq!(
+        refused(&fixed(&[5])),
+        "invalid argument `fixed`: 1 sets for 2 levels"
+    );
+    Multigrid::from_parts(vec![transfer()], &fixed(&[3, 5]), &finest, options).unwrap();
 }

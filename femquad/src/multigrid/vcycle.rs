@@ -15,6 +15,7 @@ use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
 use super::transfer::Transfer;
 use crate::backend::{IndexSet, MultigridKernels, Vector};
+use crate::linalg::FixedDofs;
 use crate::sparse::Factorization;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -171,6 +172,7 @@ struct Ready<R: Real> {
 /// points) on nested grids of 3, 5, 9, 17 points; CG preconditioned by the
 /// V-cycle converges in a few iterations whatever the size:
 /// ```
+/// use femquad::linalg::FixedDofs;
 /// use femquad::multigrid::{LevelOperators, Multigrid, MultigridOptions, Transfer};
 /// use femquad::sparse::CsrMatrix;
 /// use femquad::backend::Vector;
@@ -238,7 +240,10 @@ struct Ready<R: Real> {
 ///     .map(|(e, nb)| Transfer::<f64>::new(nb.len(), e.clone(), 1))
 ///     .collect::<Result<Vec<_>>>()?;
 /// // the end points 0 and 1 are fixed on every level
-/// let fixed = vec![vec![0, 1]; 4];
+/// let fixed = neighbours
+///     .iter()
+///     .map(|nb| FixedDofs::new(nb.len(), &[0, 1]))
+///     .collect::<Result<Vec<_>>>()?;
 /// let finest = Vector::from(vec![0.0; xs.len()]);
 /// let mut mg = Multigrid::from_parts(transfers, &fixed, &finest, MultigridOptions::default())?;
 /// let mut ops = Laplace1d { neighbours };
@@ -259,7 +264,7 @@ pub struct Multigrid<R: Real> {
     transfers: Vec<Transfer<R>>,
     kernels: MultigridKernels<R>,
     /// The coarsest level's fixed dofs, on the host (for its factorization).
-    coarse_fixed: Vec<u32>,
+    coarse_fixed: FixedDofs,
     /// The finest right-hand side with its fixed entries zeroed.
     masked_b: Vector<R>,
     /// The last successful setup (`None` before the first and after a
@@ -292,7 +297,7 @@ impl<R: Real> Multigrid<R> {
     /// Those of [`Multigrid::from_parts`] and [`LevelSpaces::fixed_dofs`].
     pub fn new(
         spaces: &LevelSpaces,
-        finest_fixed: &[u32],
+        finest_fixed: &FixedDofs,
         like: &Vector<R>,
         options: MultigridOptions,
     ) -> Result<Self> {
@@ -304,23 +309,24 @@ impl<R: Real> Multigrid<R> {
             let space = spaces
                 .space(0)
                 .ok_or_else(|| Error::arg("spaces", "no level"))?;
-            return Self::single(space.n_nodes(), space.n_comp(), &fixed[0], like, options);
+            return Self::single(space.n_nodes(), space.n_comp(), &fixed, like, options);
         }
         Self::from_parts(transfers, &fixed, like, options)
     }
 
-    /// A multigrid of one level: the direct solve of `n_nodes·n_comp` dofs.
+    /// A multigrid of one level: the direct solve of `n_nodes·n_comp` dofs
+    /// (`fixed`: the level's fixed dofs, one set).
     fn single(
         n_nodes: usize,
         n_comp: usize,
-        fixed: &[u32],
+        fixed: &[FixedDofs],
         like: &Vector<R>,
         options: MultigridOptions,
     ) -> Result<Self> {
         Self::build(
             vec![(n_nodes * n_comp, n_comp)],
             Vec::new(),
-            &[fixed.to_vec()],
+            fixed,
             like,
             options,
         )
@@ -334,13 +340,13 @@ impl<R: Real> Multigrid<R> {
     /// # Errors
     /// [`Error::InvalidArgument`] naming `transfers` if empty or if they do
     /// not chain (a level's fine dofs differ from the next level's coarse
-    /// dofs, or their `N_comp` differ), `fixed` if it has not one list per
-    /// level or a dof is out of range, `finest_like` for a length other
+    /// dofs, or their `N_comp` differ), `fixed` if it has not one set per
+    /// level or a set of another size than its level, `finest_like` for a length other
     /// than the finest level's, `options` if the coarsest level has more than
     /// `max_coarse_dofs` dofs; device errors.
     pub fn from_parts(
         transfers: Vec<Transfer<R>>,
-        fixed: &[Vec<u32>],
+        fixed: &[FixedDofs],
         finest_like: &Vector<R>,
         options: MultigridOptions,
     ) -> Result<Self> {
@@ -370,7 +376,7 @@ impl<R: Real> Multigrid<R> {
     fn build(
         sizes: Vec<(usize, usize)>,
         transfers: Vec<Transfer<R>>,
-        fixed: &[Vec<u32>],
+        fixed: &[FixedDofs],
         finest_like: &Vector<R>,
         options: MultigridOptions,
     ) -> Result<Self> {
@@ -378,7 +384,7 @@ impl<R: Real> Multigrid<R> {
         if fixed.len() != n_levels {
             return Err(Error::arg(
                 "fixed",
-                format!("{} lists for {n_levels} levels", fixed.len()),
+                format!("{} sets for {n_levels} levels", fixed.len()),
             ));
         }
         let (finest, n_comp) = sizes[n_levels - 1];
@@ -417,10 +423,14 @@ impl<R: Real> Multigrid<R> {
         let mut levels = Vec::with_capacity(n_levels);
         let mut work = Vec::with_capacity(n_levels - 1);
         for (l, &(n_dofs, nc)) in sizes.iter().enumerate() {
-            if let Some(&d) = fixed[l].iter().find(|&&d| d as usize >= n_dofs) {
+            if fixed[l].n_dofs() != n_dofs {
                 return Err(Error::arg(
                     "fixed",
-                    format!("dof {d} of level {l} is out of range ({n_dofs} dofs)"),
+                    format!(
+                        "the fixed dofs of level {l} are of a system of {} dofs, the level has \
+                         {n_dofs}",
+                        fixed[l].n_dofs()
+                    ),
                 ));
             }
             let like = zeros(n_dofs)?;
@@ -436,8 +446,8 @@ impl<R: Real> Multigrid<R> {
             levels.push(Level {
                 n_dofs,
                 n_comp: nc,
-                n_fixed: fixed[l].len(),
-                fixed: IndexSet::located_like(&like, &fixed[l])?,
+                n_fixed: fixed[l].dofs().len(),
+                fixed: IndexSet::located_like(&like, fixed[l].dofs())?,
             });
         }
         Ok(Multigrid {
@@ -605,7 +615,7 @@ impl<R: Real> Multigrid<R> {
                 c.refactor(matrix).map_err(coarse_error)?;
                 c
             }
-            _ => CoarseSolver::new(matrix, &self.coarse_fixed, opts.factorization)
+            _ => CoarseSolver::new(matrix, self.coarse_fixed.clone(), opts.factorization)
                 .map_err(coarse_error)?,
         };
         self.ready = Some(Ready {

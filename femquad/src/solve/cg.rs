@@ -1,7 +1,8 @@
 //! Matrix-free (preconditioned) conjugate gradients.
 
 use super::krylov::{
-    AttainableCheck, KrylovStats, Tol, checked_norm, krylov_start, non_finite_output, true_residual,
+    AttainableCheck, KrylovStats, PreconditionedSystem, Separate, Tol, checked_norm, krylov_start,
+    non_finite_output, true_residual,
 };
 use crate::linalg::LinearOperator;
 use crate::vector::VectorOps;
@@ -21,16 +22,16 @@ pub(crate) const OPERATOR_ADVICE: &str = " (conjugate gradients needs a symmetri
 pub(crate) const PRECONDITIONER_ADVICE: &str =
     " (preconditioned conjugate gradients needs a symmetric positive definite M⁻¹)";
 
-/// `z = M⁻¹ r` if there is a preconditioner `M`; returns `(r·r, r·z)` in
-/// one reduction (`r·z = r·r` without `M`).
+/// `z = M⁻¹ r` if there is a preconditioner `M` (then `z` is `Some`);
+/// returns `(r·r, r·z)` in one reduction (`r·z = r·r` without `M`).
 fn precondition<V: VectorOps>(
-    m: &mut Option<&mut dyn LinearOperator<V>>,
+    system: &mut (impl PreconditionedSystem<V> + ?Sized),
     r: &V,
     z: &mut Option<V>,
 ) -> Result<(f64, f64)> {
-    match (m, z) {
-        (Some(m), Some(z)) => {
-            m.apply(r, z)?;
+    match z {
+        Some(z) => {
+            system.precondition(r, z)?;
             let d = r.dots(&[r, z])?;
             if !d[1].is_finite() && d[0].is_finite() {
                 return Err(non_finite_output(
@@ -43,7 +44,7 @@ fn precondition<V: VectorOps>(
             }
             Ok((d[0], d[1]))
         }
-        _ => {
+        None => {
             let rr = r.dot(r)?;
             Ok((rr, rr))
         }
@@ -108,7 +109,20 @@ fn precondition<V: VectorOps>(
 /// * Any error returned by `a` or the preconditioner.
 pub fn cg<V: VectorOps>(
     a: &mut (impl LinearOperator<V> + ?Sized),
-    mut preconditioner: Option<&mut dyn LinearOperator<V>>,
+    preconditioner: Option<&mut dyn LinearOperator<V>>,
+    b: &V,
+    x: &mut V,
+    tol: f64,
+    max_iter: usize,
+) -> Result<CgStats> {
+    cg_system(&mut Separate { a, preconditioner }, b, x, tol, max_iter)
+}
+
+/// [`cg`] on a system whose operator and preconditioner are one object
+/// (errors naming `a` are about its operator, `preconditioner` about its
+/// preconditioner).
+pub(crate) fn cg_system<V: VectorOps>(
+    system: &mut (impl PreconditionedSystem<V> + ?Sized),
     b: &V,
     x: &mut V,
     tol: f64,
@@ -125,12 +139,12 @@ pub fn cg<V: VectorOps>(
     let target = tol * b_norm;
     let mut ap = b.zeros_like()?;
     let mut r = b.zeros_like()?;
-    true_residual(a, b, x, &mut ap, &mut r)?;
-    let mut z = match preconditioner {
-        Some(_) => Some(b.zeros_like()?),
-        None => None,
+    true_residual(system, b, x, &mut ap, &mut r)?;
+    let mut z = match system.is_preconditioned() {
+        true => Some(b.zeros_like()?),
+        false => None,
     };
-    let (mut rr, mut rz) = precondition(&mut preconditioner, &r, &mut z)?;
+    let (mut rr, mut rz) = precondition(system, &r, &mut z)?;
     let start = checked_norm(rr, &ap)?;
     let mut p = b.zeros_like()?;
     p.copy_from(z.as_ref().unwrap_or(&r))?;
@@ -143,7 +157,7 @@ pub fn cg<V: VectorOps>(
             // r is the true residual b − A x only before the first update
             let r_is_true = k == 0;
             if !r_is_true {
-                true_residual(a, b, x, &mut ap, &mut r)?;
+                true_residual(system, b, x, &mut ap, &mut r)?;
                 rr = r.dot(&r)?;
                 let norm = checked_norm(rr, &ap)?;
                 if let Some(last) = history.last_mut() {
@@ -171,7 +185,7 @@ pub fn cg<V: VectorOps>(
                 // the recurrence claimed the tolerance, b − A x misses it:
                 // restart from the true residual, unless it has stagnated
                 attainable.restart(true, norm, k)?;
-                rz = precondition(&mut preconditioner, &r, &mut z)?.1;
+                rz = precondition(system, &r, &mut z)?.1;
                 p.copy_from(z.as_ref().unwrap_or(&r))?;
             }
         }
@@ -184,7 +198,7 @@ pub fn cg<V: VectorOps>(
                 ),
             ));
         }
-        a.apply(&p, &mut ap)?;
+        system.apply(&p, &mut ap)?;
         let pap = p.dot(&ap)?;
         if !pap.is_finite() {
             return Err(non_finite_output(
@@ -207,7 +221,7 @@ pub fn cg<V: VectorOps>(
         let alpha = rz / pap;
         x.axpy(alpha, &p)?;
         r.axpy(-alpha, &ap)?;
-        let (rr_new, rz_new) = precondition(&mut preconditioner, &r, &mut z)?;
+        let (rr_new, rz_new) = precondition(system, &r, &mut z)?;
         if !rr_new.is_finite() {
             return Err(non_finite_output(
                 "a",

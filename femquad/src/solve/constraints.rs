@@ -3,13 +3,14 @@
 
 use crate::backend::{IndexSet, Vector};
 use crate::error::check_len;
+use crate::linalg::FixedDofs;
 use crate::operator::Operator;
-use crate::{Error, Real, Result};
+use crate::{Real, Result};
 
 /// The fixed dofs `D` of a field and their values `g_D`, built once: `D`
-/// increasing and without repetitions (on the host, for multigrid's levels
-/// and the coarse factorization, and as an [`IndexSet`] where the operator
-/// lives, for the solvers' vector operations), and
+/// on the host ([`FixedDofs`]: increasing, without repetitions, checked; for
+/// multigrid's levels and the coarse factorization) and as an [`IndexSet`]
+/// where the operator lives (for the solvers' vector operations), and
 ///
 /// ```text
 /// u_D[d] = g[d]  (d ∈ D),   u_D[d] = 0  (d ∉ D)
@@ -18,7 +19,7 @@ use crate::{Error, Real, Result};
 /// on the host (`f64`) and where the operator lives (precision `R`).
 #[derive(Debug)]
 pub(crate) struct Constraints<R: Real> {
-    dofs: Vec<u32>,
+    fixed: FixedDofs,
     values: Vec<f64>,
     base: Vector<R>,
     set: IndexSet,
@@ -30,42 +31,33 @@ impl<R: Real> Constraints<R> {
     /// entries) whose other entries are ignored.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `values` for a wrong length or
-    /// `fixed_dofs` for a dof out of range; [`Error::NonFinite`] if a fixed
-    /// value is not finite; device errors.
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming
+    /// `values` for a wrong length or `fixed_dofs` for a dof out of range
+    /// ([`FixedDofs::new`]); [`Error::NonFinite`](crate::Error::NonFinite) if
+    /// a fixed value is not finite; device errors.
     pub(crate) fn new(residual: &Operator<R>, fixed_dofs: &[u32], values: &[f64]) -> Result<Self> {
         let n = residual.space().n_dofs();
         check_len("values", values, n)?;
-        let mut is_fixed = vec![false; n];
-        for &d in fixed_dofs {
-            let slot = is_fixed.get_mut(d as usize).ok_or_else(|| {
-                Error::arg("fixed_dofs", format!("dof {d} is out of range ({n} dofs)"))
-            })?;
-            *slot = true;
-        }
+        let fixed = FixedDofs::new(n, fixed_dofs)?;
         let mut base_host = vec![0.0; n];
-        let mut dofs = Vec::new();
-        for (d, &f) in is_fixed.iter().enumerate() {
-            if f {
-                base_host[d] = values[d];
-                dofs.push(d as u32);
-            }
+        for &d in fixed.dofs() {
+            base_host[d as usize] = values[d as usize];
         }
         crate::real::check_finite("values (fixed entries)", &base_host)?;
         let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
         let base = residual.vector_from(&base_r)?;
-        let set = IndexSet::located_like(&base, &dofs)?;
+        let set = IndexSet::located_like(&base, fixed.dofs())?;
         Ok(Constraints {
-            dofs,
+            fixed,
             values: base_host,
             base,
             set,
         })
     }
 
-    /// The fixed dofs, increasing.
-    pub(crate) fn dofs(&self) -> &[u32] {
-        &self.dofs
+    /// The fixed dofs, on the host.
+    pub(crate) fn fixed(&self) -> &FixedDofs {
+        &self.fixed
     }
 
     /// `u_D` on the host.

@@ -4,22 +4,20 @@
 //! (Longer than most files: its unit tests, about 150 lines, live at the
 //! end, beside the private state they check.)
 
-use std::cell::RefCell;
-
-use super::cg::{CgStats, cg};
+use super::cg::{CgStats, cg_system};
 use super::constraints::Constraints;
+use super::krylov::PreconditionedSystem;
 use super::linear_checks::{
     check_symmetric_positive, explain_cg_failure, prepare_probe, require_affine,
 };
-use super::newton::NewtonPreconditioner;
-use super::newton::{NewtonOptions, NewtonStats, newton_krylov, newton_krylov_relinearized};
+use super::newton::{JacobianProducts, NewtonOptions, NewtonStats, NewtonSystem, newton};
 use super::preconditioner::{Preconditioner, PreconditionerState};
-use crate::linalg::LinearOperator;
+use crate::linalg::FixedDofs;
 use std::sync::Arc;
 
-use crate::backend::Vector;
+use crate::backend::{IndexSet, Vector};
 use crate::mesh::MeshPart;
-use crate::multigrid::{CycleProfile, MeshHierarchy, SetupReport};
+use crate::multigrid::{MeshHierarchy, Multigrid};
 use crate::operator::Operator;
 use crate::space::{Components, FunctionSpace};
 use crate::sparse::Factorization;
@@ -93,7 +91,7 @@ use crate::{Error, Real, Result};
 /// let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, |_, g| g[0] = 0.0)?;
 /// let (u, stats) = problem.solve_linear(1e-8, 100)?;
 /// assert!(stats.iterations <= 10);
-/// assert_eq!(problem.multigrid_report().unwrap().levels.len(), 4);
+/// assert_eq!(problem.multigrid().unwrap().report().unwrap().levels.len(), 4);
 /// # let _ = u;
 /// # Ok(())
 /// # }
@@ -273,25 +271,18 @@ impl<R: Real> DirichletProblem<R> {
             &self.preconditioner,
             &self.hierarchy,
             &self.residual,
-            self.constraints.dofs(),
+            self.constraints.fixed(),
         )
     }
 
-    /// What the multigrid's last setup found (levels, eigenvalue estimates,
-    /// seconds), if multigrid has been set up.
-    pub fn multigrid_report(&self) -> Option<&SetupReport> {
-        self.pc.levels().and_then(|l| l.multigrid().report())
-    }
-
-    /// Where the V-cycles' time went, per level and phase, when the
-    /// multigrid was set up with [`MultigridOptions::profile`](crate::multigrid::MultigridOptions::profile).
-    pub fn multigrid_profile(&self) -> Option<&CycleProfile> {
-        self.pc.levels().and_then(|l| l.multigrid().profile())
-    }
-
-    /// V-cycles applied so far (0 without multigrid).
-    pub fn multigrid_cycles(&self) -> usize {
-        self.pc.levels().map_or(0, |l| l.multigrid().cycles())
+    /// The multigrid preconditioner, once built (by the first solve with
+    /// [`Preconditioner::Multigrid`], or [`DirichletProblem::prepare`]): what
+    /// its last setup found ([`Multigrid::report`]: levels, eigenvalue
+    /// estimates, seconds), the V-cycles applied ([`Multigrid::cycles`]) and,
+    /// with [`MultigridOptions::profile`](crate::multigrid::MultigridOptions::profile),
+    /// where their time went ([`Multigrid::profile`]).
+    pub fn multigrid(&self) -> Option<&Multigrid<R>> {
+        self.pc.levels().map(|l| l.multigrid())
     }
 
     /// Seconds spent setting the preconditioner up during the last solve
@@ -337,12 +328,14 @@ impl<R: Real> DirichletProblem<R> {
 
     /// Number of free dofs (unknowns).
     pub fn n_free(&self) -> usize {
-        self.space().n_dofs() - self.constraints.dofs().len()
+        self.constraints.fixed().n_free()
     }
 
-    /// The fixed dofs, increasing.
-    pub fn fixed_dofs(&self) -> &[u32] {
-        self.constraints.dofs()
+    /// The fixed dofs (increasing: [`FixedDofs::dofs`]), e.g. for the
+    /// symmetric elimination of the assembled Jacobian
+    /// ([`FixedDofs::eliminate`]).
+    pub fn fixed_dofs(&self) -> &FixedDofs {
+        self.constraints.fixed()
     }
 
     /// `u_D`: the fixed values on fixed dofs and 0 on free dofs (`n_dofs` entries).
@@ -353,13 +346,6 @@ impl<R: Real> DirichletProblem<R> {
     /// Evaluations of `F` performed so far.
     pub fn evaluations(&self) -> usize {
         self.evaluations
-    }
-
-    /// `r = F(u)`, counted.
-    fn eval(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
-        self.residual.apply_unchecked(u, r)?;
-        self.evaluations += 1;
-        Ok(())
     }
 
     /// `r = G(u)`: `F(u)` on the free dofs, `u − g` on the fixed ones (see
@@ -375,17 +361,20 @@ impl<R: Real> DirichletProblem<R> {
 
     /// [`DirichletProblem::constrained_residual`] without the scan of `u`.
     fn constrained(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
-        self.eval(u, r)?;
-        // r_D = u_D − g_D; g is zero off D, so the axpy changes only D.
-        r.copy_at(self.constraints.set(), u)?;
-        r.axpy(-1.0, self.constraints.base())
+        constrained_residual(
+            &mut self.residual,
+            &self.constraints,
+            &mut self.evaluations,
+            u,
+            r,
+        )
     }
 
     /// Solves a **linear** problem (`physics` affine in `u` and `∇u`, with
     /// a symmetric positive definite `A_ff`) by conjugate gradients to the
-    /// relative residual `tol` ([`cg`]), and returns the full solution
-    /// (`n_dofs` entries, where the operator lives) with the CG statistics
-    /// (their residual is the true `‖b − A v‖`).
+    /// relative residual `tol` ([`cg`](super::cg)), and returns the full
+    /// solution (`n_dofs` entries, where the operator lives) with the CG
+    /// statistics (their residual is the true `‖b − A v‖`).
     ///
     /// With `u = u_D + v`: the right-hand side is `b = −F(u_D)` with
     /// `b_D = 0` (one evaluation), and the operator `(A v)_f = (J v)_f`,
@@ -409,7 +398,7 @@ impl<R: Real> DirichletProblem<R> {
     ///   (found by the random vectors, by CG, or by the multigrid setup: an
     ///   advection term, an indefinite or a singular problem), each with
     ///   what to do.
-    /// * Those of [`cg`] (notably [`Error::NoConvergence`], and `tol` out
+    /// * Those of [`cg`](super::cg) (notably [`Error::NoConvergence`], and `tol` out
     ///   of reach of the operator's precision), of the preconditioner's setup
     ///   ([`Preconditioner`]), and of [`Operator::apply`] and
     ///   [`Operator::jacobian_action`].
@@ -435,10 +424,8 @@ impl<R: Real> DirichletProblem<R> {
         b.axpy(-1.0, &f0)?;
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
-        let residual = RefCell::new(residual);
         let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-            residual.borrow_mut().jacobian_action(base, v, av)?;
-            av.copy_at(fixed_set, v)
+            constrained_jacobian(residual, fixed_set, base, v, av)
         };
         check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
         // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
@@ -449,46 +436,49 @@ impl<R: Real> DirichletProblem<R> {
         pc.setup(
             preconditioner,
             hierarchy,
-            &mut residual.borrow_mut(),
+            residual,
             constraints,
             base,
             factorization,
         )?;
-        let stats = {
-            let mut precondition = |r: &Vector<R>, z: &mut Vector<R>| -> Result<()> {
-                pc.apply(preconditioner, &mut residual.borrow_mut(), base, r, z)
-            };
-            let m: Option<&mut dyn LinearOperator<Vector<R>>> = match preconditioner {
-                Preconditioner::None => None,
-                _ => Some(&mut precondition),
-            };
-            cg(&mut apply, m, &b, &mut v, tol, max_iter)
-                .map_err(|e| explain_cg_failure(e, info.name))?
+        let mut system = LinearSystem {
+            residual,
+            fixed: fixed_set,
+            state: base,
+            choice: preconditioner,
+            pc,
         };
+        let stats = cg_system(&mut system, &b, &mut v, tol, max_iter)
+            .map_err(|e| explain_cg_failure(e, info.name))?;
         // u = u_D + v
         v.axpy(1.0, base)?;
         Ok((v, stats))
     }
 
     /// Solves a (possibly) **nonlinear** problem `G(u) = 0` by
-    /// [`newton_krylov`] from the initial guess `u0` (`None`: `u = u_D`;
+    /// [`newton_krylov`](super::newton_krylov) from the initial guess `u0` (`None`: `u = u_D`;
     /// its fixed entries are replaced by `g`) and returns the full solution
-    /// with Newton's statistics. [`NewtonOptions::residual_epsilon`] is at
-    /// least the machine epsilon of `R`. Every step's GMRES is
-    /// right-preconditioned by the problem's [`Preconditioner`], rebuilt for
-    /// the Jacobian at that step's iterate
-    /// ([`newton_krylov_relinearized`]; multigrid's coarsest Jacobian is
-    /// factored by LU, as Jacobians of nonlinear physics are in general not
-    /// symmetric).
+    /// with Newton's statistics. GMRES's products `J_G(u)·v` are `products`:
+    /// exact ([`JacobianProducts::Exact`], from
+    /// [`Operator::jacobian_action`]; the usual choice) or from residual
+    /// differences. [`NewtonOptions::residual_epsilon`] is at least the
+    /// machine epsilon of `R`. Every step's GMRES is right-preconditioned by
+    /// the problem's [`Preconditioner`], rebuilt for the Jacobian at that
+    /// step's iterate (as in
+    /// [`newton_krylov_relinearized`](super::newton_krylov_relinearized);
+    /// multigrid's coarsest Jacobian is factored by LU, as Jacobians of
+    /// nonlinear physics are in general not symmetric).
     ///
     /// # Errors
-    /// Those of [`newton_krylov`] and [`Operator::apply`], those about
+    /// Those of [`newton_krylov`](super::newton_krylov) and
+    /// [`Operator::apply`], those about
     /// its Jacobian (singular in a GMRES solve, non-finite pointwise
     /// Jacobians) naming `physics`; [`Error::InvalidArgument`] if `u0` has
     /// the wrong length or location.
     pub fn solve_nonlinear(
         &mut self,
         u0: Option<&Vector<R>>,
+        products: JacobianProducts,
         opts: &NewtonOptions,
     ) -> Result<(Vector<R>, NewtonStats)> {
         let name = self.residual.physics().info().name;
@@ -506,26 +496,25 @@ impl<R: Real> DirichletProblem<R> {
             ..*opts
         };
         self.pc.reset_timer();
-        let with_pc = self.preconditioner != Preconditioner::None;
-        let state = u.zeros_like()?;
-        let problem = RefCell::new(self);
-        let mut jacobian = |u: &Vector<R>, v: &Vector<R>, jv: &mut Vector<R>| -> Result<()> {
-            let mut p = problem.borrow_mut();
-            let p = &mut **p;
-            p.residual.jacobian_action(u, v, jv)?;
-            jv.copy_at(p.constraints.set(), v)
+        let DirichletProblem {
+            residual,
+            constraints,
+            evaluations,
+            hierarchy,
+            preconditioner,
+            pc,
+        } = self;
+        let mut system = NonlinearSystem {
+            state: u.zeros_like()?,
+            residual,
+            constraints,
+            evaluations,
+            hierarchy,
+            choice: preconditioner,
+            pc,
+            products,
         };
-        let residual = |v: &Vector<R>, r: &mut Vector<R>| problem.borrow_mut().constrained(v, r);
-        let stats = if with_pc {
-            let mut pc = NewtonPc {
-                problem: &problem,
-                state,
-            };
-            newton_krylov_relinearized(residual, Some(&mut jacobian), &mut pc, &mut u, &opts)
-        } else {
-            newton_krylov(residual, Some(&mut jacobian), None, &mut u, &opts)
-        }
-        .map_err(|e| match e {
+        let stats = newton(&mut system, &mut u, &opts).map_err(|e| match e {
             // the Jacobian products and residual are the physics'
             Error::InvalidArgument {
                 name: "jacobian" | "residual",
@@ -537,47 +526,126 @@ impl<R: Real> DirichletProblem<R> {
     }
 }
 
-/// The preconditioner of a nonlinear solve: set up at every Newton iterate
-/// (its copy `state`), applied for the Jacobian there.
-struct NewtonPc<'a, 'p, R: Real> {
-    problem: &'a RefCell<&'p mut DirichletProblem<R>>,
-    state: Vector<R>,
+/// `r = G(u)` (see [`DirichletProblem`]): `F(u)` on the free dofs, counted
+/// in `evaluations`, and `u − g` on the fixed ones.
+fn constrained_residual<R: Real>(
+    residual: &mut Operator<R>,
+    constraints: &Constraints<R>,
+    evaluations: &mut usize,
+    u: &Vector<R>,
+    r: &mut Vector<R>,
+) -> Result<()> {
+    residual.apply_unchecked(u, r)?;
+    *evaluations += 1;
+    // r_D = u_D − g_D; g is zero off D, so the axpy changes only D.
+    r.copy_at(constraints.set(), u)?;
+    r.axpy(-1.0, constraints.base())
 }
 
-impl<R: Real> LinearOperator<Vector<R>> for NewtonPc<'_, '_, R> {
-    fn apply(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
-        let mut p = self.problem.borrow_mut();
-        let DirichletProblem {
-            residual,
-            preconditioner,
-            pc,
-            ..
-        } = &mut **p;
-        pc.apply(preconditioner, residual, &self.state, r, z)
+/// `jv = J_G(u)·v`: the Jacobian action of `F` on the free dofs, `v` on the
+/// fixed ones (the identity's rows).
+fn constrained_jacobian<R: Real>(
+    residual: &mut Operator<R>,
+    fixed: &IndexSet,
+    u: &Vector<R>,
+    v: &Vector<R>,
+    jv: &mut Vector<R>,
+) -> Result<()> {
+    residual.jacobian_action(u, v, jv)?;
+    jv.copy_at(fixed, v)
+}
+
+/// What CG iterates with in [`DirichletProblem::solve_linear`]: the
+/// constrained Jacobian at `state` and the problem's preconditioner for it,
+/// both computed by the one operator — the disjoint parts of the problem
+/// they need, borrowed once.
+struct LinearSystem<'a, R: Real> {
+    residual: &'a mut Operator<R>,
+    fixed: &'a IndexSet,
+    state: &'a Vector<R>,
+    choice: &'a Preconditioner,
+    pc: &'a mut PreconditionerState<R>,
+}
+
+impl<R: Real> PreconditionedSystem<Vector<R>> for LinearSystem<'_, R> {
+    fn apply(&mut self, v: &Vector<R>, av: &mut Vector<R>) -> Result<()> {
+        constrained_jacobian(self.residual, self.fixed, self.state, v, av)
+    }
+
+    fn is_preconditioned(&self) -> bool {
+        *self.choice != Preconditioner::None
+    }
+
+    fn precondition(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
+        self.pc.apply(self.choice, self.residual, self.state, r, z)
     }
 }
 
-impl<R: Real> NewtonPreconditioner<Vector<R>> for NewtonPc<'_, '_, R> {
+/// What Newton works with in [`DirichletProblem::solve_nonlinear`]: the
+/// constrained residual `G`, its Jacobian products (`products`) and the
+/// problem's preconditioner, set up at every Newton iterate (its copy
+/// `state`) — all computed by the one operator, from the disjoint parts of
+/// the problem, borrowed once.
+struct NonlinearSystem<'a, R: Real> {
+    residual: &'a mut Operator<R>,
+    constraints: &'a Constraints<R>,
+    evaluations: &'a mut usize,
+    hierarchy: &'a MeshHierarchy,
+    choice: &'a Preconditioner,
+    pc: &'a mut PreconditionerState<R>,
+    products: JacobianProducts,
+    state: Vector<R>,
+}
+
+impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
+    fn residual(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
+        constrained_residual(self.residual, self.constraints, self.evaluations, u, r)
+    }
+
+    fn products(&self) -> JacobianProducts {
+        self.products
+    }
+
+    fn exact_product(
+        &mut self,
+        u: &Vector<R>,
+        v: &Vector<R>,
+        jv: &mut Vector<R>,
+    ) -> Option<Result<()>> {
+        match self.products {
+            JacobianProducts::Exact => Some(constrained_jacobian(
+                self.residual,
+                self.constraints.set(),
+                u,
+                v,
+                jv,
+            )),
+            JacobianProducts::Differences => None,
+        }
+    }
+
     fn linearize(&mut self, u: &Vector<R>) -> Result<()> {
+        if !self.is_preconditioned() {
+            return Ok(());
+        }
         self.state.copy_from(u)?;
-        let mut p = self.problem.borrow_mut();
-        let DirichletProblem {
-            residual,
-            constraints,
-            hierarchy,
-            preconditioner,
-            pc,
-            ..
-        } = &mut **p;
         // the Jacobian of a nonlinear physics is in general not symmetric
-        pc.setup(
-            preconditioner,
-            hierarchy,
-            residual,
-            constraints,
+        self.pc.setup(
+            self.choice,
+            self.hierarchy,
+            self.residual,
+            self.constraints,
             &self.state,
             Factorization::Lu,
         )
+    }
+
+    fn is_preconditioned(&self) -> bool {
+        *self.choice != Preconditioner::None
+    }
+
+    fn precondition(&mut self, r: &Vector<R>, z: &mut Vector<R>) -> Result<()> {
+        self.pc.apply(self.choice, self.residual, &self.state, r, z)
     }
 }
 
@@ -632,7 +700,7 @@ mod tests {
                 let r = setup(6, order, Laplacian, &[]);
                 let mut p = DirichletProblem::on_boundary(r, g).unwrap();
                 p.set_preconditioner(pc.clone());
-                assert!(p.n_free() > 0 && !p.fixed_dofs().is_empty());
+                assert!(p.n_free() > 0 && !p.fixed_dofs().dofs().is_empty());
                 let (u, stats) = p.solve_linear(1e-13, 500).unwrap();
                 let exact = p.space().interpolate(g);
                 let err = u
@@ -650,7 +718,8 @@ mod tests {
                     // (P1: an exact solve, one iteration), or one P2 → P1 step
                     Preconditioner::Multigrid(_) => {
                         assert!(stats.iterations <= [1, 15][order - 1], "{stats:?}");
-                        assert_eq!(p.multigrid_report().unwrap().levels.len(), order);
+                        let report = p.multigrid().and_then(Multigrid::report).unwrap();
+                        assert_eq!(report.levels.len(), order);
                     }
                     _ => assert!(stats.iterations > 10, "{stats:?}"),
                 }
@@ -674,7 +743,7 @@ mod tests {
         // fixed values are kept, and the fixed rows of G vanish at them
         let uh = u.to_host().unwrap();
         let rh = r0.to_host().unwrap();
-        for &d in p.fixed_dofs() {
+        for &d in p.fixed_dofs().dofs() {
             assert_eq!(uh[d as usize], p.fixed_values()[d as usize]);
             assert_eq!(rh[d as usize], 0.0);
         }
@@ -697,16 +766,58 @@ mod tests {
         };
         let g = move |x: &[f64], o: &mut [f64]| o[0] = k_inv(1.0 + x[0]);
         let mut p = DirichletProblem::on_boundary(r, g).unwrap();
-        let (u, stats) = p.solve_nonlinear(None, &NewtonOptions::default()).unwrap();
-        assert!(stats.iterations <= 8, "{stats:?}");
         let exact = p.space().interpolate(g);
+        // the products asked for are the products used: exact ones count
+        // Jacobian actions and one residual per step and line-search trial;
+        // differences, no action and one more residual per GMRES iteration
+        let mut solutions = Vec::new();
+        for products in [JacobianProducts::Exact, JacobianProducts::Differences] {
+            let cycles = |p: &DirichletProblem<f64>| p.multigrid().map_or(0, Multigrid::cycles);
+            let (before, cycles_before) = (p.evaluations(), cycles(&p));
+            let (u, stats) = p
+                .solve_nonlinear(None, products, &NewtonOptions::default())
+                .unwrap();
+            assert!(stats.iterations <= 8, "{products:?}: {stats:?}");
+            let gmres: usize = stats.linear_iterations.iter().sum();
+            match products {
+                JacobianProducts::Exact => {
+                    assert!(stats.jacobian_products >= gmres, "{stats:?}");
+                    let halvings: usize = stats
+                        .step_lengths
+                        .iter()
+                        .map(|l| (-l.log2()).round() as usize)
+                        .sum();
+                    assert_eq!(
+                        stats.residual_evaluations,
+                        1 + stats.iterations + halvings,
+                        "{stats:?}"
+                    );
+                }
+                JacobianProducts::Differences => {
+                    assert_eq!(stats.jacobian_products, 0, "{stats:?}");
+                    assert!(stats.residual_evaluations > gmres, "{stats:?}");
+                }
+            }
+            assert_eq!(p.evaluations() - before, stats.residual_evaluations);
+            // every GMRES iteration is preconditioned by a V-cycle
+            assert!(cycles(&p) - cycles_before >= gmres, "{stats:?}");
+            solutions.push(u.to_host().unwrap());
+        }
+        let u = &solutions[0];
         let err = u
-            .to_host()
-            .unwrap()
             .iter()
             .zip(&exact)
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f64::max);
+        let diff = u
+            .iter()
+            .zip(&solutions[1])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            diff < 1e-6,
+            "exact and difference products differ by {diff}"
+        );
         assert!(err < 1e-3, "max nodal error {err}");
     }
 
@@ -725,7 +836,7 @@ mod tests {
         let mut p = DirichletProblem::on_boundary(r, |_, g| g[0] = 0.0).unwrap();
         p.set_preconditioner(Preconditioner::None);
         let e = p
-            .solve_nonlinear(None, &NewtonOptions::default())
+            .solve_nonlinear(None, JacobianProducts::Exact, &NewtonOptions::default())
             .unwrap_err();
         let text = e.to_string();
         assert!(
@@ -771,7 +882,8 @@ mod tests {
         };
         let mut p = DirichletProblem::on_hierarchy(op, hierarchy, g).unwrap();
         let (u1, s1) = p.solve_linear(1e-10, 200).unwrap();
-        assert_eq!(p.multigrid_report().unwrap().levels.len(), 3);
+        let report = p.multigrid().and_then(Multigrid::report).unwrap();
+        assert_eq!(report.levels.len(), 3);
         p.set_constants(&[100.0, 100.0]).unwrap();
         let (u2, s2) = p.solve_linear(1e-10, 200).unwrap();
         assert_eq!(s1.iterations, s2.iterations, "{s1:?} {s2:?}");
@@ -792,7 +904,7 @@ mod tests {
         let n = r.space().n_dofs();
         let values: Vec<f64> = (0..n).map(|i| 10.0 + i as f64).collect();
         let mut p = DirichletProblem::new(r, &[5, 1, 5, 3, 1], &values).unwrap();
-        assert_eq!(p.fixed_dofs(), &[1, 3, 5]);
+        assert_eq!(p.fixed_dofs().dofs(), &[1, 3, 5]);
         assert_eq!(p.n_free(), n - 3);
         let mut expected = vec![0.0; n];
         for d in [1, 3, 5] {

@@ -2,7 +2,8 @@
 //! Gram–Schmidt and one re-orthogonalisation (CGS2).
 
 use super::krylov::{
-    AttainableCheck, KrylovStats, Tol, checked_norm, krylov_start, non_finite_output, true_residual,
+    AttainableCheck, KrylovStats, PreconditionedSystem, Separate, Tol, checked_norm, krylov_start,
+    non_finite_output, true_residual,
 };
 use crate::linalg::LinearOperator;
 use crate::vector::VectorOps;
@@ -109,7 +110,18 @@ fn orthogonalise<V: VectorOps>(w: &mut V, basis: &[V]) -> Result<Vec<f64>> {
 /// * Any error returned by `a` or the preconditioner.
 pub fn gmres<V: VectorOps>(
     a: &mut (impl LinearOperator<V> + ?Sized),
-    mut preconditioner: Option<&mut dyn LinearOperator<V>>,
+    preconditioner: Option<&mut dyn LinearOperator<V>>,
+    b: &V,
+    x: &mut V,
+    opts: &GmresOptions,
+) -> Result<KrylovStats> {
+    gmres_system(&mut Separate { a, preconditioner }, b, x, opts)
+}
+
+/// [`gmres`] on a system whose operator and preconditioner are one object
+/// (errors naming `a` are about its operator).
+pub(crate) fn gmres_system<V: VectorOps>(
+    system: &mut (impl PreconditionedSystem<V> + ?Sized),
     b: &V,
     x: &mut V,
     opts: &GmresOptions,
@@ -134,9 +146,9 @@ pub fn gmres<V: VectorOps>(
     let m = opts.restart.min(n.max(1));
     let mut w = b.zeros_like()?;
     // M⁻¹ v (if preconditioned)
-    let mut z = match preconditioner {
-        Some(_) => Some(b.zeros_like()?),
-        None => None,
+    let mut z = match system.is_preconditioned() {
+        true => Some(b.zeros_like()?),
+        false => None,
     };
     // The basis vectors, allocated as the first cycle needs them and reused.
     let mut basis: Vec<V> = Vec::with_capacity(m + 1);
@@ -152,7 +164,7 @@ pub fn gmres<V: VectorOps>(
     let mut claimed = false;
     loop {
         // v_0 = r/β with r = b − A x, the true residual
-        true_residual(a, b, x, &mut w, &mut basis[0])?;
+        true_residual(system, b, x, &mut w, &mut basis[0])?;
         let beta = checked_norm(basis[0].dot(&basis[0])?, &w)?;
         match history.last_mut() {
             None => history.push(beta),
@@ -183,12 +195,12 @@ pub fn gmres<V: VectorOps>(
         let mut res = beta;
         while k < m && iterations < opts.max_iter && res > target {
             // w = A M⁻¹ v_k
-            match (&mut preconditioner, &mut z) {
-                (Some(pc), Some(z)) => {
-                    pc.apply(&basis[k], z)?;
-                    a.apply(z, &mut w)?;
+            match &mut z {
+                Some(z) => {
+                    system.precondition(&basis[k], z)?;
+                    system.apply(z, &mut w)?;
                 }
-                _ => a.apply(&basis[k], &mut w)?,
+                None => system.apply(&basis[k], &mut w)?,
             }
             iterations += 1;
             let mut col = orthogonalise(&mut w, &basis[..=k])?;
@@ -245,14 +257,14 @@ pub fn gmres<V: VectorOps>(
         }
         // x ← x + M⁻¹ V y
         let refs: Vec<&V> = basis[..k].iter().collect();
-        match (&mut preconditioner, &mut z) {
-            (Some(pc), Some(z)) => {
+        match &mut z {
+            Some(z) => {
                 w.fill(0.0)?;
                 w.maxpy(&y, &refs)?;
-                pc.apply(&w, z)?;
+                system.precondition(&w, z)?;
                 x.axpy(1.0, z)?;
             }
-            _ => x.maxpy(&y, &refs)?,
+            None => x.maxpy(&y, &refs)?,
         }
         // next cycle: its head computes the true residual of the new x,
         // which decides whether the estimate's claim holds

@@ -1,10 +1,56 @@
-//! What the Krylov solvers share: their statistics, the argument checks at
+//! What the Krylov solvers share: the system they iterate on (operator and
+//! preconditioner as one object), their statistics, the argument checks at
 //! the start, the true residual `b − A x` that every convergence claim is
 //! checked against, and the report of a non-finite operator output.
 
 use crate::linalg::LinearOperator;
 use crate::vector::{VectorOps, check_finite};
 use crate::{Error, Precision, Result};
+
+/// A linear system's operator `A` and preconditioner `M⁻¹` as one object:
+/// what the iterations of [`cg`](super::cg) and [`gmres`](super::gmres) call.
+/// Their public forms take the two as separate [`LinearOperator`]s
+/// ([`Separate`]); a solver whose operator and preconditioner share state
+/// (a [`DirichletProblem`](super::DirichletProblem)'s operator computes
+/// `A v` and serves every multigrid cycle) implements it once on that state,
+/// so nothing is borrowed twice.
+pub(crate) trait PreconditionedSystem<V> {
+    /// `y = A x`.
+    fn apply(&mut self, x: &V, y: &mut V) -> Result<()>;
+    /// Whether there is a preconditioner (without one, `M = I` and the
+    /// solvers skip `M⁻¹`).
+    fn is_preconditioned(&self) -> bool;
+    /// `z = M⁻¹ r` (`z = r` without a preconditioner).
+    fn precondition(&mut self, r: &V, z: &mut V) -> Result<()>;
+}
+
+/// A [`PreconditionedSystem`] of an operator and an optional preconditioner
+/// given apart: the arguments of [`cg`](super::cg) and [`gmres`](super::gmres).
+pub(crate) struct Separate<'a, 'p, A: ?Sized, V> {
+    pub(crate) a: &'a mut A,
+    pub(crate) preconditioner: Option<&'p mut dyn LinearOperator<V>>,
+}
+
+impl<A, V> PreconditionedSystem<V> for Separate<'_, '_, A, V>
+where
+    A: LinearOperator<V> + ?Sized,
+    V: VectorOps,
+{
+    fn apply(&mut self, x: &V, y: &mut V) -> Result<()> {
+        self.a.apply(x, y)
+    }
+
+    fn is_preconditioned(&self) -> bool {
+        self.preconditioner.is_some()
+    }
+
+    fn precondition(&mut self, r: &V, z: &mut V) -> Result<()> {
+        match &mut self.preconditioner {
+            Some(m) => m.apply(r, z),
+            None => z.copy_from(r),
+        }
+    }
+}
 
 /// What a Krylov solve did.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,7 +157,7 @@ pub(crate) fn krylov_start<V: VectorOps>(b: &V, x: &mut V, tol: Tol) -> Result<O
 /// # Errors
 /// Those of `a` and of the vector operations.
 pub(crate) fn true_residual<V: VectorOps>(
-    a: &mut (impl LinearOperator<V> + ?Sized),
+    a: &mut (impl PreconditionedSystem<V> + ?Sized),
     b: &V,
     x: &V,
     ax: &mut V,

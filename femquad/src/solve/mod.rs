@@ -29,8 +29,10 @@
 //! * [`Jacobi`](crate::linalg::Jacobi) — the diagonal preconditioner `z = D⁻¹ r`; the
 //!   preconditioner argument of the solvers takes any [`LinearOperator`](crate::linalg::LinearOperator).
 //! * [`newton_krylov`] — Newton's method whose linear systems are solved by
-//!   GMRES with Jacobian-vector products from residual differences,
-//!   `J v ≈ (F(u + h v) − F(u))/h` ([`fd_step`] documents `h`).
+//!   GMRES with Jacobian-vector products that are exact
+//!   ([`Jacobian::Exact`], the action passed with the choice) or from
+//!   residual differences, `J v ≈ (F(u + h v) − F(u))/h`
+//!   ([`Jacobian::Differences`]; [`fd_step`] documents `h`).
 //! * [`DirichletProblem`] — a [`Operator`](crate::operator::Operator) with
 //!   some dofs fixed to given values (Dirichlet conditions), solved on the
 //!   free dofs: linear problems by CG, nonlinear ones by Newton–Krylov,
@@ -41,8 +43,9 @@
 //! * [`l2_error`] / [`l2_error_cells`] — `‖u_h − u‖_{L²}` against a known
 //!   function, by quadrature of a chosen degree on every cell.
 //!
-//! A [`DirichletProblem`] solves on host `f64` vectors; the residual inside
-//! it may compute in `f32` or `f64` ([`crate::Real`]).
+//! A [`DirichletProblem`] solves with vectors where its operator lives (host
+//! or device), in the operator's precision, `f32` or `f64`
+//! ([`crate::Real`]).
 
 mod cg;
 mod constraints;
@@ -60,8 +63,8 @@ pub use dirichlet::DirichletProblem;
 pub use gmres::{GmresOptions, gmres};
 pub use krylov::KrylovStats;
 pub use newton::{
-    JacobianAction, JacobianProducts, NewtonOptions, NewtonPreconditioner, NewtonStats, fd_step,
-    newton_krylov, newton_krylov_relinearized,
+    Jacobian, JacobianAction, JacobianProducts, NewtonOptions, NewtonPreconditioner, NewtonStats,
+    fd_step, newton_krylov, newton_krylov_relinearized,
 };
 pub use norms::{l2_error, l2_error_cells};
 pub use preconditioner::Preconditioner;

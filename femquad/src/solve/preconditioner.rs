@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::constraints::Constraints;
 use crate::backend::Vector;
+use crate::linalg::FixedDofs;
 use crate::multigrid::{MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi};
 use crate::operator::Operator;
 use crate::sparse::Factorization;
@@ -87,7 +88,7 @@ impl<R: Real> PreconditionerState<R> {
         choice: &Preconditioner,
         hierarchy: &MeshHierarchy,
         residual: &Operator<R>,
-        fixed: &[u32],
+        fixed: &FixedDofs,
     ) -> Result<()> {
         match choice {
             Preconditioner::Multigrid(options) => {
@@ -104,7 +105,7 @@ impl<R: Real> PreconditionerState<R> {
         options: &MultigridOptions,
         hierarchy: &MeshHierarchy,
         residual: &Operator<R>,
-        fixed: &[u32],
+        fixed: &FixedDofs,
     ) -> Result<&mut OperatorLevels<R>> {
         let levels = match self.levels.take() {
             Some(levels) => levels,
@@ -179,7 +180,7 @@ impl<R: Real> PreconditionerState<R> {
                 self.jacobi = Some(jacobi);
             }
             Preconditioner::Multigrid(options) => {
-                let levels = self.multigrid(options, hierarchy, residual, constraints.dofs())?;
+                let levels = self.multigrid(options, hierarchy, residual, constraints.fixed())?;
                 levels.multigrid_mut().set_factorization(factorization);
                 levels.setup(residual, u)?;
             }

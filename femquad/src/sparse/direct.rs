@@ -52,7 +52,7 @@ enum Factors {
 /// are reproducible.
 ///
 /// Dirichlet conditions: factor the matrix of
-/// [`FixedDofs::eliminate`](super::FixedDofs::eliminate), which stays
+/// [`FixedDofs::eliminate`](crate::linalg::FixedDofs::eliminate), which stays
 /// symmetric.
 ///
 /// # Example

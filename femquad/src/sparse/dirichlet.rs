@@ -4,89 +4,45 @@ use rayon::prelude::*;
 
 use super::csr::CsrMatrix;
 use crate::error::check_len;
+use crate::linalg::FixedDofs;
 use crate::real::check_finite;
 use crate::{Error, Result};
 
 /// Rows per rayon task.
 const ROWS_PER_TASK: usize = 1024;
 
-/// A set `D` of fixed dofs and the symmetric elimination of a linear system
-/// `A u = b` with the condition `u = g` on `D`.
-///
-/// # Convention
-/// The same as [`DirichletProblem`](crate::solve::DirichletProblem): the
-/// solution's entries on fixed dofs are given (`g`), and the free block is
-/// solved,
-///
-/// ```text
-/// A_ff u_f = b_f − A_fD g,      u_D = g,
-/// ```
-///
-/// the fixed rows of `A u = b` being dropped. (For a residual `F(u) = A u − b`
-/// this is `F(u)_f = 0`, i.e. `b = −F(0)`.) [`FixedDofs::eliminate`] writes
-/// it as one system of the full size that keeps the pattern and the
-/// symmetry of `A`:
-///
-/// ```text
-/// A'_ij = A_ij        i, j free          b'_i = b_i − Σ_{j∈D} A_ij g_j   i free
-/// A'_ij = δ_ij        i or j fixed       b'_i = g_i                       i fixed
-/// ```
-///
-/// (entries of fixed rows and columns stay in the pattern, as stored zeros,
-/// so a symbolic factorization is reused). `A'` is symmetric positive
-/// definite when `A` is symmetric and `A_ff` positive definite, e.g. a
-/// Laplacian or Lamé operator with `D` the boundary dofs.
-#[derive(Clone, Debug)]
-pub struct FixedDofs {
-    is_fixed: Vec<bool>,
-    fixed: Vec<u32>,
-}
-
+/// Dirichlet conditions on assembled systems: the symmetric elimination of
+/// the fixed dofs (the set itself, [`FixedDofs`], is the crate's one
+/// representation of fixed dofs, in [`crate::linalg`]).
 impl FixedDofs {
-    /// The dofs `fixed_dofs` (any order; repetitions allowed) of a system
-    /// with `n_dofs` unknowns.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] naming `fixed_dofs` and the dof if one is
-    /// `≥ n_dofs`.
-    pub fn new(n_dofs: usize, fixed_dofs: &[u32]) -> Result<FixedDofs> {
-        let mut is_fixed = vec![false; n_dofs];
-        for &d in fixed_dofs {
-            let slot = is_fixed.get_mut(d as usize).ok_or_else(|| {
-                Error::arg(
-                    "fixed_dofs",
-                    format!("dof {d} is out of range ({n_dofs} dofs)"),
-                )
-            })?;
-            *slot = true;
-        }
-        let fixed = (0..n_dofs)
-            .filter(|&d| is_fixed[d])
-            .map(|d| d as u32)
-            .collect();
-        Ok(FixedDofs { is_fixed, fixed })
-    }
-
-    /// Number of dofs of the system.
-    pub fn n_dofs(&self) -> usize {
-        self.is_fixed.len()
-    }
-
-    /// The fixed dofs, increasing.
-    pub fn dofs(&self) -> &[u32] {
-        &self.fixed
-    }
-
-    /// Whether dof `i` is fixed (`false` out of range).
-    pub fn is_fixed(&self, i: usize) -> bool {
-        self.is_fixed.get(i).copied().unwrap_or(false)
-    }
-
     /// Symmetric elimination of `A u = b` with `u = g` on the fixed dofs, in
-    /// place: `a` becomes `A'` and `b` becomes `b'` (see the
-    /// [type documentation](FixedDofs)). `g` is a full vector (`n_dofs`
-    /// entries) read on the fixed dofs only, like
+    /// place: `a` becomes `A'` and `b` becomes `b'`. `g` is a full vector
+    /// (`n_dofs` entries) read on the fixed dofs only, like
     /// [`DirichletProblem::fixed_values`](crate::solve::DirichletProblem::fixed_values).
+    ///
+    /// # Convention
+    /// The same as [`DirichletProblem`](crate::solve::DirichletProblem): the
+    /// solution's entries on fixed dofs are given (`g`), and the free block
+    /// is solved,
+    ///
+    /// ```text
+    /// A_ff u_f = b_f − A_fD g,      u_D = g,
+    /// ```
+    ///
+    /// the fixed rows of `A u = b` being dropped. (For a residual
+    /// `F(u) = A u − b` this is `F(u)_f = 0`, i.e. `b = −F(0)`.) This writes
+    /// it as one system of the full size that keeps the pattern and the
+    /// symmetry of `A`:
+    ///
+    /// ```text
+    /// A'_ij = A_ij        i, j free          b'_i = b_i − Σ_{j∈D} A_ij g_j   i free
+    /// A'_ij = δ_ij        i or j fixed       b'_i = g_i                       i fixed
+    /// ```
+    ///
+    /// (entries of fixed rows and columns stay in the pattern, as stored
+    /// zeros, so a symbolic factorization is reused). `A'` is symmetric
+    /// positive definite when `A` is symmetric and `A_ff` positive definite,
+    /// e.g. a Laplacian or Lamé operator with `D` the boundary dofs.
     ///
     /// # Errors
     /// Those of [`FixedDofs::eliminate_rhs`] and
@@ -110,7 +66,7 @@ impl FixedDofs {
         check_len("b", b, self.n_dofs())?;
         check_len("g", g, self.n_dofs())?;
         check_finite("b", b)?;
-        if let Some(&d) = self.fixed.iter().find(|&&d| !g[d as usize].is_finite()) {
+        if let Some(&d) = self.dofs().iter().find(|&&d| !g[d as usize].is_finite()) {
             return Err(Error::NonFinite {
                 name: "g",
                 index: d as usize,
@@ -121,12 +77,12 @@ impl FixedDofs {
             .with_min_len(ROWS_PER_TASK)
             .enumerate()
             .for_each(|(i, bi)| {
-                if self.is_fixed[i] {
+                if self.is_fixed(i) {
                     *bi = g[i];
                 } else {
                     let (cols, vals) = a.row(i).expect("row in range");
                     for (&j, &v) in cols.iter().zip(vals) {
-                        if self.is_fixed[j as usize] {
+                        if self.is_fixed(j as usize) {
                             *bi -= v * g[j as usize];
                         }
                     }
@@ -164,7 +120,7 @@ impl FixedDofs {
             for i in rows {
                 for k in row_ptr[i]..row_ptr[i + 1] {
                     let j = col_idx[k] as usize;
-                    if self.is_fixed[i] || self.is_fixed[j] {
+                    if self.is_fixed(i) || self.is_fixed(j) {
                         block[k - base] = if i == j { 1.0 } else { 0.0 };
                     }
                 }
@@ -178,7 +134,7 @@ impl FixedDofs {
     fn check_diagonal(&self, a: &CsrMatrix) -> Result<()> {
         self.check_matrix(a)?;
         match self
-            .fixed
+            .dofs()
             .iter()
             .find(|&&d| a.pattern().position(d as usize, d as usize).is_none())
         {
@@ -229,8 +185,6 @@ mod tests {
     fn elimination_keeps_symmetry_and_moves_columns_to_the_rhs() {
         let mut a = laplace_1d();
         let fixed = FixedDofs::new(4, &[3, 0, 3]).unwrap();
-        assert_eq!(fixed.dofs(), &[0, 3]);
-        assert!(fixed.is_fixed(3) && !fixed.is_fixed(1) && !fixed.is_fixed(9));
         let mut b = vec![1.0, 1.0, 1.0, 1.0];
         let g = vec![10.0, f64::NAN, f64::NAN, 20.0]; // free entries are not read
         fixed.eliminate(&mut a, &mut b, &g).unwrap();
@@ -249,13 +203,6 @@ mod tests {
 
     #[test]
     fn bad_input_is_named() {
-        assert!(matches!(
-            FixedDofs::new(4, &[4]),
-            Err(Error::InvalidArgument {
-                name: "fixed_dofs",
-                ..
-            })
-        ));
         let fixed = FixedDofs::new(4, &[1]).unwrap();
         let mut a = laplace_1d();
         let mut b = vec![0.0; 4];

@@ -36,7 +36,9 @@
 //! * [`element_matrices`] — `K_c` from a pointwise Jacobian (PETSc's
 //!   `g0…g3`), natively; [`assemble_into`] / [`CsrMatrix::assemble`] /
 //!   [`CsrMatrix::fill`] sum them.
-//! * [`FixedDofs`] — Dirichlet conditions by symmetric elimination.
+//! * [`FixedDofs::eliminate`](crate::linalg::FixedDofs::eliminate) —
+//!   Dirichlet conditions by symmetric elimination, for the fixed dofs of a
+//!   [`FixedDofs`](crate::linalg::FixedDofs).
 //! * [`DirectSolver`] — faer's sparse Cholesky and LU, symbolic analysis reused.
 //!
 //! Both a [`CsrMatrix`] (`y = A x`) and a [`DirectSolver`] (`x = A⁻¹ b`) are
@@ -59,6 +61,5 @@ mod pattern;
 pub use assemble::assemble_into;
 pub use csr::{CsrMatrix, SYMMETRY_TOLERANCE};
 pub use direct::{DirectSolver, Factorization};
-pub use dirichlet::FixedDofs;
 pub use element::element_matrices;
 pub use pattern::SparsityPattern;

@@ -1,8 +1,15 @@
-//! Linear operators by their action, at the bottom of the crate: what the
-//! Krylov solvers ([`crate::solve`]) iterate with, and what the operators
-//! of the crate (an [`Operator`](crate::operator::Operator)'s Jacobian, an
-//! assembled [`CsrMatrix`](crate::sparse::CsrMatrix), a direct solver, a
-//! multigrid cycle) implement where they are defined.
+//! Linear algebra at the bottom of the crate: linear operators by their
+//! action — what the Krylov solvers ([`crate::solve`]) iterate with, and
+//! what the operators of the crate (an
+//! [`Operator`](crate::operator::Operator)'s Jacobian, an assembled
+//! [`CsrMatrix`](crate::sparse::CsrMatrix), a direct solver, a multigrid
+//! cycle) implement where they are defined — and the fixed (Dirichlet)
+//! unknowns of a system ([`FixedDofs`]), which the solvers, multigrid and
+//! the sparse elimination share.
+
+mod fixed_dofs;
+
+pub use fixed_dofs::FixedDofs;
 
 use crate::Result;
 use crate::vector::VectorOps;
