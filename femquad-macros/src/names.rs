@@ -33,6 +33,7 @@ pub const FEMQUAD_PRELUDE: &[&str] = &[
     "FunctionSpace",
     "GmshMesh",
     "GmshOptions",
+    "JacobianProducts",
     "Mesh",
     "MeshHierarchy",
     "MeshOptions",
