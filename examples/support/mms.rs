@@ -188,6 +188,9 @@ mod tests {
                 grad_a: &[],
                 x,
                 constants,
+                n: &[],
+                u_t: &[],
+                t: 0.0,
             };
             physics.eval(dim, &args, &mut f0, &mut f1).unwrap();
             (f0, f1)

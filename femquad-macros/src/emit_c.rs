@@ -127,20 +127,29 @@ pub fn helper(func: &Func, what: &str, n_helpers: usize) -> String {
     )
 }
 
+/// The inputs of every physics function and its derivatives, in the fixed
+/// order of [`Role::ALL`]: `n` is the outward unit normal (boundary
+/// physics), `u_t` the time derivative of `u`, `t` the time.
 const INPUTS: &str = "const real u[], const real grad_u[][DIM], const real a[], \
-    const real grad_a[][DIM], const real x[], const real constants[]";
+    const real grad_a[][DIM], const real x[], const real constants[], const real n[], \
+    const real u_t[], const real t";
 
 /// The fixed signature of a physics' tangent function.
 pub fn tangent_signature(c_name: &str) -> String {
     format!(
-        "void {c_name}({INPUTS}, const real du[], const real dgrad_u[][DIM], real df0[], \
-         real df1[][DIM])"
+        "void {c_name}({INPUTS}, const real du[], const real dgrad_u[][DIM], \
+         const real du_t[], real df0[], real df1[][DIM])"
     )
 }
 
 /// The fixed signature of a physics' Jacobian function.
 pub fn jacobian_signature(c_name: &str) -> String {
     format!("void {c_name}({INPUTS}, real g0[], real g1[], real g2[], real g3[])")
+}
+
+/// The fixed signature of a physics' Jacobian with respect to `u_t`.
+pub fn jacobian_u_t_signature(c_name: &str) -> String {
+    format!("void {c_name}({INPUTS}, real g0_t[], real g2_t[])")
 }
 
 /// A derivative of a physics: `/* what */ signature { body }`; `refs`:
@@ -160,15 +169,11 @@ pub fn physics_derivative(
 
 /// The fixed signature of a physics function named `c_name`.
 pub fn physics_signature(c_name: &str) -> String {
-    format!(
-        "void {c_name}(const real u[], const real grad_u[][DIM], const real a[], \
-         const real grad_a[][DIM], const real x[], const real constants[], real f0[], \
-         real f1[][DIM])"
-    )
+    format!("void {c_name}({INPUTS}, real f0[], real f1[][DIM])")
 }
 
 /// The arrays of a physics as the comment at the head of its C function
-/// shows them, `grad_u: [1][D], f1: [1][D]` (`D`: the dimension): with the
+/// shows them, `grad_u: [1][D], t: scalar, f1: [1][D]` (`D`: the dimension): with the
 /// dimensions it is defined for and its body, they determine everything the
 /// kernels use of the physics' info (its sizes, which inputs it reads,
 /// which outputs it writes, its linearity), so that its source (whose hash
@@ -186,7 +191,9 @@ pub fn signature_comment(sig: &PhysicsSig) -> String {
                 Role::GradU | Role::F1 => format!("{}[D]", extent(sig.n_comp)),
                 Role::A => extent(sig.n_aux),
                 Role::GradA => format!("{}[D]", extent(sig.n_aux)),
-                Role::X => "[D]".into(),
+                Role::X | Role::N => "[D]".into(),
+                Role::UT => extent(sig.n_comp),
+                Role::T => "scalar".into(),
                 Role::Constants => format!("[{}]", sig.n_constants),
             };
             format!("{}: {lens}", role.name())

@@ -56,8 +56,13 @@ impl<R: Real> Form<R> {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `physics` if it is not defined in
-    /// the space's dimension or has another number of components than the
-    /// space.
+    /// the space's dimension, has another number of components than the
+    /// space, reads the normal `n` (a boundary physics,
+    /// [`PointwiseInfo::is_boundary`](crate::physics::PointwiseInfo::is_boundary):
+    /// it cannot be a cell term) or reads `u_t` (a transient physics,
+    /// [`PointwiseInfo::is_transient`](crate::physics::PointwiseInfo::is_transient):
+    /// it cannot be bound until femquad has a time integrator; a stationary
+    /// form would evaluate it at `u_t = 0`).
     pub fn new<P: PointwiseEval<R> + 'static>(space: FunctionSpace, physics: P) -> Result<Self> {
         Self::shared(space, Arc::new(physics))
     }
@@ -239,8 +244,10 @@ impl<R: Real> std::fmt::Debug for Form<R> {
     }
 }
 
-/// Checks that `physics` is defined in dimension `dim` and has `n_comp`
-/// components there.
+/// Checks that `physics` is defined in dimension `dim`, has `n_comp`
+/// components there, and is a stationary cell physics: it reads neither the
+/// normal `n` (a boundary physics) nor `u_t` (a transient physics, which
+/// needs the time integrator femquad does not have yet).
 pub(crate) fn check_fit<P: Pointwise + ?Sized>(
     physics: &P,
     dim: usize,
@@ -266,6 +273,28 @@ pub(crate) fn check_fit<P: Pointwise + ?Sized>(
             ),
         ));
     }
+    if info.is_boundary() {
+        return Err(Error::arg(
+            "physics",
+            format!(
+                "`{}` reads the normal `n`: it is a boundary physics, evaluated on facets, and \
+                 cannot be the cell physics of a form; write the cell terms in a physics \
+                 without `n`",
+                info.name
+            ),
+        ));
+    }
+    if info.is_transient() {
+        return Err(Error::arg(
+            "physics",
+            format!(
+                "`{}` reads `u_t`: it is a transient physics, F(t, u, u_t) = 0, which needs a \
+                 time integrator, and femquad has none yet (a stationary form would evaluate \
+                 it at u_t = 0); for a stationary problem, write the physics without `u_t`",
+                info.name
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -274,6 +303,7 @@ mod tests {
     use super::*;
     use crate::element::Element;
     use crate::mesh::generate::{MeshOptions, unit_square};
+    use crate::physics::Pointwise;
     use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient, Poisson};
 
     fn scalar_space() -> FunctionSpace {
@@ -307,6 +337,45 @@ mod tests {
         assert_eq!(name, "physics");
         assert!(e.contains("supports dimension(s) [3], not 2"), "{e}");
         assert!(Form::<f64>::new(scalar_space(), Laplacian).is_ok());
+    }
+
+    /// `f0 = u·n₀`: a boundary physics.
+    #[crate::pointwise]
+    fn robin_like(u: &[f64; 1], n: &[f64; 2], f0: &mut [f64; 1]) {
+        f0[0] = u[0] * n[0];
+    }
+
+    /// `f0 = u_t - t`: a transient physics (reads `t` too).
+    #[crate::pointwise]
+    fn rate(u_t: &[f64; 1], t: f64, f0: &mut [f64; 1]) {
+        f0[0] = u_t[0] - t;
+    }
+
+    /// `f0 = t`: reads the time, neither `n` nor `u_t`; declares `u_t`
+    /// without reading it.
+    #[crate::pointwise]
+    fn time_source(_u_t: &[f64; 1], t: f64, f0: &mut [f64; 1]) {
+        f0[0] = t;
+    }
+
+    #[test]
+    fn a_boundary_or_transient_physics_is_refused_as_a_cell_physics() {
+        let (e, name) = message(Form::<f64>::new(scalar_space(), RobinLike));
+        assert_eq!(name, "physics");
+        assert!(
+            e.contains("`robin_like` reads the normal `n`: it is a boundary physics"),
+            "{e}"
+        );
+        let (e, name) = message(Form::<f64>::new(scalar_space(), Rate));
+        assert_eq!(name, "physics");
+        assert!(
+            e.contains("`rate` reads `u_t`: it is a transient physics"),
+            "{e}"
+        );
+        assert!(e.contains("femquad has none yet"), "{e}");
+        // Reading `t` alone, or declaring `u_t` without reading it, is neither.
+        assert!(!TimeSource.info().is_transient() && TimeSource.info().reads.t);
+        assert!(Form::<f64>::new(scalar_space(), TimeSource).is_ok());
     }
 
     #[test]

@@ -718,7 +718,7 @@ fn compare_at(physics: &dyn PointwiseEvalBoth, dim: usize, points: &[(Vec<f64>, 
     let sizes = PointSizes::of(physics, dim);
     let mut rng = femquad::rng::Rng::new(1);
     let mut inputs = Inputs::<f64>::random(sizes, points.len(), &mut rng, -1.0, 1.0);
-    let [nu, _, _, _, _, nk] = sizes.inputs();
+    let [nu, _, _, _, _, nk, ..] = sizes.inputs();
     for (p, (u, k)) in points.iter().enumerate() {
         inputs.u[p * nu..(p + 1) * nu].copy_from_slice(u);
         inputs.constants[p * nk..(p + 1) * nk].copy_from_slice(k);
@@ -745,6 +745,9 @@ fn array_assignments_evaluate_indices_once() {
         grad_a: &[],
         x: &[],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     IndexOnce.eval(2, &args, &mut f0, &mut f1).unwrap();
     // f1[1] = [3.5; 2] (index 1 computed once), v = rows[0]
@@ -840,6 +843,9 @@ fn literal_arithmetic_is_in_the_evaluation_precision() {
         grad_a: &[],
         x: &[],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     LiteralArithmetic.eval(2, &args, &mut f0, &mut []).unwrap();
     assert_eq!(f0[0], 7.0);
@@ -851,6 +857,9 @@ fn literal_arithmetic_is_in_the_evaluation_precision() {
         grad_a: &[],
         x: &[],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     LiteralArithmetic
         .eval(2, &args64, &mut g0, &mut [])
@@ -880,6 +889,9 @@ fn cases_once_rejected_by_the_macro_agree() {
         grad_a: &[],
         x: &[0.0; 2],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     Reborrowed.eval(2, &args, &mut f0, &mut []).unwrap();
     // pass_on: add_to_first(v, 2·3) makes v = [8, 3] and returns 3·6 = 18;

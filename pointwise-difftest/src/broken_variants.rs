@@ -396,10 +396,11 @@ impl PointwiseEval<f64> for Corrupted {
         args: &PointArgs<'_, f64>,
         du: &[f64],
         dgrad_u: &[f64],
+        du_t: &[f64],
         df0: &mut [f64],
         df1: &mut [f64],
     ) -> Result {
-        f64::physics(self.inner).eval_tangent(dim, args, du, dgrad_u, df0, df1)?;
+        f64::physics(self.inner).eval_tangent(dim, args, du, dgrad_u, du_t, df0, df1)?;
         (self.corrupt)(df0);
         Ok(())
     }
@@ -432,10 +433,11 @@ impl PointwiseEval<f32> for Corrupted {
         args: &PointArgs<'_, f32>,
         du: &[f32],
         dgrad_u: &[f32],
+        du_t: &[f32],
         df0: &mut [f32],
         df1: &mut [f32],
     ) -> Result {
-        f32::physics(self.inner).eval_tangent(dim, args, du, dgrad_u, df0, df1)?;
+        f32::physics(self.inner).eval_tangent(dim, args, du, dgrad_u, du_t, df0, df1)?;
         let mut wide: Vec<f64> = df0.iter().map(|x| *x as f64).collect();
         (self.corrupt)(&mut wide);
         df0.iter_mut().zip(wide).for_each(|(x, w)| *x = w as f32);

@@ -133,7 +133,7 @@ fn points(
     (0..i.points)
         .map(|p| {
             let g = g(p);
-            let (du, dgu) = i.direction(p);
+            let (du, dgu, _) = i.direction(p);
             // Rounding noise of a tangent that cancels: a few dozen ulps of
             // the direction (its entries are at most 1).
             let floor = 64.0 * eps * norm(&du.iter().chain(dgu).copied().collect::<Vec<_>>());

@@ -124,9 +124,9 @@ pub(crate) fn native_tangents<R: EvalPrecision>(
             &mut out.f0[p * n0..(p + 1) * n0],
             &mut out.f1[p * n1..(p + 1) * n1],
         );
-        let (du, dgu) = i.direction(p);
+        let (du, dgu, dut) = i.direction(p);
         match catch_unwind(AssertUnwindSafe(|| {
-            R::physics(b.physics).eval_tangent(i.sizes.dim, &i.point(p), du, dgu, f0, f1)
+            R::physics(b.physics).eval_tangent(i.sizes.dim, &i.point(p), du, dgu, dut, f0, f1)
         })) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(e.to_string()),

@@ -1,7 +1,9 @@
 //! Activity analysis: which variables carry derivatives.
 //!
-//! A variable is *active* when its value may depend on the seeds (`u` and
-//! `∇u` in a physics, every real parameter in a helper). Only real
+//! A variable is *active* when its value may depend on the seeds (`u`,
+//! `∇u` or `u_t` in a physics — one of them, or `u_t` alone for the
+//! Jacobian with respect to `u_t`; never `n` or `t` — every real parameter
+//! in a helper). Only real
 //! variables (scalars and arrays of reals) can be active; integers and
 //! booleans are passive, including those computed from active reals (a
 //! cast or a comparison has derivative zero where it is differentiable).

@@ -1,5 +1,5 @@
 //! Linearity: whether the outputs of a function are affine in its seeds
-//! (`u`, `∇u` of a physics; the active real parameters of a helper). This
+//! (`u`, `∇u`, `u_t` of a physics; the active real parameters of a helper). This
 //! is the one place that decides it, on the primal program and its
 //! activity ([`super::activity`]).
 //!

@@ -5,13 +5,14 @@
 //! differentiated tree.
 //!
 //! - [`physics_tangent`]: `df0`, `df1`, the directional derivatives of
-//!   `f0`, `f1` along `(du, d∇u)` — every real statement is preceded by
+//!   `f0`, `f1` along `(du, d∇u, du_t)` — every real statement is preceded by
 //!   its tangent ([`transform`], rules in [`rules`]), only for variables
 //!   that depend on `u`, `∇u` ([`activity`]);
 //! - [`physics_jacobian`]: PETSc's `g0 … g3`, by the same transform in
 //!   vector mode: one tangent per seed (each component of `u` and of `∇u`
 //!   the physics reads), the primal computed once, then scattered into the
-//!   four blocks;
+//!   four blocks; and, seeded with `u_t` instead, `g0_t = ∂f0/∂u_t`,
+//!   `g2_t = ∂f1/∂u_t` ([`Blocks`]);
 //! - [`helper`]: a helper's tangent, `h_tangent(params…, tangents of its
 //!   real params…, d_ret)`, called by its callers' derivatives, and its
 //!   linearity for every pattern of active arguments.
@@ -195,13 +196,16 @@ fn inputs(primal: &Func) -> Vec<VarId> {
 }
 
 /// The tangent of a physics: parameters (its inputs in order, then `du`,
-/// `dgrad_u` if it declares `u`, `grad_u`, then `df0`, `df1` if it has
-/// them), and whether it is affine in `(u, ∇u)`.
+/// `dgrad_u`, `du_t` if it declares `u`, `grad_u`, `u_t`, then `df0`,
+/// `df1` if it has them), and whether it is affine in `(u, ∇u, u_t)`.
+/// The normal `n`, the time `t`, `x`, `a`, `∇a` and the constants are
+/// inactive (not differentiated).
 pub fn physics_tangent(primal: &Func) -> (Func, Linear) {
     let (u, gu) = (role_var(primal, Role::U), role_var(primal, Role::GradU));
+    let ut = role_var(primal, Role::UT);
     let (f0, f1) = (role_var(primal, Role::F0), role_var(primal, Role::F1));
     // The outputs are always active: their tangents are zeroed and written.
-    let seeds: Vec<VarId> = [u, gu, f0, f1].into_iter().flatten().collect();
+    let seeds: Vec<VarId> = [u, gu, ut, f0, f1].into_iter().flatten().collect();
     let active = activity::active(primal, &seeds);
     let lin = linearity::linear(primal, &active);
     let mut t = Tangent::new(primal, active, Mode::Scalar);
@@ -209,6 +213,7 @@ pub fn physics_tangent(primal: &Func) -> (Func, Linear) {
     for (v, name, out) in [
         (u, "du", false),
         (gu, "dgrad_u", false),
+        (ut, "du_t", false),
         (f0, "df0", true),
         (f1, "df1", true),
     ] {
@@ -261,14 +266,34 @@ fn umul(a: Expr, b: Expr) -> Expr {
     }
 }
 
-/// The Jacobian of a physics: parameters (its inputs in order, then `g0`,
-/// `g1`, `g2`, `g3`, flat). Seeds: each component of `u` (if read), then
-/// each `(c, d)` of `∇u` (if read), `s = [N_c] + c·D + d`.
-pub fn physics_jacobian(primal: &Func, sig: &PhysicsSig, reads_u: bool, reads_grad: bool) -> Func {
-    let (u, gu) = (role_var(primal, Role::U), role_var(primal, Role::GradU));
+/// Which pointwise Jacobians a Jacobian program computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocks {
+    /// PETSc's `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u`,
+    /// `g3 = ∂f1/∂∇u`; the blocks of an input the body does not read are 0.
+    U { reads_u: bool, reads_grad: bool },
+    /// `g0_t = ∂f0/∂u_t`, `g2_t = ∂f1/∂u_t` (laid out as `g0`, `g2`): the
+    /// blocks the step Jacobian `σ·∂F/∂u_t + ∂F/∂u` adds; 0 if the body
+    /// does not read `u_t`.
+    UT { reads_u_t: bool },
+}
+
+/// The Jacobian of a physics: parameters (its inputs in order, then the
+/// blocks, flat: `g0`, `g1`, `g2`, `g3`, or `g0_t`, `g2_t`). Seeds: each
+/// component of `u` (or of `u_t`) if read, then each `(c, d)` of `∇u` if
+/// read, `s = [N_c] + c·D + d`.
+pub fn physics_jacobian(primal: &Func, sig: &PhysicsSig, blocks: Blocks) -> Func {
+    let (u, gu) = match blocks {
+        Blocks::U {
+            reads_u,
+            reads_grad,
+        } => (
+            role_var(primal, Role::U).filter(|_| reads_u),
+            role_var(primal, Role::GradU).filter(|_| reads_grad),
+        ),
+        Blocks::UT { reads_u_t } => (role_var(primal, Role::UT).filter(|_| reads_u_t), None),
+    };
     let (f0, f1) = (role_var(primal, Role::F0), role_var(primal, Role::F1));
-    let u = u.filter(|_| reads_u);
-    let gu = gu.filter(|_| reads_grad);
     let nc = match sig.n_comp {
         Extent::Fixed(n) => Len::Lit(n),
         Extent::Dim => Len::Dim,
@@ -291,10 +316,15 @@ pub fn physics_jacobian(primal: &Func, sig: &PhysicsSig, reads_u: bool, reads_gr
     };
     let mut t = Tangent::new(primal, active, Mode::Vector(seeds));
     t.f.params = inputs(primal);
-    let g: Vec<VarId> = (0..4)
-        .map(|k| {
+    let names: &[&str] = match blocks {
+        Blocks::U { .. } => &["g0", "g1", "g2", "g3"],
+        Blocks::UT { .. } => &["g0_t", "g2_t"],
+    };
+    let g: Vec<VarId> = names
+        .iter()
+        .map(|name| {
             let v = t.f.add(
-                format!("g{k}"),
+                name.to_string(),
                 Ty::array(Ty::Real, Len::Flat),
                 true,
                 VarKind::Param,
@@ -436,24 +466,24 @@ pub fn physics_jacobian(primal: &Func, sig: &PhysicsSig, reads_u: bool, reads_gr
     };
     let d0 = f0.and_then(|v| t.dv.get(&v).copied());
     let d1 = f1.and_then(|v| t.dv.get(&v).copied());
-    let g0 = Stmt::Assign {
-        place: Place::var(g[0]).at(row.clone()),
+    let g0 = |g: VarId| Stmt::Assign {
+        place: Place::var(g).at(row.clone()),
         value: entry(d0.filter(|_| u.is_some()), r(gc), None),
     };
-    let g1 = Stmt::Assign {
-        place: Place::var(g[1]).at(uadd(umul(row.clone(), dim.clone()), r(dg))),
+    let g1 = |g: VarId| Stmt::Assign {
+        place: Place::var(g).at(uadd(umul(row.clone(), dim.clone()), r(dg))),
         value: entry(d0.filter(|_| gu.is_some()), grad_seed.clone(), None),
     };
-    let g2 = Stmt::Assign {
-        place: Place::var(g[2]).at(uadd(umul(row.clone(), dim.clone()), r(df))),
+    let g2 = |g: VarId| Stmt::Assign {
+        place: Place::var(g).at(uadd(umul(row.clone(), dim.clone()), r(df))),
         value: entry(d1.filter(|_| u.is_some()), r(gc), Some(df)),
     };
-    let g3 = Stmt::Assign {
-        place: Place::var(g[3]).at(uadd(
-            umul(uadd(umul(row, dim.clone()), r(df)), dim.clone()),
+    let g3 = |g: VarId| Stmt::Assign {
+        place: Place::var(g).at(uadd(
+            umul(uadd(umul(row.clone(), dim.clone()), r(df)), dim.clone()),
             r(dg),
         )),
-        value: entry(d1.filter(|_| gu.is_some()), grad_seed, Some(df)),
+        value: entry(d1.filter(|_| gu.is_some()), grad_seed.clone(), Some(df)),
     };
     let for_ = |var: VarId, hi: Expr, body: Vec<Stmt>| Stmt::For {
         var,
@@ -462,18 +492,22 @@ pub fn physics_jacobian(primal: &Func, sig: &PhysicsSig, reads_u: bool, reads_gr
         inclusive: false,
         body,
     };
+    let per_entry = match blocks {
+        Blocks::U { .. } => vec![
+            g0(g[0]),
+            for_(dg, Expr::Dim, vec![g1(g[1])]),
+            for_(
+                df,
+                Expr::Dim,
+                vec![g2(g[2]), for_(dg, Expr::Dim, vec![g3(g[3])])],
+            ),
+        ],
+        Blocks::UT { .. } => vec![g0(g[0]), for_(df, Expr::Dim, vec![g2(g[1])])],
+    };
     body.push(for_(
         fc,
         ncx.clone(),
-        vec![for_(
-            gc,
-            ncx.clone(),
-            vec![
-                g0,
-                for_(dg, Expr::Dim, vec![g1]),
-                for_(df, Expr::Dim, vec![g2, for_(dg, Expr::Dim, vec![g3])]),
-            ],
-        )],
+        vec![for_(gc, ncx.clone(), per_entry)],
     ));
     let mut f = t.f;
     f.body = body;

@@ -32,19 +32,28 @@ pub enum Role {
     GradA,
     X,
     Constants,
+    /// The outward unit normal (boundary physics).
+    N,
+    /// The time derivative of `u` (transient physics).
+    UT,
+    /// The time, a scalar.
+    T,
     F0,
     F1,
 }
 
 impl Role {
     /// In the order of the OpenCL signature.
-    pub const ALL: [Role; 8] = [
+    pub const ALL: [Role; 11] = [
         Role::U,
         Role::GradU,
         Role::A,
         Role::GradA,
         Role::X,
         Role::Constants,
+        Role::N,
+        Role::UT,
+        Role::T,
         Role::F0,
         Role::F1,
     ];
@@ -57,6 +66,9 @@ impl Role {
             Role::GradA => "grad_a",
             Role::X => "x",
             Role::Constants => "constants",
+            Role::N => "n",
+            Role::UT => "u_t",
+            Role::T => "t",
             Role::F0 => "f0",
             Role::F1 => "f1",
         }
@@ -75,6 +87,9 @@ impl Role {
             Role::GradA => "&[[f64; D]; NA]",
             Role::X => "&[f64; D]",
             Role::Constants => "&[f64; NK]",
+            Role::N => "&[f64; D]",
+            Role::UT => "&[f64; NC]",
+            Role::T => "f64",
             Role::F0 => "&mut [f64; NC]",
             Role::F1 => "&mut [[f64; D]; NC]",
         }
@@ -87,6 +102,11 @@ impl Role {
     /// Whether the parameter is a gradient-like `[[f64; D]; N]`.
     pub fn is_matrix(self) -> bool {
         matches!(self, Role::GradU | Role::GradA | Role::F1)
+    }
+
+    /// Whether the parameter is a scalar `f64` (the time `t`).
+    pub fn is_scalar(self) -> bool {
+        self == Role::T
     }
 }
 
@@ -256,7 +276,9 @@ pub fn check(args: &Args, f: &Function) -> Result<Checked, syn::Error> {
         for role in Role::ALL {
             names.reserve(role.name());
         }
-        for name in ["du", "dgrad_u", "df0", "df1", "g0", "g1", "g2", "g3"] {
+        for name in [
+            "du", "dgrad_u", "du_t", "df0", "df1", "g0", "g1", "g2", "g3", "g0_t", "g2_t",
+        ] {
             names.reserve(name);
         }
     }

@@ -24,8 +24,9 @@ pub struct Sig {
 }
 
 const PHYSICS_FORMS: &str = "`u: &[f64; NC]`, `grad_u: &[[f64; D]; NC]`, `a: &[f64; NA]`, \
-    `grad_a: &[[f64; D]; NA]`, `x: &[f64; D]`, `constants: &[f64; NK]`, `f0: &mut [f64; NC]`, \
-    `f1: &mut [[f64; D]; NC]`";
+    `grad_a: &[[f64; D]; NA]`, `x: &[f64; D]`, `constants: &[f64; NK]`, `n: &[f64; D]` (the \
+    outward unit normal, boundary physics), `u_t: &[f64; NC]` (the time derivative of `u`), \
+    `t: f64` (the time), `f0: &mut [f64; NC]`, `f1: &mut [[f64; D]; NC]`";
 
 /// A length in a signature.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -129,7 +130,7 @@ impl What {
         match self {
             What::Components => format!(
                 "`{param}` has {len} components, but `{first}` has {v}: the number of components \
-                 NC must be the same in `u`, `grad_u`, `f0` and `f1`"
+                 NC must be the same in `u`, `grad_u`, `u_t`, `f0` and `f1`"
             ),
             What::Aux => format!(
                 "`{param}` has {len} auxiliary components, but `{first}` has {v}: NA must be the \
@@ -198,6 +199,22 @@ fn physics(args: &Args, f: &Function, mut dims: Dims, errors: &mut Errors) -> Si
             );
         }
         roles.push(Some(role));
+        if role.is_scalar() {
+            // `t: f64`: a scalar (its "shape" `[1]` marks it valid).
+            if matches!(p.ty, Type::F64(_)) {
+                shapes.push(Some((SLen::Lit(1), None)));
+            } else {
+                errors.at(
+                    p.ty.loc(),
+                    format!(
+                        "`{}` (the time) must have type `f64`: it is a scalar, passed by value",
+                        name.text
+                    ),
+                );
+                shapes.push(None);
+            }
+            continue;
+        }
         let shape = physics_shape(&p.ty, role, dim_name);
         let Some((outer, inner)) = shape else {
             errors.at(
@@ -230,7 +247,7 @@ fn physics(args: &Args, f: &Function, mut dims: Dims, errors: &mut Errors) -> Si
             SLen::Dim => dim.add(l, &name.text, loc, errors, What::Dimension),
         };
         match role {
-            Role::X => dim_at(outer, errors),
+            Role::X | Role::N => dim_at(outer, errors),
             Role::Constants => match outer {
                 SLen::Lit(n) if n > 0 => nk = Some(n),
                 _ => errors.at(
@@ -322,7 +339,7 @@ fn physics(args: &Args, f: &Function, mut dims: Dims, errors: &mut Errors) -> Si
             SLen::Dim => Len::Dim,
         };
         let count = match (role, shape) {
-            (Role::X, _) => dim_len,
+            (Role::X | Role::N, _) => dim_len,
             (Role::Constants, _) => Len::Lit(nk.unwrap_or(0)),
             (_, Some((outer, _))) => own(outer),
             (Role::A | Role::GradA, None) => n_aux.len(),
@@ -330,6 +347,7 @@ fn physics(args: &Args, f: &Function, mut dims: Dims, errors: &mut Errors) -> Si
         };
         let ty = match shape {
             None => Ty::Error,
+            Some(_) if role.is_scalar() => Ty::Real,
             Some(_) if role.is_matrix() => Ty::array(Ty::array(Ty::Real, dim_len), count),
             Some(_) => Ty::array(Ty::Real, count),
         };

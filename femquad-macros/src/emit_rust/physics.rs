@@ -49,21 +49,34 @@ pub(super) fn physics(
     let jacobian = crate::ad::physics_jacobian(
         &func,
         sig,
-        c.reads.contains(&Role::U),
-        c.reads.contains(&Role::GradU),
+        crate::ad::Blocks::U {
+            reads_u: c.reads.contains(&Role::U),
+            reads_grad: c.reads.contains(&Role::GradU),
+        },
+    );
+    let jacobian_u_t = crate::ad::physics_jacobian(
+        &func,
+        sig,
+        crate::ad::Blocks::UT {
+            reads_u_t: c.reads.contains(&Role::UT),
+        },
     );
     let tangent_name = format!("{c_name}_tangent");
     let jacobian_name = format!("{c_name}_jacobian");
+    let jacobian_u_t_name = format!("{c_name}_jacobian_u_t");
     // The tangent variants of helpers that the derivatives call, numbered
     // after the helpers in the template's placeholders.
     let mut refs = crate::ir::tangent_refs(&tangent);
-    for r in crate::ir::tangent_refs(&jacobian) {
+    for r in crate::ir::tangent_refs(&jacobian)
+        .into_iter()
+        .chain(crate::ir::tangent_refs(&jacobian_u_t))
+    {
         if !refs.contains(&r) {
             refs.push(r);
         }
     }
     let template = template_pieces(&format!(
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
         crate::emit_c::physics(&func, sig, &rust_name, &c_name, fixed, n),
         crate::emit_c::physics_derivative(
             &tangent,
@@ -76,6 +89,13 @@ pub(super) fn physics(
             &jacobian,
             &format!("Jacobian of fn {rust_name}"),
             &crate::emit_c::jacobian_signature(&jacobian_name),
+            n,
+            &refs
+        ),
+        crate::emit_c::physics_derivative(
+            &jacobian_u_t,
+            &format!("Jacobian with respect to u_t of fn {rust_name}"),
+            &crate::emit_c::jacobian_u_t_signature(&jacobian_u_t_name),
             n,
             &refs
         ),
@@ -98,6 +118,7 @@ pub(super) fn physics(
         read(Role::X),
         read(Role::Constants),
     );
+    let (rn, rut, rt) = (read(Role::N), read(Role::UT), read(Role::T));
     let flops: Vec<TokenStream> = (0..2)
         .map(|k| {
             let dim = k as u64 + 2;
@@ -186,6 +207,8 @@ pub(super) fn physics(
     let mut tangent_evals = Vec::new();
     let mut jacobian_fns = Vec::new();
     let mut jacobian_evals = Vec::new();
+    let mut jacobian_u_t_fns = Vec::new();
+    let mut jacobian_u_t_evals = Vec::new();
     for real in ["f64", "f32"] {
         let t: TokenStream = real.parse().expect("type");
         tangent_fns.push(translations(&tangent, "_tangent", real, &instances));
@@ -207,15 +230,31 @@ pub(super) fn physics(
             &rust_name,
             c,
             sig,
-            t,
+            t.clone(),
             Eval::Jacobian,
             &named("_jacobian", real),
+        ));
+        jacobian_u_t_fns.push(translations(
+            &jacobian_u_t,
+            "_jacobian_u_t",
+            real,
+            &jacobian_instances,
+        ));
+        jacobian_u_t_evals.push(dispatch(
+            &rust_name,
+            c,
+            sig,
+            t,
+            Eval::JacobianUT,
+            &named("_jacobian_u_t", real),
         ));
     }
     let (tangent64_fns, tangent32_fns) = (&tangent_fns[0], &tangent_fns[1]);
     let (tangent64, tangent32) = (&tangent_evals[0], &tangent_evals[1]);
     let (jacobian64_fns, jacobian32_fns) = (&jacobian_fns[0], &jacobian_fns[1]);
     let (jacobian64, jacobian32) = (&jacobian_evals[0], &jacobian_evals[1]);
+    let (jacobian_u_t64_fns, jacobian_u_t32_fns) = (&jacobian_u_t_fns[0], &jacobian_u_t_fns[1]);
+    let (jacobian_u_t64, jacobian_u_t32) = (&jacobian_u_t_evals[0], &jacobian_u_t_evals[1]);
     let vis = &item.vis;
     let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
     let note = format!(
@@ -225,7 +264,7 @@ pub(super) fn physics(
     let has_docs = item.attrs.iter().any(|a| a.path().is_ident("doc"));
     let sep = has_docs.then(|| quote!(#[doc = ""]));
     let dim_checks = dim_checks(&helpers, f, c);
-    let aliases = helpers.aliases(&rust_name, 1, &[&func, &tangent, &jacobian]);
+    let aliases = helpers.aliases(&rust_name, 1, &[&func, &tangent, &jacobian, &jacobian_u_t]);
     quote! {
         #aliases
         #dim_checks
@@ -274,10 +313,14 @@ pub(super) fn physics(
                         grad_a: #rga,
                         x: #rx,
                         constants: #rk,
+                        n: #rn,
+                        u_t: #rut,
+                        t: #rt,
                     },
                     flops: [#(#flops),*],
                     opencl_tangent_name: #tangent_name,
                     opencl_jacobian_name: #jacobian_name,
+                    opencl_jacobian_u_t_name: #jacobian_u_t_name,
                     tangent_flops: [#(#tangent_flops),*],
                     jacobian_flops: [#(#jacobian_flops),*],
                     linear: #linear,
@@ -312,6 +355,7 @@ pub(super) fn physics(
                 args: &#pw::PointArgs<'_, f64>,
                 du: &[f64],
                 dgrad_u: &[f64],
+                du_t: &[f64],
                 df0: &mut [f64],
                 df1: &mut [f64],
             ) -> ::core::result::Result<(), #pw::PointwiseError> {
@@ -331,6 +375,18 @@ pub(super) fn physics(
             ) -> ::core::result::Result<(), #pw::PointwiseError> {
                 #jacobian64_fns
                 #jacobian64
+            }
+
+            #[allow(unused_variables)]
+            fn eval_jacobian_u_t(
+                &self,
+                dim: usize,
+                args: &#pw::PointArgs<'_, f64>,
+                g0_t: &mut [f64],
+                g2_t: &mut [f64],
+            ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                #jacobian_u_t64_fns
+                #jacobian_u_t64
             }
         }
 
@@ -354,6 +410,7 @@ pub(super) fn physics(
                 args: &#pw::PointArgs<'_, f32>,
                 du: &[f32],
                 dgrad_u: &[f32],
+                du_t: &[f32],
                 df0: &mut [f32],
                 df1: &mut [f32],
             ) -> ::core::result::Result<(), #pw::PointwiseError> {
@@ -374,6 +431,18 @@ pub(super) fn physics(
                 #jacobian32_fns
                 #jacobian32
             }
+
+            #[allow(unused_variables)]
+            fn eval_jacobian_u_t(
+                &self,
+                dim: usize,
+                args: &#pw::PointArgs<'_, f32>,
+                g0_t: &mut [f32],
+                g2_t: &mut [f32],
+            ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                #jacobian_u_t32_fns
+                #jacobian_u_t32
+            }
         }
     }
 }
@@ -387,6 +456,8 @@ enum Eval {
     Tangent,
     /// `g0` … `g3`.
     Jacobian,
+    /// `g0_t`, `g2_t`.
+    JacobianUT,
 }
 
 /// `match dim { 2 => …, 3 => …, d => Err(unsupported_dim) }` around calls
@@ -401,16 +472,17 @@ fn dispatch(
     callee: &dyn Fn(Option<usize>) -> TokenStream,
 ) -> TokenStream {
     let private = private();
-    let per_dim = eval == Eval::Jacobian;
+    let per_dim = matches!(eval, Eval::Jacobian | Eval::JacobianUT);
     let arms = match &c.dims {
         Dims::Any if !per_dim => {
-            let body = call_with_views(rust_name, sig, &t, eval, &callee(None), None);
+            let body = call_with_views(rust_name, c, sig, &t, eval, &callee(None), None);
             quote!(2 | 3 => { #body })
         }
         d => {
             let arms = d.list().into_iter().map(|dim| {
                 let dim = dim as usize;
-                let body = call_with_views(rust_name, sig, &t, eval, &callee(Some(dim)), Some(dim));
+                let body =
+                    call_with_views(rust_name, c, sig, &t, eval, &callee(Some(dim)), Some(dim));
                 quote!(#dim => { #body })
             });
             quote!(#(#arms)*)
@@ -425,9 +497,13 @@ fn dispatch(
 }
 
 /// Views of the slices as the arrays of the native function's parameters
-/// (lengths checked: wrong ones are `PointwiseError`s), then the call.
+/// (lengths checked: wrong ones are `PointwiseError`s), then the call. The
+/// normal `n` and the time derivative `u_t` (and its direction `du_t`) are
+/// viewed only when the body reads them; a parameter declared but not read
+/// gets zeros, whatever the slice (empty for a physics that does not read it).
 fn call_with_views(
     rust_name: &str,
+    c: &Checked,
     sig: &PhysicsSig,
     t: &TokenStream,
     eval: Eval,
@@ -464,6 +540,15 @@ fn call_with_views(
                 quote!(#private::matrix::<#t, #na, #d>(#rust_name, #argname, args.grad_a)?)
             }
             Role::X => quote!(#private::array::<#t, #d>(#rust_name, #argname, args.x)?),
+            Role::N if c.reads.contains(&Role::N) => {
+                quote!(#private::array::<#t, #d>(#rust_name, #argname, args.n)?)
+            }
+            Role::N => quote!(&[0.0; #d]),
+            Role::UT if c.reads.contains(&Role::UT) => {
+                quote!(#private::array::<#t, #nc>(#rust_name, #argname, args.u_t)?)
+            }
+            Role::UT => quote!(&[0.0; #nc]),
+            Role::T => quote!(args.t),
             Role::Constants => {
                 let nk = sig.n_constants as usize;
                 quote!(#private::array::<#t, #nk>(#rust_name, #argname, args.constants)?)
@@ -500,6 +585,16 @@ fn call_with_views(
                 lets.push(quote!(let #v = #private::matrix::<#t, #nc, #d>(#rust_name, "dgrad_u", dgrad_u)?;));
                 call_args.push(v);
             }
+            if declared(Role::UT) {
+                let v = format_ident!("pw_du_t", span = span);
+                let view = if c.reads.contains(&Role::UT) {
+                    quote!(#private::array::<#t, #nc>(#rust_name, "du_t", du_t)?)
+                } else {
+                    quote!(&[0.0; #nc])
+                };
+                lets.push(quote!(let #v: &[#t; #nc] = #view;));
+                call_args.push(v);
+            }
             if sig.has_f0 {
                 let v = format_ident!("pw_df0", span = span);
                 lets.push(
@@ -519,6 +614,14 @@ fn call_with_views(
             let n0 = nc * nc;
             let (n1, n3) = (n0 * d, n0 * d * d);
             for (g, n) in [("g0", n0), ("g1", n1), ("g2", n1), ("g3", n3)] {
+                let v = format_ident!("{}", g);
+                lets.push(quote!(#private::check_len(#rust_name, #g, #v.len(), #n)?;));
+                call_args.push(v);
+            }
+        }
+        Eval::JacobianUT => {
+            let n0 = nc * nc;
+            for (g, n) in [("g0_t", n0), ("g2_t", n0 * d)] {
                 let v = format_ident!("{}", g);
                 lets.push(quote!(#private::check_len(#rust_name, #g, #v.len(), #n)?;));
                 call_args.push(v);

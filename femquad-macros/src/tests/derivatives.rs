@@ -20,13 +20,91 @@ fn derivatives(attr: TokenStream, f: TokenStream) -> (String, String, ad::Linear
     let j = ad::physics_jacobian(
         &ir,
         sig,
-        c.reads.contains(&Role::U),
-        c.reads.contains(&Role::GradU),
+        ad::Blocks::U {
+            reads_u: c.reads.contains(&Role::U),
+            reads_grad: c.reads.contains(&Role::GradU),
+        },
     );
     let refs = crate::ir::tangent_refs(&t);
     let tc = emit_c::physics_derivative(&t, "t", &emit_c::tangent_signature("pw_t"), 8, &refs);
     let jc = emit_c::physics_derivative(&j, "j", &emit_c::jacobian_signature("pw_j"), 8, &refs);
     (tc, jc, lin)
+}
+
+/// The C of the Jacobian with respect to `u_t` of a physics.
+fn jacobian_u_t(f: TokenStream) -> String {
+    let (func, c) = run(quote!(), f);
+    let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+    let ir = lower::lower(&func, &c);
+    let Kind::Physics(sig) = &c.kind else {
+        panic!("a physics")
+    };
+    let reads_u_t = c.reads.contains(&Role::UT);
+    let j = ad::physics_jacobian(&ir, sig, ad::Blocks::UT { reads_u_t });
+    emit_c::physics_derivative(&j, "j", &emit_c::jacobian_u_t_signature("pw_jt"), 0, &[])
+}
+
+/// `u_t` is a seed like `u` (its direction `du_t` is a parameter of the
+/// tangent); `n` and `t` are inputs, not differentiated.
+#[test]
+fn u_t_is_differentiated_and_n_and_t_are_not() {
+    let physics = quote! {
+        fn p<const D: usize>(u: &[f64; 1], u_t: &[f64; 1], n: &[f64; D], t: f64, f0: &mut [f64; 1]) {
+            f0[0] = u_t[0] * u_t[0] * n[0] + t * u[0];
+        }
+    };
+    let (t, j, lin) = derivatives(quote!(), physics.clone());
+    assert!(
+        t.contains("const real du[], const real dgrad_u[][DIM], const real du_t[], real df0[]"),
+        "{t}"
+    );
+    assert!(
+        t.contains("df0[0] = (du_t[0] * u_t[0] + u_t[0] * du_t[0]) * n[0] + t * du[0];"),
+        "{t}"
+    );
+    assert!(!lin.own);
+    // g0 = ∂f0/∂u = t; the u_t blocks are in their own function
+    assert!(j.contains("g0["), "{j}");
+    assert!(!j.contains("du_t"), "{j}");
+    let jt = jacobian_u_t(physics);
+    assert!(jt.contains("real g0_t[], real g2_t[])"), "{jt}");
+    // one seed, u_t[0]: ∂f0/∂u_t = 2 u_t n₀ (the term t·u is not in it);
+    // no f1: g2_t = 0
+    assert!(
+        jt.contains(
+            "pw_d_f0[pw_s][0] = (pw_du[pw_s][0] * u_t[0] + u_t[0] * pw_du[pw_s][0]) * n[0];"
+        ),
+        "{jt}"
+    );
+    assert!(
+        jt.contains("g0_t[pw_fc + pw_gc] = pw_d_f0[pw_gc][pw_fc];"),
+        "{jt}"
+    );
+    assert!(
+        jt.contains("g2_t[(pw_fc + pw_gc) * DIM + pw_df] = (real)0.0;"),
+        "{jt}"
+    );
+}
+
+#[test]
+fn linearity_treats_u_t_like_u() {
+    let lin = |body: TokenStream| {
+        derivatives(
+            quote!(),
+            quote! {
+                fn p<const D: usize>(u: &[f64; 1], u_t: &[f64; 1], n: &[f64; D], t: f64, f0: &mut [f64; 1]) { #body }
+            },
+        )
+        .2
+        .own
+    };
+    // affine in (u, u_t), whatever it does with n and t
+    assert!(lin(quote! { f0[0] = u_t[0] * n[0].sin() + t * t * u[0]; }));
+    assert!(!lin(quote! { f0[0] = u_t[0] * u[0]; }));
+    assert!(!lin(quote! { f0[0] = u_t[0].exp(); }));
+    assert!(!lin(
+        quote! { f0[0] = if u_t[0] > 0.0 { u[0] } else { 0.0 }; }
+    ));
 }
 
 #[test]

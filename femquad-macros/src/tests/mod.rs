@@ -291,3 +291,68 @@ fn failed_functions_expand_to_errors_and_stand_ins() {
     let out = crate::expand(quote!(name = Foo), quote! { struct S; }).to_string();
     assert!(out.contains("applies to functions"), "{out}");
 }
+
+/// `n`, `u_t` and `t`: inputs with checked extents (`D`, `u`'s, a scalar).
+#[test]
+fn normal_time_derivative_and_time_are_checked_inputs() {
+    let one = |f: TokenStream| {
+        let e = errors(f);
+        assert_eq!(e.len(), 1, "{e:?}");
+        e[0].clone()
+    };
+    let e = one(quote! {
+        fn p<const D: usize>(n: &[f64; D], f0: &mut [f64; 1]) { n[0] = 1.0; f0[0] = n[0]; }
+    });
+    assert_eq!(e, "`n` is an input (`&[f64; D]`) and cannot be assigned");
+    let e =
+        one(quote! { fn p(u_t: &[f64; 1], f0: &mut [f64; 1]) { u_t[0] = 1.0; f0[0] = u_t[0]; } });
+    assert_eq!(e, "`u_t` is an input (`&[f64; NC]`) and cannot be assigned");
+    let e = one(quote! { fn p(t: f64, f0: &mut [f64; 1]) { t = 1.0; f0[0] = t; } });
+    assert_eq!(e, "`t` is an input (`f64`) and cannot be assigned");
+    let e = one(quote! { fn p<const D: usize>(n: &[f64; 3], f0: &mut [f64; 1]) { f0[0] = n[0]; } });
+    assert_eq!(
+        e,
+        "this physics is generic over the dimension: write `D` for the dimension"
+    );
+    let e = one(
+        quote! { fn p(x: &[f64; 2], n: &[f64; 3], f0: &mut [f64; 1]) { f0[0] = n[0] * x[0]; } },
+    );
+    assert_eq!(
+        e,
+        "`n` is sized for dimension 3, but `x` for dimension 2: all parameters must have the \
+         same dimension"
+    );
+    let e = one(
+        quote! { fn p(u: &[f64; 2], u_t: &[f64; 3], f0: &mut [f64; 2]) { f0[0] = u_t[0] - u[0]; } },
+    );
+    assert_eq!(
+        e,
+        "`u_t` has 3 components, but `u` has 2: the number of components NC must be the same \
+         in `u`, `grad_u`, `u_t`, `f0` and `f1`"
+    );
+    for ty in [quote!(&[f64; 1]), quote!(f32), quote!(&f64)] {
+        let e = one(quote! { fn p(t: #ty, f0: &mut [f64; 1]) { f0[0] = 1.0; } });
+        assert_eq!(
+            e,
+            "`t` (the time) must have type `f64`: it is a scalar, passed by value"
+        );
+    }
+    let e =
+        one(quote! { fn p<const D: usize>(normal: &[f64; D], f0: &mut [f64; 1]) { f0[0] = 1.0; } });
+    for listed in ["`n: &[f64; D]`", "`u_t: &[f64; NC]`", "`t: f64`"] {
+        assert!(e.contains(listed), "{e}");
+    }
+    // all three accepted, in any order, `t` by value
+    let (_, c) = run(
+        quote!(),
+        quote! {
+            fn p<const D: usize>(t: f64, f0: &mut [f64; 1], u_t: &[f64; 1], n: &[f64; D]) {
+                f0[0] = t * u_t[0] * n[0];
+            }
+        },
+    );
+    let c = c.unwrap_or_else(|e| panic!("{e:?}"));
+    for role in [check::Role::N, check::Role::UT, check::Role::T] {
+        assert!(c.reads.contains(&role), "{role:?}");
+    }
+}

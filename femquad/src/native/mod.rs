@@ -155,7 +155,15 @@ pub fn diagonal_blocks<R: Real, P: PointwiseEval<R> + ?Sized>(
                     }
                     s.df0.fill(R::ZERO);
                     s.df1.fill(R::ZERO);
-                    physics.eval_tangent(dim, &args, &s.du, &s.dgrad_u, &mut s.df0, &mut s.df1)?;
+                    physics.eval_tangent(
+                        dim,
+                        &args,
+                        &s.du,
+                        &s.dgrad_u,
+                        &[],
+                        &mut s.df0,
+                        &mut s.df1,
+                    )?;
                     for fc in 0..nc {
                         let mut k = (s.df0[fc] * wdet) * phi[b];
                         for d in 0..dim {
@@ -378,6 +386,12 @@ impl<R: Real> PointValues<R> {
             grad_a: &self.grad_a,
             x: &self.x,
             constants,
+            // Cell terms of a stationary form: no normal (a boundary physics
+            // is refused as a cell term), no `u_t` (a transient physics is
+            // refused until the time integrator lands), `t` = 0.
+            n: &[],
+            u_t: &[],
+            t: R::ZERO,
         }
     }
 }
@@ -473,8 +487,15 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
                         &mut s.dgrad_ref,
                         &mut s.dgrad_u,
                     );
-                    self.physics
-                        .eval_tangent(dim, &args, &s.du, &s.dgrad_u, &mut s.f0, &mut s.f1)?
+                    self.physics.eval_tangent(
+                        dim,
+                        &args,
+                        &s.du,
+                        &s.dgrad_u,
+                        &[],
+                        &mut s.f0,
+                        &mut s.f1,
+                    )?
                 }
             }
 

@@ -7,14 +7,17 @@
 //! of [`PointArgs`] ([`crate::layout`]): point `p`'s `u` is
 //! `u[p·N_comp .. (p+1)·N_comp]`, its `grad_u` is
 //! `grad_u[p·N_comp·dim .. (p+1)·N_comp·dim]` with `grad_u[c·dim + d]`
-//! within the point, and so on for `a`, `grad_a`, `x`, `constants` and the
-//! outputs `f0`, `f1`.
+//! within the point, and so on for `a`, `grad_a`, `x`, `constants`, `n`
+//! (`dim` entries), `u_t` (as `u`), `t` (one entry per point) and the
+//! outputs `f0`, `f1`. Every input is passed to the device whatever the
+//! physics reads.
 //!
 //! The probe evaluates the residual (`f0`, `f1`), the tangent (`df0`,
-//! `df1` along a direction `du`, `dgrad_u` given with the inputs, in the
-//! layouts of `u`, `grad_u`) and the Jacobian (`g0` … `g3`, in the layouts
-//! of [`crate::layout::jac_g0`] …), through the functions the physics'
-//! OpenCL source defines.
+//! `df1` along a direction `du`, `dgrad_u`, `du_t` given with the inputs,
+//! in the layouts of `u`, `grad_u`, `u_t`), the Jacobian (`g0` … `g3`, in
+//! the layouts of [`crate::layout::jac_g0`] …) and the Jacobian with
+//! respect to `u_t` (`g0_t`, `g2_t`, laid out as `g0`, `g2`), through the
+//! functions the physics' OpenCL source defines.
 //!
 //! Several physics can be evaluated together ([`Probe::residuals`]): their
 //! sources are concatenated into one program (helpers they share are
@@ -65,10 +68,11 @@ impl PointSizes {
         }
     }
 
-    /// Entries per point of `u`, `grad_u`, `a`, `grad_a`, `x`, `constants`.
-    pub fn inputs(&self) -> [usize; 6] {
+    /// Entries per point of `u`, `grad_u`, `a`, `grad_a`, `x`, `constants`,
+    /// `n`, `u_t`, `t`.
+    pub fn inputs(&self) -> [usize; 9] {
         let (d, nc, na) = (self.dim, self.n_comp, self.n_aux);
-        [nc, nc * d, na, na * d, d, self.n_constants]
+        [nc, nc * d, na, na * d, d, self.n_constants, d, nc, 1]
     }
 
     /// Entries per point of `f0` and `f1` (and of `df0`, `df1`).
@@ -80,6 +84,12 @@ impl PointSizes {
     pub fn jacobians(&self) -> [usize; 4] {
         let (nc, d) = (self.n_comp, self.dim);
         [nc * nc, nc * nc * d, nc * nc * d, nc * nc * d * d]
+    }
+
+    /// Entries per point of `g0_t`, `g2_t`.
+    pub fn jacobians_u_t(&self) -> [usize; 2] {
+        let (nc, d) = (self.n_comp, self.dim);
+        [nc * nc, nc * nc * d]
     }
 }
 
@@ -103,10 +113,18 @@ pub struct Inputs<R> {
     pub x: Vec<R>,
     /// Constants (per point, so that each point may have its own).
     pub constants: Vec<R>,
+    /// The normal (`dim` entries per point; the probe does not normalize it).
+    pub n: Vec<R>,
+    /// The time derivative of the field values (as `u`).
+    pub u_t: Vec<R>,
+    /// The time (one entry per point).
+    pub t: Vec<R>,
     /// The direction of a tangent, `du` (as `u`; empty if none).
     pub du: Vec<R>,
     /// The direction of a tangent, `dgrad_u` (as `grad_u`; empty if none).
     pub dgrad_u: Vec<R>,
+    /// The direction of a tangent, `du_t` (as `u_t`; empty if none).
+    pub du_t: Vec<R>,
 }
 
 impl<R: Real> Inputs<R> {
@@ -117,7 +135,7 @@ impl<R: Real> Inputs<R> {
                 .map(|_| R::from_f64(rng.range(lo, hi)))
                 .collect()
         };
-        let [nu, ngu, na, nga, nx, nk] = sizes.inputs();
+        let [nu, ngu, na, nga, nx, nk, nn, nut, nt] = sizes.inputs();
         Inputs {
             sizes,
             points,
@@ -127,8 +145,12 @@ impl<R: Real> Inputs<R> {
             grad_a: draw(nga),
             x: draw(nx),
             constants: draw(nk),
+            n: draw(nn),
+            u_t: draw(nut),
+            t: draw(nt),
             du: Vec::new(),
             dgrad_u: Vec::new(),
+            du_t: Vec::new(),
         }
     }
 
@@ -142,15 +164,17 @@ impl<R: Real> Inputs<R> {
         };
         self.du = draw(nu);
         self.dgrad_u = draw(ngu);
+        self.du_t = draw(nu);
         self
     }
 
-    /// The direction at point `p`: `(du, dgrad_u)`.
-    pub fn direction(&self, p: usize) -> (&[R], &[R]) {
+    /// The direction at point `p`: `(du, dgrad_u, du_t)`.
+    pub fn direction(&self, p: usize) -> (&[R], &[R], &[R]) {
         let [nu, ngu, ..] = self.sizes.inputs();
         (
             &self.du[p * nu..(p + 1) * nu],
             &self.dgrad_u[p * ngu..(p + 1) * ngu],
+            &self.du_t[p * nu..(p + 1) * nu],
         )
     }
 
@@ -166,12 +190,16 @@ impl<R: Real> Inputs<R> {
             grad_a: c(&self.grad_a),
             x: c(&self.x),
             constants: c(&self.constants),
+            n: c(&self.n),
+            u_t: c(&self.u_t),
+            t: c(&self.t),
             du: c(&self.du),
             dgrad_u: c(&self.dgrad_u),
+            du_t: c(&self.du_t),
         }
     }
 
-    fn arrays(&self) -> [&[R]; 6] {
+    fn arrays(&self) -> [&[R]; 9] {
         [
             &self.u,
             &self.grad_u,
@@ -179,12 +207,15 @@ impl<R: Real> Inputs<R> {
             &self.grad_a,
             &self.x,
             &self.constants,
+            &self.n,
+            &self.u_t,
+            &self.t,
         ]
     }
 
-    /// The eight device inputs: the six arrays and the direction (zeros
+    /// The twelve device inputs: the nine arrays and the direction (zeros
     /// when there is none).
-    fn device_arrays(&self) -> [Vec<R>; 8] {
+    fn device_arrays(&self) -> [Vec<R>; INPUT_BUFFERS] {
         let [nu, ngu, ..] = self.sizes.inputs();
         let or_zero = |v: &Vec<R>, n: usize| {
             if v.is_empty() {
@@ -201,15 +232,19 @@ impl<R: Real> Inputs<R> {
             a[3].to_vec(),
             a[4].to_vec(),
             a[5].to_vec(),
+            a[6].to_vec(),
+            a[7].to_vec(),
+            a[8].to_vec(),
             or_zero(&self.du, nu),
             or_zero(&self.dgrad_u, ngu),
+            or_zero(&self.du_t, nu),
         ]
     }
 
     /// The arguments of point `p`.
     pub fn point(&self, p: usize) -> PointArgs<'_, R> {
         let n = self.sizes.inputs();
-        let [u, grad_u, a, grad_a, x, constants] = self.arrays();
+        let [u, grad_u, a, grad_a, x, constants, normal, u_t, t] = self.arrays();
         PointArgs {
             u: &u[p * n[0]..(p + 1) * n[0]],
             grad_u: &grad_u[p * n[1]..(p + 1) * n[1]],
@@ -217,12 +252,25 @@ impl<R: Real> Inputs<R> {
             grad_a: &grad_a[p * n[3]..(p + 1) * n[3]],
             x: &x[p * n[4]..(p + 1) * n[4]],
             constants: &constants[p * n[5]..(p + 1) * n[5]],
+            n: &normal[p * n[6]..(p + 1) * n[6]],
+            u_t: &u_t[p * n[7]..(p + 1) * n[7]],
+            t: t[p],
         }
     }
 
     /// Checks the lengths of the arrays against the sizes.
     fn check(&self, name: &str) -> Result<()> {
-        let names = ["u", "grad_u", "a", "grad_a", "x", "constants"];
+        let names = [
+            "u",
+            "grad_u",
+            "a",
+            "grad_a",
+            "x",
+            "constants",
+            "n",
+            "u_t",
+            "t",
+        ];
         for ((v, n), arg) in self.arrays().iter().zip(self.sizes.inputs()).zip(names) {
             if v.len() != n * self.points {
                 return Err(Error::arg(
@@ -237,7 +285,11 @@ impl<R: Real> Inputs<R> {
             }
         }
         let [nu, ngu, ..] = self.sizes.inputs();
-        for (v, n, arg) in [(&self.du, nu, "du"), (&self.dgrad_u, ngu, "dgrad_u")] {
+        for (v, n, arg) in [
+            (&self.du, nu, "du"),
+            (&self.dgrad_u, ngu, "dgrad_u"),
+            (&self.du_t, nu, "du_t"),
+        ] {
             if !v.is_empty() && v.len() != n * self.points {
                 return Err(Error::arg(
                     "inputs",
@@ -295,6 +347,23 @@ impl<R> Jacobians<R> {
     }
 }
 
+/// The Jacobians with respect to `u_t` of one physics at every point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JacobiansUT<R> {
+    /// Entries per point of `g0_t`, `g2_t`.
+    pub per_point: [usize; 2],
+    /// `g0_t`, `g2_t` of every point.
+    pub g: [Vec<R>; 2],
+}
+
+impl<R> JacobiansUT<R> {
+    /// `g0_t` (`k = 0`) or `g2_t` (`k = 1`) at point `p`.
+    pub fn g(&self, k: usize, p: usize) -> &[R] {
+        let n = self.per_point[k];
+        &self.g[k][p * n..(p + 1) * n]
+    }
+}
+
 /// What the probe evaluates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Evaluation {
@@ -304,6 +373,8 @@ pub enum Evaluation {
     Tangent,
     /// `g0`, `g1`, `g2`, `g3`.
     Jacobian,
+    /// `g0_t`, `g2_t`.
+    JacobianUT,
 }
 
 impl Evaluation {
@@ -311,6 +382,7 @@ impl Evaluation {
     fn outputs(self, s: &PointSizes) -> Vec<usize> {
         match self {
             Evaluation::Jacobian => s.jacobians().to_vec(),
+            Evaluation::JacobianUT => s.jacobians_u_t().to_vec(),
             _ => s.outputs().to_vec(),
         }
     }
@@ -381,7 +453,7 @@ impl Probe {
                 return Err(Error::arg(
                     "inputs",
                     format!(
-                        "`{}`: a tangent needs a direction (`du`, `dgrad_u`)",
+                        "`{}`: a tangent needs a direction (`du`, `dgrad_u`, `du_t`)",
                         p.info().name
                     ),
                 ));
@@ -406,6 +478,26 @@ impl Probe {
                 Jacobians {
                     per_point: [per_point[0], per_point[1], per_point[2], per_point[3]],
                     g: [next(), next(), next(), next()],
+                }
+            })
+            .collect())
+    }
+
+    /// `g0_t`, `g2_t` of several physics.
+    pub fn jacobians_u_t<R: Real>(
+        &self,
+        dim: usize,
+        items: &[(&dyn Pointwise, &Inputs<R>)],
+    ) -> Result<Vec<JacobiansUT<R>>> {
+        let out = self.evaluate(dim, items, Evaluation::JacobianUT)?;
+        Ok(out
+            .into_iter()
+            .map(|(per_point, g)| {
+                let mut g = g.into_iter();
+                let mut next = || g.next().unwrap_or_default();
+                JacobiansUT {
+                    per_point: [per_point[0], per_point[1]],
+                    g: [next(), next()],
                 }
             })
             .collect())
@@ -454,19 +546,20 @@ impl Probe {
         if self.compiles_cl3() {
             self.compile_check(&source, "-cl-std=CL3.0")?;
         }
-        // Eight inputs, four outputs (unused ones empty), in one buffer
+        // Twelve inputs, four outputs (unused ones empty), in one buffer
         // each, physics after physics.
         let mut offsets = Vec::new();
-        let mut totals = [0usize; 12];
+        let mut totals = [0usize; BUFFERS];
         for (p, inputs) in items {
             let sizes = PointSizes::of(*p, dim);
-            let [nu, ngu, na, nga, nx, nk] = sizes.inputs();
-            let mut per_point = vec![nu, ngu, na, nga, nx, nk, nu, ngu];
+            let mut per_point = sizes.inputs().to_vec();
+            let [nu, ngu, ..] = sizes.inputs();
+            per_point.extend([nu, ngu, nu]);
             let mut outs = eval.outputs(&sizes);
             outs.resize(4, 0);
             per_point.extend(outs);
-            let mut o = [0u64; 12];
-            for k in 0..12 {
+            let mut o = [0u64; BUFFERS];
+            for k in 0..BUFFERS {
                 o[k] = totals[k] as u64;
                 totals[k] += per_point[k] * inputs.points;
             }
@@ -479,8 +572,12 @@ impl Probe {
             "grad_a",
             "x",
             "constants",
+            "n",
+            "u_t",
+            "t",
             "du",
             "dgrad_u",
+            "du_t",
             "out0",
             "out1",
             "out2",
@@ -490,9 +587,10 @@ impl Probe {
         for (k, total) in totals.iter().enumerate() {
             buffers.push(self.device.alloc::<R>(*total, names[k])?);
         }
-        let arrays: Vec<[Vec<R>; 8]> = items.iter().map(|(_, i)| i.device_arrays()).collect();
-        for k in 0..12 {
-            let data: Vec<R> = if k < 8 {
+        let arrays: Vec<[Vec<R>; INPUT_BUFFERS]> =
+            items.iter().map(|(_, i)| i.device_arrays()).collect();
+        for k in 0..BUFFERS {
+            let data: Vec<R> = if k < INPUT_BUFFERS {
                 arrays.iter().flat_map(|a| a[k].iter().copied()).collect()
             } else {
                 vec![R::ZERO; totals[k]]
@@ -516,9 +614,12 @@ impl Probe {
             }
             launch.enqueue(&self.device, inputs.points, None, "the probe kernel")?;
         }
-        let mut results: Vec<Vec<R>> = (8..12).map(|k| vec![R::ZERO; totals[k]]).collect();
+        let mut results: Vec<Vec<R>> = (INPUT_BUFFERS..BUFFERS)
+            .map(|k| vec![R::ZERO; totals[k]])
+            .collect();
         for (k, r) in results.iter_mut().enumerate() {
-            self.device.read(&buffers[8 + k], r, "probe outputs")?;
+            self.device
+                .read(&buffers[INPUT_BUFFERS + k], r, "probe outputs")?;
         }
         let mut out = Vec::new();
         for ((p, inputs), o) in items.iter().zip(&offsets) {
@@ -527,7 +628,7 @@ impl Probe {
                 .iter()
                 .enumerate()
                 .map(|(k, n)| {
-                    let start = o[8 + k] as usize;
+                    let start = o[INPUT_BUFFERS + k] as usize;
                     results[k][start..start + n * inputs.points].to_vec()
                 })
                 .collect();
@@ -554,6 +655,13 @@ impl Probe {
     }
 }
 
+/// The device inputs of one probe launch: the nine inputs and the three
+/// arrays of the direction.
+const INPUT_BUFFERS: usize = 12;
+
+/// The probe's buffers: the inputs and four outputs.
+const BUFFERS: usize = INPUT_BUFFERS + 4;
+
 /// The residual or tangent outputs of [`Probe::evaluate`].
 fn outputs<R>((per_point, arrays): (Vec<usize>, Vec<Vec<R>>)) -> Outputs<R> {
     let mut a = arrays.into_iter();
@@ -566,7 +674,8 @@ fn outputs<R>((per_point, arrays): (Vec<usize>, Vec<Vec<R>>)) -> Outputs<R> {
 
 /// The probe program for `physics` in precision `R` and dimension `dim`:
 /// their sources, then the kernel `pw_probe(which, u, grad_u, a, grad_a, x,
-/// constants, du, dgrad_u, out0, out1, out2, out3, offsets…)`, which copies
+/// constants, n, u_t, t, du, dgrad_u, du_t, out0, out1, out2, out3,
+/// offsets…)`, which copies
 /// one point's inputs into private arrays, calls the function of `eval` of
 /// physics number `which` and writes its outputs.
 pub fn program_source<R: Real>(
@@ -599,10 +708,12 @@ pub fn program_source<R: Real>(
         "__kernel void pw_probe(const int which,\n\
          \x20   __global const real *u, __global const real *grad_u, __global const real *a,\n\
          \x20   __global const real *grad_a, __global const real *x, __global const real *k,\n\
-         \x20   __global const real *du, __global const real *dgrad_u,\n\
+         \x20   __global const real *n, __global const real *u_t, __global const real *t,\n\
+         \x20   __global const real *du, __global const real *dgrad_u, __global const real *du_t,\n\
          \x20   __global real *out0, __global real *out1, __global real *out2, __global real *out3,\n\
          \x20   const ulong o_u, const ulong o_grad_u, const ulong o_a, const ulong o_grad_a,\n\
-         \x20   const ulong o_x, const ulong o_k, const ulong o_du, const ulong o_dgrad_u,\n\
+         \x20   const ulong o_x, const ulong o_k, const ulong o_n, const ulong o_u_t, const ulong o_t,\n\
+         \x20   const ulong o_du, const ulong o_dgrad_u, const ulong o_du_t,\n\
          \x20   const ulong o_out0, const ulong o_out1, const ulong o_out2, const ulong o_out3)\n\
          {\n    const ulong p = get_global_id(0);\n    switch (which) {\n",
     );
@@ -623,10 +734,13 @@ fn case(i: usize, physics: &dyn Pointwise, dim: usize, eval: Evaluation) -> Stri
     let info = physics.info();
     let mut body = format!(
         "        real lu[{nca}], lgu[{nca}][DIM], la[{naa}], lga[{naa}][DIM], lx[DIM], lk[{nka}];\n\
-         \x20       real ldu[{nca}], ldgu[{nca}][DIM];\n\
+         \x20       real ldu[{nca}], ldgu[{nca}][DIM], ln[DIM], lut[{nca}], lddut[{nca}];\n\
+         \x20       const real lt = t[o_t + p];\n\
          \x20       for (int c = 0; c < {nc}; ++c) {{\n\
          \x20           lu[c] = u[o_u + p * {nc} + c];\n\
          \x20           ldu[c] = du[o_du + p * {nc} + c];\n\
+         \x20           lut[c] = u_t[o_u_t + p * {nc} + c];\n\
+         \x20           lddut[c] = du_t[o_du_t + p * {nc} + c];\n\
          \x20           for (int d = 0; d < DIM; ++d) {{\n\
          \x20               lgu[c][d] = grad_u[o_grad_u + (p * {nc} + c) * DIM + d];\n\
          \x20               ldgu[c][d] = dgrad_u[o_dgrad_u + (p * {nc} + c) * DIM + d];\n\
@@ -637,6 +751,7 @@ fn case(i: usize, physics: &dyn Pointwise, dim: usize, eval: Evaluation) -> Stri
          \x20           for (int d = 0; d < DIM; ++d) lga[j][d] = grad_a[o_grad_a + (p * {na} + j) * DIM + d];\n\
          \x20       }}\n\
          \x20       for (int d = 0; d < DIM; ++d) lx[d] = x[o_x + p * DIM + d];\n\
+         \x20       for (int d = 0; d < DIM; ++d) ln[d] = n[o_n + p * DIM + d];\n\
          \x20       for (int j = 0; j < {nk}; ++j) lk[j] = k[o_k + p * {nk} + j];\n"
     );
     match eval {
@@ -650,10 +765,13 @@ fn case(i: usize, physics: &dyn Pointwise, dim: usize, eval: Evaluation) -> Stri
                  \x20       }}\n"
             ));
             let call = if eval == Evaluation::Residual {
-                format!("{}(lu, lgu, la, lga, lx, lk, lf0, lf1);", info.opencl_name)
+                format!(
+                    "{}(lu, lgu, la, lga, lx, lk, ln, lut, lt, lf0, lf1);",
+                    info.opencl_name
+                )
             } else {
                 format!(
-                    "{}(lu, lgu, la, lga, lx, lk, ldu, ldgu, lf0, lf1);",
+                    "{}(lu, lgu, la, lga, lx, lk, ln, lut, lt, ldu, ldgu, lddut, lf0, lf1);",
                     info.opencl_tangent_name
                 )
             };
@@ -669,12 +787,27 @@ fn case(i: usize, physics: &dyn Pointwise, dim: usize, eval: Evaluation) -> Stri
             let n = s.jacobians();
             body.push_str(&format!(
                 "        real lg0[{}], lg1[{}], lg2[{}], lg3[{}];\n\
-                 \x20       {}(lu, lgu, la, lga, lx, lk, lg0, lg1, lg2, lg3);\n",
+                 \x20       {}(lu, lgu, la, lga, lx, lk, ln, lut, lt, lg0, lg1, lg2, lg3);\n",
                 n[0].max(1),
                 n[1].max(1),
                 n[2].max(1),
                 n[3].max(1),
                 info.opencl_jacobian_name
+            ));
+            for (k, n) in n.iter().enumerate() {
+                body.push_str(&format!(
+                    "        for (int e = 0; e < {n}; ++e) out{k}[o_out{k} + p * {n} + e] = lg{k}[e];\n"
+                ));
+            }
+        }
+        Evaluation::JacobianUT => {
+            let n = s.jacobians_u_t();
+            body.push_str(&format!(
+                "        real lg0[{}], lg1[{}];\n\
+                 \x20       {}(lu, lgu, la, lga, lx, lk, ln, lut, lt, lg0, lg1);\n",
+                n[0].max(1),
+                n[1].max(1),
+                info.opencl_jacobian_u_t_name
             ));
             for (k, n) in n.iter().enumerate() {
                 body.push_str(&format!(

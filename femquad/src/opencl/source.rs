@@ -154,9 +154,9 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         push_atomic_add::<R>(&mut s, atomic);
     }
     push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
-    let _ = writeln!(s, "#define PHYSICS {}", info.opencl_name);
+    s.push_str(&physics_call(info.opencl_name));
     if shape.variant.is_tangent() {
-        let _ = writeln!(s, "#define TANGENT_PHYSICS {}", info.opencl_tangent_name);
+        s.push_str(&tangent_physics_call(info.opencl_tangent_name));
     }
     s.push_str("\n/* ---- kernel template: kernels/integrate.cl ---- */\n");
     s.push_str(INTEGRATE_TEMPLATE);
@@ -181,11 +181,39 @@ pub(crate) fn diagonal_source<R: Real, P: Pointwise + ?Sized>(
     push_atomic_add::<R>(&mut s, atomic);
     push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
     let info = physics.info();
-    let _ = writeln!(s, "#define TANGENT_PHYSICS {}", info.opencl_tangent_name);
+    s.push_str(&tangent_physics_call(info.opencl_tangent_name));
     let _ = writeln!(s, "#define AFFINE {}", usize::from(info.linear));
     s.push_str("\n/* ---- kernel template: kernels/jacobian_diagonal.cl ---- */\n");
     s.push_str(DIAGONAL_TEMPLATE);
     s
+}
+
+/// The arguments a cell kernel passes for the inputs it does not have: no
+/// normal `n` (a physics that reads it is refused as a cell term, see
+/// `form::check_fit`), `u_t` zero and the time `t` = 0 (a physics that
+/// reads `u_t` is refused until the time integrator lands). Declared in the
+/// statement that calls the physics, so unread zeros cost nothing.
+const CELL_EXTRAS: &str = "const real pw_no_n[DIM] = {0}; const real pw_zero_u_t[N_COMP] = {0};";
+
+/// `PHYSICS(u, grad_u, a, grad_a, x, k, f0, f1)`: the call of the physics
+/// `name` in the cell kernels, with the arguments of [`CELL_EXTRAS`]
+/// (the physics' full signature is in `PointwiseInfo::opencl_name`).
+fn physics_call(name: &str) -> String {
+    format!(
+        "#define PHYSICS(u, gu, a, ga, x, k, f0, f1) do {{ {CELL_EXTRAS} \\\n  \
+         {name}(u, gu, a, ga, x, k, pw_no_n, pw_zero_u_t, (real)0, f0, f1); }} while (0)\n"
+    )
+}
+
+/// `TANGENT_PHYSICS(u, grad_u, a, grad_a, x, k, du, dgrad_u, df0, df1)`:
+/// the call of the tangent `name` in the cell kernels, with the arguments
+/// of [`CELL_EXTRAS`] and the direction `du_t` = 0 (a stationary Jacobian).
+fn tangent_physics_call(name: &str) -> String {
+    format!(
+        "#define TANGENT_PHYSICS(u, gu, a, ga, x, k, du, dgu, df0, df1) do {{ {CELL_EXTRAS} \\\n  \
+         {name}(u, gu, a, ga, x, k, pw_no_n, pw_zero_u_t, (real)0, du, dgu, pw_zero_u_t, df0, \
+         df1); }} while (0)\n"
+    )
 }
 
 /// `#define`s of the sizes `[dim, N_b, N_comp, N_q]`, the auxiliary field

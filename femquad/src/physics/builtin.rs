@@ -165,6 +165,9 @@ mod tests {
             grad_a: &[],
             x: &[],
             constants: k,
+            n: &[],
+            u_t: &[],
+            t: 0.0,
         }
     }
 
@@ -214,6 +217,9 @@ mod tests {
                 grad_a: &[],
                 x: &[],
                 constants: &[1.0, 0.0],
+                n: &[],
+                u_t: &[],
+                t: 0.0,
             },
             &mut [],
             &mut f1,

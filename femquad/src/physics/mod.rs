@@ -11,7 +11,11 @@
 //! run-time parameters. The physics is the pair of functions `f0` (one value
 //! per component) and `f1` (one vector per component), evaluated at each
 //! quadrature point. Arguments follow PETSc's meaning: `u[c]`, `grad_u[c][d]`,
-//! `a[k]`, `grad_a[k][d]`, `x[d]`, `constants[j]`; outputs `f0[c]` and `f1[c][d]`.
+//! `a[k]`, `grad_a[k][d]`, `x[d]`, `constants[j]`, `n[d]` (the outward unit
+//! normal: a boundary physics, whose `f0` is integrated on facets,
+//! `Σ_facets ∫ φ_i · f0`), `u_t[c]` (the time derivative of `u`: a
+//! transient physics, the residual of the implicit form `F(t, u, u_t) = 0`)
+//! and `t` (the time); outputs `f0[c]` and `f1[c][d]`.
 //!
 //! Users write physics as plain Rust with [`macro@crate::pointwise`], which
 //! implements [`Pointwise`] (what does not depend on the precision: the
@@ -19,11 +23,14 @@
 //! both constants) and [`PointwiseEval<R>`] for `R = f32` and `f64` (the
 //! native evaluation), and emits the same physics as OpenCL C for the GPU
 //! kernel, with its derivatives (forward-mode automatic differentiation):
-//! the tangent `df0`, `df1` along a direction `(du, d∇u)`
-//! ([`PointwiseEval::eval_tangent`]) and PETSc's pointwise Jacobians
+//! the tangent `df0`, `df1` along a direction `(du, d∇u, du_t)`
+//! ([`PointwiseEval::eval_tangent`]), PETSc's pointwise Jacobians
 //! `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`, `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`
-//! ([`PointwiseEval::eval_jacobian`], layouts in [`crate::layout`]), natively
-//! and in OpenCL C. Code that takes a physics in a precision `R` takes
+//! ([`PointwiseEval::eval_jacobian`], layouts in [`crate::layout`]) and the
+//! blocks with respect to `u_t`, `g0_t = ∂f0/∂u_t`, `g2_t = ∂f1/∂u_t`
+//! ([`PointwiseEval::eval_jacobian_u_t`]; a time step's Jacobian
+//! `σ·∂F/∂u_t + ∂F/∂u` has the blocks `g0 + σ·g0_t`, `g1`, `g2 + σ·g2_t`,
+//! `g3`), natively and in OpenCL C. `n` and `t` are not differentiated. Code that takes a physics in a precision `R` takes
 //! `&dyn PointwiseEval<R>` (or `P: PointwiseEval<R> + ?Sized`); one that
 //! chooses the precision later holds a [`PointwiseEvalBoth`]. The built-in
 //! physics live in [`builtin`].
@@ -66,6 +73,14 @@ pub struct Reads {
     pub x: bool,
     /// `constants`.
     pub constants: bool,
+    /// `n`, the outward unit normal: a boundary physics
+    /// ([`PointwiseInfo::is_boundary`]).
+    pub n: bool,
+    /// `u_t`, the time derivative of the field: a transient physics
+    /// ([`PointwiseInfo::is_transient`]).
+    pub u_t: bool,
+    /// `t`, the time.
+    pub t: bool,
 }
 
 /// Static description of a pointwise physics, as produced by `#[pointwise]`.
@@ -78,7 +93,11 @@ pub struct PointwiseInfo {
     /// Its signature is always
     /// `void NAME(const real u[], const real grad_u[][DIM], const real a[],
     /// const real grad_a[][DIM], const real x[], const real constants[],
-    /// real f0[], real f1[][DIM])`; `DIM` and `real` are defined by the kernel.
+    /// const real n[], const real u_t[], const real t, real f0[],
+    /// real f1[][DIM])` (the inputs, "the nine inputs" below, in this fixed
+    /// order: `n` the outward unit normal, `u_t` the time derivative of `u`,
+    /// `t` the time; a kernel passes zeros for those the physics does not
+    /// read); `DIM` and `real` are defined by the kernel.
     pub opencl_name: &'static str,
     /// Spatial dimensions the physics is valid in (a subset of `[2, 3]`).
     pub dims: &'static [usize],
@@ -103,40 +122,51 @@ pub struct PointwiseInfo {
     /// Name of the OpenCL C tangent function defined by
     /// [`Pointwise::opencl_source`] (empty when the physics provides no
     /// derivatives). Its signature is
-    /// `void NAME(const real u[], const real grad_u[][DIM], const real a[],
-    /// const real grad_a[][DIM], const real x[], const real constants[],
-    /// const real du[], const real dgrad_u[][DIM], real df0[], real df1[][DIM])`:
-    /// the directional derivatives `df0 = ∂f0/∂u·du + ∂f0/∂∇u·d∇u`,
-    /// `df1` likewise, at the point `(u, ∇u, …)` in the direction
-    /// `(du, d∇u)`. It writes only `df0`, `df1` (zeroed first where the
+    /// `void NAME(… the nine inputs …, const real du[],
+    /// const real dgrad_u[][DIM], const real du_t[], real df0[], real df1[][DIM])`:
+    /// the directional derivatives
+    /// `df0 = ∂f0/∂u·du + ∂f0/∂∇u·d∇u + ∂f0/∂u_t·du_t`, `df1` likewise, at
+    /// the point `(u, ∇u, u_t, …)` in the direction `(du, d∇u, du_t)` (the
+    /// step Jacobian `σ·∂F/∂u_t + ∂F/∂u` applied to `v` is the tangent along
+    /// `(v, ∇v, σ·v)`; a stationary use passes `du_t = 0`). It writes only `df0`, `df1` (zeroed first where the
     /// physics has `f0`, `f1`, as the physics zeroes `f0`, `f1`).
     pub opencl_tangent_name: &'static str,
     /// Name of the OpenCL C Jacobian function (empty when the physics
-    /// provides no derivatives): `void NAME(… the six inputs …, real g0[],
+    /// provides no derivatives): `void NAME(… the nine inputs …, real g0[],
     /// real g1[], real g2[], real g3[])`, the pointwise Jacobians with
     /// PETSc's meaning and layout, `g0 = ∂f0/∂u`, `g1 = ∂f0/∂∇u`,
     /// `g2 = ∂f1/∂u`, `g3 = ∂f1/∂∇u`, indexed by
     /// [`crate::layout::jac_g0`] … [`crate::layout::jac_g3`]. Every entry is
     /// written (structural zeros as 0).
     pub opencl_jacobian_name: &'static str,
+    /// Name of the OpenCL C Jacobian function with respect to `u_t` (empty
+    /// when the physics provides no derivatives): `void NAME(… the nine
+    /// inputs …, real g0_t[], real g2_t[])`, `g0_t = ∂f0/∂u_t` and
+    /// `g2_t = ∂f1/∂u_t` in the layouts of `g0` and `g2`
+    /// ([`crate::layout::jac_g0`], [`crate::layout::jac_g2`]): the blocks
+    /// that the step Jacobian `σ·∂F/∂u_t + ∂F/∂u` adds, `σ·g0_t` to `g0`
+    /// and `σ·g2_t` to `g2`. Every entry is written (all 0 when the physics
+    /// does not read `u_t`).
+    pub opencl_jacobian_u_t_name: &'static str,
     /// Floating-point operations of one tangent evaluation in 2D and 3D
     /// (counted as [`PointwiseInfo::flops`], on the tangent program).
     pub tangent_flops: [u64; 2],
     /// Floating-point operations of one Jacobian evaluation in 2D and 3D.
     pub jacobian_flops: [u64; 2],
-    /// True when the macro proved `f0`, `f1` affine in `(u, ∇u)`: every value
-    /// computed from `u`, `∇u` reaches them through sums, differences,
+    /// True when the macro proved `f0`, `f1` affine in `(u, ∇u, u_t)`: every
+    /// value computed from `u`, `∇u`, `u_t` reaches them through sums, differences,
     /// products with one such factor, divisions by other values, copies and
     /// helpers affine in the same sense, and none of them decides anything —
     /// no index (of a read or a write), condition (`if`, `min`, `max`, `abs`),
-    /// cast, comparison or integer argument of a helper depends on `u`, `∇u`
-    /// (the rule in full: the user guide of `#[pointwise]`, "Linearity").
+    /// cast, comparison or integer argument of a helper depends on `u`, `∇u`,
+    /// `u_t` (the rule in full: the user guide of `#[pointwise]`,
+    /// "Linearity").
     ///
     /// The guarantee: the tangent, so `J·v`, and the pointwise Jacobians
-    /// `g0 … g3` computed by the derivative programs are the same numbers at
-    /// every `(u, ∇u)` where the evaluation stays finite (`x`, `a` and the
-    /// constants fixed): what they compute does not depend on a value
-    /// computed from `u`, `∇u`. The OpenCL Jacobian-action and
+    /// `g0 … g3`, `g0_t`, `g2_t` computed by the derivative programs are the
+    /// same numbers at every `(u, ∇u, u_t)` where the evaluation stays
+    /// finite (`x`, `a`, `n`, `t` and the constants fixed): what they compute
+    /// does not depend on a value computed from `u`, `∇u`, `u_t`. The OpenCL Jacobian-action and
     /// Jacobian-diagonal kernels rely on it: for such a physics they evaluate
     /// the derivatives at `u = 0`, `∇u = 0` without loading `u` (kernel macro
     /// `AFFINE`). False means "not proved", not "nonlinear": a
@@ -151,6 +181,20 @@ impl PointwiseInfo {
         self.dims.contains(&dim)
     }
 
+    /// True if the physics reads the outward unit normal `n`: a boundary
+    /// physics, integrated on facets; it cannot be a cell term of a
+    /// [`crate::form::Form`].
+    pub fn is_boundary(&self) -> bool {
+        self.reads.n
+    }
+
+    /// True if the physics reads `u_t`, the time derivative of the field:
+    /// a transient physics, `F(t, u, u_t) = 0`, solved by a time
+    /// integrator (a stationary form refuses it).
+    pub fn is_transient(&self) -> bool {
+        self.reads.u_t
+    }
+
     /// Flop count of one evaluation in dimension `dim` (0 if unsupported).
     pub fn flops_in(&self, dim: usize) -> u64 {
         match dim {
@@ -162,6 +206,11 @@ impl PointwiseInfo {
 
 /// The inputs of one pointwise evaluation, as flat slices in the layouts of
 /// [`crate::layout`]: `grad_u[c·dim + d]`, `grad_a[k·dim + d]`.
+///
+/// `n` and `u_t` are looked at only when the physics reads them
+/// ([`PointwiseInfo::reads`]): pass empty slices otherwise (a physics that
+/// declares them without reading them sees zeros); `t` is passed as given
+/// (0 in a stationary evaluation).
 #[derive(Clone, Copy, Debug)]
 pub struct PointArgs<'a, R> {
     /// Field values, `N_comp` entries.
@@ -176,6 +225,14 @@ pub struct PointArgs<'a, R> {
     pub x: &'a [R],
     /// Run-time constants.
     pub constants: &'a [R],
+    /// The outward unit normal at a facet point, `dim` entries when the
+    /// physics reads it (a boundary physics), else empty.
+    pub n: &'a [R],
+    /// The time derivative of the field values, `N_comp` entries when the
+    /// physics reads it (a transient physics), else empty.
+    pub u_t: &'a [R],
+    /// The time.
+    pub t: R,
 }
 
 /// Pointwise physics, what does not depend on the precision: its
@@ -202,6 +259,7 @@ pub struct PointArgs<'a, R> {
 ///
 /// const SOURCE: &str = "void square(const real u[], const real grad_u[][DIM], \
 ///     const real a[], const real grad_a[][DIM], const real x[], const real constants[], \
+///     const real n[], const real u_t[], const real t, \
 ///     real f0[], real f1[][DIM]) { f0[0] = u[0] * u[0]; }\n";
 /// const HASH: u64 = source_hash(SOURCE);
 /// static INFO: PointwiseInfo = PointwiseInfo {
@@ -213,10 +271,14 @@ pub struct PointArgs<'a, R> {
 ///     n_constants: 0,
 ///     has_f0: true,
 ///     has_f1: false,
-///     reads: Reads { u: true, grad_u: false, a: false, grad_a: false, x: false, constants: false },
+///     reads: Reads {
+///         u: true, grad_u: false, a: false, grad_a: false, x: false, constants: false,
+///         n: false, u_t: false, t: false,
+///     },
 ///     flops: [1, 1],
 ///     opencl_tangent_name: "",
 ///     opencl_jacobian_name: "",
+///     opencl_jacobian_u_t_name: "",
 ///     tangent_flops: [0, 0],
 ///     jacobian_flops: [0, 0],
 ///     linear: false,
@@ -248,11 +310,15 @@ pub struct PointArgs<'a, R> {
 ///     }
 /// }
 ///
-/// let args = PointArgs { u: &[3.0], grad_u: &[0.0; 2], a: &[], grad_a: &[], x: &[], constants: &[] };
+/// // A stationary cell evaluation: no normal, no `u_t`, `t` = 0.
+/// let args = PointArgs {
+///     u: &[3.0], grad_u: &[0.0; 2], a: &[], grad_a: &[], x: &[], constants: &[],
+///     n: &[], u_t: &[], t: 0.0,
+/// };
 /// let mut f0 = [0.0];
 /// Square.eval(2, &args, &mut f0, &mut [])?;
 /// assert_eq!(f0, [9.0]);
-/// assert!(Square.eval_tangent(2, &args, &[1.0], &[0.0; 2], &mut f0, &mut []).is_err());
+/// assert!(Square.eval_tangent(2, &args, &[1.0], &[0.0; 2], &[], &mut f0, &mut []).is_err());
 /// # Ok::<(), PointwiseError>(())
 /// ```
 pub trait Pointwise: Send + Sync {
@@ -303,30 +369,36 @@ pub trait PointwiseEval<R: Real>: Pointwise {
     ) -> Result<(), PointwiseError>;
 
     /// The directional derivatives of `f0` and `f1` at the point `args` in
-    /// the direction `(du, d∇u)`:
-    /// `df0 = ∂f0/∂u · du + ∂f0/∂∇u · d∇u` (`N_comp` entries) and `df1`
-    /// likewise (`N_comp·dim` entries, `df1[c·dim + d]`); `du` has `N_comp`
-    /// entries, `dgrad_u` `N_comp·dim` (`dgrad_u[c·dim + d]`). The auxiliary
-    /// fields, coordinates and constants are inputs, not unknowns. Outputs
-    /// the physics does not have are left untouched.
+    /// the direction `(du, d∇u, du_t)`:
+    /// `df0 = ∂f0/∂u · du + ∂f0/∂∇u · d∇u + ∂f0/∂u_t · du_t` (`N_comp`
+    /// entries) and `df1` likewise (`N_comp·dim` entries,
+    /// `df1[c·dim + d]`); `du` has `N_comp` entries, `dgrad_u` `N_comp·dim`
+    /// (`dgrad_u[c·dim + d]`), `du_t` `N_comp` when the physics reads `u_t`
+    /// (else it is not looked at: pass `&[]`). For the step Jacobian
+    /// `σ·∂F/∂u_t + ∂F/∂u` applied to `v`, pass `du = v`, `du_t = σ·v`.
+    /// The auxiliary fields, coordinates, normal, time and constants are
+    /// inputs, not unknowns. Outputs the physics does not have are left
+    /// untouched.
     ///
     /// `#[pointwise]` implements it by forward-mode automatic
     /// differentiation; a hand-written implementation without derivatives
     /// returns [`PointwiseError::NoDerivatives`].
     ///
     /// # Errors
-    /// As [`PointwiseEval::eval`] (naming `du`, `dgrad_u`, `df0`, `df1`
-    /// too); [`PointwiseError::NoDerivatives`].
+    /// As [`PointwiseEval::eval`] (naming `du`, `dgrad_u`, `du_t`, `df0`,
+    /// `df1` too); [`PointwiseError::NoDerivatives`].
+    #[allow(clippy::too_many_arguments)]
     fn eval_tangent(
         &self,
         dim: usize,
         args: &PointArgs<'_, R>,
         du: &[R],
         dgrad_u: &[R],
+        du_t: &[R],
         df0: &mut [R],
         df1: &mut [R],
     ) -> Result<(), PointwiseError> {
-        let _ = (dim, args, du, dgrad_u, df0, df1);
+        let _ = (dim, args, du, dgrad_u, du_t, df0, df1);
         Err(PointwiseError::NoDerivatives {
             physics: self.info().name,
         })
@@ -352,6 +424,30 @@ pub trait PointwiseEval<R: Real>: Pointwise {
         g3: &mut [R],
     ) -> Result<(), PointwiseError> {
         let _ = (dim, args, g0, g1, g2, g3);
+        Err(PointwiseError::NoDerivatives {
+            physics: self.info().name,
+        })
+    }
+
+    /// The pointwise Jacobians with respect to `u_t` at `args`:
+    /// `g0_t = ∂f0/∂u_t` (`N_comp²` entries, laid out as `g0`,
+    /// [`crate::layout::jac_g0`]) and `g2_t = ∂f1/∂u_t` (`N_comp²·dim`, as
+    /// `g2`, [`crate::layout::jac_g2`]). The step Jacobian
+    /// `σ·∂F/∂u_t + ∂F/∂u` has the pointwise Jacobians `g0 + σ·g0_t`,
+    /// `g1`, `g2 + σ·g2_t`, `g3`. Every entry is written: all 0 when the
+    /// physics does not read `u_t`.
+    ///
+    /// # Errors
+    /// As [`PointwiseEval::eval`] (naming `g0_t`, `g2_t` too);
+    /// [`PointwiseError::NoDerivatives`].
+    fn eval_jacobian_u_t(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, R>,
+        g0_t: &mut [R],
+        g2_t: &mut [R],
+    ) -> Result<(), PointwiseError> {
+        let _ = (dim, args, g0_t, g2_t);
         Err(PointwiseError::NoDerivatives {
             physics: self.info().name,
         })
@@ -389,10 +485,11 @@ impl<R: Real, P: PointwiseEval<R> + ?Sized> PointwiseEval<R> for &P {
         args: &PointArgs<'_, R>,
         du: &[R],
         dgrad_u: &[R],
+        du_t: &[R],
         df0: &mut [R],
         df1: &mut [R],
     ) -> Result<(), PointwiseError> {
-        (**self).eval_tangent(dim, args, du, dgrad_u, df0, df1)
+        (**self).eval_tangent(dim, args, du, dgrad_u, du_t, df0, df1)
     }
     fn eval_jacobian(
         &self,
@@ -404,6 +501,15 @@ impl<R: Real, P: PointwiseEval<R> + ?Sized> PointwiseEval<R> for &P {
         g3: &mut [R],
     ) -> Result<(), PointwiseError> {
         (**self).eval_jacobian(dim, args, g0, g1, g2, g3)
+    }
+    fn eval_jacobian_u_t(
+        &self,
+        dim: usize,
+        args: &PointArgs<'_, R>,
+        g0_t: &mut [R],
+        g2_t: &mut [R],
+    ) -> Result<(), PointwiseError> {
+        (**self).eval_jacobian_u_t(dim, args, g0_t, g2_t)
     }
 }
 
@@ -427,7 +533,7 @@ impl<P: PointwiseEval<f32> + PointwiseEval<f64> + ?Sized> PointwiseEvalBoth for 
 /// use femquad::physics::{EvalPrecision, PointArgs, PointwiseEvalBoth};
 /// fn source_term<R: EvalPrecision>(p: &dyn PointwiseEvalBoth) -> R {
 ///     let args = PointArgs { u: &[], grad_u: &[R::ZERO; 2], a: &[], grad_a: &[], x: &[],
-///                            constants: &[R::from_f64(3.0)] };
+///                            constants: &[R::from_f64(3.0)], n: &[], u_t: &[], t: R::ZERO };
 ///     let (mut f0, mut f1) = ([R::ZERO], [R::ZERO; 2]);
 ///     R::physics(p).eval(2, &args, &mut f0, &mut f1).unwrap();
 ///     f0[0]

@@ -63,6 +63,9 @@ pub fn main() {
         grad_a: &[],
         x: &x,
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     let (mut f0, mut f1) = ([0.0; 2], [0.0; 6]);
     ArraysAndLoops.eval(3, &args, &mut f0, &mut f1).unwrap();
@@ -80,6 +83,9 @@ pub fn main() {
         grad_a: &[],
         x: &x32,
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     let (mut f0, mut f1) = ([0.0f32; 2], [0.0f32; 4]);
     ArraysAndLoops.eval(2, &args32, &mut f0, &mut f1).unwrap();

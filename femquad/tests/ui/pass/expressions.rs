@@ -39,6 +39,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &[0.35, 0.8],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     Expressions.eval(2, &args, &mut f0, &mut []).unwrap();
     let (a, b) = (0.35f64, 0.8f64);

@@ -42,6 +42,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &[4.0],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     let (mut f0, mut f1) = ([0.0], [0.0; 2]);
     NonlinearPoisson.eval(2, &args, &mut f0, &mut f1).unwrap();

@@ -106,6 +106,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     let (mut f0, mut f1) = ([0.0; 2], [0.0; 4]);
     WithHelpers.eval(2, &args, &mut f0, &mut f1).unwrap();
@@ -121,6 +124,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     let (mut f0, mut f1) = ([0.0f32; 2], [0.0f32; 4]);
     WithHelpers.eval(2, &args, &mut f0, &mut f1).unwrap();

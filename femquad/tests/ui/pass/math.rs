@@ -54,6 +54,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &u,
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     Math.eval(2, &args, &mut f0, &mut []).unwrap();
     let p = 0.8f64;

@@ -5,20 +5,24 @@
 use femquad::physics::{Extent, PointArgs, Pointwise, PointwiseEval, PointwiseEvalBoth, Reads};
 use femquad::pointwise;
 
-/// All eight parameters, generic over the dimension.
+/// All eleven parameters, generic over the dimension (in an order of
+/// their own: parameters are recognised by name).
 #[pointwise]
 pub fn everything<const D: usize>(
     u: &[f64; 2],
     grad_u: &[[f64; D]; 2],
     a: &[f64; 3],
+    t: f64,
     grad_a: &[[f64; D]; 3],
     x: &[f64; D],
+    u_t: &[f64; 2],
     constants: &[f64; 4],
     f0: &mut [f64; 2],
+    n: &[f64; D],
     f1: &mut [[f64; D]; 2],
 ) {
     for c in 0..2 {
-        f0[c] = u[c] + a[c] * constants[c] + x[0];
+        f0[c] = u[c] + a[c] * constants[c] + x[0] + n[c] * u_t[c] * t;
         for d in 0..D {
             f1[c][d] = grad_u[c][d] - grad_a[c + 1][d];
         }
@@ -110,10 +114,14 @@ pub fn main() {
         grad_a: true,
         x: true,
         constants: true,
+        n: true,
+        u_t: true,
+        t: true,
     };
     assert_eq!(e.reads, all);
-    // per c: f0 3 flops, f1 D subtractions
-    assert_eq!(e.flops, [2 * (3 + 2), 2 * (3 + 3)]);
+    assert!(e.is_boundary() && e.is_transient());
+    // per c: f0 6 flops, f1 D subtractions
+    assert_eq!(e.flops, [2 * (6 + 2), 2 * (6 + 3)]);
 
     let s = Source3.info();
     assert_eq!(
@@ -157,10 +165,16 @@ pub fn main() {
         grad_a: &ga,
         x: &[10.0, 20.0, 30.0],
         constants: &[2.0, 3.0, 4.0, 5.0],
+        n: &[0.6, 0.0, 0.8],
+        u_t: &[7.0, 9.0],
+        t: 0.5,
     };
     let (mut f0, mut f1) = ([0.0; 2], [0.0; 6]);
     Everything.eval(3, &args, &mut f0, &mut f1).unwrap();
-    assert_eq!(f0, [1.0 + 2.0 + 10.0, 2.0 + 6.0 + 10.0]);
+    assert_eq!(
+        f0,
+        [1.0 + 2.0 + 10.0 + 0.6 * 7.0 * 0.5, 2.0 + 6.0 + 10.0 + 0.0]
+    );
     assert_eq!(f1, [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
     // Wrong lengths are errors, not panics.
     assert!(Everything.eval(2, &args, &mut f0, &mut f1).is_err());
@@ -174,6 +188,9 @@ pub fn main() {
         grad_a: &[],
         x: &[1.0f32, 2.0, 3.0],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     Source3.eval(3, &args32, &mut f0, &mut []).unwrap();
     assert_eq!(f0, [2.0, 3.0, 1.0]);
@@ -187,6 +204,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     PlanarStrain.eval(2, &args, &mut [], &mut f1).unwrap();
     assert_eq!(f1, [0.0, 3.0, 2.0, 0.0]);
@@ -199,6 +219,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &[3.0],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     physics::Scaled.eval(2, &args, &mut [], &mut f1).unwrap();
     assert_eq!(f1, [3.0, 6.0]);
@@ -211,6 +234,9 @@ pub fn main() {
         grad_a: &[],
         x: &[],
         constants: &[],
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     Reaction.eval(3, &args, &mut f0, &mut []).unwrap();
     assert_eq!(f0, [18.0]);

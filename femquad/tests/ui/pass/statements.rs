@@ -71,6 +71,9 @@ fn eval(u: [f64; 3]) -> [f64; 8] {
         grad_a: &[],
         x: &[],
         constants: &u,
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     Statements.eval(2, &args, &mut f0, &mut []).unwrap();
     let mut f32s = [0.0f32; 8];
@@ -82,6 +85,9 @@ fn eval(u: [f64; 3]) -> [f64; 8] {
         grad_a: &[],
         x: &[],
         constants: &u32s,
+        n: &[],
+        u_t: &[],
+        t: 0.0,
     };
     Statements.eval(3, &args, &mut f32s, &mut []).unwrap();
     for (x, y) in f0.iter().zip(f32s) {
