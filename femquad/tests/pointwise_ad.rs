@@ -778,7 +778,7 @@ fn u_t_blocks_in_closed_form() {
         t: 0.25,
     };
     let [g0_t, g2_t] = native_jacobian_u_t::<f64>(&TransientBoundary, 2, &args);
-    let c = 0.25 * (0.25f64 * -1.0).cos();
+    let c = 0.25 * (-0.25f64).cos(); // t·cos(t·u_t₁), u_t₁ = −1
     assert_eq!(g0_t, vec![1.25, c, -1.0, 3.0]);
     use femquad::layout::jac_g2;
     let mut want = vec![0.0; 8];

@@ -95,6 +95,7 @@ pub(crate) fn device<R: Real>(
     let what = match eval {
         Evaluation::Tangent => "tangent",
         Evaluation::Jacobian => "jacobian",
+        Evaluation::JacobianUT => "jacobian_u_t",
         Evaluation::Residual => "residual",
     };
     announce(bodies, dim, R::PRECISION, what);
