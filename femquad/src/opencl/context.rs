@@ -281,6 +281,35 @@ impl Device {
         Kernel::create(&program, name).map_err(|e| self.failure("clCreateKernel", name, 0, e))
     }
 
+    /// The kernel `name` of `program`, checked to run work-groups of
+    /// `threads` on this device (`what` names the kernels in the error).
+    ///
+    /// # Errors
+    /// [`Error::DeviceLimit`] if the device allows fewer threads per
+    /// work-group for it; OpenCL errors of the kernel's creation.
+    pub(crate) fn kernel_of(
+        &self,
+        program: &Program,
+        name: &str,
+        threads: usize,
+        what: &'static str,
+    ) -> Result<Kernel> {
+        let k = Kernel::create(program, name)
+            .map_err(|e| self.failure("clCreateKernel", name, 0, e))?;
+        let limit = k
+            .get_work_group_size(self.info.id)
+            .map_err(|e| self.failure("clGetKernelWorkGroupInfo", name, 0, e))?;
+        if limit < threads {
+            return Err(Error::DeviceLimit {
+                device: self.info.name.clone(),
+                what,
+                needed: threads,
+                limit,
+            });
+        }
+        Ok(k)
+    }
+
     /// Returns the program built from `source`, building it only if no
     /// program with the same source was built on this device before (one
     /// request in [`DeviceStats`]: a build or a cache hit).

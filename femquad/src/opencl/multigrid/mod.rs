@@ -27,7 +27,6 @@ use opencl3::kernel::Kernel;
 pub use transfer::DeviceTransfer;
 
 use super::context::Device;
-use super::device::cl_error;
 use super::vector::WG;
 use crate::seam::block_tolerance;
 use crate::{Error, Precision, Real, Result};
@@ -97,20 +96,13 @@ impl<R: Real> MultigridKernels<R> {
         }
         device.check_precision::<R>()?;
         let program = device.program(&multigrid_source(R::PRECISION, n_comp))?;
-        let make = |name: &str| -> Result<Kernel> {
-            let k = Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))?;
-            let limit = k
-                .get_work_group_size(device.info().cl_device_id())
-                .map_err(cl_error("clGetKernelWorkGroupInfo"))?;
-            if limit < WG {
-                return Err(Error::DeviceLimit {
-                    device: device.info().name.clone(),
-                    what: "work-group size of the multigrid kernels (threads)",
-                    needed: WG,
-                    limit,
-                });
-            }
-            Ok(k)
+        let make = |name: &str| {
+            device.kernel_of(
+                &program,
+                name,
+                WG,
+                "work-group size of the multigrid kernels (threads)",
+            )
         };
         let kernels = Kernels {
             prolong_add: make("mg_prolong_add")?,
