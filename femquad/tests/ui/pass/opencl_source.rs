@@ -35,8 +35,8 @@ pub const PHYSICS: &[&dyn PointwiseEvalBoth] = &[&Literals, &LiteralsToo, &Plana
 pub fn main() {
     let src = Literals.opencl_source();
     let sig = "void pw_literals(const real u[], const real grad_u[][DIM], const real a[], \
-               const real grad_a[][DIM], const real x[], const real constants[], real f0[], \
-               real f1[][DIM])";
+               const real grad_a[][DIM], const real x[], const real constants[], const real n[], \
+               const real u_t[], const real t, real f0[], real f1[][DIM])";
     assert!(src.contains(sig), "{src}");
     // literals are cast to `real`, with all the digits of the f64
     assert!(src.contains("(real)0.1"), "{src}");
