@@ -772,7 +772,7 @@ fn assembled_levels_give_the_matrix_free_vcycle() {
     for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
         for backend in [Backend::native(), cl.clone()] {
             let mut out = Vec::new();
-            for assembled_max_dofs in [0, 200, usize::MAX] {
+            for assembled_max_dofs in [0, 400, usize::MAX] {
                 let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &backend);
                 let n = r.space().n_dofs();
                 let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();

@@ -326,3 +326,6 @@ impl<R: Real> Operator<R> {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests;

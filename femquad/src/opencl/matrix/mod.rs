@@ -389,6 +389,3 @@ fn groups(n: usize) -> usize {
 fn to_i32(n: usize, what: &str) -> Result<i32> {
     i32::try_from(n).map_err(|_| Error::arg("pattern", format!("{n} {what} exceed 2^31")))
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,4 +1,5 @@
-//! The device-assembled Jacobian against the host assembly
+//! The assembled Jacobian on the device (`Operator::assemble_matrix`,
+//! `crate::opencl::matrix`) against the host assembly
 //! (`Operator::assemble_jacobian`) and the matrix-free action, on PoCL.
 
 use std::sync::Arc;
