@@ -18,11 +18,10 @@ use crate::space::FunctionSpace;
 use crate::vector::VectorOps;
 use crate::{Error, Real};
 
+/// The tests' OpenCL backend.
 fn device() -> Backend {
-    Backend::opencl_with(
-        super::super::testing::device(),
-        super::super::testing::options(),
-    )
+    let [_, device] = Backend::for_tests();
+    device
 }
 
 /// A jittered, shuffled mesh: cells and nodes in no particular order.
@@ -295,4 +294,85 @@ fn bad_input_is_named() {
     };
     let (n, reason) = name(e);
     assert_eq!(n, "aux", "{reason}");
+}
+
+/// A hand-written physics (`f0 = u²`): no derivatives.
+struct Squared;
+
+static SQUARED: crate::physics::PointwiseInfo = crate::physics::PointwiseInfo {
+    name: "squared",
+    opencl_name: "squared",
+    dims: &[2, 3],
+    n_comp: crate::physics::Extent::Fixed(1),
+    n_aux: crate::physics::Extent::Fixed(0),
+    n_constants: 0,
+    has_f0: true,
+    has_f1: false,
+    reads: crate::physics::Reads {
+        u: true,
+        grad_u: false,
+        a: false,
+        grad_a: false,
+        x: false,
+        constants: false,
+    },
+    flops: [1, 1],
+    opencl_tangent_name: "",
+    opencl_jacobian_name: "",
+    tangent_flops: [0, 0],
+    jacobian_flops: [0, 0],
+    linear: false,
+};
+
+const SQUARED_SOURCE: &str = "void squared(const real u[], const real grad_u[][DIM], \
+    const real a[], const real grad_a[][DIM], const real x[], const real constants[], \
+    real f0[], real f1[][DIM]) { f0[0] = u[0] * u[0]; }\n";
+
+impl crate::physics::Pointwise for Squared {
+    fn info(&self) -> &'static crate::physics::PointwiseInfo {
+        &SQUARED
+    }
+    fn opencl_source(&self) -> &'static str {
+        SQUARED_SOURCE
+    }
+    fn source_hash(&self) -> u64 {
+        const HASH: u64 = crate::physics::source_hash(SQUARED_SOURCE);
+        HASH
+    }
+}
+
+impl PointwiseEval<f64> for Squared {
+    fn eval(
+        &self,
+        _: usize,
+        a: &crate::physics::PointArgs<'_, f64>,
+        f0: &mut [f64],
+        _: &mut [f64],
+    ) -> Result<(), crate::physics::PointwiseError> {
+        f0[0] = a.u[0] * a.u[0];
+        Ok(())
+    }
+}
+
+/// A physics without derivatives has no assembled matrix, on either
+/// backend: the error names the physics and says how to get derivatives.
+#[test]
+fn a_physics_without_derivatives_is_refused() {
+    for backend in Backend::for_tests() {
+        let space = FunctionSpace::new(mesh(2, 2), Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let mut op = Operator::<f64>::new(Form::new(space, Squared).unwrap(), &backend).unwrap();
+        let u = op.vector().unwrap();
+        let Err(e) = op.assemble_matrix(&u) else {
+            panic!(
+                "{}: a matrix of a physics without derivatives",
+                backend.describe()
+            );
+        };
+        assert!(
+            e.to_string()
+                .contains("`squared` provides no derivatives: write it with #[pointwise]"),
+            "{}: {e}",
+            backend.describe()
+        );
+    }
 }
