@@ -34,6 +34,10 @@
 //! relative residual, and the time per iteration. `--csv` writes every
 //! field of [`Row`] (serde). Timing starts after the OpenCL programs are
 //! built: a warm-up solve on a small mesh of the same case runs first.
+//! `--first-solution` skips that warm-up and reports the time from the
+//! mesh's generation to the solution on the host, program builds included
+//! — or their loads from the on-disk program cache (`ProgramCache`,
+//! `FEMQUAD_PROGRAM_CACHE`) when a process before it built them.
 //! `--profile` prints where the V-cycles' time goes, per level and phase
 //! (`MultigridOptions::profile`), and the time of CG's operations alone.
 //!
@@ -52,7 +56,7 @@ use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
 use femquad::multigrid::{CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport};
-use femquad::opencl::{Device, DeviceSelector, KernelOptions};
+use femquad::opencl::{Device, DeviceSelector, KernelOptions, ProgramCache};
 use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
@@ -127,6 +131,13 @@ struct Args {
     /// included); the setup and solve times reported are the medians.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// Time to first solution: no warm-up solve before the timed one, so
+    /// the time from the mesh's generation to the solution on the host
+    /// (`first_solution_seconds`) includes the program builds — or their
+    /// loads from the on-disk program cache (`FEMQUAD_PROGRAM_CACHE`): run
+    /// twice, the second process finds them there.
+    #[arg(long)]
+    first_solution: bool,
     /// Write the rows to this CSV file.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -170,6 +181,10 @@ struct Row {
     solve_seconds: f64,
     /// `solve_seconds / iterations`.
     seconds_per_iteration: f64,
+    /// Seconds from the start of the mesh's generation to the first
+    /// solution on the host: mesh, problem, the first solve with its
+    /// preconditioner setup, and the download of the solution.
+    first_solution_seconds: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -406,10 +421,18 @@ fn run_case<R: EvalPrecision>(
     // setup), the medians reported
     let (mut setups, mut solves) = (Vec::new(), Vec::new());
     let mut stats = None;
+    let mut first_solution_seconds = 0.0;
     for _ in 0..args.repeat {
         let t = Instant::now();
-        let (_, s) = problem.solve_linear(args.tol, args.max_iter)?;
+        let (u, s) = problem.solve_linear(args.tol, args.max_iter)?;
         let total = t.elapsed().as_secs_f64();
+        if first_solution_seconds == 0.0 {
+            let download = Instant::now();
+            let on_host = u.to_host()?;
+            std::hint::black_box(&on_host);
+            first_solution_seconds =
+                mesh_seconds + problem_seconds + total + download.elapsed().as_secs_f64();
+        }
         setups.push(problem.preconditioner_seconds());
         solves.push(total - problem.preconditioner_seconds());
         stats = Some(s);
@@ -453,6 +476,7 @@ fn run_case<R: EvalPrecision>(
         setup_seconds,
         solve_seconds,
         seconds_per_iteration: solve_seconds / stats.iterations.max(1) as f64,
+        first_solution_seconds,
     })
 }
 
@@ -622,7 +646,8 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
             Some(d) => DeviceSelector::parse(d),
             None => DeviceSelector::from_env(),
         };
-        Backend::opencl_with(Device::open(&selector)?, KernelOptions::from_env()?)
+        let device = Device::open_with(&selector, ProgramCache::from_env()?)?;
+        Backend::opencl_with(device, KernelOptions::from_env()?)
     };
     println!(
         "femquad solve benchmark: CG to relative residual {:e}, {} on {}",
@@ -653,8 +678,10 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
         for (pname, pc) in &pcs {
             // warm-up (program builds, autotune cache) on a small refined mesh
             // of the case, so that every kernel the timed run uses is built
-            let (n0, l) = decompose(case.dim, 4096, 64)?;
-            run_case::<R>(case, &Meshes::Box { n0, l }, &backend, pname, pc, args)?;
+            if !args.first_solution {
+                let (n0, l) = decompose(case.dim, 4096, 64)?;
+                run_case::<R>(case, &Meshes::Box { n0, l }, &backend, pname, pc, args)?;
+            }
             let row = run_case::<R>(case, meshes, &backend, pname, pc, args)?;
             println!(
                 "{:<16} {:>7} {:>9} {:>10} {:>6} {:>5} {:>8.1e} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3e}",
@@ -671,6 +698,31 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
                 row.solve_seconds,
                 row.seconds_per_iteration
             );
+            if args.first_solution {
+                let programs = match &backend {
+                    Backend::OpenCl { device, .. } => {
+                        let st = device.stats();
+                        format!(
+                            "; programs: {} built in this process, {} of them loaded from the \
+                             on-disk cache{}",
+                            st.builds,
+                            st.disk_hits,
+                            device
+                                .program_cache()
+                                .map_or(" (off)".to_string(), |c| format!(
+                                    " ({})",
+                                    c.dir().display()
+                                ))
+                        )
+                    }
+                    Backend::Native(_) => String::new(),
+                };
+                println!(
+                    "time to first solution: {:.3} s (mesh {:.3} s, problem {:.3} s, first \
+                     solve with its setup and the download){programs}",
+                    row.first_solution_seconds, row.mesh_seconds, row.problem_seconds
+                );
+            }
             rows.push(row);
         }
     }

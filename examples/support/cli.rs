@@ -310,6 +310,7 @@ impl MeshArgs {
         };
         let options = GmshOptions {
             reorient: self.reorient,
+            ..GmshOptions::default()
         };
         let gmsh = read_gmsh_with(path, &options)?;
         let field = field(gmsh.mesh.dim());

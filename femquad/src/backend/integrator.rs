@@ -112,11 +112,13 @@ impl<R: Real> Integrator<R> {
         }
     }
 
-    /// Replaces the constants (checked by the caller).
+    /// Replaces the constants (checked by the caller). The form holds
+    /// them; only [`Operator::set_constants`](crate::operator::Operator::set_constants)
+    /// writes them, here after the form, so that the two never differ.
     ///
     /// # Errors
     /// Device errors (the upload).
-    pub fn set_constants(&mut self, constants: &[R]) -> Result<()> {
+    pub(crate) fn set_constants(&mut self, constants: &[R]) -> Result<()> {
         match self {
             Integrator::Native(n) => n.set_constants(constants),
             Integrator::OpenCl(d) => d.set_constants(constants),

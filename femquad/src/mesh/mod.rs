@@ -49,8 +49,8 @@ pub use generate::{
     MAX_JITTER, MeshOptions, mesh_for_cells, n_for_cells, unit_box, unit_cube, unit_square,
 };
 pub use gmsh::{
-    GmshElement, GmshEntity, GmshMesh, GmshOptions, PhysicalGroup, parse_gmsh, parse_gmsh_with,
-    read_gmsh, read_gmsh_with,
+    GmshElement, GmshEntity, GmshMesh, GmshNumbering, GmshOptions, PhysicalGroup, parse_gmsh,
+    parse_gmsh_with, read_gmsh, read_gmsh_with,
 };
 pub use part::MeshPart;
 pub use refine::{

@@ -17,6 +17,7 @@ use opencl3::types::CL_BLOCKING;
 
 use super::device::{DeviceInfo, DeviceSelector, cl_error, list_devices};
 use super::failure::{Failure, classify, code_name};
+use super::program_cache::{self, Lookup, ProgramCache};
 use super::source::numbered;
 use crate::{Error, Real, Result};
 
@@ -31,10 +32,19 @@ use crate::{Error, Real, Result};
 /// a dot product, a norm, the `m` values of a multi-dot).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceStats {
-    /// Programs compiled by the OpenCL compiler (cache misses).
+    /// Programs built in this process (misses of the in-memory cache):
+    /// compiled from source, or loaded from the on-disk cache
+    /// (`disk_hits` of them).
     pub builds: usize,
     /// Program requests served from the cache.
     pub cache_hits: usize,
+    /// Programs loaded from the on-disk [`ProgramCache`] instead of
+    /// compiled (counted in `builds` too: a build of the program object).
+    pub disk_hits: usize,
+    /// On-disk entries found but refused (another identity, a failed
+    /// checksum, or a binary the driver rejected): compiled from source
+    /// and overwritten.
+    pub disk_rejected: usize,
     /// Bytes of geometry (J⁻¹, det J, coordinates) written to the device.
     pub geometry_bytes: u64,
     /// Bytes of coefficients (u, aux, constants) written to the device.
@@ -91,6 +101,8 @@ pub struct Device {
     stats: Mutex<DeviceStats>,
     /// The call and error code that showed the context lost, once known.
     lost: OnceLock<(&'static str, i32)>,
+    /// Compiled programs on disk, across processes (none unless asked for).
+    program_cache: Option<ProgramCache>,
     context: Context,
 }
 
@@ -137,20 +149,41 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Device {
-    /// Opens the device chosen by `selector`.
+    /// Opens the device chosen by `selector`, without a program cache on
+    /// disk (every program compiled once per process).
     pub fn open(selector: &DeviceSelector) -> Result<Arc<Device>> {
+        Self::open_with(selector, None)
+    }
+
+    /// Opens the device chosen by `selector`; its programs are kept in
+    /// `program_cache` across processes, if given ([`ProgramCache`]).
+    pub fn open_with(
+        selector: &DeviceSelector,
+        program_cache: Option<ProgramCache>,
+    ) -> Result<Arc<Device>> {
         let devices = list_devices()?;
         let info = selector.pick(&devices)?.clone();
-        Self::open_info(info)
+        Self::open_info(info, program_cache)
     }
 
     /// Opens the device chosen by the environment variable `FEMQUAD_DEVICE`
-    /// (default: prefer a GPU).
+    /// (default: prefer a GPU), with the program cache the environment
+    /// asks for ([`ProgramCache::from_env`]: by default on disk in
+    /// femquad's cache directory; `FEMQUAD_PROGRAM_CACHE=off` switches it
+    /// off). For the top level of a program.
+    ///
+    /// # Errors
+    /// No OpenCL runtime, no device matching `FEMQUAD_DEVICE`.
     pub fn from_env() -> Result<Arc<Device>> {
-        Self::open(&DeviceSelector::from_env())
+        Self::open_with(&DeviceSelector::from_env(), ProgramCache::from_env()?)
     }
 
-    fn open_info(info: DeviceInfo) -> Result<Arc<Device>> {
+    /// The on-disk program cache, if the device has one.
+    pub fn program_cache(&self) -> Option<&ProgramCache> {
+        self.program_cache.as_ref()
+    }
+
+    fn open_info(info: DeviceInfo, program_cache: Option<ProgramCache>) -> Result<Arc<Device>> {
         let cl_device = ClDevice::new(info.id);
         let context = Context::from_device(&cl_device).map_err(cl_error("clCreateContext"))?;
         #[allow(deprecated)]
@@ -163,6 +196,7 @@ impl Device {
             logs: Mutex::new(HashMap::new()),
             stats: Mutex::new(DeviceStats::default()),
             lost: OnceLock::new(),
+            program_cache,
             context,
         }))
     }
@@ -247,6 +281,35 @@ impl Device {
         Kernel::create(&program, name).map_err(|e| self.failure("clCreateKernel", name, 0, e))
     }
 
+    /// The kernel `name` of `program`, checked to run work-groups of
+    /// `threads` on this device (`what` names the kernels in the error).
+    ///
+    /// # Errors
+    /// [`Error::DeviceLimit`] if the device allows fewer threads per
+    /// work-group for it; OpenCL errors of the kernel's creation.
+    pub(crate) fn kernel_of(
+        &self,
+        program: &Program,
+        name: &str,
+        threads: usize,
+        what: &'static str,
+    ) -> Result<Kernel> {
+        let k = Kernel::create(program, name)
+            .map_err(|e| self.failure("clCreateKernel", name, 0, e))?;
+        let limit = k
+            .get_work_group_size(self.info.id)
+            .map_err(|e| self.failure("clGetKernelWorkGroupInfo", name, 0, e))?;
+        if limit < threads {
+            return Err(Error::DeviceLimit {
+                device: self.info.name.clone(),
+                what,
+                needed: threads,
+                limit,
+            });
+        }
+        Ok(k)
+    }
+
     /// Returns the program built from `source`, building it only if no
     /// program with the same source was built on this device before (one
     /// request in [`DeviceStats`]: a build or a cache hit).
@@ -278,14 +341,58 @@ impl Device {
         lock(&self.logs).get(&source_key(source)).cloned()
     }
 
+    /// The program of `source`, from the on-disk cache if it holds it for
+    /// this device, driver and options, else compiled (and stored there).
     fn build(&self, source: &str) -> Result<(Program, String)> {
-        let mut program = Program::create_from_source(&self.context, source)
-            .map_err(|e| self.failure("clCreateProgramWithSource", "program", 0, e))?;
         let options = if self.info.is_nvidia() {
             "-cl-std=CL1.2 -cl-nv-verbose"
         } else {
             "-cl-std=CL1.2"
         };
+        let Some(cache) = &self.program_cache else {
+            return self.compile(source, options);
+        };
+        let identity = program_cache::identity(&self.info, options, source);
+        match cache.load(&identity) {
+            Lookup::Hit(binary) => match self.load_binary(&binary, options) {
+                Some(built) => {
+                    lock(&self.stats).disk_hits += 1;
+                    return Ok(built);
+                }
+                None => lock(&self.stats).disk_rejected += 1,
+            },
+            Lookup::Rejected => lock(&self.stats).disk_rejected += 1,
+            Lookup::Miss => {}
+        }
+        let (program, log) = self.compile(source, options)?;
+        let binaries = program
+            .get_binaries()
+            .map_err(|e| self.failure("clGetProgramInfo(CL_PROGRAM_BINARIES)", "program", 0, e))?;
+        if let Some(binary) = binaries.first().filter(|b| !b.is_empty()) {
+            cache.store(&identity, binary)?;
+        }
+        Ok((program, log))
+    }
+
+    /// The program of a cached `binary`, built with `options`; `None` if
+    /// the driver refuses it (then it is compiled from source).
+    fn load_binary(&self, binary: &[u8], options: &str) -> Option<(Program, String)> {
+        // SAFETY: `binary` is a valid slice for the duration of the call
+        // and the device list is the context's own; the driver checks the
+        // binary's contents (CL_INVALID_BINARY).
+        let mut program = unsafe {
+            Program::create_from_binary(&self.context, self.context.devices(), &[binary])
+        }
+        .ok()?;
+        program.build(self.context.devices(), options).ok()?;
+        let log = program.get_build_log(self.info.id).unwrap_or_default();
+        Some((program, log))
+    }
+
+    /// Compiles `source` with `options`.
+    fn compile(&self, source: &str, options: &str) -> Result<(Program, String)> {
+        let mut program = Program::create_from_source(&self.context, source)
+            .map_err(|e| self.failure("clCreateProgramWithSource", "program", 0, e))?;
         if let Err(e) = program.build(self.context.devices(), options) {
             let log = program.get_build_log(self.info.id).unwrap_or_default();
             if e.0 == CL_BUILD_PROGRAM_FAILURE || !log.trim().is_empty() {

@@ -16,6 +16,7 @@ pub mod operator;
 pub mod options;
 #[cfg(feature = "devtools")]
 pub mod probe;
+pub mod program_cache;
 pub mod shape;
 pub(crate) mod source;
 #[cfg(any(test, feature = "devtools"))]
@@ -34,6 +35,7 @@ pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_device
 pub use launch_config::{AtomicAdd, GeometryMode, KernelVariant, LaunchConfig, Output};
 pub use operator::{Assembly, OpenClIntegrator, OpenClOperator};
 pub use options::KernelOptions;
+pub use program_cache::ProgramCache;
 pub use shape::KernelShape;
 pub use timing::{LaunchRecord, Run};
 pub use tuning_cache::TuningCache;

@@ -6,7 +6,7 @@
 //! [`super::shape::default_config`]); a [`TuningCache`] is loaded once by
 //! the program and passed in ([`KernelOptions::with_tuning_cache`]).
 //! [`KernelOptions::from_env`] is the top-level reading of the environment
-//! (what [`crate::Backend::opencl_from_env`] uses), never called by the
+//! (what [`crate::backend::Backend::opencl_from_env`] uses), never called by the
 //! library itself:
 //!
 //! | variable | option | [`KernelOptions::from_env`] without it |

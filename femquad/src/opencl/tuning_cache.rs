@@ -480,15 +480,21 @@ pub fn skipped_line_warning(path: &Path, skipped: &SkippedLine) -> String {
 /// `$XDG_CACHE_HOME/femquad`, else in `$HOME/.cache/femquad`; `None` if
 /// none of them is set (non-empty).
 pub fn default_path(var: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    Some(cache_dir(var)?.join(CACHE_FILE))
+}
+
+/// femquad's cache directory (with the variables looked up by `var`):
+/// `$FEMQUAD_CACHE_DIR`, else `$XDG_CACHE_HOME/femquad`, else
+/// `$HOME/.cache/femquad`; `None` if none of them is set (non-empty).
+pub(crate) fn cache_dir(var: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |name: &str| {
         var(name)
             .filter(|v| !v.trim().is_empty())
             .map(PathBuf::from)
     };
-    let dir = var(CACHE_DIR_ENV)
+    var(CACHE_DIR_ENV)
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("femquad")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("femquad")))?;
-    Some(dir.join(CACHE_FILE))
+        .or_else(|| var("HOME").map(|d| d.join(".cache").join("femquad")))
 }
 
 #[cfg(test)]

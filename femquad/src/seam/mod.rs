@@ -7,7 +7,10 @@
 
 mod multigrid;
 
-pub use multigrid::{MultigridOps, TransferGraph, block_tolerance};
+pub use multigrid::{
+    ChebyshevCoefficients, ChebyshevOperands, MultigridOps, ResidualUpdate, TransferGraph,
+    block_tolerance,
+};
 
 use std::borrow::Cow;
 
@@ -62,7 +65,10 @@ pub trait Integrate<R: Real> {
     fn jacobian_diagonal(&mut self, u: &Self::Vector, out: &mut Self::Vector) -> Result<()>;
 
     /// Replaces the physics' constants (already checked: their number and
-    /// finiteness); the next evaluations use them.
+    /// finiteness); the next evaluations use them. The bound form owns
+    /// the constants: this is called only by `Operator::set_constants`,
+    /// after the form, and the backend's copy (a device buffer, the native
+    /// integrator's values) is what it evaluates with.
     ///
     /// # Errors
     /// Backend failures (an upload).

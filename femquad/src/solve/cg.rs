@@ -87,7 +87,7 @@ fn precondition<V: VectorOps>(
 /// factor `2((√κ − 1)/(√κ + 1))^k` after `k` iterations (`κ` the condition
 /// number of `M⁻¹A`), so for a finite-element Laplacian on a mesh of width
 /// `h` the unpreconditioned iteration count grows like `1/h`; a Jacobi
-/// preconditioner ([`super::Jacobi`]) removes the effect of a badly scaled
+/// preconditioner ([`crate::linalg::Jacobi`]) removes the effect of a badly scaled
 /// diagonal.
 ///
 /// # Errors

@@ -12,7 +12,7 @@
 //! In libCEED's terms, assembly computes `Eᵀ K E` with `E` the space's
 //! restriction (its gather, [`FunctionSpace::gather`](crate::space::FunctionSpace::gather))
 //! and `K` the block-diagonal matrix of the element matrices — the
-//! operator of [`crate::residual`] linearized and assembled.
+//! operator of [`crate::operator`] linearized and assembled.
 //!
 //! # The matrix of a space
 //! Rows and columns are the space's dofs, interleaved node-major

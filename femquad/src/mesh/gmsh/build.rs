@@ -8,8 +8,9 @@ use std::sync::Arc;
 use super::elements::{Elements, second_order};
 use super::nodes::Nodes;
 use super::source::Source;
-use super::{GmshElement, GmshEntity, GmshMesh, GmshOptions, PhysicalGroup};
+use super::{GmshElement, GmshEntity, GmshMesh, GmshNumbering, GmshOptions, PhysicalGroup};
 use crate::mesh::orientation::Names;
+use crate::mesh::renumber::locality_renumbering;
 use crate::mesh::{CellDefect, Mesh};
 use crate::{Error, Result};
 
@@ -117,7 +118,8 @@ pub(super) fn build(src: &Source, parts: Parts, options: &GmshOptions) -> Result
             reason.push_str(
                 "; the file lists its nodes clockwise: if the mesh, or a region of it, is \
                  written so (e.g. a surface whose normal is -z), read it with \
-                 GmshOptions { reorient: true } (read_gmsh_with, or the examples' --reorient), \
+                 GmshOptions { reorient: true, ..Default::default() } (read_gmsh_with, or the \
+                 examples' --reorient), \
                  which flips consistently flipped cells and refuses a tangled mesh",
             );
         }
@@ -151,7 +153,7 @@ pub(super) fn build(src: &Source, parts: Parts, options: &GmshOptions) -> Result
         });
     }
 
-    Ok(GmshMesh {
+    let in_file_order = GmshMesh {
         mesh: Arc::new(mesh),
         reoriented,
         second_order: is_second_order,
@@ -161,7 +163,13 @@ pub(super) fn build(src: &Source, parts: Parts, options: &GmshOptions) -> Result
         elements: lower_elements,
         physical_groups: physical_groups(names, &entities),
         entities,
-    })
+    };
+    match options.numbering {
+        GmshNumbering::File => Ok(in_file_order),
+        GmshNumbering::Locality => locality_renumbering(&in_file_order.mesh)?
+            .apply_to_gmsh(&in_file_order)
+            .map_err(|e| src.err(0, format!("renumbering the mesh for locality: {e}"))),
+    }
 }
 
 /// The coordinates of nodes `order` (`dim` per node), which must be finite;

@@ -88,7 +88,12 @@ impl GmshMesh {
     /// # $Elements\n2 3 1 3\n1 1 1 1\n1 1 2\n2 1 2 2\n2 1 2 3\n3 1 3 4\n$EndElements\n";
     /// // the unit square of two triangles, its bottom side the group `bottom`
     /// let g = parse_gmsh(msh.as_bytes(), "square.msh")?;
-    /// assert_eq!(g.part(&["bottom"])?.edges(), &[[0, 1]]);
+    /// let edges = g.part(&["bottom"])?.edges().to_vec();
+    /// assert_eq!(edges.len(), 1);
+    /// // nodes 1 and 2 of the file, whatever their vertex numbers
+    /// let mut tags: Vec<u64> = edges[0].iter().map(|&v| g.node_tags[v as usize]).collect();
+    /// tags.sort();
+    /// assert_eq!(tags, [1, 2]);
     /// let e = g.part(&["top"]).unwrap_err().to_string();
     /// assert!(e.contains("no physical group `top`") && e.contains("`bottom` (1D, tag 1)"), "{e}");
     /// # Ok::<(), femquad::Error>(())

@@ -15,10 +15,16 @@
 //!   may lie on curved boundaries, are dropped (they must still be in
 //!   `$Nodes`) and [`GmshMesh::second_order`] says so: the mesh is the
 //!   straight-sided one, and P2 spaces place their edge nodes at edge
-//!   midpoints. Cells keep the file's order.
-//! * **Vertices.** Only nodes that are vertices of cells are kept, numbered
-//!   `0, 1, …` in increasing Gmsh node tag (tags may be sparse and appear in
-//!   any order); [`GmshMesh::node_tags`] maps back.
+//!   midpoints.
+//! * **Vertices.** Only nodes that are vertices of cells are kept;
+//!   [`GmshMesh::node_tags`] gives each vertex's Gmsh node tag.
+//! * **Numbering.** By default cells and vertices are renumbered for
+//!   locality at read time ([`GmshNumbering::Locality`]: cells in the
+//!   Hilbert order of their centroids, vertices by first touch), the order
+//!   the device kernels are fast on; [`GmshNumbering::File`] keeps the
+//!   file's element order and numbers vertices `0, 1, …` in increasing node
+//!   tag (tags may be sparse and appear in any order). Tags and physical
+//!   groups follow their cells and vertices either way.
 //! * **Orientation.** A cell with `det J < 0` (e.g. a triangle of a surface
 //!   whose normal is `−z`) is an error naming its element tag and line,
 //!   unless the file is read with [`GmshOptions::reorient`]: then cells
@@ -103,13 +109,23 @@ use source::{Section, Source};
 /// $Elements\n2 3 1 3\n1 1 1 1\n1 1 2\n2 1 2 2\n2 1 2 3\n3 1 3 4\n$EndElements\n";
 /// let g = parse_gmsh(msh.as_bytes(), "square.msh")?;
 /// assert_eq!((g.mesh.n_vertices(), g.mesh.n_cells()), (4, 2));
-/// assert_eq!(g.cell_tags, vec![2, 3]);
 /// assert_eq!(g.elements.len(), 1); // the boundary line
+/// // vertices and cells are renumbered for locality (GmshOptions::numbering);
+/// // the file's node and element tags follow them
+/// let node_tags = |vertices: &[u32]| -> Vec<u64> {
+///     let mut t: Vec<u64> = vertices.iter().map(|&v| g.node_tags[v as usize]).collect();
+///     t.sort();
+///     t
+/// };
+/// let mut cells = g.cell_tags.clone();
+/// cells.sort();
+/// assert_eq!(cells, vec![2, 3]);
 /// let bottom = g.physical_group("bottom").unwrap();
-/// assert_eq!(g.group_vertices(bottom), vec![0, 1]);
+/// assert_eq!(node_tags(&g.group_vertices(bottom)), vec![1, 2]);
 /// // where to impose u = g: the group's part, its vertices and edges
 /// let part = g.part(&["bottom"])?;
-/// assert_eq!((part.vertices(), part.edges()), (&[0, 1][..], &[[0, 1]][..]));
+/// assert_eq!(node_tags(part.vertices()), vec![1, 2]);
+/// assert_eq!(part.edges().len(), 1);
 /// # Ok::<(), femquad::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -126,7 +142,8 @@ pub struct GmshMesh {
     /// `true` when cells were second order (6-node triangles or 10-node
     /// tetrahedra) and only their vertex nodes were read.
     pub second_order: bool,
-    /// Gmsh node tag of each mesh vertex (increasing).
+    /// Gmsh node tag of each mesh vertex (increasing with
+    /// [`GmshNumbering::File`]; in the locality order by default).
     pub node_tags: Vec<u64>,
     /// Gmsh element tag of each cell.
     pub cell_tags: Vec<u64>,
@@ -190,6 +207,31 @@ pub struct GmshOptions {
     /// Default `false`: such a cell is an error that names it and says to
     /// set this.
     pub reorient: bool,
+    /// How cells and vertices are numbered; by default for locality
+    /// ([`GmshNumbering::Locality`]), the numbering the device kernels are
+    /// fast on.
+    pub numbering: GmshNumbering,
+}
+
+/// The numbering of a read mesh's cells and vertices.
+///
+/// Gmsh numbers nodes and elements in the order it generated them, which
+/// scatters a cell's vertices across memory; the integration kernels gather
+/// them per cell, so on a device that order costs bandwidth (BENCHMARKS.md,
+/// the `random` against the `renumbered` rows). Either way the file's
+/// identities are kept: [`GmshMesh::node_tags`] gives each vertex's Gmsh
+/// node tag, [`GmshMesh::cell_tags`] each cell's element tag, and physical
+/// groups resolve to the same vertices and cells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GmshNumbering {
+    /// Cells in the Hilbert order of their centroids, vertices in the order
+    /// the cells first touch them ([`crate::mesh::renumber`]): what
+    /// [`Mesh::renumbered_for_locality`] gives, done at read time. `node_tags`
+    /// is then not increasing.
+    #[default]
+    Locality,
+    /// Cells in the file's element order, vertices in increasing node tag.
+    File,
 }
 
 /// Reads a Gmsh MSH 4.1 file (ASCII or binary); see the [module docs](self)
@@ -225,7 +267,8 @@ pub fn read_gmsh(path: impl AsRef<Path>) -> Result<GmshMesh> {
 /// ```no_run
 /// use femquad::mesh::{GmshOptions, read_gmsh_with};
 ///
-/// let g = read_gmsh_with("plate.msh", &GmshOptions { reorient: true })?;
+/// let options = GmshOptions { reorient: true, ..GmshOptions::default() };
+/// let g = read_gmsh_with("plate.msh", &options)?;
 /// println!("{} cells flipped", g.reoriented);
 /// # Ok::<(), femquad::Error>(())
 /// ```

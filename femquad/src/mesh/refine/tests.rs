@@ -441,7 +441,10 @@ fn test_mesh(name: &str) -> GmshMesh {
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data")
             .join(name),
-        &GmshOptions { reorient: true },
+        &GmshOptions {
+            reorient: true,
+            ..GmshOptions::default()
+        },
     )
     .unwrap()
 }

@@ -1,4 +1,4 @@
-//! The device mesh data of one space ([`MeshData`]): the cell → node map
+//! The device mesh data of one space (`MeshData`): the cell → node map
 //! and the vertex coordinates, uploaded when it is created; the stored
 //! geometry (`J⁻¹`, `det J`), the cell coordinates, the node → cell-slot
 //! incidence and the node windows (with their 16-bit local node indices and

@@ -27,7 +27,6 @@ use opencl3::kernel::Kernel;
 pub use transfer::DeviceTransfer;
 
 use super::context::Device;
-use super::device::cl_error;
 use super::vector::WG;
 use crate::seam::block_tolerance;
 use crate::{Error, Precision, Real, Result};
@@ -58,6 +57,7 @@ pub(crate) struct Kernels {
     pub block_fix: Kernel,
     pub block_invert: Kernel,
     pub block_update: Kernel,
+    pub chebyshev_step: Kernel,
     pub fill_random: Kernel,
 }
 
@@ -97,20 +97,13 @@ impl<R: Real> MultigridKernels<R> {
         }
         device.check_precision::<R>()?;
         let program = device.program(&multigrid_source(R::PRECISION, n_comp))?;
-        let make = |name: &str| -> Result<Kernel> {
-            let k = Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))?;
-            let limit = k
-                .get_work_group_size(device.info().cl_device_id())
-                .map_err(cl_error("clGetKernelWorkGroupInfo"))?;
-            if limit < WG {
-                return Err(Error::DeviceLimit {
-                    device: device.info().name.clone(),
-                    what: "work-group size of the multigrid kernels (threads)",
-                    needed: WG,
-                    limit,
-                });
-            }
-            Ok(k)
+        let make = |name: &str| {
+            device.kernel_of(
+                &program,
+                name,
+                WG,
+                "work-group size of the multigrid kernels (threads)",
+            )
         };
         let kernels = Kernels {
             prolong_add: make("mg_prolong_add")?,
@@ -119,6 +112,7 @@ impl<R: Real> MultigridKernels<R> {
             block_fix: make("mg_block_fix")?,
             block_invert: make("mg_block_invert")?,
             block_update: make("mg_block_update")?,
+            chebyshev_step: make("mg_chebyshev_step")?,
             fill_random: make("mg_fill_random")?,
         };
         Ok(Arc::new(MultigridKernels {

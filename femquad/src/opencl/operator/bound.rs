@@ -235,18 +235,17 @@ impl<R: Real> OpenClIntegrator<R> {
     /// Uploads the cell-local inputs of the element kernel (`u`:
     /// `n_cells·N_bt` values, [`crate::layout::cell_dof`]; `aux`:
     /// `n_cells` times the auxiliary values per cell), kept until the next
-    /// call; their constants replace the bound ones (as
-    /// [`Integrate::set_constants`]).
+    /// call. The kernel evaluates with the bound constants (the form's,
+    /// changed only by [`Operator::set_constants`](crate::operator::Operator::set_constants)):
+    /// `inputs.constants` must equal them.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `u`, `aux` or `constants` (length),
-    /// [`Error::NonFinite`] with the index; device memory.
+    /// [`Error::InvalidArgument`] naming `u` or `aux` (length) or
+    /// `constants` (not the bound ones), [`Error::NonFinite`] with the
+    /// index; device memory.
     pub fn set_cell_inputs(&mut self, inputs: &CellInputs<'_, R>) -> Result<()> {
-        self.discretization()
-            .check_physics(&*self.physics, inputs.constants.len())?;
-        crate::real::check_finite("constants", inputs.constants)?;
-        self.op.set_cell_inputs(inputs)?;
-        self.op.upload_constants(inputs.constants)
+        self.op.check_bound_constants(inputs.constants)?;
+        self.op.set_cell_inputs(inputs)
     }
 
     /// Enqueues the element kernel (BK: element vectors of every cell from

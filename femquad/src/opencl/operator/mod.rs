@@ -23,7 +23,7 @@
 //!
 //! Every cell is integrated on the device: the launch covers
 //! `⌈n_cells / chunk⌉` work-groups, and the per-cell arrays on the device are
-//! padded by [`CELL_PADDING`](super::mesh_data::CELL_PADDING) cells (node 0, `det J = 0`) so that the last,
+//! padded by [`super::mesh_data::CELL_PADDING`] cells (node 0, `det J = 0`) so that the last,
 //! partial chunk needs no bounds checks; its missing cells are never stored.
 //!
 //! The mesh moves to the device once ([`super::mesh_data`]: the cell → node
@@ -266,6 +266,22 @@ impl<R: Real> OpenClOperator<R> {
         self.kernels
             .get(key)
             .ok_or_else(|| Error::internal("a kernel launched before it was built"))
+    }
+
+    /// `Ok` if `constants` are the ones on the device.
+    fn check_bound_constants(&self, constants: &[R]) -> Result<()> {
+        if constants == self.data.constants_host.as_slice() {
+            return Ok(());
+        }
+        Err(Error::arg(
+            "constants",
+            format!(
+                "the kernels evaluate with the bound constants {:?}, not {:?}: bind a form \
+                 with these (Form::with_constants) or change them with \
+                 Operator::set_constants",
+                self.data.constants_host, constants
+            ),
+        ))
     }
 
     /// Writes `constants` to the device unless they equal the last values

@@ -424,6 +424,18 @@ fn calls_out_of_order_are_errors_naming_what_to_call() {
     assert_eq!(e, not_run);
     // the element kernel, then a deterministic residual in its buffer
     let (u_cells, aux) = cell_inputs(&s, &s.u);
+    // the kernel evaluates with the bound constants: others are refused
+    let other = CellInputs {
+        u: &u_cells,
+        aux: &aux,
+        constants: &[1.0],
+    };
+    assert_eq!(
+        op.set_cell_inputs(&other).unwrap_err().to_string(),
+        "invalid argument `constants`: the kernels evaluate with the bound constants [2.5], not \
+         [1.0]: bind a form with these (Form::with_constants) or change them with \
+         Operator::set_constants"
+    );
     let inputs = CellInputs {
         u: &u_cells,
         aux: &aux,

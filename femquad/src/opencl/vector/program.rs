@@ -8,7 +8,6 @@ use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 
 use crate::opencl::context::Device;
-use crate::opencl::device::cl_error;
 use crate::{Error, Precision, Real, Result};
 
 /// The template of the vector kernels.
@@ -123,20 +122,13 @@ impl VectorProgram {
         device.check_precision::<R>()?;
         let acc_double = device.info().fp64;
         let program = device.program(&vector_source(R::PRECISION, acc_double))?;
-        let make = |name: &str| -> Result<Kernel> {
-            let k = Kernel::create(&program, name).map_err(cl_error("clCreateKernel"))?;
-            let limit = k
-                .get_work_group_size(device.info().cl_device_id())
-                .map_err(cl_error("clGetKernelWorkGroupInfo"))?;
-            if limit < WG {
-                return Err(Error::DeviceLimit {
-                    device: device.info().name.clone(),
-                    what: "work-group size of the vector kernels (threads)",
-                    needed: WG,
-                    limit,
-                });
-            }
-            Ok(k)
+        let make = |name: &str| {
+            device.kernel_of(
+                &program,
+                name,
+                WG,
+                "work-group size of the vector kernels (threads)",
+            )
         };
         let kernels = Kernels {
             fill: make("vec_fill")?,

@@ -1,6 +1,6 @@
 //! Support code called by the items `#[pointwise]` generates: array views
 //! of `PointArgs` slices, the OpenCL source of a physics assembled at
-//! compile time from helper templates ([`source`]), compile-time checks,
+//! compile time from helper templates (`source`), compile-time checks,
 //! and the argument conversion of generated helper calls (`Arg`). Not for
 //! direct use.
 

@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 
 use super::source::find;
 use super::{
-    GmshElement, GmshEntity, GmshMesh, GmshOptions, PhysicalGroup, parse_gmsh, parse_gmsh_with,
-    read_gmsh, read_gmsh_with,
+    GmshElement, GmshEntity, GmshMesh, GmshNumbering, GmshOptions, PhysicalGroup, parse_gmsh,
+    parse_gmsh_with, read_gmsh, read_gmsh_with,
 };
 use crate::Error;
 use crate::mesh::Mesh;
 
 mod errors;
+mod numbering;
 mod reading;
 mod robustness;
 mod writer;
@@ -26,15 +27,32 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A file of `femquad/tests/data` in the file's numbering (the reader's
+/// tests check the file's order; `numbering.rs` the default locality
+/// numbering).
 fn read(name: &str) -> GmshMesh {
-    read_gmsh(data(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    read_gmsh_with(data(name), &file_order()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The options that keep the file's numbering.
+fn file_order() -> GmshOptions {
+    GmshOptions {
+        numbering: GmshNumbering::File,
+        ..GmshOptions::default()
+    }
 }
 
 /// A file of `femquad/tests/data` read with reorientation (for the one
 /// written clockwise).
 fn read_reoriented(name: &str) -> GmshMesh {
-    read_gmsh_with(data(name), &GmshOptions { reorient: true })
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    read_gmsh_with(
+        data(name),
+        &GmshOptions {
+            reorient: true,
+            ..GmshOptions::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn text(name: &str) -> String {

@@ -124,13 +124,21 @@ fn clockwise_triangles_are_an_error_unless_reorientation_is_asked_for() {
                 "{reason}"
             );
             assert!(
-                reason.contains("read it with GmshOptions { reorient: true }"),
+                reason
+                    .contains("read it with GmshOptions { reorient: true, ..Default::default() }"),
                 "{reason}"
             );
         }
         other => panic!("{other:?}"),
     }
-    let g = read_gmsh_with(&path, &GmshOptions { reorient: true }).unwrap();
+    let g = read_gmsh_with(
+        &path,
+        &GmshOptions {
+            reorient: true,
+            numbering: GmshNumbering::File,
+        },
+    )
+    .unwrap();
     assert_eq!(g.reoriented, 14);
     let m = &g.mesh;
     assert!((0..m.n_cells()).all(|c| m.det_j(c) > 0.0));
@@ -138,7 +146,14 @@ fn clockwise_triangles_are_an_error_unless_reorientation_is_asked_for() {
     // same triangles as the counterclockwise file, vertices 1 and 2 swapped back
     assert_eq!(g.mesh, read("mesh_square.msh").mesh);
     // nothing to flip in a counterclockwise file
-    let ccw = read_gmsh_with(data("mesh_square.msh"), &GmshOptions { reorient: true }).unwrap();
+    let ccw = read_gmsh_with(
+        data("mesh_square.msh"),
+        &GmshOptions {
+            reorient: true,
+            numbering: GmshNumbering::File,
+        },
+    )
+    .unwrap();
     assert_eq!((ccw.reoriented, &ccw.mesh), (0, &g.mesh));
 }
 
@@ -158,14 +173,17 @@ fn a_tangled_file_is_refused_naming_the_elements() {
         format!(
             "{det}; the file lists its nodes clockwise: if the mesh, or a region of it, is \
              written so (e.g. a surface whose normal is -z), read it with GmshOptions {{ \
-             reorient: true }} (read_gmsh_with, or the examples' --reorient), which flips \
-             consistently flipped cells and refuses a tangled mesh"
+             reorient: true, ..Default::default() }} (read_gmsh_with, or the examples' \
+             --reorient), which flips consistently flipped cells and refuses a tangled mesh"
         )
     );
     let e = parse_gmsh_with(
         tangled.as_bytes(),
         "tangled.msh",
-        &GmshOptions { reorient: true },
+        &GmshOptions {
+            reorient: true,
+            ..GmshOptions::default()
+        },
     )
     .unwrap_err();
     match e {
@@ -276,7 +294,7 @@ fn sparse_and_unordered_node_tags() {
         i += 1 + n;
     }
     let content = out.join("\n") + "\n";
-    let g = parse_gmsh(content.as_bytes(), Path::new("sparse.msh")).unwrap();
+    let g = parse_gmsh_with(content.as_bytes(), Path::new("sparse.msh"), &file_order()).unwrap();
     let plain = read("mesh_square.msh");
     assert_eq!(g.mesh, plain.mesh);
     assert_eq!(g.node_tags, (1..=12).map(|t| t * 10).collect::<Vec<u64>>());
@@ -297,7 +315,7 @@ fn sparse_and_unordered_node_tags() {
         lines.swap(i9, i10);
         lines.join("\n") + "\n"
     };
-    let g = parse_gmsh(content.as_bytes(), Path::new("swapped.msh")).unwrap();
+    let g = parse_gmsh_with(content.as_bytes(), Path::new("swapped.msh"), &file_order()).unwrap();
     assert_eq!(g.mesh, plain.mesh);
     assert_eq!(g.node_tags, plain.node_tags);
 }
@@ -319,7 +337,7 @@ fn planar_2d_mesh_at_z_const_and_non_planar_is_rejected() {
             }
         })
         .collect();
-    let g = parse_gmsh(lifted.as_bytes(), Path::new("z2.msh")).unwrap();
+    let g = parse_gmsh_with(lifted.as_bytes(), Path::new("z2.msh"), &file_order()).unwrap();
     assert_eq!(g.mesh, read("mesh_square.msh").mesh);
     // one node off the plane
     let n = line_of(&src, "0.3749999999995795 0.3750000000004207 0");

@@ -37,7 +37,10 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
 /// the input in a failure.
 fn check(bytes: &[u8], case: impl Fn() -> String) {
     for reorient in [false, true] {
-        let options = GmshOptions { reorient };
+        let options = GmshOptions {
+            reorient,
+            ..GmshOptions::default()
+        };
         match catch_unwind(AssertUnwindSafe(|| {
             parse_gmsh_with(bytes, "fuzz.msh", &options)
         })) {
