@@ -2,7 +2,7 @@
 //! and the vertex coordinates, uploaded when it is created; the stored
 //! geometry (`J⁻¹`, `det J`), the cell coordinates, the node → cell-slot
 //! incidence and the node windows (with their 16-bit local node indices and
-//! ownership masks, [`patches`]), each uploaded on first use and kept.
+//! ownership masks, `patches`), each uploaded on first use and kept.
 //! Nothing here depends on a physics: every kernel of the space reads it.
 //! [`super::DeviceStats`] counts every transfer.
 
@@ -29,7 +29,7 @@ pub const CELL_PADDING: usize = 16384;
 
 /// Node windows of one chunk size and capacities: `[group][lo_A, w_A,
 /// lo_B, w_B]`, the 16-bit local node indices `[cell][b]` (padded), the
-/// ownership masks `[group][word]` ([`patches`]), and how many groups are
+/// ownership masks `[group][word]` (`patches`), and how many groups are
 /// windowed.
 pub(crate) struct Windows {
     pub(crate) buffer: Buffer<u32>,
