@@ -153,9 +153,9 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     let uint_width = if shape.vector_loads { 4 } else { 1 };
     let _ = writeln!(s, "#define UINT_VEC_WIDTH {uint_width}");
     if uint_width > 1 {
-        s.push_str("typedef uint4 uintv;\n");
+        s.push_str("typedef uint4 uintv;\ntypedef ushort4 ushortv;\n");
     } else {
-        s.push_str("typedef uint uintv;\n");
+        s.push_str("typedef uint uintv;\ntypedef ushort ushortv;\n");
     }
     if let Some(atomic) = atomic {
         push_atomic_add::<R>(&mut s, atomic);
