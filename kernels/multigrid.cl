@@ -174,6 +174,38 @@ void mg_block_update(__global real *restrict y, __global const real *restrict in
     y[i] = a * y[i] + b * s;
 }
 
+// One Chebyshev smoothing step fused, one work-item per node n (its N_comp
+// dofs i = n·NC + j), each entry by the operations of the unfused sequence:
+//   r[i] = b[i] | b[i] + (−1)·w[i] | r[i] + (−1)·w[i]   (residual 0 | 1 | 2)
+//   d[i] = a·d[i] + c·Σ_j inv[n][fc][j] r[n·NC + j]
+//   x[i] = d[i] | x[i] + 1·d[i]                          (x_from_zero 1 | 0)
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void mg_chebyshev_step(__global real *restrict x, __global real *restrict d,
+                       __global real *restrict r, __global const real *restrict b,
+                       __global const real *restrict w, __global const real *restrict inv,
+                       const ulong n_nodes, const real a, const real c, const uint residual,
+                       const uint x_from_zero)
+{
+    const ulong n = get_global_id(0);
+    if (n >= n_nodes) return;
+    real rn[NC];
+    for (uint j = 0; j < NC; ++j) {
+        const ulong i = n * NC + j;
+        rn[j] = residual == 0 ? b[i]
+              : residual == 1 ? b[i] + (real)(-1) * w[i]
+                              : r[i] + (real)(-1) * w[i];
+        r[i] = rn[j];
+    }
+    for (uint fc = 0; fc < NC; ++fc) {
+        real s = (real)0;
+        for (uint j = 0; j < NC; ++j) s = s + inv[(n * NC + fc) * NC + j] * rn[j];
+        const ulong i = n * NC + fc;
+        const real di = a * d[i] + c * s;
+        d[i] = di;
+        x[i] = x_from_zero ? di : x[i] + (real)1 * di;
+    }
+}
+
 // ---------------------------------------------------------------------------
 // x[i] = uniform in [−1, 1): 24 bits of SplitMix64's output for seed + i
 // (exact in float and double), the same numbers on every device and on the host.

@@ -25,9 +25,10 @@ use femquad::physics::builtin::{Lame, LameParameters, NonlinearDiffusion, Poisso
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
-use femquad::seam::MultigridOps;
+use femquad::seam::{ChebyshevCoefficients, MultigridOps, ResidualUpdate};
 use femquad::solve::{DirichletProblem, JacobianProducts, NewtonOptions, Preconditioner};
 use femquad::space::FunctionSpace;
+use femquad::vector::VectorOps;
 
 /// The tests' device ([`femquad::opencl::testing::device`]), opened once for
 /// this file.
@@ -183,6 +184,102 @@ fn blocks_agree<R: Real>(rel: f64) {
 fn device_block_jacobi_equals_native() {
     blocks_agree::<f64>(1e-14);
     blocks_agree::<f32>(1e-5);
+}
+
+/// Makes a vector of the given values in one place.
+type Make<'a, R> = &'a dyn Fn(&Vec<R>) -> Vector<R>;
+
+/// The fused Chebyshev step, on the host and on the device, is bitwise
+/// the unfused sequence (copy, `axpy(−1, w)`, the block update, `axpy(1, d)`
+/// or copy) it replaces on that side, for each residual update and both
+/// `x` updates.
+fn chebyshev_step_is_the_unfused_sequence<R: Real>() {
+    let dev = device();
+    for nc in 1..=3 {
+        let n_nodes = 777;
+        let n = n_nodes * nc;
+        let mut blocks: Vec<R> = random(n_nodes * nc * nc, 20 + nc as u64);
+        for node in 0..n_nodes {
+            for c in 0..nc {
+                blocks[node * nc * nc + c * nc + c] += R::from_f64(4.0);
+            }
+        }
+        let host = |v: &Vec<R>| Vector::from(v.clone());
+        let on_device = |v: &Vec<R>| Vector::Device(DeviceVector::from_host(&dev, v).unwrap());
+        let sides: [(&str, Make<'_, R>); 2] = [("host", &host), ("device", &on_device)];
+        let [x, d, r, b, w] = [30, 31, 32, 33, 34].map(|seed| random::<R>(n, seed));
+        for (side, make) in sides {
+            let db = make(&blocks);
+            let set = IndexSet::located_like(&db, &[0, 5]).unwrap();
+            let jacobi = PointBlockJacobi::new(db, nc, &set).unwrap();
+            let (bv, wv) = (make(&b), make(&w));
+            for residual in [
+                ResidualUpdate::FromRhs,
+                ResidualUpdate::RhsMinusW,
+                ResidualUpdate::MinusW,
+            ] {
+                for x_from_zero in [true, false] {
+                    let k = ChebyshevCoefficients {
+                        residual,
+                        a: 0.375,
+                        c: -1.25,
+                        x_from_zero,
+                    };
+                    // the unfused sequence
+                    let (mut xs, mut ds, mut rs) = (make(&x), make(&d), make(&r));
+                    match residual {
+                        ResidualUpdate::FromRhs => rs.copy_from(&bv).unwrap(),
+                        ResidualUpdate::RhsMinusW => {
+                            rs.copy_from(&bv).unwrap();
+                            rs.axpy(-1.0, &wv).unwrap();
+                        }
+                        ResidualUpdate::MinusW => rs.axpy(-1.0, &wv).unwrap(),
+                    }
+                    jacobi.update(&mut ds, k.a, &rs, k.c).unwrap();
+                    if x_from_zero {
+                        xs.copy_from(&ds).unwrap();
+                    } else {
+                        xs.axpy(1.0, &ds).unwrap();
+                    }
+                    // fused
+                    let (mut xf, mut df, mut rf) = (make(&x), make(&d), make(&r));
+                    jacobi
+                        .chebyshev_step(&mut xf, &mut df, &mut rf, (&bv, &wv), k)
+                        .unwrap();
+                    for (name, fused, unfused) in
+                        [("x", &xf, &xs), ("d", &df, &ds), ("r", &rf, &rs)]
+                    {
+                        let (f, u) = (fused.to_host().unwrap(), unfused.to_host().unwrap());
+                        let first = bits(&f).iter().zip(bits(&u)).position(|(a, b)| *a != b);
+                        assert!(
+                            first.is_none(),
+                            "{side} {name}, nc {nc}, {k:?}: first difference at {first:?}"
+                        );
+                    }
+                }
+            }
+        }
+        // an operand elsewhere is named
+        let jacobi = PointBlockJacobi::new(host(&blocks), nc, &IndexSet::Host(vec![0, 5])).unwrap();
+        let (mut xh, mut dh, mut rh) = (host(&x), host(&d), host(&r));
+        let k = ChebyshevCoefficients {
+            residual: ResidualUpdate::MinusW,
+            a: 1.0,
+            c: 1.0,
+            x_from_zero: false,
+        };
+        let e = jacobi
+            .chebyshev_step(&mut xh, &mut dh, &mut rh, (&host(&b), &on_device(&w)), k)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("invalid argument `w`: `w` is on"), "{e}");
+    }
+}
+
+#[test]
+fn fused_chebyshev_steps_equal_the_unfused_sequence() {
+    chebyshev_step_is_the_unfused_sequence::<f64>();
+    chebyshev_step_is_the_unfused_sequence::<f32>();
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{IndexSet, Location, Vector};
 use crate::native::multigrid::NativeMultigrid;
 use crate::opencl::multigrid::{DeviceTransfer, MultigridKernels as DeviceKernels};
-use crate::seam::{MultigridOps, TransferGraph};
+use crate::seam::{ChebyshevCoefficients, ChebyshevOperands, MultigridOps, TransferGraph};
 use crate::{Error, Real, Result};
 
 /// The multigrid kernels (point-block Jacobi, random fill, transfers; see
@@ -145,6 +145,47 @@ impl<R: Real> MultigridKernels<R> {
                 ("r", r.location()),
                 ("y", y.location()),
             ])),
+        }
+    }
+
+    /// One Chebyshev smoothing step fused ([`MultigridOps::chebyshev_step`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming an operand of a wrong length or
+    /// place.
+    pub fn chebyshev_step(
+        &self,
+        o: ChebyshevOperands<'_, Vector<R>>,
+        k: ChebyshevCoefficients,
+    ) -> Result<()> {
+        let places = [
+            ("inv", o.inv.location()),
+            ("b", o.b.location()),
+            ("w", o.w.location()),
+            ("r", o.r.location()),
+            ("d", o.d.location()),
+            ("x", o.x.location()),
+        ];
+        match (self, o.x, o.d, o.r, o.b, o.w, o.inv) {
+            (
+                MultigridKernels::Native(kernels),
+                Vector::Host(x),
+                Vector::Host(d),
+                Vector::Host(r),
+                Vector::Host(b),
+                Vector::Host(w),
+                Vector::Host(inv),
+            ) => kernels.chebyshev_step(ChebyshevOperands { x, d, r, b, w, inv }, k),
+            (
+                MultigridKernels::OpenCl(kernels),
+                Vector::Device(x),
+                Vector::Device(d),
+                Vector::Device(r),
+                Vector::Device(b),
+                Vector::Device(w),
+                Vector::Device(inv),
+            ) => kernels.chebyshev_step(ChebyshevOperands { x, d, r, b, w, inv }, k),
+            _ => Err(self.misplaced(&places)),
         }
     }
 

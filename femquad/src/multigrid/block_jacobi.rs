@@ -3,6 +3,7 @@
 //! eigenvalue estimates.
 
 use crate::backend::{IndexSet, MultigridKernels, Vector};
+use crate::seam::{ChebyshevCoefficients, ChebyshevOperands};
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
@@ -142,6 +143,27 @@ impl<R: Real> PointBlockJacobi<R> {
             }
         }
         self.kernels.block_update(y, a, &self.inverse, r, b)
+    }
+
+    /// One Chebyshev smoothing step with this `D⁻¹`, fused into one pass
+    /// (`r ← b | b − w | r − w`, `d ← a·d + c·D⁻¹r`, `x ← d | x + d`;
+    /// [`crate::seam::MultigridOps::chebyshev_step`]): bitwise the unfused
+    /// sequence of copies, `axpy`s and [`PointBlockJacobi::update`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming an operand of a wrong length or
+    /// place.
+    pub fn chebyshev_step(
+        &self,
+        x: &mut Vector<R>,
+        d: &mut Vector<R>,
+        r: &mut Vector<R>,
+        (b, w): (&Vector<R>, &Vector<R>),
+        coefficients: ChebyshevCoefficients,
+    ) -> Result<()> {
+        let inv = &self.inverse;
+        self.kernels
+            .chebyshev_step(ChebyshevOperands { x, d, r, b, w, inv }, coefficients)
     }
 
     /// `z = D⁻¹ r`.

@@ -3,6 +3,7 @@
 use super::block_jacobi::PointBlockJacobi;
 use super::operators::Action;
 use crate::backend::Vector;
+use crate::seam::{ChebyshevCoefficients, ResidualUpdate};
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
@@ -135,30 +136,32 @@ impl Chebyshev {
         let theta = 0.5 * (self.upper + self.lower);
         let delta = 0.5 * (self.upper - self.lower);
         let sigma = theta / delta;
-        // r = b − A x
-        if zero_initial {
-            r.copy_from(b)?;
+        // step 1: r = b − A x (r = b from x = 0), d = D⁻¹r/θ, x += d
+        let residual = if zero_initial {
+            ResidualUpdate::FromRhs
         } else {
             a(x, w)?;
-            r.copy_from(b)?;
-            r.axpy(-1.0, w)?;
-        }
-        // d = D⁻¹ r / θ
-        jacobi.update(d, 0.0, r, 1.0 / theta)?;
+            ResidualUpdate::RhsMinusW
+        };
+        let first = ChebyshevCoefficients {
+            residual,
+            a: 0.0,
+            c: 1.0 / theta,
+            x_from_zero: zero_initial,
+        };
+        jacobi.chebyshev_step(x, d, r, (b, w), first)?;
+        // steps k = 2..m: r −= A d, d = ρ_k ρ_{k−1} d + (2ρ_k/δ) D⁻¹r, x += d
         let mut rho = 1.0 / sigma;
-        for k in 1..=self.degree {
-            if zero_initial && k == 1 {
-                x.copy_from(d)?;
-            } else {
-                x.axpy(1.0, d)?;
-            }
-            if k == self.degree {
-                break;
-            }
+        for _ in 2..=self.degree {
             a(d, w)?;
-            r.axpy(-1.0, w)?;
             let rho_next = 1.0 / (2.0 * sigma - rho);
-            jacobi.update(d, rho_next * rho, r, 2.0 * rho_next / delta)?;
+            let step = ChebyshevCoefficients {
+                residual: ResidualUpdate::MinusW,
+                a: rho_next * rho,
+                c: 2.0 * rho_next / delta,
+                x_from_zero: false,
+            };
+            jacobi.chebyshev_step(x, d, r, (b, w), step)?;
             rho = rho_next;
         }
         Ok(())

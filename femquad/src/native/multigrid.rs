@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::seam::{MultigridOps, TransferGraph, block_tolerance};
+use crate::seam::{
+    ChebyshevCoefficients, ChebyshevOperands, MultigridOps, ResidualUpdate, TransferGraph,
+    block_tolerance,
+};
 use crate::{Error, Real, Result};
 
 /// Nodes per rayon task of the block kernels.
@@ -189,6 +192,61 @@ impl<R: Real> MultigridOps<R> for NativeMultigrid<R> {
                         s += inv[n * nc2 + fc * n_comp + g] * r[n * n_comp + g];
                     }
                     *yi = a * *yi + b * s;
+                }
+            });
+        Ok(())
+    }
+
+    /// The fused Chebyshev step; twin of `mg_chebyshev_step`.
+    fn chebyshev_step(
+        &self,
+        o: ChebyshevOperands<'_, Vec<R>>,
+        k: ChebyshevCoefficients,
+    ) -> Result<()> {
+        let nc = self.n_comp;
+        let n = self.block_nodes("inv", o.inv.len())? * nc;
+        for (name, len) in [
+            ("x", o.x.len()),
+            ("d", o.d.len()),
+            ("r", o.r.len()),
+            ("b", o.b.len()),
+            ("w", o.w.len()),
+        ] {
+            check(name, len, n)?;
+        }
+        let (a, c) = (R::from_f64(k.a), R::from_f64(k.c));
+        let (minus_one, one) = (R::from_f64(-1.0), R::from_f64(1.0));
+        let (b, w, inv) = (o.b, o.w, o.inv);
+        let chunk = nc * NODES;
+        o.x.par_chunks_mut(chunk)
+            .zip(o.d.par_chunks_mut(chunk))
+            .zip(o.r.par_chunks_mut(chunk))
+            .enumerate()
+            .for_each(|(t, ((x, d), r))| {
+                let base = t * chunk;
+                for (j, rj) in r.iter_mut().enumerate() {
+                    let i = base + j;
+                    *rj = match k.residual {
+                        ResidualUpdate::FromRhs => b[i],
+                        ResidualUpdate::RhsMinusW => b[i] + minus_one * w[i],
+                        ResidualUpdate::MinusW => *rj + minus_one * w[i],
+                    };
+                }
+                for start in (0..r.len()).step_by(nc) {
+                    let node = (base + start) / nc;
+                    for fc in 0..nc {
+                        let mut s = R::ZERO;
+                        for g in 0..nc {
+                            s += inv[(node * nc + fc) * nc + g] * r[start + g];
+                        }
+                        let i = start + fc;
+                        d[i] = a * d[i] + c * s;
+                        x[i] = if k.x_from_zero {
+                            d[i]
+                        } else {
+                            x[i] + one * d[i]
+                        };
+                    }
                 }
             });
         Ok(())

@@ -7,7 +7,10 @@
 
 mod multigrid;
 
-pub use multigrid::{MultigridOps, TransferGraph, block_tolerance};
+pub use multigrid::{
+    ChebyshevCoefficients, ChebyshevOperands, MultigridOps, ResidualUpdate, TransferGraph,
+    block_tolerance,
+};
 
 use std::borrow::Cow;
 

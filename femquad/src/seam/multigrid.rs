@@ -49,6 +49,54 @@ impl TransferGraph {
     }
 }
 
+/// How a fused Chebyshev step ([`MultigridOps::chebyshev_step`]) updates
+/// the residual `r` before it is smoothed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResidualUpdate {
+    /// `r ← b` (the first step from `x = 0`).
+    FromRhs,
+    /// `r ← b − w`, `w = A x` (the first step from a given `x`).
+    RhsMinusW,
+    /// `r ← r − w`, `w = A d` (every later step).
+    MinusW,
+}
+
+/// The operands of a fused Chebyshev step: the iterate `x`, the direction
+/// `d`, the residual `r`, the right-hand side `b`, the last operator
+/// product `w` and the point-block inverse `inv` (`[node][fc][gc]`).
+/// Operands a step does not read (`w` with [`ResidualUpdate::FromRhs`], `b`
+/// with [`ResidualUpdate::MinusW`]) must still be vectors of the right
+/// length and place.
+#[derive(Debug)]
+pub struct ChebyshevOperands<'a, V> {
+    /// The iterate.
+    pub x: &'a mut V,
+    /// The direction, `d ← a·d + c·D⁻¹r`.
+    pub d: &'a mut V,
+    /// The residual.
+    pub r: &'a mut V,
+    /// The right-hand side.
+    pub b: &'a V,
+    /// The operator's last product (`A x` or `A d`).
+    pub w: &'a V,
+    /// The point-block inverse `D⁻¹`.
+    pub inv: &'a V,
+}
+
+/// The scalars of a fused Chebyshev step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChebyshevCoefficients {
+    /// How `r` is updated.
+    pub residual: ResidualUpdate,
+    /// `a` in `d ← a·d + c·D⁻¹r` (`0`: `d = c·D⁻¹r`, whatever `d` held if
+    /// finite).
+    pub a: f64,
+    /// `c` in `d ← a·d + c·D⁻¹r`.
+    pub c: f64,
+    /// `x ← d` (the first step from `x = 0`) instead of `x ← x + d`.
+    pub x_from_zero: bool,
+}
+
 /// The multigrid kernels of one backend, for fields of
 /// [`MultigridOps::n_comp`] components per node (dofs interleaved
 /// node-major, `dof = node·N_comp + c`) in precision `R`.
@@ -90,6 +138,23 @@ pub trait MultigridOps<R: Real> {
         inv: &Self::Vector,
         r: &Self::Vector,
         b: f64,
+    ) -> Result<()>;
+
+    /// One Chebyshev smoothing step fused into one pass over the nodes:
+    ///
+    /// ```text
+    /// r ← b | b − w | r − w      (coefficients.residual)
+    /// d ← a·d + c·D⁻¹r
+    /// x ← d | x + d              (coefficients.x_from_zero)
+    /// ```
+    ///
+    /// each entry by the operations, in the order, of the unfused sequence
+    /// (`copy`, `axpy(−1, w)`, [`MultigridOps::block_update`],
+    /// `axpy(1, d)`), so the result is bitwise that sequence's.
+    fn chebyshev_step(
+        &self,
+        operands: ChebyshevOperands<'_, Self::Vector>,
+        coefficients: ChebyshevCoefficients,
     ) -> Result<()>;
 
     /// `x[i]` uniform in `[−1, 1)` from `seed` and `i` (the same numbers on

@@ -57,6 +57,7 @@ pub(crate) struct Kernels {
     pub block_fix: Kernel,
     pub block_invert: Kernel,
     pub block_update: Kernel,
+    pub chebyshev_step: Kernel,
     pub fill_random: Kernel,
 }
 
@@ -111,6 +112,7 @@ impl<R: Real> MultigridKernels<R> {
             block_fix: make("mg_block_fix")?,
             block_invert: make("mg_block_invert")?,
             block_update: make("mg_block_update")?,
+            chebyshev_step: make("mg_chebyshev_step")?,
             fill_random: make("mg_fill_random")?,
         };
         Ok(Arc::new(MultigridKernels {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use super::MultigridKernels;
 use super::transfer::DeviceTransfer;
 use crate::opencl::vector::{DeviceIndices, DeviceVector, Launch, index_groups};
-use crate::seam::{MultigridOps, TransferGraph};
+use crate::seam::{
+    ChebyshevCoefficients, ChebyshevOperands, MultigridOps, ResidualUpdate, TransferGraph,
+};
 use crate::{Error, Real, Result};
 
 impl<R: Real> MultigridKernels<R> {
@@ -157,6 +159,49 @@ impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
             .value(R::from_f64(a))?
             .value(R::from_f64(b))?
             .run(self.device(), index_groups(n), "block Jacobi update")
+    }
+
+    /// The fused Chebyshev step, one work-item per node.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the operand of a wrong length or
+    /// on another device.
+    fn chebyshev_step(
+        &self,
+        o: ChebyshevOperands<'_, DeviceVector<R>>,
+        k: ChebyshevCoefficients,
+    ) -> Result<()> {
+        let n_nodes = self.block_nodes("inv", o.inv)?;
+        self.check("inv", o.inv, o.inv.len())?;
+        let n = n_nodes * self.n_comp();
+        for (name, v) in [
+            ("x", &*o.x),
+            ("d", &*o.d),
+            ("r", &*o.r),
+            ("b", o.b),
+            ("w", o.w),
+        ] {
+            self.check(name, v, n)?;
+        }
+        let residual: u32 = match k.residual {
+            ResidualUpdate::FromRhs => 0,
+            ResidualUpdate::RhsMinusW => 1,
+            ResidualUpdate::MinusW => 2,
+        };
+        let kernels = self.lock();
+        Launch::new(&kernels.chebyshev_step)
+            .mem(o.x.buffer())?
+            .mem(o.d.buffer())?
+            .mem(o.r.buffer())?
+            .mem(o.b.buffer())?
+            .mem(o.w.buffer())?
+            .mem(o.inv.buffer())?
+            .value(n_nodes as u64)?
+            .value(R::from_f64(k.a))?
+            .value(R::from_f64(k.c))?
+            .value(residual)?
+            .value(u32::from(k.x_from_zero))?
+            .run(self.device(), index_groups(n_nodes), "Chebyshev step")
     }
 
     /// `x[i]` = uniform in `[−1, 1)` from `seed` and `i` (the numbers of
