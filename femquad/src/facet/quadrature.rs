@@ -101,10 +101,10 @@ impl FacetQuadrature {
             };
             let a = vertex(corners[0]);
             for s in facet_points.chunks_exact(dim - 1) {
-                for e in 0..dim {
-                    let mut x = a[e];
+                for (e, &ae) in a.iter().enumerate().take(dim) {
+                    let mut x = ae;
                     for (t, &c) in s.iter().zip(&corners[1..]) {
-                        x += t * (vertex(c)[e] - a[e]);
+                        x += t * (vertex(c)[e] - ae);
                     }
                     points.push(x);
                 }

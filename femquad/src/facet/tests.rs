@@ -79,8 +79,10 @@ fn volume_side(
     out
 }
 
+type Field = (Box<dyn Fn(&[f64]) -> Vec<f64>>, Box<dyn Fn(&[f64]) -> f64>);
+
 /// A polynomial field of total degree `p` and its divergence.
-fn field(dim: usize, p: usize) -> (impl Fn(&[f64]) -> Vec<f64>, impl Fn(&[f64]) -> f64) {
+fn field(dim: usize, p: usize) -> Field {
     let pw = |t: f64, k: usize| t.powi(k as i32);
     let dpw = |t: f64, k: usize| {
         if k == 0 {
@@ -89,23 +91,23 @@ fn field(dim: usize, p: usize) -> (impl Fn(&[f64]) -> Vec<f64>, impl Fn(&[f64]) 
             k as f64 * t.powi(k as i32 - 1)
         }
     };
-    // g_d = x_{d+1}^{p} + x_d^{p} x_{d+2}^0 ... : each component mixes two coordinates
-    let g = move |x: &[f64]| -> Vec<f64> {
+    // each component mixes two coordinates
+    let g = Box::new(move |x: &[f64]| -> Vec<f64> {
         (0..dim)
             .map(|d| {
                 let (a, b) = (x[d], x[(d + 1) % dim]);
                 pw(a, p) + 0.5 * pw(b, p) + pw(a, p / 2) * pw(b, p - p / 2) + 0.25
             })
             .collect()
-    };
-    let div = move |x: &[f64]| -> f64 {
+    });
+    let div = Box::new(move |x: &[f64]| -> f64 {
         (0..dim)
             .map(|d| {
                 let (a, b) = (x[d], x[(d + 1) % dim]);
                 dpw(a, p) + dpw(a, p / 2) * pw(b, p - p / 2)
             })
             .sum()
-    };
+    });
     (g, div)
 }
 
