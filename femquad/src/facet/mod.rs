@@ -16,7 +16,7 @@
 //!   predicate selects, or Gmsh physical groups
 //!   ([`GmshMesh::facet_set`](crate::mesh::GmshMesh::facet_set)); refined
 //!   with its mesh ([`FacetSet::refine`],
-//!   [`MeshHierarchy::facet_sets`](crate::multigrid::MeshHierarchy::facet_sets)).
+//!   `MeshHierarchy::facet_sets` (multigrid)).
 //! * [`FacetQuadrature`]: a rule on the reference facet mapped onto each
 //!   local facet of the reference cell; [`FacetTabulation`]: the cell basis
 //!   and its reference gradients at those points.
@@ -27,6 +27,7 @@
 
 mod discretization;
 mod geometry;
+mod gmsh;
 mod quadrature;
 mod set;
 #[cfg(test)]

@@ -10,7 +10,6 @@ use crate::mesh::{
     GmshElement, GmshMesh, Mesh, MeshOptions, TETRAHEDRON_FACETS, TRIANGLE_FACETS, read_gmsh,
     unit_box,
 };
-use crate::multigrid::MeshHierarchy;
 use crate::quadrature::{Quadrature, reference_volume};
 use crate::space::FunctionSpace;
 use crate::{Error, layout};
@@ -505,7 +504,7 @@ fn inside(mesh: &Mesh, vs: &[u32], p: &[f64]) -> bool {
 #[test]
 fn refined_sets_cover_the_same_surface() {
     for dim in [2, 3] {
-        let h = MeshHierarchy::new(&jittered(dim, 2, 1), 2).unwrap();
+        let h = Levels::new(&jittered(dim, 2, 1), 2);
         let m0 = h.mesh(0).unwrap();
         let side = FacetSet::boundary_where(m0, |x| x[0] == 0.0 || x[1] == 1.0).unwrap();
         for coarse in [side, FacetSet::boundary(m0).unwrap()] {
@@ -555,19 +554,20 @@ fn refined_sets_cover_the_same_surface() {
             }
         }
     }
-    let g = test_mesh("mesh_cube.msh");
-    let h = MeshHierarchy::from_gmsh(&g, 1).unwrap();
-    let coarse = h.gmsh(0).unwrap().facet_set(&["bottom"]).unwrap();
-    let sets = h.facet_sets(&coarse).unwrap();
-    assert_eq!(sets[1], h.gmsh(1).unwrap().facet_set(&["bottom"]).unwrap());
+    let mut g = test_mesh("mesh_cube.msh");
+    g.mesh = Arc::new(crate::mesh::prepare_for_refinement(&g.mesh).unwrap());
+    let fine = crate::mesh::refine_gmsh(&g).unwrap();
+    let coarse = g.facet_set(&["bottom"]).unwrap();
+    let refined = coarse.refine(&g.mesh, &fine.mesh).unwrap();
+    assert_eq!(refined, fine.facet_set(&["bottom"]).unwrap());
 }
 
 #[test]
 fn a_set_of_another_mesh_is_refused() {
     let cube = crate::mesh::unit_cube(2, &MeshOptions::default()).unwrap();
-    let h = MeshHierarchy::new(&cube, 1).unwrap();
+    let prepared = crate::mesh::prepare_for_refinement(&cube).unwrap();
     let set = FacetSet::boundary(&cube).unwrap();
-    let e = h.facet_sets(&set).unwrap_err().to_string();
+    let e = set.check_mesh(&prepared).unwrap_err().to_string();
     assert!(
         e.starts_with("invalid argument `facets`: facet ")
             && e.contains("in the facet set but")
@@ -620,4 +620,35 @@ fn integrate_vector_refuses_bad_input() {
         e.to_string().contains("not on this 2D mesh of 9 vertices"),
         "{e}"
     );
+}
+
+/// A mesh prepared for refinement and its uniform refinements, as
+/// `MeshHierarchy` makes them (without naming `multigrid` here).
+struct Levels(Vec<Mesh>);
+
+impl Levels {
+    fn new(coarse: &Mesh, refinements: usize) -> Levels {
+        let mut meshes = vec![crate::mesh::prepare_for_refinement(coarse).unwrap()];
+        for _ in 0..refinements {
+            let next = crate::mesh::refine(&meshes[meshes.len() - 1])
+                .unwrap()
+                .into_mesh();
+            meshes.push(next);
+        }
+        Levels(meshes)
+    }
+    fn mesh(&self, l: usize) -> Option<&Mesh> {
+        self.0.get(l)
+    }
+    fn n_levels(&self) -> usize {
+        self.0.len()
+    }
+    fn facet_sets(&self, coarse: &FacetSet) -> crate::Result<Vec<FacetSet>> {
+        let mut sets = vec![coarse.clone()];
+        for pair in self.0.windows(2) {
+            let next = sets[sets.len() - 1].refine(&pair[0], &pair[1])?;
+            sets.push(next);
+        }
+        Ok(sets)
+    }
 }
