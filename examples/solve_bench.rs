@@ -120,6 +120,11 @@ struct Args {
     /// Chebyshev degree of the multigrid smoother.
     #[arg(long)]
     degree: Option<usize>,
+    /// Assemble every smoothed multigrid level of at most this many dofs on
+    /// the device and apply it by SpMV (`MultigridOptions::assembled_max_dofs`;
+    /// default 0: every level matrix-free).
+    #[arg(long, default_value_t = 0)]
+    assembled_max_dofs: usize,
     /// Profile the V-cycles: print, per level, the milliseconds per cycle of
     /// each phase (smoothing, residual, restriction, prolongation, coarse
     /// solve) and the time of CG outside the cycles. Every phase then waits
@@ -289,6 +294,7 @@ fn parse_preconditioners(
     s: &str,
     degree: Option<usize>,
     profile: bool,
+    assembled_max_dofs: usize,
 ) -> Result<Vec<(String, Preconditioner)>> {
     s.split(',')
         .map(|p| {
@@ -300,6 +306,7 @@ fn parse_preconditioners(
                         o.degree = d;
                     }
                     o.profile = profile;
+                    o.assembled_max_dofs = assembled_max_dofs;
                     Preconditioner::Multigrid(o)
                 }
                 "jacobi" => Preconditioner::Jacobi,
@@ -570,7 +577,12 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
             format!("must lie in (0, 1), got {}", args.tol),
         ));
     }
-    let pcs = parse_preconditioners(&args.preconditioner, args.degree, args.profile)?;
+    let pcs = parse_preconditioners(
+        &args.preconditioner,
+        args.degree,
+        args.profile,
+        args.assembled_max_dofs,
+    )?;
     let mut cases: Vec<Case> = if args.suite {
         let mut c = Vec::new();
         for physics in [Physics::Poisson, Physics::Lame] {

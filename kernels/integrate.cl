@@ -42,9 +42,23 @@
  *                   otherwise), loads u (v), the aux field and the coordinates
  *                   of those ranges once, coalesced, into local memory, gathers
  *                   from there, and sums its contributions to F there before
- *                   adding them into out[] once per node, coalesced. On a mesh
+ *                   writing them into out[] once per node, coalesced. On a mesh
  *                   numbered for locality (femquad::mesh::renumber) nearly every
- *                   group is windowed; other groups gather from global memory
+ *                   group is windowed; other groups gather from global memory.
+ *                   A windowed group reads its cells' nodes as 16-bit local
+ *                   indices, cellLocalNodes[cell][b] = the node's position in
+ *                   the window (vertex range A first, then range B: j = nd - loA
+ *                   or wA + nd - loB; computed on the host, W_A + W_B <= 65535),
+ *                   instead of the 32-bit global indices cellNodes[cell][b],
+ *                   which only the other groups read (the host fills both
+ *                   arrays for every cell; each group reads one of them).
+ *                   OUTPUT_ATOMIC: window position j is *owned* by the group
+ *                   (bit j % 32 of owned[group * OWNED_WORDS + j / 32]) when
+ *                   every cell of its node lies in this group: the group
+ *                   stores its sum with a plain store; the other positions
+ *                   (nodes shared with other groups, and nodes of the ranges
+ *                   that none of its cells has, whose sum is 0) are added
+ *                   atomically into out[], which the host zero-fills first
  *   TANGENT         1: the Jacobian action J(u)·v instead of F(u) (needs
  *                   GATHER): the direction v is gathered like u, and at
  *                   each quadrature point TANGENT_PHYSICS(u, grad u, a,
@@ -57,7 +71,9 @@
  *   PREFETCH        1: load the next batch's contiguous inputs into registers
  *                   during this one
  *   VEC_WIDTH, realv  reals per 16-byte vector and its type (1, real: off);
- *   UINT_VEC_WIDTH, uintv  the same for the 32-bit node indices
+ *   UINT_VEC_WIDTH, uintv, ushortv  the same for the 32-bit node indices
+ *                   (uint4 or uint), and vectors of as many 16-bit local
+ *                   node indices (ushort4 or ushort)
  *   TAB_REGISTERS   1: each thread keeps its tabulation in registers;
  *                   0: the tabulation is read from local memory (large elements)
  *   PHYSICS         the pointwise function, inlined above this file
@@ -150,14 +166,18 @@
 #define GATHERS_COORDS (GEOMETRY_COMPUTED || X_GATHERED)
 
 /* Where a gathered value comes from: the group's node window in local
- * memory when it has one, else global memory. WIN(nd) is the position of
- * node nd in the window (vertex nodes in range A first, then range B). */
+ * memory when it has one (nd is then the node's 16-bit local index, its
+ * position in the window), else global memory (nd is the global node).
+ * IN_WINDOW(j) marks every position j of a window array that comes from a
+ * local index: the kernel's own index checker
+ * (femquad/src/opencl/operator/window_bounds.rs) replaces it by a checked
+ * version. */
 #if WINDOW
-#define WIN(nd) ((nd) - loA < wA ? (int)((nd) - loA) : (int)(wA + ((nd) - loB)))
-#define U_AT(nd, comp) (windowed ? uw[WIN(nd) * N_COMP + (comp)] : u[GLOBAL_DOF(nd, comp, N_COMP)])
-#define V_AT(nd, comp) (windowed ? vw[WIN(nd) * N_COMP + (comp)] : direction[GLOBAL_DOF(nd, comp, N_COMP)])
-#define AUX_AT(nd, k)  (windowed ? aw[WIN(nd) * N_AUX + (k)] : aux[GLOBAL_DOF(nd, k, N_AUX)])
-#define X_AT(nd, d)    (windowed ? xw[WIN(nd) * DIM + (d)] : coordinates[VERTEX_COORD(nd, d, DIM)])
+#define IN_WINDOW(j) (j)
+#define U_AT(nd, comp) (windowed ? uw[IN_WINDOW(nd) * N_COMP + (comp)] : u[GLOBAL_DOF(nd, comp, N_COMP)])
+#define V_AT(nd, comp) (windowed ? vw[IN_WINDOW(nd) * N_COMP + (comp)] : direction[GLOBAL_DOF(nd, comp, N_COMP)])
+#define AUX_AT(nd, k)  (windowed ? aw[IN_WINDOW(nd) * N_AUX + (k)] : aux[GLOBAL_DOF(nd, k, N_AUX)])
+#define X_AT(nd, d)    (windowed ? xw[IN_WINDOW(nd) * DIM + (d)] : coordinates[VERTEX_COORD(nd, d, DIM)])
 #else
 #define U_AT(nd, comp) u[GLOBAL_DOF(nd, comp, N_COMP)]
 #define V_AT(nd, comp) direction[GLOBAL_DOF(nd, comp, N_COMP)]
@@ -167,11 +187,26 @@
 
 /* The contiguous batch inputs, as X(type, vector type, vector width, local
  * array, global array, values per cell). Thread t moves entries t, t+N_T, ...
- * of the batch. */
+ * of the batch. The node indices: 32-bit global ones, and with WINDOW the
+ * 16-bit local ones in vectors of as many (so that a thread's own node
+ * slots are the same either way); a windowed group moves the local ones
+ * only, the others the global ones only. */
 #if NEEDS_NODES
 #define NODES_INPUT(X) X(uint, uintv, UINT_VEC_WIDTH, nodes_l, cellNodes, N_B)
 #else
 #define NODES_INPUT(X)
+#endif
+#if NEEDS_NODES && WINDOW
+#define LOCAL_NODES_INPUT(X) X(ushort, ushortv, UINT_VEC_WIDTH, lnodes_l, cellLocalNodes, N_B)
+#define MOVE_NODE_INDICES(X) \
+  if (windowed) {            \
+    LOCAL_NODES_INPUT(X)     \
+  } else {                   \
+    NODES_INPUT(X)           \
+  }
+#else
+#define LOCAL_NODES_INPUT(X)
+#define MOVE_NODE_INDICES(X) NODES_INPUT(X)
 #endif
 #if GATHER
 #define U_INPUT(X)
@@ -195,7 +230,12 @@
 #else
 #define X_INPUT(X)
 #endif
-#define BATCH_INPUTS(X) NODES_INPUT(X) U_INPUT(X) GEOMETRY_INPUT(X) AUX_INPUT(X) X_INPUT(X)
+#define CELL_INPUTS(X) U_INPUT(X) GEOMETRY_INPUT(X) AUX_INPUT(X) X_INPUT(X)
+/* Declares every batch input (D: DECLARE_LOCAL or DECLARE_REGISTERS), and
+ * moves those this group reads (M: LOAD_TO_LOCAL, LOAD_TO_REGISTERS or
+ * STORE_REGISTERS) */
+#define DECLARE_BATCH_INPUTS(D) NODES_INPUT(D) LOCAL_NODES_INPUT(D) CELL_INPUTS(D)
+#define MOVE_BATCH_INPUTS(M)    MOVE_NODE_INDICES(M) CELL_INPUTS(M)
 
 /* Moves of a batch input go through vectors of W values (16 bytes) when the
  * batch holds a whole number of them (then every batch starts 16-byte
@@ -324,13 +364,23 @@
 #else
 #define UINT_COMPONENT(v, k) (v)
 #endif
-#define PREFETCHED_NODE(s) \
-  (NODE_VEC ? UINT_COMPONENT(nodes_l_v[(s) / UINT_VEC_WIDTH], (s) % UINT_VEC_WIDTH) : nodes_l_r[s])
+#define PREFETCHED(l, s) \
+  (NODE_VEC ? UINT_COMPONENT(l##_v[(s) / UINT_VEC_WIDTH], (s) % UINT_VEC_WIDTH) : l##_r[s])
+/* The node of own slot s among the next batch's prefetched indices, and of
+ * node slot `slot` of the batch in local memory: its local index in a
+ * windowed group, else its global index */
+#if WINDOW
+#define PREFETCHED_NODE(s) (windowed ? (uint)PREFETCHED(lnodes_l, s) : PREFETCHED(nodes_l, s))
+#define NODE_OF_SLOT(slot) (windowed ? (uint)lnodes_l[slot] : nodes_l[slot])
+#else
+#define PREFETCHED_NODE(s) PREFETCHED(nodes_l, s)
+#define NODE_OF_SLOT(slot) nodes_l[slot]
+#endif
 /* Own slot s, the node slot `slot` of the batch whose first cell is
- * `first`, with node `nd`: its values are gathered if its cell exists.
- * A padding cell (cell >= nCells, node index 0) gathers nothing and gets
- * zeros: node 0 need not lie in this group's window (whose ranges cover
- * the group's cells only), so WIN(0) would index outside it. */
+ * `first`, with node `nd` (NODE_OF_SLOT): its values are gathered if its
+ * cell exists. A padding cell (cell >= nCells, node indices 0) gathers
+ * nothing and gets zeros: its global node 0 need not lie in this group's
+ * window (whose ranges cover the group's cells only). */
 #define GATHER_SLOT(g, s, slot, nd, first)                                                      \
   {                                                                                             \
     if ((first) + (slot) / N_B < nCells) {                                                      \
@@ -353,6 +403,9 @@
 /* *p += v in local memory, atomically (CAS_ADD_REAL of
  * kernels/atomic_add.cl). */
 void local_add_real(__local real *p, real v) { CAS_ADD_REAL(__local, p, v) }
+/* Whether window position j of this group is owned (its ownership mask) */
+#define OWNED_WORDS ((W_A + W_B + 31) / 32)
+#define OWNED(j) ((owned[chunk * OWNED_WORDS + (j) / 32] >> ((j) % 32)) & 1u)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
@@ -366,6 +419,8 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
                __constant real *constants,               /* [N_CONSTANTS]                             */
                __global real *restrict out,              /* OUTPUT_ATOMIC: [node][comp]; else [cell][b][comp] */
                __global const uint *restrict windows,    /* WINDOW: [group][loA, wA, loB, wB]         */
+               __global const ushort *restrict cellLocalNodes, /* WINDOW: [cell][b], window positions */
+               __global const uint *restrict owned,      /* WINDOW && OUTPUT_ATOMIC: [group][OWNED_WORDS] */
                const int nCells)
 {
   const int t     = get_local_id(0);
@@ -422,7 +477,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #endif
 
   /* Local memory: the batch's inputs, and the values at quadrature points */
-  BATCH_INPUTS(DECLARE_LOCAL)
+  DECLARE_BATCH_INPUTS(DECLARE_LOCAL)
 #if GATHERS_U
   __local real u_i[N_BC * N_BT];
 #endif
@@ -488,10 +543,10 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
   DECLARE_GATHERED(nx)
 #endif
 #if PREFETCH
-  BATCH_INPUTS(DECLARE_REGISTERS)
+  DECLARE_BATCH_INPUTS(DECLARE_REGISTERS)
   {
     const long next0 = (long)chunk * N_CB * N_BC;
-    BATCH_INPUTS(LOAD_TO_REGISTERS)
+    MOVE_BATCH_INPUTS(LOAD_TO_REGISTERS)
 #if NEEDS_NODES
     for (int s = 0; s < OWN_SLOTS; ++s)
       if (OWN_SLOT_EXISTS(s)) {
@@ -507,14 +562,14 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 
     /* ==== LOAD: coalesced, N_T threads over contiguous ranges; gathers ==== */
 #if PREFETCH
-    BATCH_INPUTS(STORE_REGISTERS)
+    MOVE_BATCH_INPUTS(STORE_REGISTERS)
 #if NEEDS_NODES
     for (int s = 0; s < OWN_SLOTS; ++s)
       if (OWN_SLOT_EXISTS(s)) STORE_SLOT(nx, s, OWN_SLOT(s))
 #endif
     if (batch + 1 < N_CB) {
       const long next0 = cell0 + N_BC;
-      BATCH_INPUTS(LOAD_TO_REGISTERS)
+      MOVE_BATCH_INPUTS(LOAD_TO_REGISTERS)
 #if NEEDS_NODES
       for (int s = 0; s < OWN_SLOTS; ++s)
         if (OWN_SLOT_EXISTS(s)) {
@@ -525,13 +580,13 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #else
-    BATCH_INPUTS(LOAD_TO_LOCAL)
+    MOVE_BATCH_INPUTS(LOAD_TO_LOCAL)
     barrier(CLK_LOCAL_MEM_FENCE);
 #if NEEDS_NODES
     for (int s = 0; s < OWN_SLOTS; ++s)
       if (OWN_SLOT_EXISTS(s)) {
         const int slot = OWN_SLOT(s);
-        GATHER_SLOT(nx, s, slot, nodes_l[slot], cell0)
+        GATHER_SLOT(nx, s, slot, NODE_OF_SLOT(slot), cell0)
         STORE_SLOT(nx, s, slot)
       }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -728,13 +783,13 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
       }
 #if OUTPUT_ATOMIC
       if (cell0 + c < nCells) {
-        const uint nd = nodes_l[CELL_NODE(c, b_t, N_B)];
+        const int slot = CELL_NODE(c, b_t, N_B);
 #if WINDOW
         if (windowed)
-          local_add_real(&fw[WIN(nd) * N_COMP + comp_t], e_i);
+          local_add_real(&fw[IN_WINDOW(lnodes_l[slot]) * N_COMP + comp_t], e_i);
         else
 #endif
-          atomic_add_real(&out[GLOBAL_DOF(nd, comp_t, N_COMP)], e_i);
+          atomic_add_real(&out[GLOBAL_DOF(nodes_l[slot], comp_t, N_COMP)], e_i);
       }
 #else
       /* consecutive threads write consecutive entries (padding included) */
@@ -746,11 +801,16 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #endif
   }
 #if WINDOW && OUTPUT_ATOMIC
-  /* The group's sums, once per window node, coalesced */
+  /* The group's sums, once per window node, coalesced: stored where the
+   * group owns the node, added atomically where other groups add too */
   if (windowed)
     for (int k = t; k < (int)(wA + wB) * N_COMP; k += N_T) {
       const uint j = k / N_COMP, nd = j < wA ? loA + j : loB + (j - wA);
-      atomic_add_real(&out[GLOBAL_DOF(nd, k % N_COMP, N_COMP)], fw[k]);
+      __global real *o = &out[GLOBAL_DOF(nd, k % N_COMP, N_COMP)];
+      if (OWNED(j))
+        *o = fw[k];
+      else
+        atomic_add_real(o, fw[k]);
     }
 #endif
 }

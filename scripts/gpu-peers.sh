@@ -22,13 +22,14 @@ py=$(python3 -c 'import sys; print(f"cp{sys.version_info.major}{sys.version_info
 if ! python3 -c 'import pyamg' 2>/dev/null; then
   wheel=$(ls "$WHEELS"/pyamg-*-"$py"-*.whl 2>/dev/null | head -1)
   if [ -n "$wheel" ]; then
-    pip install --no-deps --no-index "$wheel" >/dev/null 2>&1 || echo "gpu-peers: pip could not install $wheel"
+    # unpacked, not pip-installed: the system Python may be externally managed (PEP 668)
+    python3 -m zipfile -e "$wheel" /tmp/pyamg-site && export PYTHONPATH=/tmp/pyamg-site${PYTHONPATH:+:$PYTHONPATH}
   else
     echo "gpu-peers: no pyamg wheel for $py in $WHEELS"
   fi
 fi
 cd "$PEERS" || exit 2
-timeout "${BP_PEERS_TIMEOUT:-300}" python3 bp_peers.py "${PEERS_LOG2_CELLS:-24}" random,renumbered | tee "$OUT/bp_peers.jsonl"
+[ "${SKIP_BP_PEERS:-0}" = 1 ] || timeout "${BP_PEERS_TIMEOUT:-300}" python3 bp_peers.py "${PEERS_LOG2_CELLS:-24}" random,renumbered | tee "$OUT/bp_peers.jsonl"
 for dim in 2 3; do
   timeout "${AMG_PEER_TIMEOUT:-240}" python3 amg_peer.py "$dim" rs | tee "$OUT/amg_peer_${dim}d.jsonl"
 done

@@ -150,7 +150,8 @@ pub fn opencl_macros() -> &'static str {
      #define JAC_G0(fc, gc, n_comp) ((fc) * (n_comp) + (gc))\n\
      #define JAC_G1(fc, gc, dg, n_comp, dim) (((fc) * (n_comp) + (gc)) * (dim) + (dg))\n\
      #define JAC_G2(fc, gc, df, n_comp, dim) (((fc) * (n_comp) + (gc)) * (dim) + (df))\n\
-     #define JAC_G3(fc, gc, df, dg, n_comp, dim) ((((fc) * (n_comp) + (gc)) * (dim) + (df)) * (dim) + (dg))\n"
+     #define JAC_G3(fc, gc, df, dg, n_comp, dim) ((((fc) * (n_comp) + (gc)) * (dim) + (df)) * (dim) + (dg))\n\
+     #define ELEM_MAT(cell, i, j, n_bt) ((((cell) * (n_bt)) + (i)) * (n_bt) + (j))\n"
 }
 
 /// Index of `K[i][j]` of `cell` in an element-matrix array `[cell][i][j]`:

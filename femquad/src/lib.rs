@@ -18,6 +18,7 @@
 //! mesh ──► [renumber for locality] ──► space (element, N_comp, cell → node map)
 //!     └──► geometry: J⁻¹/det J per cell | vertex coordinates, J computed in the kernel
 //! quadrature ──► tabulation (φ_b(ξ_q), ∇̂φ_b(ξ_q))
+//! facet sets (boundary, predicate, Gmsh groups) ──► facet rule, tabulation, geometry (x, n, |F|, J⁻¹)
 //! #[pointwise] physics: f0/f1, native Rust and OpenCL C from one body
 //!          │
 //!          ▼
@@ -34,7 +35,8 @@
 //! ```
 //! Module names follow the boxes: [`mesh`], [`space`], [`geometry`],
 //! [`quadrature`], [`element`], [`tabulation`], [`physics`],
-//! [`discretization`] (what an integration is), [`native`] and [`opencl`]
+//! [`discretization`] (what an integration is), [`facet`] (boundary facets
+//! and integrals over them), [`native`] and [`opencl`]
 //! (the two backends, chosen by [`backend::Backend`]), [`form`], [`operator`],
 //! [`multigrid`], [`solve`] and [`output`]. Array layouts are fixed in
 //! one place, [`layout`]. A program needs only [`prelude`].
@@ -60,6 +62,7 @@ pub mod backend;
 pub mod discretization;
 pub mod element;
 pub mod error;
+pub mod facet;
 pub mod form;
 pub mod geometry;
 pub mod layout;

@@ -304,7 +304,7 @@ fn sturm_count(a: &[f64], b: &[f64], x: f64) -> usize {
 /// recurrence (found by bisection on Sturm counts, to the last bit), and the
 /// weights are `μ_0 / Σ_{k<n} p̂_k(x)²` with the orthonormal polynomials
 /// `p̂_k` (Christoffel function), which is accurate for small weights too.
-fn gauss_jacobi_01(n: usize, alpha: usize) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn gauss_jacobi_01(n: usize, alpha: usize) -> (Vec<f64>, Vec<f64>) {
     let al = alpha as f64;
     let (a, b) = jacobi_recurrence(n, al, 0.0);
     // Total mass on [-1,1]: ∫(1−x)^α dx = 2^{α+1}/(α+1).

@@ -46,6 +46,10 @@ fn functions() -> BTreeMap<&'static str, Function> {
             f(3, |a| layout::vertex_coord(a[0], a[1], a[2])),
         ),
         ("CELL_NODE", f(3, |a| layout::cell_node(a[0], a[1], a[2]))),
+        (
+            "ELEM_MAT",
+            f(4, |a| layout::elem_mat(a[0], a[1], a[2], a[3])),
+        ),
         ("JAC_G0", f(3, |a| layout::jac_g0(a[0], a[1], a[2]))),
         (
             "JAC_G1",

@@ -6,7 +6,8 @@
 //! with their [`Location`]) and [`IndexSet`] (indices kept where the vectors
 //! they index live), and the dispatching types over the implementations of
 //! the [`crate::seam`] traits: the [`Integrator`] of a bound form
-//! ([`crate::seam::Integrate`]) and the [`MultigridKernels`] (with their
+//! ([`crate::seam::Integrate`]), the assembled [`Matrix`] of an operator
+//! ([`crate::seam::AssembledMatrix`]) and the [`MultigridKernels`] (with their
 //! [`TransferKernels`]) of the multigrid algorithms
 //! ([`crate::seam::MultigridOps`]). Each of their
 //! operations is one `match` over the backends; combining values that live
@@ -19,6 +20,7 @@
 
 mod index_set;
 mod integrator;
+mod matrix;
 mod multigrid_kernels;
 mod vector;
 
@@ -34,6 +36,7 @@ pub use crate::native::Execution;
 pub use crate::opencl::Assembly;
 pub use integrator::Integrator;
 pub(crate) use integrator::host_point_diagonal;
+pub use matrix::Matrix;
 pub use multigrid_kernels::{MultigridKernels, TransferKernels};
 
 /// Where residuals (and the vectors of a solve) are computed.

@@ -12,7 +12,8 @@
 //! * [`Mesh::boundary_facets`] and [`Mesh::boundary_vertices`] find the
 //!   boundary; a [`MeshPart`] (the boundary, boundary facets chosen by a
 //!   predicate, Gmsh physical groups) is where a Dirichlet condition fixes
-//!   the dofs of a space; [`Mesh::h_max`],
+//!   the dofs of a space; a [`FacetSet`](crate::facet::FacetSet) (the
+//!   same choices) is where a boundary term is integrated; [`Mesh::h_max`],
 //!   [`Mesh::cell_volume`] and [`Mesh::total_volume`] measure the mesh.
 //! * [`generate`] builds structured meshes of the unit square and cube,
 //!   optionally jittered and shuffled; [`gmsh`] reads Gmsh MSH 4.1 files.

@@ -88,13 +88,12 @@
 //! 1.7–4 s. (The `#[ignore]`d test `timing_2_22_cells`, its size set by
 //! `FEMQUAD_LOG2_CELLS`; the `mesh_ops` group of `benches/mesh.rs`.)
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
 
 use rayon::prelude::*;
 
-use super::{BLOCK, CellDefect, GmshElement, GmshMesh, Mesh, bits_for};
+use super::{BLOCK, CellDefect, Mesh, bits_for};
 use crate::{Error, Result};
 use hilbert::hilbert_cell_order;
 
@@ -368,73 +367,6 @@ impl Renumbering {
         Mesh::from_raw(dim, vertices, cells)
     }
 
-    /// The renumbered Gmsh mesh: the [`Mesh`] as [`Renumbering::apply`];
-    /// `node_tags`, `cell_tags` and `cell_entities` permuted with their
-    /// vertices and cells (so `node_tags` is no longer increasing: it maps
-    /// each new vertex to its Gmsh node tag); lower-dimensional `elements`
-    /// keep their order, tags and entities, with their vertices relabelled;
-    /// entities and physical groups unchanged. Hence
-    /// [`GmshMesh::group_vertices`] of the result is the renumbered image of
-    /// the original's, and [`GmshMesh::group_cells`] likewise.
-    ///
-    /// Errors: those of [`Renumbering::apply`]; [`Error::InvalidArgument`]
-    /// (`gmsh`) if a tag array's length differs from the mesh's counts or an
-    /// element names a vertex out of range (naming the element's tag).
-    pub fn apply_to_gmsh(&self, gmsh: &GmshMesh) -> Result<GmshMesh> {
-        let (nv, nc) = (gmsh.mesh.n_vertices(), gmsh.mesh.n_cells());
-        for (name, len, want) in [
-            ("node_tags", gmsh.node_tags.len(), nv),
-            ("cell_tags", gmsh.cell_tags.len(), nc),
-            ("cell_entities", gmsh.cell_entities.len(), nc),
-        ] {
-            if len != want {
-                return Err(Error::arg(
-                    "gmsh",
-                    format!("{name} has {len} entries for {want} mesh entities"),
-                ));
-            }
-        }
-        if let Some(e) = gmsh
-            .elements
-            .iter()
-            .find(|e| e.vertices.iter().any(|&v| v as usize >= nv))
-        {
-            return Err(Error::arg(
-                "gmsh",
-                format!(
-                    "element {} names vertices {:?}, out of range ({nv} vertices)",
-                    e.tag, e.vertices
-                ),
-            ));
-        }
-        let mesh = self.apply(&gmsh.mesh)?;
-        let elements = gmsh
-            .elements
-            .par_iter()
-            .map(|e| GmshElement {
-                tag: e.tag,
-                dim: e.dim,
-                entity: e.entity,
-                vertices: e
-                    .vertices
-                    .iter()
-                    .map(|&v| self.vertex_new_of_old[v as usize])
-                    .collect(),
-            })
-            .collect();
-        Ok(GmshMesh {
-            mesh: Arc::new(mesh),
-            reoriented: gmsh.reoriented,
-            second_order: gmsh.second_order,
-            node_tags: permute(&gmsh.node_tags, &self.vertex_old_of_new, 1),
-            cell_tags: permute(&gmsh.cell_tags, &self.cell_old_of_new, 1),
-            cell_entities: permute(&gmsh.cell_entities, &self.cell_old_of_new, 1),
-            elements,
-            entities: gmsh.entities.clone(),
-            physical_groups: gmsh.physical_groups.clone(),
-        })
-    }
-
     /// Vertex data (`n_vertices × n_comp`, node-major: entry `v·n_comp + j`)
     /// in the new numbering: `new[v'·n_comp + j] = old[vertex_old_of_new[v']·n_comp + j]`.
     /// For a P1 field this is the same field on the renumbered mesh.
@@ -510,7 +442,7 @@ impl Renumbering {
 }
 
 /// `out[i·n_comp + j] = data[source[i]·n_comp + j]` (in parallel).
-fn permute<T: Copy + Send + Sync>(data: &[T], source: &[u32], n_comp: usize) -> Vec<T> {
+pub(super) fn permute<T: Copy + Send + Sync>(data: &[T], source: &[u32], n_comp: usize) -> Vec<T> {
     let mut out = data.to_vec();
     out.par_chunks_mut(n_comp)
         .with_min_len(BLOCK)

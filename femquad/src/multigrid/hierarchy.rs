@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::Result;
+use crate::facet::FacetSet;
 use crate::mesh::refine::{check_refinements, prepare_for_refinement, refine, refine_gmsh};
 use crate::mesh::{GmshMesh, Mesh, mesh_edges};
 
@@ -154,6 +155,40 @@ impl MeshHierarchy {
     /// vertices `n_v(level) + k` of mesh `level + 1`; `None` for the finest.
     pub fn edges(&self, level: usize) -> Option<&[[u32; 2]]> {
         self.edges.get(level).map(Vec::as_slice)
+    }
+
+    /// `coarse` (a facet set of [`MeshHierarchy::mesh`]`(0)`) on every
+    /// level, coarse to fine: level `l + 1`'s set is the children of level
+    /// `l`'s ([`FacetSet::refine`]), so every level integrates a boundary
+    /// term over the same surface. Make `coarse` on `mesh(0)`, not on the
+    /// mesh the hierarchy was made from: the hierarchy permutes the local
+    /// vertices of its tetrahedra ([`prepare_for_refinement`]), which
+    /// renumbers their local facets.
+    ///
+    /// ```
+    /// use femquad::facet::FacetSet;
+    /// use femquad::mesh::{MeshOptions, unit_cube};
+    /// use femquad::multigrid::MeshHierarchy;
+    ///
+    /// let h = MeshHierarchy::new(&unit_cube(2, &MeshOptions::default())?, 2)?;
+    /// let top = FacetSet::boundary_where(h.mesh(0).unwrap(), |x| x[2] == 1.0)?;
+    /// let sets = h.facet_sets(&top)?;
+    /// assert_eq!(sets.iter().map(FacetSet::len).collect::<Vec<_>>(), [8, 32, 128]);
+    /// # Ok::<(), femquad::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`FacetSet::check_mesh`] if `coarse` is not a set of
+    /// `mesh(0)`.
+    pub fn facet_sets(&self, coarse: &FacetSet) -> Result<Vec<FacetSet>> {
+        let meshes: Vec<&Arc<Mesh>> = self.meshes().collect();
+        coarse.check_mesh(meshes[0])?;
+        let mut sets = vec![coarse.clone()];
+        for pair in meshes.windows(2) {
+            let next = sets[sets.len() - 1].refine(pair[0], pair[1])?;
+            sets.push(next);
+        }
+        Ok(sets)
     }
 
     /// The hierarchy's meshes as [`MeshHierarchy::mesh`] returns them,

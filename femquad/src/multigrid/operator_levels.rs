@@ -7,8 +7,7 @@ use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::vcycle::{Multigrid, MultigridOptions};
 use crate::aux_space::AuxSpace;
-use crate::backend::Backend;
-use crate::backend::Vector;
+use crate::backend::{Backend, Matrix, Vector};
 use crate::element::Element;
 use crate::linalg::FixedDofs;
 use crate::operator::Operator;
@@ -22,7 +21,9 @@ use crate::{Error, Real, Result};
 /// ([`Operator::jacobian_action`]: matrix-free, fused on the device), its
 /// point-block diagonal ([`Operator::jacobian_diagonal`]: on the device,
 /// not assembled) and, for the coarsest level, its assembled matrix
-/// ([`Operator::assemble_jacobian`]).
+/// ([`Operator::assemble_jacobian`]). A level with an assembled [`Matrix`]
+/// in `matrices` applies it instead (one SpMV) and takes its point-block
+/// diagonal from it.
 pub struct JacobianLevels<'a, R: Real> {
     /// The operators of the levels below the finest, coarsest first.
     pub coarse: &'a mut [Operator<R>],
@@ -32,6 +33,10 @@ pub struct JacobianLevels<'a, R: Real> {
     pub finest: &'a mut Operator<R>,
     /// The finest level's state.
     pub state: &'a Vector<R>,
+    /// Per level, coarsest first (finest included): the assembled Jacobian
+    /// at the level's state, where the level is assembled. Empty: every
+    /// level matrix-free.
+    pub matrices: &'a [Option<Matrix<R>>],
 }
 
 impl<R: Real> JacobianLevels<'_, R> {
@@ -52,11 +57,17 @@ impl<R: Real> JacobianLevels<'_, R> {
 
 impl<R: Real> LevelOperators<R> for JacobianLevels<'_, R> {
     fn apply(&mut self, level: usize, x: &Vector<R>, y: &mut Vector<R>) -> Result<()> {
+        if let Some(Some(matrix)) = self.matrices.get(level) {
+            return matrix.apply(x, y);
+        }
         let (op, state) = self.level(level)?;
         op.jacobian_action(state, x, y)
     }
 
     fn block_diagonal(&mut self, level: usize, out: &mut Vector<R>) -> Result<()> {
+        if let Some(Some(matrix)) = self.matrices.get(level) {
+            return matrix.point_block_diagonal(out);
+        }
         let (op, state) = self.level(level)?;
         op.jacobian_diagonal(state, out)
     }
@@ -83,6 +94,11 @@ pub struct OperatorLevels<R: Real> {
     coarse: Vec<Operator<R>>,
     states: Vec<Vector<R>>,
     multigrid: Multigrid<R>,
+    /// Per level, coarsest first (finest included): the assembled Jacobian
+    /// of a level with at most [`MultigridOptions::assembled_max_dofs`]
+    /// dofs above the coarsest, assembled at the first setup and refilled
+    /// at each later one (pattern kept).
+    matrices: Vec<Option<Matrix<R>>>,
     /// Whether the coarse operators have their auxiliary fields.
     aux_set: bool,
 }
@@ -128,6 +144,7 @@ impl<R: Real> OperatorLevels<R> {
             coarse,
             states,
             multigrid,
+            matrices: (0..n_levels).map(|_| None).collect(),
             aux_set: aux == AuxSpace::None,
         })
     }
@@ -242,11 +259,13 @@ impl<R: Real> OperatorLevels<R> {
             ));
         }
         self.multigrid.inject(u, &mut self.states)?;
+        self.assemble_levels(finest, u)?;
         let mut ops = JacobianLevels {
             coarse: &mut self.coarse,
             states: &self.states,
             finest,
             state: u,
+            matrices: &self.matrices,
         };
         self.multigrid.setup(&mut ops).map_err(|e| match e {
             Error::InvalidArgument {
@@ -285,8 +304,40 @@ impl<R: Real> OperatorLevels<R> {
             states: &self.states,
             finest,
             state: u,
+            matrices: &self.matrices,
         };
         self.multigrid.apply(&mut ops, b, x)
+    }
+
+    /// Which levels are assembled: those above the coarsest with at most
+    /// [`MultigridOptions::assembled_max_dofs`] dofs.
+    pub fn assembled_levels(&self) -> Vec<usize> {
+        (0..self.matrices.len())
+            .filter(|&l| self.matrices[l].is_some())
+            .collect()
+    }
+
+    /// Assembles (first setup) or refills (later ones: values only, the
+    /// pattern kept) the Jacobian of every level above the coarsest with at
+    /// most [`MultigridOptions::assembled_max_dofs`] dofs, at its state.
+    fn assemble_levels(&mut self, finest: &mut Operator<R>, u: &Vector<R>) -> Result<()> {
+        let max = self.multigrid.options().assembled_max_dofs;
+        let n_levels = self.matrices.len();
+        for l in 1..n_levels {
+            let (op, state) = if l + 1 == n_levels {
+                (&mut *finest, u)
+            } else {
+                (&mut self.coarse[l], &self.states[l])
+            };
+            if op.space().n_dofs() > max {
+                continue;
+            }
+            match &mut self.matrices[l] {
+                Some(matrix) => op.reassemble_matrix(state, matrix)?,
+                slot @ None => *slot = Some(op.assemble_matrix(state)?),
+            }
+        }
+        Ok(())
     }
 }
 

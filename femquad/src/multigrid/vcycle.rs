@@ -46,6 +46,16 @@ pub struct MultigridOptions {
     /// and memory out of proportion; above this the setup is refused (build
     /// the problem on a [`super::MeshHierarchy`] with a coarser base mesh).
     pub max_coarse_dofs: usize,
+    /// The smoothed levels (every level above the coarsest, the finest
+    /// included) with at most this many dofs apply their operator as an
+    /// assembled sparse matrix (one SpMV, on the operator's backend: on a
+    /// device assembled there) and take their point-block diagonal from it;
+    /// the others stay matrix-free. Each new linearization reassembles the
+    /// values only (the pattern is kept). Used by [`super::OperatorLevels`];
+    /// a [`Multigrid`] with its own [`LevelOperators`] ignores it. `0`
+    /// (the default): every level matrix-free, until measurements on the
+    /// GPU say where the SpMV wins.
+    pub assembled_max_dofs: usize,
     /// Time the phases of every V-cycle per level ([`Multigrid::profile`]).
     /// Each phase then waits for the device to finish its work, which
     /// removes the overlap of host and device: for finding where a cycle's
@@ -55,7 +65,8 @@ pub struct MultigridOptions {
 
 impl Default for MultigridOptions {
     /// Degree 2, interval `[0.15, 1.1]·λ̂`, 10 Lanczos steps, seed 1,
-    /// Cholesky, at most 200 000 coarse dofs, no profiling.
+    /// Cholesky, at most 200 000 coarse dofs, no assembled smoothed level,
+    /// no profiling.
     ///
     /// Degree and interval minimize the operator applications to a
     /// relative residual of 1e-8 (iterations × (1 + 2·degree·4/3) in 2D)
@@ -71,6 +82,7 @@ impl Default for MultigridOptions {
             seed: 1,
             factorization: Factorization::Cholesky,
             max_coarse_dofs: 200_000,
+            assembled_max_dofs: 0,
             profile: false,
         }
     }

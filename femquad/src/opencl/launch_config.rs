@@ -145,10 +145,14 @@ pub struct LaunchConfig {
     pub prefetch: bool,
     /// Stored or computed geometry.
     pub geometry: GeometryMode,
-    /// Node windows (kernels that gather through the node map): a
-    /// work-group whose nodes lie in a narrow index range loads that range
-    /// once into local memory and sums its part of `F` there (see
-    /// `kernels/integrate.cl`). Pays off on meshes numbered for locality.
+    /// Node windows, patch-local assembly (kernels that gather through the
+    /// node map): a work-group whose nodes lie in a narrow index range
+    /// reads its cells' nodes as 16-bit positions in that range, loads the
+    /// range once into local memory, sums its part of `F` there, and
+    /// writes the nodes only its cells have with plain stores, the others
+    /// atomically (see `kernels/integrate.cl`). Other work-groups gather
+    /// through the 32-bit node map. Pays off on meshes numbered for
+    /// locality.
     pub window: bool,
 }
 

@@ -1,7 +1,9 @@
 //! The OpenCL backend: device selection, the thread-transposition kernel
 //! (template in `kernels/integrate.cl`), its blocking parameters, program
 //! cache and launches; device-resident vectors ([`vector`]); the multigrid
-//! kernels ([`multigrid`]: transfers, point-block Jacobi).
+//! kernels ([`multigrid`]: transfers, point-block Jacobi); assembled
+//! matrices on the device ([`matrix`]: element matrices summed into CSR,
+//! SpMV).
 
 pub mod autotune;
 pub mod case;
@@ -10,6 +12,7 @@ pub mod device;
 mod failure;
 pub(crate) mod launch;
 pub mod launch_config;
+pub mod matrix;
 pub mod mesh_data;
 pub mod multigrid;
 pub mod operator;
@@ -33,6 +36,7 @@ pub use case::KernelCase;
 pub use context::{Device, DeviceStats};
 pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};
 pub use launch_config::{AtomicAdd, GeometryMode, KernelVariant, LaunchConfig, Output};
+pub use matrix::DeviceCsr;
 pub use operator::{Assembly, OpenClIntegrator, OpenClOperator};
 pub use options::KernelOptions;
 pub use program_cache::ProgramCache;

@@ -122,7 +122,10 @@ impl KernelShape {
     /// with the kernel switches of `options`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `n_bl`, `n_cb` or `n_tc` if it is 0.
+    /// [`Error::InvalidArgument`] naming `n_bl`, `n_cb` or `n_tc` if it is 0,
+    /// or `window` if the element kernel asks for node windows or if the
+    /// windows of a chunk this large would hold more than
+    /// [`MAX_WINDOW_NODES`] nodes (the 16-bit local node indices).
     pub fn new(
         case: &KernelCase,
         variant: KernelVariant,
@@ -150,6 +153,23 @@ impl KernelShape {
         let n_bc = config.n_bl * n_bs;
         let n_t = n_bc * config.n_tc;
         let physics = case.physics;
+        let chunk = config.n_cb * n_bc;
+        let window = if config.window {
+            window_capacity(case, chunk)
+        } else {
+            (0, 0)
+        };
+        if window.0 + window.1 > MAX_WINDOW_NODES {
+            return Err(Error::arg(
+                "window",
+                format!(
+                    "node windows of chunks of {chunk} cells hold {} + {} nodes, more than the \
+                     {MAX_WINDOW_NODES} that 16-bit local node indices address: choose fewer \
+                     cells per work-group (n_cb, n_bl) or launch without windows",
+                    window.0, window.1
+                ),
+            ));
+        }
         Ok(KernelShape {
             dim: case.dim,
             n_b: case.n_b,
@@ -162,7 +182,7 @@ impl KernelShape {
             n_cb: config.n_cb,
             n_bc,
             n_t,
-            chunk: config.n_cb * n_bc,
+            chunk,
             aux_per_cell: case.aux_per_cell(),
             aux: case.aux,
             reads: physics.reads,
@@ -173,11 +193,7 @@ impl KernelShape {
             precision: case.precision,
             variant,
             geometry: config.geometry,
-            window: if config.window {
-                window_capacity(case, config.n_cb * config.n_bl * n_bs)
-            } else {
-                (0, 0)
-            },
+            window,
             prefetch: config.prefetch && options.prefetch,
             vector_loads: options.vector_loads,
             tab_registers: options
@@ -236,12 +252,14 @@ impl KernelShape {
         } else {
             self.n_q * self.n_b * (d + 1)
         };
+        let (w_a, w_b) = self.window;
+        // 32-bit global node indices, and 16-bit local ones with windows
+        let index_bytes = if w_a + w_b > 0 { 4 + 2 } else { 4 };
         let node_bytes = if self.reads_nodes() {
-            self.n_bc * self.n_b * 4
+            self.n_bc * self.n_b * index_bytes
         } else {
             0
         };
-        let (w_a, w_b) = self.window;
         let aux_field = match self.aux {
             AuxSpace::Field { n_comp } if self.reads.a || self.reads.grad_a => n_comp,
             _ => 0,
@@ -290,6 +308,10 @@ impl KernelShape {
         n_cells.div_ceil(self.chunk)
     }
 }
+
+/// Most nodes a node window may hold (`W_A + W_B`): its positions are the
+/// kernel's 16-bit local node indices (`ushort`).
+pub const MAX_WINDOW_NODES: usize = u16::MAX as usize;
 
 /// SIMD width the default configuration aligns work-groups to (an NVIDIA
 /// warp; a multiple of most other devices' widths).
@@ -523,5 +545,29 @@ mod tests {
             assert_ne!(s.window, (0, 0), "{variant:?}");
             assert!(s.config().window);
         }
+    }
+
+    /// Windows whose positions would not fit the 16-bit local node indices
+    /// are refused, naming `window`; the largest chunk that fits is accepted.
+    #[test]
+    fn windows_beyond_16_bit_local_indices_are_an_error() {
+        // 2D P1, one point: N_bs = 3, W_A = chunk, W_B = 0
+        let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
+        let options = KernelOptions::default();
+        let variant = KernelVariant::Residual(Output::Atomic(AtomicAdd::CompareExchange));
+        // 3 · 21845 = 65535 cells: a window of 65535 nodes fits
+        let fits = LaunchConfig::new(21845, 1).with_window(true);
+        let s = KernelShape::new(&c, variant, fits, &options).unwrap();
+        assert_eq!(s.window, (MAX_WINDOW_NODES, 0));
+        // 65538 cells do not
+        let config = LaunchConfig::new(21846, 1).with_window(true);
+        let e = KernelShape::new(&c, variant, config, &options).unwrap_err();
+        assert!(
+            matches!(&e, Error::InvalidArgument { name, .. } if *name == "window"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("16-bit"), "{e}");
+        // without windows the same chunk is no error here
+        KernelShape::new(&c, variant, config.with_window(false), &options).unwrap();
     }
 }

@@ -27,6 +27,13 @@ pub const DIAGONAL_TEMPLATE: &str = include_str!("../../../kernels/jacobian_diag
 /// Name of the kernel function in [`DIAGONAL_TEMPLATE`].
 pub const DIAGONAL_KERNEL: &str = "jacobian_diagonal";
 
+/// The element matrices of the Jacobian summed into a CSR matrix
+/// (`kernels/element_matrix.cl`), one work-item per cell.
+pub const ELEMENT_MATRIX_TEMPLATE: &str = include_str!("../../../kernels/element_matrix.cl");
+
+/// The kernels of a CSR matrix on the device (`kernels/spmv.cl`).
+pub const SPMV_TEMPLATE: &str = include_str!("../../../kernels/spmv.cl");
+
 /// `atomic_add_real`, prepended to the kernels that sum into global vectors.
 const ATOMIC_ADD: &str = include_str!("../../../kernels/atomic_add.cl");
 
@@ -146,9 +153,9 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     let uint_width = if shape.vector_loads { 4 } else { 1 };
     let _ = writeln!(s, "#define UINT_VEC_WIDTH {uint_width}");
     if uint_width > 1 {
-        s.push_str("typedef uint4 uintv;\n");
+        s.push_str("typedef uint4 uintv;\ntypedef ushort4 ushortv;\n");
     } else {
-        s.push_str("typedef uint uintv;\n");
+        s.push_str("typedef uint uintv;\ntypedef ushort ushortv;\n");
     }
     if let Some(atomic) = atomic {
         push_atomic_add::<R>(&mut s, atomic);
@@ -185,6 +192,45 @@ pub(crate) fn diagonal_source<R: Real, P: Pointwise + ?Sized>(
     let _ = writeln!(s, "#define AFFINE {}", usize::from(info.linear));
     s.push_str("\n/* ---- kernel template: kernels/jacobian_diagonal.cl ---- */\n");
     s.push_str(DIAGONAL_TEMPLATE);
+    s
+}
+
+/// The source of the element matrices of the Jacobian
+/// (`kernels/element_matrix.cl`) for `physics` on a discretization of
+/// `sizes = [dim, N_b, N_comp, N_q]` with `aux`: added into the CSR values
+/// with `atomic` if given, else written per cell for the deterministic sum
+/// (`sum_element_matrices`). The physics must have derivatives.
+pub(crate) fn element_matrix_source<R: Real, P: Pointwise + ?Sized>(
+    sizes: [usize; 4],
+    aux: AuxSpace,
+    tabulation: &Tabulation,
+    quadrature: &Quadrature,
+    physics: &P,
+    atomic: Option<AtomicAdd>,
+) -> String {
+    let mut s = String::from("/* femquad: generated element matrices of the Jacobian */\n");
+    s.push_str(&real_typedef::<R>());
+    define_physics_sizes(&mut s, sizes, aux, physics);
+    let _ = writeln!(s, "#define OUTPUT_ATOMIC {}", usize::from(atomic.is_some()));
+    if let Some(atomic) = atomic {
+        push_atomic_add::<R>(&mut s, atomic);
+    }
+    push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
+    let info = physics.info();
+    s.push_str(&tangent_physics_call(info.opencl_tangent_name));
+    let _ = writeln!(s, "#define AFFINE {}", usize::from(info.linear));
+    s.push_str("\n/* ---- kernel template: kernels/element_matrix.cl ---- */\n");
+    s.push_str(ELEMENT_MATRIX_TEMPLATE);
+    s
+}
+
+/// The source of the CSR kernels (`kernels/spmv.cl`) for a field of
+/// `n_comp` components in precision `R`.
+pub(crate) fn spmv_source<R: Real>(n_comp: usize) -> String {
+    let mut s = String::from("/* femquad: CSR kernels */\n");
+    s.push_str(&real_typedef::<R>());
+    let _ = writeln!(s, "#define N_COMP {n_comp}");
+    s.push_str(SPMV_TEMPLATE);
     s
 }
 

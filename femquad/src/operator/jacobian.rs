@@ -14,14 +14,18 @@
 //! The action runs where the operator runs: on the device it is the fused
 //! residual kernel with tangents at the quadrature points (gather `u` and
 //! `v`, scatter `J·v`); the point-block diagonal is a device kernel too.
-//! The assembled matrix ([`CsrMatrix`]) is built on the host in `f64`, from
-//! the physics' pointwise Jacobians in the operator's precision, for direct
-//! solves (multigrid's coarse level), inspection and export.
+//! The assembled matrix comes in two forms: [`CsrMatrix`], built on the
+//! host in `f64` from the physics' pointwise Jacobians in the operator's
+//! precision, for direct solves (multigrid's coarsest level), inspection
+//! and export; and [`Matrix`], assembled where the operator evaluates (on a
+//! device from the element matrices of the physics' tangent), in `R`, the
+//! assembled alternative to the matrix-free action (assembled multigrid
+//! levels).
 
 use std::sync::Arc;
 
 use super::Operator;
-use crate::backend::{Execution, Vector, host_point_diagonal};
+use crate::backend::{Execution, Matrix, Vector, host_point_diagonal};
 use crate::discretization::CellInputs;
 use crate::physics::PointArgs;
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
@@ -201,15 +205,100 @@ impl<R: Real> Operator<R> {
                 return Err(e);
             }
         };
-        let pattern = match &self.pattern {
-            Some(p) => Arc::clone(p),
+        let pattern = self.pattern()?;
+        CsrMatrix::assemble(&pattern, &matrices)
+    }
+
+    /// The sparsity pattern of the space's matrices, computed on first use
+    /// and shared by every matrix assembled after.
+    fn pattern(&mut self) -> Result<Arc<SparsityPattern>> {
+        match &self.pattern {
+            Some(p) => Ok(Arc::clone(p)),
             None => {
                 let p = SparsityPattern::of_space(self.form.space())?;
                 self.pattern = Some(Arc::clone(&p));
-                p
+                Ok(p)
             }
+        }
+    }
+
+    /// The Jacobian `J(u)` assembled where the operator evaluates, as a
+    /// [`Matrix`] in the operator's precision `R`: the assembled
+    /// alternative to the matrix-free [`Operator::jacobian_action`]
+    /// (`A·x` is one SpMV, [`Matrix::apply`]).
+    ///
+    /// * On a device, assembled there: each cell's element matrix
+    ///   `K_c[i][j] = ∂E_c[i]/∂u_c[j]` computed from the physics' tangent
+    ///   (column by column) and summed into the CSR values through a map
+    ///   built once from the sparsity pattern, atomically or
+    ///   deterministically as the operator's [`Operator::set_assembly`] says
+    ///   ([`crate::opencl::matrix`]); `u` is not downloaded.
+    /// * Natively, the values of [`Operator::assemble_jacobian`] rounded to `R`.
+    ///
+    /// The pattern ([`crate::sparse::SparsityPattern::of_space`]) is the one
+    /// [`Operator::assemble_jacobian`] uses, computed once per operator;
+    /// [`Operator::reassemble_matrix`] refills the values at a new state.
+    ///
+    /// # Errors
+    /// Those of [`Operator::reassemble_matrix`]; device memory and kernel
+    /// builds.
+    pub fn assemble_matrix(&mut self, u: &Vector<R>) -> Result<Matrix<R>> {
+        self.check_vectors(&[("u", u)])?;
+        let pattern = self.pattern()?;
+        let mut matrix = self.integrator.new_matrix(&pattern)?;
+        self.reassemble_matrix(u, &mut matrix)?;
+        Ok(matrix)
+    }
+
+    /// Refills the values of `matrix` (from [`Operator::assemble_matrix`]
+    /// on this operator) with `J(u)`; its pattern and, on a device, its
+    /// position map are reused.
+    ///
+    /// # Errors
+    /// * As [`Operator::apply`], naming `u`; a physics without derivatives;
+    ///   `aux` if the physics reads an auxiliary field that was never set.
+    /// * [`Error::InvalidArgument`] naming `matrix` if it was not assembled
+    ///   on this operator's space or lives elsewhere than the operator.
+    /// * [`Error::NonFiniteResult`] naming the first row (dof) whose entry
+    ///   is NaN or ±∞, when the physics' derivatives are not finite at `u`
+    ///   (natively, the error of [`Operator::assemble_jacobian`]);
+    ///   [`Error::NonFinite`] naming `u` instead if `u` holds NaN or ±∞.
+    pub fn reassemble_matrix(&mut self, u: &Vector<R>, matrix: &mut Matrix<R>) -> Result<()> {
+        self.check_vectors(&[("u", u)])?;
+        let pattern = self.pattern()?;
+        if !Arc::ptr_eq(matrix.pattern(), &pattern) && !matrix.pattern().same_structure(&pattern) {
+            return Err(Error::arg(
+                "matrix",
+                format!(
+                    "its pattern ({} rows, {} entries) is not this operator's ({} rows, {} \
+                     entries): assemble it with this operator's Operator::assemble_matrix",
+                    matrix.n_rows(),
+                    matrix.pattern().nnz(),
+                    pattern.n_rows(),
+                    pattern.nnz()
+                ),
+            ));
+        }
+        if let Some(host) = matrix.host_mut() {
+            let a = self.assemble_jacobian(u)?;
+            return host.set_values(&a);
+        }
+        self.integrator.assemble_matrix(u, matrix)?;
+        let Some(k) = matrix.first_non_finite()? else {
+            return Ok(());
         };
-        CsrMatrix::assemble(&pattern, &matrices)
+        crate::vector::check_finite("u", u)?;
+        let row = pattern.row_ptr().partition_point(|&start| start <= k) - 1;
+        let col = pattern.col_idx()[k] as usize;
+        let nc = self.form.space().n_comp();
+        Err(Error::NonFiniteResult {
+            quantity: format!("entry ({row}, {col}) of the assembled Jacobian J(u)"),
+            physics: self.physics().info().name,
+            dof: row,
+            node: row / nc,
+            component: row % nc,
+            value: matrix.value_at(k)?.to_string(),
+        })
     }
 
     /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
@@ -237,3 +326,6 @@ impl<R: Real> Operator<R> {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests;

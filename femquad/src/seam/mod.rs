@@ -1,12 +1,15 @@
 //! The contracts between the algorithms and the backends: traits that the
 //! algorithms (`operator/`, `multigrid/`, `solve/`) reach through
 //! `backend/`'s dispatching types, and that `native/` and `opencl/`
-//! implement for their vectors: [`Integrate`] (an operator's integrator) and
+//! implement for their vectors: [`Integrate`] (an operator's integrator),
+//! [`AssembledMatrix`] (an operator assembled into a sparse matrix) and
 //! [`MultigridOps`] (the kernels of the multigrid algorithms). This module
 //! names neither backend.
 
+mod matrix;
 mod multigrid;
 
+pub use matrix::AssembledMatrix;
 pub use multigrid::{
     ChebyshevCoefficients, ChebyshevOperands, MultigridOps, ResidualUpdate, TransferGraph,
     block_tolerance,

@@ -47,7 +47,11 @@
 //! operator or the preconditioner of [`crate::solve::cg`] and
 //! [`crate::solve::gmres`], or the coarse solve of a multigrid cycle.
 //!
-//! Everything here is `f64` and deterministic: every parallel loop sums in
+//! [`HostCsr`] holds a matrix's values in an operator's precision `R` (the
+//! host side of [`crate::backend::Matrix`], whose device side is assembled
+//! on the device: [`crate::opencl::matrix`]).
+//!
+//! Everything else here is `f64`, and everything is deterministic: every parallel loop sums in
 //! a fixed order, independent of the thread count.
 
 mod assemble;
@@ -55,6 +59,7 @@ mod csr;
 mod direct;
 mod dirichlet;
 mod element;
+mod host_csr;
 mod matrix_market;
 mod pattern;
 
@@ -62,4 +67,5 @@ pub use assemble::assemble_into;
 pub use csr::{CsrMatrix, SYMMETRY_TOLERANCE};
 pub use direct::{DirectSolver, Factorization};
 pub use element::element_matrices;
+pub use host_csr::HostCsr;
 pub use pattern::SparsityPattern;

@@ -284,6 +284,56 @@ impl SparsityPattern {
         })
     }
 
+    /// For every cell `c` and pair of its node slots `(a, b)`, at
+    /// `(c·N_b + a)·N_b + b`, the position (into `col_idx` and a matrix's
+    /// values) of the entry `(node(c,a)·N_comp, node(c,b)·N_comp)`. Every
+    /// row of a node has the same columns, so entry `(fc, gc)` of the node
+    /// pair is `fc` row lengths and `gc` entries further: the map from
+    /// element-matrix entries to matrix positions that device assembly
+    /// uploads once ([`crate::opencl::matrix`]). Parallel over cells.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `pattern` if it was not built by
+    /// [`SparsityPattern::of_space`] or a position exceeds `u32`.
+    pub fn node_pair_positions(&self) -> Result<Vec<u32>> {
+        let space = self.space_map()?;
+        if u32::try_from(self.nnz()).is_err() {
+            return Err(Error::arg(
+                "pattern",
+                format!("{} stored entries exceed u32 positions", self.nnz()),
+            ));
+        }
+        let (n_b, nc) = (space.n_b, space.n_comp);
+        let mut out = vec![0u32; space.n_cells() * n_b * n_b];
+        out.par_chunks_mut(n_b * n_b)
+            .zip(space.cell_nodes.par_chunks(n_b))
+            .try_for_each(|(positions, nodes)| {
+                for (a, &na) in nodes.iter().enumerate() {
+                    for (b, &nb) in nodes.iter().enumerate() {
+                        let (i, j) = (na as usize * nc, nb as usize * nc);
+                        let k = self.position(i, j).ok_or_else(|| {
+                            Error::arg(
+                                "pattern",
+                                format!("entry ({i}, {j}) of a cell is not in the pattern"),
+                            )
+                        })?;
+                        positions[a * n_b + b] = k as u32;
+                    }
+                }
+                Ok::<(), Error>(())
+            })?;
+        Ok(out)
+    }
+
+    /// The node → cell-slot incidence of the space (the slots
+    /// `cell·N_b + b` of node `n` are `slots[offsets[n]..offsets[n+1]]`,
+    /// increasing), if built by [`SparsityPattern::of_space`].
+    pub fn node_incidence(&self) -> Option<(&[usize], &[u32])> {
+        self.space
+            .as_ref()
+            .map(|s| (s.offsets.as_slice(), s.slots.as_slice()))
+    }
+
     /// The space part, or the error for a pattern that has none.
     pub(super) fn space_map(&self) -> Result<&SpaceMap> {
         self.space.as_ref().ok_or_else(|| {

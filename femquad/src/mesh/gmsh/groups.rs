@@ -103,6 +103,19 @@ impl GmshMesh {
     /// [`Error::InvalidArgument`] naming `names` if it is empty or names a
     /// group the mesh does not have (the reason lists the groups it has).
     pub fn part(&self, names: &[&str]) -> Result<MeshPart> {
+        let groups = self.groups_named(names)?;
+        let cells: Vec<u32> = groups.iter().flat_map(|g| self.group_cells(g)).collect();
+        let elements: Vec<&GmshElement> =
+            groups.iter().flat_map(|g| self.group_elements(g)).collect();
+        let simplices = elements
+            .iter()
+            .map(|e| e.vertices.as_slice())
+            .chain(cells.iter().map(|&c| self.mesh.cell(c as usize)));
+        Ok(MeshPart::closure(&self.mesh, simplices))
+    }
+
+    /// The physical groups called `names`, each name at least one group.
+    pub(crate) fn groups_named(&self, names: &[&str]) -> Result<Vec<&PhysicalGroup>> {
         if names.is_empty() {
             return Err(Error::arg(
                 "names",
@@ -123,18 +136,11 @@ impl GmshMesh {
                 ));
             }
         }
-        let cells: Vec<u32> = groups.iter().flat_map(|g| self.group_cells(g)).collect();
-        let elements: Vec<&GmshElement> =
-            groups.iter().flat_map(|g| self.group_elements(g)).collect();
-        let simplices = elements
-            .iter()
-            .map(|e| e.vertices.as_slice())
-            .chain(cells.iter().map(|&c| self.mesh.cell(c as usize)));
-        Ok(MeshPart::closure(&self.mesh, simplices))
+        Ok(groups)
     }
 
     /// The physical groups as an error message lists them.
-    fn groups_list(&self) -> String {
+    pub(crate) fn groups_list(&self) -> String {
         if self.physical_groups.is_empty() {
             return "it has no physical groups (a Gmsh model saves them in $PhysicalNames and \
                     $Entities when it defines them)"

@@ -83,6 +83,7 @@ mod groups;
 mod header;
 mod nodes;
 mod reader;
+mod renumbered;
 mod source;
 #[cfg(test)]
 mod tests;

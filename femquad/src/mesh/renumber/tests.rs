@@ -1,12 +1,9 @@
 //! Tests of [`super`].
 
-use std::path::Path;
-
 use super::hilbert::hilbert_index;
 use super::*;
 use crate::mesh::edges::mesh_edges;
 use crate::mesh::generate::{MeshOptions, mesh_for_cells, unit_cube, unit_square};
-use crate::mesh::gmsh::read_gmsh;
 
 fn jittered_shuffled(seed: u64) -> MeshOptions {
     MeshOptions {
@@ -22,13 +19,6 @@ fn meshes() -> [Mesh; 2] {
         unit_square(64, &jittered_shuffled(1)).unwrap(),
         unit_cube(12, &jittered_shuffled(2)).unwrap(),
     ]
-}
-
-fn test_mesh(name: &str) -> GmshMesh {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name);
-    read_gmsh(&path).unwrap()
 }
 
 fn is_permutation(p: &[u32]) -> bool {
@@ -184,58 +174,6 @@ fn same_result_on_any_thread_count() {
 }
 
 #[test]
-fn gmsh_physical_groups_survive_renumbering() {
-    for name in [
-        "mesh_square.msh",
-        "mesh_square_binary.msh",
-        "mesh_cube.msh",
-        "mesh_cube_binary.msh",
-        "mesh_disk_p2.msh",
-    ] {
-        let g = test_mesh(name);
-        let r = locality_renumbering(&g.mesh).unwrap();
-        let h = r.apply_to_gmsh(&g).unwrap();
-        assert_eq!(*h.mesh, r.apply(&g.mesh).unwrap());
-        assert!(!g.physical_groups.is_empty(), "{name}");
-        for group in &g.physical_groups {
-            let mut want: Vec<u32> = g
-                .group_vertices(group)
-                .iter()
-                .map(|&v| r.vertex_new_of_old()[v as usize])
-                .collect();
-            want.sort_unstable();
-            assert_eq!(h.group_vertices(group), want, "{name}: {group:?}");
-            let mut want: Vec<u32> = g
-                .group_cells(group)
-                .iter()
-                .map(|&c| r.cell_new_of_old()[c as usize])
-                .collect();
-            want.sort_unstable();
-            assert_eq!(h.group_cells(group), want, "{name}: {group:?}");
-        }
-        for v in 0..g.mesh.n_vertices() {
-            let nv = r.vertex_new_of_old()[v] as usize;
-            assert_eq!(h.node_tags[nv], g.node_tags[v]);
-            assert_eq!(h.mesh.vertex(nv), g.mesh.vertex(v));
-        }
-        for c in 0..g.mesh.n_cells() {
-            let nc = r.cell_new_of_old()[c] as usize;
-            assert_eq!(h.cell_tags[nc], g.cell_tags[c]);
-            assert_eq!(h.cell_entities[nc], g.cell_entities[c]);
-        }
-        for (a, b) in g.elements.iter().zip(&h.elements) {
-            assert_eq!((a.tag, a.dim, a.entity), (b.tag, b.dim, b.entity));
-            let mapped: Vec<u32> = a
-                .vertices
-                .iter()
-                .map(|&v| r.vertex_new_of_old()[v as usize])
-                .collect();
-            assert_eq!(b.vertices, mapped);
-        }
-    }
-}
-
-#[test]
 fn data_moves_across_and_back() {
     let m = &meshes()[1];
     let (new, r) = m.renumbered_for_locality().unwrap();
@@ -339,24 +277,6 @@ fn bad_input_is_reported() {
         }
         e => panic!("{e:?}"),
     }
-    let mut g = test_mesh("mesh_square.msh");
-    let r = locality_renumbering(&g.mesh).unwrap();
-    g.elements[0].vertices[0] = 1000;
-    let tag = g.elements[0].tag;
-    match r.apply_to_gmsh(&g) {
-        Err(Error::InvalidArgument {
-            name: "gmsh",
-            reason,
-        }) => {
-            assert!(
-                reason.starts_with(&format!("element {tag} names vertices")),
-                "{reason}"
-            )
-        }
-        e => panic!("{e:?}"),
-    }
-    g.node_tags.pop();
-    assert!(r.apply_to_gmsh(&g).is_err());
 }
 
 /// The comparison of the module documentation: locality of Hilbert,

@@ -1,10 +1,12 @@
 //! The device mesh data of one space (`MeshData`): the cell → node map
 //! and the vertex coordinates, uploaded when it is created; the stored
 //! geometry (`J⁻¹`, `det J`), the cell coordinates, the node → cell-slot
-//! incidence and the node windows, each uploaded on first use and kept.
+//! incidence and the node windows (with their 16-bit local node indices and
+//! ownership masks, `patches`), each uploaded on first use and kept.
 //! Nothing here depends on a physics: every kernel of the space reads it.
 //! [`super::DeviceStats`] counts every transfer.
 
+mod patches;
 mod windows;
 
 use std::collections::HashMap;
@@ -18,6 +20,7 @@ use crate::discretization::Discretization;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
+pub(crate) use patches::{local_node_indices, owned_positions};
 pub(crate) use windows::node_windows;
 
 /// Cells of padding after the last cell in every per-cell device array:
@@ -25,9 +28,13 @@ pub(crate) use windows::node_windows;
 pub const CELL_PADDING: usize = 16384;
 
 /// Node windows of one chunk size and capacities: `[group][lo_A, w_A,
-/// lo_B, w_B]` and how many groups are windowed.
+/// lo_B, w_B]`, the 16-bit local node indices `[cell][b]` (padded), the
+/// ownership masks `[group][word]` (`patches`), and how many groups are
+/// windowed.
 pub(crate) struct Windows {
     pub(crate) buffer: Buffer<u32>,
+    pub(crate) local_nodes: Buffer<u16>,
+    pub(crate) owned: Buffer<u32>,
     pub(crate) windowed: usize,
 }
 
@@ -212,20 +219,35 @@ impl<R: Real> MeshData<R> {
     }
 
     /// Computes and uploads the node windows of chunks of `chunk` cells
-    /// with capacities `capacity`, once.
+    /// with capacities `capacity`, their local node indices and ownership
+    /// masks, once.
+    ///
+    /// # Errors
+    /// Those of [`local_node_indices`] (our bug); device memory.
     fn prepare_windows(&mut self, chunk: usize, capacity: (usize, usize)) -> Result<()> {
         if self.windows.contains_key(&(chunk, capacity)) {
             return Ok(());
         }
         let n_vertices = self.space.mesh().n_vertices();
         let (w, windowed) = node_windows(&self.space, n_vertices, chunk, capacity);
-        let what = "node windows";
-        let mut buffer = self.device.alloc::<u32>(w.len().max(4), what)?;
-        self.device
-            .write(&mut buffer, &w, Transfer::Geometry, what)?;
-        self.windows
-            .insert((chunk, capacity), Windows { buffer, windowed });
+        let local = local_node_indices(&self.space, &w, chunk)?;
+        let owned = owned_positions(&self.space, &w, chunk, capacity);
+        let windows = Windows {
+            buffer: self.upload(&w, "node windows")?,
+            local_nodes: self.upload(&local, "local node indices")?,
+            owned: self.upload(&owned, "node ownership")?,
+            windowed,
+        };
+        self.windows.insert((chunk, capacity), windows);
         Ok(())
+    }
+
+    /// A new device buffer holding `data` (at least one value).
+    fn upload<T: bytemuck::Pod>(&self, data: &[T], what: &str) -> Result<Buffer<T>> {
+        let mut buffer = self.device.alloc::<T>(data.len().max(1), what)?;
+        self.device
+            .write(&mut buffer, data, Transfer::Geometry, what)?;
+        Ok(buffer)
     }
 
     /// Puts `windows` in place of the node windows of chunks of `chunk`

@@ -12,7 +12,10 @@ use opencl3::kernel::Kernel;
 use super::{Assembly, KernelKey, OpenClOperator};
 use crate::discretization::{CellInputs, Discretization};
 use crate::opencl::case::KernelCase;
+use crate::opencl::launch::Launch;
+use crate::opencl::shape::AtomicAdd;
 use crate::opencl::shape::{KernelShape, KernelVariant, LaunchConfig};
+use crate::opencl::source::element_matrix_source;
 use crate::opencl::timing::Run;
 use crate::opencl::tuning_cache::TuneKey;
 use crate::opencl::{Device, DeviceVector, KernelOptions};
@@ -342,6 +345,63 @@ impl<R: Real> OpenClIntegrator<R> {
             .tangent
             .as_ref()
             .ok_or_else(|| no_derivatives(&*self.physics))
+    }
+}
+
+/// For the assembled matrix on the device ([`crate::opencl::matrix`]):
+/// the per-cell kernels of the bound physics' Jacobian.
+impl<R: Real> OpenClIntegrator<R> {
+    /// The source of the element matrices of the bound physics' Jacobian
+    /// (`kernels/element_matrix.cl`): summed atomically into CSR values if
+    /// `atomic`, else written per cell.
+    ///
+    /// # Errors
+    /// A physics without derivatives.
+    pub(crate) fn element_matrix_source(&self, atomic: bool) -> Result<String> {
+        self.tangent()?;
+        let disc = self.discretization();
+        let sizes = [disc.dim(), disc.n_b(), disc.n_comp(), disc.n_q()];
+        let atomic = atomic.then(|| AtomicAdd::for_device(self.device().info()));
+        Ok(element_matrix_source::<R, _>(
+            sizes,
+            disc.aux(),
+            disc.tabulation(),
+            disc.quadrature(),
+            &*self.physics,
+            atomic,
+        ))
+    }
+
+    /// A launch of a per-cell `kernel` of the bound physics' Jacobian at
+    /// `u`, its first arguments set as `kernels/jacobian_diagonal.cl` and
+    /// `kernels/element_matrix.cl` take them: `u`, the cell → node map, the
+    /// auxiliary field, `J⁻¹`, `det J`, the vertex coordinates, the
+    /// constants. The stored geometry was uploaded when the physics' tangent
+    /// kernels were bound.
+    ///
+    /// # Errors
+    /// A physics without derivatives; `aux` if the physics reads a field
+    /// that was never set; `u` of a wrong length or on another device.
+    pub(crate) fn cell_launch<'k>(
+        &'k self,
+        kernel: &'k Kernel,
+        u: &DeviceVector<R>,
+    ) -> Result<Launch<'k>> {
+        self.tangent()?;
+        self.check_aux()?;
+        self.op.check_vector("u", u)?;
+        let (d, m) = (&self.op.data, &self.op.mesh);
+        let (inv_j, det_j) = m.stored_geometry().ok_or_else(|| {
+            Error::internal("a Jacobian kernel launched before its geometry was uploaded")
+        })?;
+        Launch::new(kernel)
+            .mem(u.buffer())?
+            .mem(m.cell_nodes())?
+            .mem(d.aux.as_ref().unwrap_or(&d.unused_real))?
+            .mem(inv_j)?
+            .mem(det_j)?
+            .mem(m.vertices())?
+            .mem(&d.constants)
     }
 }
 

@@ -12,7 +12,12 @@
 //!   cell → node map, integrates by thread transposition and adds each
 //!   element-vector entry into `F` ([`Assembly::Atomic`]), or writes the
 //!   element vectors, which a second launch sums per node in a fixed order
-//!   ([`Assembly::Deterministic`], bitwise reproducible);
+//!   ([`Assembly::Deterministic`], bitwise reproducible); with node
+//!   windows ([`LaunchConfig::window`]) a work-group of a mesh numbered for
+//!   locality is a patch: it gathers from its window in local memory
+//!   through 16-bit local node indices, sums its element vectors there,
+//!   and stores the nodes it owns (all their cells are its own) with
+//!   plain stores, adding only the nodes it shares atomically;
 //! * **the element kernel** ([`OpenClIntegrator::integrate_cells`], BK, the
 //!   paper's measure): cell-local coefficients in, element vectors out.
 //!
@@ -92,6 +97,7 @@ struct Coefficients<R> {
     /// Stand in for arguments a kernel variant does not read.
     unused_real: Buffer<R>,
     unused_uint: Buffer<u32>,
+    unused_ushort: Buffer<u16>,
 }
 
 /// The thread-transposition kernels of one discretization on one device.
@@ -146,6 +152,7 @@ impl<R: Real> OpenClOperator<R> {
             cell_aux: None,
             unused_real: device.alloc::<R>(1, "unused argument")?,
             unused_uint: device.alloc::<u32>(4, "unused argument")?,
+            unused_ushort: device.alloc::<u16>(4, "unused argument")?,
         };
         Ok(OpenClOperator {
             device,
@@ -319,9 +326,11 @@ impl<R: Real> OpenClOperator<R> {
         let compiled = self.compiled(key)?;
         let shape = compiled.shape;
         let (d, m) = (&self.data, &self.mesh);
-        let (windows, windowed_groups) = match m.windows(shape.chunk, shape.window) {
-            Some(w) if shape.window != (0, 0) => (&w.buffer, w.windowed),
-            _ => (&d.unused_uint, 0),
+        let (windows, local_nodes, owned, windowed_groups) = match m
+            .windows(shape.chunk, shape.window)
+        {
+            Some(w) if shape.window != (0, 0) => (&w.buffer, &w.local_nodes, &w.owned, w.windowed),
+            _ => (&d.unused_uint, &d.unused_ushort, &d.unused_uint, 0),
         };
         let (inv_j, det_j) = m
             .stored_geometry()
@@ -354,6 +363,8 @@ impl<R: Real> OpenClOperator<R> {
             .mem(&d.constants)?
             .mem(out)?
             .mem(windows)?
+            .mem(local_nodes)?
+            .mem(owned)?
             .value(n_cells_arg)?
             .enqueue(
                 &self.device,

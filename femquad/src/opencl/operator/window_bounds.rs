@@ -1,15 +1,24 @@
-//! Every node-window index the integration kernel computes lies inside its
-//! group's window — checked by the kernel itself, on PoCL (CI) or any device.
+//! Every node-window index the integration kernel uses — the 16-bit local
+//! node indices of a windowed group — lies inside its group's window:
+//! checked by the kernel itself, on PoCL (CI) or any device.
 //!
 //! A memory checker does not see a bad window index: the window is a
 //! `__local` array, which PoCL carves out of one large per-thread block, so
 //! a read before or after it stays inside allocated memory (valgrind's
 //! memcheck reported nothing for the out-of-bounds reads of issue 19). So
 //! these tests run an *instrumented* build of the production kernel: the
-//! generated source with `WIN(nd)` replaced by a checked version that
-//! counts every index outside `[0, w_A + w_B)` in a guard slot appended to
-//! the group-window buffer, launched through the operator's own path
-//! (buffers, windows, padding) by swapping the compiled kernel.
+//! generated source with `IN_WINDOW(j)` (through which every window
+//! position read from the local node indices passes) replaced by a checked
+//! version that counts every position outside `[0, w_A + w_B)` in a guard
+//! slot appended to the group-window buffer, launched through the
+//! operator's own path (buffers, windows, local indices, padding) by
+//! swapping the compiled kernel.
+//!
+//! The same build counts, per dof, the plain stores of the group sums
+//! (atomic assembly: the dofs of owned nodes) in slots after the guard:
+//! no dof is plain-stored twice, and no dof of a node with cells in two
+//! groups is plain-stored at all (that store would overwrite the other
+//! group's atomic additions, or be overwritten).
 
 use std::sync::Arc;
 
@@ -18,7 +27,7 @@ use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_box};
-use crate::opencl::mesh_data::{Windows, node_windows};
+use crate::opencl::mesh_data::{Windows, local_node_indices, node_windows, owned_positions};
 use crate::opencl::shape::KernelVariant;
 use crate::opencl::testing::{device, options};
 use crate::opencl::{DeviceVector, GeometryMode};
@@ -28,36 +37,75 @@ use crate::quadrature::Quadrature;
 use crate::rng::Rng;
 use crate::seam::Integrate;
 
-/// The window index of `kernels/integrate.cl`, as the template defines it.
-const WIN: &str =
-    "#define WIN(nd) ((nd) - loA < wA ? (int)((nd) - loA) : (int)(wA + ((nd) - loB)))";
-/// The same index, checked: an index outside the window is counted in the
-/// guard slot after the group windows (and replaced by 0, a valid slot).
-const WIN_CHECKED: &str = "#define WIN(nd) win_checked((nd), loA, wA, loB, wB, \
+/// The window position of `kernels/integrate.cl`, as the template defines it.
+const WIN: &str = "#define IN_WINDOW(j) (j)";
+/// The same position, checked: a position outside the window is counted in
+/// the guard slot after the group windows (and replaced by 0, a valid one).
+const WIN_CHECKED: &str = "#define IN_WINDOW(j) win_checked((j), wA + wB, \
      windows + 4 * get_num_groups(0))";
 const WIN_CHECKER: &str = "
-int win_checked(uint nd, uint loA, uint wA, uint loB, uint wB, __global uint *violations) {
-  const int w = nd - loA < wA ? (int)(nd - loA) : (int)(wA + (nd - loB));
-  if (w < 0 || w >= (int)(wA + wB)) {
+uint win_checked(uint j, uint n, __global uint *violations) {
+  if (j >= n) {
     atomic_inc(violations);
     return 0;
   }
-  return w;
+  return j;
 }
 ";
 /// The window argument, made writable for the guard slot.
 const WINDOWS_ARG: &str = "__global const uint *restrict windows";
 const KERNEL_START: &str = "__kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))";
+/// The plain store of a group's sum of an owned node (atomic assembly), and
+/// the same store counted per dof after the guard slot.
+const PLAIN_STORE: &str = "*o = fw[k];";
+const PLAIN_STORE_COUNTED: &str =
+    "{ *o = fw[k]; atomic_inc(windows + 4 * get_num_groups(0) + 1 + (o - out)); }";
 
 /// The instrumented source of `source` (each replaced text must occur once).
 fn instrumented(source: &str) -> String {
-    for text in [WIN, WINDOWS_ARG, KERNEL_START] {
+    for text in [WIN, WINDOWS_ARG, KERNEL_START, PLAIN_STORE] {
         assert_eq!(source.matches(text).count(), 1, "`{text}` in the kernel");
     }
     source
         .replace(WIN, WIN_CHECKED)
+        .replace(PLAIN_STORE, PLAIN_STORE_COUNTED)
         .replace(WINDOWS_ARG, "__global uint *windows")
         .replace(KERNEL_START, &format!("{WIN_CHECKER}\n{KERNEL_START}"))
+}
+
+/// What one instrumented launch counted: window positions outside their
+/// window, dofs plain-stored more than once, dofs of shared nodes
+/// plain-stored, and plain-stored dofs.
+#[derive(Debug, Default, PartialEq)]
+struct Counts {
+    outside: u32,
+    stored_twice: usize,
+    shared_stored: usize,
+    stored: usize,
+}
+
+/// The [`Counts`] of the plain-store counters `stores` (per dof) of a
+/// launch on `space` in chunks of `chunk` cells, with `outside` positions
+/// outside their windows.
+fn counts(space: &FunctionSpace, chunk: usize, outside: u32, stores: &[u32]) -> Counts {
+    let mut groups = vec![(usize::MAX, 0); space.n_nodes()];
+    for c in 0..space.n_cells() {
+        for &nd in space.cell_nodes(c) {
+            let (first, last) = &mut groups[nd as usize];
+            *first = (*first).min(c / chunk);
+            *last = (*last).max(c / chunk);
+        }
+    }
+    let n_comp = space.n_comp();
+    let shared = |dof: usize| groups[dof / n_comp].0 != groups[dof / n_comp].1;
+    Counts {
+        outside,
+        stored_twice: stores.iter().filter(|&&n| n > 1).count(),
+        shared_stored: (0..stores.len())
+            .filter(|&d| stores[d] > 0 && shared(d))
+            .count(),
+        stored: stores.iter().filter(|&&n| n > 0).count(),
+    }
 }
 
 /// The configuration `config` of the kernel, or with `None` the device's
@@ -80,16 +128,15 @@ fn with_windows(
 
 /// Runs the kernel `variant` of `physics` with `config` (see
 /// [`with_windows`]) on `mesh`, instrumented, through the operator's launch
-/// path; returns the out-of-window indices counted and the launch record,
-/// or `None` if the configuration needs more local memory than the device
-/// has.
+/// path; returns what it counted and the launch record, or `None` if the
+/// configuration needs more local memory than the device has.
 fn violations(
     device: &Arc<Device>,
     mesh: &Arc<Mesh>,
     order: usize,
     run: &Evaluation<'_>,
     config: Option<LaunchConfig>,
-) -> Option<(u32, LaunchRecord)> {
+) -> Option<(Counts, LaunchRecord)> {
     let physics = run.physics;
     let dim = mesh.dim();
     let n_comp = physics.info().n_comp.resolve(dim);
@@ -124,15 +171,31 @@ fn violations(
         .1;
     compiled.kernel = kernel;
     let (mut w, windowed) = node_windows(&space, op.n_vertices(), shape.chunk, shape.window);
+    let local = local_node_indices(&space, &w, shape.chunk).unwrap();
+    let owned = owned_positions(&space, &w, shape.chunk, shape.window);
+    // the guard slot, then a plain-store counter per dof
     let guard = w.len();
-    w.push(0);
-    let mut buffer = device.alloc::<u32>(w.len(), "node windows").unwrap();
+    w.resize(guard + 1 + space.n_dofs(), 0);
+    let upload = |data: &[u32]| {
+        let mut buffer = device.alloc::<u32>(data.len(), "node windows").unwrap();
+        device
+            .write(&mut buffer, data, Transfer::Geometry, "node windows")
+            .unwrap();
+        buffer
+    };
+    let mut local_nodes = device.alloc::<u16>(local.len(), "local nodes").unwrap();
     device
-        .write(&mut buffer, &w, Transfer::Geometry, "node windows")
+        .write(&mut local_nodes, &local, Transfer::Geometry, "local nodes")
         .unwrap();
+    let windows = Windows {
+        buffer: upload(&w),
+        local_nodes,
+        owned: upload(&owned),
+        windowed,
+    };
     op.op
         .mesh
-        .replace_windows(shape.chunk, shape.window, Windows { buffer, windowed });
+        .replace_windows(shape.chunk, shape.window, windows);
 
     let n = space.n_dofs();
     let mut rng = Rng::new(n as u64);
@@ -155,7 +218,10 @@ fn violations(
         .buffer;
     let mut back = vec![0u32; w.len()];
     device.read(buffer, &mut back, "node windows").unwrap();
-    Some((back[guard], launch))
+    Some((
+        counts(&space, shape.chunk, back[guard], &back[guard + 1..]),
+        launch,
+    ))
 }
 
 /// The evaluation [`violations`] instruments: the physics and its constants, the
@@ -181,7 +247,7 @@ fn the_minimal_case_indexes_inside_its_windows() {
         assembly: Assembly::Atomic,
         tangent: false,
     };
-    let (bad, launch) =
+    let (counts, launch) =
         violations(&device, &mesh, 2, &run, Some(config)).expect("the configuration fits");
     // 6 groups, the last with 64 padding cells; it is windowed
     assert_eq!(
@@ -189,7 +255,16 @@ fn the_minimal_case_indexes_inside_its_windows() {
         (6, 96, 512)
     );
     assert!(launch.windowed_groups >= 1, "{launch:?}");
-    assert_eq!(bad, 0, "window indices outside the window");
+    assert_eq!(counts.outside, 0, "window indices outside the window");
+    assert_eq!(
+        (counts.stored_twice, counts.shared_stored),
+        (0, 0),
+        "plain stores: {counts:?}"
+    );
+    assert!(
+        counts.stored > 0,
+        "no owned node was plain-stored: {counts:?}"
+    );
 }
 
 /// Many meshes (partial last groups of many sizes), 2D and 3D, P1 and P2,
@@ -203,8 +278,8 @@ fn every_window_index_is_inside_its_window() {
     // without prefetch, with computed geometry (coordinates gathered too)
     let configs = [Some(LaunchConfig::new(16, 1)), None];
     let sizes: [(usize, &[usize]); 2] = [(2, &[5, 16, 21]), (3, &[3, 5])];
-    // launches, and those with windowed groups and padding cells
-    let (mut launches, mut covered) = (0, 0);
+    // launches, those with windowed groups and padding cells, plain stores
+    let (mut launches, mut covered, mut stored) = (0, 0, 0);
     for (dim, ns) in sizes {
         for &n in ns {
             let mesh = Arc::new(unit_box(dim, n, &MeshOptions::default()).unwrap());
@@ -220,7 +295,7 @@ fn every_window_index_is_inside_its_window() {
                                 assembly,
                                 tangent,
                             };
-                            let Some((bad, launch)) =
+                            let Some((counts, launch)) =
                                 violations(&device, &mesh, order, &run, config)
                             else {
                                 continue;
@@ -231,7 +306,16 @@ fn every_window_index_is_inside_its_window() {
                                 assembly.name(),
                                 launch.config
                             );
-                            assert_eq!(bad, 0, "{what}: window indices outside the window");
+                            assert_eq!(
+                                counts.outside, 0,
+                                "{what}: window indices outside the window"
+                            );
+                            assert_eq!(
+                                (counts.stored_twice, counts.shared_stored),
+                                (0, 0),
+                                "{what}: plain stores {counts:?}"
+                            );
+                            stored += counts.stored;
                             launches += 1;
                             covered += usize::from(
                                 launch.windowed_groups > 0
@@ -245,4 +329,5 @@ fn every_window_index_is_inside_its_window() {
     }
     // (3D P2 Lamé with 16 blocks per batch exceeds PoCL's local memory)
     assert!(launches >= 70 && covered >= 20, "{launches} {covered}");
+    assert!(stored > 1000, "{stored} dofs plain-stored");
 }

@@ -88,3 +88,77 @@ fn the_locality_numbering_gathers_from_fewer_sectors_than_gmsh_s() {
         after.mean_span
     );
 }
+
+#[test]
+fn gmsh_physical_groups_survive_renumbering() {
+    for name in [
+        "mesh_square.msh",
+        "mesh_square_binary.msh",
+        "mesh_cube.msh",
+        "mesh_cube_binary.msh",
+        "mesh_disk_p2.msh",
+    ] {
+        let g = read(name);
+        let r = locality_renumbering(&g.mesh).unwrap();
+        let h = r.apply_to_gmsh(&g).unwrap();
+        assert_eq!(*h.mesh, r.apply(&g.mesh).unwrap());
+        assert!(!g.physical_groups.is_empty(), "{name}");
+        for group in &g.physical_groups {
+            let mut want: Vec<u32> = g
+                .group_vertices(group)
+                .iter()
+                .map(|&v| r.vertex_new_of_old()[v as usize])
+                .collect();
+            want.sort_unstable();
+            assert_eq!(h.group_vertices(group), want, "{name}: {group:?}");
+            let mut want: Vec<u32> = g
+                .group_cells(group)
+                .iter()
+                .map(|&c| r.cell_new_of_old()[c as usize])
+                .collect();
+            want.sort_unstable();
+            assert_eq!(h.group_cells(group), want, "{name}: {group:?}");
+        }
+        for v in 0..g.mesh.n_vertices() {
+            let nv = r.vertex_new_of_old()[v] as usize;
+            assert_eq!(h.node_tags[nv], g.node_tags[v]);
+            assert_eq!(h.mesh.vertex(nv), g.mesh.vertex(v));
+        }
+        for c in 0..g.mesh.n_cells() {
+            let nc = r.cell_new_of_old()[c] as usize;
+            assert_eq!(h.cell_tags[nc], g.cell_tags[c]);
+            assert_eq!(h.cell_entities[nc], g.cell_entities[c]);
+        }
+        for (a, b) in g.elements.iter().zip(&h.elements) {
+            assert_eq!((a.tag, a.dim, a.entity), (b.tag, b.dim, b.entity));
+            let mapped: Vec<u32> = a
+                .vertices
+                .iter()
+                .map(|&v| r.vertex_new_of_old()[v as usize])
+                .collect();
+            assert_eq!(b.vertices, mapped);
+        }
+    }
+}
+
+#[test]
+fn renumbering_a_gmsh_mesh_checks_its_parts() {
+    let mut g = read("mesh_square.msh");
+    let r = locality_renumbering(&g.mesh).unwrap();
+    g.elements[0].vertices[0] = 1000;
+    let tag = g.elements[0].tag;
+    match r.apply_to_gmsh(&g) {
+        Err(Error::InvalidArgument {
+            name: "gmsh",
+            reason,
+        }) => {
+            assert!(
+                reason.starts_with(&format!("element {tag} names vertices")),
+                "{reason}"
+            )
+        }
+        e => panic!("{e:?}"),
+    }
+    g.node_tags.pop();
+    assert!(r.apply_to_gmsh(&g).is_err());
+}

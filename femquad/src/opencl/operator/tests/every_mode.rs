@@ -5,9 +5,19 @@
 //! in one of those, on meshes of several work-groups with a partial last
 //! one; the element kernel (BK), its geometry mode alternating along the
 //! cases; meshes smaller than one chunk and of exactly one.
+//!
+//! Patch assembly: every global case runs twice, on the shuffled mesh
+//! without node windows and on the same box in the generator's numbering
+//! with node windows ([`LaunchConfig::window`]) and the smallest chunk
+//! ([`patch_config`]) at which some groups are patches (16-bit local
+//! indices, owned nodes stored plainly, shared ones added atomically) and,
+//! where the mesh has such a chunk, others do not fit their window (the
+//! fallback through global memory); the 2D meshes of one chunk are one
+//! windowed patch (every node owned), the 3D one does not fit its window.
 
 use super::physics::{ManufacturedPoisson, ReactionSource};
 use super::*;
+use crate::opencl::mesh_data::node_windows;
 use crate::physics::builtin::{Lame, Laplacian, NonlinearDiffusion, Poisson};
 
 /// Every assembly mode with every geometry mode.
@@ -38,6 +48,7 @@ fn small_config<R: Real>(
     variant: KernelVariant,
     geometry: GeometryMode,
     n_cells: usize,
+    window: bool,
 ) -> LaunchConfig {
     let case = *op.case();
     let l = case.lcm();
@@ -48,6 +59,7 @@ fn small_config<R: Real>(
                 LaunchConfig::new(1, n_cb)
                     .with_threads_per_cell(n_tc)
                     .with_geometry(geometry)
+                    .with_window(window)
             })
         })
         .find(|&c| {
@@ -61,8 +73,48 @@ fn small_config<R: Real>(
         })
 }
 
+/// The configuration of [`small_config`]'s threads per cell with node
+/// windows, one block a batch and the fewest batches a chunk at which the
+/// mesh of `space` has windowed groups and groups that do not fit their
+/// window, else (no such chunk) only windowed ones, with a partial last
+/// group; chosen from the case and the mesh, the device only excluding what
+/// it cannot launch.
+fn patch_config<R: Real>(
+    op: &OpenClIntegrator<R>,
+    space: &FunctionSpace,
+    variant: KernelVariant,
+    geometry: GeometryMode,
+) -> LaunchConfig {
+    let n_cells = space.n_cells();
+    let n_tc = small_config(op, variant, geometry, n_cells, true).n_tc;
+    let mut only_windowed = None;
+    for n_cb in 1..=512 {
+        let c = LaunchConfig::new(1, n_cb)
+            .with_threads_per_cell(n_tc)
+            .with_geometry(geometry)
+            .with_window(true);
+        let Ok(shape) = op.shape(variant, c) else {
+            continue;
+        };
+        let groups = n_cells.div_ceil(shape.chunk);
+        if groups < 2 || n_cells.is_multiple_of(shape.chunk) {
+            continue;
+        }
+        let n_vertices = space.mesh().n_vertices();
+        let (_, windowed) = node_windows(space, n_vertices, shape.chunk, shape.window);
+        if windowed > 0 && windowed < groups {
+            return c;
+        }
+        if windowed > 0 && only_windowed.is_none() {
+            only_windowed = Some(c);
+        }
+    }
+    only_windowed
+        .unwrap_or_else(|| panic!("{:?} {variant:?}: no chunk has a windowed group", op.case()))
+}
+
 /// How many work-groups a case's launches must span.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Groups {
     /// At least two, the last one partial.
     Several,
@@ -82,9 +134,20 @@ fn check_groups(groups: Groups, n_cells: usize, chunk: usize, what: &str) {
     );
 }
 
-/// Checks `F(u)` and `J(u)·v` of `case` in every mode, and its element
-/// kernel with `element_geometry`, against the native reference. `config`
-/// `None`: [`small_config`].
+/// The work-groups of the launches with node windows: windowed ones
+/// (patches) and those that gathered from global memory (their nodes did
+/// not fit the window).
+#[derive(Default, Debug)]
+struct Patches {
+    windowed: usize,
+    fallback: usize,
+}
+
+/// Checks `F(u)` and `J(u)·v` of `case` in every mode — on the shuffled
+/// mesh, and with node windows on the mesh numbered for locality — and its
+/// element kernel with `element_geometry`, against the native reference.
+/// `config` `None`: [`small_config`]. Adds the windowed launches' groups
+/// to `patches`.
 fn check_case<R: EvalPrecision>(
     device: &Arc<Device>,
     case: &Case,
@@ -92,10 +155,56 @@ fn check_case<R: EvalPrecision>(
     groups: Groups,
     element_geometry: GeometryMode,
     tol: f64,
+    patches: &mut Patches,
 ) {
     let s = setup::<R>(case);
+    let mut op = check_global(device, case, &s, config, groups, tol, patches, false);
+    let n_cells = s.space.n_cells();
+    let element_config = match config {
+        Some(c) => c.with_geometry(element_geometry),
+        None => small_config(
+            &op,
+            KernelVariant::Element,
+            element_geometry,
+            n_cells,
+            false,
+        ),
+    };
+    check_element_kernel(&mut op, &s, case.physics, element_config, tol);
+    let s = setup_on::<R>(case, patch_mesh(case.dim, case.n));
+    check_global(
+        device,
+        case,
+        &s,
+        config_window(config),
+        groups,
+        tol,
+        patches,
+        true,
+    );
+}
+
+/// `config` with node windows, if given.
+fn config_window(config: Option<LaunchConfig>) -> Option<LaunchConfig> {
+    config.map(|c| c.with_window(true))
+}
+
+/// Checks `F(u)` and `J(u)·v` of `case` on the setup `s` in every mode
+/// against the native reference, with node windows if `window` (adding the
+/// groups to `patches`); returns the operator.
+#[allow(clippy::too_many_arguments)]
+fn check_global<R: EvalPrecision>(
+    device: &Arc<Device>,
+    case: &Case,
+    s: &Setup<R>,
+    config: Option<LaunchConfig>,
+    groups: Groups,
+    tol: f64,
+    patches: &mut Patches,
+    window: bool,
+) -> OpenClIntegrator<R> {
     let physics = case.physics;
-    let mut op = operator(device, &s, physics, Assembly::Atomic);
+    let mut op = operator(device, s, physics, Assembly::Atomic);
     let n_cells = s.space.n_cells();
     let label = format!(
         "{}D P{} {} aux {} {} N_q={}",
@@ -107,33 +216,37 @@ fn check_case<R: EvalPrecision>(
         s.disc.n_q()
     );
     for action in ACTIONS {
-        let reference = native_global(&s, physics, action);
+        let reference = native_global(s, physics, action);
         for (assembly, geometry) in ALL_MODES {
             op.set_assembly(assembly).unwrap();
             let variant = global_variant(&op, action);
             let config = match config {
                 Some(c) => c.with_geometry(geometry),
-                None => small_config(&op, variant, geometry, n_cells),
+                None if window => patch_config(&op, &s.space, variant, geometry),
+                None => small_config(&op, variant, geometry, n_cells, false),
             };
             let c = runnable(&op, variant, config);
-            let out = device_global(&mut op, &s, action, Some(c));
+            let out = device_global(&mut op, s, action, Some(c));
             launched(&op, c);
-            let chunk = op.last_run().launch().unwrap().chunk;
+            let launch = op.last_run().launch().unwrap();
             let what = format!("{label} {} {} {c}", action.name(), assembly.name());
-            check_groups(groups, n_cells, chunk, &what);
+            check_groups(groups, n_cells, launch.chunk, &what);
             let d = rel_diff(&out, &reference);
             println!(
-                "{what}: {n_cells} cells in {} groups, rel diff {d:.2e}",
-                n_cells.div_ceil(chunk)
+                "{what}: {n_cells} cells in {} groups ({} windowed), rel diff {d:.2e}",
+                launch.work_groups, launch.windowed_groups
             );
             assert!(d <= tol, "{what}: relative difference {d:e} > {tol:e}");
+            if window {
+                if groups == Groups::Several {
+                    assert!(launch.windowed_groups > 0, "{what}: no windowed group");
+                }
+                patches.windowed += launch.windowed_groups;
+                patches.fallback += launch.work_groups - launch.windowed_groups;
+            }
         }
     }
-    let config = match config {
-        Some(c) => c.with_geometry(element_geometry),
-        None => small_config(&op, KernelVariant::Element, element_geometry, n_cells),
-    };
-    check_element_kernel(&mut op, &s, physics, config, tol);
+    op
 }
 
 /// The physics of the product, with their aux spaces and constants: the
@@ -201,6 +314,7 @@ fn cases() -> Vec<ProductCase> {
 fn check_cases<R: EvalPrecision>(tol: f64, all_pairs: bool) {
     let device = device();
     println!("device: {}", device.info());
+    let mut patches = Patches::default();
     for c in cases() {
         if all_pairs || c.physics % 4 == c.pair {
             // the element kernel's geometry alternates like the quadrature
@@ -216,9 +330,13 @@ fn check_cases<R: EvalPrecision>(tol: f64, all_pairs: bool) {
                 Groups::Several,
                 element_geometry,
                 tol,
+                &mut patches,
             );
         }
     }
+    // both kinds of work-groups ran in the windowed launches
+    println!("{patches:?}");
+    assert!(patches.windowed > 0 && patches.fallback > 0, "{patches:?}");
 }
 
 /// Every physics × assembly × geometry × action, in every dimension and
@@ -258,7 +376,18 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
     ] {
         let case = laplacian(2, n);
         assert_eq!(setup::<f64>(&case).space.n_cells(), cells);
-        check_case::<f64>(&device, &case, Some(config), Groups::One, geometry, 1e-12);
+        let mut patch = Patches::default();
+        check_case::<f64>(
+            &device,
+            &case,
+            Some(config),
+            Groups::One,
+            geometry,
+            1e-12,
+            &mut patch,
+        );
+        // one patch, windowed (every node owned), in each of the 8 launches
+        assert_eq!((patch.windowed, patch.fallback), (8, 0), "{n}: {patch:?}");
     }
     // Exactly one chunk: 24 cells = a 2D mesh cannot; 3D P1 (N_bs = 4) with
     // N_bl = 12, N_cb = 1 is 48 cells = the 6 Kuhn tetrahedra of 2³ cubes.
@@ -270,5 +399,17 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
     let shape = op.shape(op.residual_variant(), config).unwrap();
     assert_eq!(shape.chunk, 48);
     let geometry = GeometryMode::Computed;
-    check_case::<f64>(&device, &case, Some(config), Groups::One, geometry, 1e-12);
+    let mut patch = Patches::default();
+    check_case::<f64>(
+        &device,
+        &case,
+        Some(config),
+        Groups::One,
+        geometry,
+        1e-12,
+        &mut patch,
+    );
+    // its 27 vertices do not fit a 3D window of 48 cells (24 vertex nodes):
+    // the one group gathers from global memory, in each of the 8 launches
+    assert_eq!((patch.windowed, patch.fallback), (0, 8), "{patch:?}");
 }

@@ -1,0 +1,39 @@
+//! Boundary facets: named sets of them, quadrature and basis tabulation on
+//! them, their geometry, and a native boundary integral.
+//!
+//! The weak form of a problem with boundary terms is (see the design notes'
+//! "Conventions")
+//!
+//! ```text
+//! F_i(u) = Σ_cells ∫_K φ_i f0 + ∇φ_i·f1 dx  +  Σ_{F ∈ S} ∫_F φ_i f0^bd(x, n, u, ∇u) ds
+//! ```
+//!
+//! with `n` the outward unit normal of the facet `F` and `S` a set of
+//! boundary facets. This module is the ground of the boundary term:
+//!
+//! * [`FacetSet`]: sorted, distinct `(cell, local facet)` pairs of boundary
+//!   facets of one mesh — the whole boundary, the facets whose midpoints a
+//!   predicate selects, or Gmsh physical groups
+//!   ([`GmshMesh::facet_set`](crate::mesh::GmshMesh::facet_set)); refined
+//!   with its mesh ([`FacetSet::refine`],
+//!   `MeshHierarchy::facet_sets` (multigrid)).
+//! * [`FacetQuadrature`]: a rule on the reference facet mapped onto each
+//!   local facet of the reference cell; [`FacetTabulation`]: the cell basis
+//!   and its reference gradients at those points.
+//! * [`FacetGeometry`]: per facet of a set, the physical quadrature points,
+//!   the outward unit normal, the surface measure factor and the cell's `J⁻¹`.
+//! * [`FacetDiscretization::integrate_vector`]: `∫_S φ_i f0 ds` for a
+//!   closure `f0(x, n, u, ∇u)`, the native reference of boundary assembly.
+
+mod discretization;
+mod geometry;
+mod gmsh;
+mod quadrature;
+mod set;
+#[cfg(test)]
+mod tests;
+
+pub use discretization::FacetDiscretization;
+pub use geometry::FacetGeometry;
+pub use quadrature::{FacetQuadrature, FacetTabulation, reference_facet_volume};
+pub use set::FacetSet;

@@ -1,0 +1,391 @@
+//! A sparse matrix on the device ([`DeviceCsr`]): the Jacobian `J(u)` of a
+//! bound form assembled on the device from its element matrices, and its
+//! kernels — `y = A x` and the point-block diagonal.
+//!
+//! # Layout
+//! Compressed sparse rows on a [`SparsityPattern`] of a space
+//! ([`SparsityPattern::of_space`]: rows and columns the space's dofs,
+//! interleaved node-major, columns increasing): `row_ptr` (`n_rows + 1`),
+//! `col_idx` (`nnz`) as `uint`, the values (`nnz`) in the operator's
+//! precision, uploaded once; assembly rewrites the values only.
+//!
+//! # Assembly (`kernels/element_matrix.cl`)
+//! One work-item per cell computes its element matrix
+//!
+//! ```text
+//! K_c[a·N_comp + fc][b·N_comp + gc] = Σ_q w_q |det J_c| (δf0_fc φ_a + δf1_fc · ∇φ_a),
+//! (δf0, δf1) = the physics' tangent at u in the direction φ_b e_gc,
+//! ```
+//!
+//! column block by column block (all `N_bt` columns), and sums it into
+//! `A[node(c,a)·N_comp + fc][node(c,b)·N_comp + gc]` through a map computed
+//! once on the host from the pattern
+//! ([`SparsityPattern::node_pair_positions`]: the position of
+//! `(node(c,a)·N_comp, node(c,b)·N_comp)` for every cell and pair of its
+//! slots; entry `(fc, gc)` is `fc` row lengths and `gc` further). The
+//! [`Assembly`] keeps its meaning:
+//!
+//! * [`Assembly::Atomic`]: the entries are added with atomics into the
+//!   zeroed values (one launch; the order of the additions varies);
+//! * [`Assembly::Deterministic`]: the element matrices are written, then a
+//!   second launch (one work-item per row) sums them through the node →
+//!   cell-slot incidence in increasing cell order — the order of the host
+//!   assembly ([`crate::sparse::assemble_into`]), bitwise the same on every
+//!   run.
+//!
+//! # Kernels of the matrix (`kernels/spmv.cl`)
+//! `y = A x` with one work-item per row, summing in column order (see the
+//! kernel's header for the choice), and the point-block diagonal by a
+//! binary search per entry.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
+
+use super::context::{Device, Transfer};
+use super::launch::Launch;
+use super::operator::{Assembly, OpenClIntegrator};
+use super::source::spmv_source;
+use super::vector::DeviceVector;
+use crate::seam::AssembledMatrix;
+use crate::sparse::{CsrMatrix, SparsityPattern};
+use crate::{Error, Real, Result};
+
+/// Work-items per work-group of the matrix kernels.
+const GROUP: usize = 128;
+
+/// What assembly from element matrices reads, uploaded on the first
+/// assembly and kept.
+struct AssemblyMaps<R> {
+    /// `[cell][a][b]`: the position of `(node_a·N_comp, node_b·N_comp)`.
+    positions: Buffer<u32>,
+    /// Cells of the space (`positions` holds `n_cells·N_b²`).
+    n_cells: usize,
+    /// The deterministic sum's: the node → cell-slot incidence
+    /// (`offsets`, `slots`) and the element matrices `[cell][i][j]`.
+    deterministic: Option<(Buffer<u32>, Buffer<u32>, Buffer<R>)>,
+}
+
+/// A square CSR matrix of a space's dofs on an OpenCL device, values in the
+/// precision `R`: the assembled Jacobian of an operator
+/// ([`DeviceCsr::assemble`]), applied as `y = A x`
+/// ([`DeviceCsr::apply`]), its point-block diagonal
+/// ([`DeviceCsr::point_block_diagonal`]) and downloaded
+/// ([`DeviceCsr::to_host`]).
+pub struct DeviceCsr<R: Real> {
+    device: Arc<Device>,
+    pattern: Arc<SparsityPattern>,
+    n_comp: usize,
+    row_ptr: Buffer<u32>,
+    col_idx: Buffer<u32>,
+    values: DeviceVector<R>,
+    spmv: Kernel,
+    diagonal: Kernel,
+    maps: Option<AssemblyMaps<R>>,
+}
+
+impl<R: Real> DeviceCsr<R> {
+    /// A matrix on `pattern` (a pattern of [`SparsityPattern::of_space`])
+    /// on `device`, all values zero: the pattern uploaded, the CSR kernels
+    /// built.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `pattern` if it was not built from
+    /// a space or its `nnz` exceeds the 32-bit positions of the kernels;
+    /// [`Error::NoFp64`]; device memory, build failures.
+    pub fn new(device: &Arc<Device>, pattern: &Arc<SparsityPattern>) -> Result<Self> {
+        device.check_precision::<R>()?;
+        let n_comp = pattern.n_comp().ok_or_else(|| {
+            Error::arg(
+                "pattern",
+                "was not built from a function space (SparsityPattern::of_space): \
+                 a device matrix is assembled from element matrices",
+            )
+        })?;
+        let nnz = pattern.nnz();
+        if u32::try_from(nnz).is_err() || i32::try_from(pattern.n_rows()).is_err() {
+            return Err(Error::arg(
+                "pattern",
+                format!(
+                    "{nnz} stored entries in {} rows exceed the 32-bit positions of the \
+                     device matrix kernels: assemble on the host (Operator::assemble_jacobian)",
+                    pattern.n_rows()
+                ),
+            ));
+        }
+        let row_ptr: Vec<u32> = pattern.row_ptr().iter().map(|&k| k as u32).collect();
+        let row_ptr = upload(device, &row_ptr, "the CSR row pointers")?;
+        let col_idx = upload(device, pattern.col_idx(), "the CSR column indices")?;
+        let source = spmv_source::<R>(n_comp);
+        Ok(DeviceCsr {
+            device: device.clone(),
+            pattern: pattern.clone(),
+            n_comp,
+            row_ptr,
+            col_idx,
+            values: DeviceVector::zeros(device, nnz)?,
+            spmv: device.kernel(&source, "spmv")?,
+            diagonal: device.kernel(&source, "point_block_diagonal")?,
+            maps: None,
+        })
+    }
+
+    /// The pattern.
+    pub fn pattern(&self) -> &Arc<SparsityPattern> {
+        &self.pattern
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Arc<Device> {
+        &self.device
+    }
+
+    /// The stored values (`nnz`, in the pattern's order).
+    pub fn values(&self) -> &DeviceVector<R> {
+        &self.values
+    }
+
+    /// Rows (= columns).
+    pub fn n_rows(&self) -> usize {
+        self.pattern.n_rows()
+    }
+
+    /// Assembles the Jacobian of the bound form `form` at `u` into the
+    /// values (the pattern kept): the element matrices from the physics'
+    /// tangent, summed by `assembly` (see the module's documentation). The
+    /// first call uploads the map from element entries to positions (and
+    /// for the deterministic sum the incidence and a buffer of element
+    /// matrices); later calls launch only.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `form` if its space is not the
+    /// pattern's; those of the form's Jacobian kernels (a physics without
+    /// derivatives, an auxiliary field never set, `u` of a wrong length or
+    /// on another device); build failures, device memory.
+    pub fn assemble(
+        &mut self,
+        form: &OpenClIntegrator<R>,
+        u: &DeviceVector<R>,
+        assembly: Assembly,
+    ) -> Result<()> {
+        let disc = form.discretization();
+        let (n_b, n_cells) = (disc.n_b(), disc.n_cells());
+        if disc.n_comp() != self.n_comp
+            || form.n_nodes() * self.n_comp != self.n_rows()
+            || self.pattern.element_matrices_len() != Some(n_cells * disc.n_bt() * disc.n_bt())
+        {
+            return Err(Error::arg(
+                "form",
+                format!(
+                    "its space ({} nodes × {} components, {n_cells} cells of {n_b} nodes) is \
+                     not the space of the matrix's pattern ({} rows): assemble the operator \
+                     whose space the pattern was built from",
+                    form.n_nodes(),
+                    disc.n_comp(),
+                    self.n_rows()
+                ),
+            ));
+        }
+        let deterministic = assembly == Assembly::Deterministic;
+        let source = form.element_matrix_source(!deterministic)?;
+        let kernel = self.device.kernel(&source, "element_matrices")?;
+        let sum = if deterministic {
+            Some(self.device.kernel(&source, "sum_element_matrices")?)
+        } else {
+            None
+        };
+        self.prepare_maps(n_cells, n_b * self.n_comp, deterministic)?;
+        let maps = self.maps.as_ref().expect("prepared above");
+        let n_cells_arg = to_i32(n_cells, "cells")?;
+        let launch = form.cell_launch(&kernel, u)?.mem(&maps.positions)?;
+        let launch = launch.mem(&self.row_ptr)?;
+        match (&maps.deterministic, sum) {
+            (Some((offsets, slots, matrices)), Some(sum)) => {
+                // Argument order of element_matrices and sum_element_matrices
+                // (kernels/element_matrix.cl); `matrices` holds n_cells·N_bt²
+                // values, every row its own row_ptr range.
+                launch.mem(matrices)?.value(n_cells_arg)?.enqueue(
+                    &self.device,
+                    groups(n_cells),
+                    Some(GROUP),
+                    "the element-matrix kernel",
+                )?;
+                let n_rows = self.n_rows();
+                Launch::new(&sum)
+                    .mem(matrices)?
+                    .mem(offsets)?
+                    .mem(slots)?
+                    .mem(&maps.positions)?
+                    .mem(&self.row_ptr)?
+                    .mem(self.values.buffer())?
+                    .value(to_i32(n_rows, "rows")?)?
+                    .enqueue(
+                        &self.device,
+                        groups(n_rows),
+                        Some(GROUP),
+                        "the deterministic sum of element matrices",
+                    )?;
+            }
+            _ => {
+                self.values.fill(0.0)?;
+                // Every position + fc·rowLen + gc is below nnz (the map is
+                // the pattern's).
+                launch
+                    .mem(self.values.buffer())?
+                    .value(n_cells_arg)?
+                    .enqueue(
+                        &self.device,
+                        groups(n_cells),
+                        Some(GROUP),
+                        "the element-matrix kernel",
+                    )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Uploads the position map (and for the deterministic sum the
+    /// incidence and the element-matrix buffer) unless present.
+    fn prepare_maps(&mut self, n_cells: usize, n_bt: usize, deterministic: bool) -> Result<()> {
+        if self.maps.is_none() {
+            let positions = self.pattern.node_pair_positions()?;
+            self.maps = Some(AssemblyMaps {
+                positions: upload(&self.device, &positions, "the element → CSR position map")?,
+                n_cells,
+                deterministic: None,
+            });
+        }
+        let maps = self.maps.as_mut().expect("set above");
+        if deterministic && maps.deterministic.is_none() {
+            let (offsets, slots) = self
+                .pattern
+                .node_incidence()
+                .ok_or_else(|| Error::internal("a space pattern without its node incidence"))?;
+            let offsets: Vec<u32> = offsets.iter().map(|&o| o as u32).collect();
+            let len = maps.n_cells * n_bt * n_bt;
+            maps.deterministic = Some((
+                upload(&self.device, &offsets, "the node incidence offsets")?,
+                upload(&self.device, slots, "the node incidence")?,
+                self.device.alloc::<R>(len, "element matrices")?,
+            ));
+        }
+        Ok(())
+    }
+
+    /// `y = A x` on the device (one launch).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `x` or `y` for a length other than
+    /// the matrix's rows or a vector on another device.
+    pub fn apply(&self, x: &DeviceVector<R>, y: &mut DeviceVector<R>) -> Result<()> {
+        let n = self.n_rows();
+        self.check("x", x, n)?;
+        self.check("y", y, n)?;
+        // Argument order of spmv (kernels/spmv.cl); x and y hold n_rows
+        // values, every column index is below n_rows.
+        Launch::new(&self.spmv)
+            .mem(&self.row_ptr)?
+            .mem(&self.col_idx)?
+            .mem(self.values.buffer())?
+            .mem(x.buffer())?
+            .mem(y.buffer_mut())?
+            .value(to_i32(n, "rows")?)?
+            .enqueue(&self.device, groups(n), Some(GROUP), "the SpMV kernel")?;
+        Ok(())
+    }
+
+    /// The point-block diagonal into `out` (`n_nodes·N_comp²` entries,
+    /// `[node][fc][gc]`, 0 where not stored).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `out` for another length or device.
+    pub fn point_block_diagonal(&self, out: &mut DeviceVector<R>) -> Result<()> {
+        let len = self.n_rows() * self.n_comp;
+        self.check("out", out, len)?;
+        Launch::new(&self.diagonal)
+            .mem(&self.row_ptr)?
+            .mem(&self.col_idx)?
+            .mem(self.values.buffer())?
+            .mem(out.buffer_mut())?
+            .value(to_i32(len, "diagonal entries")?)?
+            .enqueue(
+                &self.device,
+                groups(len),
+                Some(GROUP),
+                "the point-block diagonal of a CSR matrix",
+            )?;
+        Ok(())
+    }
+
+    /// The matrix downloaded into a host [`CsrMatrix`] (`f64`) on the same
+    /// pattern.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`] naming `values` for a NaN or ±∞ value; device
+    /// errors.
+    pub fn to_host(&self) -> Result<CsrMatrix> {
+        let values = self.values.to_host()?.iter().map(|v| v.to_f64()).collect();
+        CsrMatrix::from_parts(self.pattern.clone(), values)
+    }
+
+    /// Checks a vector argument's length and device.
+    fn check(&self, name: &'static str, v: &DeviceVector<R>, len: usize) -> Result<()> {
+        if v.len() != len {
+            return Err(Error::arg(
+                name,
+                format!(
+                    "expected {len} entries (the matrix's {} rows{}), got {}",
+                    self.n_rows(),
+                    if name == "out" { " × N_comp" } else { "" },
+                    v.len()
+                ),
+            ));
+        }
+        if !Arc::ptr_eq(v.device(), &self.device) {
+            return Err(Error::arg(
+                name,
+                format!(
+                    "lives on device `{}`, not on the matrix's `{}`",
+                    v.device().info().name,
+                    self.device.info().name
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<R: Real> AssembledMatrix<R> for DeviceCsr<R> {
+    type Vector = DeviceVector<R>;
+
+    fn apply(&self, x: &DeviceVector<R>, y: &mut DeviceVector<R>) -> Result<()> {
+        DeviceCsr::apply(self, x, y)
+    }
+
+    fn point_block_diagonal(&self, out: &mut DeviceVector<R>) -> Result<()> {
+        DeviceCsr::point_block_diagonal(self, out)
+    }
+
+    fn values_to_host(&self) -> Result<Cow<'_, [R]>> {
+        Ok(Cow::Owned(self.values.to_host()?))
+    }
+}
+
+/// A new device buffer holding `data`.
+fn upload<T: bytemuck::Pod>(device: &Device, data: &[T], what: &str) -> Result<Buffer<T>> {
+    let mut buffer = device.alloc::<T>(data.len(), what)?;
+    device.write(&mut buffer, data, Transfer::Geometry, what)?;
+    Ok(buffer)
+}
+
+/// Work-items covering `n` in whole groups (at least one group).
+fn groups(n: usize) -> usize {
+    n.div_ceil(GROUP).max(1) * GROUP
+}
+
+/// `n` as a kernel's `int` argument.
+fn to_i32(n: usize, what: &str) -> Result<i32> {
+    i32::try_from(n).map_err(|_| Error::arg("pattern", format!("{n} {what} exceed 2^31")))
+}

@@ -1,0 +1,189 @@
+//! [`HostCsr`]: a CSR matrix on the host with values in the operator's
+//! precision `R` — the native side of an assembled operator
+//! ([`crate::backend::Matrix`]).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::csr::CsrMatrix;
+use super::pattern::SparsityPattern;
+use crate::error::check_len;
+use crate::seam::AssembledMatrix;
+use crate::{Error, Real, Result};
+
+/// Rows per parallel task of the SpMV.
+const ROWS_PER_TASK: usize = 1024;
+
+/// A square matrix on a shared [`SparsityPattern`] with values in `R`, on
+/// the host: `y = A x` in `R` (each row summed in column order, as
+/// [`CsrMatrix::spmv`] in `f64`), its point-block diagonal, and the `f64`
+/// [`CsrMatrix`] it converts to and from.
+#[derive(Clone, Debug)]
+pub struct HostCsr<R: Real> {
+    pattern: Arc<SparsityPattern>,
+    values: Vec<R>,
+}
+
+impl<R: Real> HostCsr<R> {
+    /// The matrix with all stored entries zero on `pattern`.
+    pub fn zeros(pattern: &Arc<SparsityPattern>) -> Self {
+        HostCsr {
+            pattern: pattern.clone(),
+            values: vec![R::ZERO; pattern.nnz()],
+        }
+    }
+
+    /// The pattern.
+    pub fn pattern(&self) -> &Arc<SparsityPattern> {
+        &self.pattern
+    }
+
+    /// The stored values, in the pattern's order.
+    pub fn values(&self) -> &[R] {
+        &self.values
+    }
+
+    /// Replaces the values by those of `a` (rounded to `R`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `a` if its pattern is not this
+    /// matrix's.
+    pub fn set_values(&mut self, a: &CsrMatrix) -> Result<()> {
+        if !Arc::ptr_eq(a.pattern(), &self.pattern) && !a.pattern().same_structure(&self.pattern) {
+            return Err(Error::arg(
+                "a",
+                "its sparsity pattern is not the matrix's: assemble on the same space",
+            ));
+        }
+        for (v, &x) in self.values.iter_mut().zip(a.values()) {
+            *v = R::from_f64(x);
+        }
+        Ok(())
+    }
+
+    /// The `f64` matrix on the same pattern.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`] naming `values` for a NaN or ±∞.
+    pub fn to_csr(&self) -> Result<CsrMatrix> {
+        let values = self.values.iter().map(|v| v.to_f64()).collect();
+        CsrMatrix::from_parts(self.pattern.clone(), values)
+    }
+
+    /// `y = A x` in `R`, parallel over rows, each row summed in column order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `x` or `y` for a wrong length.
+    pub fn spmv(&self, x: &[R], y: &mut [R]) -> Result<()> {
+        let n = self.pattern.n_rows();
+        check_len("x", x, n)?;
+        check_len("y", y, n)?;
+        let (row_ptr, col_idx) = (self.pattern.row_ptr(), self.pattern.col_idx());
+        y.par_iter_mut()
+            .with_min_len(ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(i, yi)| {
+                let mut acc = R::ZERO;
+                for k in row_ptr[i]..row_ptr[i + 1] {
+                    acc += self.values[k] * x[col_idx[k] as usize];
+                }
+                *yi = acc;
+            });
+        Ok(())
+    }
+
+    /// The point-block diagonal `[node][fc][gc]` into `out`
+    /// (`n_rows·N_comp` entries, 0 where not stored).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `out` for a wrong length, `pattern`
+    /// if it was not built from a space.
+    pub fn point_block_diagonal(&self, out: &mut [R]) -> Result<()> {
+        let nc = self
+            .pattern
+            .n_comp()
+            .ok_or_else(|| Error::arg("pattern", "was not built from a function space"))?;
+        check_len("out", out, self.pattern.n_rows() * nc)?;
+        out.par_chunks_mut(nc * nc)
+            .enumerate()
+            .for_each(|(node, block)| {
+                for fc in 0..nc {
+                    for gc in 0..nc {
+                        let (i, j) = (node * nc + fc, node * nc + gc);
+                        block[fc * nc + gc] = self
+                            .pattern
+                            .position(i, j)
+                            .map_or(R::ZERO, |k| self.values[k]);
+                    }
+                }
+            });
+        Ok(())
+    }
+}
+
+impl<R: Real> AssembledMatrix<R> for HostCsr<R> {
+    type Vector = Vec<R>;
+
+    fn apply(&self, x: &Vec<R>, y: &mut Vec<R>) -> Result<()> {
+        self.spmv(x, y)
+    }
+
+    fn point_block_diagonal(&self, out: &mut Vec<R>) -> Result<()> {
+        HostCsr::point_block_diagonal(self, out)
+    }
+
+    fn values_to_host(&self) -> Result<Cow<'_, [R]>> {
+        Ok(Cow::Borrowed(&self.values))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::element::Element;
+    use crate::mesh::generate::{MeshOptions, unit_square};
+    use crate::rng::Rng;
+    use crate::space::FunctionSpace;
+
+    /// A random matrix on the pattern of a 2-component P1 space: the SpMV
+    /// and the point-block diagonal of its `f64` copy are the `f64`
+    /// matrix's (bitwise: same order of additions), the `f32` copy's agree
+    /// to single precision.
+    #[test]
+    fn host_csr_is_the_csr_matrix_in_r() {
+        let mesh = unit_square(3, &MeshOptions::default()).unwrap();
+        let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 1).unwrap(), 2).unwrap();
+        let pattern = SparsityPattern::of_space(&space).unwrap();
+        let mut rng = Rng::new(5);
+        let values = (0..pattern.nnz()).map(|_| rng.uniform() - 0.5).collect();
+        let a = CsrMatrix::from_parts(pattern.clone(), values).unwrap();
+        let n = a.n_rows();
+        let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
+        let mut y = vec![0.0; n];
+        a.spmv(&x, &mut y).unwrap();
+        let blocks = a.point_block_diagonal(2).unwrap();
+
+        let mut h = HostCsr::<f64>::zeros(&pattern);
+        h.set_values(&a).unwrap();
+        let mut hy = vec![0.0; n];
+        h.spmv(&x, &mut hy).unwrap();
+        assert_eq!(hy, y);
+        let mut hb = vec![0.0; n * 2];
+        h.point_block_diagonal(&mut hb).unwrap();
+        assert_eq!(hb, blocks);
+        assert_eq!(h.to_csr().unwrap().values(), a.values());
+
+        let mut s = HostCsr::<f32>::zeros(&pattern);
+        s.set_values(&a).unwrap();
+        let xs: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let mut sy = vec![0.0f32; n];
+        s.spmv(&xs, &mut sy).unwrap();
+        for (a, b) in sy.iter().zip(&y) {
+            assert!((f64::from(*a) - b).abs() < 1e-5, "{a} {b}");
+        }
+        let e = h.spmv(&x[1..], &mut hy).unwrap_err();
+        assert!(e.to_string().contains("`x`"), "{e}");
+    }
+}
