@@ -315,10 +315,14 @@ static SQUARED: crate::physics::PointwiseInfo = crate::physics::PointwiseInfo {
         grad_a: false,
         x: false,
         constants: false,
+        n: false,
+        u_t: false,
+        t: false,
     },
     flops: [1, 1],
     opencl_tangent_name: "",
     opencl_jacobian_name: "",
+    opencl_jacobian_u_t_name: "",
     tangent_flops: [0, 0],
     jacobian_flops: [0, 0],
     linear: false,
@@ -326,6 +330,7 @@ static SQUARED: crate::physics::PointwiseInfo = crate::physics::PointwiseInfo {
 
 const SQUARED_SOURCE: &str = "void squared(const real u[], const real grad_u[][DIM], \
     const real a[], const real grad_a[][DIM], const real x[], const real constants[], \
+    const real n[], const real u_t[], const real t, \
     real f0[], real f1[][DIM]) { f0[0] = u[0] * u[0]; }\n";
 
 impl crate::physics::Pointwise for Squared {
