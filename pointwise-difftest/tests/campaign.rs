@@ -27,8 +27,13 @@ const BODIES: usize = 100;
 type Explained = (usize, usize, &'static str, &'static str, &'static str);
 
 /// The explained outcomes of the native checks (any device).
+///
+/// Program 7's tangent-noise entry (an entry that cancels to 0, AD giving a
+/// few ulps) moved from 2D to 3D when the probe's inputs gained `u_t` and
+/// the direction `du_t`: their draws shift the random points of the later
+/// evaluations, and with them where the cancellation falls.
 const EXPLAINED_NATIVE: &[Explained] = &[
-    (7, 2, "f64", "ad-explained", "tangent-noise"),
+    (7, 3, "f64", "ad-explained", "tangent-noise"),
     (9, 3, "f64", "ad-partial", "partial"),
     (17, 2, "f64", "ad-partial", "partial"),
     (17, 3, "f64", "ad-partial", "partial"),
