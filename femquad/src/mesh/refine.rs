@@ -472,18 +472,7 @@ fn write_children<const K: usize>(out: &mut [u32], table: &[[usize; K]], nodes: 
 pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
     let mesh = &gmsh.mesh;
     let (nv, nc) = (mesh.n_vertices(), mesh.n_cells());
-    for (name, len, want) in [
-        ("node_tags", gmsh.node_tags.len(), nv),
-        ("cell_tags", gmsh.cell_tags.len(), nc),
-        ("cell_entities", gmsh.cell_entities.len(), nc),
-    ] {
-        if len != want {
-            return Err(Error::arg(
-                "gmsh",
-                format!("{name} has {len} entries for {want} mesh entities"),
-            ));
-        }
-    }
+    gmsh.check_parts()?;
     mesh.validate()?;
     let edges = mesh_edges(mesh)?;
     let refinement = refine_with_edges(mesh, &edges)?;
@@ -493,17 +482,6 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
     let mut elements = Vec::with_capacity(gmsh.elements.len() * 4);
     for e in &gmsh.elements {
         let bad = |why: String| Error::arg("gmsh", format!("element {}: {why}", e.tag));
-        if e.dim >= mesh.dim() || e.vertices.len() != e.dim + 1 {
-            return Err(bad(format!(
-                "{} vertices for a {}-dimensional element of a {}D mesh",
-                e.vertices.len(),
-                e.dim,
-                mesh.dim()
-            )));
-        }
-        if let Some(&v) = e.vertices.iter().find(|&&v| v as usize >= nv) {
-            return Err(bad(format!("vertex {v} is out of range ({nv} vertices)")));
-        }
         // local P2 nodes of the element: its vertices, then its edge midpoints
         let mut nodes = e.vertices.clone();
         let element_edges: &[[usize; 2]] = match e.dim {

@@ -77,6 +77,7 @@ use crate::{Error, Result};
 mod ascii;
 mod binary;
 mod build;
+mod consistency;
 mod elements;
 mod entities;
 mod groups;

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::{GmshElement, GmshMesh};
+use crate::Result;
 use crate::mesh::renumber::{Renumbering, permute};
-use crate::{Error, Result};
 
 impl Renumbering {
     /// The renumbered Gmsh mesh: the [`Mesh`] as [`Renumbering::apply`];
@@ -20,36 +20,12 @@ impl Renumbering {
     /// [`GmshMesh::group_vertices`] of the result is the renumbered image of
     /// the original's, and [`GmshMesh::group_cells`] likewise.
     ///
-    /// Errors: those of [`Renumbering::apply`]; [`Error::InvalidArgument`]
+    /// Errors: those of [`Renumbering::apply`]; [`Error::InvalidArgument`](crate::Error::InvalidArgument)
     /// (`gmsh`) if a tag array's length differs from the mesh's counts or an
-    /// element names a vertex out of range (naming the element's tag).
+    /// element (named by its tag) has the wrong number of vertices for its
+    /// dimension or a vertex out of range.
     pub fn apply_to_gmsh(&self, gmsh: &GmshMesh) -> Result<GmshMesh> {
-        let (nv, nc) = (gmsh.mesh.n_vertices(), gmsh.mesh.n_cells());
-        for (name, len, want) in [
-            ("node_tags", gmsh.node_tags.len(), nv),
-            ("cell_tags", gmsh.cell_tags.len(), nc),
-            ("cell_entities", gmsh.cell_entities.len(), nc),
-        ] {
-            if len != want {
-                return Err(Error::arg(
-                    "gmsh",
-                    format!("{name} has {len} entries for {want} mesh entities"),
-                ));
-            }
-        }
-        if let Some(e) = gmsh
-            .elements
-            .iter()
-            .find(|e| e.vertices.iter().any(|&v| v as usize >= nv))
-        {
-            return Err(Error::arg(
-                "gmsh",
-                format!(
-                    "element {} names vertices {:?}, out of range ({nv} vertices)",
-                    e.tag, e.vertices
-                ),
-            ));
-        }
+        gmsh.check_parts()?;
         let mesh = self.apply(&gmsh.mesh)?;
         let elements = gmsh
             .elements
