@@ -176,8 +176,17 @@ struct Row {
     relative_residual: f64,
     /// Seconds: generating and refining the mesh.
     mesh_seconds: f64,
-    /// Seconds: residuals, Dirichlet problem, multigrid levels and their device arrays.
+    /// Seconds: residuals, Dirichlet problem, multigrid levels and their device arrays
+    /// (the sum of the three parts below and of the form's construction).
     problem_seconds: f64,
+    /// Part of `problem_seconds`: the finest level's operator (spaces, kernels, mesh data and
+    /// geometry on the device).
+    operator_seconds: f64,
+    /// Part of `problem_seconds`: the Dirichlet constraints (boundary dofs, interpolated values).
+    constraints_seconds: f64,
+    /// Part of `problem_seconds`: the multigrid levels (coarse spaces and operators, transfers,
+    /// device vectors) and the random-vector kernel of the operator check.
+    levels_seconds: f64,
     /// Solves timed (`--repeat`); the two times below are their medians.
     solves: u32,
     /// Seconds: preconditioner setup (diagonals, eigenvalue estimates, coarse factorization).
@@ -409,7 +418,9 @@ fn run_case<R: EvalPrecision>(
     let form = Form::new(space, R::physics(physics))?
         .with_quadrature(quadrature)?
         .with_constants(&constants)?;
+    let part = Instant::now();
     let op = Operator::<R>::new(form, backend)?;
+    let operator_seconds = part.elapsed().as_secs_f64();
     let g = |x: &[f64], out: &mut [f64]| match out.len() {
         1 => out[0] = 0.0,
         _ => {
@@ -420,9 +431,13 @@ fn run_case<R: EvalPrecision>(
             }
         }
     };
+    let part = Instant::now();
     let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, g)?;
     problem.set_preconditioner(pc.clone());
+    let constraints_seconds = part.elapsed().as_secs_f64();
+    let part = Instant::now();
     problem.prepare()?;
+    let levels_seconds = part.elapsed().as_secs_f64();
     let problem_seconds = t.elapsed().as_secs_f64();
     // `repeat` solves of the same problem (each with its preconditioner
     // setup), the medians reported
@@ -479,6 +494,9 @@ fn run_case<R: EvalPrecision>(
         relative_residual: stats.relative_residual,
         mesh_seconds,
         problem_seconds,
+        operator_seconds,
+        constraints_seconds,
+        levels_seconds,
         solves: args.repeat,
         setup_seconds,
         solve_seconds,
@@ -730,9 +748,15 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
                     Backend::Native(_) => String::new(),
                 };
                 println!(
-                    "time to first solution: {:.3} s (mesh {:.3} s, problem {:.3} s, first \
-                     solve with its setup and the download){programs}",
-                    row.first_solution_seconds, row.mesh_seconds, row.problem_seconds
+                    "time to first solution: {:.3} s (mesh {:.3} s, problem {:.3} s = operator \
+                     {:.3} s + constraints {:.3} s + levels {:.3} s + form, first solve with its \
+                     setup and the download){programs}",
+                    row.first_solution_seconds,
+                    row.mesh_seconds,
+                    row.problem_seconds,
+                    row.operator_seconds,
+                    row.constraints_seconds,
+                    row.levels_seconds
                 );
             }
             rows.push(row);
