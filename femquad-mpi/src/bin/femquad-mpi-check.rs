@@ -216,8 +216,9 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
         let u: Vec<f64> = (0..nv * nc).map(|i| (0.7 * i as f64).sin()).collect();
         let v: Vec<f64> = (0..nv * nc).map(|i| (1.3 * i as f64 + 0.2).cos()).collect();
         let mut op = DistOperator::new(&dist, 1, nc, make, &backend)?;
-        let du = DistVector::from_global(&dist, nc, &u)?;
-        let dv = DistVector::from_global(&dist, nc, &v)?;
+        // ghost entries stale: the operator must update them itself
+        let du = stale_ghosts(DistVector::from_global(&dist, nc, &u)?);
+        let dv = stale_ghosts(DistVector::from_global(&dist, nc, &v)?);
         let mut f = op.vector();
         op.apply(&du, &mut f)?;
         let mut jv = op.vector();
@@ -399,6 +400,15 @@ fn serial_poisson(
         .map(|(a, b)| a + b)
         .collect();
     Ok((solution, stats.iterations))
+}
+
+/// `x` with every ghost entry replaced by a wrong value (12345).
+fn stale_ghosts(mut x: DistVector<f64>) -> DistVector<f64> {
+    let n_owned = x.owned().len();
+    for g in &mut x.local_mut()[n_owned..] {
+        *g = 12345.0;
+    }
+    x
 }
 
 /// `max |a − b| / max |b|`.
