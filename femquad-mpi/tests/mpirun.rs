@@ -110,6 +110,18 @@ fn opencl_metis_on_1_2_3_ranks_equals_serial() {
 }
 
 #[test]
+fn deterministic_runs_on_3_ranks_are_bitwise_identical() {
+    let bits = |out: &str| -> String {
+        let line = out.lines().find(|l| l.starts_with("F·F bits "));
+        line.expect("the F·F line").to_string()
+    };
+    let args = ["opencl", "metis", "--n", "24"];
+    let first = assert_passes(3, &args);
+    let second = assert_passes(3, &args);
+    assert_eq!(bits(&first), bits(&second));
+}
+
+#[test]
 fn a_rank_without_cells_is_handled() {
     let out = assert_passes(3, &["native", "empty-rank"]);
     assert_rank(&out, 2, 0, 0, 0);

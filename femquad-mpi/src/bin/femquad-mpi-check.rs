@@ -15,7 +15,8 @@
 //! 1. `F(u)`, `J(u)·v` and `diag J(u)` of nonlinear diffusion (scalar) and of
 //!    Lamé elasticity (`D` components) at fixed pseudo-random `u`, `v`:
 //!    relative max difference to the serial result ≤ 1e-12;
-//! 2. deterministic assembly: `F(u)` twice, bitwise equal;
+//! 2. deterministic assembly: `F(u)` twice, bitwise equal, and `F·F`
+//!    bitwise the same on every rank (its bits printed, for comparing runs);
 //! 3. Poisson (`−Δu = 1`, `u = x₀ + x₁/2` on the boundary) by Jacobi-CG to
 //!    1e-10: the solution within 1e-8 (relative, max norm) of the serial one,
 //!    the iteration counts within 1.
@@ -273,12 +274,38 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
         op.apply(&du, &mut f2)?;
         let dot1 = f1.dot(&f1)?;
         let dot2 = f2.dot(&f2)?;
+        // every rank got the same bits of F·F and of 20 more products F·w_k
+        let mut dots = vec![dot1.to_bits()];
+        for k in 1..=20 {
+            let w: Vec<f64> = (0..nv)
+                .map(|i| (k as f64 * 0.37 * i as f64).cos())
+                .collect();
+            let w = DistVector::from_global(&dist, 1, &w)?;
+            dots.push(f1.dot(&w)?.to_bits());
+        }
+        let n_dots = dots.len();
+        let dots: Vec<u64> = dots
+            .iter()
+            .flat_map(|&d| dist.ranks().all_gather_u64(d))
+            .collect();
+        let dots_agree = dots
+            .chunks_exact(n_ranks)
+            .all(|c| c.iter().all(|&d| d == c[0]));
         if let (Some(a), Some(b)) = (f1.gather_to_root(), f2.gather_to_root()) {
             let pass = a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits())
-                && dot1.to_bits() == dot2.to_bits();
+                && dot1.to_bits() == dot2.to_bits()
+                && dots_agree;
             ok &= pass;
+            // the bits, for comparing runs (tests/mpirun.rs)
+            let all_bits: Vec<String> = dots
+                .iter()
+                .step_by(n_ranks)
+                .map(|d| format!("{d:016x}"))
+                .collect();
+            debug_assert_eq!(all_bits.len(), n_dots);
+            println!("F·F bits {}", all_bits.join(" "));
             println!(
-                "deterministic F(u) and F·F: bitwise identical twice {}",
+                "deterministic F(u) and F·F: bitwise identical twice and on every rank {}",
                 verdict(pass)
             );
         }
