@@ -13,7 +13,8 @@
 //!   of each rank's layout from rank 0;
 //! * `DistMesh`, `DistVector` (ghost update and accumulate, reproducible
 //!   reductions, femquad's `VectorOps`), `DistOperator` (`F(u)`, `J·v`,
-//!   `diag J`), `solve_linear` (Dirichlet-constrained Jacobi-CG).
+//!   `diag J`), `solve_linear` (Dirichlet-constrained Jacobi-CG);
+//! * `device` — one rank per OpenCL device, picked by the node-local rank.
 //!
 //! Run a program under `mpirun -np N` (see the README's "MPI" section); the
 //! program initialises MPI once (`mpi::initialize()`).
@@ -22,6 +23,8 @@ pub mod layout;
 
 #[cfg(feature = "mpi")]
 pub mod comm;
+#[cfg(feature = "mpi")]
+pub mod device;
 #[cfg(feature = "mpi")]
 mod dist_mesh;
 #[cfg(feature = "mpi")]

@@ -122,6 +122,26 @@ fn deterministic_runs_on_3_ranks_are_bitwise_identical() {
 }
 
 #[test]
+fn ranks_share_the_one_pocl_device_when_allowed_and_are_refused_otherwise() {
+    assert_passes(3, &["opencl-shared", "metis"]);
+    assert_passes(1, &["opencl-exclusive", "metis"]);
+    // CI has one OpenCL device (PoCL): two exclusive ranks are one too many
+    let run = mpirun(2, &["opencl-exclusive", "metis"], Duration::from_secs(120));
+    assert_eq!(run.code, Some(2), "{}\n{}", run.stdout, run.stderr);
+    // both fail; every rank reports the lowest failing rank's error
+    for line in [
+        "rank 0: error: invalid argument `sharing`: 2 ranks run on this node but it has 1 ",
+        "rank 1: error: rank 0 of 2 failed: invalid argument `sharing`: 2 ranks run on ",
+    ] {
+        assert!(run.stderr.contains(line), "{}", run.stderr);
+    }
+    assert!(
+        run.stderr
+            .contains("start at most 1 ranks per node, or pass Sharing::Shared")
+    );
+}
+
+#[test]
 fn a_rank_without_cells_is_handled() {
     let out = assert_passes(3, &["native", "empty-rank"]);
     assert_rank(&out, 2, 0, 0, 0);

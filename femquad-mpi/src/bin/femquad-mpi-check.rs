@@ -4,8 +4,10 @@
 //! mpirun -np N femquad-mpi-check BACKEND PARTITION [--dim D] [--n CELLS] [--fail-rank K]
 //! ```
 //!
-//! BACKEND `native` or `opencl` (the tests' device: `FEMQUAD_DEVICE`, else
-//! femquad's default); PARTITION `metis`, `empty-rank` (METIS over N − 1
+//! BACKEND `native`, `opencl` (the tests' device: `FEMQUAD_DEVICE`, else
+//! femquad's default), `opencl-shared` or `opencl-exclusive` (each rank the
+//! device of its node-local rank among the devices of the tests' device's
+//! kind, shared round-robin or one per rank: `device_for_rank`); PARTITION `metis`, `empty-rank` (METIS over N − 1
 //! ranks, the last rank without cells), `ghost-only` (the last rank gets one
 //! interior cell, all of whose vertices lower ranks own) or `thin` (ranks
 //! 1.. get one column of cells each: 1-cell-thick parts). Rank 0 generates
@@ -35,6 +37,7 @@ use femquad::physics::builtin::{Lame, NonlinearDiffusion, Poisson};
 use femquad::prelude::*;
 use femquad::solve::cg;
 use femquad_mpi::comm::{Ranks, abort_on_panic};
+use femquad_mpi::device::{Sharing, device_for_rank};
 use femquad_mpi::partition::metis_partition;
 use femquad_mpi::solve::solve_linear;
 use femquad_mpi::{DistMesh, DistOperator, DistVector};
@@ -50,7 +53,7 @@ struct Args {
 
 fn parse() -> std::result::Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let usage = "usage: femquad-mpi-check native|opencl metis|empty-rank|ghost-only|thin \
+    let usage = "usage: femquad-mpi-check native|opencl|opencl-shared|opencl-exclusive metis|empty-rank|ghost-only|thin \
                  [--dim D] [--n CELLS] [--fail-rank K]";
     let backend = it.next().ok_or(usage)?;
     let partition = it.next().ok_or(usage)?;
@@ -160,6 +163,19 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
             femquad::opencl::testing::device(),
             femquad::opencl::testing::options(),
         ),
+        "opencl-shared" | "opencl-exclusive" => {
+            // one device per node-local rank, among the devices of the kind
+            // the tests' device has
+            let devices = femquad::opencl::list_devices()?;
+            let kind = femquad::opencl::testing::selector().pick(&devices)?.kind;
+            let sharing = if args.backend == "opencl-shared" {
+                Sharing::Shared
+            } else {
+                Sharing::Exclusive
+            };
+            let device = device_for_rank(&ranks, kind, sharing)?;
+            Backend::opencl_with(device, femquad::opencl::testing::options())
+        }
         other => return Err(Error::arg("backend", format!("unknown backend `{other}`"))),
     };
     // rank 0: the mesh and its partition (and the inverted cell, if asked)
