@@ -13,7 +13,8 @@
 //!   of each rank's layout from rank 0;
 //! * `DistMesh`, `DistVector` (ghost update and accumulate, reproducible
 //!   reductions, femquad's `VectorOps`), `DistOperator` (`F(u)`, `J·v`,
-//!   `diag J`), `solve_linear` (Dirichlet-constrained Jacobi-CG);
+//!   `diag J`), `solve_linear` (Dirichlet-constrained, Jacobi-preconditioned CG
+//!   or GMRES);
 //! * `device` — one rank per OpenCL device, picked by the node-local rank.
 //!
 //! Run a program under `mpirun -np N` (see the README's "MPI" section); the

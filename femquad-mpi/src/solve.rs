@@ -1,21 +1,37 @@
 //! A linear problem with Dirichlet conditions solved over all ranks by
-//! femquad's own conjugate gradients ([`femquad::solve::cg`]) on
-//! [`DistVector`]s, Jacobi-preconditioned.
+//! femquad's own Krylov solvers ([`femquad::solve::cg`],
+//! [`femquad::solve::gmres`]) on [`DistVector`]s, Jacobi-preconditioned.
 
 use mpi::datatype::Equivalence;
 
 use femquad::linalg::{Jacobi, LinearOperator};
-use femquad::solve::{CgStats, cg};
+use femquad::solve::{GmresOptions, KrylovStats, cg, gmres};
 use femquad::vector::VectorOps;
 use femquad::{Error, Real, Result};
 
 use crate::operator::DistOperator;
 use crate::vector::DistVector;
 
+/// The Krylov solver of [`solve_linear`], with its tolerance (relative to
+/// `‖b‖₂`, on the true residual) and iteration limit.
+#[derive(Clone, Debug)]
+pub enum Krylov {
+    /// Conjugate gradients (the constrained Jacobian must be symmetric
+    /// positive definite).
+    Cg {
+        /// Relative tolerance.
+        tol: f64,
+        /// Iteration limit.
+        max_iter: usize,
+    },
+    /// Restarted GMRES.
+    Gmres(GmresOptions),
+}
+
 /// Solves `F(u) = 0` at the free dofs of a form whose residual is affine in
 /// `u` (e.g. Poisson's), with `u` fixed at the dofs `fixed` marks (a mask
 /// of this rank's local dofs, [`DistMesh::local_mask`](crate::DistMesh::local_mask)),
-/// to the relative tolerance `tol` of CG: one Newton step from `u`, whose
+/// by `solver` to its tolerance: one Newton step from `u`, whose
 /// fixed entries hold the Dirichlet values on entry.
 ///
 /// With `D` the fixed dofs, the step `δ` solves the symmetrically
@@ -26,20 +42,20 @@ use crate::vector::DistVector;
 /// ```
 ///
 /// (`A v = J (v with v_D = 0)` at the free dofs, `v_D` at the fixed ones),
-/// by CG preconditioned with the inverse of `A`'s diagonal (1 at fixed
+/// by `solver` preconditioned with the inverse of `A`'s diagonal (1 at fixed
 /// dofs); then `u ← u + δ`.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] naming `fixed` for a mask of another length
 /// than this rank's local dofs; a zero diagonal entry at a free dof (named
-/// by its serial dof); those of [`DistOperator`] and [`cg`] (on every rank).
+/// by its serial dof); those of [`DistOperator`] and of [`cg`] or [`gmres`]
+/// (on every rank).
 pub fn solve_linear<R: Real + Equivalence>(
     op: &mut DistOperator<R>,
     u: &mut DistVector<R>,
     fixed: &[bool],
-    tol: f64,
-    max_iter: usize,
-) -> Result<CgStats>
+    solver: &Krylov,
+) -> Result<KrylovStats>
 where
     Vec<R>: VectorOps,
 {
@@ -85,14 +101,17 @@ where
     let mut constrained = Constrained { op, u, fixed };
     let mut jacobi = Jacobi::new(inverse_diagonal);
     let mut delta = b.zeros_like()?;
-    let stats = cg(
-        &mut constrained,
-        Some(&mut jacobi),
-        &b,
-        &mut delta,
-        tol,
-        max_iter,
-    )?;
+    let stats = match solver {
+        &Krylov::Cg { tol, max_iter } => cg(
+            &mut constrained,
+            Some(&mut jacobi),
+            &b,
+            &mut delta,
+            tol,
+            max_iter,
+        )?,
+        Krylov::Gmres(opts) => gmres(&mut constrained, Some(&mut jacobi), &b, &mut delta, opts)?,
+    };
     u.axpy(1.0, &delta)?;
     Ok(stats)
 }

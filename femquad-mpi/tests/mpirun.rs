@@ -1,6 +1,6 @@
 //! `mpirun -np N femquad-mpi-check …` for N = 1, 2, 3 (oversubscribed, as
-//! root where needed): distributed F(u), J·v, diag J and the Jacobi-CG
-//! solve equal the serial ones, deterministic assembly is bitwise
+//! root where needed): distributed F(u), J·v, diag J and the Jacobi-CG and
+//! Jacobi-GMRES solves equal the serial ones, deterministic assembly is bitwise
 //! reproducible, edge-case partitions work, and a rank's failure ends every
 //! rank with its error instead of a hang. The checks themselves are in the
 //! program (`src/bin/femquad-mpi-check.rs`); these tests read its exit code
@@ -76,7 +76,7 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
     );
     // every check printed its line, each ok
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
-    assert_eq!(checks, 8, "np {np} {args:?}:\n{}", run.stdout);
+    assert_eq!(checks, 9, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout
 }
 

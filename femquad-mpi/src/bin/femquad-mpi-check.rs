@@ -19,8 +19,8 @@
 //!    relative max difference to the serial result ≤ 1e-12;
 //! 2. deterministic assembly: `F(u)` twice, bitwise equal, and `F·F`
 //!    bitwise the same on every rank (its bits printed, for comparing runs);
-//! 3. Poisson (`−Δu = 1`, `u = x₀ + x₁/2` on the boundary) by Jacobi-CG to
-//!    1e-10: the solution within 1e-8 (relative, max norm) of the serial one,
+//! 3. Poisson (`−Δu = 1`, `u = x₀ + x₁/2` on the boundary) by Jacobi-CG and
+//!    by Jacobi-GMRES(30) to 1e-10, each: the solution within 1e-8 (relative, max norm) of the serial one,
 //!    the iteration counts within 1.
 //!
 //! Prints one line per check; exits 0 if all pass, 1 if a check fails, 2 on
@@ -35,11 +35,11 @@ use femquad::linalg::Jacobi;
 use femquad::mesh::{Mesh, MeshOptions, MeshPart, unit_box};
 use femquad::physics::builtin::{Lame, NonlinearDiffusion, Poisson};
 use femquad::prelude::*;
-use femquad::solve::cg;
+use femquad::solve::{GmresOptions, cg, gmres};
 use femquad_mpi::comm::{Ranks, abort_on_panic};
 use femquad_mpi::device::{Sharing, device_for_rank};
 use femquad_mpi::partition::metis_partition;
-use femquad_mpi::solve::solve_linear;
+use femquad_mpi::solve::{Krylov, solve_linear};
 use femquad_mpi::{DistMesh, DistOperator, DistVector};
 
 /// The command line.
@@ -327,7 +327,7 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
         }
     }
 
-    // 3. Poisson by Jacobi-CG, against the serial solve
+    // 3. Poisson by Jacobi-CG and Jacobi-GMRES, against the serial solves
     {
         let tol = 1e-10;
         let g = |x: &[f64]| x[0] + 0.5 * x[1];
@@ -352,20 +352,41 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
         {
             *x = if f { g(xv) } else { 0.0 };
         }
-        let stats = solve_linear(&mut op, &mut u, &fixed, tol, 1000)?;
-        let solution = u.gather_to_root();
-        if let (Some(mesh), Some(solution)) = (&serial_mesh, solution) {
-            let (serial, serial_its) = serial_poisson(mesh, &fixed_dofs, g, tol)?;
-            let err = rel_diff(&solution, &serial);
-            let its_ok = stats.iterations.abs_diff(serial_its) <= 1;
-            let pass = err <= 1e-8 && its_ok;
-            ok &= pass;
-            println!(
-                "Poisson CG: {} iterations (serial {serial_its}), relative difference \
-                 {err:.3e} {}",
-                stats.iterations,
-                verdict(pass)
-            );
+        let u0 = u.clone();
+        let solvers = [
+            (
+                "CG",
+                Krylov::Cg {
+                    tol,
+                    max_iter: 1000,
+                },
+            ),
+            (
+                "GMRES",
+                Krylov::Gmres(GmresOptions {
+                    tol,
+                    max_iter: 1000,
+                    restart: 30,
+                }),
+            ),
+        ];
+        for (name, solver) in &solvers {
+            let mut u = u0.clone();
+            let stats = solve_linear(&mut op, &mut u, &fixed, solver)?;
+            let solution = u.gather_to_root();
+            if let (Some(mesh), Some(solution)) = (&serial_mesh, solution) {
+                let (serial, serial_its) = serial_poisson(mesh, &fixed_dofs, g, solver)?;
+                let err = rel_diff(&solution, &serial);
+                let its_ok = stats.iterations.abs_diff(serial_its) <= 1;
+                let pass = err <= 1e-8 && its_ok;
+                ok &= pass;
+                println!(
+                    "Poisson {name}: {} iterations (serial {serial_its}), relative difference \
+                     {err:.3e} {}",
+                    stats.iterations,
+                    verdict(pass)
+                );
+            }
         }
     }
     // every rank exits alike
@@ -373,13 +394,13 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
     Ok(all_ok.iter().all(|&o| o == 1))
 }
 
-/// The serial solve of [`solve_linear`]'s problem with femquad's own CG on
+/// The serial solve of [`solve_linear`]'s problem with femquad's own solver on
 /// the native backend: the reference solution and its iteration count.
 fn serial_poisson(
     mesh: &Arc<Mesh>,
     fixed_dofs: &[u32],
     g: impl Fn(&[f64]) -> f64,
-    tol: f64,
+    solver: &Krylov,
 ) -> Result<(Vec<f64>, usize)> {
     let dim = mesh.dim();
     let space = FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1)?, 1)?;
@@ -429,14 +450,13 @@ fn serial_poisson(
     };
     let mut jacobi = Jacobi::new(Vector::from(inv));
     let mut delta = Vector::from(vec![0.0; n]);
-    let stats = cg(
-        &mut a,
-        Some(&mut jacobi),
-        &Vector::from(b),
-        &mut delta,
-        tol,
-        1000,
-    )?;
+    let b = Vector::from(b);
+    let stats = match solver {
+        &Krylov::Cg { tol, max_iter } => {
+            cg(&mut a, Some(&mut jacobi), &b, &mut delta, tol, max_iter)?
+        }
+        Krylov::Gmres(opts) => gmres(&mut a, Some(&mut jacobi), &b, &mut delta, opts)?,
+    };
     let solution = u0
         .iter()
         .zip(delta.to_host()?)
