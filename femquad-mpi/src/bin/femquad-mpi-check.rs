@@ -103,7 +103,9 @@ fn main() -> ExitCode {
         }
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("rank {rank}: error: {e}");
+            // one write per line: the ranks' stderr interleave otherwise
+            let line = format!("rank {rank}: error: {e}\n");
+            eprint!("{line}");
             ExitCode::from(2)
         }
     }
