@@ -249,6 +249,19 @@ pub enum Error {
         source: Box<Error>,
     },
 
+    /// Another process of a distributed (MPI) computation failed: every
+    /// rank returns this error (the failing rank its own error) instead of
+    /// waiting for a message that never comes. Made by `femquad-mpi`.
+    #[error("rank {rank} of {n_ranks} failed: {message}")]
+    RankFailed {
+        /// The failing rank (the lowest, if several failed).
+        rank: usize,
+        /// The number of ranks.
+        n_ranks: usize,
+        /// That rank's error message.
+        message: String,
+    },
+
     /// An iterative solver did not converge.
     #[error(
         "{solver} did not converge in {iterations} iterations: residual {residual:e} > tolerance {tolerance:e}"

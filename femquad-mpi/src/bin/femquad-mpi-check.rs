@@ -1,0 +1,496 @@
+//! The program the MPI tests launch (`tests/mpirun.rs`):
+//!
+//! ```text
+//! mpirun -np N femquad-mpi-check BACKEND PARTITION [--dim D] [--n CELLS] [--fail-rank K]
+//! ```
+//!
+//! BACKEND `native`, `opencl` (the tests' device: `FEMQUAD_DEVICE`, else
+//! femquad's default), `opencl-shared` or `opencl-exclusive` (each rank the
+//! device of its node-local rank among the devices of the tests' device's
+//! kind, shared round-robin or one per rank: `device_for_rank`); PARTITION `metis`, `empty-rank` (METIS over N − 1
+//! ranks, the last rank without cells), `ghost-only` (the last rank gets one
+//! interior cell, all of whose vertices lower ranks own) or `thin` (ranks
+//! 1.. get one column of cells each: 1-cell-thick parts). Rank 0 generates
+//! the unit box (`CELLS` per side) and distributes it; then on every rank
+//! and serially on rank 0 (the reference):
+//!
+//! 1. `F(u)`, `J(u)·v` and `diag J(u)` of nonlinear diffusion (scalar) and of
+//!    Lamé elasticity (`D` components) at fixed pseudo-random `u`, `v`:
+//!    relative max difference to the serial result ≤ 1e-12;
+//! 2. deterministic assembly: `F(u)` twice, bitwise equal, and `F·F`
+//!    bitwise the same on every rank (its bits printed, for comparing runs);
+//! 3. Poisson (`−Δu = 1`, `u = x₀ + x₁/2` on the boundary) by Jacobi-CG and
+//!    by Jacobi-GMRES(30) to 1e-10, each: the solution within 1e-8 (relative, max norm) of the serial one,
+//!    the iteration counts within 1.
+//!
+//! Prints one line per check; exits 0 if all pass, 1 if a check fails, 2 on
+//! an error (every rank: with `--fail-rank K`, cell of rank K is inverted
+//! before distribution, and every rank must exit with that error).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use femquad::backend::{Assembly, Backend, Vector};
+use femquad::linalg::Jacobi;
+use femquad::mesh::{Mesh, MeshOptions, MeshPart, unit_box};
+use femquad::physics::builtin::{Lame, NonlinearDiffusion, Poisson};
+use femquad::prelude::*;
+use femquad::solve::{GmresOptions, cg, gmres};
+use femquad_mpi::comm::{Ranks, abort_on_panic};
+use femquad_mpi::device::{Sharing, device_for_rank};
+use femquad_mpi::partition::metis_partition;
+use femquad_mpi::solve::{Krylov, solve_linear};
+use femquad_mpi::{DistMesh, DistOperator, DistVector};
+
+/// The command line.
+struct Args {
+    backend: String,
+    partition: String,
+    dim: usize,
+    n: usize,
+    fail_rank: Option<usize>,
+}
+
+fn parse() -> std::result::Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let usage = "usage: femquad-mpi-check native|opencl|opencl-shared|opencl-exclusive metis|empty-rank|ghost-only|thin \
+                 [--dim D] [--n CELLS] [--fail-rank K]";
+    let backend = it.next().ok_or(usage)?;
+    let partition = it.next().ok_or(usage)?;
+    let mut args = Args {
+        backend,
+        partition,
+        dim: 2,
+        n: 6,
+        fail_rank: None,
+    };
+    while let Some(flag) = it.next() {
+        let value: usize = it
+            .next()
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| format!("{flag} needs a number; {usage}"))?;
+        match flag.as_str() {
+            "--dim" => args.dim = value,
+            "--n" => args.n = value,
+            "--fail-rank" => args.fail_rank = Some(value),
+            _ => return Err(format!("unknown option {flag}; {usage}")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let Some(_universe) = femquad_mpi::mpi::initialize() else {
+        eprintln!("MPI was initialised already");
+        return ExitCode::from(2);
+    };
+    abort_on_panic();
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let ranks = Ranks::world();
+    let rank = ranks.rank();
+    match run(ranks, &args) {
+        Ok(true) => {
+            if rank == 0 {
+                println!("all checks passed");
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            // one write per line: the ranks' stderr interleave otherwise
+            let line = format!("rank {rank}: error: {e}\n");
+            eprint!("{line}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The rank of each cell for the partition named on the command line.
+fn partition(mesh: &Mesh, kind: &str, n_ranks: usize, n: usize) -> Result<Vec<u32>> {
+    let centroid_x = |c: usize| -> f64 {
+        let cell = mesh.cell(c);
+        cell.iter()
+            .map(|&v| mesh.vertex(v as usize)[0])
+            .sum::<f64>()
+            / cell.len() as f64
+    };
+    match kind {
+        "metis" => metis_partition(mesh, n_ranks),
+        "empty-rank" => metis_partition(mesh, n_ranks.saturating_sub(1).max(1)),
+        "ghost-only" => {
+            let mut part = metis_partition(mesh, n_ranks.saturating_sub(1).max(1))?;
+            // a cell none of whose vertices is a corner of the box: every
+            // vertex is in other cells too, of lower ranks
+            let mut uses = vec![0u32; mesh.n_vertices()];
+            for &v in mesh.cells() {
+                uses[v as usize] += 1;
+            }
+            let interior = (0..mesh.n_cells())
+                .find(|&c| mesh.cell(c).iter().all(|&v| uses[v as usize] >= 3))
+                .ok_or_else(|| Error::arg("n", "the mesh has no interior cell"))?;
+            part[interior] = (n_ranks - 1) as u32;
+            Ok(part)
+        }
+        "thin" => Ok((0..mesh.n_cells())
+            .map(|c| {
+                let column = (centroid_x(c) * n as f64).floor() as usize;
+                // ranks 1.. one column each, from the middle; rank 0 the rest
+                let r = (column + 1).saturating_sub(n / 2);
+                if (1..n_ranks).contains(&r) {
+                    r as u32
+                } else {
+                    0
+                }
+            })
+            .collect()),
+        other => Err(Error::arg(
+            "partition",
+            format!("unknown partition `{other}` (metis, empty-rank, ghost-only, thin)"),
+        )),
+    }
+}
+
+fn run(ranks: Ranks, args: &Args) -> Result<bool> {
+    let n_ranks = ranks.size();
+    let rank = ranks.rank();
+    let backend = match args.backend.as_str() {
+        "native" => Backend::native(),
+        "opencl" => Backend::opencl_with(
+            femquad::opencl::testing::device(),
+            femquad::opencl::testing::options(),
+        ),
+        "opencl-shared" | "opencl-exclusive" => {
+            // one device per node-local rank, among the devices of the kind
+            // the tests' device has
+            let devices = femquad::opencl::list_devices()?;
+            let kind = femquad::opencl::testing::selector().pick(&devices)?.kind;
+            let sharing = if args.backend == "opencl-shared" {
+                Sharing::Shared
+            } else {
+                Sharing::Exclusive
+            };
+            let device = device_for_rank(&ranks, kind, sharing)?;
+            Backend::opencl_with(device, femquad::opencl::testing::options())
+        }
+        other => return Err(Error::arg("backend", format!("unknown backend `{other}`"))),
+    };
+    // rank 0: the mesh and its partition (and the inverted cell, if asked)
+    let global = if rank == 0 {
+        let mesh = unit_box(args.dim, args.n, &MeshOptions::default())?;
+        let part = partition(&mesh, &args.partition, n_ranks, args.n)?;
+        let mesh = match args.fail_rank {
+            Some(k) => {
+                let c = part.iter().position(|&r| r as usize == k).ok_or_else(|| {
+                    Error::arg("--fail-rank", format!("rank {k} has no cell to invert"))
+                })?;
+                let mut cells = mesh.cells().to_vec();
+                cells.swap(c * (args.dim + 1), c * (args.dim + 1) + 1);
+                Mesh::from_raw(args.dim, mesh.vertices().to_vec(), cells)?
+            }
+            None => mesh,
+        };
+        Some((mesh, part))
+    } else {
+        None
+    };
+    let dist = DistMesh::new(ranks, global.as_ref().map(|(m, p)| (m, &p[..])))?;
+    let l = dist.layout();
+    let counts = [
+        l.cells.len() as u64,
+        l.n_owned as u64,
+        (l.n_local() - l.n_owned) as u64,
+    ]
+    .map(|x| dist.ranks().all_gather_u64(x));
+    if rank == 0 {
+        println!(
+            "{n_ranks} ranks, partition {}, {} vertices",
+            args.partition, l.n_global_vertices
+        );
+        let [cells, owned, ghosts] = &counts;
+        for (q, ((c, o), g)) in cells.iter().zip(owned).zip(ghosts).enumerate() {
+            println!("rank {q}: {c} cells, {o} owned vertices, {g} ghosts");
+        }
+    }
+    let mut ok = true;
+    let dim = args.dim;
+    let nv = dist.layout().n_global_vertices;
+    let serial_mesh = global.map(|(m, _)| Arc::new(m));
+
+    // 1. F, J·v, diag J against the serial operator
+    let cases: [(&str, usize); 2] = [("nonlinear diffusion", 1), ("Lamé", dim)];
+    for (name, nc) in cases {
+        let make = move |space: FunctionSpace| -> Result<Form<f64>> {
+            if nc == 1 {
+                Form::new(space, NonlinearDiffusion)
+            } else {
+                Form::new(space, Lame)?.with_constants(&[1.0, 2.0])
+            }
+        };
+        let u: Vec<f64> = (0..nv * nc).map(|i| (0.7 * i as f64).sin()).collect();
+        let v: Vec<f64> = (0..nv * nc).map(|i| (1.3 * i as f64 + 0.2).cos()).collect();
+        let mut op = DistOperator::new(&dist, 1, nc, make, &backend)?;
+        // ghost entries stale: the operator must update them itself
+        let du = stale_ghosts(DistVector::from_global(&dist, nc, &u)?);
+        let dv = stale_ghosts(DistVector::from_global(&dist, nc, &v)?);
+        let mut f = op.vector();
+        op.apply(&du, &mut f)?;
+        let mut jv = op.vector();
+        op.jacobian_action(&du, &dv, &mut jv)?;
+        let mut diag = DistVector::zeros(&dist, nc * nc);
+        op.jacobian_diagonal(&du, &mut diag)?;
+        let gathered = [
+            f.gather_to_root(),
+            jv.gather_to_root(),
+            diag.gather_to_root(),
+        ];
+        if let Some(mesh) = &serial_mesh {
+            let space = FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1)?, nc)?;
+            let mut sop = Operator::new(make(space)?, &backend)?;
+            let (su, sv) = (sop.vector_from(&u)?, sop.vector_from(&v)?);
+            let mut sf = sop.vector()?;
+            sop.apply(&su, &mut sf)?;
+            let mut sjv = sop.vector()?;
+            sop.jacobian_action(&su, &sv, &mut sjv)?;
+            let len = sop.jacobian_diagonal_len();
+            let mut sd = sop.integrator().zeros(len)?;
+            sop.jacobian_diagonal(&su, &mut sd)?;
+            let serial = [sf.to_host()?, sjv.to_host()?, sd.to_host()?];
+            for ((what, d), s) in ["F(u)", "J(u)v", "diag J(u)"]
+                .iter()
+                .zip(&gathered)
+                .zip(&serial)
+            {
+                let d = d.as_ref().ok_or_else(|| Error::Internal {
+                    what: "no gather".into(),
+                })?;
+                let err = rel_diff(d, s);
+                let pass = err <= 1e-12;
+                ok &= pass;
+                println!(
+                    "{name} {what}: relative difference {err:.3e} {}",
+                    verdict(pass)
+                );
+            }
+        }
+    }
+
+    // 2. deterministic assembly: bitwise the same twice
+    {
+        let u: Vec<f64> = (0..nv).map(|i| (0.3 * i as f64).sin()).collect();
+        let mut op =
+            DistOperator::new(&dist, 1, 1, |s| Form::new(s, NonlinearDiffusion), &backend)?;
+        op.set_assembly(Assembly::Deterministic)?;
+        let du = DistVector::from_global(&dist, 1, &u)?;
+        let (mut f1, mut f2) = (op.vector(), op.vector());
+        op.apply(&du, &mut f1)?;
+        op.apply(&du, &mut f2)?;
+        let dot1 = f1.dot(&f1)?;
+        let dot2 = f2.dot(&f2)?;
+        // every rank got the same bits of F·F and of 20 more products F·w_k
+        let mut dots = vec![dot1.to_bits()];
+        for k in 1..=20 {
+            let w: Vec<f64> = (0..nv)
+                .map(|i| (k as f64 * 0.37 * i as f64).cos())
+                .collect();
+            let w = DistVector::from_global(&dist, 1, &w)?;
+            dots.push(f1.dot(&w)?.to_bits());
+        }
+        let n_dots = dots.len();
+        let dots: Vec<u64> = dots
+            .iter()
+            .flat_map(|&d| dist.ranks().all_gather_u64(d))
+            .collect();
+        let dots_agree = dots
+            .chunks_exact(n_ranks)
+            .all(|c| c.iter().all(|&d| d == c[0]));
+        if let (Some(a), Some(b)) = (f1.gather_to_root(), f2.gather_to_root()) {
+            let pass = a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits())
+                && dot1.to_bits() == dot2.to_bits()
+                && dots_agree;
+            ok &= pass;
+            // the bits, for comparing runs (tests/mpirun.rs)
+            let all_bits: Vec<String> = dots
+                .iter()
+                .step_by(n_ranks)
+                .map(|d| format!("{d:016x}"))
+                .collect();
+            debug_assert_eq!(all_bits.len(), n_dots);
+            println!("F·F bits {}", all_bits.join(" "));
+            println!(
+                "deterministic F(u) and F·F: bitwise identical twice and on every rank {}",
+                verdict(pass)
+            );
+        }
+    }
+
+    // 3. Poisson by Jacobi-CG and Jacobi-GMRES, against the serial solves
+    {
+        let tol = 1e-10;
+        let g = |x: &[f64]| x[0] + 0.5 * x[1];
+        let poisson = |s: FunctionSpace| -> Result<Form<f64>> {
+            Form::new(s, Poisson)?.with_constants(&[1.0])
+        };
+        let mut fixed_dofs = Vec::new();
+        if let Some(mesh) = &serial_mesh {
+            let space = FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1)?, 1)?;
+            fixed_dofs = space.dofs_on(&MeshPart::boundary(mesh)?, Components::All)?;
+        }
+        dist.ranks().broadcast_u32s(&mut fixed_dofs);
+        let fixed = dist.local_mask(&fixed_dofs, 1)?;
+        let mut op = DistOperator::new(&dist, 1, 1, poisson, &backend)?;
+        let mut u = op.vector();
+        let coords = dist.layout().coordinates.clone();
+        for ((x, &f), xv) in u
+            .local_mut()
+            .iter_mut()
+            .zip(&fixed)
+            .zip(coords.chunks_exact(dim))
+        {
+            *x = if f { g(xv) } else { 0.0 };
+        }
+        let u0 = u.clone();
+        let solvers = [
+            (
+                "CG",
+                Krylov::Cg {
+                    tol,
+                    max_iter: 1000,
+                },
+            ),
+            (
+                "GMRES",
+                Krylov::Gmres(GmresOptions {
+                    tol,
+                    max_iter: 1000,
+                    restart: 30,
+                }),
+            ),
+        ];
+        for (name, solver) in &solvers {
+            let mut u = u0.clone();
+            let stats = solve_linear(&mut op, &mut u, &fixed, solver)?;
+            let solution = u.gather_to_root();
+            if let (Some(mesh), Some(solution)) = (&serial_mesh, solution) {
+                let (serial, serial_its) = serial_poisson(mesh, &fixed_dofs, g, solver)?;
+                let err = rel_diff(&solution, &serial);
+                let its_ok = stats.iterations.abs_diff(serial_its) <= 1;
+                let pass = err <= 1e-8 && its_ok;
+                ok &= pass;
+                println!(
+                    "Poisson {name}: {} iterations (serial {serial_its}), relative difference \
+                     {err:.3e} {}",
+                    stats.iterations,
+                    verdict(pass)
+                );
+            }
+        }
+    }
+    // every rank exits alike
+    let all_ok = dist.ranks().all_gather_u64(u64::from(ok));
+    Ok(all_ok.iter().all(|&o| o == 1))
+}
+
+/// The serial solve of [`solve_linear`]'s problem with femquad's own solver on
+/// the native backend: the reference solution and its iteration count.
+fn serial_poisson(
+    mesh: &Arc<Mesh>,
+    fixed_dofs: &[u32],
+    g: impl Fn(&[f64]) -> f64,
+    solver: &Krylov,
+) -> Result<(Vec<f64>, usize)> {
+    let dim = mesh.dim();
+    let space = FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1)?, 1)?;
+    let form = Form::new(space, Poisson)?.with_constants(&[1.0])?;
+    let mut op = Operator::<f64>::new(form, &Backend::native())?;
+    let n = op.space().n_dofs();
+    let mut is_fixed = vec![false; n];
+    for &d in fixed_dofs {
+        is_fixed[d as usize] = true;
+    }
+    let u0: Vec<f64> = (0..n)
+        .map(|i| if is_fixed[i] { g(mesh.vertex(i)) } else { 0.0 })
+        .collect();
+    let u = Vector::from(u0.clone());
+    let mut r = op.vector()?;
+    op.apply(&u, &mut r)?;
+    let b: Vec<f64> = r
+        .to_host()?
+        .iter()
+        .zip(&is_fixed)
+        .map(|(&x, &f)| if f { 0.0 } else { -x })
+        .collect();
+    let mut d = op.vector()?;
+    op.jacobian_diagonal(&u, &mut d)?;
+    let inv: Vec<f64> = d
+        .to_host()?
+        .iter()
+        .zip(&is_fixed)
+        .map(|(&x, &f)| if f { 1.0 } else { 1.0 / x })
+        .collect();
+    let mut a = |v: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
+        let vh = v.to_host()?;
+        let free: Vec<f64> = vh
+            .iter()
+            .zip(&is_fixed)
+            .map(|(&x, &f)| if f { 0.0 } else { x })
+            .collect();
+        op.jacobian_action(&u, &Vector::from(free), y)?;
+        let mut yh = y.to_host()?;
+        for i in 0..n {
+            if is_fixed[i] {
+                yh[i] = vh[i];
+            }
+        }
+        *y = Vector::from(yh);
+        Ok(())
+    };
+    let mut jacobi = Jacobi::new(Vector::from(inv));
+    let mut delta = Vector::from(vec![0.0; n]);
+    let b = Vector::from(b);
+    let stats = match solver {
+        &Krylov::Cg { tol, max_iter } => {
+            cg(&mut a, Some(&mut jacobi), &b, &mut delta, tol, max_iter)?
+        }
+        Krylov::Gmres(opts) => gmres(&mut a, Some(&mut jacobi), &b, &mut delta, opts)?,
+    };
+    let solution = u0
+        .iter()
+        .zip(delta.to_host()?)
+        .map(|(a, b)| a + b)
+        .collect();
+    Ok((solution, stats.iterations))
+}
+
+/// `x` with every ghost entry replaced by a wrong value (12345).
+fn stale_ghosts(mut x: DistVector<f64>) -> DistVector<f64> {
+    let n_owned = x.owned().len();
+    for g in &mut x.local_mut()[n_owned..] {
+        *g = 12345.0;
+    }
+    x
+}
+
+/// `max |a − b| / max |b|`.
+fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() != b.len() {
+        return f64::INFINITY;
+    }
+    let scale = b
+        .iter()
+        .fold(0.0f64, |m, x| m.max(x.abs()))
+        .max(f64::MIN_POSITIVE);
+    a.iter()
+        .zip(b)
+        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
+        / scale
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass { "ok" } else { "FAILED" }
+}

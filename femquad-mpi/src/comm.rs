@@ -1,0 +1,124 @@
+//! The ranks of a distributed computation: MPI's world communicator, the
+//! agreement on failure that keeps every rank from waiting for a failed
+//! one, and the collectives the distributed types need.
+//!
+//! # Failure
+//! Every step that may fail on some ranks only (building a local mesh or
+//! operator, evaluating it) ends in [`Ranks::agree`]: all ranks exchange
+//! whether they failed, and if one did, every rank returns
+//! [`Error::RankFailed`] naming the lowest failing rank and its message
+//! (that rank keeps its own error) — before any halo message is sent, so
+//! no rank blocks on a message a failed rank will never send. A panic is
+//! not an error value: [`abort_on_panic`] makes it abort every rank.
+
+use mpi::collective::CommunicatorCollectives;
+use mpi::topology::{Communicator, SimpleCommunicator};
+use mpi::traits::Root;
+
+use femquad::{Error, Result};
+
+/// MPI's world communicator with what the distributed types ask of it.
+pub struct Ranks {
+    world: SimpleCommunicator,
+}
+
+impl Ranks {
+    /// The ranks of `MPI_COMM_WORLD` (MPI initialised by the caller, once
+    /// per process: `mpi::initialize()`).
+    pub fn world() -> Ranks {
+        Ranks {
+            world: SimpleCommunicator::world(),
+        }
+    }
+
+    /// The communicator.
+    pub fn comm(&self) -> &SimpleCommunicator {
+        &self.world
+    }
+
+    /// This process's rank.
+    pub fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    /// Collective: `result` if every rank succeeded; otherwise, on every
+    /// rank, the failure of the lowest failing rank — its own error there,
+    /// [`Error::RankFailed`] (`"rank {r} of {n} failed: {message}"`)
+    /// elsewhere.
+    ///
+    /// # Errors
+    /// As described.
+    pub fn agree<T>(&self, result: Result<T>) -> Result<T> {
+        let failed = i32::from(result.is_err());
+        let mut all = vec![0i32; self.size()];
+        self.world.all_gather_into(&failed, &mut all[..]);
+        let Some(first) = all.iter().position(|&f| f != 0) else {
+            return result;
+        };
+        let mut message = match &result {
+            Err(e) if first == self.rank() => e.to_string().into_bytes(),
+            _ => Vec::new(),
+        };
+        let mut len = message.len() as u64;
+        let root = self.world.process_at_rank(first as i32);
+        root.broadcast_into(&mut len);
+        message.resize(len as usize, 0);
+        root.broadcast_into(&mut message[..]);
+        match result {
+            Err(e) if first == self.rank() => Err(e),
+            _ => Err(Error::RankFailed {
+                rank: first,
+                n_ranks: self.size(),
+                message: String::from_utf8_lossy(&message).into_owned(),
+            }),
+        }
+    }
+
+    /// Collective: every rank's `value`, in rank order.
+    pub fn all_gather_f64(&self, value: f64) -> Vec<f64> {
+        let mut all = vec![0.0; self.size()];
+        self.world.all_gather_into(&value, &mut all[..]);
+        all
+    }
+
+    /// Collective: every rank's `values` (the same length on every rank),
+    /// rank-major.
+    pub fn all_gather_f64s(&self, values: &[f64]) -> Vec<f64> {
+        let mut all = vec![0.0; self.size() * values.len()];
+        self.world.all_gather_into(values, &mut all[..]);
+        all
+    }
+
+    /// Collective: every rank's `value`, in rank order.
+    pub fn all_gather_u64(&self, value: u64) -> Vec<u64> {
+        let mut all = vec![0; self.size()];
+        self.world.all_gather_into(&value, &mut all[..]);
+        all
+    }
+
+    /// Collective: rank 0's `values` on every rank (their length taken from
+    /// rank 0).
+    pub fn broadcast_u32s(&self, values: &mut Vec<u32>) {
+        let root = self.world.process_at_rank(0);
+        let mut len = values.len() as u64;
+        root.broadcast_into(&mut len);
+        values.resize(len as usize, 0);
+        root.broadcast_into(&mut values[..]);
+    }
+}
+
+/// Makes a panic on any rank abort every rank (`MPI_Abort`, exit code 101)
+/// after printing it, instead of leaving the others waiting for it: call it
+/// once after initialising MPI.
+pub fn abort_on_panic() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default(info);
+        SimpleCommunicator::world().abort(101);
+    }));
+}

@@ -1,0 +1,50 @@
+//! femquad over MPI ranks: a mesh partitioned by METIS and distributed from
+//! rank 0, vectors with owned and ghost entries, femquad's operators applied
+//! on every rank's cells, and femquad's conjugate gradients on them.
+//!
+//! Without the cargo feature `mpi` this crate holds only [`layout`], the
+//! MPI-free bookkeeping of a partition (so `cargo test --workspace` needs no
+//! MPI); with it (`cargo build -p femquad-mpi --features mpi`, OpenMPI and
+//! libclang installed):
+//!
+//! * `comm` — the ranks, agreement on failure (every rank returns the
+//!   failing rank's error, none waits for it), abort on panic;
+//! * `partition` — METIS's partition of the dual graph and the distribution
+//!   of each rank's layout from rank 0;
+//! * `DistMesh`, `DistVector` (ghost update and accumulate, reproducible
+//!   reductions, femquad's `VectorOps`), `DistOperator` (`F(u)`, `J·v`,
+//!   `diag J`), `solve_linear` (Dirichlet-constrained, Jacobi-preconditioned CG
+//!   or GMRES);
+//! * `device` — one rank per OpenCL device, picked by the node-local rank.
+//!
+//! Run a program under `mpirun -np N` (see the README's "MPI" section); the
+//! program initialises MPI once (`mpi::initialize()`).
+
+pub mod layout;
+
+#[cfg(feature = "mpi")]
+pub mod comm;
+#[cfg(feature = "mpi")]
+pub mod device;
+#[cfg(feature = "mpi")]
+mod dist_mesh;
+#[cfg(feature = "mpi")]
+pub mod operator;
+#[cfg(feature = "mpi")]
+pub mod partition;
+#[cfg(feature = "mpi")]
+pub mod solve;
+#[cfg(feature = "mpi")]
+pub mod vector;
+
+#[cfg(feature = "mpi")]
+pub use dist_mesh::DistMesh;
+#[cfg(feature = "mpi")]
+pub use operator::DistOperator;
+#[cfg(feature = "mpi")]
+pub use vector::DistVector;
+
+/// The MPI crate the distributed types are built on (rsmpi), for programs
+/// that initialise MPI.
+#[cfg(feature = "mpi")]
+pub use mpi;

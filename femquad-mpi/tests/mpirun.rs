@@ -1,0 +1,195 @@
+//! `mpirun -np N femquad-mpi-check …` for N = 1, 2, 3 (oversubscribed, as
+//! root where needed): distributed F(u), J·v, diag J and the Jacobi-CG and
+//! Jacobi-GMRES solves equal the serial ones, deterministic assembly is bitwise
+//! reproducible, edge-case partitions work, and a rank's failure ends every
+//! rank with its error instead of a hang. The checks themselves are in the
+//! program (`src/bin/femquad-mpi-check.rs`); these tests read its exit code
+//! and output.
+#![cfg(feature = "mpi")]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a run printed and how it ended.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the check program on `np` ranks with `args`; a run longer than
+/// `limit` is killed and reported as a hang (`code` None).
+fn mpirun(np: usize, args: &[&str], limit: Duration) -> Run {
+    let mut child = Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &np.to_string()])
+        .arg(env!("CARGO_BIN_EXE_femquad-mpi-check"))
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun starts (OpenMPI installed: apt-get install openmpi-bin)");
+    let start = Instant::now();
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("mpirun's status") {
+            break status.code();
+        }
+        if start.elapsed() > limit {
+            child.kill().expect("kill the hung mpirun");
+            child.wait().expect("reap mpirun");
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    Run {
+        code,
+        stdout,
+        stderr,
+    }
+}
+
+/// The run passed every check of the program; returns its output.
+fn assert_passes(np: usize, args: &[&str]) -> String {
+    let run = mpirun(np, args, Duration::from_secs(300));
+    assert!(
+        run.code == Some(0) && run.stdout.contains("all checks passed"),
+        "np {np} {args:?}: exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+    // every check printed its line, each ok
+    let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
+    assert_eq!(checks, 9, "np {np} {args:?}:\n{}", run.stdout);
+    run.stdout
+}
+
+/// Asserts that the run's output describes rank `rank` so (the edge case
+/// was exercised).
+fn assert_rank(stdout: &str, rank: usize, cells: usize, owned: usize, ghosts: usize) {
+    let line = format!("rank {rank}: {cells} cells, {owned} owned vertices, {ghosts} ghosts");
+    assert!(
+        stdout.lines().any(|l| l == line),
+        "no `{line}` in\n{stdout}"
+    );
+}
+
+#[test]
+fn native_metis_on_1_2_3_ranks_equals_serial() {
+    for np in [1, 2, 3] {
+        assert_passes(np, &["native", "metis"]);
+    }
+}
+
+#[test]
+fn native_3d_metis_on_3_ranks_equals_serial() {
+    assert_passes(3, &["native", "metis", "--dim", "3", "--n", "3"]);
+}
+
+#[test]
+fn opencl_metis_on_1_2_3_ranks_equals_serial() {
+    for np in [1, 2, 3] {
+        assert_passes(np, &["opencl", "metis"]);
+    }
+}
+
+#[test]
+fn deterministic_runs_on_3_ranks_are_bitwise_identical() {
+    let bits = |out: &str| -> String {
+        let line = out.lines().find(|l| l.starts_with("F·F bits "));
+        line.expect("the F·F line").to_string()
+    };
+    let args = ["opencl", "metis", "--n", "24"];
+    let first = assert_passes(3, &args);
+    let second = assert_passes(3, &args);
+    assert_eq!(bits(&first), bits(&second));
+}
+
+#[test]
+fn ranks_share_the_one_pocl_device_when_allowed_and_are_refused_otherwise() {
+    assert_passes(3, &["opencl-shared", "metis"]);
+    assert_passes(1, &["opencl-exclusive", "metis"]);
+    // CI has one OpenCL device (PoCL): two exclusive ranks are one too many
+    let run = mpirun(2, &["opencl-exclusive", "metis"], Duration::from_secs(120));
+    assert_eq!(run.code, Some(2), "{}\n{}", run.stdout, run.stderr);
+    // both fail; every rank reports the lowest failing rank's error
+    for line in [
+        "rank 0: error: invalid argument `sharing`: 2 ranks run on this node but it has 1 ",
+        "rank 1: error: rank 0 of 2 failed: invalid argument `sharing`: 2 ranks run on ",
+    ] {
+        assert!(run.stderr.contains(line), "{}", run.stderr);
+    }
+    assert!(
+        run.stderr
+            .contains("start at most 1 ranks per node, or pass Sharing::Shared")
+    );
+}
+
+#[test]
+fn a_rank_without_cells_is_handled() {
+    let out = assert_passes(3, &["native", "empty-rank"]);
+    assert_rank(&out, 2, 0, 0, 0);
+}
+
+#[test]
+fn a_rank_owning_only_ghosts_is_handled() {
+    // one interior cell: its 3 vertices are owned by the lower ranks
+    let out = assert_passes(3, &["native", "ghost-only"]);
+    assert_rank(&out, 2, 1, 0, 3);
+}
+
+#[test]
+fn one_cell_thick_parts_are_handled() {
+    // 6 × 6 squares: ranks 1 and 2 get one column (12 triangles) each;
+    // rank 2's vertices are all shared, owned by ranks 0 and 1
+    let out = assert_passes(3, &["native", "thin"]);
+    assert_rank(&out, 1, 12, 7, 7);
+    assert_rank(&out, 2, 12, 0, 14);
+    let out = assert_passes(2, &["native", "thin"]);
+    assert_rank(&out, 1, 12, 0, 14);
+}
+
+#[test]
+fn a_bad_cell_on_one_rank_ends_every_rank_with_the_error() {
+    for (np, k) in [(2, 1), (3, 2), (3, 0)] {
+        let k_str = k.to_string();
+        let run = mpirun(
+            np,
+            &["native", "metis", "--fail-rank", &k_str],
+            Duration::from_secs(120),
+        );
+        assert!(
+            run.code.is_some(),
+            "np {np}, rank {k} failing: the ranks hung"
+        );
+        assert_ne!(run.code, Some(0), "np {np}: {}", run.stdout);
+        // rank k reports its invalid cell; every other rank names rank k
+        let own = format!("rank {k}: error: invalid mesh: cell ");
+        assert!(run.stderr.contains(&own), "np {np}:\n{}", run.stderr);
+        assert!(run.stderr.contains("negatively oriented"), "{}", run.stderr);
+        for q in (0..np).filter(|&q| q != k) {
+            let other = format!("rank {q}: error: rank {k} of {np} failed: invalid mesh: cell ");
+            assert!(
+                run.stderr.contains(&other),
+                "np {np}, rank {q}:\n{}",
+                run.stderr
+            );
+        }
+    }
+}
