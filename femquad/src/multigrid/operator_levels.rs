@@ -134,7 +134,7 @@ impl<R: Real> OperatorLevels<R> {
             } else {
                 Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
             };
-            let form = finest.form().on(space.clone(), quadrature)?;
+            let form = finest.form().on(space.clone(), quadrature, Vec::new())?;
             let r = Operator::new(form, backend)?;
             states.push(r.vector()?);
             coarse.push(r);
