@@ -364,3 +364,44 @@ fn misuse_of_boundary_terms_is_a_clear_error() {
         "{e}"
     );
 }
+
+/// `FacetSet::coarsen` inverts `FacetSet::refine` (the sets of every
+/// multigrid level), and refuses a set holding part of a coarse facet.
+#[test]
+fn coarsening_a_facet_set_inverts_its_refinement() {
+    for dim in [2, 3] {
+        let h = femquad::multigrid::MeshHierarchy::new(&mesh(dim, 2), 2).unwrap();
+        let coarse =
+            FacetSet::boundary_where(h.mesh(0).unwrap(), |x| x[0] == 1.0 || x[1] == 0.0).unwrap();
+        let sets = h.facet_sets(&coarse).unwrap();
+        let back = h.coarsened_facet_sets(&sets[2]).unwrap();
+        assert_eq!(back, sets, "{dim}D");
+        // one child of a coarse facet missing
+        let fine = h.finest();
+        let part = FacetSet::boundary_where(fine, |x| x[0] == 1.0 || x[1] == 0.0).unwrap();
+        assert_eq!(part, sets[2]);
+        let first = sets[2].facets()[0];
+        let without = FacetSet::boundary_where(fine, |x| {
+            (x[0] == 1.0 || x[1] == 0.0) && {
+                // not the midpoint of the first facet
+                let vs = first.vertex_slice();
+                let mid: Vec<f64> = (0..dim)
+                    .map(|d| {
+                        vs.iter().map(|&v| fine.vertex(v as usize)[d]).sum::<f64>()
+                            / vs.len() as f64
+                    })
+                    .collect();
+                mid.iter().zip(x).any(|(a, b)| (a - b).abs() > 1e-12)
+            }
+        })
+        .unwrap();
+        assert_eq!(without.len(), sets[2].len() - 1);
+        let e = h.coarsened_facet_sets(&without).unwrap_err().to_string();
+        assert!(
+            e.contains("of the")
+                && e.contains("children of facet")
+                && e.contains("cannot integrate over part of a facet"),
+            "{e}"
+        );
+    }
+}
