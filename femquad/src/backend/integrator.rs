@@ -10,7 +10,7 @@ use super::{Location, Vector};
 use crate::discretization::{CellInputs, Discretization};
 use crate::form::Form;
 use crate::native::{BoundaryIntegrals, Execution, NativeIntegrator, point_block_diagonal};
-use crate::opencl::{Assembly, DeviceVector, OpenClIntegrator, OpenClOperator};
+use crate::opencl::{Assembly, DeviceFacets, DeviceVector, OpenClIntegrator, OpenClOperator};
 use crate::physics::PointwiseEval;
 use crate::seam::Integrate;
 use crate::space::FunctionSpace;
@@ -36,9 +36,8 @@ impl Backend {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `physics` or `constants` if they do
-    /// not fit the discretization, `form` if it has boundary terms and the
-    /// backend is OpenCL (not integrated on the device yet); device errors
-    /// (no fp64 for `f64`, a build failure, memory).
+    /// not fit the discretization; device errors (no fp64 for `f64`, a
+    /// build failure, memory).
     pub fn bind<R: Real>(
         &self,
         form: &Form<R>,
@@ -56,25 +55,14 @@ impl Backend {
                 form.constants(),
                 *execution,
             )?)),
-            Backend::OpenCl { .. } if !boundary.is_empty() => {
-                return Err(Error::arg(
-                    "form",
-                    format!(
-                        "it has {} boundary term(s) (`{}`), which the OpenCL backend does not \
-                         integrate yet: bind it on Backend::native()",
-                        form.boundary().len(),
-                        form.boundary()[0].physics().info().name
-                    ),
-                ));
-            }
             Backend::OpenCl { device, options } => {
                 let op = OpenClOperator::new(device.clone(), options.clone(), space, disc)?;
-                Integrator::OpenCl(Box::new(OpenClIntegrator::new(
-                    op,
-                    physics,
-                    form.constants(),
-                    Assembly::default(),
-                )?))
+                let mut bound =
+                    OpenClIntegrator::new(op, physics, form.constants(), Assembly::default())?;
+                if !boundary.is_empty() {
+                    bound = bound.with_facets(DeviceFacets::new(device, space, boundary)?);
+                }
+                Integrator::OpenCl(Box::new(bound))
             }
         })
     }

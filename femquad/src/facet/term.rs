@@ -150,6 +150,11 @@ impl<R: Real> BoundaryTerm<R> {
         &*self.physics
     }
 
+    /// The physics, shared (for a device binding it).
+    pub(crate) fn shared_physics(&self) -> Arc<dyn PointwiseEval<R>> {
+        Arc::clone(&self.physics)
+    }
+
     /// The physics' constants, in `R`.
     pub fn constants(&self) -> &[R] {
         &self.constants

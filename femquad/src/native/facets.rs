@@ -37,12 +37,14 @@ pub struct BoundaryIntegrals<R: Real> {
     terms: Vec<TermData<R>>,
 }
 
-/// One term and what integrating it needs.
-struct TermData<R: Real> {
-    term: BoundaryTerm<R>,
-    weights: Vec<f64>,
-    tabulation: FacetTabulation,
-    geometry: FacetGeometry<f64>,
+/// One term and what integrating it needs (the device copies it,
+/// `crate::opencl::operator::facets`).
+pub(crate) struct TermData<R: Real> {
+    pub(crate) term: BoundaryTerm<R>,
+    /// The rule's weights `w_q`.
+    pub(crate) weights: Vec<f64>,
+    pub(crate) tabulation: FacetTabulation,
+    pub(crate) geometry: FacetGeometry<f64>,
 }
 
 /// The values at one facet point and their work arrays.
@@ -82,6 +84,16 @@ impl<R: Real> BoundaryIntegrals<R> {
             n_comp: space.n_comp(),
             terms,
         })
+    }
+
+    /// The terms with their rules' weights, tabulations and geometries.
+    pub(crate) fn terms(&self) -> &[TermData<R>] {
+        &self.terms
+    }
+
+    /// The space's `[dim, N_b, N_comp]`.
+    pub(crate) fn sizes(&self) -> [usize; 3] {
+        [self.dim, self.n_b, self.n_comp]
     }
 
     /// Whether there is no boundary term.

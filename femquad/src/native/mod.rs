@@ -22,6 +22,7 @@ use crate::physics::{PointArgs, PointwiseEval};
 use crate::{Error, Real, Result};
 
 pub use facets::BoundaryIntegrals;
+pub(crate) use facets::TermData as BoundaryTermData;
 pub use integrator::{NativeIntegrator, point_block_diagonal};
 
 /// Serial or parallel execution of the native integrator.

@@ -8,7 +8,10 @@
 //!
 //! (the boundary terms of the form, [`Form::with_boundary`]: natively added
 //! into the facets' cells' element vectors before assembly,
-//! [`crate::native::BoundaryIntegrals`]).
+//! [`crate::native::BoundaryIntegrals`]; on a device integrated after the
+//! cells by `kernels/facet_integrate.cl`, one work-item per facet point,
+//! then one per facet basis function, added atomically or summed per node
+//! in a fixed order as the cells are).
 //!
 //! In libCEED's terms this is the *operator*: the space's restriction
 //! (gather `E u` through the cell → node map, and its transpose, the
@@ -103,9 +106,7 @@ impl<R: Real> Operator<R> {
     /// # Errors
     /// [`Error::InvalidArgument`] naming `form` if its physics (or a
     /// boundary term's) takes constants or an auxiliary field the form
-    /// lacks, or if it has boundary terms and `backend` is OpenCL (not
-    /// integrated on the device yet); device errors (no fp64 for `f64`, a
-    /// build failure, memory).
+    /// lacks; device errors (no fp64 for `f64`, a build failure, memory).
     pub fn new(form: Form<R>, backend: &Backend) -> Result<Self> {
         form.check_complete()?;
         let boundary = std::sync::Arc::new(BoundaryIntegrals::new(form.space(), form.boundary())?);
