@@ -203,3 +203,25 @@ fn deterministic_boundary_assembly_is_bitwise_reproducible() {
         }
     }
 }
+
+/// The device's assembled matrix does not include boundary terms: it is
+/// refused with what to do instead, and the host CSR includes them.
+#[test]
+fn the_device_assembled_matrix_refuses_boundary_terms() {
+    let device = Backend::opencl_with(testing::device(), testing::options());
+    let mut gpu = operator::<f64>(2, 1, false, &device);
+    let u = gpu
+        .vector_from(&values::<f64>(gpu.space().n_dofs(), 0.0))
+        .unwrap();
+    let e = gpu.assemble_matrix(&u).unwrap_err().to_string();
+    assert!(
+        e.contains("it has boundary terms, which the device's assembled matrix does not include"),
+        "{e}"
+    );
+    assert!(e.contains("Operator::assemble_jacobian"), "{e}");
+    let host = gpu.assemble_jacobian(&u).unwrap();
+    let mut native = operator::<f64>(2, 1, false, &Backend::native());
+    let u_native = native.vector_from(&u.to_host().unwrap()).unwrap();
+    let reference = native.assemble_jacobian(&u_native).unwrap();
+    assert_eq!(host.values(), reference.values());
+}
