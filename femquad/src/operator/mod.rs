@@ -8,7 +8,7 @@
 //!
 //! (the boundary terms of the form, [`Form::with_boundary`]: natively added
 //! into the facets' cells' element vectors before assembly,
-//! [`crate::native::BoundaryIntegrals`]; on a device integrated after the
+//! [`BoundaryIntegrals`]; on a device integrated after the
 //! cells by `kernels/facet_integrate.cl`, one work-item per facet point,
 //! then one per facet basis function, added atomically or summed per node
 //! in a fixed order as the cells are).
@@ -32,11 +32,10 @@
 //! its backend ([`Backend::bind`]); it names no backend module.
 
 use crate::aux_space::AuxSpace;
-use crate::backend::{Assembly, Backend, Integrator, Location, Vector};
+use crate::backend::{Assembly, Backend, BoundaryIntegrals, Integrator, Location, Vector};
 use crate::discretization::Discretization;
 use crate::error::check_len;
 use crate::form::Form;
-use crate::native::BoundaryIntegrals;
 use crate::physics::PointwiseEval;
 use crate::space::FunctionSpace;
 use crate::vector::VectorOps;
