@@ -26,7 +26,10 @@
 //!   constants and rule: a term of a [`Form`](crate::form::Form)
 //!   ([`Form::with_boundary`](crate::form::Form::with_boundary)).
 //! * [`FacetDiscretization::integrate_vector`]: `∫_S φ_i f0 ds` for a
-//!   closure `f0(x, n, u, ∇u)`, the native reference of boundary assembly.
+//!   closure `f0(x, n, u, ∇u)` on one set, outside any form (a check of the
+//!   facet data). A form's boundary terms are integrated by its operator:
+//!   natively by [`crate::native::BoundaryIntegrals`], on a device by
+//!   `kernels/facet_integrate.cl`.
 
 mod discretization;
 mod geometry;

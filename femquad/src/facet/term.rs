@@ -25,7 +25,9 @@ use super::{FacetQuadrature, FacetSet};
 /// * Robin `∂u/∂n + α u = g` on `S`: `f0 = α u − g`.
 ///
 /// Attach it with [`Form::with_boundary`](crate::form::Form::with_boundary),
-/// which checks it against the form's space.
+/// which checks it against the form's space. Its constants are bound with
+/// the operator ([`Operator::set_constants`](crate::operator::Operator::set_constants)
+/// sets the cell physics' only): change them by building the form again.
 ///
 /// ```
 /// use femquad::facet::{BoundaryTerm, FacetSet};
