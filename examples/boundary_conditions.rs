@@ -26,6 +26,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use femquad::backend::Backend;
 use femquad_examples::boundary_mms::{Condition, hierarchy, solve};
 
 #[derive(Parser)]
@@ -70,7 +71,13 @@ fn run(args: &Args) -> femquad::Result<()> {
                 );
                 let mut previous: Option<(f64, f64)> = None;
                 for r in 1..=levels.max(1) {
-                    let s = solve(hierarchy(dim, 2, r)?, order, condition, args.tol)?;
+                    let s = solve(
+                        hierarchy(dim, 2, r)?,
+                        order,
+                        condition,
+                        &Backend::native(),
+                        args.tol,
+                    )?;
                     let h = 0.5f64.powi(r as i32 + 1);
                     let rate = previous
                         .map(|(h0, e0)| format!("{:.2}", (e0 / s.l2_error).ln() / (h0 / h).ln()))

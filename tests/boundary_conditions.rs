@@ -8,6 +8,8 @@
 //! Native backend, small meshes: the rate is measured between the last two
 //! of a few refinements of a coarse unit square or cube of 2 intervals.
 
+use femquad::backend::Backend;
+use femquad::opencl::testing;
 use femquad_examples::boundary_mms::{Condition, hierarchy, solve};
 
 /// The rate between the last two of `refinements` (coarse to fine) of the
@@ -21,7 +23,14 @@ fn assert_rate(
 ) -> Vec<usize> {
     let mut rows = Vec::new();
     for &r in refinements {
-        let s = solve(hierarchy(dim, 2, r).unwrap(), order, condition, 1e-12).unwrap();
+        let s = solve(
+            hierarchy(dim, 2, r).unwrap(),
+            order,
+            condition,
+            &Backend::native(),
+            1e-12,
+        )
+        .unwrap();
         let h = 0.5f64.powi(r as i32 + 1);
         rows.push((h, s));
     }
@@ -80,9 +89,15 @@ fn multigrid_iterations_stay_bounded_with_neumann_and_robin_parts() {
         for order in [1, 2] {
             let counts: Vec<usize> = (1..=3)
                 .map(|r| {
-                    solve(hierarchy(2, 2, r).unwrap(), order, condition, 1e-10)
-                        .unwrap()
-                        .iterations
+                    solve(
+                        hierarchy(2, 2, r).unwrap(),
+                        order,
+                        condition,
+                        &Backend::native(),
+                        1e-10,
+                    )
+                    .unwrap()
+                    .iterations
                 })
                 .collect();
             eprintln!("{condition:?} P{order}: CG iterations {counts:?}");
@@ -92,5 +107,43 @@ fn multigrid_iterations_stay_bounded_with_neumann_and_robin_parts() {
                 "{condition:?} P{order}: CG iterations {counts:?} on 1, 2, 3 refinements"
             );
         }
+    }
+}
+
+/// The Robin problem solved on the device (PoCL in CI: the boundary
+/// kernels in F(u), J·v and the multigrid levels' diagonals) has the native
+/// solution's error and iterations.
+#[test]
+fn robin_on_the_device_matches_the_native_solve() {
+    let device = Backend::opencl_with(testing::device(), testing::options());
+    for order in [1, 2] {
+        let native = solve(
+            hierarchy(2, 2, 2).unwrap(),
+            order,
+            Condition::Robin(2.0),
+            &Backend::native(),
+            1e-10,
+        )
+        .unwrap();
+        let gpu = solve(
+            hierarchy(2, 2, 2).unwrap(),
+            order,
+            Condition::Robin(2.0),
+            &device,
+            1e-10,
+        )
+        .unwrap();
+        assert!(
+            (native.l2_error - gpu.l2_error).abs() <= 1e-9 * native.l2_error,
+            "P{order}: L2 error native {} device {}",
+            native.l2_error,
+            gpu.l2_error
+        );
+        assert!(
+            native.iterations.abs_diff(gpu.iterations) <= 1,
+            "P{order}: CG iterations native {} device {}",
+            native.iterations,
+            gpu.iterations
+        );
     }
 }

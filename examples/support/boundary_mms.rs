@@ -124,13 +124,14 @@ pub struct Solved {
 }
 
 /// Solves the problem with `condition` on the finest mesh of `hierarchy`
-/// (the unit square or cube), Pk elements, natively, CG preconditioned by
-/// multigrid on the hierarchy's levels (each level integrates the boundary
-/// term over its facets of the same sides) to `tol`.
+/// (the unit square or cube), Pk elements, on `backend`, CG preconditioned
+/// by multigrid on the hierarchy's levels (each level integrates the
+/// boundary term over its facets of the same sides) to `tol`.
 pub fn solve(
     hierarchy: MeshHierarchy,
     order: usize,
     condition: Condition,
+    backend: &Backend,
     tol: f64,
 ) -> femquad::Result<Solved> {
     let mesh: Arc<Mesh> = hierarchy.finest().clone();
@@ -144,7 +145,7 @@ pub fn solve(
         }
     };
     let form = Form::new(space.clone(), PoissonMmsB)?.with_boundary(term)?;
-    let op = Operator::<f64>::new(form, &Backend::native())?;
+    let op = Operator::<f64>::new(form, backend)?;
     let dirichlet = MeshPart::boundary_where(&mesh, |x| !on_natural_part(x))?;
     let mut problem = DirichletProblem::on_part(op, &dirichlet, Components::All, exact)?
         .with_hierarchy(hierarchy)?;
