@@ -125,6 +125,13 @@ impl<R: Real> OperatorLevels<R> {
         let n_levels = spaces.n_levels();
         let mut coarse = Vec::with_capacity(n_levels - 1);
         let mut states = Vec::with_capacity(n_levels - 1);
+        // per boundary term, its set on every hierarchy mesh
+        let boundary_sets = finest
+            .form()
+            .boundary()
+            .iter()
+            .map(|t| hierarchy.coarsened_facet_sets(t.set()))
+            .collect::<Result<Vec<_>>>()?;
         for l in 0..n_levels - 1 {
             let space = spaces
                 .space(l)
@@ -134,7 +141,14 @@ impl<R: Real> OperatorLevels<R> {
             } else {
                 Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
             };
-            let form = finest.form().on(space.clone(), quadrature)?;
+            let mesh_level = spaces
+                .mesh_level(l)
+                .ok_or_else(|| Error::internal(format!("no mesh for multigrid level {l}")))?;
+            let sets = boundary_sets
+                .iter()
+                .map(|s| s[mesh_level].clone())
+                .collect();
+            let form = finest.form().on(space.clone(), quadrature, sets)?;
             let r = Operator::new(form, backend)?;
             states.push(r.vector()?);
             coarse.push(r);

@@ -5,7 +5,9 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::{Execution, diagonal_blocks, element_vectors, tangent_element_vectors};
+use super::{
+    BoundaryIntegrals, Execution, diagonal_blocks, element_vectors, tangent_element_vectors,
+};
 use crate::aux_space::AuxSpace;
 use crate::discretization::{CellInputs, Discretization};
 use crate::physics::PointwiseEval;
@@ -20,6 +22,8 @@ pub struct NativeIntegrator<R: Real> {
     space: FunctionSpace,
     disc: Discretization<R>,
     physics: Arc<dyn PointwiseEval<R>>,
+    /// The form's boundary terms, added into the cell-local arrays.
+    boundary: Arc<BoundaryIntegrals<R>>,
     execution: Execution,
     constants: Vec<R>,
     /// The auxiliary field's space (a field in the solution's element).
@@ -36,8 +40,8 @@ pub struct NativeIntegrator<R: Real> {
 
 impl<R: Real> NativeIntegrator<R> {
     /// Binds `physics` with `constants` on `disc` (a discretization of
-    /// `space`), computing with `execution`; the auxiliary field is zero
-    /// until [`Integrate::set_aux`].
+    /// `space`) and the boundary terms `boundary`, computing with
+    /// `execution`; the auxiliary field is zero until [`Integrate::set_aux`].
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] if the auxiliary field's space
@@ -46,6 +50,7 @@ impl<R: Real> NativeIntegrator<R> {
         space: &FunctionSpace,
         disc: Discretization<R>,
         physics: Arc<dyn PointwiseEval<R>>,
+        boundary: Arc<BoundaryIntegrals<R>>,
         constants: &[R],
         execution: Execution,
     ) -> Result<Self> {
@@ -60,6 +65,7 @@ impl<R: Real> NativeIntegrator<R> {
             aux_set: false,
             disc,
             physics,
+            boundary,
             execution,
             constants: constants.to_vec(),
             aux_space,
@@ -104,6 +110,8 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             &mut self.element_vectors,
             self.execution,
         )?;
+        self.boundary
+            .add_residual(&self.u_cells, &mut self.element_vectors)?;
         self.space.assemble(&self.element_vectors, r)
     }
 
@@ -125,6 +133,8 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             &mut self.element_vectors,
             self.execution,
         )?;
+        self.boundary
+            .add_tangent(&self.u_cells, &self.v_cells, &mut self.element_vectors)?;
         self.space.assemble(&self.element_vectors, out)
     }
 
@@ -141,6 +151,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             &self.space,
             &self.disc,
             &*self.physics,
+            &self.boundary,
             &inputs,
             self.execution,
         )?;
@@ -172,15 +183,18 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
 
 /// The point-block diagonal of `J(u)`, `[node][fc][gc]`
 /// (`n_nodes·N_comp²` entries), from the cell-local `inputs`: the diagonal
-/// blocks of the element matrices ([`diagonal_blocks`]) summed per node in
-/// increasing cell order. NaN and ±∞ are kept.
+/// blocks of the element matrices ([`diagonal_blocks`]) plus those of the
+/// boundary terms ([`BoundaryIntegrals::add_diagonal_blocks`]) summed per
+/// node in increasing cell order. NaN and ±∞ are kept.
 ///
 /// # Errors
-/// Those of [`diagonal_blocks`].
+/// Those of [`diagonal_blocks`] and
+/// [`BoundaryIntegrals::add_diagonal_blocks`].
 pub fn point_block_diagonal<R: Real>(
     space: &FunctionSpace,
     disc: &Discretization<R>,
     physics: &dyn PointwiseEval<R>,
+    boundary: &BoundaryIntegrals<R>,
     inputs: &CellInputs<'_, R>,
     execution: Execution,
 ) -> Result<Vec<R>> {
@@ -188,6 +202,7 @@ pub fn point_block_diagonal<R: Real>(
     let per_block = nc * nc;
     let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * per_block];
     diagonal_blocks(disc, physics, inputs, &mut blocks, execution)?;
+    boundary.add_diagonal_blocks(inputs.u, &mut blocks)?;
     let mut out = vec![R::ZERO; space.n_nodes() * per_block];
     for (c, cell) in blocks.chunks(space.n_basis() * per_block).enumerate() {
         for (block, &node) in cell.chunks(per_block).zip(space.cell_nodes(c)) {

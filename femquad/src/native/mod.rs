@@ -7,6 +7,7 @@
 //! handled by rayon; every cell is computed by the same sequence of
 //! operations either way, so serial and parallel results are bit-identical.
 
+mod facets;
 mod integrator;
 pub mod multigrid;
 
@@ -20,6 +21,8 @@ use crate::layout;
 use crate::physics::{PointArgs, PointwiseEval};
 use crate::{Error, Real, Result};
 
+pub use facets::BoundaryIntegrals;
+pub(crate) use facets::TermData as BoundaryTermData;
 pub use integrator::{NativeIntegrator, point_block_diagonal};
 
 /// Serial or parallel execution of the native integrator.

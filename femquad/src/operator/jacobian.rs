@@ -154,6 +154,7 @@ impl<R: Real> Operator<R> {
             self.form.space(),
             self.discretization(),
             self.physics(),
+            &self.boundary,
             &inputs,
         )
     }
@@ -303,7 +304,8 @@ impl<R: Real> Operator<R> {
 
     /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
     /// `u` and the cell-local auxiliary field `aux`, from the physics'
-    /// pointwise Jacobians in `R`, integrated in `f64`.
+    /// pointwise Jacobians in `R`, integrated in `f64`, with the boundary
+    /// terms' facet matrices added to their cells'.
     fn element_matrices(&self, u: &[R], aux: &[R]) -> Result<Vec<f64>> {
         let physics = self.physics();
         let disc = self.discretization();
@@ -323,6 +325,7 @@ impl<R: Real> Operator<R> {
             &mut out,
             Execution::Parallel,
         )?;
+        self.boundary.add_element_matrices(&u_cells, &mut out)?;
         Ok(out)
     }
 }

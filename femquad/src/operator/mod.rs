@@ -3,7 +3,15 @@
 //!
 //! ```text
 //! F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x; c) + ∇φ_i : f1(u, ∇u, a, ∇a, x; c) dx
+//!        + Σ_terms Σ_{F ∈ S_t} ∫_F φ_i · f0_t(u, ∇u, x, n; c_t) ds
 //! ```
+//!
+//! (the boundary terms of the form, [`Form::with_boundary`]: natively added
+//! into the facets' cells' element vectors before assembly,
+//! [`BoundaryIntegrals`]; on a device integrated after the
+//! cells by `kernels/facet_integrate.cl`, one work-item per facet point,
+//! then one per facet basis function, added atomically or summed per node
+//! in a fixed order as the cells are).
 //!
 //! In libCEED's terms this is the *operator*: the space's restriction
 //! (gather `E u` through the cell → node map, and its transpose, the
@@ -24,7 +32,7 @@
 //! its backend ([`Backend::bind`]); it names no backend module.
 
 use crate::aux_space::AuxSpace;
-use crate::backend::{Assembly, Backend, Integrator, Location, Vector};
+use crate::backend::{Assembly, Backend, BoundaryIntegrals, Integrator, Location, Vector};
 use crate::discretization::Discretization;
 use crate::error::check_len;
 use crate::form::Form;
@@ -77,6 +85,10 @@ pub struct Operator<R: Real> {
     /// The form bound on its backend, which owns the auxiliary field's
     /// values and whether they were set.
     integrator: Integrator<R>,
+    /// The form's boundary terms prepared on the host (facet tabulations
+    /// and geometries), shared with a native integrator; the host
+    /// assembled Jacobian adds their element matrices.
+    boundary: std::sync::Arc<BoundaryIntegrals<R>>,
     /// The sparsity of the assembled Jacobian, computed on first use.
     pattern: Option<std::sync::Arc<crate::sparse::SparsityPattern>>,
 }
@@ -91,15 +103,17 @@ impl<R: Real> Operator<R> {
     /// the same.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `form` if its physics takes
-    /// constants or an auxiliary field the form lacks; device errors (no
-    /// fp64 for `f64`, a build failure, memory).
+    /// [`Error::InvalidArgument`] naming `form` if its physics (or a
+    /// boundary term's) takes constants or an auxiliary field the form
+    /// lacks; device errors (no fp64 for `f64`, a build failure, memory).
     pub fn new(form: Form<R>, backend: &Backend) -> Result<Self> {
         form.check_complete()?;
-        let integrator = backend.bind(&form)?;
+        let boundary = std::sync::Arc::new(BoundaryIntegrals::new(form.space(), form.boundary())?);
+        let integrator = backend.bind(&form, &boundary)?;
         Ok(Operator {
             form,
             integrator,
+            boundary,
             pattern: None,
         })
     }

@@ -386,13 +386,15 @@ impl<R: Real> DirichletProblem<R> {
     /// ([`DirichletProblem::preconditioner_seconds`] reports the time).
     ///
     /// Before solving it checks what CG needs: that `#[pointwise]` proved
-    /// the physics affine ([`PointwiseInfo::linear`](crate::physics::PointwiseInfo::linear)),
+    /// the physics and every boundary term's physics affine
+    /// ([`PointwiseInfo::linear`](crate::physics::PointwiseInfo::linear)),
     /// and, on two random vectors `x`, `y` zero on the fixed dofs, that
     /// `x·Ay = y·Ax` to rounding (symmetric) and `x·Ax > 0` (positive): two
     /// more Jacobian actions.
     ///
     /// # Errors
-    /// * [`Error::InvalidArgument`] naming `physics` if it is not provably
+    /// * [`Error::InvalidArgument`] naming `physics` if it (or a boundary
+    ///   term's physics) is not provably
     ///   affine (solve it with [`DirichletProblem::solve_nonlinear`]), if its
     ///   Jacobian on the free dofs is not symmetric or not positive definite
     ///   (found by the random vectors, by CG, or by the multigrid setup: an
@@ -405,6 +407,11 @@ impl<R: Real> DirichletProblem<R> {
     pub fn solve_linear(&mut self, tol: f64, max_iter: usize) -> Result<(Vector<R>, CgStats)> {
         let info = self.residual.physics().info();
         require_affine(info)?;
+        // the boundary terms' physics too: one linear system solves F = 0
+        // only if every term of F is affine
+        for term in self.residual.form().boundary() {
+            require_affine(term.physics().info())?;
+        }
         self.pc.reset_timer();
         let mut f0 = self.residual.vector()?;
         let DirichletProblem {

@@ -35,6 +35,7 @@
 mod bound;
 mod diagonal;
 mod element;
+mod facets;
 mod residual;
 
 use std::collections::HashMap;
@@ -59,6 +60,7 @@ use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
 pub use bound::OpenClIntegrator;
+pub(crate) use facets::DeviceFacets;
 pub use residual::Assembly;
 
 /// The global inputs of one launch: `u` (global or cell-local), the
