@@ -6,7 +6,7 @@
 //! one; the element kernel (BK), its geometry mode alternating along the
 //! cases; meshes smaller than one chunk and of exactly one.
 //!
-//! Patch assembly: every global case runs twice, on the shuffled mesh
+//! Patch assembly: every case runs on two paths, on the shuffled mesh
 //! without node windows and on the same box in the generator's numbering
 //! with node windows ([`LaunchConfig::window`]) and the smallest chunk
 //! ([`patch_config`]) at which some groups are patches (16-bit local
@@ -14,6 +14,12 @@
 //! where the mesh has such a chunk, others do not fit their window (the
 //! fallback through global memory); the 2D meshes of one chunk are one
 //! windowed patch (every node owned), the 3D one does not fit its window.
+//! In the products each (assembly, geometry) mode of a case runs one action
+//! on each path, the two actions swapping paths from mode to mode and from
+//! physics to physics ([`Paths::Alternating`]): every physics × element ×
+//! dimension × mode is checked on both paths, with each program built once
+//! (a kernel build on PoCL takes seconds, and the product's builds were most
+//! of CI's time); the meshes of one chunk run every launch on both paths.
 
 use super::physics::{ManufacturedPoisson, ReactionSource};
 use super::*;
@@ -143,22 +149,48 @@ struct Patches {
     fallback: usize,
 }
 
+/// Which global launches of a case run on which path: without node
+/// windows on the shuffled mesh (`plain`), with them on the mesh numbered
+/// for locality (`windowed`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Paths {
+    /// Both actions in every mode on both paths.
+    Both,
+    /// Each (action, mode) on one path: action `a` in mode `m` (indices
+    /// into [`ACTIONS`] and [`ALL_MODES`]) runs windowed where
+    /// `a + m + parity` is even, else plain; so every mode runs one action
+    /// on each path, and the case of the other parity swaps them.
+    Alternating(usize),
+}
+
+impl Paths {
+    /// Whether action `a` runs in mode `m` on the path `windowed`.
+    fn runs(self, a: usize, m: usize, windowed: bool) -> bool {
+        match self {
+            Paths::Both => true,
+            Paths::Alternating(parity) => (a + m + parity).is_multiple_of(2) == windowed,
+        }
+    }
+}
+
 /// Checks `F(u)` and `J(u)·v` of `case` in every mode — on the shuffled
-/// mesh, and with node windows on the mesh numbered for locality — and its
-/// element kernel with `element_geometry`, against the native reference.
-/// `config` `None`: [`small_config`]. Adds the windowed launches' groups
-/// to `patches`.
+/// mesh, and with node windows on the mesh numbered for locality, as
+/// `paths` divides them — and its element kernel with `element_geometry`,
+/// against the native reference. `config` `None`: [`small_config`]. Adds
+/// the windowed launches' groups to `patches`.
+#[allow(clippy::too_many_arguments)]
 fn check_case<R: EvalPrecision>(
     device: &Arc<Device>,
     case: &Case,
     config: Option<LaunchConfig>,
     groups: Groups,
+    paths: Paths,
     element_geometry: GeometryMode,
     tol: f64,
     patches: &mut Patches,
 ) {
     let s = setup::<R>(case);
-    let mut op = check_global(device, case, &s, config, groups, tol, patches, false);
+    let mut op = check_global(device, case, &s, config, groups, paths, tol, patches, false);
     let n_cells = s.space.n_cells();
     let element_config = match config {
         Some(c) => c.with_geometry(element_geometry),
@@ -178,6 +210,7 @@ fn check_case<R: EvalPrecision>(
         &s,
         config_window(config),
         groups,
+        paths,
         tol,
         patches,
         true,
@@ -189,9 +222,10 @@ fn config_window(config: Option<LaunchConfig>) -> Option<LaunchConfig> {
     config.map(|c| c.with_window(true))
 }
 
-/// Checks `F(u)` and `J(u)·v` of `case` on the setup `s` in every mode
-/// against the native reference, with node windows if `window` (adding the
-/// groups to `patches`); returns the operator.
+/// Checks `F(u)` and `J(u)·v` of `case` on the setup `s` in the modes that
+/// `paths` gives the path `window` against the native reference, with node
+/// windows if `window` (adding the groups to `patches`); returns the
+/// operator.
 #[allow(clippy::too_many_arguments)]
 fn check_global<R: EvalPrecision>(
     device: &Arc<Device>,
@@ -199,6 +233,7 @@ fn check_global<R: EvalPrecision>(
     s: &Setup<R>,
     config: Option<LaunchConfig>,
     groups: Groups,
+    paths: Paths,
     tol: f64,
     patches: &mut Patches,
     window: bool,
@@ -215,9 +250,12 @@ fn check_global<R: EvalPrecision>(
         R::PRECISION,
         s.disc.n_q()
     );
-    for action in ACTIONS {
+    for (a, action) in ACTIONS.into_iter().enumerate() {
         let reference = native_global(s, physics, action);
-        for (assembly, geometry) in ALL_MODES {
+        for (m, (assembly, geometry)) in ALL_MODES.into_iter().enumerate() {
+            if !paths.runs(a, m, window) {
+                continue;
+            }
             op.set_assembly(assembly).unwrap();
             let variant = global_variant(&op, action);
             let config = match config {
@@ -309,14 +347,13 @@ fn cases() -> Vec<ProductCase> {
     v
 }
 
-/// The product in precision `R`, every case (`all_pairs`) or each physics
-/// in one (dimension, order) pair, in turn (a quarter of the kernel builds).
-fn check_cases<R: EvalPrecision>(tol: f64, all_pairs: bool) {
+/// The product in precision `R` over the cases `select` takes.
+fn check_cases<R: EvalPrecision>(tol: f64, select: impl Fn(&ProductCase) -> bool) {
     let device = device();
     println!("device: {}", device.info());
     let mut patches = Patches::default();
     for c in cases() {
-        if all_pairs || c.physics % 4 == c.pair {
+        if select(&c) {
             // the element kernel's geometry alternates like the quadrature
             let element_geometry = if (c.physics + c.pair) % 2 == 0 {
                 GeometryMode::Stored
@@ -328,6 +365,7 @@ fn check_cases<R: EvalPrecision>(tol: f64, all_pairs: bool) {
                 &c.case,
                 None,
                 Groups::Several,
+                Paths::Alternating(c.physics),
                 element_geometry,
                 tol,
                 &mut patches,
@@ -335,22 +373,34 @@ fn check_cases<R: EvalPrecision>(tol: f64, all_pairs: bool) {
         }
     }
     // both kinds of work-groups ran in the windowed launches
-    println!("{patches:?}");
+    let stats = device.stats();
+    println!(
+        "{patches:?}; programs built: {} (cache hits {})",
+        stats.builds, stats.cache_hits
+    );
     assert!(patches.windowed > 0 && patches.fallback > 0, "{patches:?}");
 }
 
-/// Every physics × assembly × geometry × action, in every dimension and
-/// order.
+/// Every physics × assembly × geometry on both paths (the action
+/// alternating), in 2D P1 and 3D P2 (with the next test: every dimension
+/// and order, split in two so that two test threads share the builds).
 #[test]
-fn device_matches_native_f64() {
-    check_cases::<f64>(1e-12, true);
+fn device_matches_native_f64_2d_p1_3d_p2() {
+    check_cases::<f64>(1e-12, |c| c.pair == 0 || c.pair == 3);
 }
 
-/// Every physics × assembly × geometry × action, each physics in one
-/// dimension and order.
+/// The same in 2D P2 and 3D P1.
+#[test]
+fn device_matches_native_f64_2d_p2_3d_p1() {
+    check_cases::<f64>(1e-12, |c| c.pair == 1 || c.pair == 2);
+}
+
+/// Every physics × assembly × geometry on both paths (the action
+/// alternating), each physics in one dimension and order.
 #[test]
 fn device_matches_native_f32() {
-    check_cases::<f32>(1e-5, false);
+    // a quarter of the kernel builds
+    check_cases::<f32>(1e-5, |c| c.physics % 4 == c.pair);
 }
 
 #[test]
@@ -382,6 +432,7 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
             &case,
             Some(config),
             Groups::One,
+            Paths::Both,
             geometry,
             1e-12,
             &mut patch,
@@ -405,6 +456,7 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
         &case,
         Some(config),
         Groups::One,
+        Paths::Both,
         geometry,
         1e-12,
         &mut patch,
