@@ -345,7 +345,7 @@ impl<'a> Runner<'a> {
                     n_tc: n_tc.unwrap_or(default.n_tc),
                     prefetch: *prefetch,
                     geometry: default.geometry,
-                    window: default.window,
+                    patches: default.patches,
                 };
                 let row = self.measure(ctx, work, c, ConfigSource::Fixed);
                 self.push_result(ctx, c, ConfigSource::Fixed, row);

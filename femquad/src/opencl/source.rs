@@ -128,11 +128,11 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         let _ = writeln!(s, "#define {name} {}", usize::from(flag));
     }
     let _ = writeln!(s, "#define PREFETCH {}", usize::from(shape.prefetch));
-    let (w_a, w_b) = shape.window;
+    let (p_a, p_b) = shape.patch;
     let _ = writeln!(
         s,
-        "#define WINDOW {}\n#define W_A {w_a}\n#define W_B {w_b}",
-        usize::from(w_a + w_b > 0)
+        "#define PATCH {}\n#define P_A {p_a}\n#define P_B {p_b}",
+        usize::from(p_a + p_b > 0)
     );
     let _ = writeln!(
         s,

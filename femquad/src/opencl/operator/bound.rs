@@ -292,7 +292,7 @@ impl<R: Real> OpenClIntegrator<R> {
 
     /// Builds the kernels of `F(u)` and, for a physics with derivatives,
     /// of `J(u)·v` and the diagonal with `assembly`, in their default
-    /// configurations, and what they read (geometry, node windows; for the
+    /// configurations, and what they read (geometry, patches; for the
     /// deterministic sum the incidence and its kernel).
     fn bind_assembly(&mut self, assembly: Assembly) -> Result<()> {
         let default = |s: &Self, variant| s.op.default_config(&s.case, s.hash, variant);

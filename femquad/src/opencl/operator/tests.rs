@@ -50,11 +50,9 @@ fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
 }
 
 /// [`mesh`] in the generator's numbering (row by row, not shuffled): a
-/// work-group's cells are a patch whose nodes span a few rows, so from a
-/// chunk of about two rows on, groups fit their node windows (at smaller
-/// chunks some do and some do not). (The Hilbert numbering of
-/// `Mesh::renumbered_for_locality` fits the windows of chunks this small
-/// more rarely still: see `mesh_data::patches`' tests.)
+/// work-group's cells are compact (a few rows), so from a chunk of about
+/// two rows on, groups fit their patch capacities (at smaller chunks some
+/// do and some do not); on the shuffled [`mesh`] almost none does.
 fn patch_mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.1,
