@@ -5,6 +5,7 @@
 use super::hierarchy::MeshHierarchy;
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
+use super::representation::{LevelRepresentation, SmallLevels, time_representations};
 use super::vcycle::{Multigrid, MultigridOptions};
 use crate::aux_space::AuxSpace;
 use crate::backend::{Backend, Matrix, Vector};
@@ -99,6 +100,9 @@ pub struct OperatorLevels<R: Real> {
     /// dofs above the coarsest, assembled at the first setup and refilled
     /// at each later one (pattern kept).
     matrices: Vec<Option<Matrix<R>>>,
+    /// Per level, coarsest first: how it applies its operator, decided at
+    /// the first setup (`None` for the coarsest and before).
+    representations: Vec<Option<LevelRepresentation>>,
     /// Whether the coarse operators have their auxiliary fields.
     aux_set: bool,
 }
@@ -159,6 +163,7 @@ impl<R: Real> OperatorLevels<R> {
             states,
             multigrid,
             matrices: (0..n_levels).map(|_| None).collect(),
+            representations: vec![None; n_levels],
             aux_set: aux == AuxSpace::None,
         })
     }
@@ -324,18 +329,30 @@ impl<R: Real> OperatorLevels<R> {
     }
 
     /// Which levels are assembled: those above the coarsest with at most
-    /// [`MultigridOptions::assembled_max_dofs`] dofs.
+    /// [`MultigridOptions::assembled_max_dofs`] dofs (with
+    /// [`SmallLevels::Measured`], those of them where the SpMV was faster).
     pub fn assembled_levels(&self) -> Vec<usize> {
         (0..self.matrices.len())
             .filter(|&l| self.matrices[l].is_some())
             .collect()
     }
 
-    /// Assembles (first setup) or refills (later ones: values only, the
-    /// pattern kept) the Jacobian of every level above the coarsest with at
-    /// most [`MultigridOptions::assembled_max_dofs`] dofs, at its state.
+    /// How every smoothed level applies its operator (coarsest first;
+    /// empty before the first setup): assembled or matrix-free, and with
+    /// [`SmallLevels::Measured`] the times that decided it.
+    pub fn representations(&self) -> Vec<LevelRepresentation> {
+        self.representations.iter().flatten().cloned().collect()
+    }
+
+    /// At the first setup, decides how every level above the coarsest
+    /// applies its operator: matrix-free above
+    /// [`MultigridOptions::assembled_max_dofs`] dofs; at or below it
+    /// assembled, or with [`SmallLevels::Measured`] whichever of the two
+    /// applied faster. At later setups refills the assembled levels'
+    /// matrices at their states (values only, the pattern kept).
     fn assemble_levels(&mut self, finest: &mut Operator<R>, u: &Vector<R>) -> Result<()> {
-        let max = self.multigrid.options().assembled_max_dofs;
+        let options = self.multigrid.options();
+        let (max, small) = (options.assembled_max_dofs, options.small_levels);
         let n_levels = self.matrices.len();
         for l in 1..n_levels {
             let (op, state) = if l + 1 == n_levels {
@@ -343,13 +360,36 @@ impl<R: Real> OperatorLevels<R> {
             } else {
                 (&mut self.coarse[l], &self.states[l])
             };
-            if op.space().n_dofs() > max {
+            if let Some(matrix) = &mut self.matrices[l] {
+                op.reassemble_matrix(state, matrix)?;
                 continue;
             }
-            match &mut self.matrices[l] {
-                Some(matrix) => op.reassemble_matrix(state, matrix)?,
-                slot @ None => *slot = Some(op.assemble_matrix(state)?),
+            if self.representations[l].is_some() {
+                continue; // decided matrix-free
             }
+            let dofs = op.space().n_dofs();
+            let (matrix, measured) = if dofs > max {
+                (None, None)
+            } else {
+                let matrix = op.assemble_matrix(state)?;
+                match small {
+                    SmallLevels::Assembled => (Some(matrix), None),
+                    SmallLevels::Measured => {
+                        let (free, assembled) = time_representations(op, state, &matrix)?;
+                        (
+                            (assembled < free).then_some(matrix),
+                            Some((free, assembled)),
+                        )
+                    }
+                }
+            };
+            self.representations[l] = Some(LevelRepresentation {
+                level: l,
+                dofs,
+                assembled: matrix.is_some(),
+                measured,
+            });
+            self.matrices[l] = matrix;
         }
         Ok(())
     }
@@ -359,6 +399,7 @@ impl<R: Real> std::fmt::Debug for OperatorLevels<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OperatorLevels")
             .field("multigrid", &self.multigrid)
+            .field("representations", &self.representations())
             .finish()
     }
 }
