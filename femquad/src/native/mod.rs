@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::aux_space::AuxSpace;
 use crate::discretization::{CellInputs, Discretization};
 use crate::layout;
-use crate::physics::{PointArgs, PointwiseEval};
+use crate::physics::{Direction, PointArgs, PointwiseEval};
 use crate::{Error, Real, Result};
 
 pub use integrator::{NativeIntegrator, point_block_diagonal};
@@ -155,15 +155,12 @@ pub fn diagonal_blocks<R: Real, P: PointwiseEval<R> + ?Sized>(
                     }
                     s.df0.fill(R::ZERO);
                     s.df1.fill(R::ZERO);
-                    physics.eval_tangent(
-                        dim,
-                        &args,
-                        &s.du,
-                        &s.dgrad_u,
-                        &[],
-                        &mut s.df0,
-                        &mut s.df1,
-                    )?;
+                    let dir = Direction {
+                        du: &s.du,
+                        dgrad_u: &s.dgrad_u,
+                        du_t: &[],
+                    };
+                    physics.eval_tangent(dim, &args, &dir, &mut s.df0, &mut s.df1)?;
                     for fc in 0..nc {
                         let mut k = (s.df0[fc] * wdet) * phi[b];
                         for d in 0..dim {
@@ -487,15 +484,13 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
                         &mut s.dgrad_ref,
                         &mut s.dgrad_u,
                     );
-                    self.physics.eval_tangent(
-                        dim,
-                        &args,
-                        &s.du,
-                        &s.dgrad_u,
-                        &[],
-                        &mut s.f0,
-                        &mut s.f1,
-                    )?
+                    let dir = Direction {
+                        du: &s.du,
+                        dgrad_u: &s.dgrad_u,
+                        du_t: &[],
+                    };
+                    self.physics
+                        .eval_tangent(dim, &args, &dir, &mut s.f0, &mut s.f1)?
                 }
             }
 
