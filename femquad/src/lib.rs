@@ -88,6 +88,7 @@ pub mod solve;
 pub mod space;
 pub mod sparse;
 pub mod tabulation;
+pub mod time;
 pub mod vector;
 
 pub use error::{Error, Result};

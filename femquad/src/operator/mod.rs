@@ -34,6 +34,9 @@ use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 mod jacobian;
+mod time;
+
+pub use time::TimeState;
 
 /// A [`Form`] bound on a [`Backend`]: evaluates global residuals
 /// `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` and the Jacobian `J(u) = ∂F/∂u`
@@ -79,6 +82,8 @@ pub struct Operator<R: Real> {
     integrator: Integrator<R>,
     /// The sparsity of the assembled Jacobian, computed on first use.
     pattern: Option<std::sync::Arc<crate::sparse::SparsityPattern>>,
+    /// The bound time state ([`Operator::set_time`]).
+    time: Option<TimeState<R>>,
 }
 
 impl<R: Real> Operator<R> {
@@ -101,6 +106,7 @@ impl<R: Real> Operator<R> {
             form,
             integrator,
             pattern: None,
+            time: None,
         })
     }
 
@@ -217,7 +223,9 @@ impl<R: Real> Operator<R> {
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `u` or `r` if its length is not
     ///   the space's `n_dofs` or it lives elsewhere than the operator, `aux`
-    ///   if the physics reads an auxiliary field that was never set.
+    ///   if the physics reads an auxiliary field that was never set,
+    ///   `physics` if it reads `u_t` and no time state is bound
+    ///   ([`Operator::set_time`]).
     /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of its
     ///   first NaN or ±∞.
     /// * [`Error::NonFiniteResult`] naming the first dof of `r` (in the
@@ -248,6 +256,7 @@ impl<R: Real> Operator<R> {
     /// do anyway.
     pub(crate) fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u), ("r", &*r)])?;
+        self.check_time()?;
         self.integrator.residual(u, r)
     }
 

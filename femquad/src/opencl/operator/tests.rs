@@ -179,6 +179,7 @@ fn native_global<R: EvalPrecision>(
         u: &u,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     let mut ev = vec![R::ZERO; u.len()];
     match action {
@@ -314,6 +315,7 @@ fn check_element_kernel<R: EvalPrecision>(
         u: &u,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     let mut reference = vec![R::ZERO; u.len()];
     native_element_vectors(
@@ -429,6 +431,7 @@ fn calls_out_of_order_are_errors_naming_what_to_call() {
         u: &u_cells,
         aux: &aux,
         constants: &[1.0],
+        time: None,
     };
     assert_eq!(
         op.set_cell_inputs(&other).unwrap_err().to_string(),
@@ -440,6 +443,7 @@ fn calls_out_of_order_are_errors_naming_what_to_call() {
         u: &u_cells,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     op.set_cell_inputs(&inputs).unwrap();
     op.integrate_cells().unwrap();
