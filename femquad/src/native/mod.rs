@@ -58,6 +58,9 @@ pub fn element_vectors<R: Real, P: PointwiseEval<R> + ?Sized>(
 /// with `δu`, `δ∇u` the values and gradients of the direction at the
 /// quadrature points, computed as `u`, `∇u` are. Summed over cells, this
 /// is the Jacobian action `J(u)·v` ([`crate::operator::Operator::jacobian_action`]).
+/// With a time state ([`CellInputs::time`], `u_t = σ·u + b`) and a physics
+/// that reads `u_t`, the direction in `u_t` is `σ·δu`: the step Jacobian
+/// `σ·∂F/∂u_t + ∂F/∂u` (likewise in [`diagonal_blocks`]).
 ///
 /// # Errors
 /// As [`element_vectors`]; `direction` is named for a wrong length or a

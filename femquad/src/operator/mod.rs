@@ -47,7 +47,11 @@ pub use time::TimeState;
 /// [`Operator::apply`], [`Operator::jacobian_action`],
 /// [`Operator::jacobian_diagonal`], [`Operator::assemble_jacobian`].
 /// Changing the constants or the auxiliary field is explicit
-/// ([`Operator::set_constants`], [`Operator::set_aux`]).
+/// ([`Operator::set_constants`], [`Operator::set_aux`]), and so is the
+/// time state of a transient physics ([`Operator::set_time`]: with `t` and
+/// `u_t = σ·u + b` bound, `F(u)` is `F(t, u, σ·u + b)` and `J(u)` the step
+/// Jacobian `σ·∂F/∂u_t + ∂F/∂u`; a physics that reads `u_t` is refused
+/// without one).
 ///
 /// Its vectors live where it computes ([`Operator::vector`],
 /// [`Operator::vector_from`]): on the device for [`Backend::OpenCl`], on
