@@ -119,7 +119,7 @@ impl TimeSeries {
     /// [`Vtu::add_point_field`] (a wrong length, NaN) and [`Vtu::write`].
     pub fn record_always(&mut self, step: usize, t: f64, values: &[f64]) -> Result<()> {
         if let Some(&(last, _)) = self.records.last()
-            && !(t > last)
+            && (t.is_nan() || t <= last)
         {
             return Err(Error::arg(
                 "t",

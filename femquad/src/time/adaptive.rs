@@ -110,7 +110,7 @@ impl StepControl {
                         ),
                     ));
                 }
-                if !(a.grow_max >= 1.0) {
+                if a.grow_max.is_nan() || a.grow_max < 1.0 {
                     return Err(Error::arg(
                         "grow_max",
                         format!("must be at least 1, got {}", a.grow_max),

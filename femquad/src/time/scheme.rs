@@ -62,7 +62,7 @@ impl Scheme {
     pub fn order(self, history: bool) -> u32 {
         match self {
             Scheme::BackwardEuler => 1,
-            Scheme::Theta(theta) if theta == 0.5 => 2,
+            Scheme::Theta(0.5) => 2,
             Scheme::Theta(_) => 1,
             Scheme::Bdf2 if history => 2,
             Scheme::Bdf2 => 1,
