@@ -261,6 +261,7 @@ impl<'a> Runner<'a> {
             u: &data.u_cells,
             aux: &data.aux_cells,
             constants: &constants,
+            time: None,
         };
         let physics = spec.pointwise();
 

@@ -65,10 +65,13 @@ impl<R: Real> Form<R> {
     /// the space's dimension, has another number of components than the
     /// space, reads the normal `n` (a boundary physics,
     /// [`PointwiseInfo::is_boundary`](crate::physics::PointwiseInfo::is_boundary):
-    /// it cannot be a cell term) or reads `u_t` (a transient physics,
-    /// [`PointwiseInfo::is_transient`](crate::physics::PointwiseInfo::is_transient):
-    /// it cannot be bound until femquad has a time integrator; a stationary
-    /// form would evaluate it at `u_t = 0`).
+    /// it cannot be a cell term). A physics that reads `u_t` (a transient
+    /// physics,
+    /// [`PointwiseInfo::is_transient`](crate::physics::PointwiseInfo::is_transient))
+    /// is accepted: its operator evaluates it once a time state is bound
+    /// ([`crate::operator::Operator::set_time`], which a
+    /// [`crate::time::TimeIntegrator`] does every step), and refuses to
+    /// before.
     pub fn new<P: PointwiseEval<R> + 'static>(space: FunctionSpace, physics: P) -> Result<Self> {
         Self::shared(space, Arc::new(physics))
     }
@@ -378,17 +381,6 @@ pub(crate) fn check_fit<P: Pointwise + ?Sized>(
             ),
         ));
     }
-    if info.is_transient() {
-        return Err(Error::arg(
-            "physics",
-            format!(
-                "`{}` reads `u_t`: it is a transient physics, F(t, u, u_t) = 0, which needs a \
-                 time integrator, and femquad has none yet (a stationary form would evaluate \
-                 it at u_t = 0); for a stationary problem, write the physics without `u_t`",
-                info.name
-            ),
-        ));
-    }
     Ok(())
 }
 
@@ -453,20 +445,15 @@ mod tests {
     }
 
     #[test]
-    fn a_boundary_or_transient_physics_is_refused_as_a_cell_physics() {
+    fn a_boundary_physics_is_refused_as_a_cell_physics_a_transient_one_is_not() {
         let (e, name) = message(Form::<f64>::new(scalar_space(), RobinLike));
         assert_eq!(name, "physics");
         assert!(
             e.contains("`robin_like` reads the normal `n`: it is a boundary physics"),
             "{e}"
         );
-        let (e, name) = message(Form::<f64>::new(scalar_space(), Rate));
-        assert_eq!(name, "physics");
-        assert!(
-            e.contains("`rate` reads `u_t`: it is a transient physics"),
-            "{e}"
-        );
-        assert!(e.contains("femquad has none yet"), "{e}");
+        // A transient physics is a form; its operator wants a time state.
+        assert!(Form::<f64>::new(scalar_space(), Rate).is_ok());
         // Reading `t` alone, or declaring `u_t` without reading it, is neither.
         assert!(!TimeSource.info().is_transient() && TimeSource.info().reads.t);
         assert!(Form::<f64>::new(scalar_space(), TimeSource).is_ok());

@@ -119,6 +119,23 @@ impl<R: Real> Integrator<R> {
         }
     }
 
+    /// Binds the time state `t`, `u_t = σ·u + b` (`b` checked by the
+    /// caller), or unbinds it (`None`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `b` if it does not live where the
+    /// integrator does; those of [`Integrate::set_time`] (the OpenCL
+    /// backend refuses a time state).
+    pub fn set_time(&mut self, time: Option<(R, R, &Vector<R>)>) -> Result<()> {
+        match (self, time) {
+            (Integrator::Native(n), None) => n.set_time(None),
+            (Integrator::OpenCl(d), None) => d.set_time(None),
+            (Integrator::Native(n), Some((t, s, Vector::Host(b)))) => n.set_time(Some((t, s, b))),
+            (Integrator::OpenCl(d), Some((t, s, Vector::Device(b)))) => d.set_time(Some((t, s, b))),
+            _ => Err(misplaced()),
+        }
+    }
+
     /// Replaces the constants (checked by the caller). The form holds
     /// them; only [`Operator::set_constants`](crate::operator::Operator::set_constants)
     /// writes them, here after the form, so that the two never differ.

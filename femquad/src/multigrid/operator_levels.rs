@@ -14,6 +14,7 @@ use crate::linalg::FixedDofs;
 use crate::operator::Operator;
 use crate::quadrature::Quadrature;
 use crate::sparse::CsrMatrix;
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// The operators of every level for the Jacobian `J(u)` of an operator:
@@ -94,6 +95,9 @@ pub struct OperatorLevels<R: Real> {
     spaces: LevelSpaces,
     coarse: Vec<Operator<R>>,
     states: Vec<Vector<R>>,
+    /// The finest time state's `b` injected into the coarser levels
+    /// (coarsest first), when the finest operator has one.
+    time_b: Vec<Vector<R>>,
     multigrid: Multigrid<R>,
     /// Per level, coarsest first (finest included): the assembled Jacobian
     /// of a level with at most [`MultigridOptions::assembled_max_dofs`]
@@ -157,10 +161,15 @@ impl<R: Real> OperatorLevels<R> {
             states.push(r.vector()?);
             coarse.push(r);
         }
+        let time_b = states
+            .iter()
+            .map(|s| s.zeros_like())
+            .collect::<Result<_>>()?;
         Ok(OperatorLevels {
             spaces,
             coarse,
             states,
+            time_b,
             multigrid,
             matrices: (0..n_levels).map(|_| None).collect(),
             representations: vec![None; n_levels],
@@ -278,6 +287,7 @@ impl<R: Real> OperatorLevels<R> {
             ));
         }
         self.multigrid.inject(u, &mut self.states)?;
+        self.set_time(finest)?;
         self.assemble_levels(finest, u)?;
         let mut ops = JacobianLevels {
             coarse: &mut self.coarse,
@@ -304,6 +314,20 @@ impl<R: Real> OperatorLevels<R> {
             ),
             other => other,
         })
+    }
+
+    /// Gives every coarser level the finest operator's time state (its `b`
+    /// injected as the state is: `u_t = σ·u + b` on every level, so each
+    /// level's Jacobian is its step Jacobian `σ·∂F/∂u_t + ∂F/∂u`), or none.
+    fn set_time(&mut self, finest: &Operator<R>) -> Result<()> {
+        let Some(time) = finest.time() else {
+            return self.coarse.iter_mut().try_for_each(|op| op.clear_time());
+        };
+        self.multigrid.inject(&time.b, &mut self.time_b)?;
+        for (op, b) in self.coarse.iter_mut().zip(&self.time_b) {
+            op.set_time(time.t, time.sigma, b)?;
+        }
+        Ok(())
     }
 
     /// One V-cycle `x = M⁻¹ b` for the Jacobian at the state of the last

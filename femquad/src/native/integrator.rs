@@ -9,7 +9,7 @@ use super::{
     BoundaryIntegrals, Execution, diagonal_blocks, element_vectors, tangent_element_vectors,
 };
 use crate::aux_space::AuxSpace;
-use crate::discretization::{CellInputs, Discretization};
+use crate::discretization::{CellInputs, CellTime, Discretization};
 use crate::physics::PointwiseEval;
 use crate::seam::Integrate;
 use crate::space::FunctionSpace;
@@ -35,6 +35,9 @@ pub struct NativeIntegrator<R: Real> {
     u_cells: Vec<R>,
     /// The direction of a Jacobian action, cell-local.
     v_cells: Vec<R>,
+    /// The bound time state: `t`, `σ` and `b` cell-local
+    /// ([`Integrate::set_time`]).
+    time: Option<(R, R, Vec<R>)>,
     element_vectors: Vec<R>,
 }
 
@@ -71,6 +74,7 @@ impl<R: Real> NativeIntegrator<R> {
             aux_space,
             u_cells: vec![R::ZERO; n_cell_dofs],
             v_cells: Vec::new(),
+            time: None,
             element_vectors: vec![R::ZERO; n_cell_dofs],
         })
     }
@@ -102,6 +106,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             u: &self.u_cells,
             aux: &self.aux_cells,
             constants: &self.constants,
+            time: cell_time(&self.time),
         };
         element_vectors(
             &self.disc,
@@ -124,6 +129,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             u: &self.u_cells,
             aux: &self.aux_cells,
             constants: &self.constants,
+            time: cell_time(&self.time),
         };
         tangent_element_vectors(
             &self.disc,
@@ -146,6 +152,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             u: &self.u_cells,
             aux: &self.aux_cells,
             constants: &self.constants,
+            time: cell_time(&self.time),
         };
         let blocks = point_block_diagonal(
             &self.space,
@@ -156,6 +163,18 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             self.execution,
         )?;
         out.copy_from_slice(&blocks);
+        Ok(())
+    }
+
+    fn set_time(&mut self, time: Option<(R, R, &Vec<R>)>) -> Result<()> {
+        self.time = match time {
+            None => None,
+            Some((t, sigma, b)) => {
+                let mut b_cells = vec![R::ZERO; self.u_cells.len()];
+                self.space.gather(b, &mut b_cells)?;
+                Some((t, sigma, b_cells))
+            }
+        };
         Ok(())
     }
 
@@ -179,6 +198,15 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
         self.check_aux()?;
         Ok(Cow::Borrowed(&self.aux_cells))
     }
+}
+
+/// The bound time state `(t, σ, b cell-local)`, as [`CellInputs::time`].
+fn cell_time<R: Real>(time: &Option<(R, R, Vec<R>)>) -> Option<CellTime<'_, R>> {
+    time.as_ref().map(|(t, sigma, b)| CellTime {
+        t: *t,
+        sigma: *sigma,
+        b,
+    })
 }
 
 /// The point-block diagonal of `J(u)`, `[node][fc][gc]`

@@ -236,8 +236,10 @@ pub(crate) fn spmv_source<R: Real>(n_comp: usize) -> String {
 
 /// The arguments a cell kernel passes for the inputs it does not have: no
 /// normal `n` (a physics that reads it is refused as a cell term, see
-/// `form::check_fit`), `u_t` zero and the time `t` = 0 (a physics that
-/// reads `u_t` is refused until the time integrator lands). Declared in the
+/// `form::check_fit`), `u_t` zero and the time `t` = 0: the kernels do not
+/// evaluate a time state yet (the OpenCL integrator refuses one,
+/// `Integrate::set_time`, and a transient physics without one is refused by
+/// `Operator`). Declared in the
 /// statement that calls the physics, so unread zeros cost nothing.
 const CELL_EXTRAS: &str = "const real pw_no_n[DIM] = {0}; const real pw_zero_u_t[N_COMP] = {0};";
 

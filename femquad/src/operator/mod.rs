@@ -42,6 +42,9 @@ use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 mod jacobian;
+mod time;
+
+pub use time::TimeState;
 
 /// A [`Form`] bound on a [`Backend`]: evaluates global residuals
 /// `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` and the Jacobian `J(u) = ∂F/∂u`
@@ -52,7 +55,11 @@ mod jacobian;
 /// [`Operator::apply`], [`Operator::jacobian_action`],
 /// [`Operator::jacobian_diagonal`], [`Operator::assemble_jacobian`].
 /// Changing the constants or the auxiliary field is explicit
-/// ([`Operator::set_constants`], [`Operator::set_aux`]).
+/// ([`Operator::set_constants`], [`Operator::set_aux`]), and so is the
+/// time state of a transient physics ([`Operator::set_time`]: with `t` and
+/// `u_t = σ·u + b` bound, `F(u)` is `F(t, u, σ·u + b)` and `J(u)` the step
+/// Jacobian `σ·∂F/∂u_t + ∂F/∂u`; a physics that reads `u_t` is refused
+/// without one).
 ///
 /// Its vectors live where it computes ([`Operator::vector`],
 /// [`Operator::vector_from`]): on the device for [`Backend::OpenCl`], on
@@ -91,6 +98,8 @@ pub struct Operator<R: Real> {
     boundary: std::sync::Arc<BoundaryIntegrals<R>>,
     /// The sparsity of the assembled Jacobian, computed on first use.
     pattern: Option<std::sync::Arc<crate::sparse::SparsityPattern>>,
+    /// The bound time state ([`Operator::set_time`]).
+    time: Option<TimeState<R>>,
 }
 
 impl<R: Real> Operator<R> {
@@ -115,6 +124,7 @@ impl<R: Real> Operator<R> {
             integrator,
             boundary,
             pattern: None,
+            time: None,
         })
     }
 
@@ -231,7 +241,9 @@ impl<R: Real> Operator<R> {
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `u` or `r` if its length is not
     ///   the space's `n_dofs` or it lives elsewhere than the operator, `aux`
-    ///   if the physics reads an auxiliary field that was never set.
+    ///   if the physics reads an auxiliary field that was never set,
+    ///   `physics` if it reads `u_t` and no time state is bound
+    ///   ([`Operator::set_time`]).
     /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of its
     ///   first NaN or ±∞.
     /// * [`Error::NonFiniteResult`] naming the first dof of `r` (in the
@@ -262,6 +274,7 @@ impl<R: Real> Operator<R> {
     /// do anyway.
     pub(crate) fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u), ("r", &*r)])?;
+        self.check_time()?;
         self.integrator.residual(u, r)
     }
 

@@ -316,6 +316,27 @@ impl<R: Real> DirichletProblem<R> {
         self.pc.set_constants(constants)
     }
 
+    /// Replaces the values of the fixed dofs (the dofs stay): `values` is a
+    /// full vector (`n_dofs` entries) whose free entries are ignored — a
+    /// time integrator's `g(t, x)` at each step's time.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `values` for a wrong length;
+    /// [`Error::NonFinite`] if a fixed value is not finite; device errors.
+    pub fn set_fixed_values(&mut self, values: &[f64]) -> Result<()> {
+        self.constraints.set_values(&self.residual, values)
+    }
+
+    /// Binds the operator's time state, `t` and `u_t = σ·u + b`
+    /// ([`Operator::set_time`]); the multigrid levels take it at their next
+    /// setup (each solve's).
+    ///
+    /// # Errors
+    /// Those of [`Operator::set_time`].
+    pub fn set_time(&mut self, t: f64, sigma: f64, b: &Vector<R>) -> Result<()> {
+        self.residual.set_time(t, sigma, b)
+    }
+
     /// The operator `F`.
     pub fn operator(&self) -> &Operator<R> {
         &self.residual

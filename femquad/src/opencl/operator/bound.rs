@@ -470,6 +470,20 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         }
     }
 
+    fn set_time(&mut self, time: Option<(R, R, &DeviceVector<R>)>) -> Result<()> {
+        match time {
+            None => Ok(()),
+            Some(_) => Err(Error::arg(
+                "backend",
+                format!(
+                    "the OpenCL kernels do not yet evaluate a time state (they pass u_t = 0 and \
+                     t = 0 to `{}`): solve time-dependent problems with Backend::native()",
+                    self.physics.info().name
+                ),
+            )),
+        }
+    }
+
     fn set_constants(&mut self, constants: &[R]) -> Result<()> {
         self.op.upload_constants(constants)
     }

@@ -177,6 +177,7 @@ fn native_global<R: EvalPrecision>(
         u: &u,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     let mut ev = vec![R::ZERO; u.len()];
     match action {
@@ -312,6 +313,7 @@ fn check_element_kernel<R: EvalPrecision>(
         u: &u,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     let mut reference = vec![R::ZERO; u.len()];
     native_element_vectors(
@@ -427,6 +429,7 @@ fn calls_out_of_order_are_errors_naming_what_to_call() {
         u: &u_cells,
         aux: &aux,
         constants: &[1.0],
+        time: None,
     };
     assert_eq!(
         op.set_cell_inputs(&other).unwrap_err().to_string(),
@@ -438,6 +441,7 @@ fn calls_out_of_order_are_errors_naming_what_to_call() {
         u: &u_cells,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     op.set_cell_inputs(&inputs).unwrap();
     op.integrate_cells().unwrap();
