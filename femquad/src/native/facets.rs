@@ -23,7 +23,7 @@
 use crate::error::PointwiseError;
 use crate::facet::{BoundaryTerm, FacetGeometry, FacetTabulation};
 use crate::layout::{elem_mat, tab_dphi, tab_phi};
-use crate::physics::PointArgs;
+use crate::physics::{Direction, PointArgs};
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
@@ -140,7 +140,17 @@ impl<R: Real> BoundaryIntegrals<R> {
             df0.fill(R::ZERO);
             t.term
                 .physics()
-                .eval_tangent(dim, args, &dv, &dgrad, &[], &mut df0, &mut [])
+                .eval_tangent(
+                    dim,
+                    args,
+                    &Direction {
+                        du: &dv,
+                        dgrad_u: &dgrad,
+                        du_t: &[],
+                    },
+                    &mut df0,
+                    &mut [],
+                )
                 .map_err(|e| self.located(e, t, p))?;
             self.scatter(out, cell, phi, w, &df0);
             Ok(())
@@ -173,7 +183,17 @@ impl<R: Real> BoundaryIntegrals<R> {
                     df0.fill(R::ZERO);
                     t.term
                         .physics()
-                        .eval_tangent(dim, args, &dv, &dgrad, &[], &mut df0, &mut [])
+                        .eval_tangent(
+                            dim,
+                            args,
+                            &Direction {
+                                du: &dv,
+                                dgrad_u: &dgrad,
+                                du_t: &[],
+                            },
+                            &mut df0,
+                            &mut [],
+                        )
                         .map_err(|e| self.located(e, t, p))?;
                     let wb = R::from_f64(w * phi[b]);
                     for fc in 0..nc {
