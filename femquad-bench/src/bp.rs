@@ -287,13 +287,16 @@ impl Runner<'_> {
         plan: &Plan,
     ) -> Result<(LaunchConfig, ConfigSource), BenchError> {
         let variant = g.variant(self.device.info(), assembly.assembly());
-        let default = default_config(
+        let mut default = default_config(
             &ctx.case(),
             variant,
             geometry.mode(),
             &ctx.options,
             self.device.info(),
         )?;
+        if self.opts.no_patches {
+            default.patches = false;
+        }
         match plan {
             Plan::Default => Ok((default, ConfigSource::Default)),
             Plan::Fixed {
@@ -364,6 +367,12 @@ impl Runner<'_> {
         g.apply(work.integ, u, &mut state.out)?;
         let out = state.out.to_host()?;
         row.build_info = work.integ.resources(variant, config)?;
+        if let Some(launch) = work.integ.last_run().launch() {
+            row.note = format!(
+                "patches: {} of {} work-groups (fallback {})",
+                launch.patch_groups, launch.work_groups, launch.fallback_groups
+            );
+        }
         let tol = check_tolerance_bp(ctx.spec.precision, geometry, host.coordinate_scale);
         let rel_diff = relative_difference(&out, &state.reference);
         let passed = rel_diff <= tol;

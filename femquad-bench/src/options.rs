@@ -127,6 +127,11 @@ pub struct Options {
     /// Do not prefetch the next batch into registers (with a fixed or swept configuration).
     #[arg(long)]
     pub no_prefetch: bool,
+    /// BP rows: launch without patches (every work-group gathers through
+    /// the 32-bit node map and adds atomically), to compare with the
+    /// default, which uses patches where the groups' node lists fit.
+    #[arg(long)]
+    pub no_patches: bool,
     /// With `auto`: tune again even if the cache has an entry.
     #[arg(long)]
     pub retune: bool,
