@@ -1,6 +1,7 @@
 //! Shared code of the femquad examples and their integration tests.
 
 pub mod boundary_mms;
+pub mod cantilever;
 pub mod cli;
 pub mod convergence;
 pub mod mms;

@@ -225,3 +225,111 @@ fn the_device_assembled_matrix_refuses_boundary_terms() {
     let reference = native.assemble_jacobian(&u_native).unwrap();
     assert_eq!(host.values(), reference.values());
 }
+
+/// The facet kernels' launches are in the evaluation's launch records
+/// (`OpenClIntegrator::last_run`): `F(u)`, `J(u)·v` and the diagonal each
+/// list theirs after the cells', with the term, its facets and the bytes
+/// each must move (counted here from the sizes: per facet, the cell's
+/// values of `u` (and `v`), its node indices and local facet, the facet's
+/// `J⁻¹`, normal, points and weights, the point values, the values added
+/// into `out` twice), and their device times within the evaluation's; a
+/// form without boundary terms records none.
+#[test]
+fn facet_launches_are_recorded() {
+    let device = Backend::opencl_with(testing::device(), testing::options());
+    let (dim, order) = (2, 1);
+    let mut op = operator::<f64>(dim, order, false, &device);
+    let term = &op.form().boundary()[0];
+    let nf = term.set().len();
+    let element = Element::lagrange(dim, order).unwrap();
+    let nq = femquad::facet::FacetQuadrature::default_for(&element)
+        .unwrap()
+        .n_points();
+    let (nb, nc, real, index) = (3, 1, 8, 4);
+    let mut cell_nodes: Vec<u32> = term
+        .set()
+        .facets()
+        .iter()
+        .flat_map(|f| op.space().cell_nodes(f.cell as usize).to_vec())
+        .collect();
+    cell_nodes.sort_unstable();
+    cell_nodes.dedup();
+    let n_sum = cell_nodes.len();
+    let cell_values = nf * nb * nc * real;
+    let indices = nf * (nb + 1) * index;
+    let geometry = nf * (dim * dim + dim + nq * dim + nq) * real;
+    let points = nf * nq * nc * real;
+    let n = op.space().n_dofs();
+    let u = op.vector_from(&values::<f64>(n, 0.0)).unwrap();
+    let v = op.vector_from(&values::<f64>(n, 2.0)).unwrap();
+    let mut r = op.vector().unwrap();
+
+    let check = |op: &mut Operator<f64>, want: &[(&str, usize)]| {
+        let bound = op.integrator().opencl().unwrap();
+        let device = bound.device().clone();
+        let run = bound.last_run();
+        let got: Vec<(&str, usize)> = run
+            .facet_launches()
+            .iter()
+            .map(|l| (l.kernel, l.bytes))
+            .collect();
+        assert_eq!(got, want);
+        assert!(
+            run.facet_launches()
+                .iter()
+                .all(|l| l.term == 0 && l.facets == nf)
+        );
+        let total = run.wait_ns(&device).unwrap().unwrap();
+        let facets = run.facet_ns(&device).unwrap().unwrap();
+        assert!(0 < facets && facets <= total, "{facets} of {total} ns");
+    };
+    op.apply(&u, &mut r).unwrap();
+    let scatter_atomic = points + indices + 2 * cell_values;
+    let points_residual = cell_values + indices + geometry + points;
+    check(
+        &mut op,
+        &[
+            ("facet_points", points_residual),
+            ("facet_scatter", scatter_atomic),
+        ],
+    );
+    op.jacobian_action(&u, &v, &mut r).unwrap();
+    check(
+        &mut op,
+        &[
+            ("facet_points", points_residual + cell_values),
+            ("facet_scatter", scatter_atomic),
+        ],
+    );
+    let mut d = op.vector().unwrap();
+    op.jacobian_diagonal(&u, &mut d).unwrap();
+    check(
+        &mut op,
+        &[(
+            "facet_diagonal",
+            cell_values + indices + geometry + 2 * nf * nb * nc * nc * real,
+        )],
+    );
+    op.set_assembly(Assembly::Deterministic).unwrap();
+    op.apply(&u, &mut r).unwrap();
+    check(
+        &mut op,
+        &[
+            ("facet_points", points_residual),
+            ("facet_scatter", points + indices + cell_values),
+            (
+                "facet_sum",
+                cell_values + (2 * n_sum + 1 + nf * nb) * index + 2 * n_sum * nc * real,
+            ),
+        ],
+    );
+
+    // no boundary terms, no facet launches
+    let space = op.space().clone();
+    let mut plain = Operator::<f64>::new(Form::new(space, Laplacian).unwrap(), &device).unwrap();
+    plain.apply(&u, &mut r).unwrap();
+    let bound = plain.integrator().opencl().unwrap();
+    let device = bound.device().clone();
+    assert!(bound.last_run().facet_launches().is_empty());
+    assert_eq!(bound.last_run().facet_ns(&device).unwrap(), Some(0));
+}

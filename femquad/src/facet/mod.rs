@@ -1,5 +1,5 @@
 //! Boundary facets: named sets of them, quadrature and basis tabulation on
-//! them, their geometry, and a native boundary integral.
+//! them, their geometry, and the boundary term of a form.
 //!
 //! The weak form of a problem with boundary terms is (see the design notes'
 //! "Conventions")
@@ -25,13 +25,16 @@
 //! * [`BoundaryTerm`]: a boundary physics on a facet set, with its
 //!   constants and rule: a term of a [`Form`](crate::form::Form)
 //!   ([`Form::with_boundary`](crate::form::Form::with_boundary)).
-//! * [`FacetDiscretization::integrate_vector`]: `∫_S φ_i f0 ds` for a
-//!   closure `f0(x, n, u, ∇u)` on one set, outside any form (a check of the
-//!   facet data). A form's boundary terms are integrated by its operator:
-//!   natively by [`crate::native::BoundaryIntegrals`], on a device by
-//!   `kernels/facet_integrate.cl`.
+//!
+//! A form's boundary terms are integrated by its operator
+//! ([`Operator::apply`](crate::operator::Operator::apply) and the
+//! Jacobians): natively by [`crate::native::BoundaryIntegrals`], on a
+//! device by `kernels/facet_integrate.cl`. A boundary integral
+//! `∫_S φ_i f0 ds` alone is the residual `F(u)` of a form whose cell
+//! physics is zero and whose one boundary term has `f0` on `S`.
 
-mod discretization;
+#[cfg(test)]
+mod closure_term;
 mod geometry;
 mod gmsh;
 mod quadrature;
@@ -40,7 +43,6 @@ mod term;
 #[cfg(test)]
 mod tests;
 
-pub use discretization::FacetDiscretization;
 pub use geometry::FacetGeometry;
 pub use quadrature::{FacetQuadrature, FacetTabulation, reference_facet_volume};
 pub use set::FacetSet;

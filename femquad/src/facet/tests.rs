@@ -1,9 +1,12 @@
 //! Tests of the facet module: the divergence theorem per dof, measures and
-//! normals, Gmsh groups, refined sets, errors.
+//! normals, Gmsh groups, refined sets, errors. The boundary integrals are
+//! `F(u)` of forms with a boundary term, bound on the native operator
+//! ([`boundary_integral`]).
 
 use std::path::Path;
 use std::sync::Arc;
 
+use super::closure_term::boundary_integral;
 use super::*;
 use crate::element::Element;
 use crate::mesh::{
@@ -78,7 +81,10 @@ fn volume_side(
     out
 }
 
-type Field = (Box<dyn Fn(&[f64]) -> Vec<f64>>, Box<dyn Fn(&[f64]) -> f64>);
+type Field = (
+    Box<dyn Fn(&[f64]) -> Vec<f64> + Send + Sync>,
+    Box<dyn Fn(&[f64]) -> f64 + Send + Sync>,
+);
 
 /// A polynomial field of total degree `p` and its divergence.
 fn field(dim: usize, p: usize) -> Field {
@@ -125,15 +131,14 @@ fn divergence_theorem_per_dof() {
                 FunctionSpace::new(mesh.clone(), Element::lagrange(dim, k).unwrap(), 1).unwrap();
             for p in 1..=3 {
                 let quad = FacetQuadrature::new(dim, k + p).unwrap();
-                let fd = FacetDiscretization::with_quadrature(&space, set.clone(), quad).unwrap();
                 let (g, div) = field(dim, p);
+                let volume = volume_side(&space, k + p, &g, &div);
                 let u = vec![0.0; space.n_dofs()];
-                let surface = fd
-                    .integrate_vector(&u, |x, n, _, _, out| {
+                let surface =
+                    boundary_integral(&space, set.clone(), quad, &u, move |x, n, _, _, out| {
                         out[0] = g(x).iter().zip(n).map(|(a, b)| a * b).sum();
                     })
                     .unwrap();
-                let volume = volume_side(&space, k + p, &g, &div);
                 for (i, (s, v)) in surface.iter().zip(&volume).enumerate() {
                     assert!(
                         (s - v).abs() < 1e-13,
@@ -193,18 +198,14 @@ fn gathered_u_and_gradient() {
             let u = space.interpolate(|x, out| out[1] = u_of(x));
             let set = FacetSet::boundary(&mesh).unwrap();
             let quad = FacetQuadrature::new(dim, 2 * k).unwrap();
-            let fd = FacetDiscretization::with_quadrature(&space, set, quad).unwrap();
-            let surface = fd
-                .integrate_vector(&u, |_, n, u, grad_u, out| {
-                    for comp in 0..dim {
-                        out[comp] = (0..dim)
-                            .map(|d| {
-                                (grad_u[layout::point_grad(comp, d, dim)] + u[comp] * c[d]) * n[d]
-                            })
-                            .sum();
-                    }
-                })
-                .unwrap();
+            let surface = boundary_integral(&space, set, quad, &u, move |_, n, u, grad_u, out| {
+                for comp in 0..dim {
+                    out[comp] = (0..dim)
+                        .map(|d| (grad_u[layout::point_grad(comp, d, dim)] + u[comp] * c[d]) * n[d])
+                        .sum();
+                }
+            })
+            .unwrap();
             for (node, v) in volume.iter().enumerate() {
                 for comp in 0..dim {
                     let s = surface[layout::global_dof(node, comp, dim)];
@@ -232,18 +233,16 @@ fn part_of_the_boundary() {
             let space =
                 FunctionSpace::new(mesh.clone(), Element::lagrange(dim, k).unwrap(), 1).unwrap();
             let quad = FacetQuadrature::new(dim, 5 + k).unwrap();
-            let fd = FacetDiscretization::with_quadrature(&space, right.clone(), quad).unwrap();
             let u = vec![0.0; space.n_dofs()];
-            let f = fd
-                .integrate_vector(&u, |x, n, _, _, out| {
-                    let g0 = if dim == 2 {
-                        x[0] * x[0] * x[1].powi(3) + x[0]
-                    } else {
-                        x[0] * x[0] * x[1] * x[2].powi(3) + x[1]
-                    };
-                    out[0] = g0 * n[0];
-                })
-                .unwrap();
+            let f = boundary_integral(&space, right.clone(), quad, &u, move |x, n, _, _, out| {
+                let g0 = if dim == 2 {
+                    x[0] * x[0] * x[1].powi(3) + x[0]
+                } else {
+                    x[0] * x[0] * x[1] * x[2].powi(3) + x[1]
+                };
+                out[0] = g0 * n[0];
+            })
+            .unwrap();
             let total: f64 = f.iter().sum();
             assert!((total - want).abs() < 1e-13, "dim {dim} P{k}: {total}");
         }
@@ -593,29 +592,63 @@ fn a_set_of_another_mesh_is_refused() {
     );
 }
 
+/// The bad input of a boundary integral, refused where it is now taken:
+/// `u` of another length by the operator's vector, a NaN in `u` by
+/// `Operator::apply`, a non-finite `f0` by the native boundary integral
+/// (naming the term, the point, facet and cell), a set of another mesh by
+/// `Form::with_boundary`.
 #[test]
-fn integrate_vector_refuses_bad_input() {
+fn a_boundary_integral_refuses_bad_input() {
     let mesh = Arc::new(crate::mesh::unit_square(2, &MeshOptions::default()).unwrap());
     let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
-    let set = FacetSet::boundary_where(&mesh, |x| x[1] == 0.0).unwrap();
-    let fd = FacetDiscretization::new(&space, set).unwrap();
-    let e = fd
-        .integrate_vector(&[0.0; 3], |_, _, _, _, _| {})
-        .unwrap_err();
+    let bottom = || FacetSet::boundary_where(&mesh, |x| x[1] == 0.0).unwrap();
+    let quad = || FacetQuadrature::new(2, 2).unwrap();
+    let e = boundary_integral(&space, bottom(), quad(), &[0.0; 3], |_, _, _, _, _| {}).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "invalid argument `u`: expected 9 entries, got 3"
+        "invalid argument `values`: expected 9 entries, got 3"
     );
-    let e = fd
-        .integrate_vector(&[0.0; 9], |x, _, _, _, out| out[0] = 1.0 / (x[0] - x[0]))
-        .unwrap_err();
+    let mut u = [0.0; 9];
+    u[4] = f64::NAN;
+    let e = boundary_integral(&space, bottom(), quad(), &u, |_, _, _, _, _| {}).unwrap_err();
     assert!(
-        matches!(&e, Error::InvalidArgument { name: "f0", reason } if reason.starts_with("returned inf at point [")
-            && reason.ends_with("f0 must be finite")),
+        matches!(
+            e,
+            Error::NonFinite {
+                name: "u",
+                index: 4,
+                ..
+            }
+        ),
         "{e}"
     );
+    // a division by zero at every point: the first point is named
+    let e = boundary_integral(&space, bottom(), quad(), &[0.0; 9], |x, _, _, _, out| {
+        out[0] = 1.0 / (x[0] - x[0])
+    })
+    .unwrap_err();
+    let first = bottom().facets()[0];
+    let want = "invalid argument `physics`: the boundary physics `closure_f0` returned f0 = \
+                inf at point 0 (x = [";
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with(want)
+            && msg.contains(&format!(
+                "], n = [0.0, -1.0], u = [0.0]) of facet {} of cell {}: its f0 must be finite \
+                 there",
+                first.local, first.cell
+            )),
+        "{msg}"
+    );
     let other = crate::mesh::unit_square(3, &MeshOptions::default()).unwrap();
-    let e = FacetDiscretization::new(&space, FacetSet::boundary(&other).unwrap()).unwrap_err();
+    let e = boundary_integral(
+        &space,
+        FacetSet::boundary(&other).unwrap(),
+        quad(),
+        &[0.0; 9],
+        |_, _, _, _, _| {},
+    )
+    .unwrap_err();
     assert!(
         e.to_string().contains("not on this 2D mesh of 9 vertices"),
         "{e}"

@@ -102,11 +102,13 @@ impl<R: Real> BoundaryIntegrals<R> {
     }
 
     /// Adds the boundary terms' element vectors at the cell-local values
-    /// `u_cells` into `out` (`[cell][b][comp]`). NaN and ±∞ that a physics
-    /// returns are kept, for the caller's check of the assembled residual.
+    /// `u_cells` into `out` (`[cell][b][comp]`).
     ///
     /// # Errors
-    /// A physics' evaluation error.
+    /// A physics' evaluation error; [`Error::InvalidArgument`] (`physics`)
+    /// naming the term, the facet point (its coordinates, the normal and
+    /// `u` there) and the cell where the boundary physics returns NaN or
+    /// ±∞ (its inputs are finite: the operator checks `u` first).
     pub fn add_residual(&self, u_cells: &[R], out: &mut [R]) -> Result<()> {
         let nc = self.n_comp;
         let mut f0 = vec![R::ZERO; nc];
@@ -116,6 +118,23 @@ impl<R: Real> BoundaryIntegrals<R> {
                 .physics()
                 .eval(self.dim, args, &mut f0, &mut [])
                 .map_err(|e| self.located(e, t, p))?;
+            if let Some(bad) = f0.iter().find(|v| !v.is_finite()) {
+                return Err(Error::arg(
+                    "physics",
+                    format!(
+                        "the boundary physics `{}` returned f0 = {bad} at point {} (x = {:?}, \
+                         n = {:?}, u = {:?}) of facet {} of cell {cell}: its f0 must be finite \
+                         there; check it at that state (a division by zero, the square root or \
+                         logarithm of a negative number, an overflow)",
+                        t.term.physics().info().name,
+                        p.1,
+                        args.x,
+                        args.n,
+                        args.u,
+                        t.term.set().facets()[p.0].local,
+                    ),
+                ));
+            }
             self.scatter(out, cell, phi, w, &f0);
             Ok(())
         })

@@ -42,6 +42,6 @@ pub use operator::{Assembly, OpenClIntegrator, OpenClOperator};
 pub use options::KernelOptions;
 pub use program_cache::ProgramCache;
 pub use shape::KernelShape;
-pub use timing::{LaunchRecord, Run};
+pub use timing::{FacetLaunch, LaunchRecord, Run};
 pub use tuning_cache::TuningCache;
 pub use vector::{DeviceIndices, DeviceVector};

@@ -279,7 +279,8 @@ impl<R: Real> OpenClIntegrator<R> {
     }
 
     /// What the last evaluation enqueued (its events, for
-    /// [`Run::wait_ns`], and the integration launch's extent).
+    /// [`Run::wait_ns`], the integration launch's extent, and the boundary
+    /// terms' facet launches, [`Run::facet_launches`] and [`Run::facet_ns`]).
     pub fn last_run(&self) -> &Run {
         &self.op.last
     }
@@ -436,10 +437,10 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         self.check_aux()?;
         let (key, assembly) = (self.kernels.residual, self.kernels.assembly);
         self.op.enqueue_global(&key, u, None, r, assembly)?;
-        match &mut self.facets {
-            Some(f) => f.add(u, None, r, assembly),
-            None => Ok(()),
+        if let Some(f) = &mut self.facets {
+            self.op.last.facets = f.add(u, None, r, assembly)?;
         }
+        Ok(())
     }
 
     fn jacobian_action(
@@ -452,10 +453,10 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         self.check_aux()?;
         let assembly = self.kernels.assembly;
         self.op.enqueue_global(&key, u, Some(v), out, assembly)?;
-        match &mut self.facets {
-            Some(f) => f.add(u, Some(v), out, assembly),
-            None => Ok(()),
+        if let Some(f) = &mut self.facets {
+            self.op.last.facets = f.add(u, Some(v), out, assembly)?;
         }
+        Ok(())
     }
 
     fn jacobian_diagonal(&mut self, u: &DeviceVector<R>, out: &mut DeviceVector<R>) -> Result<()> {
@@ -464,10 +465,10 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         };
         self.check_aux()?;
         self.op.enqueue_diagonal(kernel, u, out)?;
-        match &mut self.facets {
-            Some(f) => f.add_diagonal(u, out),
-            None => Ok(()),
+        if let Some(f) = &mut self.facets {
+            self.op.last.facets = f.add_diagonal(u, out)?;
         }
+        Ok(())
     }
 
     fn set_time(&mut self, time: Option<(R, R, &DeviceVector<R>)>) -> Result<()> {

@@ -104,6 +104,7 @@ impl<R: Real> OpenClOperator<R> {
         self.last = Run {
             events: vec![fill, event],
             launch: None,
+            facets: Vec::new(),
         };
         Ok(())
     }

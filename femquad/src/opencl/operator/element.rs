@@ -61,6 +61,7 @@ impl<R: Real> OpenClOperator<R> {
         self.last = Run {
             events: vec![event],
             launch: Some(launch),
+            facets: Vec::new(),
         };
         self.data.element_vectors_of_cells = true;
         Ok(())

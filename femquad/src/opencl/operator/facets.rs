@@ -9,6 +9,9 @@
 //! The deterministic assembly writes facet vectors and sums them per node
 //! in the order of an incidence list built on the host (the node's
 //! `(facet, b)` slots, increasing): bitwise reproducible.
+//!
+//! Every launch is recorded ([`FacetLaunch`]: kernel, term, bytes, event)
+//! in the evaluation's [`Run`](crate::opencl::timing::Run).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,6 +26,7 @@ use crate::opencl::context::{Device, Transfer};
 use crate::opencl::launch::Launch;
 use crate::opencl::shape::AtomicAdd;
 use crate::opencl::source::facet_source;
+use crate::opencl::timing::FacetLaunch;
 use crate::physics::PointwiseEval;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
@@ -97,7 +101,7 @@ impl<R: Real> DeviceFacets<R> {
 
     /// Adds the boundary terms' part of `F(u)` (`v = None`) or of
     /// `J(u)·v` into `out`, which holds the cells' part (written by the
-    /// launches before, on the same in-order queue).
+    /// launches before, on the same in-order queue); returns the launches.
     ///
     /// # Errors
     /// Kernel builds and launches; a physics without derivatives for `v`.
@@ -107,15 +111,26 @@ impl<R: Real> DeviceFacets<R> {
         v: Option<&DeviceVector<R>>,
         out: &mut DeviceVector<R>,
         assembly: Assembly,
-    ) -> Result<()> {
+    ) -> Result<Vec<FacetLaunch>> {
         let atomic = assembly == Assembly::Atomic;
-        for t in &mut self.terms {
+        let mut launches = Vec::new();
+        for (term, t) in self.terms.iter_mut().enumerate() {
             t.build(&self.device, v.is_some(), atomic)?;
             let k = &t.kernels[&(v.is_some(), atomic)];
             let n_points = t.n_facets * t.n_fq;
+            let (bytes, n_facets) = (t.bytes(v.is_some(), atomic), t.n_facets);
+            let mut record = |kernel, bytes, event| {
+                launches.push(FacetLaunch {
+                    kernel,
+                    term,
+                    facets: n_facets,
+                    bytes,
+                    event,
+                })
+            };
             // Argument types and order match kernels/facet_integrate.cl;
             // every index is below the lengths the buffers were made with.
-            Launch::new(&k.points)
+            let event = Launch::new(&k.points)
                 .mem(u.buffer())?
                 .mem(v.unwrap_or(u).buffer())?
                 .mem(&t.facet_nodes)?
@@ -133,13 +148,14 @@ impl<R: Real> DeviceFacets<R> {
                     Some(GROUP),
                     "the facet points kernel",
                 )?;
+            record("facet_points", bytes.points, event);
             let n_slots = t.n_facets * t.sizes[1];
             let target = if atomic {
                 out.buffer_mut()
             } else {
                 &mut t.facet_vectors
             };
-            Launch::new(&k.scatter)
+            let event = Launch::new(&k.scatter)
                 .mem(&t.point_values)?
                 .mem(&t.facet_nodes)?
                 .mem(&t.facet_local)?
@@ -151,8 +167,9 @@ impl<R: Real> DeviceFacets<R> {
                     Some(GROUP),
                     "the facet scatter kernel",
                 )?;
+            record("facet_scatter", bytes.scatter, event);
             if !atomic {
-                Launch::new(&k.sum)
+                let event = Launch::new(&k.sum)
                     .mem(&t.facet_vectors)?
                     .mem(&t.sum_nodes)?
                     .mem(&t.sum_offsets)?
@@ -165,13 +182,15 @@ impl<R: Real> DeviceFacets<R> {
                         Some(GROUP),
                         "the facet sum kernel",
                     )?;
+                record("facet_sum", bytes.sum, event);
             }
         }
-        Ok(())
+        Ok(launches)
     }
 
     /// Adds the boundary terms' diagonal blocks of `J(u)` into `out`
-    /// (`[node][fc][gc]`, holding the cells' blocks), atomically.
+    /// (`[node][fc][gc]`, holding the cells' blocks), atomically; returns
+    /// the launches.
     ///
     /// # Errors
     /// Kernel builds and launches; a physics without derivatives.
@@ -179,13 +198,14 @@ impl<R: Real> DeviceFacets<R> {
         &mut self,
         u: &DeviceVector<R>,
         out: &mut DeviceVector<R>,
-    ) -> Result<()> {
-        for t in &mut self.terms {
+    ) -> Result<Vec<FacetLaunch>> {
+        let mut launches = Vec::new();
+        for (term, t) in self.terms.iter_mut().enumerate() {
             t.build(&self.device, true, true)?;
             let k = t.kernels[&(true, true)].diagonal.as_ref().ok_or_else(|| {
                 Error::internal("a facet tangent program without its diagonal kernel")
             })?;
-            Launch::new(k)
+            let event = Launch::new(k)
                 .mem(u.buffer())?
                 .mem(&t.facet_nodes)?
                 .mem(&t.facet_local)?
@@ -202,9 +222,25 @@ impl<R: Real> DeviceFacets<R> {
                     Some(GROUP),
                     "the facet diagonal kernel",
                 )?;
+            launches.push(FacetLaunch {
+                kernel: "facet_diagonal",
+                term,
+                facets: t.n_facets,
+                bytes: t.bytes(true, true).diagonal,
+                event,
+            });
         }
-        Ok(())
+        Ok(launches)
     }
+}
+
+/// The bytes each facet kernel of a term must move ([`FacetLaunch::bytes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FacetBytes {
+    points: usize,
+    scatter: usize,
+    sum: usize,
+    diagonal: usize,
 }
 
 impl<R: Real> DeviceTerm<R> {
@@ -278,6 +314,36 @@ impl<R: Real> DeviceTerm<R> {
             sum_slots: upload_u32(&slots, "facet node slots")?,
             kernels: HashMap::new(),
         })
+    }
+
+    /// The bytes of its launches, for `F(u)` or `J(u)·v` (`tangent`) with
+    /// atomic or deterministic assembly: per facet, the points kernel reads
+    /// the cell's `N_b·N_comp` values of `u` (and of `v`), its `N_b` node
+    /// indices and local facet, `J⁻¹` (`dim²`), the normal (`dim`), the
+    /// points (`N_q·dim`) and weights (`N_q`), and writes `N_q·N_comp`
+    /// point values; the scatter reads those, the nodes and the local
+    /// facet, and adds `N_b·N_comp` values into `out` (atomic: read and
+    /// write) or writes them as a facet vector; the deterministic sum reads
+    /// the facet vectors and the incidence (its nodes, offsets and slots)
+    /// and adds each node's `N_comp` values into `out`; the diagonal reads
+    /// what the points kernel reads of `u` and adds `N_b·N_comp²` values
+    /// atomically.
+    fn bytes(&self, tangent: bool, atomic: bool) -> FacetBytes {
+        let [dim, n_b, nc] = self.sizes;
+        let (real, index, nf, nq) = (size_of::<R>(), size_of::<u32>(), self.n_facets, self.n_fq);
+        let cell_values = nf * n_b * nc * real;
+        let indices = nf * (n_b + 1) * index;
+        let geometry = nf * (dim * dim + dim + nq * dim + nq) * real;
+        let point_values = nf * nq * nc * real;
+        let inputs = if tangent { 2 } else { 1 } * cell_values;
+        FacetBytes {
+            points: inputs + indices + geometry + point_values,
+            scatter: point_values + indices + if atomic { 2 } else { 1 } * cell_values,
+            sum: cell_values
+                + (2 * self.n_sum_nodes + 1 + nf * n_b) * index
+                + 2 * self.n_sum_nodes * nc * real,
+            diagonal: cell_values + indices + geometry + 2 * nf * n_b * nc * nc * real,
+        }
     }
 
     /// Builds the program for (`tangent`, `atomic`) if not built yet.

@@ -196,6 +196,7 @@ impl<R: Real> OpenClOperator<R> {
         Ok(Run {
             events: vec![fill, kernel],
             launch: Some(launch),
+            facets: Vec::new(),
         })
     }
 
@@ -216,6 +217,7 @@ impl<R: Real> OpenClOperator<R> {
         Ok(Run {
             events: vec![integrate, assemble],
             launch: Some(launch),
+            facets: Vec::new(),
         })
     }
 
