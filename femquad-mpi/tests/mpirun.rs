@@ -83,7 +83,11 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
     // every check printed its line, each ok (on OpenCL also the halo
     // traffic's)
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
-    let expected = if args[0].starts_with("opencl") { 10 } else { 9 };
+    let expected = if args[0].starts_with("opencl") {
+        12
+    } else {
+        11
+    };
     assert_eq!(checks, expected, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout
 }

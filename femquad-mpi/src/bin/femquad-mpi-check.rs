@@ -14,9 +14,10 @@
 //! the unit box (`CELLS` per side) and distributes it; then on every rank
 //! and serially on rank 0 (the reference):
 //!
-//! 1. `F(u)`, `J(u)·v` and `diag J(u)` of nonlinear diffusion (scalar) and of
-//!    Lamé elasticity (`D` components) at fixed pseudo-random `u`, `v`:
-//!    relative max difference to the serial result ≤ 1e-12;
+//! 1. `F(u)`, `J(u)·v`, `diag J(u)` (point blocks) and the diagonal of
+//!    `J(u)` of nonlinear diffusion (scalar) and of Lamé elasticity (`D`
+//!    components) at fixed pseudo-random `u`, `v`: relative max difference
+//!    to the serial result ≤ 1e-12;
 //! 2. deterministic assembly: `F(u)` twice, bitwise equal, and `F·F`
 //!    bitwise the same on every rank (its bits printed, for comparing runs);
 //! 3. Poisson (`−Δu = 1`, `u = x₀ + x₁/2` on the boundary) by Jacobi-CG and
@@ -254,10 +255,12 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
         op.jacobian_action(&du, &dv, &mut jv)?;
         let mut diag = op.vector_with(nc * nc)?;
         op.jacobian_diagonal(&du, &mut diag)?;
+        let diagonal = op.diagonal(&du)?;
         let gathered = [
             f.gather_to_root()?,
             jv.gather_to_root()?,
             diag.gather_to_root()?,
+            diagonal.gather_to_root()?,
         ];
         if let (1, Backend::OpenCl { device, .. }) = (nc, &backend) {
             ok &= halo_traffic(&mut op, &du, &mut f, device)?;
@@ -273,8 +276,13 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
             let len = sop.jacobian_diagonal_len();
             let mut sd = sop.integrator().zeros(len)?;
             sop.jacobian_diagonal(&su, &mut sd)?;
-            let serial = [sf.to_host()?, sjv.to_host()?, sd.to_host()?];
-            for ((what, d), s) in ["F(u)", "J(u)v", "diag J(u)"]
+            let sd = sd.to_host()?;
+            // the diagonal: entry c·nc + c of each point block
+            let sdiagonal: Vec<f64> = (0..nv * nc)
+                .map(|i| sd[(i / nc) * nc * nc + (i % nc) * (nc + 1)])
+                .collect();
+            let serial = [sf.to_host()?, sjv.to_host()?, sd, sdiagonal];
+            for ((what, d), s) in ["F(u)", "J(u)v", "diag J(u)", "diagonal of J(u)"]
                 .iter()
                 .zip(&gathered)
                 .zip(&serial)
