@@ -155,24 +155,31 @@ fn ranks_share_the_one_pocl_device_when_allowed_and_are_refused_otherwise() {
 
 #[test]
 fn a_rank_without_cells_is_handled() {
-    let out = assert_passes(3, &["native", "empty-rank"]);
-    assert_rank(&out, 2, 0, 0, 0);
+    // host vectors, and device vectors (a rank with empty ones)
+    for backend in ["native", "opencl"] {
+        let out = assert_passes(3, &[backend, "empty-rank"]);
+        assert_rank(&out, 2, 0, 0, 0);
+    }
 }
 
 #[test]
 fn a_rank_owning_only_ghosts_is_handled() {
     // one interior cell: its 3 vertices are owned by the lower ranks
-    let out = assert_passes(3, &["native", "ghost-only"]);
-    assert_rank(&out, 2, 1, 0, 3);
+    for backend in ["native", "opencl"] {
+        let out = assert_passes(3, &[backend, "ghost-only"]);
+        assert_rank(&out, 2, 1, 0, 3);
+    }
 }
 
 #[test]
 fn one_cell_thick_parts_are_handled() {
     // 6 × 6 squares: ranks 1 and 2 get one column (12 triangles) each;
     // rank 2's vertices are all shared, owned by ranks 0 and 1
-    let out = assert_passes(3, &["native", "thin"]);
-    assert_rank(&out, 1, 12, 7, 7);
-    assert_rank(&out, 2, 12, 0, 14);
+    for backend in ["native", "opencl"] {
+        let out = assert_passes(3, &[backend, "thin"]);
+        assert_rank(&out, 1, 12, 7, 7);
+        assert_rank(&out, 2, 12, 0, 14);
+    }
     let out = assert_passes(2, &["native", "thin"]);
     assert_rank(&out, 1, 12, 0, 14);
 }
