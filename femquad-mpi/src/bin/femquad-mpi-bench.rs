@@ -150,7 +150,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // one write per line: the ranks' stderr interleave otherwise
-            eprint!("{}", format_args!("rank {rank}: error: {e}\n"));
+            let line = format!("rank {rank}: error: {e}\n");
+            eprint!("{line}");
             ExitCode::from(2)
         }
     }
