@@ -39,7 +39,11 @@
 //! — or their loads from the on-disk program cache (`ProgramCache`,
 //! `FEMQUAD_PROGRAM_CACHE`) when a process before it built them.
 //! `--profile` prints where the V-cycles' time goes, per level and phase
-//! (`MultigridOptions::profile`), and the time of CG's operations alone.
+//! (`MultigridOptions::profile`), and the time of CG's operations alone —
+//! among them the SpMV of the Jacobian assembled on the device, beside
+//! `J·v` and `F(u)` on the same mesh (to compare with cuSPARSE's SpMV of
+//! that matrix). `--measure-levels` decides each level up to
+//! `--assembled-max-dofs` by timing both representations at setup.
 //!
 //! Measured on PoCL (2 CPU cores, release, f64) at about 2·10⁵ cells, CG to
 //! 1e-8: multigrid 8–14 iterations in every case against 124–3703 with
@@ -51,11 +55,14 @@ use std::time::Instant;
 
 use clap::Parser;
 use femquad::backend::Backend;
+use femquad::backend::Matrix;
 use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
-use femquad::multigrid::{CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport};
+use femquad::multigrid::{
+    CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport, SmallLevels,
+};
 use femquad::opencl::{Device, DeviceSelector, KernelOptions, ProgramCache};
 use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
@@ -125,6 +132,12 @@ struct Args {
     /// default 0: every level matrix-free).
     #[arg(long, default_value_t = 0)]
     assembled_max_dofs: usize,
+    /// Decide each level of at most `--assembled-max-dofs` dofs by
+    /// measurement (`SmallLevels::Measured`: one apply of each
+    /// representation timed at setup, the faster kept) instead of
+    /// assembling it.
+    #[arg(long)]
+    measure_levels: bool,
     /// Profile the V-cycles: print, per level, the milliseconds per cycle of
     /// each phase (smoothing, residual, restriction, prolongation, coarse
     /// solve) and the time of CG outside the cycles. Every phase then waits
@@ -304,6 +317,7 @@ fn parse_preconditioners(
     degree: Option<usize>,
     profile: bool,
     assembled_max_dofs: usize,
+    small_levels: SmallLevels,
 ) -> Result<Vec<(String, Preconditioner)>> {
     s.split(',')
         .map(|p| {
@@ -316,6 +330,7 @@ fn parse_preconditioners(
                     }
                     o.profile = profile;
                     o.assembled_max_dofs = assembled_max_dofs;
+                    o.small_levels = small_levels;
                     Preconditioner::Multigrid(o)
                 }
                 "jacobi" => Preconditioner::Jacobi,
@@ -578,6 +593,21 @@ fn print_operation_times<R: EvalPrecision>(problem: &mut DirichletProblem<R>) ->
     )?;
     let jv = time(&mut || op.jacobian_action(&u, &v, &mut w))?;
     let f = time(&mut || op.apply(&u, &mut w))?;
+    // the Jacobian at u assembled where the operator evaluates (on a device
+    // by its element matrices), applied by SpMV: the figure to set beside
+    // J·v, F(u) and a vendor SpMV of the same matrix
+    let a = op.assemble_matrix(&u)?;
+    let spmv = time(&mut || a.apply(&v, &mut w))?;
+    let lanes = match &a {
+        Matrix::OpenCl(d) => format!("{} lanes per row", d.lanes()),
+        Matrix::Native(_) => "host".to_string(),
+    };
+    println!(
+        "assembled J: {} rows, {} nonzeros ({:.1} per row), SpMV {spmv:.3} ms ({lanes})",
+        a.n_rows(),
+        a.pattern().nnz(),
+        a.pattern().nnz() as f64 / a.n_rows().max(1) as f64
+    );
     let dot = time(&mut || v.dot(&u).map(|_| ()))?;
     let dots = time(&mut || v.dots(&[&v, &u]).map(|_| ()))?;
     let axpy = time(&mut || w.axpy(0.5, &v))?;
@@ -600,6 +630,11 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
         args.degree,
         args.profile,
         args.assembled_max_dofs,
+        if args.measure_levels {
+            SmallLevels::Measured
+        } else {
+            SmallLevels::Assembled
+        },
     )?;
     let mut cases: Vec<Case> = if args.suite {
         let mut c = Vec::new();

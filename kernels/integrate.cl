@@ -5,7 +5,7 @@
  * assembly of F fused in.
  * (Longer than most files: one kernel template whose variants — element
  * vectors or fused gather/assembly, residual or Jacobian action, stored or
- * computed geometry, node windows, prefetch — are selected by the
+ * computed geometry, patches, prefetch — are selected by the
  * preprocessor, so that every launch reads like the paper's appendix.)
  *
  * The host prepends a prelude (see femquad/src/opencl/source.rs) that defines
@@ -35,30 +35,30 @@
  *                   vector out[node][comp] (ATOMIC_PTX: NVIDIA's red.global.add;
  *                   else a compare-and-swap loop);
  *                   0: element vectors out[cell][b][comp] are written
- *   WINDOW, W_A, W_B  1: node windows: a work-group whose cells' nodes lie in
- *                   at most two index ranges [loA, loA+wA) (vertex nodes) and
- *                   [loB, loB+wB) (edge nodes of P2), with wA <= W_A and
- *                   wB <= W_B (windows[4*group ...], from the host; wA = wB = 0
- *                   otherwise), loads u (v), the aux field and the coordinates
- *                   of those ranges once, coalesced, into local memory, gathers
- *                   from there, and sums its contributions to F there before
- *                   writing them into out[] once per node, coalesced. On a mesh
- *                   numbered for locality (femquad::mesh::renumber) nearly every
- *                   group is windowed; other groups gather from global memory.
- *                   A windowed group reads its cells' nodes as 16-bit local
- *                   indices, cellLocalNodes[cell][b] = the node's position in
- *                   the window (vertex range A first, then range B: j = nd - loA
- *                   or wA + nd - loB; computed on the host, W_A + W_B <= 65535),
- *                   instead of the 32-bit global indices cellNodes[cell][b],
- *                   which only the other groups read (the host fills both
- *                   arrays for every cell; each group reads one of them).
- *                   OUTPUT_ATOMIC: window position j is *owned* by the group
- *                   (bit j % 32 of owned[group * OWNED_WORDS + j / 32]) when
- *                   every cell of its node lies in this group: the group
- *                   stores its sum with a plain store; the other positions
- *                   (nodes shared with other groups, and nodes of the ranges
- *                   that none of its cells has, whose sum is 0) are added
- *                   atomically into out[], which the host zero-fills first
+ *   PATCH, P_A, P_B  1: patches: a work-group whose cells' distinct nodes
+ *                   fit its capacities — at most P_A vertex nodes and P_B edge
+ *                   nodes (P2) — has them listed, sorted (so vertex nodes
+ *                   first), in groupNodes[groupNodeOffsets[group] ..
+ *                   groupNodeOffsets[group + 1]] (from the host,
+ *                   femquad/src/opencl/mesh_data/patches.rs; an empty range
+ *                   for the other groups). Such a group (a patch) loads u
+ *                   (v), the aux field and the vertex coordinates of its
+ *                   listed nodes once into local memory, gathers from
+ *                   there, and sums its element vectors there (local
+ *                   atomics) before writing them into out[] once per node.
+ *                   It reads its cells' nodes as 16-bit local indices,
+ *                   cellLocalNodes[cell][b] = the node's position in the
+ *                   list (P_A + P_B <= 65535), instead of the 32-bit global
+ *                   indices cellNodes[cell][b], which only the other groups
+ *                   read (the fallback: they gather from and add into
+ *                   global memory; the host fills both arrays for every
+ *                   cell; each group reads one of them).
+ *                   OUTPUT_ATOMIC: list entry k is *owned* by its group
+ *                   (bit k % 32 of owned[k / 32]) when every cell of its
+ *                   node lies in this group: the group stores its sum with
+ *                   a plain store; the other entries (nodes shared with
+ *                   other groups) are added atomically into out[], which
+ *                   the host zero-fills first
  *   TANGENT         1: the Jacobian action J(u)·v instead of F(u) (needs
  *                   GATHER): the direction v is gathered like u, and at
  *                   each quadrature point TANGENT_PHYSICS(u, grad u, a,
@@ -109,8 +109,9 @@
  * integrated here. The host pads every per-cell array by at least one chunk
  * (node indices 0, det J = 0), so the contiguous loads need no bounds
  * checks; the gathers of a padding cell c >= nCells read nothing (its
- * values are zeros: GATHER_SLOT), since node 0 may lie outside the group's
- * window. Padding cells are computed on those values and never stored.
+ * values are zeros: GATHER_SLOT), since node 0 may be missing from the
+ * group's node list. Padding cells are computed on those values and never
+ * stored.
  *
  * Per batch:
  *  (1) LOAD: coalesced cooperative loads of the batch's contiguous inputs
@@ -165,19 +166,19 @@
 #define GATHERS_AUX    (GATHER && AUX_FIELD)
 #define GATHERS_COORDS (GEOMETRY_COMPUTED || X_GATHERED)
 
-/* Where a gathered value comes from: the group's node window in local
- * memory when it has one (nd is then the node's 16-bit local index, its
- * position in the window), else global memory (nd is the global node).
- * IN_WINDOW(j) marks every position j of a window array that comes from a
+/* Where a gathered value comes from: the group's patch in local memory
+ * when it is one (nd is then the node's 16-bit local index, its position
+ * in the group's node list), else global memory (nd is the global node).
+ * IN_PATCH(j) marks every position j of a patch array that comes from a
  * local index: the kernel's own index checker
- * (femquad/src/opencl/operator/window_bounds.rs) replaces it by a checked
+ * (femquad/src/opencl/operator/patch_bounds.rs) replaces it by a checked
  * version. */
-#if WINDOW
-#define IN_WINDOW(j) (j)
-#define U_AT(nd, comp) (windowed ? uw[IN_WINDOW(nd) * N_COMP + (comp)] : u[GLOBAL_DOF(nd, comp, N_COMP)])
-#define V_AT(nd, comp) (windowed ? vw[IN_WINDOW(nd) * N_COMP + (comp)] : direction[GLOBAL_DOF(nd, comp, N_COMP)])
-#define AUX_AT(nd, k)  (windowed ? aw[IN_WINDOW(nd) * N_AUX + (k)] : aux[GLOBAL_DOF(nd, k, N_AUX)])
-#define X_AT(nd, d)    (windowed ? xw[IN_WINDOW(nd) * DIM + (d)] : coordinates[VERTEX_COORD(nd, d, DIM)])
+#if PATCH
+#define IN_PATCH(j) (j)
+#define U_AT(nd, comp) (patch ? uw[IN_PATCH(nd) * N_COMP + (comp)] : u[GLOBAL_DOF(nd, comp, N_COMP)])
+#define V_AT(nd, comp) (patch ? vw[IN_PATCH(nd) * N_COMP + (comp)] : direction[GLOBAL_DOF(nd, comp, N_COMP)])
+#define AUX_AT(nd, k)  (patch ? aw[IN_PATCH(nd) * N_AUX + (k)] : aux[GLOBAL_DOF(nd, k, N_AUX)])
+#define X_AT(nd, d)    (patch ? xw[IN_PATCH(nd) * DIM + (d)] : coordinates[VERTEX_COORD(nd, d, DIM)])
 #else
 #define U_AT(nd, comp) u[GLOBAL_DOF(nd, comp, N_COMP)]
 #define V_AT(nd, comp) direction[GLOBAL_DOF(nd, comp, N_COMP)]
@@ -187,19 +188,19 @@
 
 /* The contiguous batch inputs, as X(type, vector type, vector width, local
  * array, global array, values per cell). Thread t moves entries t, t+N_T, ...
- * of the batch. The node indices: 32-bit global ones, and with WINDOW the
+ * of the batch. The node indices: 32-bit global ones, and with PATCH the
  * 16-bit local ones in vectors of as many (so that a thread's own node
- * slots are the same either way); a windowed group moves the local ones
+ * slots are the same either way); a patch moves the local ones
  * only, the others the global ones only. */
 #if NEEDS_NODES
 #define NODES_INPUT(X) X(uint, uintv, UINT_VEC_WIDTH, nodes_l, cellNodes, N_B)
 #else
 #define NODES_INPUT(X)
 #endif
-#if NEEDS_NODES && WINDOW
+#if NEEDS_NODES && PATCH
 #define LOCAL_NODES_INPUT(X) X(ushort, ushortv, UINT_VEC_WIDTH, lnodes_l, cellLocalNodes, N_B)
 #define MOVE_NODE_INDICES(X) \
-  if (windowed) {            \
+  if (patch) {               \
     LOCAL_NODES_INPUT(X)     \
   } else {                   \
     NODES_INPUT(X)           \
@@ -368,10 +369,10 @@
   (NODE_VEC ? UINT_COMPONENT(l##_v[(s) / UINT_VEC_WIDTH], (s) % UINT_VEC_WIDTH) : l##_r[s])
 /* The node of own slot s among the next batch's prefetched indices, and of
  * node slot `slot` of the batch in local memory: its local index in a
- * windowed group, else its global index */
-#if WINDOW
-#define PREFETCHED_NODE(s) (windowed ? (uint)PREFETCHED(lnodes_l, s) : PREFETCHED(nodes_l, s))
-#define NODE_OF_SLOT(slot) (windowed ? (uint)lnodes_l[slot] : nodes_l[slot])
+ * patch, else its global index */
+#if PATCH
+#define PREFETCHED_NODE(s) (patch ? (uint)PREFETCHED(lnodes_l, s) : PREFETCHED(nodes_l, s))
+#define NODE_OF_SLOT(slot) (patch ? (uint)lnodes_l[slot] : nodes_l[slot])
 #else
 #define PREFETCHED_NODE(s) PREFETCHED(nodes_l, s)
 #define NODE_OF_SLOT(slot) nodes_l[slot]
@@ -380,7 +381,7 @@
  * `first`, with node `nd` (NODE_OF_SLOT): its values are gathered if its
  * cell exists. A padding cell (cell >= nCells, node indices 0) gathers
  * nothing and gets zeros: its global node 0 need not lie in this group's
- * window (whose ranges cover the group's cells only). */
+ * patch (whose list holds the group's cells' nodes only). */
 #define GATHER_SLOT(g, s, slot, nd, first)                                                      \
   {                                                                                             \
     if ((first) + (slot) / N_B < nCells) {                                                      \
@@ -399,13 +400,12 @@
 /* atomic_add_real(p, v): *p += v atomically, from kernels/atomic_add.cl,
  * which the host prepends when OUTPUT_ATOMIC */
 
-#if OUTPUT_ATOMIC && WINDOW
+#if OUTPUT_ATOMIC && PATCH
 /* *p += v in local memory, atomically (CAS_ADD_REAL of
  * kernels/atomic_add.cl). */
 void local_add_real(__local real *p, real v) { CAS_ADD_REAL(__local, p, v) }
-/* Whether window position j of this group is owned (its ownership mask) */
-#define OWNED_WORDS ((W_A + W_B + 31) / 32)
-#define OWNED(j) ((owned[chunk * OWNED_WORDS + (j) / 32] >> ((j) % 32)) & 1u)
+/* Whether entry k of groupNodes is owned by its group (the ownership bits) */
+#define OWNED(k) ((owned[(k) / 32] >> ((k) % 32)) & 1u)
 #endif
 
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
@@ -418,40 +418,42 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
                __global const real *restrict coordinates, /* NEEDS_NODES: [vertex][d]; else [cell][v][d] */
                __constant real *constants,               /* [N_CONSTANTS]                             */
                __global real *restrict out,              /* OUTPUT_ATOMIC: [node][comp]; else [cell][b][comp] */
-               __global const uint *restrict windows,    /* WINDOW: [group][loA, wA, loB, wB]         */
-               __global const ushort *restrict cellLocalNodes, /* WINDOW: [cell][b], window positions */
-               __global const uint *restrict owned,      /* WINDOW && OUTPUT_ATOMIC: [group][OWNED_WORDS] */
-               const int nCells)
+               __global const uint *restrict groupNodeOffsets, /* PATCH: [group + 1], into groupNodes */
+               __global const uint *restrict groupNodes, /* PATCH: the groups' sorted node lists      */
+               __global const ushort *restrict cellLocalNodes, /* PATCH: [cell][b], list positions    */
+               __global const uint *restrict owned,      /* PATCH && OUTPUT_ATOMIC: a bit per list entry */
+               const int nCells,
+               const uint nVertices)                     /* vertex nodes: those below nVertices        */
 {
   const int t     = get_local_id(0);
   const int chunk = get_group_id(0);
 
-#if WINDOW
-  /* This group's node window, loaded once (u, v, aux, vertex coordinates), and
-   * its share of F, summed here and added into out[] at the end */
-  const uint loA = windows[4 * chunk], wA = windows[4 * chunk + 1];
-  const uint loB = windows[4 * chunk + 2], wB = windows[4 * chunk + 3];
-  const int windowed = wA + wB > 0; /* the same for the whole group */
+#if PATCH
+  /* This group's node list; if it is a patch, the values of its nodes,
+   * loaded once (u, v, aux, vertex coordinates), and its share of F,
+   * summed here and written into out[] at the end */
+  const uint first = groupNodeOffsets[chunk];
+  const int np = groupNodeOffsets[chunk + 1] - first;
+  const int patch = np > 0; /* the same for the whole group */
 #if GATHERS_U
-  __local real uw[(W_A + W_B) * N_COMP];
+  __local real uw[(P_A + P_B) * N_COMP];
 #endif
 #if GATHERS_V
-  __local real vw[(W_A + W_B) * N_COMP];
+  __local real vw[(P_A + P_B) * N_COMP];
 #endif
 #if GATHERS_AUX
-  __local real aw[(W_A + W_B) * N_AUX];
+  __local real aw[(P_A + P_B) * N_AUX];
 #endif
 #if GATHERS_COORDS
-  __local real xw[W_A * DIM];
+  __local real xw[P_A * DIM]; /* the vertex nodes, first in the list */
 #endif
 #if OUTPUT_ATOMIC
-  __local real fw[(W_A + W_B) * N_COMP];
+  __local real fw[(P_A + P_B) * N_COMP];
 #endif
-  if (windowed) {
-    const int nw = wA + wB;
+  if (patch) {
 #if GATHERS_U || GATHERS_V || OUTPUT_ATOMIC
-    for (int k = t; k < nw * N_COMP; k += N_T) {
-      const uint j = k / N_COMP, nd = j < wA ? loA + j : loB + (j - wA);
+    for (int k = t; k < np * N_COMP; k += N_T) {
+      const uint nd = groupNodes[first + k / N_COMP];
 #if GATHERS_U
       uw[k] = u[GLOBAL_DOF(nd, k % N_COMP, N_COMP)];
 #endif
@@ -464,13 +466,16 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
     }
 #endif
 #if GATHERS_AUX
-    for (int k = t; k < nw * N_AUX; k += N_T) {
-      const uint j = k / N_AUX, nd = j < wA ? loA + j : loB + (j - wA);
+    for (int k = t; k < np * N_AUX; k += N_T) {
+      const uint nd = groupNodes[first + k / N_AUX];
       aw[k] = aux[GLOBAL_DOF(nd, k % N_AUX, N_AUX)];
     }
 #endif
 #if GATHERS_COORDS
-    for (int k = t; k < (int)wA * DIM; k += N_T) xw[k] = coordinates[loA * DIM + k];
+    for (int k = t; k < np * DIM; k += N_T) {
+      const uint nd = groupNodes[first + k / DIM];
+      if (nd < nVertices) xw[k] = coordinates[VERTEX_COORD(nd, k % DIM, DIM)];
+    }
 #endif
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -784,9 +789,9 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 #if OUTPUT_ATOMIC
       if (cell0 + c < nCells) {
         const int slot = CELL_NODE(c, b_t, N_B);
-#if WINDOW
-        if (windowed)
-          local_add_real(&fw[IN_WINDOW(lnodes_l[slot]) * N_COMP + comp_t], e_i);
+#if PATCH
+        if (patch)
+          local_add_real(&fw[IN_PATCH(lnodes_l[slot]) * N_COMP + comp_t], e_i);
         else
 #endif
           atomic_add_real(&out[GLOBAL_DOF(nodes_l[slot], comp_t, N_COMP)], e_i);
@@ -800,14 +805,14 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   }
-#if WINDOW && OUTPUT_ATOMIC
-  /* The group's sums, once per window node, coalesced: stored where the
-   * group owns the node, added atomically where other groups add too */
-  if (windowed)
-    for (int k = t; k < (int)(wA + wB) * N_COMP; k += N_T) {
-      const uint j = k / N_COMP, nd = j < wA ? loA + j : loB + (j - wA);
-      __global real *o = &out[GLOBAL_DOF(nd, k % N_COMP, N_COMP)];
-      if (OWNED(j))
+#if PATCH && OUTPUT_ATOMIC
+  /* The group's sums, once per listed node: stored where the group owns
+   * the node, added atomically where other groups add too */
+  if (patch)
+    for (int k = t; k < np * N_COMP; k += N_T) {
+      const uint e = first + k / N_COMP;
+      __global real *o = &out[GLOBAL_DOF(groupNodes[e], k % N_COMP, N_COMP)];
+      if (OWNED(e))
         *o = fw[k];
       else
         atomic_add_real(o, fw[k]);

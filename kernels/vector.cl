@@ -380,3 +380,67 @@ void vec_scatter(__global real *restrict dst, __global const real *restrict src,
     const ulong k = get_global_id(0);
     if (k < m) dst[idx[k]] = src[k];
 }
+
+// ---------------------------------------------------------------------------
+// CG's residual update fused with what it feeds (femquad/src/vector/fused.rs):
+//   x[k] = x[k] + a * p[k];  r[k] = r[k] + na * q[k]          (na = −a rounded)
+//   mode 2 also: z[k] = d[k] * r[k]                            (Jacobi: z = D⁻¹ r)
+//   mode ≥ 1: the group partials of r·r (row 0) and, mode 2, r·z (row 1) into
+//   partials[row·G + g], for vec_sum_final.
+// The roundings are those of vec_axpy, vec_axpy, vec_pointwise_mult, and the
+// partials are those of vec_mdot_partials with w = r, v0 = r, v1 = z (the same
+// G = reduction_groups(n) groups, the same blocks in the same order, the same
+// tree): the fused results are bitwise those of the unfused sequence.
+// Launch: G = reduction_groups(n) work-groups of WG.
+// ---------------------------------------------------------------------------
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void vec_cg_update(__global real *restrict r, __global real *restrict x,
+                   __global const real *p, __global const real *q,
+                   __global const real *d, __global real *restrict z,
+                   const ulong n, const real a, const real na, const uint mode,
+                   __global acc *restrict partials)
+{
+    __local acc l[2 * WG];
+    const uint G = get_num_groups(0);
+    const uint t = get_local_id(0);
+    acc s0 = 0, s1 = 0;
+    const ulong blocks = (n + VW - 1) / VW;
+    for (ulong b = get_global_id(0); b < blocks; b += (ulong)G * WG) {
+        const ulong i = VW * b;
+        if (i + VW <= n) {
+            STOREV(x, i, LOADV(x, i) + a * LOADV(p, i));
+            const realv rv = LOADV(r, i) + na * LOADV(q, i);
+            STOREV(r, i, rv);
+            DOTV(s0, rv, rv)
+            if (mode == 2) {
+                const realv zv = LOADV(d, i) * rv;
+                STOREV(z, i, zv);
+                DOTV(s1, rv, zv)
+            }
+        } else {
+            for (ulong k = i; k < n; ++k) {
+                x[k] = x[k] + a * p[k];
+                const real rk = r[k] + na * q[k];
+                r[k] = rk;
+                const acc wk = rk;
+                s0 += wk * (acc)rk;
+                if (mode == 2) {
+                    const real zk = d[k] * rk;
+                    z[k] = zk;
+                    s1 += wk * (acc)zk;
+                }
+            }
+        }
+    }
+    if (mode == 0) return; // the same for the whole launch: no barrier skipped by some
+    l[t] = s0;
+    l[WG + t] = s1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (t < h) {
+            for (uint j = 0; j < mode; ++j) l[j * WG + t] += l[j * WG + t + h];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t < mode) partials[t * G + get_group_id(0)] = l[t * WG];
+}

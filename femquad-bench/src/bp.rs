@@ -308,7 +308,7 @@ impl Runner<'_> {
                     n_tc: n_tc.unwrap_or(default.n_tc),
                     prefetch: *prefetch,
                     geometry: geometry.mode(),
-                    window: default.window,
+                    patches: default.patches,
                 },
                 ConfigSource::Fixed,
             )),

@@ -156,6 +156,7 @@ impl<R: EvalPrecision> Work<'_, R> {
                     u: &self.inputs.u[w.start * n_bt..w.end * n_bt],
                     aux: &self.inputs.aux[w.start * apc..w.end * apc],
                     constants: self.inputs.constants,
+                    time: None,
                 };
                 let mut r = vec![R::ZERO; w.len() * n_bt];
                 element_vectors_range(

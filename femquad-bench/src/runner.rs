@@ -261,6 +261,7 @@ impl<'a> Runner<'a> {
             u: &data.u_cells,
             aux: &data.aux_cells,
             constants: &constants,
+            time: None,
         };
         let physics = spec.pointwise();
 
@@ -345,7 +346,7 @@ impl<'a> Runner<'a> {
                     n_tc: n_tc.unwrap_or(default.n_tc),
                     prefetch: *prefetch,
                     geometry: default.geometry,
-                    window: default.window,
+                    patches: default.patches,
                 };
                 let row = self.measure(ctx, work, c, ConfigSource::Fixed);
                 self.push_result(ctx, c, ConfigSource::Fixed, row);

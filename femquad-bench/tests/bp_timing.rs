@@ -91,16 +91,16 @@ fn bp_timing() {
             let variant = op.residual_variant();
             let base = op.config(variant).unwrap();
             for geometry in [GeometryMode::Computed, GeometryMode::Stored] {
-                for (n_bl, prefetch, window) in [
+                for (n_bl, prefetch, patches) in [
                     (base.n_bl, true, true),
                     (base.n_bl, true, false),
-                    ((base.n_bl / 2).max(1), true, base.window),
-                    (base.n_bl, false, base.window),
+                    ((base.n_bl / 2).max(1), true, base.patches),
+                    (base.n_bl, false, base.patches),
                 ] {
                     let c = LaunchConfig {
                         n_bl,
                         prefetch,
-                        window,
+                        patches,
                         ..base
                     }
                     .with_geometry(geometry);
@@ -118,9 +118,9 @@ fn bp_timing() {
                         GeometryMode::Stored => nc * (dim * dim + 1) * s,
                     };
                     let bytes = (2 * n * s + nc * (dim + 1) * 4 + geo) as f64;
-                    let windowed = op.last_run().launch().map_or(0, |l| l.windowed_groups);
+                    let patched = op.last_run().launch().map_or(0, |l| l.patch_groups);
                     println!(
-                        "{dim}D P1 {:<10} {} {:<8} {} {:<13} {c} [{windowed} windowed]: {:8.3} ms  {:6.0} GB/s min-bytes ({:5.1} % copy)",
+                        "{dim}D P1 {:<10} {} {:<8} {} {:<13} {c} [{patched} patches]: {:8.3} ms  {:6.0} GB/s min-bytes ({:5.1} % copy)",
                         physics.info().name,
                         R::PRECISION,
                         if shuffle { "random" } else { "hilbert" },

@@ -51,7 +51,7 @@ use mpi::topology::Communicator;
 
 use femquad::backend::{IndexSet, Location, Vector};
 use femquad::opencl::{Device, DeviceIndices, DeviceVector};
-use femquad::vector::VectorOps;
+use femquad::vector::{CgFusion, VectorOps};
 use femquad::{Error, Precision, Real, Result};
 
 use crate::dist_mesh::DistMesh;
@@ -665,6 +665,42 @@ impl<R: Real + Equivalence> VectorOps for DistVector<R> {
         }
         let partials = self.mesh.ranks().agree(self.local_dots(vs))?;
         Ok(self.sum_over_ranks(&partials))
+    }
+
+    /// The unfused sequence of [`CgFusion`]'s table on the rank's entries
+    /// (the updates are local; the reductions are [`VectorOps::dots`]'s, in
+    /// rank order): the values the fused host pass gives, with one
+    /// all-gather for both sums.
+    fn cg_update(
+        &mut self,
+        alpha: f64,
+        p: &Self,
+        q: &Self,
+        x: &mut Self,
+        then: CgFusion<'_, Self>,
+    ) -> Result<Option<(f64, f64)>> {
+        self.check_compatible("r", "p", p)?;
+        self.check_compatible("r", "q", q)?;
+        self.check_compatible("r", "x", x)?;
+        x.axpy(alpha, p)?;
+        self.axpy(-alpha, q)?;
+        match then {
+            CgFusion::Update => Ok(None),
+            CgFusion::Norm => {
+                let rr = self.dots(&[self])?[0];
+                Ok(Some((rr, rr)))
+            }
+            CgFusion::Jacobi {
+                inverse_diagonal,
+                z,
+            } => {
+                self.check_compatible("r", "inverse_diagonal", inverse_diagonal)?;
+                self.check_compatible("r", "z", z)?;
+                z.pointwise_mult(inverse_diagonal, self)?;
+                let sums = self.dots(&[self, z])?;
+                Ok(Some((sums[0], sums[1])))
+            }
+        }
     }
 
     fn maxpy(&mut self, alphas: &[f64], xs: &[&Self]) -> Result<()> {

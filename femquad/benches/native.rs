@@ -95,6 +95,7 @@ fn bench_native(c: &mut Criterion) {
                                 u: &s.u,
                                 aux: &[],
                                 constants: &s.constants,
+                                time: None,
                             };
                             element_vectors(&s.disc, physics, &inputs, &mut s.out, exec)
                                 .expect("integrate");
@@ -114,6 +115,7 @@ fn bench_native(c: &mut Criterion) {
                 u: &s.u,
                 aux: &[],
                 constants: &s.constants,
+                time: None,
             };
             element_vectors(&s.disc, &Lame, &inputs, &mut s.out, Execution::Parallel)
                 .expect("integrate");

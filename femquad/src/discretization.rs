@@ -162,8 +162,18 @@ impl<R: Real> Discretization<R> {
         check_finite("u", inputs.u)?;
         check_finite("aux", inputs.aux)?;
         check_finite("constants", inputs.constants)?;
-        Ok(())
+        check_time(inputs.time.as_ref(), n_cells * self.n_bt())
     }
+}
+
+/// Checks a cell-local time state: `b` of `len` entries, `t`, `σ` and `b`
+/// finite.
+pub(crate) fn check_time<R: Real>(time: Option<&CellTime<'_, R>>, len: usize) -> Result<()> {
+    let Some(time) = time else { return Ok(()) };
+    check_len("b", time.b, len)?;
+    check_finite("t", &[time.t])?;
+    check_finite("sigma", &[time.sigma])?;
+    check_finite("b", time.b)
 }
 
 /// The cell-local inputs of one residual evaluation.
@@ -176,4 +186,23 @@ pub struct CellInputs<'a, R> {
     pub aux: &'a [R],
     /// Run-time constants of the physics.
     pub constants: &'a [R],
+    /// The time state of a transient evaluation ([`CellTime`]: `t`,
+    /// `u_t = σ·u + b`); `None` for a stationary one (`t` = 0, no `u_t`).
+    pub time: Option<CellTime<'a, R>>,
+}
+
+/// The time state of a transient evaluation, cell-local: the time `t` and
+/// the time derivative as an affine function of the unknowns,
+/// `u_t = σ·u + b`, which a time integrator's step binds (backward Euler:
+/// `σ = 1/Δt`, `b = −u_n/Δt`). At a quadrature point
+/// `u_t(x_q) = σ·u(x_q) + b(x_q)`; the tangent's direction in `u_t` is
+/// `σ·δu`, so the Jacobian is the step Jacobian `σ·∂F/∂u_t + ∂F/∂u`.
+#[derive(Clone, Copy, Debug)]
+pub struct CellTime<'a, R> {
+    /// The time `t`.
+    pub t: R,
+    /// The shift `σ = ∂u_t/∂u`.
+    pub sigma: R,
+    /// `b`, cell-local like `u` (`n_cells × N_b × N_comp`).
+    pub b: &'a [R],
 }

@@ -2,18 +2,22 @@
 //!
 //! ```text
 //! F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x; c) + ∇φ_i : f1(u, ∇u, a, ∇a, x; c) dx
+//!        + Σ_terms Σ_{F ∈ S_t} ∫_F φ_i · f0_t(u, ∇u, x, n; c_t) ds
 //! ```
 //!
 //! A [`Form`] is everything that defines `F` but the mesh data a backend
 //! uploads: the [`FunctionSpace`] of `u` and `φ`, the [`Quadrature`] of
 //! the integrals, the [`AuxSpace`] of `a`, the pointwise physics
-//! `(f0, f1)` ([`PointwiseEval`]) and its constants `c`. It is checked once,
-//! when built; an [`Operator`](crate::operator::Operator) binds it on a
+//! `(f0, f1)` ([`PointwiseEval`]) and its constants `c`, and its boundary
+//! terms ([`BoundaryTerm`]: a boundary physics `f0_t` on a set of facets
+//! `S_t`, with the outward unit normal `n`). It is checked once, when
+//! built; an [`Operator`](crate::operator::Operator) binds it on a
 //! backend.
 
 use std::sync::Arc;
 
 use crate::aux_space::AuxSpace;
+use crate::facet::{BoundaryTerm, FacetSet};
 use crate::physics::{Pointwise, PointwiseEval};
 use crate::quadrature::Quadrature;
 use crate::real::check_finite;
@@ -46,6 +50,8 @@ pub struct Form<R: Real> {
     aux: AuxSpace,
     physics: Arc<dyn PointwiseEval<R>>,
     constants: Vec<R>,
+    /// The boundary terms, in the order they were added.
+    boundary: Vec<BoundaryTerm<R>>,
 }
 
 impl<R: Real> Form<R> {
@@ -59,10 +65,13 @@ impl<R: Real> Form<R> {
     /// the space's dimension, has another number of components than the
     /// space, reads the normal `n` (a boundary physics,
     /// [`PointwiseInfo::is_boundary`](crate::physics::PointwiseInfo::is_boundary):
-    /// it cannot be a cell term) or reads `u_t` (a transient physics,
-    /// [`PointwiseInfo::is_transient`](crate::physics::PointwiseInfo::is_transient):
-    /// it cannot be bound until femquad has a time integrator; a stationary
-    /// form would evaluate it at `u_t = 0`).
+    /// it cannot be a cell term). A physics that reads `u_t` (a transient
+    /// physics,
+    /// [`PointwiseInfo::is_transient`](crate::physics::PointwiseInfo::is_transient))
+    /// is accepted: its operator evaluates it once a time state is bound
+    /// ([`crate::operator::Operator::set_time`], which a
+    /// [`crate::time::TimeIntegrator`] does every step), and refuses to
+    /// before.
     pub fn new<P: PointwiseEval<R> + 'static>(space: FunctionSpace, physics: P) -> Result<Self> {
         Self::shared(space, Arc::new(physics))
     }
@@ -81,6 +90,7 @@ impl<R: Real> Form<R> {
             aux: AuxSpace::None,
             physics,
             constants: Vec::new(),
+            boundary: Vec::new(),
         })
     }
 
@@ -135,16 +145,100 @@ impl<R: Real> Form<R> {
     }
 
     /// The same form on another space of the same dimension and components
-    /// (a multigrid level), with `quadrature`.
-    pub(crate) fn on(&self, space: FunctionSpace, quadrature: Quadrature) -> Result<Self> {
+    /// (a multigrid level), with `quadrature`; boundary term `t` on the
+    /// facets `boundary_sets[t]` of the level's mesh (the same surface).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (`boundary_sets`) if there is not one set
+    /// per boundary term; those of [`Form::with_boundary`].
+    pub(crate) fn on(
+        &self,
+        space: FunctionSpace,
+        quadrature: Quadrature,
+        boundary_sets: Vec<FacetSet>,
+    ) -> Result<Self> {
         check_fit(&*self.physics, space.dim(), space.n_comp())?;
-        Ok(Form {
+        if boundary_sets.len() != self.boundary.len() {
+            return Err(Error::internal(format!(
+                "{} facet set(s) for the {} boundary term(s) of the form on another level",
+                boundary_sets.len(),
+                self.boundary.len()
+            )));
+        }
+        let mut form = Form {
             space,
             quadrature,
             aux: self.aux,
             physics: self.physics.clone(),
             constants: self.constants.clone(),
-        })
+            boundary: Vec::new(),
+        };
+        for (term, set) in self.boundary.iter().zip(boundary_sets) {
+            form = form.with_boundary(term.on(set))?;
+        }
+        Ok(form)
+    }
+
+    /// The form with the boundary term `term` added: `term`'s physics
+    /// integrated over its facets, `Σ_{F ∈ S} ∫_F φ_i f0(u, ∇u, x, n; c) ds`
+    /// (PETSc's boundary residual `f0`, `n` the outward unit normal). Terms
+    /// add up: several terms, on the same or other facet sets, are allowed.
+    ///
+    /// ```
+    /// use femquad::facet::{BoundaryTerm, FacetSet};
+    /// use femquad::physics::builtin::Poisson;
+    /// use femquad::prelude::*;
+    ///
+    /// /// Neumann `∂u/∂n = g` on the right side: `f0 = −g`, `constants = [g]`.
+    /// #[femquad::pointwise]
+    /// fn flux(constants: &[f64; 1], f0: &mut [f64; 1]) {
+    ///     f0[0] = -constants[0];
+    /// }
+    ///
+    /// let mesh = std::sync::Arc::new(unit_square(4, &MeshOptions::default())?);
+    /// let right = FacetSet::boundary_where(&mesh, |x| x[0] == 1.0)?;
+    /// let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1)?, 1)?;
+    /// let form = Form::<f64>::new(space, Poisson)?
+    ///     .with_constants(&[0.0])?
+    ///     .with_boundary(BoundaryTerm::new(right, Flux)?.with_constants(&[3.0])?)?;
+    /// assert_eq!(form.boundary().len(), 1);
+    /// // the set is checked against the space's mesh
+    /// let other = unit_square(2, &MeshOptions::default())?;
+    /// let wrong = BoundaryTerm::new(FacetSet::boundary(&other)?, Flux)?;
+    /// assert!(form.with_boundary(wrong).unwrap_err().to_string().contains("make it on this mesh"));
+    /// # Ok::<(), femquad::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `facets` if the term's set was made
+    /// on another mesh than the space's ([`FacetSet::check_mesh`]),
+    /// `physics` if the boundary physics has another number of components
+    /// than the space, `quadrature` if the term's rule cannot tabulate the
+    /// space's element.
+    pub fn with_boundary(mut self, term: BoundaryTerm<R>) -> Result<Self> {
+        term.set().check_mesh(self.space.mesh())?;
+        let info = term.physics().info();
+        let dim = self.space.dim();
+        let physics_comp = info.n_comp.resolve(dim);
+        if physics_comp != self.space.n_comp() {
+            return Err(Error::arg(
+                "physics",
+                format!(
+                    "the boundary physics `{}` has {physics_comp} component(s) in {dim}D but the \
+                     space has {}",
+                    info.name,
+                    self.space.n_comp()
+                ),
+            ));
+        }
+        term.rule_for(&self.space.element())?;
+        self.boundary.push(term);
+        Ok(self)
+    }
+
+    /// The boundary terms, in the order they were added.
+    pub fn boundary(&self) -> &[BoundaryTerm<R>] {
+        &self.boundary
     }
 
     /// The space of `u` and of the test functions.
@@ -207,7 +301,9 @@ impl<R: Real> Form<R> {
                 ),
             ));
         }
-        Ok(())
+        self.boundary
+            .iter()
+            .try_for_each(BoundaryTerm::check_complete)
     }
 
     fn checked_constants(&self, constants: &[f64]) -> Result<Vec<R>> {
@@ -240,6 +336,7 @@ impl<R: Real> std::fmt::Debug for Form<R> {
             .field("quadrature_points", &self.quadrature.n_points())
             .field("aux", &self.aux)
             .field("constants", &self.constants)
+            .field("boundary", &self.boundary)
             .finish()
     }
 }
@@ -280,17 +377,6 @@ pub(crate) fn check_fit<P: Pointwise + ?Sized>(
                 "`{}` reads the normal `n`: it is a boundary physics, evaluated on facets, and \
                  cannot be the cell physics of a form; write the cell terms in a physics \
                  without `n`",
-                info.name
-            ),
-        ));
-    }
-    if info.is_transient() {
-        return Err(Error::arg(
-            "physics",
-            format!(
-                "`{}` reads `u_t`: it is a transient physics, F(t, u, u_t) = 0, which needs a \
-                 time integrator, and femquad has none yet (a stationary form would evaluate \
-                 it at u_t = 0); for a stationary problem, write the physics without `u_t`",
                 info.name
             ),
         ));
@@ -359,20 +445,15 @@ mod tests {
     }
 
     #[test]
-    fn a_boundary_or_transient_physics_is_refused_as_a_cell_physics() {
+    fn a_boundary_physics_is_refused_as_a_cell_physics_a_transient_one_is_not() {
         let (e, name) = message(Form::<f64>::new(scalar_space(), RobinLike));
         assert_eq!(name, "physics");
         assert!(
             e.contains("`robin_like` reads the normal `n`: it is a boundary physics"),
             "{e}"
         );
-        let (e, name) = message(Form::<f64>::new(scalar_space(), Rate));
-        assert_eq!(name, "physics");
-        assert!(
-            e.contains("`rate` reads `u_t`: it is a transient physics"),
-            "{e}"
-        );
-        assert!(e.contains("femquad has none yet"), "{e}");
+        // A transient physics is a form; its operator wants a time state.
+        assert!(Form::<f64>::new(scalar_space(), Rate).is_ok());
         // Reading `t` alone, or declaring `u_t` without reading it, is neither.
         assert!(!TimeSource.info().is_transient() && TimeSource.info().reads.t);
         assert!(Form::<f64>::new(scalar_space(), TimeSource).is_ok());

@@ -32,13 +32,17 @@
 //! solvers on vectors that live where the operator lives: CG, GMRES, Newton–Krylov,
 //! Dirichlet problems, preconditioned by multigrid (refined hierarchy, Chebyshev /
 //! point-block Jacobi smoothing, faer direct coarse solve); output (VTU)
+//!          │
+//!          ▼
+//! time integrators for transient physics F(t, u, u_t) = 0 (u_t = σ·u + b bound on the
+//! operator each step): backward Euler, θ-method, BDF2; output (.pvd series)
 //! ```
 //! Module names follow the boxes: [`mesh`], [`space`], [`geometry`],
 //! [`quadrature`], [`element`], [`tabulation`], [`physics`],
 //! [`discretization`] (what an integration is), [`facet`] (boundary facets
 //! and integrals over them), [`native`] and [`opencl`]
 //! (the two backends, chosen by [`backend::Backend`]), [`form`], [`operator`],
-//! [`multigrid`], [`solve`] and [`output`]. Array layouts are fixed in
+//! [`multigrid`], [`solve`], [`time`] and [`output`]. Array layouts are fixed in
 //! one place, [`layout`]. A program needs only [`prelude`].
 //!
 //! ## In libCEED's terms
@@ -88,6 +92,7 @@ pub mod solve;
 pub mod space;
 pub mod sparse;
 pub mod tabulation;
+pub mod time;
 pub mod vector;
 
 pub use error::{Error, Result};

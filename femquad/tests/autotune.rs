@@ -88,6 +88,7 @@ fn autotune_picks_stores_and_reads_back() {
             u: &u,
             aux: &[],
             constants: &[],
+            time: None,
         })
         .unwrap();
     let r = autotune_element(&mut integ, &opts).unwrap();

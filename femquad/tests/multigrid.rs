@@ -14,8 +14,8 @@ use femquad::form::Form;
 use femquad::linalg::FixedDofs;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
-    MeshHierarchy, Multigrid, MultigridOptions, OperatorLevels, PointBlockJacobi, Transfer,
-    fill_random,
+    MeshHierarchy, Multigrid, MultigridOptions, OperatorLevels, PointBlockJacobi, SmallLevels,
+    Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
@@ -440,6 +440,82 @@ fn device_vcycle_equals_host_vcycle() {
             }
         }
     }
+}
+
+/// `SmallLevels::Measured` on the device: every smoothed level at or below
+/// `assembled_max_dofs` is timed both ways and keeps the faster (its matrix
+/// kept exactly where the SpMV won), larger levels are matrix-free without
+/// a measurement, both times are in the report and its `Debug`, a second
+/// setup keeps the decisions, and CG with the cycle needs the iterations of
+/// the all-assembled and the all-matrix-free hierarchies (± 1).
+#[test]
+fn measured_levels_keep_the_faster_representation() {
+    let cl = backend();
+    let (h, mut r) = operator_on::<f64>(2, 2, 3, 1, Physics::Poisson, &cl);
+    let n = r.space().n_dofs();
+    let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
+    // the finest level (n dofs) is above the bound: matrix-free, unmeasured
+    let options = MultigridOptions {
+        assembled_max_dofs: n - 1,
+        small_levels: SmallLevels::Measured,
+        ..MultigridOptions::default()
+    };
+    let mut levels = OperatorLevels::new(&h, &r, &cl, &fixed, options).unwrap();
+    assert!(
+        levels.representations().is_empty(),
+        "nothing decided before setup"
+    );
+    let u = r.vector().unwrap();
+    levels.setup(&mut r, &u).unwrap();
+    let reps = levels.representations();
+    assert_eq!(reps.len(), h.n_levels() - 1, "{reps:?}");
+    let assembled = levels.assembled_levels();
+    for rep in &reps {
+        assert_eq!(assembled.contains(&rep.level), rep.assembled, "{rep:?}");
+        if rep.dofs > n - 1 {
+            assert_eq!((rep.assembled, rep.measured), (false, None), "{rep:?}");
+            continue;
+        }
+        let (free, spmv) = rep
+            .measured
+            .unwrap_or_else(|| panic!("not measured: {rep:?}"));
+        assert!(free > 0.0 && spmv > 0.0 && free.is_finite() && spmv.is_finite());
+        assert_eq!(rep.assembled, spmv < free, "the faster is kept: {rep:?}");
+    }
+    let debug = format!("{levels:?}");
+    assert!(
+        debug.contains("representations") && debug.contains("measured"),
+        "{debug}"
+    );
+    levels.setup(&mut r, &u).unwrap();
+    assert_eq!(
+        levels.representations(),
+        reps,
+        "a later setup keeps the decisions"
+    );
+
+    let case = Case {
+        dim: 2,
+        n0: 2,
+        refinements: 3,
+        order: 1,
+        physics: Physics::Poisson,
+    };
+    let with = |assembled_max_dofs, small_levels| {
+        let pc = Preconditioner::Multigrid(MultigridOptions {
+            assembled_max_dofs,
+            small_levels,
+            ..MultigridOptions::default()
+        });
+        solve_with::<f64>(case, pc, &cl, 1e-8).0
+    };
+    let measured = with(usize::MAX, SmallLevels::Measured);
+    let all_assembled = with(usize::MAX, SmallLevels::Assembled);
+    let matrix_free = with(0, SmallLevels::Assembled);
+    eprintln!(
+        "CG iterations: measured {measured}, assembled {all_assembled}, matrix-free {matrix_free}"
+    );
+    assert!(measured.abs_diff(all_assembled) <= 1 && measured.abs_diff(matrix_free) <= 1);
 }
 
 /// Solves on the hierarchy with `pc`; returns (iterations, solution, levels).

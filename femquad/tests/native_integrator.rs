@@ -110,6 +110,7 @@ fn p1_stiffness_equals_closed_form() {
                     u: &u,
                     aux: &[],
                     constants: &[],
+                    time: None,
                 };
                 element_vectors(&disc, &Laplacian, &inputs, &mut e, Execution::Serial).unwrap();
                 for i in 0..n {
@@ -154,6 +155,7 @@ fn cell_vectors(res: &Operator<f64>, u: &[f64], aux: &[f64], execution: Executio
         u: &cells,
         aux,
         constants: res.form().constants(),
+        time: None,
     };
     let mut out = vec![0.0; cells.len()];
     element_vectors(

@@ -324,12 +324,12 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                     op.set_assembly(assembly).unwrap();
                     let variant = op.residual_variant();
                     let base = op.config(variant).unwrap();
-                    for window in [true, false] {
-                        let config = base.with_window(window);
-                        // windows need local memory: skip where they do not fit
+                    for patches in [true, false] {
+                        let config = base.with_patches(patches);
+                        // patches need local memory: skip where they do not fit
                         // (the error says so: DeviceLimit)
                         if let Err(e) = op.shape(variant, config) {
-                            assert!(window && e.to_string().contains("local memory"), "{e}");
+                            assert!(patches && e.to_string().contains("local memory"), "{e}");
                             continue;
                         }
                         op.set_config(variant, config).unwrap();
@@ -337,24 +337,26 @@ fn node_windows_on_a_renumbered_mesh_equal_native() {
                         op.residual(ud, rd).unwrap();
                         let launch = op.last_run().launch().unwrap();
                         let what = format!(
-                            "{dim}D P{order} {} {} window={window}: {launch:?}",
+                            "{dim}D P{order} {} {} patches={patches}: {launch:?}",
                             physics.info().name,
                             assembly.name()
                         );
-                        if window && order == 1 {
-                            // the window path runs: at least one group fits
-                            // (how many depends on the device's chunk size:
-                            // on these small meshes the boundary makes many
-                            // spans wide; 1 of 5 in 3D on the H200)
-                            assert!(launch.windowed_groups >= 1, "{what}");
-                        } else if !window {
-                            assert_eq!(launch.windowed_groups, 0, "{what}");
+                        if patches && order == 1 {
+                            // the patch path runs: at least one group fits
+                            // (how many depends on the device's chunk size)
+                            assert!(launch.patch_groups >= 1, "{what}");
+                        } else if !patches {
+                            assert_eq!(
+                                (launch.patch_groups, launch.fallback_groups),
+                                (0, 0),
+                                "{what}"
+                            );
                         }
                         let out = r.to_host().unwrap();
                         let diff = max_diff(&out, &reference);
                         assert!(diff <= 1e-12 * scale, "{what}: {diff:e}");
                         let tangent = op.jacobian_action_variant();
-                        let config = op.config(tangent).unwrap().with_window(window);
+                        let config = op.config(tangent).unwrap().with_patches(patches);
                         if op.shape(tangent, config).is_err() {
                             continue;
                         }

@@ -11,8 +11,8 @@ use femquad::physics::builtin::{
     Lame, Laplacian, LaplacianCoefficient, NonlinearDiffusion, Poisson,
 };
 use femquad::physics::{
-    EvalPrecision, PointArgs, Pointwise, PointwiseError, PointwiseEval, PointwiseEvalBoth,
-    PointwiseInfo, source_hash,
+    Direction, EvalPrecision, PointArgs, Pointwise, PointwiseError, PointwiseEval,
+    PointwiseEvalBoth, PointwiseInfo, source_hash,
 };
 use femquad::rng::Rng;
 use femquad::{Real, pointwise};
@@ -37,6 +37,11 @@ mod pass_opencl_source;
 mod pass_signatures;
 #[path = "ui/pass/statements.rs"]
 mod pass_statements;
+
+/// The tangent direction `(du, d∇u, du_t)`.
+fn dir<'a, R>(du: &'a [R], dgrad_u: &'a [R], du_t: &'a [R]) -> Direction<'a, R> {
+    Direction { du, dgrad_u, du_t }
+}
 
 /// Every physics whose derivatives are tested.
 fn all() -> Vec<&'static dyn PointwiseEvalBoth> {
@@ -85,7 +90,13 @@ fn tangent<R: EvalPrecision>(
     let (mut f0, mut f1) = (vec![R::ZERO; n0], vec![R::ZERO; n1]);
     let (du, dgu, dut) = i.direction(p);
     R::physics(ph)
-        .eval_tangent(i.sizes.dim, &i.point(p), du, dgu, dut, &mut f0, &mut f1)
+        .eval_tangent(
+            i.sizes.dim,
+            &i.point(p),
+            &dir(du, dgu, dut),
+            &mut f0,
+            &mut f1,
+        )
         .expect("tangent");
     (f0, f1)
 }
@@ -560,9 +571,7 @@ fn hand_written_physics_have_no_derivatives() {
         .eval_tangent(
             2,
             &args,
-            &[1.0],
-            &[0.0, 0.0],
-            &[],
+            &dir(&[1.0], &[0.0, 0.0], &[]),
             &mut [0.0],
             &mut [0.0; 2],
         )
@@ -618,7 +627,7 @@ fn derivatives_at_kinks_follow_the_documented_convention() {
         };
         let mut df0 = [0.0; 4];
         Kinks
-            .eval_tangent(2, &args, &du, &[0.0; 8], &[], &mut df0, &mut [])
+            .eval_tangent(2, &args, &dir(&du, &[0.0; 8], &[]), &mut df0, &mut [])
             .unwrap();
         df0
     };
@@ -792,7 +801,7 @@ fn u_t_blocks_in_closed_form() {
     let sv = v.map(|x| sigma * x);
     let (mut df0, mut df1) = ([0.0; 2], [0.0; 4]);
     TransientBoundary
-        .eval_tangent(2, &args, &v, &gv, &sv, &mut df0, &mut df1)
+        .eval_tangent(2, &args, &dir(&v, &gv, &sv), &mut df0, &mut df1)
         .unwrap();
     let g = jacobian(&TransientBoundary, 2, &args);
     let (j0, j1) = jacobian_times(&g, &[g0_t, g2_t], (&v, &gv, &sv), 2, 2);
@@ -849,7 +858,13 @@ fn u_t_is_differentiated_like_u_and_n_t_are_not() {
         t: 0.0,
     };
     let e = Heat
-        .eval_tangent(2, &args, &[1.0], &[0.0; 2], &[], &mut [0.0], &mut [0.0; 2])
+        .eval_tangent(
+            2,
+            &args,
+            &dir(&[1.0], &[0.0; 2], &[]),
+            &mut [0.0],
+            &mut [0.0; 2],
+        )
         .unwrap_err();
     assert_eq!(
         e,

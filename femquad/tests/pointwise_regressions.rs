@@ -924,6 +924,7 @@ fn element_vectors_both(
         u: &u,
         aux: &[],
         constants: &[],
+        time: None,
     };
     let mut native = vec![0.0; u.len()];
     femquad::native::element_vectors(

@@ -54,6 +54,7 @@ where
         u: &u,
         aux: &[],
         constants: &[],
+        time: None,
     };
     let n_bt = s.n_basis() * s.n_comp();
     let mut ke = vec![f64::NAN; s.n_cells() * n_bt * n_bt];
@@ -536,6 +537,7 @@ fn bad_input_is_named() {
         u: &u,
         aux: &[],
         constants: &[],
+        time: None,
     };
     let n = s.n_cells() * 9;
     let mut ke = vec![0.0; n];

@@ -49,6 +49,7 @@ where
         u: &u,
         aux: &[],
         constants: &[],
+        time: None,
     };
     let n_bt = s.n_basis() * s.n_comp();
     let mut ke = vec![0.0; s.n_cells() * n_bt * n_bt];

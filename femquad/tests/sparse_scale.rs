@@ -67,6 +67,7 @@ fn p1_laplacian_at_2_to_the_20_cells() {
             u: &u,
             aux: &[],
             constants: &[],
+            time: None,
         };
         let mut ke = vec![0.0; s.n_cells() * 9];
         timed("element matrices (Laplacian, closure)", || {

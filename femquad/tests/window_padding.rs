@@ -1,10 +1,11 @@
-//! Node windows (`LaunchConfig::with_window(true)`) and the padding cells of
+//! Patches (`LaunchConfig::with_patches(true)`) and the padding cells of
 //! the last work-group: a padding cell (index ≥ the mesh's cells) has node
-//! index 0, which may lie outside that group's window; its gathers must
-//! never go through the window (issue 19: `WIN(0)` read up to 10 407
-//! doubles before the window's local array, or one slot past it for P1).
+//! index 0, which may be missing from that group's node list; its gathers
+//! must never go through the patch (issue 19: the two-range node windows
+//! that patches replaced read up to 10 407 doubles before their local
+//! array, or one slot past it for P1).
 //!
-//! The residual `F(u)` and the Jacobian action with windows on, on many mesh sizes
+//! The residual `F(u)` and the Jacobian action with patches on, on many mesh sizes
 //! (so that the last group is partial in many ways), 2D and 3D, P1 and P2,
 //! both assemblies, several launch configurations (prefetch on and off,
 //! stored and computed geometry), against the native integrator.
@@ -44,28 +45,28 @@ fn max_diff(a: &[f64], b: &[f64]) -> (f64, f64) {
 struct Coverage {
     /// Launches.
     launches: usize,
-    /// Launches with at least one windowed group.
-    windowed: usize,
+    /// Launches with at least one patch.
+    patched: usize,
     /// Launches whose last group had padding cells.
     padded: usize,
 }
 
-/// The configurations tried with windows, from the device default `base`:
+/// The configurations tried with patches, from the device default `base`:
 /// it, it without prefetch and with computed geometry (the gathers go
 /// through local memory, and the coordinates are gathered too), and 16
 /// blocks of one batch (the issue's case).
 fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
     [
-        base.with_window(true),
-        base.with_window(true)
+        base.with_patches(true),
+        base.with_patches(true)
             .with_prefetch(false)
             .with_geometry(GeometryMode::Computed),
-        LaunchConfig::new(16, 1).with_window(true),
+        LaunchConfig::new(16, 1).with_patches(true),
     ]
 }
 
 /// `F(u)` of `LaplacianCoefficient` (u and an aux field gathered) and
-/// `J(u)·v` of Lamé (v gathered) on the device with windows, in the
+/// `J(u)·v` of Lamé (v gathered) on the device with patches, in the
 /// [`configs`] that fit the device and both assemblies, against native.
 fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Coverage) {
     let dim = mesh.dim();
@@ -140,7 +141,7 @@ fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Co
                 }
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
                 let launch = op.last_run().launch().unwrap();
-                cov.windowed += usize::from(launch.windowed_groups > 0);
+                cov.patched += usize::from(launch.patch_groups > 0);
                 cov.padded += usize::from(launch.work_groups * launch.chunk > launch.cells);
                 let (diff, scale) = max_diff(&out.to_host().unwrap(), &reference);
                 assert!(
@@ -159,7 +160,7 @@ fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Co
 }
 
 #[test]
-fn windows_with_padding_equal_native_on_many_meshes() {
+fn patches_with_padding_equal_native_on_many_meshes() {
     let device = device();
     let sizes: [(usize, &[usize]); 2] = [(2, &[3, 5, 8, 11, 16, 23]), (3, &[2, 3, 4, 5])];
     for (dim, ns) in sizes {
@@ -175,17 +176,18 @@ fn windows_with_padding_equal_native_on_many_meshes() {
                 let mesh = Arc::new(mesh);
                 check_mesh(&device, &mesh, order, &mut cov);
             }
-            // the cases above ran the window path, with padding in the last group
+            // the cases above ran the patch path, with padding in the last group
             let what = format!("{dim}D P{order}: {} launches", cov.launches);
-            assert!(cov.windowed > 0 && cov.padded > 0, "{what}");
+            assert!(cov.patched > 0 && cov.padded > 0, "{what}");
         }
     }
 }
 
 /// The minimal case of issue 19: `unit_square(16)` (512 cells), P2
-/// Laplacian, `LaunchConfig::new(16, 1).with_window(true)`, atomic assembly:
-/// 6 groups of 96 cells, the last with 64 padding cells and the window
-/// [255, 289) + [1024, 1089), where `WIN(0)` was −990.
+/// Laplacian, `LaunchConfig::new(16, 1).with_patches(true)`, atomic assembly:
+/// 6 groups of 96 cells, the last with 64 padding cells (the two-range
+/// windows that patches replaced had [255, 289) + [1024, 1089) there,
+/// where `WIN(0)` was −990; its node list lacks node 0 likewise).
 ///
 /// Before the fix, under valgrind (PoCL runs the kernel on the host):
 /// ```text
@@ -207,7 +209,7 @@ fn minimal_case_of_the_issue() {
     let u = gpu.vector_from(&values).unwrap();
     let mut r = gpu.vector().unwrap();
     let op = gpu.integrator().opencl().unwrap();
-    let config = LaunchConfig::new(16, 1).with_window(true);
+    let config = LaunchConfig::new(16, 1).with_patches(true);
     op.set_config(op.residual_variant(), config).unwrap();
     let (ud, rd) = (u.as_device().unwrap(), r.as_device_mut().unwrap());
     op.residual(ud, rd).unwrap();
@@ -216,8 +218,12 @@ fn minimal_case_of_the_issue() {
         (launch.work_groups, launch.chunk, launch.cells),
         (6, 96, 512)
     );
-    // on this numbering only the last group, the one with padding, is windowed
-    assert!(launch.windowed_groups >= 1, "{launch:?}");
+    // every group is a patch, the last one with padding among them
+    assert_eq!(
+        (launch.patch_groups, launch.fallback_groups),
+        (6, 0),
+        "{launch:?}"
+    );
     let (diff, scale) = max_diff(&r.to_host().unwrap(), &reference.to_host().unwrap());
     assert!(diff <= 1e-12 * scale, "{diff:e} vs {scale:e}");
 }

@@ -20,8 +20,8 @@ use femquad::Real;
 use femquad::layout::jac_g0;
 use femquad::opencl::probe::{Inputs, PointSizes};
 use femquad::physics::{
-    EvalPrecision, PointArgs, Pointwise, PointwiseError, PointwiseEval, PointwiseEvalBoth,
-    PointwiseInfo,
+    Direction, EvalPrecision, PointArgs, Pointwise, PointwiseError, PointwiseEval,
+    PointwiseEvalBoth, PointwiseInfo,
 };
 use femquad::pointwise;
 use femquad::rng::Rng;
@@ -394,13 +394,11 @@ impl PointwiseEval<f64> for Corrupted {
         &self,
         dim: usize,
         args: &PointArgs<'_, f64>,
-        du: &[f64],
-        dgrad_u: &[f64],
-        du_t: &[f64],
+        dir: &Direction<'_, f64>,
         df0: &mut [f64],
         df1: &mut [f64],
     ) -> Result {
-        f64::physics(self.inner).eval_tangent(dim, args, du, dgrad_u, du_t, df0, df1)?;
+        f64::physics(self.inner).eval_tangent(dim, args, dir, df0, df1)?;
         (self.corrupt)(df0);
         Ok(())
     }
@@ -431,13 +429,11 @@ impl PointwiseEval<f32> for Corrupted {
         &self,
         dim: usize,
         args: &PointArgs<'_, f32>,
-        du: &[f32],
-        dgrad_u: &[f32],
-        du_t: &[f32],
+        dir: &Direction<'_, f32>,
         df0: &mut [f32],
         df1: &mut [f32],
     ) -> Result {
-        f32::physics(self.inner).eval_tangent(dim, args, du, dgrad_u, du_t, df0, df1)?;
+        f32::physics(self.inner).eval_tangent(dim, args, dir, df0, df1)?;
         let mut wide: Vec<f64> = df0.iter().map(|x| *x as f64).collect();
         (self.corrupt)(&mut wide);
         df0.iter_mut().zip(wide).for_each(|(x, w)| *x = w as f32);

@@ -7,7 +7,7 @@ use crate::runtime::Body;
 use crate::verdict;
 use femquad::Real;
 use femquad::opencl::probe::{Inputs, Outputs};
-use femquad::physics::EvalPrecision;
+use femquad::physics::{Direction, EvalPrecision};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Trials of [`rounding_reach`], and the ulps each input moves at most: as
@@ -126,7 +126,12 @@ pub(crate) fn native_tangents<R: EvalPrecision>(
         );
         let (du, dgu, dut) = i.direction(p);
         match catch_unwind(AssertUnwindSafe(|| {
-            R::physics(b.physics).eval_tangent(i.sizes.dim, &i.point(p), du, dgu, dut, f0, f1)
+            let dir = Direction {
+                du,
+                dgrad_u: dgu,
+                du_t: dut,
+            };
+            R::physics(b.physics).eval_tangent(i.sizes.dim, &i.point(p), &dir, f0, f1)
         })) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(e.to_string()),

@@ -353,12 +353,11 @@ pub(super) fn physics(
                 &self,
                 dim: usize,
                 args: &#pw::PointArgs<'_, f64>,
-                du: &[f64],
-                dgrad_u: &[f64],
-                du_t: &[f64],
+                dir: &#pw::Direction<'_, f64>,
                 df0: &mut [f64],
                 df1: &mut [f64],
             ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                let (du, dgrad_u, du_t) = (dir.du, dir.dgrad_u, dir.du_t);
                 #tangent64_fns
                 #tangent64
             }
@@ -408,12 +407,11 @@ pub(super) fn physics(
                 &self,
                 dim: usize,
                 args: &#pw::PointArgs<'_, f32>,
-                du: &[f32],
-                dgrad_u: &[f32],
-                du_t: &[f32],
+                dir: &#pw::Direction<'_, f32>,
                 df0: &mut [f32],
                 df1: &mut [f32],
             ) -> ::core::result::Result<(), #pw::PointwiseError> {
+                let (du, dgrad_u, du_t) = (dir.du, dir.dgrad_u, dir.du_t);
                 #tangent32_fns
                 #tangent32
             }

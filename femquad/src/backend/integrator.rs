@@ -4,12 +4,13 @@
 //! error.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use super::{Location, Vector};
 use crate::discretization::{CellInputs, Discretization};
 use crate::form::Form;
-use crate::native::{Execution, NativeIntegrator, point_block_diagonal};
-use crate::opencl::{Assembly, DeviceVector, OpenClIntegrator, OpenClOperator};
+use crate::native::{BoundaryIntegrals, Execution, NativeIntegrator, point_block_diagonal};
+use crate::opencl::{Assembly, DeviceFacets, DeviceVector, OpenClIntegrator, OpenClOperator};
 use crate::physics::PointwiseEval;
 use crate::seam::Integrate;
 use crate::space::FunctionSpace;
@@ -28,15 +29,20 @@ pub enum Integrator<R: Real> {
 }
 
 impl Backend {
-    /// Binds `form` here: its discretization built, and on a device its
-    /// kernels built and the mesh data, constants and [`Assembly::default`]
-    /// kernels prepared.
+    /// Binds `form` here, with `boundary` its boundary terms prepared on
+    /// the host ([`BoundaryIntegrals::new`]): its discretization built, and
+    /// on a device its kernels built and the mesh data, constants and
+    /// [`Assembly::default`] kernels prepared.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `physics` or `constants` if they do
     /// not fit the discretization; device errors (no fp64 for `f64`, a
     /// build failure, memory).
-    pub fn bind<R: Real>(&self, form: &Form<R>) -> Result<Integrator<R>> {
+    pub fn bind<R: Real>(
+        &self,
+        form: &Form<R>,
+        boundary: &Arc<BoundaryIntegrals<R>>,
+    ) -> Result<Integrator<R>> {
         let space = form.space();
         let disc = Discretization::new(space, form.quadrature().clone(), form.aux())?;
         let physics = form.shared_physics();
@@ -45,17 +51,18 @@ impl Backend {
                 space,
                 disc,
                 physics,
+                Arc::clone(boundary),
                 form.constants(),
                 *execution,
             )?)),
             Backend::OpenCl { device, options } => {
                 let op = OpenClOperator::new(device.clone(), options.clone(), space, disc)?;
-                Integrator::OpenCl(Box::new(OpenClIntegrator::new(
-                    op,
-                    physics,
-                    form.constants(),
-                    Assembly::default(),
-                )?))
+                let mut bound =
+                    OpenClIntegrator::new(op, physics, form.constants(), Assembly::default())?;
+                if !boundary.is_empty() {
+                    bound = bound.with_facets(DeviceFacets::new(device, space, boundary)?);
+                }
+                Integrator::OpenCl(Box::new(bound))
             }
         })
     }
@@ -108,6 +115,23 @@ impl<R: Real> Integrator<R> {
             (Integrator::OpenCl(d), Vector::Device(u), Vector::Device(out)) => {
                 d.jacobian_diagonal(u, out)
             }
+            _ => Err(misplaced()),
+        }
+    }
+
+    /// Binds the time state `t`, `u_t = σ·u + b` (`b` checked by the
+    /// caller), or unbinds it (`None`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `b` if it does not live where the
+    /// integrator does; those of [`Integrate::set_time`] (the OpenCL
+    /// backend refuses a time state).
+    pub fn set_time(&mut self, time: Option<(R, R, &Vector<R>)>) -> Result<()> {
+        match (self, time) {
+            (Integrator::Native(n), None) => n.set_time(None),
+            (Integrator::OpenCl(d), None) => d.set_time(None),
+            (Integrator::Native(n), Some((t, s, Vector::Host(b)))) => n.set_time(Some((t, s, b))),
+            (Integrator::OpenCl(d), Some((t, s, Vector::Device(b)))) => d.set_time(Some((t, s, b))),
             _ => Err(misplaced()),
         }
     }
@@ -242,9 +266,10 @@ pub(crate) fn host_point_diagonal<R: Real>(
     space: &FunctionSpace,
     disc: &Discretization<R>,
     physics: &dyn PointwiseEval<R>,
+    boundary: &BoundaryIntegrals<R>,
     inputs: &CellInputs<'_, R>,
 ) -> Result<Vec<R>> {
-    point_block_diagonal(space, disc, physics, inputs, Execution::Parallel)
+    point_block_diagonal(space, disc, physics, boundary, inputs, Execution::Parallel)
 }
 
 /// The error for vectors that do not live where the integrator evaluates

@@ -32,6 +32,9 @@ use std::sync::Arc;
 use crate::Result;
 use crate::opencl::{Device, KernelOptions};
 
+/// The boundary terms of a form prepared on the host, which every backend
+/// binds ([`Backend::bind`]).
+pub use crate::native::BoundaryIntegrals;
 pub use crate::native::Execution;
 pub use crate::opencl::Assembly;
 pub use integrator::Integrator;

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::opencl::{Device, DeviceVector};
-use crate::vector::VectorOps;
+use crate::vector::{CgFusion, VectorOps};
 use crate::{Error, Precision, Real, Result};
 
 /// Where a [`Vector`] lives.
@@ -360,6 +360,76 @@ impl<R: Real> VectorOps for Vector<R> {
             _ => Err(Error::internal(
                 "maxpy: `parts` sorted the vectors into the other kind than `y`",
             )),
+        }
+    }
+
+    fn cg_update(
+        &mut self,
+        alpha: f64,
+        p: &Self,
+        q: &Self,
+        x: &mut Self,
+        then: CgFusion<'_, Self>,
+    ) -> Result<Option<(f64, f64)>> {
+        let at = self.location();
+        let elsewhere = |name: &'static str, v: &Self| {
+            (v.location() != at).then(|| mixed(name, v.location(), "r", at.clone()))
+        };
+        let mut wrong = elsewhere("p", p)
+            .or_else(|| elsewhere("q", q))
+            .or_else(|| elsewhere("x", x));
+        if let CgFusion::Jacobi {
+            inverse_diagonal,
+            z,
+        } = &then
+        {
+            wrong = wrong
+                .or_else(|| elsewhere("inverse_diagonal", inverse_diagonal))
+                .or_else(|| elsewhere("z", z));
+        }
+        if let Some(e) = wrong {
+            return Err(e);
+        }
+        match (self, p, q, x) {
+            (Vector::Host(r), Vector::Host(p), Vector::Host(q), Vector::Host(x)) => {
+                let then = match then {
+                    CgFusion::Update => CgFusion::Update,
+                    CgFusion::Norm => CgFusion::Norm,
+                    CgFusion::Jacobi {
+                        inverse_diagonal: Vector::Host(d),
+                        z: Vector::Host(z),
+                    } => CgFusion::Jacobi {
+                        inverse_diagonal: d,
+                        z,
+                    },
+                    CgFusion::Jacobi { .. } => {
+                        return Err(Error::internal(
+                            "cg_update: the locations were checked above",
+                        ));
+                    }
+                };
+                r.cg_update(alpha, p, q, x, then)
+            }
+            (Vector::Device(r), Vector::Device(p), Vector::Device(q), Vector::Device(x)) => {
+                let then = match then {
+                    CgFusion::Update => CgFusion::Update,
+                    CgFusion::Norm => CgFusion::Norm,
+                    CgFusion::Jacobi {
+                        inverse_diagonal: Vector::Device(d),
+                        z: Vector::Device(z),
+                    } => CgFusion::Jacobi {
+                        inverse_diagonal: d,
+                        z,
+                    },
+                    CgFusion::Jacobi { .. } => {
+                        return Err(Error::internal(
+                            "cg_update: the locations were checked above",
+                        ));
+                    }
+                };
+                r.cg_update(alpha, p, q, x, then)
+            }
+            _ => Err(Error::internal("cg_update: locations checked above")),
         }
     }
 

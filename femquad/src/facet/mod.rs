@@ -22,14 +22,21 @@
 //!   and its reference gradients at those points.
 //! * [`FacetGeometry`]: per facet of a set, the physical quadrature points,
 //!   the outward unit normal, the surface measure factor and the cell's `J⁻¹`.
+//! * [`BoundaryTerm`]: a boundary physics on a facet set, with its
+//!   constants and rule: a term of a [`Form`](crate::form::Form)
+//!   ([`Form::with_boundary`](crate::form::Form::with_boundary)).
 //! * [`FacetDiscretization::integrate_vector`]: `∫_S φ_i f0 ds` for a
-//!   closure `f0(x, n, u, ∇u)`, the native reference of boundary assembly.
+//!   closure `f0(x, n, u, ∇u)` on one set, outside any form (a check of the
+//!   facet data). A form's boundary terms are integrated by its operator:
+//!   natively by [`crate::native::BoundaryIntegrals`], on a device by
+//!   `kernels/facet_integrate.cl`.
 
 mod discretization;
 mod geometry;
 mod gmsh;
 mod quadrature;
 mod set;
+mod term;
 #[cfg(test)]
 mod tests;
 
@@ -37,3 +44,4 @@ pub use discretization::FacetDiscretization;
 pub use geometry::FacetGeometry;
 pub use quadrature::{FacetQuadrature, FacetTabulation, reference_facet_volume};
 pub use set::FacetSet;
+pub use term::BoundaryTerm;

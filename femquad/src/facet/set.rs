@@ -223,6 +223,88 @@ impl FacetSet {
     }
 }
 
+impl FacetSet {
+    /// The set on `coarse` whose refinement onto `fine` is this set: the
+    /// parents of its facets, the inverse of [`FacetSet::refine`]
+    /// (child cell `j` of coarse cell `c` is fine cell `2^dim·c + j`). A
+    /// multigrid level integrates a boundary term over the same surface as
+    /// the finest level this way.
+    ///
+    /// # Errors
+    /// Those of [`FacetSet::check_mesh`] on `fine`;
+    /// [`Error::InvalidArgument`] (`fine`) if `fine` does not have `2^dim`
+    /// cells per coarse cell or a facet does not lie on a facet of its
+    /// parent cell (`fine` is not the refinement of `coarse`);
+    /// [`Error::InvalidArgument`] (`facets`) naming a coarse facet of which
+    /// the set holds only some children (the set is not a union of coarse
+    /// facets: make it on the coarsest mesh and refine it,
+    /// `MeshHierarchy::facet_sets`).
+    pub fn coarsen(&self, coarse: &Mesh, fine: &Mesh) -> Result<FacetSet> {
+        self.check_mesh(fine)?;
+        let dim = coarse.dim();
+        let per_cell = 1usize << dim;
+        if fine.dim() != dim || fine.n_cells() != coarse.n_cells() * per_cell {
+            return Err(Error::arg(
+                "fine",
+                format!(
+                    "a {}D mesh of {} cells is not the uniform refinement of a {dim}D mesh of \
+                     {} cells ({} cells)",
+                    fine.dim(),
+                    fine.n_cells(),
+                    coarse.n_cells(),
+                    coarse.n_cells() * per_cell
+                ),
+            ));
+        }
+        // (child, child's local facet) → the parent's local facet
+        let mut parent_facet = vec![None; per_cell * (dim + 1)];
+        for (f, pairs) in child_facets(dim).iter().enumerate() {
+            for &(j, l) in pairs {
+                parent_facet[j * (dim + 1) + l] = Some(f);
+            }
+        }
+        let mut parents: Vec<(u32, u8)> = Vec::with_capacity(self.len());
+        for f in &self.facets {
+            let (cell, j) = (f.cell as usize / per_cell, f.cell as usize % per_cell);
+            let Some(local) = parent_facet[j * (dim + 1) + f.local as usize] else {
+                return Err(Error::arg(
+                    "fine",
+                    format!(
+                        "facet {} of its cell {} lies inside coarse cell {cell}, not on one of its \
+                         facets: `fine` is not the refinement of `coarse`",
+                        f.local, f.cell
+                    ),
+                ));
+            };
+            parents.push((cell as u32, local as u8));
+        }
+        parents.sort_unstable();
+        let children = 1usize << (dim - 1);
+        let mut facets = Vec::with_capacity(parents.len() / children);
+        for group in parents.chunk_by(|a, b| a == b) {
+            let (cell, local) = group[0];
+            if group.len() != children {
+                return Err(Error::arg(
+                    "facets",
+                    format!(
+                        "it holds {} of the {children} children of facet {local} of coarse cell \
+                         {cell}: a coarser multigrid level cannot integrate over part of a facet; \
+                         make the set on the coarsest mesh and refine it \
+                         (MeshHierarchy::facet_sets)",
+                        group.len()
+                    ),
+                ));
+            }
+            facets.push(BoundaryFacet {
+                cell,
+                local,
+                vertices: coarse.facet_vertices(cell as usize, local as usize),
+            });
+        }
+        Ok(FacetSet::from_facets(coarse, facets))
+    }
+}
+
 /// The children's local nodes (parent P2 nodes), one row per child.
 fn children(dim: usize) -> Vec<&'static [usize]> {
     if dim == 2 {

@@ -25,6 +25,14 @@ use crate::vector::VectorOps;
 pub trait LinearOperator<V> {
     /// Sets `y = A x`. `y` holds arbitrary values on entry.
     fn apply(&mut self, x: &V, y: &mut V) -> Result<()>;
+
+    /// `Some(d)` if the operator is the diagonal scaling `y = d ∘ x` (a
+    /// [`Jacobi`] preconditioner): a solver may then apply it inside its
+    /// own vector updates ([`crate::vector::CgFusion::Jacobi`]) instead of
+    /// calling [`LinearOperator::apply`]. `None` (the default) otherwise.
+    fn diagonal_scaling(&self) -> Option<&V> {
+        None
+    }
 }
 
 impl<V, F> LinearOperator<V> for F
@@ -58,5 +66,9 @@ impl<V: VectorOps> Jacobi<V> {
 impl<V: VectorOps> LinearOperator<V> for Jacobi<V> {
     fn apply(&mut self, r: &V, z: &mut V) -> Result<()> {
         z.pointwise_mult(&self.inverse_diagonal, r)
+    }
+
+    fn diagonal_scaling(&self) -> Option<&V> {
+        Some(&self.inverse_diagonal)
     }
 }

@@ -191,6 +191,26 @@ impl MeshHierarchy {
         Ok(sets)
     }
 
+    /// `finest` (a facet set of [`MeshHierarchy::finest`]) on every level,
+    /// coarse to fine: level `l`'s set is the parents of level `l + 1`'s
+    /// ([`FacetSet::coarsen`]), the inverse of
+    /// [`MeshHierarchy::facet_sets`]. The multigrid levels of a form with
+    /// boundary terms integrate them over these sets.
+    ///
+    /// # Errors
+    /// Those of [`FacetSet::coarsen`]: a set of another mesh, or one that
+    /// holds only part of a coarser facet.
+    pub fn coarsened_facet_sets(&self, finest: &FacetSet) -> Result<Vec<FacetSet>> {
+        let meshes: Vec<&Arc<Mesh>> = self.meshes().collect();
+        let mut sets = vec![finest.clone()];
+        for pair in meshes.windows(2).rev() {
+            let next = sets[sets.len() - 1].coarsen(pair[0], pair[1])?;
+            sets.push(next);
+        }
+        sets.reverse();
+        Ok(sets)
+    }
+
     /// The hierarchy's meshes as [`MeshHierarchy::mesh`] returns them,
     /// coarse to fine.
     pub fn meshes(&self) -> impl Iterator<Item = &Arc<Mesh>> {

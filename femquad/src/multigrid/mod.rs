@@ -55,6 +55,7 @@ mod levels;
 mod operator_levels;
 mod operators;
 mod profile;
+mod representation;
 mod transfer;
 mod vcycle;
 
@@ -67,6 +68,7 @@ pub use levels::LevelSpaces;
 pub use operator_levels::{JacobianLevels, OperatorLevels};
 pub use operators::{Action, LevelOperators};
 pub use profile::{CycleProfile, LevelTimes};
+pub use representation::{LevelRepresentation, MEASURED_APPLIES, SmallLevels};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
 

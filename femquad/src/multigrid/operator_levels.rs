@@ -5,6 +5,7 @@
 use super::hierarchy::MeshHierarchy;
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
+use super::representation::{LevelRepresentation, SmallLevels, time_representations};
 use super::vcycle::{Multigrid, MultigridOptions};
 use crate::aux_space::AuxSpace;
 use crate::backend::{Backend, Matrix, Vector};
@@ -13,6 +14,7 @@ use crate::linalg::FixedDofs;
 use crate::operator::Operator;
 use crate::quadrature::Quadrature;
 use crate::sparse::CsrMatrix;
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// The operators of every level for the Jacobian `J(u)` of an operator:
@@ -93,12 +95,18 @@ pub struct OperatorLevels<R: Real> {
     spaces: LevelSpaces,
     coarse: Vec<Operator<R>>,
     states: Vec<Vector<R>>,
+    /// The finest time state's `b` injected into the coarser levels
+    /// (coarsest first), when the finest operator has one.
+    time_b: Vec<Vector<R>>,
     multigrid: Multigrid<R>,
     /// Per level, coarsest first (finest included): the assembled Jacobian
     /// of a level with at most [`MultigridOptions::assembled_max_dofs`]
     /// dofs above the coarsest, assembled at the first setup and refilled
     /// at each later one (pattern kept).
     matrices: Vec<Option<Matrix<R>>>,
+    /// Per level, coarsest first: how it applies its operator, decided at
+    /// the first setup (`None` for the coarsest and before).
+    representations: Vec<Option<LevelRepresentation>>,
     /// Whether the coarse operators have their auxiliary fields.
     aux_set: bool,
 }
@@ -125,6 +133,13 @@ impl<R: Real> OperatorLevels<R> {
         let n_levels = spaces.n_levels();
         let mut coarse = Vec::with_capacity(n_levels - 1);
         let mut states = Vec::with_capacity(n_levels - 1);
+        // per boundary term, its set on every hierarchy mesh
+        let boundary_sets = finest
+            .form()
+            .boundary()
+            .iter()
+            .map(|t| hierarchy.coarsened_facet_sets(t.set()))
+            .collect::<Result<Vec<_>>>()?;
         for l in 0..n_levels - 1 {
             let space = spaces
                 .space(l)
@@ -134,17 +149,30 @@ impl<R: Real> OperatorLevels<R> {
             } else {
                 Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
             };
-            let form = finest.form().on(space.clone(), quadrature)?;
+            let mesh_level = spaces
+                .mesh_level(l)
+                .ok_or_else(|| Error::internal(format!("no mesh for multigrid level {l}")))?;
+            let sets = boundary_sets
+                .iter()
+                .map(|s| s[mesh_level].clone())
+                .collect();
+            let form = finest.form().on(space.clone(), quadrature, sets)?;
             let r = Operator::new(form, backend)?;
             states.push(r.vector()?);
             coarse.push(r);
         }
+        let time_b = states
+            .iter()
+            .map(|s| s.zeros_like())
+            .collect::<Result<_>>()?;
         Ok(OperatorLevels {
             spaces,
             coarse,
             states,
+            time_b,
             multigrid,
             matrices: (0..n_levels).map(|_| None).collect(),
+            representations: vec![None; n_levels],
             aux_set: aux == AuxSpace::None,
         })
     }
@@ -259,6 +287,7 @@ impl<R: Real> OperatorLevels<R> {
             ));
         }
         self.multigrid.inject(u, &mut self.states)?;
+        self.set_time(finest)?;
         self.assemble_levels(finest, u)?;
         let mut ops = JacobianLevels {
             coarse: &mut self.coarse,
@@ -287,6 +316,20 @@ impl<R: Real> OperatorLevels<R> {
         })
     }
 
+    /// Gives every coarser level the finest operator's time state (its `b`
+    /// injected as the state is: `u_t = σ·u + b` on every level, so each
+    /// level's Jacobian is its step Jacobian `σ·∂F/∂u_t + ∂F/∂u`), or none.
+    fn set_time(&mut self, finest: &Operator<R>) -> Result<()> {
+        let Some(time) = finest.time() else {
+            return self.coarse.iter_mut().try_for_each(|op| op.clear_time());
+        };
+        self.multigrid.inject(&time.b, &mut self.time_b)?;
+        for (op, b) in self.coarse.iter_mut().zip(&self.time_b) {
+            op.set_time(time.t, time.sigma, b)?;
+        }
+        Ok(())
+    }
+
     /// One V-cycle `x = M⁻¹ b` for the Jacobian at the state of the last
     /// setup (`u`, the same vector as given to it).
     ///
@@ -310,18 +353,30 @@ impl<R: Real> OperatorLevels<R> {
     }
 
     /// Which levels are assembled: those above the coarsest with at most
-    /// [`MultigridOptions::assembled_max_dofs`] dofs.
+    /// [`MultigridOptions::assembled_max_dofs`] dofs (with
+    /// [`SmallLevels::Measured`], those of them where the SpMV was faster).
     pub fn assembled_levels(&self) -> Vec<usize> {
         (0..self.matrices.len())
             .filter(|&l| self.matrices[l].is_some())
             .collect()
     }
 
-    /// Assembles (first setup) or refills (later ones: values only, the
-    /// pattern kept) the Jacobian of every level above the coarsest with at
-    /// most [`MultigridOptions::assembled_max_dofs`] dofs, at its state.
+    /// How every smoothed level applies its operator (coarsest first;
+    /// empty before the first setup): assembled or matrix-free, and with
+    /// [`SmallLevels::Measured`] the times that decided it.
+    pub fn representations(&self) -> Vec<LevelRepresentation> {
+        self.representations.iter().flatten().cloned().collect()
+    }
+
+    /// At the first setup, decides how every level above the coarsest
+    /// applies its operator: matrix-free above
+    /// [`MultigridOptions::assembled_max_dofs`] dofs; at or below it
+    /// assembled, or with [`SmallLevels::Measured`] whichever of the two
+    /// applied faster. At later setups refills the assembled levels'
+    /// matrices at their states (values only, the pattern kept).
     fn assemble_levels(&mut self, finest: &mut Operator<R>, u: &Vector<R>) -> Result<()> {
-        let max = self.multigrid.options().assembled_max_dofs;
+        let options = self.multigrid.options();
+        let (max, small) = (options.assembled_max_dofs, options.small_levels);
         let n_levels = self.matrices.len();
         for l in 1..n_levels {
             let (op, state) = if l + 1 == n_levels {
@@ -329,13 +384,36 @@ impl<R: Real> OperatorLevels<R> {
             } else {
                 (&mut self.coarse[l], &self.states[l])
             };
-            if op.space().n_dofs() > max {
+            if let Some(matrix) = &mut self.matrices[l] {
+                op.reassemble_matrix(state, matrix)?;
                 continue;
             }
-            match &mut self.matrices[l] {
-                Some(matrix) => op.reassemble_matrix(state, matrix)?,
-                slot @ None => *slot = Some(op.assemble_matrix(state)?),
+            if self.representations[l].is_some() {
+                continue; // decided matrix-free
             }
+            let dofs = op.space().n_dofs();
+            let (matrix, measured) = if dofs > max {
+                (None, None)
+            } else {
+                let matrix = op.assemble_matrix(state)?;
+                match small {
+                    SmallLevels::Assembled => (Some(matrix), None),
+                    SmallLevels::Measured => {
+                        let (free, assembled) = time_representations(op, state, &matrix)?;
+                        (
+                            (assembled < free).then_some(matrix),
+                            Some((free, assembled)),
+                        )
+                    }
+                }
+            };
+            self.representations[l] = Some(LevelRepresentation {
+                level: l,
+                dofs,
+                assembled: matrix.is_some(),
+                measured,
+            });
+            self.matrices[l] = matrix;
         }
         Ok(())
     }
@@ -345,6 +423,7 @@ impl<R: Real> std::fmt::Debug for OperatorLevels<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OperatorLevels")
             .field("multigrid", &self.multigrid)
+            .field("representations", &self.representations())
             .finish()
     }
 }

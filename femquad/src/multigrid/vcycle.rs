@@ -13,6 +13,7 @@ use super::eigen::{EigenEstimate, estimate_eigenvalues};
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
+use super::representation::SmallLevels;
 use super::transfer::Transfer;
 use crate::backend::{IndexSet, MultigridKernels, Vector};
 use crate::linalg::FixedDofs;
@@ -56,6 +57,12 @@ pub struct MultigridOptions {
     /// (the default): every level matrix-free, until measurements on the
     /// GPU say where the SpMV wins.
     pub assembled_max_dofs: usize,
+    /// What the levels with at most `assembled_max_dofs` dofs do: apply the
+    /// assembled matrix ([`SmallLevels::Assembled`], the default), or
+    /// time one apply of each representation at the first setup and keep
+    /// the faster ([`SmallLevels::Measured`]; the choice and both times in
+    /// [`super::OperatorLevels::representations`] and its `Debug`).
+    pub small_levels: SmallLevels,
     /// Time the phases of every V-cycle per level ([`Multigrid::profile`]).
     /// Each phase then waits for the device to finish its work, which
     /// removes the overlap of host and device: for finding where a cycle's
@@ -65,8 +72,9 @@ pub struct MultigridOptions {
 
 impl Default for MultigridOptions {
     /// Degree 2, interval `[0.15, 1.1]·λ̂`, 10 Lanczos steps, seed 1,
-    /// Cholesky, at most 200 000 coarse dofs, no assembled smoothed level,
-    /// no profiling.
+    /// Cholesky, at most 200 000 coarse dofs, no assembled smoothed level
+    /// (`assembled_max_dofs = 0`; [`SmallLevels::Assembled`] for those
+    /// below it once it is raised), no profiling.
     ///
     /// Degree and interval minimize the operator applications to a
     /// relative residual of 1e-8 (iterations × (1 + 2·degree·4/3) in 2D)
@@ -83,6 +91,7 @@ impl Default for MultigridOptions {
             factorization: Factorization::Cholesky,
             max_coarse_dofs: 200_000,
             assembled_max_dofs: 0,
+            small_levels: SmallLevels::Assembled,
             profile: false,
         }
     }

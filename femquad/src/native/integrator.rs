@@ -5,9 +5,11 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::{Execution, diagonal_blocks, element_vectors, tangent_element_vectors};
+use super::{
+    BoundaryIntegrals, Execution, diagonal_blocks, element_vectors, tangent_element_vectors,
+};
 use crate::aux_space::AuxSpace;
-use crate::discretization::{CellInputs, Discretization};
+use crate::discretization::{CellInputs, CellTime, Discretization};
 use crate::physics::PointwiseEval;
 use crate::seam::Integrate;
 use crate::space::FunctionSpace;
@@ -20,6 +22,8 @@ pub struct NativeIntegrator<R: Real> {
     space: FunctionSpace,
     disc: Discretization<R>,
     physics: Arc<dyn PointwiseEval<R>>,
+    /// The form's boundary terms, added into the cell-local arrays.
+    boundary: Arc<BoundaryIntegrals<R>>,
     execution: Execution,
     constants: Vec<R>,
     /// The auxiliary field's space (a field in the solution's element).
@@ -31,13 +35,16 @@ pub struct NativeIntegrator<R: Real> {
     u_cells: Vec<R>,
     /// The direction of a Jacobian action, cell-local.
     v_cells: Vec<R>,
+    /// The bound time state: `t`, `σ` and `b` cell-local
+    /// ([`Integrate::set_time`]).
+    time: Option<(R, R, Vec<R>)>,
     element_vectors: Vec<R>,
 }
 
 impl<R: Real> NativeIntegrator<R> {
     /// Binds `physics` with `constants` on `disc` (a discretization of
-    /// `space`), computing with `execution`; the auxiliary field is zero
-    /// until [`Integrate::set_aux`].
+    /// `space`) and the boundary terms `boundary`, computing with
+    /// `execution`; the auxiliary field is zero until [`Integrate::set_aux`].
     ///
     /// # Errors
     /// [`crate::Error::InvalidArgument`] if the auxiliary field's space
@@ -46,6 +53,7 @@ impl<R: Real> NativeIntegrator<R> {
         space: &FunctionSpace,
         disc: Discretization<R>,
         physics: Arc<dyn PointwiseEval<R>>,
+        boundary: Arc<BoundaryIntegrals<R>>,
         constants: &[R],
         execution: Execution,
     ) -> Result<Self> {
@@ -60,11 +68,13 @@ impl<R: Real> NativeIntegrator<R> {
             aux_set: false,
             disc,
             physics,
+            boundary,
             execution,
             constants: constants.to_vec(),
             aux_space,
             u_cells: vec![R::ZERO; n_cell_dofs],
             v_cells: Vec::new(),
+            time: None,
             element_vectors: vec![R::ZERO; n_cell_dofs],
         })
     }
@@ -96,6 +106,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             u: &self.u_cells,
             aux: &self.aux_cells,
             constants: &self.constants,
+            time: cell_time(&self.time),
         };
         element_vectors(
             &self.disc,
@@ -104,6 +115,8 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             &mut self.element_vectors,
             self.execution,
         )?;
+        self.boundary
+            .add_residual(&self.u_cells, &mut self.element_vectors)?;
         self.space.assemble(&self.element_vectors, r)
     }
 
@@ -116,6 +129,7 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             u: &self.u_cells,
             aux: &self.aux_cells,
             constants: &self.constants,
+            time: cell_time(&self.time),
         };
         tangent_element_vectors(
             &self.disc,
@@ -125,6 +139,8 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             &mut self.element_vectors,
             self.execution,
         )?;
+        self.boundary
+            .add_tangent(&self.u_cells, &self.v_cells, &mut self.element_vectors)?;
         self.space.assemble(&self.element_vectors, out)
     }
 
@@ -136,15 +152,29 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             u: &self.u_cells,
             aux: &self.aux_cells,
             constants: &self.constants,
+            time: cell_time(&self.time),
         };
         let blocks = point_block_diagonal(
             &self.space,
             &self.disc,
             &*self.physics,
+            &self.boundary,
             &inputs,
             self.execution,
         )?;
         out.copy_from_slice(&blocks);
+        Ok(())
+    }
+
+    fn set_time(&mut self, time: Option<(R, R, &Vec<R>)>) -> Result<()> {
+        self.time = match time {
+            None => None,
+            Some((t, sigma, b)) => {
+                let mut b_cells = vec![R::ZERO; self.u_cells.len()];
+                self.space.gather(b, &mut b_cells)?;
+                Some((t, sigma, b_cells))
+            }
+        };
         Ok(())
     }
 
@@ -170,17 +200,29 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
     }
 }
 
+/// The bound time state `(t, σ, b cell-local)`, as [`CellInputs::time`].
+fn cell_time<R: Real>(time: &Option<(R, R, Vec<R>)>) -> Option<CellTime<'_, R>> {
+    time.as_ref().map(|(t, sigma, b)| CellTime {
+        t: *t,
+        sigma: *sigma,
+        b,
+    })
+}
+
 /// The point-block diagonal of `J(u)`, `[node][fc][gc]`
 /// (`n_nodes·N_comp²` entries), from the cell-local `inputs`: the diagonal
-/// blocks of the element matrices ([`diagonal_blocks`]) summed per node in
-/// increasing cell order. NaN and ±∞ are kept.
+/// blocks of the element matrices ([`diagonal_blocks`]) plus those of the
+/// boundary terms ([`BoundaryIntegrals::add_diagonal_blocks`]) summed per
+/// node in increasing cell order. NaN and ±∞ are kept.
 ///
 /// # Errors
-/// Those of [`diagonal_blocks`].
+/// Those of [`diagonal_blocks`] and
+/// [`BoundaryIntegrals::add_diagonal_blocks`].
 pub fn point_block_diagonal<R: Real>(
     space: &FunctionSpace,
     disc: &Discretization<R>,
     physics: &dyn PointwiseEval<R>,
+    boundary: &BoundaryIntegrals<R>,
     inputs: &CellInputs<'_, R>,
     execution: Execution,
 ) -> Result<Vec<R>> {
@@ -188,6 +230,7 @@ pub fn point_block_diagonal<R: Real>(
     let per_block = nc * nc;
     let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * per_block];
     diagonal_blocks(disc, physics, inputs, &mut blocks, execution)?;
+    boundary.add_diagonal_blocks(inputs.u, &mut blocks)?;
     let mut out = vec![R::ZERO; space.n_nodes() * per_block];
     for (c, cell) in blocks.chunks(space.n_basis() * per_block).enumerate() {
         for (block, &node) in cell.chunks(per_block).zip(space.cell_nodes(c)) {

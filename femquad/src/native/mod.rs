@@ -7,6 +7,7 @@
 //! handled by rayon; every cell is computed by the same sequence of
 //! operations either way, so serial and parallel results are bit-identical.
 
+mod facets;
 mod integrator;
 pub mod multigrid;
 
@@ -15,11 +16,13 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::aux_space::AuxSpace;
-use crate::discretization::{CellInputs, Discretization};
+use crate::discretization::{CellInputs, CellTime, Discretization};
 use crate::layout;
-use crate::physics::{PointArgs, PointwiseEval};
+use crate::physics::{Direction, PointArgs, PointwiseEval};
 use crate::{Error, Real, Result};
 
+pub use facets::BoundaryIntegrals;
+pub(crate) use facets::TermData as BoundaryTermData;
 pub use integrator::{NativeIntegrator, point_block_diagonal};
 
 /// Serial or parallel execution of the native integrator.
@@ -58,6 +61,9 @@ pub fn element_vectors<R: Real, P: PointwiseEval<R> + ?Sized>(
 /// with `δu`, `δ∇u` the values and gradients of the direction at the
 /// quadrature points, computed as `u`, `∇u` are. Summed over cells, this
 /// is the Jacobian action `J(u)·v` ([`crate::operator::Operator::jacobian_action`]).
+/// With a time state ([`CellInputs::time`], `u_t = σ·u + b`) and a physics
+/// that reads `u_t`, the direction in `u_t` is `σ·δu`: the step Jacobian
+/// `σ·∂F/∂u_t + ∂F/∂u` (likewise in [`diagonal_blocks`]).
 ///
 /// # Errors
 /// As [`element_vectors`]; `direction` is named for a wrong length or a
@@ -121,6 +127,13 @@ pub fn diagonal_blocks<R: Real, P: PointwiseEval<R> + ?Sized>(
     crate::real::check_finite("u", inputs.u)?;
     crate::real::check_finite("aux", inputs.aux)?;
     crate::real::check_finite("constants", inputs.constants)?;
+    crate::discretization::check_time(inputs.time.as_ref(), n_cells * n_b * nc)?;
+    let reads_u_t = physics.info().reads.u_t;
+    // The direction's u_t part is σ·(its u part): the step Jacobian.
+    let sigma = match (&inputs.time, reads_u_t) {
+        (Some(time), true) => Some(time.sigma),
+        _ => None,
+    };
     let z = |n: usize| vec![R::ZERO; n];
     let cell = |c: usize, blocks: &mut [R], s: &mut DiagonalScratch<R>| -> Result<()> {
         let geom = disc.geometry();
@@ -132,6 +145,8 @@ pub fn diagonal_blocks<R: Real, P: PointwiseEval<R> + ?Sized>(
         blocks.fill(R::ZERO);
         for q in 0..disc.n_q() {
             s.point.evaluate(disc, c, u_cell, aux_cell, q);
+            s.point
+                .evaluate_time(disc, inputs.time.as_ref(), reads_u_t, c, q);
             let args = s.point.args(inputs.constants);
             let phi = &disc.phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
             let dphi = &disc.dphi
@@ -155,15 +170,21 @@ pub fn diagonal_blocks<R: Real, P: PointwiseEval<R> + ?Sized>(
                     }
                     s.df0.fill(R::ZERO);
                     s.df1.fill(R::ZERO);
-                    physics.eval_tangent(
-                        dim,
-                        &args,
-                        &s.du,
-                        &s.dgrad_u,
-                        &[],
-                        &mut s.df0,
-                        &mut s.df1,
-                    )?;
+                    let du_t: &[R] = match sigma {
+                        Some(sigma) => {
+                            for (t, &d) in s.du_t.iter_mut().zip(&s.du) {
+                                *t = sigma * d;
+                            }
+                            &s.du_t
+                        }
+                        None => &[],
+                    };
+                    let dir = Direction {
+                        du: &s.du,
+                        dgrad_u: &s.dgrad_u,
+                        du_t,
+                    };
+                    physics.eval_tangent(dim, &args, &dir, &mut s.df0, &mut s.df1)?;
                     for fc in 0..nc {
                         let mut k = (s.df0[fc] * wdet) * phi[b];
                         for d in 0..dim {
@@ -182,6 +203,7 @@ pub fn diagonal_blocks<R: Real, P: PointwiseEval<R> + ?Sized>(
             grad_phi: z(dim),
             du: z(nc),
             dgrad_u: z(nc * dim),
+            du_t: z(nc),
             df0: z(nc),
             df1: z(nc * dim),
         };
@@ -207,9 +229,11 @@ struct DiagonalScratch<R> {
     point: PointValues<R>,
     /// `∇φ_b` at the point, `[d]`.
     grad_phi: Vec<R>,
-    /// The direction `φ_b e_gc` and its gradient at the point.
+    /// The direction `φ_b e_gc`, its gradient and `σ·φ_b e_gc` (the
+    /// direction in `u_t`) at the point.
     du: Vec<R>,
     dgrad_u: Vec<R>,
+    du_t: Vec<R>,
     /// The tangent there.
     df0: Vec<R>,
     df1: Vec<R>,
@@ -283,6 +307,8 @@ struct Scratch<R> {
     du: Vec<R>,
     dgrad_u: Vec<R>,
     dgrad_ref: Vec<R>,
+    /// `σ·du`, the direction in `u_t` (transient tangents only).
+    du_t: Vec<R>,
 }
 
 /// The inputs of the pointwise physics at one quadrature point of a cell:
@@ -297,6 +323,12 @@ pub(crate) struct PointValues<R> {
     a: Vec<R>,
     grad_a: Vec<R>,
     x: Vec<R>,
+    /// `u_t = σ·u + b` at the point, when a time state is bound and the
+    /// physics reads `u_t` (`has_u_t`).
+    u_t: Vec<R>,
+    has_u_t: bool,
+    /// The time: the time state's, else 0.
+    t: R,
 }
 
 impl<R: Real> PointValues<R> {
@@ -310,6 +342,9 @@ impl<R: Real> PointValues<R> {
             a: z(n_aux),
             grad_a: z(n_aux * dim),
             x: z(dim),
+            u_t: z(n_comp),
+            has_u_t: false,
+            t: R::ZERO,
         }
     }
 
@@ -377,7 +412,44 @@ impl<R: Real> PointValues<R> {
         }
     }
 
-    /// The pointwise arguments: these values and `constants`.
+    /// The time inputs at quadrature point `q` of the cell whose
+    /// cell-local index (into `time.b`) is `local`, after
+    /// [`PointValues::evaluate`] (whose `u` it uses): without a time state
+    /// `t` = 0 and no `u_t`; with one, its `t`, and `u_t = σ·u + b` at the
+    /// point when `reads_u_t`.
+    pub(crate) fn evaluate_time(
+        &mut self,
+        disc: &Discretization<R>,
+        time: Option<&CellTime<'_, R>>,
+        reads_u_t: bool,
+        local: usize,
+        q: usize,
+    ) {
+        let Some(time) = time else {
+            self.t = R::ZERO;
+            self.has_u_t = false;
+            return;
+        };
+        self.t = time.t;
+        self.has_u_t = reads_u_t;
+        if !reads_u_t {
+            return;
+        }
+        let (n_b, nc) = (disc.n_b(), disc.n_comp());
+        let phi = &disc.phi[layout::tab_phi(q, 0, n_b)..layout::tab_phi(q + 1, 0, n_b)];
+        let b_cell = &time.b[local * n_b * nc..(local + 1) * n_b * nc];
+        for c in 0..nc {
+            let mut b = R::ZERO;
+            for (k, &p) in phi.iter().enumerate() {
+                b += p * b_cell[layout::cell_dof(0, k, c, n_b, nc)];
+            }
+            self.u_t[c] = time.sigma * self.u[c] + b;
+        }
+    }
+
+    /// The pointwise arguments: these values and `constants`. Cell terms:
+    /// no normal (a boundary physics is refused as a cell term); `u_t` and
+    /// `t` as [`PointValues::evaluate_time`] set them.
     pub(crate) fn args<'s>(&'s self, constants: &'s [R]) -> PointArgs<'s, R> {
         PointArgs {
             u: &self.u,
@@ -386,12 +458,9 @@ impl<R: Real> PointValues<R> {
             grad_a: &self.grad_a,
             x: &self.x,
             constants,
-            // Cell terms of a stationary form: no normal (a boundary physics
-            // is refused as a cell term), no `u_t` (a transient physics is
-            // refused until the time integrator lands), `t` = 0.
             n: &[],
-            u_t: &[],
-            t: R::ZERO,
+            u_t: if self.has_u_t { &self.u_t } else { &[] },
+            t: self.t,
         }
     }
 }
@@ -409,6 +478,7 @@ struct CellKernel<'a, R: Real, P: ?Sized> {
     n_aux: usize,
     has_f0: bool,
     has_f1: bool,
+    reads_u_t: bool,
 }
 
 impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
@@ -430,6 +500,7 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
             n_aux: disc.aux().n_comp(),
             has_f0: info.has_f0,
             has_f1: info.has_f1,
+            reads_u_t: info.reads.u_t,
         }
     }
 
@@ -444,6 +515,7 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
             du: z(nc),
             dgrad_u: z(nc * dim),
             dgrad_ref: z(dim),
+            du_t: z(nc),
         }
     }
 
@@ -467,6 +539,8 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
                 [layout::tab_dphi(q, 0, 0, n_b, dim)..layout::tab_dphi(q + 1, 0, 0, n_b, dim)];
 
             s.point.evaluate(disc, cell, u_cell, aux_cell, q);
+            let time = self.inputs.time.as_ref();
+            s.point.evaluate_time(disc, time, self.reads_u_t, local, q);
 
             s.f0.fill(R::ZERO);
             s.f1.fill(R::ZERO);
@@ -487,15 +561,22 @@ impl<'a, R: Real, P: PointwiseEval<R> + ?Sized> CellKernel<'a, R, P> {
                         &mut s.dgrad_ref,
                         &mut s.dgrad_u,
                     );
-                    self.physics.eval_tangent(
-                        dim,
-                        &args,
-                        &s.du,
-                        &s.dgrad_u,
-                        &[],
-                        &mut s.f0,
-                        &mut s.f1,
-                    )?
+                    let du_t: &[R] = match time {
+                        Some(time) if self.reads_u_t => {
+                            for (t, &d) in s.du_t.iter_mut().zip(&s.du) {
+                                *t = time.sigma * d;
+                            }
+                            &s.du_t
+                        }
+                        _ => &[],
+                    };
+                    let dir = Direction {
+                        du: &s.du,
+                        dgrad_u: &s.dgrad_u,
+                        du_t,
+                    };
+                    self.physics
+                        .eval_tangent(dim, &args, &dir, &mut s.f0, &mut s.f1)?
                 }
             }
 

@@ -1,7 +1,7 @@
 //! What one launch of the integration kernel is: its variant (element
 //! kernel or fused residual, how results are delivered) and its tunable
-//! launch configuration (`N_bl`, `N_cb`, `N_tc`, prefetch, geometry, node
-//! windows). Plain values, shared by the kernel shapes ([`super::shape`])
+//! launch configuration (`N_bl`, `N_cb`, `N_tc`, prefetch, geometry,
+//! patches). Plain values, shared by the kernel shapes ([`super::shape`])
 //! and the tuning cache ([`super::tuning_cache`]), which stores them.
 
 use super::device::DeviceInfo;
@@ -145,20 +145,24 @@ pub struct LaunchConfig {
     pub prefetch: bool,
     /// Stored or computed geometry.
     pub geometry: GeometryMode,
-    /// Node windows, patch-local assembly (kernels that gather through the
-    /// node map): a work-group whose nodes lie in a narrow index range
-    /// reads its cells' nodes as 16-bit positions in that range, loads the
-    /// range once into local memory, sums its part of `F` there, and
+    /// Patch-local assembly (kernels that gather through the node map):
+    /// a work-group whose cells' distinct nodes fit its capacities
+    /// ([`super::shape::patch_capacity`]) is a patch: it reads its cells'
+    /// nodes as 16-bit positions in its sorted node list, loads their
+    /// values once into local memory, sums its part of `F` there, and
     /// writes the nodes only its cells have with plain stores, the others
     /// atomically (see `kernels/integrate.cl`). Other work-groups gather
-    /// through the 32-bit node map. Pays off on meshes numbered for
-    /// locality.
-    pub window: bool,
+    /// through the 32-bit node map (counted in
+    /// [`LaunchRecord::fallback_groups`](super::LaunchRecord::fallback_groups)).
+    /// Pays off where a work-group's cells are compact (a mesh numbered
+    /// for locality); on by default where the kernel gathers and the
+    /// patch fits local memory ([`super::shape::default_config`]).
+    pub patches: bool,
 }
 
 impl LaunchConfig {
     /// `N_bl` blocks per batch, `N_cb` batches per chunk, one thread per
-    /// cell, prefetching, stored geometry, no node windows.
+    /// cell, prefetching, stored geometry, no patches.
     pub fn new(n_bl: usize, n_cb: usize) -> Self {
         LaunchConfig {
             n_bl,
@@ -166,13 +170,13 @@ impl LaunchConfig {
             n_tc: 1,
             prefetch: true,
             geometry: GeometryMode::Stored,
-            window: false,
+            patches: false,
         }
     }
 
-    /// The same with node windows on or off.
-    pub fn with_window(self, window: bool) -> Self {
-        LaunchConfig { window, ..self }
+    /// The same with patches on or off.
+    pub fn with_patches(self, patches: bool) -> Self {
+        LaunchConfig { patches, ..self }
     }
 
     /// The same with the geometry taken from `geometry`.
@@ -203,8 +207,8 @@ impl std::fmt::Display for LaunchConfig {
         if self.geometry != GeometryMode::Stored {
             write!(f, " geometry={}", self.geometry.name())?;
         }
-        if self.window {
-            write!(f, " window")?;
+        if self.patches {
+            write!(f, " patches")?;
         }
         Ok(())
     }

@@ -52,6 +52,14 @@ pub struct KernelOptions {
     /// memory (`Some(false)`), or decide by the element size (`None`, see
     /// [`super::shape::TAB_REGISTER_REALS`]).
     pub tab_registers: Option<bool>,
+    /// At most this many nodes in a work-group's patch (`P_A + P_B`, the
+    /// local memory its node values take), below the capacities of
+    /// [`super::shape::patch_capacity`]; `None` (the default): those
+    /// capacities. A group with more distinct nodes takes the 32-bit
+    /// global path, counted in
+    /// [`LaunchRecord::fallback_groups`](super::LaunchRecord::fallback_groups)
+    /// (tests force that path with a tiny limit).
+    pub patch_node_limit: Option<usize>,
     /// The launch configurations stored by the autotuner, already loaded
     /// ([`TuningCache::load`]); `None` (the default) always takes the
     /// device default.
@@ -64,6 +72,7 @@ impl Default for KernelOptions {
             prefetch: true,
             vector_loads: true,
             tab_registers: None,
+            patch_node_limit: None,
             tuning_cache: None,
         }
     }
@@ -130,6 +139,7 @@ impl KernelOptions {
             vector_loads: switch(VECTOR_LOADS_ENV, var(VECTOR_LOADS_ENV))?
                 .unwrap_or(d.vector_loads),
             tab_registers: switch(TAB_REGISTERS_ENV, var(TAB_REGISTERS_ENV))?,
+            patch_node_limit: d.patch_node_limit,
             tuning_cache,
         })
     }

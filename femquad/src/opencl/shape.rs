@@ -93,9 +93,11 @@ pub struct KernelShape {
     pub variant: KernelVariant,
     /// Stored or computed geometry.
     pub geometry: GeometryMode,
-    /// Node-window capacities `(W_A, W_B)`: vertex nodes and (P2) edge nodes
-    /// a work-group can hold; `(0, 0)` without windows.
-    pub window: (usize, usize),
+    /// Patch capacities `(P_A, P_B)`: the vertex nodes and (P2) edge nodes
+    /// a work-group's node list may hold to be a patch ([`patch_capacity`],
+    /// capped by [`KernelOptions::patch_node_limit`]); `(0, 0)` without
+    /// patches.
+    pub patch: (usize, usize),
     /// Whether each thread loads the next batch into registers while the
     /// current one computes (kernel `PREFETCH`): as the configuration says,
     /// unless [`KernelOptions::prefetch`] is off.
@@ -123,9 +125,9 @@ impl KernelShape {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `n_bl`, `n_cb` or `n_tc` if it is 0,
-    /// or `window` if the element kernel asks for node windows or if the
-    /// windows of a chunk this large would hold more than
-    /// [`MAX_WINDOW_NODES`] nodes (the 16-bit local node indices).
+    /// or `patches` if the element kernel asks for patches or if the
+    /// patches of a chunk this large would hold more than
+    /// [`MAX_PATCH_NODES`] nodes (the 16-bit local node indices).
     pub fn new(
         case: &KernelCase,
         variant: KernelVariant,
@@ -141,11 +143,12 @@ impl KernelShape {
         if config.n_tc == 0 {
             return Err(Error::arg("n_tc", "threads per cell must be at least 1"));
         }
-        if config.window && !variant.gathers() {
+        if config.patches && !variant.gathers() {
             return Err(Error::arg(
-                "window",
-                "node windows hold the gathered nodes of a work-group, but the element kernel \
-                 reads cell-local inputs: launch it with `window: false` (LaunchConfig::with_window)",
+                "patches",
+                "patches hold the gathered nodes of a work-group, but the element kernel \
+                 reads cell-local inputs: launch it with `patches: false` \
+                 (LaunchConfig::with_patches)",
             ));
         }
         let l = case.lcm();
@@ -154,19 +157,23 @@ impl KernelShape {
         let n_t = n_bc * config.n_tc;
         let physics = case.physics;
         let chunk = config.n_cb * n_bc;
-        let window = if config.window {
-            window_capacity(case, chunk)
+        let patch = if config.patches {
+            let (p_a, p_b) = patch_capacity(case, chunk);
+            match options.patch_node_limit {
+                Some(limit) => (p_a.min(limit), p_b.min(limit.saturating_sub(p_a))),
+                None => (p_a, p_b),
+            }
         } else {
             (0, 0)
         };
-        if window.0 + window.1 > MAX_WINDOW_NODES {
+        if patch.0 + patch.1 > MAX_PATCH_NODES {
             return Err(Error::arg(
-                "window",
+                "patches",
                 format!(
-                    "node windows of chunks of {chunk} cells hold {} + {} nodes, more than the \
-                     {MAX_WINDOW_NODES} that 16-bit local node indices address: choose fewer \
-                     cells per work-group (n_cb, n_bl) or launch without windows",
-                    window.0, window.1
+                    "patches of chunks of {chunk} cells hold {} + {} nodes, more than the \
+                     {MAX_PATCH_NODES} that 16-bit local node indices address: choose fewer \
+                     cells per work-group (n_cb, n_bl) or launch without patches",
+                    patch.0, patch.1
                 ),
             ));
         }
@@ -193,7 +200,7 @@ impl KernelShape {
             precision: case.precision,
             variant,
             geometry: config.geometry,
-            window,
+            patch,
             prefetch: config.prefetch && options.prefetch,
             vector_loads: options.vector_loads,
             tab_registers: options
@@ -210,7 +217,7 @@ impl KernelShape {
             n_tc: self.n_tc,
             prefetch: self.prefetch,
             geometry: self.geometry,
-            window: self.window != (0, 0),
+            patches: self.patch != (0, 0),
         }
     }
 
@@ -252,9 +259,9 @@ impl KernelShape {
         } else {
             self.n_q * self.n_b * (d + 1)
         };
-        let (w_a, w_b) = self.window;
-        // 32-bit global node indices, and 16-bit local ones with windows
-        let index_bytes = if w_a + w_b > 0 { 4 + 2 } else { 4 };
+        let (p_a, p_b) = self.patch;
+        // 32-bit global node indices, and 16-bit local ones with patches
+        let index_bytes = if p_a + p_b > 0 { 4 + 2 } else { 4 };
         let node_bytes = if self.reads_nodes() {
             self.n_bc * self.n_b * index_bytes
         } else {
@@ -266,15 +273,14 @@ impl KernelShape {
         };
         let atomic = usize::from(matches!(self.variant.output(), Output::Atomic(_)));
         let coords = if self.geometry == GeometryMode::Computed || self.reads_x {
-            w_a * d
+            p_a * d
         } else {
             0
         };
         let tangent = usize::from(self.variant.is_tangent());
         let u = usize::from(self.loads_u());
-        let window_reals =
-            (w_a + w_b) * (self.n_comp * (u + tangent + atomic) + aux_field) + coords;
-        (self.n_bc * (per_cell_reals + per_cell_points) + tabulation + window_reals)
+        let patch_reals = (p_a + p_b) * (self.n_comp * (u + tangent + atomic) + aux_field) + coords;
+        (self.n_bc * (per_cell_reals + per_cell_points) + tabulation + patch_reals)
             * self.precision.size()
             + node_bytes
     }
@@ -309,21 +315,23 @@ impl KernelShape {
     }
 }
 
-/// Most nodes a node window may hold (`W_A + W_B`): its positions are the
+/// Most nodes a patch may hold (`P_A + P_B`): its positions are the
 /// kernel's 16-bit local node indices (`ushort`).
-pub const MAX_WINDOW_NODES: usize = u16::MAX as usize;
+pub const MAX_PATCH_NODES: usize = u16::MAX as usize;
 
 /// SIMD width the default configuration aligns work-groups to (an NVIDIA
 /// warp; a multiple of most other devices' widths).
 pub const ALIGN_THREADS: usize = 32;
 
-/// Node-window capacities `(W_A, W_B)` for chunks of `chunk` cells: vertex
-/// nodes `W_A` — a compact group of cells has about `chunk/2` vertices in 2D
-/// and `chunk/5` in 3D plus its boundary layer, so `chunk` (2D) and
-/// `chunk/2` (3D) leave room — and for P2 the edge nodes, `W_B = 2·chunk`
-/// (about 1.5 edges per triangle and 1.2 per tetrahedron, plus the layer).
-/// A group whose nodes do not fit runs without its window.
-pub fn window_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
+/// Patch capacities `(P_A, P_B)` for chunks of `chunk` cells: vertex
+/// nodes `P_A` — a compact group of cells has about `chunk/2` distinct
+/// vertices in 2D and `chunk/5` in 3D plus its boundary layer, so `chunk`
+/// (2D) and `chunk/2` (3D) leave room — and for P2 the edge nodes,
+/// `P_B = 2·chunk` (about 1.5 edges per triangle and 1.2 per tetrahedron,
+/// plus the layer). A group whose nodes do not fit is no patch: it gathers
+/// through the 32-bit node map (counted in
+/// [`LaunchRecord::fallback_groups`](super::LaunchRecord::fallback_groups)).
+pub fn patch_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
     let w_a = if case.dim == 2 {
         chunk
     } else {
@@ -374,15 +382,18 @@ pub fn default_config(
                 (n > 1).then_some(n / 2)
             });
         for n_bl in aligned.chain(unaligned) {
-            // no node windows by default: on the H200 they did not pay off
-            // (BENCHMARKS.md); the autotuner tries them
             let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
                 .with_threads_per_cell(n_tc)
                 .with_geometry(geometry);
-            let shape = KernelShape::new(case, variant, config, options)?;
-            match shape.check_device(device) {
-                Ok(()) => return Ok(config),
-                Err(e) => last_error = Some(e),
+            // patches where the kernel gathers and they fit local memory
+            // (issue 22), else the same configuration without
+            let patches = [variant.gathers(), false];
+            for config in patches.map(|p| config.with_patches(p)) {
+                let shape = KernelShape::new(case, variant, config, options)?;
+                match shape.check_device(device) {
+                    Ok(()) => return Ok(config),
+                    Err(e) => last_error = Some(e),
+                }
             }
         }
     }
@@ -523,51 +534,59 @@ mod tests {
         }
     }
 
-    /// Node windows exist only for kernels that gather: asking the element
-    /// kernel for them is an error naming `window` (it was dropped silently),
-    /// while the fused kernels get a window.
+    /// Patches exist only for kernels that gather: asking the element
+    /// kernel for them is an error naming `patches` (it was dropped
+    /// silently), while the fused kernels get a patch; a
+    /// [`KernelOptions::patch_node_limit`] caps the capacities.
     #[test]
-    fn node_windows_without_gather_are_an_error() {
+    fn patches_without_gather_are_an_error() {
         let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
         let options = KernelOptions::default();
-        let config = LaunchConfig::new(4, 1).with_window(true);
+        let config = LaunchConfig::new(4, 1).with_patches(true);
         let e = KernelShape::new(&c, KernelVariant::Element, config, &options).unwrap_err();
         assert!(
-            matches!(&e, Error::InvalidArgument { name, .. } if *name == "window"),
+            matches!(&e, Error::InvalidArgument { name, .. } if *name == "patches"),
             "{e}"
         );
-        assert!(e.to_string().contains("with_window"), "{e}");
+        assert!(e.to_string().contains("with_patches"), "{e}");
         for variant in [
             KernelVariant::Residual(Output::ElementVectors),
             KernelVariant::JacobianAction(Output::Atomic(AtomicAdd::CompareExchange)),
         ] {
             let s = KernelShape::new(&c, variant, config, &options).unwrap();
-            assert_ne!(s.window, (0, 0), "{variant:?}");
-            assert!(s.config().window);
+            assert_eq!(s.patch, patch_capacity(&c, s.chunk), "{variant:?}");
+            assert!(s.config().patches);
+            let limited = KernelOptions {
+                patch_node_limit: Some(5),
+                ..KernelOptions::default()
+            };
+            let s = KernelShape::new(&c, variant, config, &limited).unwrap();
+            assert_eq!(s.patch, (5, 0), "{variant:?}");
         }
     }
 
-    /// Windows whose positions would not fit the 16-bit local node indices
-    /// are refused, naming `window`; the largest chunk that fits is accepted.
+    /// Patches whose positions would not fit the 16-bit local node indices
+    /// are refused, naming `patches`; the largest chunk that fits is
+    /// accepted.
     #[test]
-    fn windows_beyond_16_bit_local_indices_are_an_error() {
-        // 2D P1, one point: N_bs = 3, W_A = chunk, W_B = 0
+    fn patches_beyond_16_bit_local_indices_are_an_error() {
+        // 2D P1, one point: N_bs = 3, P_A = chunk, P_B = 0
         let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
         let options = KernelOptions::default();
         let variant = KernelVariant::Residual(Output::Atomic(AtomicAdd::CompareExchange));
-        // 3 · 21845 = 65535 cells: a window of 65535 nodes fits
-        let fits = LaunchConfig::new(21845, 1).with_window(true);
+        // 3 · 21845 = 65535 cells: a patch of 65535 nodes fits
+        let fits = LaunchConfig::new(21845, 1).with_patches(true);
         let s = KernelShape::new(&c, variant, fits, &options).unwrap();
-        assert_eq!(s.window, (MAX_WINDOW_NODES, 0));
+        assert_eq!(s.patch, (MAX_PATCH_NODES, 0));
         // 65538 cells do not
-        let config = LaunchConfig::new(21846, 1).with_window(true);
+        let config = LaunchConfig::new(21846, 1).with_patches(true);
         let e = KernelShape::new(&c, variant, config, &options).unwrap_err();
         assert!(
-            matches!(&e, Error::InvalidArgument { name, .. } if *name == "window"),
+            matches!(&e, Error::InvalidArgument { name, .. } if *name == "patches"),
             "{e}"
         );
         assert!(e.to_string().contains("16-bit"), "{e}");
-        // without windows the same chunk is no error here
-        KernelShape::new(&c, variant, config.with_window(false), &options).unwrap();
+        // without patches the same chunk is no error here
+        KernelShape::new(&c, variant, config.with_patches(false), &options).unwrap();
     }
 }

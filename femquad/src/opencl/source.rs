@@ -128,11 +128,11 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
         let _ = writeln!(s, "#define {name} {}", usize::from(flag));
     }
     let _ = writeln!(s, "#define PREFETCH {}", usize::from(shape.prefetch));
-    let (w_a, w_b) = shape.window;
+    let (p_a, p_b) = shape.patch;
     let _ = writeln!(
         s,
-        "#define WINDOW {}\n#define W_A {w_a}\n#define W_B {w_b}",
-        usize::from(w_a + w_b > 0)
+        "#define PATCH {}\n#define P_A {p_a}\n#define P_B {p_b}",
+        usize::from(p_a + p_b > 0)
     );
     let _ = writeln!(
         s,
@@ -236,8 +236,10 @@ pub(crate) fn spmv_source<R: Real>(n_comp: usize) -> String {
 
 /// The arguments a cell kernel passes for the inputs it does not have: no
 /// normal `n` (a physics that reads it is refused as a cell term, see
-/// `form::check_fit`), `u_t` zero and the time `t` = 0 (a physics that
-/// reads `u_t` is refused until the time integrator lands). Declared in the
+/// `form::check_fit`), `u_t` zero and the time `t` = 0: the kernels do not
+/// evaluate a time state yet (the OpenCL integrator refuses one,
+/// `Integrate::set_time`, and a transient physics without one is refused by
+/// `Operator`). Declared in the
 /// statement that calls the physics, so unread zeros cost nothing.
 const CELL_EXTRAS: &str = "const real pw_no_n[DIM] = {0}; const real pw_zero_u_t[N_COMP] = {0};";
 
@@ -332,6 +334,63 @@ pub(crate) fn numbered(source: &str) -> String {
         .enumerate()
         .map(|(i, l)| format!("{:5} | {l}\n", i + 1))
         .collect()
+}
+
+/// The template of the boundary-term kernels (`kernels/facet_integrate.cl`).
+pub const FACET_TEMPLATE: &str = include_str!("../../../kernels/facet_integrate.cl");
+
+/// The program of a boundary term's kernels (`kernels/facet_integrate.cl`:
+/// `facet_points`, `facet_scatter`, `facet_sum`, and `facet_diagonal` when
+/// `tangent`) for `physics` on facets of cells of `[dim, n_b, n_comp]`
+/// with `n_fq` points per facet and the facet tabulation `tabulation`
+/// (`FacetBasis`, `FacetBasisDerivatives`). `tangent`: the points kernel
+/// evaluates the physics' tangent along the direction `v` (`J·v`);
+/// `output_atomic`: the scatter adds into the global vector with
+/// `atomic_add_real` instead of writing facet vectors. The physics is
+/// called with the normal `n`, no auxiliary field, `u_t = 0`, `t = 0`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn facet_source<R: Real, P: Pointwise + ?Sized>(
+    [dim, n_b, n_comp]: [usize; 3],
+    n_fq: usize,
+    tabulation: &crate::facet::FacetTabulation,
+    physics: &P,
+    tangent: bool,
+    output_atomic: bool,
+    atomic: AtomicAdd,
+) -> String {
+    let mut s = String::from("/* femquad: generated boundary-term kernels */\n");
+    s.push_str(&real_typedef::<R>());
+    define_physics_sizes(&mut s, [dim, n_b, n_comp, n_fq], AuxSpace::None, physics);
+    let _ = writeln!(s, "#define N_FQ {n_fq}");
+    let _ = writeln!(s, "#define TANGENT {}", usize::from(tangent));
+    let _ = writeln!(s, "#define OUTPUT_ATOMIC {}", usize::from(output_atomic));
+    push_atomic_add::<R>(&mut s, atomic);
+    s.push_str(layout::opencl_macros());
+    constant_array::<R>(&mut s, "FacetBasis", tabulation.phi_all());
+    constant_array::<R>(&mut s, "FacetBasisDerivatives", tabulation.dphi_all());
+    s.push_str("\n/* ---- physics ---- */\n");
+    s.push_str(physics.opencl_source());
+    let info = physics.info();
+    const EXTRAS: &str = "real pw_a[1] = {0}; real pw_ga[1][DIM] = {{0}}; \
+                          const real pw_zero_u_t[N_COMP] = {0}; real pw_f1[N_COMP][DIM];";
+    let _ = writeln!(
+        s,
+        "#define FACET_PHYSICS(u, gu, x, k, n, f0) do {{ {EXTRAS} \\\n  \
+         {}(u, gu, pw_a, pw_ga, x, k, n, pw_zero_u_t, (real)0, f0, pw_f1); }} while (0)",
+        info.opencl_name
+    );
+    if tangent {
+        let _ = writeln!(
+            s,
+            "#define FACET_TANGENT(u, gu, x, k, n, du, dgu, df0) do {{ {EXTRAS} \\\n  \
+             {}(u, gu, pw_a, pw_ga, x, k, n, pw_zero_u_t, (real)0, du, dgu, pw_zero_u_t, df0, \
+             pw_f1); }} while (0)",
+            info.opencl_tangent_name
+        );
+    }
+    s.push_str("\n/* ---- kernel template: kernels/facet_integrate.cl ---- */\n");
+    s.push_str(FACET_TEMPLATE);
+    s
 }
 
 #[cfg(test)]

@@ -20,8 +20,16 @@ pub struct LaunchRecord {
     pub cells: usize,
     /// The configuration launched.
     pub config: LaunchConfig,
-    /// Work-groups that used their node window (`config.window`; 0 without).
-    pub windowed_groups: usize,
+    /// Work-groups that ran as patches (`config.patches`; 0 without):
+    /// their node lists fit the kernel's capacities.
+    pub patch_groups: usize,
+    /// Work-groups of a launch with patches whose node lists did not fit
+    /// (more distinct nodes than the capacities of
+    /// [`patch_capacity`](super::shape::patch_capacity), or than
+    /// [`KernelOptions::patch_node_limit`](super::KernelOptions::patch_node_limit)):
+    /// they gathered through the 32-bit node map and added into global
+    /// memory atomically. 0 without patches.
+    pub fallback_groups: usize,
 }
 
 /// The commands of one evaluation, in queue order (`F(u)`: zeroing `r` and

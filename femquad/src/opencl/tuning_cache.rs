@@ -12,7 +12,7 @@
 //! ([`default_path`]). One entry per line, `KEY => VALUES`:
 //!
 //! ```text
-//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored window=0 ns=241152 cells=16777216
+//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored patches=0 ns=241152 cells=16777216
 //! ```
 //!
 //! The key ([`TuneKey`], its `Display`) names the device and driver, a hash
@@ -208,13 +208,13 @@ impl fmt::Display for CacheEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "n_bl={} n_cb={} n_tc={} prefetch={} geometry={} window={} ns={:.0} cells={}",
+            "n_bl={} n_cb={} n_tc={} prefetch={} geometry={} patches={} ns={:.0} cells={}",
             self.config.n_bl,
             self.config.n_cb,
             self.config.n_tc,
             u8::from(self.config.prefetch),
             self.config.geometry.name(),
-            u8::from(self.config.window),
+            u8::from(self.config.patches),
             self.time_ns,
             self.cells
         )
@@ -230,7 +230,7 @@ impl FromStr for CacheEntry {
         let mut n_tc = None;
         let mut prefetch = None;
         let mut geometry = None;
-        let mut window = None;
+        let mut patches = None;
         let mut ns = None;
         let mut cells = None;
         for tok in s.split_whitespace() {
@@ -256,8 +256,8 @@ impl FromStr for CacheEntry {
                         _ => return Err(bad()),
                     })
                 }
-                "window" => {
-                    window = Some(match v {
+                "patches" => {
+                    patches = Some(match v {
                         "0" => false,
                         "1" => true,
                         _ => return Err(bad()),
@@ -284,7 +284,7 @@ impl FromStr for CacheEntry {
                 .with_threads_per_cell(n_tc)
                 .with_prefetch(prefetch.unwrap_or(true))
                 .with_geometry(geometry.unwrap_or_default())
-                .with_window(window.unwrap_or(false)),
+                .with_patches(patches.unwrap_or(false)),
             time_ns,
             cells: cells.unwrap_or(0),
         })

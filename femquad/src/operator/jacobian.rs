@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use super::Operator;
 use crate::backend::{Execution, Matrix, Vector, host_point_diagonal};
-use crate::discretization::CellInputs;
+use crate::discretization::{CellInputs, CellTime};
 use crate::physics::PointArgs;
 use crate::sparse::{CsrMatrix, SparsityPattern, element_matrices};
 use crate::vector::VectorOps;
@@ -71,6 +71,7 @@ impl<R: Real> Operator<R> {
         out: &mut Vector<R>,
     ) -> Result<()> {
         self.check_vectors(&[("u", u), ("v", v), ("out", &*out)])?;
+        self.check_time()?;
         self.integrator.jacobian_action(u, v, out)
     }
 
@@ -102,6 +103,7 @@ impl<R: Real> Operator<R> {
     ///   NaN or ±∞.
     pub fn jacobian_diagonal(&mut self, u: &Vector<R>, out: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u)])?;
+        self.check_time()?;
         let len = self.jacobian_diagonal_len();
         if out.len() != len {
             return Err(Error::arg(
@@ -135,12 +137,33 @@ impl<R: Real> Operator<R> {
 
     /// The inputs of a host integration at the cell-local values `u_cells`:
     /// with the integrator's cell-local auxiliary field `aux`
-    /// ([`crate::backend::Integrator::cell_aux`]) and the form's constants.
-    fn cell_inputs<'a>(&'a self, u_cells: &'a [R], aux: &'a [R]) -> CellInputs<'a, R> {
+    /// ([`crate::backend::Integrator::cell_aux`]), the form's constants and
+    /// the bound time state with its `b` cell-local (`b_cells`, from
+    /// [`Operator::cell_time_b`]).
+    fn cell_inputs<'a>(
+        &'a self,
+        u_cells: &'a [R],
+        aux: &'a [R],
+        b_cells: &'a [R],
+    ) -> CellInputs<'a, R> {
         CellInputs {
             u: u_cells,
             aux,
             constants: self.form.constants(),
+            time: self.time.as_ref().map(|time| CellTime {
+                t: R::from_f64(time.t),
+                sigma: R::from_f64(time.sigma),
+                b: b_cells,
+            }),
+        }
+    }
+
+    /// The bound time state's `b` cell-local on the host (empty without
+    /// one).
+    fn cell_time_b(&self) -> Result<Vec<R>> {
+        match &self.time {
+            Some(time) => self.cell_values(&time.b.to_host()?),
+            None => Ok(Vec::new()),
         }
     }
 
@@ -149,11 +172,13 @@ impl<R: Real> Operator<R> {
     /// auxiliary field `aux`, NaN and ±∞ kept.
     fn native_diagonal(&self, u: &[R], aux: &[R]) -> Result<Vec<R>> {
         let u_cells = self.cell_values(u)?;
-        let inputs = self.cell_inputs(&u_cells, aux);
+        let b_cells = self.cell_time_b()?;
+        let inputs = self.cell_inputs(&u_cells, aux, &b_cells);
         host_point_diagonal(
             self.form.space(),
             self.discretization(),
             self.physics(),
+            &self.boundary,
             &inputs,
         )
     }
@@ -193,6 +218,7 @@ impl<R: Real> Operator<R> {
     ///   block is NaN or ±∞ — the error of [`Operator::jacobian_diagonal`].
     pub fn assemble_jacobian(&mut self, u: &Vector<R>) -> Result<CsrMatrix> {
         self.check_vectors(&[("u", u)])?;
+        self.check_time()?;
         let aux = self.integrator.cell_aux()?;
         let u = u.to_host()?;
         crate::real::check_finite("u", &u)?;
@@ -265,6 +291,7 @@ impl<R: Real> Operator<R> {
     ///   [`Error::NonFinite`] naming `u` instead if `u` holds NaN or ±∞.
     pub fn reassemble_matrix(&mut self, u: &Vector<R>, matrix: &mut Matrix<R>) -> Result<()> {
         self.check_vectors(&[("u", u)])?;
+        self.check_time()?;
         let pattern = self.pattern()?;
         if !Arc::ptr_eq(matrix.pattern(), &pattern) && !matrix.pattern().same_structure(&pattern) {
             return Err(Error::arg(
@@ -303,12 +330,20 @@ impl<R: Real> Operator<R> {
 
     /// Element matrices `[cell][i][j]` of `J(u)` for the global host values
     /// `u` and the cell-local auxiliary field `aux`, from the physics'
-    /// pointwise Jacobians in `R`, integrated in `f64`.
+    /// pointwise Jacobians in `R`, integrated in `f64`, with the boundary
+    /// terms' facet matrices added to their cells'. With a time state
+    /// bound and a physics reading `u_t`, `J = σ·∂F/∂u_t + ∂F/∂u`: the
+    /// pointwise Jacobians `g0 + σ·g0_t`, `g1`, `g2 + σ·g2_t`, `g3`.
     fn element_matrices(&self, u: &[R], aux: &[R]) -> Result<Vec<f64>> {
         let physics = self.physics();
         let disc = self.discretization();
         let u_cells = self.cell_values(u)?;
-        let inputs = self.cell_inputs(&u_cells, aux);
+        let b_cells = self.cell_time_b()?;
+        let inputs = self.cell_inputs(&u_cells, aux, &b_cells);
+        let sigma = match &self.time {
+            Some(time) if physics.info().reads.u_t => Some(R::from_f64(time.sigma)),
+            _ => None,
+        };
         let n_bt = disc.n_bt();
         let mut out = vec![0.0; disc.n_cells() * n_bt * n_bt];
         element_matrices(
@@ -319,10 +354,21 @@ impl<R: Real> Operator<R> {
              g0: &mut [R],
              g1: &mut [R],
              g2: &mut [R],
-             g3: &mut [R]| { Ok(physics.eval_jacobian(dim, args, g0, g1, g2, g3)?) },
+             g3: &mut [R]| {
+                physics.eval_jacobian(dim, args, g0, g1, g2, g3)?;
+                if let Some(sigma) = sigma {
+                    let (mut g0_t, mut g2_t) = (vec![R::ZERO; g0.len()], vec![R::ZERO; g2.len()]);
+                    physics.eval_jacobian_u_t(dim, args, &mut g0_t, &mut g2_t)?;
+                    for (g, gt) in g0.iter_mut().zip(&g0_t).chain(g2.iter_mut().zip(&g2_t)) {
+                        *g += sigma * *gt;
+                    }
+                }
+                Ok(())
+            },
             &mut out,
             Execution::Parallel,
         )?;
+        self.boundary.add_element_matrices(&u_cells, &mut out)?;
         Ok(out)
     }
 }

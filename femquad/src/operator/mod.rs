@@ -3,7 +3,15 @@
 //!
 //! ```text
 //! F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x; c) + ∇φ_i : f1(u, ∇u, a, ∇a, x; c) dx
+//!        + Σ_terms Σ_{F ∈ S_t} ∫_F φ_i · f0_t(u, ∇u, x, n; c_t) ds
 //! ```
+//!
+//! (the boundary terms of the form, [`Form::with_boundary`]: natively added
+//! into the facets' cells' element vectors before assembly,
+//! [`BoundaryIntegrals`]; on a device integrated after the
+//! cells by `kernels/facet_integrate.cl`, one work-item per facet point,
+//! then one per facet basis function, added atomically or summed per node
+//! in a fixed order as the cells are).
 //!
 //! In libCEED's terms this is the *operator*: the space's restriction
 //! (gather `E u` through the cell → node map, and its transpose, the
@@ -24,7 +32,7 @@
 //! its backend ([`Backend::bind`]); it names no backend module.
 
 use crate::aux_space::AuxSpace;
-use crate::backend::{Assembly, Backend, Integrator, Location, Vector};
+use crate::backend::{Assembly, Backend, BoundaryIntegrals, Integrator, Location, Vector};
 use crate::discretization::Discretization;
 use crate::error::check_len;
 use crate::form::Form;
@@ -34,6 +42,9 @@ use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 mod jacobian;
+mod time;
+
+pub use time::TimeState;
 
 /// A [`Form`] bound on a [`Backend`]: evaluates global residuals
 /// `F(u)_i = Σ_cells ∫ φ_i·f0 + ∇φ_i:f1` and the Jacobian `J(u) = ∂F/∂u`
@@ -44,7 +55,11 @@ mod jacobian;
 /// [`Operator::apply`], [`Operator::jacobian_action`],
 /// [`Operator::jacobian_diagonal`], [`Operator::assemble_jacobian`].
 /// Changing the constants or the auxiliary field is explicit
-/// ([`Operator::set_constants`], [`Operator::set_aux`]).
+/// ([`Operator::set_constants`], [`Operator::set_aux`]), and so is the
+/// time state of a transient physics ([`Operator::set_time`]: with `t` and
+/// `u_t = σ·u + b` bound, `F(u)` is `F(t, u, σ·u + b)` and `J(u)` the step
+/// Jacobian `σ·∂F/∂u_t + ∂F/∂u`; a physics that reads `u_t` is refused
+/// without one).
 ///
 /// Its vectors live where it computes ([`Operator::vector`],
 /// [`Operator::vector_from`]): on the device for [`Backend::OpenCl`], on
@@ -77,8 +92,14 @@ pub struct Operator<R: Real> {
     /// The form bound on its backend, which owns the auxiliary field's
     /// values and whether they were set.
     integrator: Integrator<R>,
+    /// The form's boundary terms prepared on the host (facet tabulations
+    /// and geometries), shared with a native integrator; the host
+    /// assembled Jacobian adds their element matrices.
+    boundary: std::sync::Arc<BoundaryIntegrals<R>>,
     /// The sparsity of the assembled Jacobian, computed on first use.
     pattern: Option<std::sync::Arc<crate::sparse::SparsityPattern>>,
+    /// The bound time state ([`Operator::set_time`]).
+    time: Option<TimeState<R>>,
 }
 
 impl<R: Real> Operator<R> {
@@ -91,16 +112,19 @@ impl<R: Real> Operator<R> {
     /// the same.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `form` if its physics takes
-    /// constants or an auxiliary field the form lacks; device errors (no
-    /// fp64 for `f64`, a build failure, memory).
+    /// [`Error::InvalidArgument`] naming `form` if its physics (or a
+    /// boundary term's) takes constants or an auxiliary field the form
+    /// lacks; device errors (no fp64 for `f64`, a build failure, memory).
     pub fn new(form: Form<R>, backend: &Backend) -> Result<Self> {
         form.check_complete()?;
-        let integrator = backend.bind(&form)?;
+        let boundary = std::sync::Arc::new(BoundaryIntegrals::new(form.space(), form.boundary())?);
+        let integrator = backend.bind(&form, &boundary)?;
         Ok(Operator {
             form,
             integrator,
+            boundary,
             pattern: None,
+            time: None,
         })
     }
 
@@ -217,7 +241,9 @@ impl<R: Real> Operator<R> {
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `u` or `r` if its length is not
     ///   the space's `n_dofs` or it lives elsewhere than the operator, `aux`
-    ///   if the physics reads an auxiliary field that was never set.
+    ///   if the physics reads an auxiliary field that was never set,
+    ///   `physics` if it reads `u_t` and no time state is bound
+    ///   ([`Operator::set_time`]).
     /// * [`Error::NonFinite`] naming `u` and the index **in `u`** of its
     ///   first NaN or ±∞.
     /// * [`Error::NonFiniteResult`] naming the first dof of `r` (in the
@@ -248,6 +274,7 @@ impl<R: Real> Operator<R> {
     /// do anyway.
     pub(crate) fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         self.check_vectors(&[("u", u), ("r", &*r)])?;
+        self.check_time()?;
         self.integrator.residual(u, r)
     }
 

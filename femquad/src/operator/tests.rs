@@ -177,13 +177,11 @@ impl PointwiseEval<f64> for Counting {
         &self,
         dim: usize,
         args: &crate::physics::PointArgs<'_, f64>,
-        du: &[f64],
-        dgrad_u: &[f64],
-        du_t: &[f64],
+        dir: &crate::physics::Direction<'_, f64>,
         df0: &mut [f64],
         df1: &mut [f64],
     ) -> std::result::Result<(), crate::physics::PointwiseError> {
-        crate::physics::builtin::Laplacian.eval_tangent(dim, args, du, dgrad_u, du_t, df0, df1)
+        crate::physics::builtin::Laplacian.eval_tangent(dim, args, dir, df0, df1)
     }
 }
 

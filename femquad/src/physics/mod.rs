@@ -235,6 +235,25 @@ pub struct PointArgs<'a, R> {
     pub t: R,
 }
 
+/// The direction of a tangent ([`PointwiseEval::eval_tangent`]): a change
+/// `(du, d∇u, du_t)` of the unknowns `(u, ∇u, u_t)` at one point, flat
+/// slices in the layouts of [`PointArgs`].
+///
+/// The tangent is `df0 = ∂f0/∂u · du + ∂f0/∂∇u · d∇u + ∂f0/∂u_t · du_t`
+/// (and `df1` likewise). A stationary Jacobian action `∂F/∂u · v` is the
+/// direction `(v, ∇v, 0)`; a time step's `(σ·∂F/∂u_t + ∂F/∂u) · v` is
+/// `(v, ∇v, σ·v)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Direction<'a, R> {
+    /// `du`, `N_comp` entries.
+    pub du: &'a [R],
+    /// `d∇u`, `N_comp·dim` entries (`dgrad_u[c·dim + d]`).
+    pub dgrad_u: &'a [R],
+    /// `du_t`, `N_comp` entries when the physics reads `u_t`; else not
+    /// looked at (pass `&[]`).
+    pub du_t: &'a [R],
+}
+
 /// Pointwise physics, what does not depend on the precision: its
 /// description and its OpenCL C source. The evaluation in a precision `R`
 /// is [`PointwiseEval<R>`].
@@ -250,8 +269,8 @@ pub struct PointArgs<'a, R> {
 /// Its source and hash are constants, as those `#[pointwise]` generates:
 /// ```
 /// use femquad::physics::{
-///     Extent, PointArgs, Pointwise, PointwiseEval, PointwiseError, PointwiseInfo, Reads,
-///     source_hash,
+///     Direction, Extent, PointArgs, Pointwise, PointwiseEval, PointwiseError, PointwiseInfo,
+///     Reads, source_hash,
 /// };
 ///
 /// /// `f0 = u²`, without derivatives.
@@ -318,7 +337,8 @@ pub struct PointArgs<'a, R> {
 /// let mut f0 = [0.0];
 /// Square.eval(2, &args, &mut f0, &mut [])?;
 /// assert_eq!(f0, [9.0]);
-/// assert!(Square.eval_tangent(2, &args, &[1.0], &[0.0; 2], &[], &mut f0, &mut []).is_err());
+/// let dir = Direction { du: &[1.0], dgrad_u: &[0.0; 2], du_t: &[] };
+/// assert!(Square.eval_tangent(2, &args, &dir, &mut f0, &mut []).is_err());
 /// # Ok::<(), PointwiseError>(())
 /// ```
 pub trait Pointwise: Send + Sync {
@@ -369,16 +389,13 @@ pub trait PointwiseEval<R: Real>: Pointwise {
     ) -> Result<(), PointwiseError>;
 
     /// The directional derivatives of `f0` and `f1` at the point `args` in
-    /// the direction `(du, d∇u, du_t)`:
+    /// the direction `dir` = `(du, d∇u, du_t)` ([`Direction`]):
     /// `df0 = ∂f0/∂u · du + ∂f0/∂∇u · d∇u + ∂f0/∂u_t · du_t` (`N_comp`
     /// entries) and `df1` likewise (`N_comp·dim` entries,
-    /// `df1[c·dim + d]`); `du` has `N_comp` entries, `dgrad_u` `N_comp·dim`
-    /// (`dgrad_u[c·dim + d]`), `du_t` `N_comp` when the physics reads `u_t`
-    /// (else it is not looked at: pass `&[]`). For the step Jacobian
-    /// `σ·∂F/∂u_t + ∂F/∂u` applied to `v`, pass `du = v`, `du_t = σ·v`.
-    /// The auxiliary fields, coordinates, normal, time and constants are
-    /// inputs, not unknowns. Outputs the physics does not have are left
-    /// untouched.
+    /// `df1[c·dim + d]`). For the step Jacobian `σ·∂F/∂u_t + ∂F/∂u`
+    /// applied to `v`, pass `du = v`, `du_t = σ·v`. The auxiliary fields,
+    /// coordinates, normal, time and constants are inputs, not unknowns.
+    /// Outputs the physics does not have are left untouched.
     ///
     /// `#[pointwise]` implements it by forward-mode automatic
     /// differentiation; a hand-written implementation without derivatives
@@ -387,18 +404,15 @@ pub trait PointwiseEval<R: Real>: Pointwise {
     /// # Errors
     /// As [`PointwiseEval::eval`] (naming `du`, `dgrad_u`, `du_t`, `df0`,
     /// `df1` too); [`PointwiseError::NoDerivatives`].
-    #[allow(clippy::too_many_arguments)]
     fn eval_tangent(
         &self,
         dim: usize,
         args: &PointArgs<'_, R>,
-        du: &[R],
-        dgrad_u: &[R],
-        du_t: &[R],
+        dir: &Direction<'_, R>,
         df0: &mut [R],
         df1: &mut [R],
     ) -> Result<(), PointwiseError> {
-        let _ = (dim, args, du, dgrad_u, du_t, df0, df1);
+        let _ = (dim, args, dir, df0, df1);
         Err(PointwiseError::NoDerivatives {
             physics: self.info().name,
         })
@@ -483,13 +497,11 @@ impl<R: Real, P: PointwiseEval<R> + ?Sized> PointwiseEval<R> for &P {
         &self,
         dim: usize,
         args: &PointArgs<'_, R>,
-        du: &[R],
-        dgrad_u: &[R],
-        du_t: &[R],
+        dir: &Direction<'_, R>,
         df0: &mut [R],
         df1: &mut [R],
     ) -> Result<(), PointwiseError> {
-        (**self).eval_tangent(dim, args, du, dgrad_u, du_t, df0, df1)
+        (**self).eval_tangent(dim, args, dir, df0, df1)
     }
     fn eval_jacobian(
         &self,

@@ -25,6 +25,8 @@ use crate::{Real, Result};
 /// ```text
 /// F(u)_i = Σ_cells ∫ φ_i · f0(u, ∇u, a, ∇a, x; c) + ∇φ_i : f1(u, ∇u, a, ∇a, x; c) dx,
 /// J(u)·v = ∂F/∂u (u) · v,
+/// (with a time state t, u_t = σ·u + b bound (`Integrate::set_time`): f0, f1 also of t
+///  and u_t, and J = σ·∂F/∂u_t + ∂F/∂u)
 /// D(u)[n][fc][gc] = J(u)[n·N_comp + fc][n·N_comp + gc]   (the point-block diagonal),
 /// ```
 ///
@@ -66,6 +68,18 @@ pub trait Integrate<R: Real> {
     /// # Errors
     /// As [`Integrate::jacobian_action`].
     fn jacobian_diagonal(&mut self, u: &Self::Vector, out: &mut Self::Vector) -> Result<()>;
+
+    /// Binds the time state of a transient evaluation: the time `t` and
+    /// `u_t = σ·u + b` (`b` global, checked by the caller: its length,
+    /// location and finiteness); the next evaluations compute
+    /// `F(t, u, σ·u + b)`, its Jacobian `σ·∂F/∂u_t + ∂F/∂u` and that
+    /// Jacobian's diagonal. `None` unbinds it (stationary: `t` = 0, no
+    /// `u_t`).
+    ///
+    /// # Errors
+    /// A backend that cannot evaluate transient physics; backend failures
+    /// (a gather, an upload).
+    fn set_time(&mut self, time: Option<(R, R, &Self::Vector)>) -> Result<()>;
 
     /// Replaces the physics' constants (already checked: their number and
     /// finiteness); the next evaluations use them. The bound form owns

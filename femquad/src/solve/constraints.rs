@@ -55,6 +55,26 @@ impl<R: Real> Constraints<R> {
         })
     }
 
+    /// Replaces the values of the fixed dofs by `values[dof]` (`residual`
+    /// the operator of [`Constraints::new`]; `values` a full
+    /// vector, `n_dofs` entries, whose free entries are ignored); the dofs
+    /// stay.
+    ///
+    /// # Errors
+    /// As [`Constraints::new`], naming `values`.
+    pub(crate) fn set_values(&mut self, residual: &Operator<R>, values: &[f64]) -> Result<()> {
+        check_len("values", values, self.values.len())?;
+        let mut base_host = vec![0.0; values.len()];
+        for &d in self.fixed.dofs() {
+            base_host[d as usize] = values[d as usize];
+        }
+        crate::real::check_finite("values (fixed entries)", &base_host)?;
+        let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
+        self.base = residual.vector_from(&base_r)?;
+        self.values = base_host;
+        Ok(())
+    }
+
     /// The fixed dofs, on the host.
     pub(crate) fn fixed(&self) -> &FixedDofs {
         &self.fixed

@@ -316,6 +316,27 @@ impl<R: Real> DirichletProblem<R> {
         self.pc.set_constants(constants)
     }
 
+    /// Replaces the values of the fixed dofs (the dofs stay): `values` is a
+    /// full vector (`n_dofs` entries) whose free entries are ignored — a
+    /// time integrator's `g(t, x)` at each step's time.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `values` for a wrong length;
+    /// [`Error::NonFinite`] if a fixed value is not finite; device errors.
+    pub fn set_fixed_values(&mut self, values: &[f64]) -> Result<()> {
+        self.constraints.set_values(&self.residual, values)
+    }
+
+    /// Binds the operator's time state, `t` and `u_t = σ·u + b`
+    /// ([`Operator::set_time`]); the multigrid levels take it at their next
+    /// setup (each solve's).
+    ///
+    /// # Errors
+    /// Those of [`Operator::set_time`].
+    pub fn set_time(&mut self, t: f64, sigma: f64, b: &Vector<R>) -> Result<()> {
+        self.residual.set_time(t, sigma, b)
+    }
+
     /// The operator `F`.
     pub fn operator(&self) -> &Operator<R> {
         &self.residual
@@ -386,13 +407,15 @@ impl<R: Real> DirichletProblem<R> {
     /// ([`DirichletProblem::preconditioner_seconds`] reports the time).
     ///
     /// Before solving it checks what CG needs: that `#[pointwise]` proved
-    /// the physics affine ([`PointwiseInfo::linear`](crate::physics::PointwiseInfo::linear)),
+    /// the physics and every boundary term's physics affine
+    /// ([`PointwiseInfo::linear`](crate::physics::PointwiseInfo::linear)),
     /// and, on two random vectors `x`, `y` zero on the fixed dofs, that
     /// `x·Ay = y·Ax` to rounding (symmetric) and `x·Ax > 0` (positive): two
     /// more Jacobian actions.
     ///
     /// # Errors
-    /// * [`Error::InvalidArgument`] naming `physics` if it is not provably
+    /// * [`Error::InvalidArgument`] naming `physics` if it (or a boundary
+    ///   term's physics) is not provably
     ///   affine (solve it with [`DirichletProblem::solve_nonlinear`]), if its
     ///   Jacobian on the free dofs is not symmetric or not positive definite
     ///   (found by the random vectors, by CG, or by the multigrid setup: an
@@ -405,6 +428,11 @@ impl<R: Real> DirichletProblem<R> {
     pub fn solve_linear(&mut self, tol: f64, max_iter: usize) -> Result<(Vector<R>, CgStats)> {
         let info = self.residual.physics().info();
         require_affine(info)?;
+        // the boundary terms' physics too: one linear system solves F = 0
+        // only if every term of F is affine
+        for term in self.residual.form().boundary() {
+            require_affine(term.physics().info())?;
+        }
         self.pc.reset_timer();
         let mut f0 = self.residual.vector()?;
         let DirichletProblem {

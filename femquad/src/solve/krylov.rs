@@ -22,6 +22,12 @@ pub(crate) trait PreconditionedSystem<V> {
     fn is_preconditioned(&self) -> bool;
     /// `z = M⁻¹ r` (`z = r` without a preconditioner).
     fn precondition(&mut self, r: &V, z: &mut V) -> Result<()>;
+    /// `Some(d)` if `M⁻¹` is the diagonal scaling `z = d ∘ r`, which the
+    /// solver may then fuse into its updates (`precondition` stays
+    /// equivalent); `None` by default.
+    fn diagonal_scaling(&self) -> Option<&V> {
+        None
+    }
 }
 
 /// A [`PreconditionedSystem`] of an operator and an optional preconditioner
@@ -49,6 +55,10 @@ where
             Some(m) => m.apply(r, z),
             None => z.copy_from(r),
         }
+    }
+
+    fn diagonal_scaling(&self) -> Option<&V> {
+        self.preconditioner.as_ref()?.diagonal_scaling()
     }
 }
 

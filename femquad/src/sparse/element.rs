@@ -81,6 +81,7 @@ where
     check_finite("u", inputs.u)?;
     check_finite("aux", inputs.aux)?;
     check_finite("constants", inputs.constants)?;
+    crate::discretization::check_time(inputs.time.as_ref(), n_cells * n_bt)?;
     let kernel = MatrixKernel {
         disc,
         inputs,
@@ -163,6 +164,10 @@ where
 
         for q in 0..disc.n_q() {
             s.point.evaluate(disc, cell, u_cell, aux_cell, q);
+            // u_t and t, for the physics that reads u_t (the closure adds
+            // σ·g0_t, σ·g2_t: `jacobian` knows the physics, this does not).
+            s.point
+                .evaluate_time(disc, self.inputs.time.as_ref(), true, cell, q);
             for g in &mut s.g {
                 g.fill(R::ZERO);
             }

@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::fused::{CgFusion, cg_update_host};
 use super::{VectorOps, check_len, check_len_of};
 use crate::{Error, Precision, Real, Result};
 
@@ -15,7 +16,7 @@ use crate::{Error, Precision, Real, Result};
 pub const HOST_BLOCK: usize = 4096;
 
 /// Entries from which host operations run on rayon's pool.
-const PARALLEL_MIN: usize = 1 << 15;
+pub(super) const PARALLEL_MIN: usize = 1 << 15;
 
 /// The entries of block `b` of a vector of `len`.
 fn block(b: usize, len: usize) -> Range<usize> {
@@ -203,6 +204,17 @@ impl<R: Real> VectorOps for Vec<R> {
             }
         });
         Ok(())
+    }
+
+    fn cg_update(
+        &mut self,
+        alpha: f64,
+        p: &Self,
+        q: &Self,
+        x: &mut Self,
+        then: CgFusion<'_, Self>,
+    ) -> Result<Option<(f64, f64)>> {
+        cg_update_host(self, alpha, p, q, x, then)
     }
 
     fn first_non_finite(&self) -> Result<Option<usize>> {

@@ -45,12 +45,17 @@
 //! | `norm_inf()` | `‖x‖_∞ = max_i |x_i|` (0 if empty, NaN if an entry is NaN) |
 //! | `dots([v_j])` | `[x·v_0, x·v_1, …]`, each bitwise `dot(v_j)` |
 //! | `first_non_finite()` | the first `i` with `x_i` NaN or ±∞ |
+//! | `cg_update(α, p, q, x, then)` | `x ← x + α p`, `y ← y − α q`, then [`CgFusion`] (one pass) |
 //!
 //! Scalars are rounded to the vector's precision `R` before use
 //! (`R::from_f64`); reductions return `f64`.
 
+mod fused;
 mod host;
 
+pub use fused::CgFusion;
+#[cfg(test)]
+pub(crate) use fused::assert_fused_is_unfused;
 pub use host::HOST_BLOCK;
 
 use crate::{Error, Precision, Result};
@@ -121,6 +126,33 @@ pub trait VectorOps: Sized {
     /// Multi-axpy `y ← y + Σ_j α_j x_j`, the terms added in order of `j`
     /// (bitwise a loop of [`VectorOps::axpy`]).
     fn maxpy(&mut self, alphas: &[f64], xs: &[&Self]) -> Result<()>;
+
+    /// Conjugate gradients' residual update fused with the reductions it
+    /// feeds, in one pass over the vectors (this vector is the residual
+    /// `r`):
+    ///
+    /// ```text
+    /// x ← x + α p;  r ← r − α q;  then  —  |  r·r  |  z ← d ∘ r, (r·r, r·z)
+    /// ```
+    ///
+    /// as [`CgFusion`] says (`None` for [`CgFusion::Update`], else
+    /// `Some((r·r, r·z))`, `r·z = r·r` for [`CgFusion::Norm`]). Every
+    /// value is bitwise that of the unfused sequence in [`CgFusion`]'s
+    /// table on the same vectors (the same roundings, the reductions in
+    /// the same order); on a device one launch (and one reduction pass and
+    /// one scalar read when it reduces) instead of three to four launches.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `p`, `q`, `x`, `inverse_diagonal`
+    /// or `z` for a length (or location) other than this vector's.
+    fn cg_update(
+        &mut self,
+        alpha: f64,
+        p: &Self,
+        q: &Self,
+        x: &mut Self,
+        then: CgFusion<'_, Self>,
+    ) -> Result<Option<(f64, f64)>>;
 
     /// The first index whose entry is NaN or ±∞, if any.
     fn first_non_finite(&self) -> Result<Option<usize>>;

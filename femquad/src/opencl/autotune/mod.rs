@@ -1,5 +1,5 @@
 //! Autotuning of the launch configuration `(N_bl, N_cb, N_tc, prefetch,
-//! geometry, node windows)`.
+//! geometry, patches)`.
 //!
 //! [`autotune`] times a short list of valid configurations of one kernel of
 //! an [`OpenClIntegrator`] on the device (the median of a few launches
@@ -13,8 +13,8 @@
 //! # Search
 //! About 15–20 kernel builds in all:
 //! 0. (residual only) the device default configuration with stored and
-//!    with computed geometry (node windows where they fit): the faster
-//!    geometry and its window setting are kept for the rest;
+//!    with computed geometry (patches where they fit): the faster
+//!    geometry and its patch setting are kept for the rest;
 //! 1. `N_bl` over [`candidate_n_bl`] (work-groups of about 32 … 1024
 //!    threads, aligned to 32-thread warps where the block size allows) with
 //!    `N_cb` = [`DEFAULT_N_CB`], for one thread per cell, one per component
@@ -22,8 +22,9 @@
 //!    (`N_tc = N_q`), plus the device default;
 //! 2. the best of stage 1 with each `N_cb` of [`TuneOptions::n_cb`];
 //! 3. the best of stage 2 without register prefetching;
-//! 4. (residual only) the best so far with node windows switched the other
-//!    way (they pay off on meshes numbered for locality).
+//! 4. (residual only) the best so far with patches switched the other
+//!    way (patch against plain gather: patches pay off where a
+//!    work-group's cells are compact, a mesh numbered for locality).
 //!
 //! The paper (Table 2) found `N_cb` to matter little, which is why it gets
 //! the second, smaller stage. Configurations that exceed the device's
@@ -316,7 +317,7 @@ fn search<R: Real>(
             }
         }
         let geometry = best_of(&trials).map_or(geometries[0], |t| t.config.geometry);
-        let window = best_of(&trials).is_some_and(|t| t.config.window);
+        let patches = best_of(&trials).is_some_and(|t| t.config.patches);
         // Stage 1: N_bl for each N_tc.
         let l = case.lcm();
         let (n_comp, n_q) = (case.n_comp, case.n_q);
@@ -337,7 +338,7 @@ fn search<R: Real>(
                 let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
                     .with_threads_per_cell(n_tc)
                     .with_geometry(geometry)
-                    .with_window(window);
+                    .with_patches(patches);
                 run(op, &mut trials, config)?;
             }
         }
@@ -357,14 +358,14 @@ fn search<R: Real>(
         if let Some(stage2) = best_of(&trials) {
             run(op, &mut trials, stage2.config.with_prefetch(false))?;
         }
-        // Stage 4: node windows (gathering kernels), the other way.
+        // Stage 4: patches (gathering kernels), the other way.
         if variant.gathers()
             && let Some(stage3) = best_of(&trials)
         {
             run(
                 op,
                 &mut trials,
-                stage3.config.with_window(!stage3.config.window),
+                stage3.config.with_patches(!stage3.config.patches),
             )?;
         }
     } else {

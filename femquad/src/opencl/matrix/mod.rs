@@ -34,9 +34,27 @@
 //!   run.
 //!
 //! # Kernels of the matrix (`kernels/spmv.cl`)
-//! `y = A x` with one work-item per row, summing in column order (see the
-//! kernel's header for the choice), and the point-block diagonal by a
-//! binary search per entry.
+//! `y = A x` by teams of `L` work-items per row ("CSR-vector",
+//! [`lanes::lanes_for`] picks `L ∈ {1, 2, 4, 8, 16, 32}` from the mean row
+//! length when the matrix is made, [`DeviceCsr::set_lanes`] overrides it):
+//! lane `j` sums the row's entries `j, j + L, …` in column order, then the
+//! team's partial sums are added by a fixed tree in local memory, so two
+//! applies give the same bits (the order depends on the row and `L` only).
+//!
+//! Bytes moved per stored entry: its value (`sizeof(R)`) and its column
+//! index (4), read once and coalesced — a team loads one contiguous row
+//! segment and neighbouring teams the next rows — plus the gathered
+//! `x[col]` (from cache on a locality-numbered mesh); per row, its
+//! `row_ptr` pair and `y`. That is the CSR minimum. SELL-C-σ would move the
+//! same bytes per entry plus the padding of each slice to its longest row,
+//! and needs its own layout (the element → position map, the download and
+//! the diagonal all read CSR positions); with the near-uniform rows of a
+//! finite-element matrix it buys nothing CSR-vector does not already get.
+//! With `L = 1` the kernel is the row-per-work-item one, which strides a
+//! warp's loads by the row length (uncoalesced for the 27–81 entries of a
+//! Lamé row).
+//!
+//! The point-block diagonal is found by a binary search per entry.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -53,7 +71,14 @@ use crate::seam::AssembledMatrix;
 use crate::sparse::{CsrMatrix, SparsityPattern};
 use crate::{Error, Real, Result};
 
-/// Work-items per work-group of the matrix kernels.
+pub mod lanes;
+#[cfg(test)]
+mod tests;
+
+use lanes::{check_lanes, lanes_for};
+
+/// Work-items per work-group of the matrix kernels (`SPMV_GROUP` in
+/// `kernels/spmv.cl`, which sizes the SpMV's local memory by it).
 const GROUP: usize = 128;
 
 /// What assembly from element matrices reads, uploaded on the first
@@ -73,7 +98,8 @@ struct AssemblyMaps<R> {
 /// ([`DeviceCsr::assemble`]), applied as `y = A x`
 /// ([`DeviceCsr::apply`]), its point-block diagonal
 /// ([`DeviceCsr::point_block_diagonal`]) and downloaded
-/// ([`DeviceCsr::to_host`]).
+/// ([`DeviceCsr::to_host`]); or a host matrix uploaded
+/// ([`DeviceCsr::from_host`]).
 pub struct DeviceCsr<R: Real> {
     device: Arc<Device>,
     pattern: Arc<SparsityPattern>,
@@ -81,6 +107,8 @@ pub struct DeviceCsr<R: Real> {
     row_ptr: Buffer<u32>,
     col_idx: Buffer<u32>,
     values: DeviceVector<R>,
+    /// Work-items per row of the SpMV ([`lanes::SPMV_LANES`]).
+    lanes: usize,
     spmv: Kernel,
     diagonal: Kernel,
     maps: Option<AssemblyMaps<R>>,
@@ -96,14 +124,47 @@ impl<R: Real> DeviceCsr<R> {
     /// a space or its `nnz` exceeds the 32-bit positions of the kernels;
     /// [`Error::NoFp64`]; device memory, build failures.
     pub fn new(device: &Arc<Device>, pattern: &Arc<SparsityPattern>) -> Result<Self> {
-        device.check_precision::<R>()?;
         let n_comp = pattern.n_comp().ok_or_else(|| {
             Error::arg(
                 "pattern",
                 "was not built from a function space (SparsityPattern::of_space): \
-                 a device matrix is assembled from element matrices",
+                 a device matrix is assembled from element matrices (upload a host \
+                 matrix with DeviceCsr::from_host)",
             )
         })?;
+        Self::zeros(device, pattern, n_comp)
+    }
+
+    /// The host matrix `a` uploaded to `device` (values rounded to `R`), on
+    /// any square pattern — one not built from a space has no assembly
+    /// ([`DeviceCsr::assemble`] refuses it) and its point-block diagonal is
+    /// the diagonal (`N_comp = 1`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `a` if it is not square; those of
+    /// [`DeviceCsr::new`] but the pattern's origin.
+    pub fn from_host(device: &Arc<Device>, a: &CsrMatrix) -> Result<Self> {
+        if a.n_rows() != a.n_cols() {
+            return Err(Error::arg(
+                "a",
+                format!(
+                    "is {} × {}: a device matrix is square (y = A x with x and y of \
+                     the same space)",
+                    a.n_rows(),
+                    a.n_cols()
+                ),
+            ));
+        }
+        let pattern = a.pattern();
+        let mut m = Self::zeros(device, pattern, pattern.n_comp().unwrap_or(1))?;
+        let values: Vec<R> = a.values().iter().map(|&v| R::from_f64(v)).collect();
+        m.values.upload(&values)?;
+        Ok(m)
+    }
+
+    /// A matrix of zeros on `pattern`, its point blocks `n_comp` wide.
+    fn zeros(device: &Arc<Device>, pattern: &Arc<SparsityPattern>, n_comp: usize) -> Result<Self> {
+        device.check_precision::<R>()?;
         let nnz = pattern.nnz();
         if u32::try_from(nnz).is_err() || i32::try_from(pattern.n_rows()).is_err() {
             return Err(Error::arg(
@@ -126,6 +187,7 @@ impl<R: Real> DeviceCsr<R> {
             row_ptr,
             col_idx,
             values: DeviceVector::zeros(device, nnz)?,
+            lanes: lanes_for(nnz, pattern.n_rows()),
             spmv: device.kernel(&source, "spmv")?,
             diagonal: device.kernel(&source, "point_block_diagonal")?,
             maps: None,
@@ -150,6 +212,25 @@ impl<R: Real> DeviceCsr<R> {
     /// Rows (= columns).
     pub fn n_rows(&self) -> usize {
         self.pattern.n_rows()
+    }
+
+    /// Work-items per row of the SpMV: [`lanes::lanes_for`] of the
+    /// pattern unless set ([`DeviceCsr::set_lanes`]).
+    pub fn lanes(&self) -> usize {
+        self.lanes
+    }
+
+    /// Runs the SpMV with `lanes` work-items per row from now on (to
+    /// measure or test each team size; the result changes by rounding
+    /// only: the partial sums are added in another order).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `lanes` if it is not one of
+    /// [`lanes::SPMV_LANES`].
+    pub fn set_lanes(&mut self, lanes: usize) -> Result<()> {
+        check_lanes(lanes)?;
+        self.lanes = lanes;
+        Ok(())
     }
 
     /// Assembles the Jacobian of the bound form `form` at `u` into the
@@ -274,7 +355,8 @@ impl<R: Real> DeviceCsr<R> {
         Ok(())
     }
 
-    /// `y = A x` on the device (one launch).
+    /// `y = A x` on the device (one launch, [`DeviceCsr::lanes`]
+    /// work-items per row; bitwise the same on every call).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `x` or `y` for a length other than
@@ -284,7 +366,8 @@ impl<R: Real> DeviceCsr<R> {
         self.check("x", x, n)?;
         self.check("y", y, n)?;
         // Argument order of spmv (kernels/spmv.cl); x and y hold n_rows
-        // values, every column index is below n_rows.
+        // values, every column index is below n_rows; lanes divides GROUP.
+        let lanes = self.lanes as i32; // at most 32
         Launch::new(&self.spmv)
             .mem(&self.row_ptr)?
             .mem(&self.col_idx)?
@@ -292,7 +375,13 @@ impl<R: Real> DeviceCsr<R> {
             .mem(x.buffer())?
             .mem(y.buffer_mut())?
             .value(to_i32(n, "rows")?)?
-            .enqueue(&self.device, groups(n), Some(GROUP), "the SpMV kernel")?;
+            .value(lanes)?
+            .enqueue(
+                &self.device,
+                groups(n * self.lanes),
+                Some(GROUP),
+                "the SpMV kernel",
+            )?;
         Ok(())
     }
 

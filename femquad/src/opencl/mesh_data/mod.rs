@@ -1,13 +1,13 @@
 //! The device mesh data of one space (`MeshData`): the cell → node map
 //! and the vertex coordinates, uploaded when it is created; the stored
 //! geometry (`J⁻¹`, `det J`), the cell coordinates, the node → cell-slot
-//! incidence and the node windows (with their 16-bit local node indices and
-//! ownership masks, `patches`), each uploaded on first use and kept.
+//! incidence and the work-groups' patches (their node lists, 16-bit local
+//! node indices and ownership bits, `patches`), each uploaded on first use
+//! and kept.
 //! Nothing here depends on a physics: every kernel of the space reads it.
 //! [`super::DeviceStats`] counts every transfer.
 
 mod patches;
-mod windows;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,22 +20,22 @@ use crate::discretization::Discretization;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
-pub(crate) use patches::{local_node_indices, owned_positions};
-pub(crate) use windows::node_windows;
+pub(crate) use patches::group_nodes;
 
 /// Cells of padding after the last cell in every per-cell device array:
 /// the largest chunk (cells per work-group) a launch may use.
 pub const CELL_PADDING: usize = 16384;
 
-/// Node windows of one chunk size and capacities: `[group][lo_A, w_A,
-/// lo_B, w_B]`, the 16-bit local node indices `[cell][b]` (padded), the
-/// ownership masks `[group][word]` (`patches`), and how many groups are
-/// windowed.
-pub(crate) struct Windows {
-    pub(crate) buffer: Buffer<u32>,
+/// The patches of one chunk size and capacities on the device
+/// (`patches::GroupNodes`): the CSR pair `groupNodeOffsets`/`groupNodes`, the
+/// 16-bit local node indices `[cell][b]` (padded), the ownership bits, and
+/// how many groups are patches (the others fall back to the global path).
+pub(crate) struct Patches {
+    pub(crate) offsets: Buffer<u32>,
+    pub(crate) nodes: Buffer<u32>,
     pub(crate) local_nodes: Buffer<u16>,
     pub(crate) owned: Buffer<u32>,
-    pub(crate) windowed: usize,
+    pub(crate) patches: usize,
 }
 
 /// The mesh of one space on one device. Per-cell arrays are padded by
@@ -56,8 +56,8 @@ pub(crate) struct MeshData<R> {
     cell_coords: Option<Buffer<R>>,
     /// Node → cell-slot incidence, `(offsets, slots)`.
     incidence: Option<(Buffer<u32>, Buffer<u32>)>,
-    /// Node windows per (chunk size, capacities).
-    windows: HashMap<(usize, (usize, usize)), Windows>,
+    /// Patches per (chunk size, capacities).
+    patches: HashMap<(usize, (usize, usize)), Patches>,
 }
 
 impl<R: Real> MeshData<R> {
@@ -93,7 +93,7 @@ impl<R: Real> MeshData<R> {
             stored_geometry: None,
             cell_coords: None,
             incidence: None,
-            windows: HashMap::new(),
+            patches: HashMap::new(),
         })
     }
 
@@ -127,16 +127,16 @@ impl<R: Real> MeshData<R> {
         self.incidence.as_ref().map(|(o, s)| (o, s))
     }
 
-    /// The node windows of chunks of `chunk` cells with capacities
-    /// `capacity`, once uploaded.
-    pub(crate) fn windows(&self, chunk: usize, capacity: (usize, usize)) -> Option<&Windows> {
-        self.windows.get(&(chunk, capacity))
+    /// The patches of chunks of `chunk` cells with capacities `capacity`,
+    /// once uploaded.
+    pub(crate) fn patches(&self, chunk: usize, capacity: (usize, usize)) -> Option<&Patches> {
+        self.patches.get(&(chunk, capacity))
     }
 
     /// Uploads what a kernel of `shape` reads beyond the node map and the
     /// vertices, once each: `J⁻¹`/`det J` (stored geometry), the cell
     /// coordinates (a kernel reading `x` without gathering nodes, from
-    /// `disc`) and its node windows.
+    /// `disc`) and its patches.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `physics` if it reads `x` and
@@ -164,8 +164,8 @@ impl<R: Real> MeshData<R> {
             self.device.write(&mut buf, &c, Transfer::Geometry, what)?;
             self.cell_coords = Some(buf);
         }
-        if shape.window != (0, 0) {
-            self.prepare_windows(shape.chunk, shape.window)?;
+        if shape.patch != (0, 0) {
+            self.prepare_patches(shape.chunk, shape.patch)?;
         }
         Ok(())
     }
@@ -218,27 +218,25 @@ impl<R: Real> MeshData<R> {
         Ok(())
     }
 
-    /// Computes and uploads the node windows of chunks of `chunk` cells
-    /// with capacities `capacity`, their local node indices and ownership
-    /// masks, once.
+    /// Computes and uploads the patches of chunks of `chunk` cells with
+    /// capacities `capacity` (node lists, local node indices, ownership
+    /// bits), once.
     ///
     /// # Errors
-    /// Those of [`local_node_indices`] (our bug); device memory.
-    fn prepare_windows(&mut self, chunk: usize, capacity: (usize, usize)) -> Result<()> {
-        if self.windows.contains_key(&(chunk, capacity)) {
+    /// Those of [`group_nodes`] (our bug); device memory.
+    fn prepare_patches(&mut self, chunk: usize, capacity: (usize, usize)) -> Result<()> {
+        if self.patches.contains_key(&(chunk, capacity)) {
             return Ok(());
         }
-        let n_vertices = self.space.mesh().n_vertices();
-        let (w, windowed) = node_windows(&self.space, n_vertices, chunk, capacity);
-        let local = local_node_indices(&self.space, &w, chunk)?;
-        let owned = owned_positions(&self.space, &w, chunk, capacity);
-        let windows = Windows {
-            buffer: self.upload(&w, "node windows")?,
-            local_nodes: self.upload(&local, "local node indices")?,
-            owned: self.upload(&owned, "node ownership")?,
-            windowed,
+        let p = group_nodes(&self.space, chunk, capacity)?;
+        let patches = Patches {
+            offsets: self.upload(&p.offsets, "patch node offsets")?,
+            nodes: self.upload(&p.nodes, "patch node lists")?,
+            local_nodes: self.upload(&p.local, "local node indices")?,
+            owned: self.upload(&p.owned, "patch node ownership")?,
+            patches: p.patches,
         };
-        self.windows.insert((chunk, capacity), windows);
+        self.patches.insert((chunk, capacity), patches);
         Ok(())
     }
 
@@ -250,15 +248,15 @@ impl<R: Real> MeshData<R> {
         Ok(buffer)
     }
 
-    /// Puts `windows` in place of the node windows of chunks of `chunk`
-    /// cells with capacities `capacity` (tests: an instrumented buffer).
+    /// Puts `patches` in place of the patches of chunks of `chunk` cells
+    /// with capacities `capacity` (tests: an instrumented buffer).
     #[cfg(test)]
-    pub(crate) fn replace_windows(
+    pub(crate) fn replace_patches(
         &mut self,
         chunk: usize,
         capacity: (usize, usize),
-        windows: Windows,
+        patches: Patches,
     ) {
-        self.windows.insert((chunk, capacity), windows);
+        self.patches.insert((chunk, capacity), patches);
     }
 }

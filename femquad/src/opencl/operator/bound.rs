@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use opencl3::kernel::Kernel;
 
-use super::{Assembly, KernelKey, OpenClOperator};
+use super::{Assembly, DeviceFacets, KernelKey, OpenClOperator};
 use crate::discretization::{CellInputs, Discretization};
 use crate::opencl::case::KernelCase;
 use crate::opencl::launch::Launch;
@@ -52,6 +52,8 @@ pub struct OpenClIntegrator<R: Real> {
     case: KernelCase,
     hash: u64,
     kernels: BoundKernels,
+    /// The form's boundary terms on the device (`None` without any).
+    facets: Option<DeviceFacets<R>>,
 }
 
 impl<R: Real> OpenClIntegrator<R> {
@@ -88,6 +90,7 @@ impl<R: Real> OpenClIntegrator<R> {
             physics,
             case,
             hash,
+            facets: None,
         };
         bound.bind_assembly(assembly)?;
         Ok(bound)
@@ -289,7 +292,7 @@ impl<R: Real> OpenClIntegrator<R> {
 
     /// Builds the kernels of `F(u)` and, for a physics with derivatives,
     /// of `J(u)·v` and the diagonal with `assembly`, in their default
-    /// configurations, and what they read (geometry, node windows; for the
+    /// configurations, and what they read (geometry, patches; for the
     /// deterministic sum the incidence and its kernel).
     fn bind_assembly(&mut self, assembly: Assembly) -> Result<()> {
         let default = |s: &Self, variant| s.op.default_config(&s.case, s.hash, variant);
@@ -316,6 +319,19 @@ impl<R: Real> OpenClIntegrator<R> {
     }
 
     /// The error of a kernel variant that is not bound.
+    /// The bound form with its boundary terms on the device (added to
+    /// `F(u)`, `J(u)·v` and the diagonal after the cells).
+    pub(crate) fn with_facets(mut self, facets: DeviceFacets<R>) -> Self {
+        self.facets = Some(facets);
+        self
+    }
+
+    /// Whether the bound form has boundary terms (integrated by
+    /// `kernels/facet_integrate.cl` after the cell kernels).
+    pub fn has_boundary_terms(&self) -> bool {
+        self.facets.is_some()
+    }
+
     fn unbound(&self, variant: KernelVariant) -> Error {
         Error::arg(
             "variant",
@@ -419,7 +435,11 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
     fn residual(&mut self, u: &DeviceVector<R>, r: &mut DeviceVector<R>) -> Result<()> {
         self.check_aux()?;
         let (key, assembly) = (self.kernels.residual, self.kernels.assembly);
-        self.op.enqueue_global(&key, u, None, r, assembly)
+        self.op.enqueue_global(&key, u, None, r, assembly)?;
+        match &mut self.facets {
+            Some(f) => f.add(u, None, r, assembly),
+            None => Ok(()),
+        }
     }
 
     fn jacobian_action(
@@ -431,7 +451,11 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         let key = self.tangent()?.0;
         self.check_aux()?;
         let assembly = self.kernels.assembly;
-        self.op.enqueue_global(&key, u, Some(v), out, assembly)
+        self.op.enqueue_global(&key, u, Some(v), out, assembly)?;
+        match &mut self.facets {
+            Some(f) => f.add(u, Some(v), out, assembly),
+            None => Ok(()),
+        }
     }
 
     fn jacobian_diagonal(&mut self, u: &DeviceVector<R>, out: &mut DeviceVector<R>) -> Result<()> {
@@ -439,7 +463,25 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
             return Err(no_derivatives(&*self.physics));
         };
         self.check_aux()?;
-        self.op.enqueue_diagonal(kernel, u, out)
+        self.op.enqueue_diagonal(kernel, u, out)?;
+        match &mut self.facets {
+            Some(f) => f.add_diagonal(u, out),
+            None => Ok(()),
+        }
+    }
+
+    fn set_time(&mut self, time: Option<(R, R, &DeviceVector<R>)>) -> Result<()> {
+        match time {
+            None => Ok(()),
+            Some(_) => Err(Error::arg(
+                "backend",
+                format!(
+                    "the OpenCL kernels do not yet evaluate a time state (they pass u_t = 0 and \
+                     t = 0 to `{}`): solve time-dependent problems with Backend::native()",
+                    self.physics.info().name
+                ),
+            )),
+        }
     }
 
     fn set_constants(&mut self, constants: &[R]) -> Result<()> {

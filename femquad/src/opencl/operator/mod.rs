@@ -12,12 +12,17 @@
 //!   cell → node map, integrates by thread transposition and adds each
 //!   element-vector entry into `F` ([`Assembly::Atomic`]), or writes the
 //!   element vectors, which a second launch sums per node in a fixed order
-//!   ([`Assembly::Deterministic`], bitwise reproducible); with node
-//!   windows ([`LaunchConfig::window`]) a work-group of a mesh numbered for
-//!   locality is a patch: it gathers from its window in local memory
-//!   through 16-bit local node indices, sums its element vectors there,
-//!   and stores the nodes it owns (all their cells are its own) with
-//!   plain stores, adding only the nodes it shares atomically;
+//!   ([`Assembly::Deterministic`], bitwise reproducible); with patches
+//!   ([`LaunchConfig::patches`], the default where they fit) a work-group
+//!   whose cells' distinct nodes fit its capacities is a patch: it loads
+//!   the values of its sorted node list once into local memory, gathers
+//!   from there through 16-bit local node indices, and (atomic assembly)
+//!   sums its element vectors there and stores the nodes it owns (all
+//!   their cells are its own) with plain stores, adding only the nodes it
+//!   shares atomically; the deterministic assembly keeps its order (the
+//!   patch only changes where the gather reads from, never a sum). Other
+//!   groups take the 32-bit global path, counted per launch
+//!   ([`super::LaunchRecord::fallback_groups`]);
 //! * **the element kernel** ([`OpenClIntegrator::integrate_cells`], BK, the
 //!   paper's measure): cell-local coefficients in, element vectors out.
 //!
@@ -28,13 +33,14 @@
 //!
 //! The mesh moves to the device once ([`super::mesh_data`]: the cell → node
 //! map and the vertex coordinates when the operator is created, the stored
-//! geometry, cell coordinates, incidence and node windows on first use);
+//! geometry, cell coordinates, incidence and patches on first use);
 //! the constants and the auxiliary field when they are set.
 //! [`super::DeviceStats`] counts every transfer.
 
 mod bound;
 mod diagonal;
 mod element;
+mod facets;
 mod residual;
 
 use std::collections::HashMap;
@@ -59,6 +65,7 @@ use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
 pub use bound::OpenClIntegrator;
+pub(crate) use facets::DeviceFacets;
 pub use residual::Assembly;
 
 /// The global inputs of one launch: `u` (global or cell-local), the
@@ -326,12 +333,19 @@ impl<R: Real> OpenClOperator<R> {
         let compiled = self.compiled(key)?;
         let shape = compiled.shape;
         let (d, m) = (&self.data, &self.mesh);
-        let (windows, local_nodes, owned, windowed_groups) = match m
-            .windows(shape.chunk, shape.window)
-        {
-            Some(w) if shape.window != (0, 0) => (&w.buffer, &w.local_nodes, &w.owned, w.windowed),
-            _ => (&d.unused_uint, &d.unused_ushort, &d.unused_uint, 0),
-        };
+        let (offsets, group_nodes, local_nodes, owned, patch_groups) =
+            match m.patches(shape.chunk, shape.patch) {
+                Some(p) if shape.patch != (0, 0) => {
+                    (&p.offsets, &p.nodes, &p.local_nodes, &p.owned, p.patches)
+                }
+                _ => (
+                    &d.unused_uint,
+                    &d.unused_uint,
+                    &d.unused_ushort,
+                    &d.unused_uint,
+                    0,
+                ),
+            };
         let (inv_j, det_j) = m
             .stored_geometry()
             .unwrap_or((&d.unused_real, &d.unused_real));
@@ -345,6 +359,8 @@ impl<R: Real> OpenClOperator<R> {
         let work_groups = shape.n_chunks(n_cells);
         let n_cells_arg = i32::try_from(n_cells)
             .map_err(|_| Error::arg("mesh", format!("{n_cells} cells exceed 2^31")))?;
+        let n_vertices = u32::try_from(m.space().mesh().n_vertices())
+            .map_err(|_| Error::arg("mesh", "its vertices exceed the 32-bit node indices"))?;
         if work_groups == 0 {
             return Err(Error::arg("mesh", "the mesh has no cells"));
         }
@@ -362,10 +378,12 @@ impl<R: Real> OpenClOperator<R> {
             .mem(coordinates)?
             .mem(&d.constants)?
             .mem(out)?
-            .mem(windows)?
+            .mem(offsets)?
+            .mem(group_nodes)?
             .mem(local_nodes)?
             .mem(owned)?
             .value(n_cells_arg)?
+            .value(n_vertices)?
             .enqueue(
                 &self.device,
                 work_groups * shape.n_t,
@@ -377,7 +395,12 @@ impl<R: Real> OpenClOperator<R> {
             chunk: shape.chunk,
             cells: n_cells,
             config: shape.config(),
-            windowed_groups,
+            patch_groups,
+            fallback_groups: if shape.patch == (0, 0) {
+                0
+            } else {
+                work_groups - patch_groups
+            },
         };
         Ok((event, record))
     }
@@ -394,6 +417,6 @@ impl<R: Real> OpenClOperator<R> {
 }
 
 #[cfg(test)]
-mod tests;
+mod patch_bounds;
 #[cfg(test)]
-mod window_bounds;
+mod tests;

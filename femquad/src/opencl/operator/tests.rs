@@ -50,11 +50,9 @@ fn mesh(dim: usize, n: usize) -> Arc<Mesh> {
 }
 
 /// [`mesh`] in the generator's numbering (row by row, not shuffled): a
-/// work-group's cells are a patch whose nodes span a few rows, so from a
-/// chunk of about two rows on, groups fit their node windows (at smaller
-/// chunks some do and some do not). (The Hilbert numbering of
-/// `Mesh::renumbered_for_locality` fits the windows of chunks this small
-/// more rarely still: see `mesh_data::patches`' tests.)
+/// work-group's cells are compact (a few rows), so from a chunk of about
+/// two rows on, groups fit their patch capacities (at smaller chunks some
+/// do and some do not); on the shuffled [`mesh`] almost none does.
 fn patch_mesh(dim: usize, n: usize) -> Arc<Mesh> {
     let opts = MeshOptions {
         jitter: 0.1,
@@ -179,6 +177,7 @@ fn native_global<R: EvalPrecision>(
         u: &u,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     let mut ev = vec![R::ZERO; u.len()];
     match action {
@@ -314,6 +313,7 @@ fn check_element_kernel<R: EvalPrecision>(
         u: &u,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     let mut reference = vec![R::ZERO; u.len()];
     native_element_vectors(
@@ -429,6 +429,7 @@ fn calls_out_of_order_are_errors_naming_what_to_call() {
         u: &u_cells,
         aux: &aux,
         constants: &[1.0],
+        time: None,
     };
     assert_eq!(
         op.set_cell_inputs(&other).unwrap_err().to_string(),
@@ -440,6 +441,7 @@ fn calls_out_of_order_are_errors_naming_what_to_call() {
         u: &u_cells,
         aux: &aux,
         constants: &s.constants,
+        time: None,
     };
     op.set_cell_inputs(&inputs).unwrap();
     op.integrate_cells().unwrap();

@@ -100,7 +100,7 @@ fn entry_formatting() {
     };
     assert_eq!(
         e.to_string(),
-        "n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored window=0 ns=241152 cells=16777216"
+        "n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored patches=0 ns=241152 cells=16777216"
     );
     let back: CacheEntry = e.to_string().parse().unwrap();
     assert_eq!(back.config, e.config);

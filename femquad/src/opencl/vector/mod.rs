@@ -43,6 +43,11 @@
 //!   bitwise the single [`DeviceVector::dot`]. **Multi-axpy**
 //!   `y ← y + Σ_j α_j x_j` likewise reads and writes `y` once per 8 vectors,
 //!   adding the terms in order (bitwise a loop of `axpy`).
+//! * **CG's fused update** ([`DeviceVector::cg_update`], `vec_cg_update`):
+//!   `x ← x + αp`, `r ← r − αq` (and a Jacobi `z ← d ∘ r`) in the
+//!   reduction's `G` work-groups, each block updated and then added to the
+//!   partials of `r·r` (and `r·z`) exactly as the multi-dot would read it;
+//!   the multi-dot's pass 2 and one read follow.
 //! * **Index kernels** one work-item per index.
 //!
 //! # Measured
@@ -58,6 +63,7 @@
 //! work-item halved the bandwidth of the store-only `fill` in f64 there;
 //! hence 16-byte vectors (`double2`) in f64.
 
+mod fused;
 mod indices;
 mod ops;
 mod program;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::{DeviceVector, device_label};
-use crate::vector::{VectorOps, check_len_of};
+use crate::vector::{CgFusion, VectorOps, check_len_of};
 use crate::{Error, Precision, Real, Result};
 
 impl<R: Real> VectorOps for DeviceVector<R> {
@@ -76,6 +76,17 @@ impl<R: Real> VectorOps for DeviceVector<R> {
 
     fn maxpy(&mut self, alphas: &[f64], xs: &[&Self]) -> Result<()> {
         DeviceVector::maxpy(self, alphas, xs)
+    }
+
+    fn cg_update(
+        &mut self,
+        alpha: f64,
+        p: &Self,
+        q: &Self,
+        x: &mut Self,
+        then: CgFusion<'_, Self>,
+    ) -> Result<Option<(f64, f64)>> {
+        DeviceVector::cg_update(self, alpha, p, q, x, then)
     }
 
     fn first_non_finite(&self) -> Result<Option<usize>> {

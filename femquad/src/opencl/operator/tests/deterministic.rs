@@ -5,10 +5,11 @@
 //! launch configurations, in f32 and f64. Atomic assembly fails this (the
 //! element vectors stay unwritten), and so does any other order of the sum
 //! (the meshes are checked to be ones where the order changes the bits).
-//! The same holds with node windows on the meshes numbered for locality
-//! (windowed groups gather through their 16-bit local node indices), and
-//! there the result is bitwise the one of the same configuration without
-//! windows.
+//! The same holds with patches on the meshes numbered for locality
+//! (patches gather from their node lists in local memory through 16-bit
+//! local node indices), and there the result is bitwise the one of the
+//! same configuration without patches: bitwise reproducible across launch
+//! configurations, with and without patches.
 
 use super::*;
 use crate::layout::{cell_dof, global_dof};
@@ -41,12 +42,12 @@ fn bitwise_differences<R: Real>(a: &[R], b: &[R]) -> Vec<usize> {
 }
 
 /// The deterministic `F(u)` of `case` under the small configuration and
-/// under the device default — with node windows (`window`) on the mesh
+/// under the device default — with patches (`patched`) on the mesh
 /// numbered for locality, else on the shuffled mesh — against the host sum
 /// of the element vectors that the same launch left on the device, and
-/// with windows against the same configuration without.
-fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, window: bool) {
-    let s = if window {
+/// with patches against the same configuration without.
+fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, patched: bool) {
+    let s = if patched {
         setup_on::<R>(case, patch_mesh(case.dim, case.n))
     } else {
         setup::<R>(case)
@@ -54,13 +55,13 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, window: bool) {
     let physics = case.physics;
     let mut op = operator(device, &s, physics, Assembly::Deterministic);
     let variant = op.residual_variant();
-    // (with windows, chunks of 48 batches: 1152 cells in 2D P2, 384 in 3D
-    // P1, large enough for the rows of these meshes to fit their windows)
-    let n_cb = if window { 48 } else { 1 };
+    // (with patches, chunks of 48 batches: 1152 cells in 2D P2, 384 in 3D
+    // P1, large enough for the rows of these meshes to fit their capacities)
+    let n_cb = if patched { 48 } else { 1 };
     let small = LaunchConfig::new(2, n_cb).with_geometry(GeometryMode::Computed);
     let default = op.config(variant).unwrap();
     let n_cells = s.space.n_cells();
-    for config in [small, default].map(|c| c.with_window(window)) {
+    for config in [small, default].map(|c| c.with_patches(patched)) {
         let c = runnable(&op, variant, config);
         let f = device_global(&mut op, &s, Action::Residual, Some(c));
         launched(&op, c);
@@ -73,8 +74,8 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, window: bool) {
             R::PRECISION
         );
         assert!(groups >= 4, "{what}: too few work-groups");
-        let windowed = op.last_run().launch().unwrap().windowed_groups;
-        assert_eq!(windowed > 0, window, "{what}: {windowed} windowed groups");
+        let patches = op.last_run().launch().unwrap().patch_groups;
+        assert_eq!(patches > 0, patched, "{what}: {patches} patches");
         // The launch wrote every cell's element vector (NaN before).
         let ev = device_element_vectors(&op, n_cells);
         let unwritten = ev.iter().filter(|x| x.to_f64().is_nan()).count();
@@ -103,13 +104,13 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, window: bool) {
             reordered > 0,
             "{what}: the reversed sum is bitwise the same: the check would not see the order"
         );
-        if window {
-            let c = runnable(&op, variant, config.with_window(false));
+        if patched {
+            let c = runnable(&op, variant, config.with_patches(false));
             let plain = device_global(&mut op, &s, Action::Residual, Some(c));
             let differ = bitwise_differences(&f, &plain);
             assert!(
                 differ.is_empty(),
-                "{what}: F differs from the launch without windows in {} dofs",
+                "{what}: F differs from the launch without patches in {} dofs",
                 differ.len()
             );
         }
@@ -141,9 +142,9 @@ fn deterministic_assembly_is_the_cell_order_sum_of_the_device_element_vectors() 
         degree: 1,
     };
     for case in [&lame, &laplacian] {
-        for window in [false, true] {
-            check::<f32>(&device, case, window);
-            check::<f64>(&device, case, window);
+        for patched in [false, true] {
+            check::<f32>(&device, case, patched);
+            check::<f64>(&device, case, patched);
         }
     }
 }

@@ -6,18 +6,26 @@
 //! one; the element kernel (BK), its geometry mode alternating along the
 //! cases; meshes smaller than one chunk and of exactly one.
 //!
-//! Patch assembly: every global case runs twice, on the shuffled mesh
-//! without node windows and on the same box in the generator's numbering
-//! with node windows ([`LaunchConfig::window`]) and the smallest chunk
-//! ([`patch_config`]) at which some groups are patches (16-bit local
-//! indices, owned nodes stored plainly, shared ones added atomically) and,
-//! where the mesh has such a chunk, others do not fit their window (the
-//! fallback through global memory); the 2D meshes of one chunk are one
-//! windowed patch (every node owned), the 3D one does not fit its window.
+//! Patch assembly: every case runs on two paths, on the shuffled mesh
+//! without patches and on the same box in the generator's numbering with
+//! patches ([`LaunchConfig::patches`]) and the smallest chunk
+//! ([`patch_config`]) at which some groups are patches (node lists in
+//! local memory, 16-bit local indices, owned nodes stored plainly, shared
+//! ones added atomically) and, where the mesh has such a chunk, others do
+//! not fit their capacities (the fallback through global memory); the 2D
+//! meshes of one chunk are one patch (every node owned), the 3D one does
+//! not fit its capacity; a tiny [`KernelOptions::patch_node_limit`] sends
+//! every group of a launch with patches to the fallback.
+//! In the products each (assembly, geometry) mode of a case runs one action
+//! on each path, the two actions swapping paths from mode to mode and from
+//! physics to physics ([`Paths::Alternating`]): every physics × element ×
+//! dimension × mode is checked on both paths, with each program built once
+//! (a kernel build on PoCL takes seconds, and the product's builds were most
+//! of CI's time); the meshes of one chunk run every launch on both paths.
 
 use super::physics::{ManufacturedPoisson, ReactionSource};
 use super::*;
-use crate::opencl::mesh_data::node_windows;
+use crate::opencl::mesh_data::group_nodes;
 use crate::physics::builtin::{Lame, Laplacian, NonlinearDiffusion, Poisson};
 
 /// Every assembly mode with every geometry mode.
@@ -48,7 +56,7 @@ fn small_config<R: Real>(
     variant: KernelVariant,
     geometry: GeometryMode,
     n_cells: usize,
-    window: bool,
+    patches: bool,
 ) -> LaunchConfig {
     let case = *op.case();
     let l = case.lcm();
@@ -59,7 +67,7 @@ fn small_config<R: Real>(
                 LaunchConfig::new(1, n_cb)
                     .with_threads_per_cell(n_tc)
                     .with_geometry(geometry)
-                    .with_window(window)
+                    .with_patches(patches)
             })
         })
         .find(|&c| {
@@ -73,12 +81,12 @@ fn small_config<R: Real>(
         })
 }
 
-/// The configuration of [`small_config`]'s threads per cell with node
-/// windows, one block a batch and the fewest batches a chunk at which the
-/// mesh of `space` has windowed groups and groups that do not fit their
-/// window, else (no such chunk) only windowed ones, with a partial last
-/// group; chosen from the case and the mesh, the device only excluding what
-/// it cannot launch.
+/// The configuration of [`small_config`]'s threads per cell with patches,
+/// one block a batch and the fewest batches a chunk at which the mesh of
+/// `space` has patches and groups whose nodes do not fit the capacities,
+/// else (no such chunk) only patches, with a partial last group; chosen
+/// from the case and the mesh, the device only excluding what it cannot
+/// launch.
 fn patch_config<R: Real>(
     op: &OpenClIntegrator<R>,
     space: &FunctionSpace,
@@ -87,12 +95,12 @@ fn patch_config<R: Real>(
 ) -> LaunchConfig {
     let n_cells = space.n_cells();
     let n_tc = small_config(op, variant, geometry, n_cells, true).n_tc;
-    let mut only_windowed = None;
+    let mut only_patches = None;
     for n_cb in 1..=512 {
         let c = LaunchConfig::new(1, n_cb)
             .with_threads_per_cell(n_tc)
             .with_geometry(geometry)
-            .with_window(true);
+            .with_patches(true);
         let Ok(shape) = op.shape(variant, c) else {
             continue;
         };
@@ -100,17 +108,17 @@ fn patch_config<R: Real>(
         if groups < 2 || n_cells.is_multiple_of(shape.chunk) {
             continue;
         }
-        let n_vertices = space.mesh().n_vertices();
-        let (_, windowed) = node_windows(space, n_vertices, shape.chunk, shape.window);
-        if windowed > 0 && windowed < groups {
+        let patches = group_nodes(space, shape.chunk, shape.patch)
+            .unwrap()
+            .patches;
+        if patches > 0 && patches < groups {
             return c;
         }
-        if windowed > 0 && only_windowed.is_none() {
-            only_windowed = Some(c);
+        if patches > 0 && only_patches.is_none() {
+            only_patches = Some(c);
         }
     }
-    only_windowed
-        .unwrap_or_else(|| panic!("{:?} {variant:?}: no chunk has a windowed group", op.case()))
+    only_patches.unwrap_or_else(|| panic!("{:?} {variant:?}: no chunk has a patch", op.case()))
 }
 
 /// How many work-groups a case's launches must span.
@@ -134,31 +142,56 @@ fn check_groups(groups: Groups, n_cells: usize, chunk: usize, what: &str) {
     );
 }
 
-/// The work-groups of the launches with node windows: windowed ones
-/// (patches) and those that gathered from global memory (their nodes did
-/// not fit the window).
+/// The work-groups of the launches with patches: patches and those that
+/// gathered from global memory (their nodes did not fit the capacities).
 #[derive(Default, Debug)]
-struct Patches {
-    windowed: usize,
+struct PatchGroups {
+    patches: usize,
     fallback: usize,
 }
 
+/// Which global launches of a case run on which path: without patches on
+/// the shuffled mesh (`plain`), with them on the mesh numbered for
+/// locality (`patched`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Paths {
+    /// Both actions in every mode on both paths.
+    Both,
+    /// Each (action, mode) on one path: action `a` in mode `m` (indices
+    /// into [`ACTIONS`] and [`ALL_MODES`]) runs with patches where
+    /// `a + m + parity` is even, else plain; so every mode runs one action
+    /// on each path, and the case of the other parity swaps them.
+    Alternating(usize),
+}
+
+impl Paths {
+    /// Whether action `a` runs in mode `m` on the path `patched`.
+    fn runs(self, a: usize, m: usize, patched: bool) -> bool {
+        match self {
+            Paths::Both => true,
+            Paths::Alternating(parity) => (a + m + parity).is_multiple_of(2) == patched,
+        }
+    }
+}
+
 /// Checks `F(u)` and `J(u)·v` of `case` in every mode — on the shuffled
-/// mesh, and with node windows on the mesh numbered for locality — and its
-/// element kernel with `element_geometry`, against the native reference.
-/// `config` `None`: [`small_config`]. Adds the windowed launches' groups
-/// to `patches`.
+/// mesh, and with patches on the mesh numbered for locality, as
+/// `paths` divides them — and its element kernel with `element_geometry`,
+/// against the native reference. `config` `None`: [`small_config`]. Adds
+/// the groups of the launches with patches to `patches`.
+#[allow(clippy::too_many_arguments)]
 fn check_case<R: EvalPrecision>(
     device: &Arc<Device>,
     case: &Case,
     config: Option<LaunchConfig>,
     groups: Groups,
+    paths: Paths,
     element_geometry: GeometryMode,
     tol: f64,
-    patches: &mut Patches,
+    patches: &mut PatchGroups,
 ) {
     let s = setup::<R>(case);
-    let mut op = check_global(device, case, &s, config, groups, tol, patches, false);
+    let mut op = check_global(device, case, &s, config, groups, paths, tol, patches, false);
     let n_cells = s.space.n_cells();
     let element_config = match config {
         Some(c) => c.with_geometry(element_geometry),
@@ -176,22 +209,24 @@ fn check_case<R: EvalPrecision>(
         device,
         case,
         &s,
-        config_window(config),
+        config_patches(config),
         groups,
+        paths,
         tol,
         patches,
         true,
     );
 }
 
-/// `config` with node windows, if given.
-fn config_window(config: Option<LaunchConfig>) -> Option<LaunchConfig> {
-    config.map(|c| c.with_window(true))
+/// `config` with patches, if given.
+fn config_patches(config: Option<LaunchConfig>) -> Option<LaunchConfig> {
+    config.map(|c| c.with_patches(true))
 }
 
-/// Checks `F(u)` and `J(u)·v` of `case` on the setup `s` in every mode
-/// against the native reference, with node windows if `window` (adding the
-/// groups to `patches`); returns the operator.
+/// Checks `F(u)` and `J(u)·v` of `case` on the setup `s` in the modes that
+/// `paths` gives the path `patched` against the native reference, with
+/// patches if `patched` (adding the groups to `patches`); returns the
+/// operator.
 #[allow(clippy::too_many_arguments)]
 fn check_global<R: EvalPrecision>(
     device: &Arc<Device>,
@@ -199,9 +234,10 @@ fn check_global<R: EvalPrecision>(
     s: &Setup<R>,
     config: Option<LaunchConfig>,
     groups: Groups,
+    paths: Paths,
     tol: f64,
-    patches: &mut Patches,
-    window: bool,
+    patches: &mut PatchGroups,
+    patched: bool,
 ) -> OpenClIntegrator<R> {
     let physics = case.physics;
     let mut op = operator(device, s, physics, Assembly::Atomic);
@@ -215,14 +251,17 @@ fn check_global<R: EvalPrecision>(
         R::PRECISION,
         s.disc.n_q()
     );
-    for action in ACTIONS {
+    for (a, action) in ACTIONS.into_iter().enumerate() {
         let reference = native_global(s, physics, action);
-        for (assembly, geometry) in ALL_MODES {
+        for (m, (assembly, geometry)) in ALL_MODES.into_iter().enumerate() {
+            if !paths.runs(a, m, patched) {
+                continue;
+            }
             op.set_assembly(assembly).unwrap();
             let variant = global_variant(&op, action);
             let config = match config {
                 Some(c) => c.with_geometry(geometry),
-                None if window => patch_config(&op, &s.space, variant, geometry),
+                None if patched => patch_config(&op, &s.space, variant, geometry),
                 None => small_config(&op, variant, geometry, n_cells, false),
             };
             let c = runnable(&op, variant, config);
@@ -233,16 +272,21 @@ fn check_global<R: EvalPrecision>(
             check_groups(groups, n_cells, launch.chunk, &what);
             let d = rel_diff(&out, &reference);
             println!(
-                "{what}: {n_cells} cells in {} groups ({} windowed), rel diff {d:.2e}",
-                launch.work_groups, launch.windowed_groups
+                "{what}: {n_cells} cells in {} groups ({} patches, {} fallback), rel diff {d:.2e}",
+                launch.work_groups, launch.patch_groups, launch.fallback_groups
             );
             assert!(d <= tol, "{what}: relative difference {d:e} > {tol:e}");
-            if window {
+            assert_eq!(
+                launch.patch_groups + launch.fallback_groups,
+                if patched { launch.work_groups } else { 0 },
+                "{what}: every group of a launch with patches is a patch or falls back"
+            );
+            if patched {
                 if groups == Groups::Several {
-                    assert!(launch.windowed_groups > 0, "{what}: no windowed group");
+                    assert!(launch.patch_groups > 0, "{what}: no patch");
                 }
-                patches.windowed += launch.windowed_groups;
-                patches.fallback += launch.work_groups - launch.windowed_groups;
+                patches.patches += launch.patch_groups;
+                patches.fallback += launch.fallback_groups;
             }
         }
     }
@@ -309,14 +353,13 @@ fn cases() -> Vec<ProductCase> {
     v
 }
 
-/// The product in precision `R`, every case (`all_pairs`) or each physics
-/// in one (dimension, order) pair, in turn (a quarter of the kernel builds).
-fn check_cases<R: EvalPrecision>(tol: f64, all_pairs: bool) {
+/// The product in precision `R` over the cases `select` takes.
+fn check_cases<R: EvalPrecision>(tol: f64, select: impl Fn(&ProductCase) -> bool) {
     let device = device();
     println!("device: {}", device.info());
-    let mut patches = Patches::default();
+    let mut patches = PatchGroups::default();
     for c in cases() {
-        if all_pairs || c.physics % 4 == c.pair {
+        if select(&c) {
             // the element kernel's geometry alternates like the quadrature
             let element_geometry = if (c.physics + c.pair) % 2 == 0 {
                 GeometryMode::Stored
@@ -328,29 +371,42 @@ fn check_cases<R: EvalPrecision>(tol: f64, all_pairs: bool) {
                 &c.case,
                 None,
                 Groups::Several,
+                Paths::Alternating(c.physics),
                 element_geometry,
                 tol,
                 &mut patches,
             );
         }
     }
-    // both kinds of work-groups ran in the windowed launches
-    println!("{patches:?}");
-    assert!(patches.windowed > 0 && patches.fallback > 0, "{patches:?}");
+    // both kinds of work-groups ran in the launches with patches
+    let stats = device.stats();
+    println!(
+        "{patches:?}; programs built: {} (cache hits {})",
+        stats.builds, stats.cache_hits
+    );
+    assert!(patches.patches > 0 && patches.fallback > 0, "{patches:?}");
 }
 
-/// Every physics × assembly × geometry × action, in every dimension and
-/// order.
+/// Every physics × assembly × geometry on both paths (the action
+/// alternating), in 2D P1 and 3D P2 (with the next test: every dimension
+/// and order, split in two so that two test threads share the builds).
 #[test]
-fn device_matches_native_f64() {
-    check_cases::<f64>(1e-12, true);
+fn device_matches_native_f64_2d_p1_3d_p2() {
+    check_cases::<f64>(1e-12, |c| c.pair == 0 || c.pair == 3);
 }
 
-/// Every physics × assembly × geometry × action, each physics in one
-/// dimension and order.
+/// The same in 2D P2 and 3D P1.
+#[test]
+fn device_matches_native_f64_2d_p2_3d_p1() {
+    check_cases::<f64>(1e-12, |c| c.pair == 1 || c.pair == 2);
+}
+
+/// Every physics × assembly × geometry on both paths (the action
+/// alternating), each physics in one dimension and order.
 #[test]
 fn device_matches_native_f32() {
-    check_cases::<f32>(1e-5, false);
+    // a quarter of the kernel builds
+    check_cases::<f32>(1e-5, |c| c.physics % 4 == c.pair);
 }
 
 #[test]
@@ -376,18 +432,19 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
     ] {
         let case = laplacian(2, n);
         assert_eq!(setup::<f64>(&case).space.n_cells(), cells);
-        let mut patch = Patches::default();
+        let mut patch = PatchGroups::default();
         check_case::<f64>(
             &device,
             &case,
             Some(config),
             Groups::One,
+            Paths::Both,
             geometry,
             1e-12,
             &mut patch,
         );
-        // one patch, windowed (every node owned), in each of the 8 launches
-        assert_eq!((patch.windowed, patch.fallback), (8, 0), "{n}: {patch:?}");
+        // one patch (every node owned), in each of the 8 launches
+        assert_eq!((patch.patches, patch.fallback), (8, 0), "{n}: {patch:?}");
     }
     // Exactly one chunk: 24 cells = a 2D mesh cannot; 3D P1 (N_bs = 4) with
     // N_bl = 12, N_cb = 1 is 48 cells = the 6 Kuhn tetrahedra of 2³ cubes.
@@ -399,17 +456,68 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
     let shape = op.shape(op.residual_variant(), config).unwrap();
     assert_eq!(shape.chunk, 48);
     let geometry = GeometryMode::Computed;
-    let mut patch = Patches::default();
+    let mut patch = PatchGroups::default();
     check_case::<f64>(
         &device,
         &case,
         Some(config),
         Groups::One,
+        Paths::Both,
         geometry,
         1e-12,
         &mut patch,
     );
-    // its 27 vertices do not fit a 3D window of 48 cells (24 vertex nodes):
+    // its 27 vertices do not fit a 3D patch of 48 cells (24 vertex nodes):
     // the one group gathers from global memory, in each of the 8 launches
-    assert_eq!((patch.windowed, patch.fallback), (0, 8), "{patch:?}");
+    assert_eq!((patch.patches, patch.fallback), (0, 8), "{patch:?}");
+}
+
+/// A tiny [`KernelOptions::patch_node_limit`] (4 nodes, fewer than any
+/// group has): every group of a launch with patches takes the fallback
+/// through global memory, counted, and the result is still the native one
+/// — 2D P2 Lamé (a vector field with edge nodes) on the mesh numbered for
+/// locality, `F(u)` and `J(u)·v` in every mode.
+#[test]
+fn groups_beyond_the_patch_node_limit_fall_back() {
+    let device = device();
+    let case = Case {
+        dim: 2,
+        order: 2,
+        n: 6,
+        physics: &Lame,
+        aux: AuxSpace::None,
+        constants: vec![1.3, 0.6],
+        degree: 2,
+    };
+    let s = setup_on::<f64>(&case, patch_mesh(case.dim, case.n));
+    let limited = KernelOptions {
+        patch_node_limit: Some(4),
+        ..options()
+    };
+    let op = OpenClOperator::new(device.clone(), limited, &s.space, s.disc.clone()).unwrap();
+    let physics = Arc::new(f64::physics(&Lame));
+    let mut op = OpenClIntegrator::new(op, physics, &s.constants, Assembly::Atomic).unwrap();
+    for action in ACTIONS {
+        let reference = native_global(&s, &Lame, action);
+        for (assembly, geometry) in ALL_MODES {
+            op.set_assembly(assembly).unwrap();
+            let variant = global_variant(&op, action);
+            let config = LaunchConfig::new(1, 2)
+                .with_geometry(geometry)
+                .with_patches(true);
+            let c = runnable(&op, variant, config);
+            let out = device_global(&mut op, &s, action, Some(c));
+            launched(&op, c);
+            let launch = op.last_run().launch().unwrap();
+            let what = format!("{} {} {c}", action.name(), assembly.name());
+            assert!(launch.work_groups >= 2, "{what}: {launch:?}");
+            assert_eq!(
+                (launch.patch_groups, launch.fallback_groups),
+                (0, launch.work_groups),
+                "{what}: every group falls back"
+            );
+            let d = rel_diff(&out, &reference);
+            assert!(d <= 1e-12, "{what}: relative difference {d:e} > 1e-12");
+        }
+    }
 }

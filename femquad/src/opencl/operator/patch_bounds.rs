@@ -1,18 +1,19 @@
-//! Every node-window index the integration kernel uses — the 16-bit local
-//! node indices of a windowed group — lies inside its group's window:
-//! checked by the kernel itself, on PoCL (CI) or any device.
+//! Every patch index the integration kernel uses — the 16-bit local node
+//! indices of a patch, positions in its group's node list — lies inside
+//! its group's list: checked by the kernel itself, on PoCL (CI) or any
+//! device.
 //!
-//! A memory checker does not see a bad window index: the window is a
-//! `__local` array, which PoCL carves out of one large per-thread block, so
-//! a read before or after it stays inside allocated memory (valgrind's
+//! A memory checker does not see a bad patch index: the patch arrays are
+//! `__local`, which PoCL carves out of one large per-thread block, so a
+//! read before or after them stays inside allocated memory (valgrind's
 //! memcheck reported nothing for the out-of-bounds reads of issue 19). So
 //! these tests run an *instrumented* build of the production kernel: the
-//! generated source with `IN_WINDOW(j)` (through which every window
-//! position read from the local node indices passes) replaced by a checked
-//! version that counts every position outside `[0, w_A + w_B)` in a guard
-//! slot appended to the group-window buffer, launched through the
-//! operator's own path (buffers, windows, local indices, padding) by
-//! swapping the compiled kernel.
+//! generated source with `IN_PATCH(j)` (through which every list position
+//! read from the local node indices passes) replaced by a checked version
+//! that counts every position outside `[0, np)` (`np` the group's list
+//! length) in a guard slot appended to the node-offset buffer, launched
+//! through the operator's own path (buffers, lists, local indices,
+//! padding) by swapping the compiled kernel.
 //!
 //! The same build counts, per dof, the plain stores of the group sums
 //! (atomic assembly: the dofs of owned nodes) in slots after the guard:
@@ -27,7 +28,7 @@ use crate::aux_space::AuxSpace;
 use crate::element::Element;
 use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_box};
-use crate::opencl::mesh_data::{Windows, local_node_indices, node_windows, owned_positions};
+use crate::opencl::mesh_data::{Patches, group_nodes};
 use crate::opencl::shape::KernelVariant;
 use crate::opencl::testing::{device, options};
 use crate::opencl::{DeviceVector, GeometryMode};
@@ -37,44 +38,45 @@ use crate::quadrature::Quadrature;
 use crate::rng::Rng;
 use crate::seam::Integrate;
 
-/// The window position of `kernels/integrate.cl`, as the template defines it.
-const WIN: &str = "#define IN_WINDOW(j) (j)";
-/// The same position, checked: a position outside the window is counted in
-/// the guard slot after the group windows (and replaced by 0, a valid one).
-const WIN_CHECKED: &str = "#define IN_WINDOW(j) win_checked((j), wA + wB, \
-     windows + 4 * get_num_groups(0))";
-const WIN_CHECKER: &str = "
-uint win_checked(uint j, uint n, __global uint *violations) {
-  if (j >= n) {
+/// The patch position of `kernels/integrate.cl`, as the template defines it.
+const POS: &str = "#define IN_PATCH(j) (j)";
+/// The same position, checked: a position outside the group's list is
+/// counted in the guard slot after the node offsets (and replaced by 0, a
+/// valid one).
+const POS_CHECKED: &str = "#define IN_PATCH(j) pos_checked((j), np, \
+     groupNodeOffsets + get_num_groups(0) + 1)";
+const POS_CHECKER: &str = "
+uint pos_checked(uint j, int n, __global uint *violations) {
+  if (j >= (uint)n) {
     atomic_inc(violations);
     return 0;
   }
   return j;
 }
 ";
-/// The window argument, made writable for the guard slot.
-const WINDOWS_ARG: &str = "__global const uint *restrict windows";
+/// The node-offset argument, made writable for the guard slot.
+const OFFSETS_ARG: &str = "__global const uint *restrict groupNodeOffsets";
 const KERNEL_START: &str = "__kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))";
 /// The plain store of a group's sum of an owned node (atomic assembly), and
 /// the same store counted per dof after the guard slot.
 const PLAIN_STORE: &str = "*o = fw[k];";
 const PLAIN_STORE_COUNTED: &str =
-    "{ *o = fw[k]; atomic_inc(windows + 4 * get_num_groups(0) + 1 + (o - out)); }";
+    "{ *o = fw[k]; atomic_inc(groupNodeOffsets + get_num_groups(0) + 2 + (o - out)); }";
 
 /// The instrumented source of `source` (each replaced text must occur once).
 fn instrumented(source: &str) -> String {
-    for text in [WIN, WINDOWS_ARG, KERNEL_START, PLAIN_STORE] {
+    for text in [POS, OFFSETS_ARG, KERNEL_START, PLAIN_STORE] {
         assert_eq!(source.matches(text).count(), 1, "`{text}` in the kernel");
     }
     source
-        .replace(WIN, WIN_CHECKED)
+        .replace(POS, POS_CHECKED)
         .replace(PLAIN_STORE, PLAIN_STORE_COUNTED)
-        .replace(WINDOWS_ARG, "__global uint *windows")
-        .replace(KERNEL_START, &format!("{WIN_CHECKER}\n{KERNEL_START}"))
+        .replace(OFFSETS_ARG, "__global uint *groupNodeOffsets")
+        .replace(KERNEL_START, &format!("{POS_CHECKER}\n{KERNEL_START}"))
 }
 
-/// What one instrumented launch counted: window positions outside their
-/// window, dofs plain-stored more than once, dofs of shared nodes
+/// What one instrumented launch counted: list positions outside their
+/// group's list, dofs plain-stored more than once, dofs of shared nodes
 /// plain-stored, and plain-stored dofs.
 #[derive(Debug, Default, PartialEq)]
 struct Counts {
@@ -86,7 +88,7 @@ struct Counts {
 
 /// The [`Counts`] of the plain-store counters `stores` (per dof) of a
 /// launch on `space` in chunks of `chunk` cells, with `outside` positions
-/// outside their windows.
+/// outside their lists.
 fn counts(space: &FunctionSpace, chunk: usize, outside: u32, stores: &[u32]) -> Counts {
     let mut groups = vec![(usize::MAX, 0); space.n_nodes()];
     for c in 0..space.n_cells() {
@@ -109,8 +111,8 @@ fn counts(space: &FunctionSpace, chunk: usize, outside: u32, stores: &[u32]) -> 
 }
 
 /// The configuration `config` of the kernel, or with `None` the device's
-/// default without prefetch and with computed geometry, windows on.
-fn with_windows(
+/// default without prefetch and with computed geometry, patches on.
+fn with_patches(
     op: &OpenClIntegrator<f64>,
     variant: KernelVariant,
     config: Option<LaunchConfig>,
@@ -123,11 +125,11 @@ fn with_windows(
             .with_prefetch(false)
             .with_geometry(GeometryMode::Computed),
     }
-    .with_window(true)
+    .with_patches(true)
 }
 
 /// Runs the kernel `variant` of `physics` with `config` (see
-/// [`with_windows`]) on `mesh`, instrumented, through the operator's launch
+/// [`with_patches`]) on `mesh`, instrumented, through the operator's launch
 /// path; returns what it counted and the launch record, or `None` if the
 /// configuration needs more local memory than the device has.
 fn violations(
@@ -151,16 +153,16 @@ fn violations(
     } else {
         op.residual_variant()
     };
-    let config = with_windows(&op, variant, config);
+    let config = with_patches(&op, variant, config);
     if let Err(e) = op.shape(variant, config) {
         assert!(e.to_string().contains("local memory"), "{e}");
         return None;
     }
-    // the production kernel and windows, then the instrumented kernel and a
-    // window buffer with the guard slot in their place
+    // the production kernel and patches, then the instrumented kernel and a
+    // node-offset buffer with the guard slot in their place
     op.set_config(variant, config).unwrap();
     let shape = op.shape(variant, config).unwrap();
-    assert_ne!(shape.window, (0, 0), "{config}: windows on");
+    assert_ne!(shape.patch, (0, 0), "{config}: patches on");
     let source = op.source(variant, config).unwrap();
     let kernel = device
         .kernel(&instrumented(&source), INTEGRATE_KERNEL)
@@ -170,32 +172,37 @@ fn violations(
         .unwrap()
         .1;
     compiled.kernel = kernel;
-    let (mut w, windowed) = node_windows(&space, op.n_vertices(), shape.chunk, shape.window);
-    let local = local_node_indices(&space, &w, shape.chunk).unwrap();
-    let owned = owned_positions(&space, &w, shape.chunk, shape.window);
-    // the guard slot, then a plain-store counter per dof
-    let guard = w.len();
-    w.resize(guard + 1 + space.n_dofs(), 0);
+    let p = group_nodes(&space, shape.chunk, shape.patch).unwrap();
+    // the offsets, the guard slot, then a plain-store counter per dof
+    let mut offsets = p.offsets.clone();
+    let guard = offsets.len();
+    offsets.resize(guard + 1 + space.n_dofs(), 0);
     let upload = |data: &[u32]| {
-        let mut buffer = device.alloc::<u32>(data.len(), "node windows").unwrap();
+        let mut buffer = device.alloc::<u32>(data.len().max(1), "patches").unwrap();
         device
-            .write(&mut buffer, data, Transfer::Geometry, "node windows")
+            .write(&mut buffer, data, Transfer::Geometry, "patches")
             .unwrap();
         buffer
     };
-    let mut local_nodes = device.alloc::<u16>(local.len(), "local nodes").unwrap();
+    let mut local_nodes = device.alloc::<u16>(p.local.len(), "local nodes").unwrap();
     device
-        .write(&mut local_nodes, &local, Transfer::Geometry, "local nodes")
+        .write(
+            &mut local_nodes,
+            &p.local,
+            Transfer::Geometry,
+            "local nodes",
+        )
         .unwrap();
-    let windows = Windows {
-        buffer: upload(&w),
+    let patches = Patches {
+        offsets: upload(&offsets),
+        nodes: upload(&p.nodes),
         local_nodes,
-        owned: upload(&owned),
-        windowed,
+        owned: upload(&p.owned),
+        patches: p.patches,
     };
     op.op
         .mesh
-        .replace_windows(shape.chunk, shape.window, windows);
+        .replace_patches(shape.chunk, shape.patch, patches);
 
     let n = space.n_dofs();
     let mut rng = Rng::new(n as u64);
@@ -213,11 +220,11 @@ fn violations(
     let buffer = &op
         .op
         .mesh
-        .windows(shape.chunk, shape.window)
+        .patches(shape.chunk, shape.patch)
         .unwrap()
-        .buffer;
-    let mut back = vec![0u32; w.len()];
-    device.read(buffer, &mut back, "node windows").unwrap();
+        .offsets;
+    let mut back = vec![0u32; offsets.len()];
+    device.read(buffer, &mut back, "patches").unwrap();
     Some((
         counts(&space, shape.chunk, back[guard], &back[guard + 1..]),
         launch,
@@ -234,13 +241,13 @@ struct Evaluation<'a> {
 }
 
 /// Issue 19's case: `unit_square(16)`, P2 Laplacian, 16 blocks per batch,
-/// windows on, atomic assembly: the last of 6 groups has 64 padding cells
-/// and the window [255, 289) + [1024, 1089), where node 0 is outside.
+/// patches on, atomic assembly: the last of 6 groups has 64 padding cells
+/// and a node list without node 0.
 #[test]
-fn the_minimal_case_indexes_inside_its_windows() {
+fn the_minimal_case_indexes_inside_its_patches() {
     let device = device();
     let mesh = Arc::new(unit_box(2, 16, &MeshOptions::default()).unwrap());
-    let config = LaunchConfig::new(16, 1).with_window(true);
+    let config = LaunchConfig::new(16, 1).with_patches(true);
     let run = Evaluation {
         physics: &Laplacian,
         constants: &[],
@@ -249,13 +256,17 @@ fn the_minimal_case_indexes_inside_its_windows() {
     };
     let (counts, launch) =
         violations(&device, &mesh, 2, &run, Some(config)).expect("the configuration fits");
-    // 6 groups, the last with 64 padding cells; it is windowed
+    // 6 groups, the last with 64 padding cells; they are patches
     assert_eq!(
         (launch.work_groups, launch.chunk, launch.cells),
         (6, 96, 512)
     );
-    assert!(launch.windowed_groups >= 1, "{launch:?}");
-    assert_eq!(counts.outside, 0, "window indices outside the window");
+    assert_eq!(
+        (launch.patch_groups, launch.fallback_groups),
+        (6, 0),
+        "{launch:?}"
+    );
+    assert_eq!(counts.outside, 0, "patch indices outside the node list");
     assert_eq!(
         (counts.stored_twice, counts.shared_stored),
         (0, 0),
@@ -271,14 +282,14 @@ fn the_minimal_case_indexes_inside_its_windows() {
 /// residual and Jacobian action, both assemblies, prefetch on and off,
 /// stored and computed geometry.
 #[test]
-fn every_window_index_is_inside_its_window() {
+fn every_patch_index_is_inside_its_node_list() {
     let device = device();
     let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
     // 16 blocks of one batch (the issue's), and the device default
     // without prefetch, with computed geometry (coordinates gathered too)
     let configs = [Some(LaunchConfig::new(16, 1)), None];
     let sizes: [(usize, &[usize]); 2] = [(2, &[5, 16, 21]), (3, &[3, 5])];
-    // launches, those with windowed groups and padding cells, plain stores
+    // launches, those with patches and padding cells, plain stores
     let (mut launches, mut covered, mut stored) = (0, 0, 0);
     for (dim, ns) in sizes {
         for &n in ns {
@@ -308,7 +319,7 @@ fn every_window_index_is_inside_its_window() {
                             );
                             assert_eq!(
                                 counts.outside, 0,
-                                "{what}: window indices outside the window"
+                                "{what}: patch indices outside the node list"
                             );
                             assert_eq!(
                                 (counts.stored_twice, counts.shared_stored),
@@ -318,7 +329,7 @@ fn every_window_index_is_inside_its_window() {
                             stored += counts.stored;
                             launches += 1;
                             covered += usize::from(
-                                launch.windowed_groups > 0
+                                launch.patch_groups > 0
                                     && launch.work_groups * launch.chunk > launch.cells,
                             );
                         }

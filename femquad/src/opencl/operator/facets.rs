@@ -1,0 +1,335 @@
+//! The boundary terms of a form on the device (`kernels/facet_integrate.cl`):
+//! per term, its facets' data uploaded once (the facet's cell nodes and
+//! local facet, the cell's `J⁻¹`, the normal, the points and weights
+//! `w_q |F|/|F̂|`), its programs built once per (residual or tangent,
+//! assembly), and its launches added after the cell kernels' into the same
+//! global vector: `F(u)`, `J(u)·v` (atomic or deterministic assembly, as the
+//! cells') and the point-block diagonal (atomic, as the cells').
+//!
+//! The deterministic assembly writes facet vectors and sums them per node
+//! in the order of an incidence list built on the host (the node's
+//! `(facet, b)` slots, increasing): bitwise reproducible.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use opencl3::kernel::Kernel;
+use opencl3::memory::Buffer;
+
+use super::Assembly;
+use crate::native::{BoundaryIntegrals, BoundaryTermData};
+use crate::opencl::DeviceVector;
+use crate::opencl::context::{Device, Transfer};
+use crate::opencl::launch::Launch;
+use crate::opencl::shape::AtomicAdd;
+use crate::opencl::source::facet_source;
+use crate::physics::PointwiseEval;
+use crate::space::FunctionSpace;
+use crate::{Error, Real, Result};
+
+/// Work-items per work-group of the facet kernels.
+const GROUP: usize = 64;
+
+/// The boundary terms of a bound form on its device.
+pub(crate) struct DeviceFacets<R: Real> {
+    device: Arc<Device>,
+    terms: Vec<DeviceTerm<R>>,
+}
+
+/// The kernels of one program of a term.
+struct Kernels {
+    points: Kernel,
+    scatter: Kernel,
+    sum: Kernel,
+    /// In the tangent program only.
+    diagonal: Option<Kernel>,
+}
+
+/// One boundary term on the device.
+struct DeviceTerm<R: Real> {
+    physics: Arc<dyn PointwiseEval<R>>,
+    sizes: [usize; 3],
+    n_facets: usize,
+    n_fq: usize,
+    tabulation: crate::facet::FacetTabulation,
+    facet_nodes: Buffer<u32>,
+    facet_local: Buffer<u32>,
+    inv_j: Buffer<R>,
+    normals: Buffer<R>,
+    points: Buffer<R>,
+    weights: Buffer<R>,
+    constants: Buffer<R>,
+    /// `W_q f0(q)`, `[facet][q][comp]`.
+    point_values: Buffer<R>,
+    /// Facet vectors of the deterministic assembly, `[facet][b][comp]`.
+    facet_vectors: Buffer<R>,
+    /// The incidence of the deterministic sum: the set's nodes, and per
+    /// node its `facet·N_b + b` slots (CSR).
+    sum_nodes: Buffer<u32>,
+    sum_offsets: Buffer<u32>,
+    sum_slots: Buffer<u32>,
+    n_sum_nodes: usize,
+    /// Built programs, by (tangent, atomic output).
+    kernels: HashMap<(bool, bool), Kernels>,
+}
+
+impl<R: Real> DeviceFacets<R> {
+    /// Uploads the terms of `boundary` (of a form on `space`) to `device`.
+    ///
+    /// # Errors
+    /// Device errors (memory, uploads); [`Error::InvalidArgument`] (`mesh`)
+    /// if an index exceeds the device's 32-bit indices.
+    pub(crate) fn new(
+        device: &Arc<Device>,
+        space: &FunctionSpace,
+        boundary: &BoundaryIntegrals<R>,
+    ) -> Result<Self> {
+        let terms = boundary
+            .terms()
+            .iter()
+            .map(|t| DeviceTerm::new(device, space, boundary.sizes(), t))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DeviceFacets {
+            device: Arc::clone(device),
+            terms,
+        })
+    }
+
+    /// Adds the boundary terms' part of `F(u)` (`v = None`) or of
+    /// `J(u)·v` into `out`, which holds the cells' part (written by the
+    /// launches before, on the same in-order queue).
+    ///
+    /// # Errors
+    /// Kernel builds and launches; a physics without derivatives for `v`.
+    pub(crate) fn add(
+        &mut self,
+        u: &DeviceVector<R>,
+        v: Option<&DeviceVector<R>>,
+        out: &mut DeviceVector<R>,
+        assembly: Assembly,
+    ) -> Result<()> {
+        let atomic = assembly == Assembly::Atomic;
+        for t in &mut self.terms {
+            t.build(&self.device, v.is_some(), atomic)?;
+            let k = &t.kernels[&(v.is_some(), atomic)];
+            let n_points = t.n_facets * t.n_fq;
+            // Argument types and order match kernels/facet_integrate.cl;
+            // every index is below the lengths the buffers were made with.
+            Launch::new(&k.points)
+                .mem(u.buffer())?
+                .mem(v.unwrap_or(u).buffer())?
+                .mem(&t.facet_nodes)?
+                .mem(&t.facet_local)?
+                .mem(&t.inv_j)?
+                .mem(&t.normals)?
+                .mem(&t.points)?
+                .mem(&t.weights)?
+                .mem(&t.constants)?
+                .mem(&t.point_values)?
+                .value(count(n_points)?)?
+                .enqueue(
+                    &self.device,
+                    groups(n_points),
+                    Some(GROUP),
+                    "the facet points kernel",
+                )?;
+            let n_slots = t.n_facets * t.sizes[1];
+            let target = if atomic {
+                out.buffer_mut()
+            } else {
+                &mut t.facet_vectors
+            };
+            Launch::new(&k.scatter)
+                .mem(&t.point_values)?
+                .mem(&t.facet_nodes)?
+                .mem(&t.facet_local)?
+                .mem(target)?
+                .value(count(n_slots)?)?
+                .enqueue(
+                    &self.device,
+                    groups(n_slots),
+                    Some(GROUP),
+                    "the facet scatter kernel",
+                )?;
+            if !atomic {
+                Launch::new(&k.sum)
+                    .mem(&t.facet_vectors)?
+                    .mem(&t.sum_nodes)?
+                    .mem(&t.sum_offsets)?
+                    .mem(&t.sum_slots)?
+                    .mem(out.buffer_mut())?
+                    .value(count(t.n_sum_nodes)?)?
+                    .enqueue(
+                        &self.device,
+                        groups(t.n_sum_nodes),
+                        Some(GROUP),
+                        "the facet sum kernel",
+                    )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the boundary terms' diagonal blocks of `J(u)` into `out`
+    /// (`[node][fc][gc]`, holding the cells' blocks), atomically.
+    ///
+    /// # Errors
+    /// Kernel builds and launches; a physics without derivatives.
+    pub(crate) fn add_diagonal(
+        &mut self,
+        u: &DeviceVector<R>,
+        out: &mut DeviceVector<R>,
+    ) -> Result<()> {
+        for t in &mut self.terms {
+            t.build(&self.device, true, true)?;
+            let k = t.kernels[&(true, true)].diagonal.as_ref().ok_or_else(|| {
+                Error::internal("a facet tangent program without its diagonal kernel")
+            })?;
+            Launch::new(k)
+                .mem(u.buffer())?
+                .mem(&t.facet_nodes)?
+                .mem(&t.facet_local)?
+                .mem(&t.inv_j)?
+                .mem(&t.normals)?
+                .mem(&t.points)?
+                .mem(&t.weights)?
+                .mem(&t.constants)?
+                .mem(out.buffer_mut())?
+                .value(count(t.n_facets)?)?
+                .enqueue(
+                    &self.device,
+                    groups(t.n_facets),
+                    Some(GROUP),
+                    "the facet diagonal kernel",
+                )?;
+        }
+        Ok(())
+    }
+}
+
+impl<R: Real> DeviceTerm<R> {
+    fn new(
+        device: &Arc<Device>,
+        space: &FunctionSpace,
+        sizes: [usize; 3],
+        t: &BoundaryTermData<R>,
+    ) -> Result<Self> {
+        let [_, n_b, n_comp] = sizes;
+        let facets = t.term.set().facets();
+        let n_facets = facets.len();
+        let g = &t.geometry;
+        let n_fq = g.n_points();
+        let mut nodes = Vec::with_capacity(n_facets * n_b);
+        let mut local = Vec::with_capacity(n_facets);
+        for f in facets {
+            nodes.extend_from_slice(space.cell_nodes(f.cell as usize));
+            local.push(u32::from(f.local));
+        }
+        let weights: Vec<R> = (0..n_facets * n_fq)
+            .map(|p| R::from_f64(t.weights[p % n_fq] * g.measure()[p / n_fq]))
+            .collect();
+        let to_r = |v: &[f64]| v.iter().map(|&x| R::from_f64(x)).collect::<Vec<R>>();
+        // the deterministic sum's incidence: slots sorted by node, then slot
+        let mut by_node: Vec<(u32, u32)> = nodes
+            .iter()
+            .enumerate()
+            .map(|(slot, &node)| Ok((node, u32::try_from(slot).map_err(|_| too_many(slot))?)))
+            .collect::<Result<_>>()?;
+        by_node.sort_unstable();
+        let (mut sum_nodes, mut offsets, mut slots) = (Vec::new(), vec![0u32], Vec::new());
+        for group in by_node.chunk_by(|a, b| a.0 == b.0) {
+            sum_nodes.push(group[0].0);
+            slots.extend(group.iter().map(|p| p.1));
+            offsets.push(slots.len() as u32);
+        }
+        let upload_u32 = |data: &[u32], what: &str| -> Result<Buffer<u32>> {
+            let mut b = device.alloc::<u32>(data.len(), what)?;
+            device.write(&mut b, data, Transfer::Geometry, what)?;
+            Ok(b)
+        };
+        let upload_r = |data: &[R], what: &str, kind| -> Result<Buffer<R>> {
+            let mut b = device.alloc::<R>(data.len(), what)?;
+            device.write(&mut b, data, kind, what)?;
+            Ok(b)
+        };
+        let geometry = Transfer::Geometry;
+        Ok(DeviceTerm {
+            physics: t.term.shared_physics(),
+            sizes,
+            n_facets,
+            n_fq,
+            tabulation: t.tabulation.clone(),
+            facet_nodes: upload_u32(&nodes, "facet cell nodes")?,
+            facet_local: upload_u32(&local, "facet local indices")?,
+            inv_j: upload_r(&to_r(g.inv_j()), "facet J^-1", geometry)?,
+            normals: upload_r(&to_r(g.normals()), "facet normals", geometry)?,
+            points: upload_r(&to_r(g.points()), "facet points", geometry)?,
+            weights: upload_r(&weights, "facet weights", geometry)?,
+            constants: upload_r(
+                t.term.constants(),
+                "boundary constants",
+                Transfer::Coefficients,
+            )?,
+            point_values: device.alloc::<R>(n_facets * n_fq * n_comp, "facet point values")?,
+            facet_vectors: device.alloc::<R>(n_facets * n_b * n_comp, "facet vectors")?,
+            n_sum_nodes: sum_nodes.len(),
+            sum_nodes: upload_u32(&sum_nodes, "facet nodes")?,
+            sum_offsets: upload_u32(&offsets, "facet node offsets")?,
+            sum_slots: upload_u32(&slots, "facet node slots")?,
+            kernels: HashMap::new(),
+        })
+    }
+
+    /// Builds the program for (`tangent`, `atomic`) if not built yet.
+    fn build(&mut self, device: &Device, tangent: bool, atomic: bool) -> Result<()> {
+        if self.kernels.contains_key(&(tangent, atomic)) {
+            return Ok(());
+        }
+        let info = self.physics.info();
+        if tangent && info.opencl_tangent_name.is_empty() {
+            return Err(
+                crate::physics::PointwiseError::NoDerivatives { physics: info.name }.into(),
+            );
+        }
+        let source = facet_source::<R, _>(
+            self.sizes,
+            self.n_fq,
+            &self.tabulation,
+            &*self.physics,
+            tangent,
+            atomic,
+            AtomicAdd::for_device(device.info()),
+        );
+        let program = device.program(&source)?;
+        let kernel = |name: &str| device.kernel_of(&program, name, GROUP, "the facet kernels");
+        let kernels = Kernels {
+            points: kernel("facet_points")?,
+            scatter: kernel("facet_scatter")?,
+            sum: kernel("facet_sum")?,
+            diagonal: if tangent {
+                Some(kernel("facet_diagonal")?)
+            } else {
+                None
+            },
+        };
+        self.kernels.insert((tangent, atomic), kernels);
+        Ok(())
+    }
+}
+
+/// Work-items for `n` items, in whole work-groups.
+fn groups(n: usize) -> usize {
+    n.div_ceil(GROUP).max(1) * GROUP
+}
+
+/// `n` as the kernels' `int` count.
+fn count(n: usize) -> Result<i32> {
+    i32::try_from(n).map_err(|_| too_many(n))
+}
+
+fn too_many(n: usize) -> Error {
+    Error::arg(
+        "mesh",
+        format!("{n} facet points or slots exceed the device kernels' 32-bit indices"),
+    )
+}
