@@ -11,14 +11,17 @@
 //!   failing rank's error, none waits for it), abort on panic;
 //! * `partition` — METIS's partition of the dual graph and the distribution
 //!   of each rank's layout from rank 0;
-//! * `DistMesh`, `DistVector` (ghost update and accumulate, reproducible
-//!   reductions, femquad's `VectorOps`), `DistOperator` (`F(u)`, `J·v`,
-//!   `diag J`), `solve_linear` (Dirichlet-constrained, Jacobi-preconditioned CG
-//!   or GMRES);
+//! * `DistMesh`, `DistVector` (on the host or the rank's device; ghost
+//!   update and accumulate moving only the halo, reproducible reductions,
+//!   femquad's `VectorOps`), `DistOperator` (`F(u)`, `J·v`, `diag J`, on the
+//!   device vectors directly), `solve_linear` (Dirichlet-constrained,
+//!   Jacobi-preconditioned CG or GMRES);
 //! * `device` — one rank per OpenCL device, picked by the node-local rank.
 //!
 //! Run a program under `mpirun -np N` (see the README's "MPI" section); the
-//! program initialises MPI once (`mpi::initialize()`).
+//! program initialises MPI once (`mpi::initialize()`). Two come with the
+//! crate: `femquad-mpi-check` (the checks `tests/mpirun.rs` runs) and
+//! `femquad-mpi-bench` (weak and strong scaling).
 
 pub mod layout;
 

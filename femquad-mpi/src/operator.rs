@@ -10,25 +10,34 @@
 //! ```
 //!
 //! An application: (1) ghost update of the inputs (every rank sees its
-//! cells' values of `u`, `v`), (2) the local operator on the rank's
-//! vertices — natively or on the rank's OpenCL device, the local vectors
-//! staged through the host (OpenCL buffers cannot go to MPI), (3) agreement
-//! on failure ([`Ranks::agree`](crate::comm::Ranks::agree)), (4) ghost
-//! accumulate (the ghosts' partial sums added to their owners). Owned
-//! entries of the result are then the serial result's, up to the order of
-//! the additions at shared vertices; with deterministic assembly
+//! cells' values of `u`, `v`) in the operator's scratch copies, (2) the
+//! local operator on the rank's local vector — natively on host vectors, or
+//! on the rank's OpenCL device directly on the device vector (nothing but
+//! the halo crosses to the host, see [`DistVector`]'s "Halo messages"),
+//! (3) agreement on failure ([`Ranks::agree`](crate::comm::Ranks::agree)),
+//! (4) ghost accumulate (the ghosts' partial sums added to their owners).
+//! Owned entries of the result are then the serial result's, up to the
+//! order of the additions at shared vertices; with deterministic assembly
 //! ([`femquad::backend::Assembly::Deterministic`]) bitwise the same from run
 //! to run at a fixed number of ranks and partition.
+//!
+//! # No overlap (yet)
+//! The ghost update finishes before the local operator starts: femquad's
+//! [`Operator`] integrates all of a rank's cells in one launch, so there is
+//! no "interior cells first" part to run while the halo is in flight.
+//! Overlapping needs the rank's cells split in two operators (cells with no
+//! ghost vertex; the rest) whose results add up — not done here.
 
 use std::rc::Rc;
 use std::sync::Arc;
 
 use mpi::datatype::Equivalence;
 
-use femquad::backend::{Assembly, Backend};
+use femquad::backend::{Assembly, Backend, Vector};
 use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::Mesh;
+use femquad::opencl::{Device, DeviceIndices, DeviceVector};
 use femquad::operator::Operator;
 use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
@@ -44,12 +53,13 @@ pub struct DistOperator<R: Real> {
     n_comp: usize,
     /// `None` on a rank without cells.
     local: Option<Operator<R>>,
+    /// The device of an OpenCL backend (also on a rank without cells).
+    device: Option<Arc<Device>>,
+    /// Scratch copies of the inputs `u`, `v` with current ghosts.
+    scratch: [DistVector<R>; 2],
 }
 
-impl<R: Real + Equivalence> DistOperator<R>
-where
-    Vec<R>: VectorOps,
-{
+impl<R: Real + Equivalence> DistOperator<R> {
     /// Collective: on every rank, the P1 space of `n_comp` components over
     /// its cells, the form `make_form` makes on it, bound on `backend`.
     ///
@@ -86,10 +96,21 @@ where
             Operator::new(make_form(space)?, backend).map(Some)
         })();
         let local = mesh.ranks().agree(local)?;
+        let device = match backend {
+            Backend::OpenCl { device, .. } => Some(device.clone()),
+            Backend::Native(_) => None,
+        };
+        let scratch = mesh.ranks().agree((|| {
+            let a = new_vector(mesh, n_comp, device.as_ref())?;
+            let b = a.zeros_like()?;
+            Ok([a, b])
+        })())?;
         Ok(DistOperator {
             mesh: mesh.clone(),
             n_comp,
             local,
+            device,
+            scratch,
         })
     }
 
@@ -120,9 +141,23 @@ where
         self.mesh.ranks().agree(result)
     }
 
-    /// A field vector of zeros (`n_comp` entries per vertex).
-    pub fn vector(&self) -> DistVector<R> {
-        DistVector::zeros(&self.mesh, self.n_comp)
+    /// A field vector of zeros (`n_comp` entries per vertex), where this
+    /// operator's vectors live (the device of an OpenCL backend, else the
+    /// host).
+    ///
+    /// # Errors
+    /// Device allocation errors.
+    pub fn vector(&self) -> Result<DistVector<R>> {
+        new_vector(&self.mesh, self.n_comp, self.device.as_ref())
+    }
+
+    /// A vector of `per_node` entries per vertex where this operator's
+    /// vectors live (e.g. `N_comp²` for [`DistOperator::jacobian_diagonal`]).
+    ///
+    /// # Errors
+    /// Device allocation errors.
+    pub fn vector_with(&self, per_node: usize) -> Result<DistVector<R>> {
+        new_vector(&self.mesh, per_node, self.device.as_ref())
     }
 
     /// Collective: `r = F(u)`.
@@ -130,16 +165,17 @@ where
     /// # Errors
     /// On every rank: [`Operator::apply`]'s errors, with indices in the
     /// serial numbering (the dof of `u` holding NaN, the dof of a non-finite
-    /// result), [`Error::RankFailed`] on the ranks that did not fail.
+    /// result), [`Error::RankFailed`] on the ranks that did not fail;
+    /// [`Error::InvalidArgument`] naming a vector on another mesh or in
+    /// another place than the operator.
     pub fn apply(&mut self, u: &DistVector<R>, r: &mut DistVector<R>) -> Result<()> {
         self.check(&[("u", u, self.n_comp), ("r", r, self.n_comp)])?;
-        let u = self.updated(u);
-        let result = self.on_local(|op| {
-            let u = op.vector_from(u.local())?;
-            let mut out = op.vector()?;
-            op.apply(&u, &mut out)?;
-            out.to_host()
-        });
+        self.update_scratch(0, u)?;
+        let [su, _] = &self.scratch;
+        let result = match &mut self.local {
+            Some(op) => op.apply(su.local(), r.local_mut()),
+            None => r.fill(0.0),
+        };
         self.finish(result, r)
     }
 
@@ -155,59 +191,66 @@ where
     ) -> Result<()> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc), ("v", v, nc), ("out", out, nc)])?;
-        let (u, v) = (self.updated(u), self.updated(v));
-        let result = self.on_local(|op| {
-            let u = op.vector_from(u.local())?;
-            let v = op.vector_from(v.local())?;
-            let mut out = op.vector()?;
-            op.jacobian_action(&u, &v, &mut out)?;
-            out.to_host()
-        });
+        self.update_scratch(0, u)?;
+        self.update_scratch(1, v)?;
+        let [su, sv] = &self.scratch;
+        let result = match &mut self.local {
+            Some(op) => op.jacobian_action(su.local(), sv.local(), out.local_mut()),
+            None => out.fill(0.0),
+        };
         self.finish(result, out)
     }
 
     /// Collective: the point-block diagonal of `J(u)` (`N_comp²` entries
-    /// per vertex, as [`Operator::jacobian_diagonal`]) into `out`.
+    /// per vertex, as [`Operator::jacobian_diagonal`]) into `out` (made by
+    /// [`DistOperator::vector_with`]`(N_comp²)`).
     ///
     /// # Errors
     /// As [`DistOperator::jacobian_action`].
     pub fn jacobian_diagonal(&mut self, u: &DistVector<R>, out: &mut DistVector<R>) -> Result<()> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc), ("out", out, nc * nc)])?;
-        let u = self.updated(u);
-        let result = self.on_local(|op| {
-            let u = op.vector_from(u.local())?;
-            let len = op.jacobian_diagonal_len();
-            let mut out = op.integrator().zeros(len)?;
-            op.jacobian_diagonal(&u, &mut out)?;
-            out.to_host()
-        });
+        self.update_scratch(0, u)?;
+        let [su, _] = &self.scratch;
+        let result = match &mut self.local {
+            Some(op) => op.jacobian_diagonal(su.local(), out.local_mut()),
+            None => out.fill(0.0),
+        };
         self.finish(result, out)
     }
 
     /// Collective: the diagonal of `J(u)` (`N_comp` entries per vertex: the
-    /// diagonals of the point blocks).
+    /// diagonals of the point blocks), where the operator's vectors live.
     ///
     /// # Errors
     /// As [`DistOperator::jacobian_diagonal`].
     pub fn diagonal(&mut self, u: &DistVector<R>) -> Result<DistVector<R>> {
         let nc = self.n_comp;
-        let mut blocks = DistVector::zeros(&self.mesh, nc * nc);
+        let mut blocks = self.vector_with(nc * nc)?;
         self.jacobian_diagonal(u, &mut blocks)?;
-        let mut d = self.vector();
-        for (node, block) in d
-            .local_mut()
-            .chunks_exact_mut(nc)
-            .zip(blocks.local().chunks_exact(nc * nc))
-        {
-            for (c, x) in node.iter_mut().enumerate() {
-                *x = block[c * nc + c];
+        let mut d = self.vector()?;
+        // entry l·nc + c of d is entry l·nc² + c·nc + c of the blocks
+        let picked: Vec<u32> = (0..d.n_local())
+            .map(|i| ((i / nc) * nc * nc + (i % nc) * (nc + 1)) as u32)
+            .collect();
+        let result = match (d.local_mut(), blocks.local()) {
+            (Vector::Host(d), Vector::Host(b)) => {
+                for (x, &i) in d.iter_mut().zip(&picked) {
+                    *x = b[i as usize];
+                }
+                Ok(())
             }
-        }
+            (Vector::Device(d), Vector::Device(b)) => pick_on_device(d, b, &picked),
+            _ => Err(Error::internal(
+                "DistOperator::diagonal: the blocks and the diagonal in different places",
+            )),
+        };
+        self.mesh.ranks().agree(result)?;
         Ok(d)
     }
 
-    /// Checks each named vector: this operator's mesh and `per_node`.
+    /// Checks each named vector: this operator's mesh, `per_node` and
+    /// location.
     fn check(&self, vectors: &[(&'static str, &DistVector<R>, usize)]) -> Result<()> {
         for &(name, v, per_node) in vectors {
             if !Rc::ptr_eq(v.mesh(), &self.mesh) {
@@ -226,32 +269,35 @@ where
                     ),
                 ));
             }
+            let here = self.scratch[0].location();
+            if v.location() != here {
+                return Err(Error::arg(
+                    name,
+                    format!(
+                        "is on {} but the operator's vectors on {here}: make it with \
+                         DistOperator::vector, or move it with DistVector::to_device",
+                        v.location()
+                    ),
+                ));
+            }
         }
         Ok(())
     }
 
-    /// A copy of `x` with current ghosts.
-    fn updated(&self, x: &DistVector<R>) -> DistVector<R> {
-        let mut x = x.clone();
-        x.ghost_update();
-        x
+    /// Scratch copy `which` ← `x`, with current ghosts (a device-side copy
+    /// on a device; then the ghost update).
+    fn update_scratch(&mut self, which: usize, x: &DistVector<R>) -> Result<()> {
+        let copied = self.scratch[which].local_mut().copy_from(x.local());
+        self.mesh.ranks().agree(copied)?;
+        self.scratch[which].ghost_update()
     }
 
-    /// `f` on this rank's operator (an empty result on a rank without
-    /// cells), its errors in the serial numbering.
-    fn on_local(&mut self, f: impl FnOnce(&mut Operator<R>) -> Result<Vec<R>>) -> Result<Vec<R>> {
-        match &mut self.local {
-            Some(op) => f(op).map_err(|e| self.to_global(e)),
-            None => Ok(Vec::new()),
-        }
-    }
-
-    /// Agreement on the local results, then the ghosts' sums to the owners.
-    fn finish(&self, result: Result<Vec<R>>, out: &mut DistVector<R>) -> Result<()> {
-        let values = self.mesh.ranks().agree(result)?;
-        out.set_local(values)?;
-        out.ghost_accumulate();
-        Ok(())
+    /// Agreement on the local results (errors in the serial numbering), then
+    /// the ghosts' sums to the owners.
+    fn finish(&self, result: Result<()>, out: &mut DistVector<R>) -> Result<()> {
+        let result = result.map_err(|e| self.to_global(e));
+        self.mesh.ranks().agree(result)?;
+        out.ghost_accumulate()
     }
 
     /// `e` with its local indices (dof, node, cell) replaced by the serial ones.
@@ -287,4 +333,26 @@ where
             other => other,
         }
     }
+}
+
+/// A vector of `per_node` entries per vertex on `device`, or on the host.
+fn new_vector<R: Real + Equivalence>(
+    mesh: &Rc<DistMesh>,
+    per_node: usize,
+    device: Option<&Arc<Device>>,
+) -> Result<DistVector<R>> {
+    match device {
+        Some(device) => DistVector::zeros_on(mesh, per_node, device),
+        None => Ok(DistVector::zeros(mesh, per_node)),
+    }
+}
+
+/// `d[i] ← b[picked[i]]` on the device (femquad's index gather).
+fn pick_on_device<R: Real>(
+    d: &mut DeviceVector<R>,
+    b: &DeviceVector<R>,
+    picked: &[u32],
+) -> Result<()> {
+    let indices = DeviceIndices::from_host(d.device(), picked)?;
+    d.gather(b, &indices)
 }

@@ -4,6 +4,7 @@
 
 use mpi::datatype::Equivalence;
 
+use femquad::backend::IndexSet;
 use femquad::linalg::{Jacobi, LinearOperator};
 use femquad::solve::{GmresOptions, KrylovStats, cg, gmres};
 use femquad::vector::VectorOps;
@@ -55,11 +56,8 @@ pub fn solve_linear<R: Real + Equivalence>(
     u: &mut DistVector<R>,
     fixed: &[bool],
     solver: &Krylov,
-) -> Result<KrylovStats>
-where
-    Vec<R>: VectorOps,
-{
-    let n_local = u.local().len();
+) -> Result<KrylovStats> {
+    let n_local = u.n_local();
     let bad_mask = (fixed.len() != n_local).then(|| {
         Error::arg(
             "fixed",
@@ -70,35 +68,20 @@ where
         )
     });
     op.mesh().ranks().agree(bad_mask.map_or(Ok(()), Err))?;
-    let mut b = op.vector();
+    let fixed_entries: Vec<u32> = (0..n_local as u32).filter(|&i| fixed[i as usize]).collect();
+    let fixed = op.mesh().ranks().agree(u.index_set(&fixed_entries))?;
+    let mut b = op.vector()?;
     op.apply(u, &mut b)?;
-    mask(&mut b, fixed, |_| R::ZERO);
+    op.mesh().ranks().agree(b.local_mut().set_at(&fixed, 0.0))?;
     b.scale(-1.0)?;
-    let mut inverse_diagonal = op.diagonal(u)?;
-    let zero_at = inverse_diagonal
-        .owned()
-        .iter()
-        .zip(fixed)
-        .position(|(&d, &f)| !f && d == R::ZERO);
-    let zero = match zero_at {
-        Some(l) => {
-            let nc = op.n_comp();
-            let g = op.mesh().layout().global_vertices[l / nc] as usize * nc + l % nc;
-            Err(Error::arg(
-                "op",
-                format!(
-                    "the Jacobian's diagonal is 0 at the free dof {g}: Jacobi cannot \
-                     precondition it (fix that dof, or check the form)"
-                ),
-            ))
-        }
-        None => Ok(()),
+    let inverse_diagonal = inverse_diagonal(op, u, &fixed_entries)?;
+    let free = op.vector()?;
+    let mut constrained = Constrained {
+        op,
+        u,
+        fixed: &fixed,
+        free,
     };
-    op.mesh().ranks().agree(zero)?;
-    for (d, &f) in inverse_diagonal.local_mut().iter_mut().zip(fixed) {
-        *d = if f { R::ONE } else { R::ONE / *d };
-    }
-    let mut constrained = Constrained { op, u, fixed };
     let mut jacobi = Jacobi::new(inverse_diagonal);
     let mut delta = b.zeros_like()?;
     let stats = match solver {
@@ -116,35 +99,72 @@ where
     Ok(stats)
 }
 
-/// `x_i ← value(x_i)` at the marked local entries.
-fn mask<R: Real + Equivalence>(x: &mut DistVector<R>, marked: &[bool], value: impl Fn(R) -> R) {
-    for (y, &m) in x.local_mut().iter_mut().zip(marked) {
-        if m {
-            *y = value(*y);
-        }
+/// The inverse of `A`'s diagonal: 1 at the fixed local entries, `1/J_ii`
+/// at the free ones — computed on the host (once per solve: one download
+/// and one upload of the local entries on a device).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `op` for a zero diagonal entry at a
+/// free dof; device errors; on every rank.
+fn inverse_diagonal<R: Real + Equivalence>(
+    op: &mut DistOperator<R>,
+    u: &DistVector<R>,
+    fixed_entries: &[u32],
+) -> Result<DistVector<R>> {
+    let mut inverse = op.diagonal(u)?;
+    let diagonal = op.mesh().ranks().agree(inverse.local_to_host())?;
+    let mut fixed = vec![false; diagonal.len()];
+    for &i in fixed_entries {
+        fixed[i as usize] = true;
     }
+    let n_owned = inverse.n_owned();
+    let zero_at = diagonal[..n_owned]
+        .iter()
+        .zip(&fixed)
+        .position(|(&d, &f)| !f && d == R::ZERO);
+    let zero = match zero_at {
+        Some(l) => {
+            let nc = op.n_comp();
+            let g = op.mesh().layout().global_vertices[l / nc] as usize * nc + l % nc;
+            Err(Error::arg(
+                "op",
+                format!(
+                    "the Jacobian's diagonal is 0 at the free dof {g}: Jacobi cannot \
+                     precondition it (fix that dof, or check the form)"
+                ),
+            ))
+        }
+        None => Ok(()),
+    };
+    op.mesh().ranks().agree(zero)?;
+    let values: Vec<R> = diagonal
+        .iter()
+        .zip(&fixed)
+        .map(|(&d, &f)| if f { R::ONE } else { R::ONE / d })
+        .collect();
+    op.mesh()
+        .ranks()
+        .agree(inverse.set_local_from_host(&values))?;
+    Ok(inverse)
 }
 
 /// The constrained Jacobian `A` of [`solve_linear`].
 struct Constrained<'a, R: Real> {
     op: &'a mut DistOperator<R>,
     u: &'a DistVector<R>,
-    fixed: &'a [bool],
+    /// The fixed local entries, where the vectors live.
+    fixed: &'a IndexSet,
+    /// Scratch: `v` with `v_D = 0`.
+    free: DistVector<R>,
 }
 
-impl<R: Real + Equivalence> LinearOperator<DistVector<R>> for Constrained<'_, R>
-where
-    Vec<R>: VectorOps,
-{
+impl<R: Real + Equivalence> LinearOperator<DistVector<R>> for Constrained<'_, R> {
     fn apply(&mut self, v: &DistVector<R>, y: &mut DistVector<R>) -> Result<()> {
-        let mut free = v.clone();
-        mask(&mut free, self.fixed, |_| R::ZERO);
-        self.op.jacobian_action(self.u, &free, y)?;
-        for ((y, &v), &f) in y.local_mut().iter_mut().zip(v.local()).zip(self.fixed) {
-            if f {
-                *y = v;
-            }
-        }
-        Ok(())
+        self.free.copy_from(v)?;
+        let masked = self.free.local_mut().set_at(self.fixed, 0.0);
+        self.op.mesh().ranks().agree(masked)?;
+        self.op.jacobian_action(self.u, &self.free, y)?;
+        let kept = y.local_mut().copy_at(self.fixed, v.local());
+        self.op.mesh().ranks().agree(kept)
     }
 }

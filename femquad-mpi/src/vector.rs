@@ -1,6 +1,7 @@
 //! [`DistVector`]: a vector over the vertices of a [`DistMesh`], each rank
-//! holding its owned and ghost entries on the host; femquad's solvers run on
-//! it through [`VectorOps`].
+//! holding its owned and ghost entries in one femquad [`Vector`] — on the
+//! host, or on the rank's OpenCL device; femquad's solvers run on it through
+//! [`VectorOps`].
 //!
 //! # Owned and ghost entries
 //! `per_node` entries per local vertex, in the layout's local numbering
@@ -13,29 +14,47 @@
 //! entries only.
 //!
 //! # Reproducible reductions
-//! Each rank sums the products of its owned entries in local order in `f64`;
+//! Each rank sums the products of its owned entries in a fixed order — on
+//! the host in local order in `f64`, on a device by femquad's fixed-order
+//! device reduction over the owned prefix
+//! ([`DeviceVector::dots_prefix`](femquad::opencl::DeviceVector::dots_prefix));
 //! the partial sums of all ranks are all-gathered and summed in rank order
 //! on every rank. So every rank gets the same bits, and a reduction is
-//! bitwise reproducible from run to run at a fixed number of ranks and
-//! partition (not across numbers of ranks: the order of additions changes).
+//! bitwise reproducible from run to run at a fixed number of ranks,
+//! partition and location (not across numbers of ranks: the order of
+//! additions changes).
 //!
 //! # Halo messages
 //! Tagged by direction ([`TAG_UPDATE`] owner → ghosts, [`TAG_ACCUMULATE`]
 //! ghosts → owner), one message per neighbour and direction, sent
 //! non-blocking while the receives are posted; the owner adds received
-//! contributions in increasing neighbour rank, after its own (a fixed order).
+//! contributions in increasing neighbour rank, after its own (a fixed order,
+//! the same bits on the host and on a device).
+//!
+//! On a device only the halo crosses to the host (OpenCL buffers cannot go
+//! to MPI): a ghost update gathers each neighbour's send entries into a
+//! small device vector (femquad's index gather), reads that, exchanges it,
+//! uploads the received values and scatters them into the ghost entries; a
+//! ghost accumulate reads the ghost entries the same way and adds each
+//! neighbour's contributions to the owned entries on the device (gather,
+//! add, scatter). Bytes read from and written to the device per update or
+//! accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()` in
+//! total, nothing else.
 
+use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use mpi::datatype::Equivalence;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::Communicator;
 
+use femquad::backend::{IndexSet, Location, Vector};
+use femquad::opencl::{Device, DeviceIndices, DeviceVector};
 use femquad::vector::{CgFusion, VectorOps};
 use femquad::{Error, Precision, Real, Result};
 
 use crate::dist_mesh::DistMesh;
-use crate::layout::Neighbour;
 
 /// Tag of ghost updates (owner → ghosts).
 pub const TAG_UPDATE: i32 = 1;
@@ -43,28 +62,130 @@ pub const TAG_UPDATE: i32 = 1;
 pub const TAG_ACCUMULATE: i32 = 2;
 
 /// A vector over a [`DistMesh`]: `per_node` entries per vertex, owned and
-/// ghost entries on each rank (see the [module documentation](self)).
-#[derive(Clone)]
+/// ghost entries on each rank, on the host or a device (see the [module
+/// documentation](self)).
 pub struct DistVector<R: Real> {
     mesh: Rc<DistMesh>,
     per_node: usize,
-    values: Vec<R>,
+    values: Vector<R>,
+    /// The halo's indices and staging buffers, shared by the vectors of the
+    /// same mesh, `per_node` and location (made by `zeros_like`).
+    halo: Rc<Halo<R>>,
+}
+
+/// The entries this rank exchanges with one neighbour, as local entry
+/// indices (`l·per_node + c`), and their staging buffers.
+struct Link<R: Real> {
+    rank: usize,
+    /// Owned entries the neighbour holds as ghosts.
+    shared: Vec<u32>,
+    /// Ghost entries the neighbour owns.
+    ghosts: Vec<u32>,
+    /// On a device: the same indices there, and device staging vectors.
+    device: Option<DeviceLink<R>>,
+}
+
+/// A [`Link`]'s indices and staging vectors on the device.
+struct DeviceLink<R: Real> {
+    shared: DeviceIndices,
+    ghosts: DeviceIndices,
+    /// `shared.len()` entries: the packed owned entries, or received sums.
+    shared_buf: DeviceVector<R>,
+    /// `shared.len()` entries: the owned entries to add the sums to.
+    shared_own: DeviceVector<R>,
+    /// `ghosts.len()` entries: received owner values, or packed ghosts.
+    ghost_buf: DeviceVector<R>,
+}
+
+/// The halo of one mesh, `per_node` and location: a link per neighbour
+/// (increasing rank) and the host staging of the messages.
+struct Halo<R: Real> {
+    links: RefCell<Vec<Link<R>>>,
+    /// Per link: host staging of `shared.len()` entries.
+    shared_host: RefCell<Vec<Vec<R>>>,
+    /// Per link: host staging of `ghosts.len()` entries.
+    ghost_host: RefCell<Vec<Vec<R>>>,
+}
+
+impl<R: Real> Halo<R> {
+    /// The halo of host vectors.
+    fn host(mesh: &DistMesh, per_node: usize) -> Self {
+        let k = per_node as u32;
+        let entries = |vertices: &[u32]| -> Vec<u32> {
+            vertices
+                .iter()
+                .flat_map(|&l| (0..k).map(move |c| l * k + c))
+                .collect()
+        };
+        let links: Vec<Link<R>> = mesh
+            .layout()
+            .neighbours
+            .iter()
+            .map(|n| Link {
+                rank: n.rank,
+                shared: entries(&n.shared_owned),
+                ghosts: entries(&n.ghosts),
+                device: None,
+            })
+            .collect();
+        let staging = |len: fn(&Link<R>) -> usize| -> RefCell<Vec<Vec<R>>> {
+            RefCell::new(links.iter().map(|l| vec![R::ZERO; len(l)]).collect())
+        };
+        Halo {
+            shared_host: staging(|l| l.shared.len()),
+            ghost_host: staging(|l| l.ghosts.len()),
+            links: RefCell::new(links),
+        }
+    }
+
+    /// The halo of vectors on `device`: the host's, with the indices and
+    /// staging vectors uploaded.
+    fn on(mesh: &DistMesh, per_node: usize, device: &Arc<Device>) -> Result<Self> {
+        let halo = Halo::host(mesh, per_node);
+        for link in halo.links.borrow_mut().iter_mut() {
+            link.device = Some(DeviceLink {
+                shared: DeviceIndices::from_host(device, &link.shared)?,
+                ghosts: DeviceIndices::from_host(device, &link.ghosts)?,
+                shared_buf: DeviceVector::zeros(device, link.shared.len())?,
+                shared_own: DeviceVector::zeros(device, link.shared.len())?,
+                ghost_buf: DeviceVector::zeros(device, link.ghosts.len())?,
+            });
+        }
+        Ok(halo)
+    }
 }
 
 impl<R: Real + Equivalence> DistVector<R> {
-    /// Zeros, `per_node` entries per vertex (`N_comp` for a field).
+    /// Zeros on the host, `per_node` entries per vertex (`N_comp` for a
+    /// field).
     pub fn zeros(mesh: &Rc<DistMesh>, per_node: usize) -> Self {
         DistVector {
             mesh: mesh.clone(),
             per_node,
-            values: vec![R::ZERO; mesh.layout().n_local() * per_node],
+            values: Vector::host_zeros(mesh.layout().n_local() * per_node),
+            halo: Rc::new(Halo::host(mesh, per_node)),
         }
+    }
+
+    /// Zeros on `device` (owned, then ghost entries in one device vector),
+    /// with the halo's index sets and staging vectors uploaded once.
+    ///
+    /// # Errors
+    /// Device allocation and kernel build errors (e.g. [`Error::NoFp64`]).
+    pub fn zeros_on(mesh: &Rc<DistMesh>, per_node: usize, device: &Arc<Device>) -> Result<Self> {
+        Ok(DistVector {
+            mesh: mesh.clone(),
+            per_node,
+            values: Vector::device_zeros(device, mesh.layout().n_local() * per_node)?,
+            halo: Rc::new(Halo::on(mesh, per_node, device)?),
+        })
     }
 
     /// This rank's entries taken from a global vector `global`
     /// (`n_global_vertices·per_node` entries in the serial numbering), ghosts
-    /// included; every rank passes the same vector (e.g. values interpolated
-    /// on the global mesh and broadcast).
+    /// included, on the host; every rank passes the same vector (e.g. values
+    /// interpolated on the global mesh and broadcast).
+    /// [`DistVector::to_device`] moves it to a device.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `global` for a wrong length.
@@ -79,7 +200,7 @@ impl<R: Real + Equivalence> DistVector<R> {
                 ),
             ));
         }
-        let values = mesh
+        let values: Vec<R> = mesh
             .layout()
             .global_vertices
             .iter()
@@ -88,27 +209,48 @@ impl<R: Real + Equivalence> DistVector<R> {
                 global[at..at + per_node].iter().copied()
             })
             .collect();
-        Ok(DistVector {
-            mesh: mesh.clone(),
-            per_node,
-            values,
-        })
+        let mut x = DistVector::zeros(mesh, per_node);
+        x.values = Vector::Host(values);
+        Ok(x)
+    }
+
+    /// A copy on `device` (one upload of the local entries).
+    ///
+    /// # Errors
+    /// Those of [`DistVector::zeros_on`].
+    pub fn to_device(&self, device: &Arc<Device>) -> Result<Self> {
+        let mut x = DistVector::zeros_on(&self.mesh, self.per_node, device)?;
+        x.values = self.values.to_device(device)?;
+        Ok(x)
+    }
+
+    /// A copy in the same place (a device-side copy on a device).
+    ///
+    /// # Errors
+    /// Device allocation errors.
+    pub fn try_clone(&self) -> Result<Self> {
+        let mut x = self.zeros_like()?;
+        x.values.copy_from(&self.values)?;
+        Ok(x)
     }
 
     /// Collective: the owned entries of all ranks in the serial numbering,
     /// on rank 0 (`None` elsewhere) — to compare with a serial result or
-    /// write output.
-    pub fn gather_to_root(&self) -> Option<Vec<R>> {
+    /// write output (a download of the owned entries on a device).
+    ///
+    /// # Errors
+    /// A rank's device read error, on every rank.
+    pub fn gather_to_root(&self) -> Result<Option<Vec<R>>> {
         const TAG_GATHER: i32 = 3;
+        let owned = self.mesh.ranks().agree(self.owned_to_host())?;
         let layout = self.mesh.layout();
         let comm = self.mesh.ranks().comm();
         let k = self.per_node;
-        let owned = &self.values[..layout.n_owned * k];
         if layout.rank != 0 {
             let root = comm.process_at_rank(0);
             root.send_with_tag(&layout.global_vertices[..layout.n_owned], TAG_GATHER);
-            root.send_with_tag(owned, TAG_GATHER);
-            return None;
+            root.send_with_tag(&owned[..], TAG_GATHER);
+            return Ok(None);
         }
         let mut global = vec![R::ZERO; layout.n_global_vertices * k];
         let mut place = |vertices: &[u32], values: &[R]| {
@@ -116,14 +258,14 @@ impl<R: Real + Equivalence> DistVector<R> {
                 global[v as usize * k..(v as usize + 1) * k].copy_from_slice(chunk);
             }
         };
-        place(&layout.global_vertices[..layout.n_owned], owned);
+        place(&layout.global_vertices[..layout.n_owned], &owned);
         for q in 1..layout.n_ranks {
             let from = comm.process_at_rank(q as i32);
             let (vertices, _) = from.receive_vec_with_tag::<u32>(TAG_GATHER);
             let (values, _) = from.receive_vec_with_tag::<R>(TAG_GATHER);
             place(&vertices, &values);
         }
-        Some(global)
+        Ok(Some(global))
     }
 
     /// The distributed mesh.
@@ -136,109 +278,195 @@ impl<R: Real + Equivalence> DistVector<R> {
         self.per_node
     }
 
-    /// This rank's entries: owned, then ghosts.
-    pub fn local(&self) -> &[R] {
+    /// Where this rank's entries live.
+    pub fn location(&self) -> Location {
+        self.values.location()
+    }
+
+    /// The number of this rank's entries (owned and ghosts).
+    pub fn n_local(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The number of this rank's owned entries (the first ones).
+    pub fn n_owned(&self) -> usize {
+        self.mesh.layout().n_owned * self.per_node
+    }
+
+    /// This rank's entries (owned, then ghosts) as a femquad vector, e.g.
+    /// for femquad's operators on the rank's cells.
+    pub fn local(&self) -> &Vector<R> {
         &self.values
     }
 
     /// This rank's entries, mutable.
-    pub fn local_mut(&mut self) -> &mut [R] {
+    pub fn local_mut(&mut self) -> &mut Vector<R> {
         &mut self.values
     }
 
-    /// This rank's owned entries.
-    pub fn owned(&self) -> &[R] {
-        &self.values[..self.mesh.layout().n_owned * self.per_node]
-    }
-
-    /// Replaces this rank's entries (owned, then ghosts).
+    /// A host copy of this rank's entries, owned then ghosts (a download on
+    /// a device).
     ///
     /// # Errors
-    /// [`Error::Internal`] for a wrong length (a bug of the caller in this
-    /// crate).
-    pub(crate) fn set_local(&mut self, values: Vec<R>) -> Result<()> {
-        if values.len() != self.values.len() {
-            return Err(Error::Internal {
-                what: format!(
-                    "a local result has {} entries, the rank holds {}",
-                    values.len(),
-                    self.values.len()
-                ),
-            });
+    /// Device read errors.
+    pub fn local_to_host(&self) -> Result<Vec<R>> {
+        self.values.to_host()
+    }
+
+    /// A host copy of this rank's owned entries (a download on a device).
+    ///
+    /// # Errors
+    /// Device read errors.
+    pub fn owned_to_host(&self) -> Result<Vec<R>> {
+        let n = self.n_owned();
+        match &self.values {
+            Vector::Host(v) => Ok(v[..n].to_vec()),
+            Vector::Device(d) => {
+                let mut all = d.to_host()?;
+                all.truncate(n);
+                Ok(all)
+            }
         }
-        self.values = values;
+    }
+
+    /// Overwrites this rank's entries (owned, then ghosts) with `values`
+    /// (an upload on a device).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `values` for another length than
+    /// the rank's entries; device errors.
+    pub fn set_local_from_host(&mut self, values: &[R]) -> Result<()> {
+        if values.len() != self.values.len() {
+            return Err(Error::arg(
+                "values",
+                format!(
+                    "expected this rank's {} entries (owned and ghosts), got {}",
+                    self.values.len(),
+                    values.len()
+                ),
+            ));
+        }
+        match &mut self.values {
+            Vector::Host(v) => v.copy_from_slice(values),
+            Vector::Device(d) => d.upload(values)?,
+        }
         Ok(())
     }
 
+    /// An index set of local entries placed where this vector lives (e.g.
+    /// its Dirichlet entries).
+    ///
+    /// # Errors
+    /// Device allocation errors.
+    pub fn index_set(&self, local_entries: &[u32]) -> Result<IndexSet> {
+        IndexSet::located_like(&self.values, local_entries)
+    }
+
     /// Collective: every ghost entry gets its owner's value.
-    pub fn ghost_update(&mut self) {
-        let received = self.exchange(TAG_UPDATE, |n| &n.shared_owned, |n| &n.ghosts);
-        let k = self.per_node;
-        for (n, buf) in self.mesh.clone().layout().neighbours.iter().zip(received) {
-            for (&l, chunk) in n.ghosts.iter().zip(buf.chunks_exact(k)) {
-                self.values[l as usize * k..(l as usize + 1) * k].copy_from_slice(chunk);
+    ///
+    /// # Errors
+    /// A rank's device error, on every rank (before any message is sent).
+    pub fn ghost_update(&mut self) -> Result<()> {
+        let mut links = self.halo.links.borrow_mut();
+        let mut shared_host = self.halo.shared_host.borrow_mut();
+        let mut ghost_host = self.halo.ghost_host.borrow_mut();
+        let packed = pack(
+            &self.values,
+            &mut links,
+            &mut shared_host,
+            |l| &l.shared,
+            |d| (&d.shared, &mut d.shared_buf),
+        );
+        self.mesh.ranks().agree(packed)?;
+        self.exchange(TAG_UPDATE, &links, &shared_host, &mut ghost_host);
+        let unpacked = match &mut self.values {
+            Vector::Host(v) => {
+                for (link, buf) in links.iter().zip(ghost_host.iter()) {
+                    for (&i, &x) in link.ghosts.iter().zip(buf) {
+                        v[i as usize] = x;
+                    }
+                }
+                Ok(())
             }
-        }
+            Vector::Device(v) => (|| {
+                for (link, buf) in links.iter_mut().zip(ghost_host.iter()) {
+                    let d = device_link(link)?;
+                    if !buf.is_empty() {
+                        d.ghost_buf.upload(buf)?;
+                        v.scatter(&d.ghosts, &d.ghost_buf)?;
+                    }
+                }
+                Ok(())
+            })(),
+        };
+        self.mesh.ranks().agree(unpacked)
     }
 
     /// Collective: every ghost entry is added to its owner's entry (own
     /// value first, then the neighbours' in increasing rank); ghost entries
     /// are left as they were (not current: call
     /// [`DistVector::ghost_update`] to make them so).
-    pub fn ghost_accumulate(&mut self) {
-        let received = self.exchange(TAG_ACCUMULATE, |n| &n.ghosts, |n| &n.shared_owned);
-        let k = self.per_node;
-        for (n, buf) in self.mesh.clone().layout().neighbours.iter().zip(received) {
-            for (&l, chunk) in n.shared_owned.iter().zip(buf.chunks_exact(k)) {
-                for (y, &x) in self.values[l as usize * k..].iter_mut().zip(chunk) {
-                    *y += x;
+    ///
+    /// # Errors
+    /// A rank's device error, on every rank (before any message is sent).
+    pub fn ghost_accumulate(&mut self) -> Result<()> {
+        let mut links = self.halo.links.borrow_mut();
+        let mut shared_host = self.halo.shared_host.borrow_mut();
+        let mut ghost_host = self.halo.ghost_host.borrow_mut();
+        let packed = pack(
+            &self.values,
+            &mut links,
+            &mut ghost_host,
+            |l| &l.ghosts,
+            |d| (&d.ghosts, &mut d.ghost_buf),
+        );
+        self.mesh.ranks().agree(packed)?;
+        self.exchange(TAG_ACCUMULATE, &links, &ghost_host, &mut shared_host);
+        let added = match &mut self.values {
+            Vector::Host(v) => {
+                for (link, buf) in links.iter().zip(shared_host.iter()) {
+                    for (&i, &x) in link.shared.iter().zip(buf) {
+                        v[i as usize] += x;
+                    }
                 }
+                Ok(())
             }
-        }
+            Vector::Device(v) => (|| {
+                // one neighbour after the other (increasing rank), each
+                // gather → add → scatter finished before the next gathers:
+                // the host's order of additions
+                for (link, buf) in links.iter_mut().zip(shared_host.iter()) {
+                    let d = device_link(link)?;
+                    if !buf.is_empty() {
+                        d.shared_buf.upload(buf)?;
+                        d.shared_own.gather(v, &d.shared)?;
+                        d.shared_own.axpy(1.0, &d.shared_buf)?;
+                        v.scatter(&d.shared, &d.shared_own)?;
+                    }
+                }
+                Ok(())
+            })(),
+        };
+        self.mesh.ranks().agree(added)
     }
 
-    /// Sends, to each neighbour, the entries of the local vertices `send`
-    /// lists, and returns what each neighbour sent for the vertices `recv`
-    /// lists (in neighbour order).
-    fn exchange(
-        &self,
-        tag: i32,
-        send: impl Fn(&Neighbour) -> &Vec<u32>,
-        recv: impl Fn(&Neighbour) -> &Vec<u32>,
-    ) -> Vec<Vec<R>> {
+    /// Sends, to each neighbour, its staged entries `send`, and receives
+    /// into `recv` what each neighbour sent (in neighbour order).
+    fn exchange(&self, tag: i32, links: &[Link<R>], send: &[Vec<R>], recv: &mut [Vec<R>]) {
         let comm = self.mesh.ranks().comm();
-        let k = self.per_node;
-        let neighbours = &self.mesh.layout().neighbours;
-        let buffers: Vec<Vec<R>> = neighbours
-            .iter()
-            .map(|n| {
-                send(n)
-                    .iter()
-                    .flat_map(|&l| {
-                        self.values[l as usize * k..(l as usize + 1) * k]
-                            .iter()
-                            .copied()
-                    })
-                    .collect()
-            })
-            .collect();
-        let mut received: Vec<Vec<R>> = neighbours
-            .iter()
-            .map(|n| vec![R::ZERO; recv(n).len() * k])
-            .collect();
         mpi::request::scope(|scope| {
-            let requests: Vec<_> = neighbours
+            let requests: Vec<_> = links
                 .iter()
-                .zip(&buffers)
+                .zip(send)
                 .filter(|(_, b)| !b.is_empty())
-                .map(|(n, b)| {
-                    comm.process_at_rank(n.rank as i32)
+                .map(|(l, b)| {
+                    comm.process_at_rank(l.rank as i32)
                         .immediate_send_with_tag(scope, &b[..], tag)
                 })
                 .collect();
-            for (n, r) in neighbours.iter().zip(&mut received) {
+            for (l, r) in links.iter().zip(recv.iter_mut()) {
                 if !r.is_empty() {
-                    comm.process_at_rank(n.rank as i32)
+                    comm.process_at_rank(l.rank as i32)
                         .receive_into_with_tag(&mut r[..], tag);
                 }
             }
@@ -246,7 +474,6 @@ impl<R: Real + Equivalence> DistVector<R> {
                 request.wait();
             }
         });
-        received
     }
 
     /// The reproducible sum over ranks of each rank's `partial`s (see the
@@ -263,18 +490,90 @@ impl<R: Real + Equivalence> DistVector<R> {
             .collect()
     }
 
-    fn local_dot(&self, y: &Self) -> f64 {
-        self.owned()
-            .iter()
-            .zip(y.owned())
-            .fold(0.0, |s, (&a, &b)| s + a.to_f64() * b.to_f64())
+    /// This rank's partial sums `Σ_{owned i} x_i v_i` for each `v` in `vs`.
+    fn local_dots(&self, vs: &[&Self]) -> Result<Vec<f64>> {
+        let n = self.n_owned();
+        match &self.values {
+            Vector::Host(x) => vs
+                .iter()
+                .map(|v| match &v.values {
+                    Vector::Host(y) => Ok(x[..n]
+                        .iter()
+                        .zip(&y[..n])
+                        .fold(0.0, |s, (&a, &b)| s + a.to_f64() * b.to_f64())),
+                    other => Err(misplaced(other.location(), self.location())),
+                })
+                .collect(),
+            Vector::Device(x) => {
+                let ys = vs
+                    .iter()
+                    .map(|v| {
+                        v.values
+                            .as_device()
+                            .ok_or_else(|| misplaced(v.location(), self.location()))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                x.dots_prefix(&ys, n)
+            }
+        }
     }
 }
 
-impl<R: Real + Equivalence> VectorOps for DistVector<R>
-where
-    Vec<R>: VectorOps,
-{
+/// The error for an operand in another place than the receiver.
+fn misplaced(operand: Location, receiver: Location) -> Error {
+    Error::arg(
+        "vs",
+        format!("is on {operand} but the vector it is combined with on {receiver}"),
+    )
+}
+
+/// A link's device part (present for the links of a device vector's halo).
+fn device_link<R: Real>(link: &mut Link<R>) -> Result<&mut DeviceLink<R>> {
+    link.device
+        .as_mut()
+        .ok_or_else(|| Error::internal("a device vector's halo has no device staging"))
+}
+
+/// Stages, per link, the entries `entries` selects into `host`: copied on
+/// the host, or gathered on the device into the link's staging vector and
+/// read (only those entries cross to the host).
+fn pack<R: Real>(
+    values: &Vector<R>,
+    links: &mut [Link<R>],
+    host: &mut [Vec<R>],
+    entries: impl Fn(&Link<R>) -> &Vec<u32>,
+    staging: impl Fn(&mut DeviceLink<R>) -> (&DeviceIndices, &mut DeviceVector<R>),
+) -> Result<()> {
+    for (link, buf) in links.iter_mut().zip(host.iter_mut()) {
+        if buf.is_empty() {
+            continue;
+        }
+        match values {
+            Vector::Host(v) => {
+                for (b, &i) in buf.iter_mut().zip(entries(link)) {
+                    *b = v[i as usize];
+                }
+            }
+            Vector::Device(v) => {
+                let (indices, stage) = staging(device_link(link)?);
+                stage.gather(v, indices)?;
+                stage.read_into(buf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `max |x|` with NaN winning.
+fn max_abs(m: f64, a: f64) -> f64 {
+    if m.is_nan() || a.is_nan() {
+        f64::NAN
+    } else {
+        m.max(a.abs())
+    }
+}
+
+impl<R: Real + Equivalence> VectorOps for DistVector<R> {
     /// The number of **global** entries (`n_global_vertices·per_node`).
     fn len(&self) -> usize {
         self.mesh.layout().n_global_vertices * self.per_node
@@ -285,7 +584,12 @@ where
     }
 
     fn zeros_like(&self) -> Result<Self> {
-        Ok(DistVector::zeros(&self.mesh, self.per_node))
+        Ok(DistVector {
+            mesh: self.mesh.clone(),
+            per_node: self.per_node,
+            values: self.values.zeros_like()?,
+            halo: self.halo.clone(),
+        })
     }
 
     fn check_compatible(&self, own: &str, name: &'static str, other: &Self) -> Result<()> {
@@ -304,7 +608,7 @@ where
                 ),
             ));
         }
-        Ok(())
+        self.values.check_compatible(own, name, &other.values)
     }
 
     fn copy_from(&mut self, x: &Self) -> Result<()> {
@@ -313,7 +617,7 @@ where
     }
 
     fn fill(&mut self, value: f64) -> Result<()> {
-        VectorOps::fill(&mut self.values, value)
+        self.values.fill(value)
     }
 
     fn scale(&mut self, alpha: f64) -> Result<()> {
@@ -337,8 +641,7 @@ where
     }
 
     fn dot(&self, y: &Self) -> Result<f64> {
-        self.check_compatible("x", "y", y)?;
-        Ok(self.sum_over_ranks(&[self.local_dot(y)])[0])
+        Ok(self.dots(&[y])?[0])
     }
 
     fn norm2(&self) -> Result<f64> {
@@ -346,29 +649,21 @@ where
     }
 
     fn norm_inf(&self) -> Result<f64> {
-        let local = self.owned().iter().fold(0.0f64, |m, &x| {
-            let a = x.to_f64().abs();
-            if m.is_nan() || a.is_nan() {
-                f64::NAN
-            } else {
-                m.max(a)
-            }
-        });
+        let n = self.n_owned();
+        let local = match &self.values {
+            Vector::Host(v) => Ok(v[..n].iter().fold(0.0f64, |m, &x| max_abs(m, x.to_f64()))),
+            Vector::Device(d) => d.norm_inf_prefix(n),
+        };
+        let local = self.mesh.ranks().agree(local)?;
         let all = self.mesh.ranks().all_gather_f64(local);
-        Ok(all.into_iter().fold(0.0f64, |m, a| {
-            if m.is_nan() || a.is_nan() {
-                f64::NAN
-            } else {
-                m.max(a)
-            }
-        }))
+        Ok(all.into_iter().fold(0.0f64, max_abs))
     }
 
     fn dots(&self, vs: &[&Self]) -> Result<Vec<f64>> {
         for v in vs {
             self.check_compatible("x", "vs", v)?;
         }
-        let partials: Vec<f64> = vs.iter().map(|v| self.local_dot(v)).collect();
+        let partials = self.mesh.ranks().agree(self.local_dots(vs))?;
         Ok(self.sum_over_ranks(&partials))
     }
 
@@ -412,7 +707,7 @@ where
         for x in xs {
             self.check_compatible("y", "xs", x)?;
         }
-        let locals: Vec<&Vec<R>> = xs.iter().map(|x| &x.values).collect();
+        let locals: Vec<&Vector<R>> = xs.iter().map(|x| &x.values).collect();
         self.values.maxpy(alphas, &locals)
     }
 
@@ -421,14 +716,20 @@ where
     fn first_non_finite(&self) -> Result<Option<usize>> {
         let layout = self.mesh.layout();
         let k = self.per_node;
-        let local = self
-            .owned()
-            .iter()
-            .enumerate()
-            .filter(|(_, x)| !x.is_finite())
-            .map(|(i, _)| layout.global_vertices[i / k] as u64 * k as u64 + (i % k) as u64)
-            .min()
-            .unwrap_or(u64::MAX);
+        let n = self.n_owned();
+        let to_global = |i: usize| layout.global_vertices[i / k] as u64 * k as u64 + (i % k) as u64;
+        let local = match &self.values {
+            Vector::Host(v) => Ok(v[..n]
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| !x.is_finite())
+                .map(|(i, _)| to_global(i))
+                .min()),
+            // owned vertices are in increasing global index: the first
+            // local non-finite entry is this rank's first global one
+            Vector::Device(d) => d.first_non_finite_prefix(n).map(|i| i.map(to_global)),
+        };
+        let local = self.mesh.ranks().agree(local)?.unwrap_or(u64::MAX);
         let first = self.mesh.ranks().all_gather_u64(local).into_iter().min();
         Ok(first.filter(|&g| g != u64::MAX).map(|g| g as usize))
     }
@@ -442,11 +743,11 @@ where
                 format!("{index} is out of range ({} global entries)", self.len()),
             ));
         }
-        let mine = self
-            .mesh
-            .layout()
-            .owned_local((index / k) as u32)
-            .map(|l| self.values[l * k + index % k].to_f64());
+        let mine = match self.mesh.layout().owned_local((index / k) as u32) {
+            Some(l) => self.values.value_at(l * k + index % k).map(Some),
+            None => Ok(None),
+        };
+        let mine = self.mesh.ranks().agree(mine)?;
         let ranks = self.mesh.ranks();
         let has = ranks.all_gather_u64(u64::from(mine.is_some()));
         let values = ranks.all_gather_f64(mine.unwrap_or(0.0));

@@ -4,7 +4,8 @@
 //! reproducible, edge-case partitions work, and a rank's failure ends every
 //! rank with its error instead of a hang. The checks themselves are in the
 //! program (`src/bin/femquad-mpi-check.rs`); these tests read its exit code
-//! and output.
+//! and output. The last test runs the benchmark (`femquad-mpi-bench`) on a
+//! tiny mesh and checks its table.
 #![cfg(feature = "mpi")]
 
 use std::io::Read;
@@ -21,9 +22,14 @@ struct Run {
 /// Runs the check program on `np` ranks with `args`; a run longer than
 /// `limit` is killed and reported as a hang (`code` None).
 fn mpirun(np: usize, args: &[&str], limit: Duration) -> Run {
+    run_program(env!("CARGO_BIN_EXE_femquad-mpi-check"), np, args, limit)
+}
+
+/// Runs `program` on `np` ranks with `args` (see [`mpirun`]).
+fn run_program(program: &str, np: usize, args: &[&str], limit: Duration) -> Run {
     let mut child = Command::new("mpirun")
         .args(["--oversubscribe", "-np", &np.to_string()])
-        .arg(env!("CARGO_BIN_EXE_femquad-mpi-check"))
+        .arg(program)
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -74,9 +80,15 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
         run.stdout,
         run.stderr
     );
-    // every check printed its line, each ok
+    // every check printed its line, each ok (on OpenCL also the halo
+    // traffic's)
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
-    assert_eq!(checks, 9, "np {np} {args:?}:\n{}", run.stdout);
+    let expected = if args[0].starts_with("opencl") {
+        12
+    } else {
+        11
+    };
+    assert_eq!(checks, expected, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout
 }
 
@@ -143,24 +155,31 @@ fn ranks_share_the_one_pocl_device_when_allowed_and_are_refused_otherwise() {
 
 #[test]
 fn a_rank_without_cells_is_handled() {
-    let out = assert_passes(3, &["native", "empty-rank"]);
-    assert_rank(&out, 2, 0, 0, 0);
+    // host vectors, and device vectors (a rank with empty ones)
+    for backend in ["native", "opencl"] {
+        let out = assert_passes(3, &[backend, "empty-rank"]);
+        assert_rank(&out, 2, 0, 0, 0);
+    }
 }
 
 #[test]
 fn a_rank_owning_only_ghosts_is_handled() {
     // one interior cell: its 3 vertices are owned by the lower ranks
-    let out = assert_passes(3, &["native", "ghost-only"]);
-    assert_rank(&out, 2, 1, 0, 3);
+    for backend in ["native", "opencl"] {
+        let out = assert_passes(3, &[backend, "ghost-only"]);
+        assert_rank(&out, 2, 1, 0, 3);
+    }
 }
 
 #[test]
 fn one_cell_thick_parts_are_handled() {
     // 6 × 6 squares: ranks 1 and 2 get one column (12 triangles) each;
     // rank 2's vertices are all shared, owned by ranks 0 and 1
-    let out = assert_passes(3, &["native", "thin"]);
-    assert_rank(&out, 1, 12, 7, 7);
-    assert_rank(&out, 2, 12, 0, 14);
+    for backend in ["native", "opencl"] {
+        let out = assert_passes(3, &[backend, "thin"]);
+        assert_rank(&out, 1, 12, 7, 7);
+        assert_rank(&out, 2, 12, 0, 14);
+    }
     let out = assert_passes(2, &["native", "thin"]);
     assert_rank(&out, 1, 12, 0, 14);
 }
@@ -191,5 +210,69 @@ fn a_bad_cell_on_one_rank_ends_every_rank_with_the_error() {
                 run.stderr
             );
         }
+    }
+}
+
+/// The benchmark's CSV rows (after the comment and the header), as fields.
+fn bench_rows(stdout: &str) -> Vec<Vec<String>> {
+    let mut lines = stdout.lines().filter(|l| !l.starts_with('#'));
+    assert_eq!(
+        lines.next(),
+        Some("measurement,precision,ranks,cells,dofs,seconds,halo_seconds,gdofs_per_s,efficiency"),
+        "{stdout}"
+    );
+    lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
+    let bench = env!("CARGO_BIN_EXE_femquad-mpi-bench");
+    let limit = Duration::from_secs(300);
+    let common = ["--cells-per-rank", "2^12", "--reps", "3", "--shared-device"];
+    let one = run_program(bench, 1, &common, limit);
+    assert_eq!(one.code, Some(0), "{}\n{}", one.stdout, one.stderr);
+    let baseline =
+        std::env::temp_dir().join(format!("femquad-mpi-bench-{}.csv", std::process::id()));
+    std::fs::write(&baseline, &one.stdout).unwrap();
+    let mut args = common.to_vec();
+    let path = baseline.to_str().unwrap();
+    args.extend(["--baseline", path]);
+    let two = run_program(bench, 2, &args, limit);
+    std::fs::remove_file(&baseline).unwrap();
+    assert_eq!(two.code, Some(0), "{}\n{}", two.stdout, two.stderr);
+    let (one, two) = (bench_rows(&one.stdout), bench_rows(&two.stdout));
+    let names = ["F(u)", "J·v", "CG iteration", "halo"];
+    for (rows, ranks, n) in [(&one, 1, 46usize), (&two, 2, 64)] {
+        // the unit square of n × n squares: 2n² ≥ 2^12·ranks cells
+        assert_eq!(rows.len(), 4, "{rows:?}");
+        for (row, name) in rows.iter().zip(names) {
+            let number = |i: usize| -> f64 { row[i].parse().unwrap() };
+            assert_eq!(row[0], name);
+            assert_eq!(row[1], "f64");
+            assert_eq!(row[2], ranks.to_string());
+            assert_eq!(row[3], (2 * n * n).to_string(), "{row:?}");
+            assert_eq!(row[4], ((n + 1) * (n + 1)).to_string(), "{row:?}");
+            let (seconds, halo) = (number(5), number(6));
+            assert!(seconds > 0.0 && seconds.is_finite(), "{row:?}");
+            assert!(halo >= 0.0 && halo.is_finite(), "{row:?}");
+            let gdofs = number(4) / seconds / 1e9;
+            assert!((number(7) - gdofs).abs() <= 1e-4 + 1e-3 * gdofs, "{row:?}");
+        }
+    }
+    // weak-scaling efficiency t₁/t₂ of each measurement but the halo's
+    for (r1, r2) in one.iter().zip(&two) {
+        if r2[0] == "halo" {
+            assert_eq!(r2[8], "", "{r2:?}");
+            continue;
+        }
+        let t1: f64 = r1[5].parse().unwrap();
+        let t2: f64 = r2[5].parse().unwrap();
+        let efficiency: f64 = r2[8].parse().unwrap();
+        assert!(
+            (efficiency - t1 / t2).abs() <= 1e-3 * (1.0 + t1 / t2),
+            "{r1:?} {r2:?}"
+        );
     }
 }

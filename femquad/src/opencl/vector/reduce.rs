@@ -32,17 +32,30 @@ impl<R: Real> DeviceVector<R> {
     /// [`crate::Error::InvalidArgument`] naming `vs` (and the position) if a
     /// vector's length or device differ.
     pub fn dots(&self, vs: &[&Self]) -> Result<Vec<f64>> {
+        self.dots_prefix(vs, self.len)
+    }
+
+    /// Multi-dot over the first `n` entries only: `[Σ_{i<n} x_i v_{0,i}, …]`
+    /// (this vector is `x`; the vectors `vs` as long as `x`), in the fixed
+    /// order of [`DeviceVector::dots`] — e.g. the owned entries of a
+    /// distributed vector whose ghost entries follow them.
+    ///
+    /// # Errors
+    /// Those of [`DeviceVector::dots`]; [`crate::Error::InvalidArgument`]
+    /// naming `n` if it exceeds the vector's length.
+    pub fn dots_prefix(&self, vs: &[&Self], n: usize) -> Result<Vec<f64>> {
         for (j, v) in vs.iter().enumerate() {
             self.check_operand("vs", v)
                 .map_err(|e| prefix_position(e, "vs", j))?;
         }
+        self.check_prefix(n)?;
         let m = vs.len();
-        if m == 0 || self.len == 0 {
+        if m == 0 || n == 0 {
             return Ok(vec![0.0; m]);
         }
         let device = self.device();
-        let n = self.len as u64;
-        let groups = reduction_groups(self.len, R::PRECISION);
+        let groups = reduction_groups(n, R::PRECISION);
+        let n = n as u64;
         let acc = self.program.acc_size();
         let mut state = self.program.lock();
         state.reserve(device, groups * m * acc, m * acc)?;
@@ -74,18 +87,29 @@ impl<R: Real> DeviceVector<R> {
     /// Largest absolute value `‖x‖_∞ = max_i |x_i|` (0 for an empty vector;
     /// NaN if an entry is NaN).
     pub fn norm_inf(&self) -> Result<f64> {
-        if self.len == 0 {
+        self.norm_inf_prefix(self.len)
+    }
+
+    /// `max_{i<n} |x_i|` over the first `n` entries only (0 for `n = 0`;
+    /// NaN if one of them is NaN).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming `n` if it exceeds the
+    /// vector's length.
+    pub fn norm_inf_prefix(&self, n: usize) -> Result<f64> {
+        self.check_prefix(n)?;
+        if n == 0 {
             return Ok(0.0);
         }
         let device = self.device();
-        let groups = reduction_groups(self.len, R::PRECISION);
+        let groups = reduction_groups(n, R::PRECISION);
         let acc = self.program.acc_size();
         let mut state = self.program.lock();
         state.reserve(device, groups * acc, acc)?;
         let (k, partials, results) = state.parts()?;
         Launch::new(&k.absmax_partials)
             .mem(&self.buffer)?
-            .value(self.len as u64)?
+            .value(n as u64)?
             .mem(partials)?
             .run(device, groups, "max norm (pass 1)")?;
         Launch::new(&k.max_final)
@@ -101,12 +125,24 @@ impl<R: Real> DeviceVector<R> {
     /// The first index whose entry is NaN or ±∞, if any, found on the
     /// device (one read of one index).
     pub fn first_non_finite(&self) -> Result<Option<usize>> {
-        if self.len == 0 {
+        self.first_non_finite_prefix(self.len)
+    }
+
+    /// The first index below `n` whose entry is NaN or ±∞, if any (the
+    /// search of [`DeviceVector::first_non_finite`] over the first `n`
+    /// entries only).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidArgument`] naming `n` if it exceeds the
+    /// vector's length.
+    pub fn first_non_finite_prefix(&self, n: usize) -> Result<Option<usize>> {
+        self.check_prefix(n)?;
+        if n == 0 {
             return Ok(None);
         }
         let device = self.device();
-        let groups = reduction_groups(self.len, R::PRECISION);
-        let n = self.len as u64;
+        let groups = reduction_groups(n, R::PRECISION);
+        let n = n as u64;
         let mut state = self.program.lock();
         state.reserve(device, groups * 8, 8)?;
         let (k, partials, results) = state.parts()?;
@@ -125,5 +161,58 @@ impl<R: Real> DeviceVector<R> {
         device.read_scalars(results, 0, &mut bytes, "non-finite search result")?;
         let first = u64::from_ne_bytes(bytes);
         Ok((first < n).then_some(first as usize))
+    }
+
+    /// Checks that a prefix of `n` entries lies within the vector.
+    fn check_prefix(&self, n: usize) -> Result<()> {
+        if n <= self.len {
+            Ok(())
+        } else {
+            Err(crate::Error::arg(
+                "n",
+                format!(
+                    "a prefix of {n} entries exceeds the vector's {} entries",
+                    self.len
+                ),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+    use crate::opencl::testing;
+
+    #[test]
+    fn prefix_reductions_read_only_the_prefix() -> Result<()> {
+        let device = testing::device();
+        // a huge and a NaN entry after the prefix of 5 (like stale ghosts)
+        let x = DeviceVector::from_host(&device, &[1.0f64, 2.0, 3.0, 4.0, 5.0, 1e6, f64::NAN])?;
+        let y = DeviceVector::from_host(&device, &[1.0f64, -1.0, 2.0, 0.5, 1.0, 1.0, 1.0])?;
+        assert_eq!(x.dots_prefix(&[&y, &x], 5)?, vec![12.0, 55.0]);
+        assert_eq!(x.dots_prefix(&[&y], 0)?, vec![0.0]);
+        assert!(x.dots_prefix(&[&y], 7)?[0].is_nan());
+        assert_eq!(x.norm_inf_prefix(5)?, 5.0);
+        assert_eq!(x.norm_inf_prefix(6)?, 1e6);
+        assert_eq!(x.first_non_finite_prefix(6)?, None);
+        assert_eq!(x.first_non_finite_prefix(7)?, Some(6));
+        for e in [
+            x.dots_prefix(&[&y], 8).unwrap_err(),
+            x.norm_inf_prefix(8).unwrap_err(),
+            x.first_non_finite_prefix(8).unwrap_err(),
+        ] {
+            assert!(
+                matches!(&e, Error::InvalidArgument { name, .. } if *name == "n"),
+                "{e:?}"
+            );
+            assert!(
+                e.to_string()
+                    .contains("a prefix of 8 entries exceeds the vector's 7 entries"),
+                "{e}"
+            );
+        }
+        Ok(())
     }
 }

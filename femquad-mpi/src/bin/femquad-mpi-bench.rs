@@ -1,0 +1,416 @@
+//! The distributed benchmark: weak and strong scaling of `F(u)`, `J·v`, a
+//! Jacobi-CG iteration and the halo exchange, every vector on the rank's
+//! OpenCL device.
+//!
+//! ```text
+//! mpirun -np N femquad-mpi-bench --cells-per-rank 2^24 [--dim 2] [--precision f64]
+//!     [--strong] [--reps 5] [--shared-device] [--partition hilbert|metis]
+//!     [--baseline ONE_RANK.csv]
+//! ```
+//!
+//! # What it does
+//! * Rank 0 generates the unit box (`femquad::mesh::unit_box`, `n` squares
+//!   or cubes per side, `n` the smallest with at least the requested cells),
+//!   with `N·C` cells for `--cells-per-rank C` (weak scaling), or `C` cells
+//!   in all with `--strong` (strong scaling: `C` is the one-rank size).
+//! * Partition `hilbert` (the default; no METIS, so fast at any size): the
+//!   cells renumbered along femquad's Hilbert curve
+//!   ([`Mesh::renumbered_for_locality`]) and split into `N` contiguous
+//!   ranges of equal size; `metis`: METIS k-way (slow on one rank for
+//!   large meshes).
+//! * Each rank opens the OpenCL device of its node-local rank
+//!   ([`device_for_rank`]: of the kind of femquad's default device;
+//!   `--shared-device` lets ranks share it, e.g. PoCL in a smoke test).
+//! * Poisson (`−Δu = 1`, P1, `u` fixed on the boundary) on every rank's
+//!   device; each measurement is warmed up once, then repeated `--reps`
+//!   times: MPI barrier, the operation, its device work finished, the
+//!   wall-clock time of the slowest rank; the median of the repetitions.
+//!
+//! # Measurements (one CSV row each, printed by rank 0)
+//! * `F(u)`, `J·v`: one application each.
+//! * `CG iteration`: Jacobi-preconditioned CG
+//!   ([`solve_linear`](femquad_mpi::solve::solve_linear)) run for 5 and for
+//!   25 iterations; the difference of the times over 20 (the set-up and the
+//!   final residual check cancel).
+//! * `halo`: one ghost update and one ghost accumulate of a vector alone.
+//!
+//! Columns: `measurement, precision, ranks, cells, dofs, seconds,
+//! halo_seconds, gdofs_per_s, efficiency`. `halo_seconds` is the time of
+//! the halo exchanges the operation performs, from the `halo` measurement
+//! (`F(u)`: an update and an accumulate; `J·v` and a CG iteration: two
+//! updates, of `u` and `v`, and an accumulate). `gdofs_per_s` is global
+//! dofs / seconds / 1e9. `efficiency` is empty unless `--baseline` names
+//! the CSV of a one-rank run: then `t₁/t_N` (weak scaling) or `t₁/(N·t_N)`
+//! (`--strong`) for the row of the same measurement (not for `halo`: one
+//! rank has none).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use femquad::PointwiseEval;
+use femquad::backend::Backend;
+use femquad::mesh::{Mesh, MeshOptions, unit_box};
+use femquad::opencl::{Device, KernelOptions, list_devices};
+use femquad::physics::builtin::Poisson;
+use femquad::prelude::*;
+use femquad_mpi::comm::{Ranks, abort_on_panic};
+use femquad_mpi::device::{Sharing, device_for_rank};
+use femquad_mpi::mpi::collective::CommunicatorCollectives;
+use femquad_mpi::mpi::datatype::Equivalence;
+use femquad_mpi::partition::metis_partition;
+use femquad_mpi::solve::{Krylov, solve_linear};
+use femquad_mpi::{DistMesh, DistOperator};
+
+const USAGE: &str = "usage: femquad-mpi-bench --cells-per-rank C [--dim 2|3] \
+     [--precision f32|f64] [--strong] [--reps R] [--shared-device] \
+     [--partition hilbert|metis] [--baseline ONE_RANK.csv]  (C: a number or 2^K)";
+
+/// CG iterations of the two timed solves (their difference is timed).
+const CG_SHORT: usize = 5;
+const CG_LONG: usize = 25;
+
+/// The command line.
+struct Args {
+    cells_per_rank: usize,
+    dim: usize,
+    precision: String,
+    strong: bool,
+    reps: usize,
+    shared_device: bool,
+    partition: String,
+    baseline: Option<String>,
+}
+
+/// A number, or `B^K`.
+fn parse_count(s: &str) -> Option<usize> {
+    match s.split_once('^') {
+        Some((b, k)) => b.parse::<usize>().ok()?.checked_pow(k.parse().ok()?),
+        None => s.parse().ok(),
+    }
+}
+
+fn parse() -> std::result::Result<Args, String> {
+    let mut args = Args {
+        cells_per_rank: 0,
+        dim: 2,
+        precision: "f64".into(),
+        strong: false,
+        reps: 5,
+        shared_device: false,
+        partition: "hilbert".into(),
+        baseline: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value; {USAGE}"));
+        let count = |v: String| parse_count(&v).ok_or(format!("{flag}: `{v}` is not a count"));
+        match flag.as_str() {
+            "--cells-per-rank" => args.cells_per_rank = count(value()?)?,
+            "--dim" => args.dim = count(value()?)?,
+            "--reps" => args.reps = count(value()?)?,
+            "--precision" => args.precision = value()?,
+            "--partition" => args.partition = value()?,
+            "--baseline" => args.baseline = Some(value()?),
+            "--strong" => args.strong = true,
+            "--shared-device" => args.shared_device = true,
+            _ => return Err(format!("unknown option {flag}; {USAGE}")),
+        }
+    }
+    if args.cells_per_rank == 0 {
+        return Err(format!(
+            "--cells-per-rank is required and positive; {USAGE}"
+        ));
+    }
+    if args.reps == 0 {
+        return Err(format!("--reps must be at least 1; {USAGE}"));
+    }
+    Ok(args)
+}
+
+fn main() -> ExitCode {
+    let Some(_universe) = femquad_mpi::mpi::initialize() else {
+        eprintln!("MPI was initialised already");
+        return ExitCode::from(2);
+    };
+    abort_on_panic();
+    let ranks = Ranks::world();
+    let rank = ranks.rank();
+    let result = parse()
+        .map_err(|e| Error::arg("command line", e))
+        .and_then(|args| match args.precision.as_str() {
+            "f64" => run::<f64>(ranks, &args),
+            "f32" => run::<f32>(ranks, &args),
+            other => Err(Error::arg(
+                "--precision",
+                format!("`{other}` is not f32 or f64"),
+            )),
+        });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // one write per line: the ranks' stderr interleave otherwise
+            let line = format!("rank {rank}: error: {e}\n");
+            eprint!("{line}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The mesh and its partition (rank 0), per the command line.
+fn mesh_and_partition(args: &Args, n_ranks: usize) -> Result<(Mesh, Vec<u32>)> {
+    let total = if args.strong {
+        args.cells_per_rank
+    } else {
+        args.cells_per_rank * n_ranks
+    };
+    // unit_box: 2n² triangles or 6n³ tetrahedra
+    let (per, d) = if args.dim == 2 { (2, 2) } else { (6, 3) };
+    let mut n = ((total as f64 / per as f64).powf(1.0 / d as f64))
+        .floor()
+        .max(1.0) as usize;
+    while per * n.pow(d) < total {
+        n += 1;
+    }
+    let mesh = unit_box(args.dim, n, &MeshOptions::default())?;
+    match args.partition.as_str() {
+        "hilbert" => {
+            let (mesh, _) = mesh.renumbered_for_locality()?;
+            let nc = mesh.n_cells();
+            let part = (0..nc).map(|c| (c * n_ranks / nc) as u32).collect();
+            Ok((mesh, part))
+        }
+        "metis" => {
+            let part = metis_partition(&mesh, n_ranks)?;
+            Ok((mesh, part))
+        }
+        other => Err(Error::arg(
+            "--partition",
+            format!("`{other}` is not hilbert or metis"),
+        )),
+    }
+}
+
+/// One row of the table.
+struct Row {
+    measurement: &'static str,
+    seconds: f64,
+    halo_seconds: f64,
+}
+
+fn run<R: Real + Equivalence>(ranks: Ranks, args: &Args) -> Result<()>
+where
+    Poisson: PointwiseEval<R>,
+{
+    let n_ranks = ranks.size();
+    let rank = ranks.rank();
+    // the device: of the kind of femquad's default device
+    let kind = femquad::opencl::DeviceSelector::from_env()
+        .pick(&list_devices()?)?
+        .kind;
+    let sharing = if args.shared_device {
+        Sharing::Shared
+    } else {
+        Sharing::Exclusive
+    };
+    let device = device_for_rank(&ranks, kind, sharing)?;
+    let backend = Backend::opencl_with(device.clone(), KernelOptions::default());
+    let baseline = match (&args.baseline, rank) {
+        (Some(path), 0) => Some(read_baseline(path)?),
+        _ => None,
+    };
+    let global = if rank == 0 {
+        Some(mesh_and_partition(args, n_ranks)?)
+    } else {
+        None
+    };
+    let n_cells = global.as_ref().map_or(0, |(m, _)| m.n_cells());
+    let dist = DistMesh::new(ranks, global.as_ref().map(|(m, p)| (m, &p[..])))?;
+    drop(global);
+    let dofs = dist.layout().n_global_vertices;
+    let poisson =
+        |s: FunctionSpace| -> Result<Form<R>> { Form::new(s, Poisson)?.with_constants(&[1.0]) };
+    let mut op = DistOperator::<R>::new(&dist, 1, 1, poisson, &backend)?;
+
+    // u: a smooth field, fixed on the boundary of the unit box
+    let dim = args.dim;
+    let coords = &dist.layout().coordinates;
+    let on_boundary = |x: &[f64]| x.iter().any(|&c| c == 0.0 || c == 1.0);
+    let fixed: Vec<bool> = coords.chunks_exact(dim).map(on_boundary).collect();
+    let field = |x: &[f64], k: f64| R::from_f64((k * x[0]).sin() + 0.5 * x[1]);
+    let values: Vec<R> = coords.chunks_exact(dim).map(|x| field(x, 3.0)).collect();
+    let mut u = op.vector()?;
+    u.set_local_from_host(&values)?;
+    let values: Vec<R> = coords.chunks_exact(dim).map(|x| field(x, 5.0)).collect();
+    let mut v = op.vector()?;
+    v.set_local_from_host(&values)?;
+    let mut out = op.vector()?;
+
+    let ranks = dist.ranks();
+    let reps = args.reps;
+    let halo_update = median_time(ranks, reps, || {
+        v.ghost_update()?;
+        v.local().finish()
+    })?;
+    let halo_accumulate = median_time(ranks, reps, || {
+        out.ghost_accumulate()?;
+        out.local().finish()
+    })?;
+    let f = median_time(ranks, reps, || {
+        op.apply(&u, &mut out)?;
+        out.local().finish()
+    })?;
+    let jv = median_time(ranks, reps, || {
+        op.jacobian_action(&u, &v, &mut out)?;
+        out.local().finish()
+    })?;
+    let mut cg_run = |iterations: usize| -> Result<f64> {
+        let mut performed = 0;
+        let seconds = median_time(ranks, reps, || {
+            let mut x = u.try_clone()?;
+            let solver = Krylov::Cg {
+                tol: 10.0 * R::EPSILON.to_f64(),
+                max_iter: iterations,
+            };
+            performed = match solve_linear(&mut op, &mut x, &fixed, &solver) {
+                Ok(stats) => stats.iterations,
+                Err(Error::NoConvergence { iterations, .. }) => iterations,
+                Err(e) => return Err(e),
+            };
+            x.local().finish()
+        })?;
+        if performed != iterations {
+            return Err(Error::arg(
+                "--cells-per-rank",
+                format!(
+                    "CG converged in {performed} iterations, before the {iterations} the \
+                     benchmark times: use more cells"
+                ),
+            ));
+        }
+        Ok(seconds)
+    };
+    let (short, long) = (cg_run(CG_SHORT)?, cg_run(CG_LONG)?);
+    let cg_iteration = (long - short) / (CG_LONG - CG_SHORT) as f64;
+
+    let rows = [
+        Row {
+            measurement: "F(u)",
+            seconds: f,
+            halo_seconds: halo_update + halo_accumulate,
+        },
+        Row {
+            measurement: "J·v",
+            seconds: jv,
+            halo_seconds: 2.0 * halo_update + halo_accumulate,
+        },
+        Row {
+            measurement: "CG iteration",
+            seconds: cg_iteration,
+            halo_seconds: 2.0 * halo_update + halo_accumulate,
+        },
+        Row {
+            measurement: "halo",
+            seconds: halo_update + halo_accumulate,
+            halo_seconds: halo_update + halo_accumulate,
+        },
+    ];
+    if rank == 0 {
+        println!(
+            "# femquad-mpi-bench: {} scaling, {} ranks, device {}, partition {}",
+            if args.strong { "strong" } else { "weak" },
+            n_ranks,
+            device_name(&device),
+            args.partition
+        );
+        println!(
+            "measurement,precision,ranks,cells,dofs,seconds,halo_seconds,gdofs_per_s,efficiency"
+        );
+        for row in &rows {
+            // (none for the halo: one rank has no halo to compare with)
+            let efficiency = baseline
+                .as_ref()
+                .filter(|_| row.measurement != "halo")
+                .and_then(|b| b.iter().find(|(m, _)| m == row.measurement))
+                .map(|(_, t1)| {
+                    let e = if args.strong {
+                        t1 / (n_ranks as f64 * row.seconds)
+                    } else {
+                        t1 / row.seconds
+                    };
+                    format!("{e:.3}")
+                })
+                .unwrap_or_default();
+            println!(
+                "{},{},{n_ranks},{n_cells},{dofs},{:.6e},{:.6e},{:.4},{efficiency}",
+                row.measurement,
+                R::PRECISION,
+                row.seconds,
+                row.halo_seconds,
+                dofs as f64 / row.seconds / 1e9
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The median over `reps` repetitions (after one warm-up) of the slowest
+/// rank's wall-clock time of `op`, which finishes its device work; every
+/// repetition starts at an MPI barrier.
+fn median_time(ranks: &Ranks, reps: usize, mut op: impl FnMut() -> Result<()>) -> Result<f64> {
+    op()?;
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        ranks.comm().barrier();
+        let start = Instant::now();
+        op()?;
+        let local = start.elapsed().as_secs_f64();
+        let slowest = ranks
+            .all_gather_f64(local)
+            .into_iter()
+            .fold(0.0f64, f64::max);
+        times.push(slowest);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// `(measurement, seconds)` of each row of a one-rank run's CSV.
+fn read_baseline(path: &str) -> Result<Vec<(String, f64)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::arg(
+            "--baseline",
+            format!("cannot read `{path}`: {e} (give the CSV a one-rank run printed)"),
+        )
+    })?;
+    let mut rows = Vec::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let fields: Vec<&str> = line.split(',').collect();
+        if fields.first() == Some(&"measurement") {
+            continue;
+        }
+        let bad = || {
+            Error::arg(
+                "--baseline",
+                format!("`{path}`: the line `{line}` is not a row of femquad-mpi-bench"),
+            )
+        };
+        if fields.len() < 6 {
+            return Err(bad());
+        }
+        if fields[2] != "1" {
+            return Err(Error::arg(
+                "--baseline",
+                format!("`{path}` is a run on {} ranks, not on one", fields[2]),
+            ));
+        }
+        let seconds: f64 = fields[5].parse().map_err(|_| bad())?;
+        rows.push((fields[0].to_string(), seconds));
+    }
+    Ok(rows)
+}
+
+/// The device's name, for the table's header.
+fn device_name(device: &Arc<Device>) -> String {
+    device.info().name.clone()
+}
