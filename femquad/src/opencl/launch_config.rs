@@ -154,9 +154,10 @@ pub struct LaunchConfig {
     /// atomically (see `kernels/integrate.cl`). Other work-groups gather
     /// through the 32-bit node map (counted in
     /// [`LaunchRecord::fallback_groups`](super::LaunchRecord::fallback_groups)).
-    /// Pays off where a work-group's cells are compact (a mesh numbered
-    /// for locality); on by default where the kernel gathers and the
-    /// patch fits local memory ([`super::shape::default_config`]).
+    /// Meant for meshes whose work-groups' cells are compact (numbered for
+    /// locality); off in [`super::shape::default_config`] (slower than the
+    /// plain gather on an H100, BENCHMARKS.md "#22, session 7"), tried by
+    /// the autotuner.
     pub patches: bool,
 }
 

@@ -350,8 +350,9 @@ pub fn patch_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
 /// cell if possible (else the fewest threads per cell whose blocks fit),
 /// about [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
-/// boundaries), fewer if the work-group or local-memory limits require, and
-/// [`DEFAULT_N_CB`] batches per chunk.
+/// boundaries), fewer if the work-group or local-memory limits require,
+/// [`DEFAULT_N_CB`] batches per chunk, and no patches
+/// ([`LaunchConfig::patches`]).
 ///
 /// # Errors
 /// The device limit that no configuration meets.
@@ -382,18 +383,18 @@ pub fn default_config(
                 (n > 1).then_some(n / 2)
             });
         for n_bl in aligned.chain(unaligned) {
+            // Without patches: measured on an H100 (BENCHMARKS.md, "#22,
+            // session 7"), the patch path was 1.0–1.8× slower than the
+            // plain gather with global atomics on every P1 case; the
+            // autotuner tries patches (stage 4) and keeps them where they win.
             let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
                 .with_threads_per_cell(n_tc)
-                .with_geometry(geometry);
-            // patches where the kernel gathers and they fit local memory
-            // (issue 22), else the same configuration without
-            let patches = [variant.gathers(), false];
-            for config in patches.map(|p| config.with_patches(p)) {
-                let shape = KernelShape::new(case, variant, config, options)?;
-                match shape.check_device(device) {
-                    Ok(()) => return Ok(config),
-                    Err(e) => last_error = Some(e),
-                }
+                .with_geometry(geometry)
+                .with_patches(false);
+            let shape = KernelShape::new(case, variant, config, options)?;
+            match shape.check_device(device) {
+                Ok(()) => return Ok(config),
+                Err(e) => last_error = Some(e),
             }
         }
     }

@@ -13,7 +13,7 @@
 //!   element-vector entry into `F` ([`Assembly::Atomic`]), or writes the
 //!   element vectors, which a second launch sums per node in a fixed order
 //!   ([`Assembly::Deterministic`], bitwise reproducible); with patches
-//!   ([`LaunchConfig::patches`], the default where they fit) a work-group
+//!   ([`LaunchConfig::patches`]: off by default, tried by the autotuner) a work-group
 //!   whose cells' distinct nodes fit its capacities is a patch: it loads
 //!   the values of its sorted node list once into local memory, gathers
 //!   from there through 16-bit local node indices, and (atomic assembly)
