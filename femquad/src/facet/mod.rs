@@ -33,15 +33,11 @@
 //! `∫_S φ_i f0 ds` alone is the residual `F(u)` of a form whose cell
 //! physics is zero and whose one boundary term has `f0` on `S`.
 
-#[cfg(test)]
-mod closure_term;
 mod geometry;
 mod gmsh;
 mod quadrature;
 mod set;
 mod term;
-#[cfg(test)]
-mod tests;
 
 pub use geometry::FacetGeometry;
 pub use quadrature::{FacetQuadrature, FacetTabulation, reference_facet_volume};

@@ -306,4 +306,6 @@ impl<R: Real> Operator<R> {
 }
 
 #[cfg(test)]
+mod facet_tests;
+#[cfg(test)]
 mod tests;

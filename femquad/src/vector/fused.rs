@@ -4,8 +4,8 @@
 
 use rayon::prelude::*;
 
+use super::blocks::{HOST_BLOCK, PARALLEL_MIN};
 use super::check_len;
-use super::host::{HOST_BLOCK, PARALLEL_MIN};
 use crate::{Real, Result};
 
 /// What [`crate::vector::VectorOps::cg_update`] does after `x ← x + α p; r ← r − α q` in

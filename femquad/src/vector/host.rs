@@ -5,18 +5,10 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::blocks::{HOST_BLOCK, PARALLEL_MIN};
 use super::fused::{CgFusion, cg_update_host};
 use super::{VectorOps, check_len, check_len_of};
 use crate::{Error, Precision, Real, Result};
-
-/// Entries per block of the host reductions (and per parallel task): the
-/// block sums, each accumulated in order in `f64`, are added in block order,
-/// so a reduction's rounding depends on the length only, not on the number
-/// of threads.
-pub const HOST_BLOCK: usize = 4096;
-
-/// Entries from which host operations run on rayon's pool.
-pub(super) const PARALLEL_MIN: usize = 1 << 15;
 
 /// The entries of block `b` of a vector of `len`.
 fn block(b: usize, len: usize) -> Range<usize> {

@@ -50,13 +50,14 @@
 //! Scalars are rounded to the vector's precision `R` before use
 //! (`R::from_f64`); reductions return `f64`.
 
+mod blocks;
 mod fused;
 mod host;
 
+pub use blocks::HOST_BLOCK;
 pub use fused::CgFusion;
 #[cfg(test)]
 pub(crate) use fused::assert_fused_is_unfused;
-pub use host::HOST_BLOCK;
 
 use crate::{Error, Precision, Result};
 

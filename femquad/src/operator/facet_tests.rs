@@ -6,9 +6,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::closure_term::boundary_integral;
-use super::*;
+mod closure_term;
+
 use crate::element::Element;
+use crate::facet::*;
 use crate::mesh::{
     GmshElement, GmshMesh, Mesh, MeshOptions, TETRAHEDRON_FACETS, TRIANGLE_FACETS, read_gmsh,
     unit_box,
@@ -16,6 +17,7 @@ use crate::mesh::{
 use crate::quadrature::{Quadrature, reference_volume};
 use crate::space::FunctionSpace;
 use crate::{Error, layout};
+use closure_term::boundary_integral;
 
 fn jittered(dim: usize, n: usize, seed: u64) -> Mesh {
     let opts = MeshOptions {

@@ -11,7 +11,7 @@ use crate::physics::{
 use crate::space::FunctionSpace;
 use crate::{Result, pointwise};
 
-use super::{BoundaryTerm, FacetQuadrature, FacetSet};
+use crate::facet::{BoundaryTerm, FacetQuadrature, FacetSet};
 
 /// `f0(x, n, u, grad_u, out)`: `x`, `n` (`dim`), `u` (`N_comp`), `grad_u`
 /// (`N_comp·dim`, [`crate::layout::point_grad`]); `out` (`N_comp`) is
