@@ -13,16 +13,20 @@
 //! writes a ParaView series (`allen_cahn.pvd` + `.vtu` files) into the
 //! directory given as the first argument (default `allen_cahn_out`).
 //!
+//! It runs on the OpenCL device `FEMQUAD_DEVICE` names
+//! (`Backend::opencl_from_env`: the kernels evaluate `u_t = σ·u + b`), or
+//! natively with `--native`; `--refine L` sets the refinements of the
+//! 8×8 coarse mesh (default 4) and `--t-end T` the final time (default 10).
+//!
 //! ```text
 //! cargo run --release --example allen_cahn -- /tmp/ac
+//! cargo run --release --example allen_cahn -- /tmp/ac --native --refine 2 --t-end 1
 //! paraview /tmp/ac/allen_cahn.pvd
 //! ```
 //!
 //! It prints one line per step (time, step size, Newton and Krylov
 //! iterations) and, at the end, the fraction of the square in each phase.
 //!
-//! Native backend: the OpenCL kernels do not yet evaluate a time state
-//! (an operator on the device refuses one with an error saying so).
 
 use femquad::output::TimeSeries;
 use femquad::prelude::*;
@@ -44,15 +48,67 @@ fn allen_cahn<const D: usize>(
     }
 }
 
+/// The command line: `[OUT] [--native] [--refine L] [--t-end T]`.
+struct Args {
+    out: String,
+    native: bool,
+    refine: usize,
+    t_end: f64,
+}
+
+fn parse_args() -> femquad::Result<Args> {
+    let mut args = Args {
+        out: "allen_cahn_out".into(),
+        native: false,
+        refine: 4,
+        t_end: 10.0,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let mut value = |name: &'static str| {
+            it.next()
+                .ok_or_else(|| femquad::Error::arg(name, "needs a value"))
+        };
+        match a.as_str() {
+            "--native" => args.native = true,
+            "--refine" => {
+                let v = value("--refine")?;
+                args.refine = v.parse().map_err(|_| {
+                    femquad::Error::arg("--refine", format!("`{v}` is not a count"))
+                })?;
+            }
+            "--t-end" => {
+                let v = value("--t-end")?;
+                args.t_end = v.parse().map_err(|_| {
+                    femquad::Error::arg("--t-end", format!("`{v}` is not a number"))
+                })?;
+            }
+            _ if a.starts_with("--") => {
+                return Err(femquad::Error::arg(
+                    "arguments",
+                    format!("unknown option `{a}` (known: --native, --refine L, --t-end T)"),
+                ));
+            }
+            _ => args.out = a,
+        }
+    }
+    Ok(args)
+}
+
 fn main() -> femquad::Result<()> {
-    let out = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "allen_cahn_out".into());
+    let args = parse_args()?;
+    let out = args.out;
+    let backend = if args.native {
+        Backend::native()
+    } else {
+        Backend::opencl_from_env()?
+    };
     let epsilon: f64 = 0.02;
-    let hierarchy = MeshHierarchy::new(&unit_square(8, &MeshOptions::default())?, 4)?;
+    let coarse = unit_square(8, &MeshOptions::default())?;
+    let hierarchy = MeshHierarchy::new(&coarse, args.refine)?;
     let space = FunctionSpace::new(hierarchy.finest().clone(), Element::lagrange(2, 1)?, 1)?;
     let form = Form::new(space, AllenCahn)?.with_constants(&[epsilon * epsilon])?;
-    let op = Operator::<f64>::new(form, &Backend::native())?;
+    let op = Operator::<f64>::new(form, &backend)?;
     let problem = DirichletProblem::on_hierarchy(op, hierarchy, |_, g| g[0] = -1.0)?;
     let space = problem.space().clone();
     let series = TimeSeries::new(&out, "allen_cahn", &space, 5)?;
@@ -72,7 +128,7 @@ fn main() -> femquad::Result<()> {
         dt_max: 0.5,
         ..Adaptive::new(1e-3, 1e-3)
     });
-    let (u, stats) = integrator.run(&u0, 0.0, 10.0, control)?;
+    let (u, stats) = integrator.run(&u0, 0.0, args.t_end, control)?;
     let u = u.to_host()?;
     let plus = u.iter().filter(|&&v| v > 0.0).count() as f64 / u.len() as f64;
     println!(

@@ -20,7 +20,8 @@
 //! cargo run --release --example heat
 //! ```
 //!
-//! Native backend: the OpenCL kernels do not yet evaluate a time state.
+//! Native backend here (the OpenCL backend evaluates time states too,
+//! `femquad/tests/time_device.rs`).
 
 use std::f64::consts::PI;
 

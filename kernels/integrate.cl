@@ -74,6 +74,12 @@
  *   UINT_VEC_WIDTH, uintv, ushortv  the same for the 32-bit node indices
  *                   (uint4 or uint), and vectors of as many 16-bit local
  *                   node indices (ushort4 or ushort)
+ *   READS_U_T, TIME_PARAMS, TIME_T  the time state u_t = sigma*u + b of
+ *                   a physics that reads u_t or t (see source.rs): b is
+ *                   read at the cell's nodes straight from the global
+ *                   vector timeB (B_AT, below; no patch copy), u_t formed at
+ *                   each quadrature point, the tangent's direction is
+ *                   du_t = sigma*du
  *   TAB_REGISTERS   1: each thread keeps its tabulation in registers;
  *                   0: the tabulation is read from local memory (large elements)
  *   PHYSICS         the pointwise function, inlined above this file
@@ -165,6 +171,24 @@
 #define GATHERS_V      (GATHER && TANGENT)
 #define GATHERS_AUX    (GATHER && AUX_FIELD)
 #define GATHERS_COORDS (GEOMETRY_COMPUTED || X_GATHERED)
+/* u (and v) at a quadrature point: for the physics, and for u_t = sigma*u + b */
+#define INTERPOLATES_U (READS_U || READS_U_T)
+
+/* b of u_t = sigma*u + b at node slot b_ of cell c_ of the batch: from the
+ * global vector through the cell's global node (a patch's cells hold
+ * local indices into its node list); cell-local [cell][b][comp] in the
+ * element kernel (!GATHER). */
+#if READS_U_T
+#if !GATHER
+#define B_AT(c_, b_, comp) timeB[CELL_DOF(cell0 + (c_), b_, comp, N_B, N_COMP)]
+#elif PATCH
+#define B_AT(c_, b_, comp)                                                                           \
+  timeB[GLOBAL_DOF(patch ? groupNodes[first + lnodes_l[CELL_NODE(c_, b_, N_B)]] : nodes_l[CELL_NODE(c_, b_, N_B)], \
+                   comp, N_COMP)]
+#else
+#define B_AT(c_, b_, comp) timeB[GLOBAL_DOF(nodes_l[CELL_NODE(c_, b_, N_B)], comp, N_COMP)]
+#endif
+#endif
 
 /* Where a gathered value comes from: the group's patch in local memory
  * when it is one (nd is then the node's 16-bit local index, its position
@@ -416,7 +440,8 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
                __global const real *restrict jacobianInverses,     /* [cell][e][d]  */
                __global const real *restrict jacobianDeterminants, /* [cell]        */
                __global const real *restrict coordinates, /* NEEDS_NODES: [vertex][d]; else [cell][v][d] */
-               __constant real *constants,               /* [N_CONSTANTS]                             */
+               __constant real *constants                /* [N_CONSTANTS]                             */
+               TIME_PARAMS,                              /* READS_U_T or t: b, sigma, t               */
                __global real *restrict out,              /* OUTPUT_ATOMIC: [node][comp]; else [cell][b][comp] */
                __global const uint *restrict groupNodeOffsets, /* PATCH: [group + 1], into groupNodes */
                __global const uint *restrict groupNodes, /* PATCH: the groups' sorted node lists      */
@@ -661,7 +686,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
         for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
         for (int b = 0; b < N_B; ++b) {
           const real coef = u_i[CELL_DOF(c, b, comp, N_B, N_COMP)];
-#if READS_U
+#if INTERPOLATES_U
           val += coef * PHI_Q(b);
 #endif
 #if READS_GRAD_U
@@ -717,6 +742,17 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
         x[d] = xd;
       }
 #endif
+      /* u_t = sigma*u + b, b interpolated as natively (zeros if not read) */
+      real uT[N_COMP];
+      for (int comp = 0; comp < N_COMP; ++comp) {
+        real bq = (real)0;
+#if READS_U_T
+        for (int b = 0; b < N_B; ++b) bq += B_AT(c, b, comp) * PHI_Q(b);
+        uT[comp] = sigma * u[comp] + bq;
+#else
+        uT[comp] = bq;
+#endif
+      }
       real f0[N_COMP], f1[N_COMP][DIM];
       for (int comp = 0; comp < N_COMP; ++comp) {
         f0[comp] = (real)0;
@@ -730,7 +766,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
         for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
         for (int b = 0; b < N_B; ++b) {
           const real coef = v_i[CELL_DOF(c, b, comp, N_B, N_COMP)];
-#if READS_U
+#if INTERPOLATES_U
           val += coef * PHI_Q(b);
 #endif
 #if READS_GRAD_U
@@ -746,9 +782,17 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
           gradDu[comp][d] = g;
         }
       }
-      TANGENT_PHYSICS(u, gradU, a, gradA, x, k_c, du, gradDu, f0, f1);
+      /* the direction of u_t: du_t = sigma*du */
+      real dUT[N_COMP];
+      for (int comp = 0; comp < N_COMP; ++comp)
+#if READS_U_T
+        dUT[comp] = sigma * du[comp];
 #else
-      PHYSICS(u, gradU, a, gradA, x, k_c, f0, f1);
+        dUT[comp] = (real)0;
+#endif
+      TANGENT_PHYSICS(u, gradU, a, gradA, x, k_c, uT, du, gradDu, dUT, f0, f1);
+#else
+      PHYSICS(u, gradU, a, gradA, x, k_c, uT, f0, f1);
 #endif
 
       /* Scale by w*detJ; map f1 to the reference frame: g = J^{-1} f1 */

@@ -19,7 +19,10 @@
  * AUX_FIELD, AUX_CELL, N_CONSTANTS, N_CONSTANTS_ALLOC, AFFINE,
  * atomic_add_real, the layout macros, the tabulation (Basis,
  * BasisDerivatives, QuadWeights, QuadPoints), the physics and
- * TANGENT_PHYSICS (see femquad/src/opencl/source.rs). Geometry is read per
+ * TANGENT_PHYSICS, READS_U_T, TIME_PARAMS, TIME_T (the time state
+ * u_t = sigma*u + b of a physics that reads u_t or t: b read at the cell's
+ * nodes from timeB, u_t formed at each point, the direction du_t =
+ * sigma*du) (see femquad/src/opencl/source.rs). Geometry is read per
  * cell (J^{-1}, det J).
  */
 
@@ -29,7 +32,8 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
                                 __global const real *restrict jacobianInverses,     /* [cell][e][d] */
                                 __global const real *restrict jacobianDeterminants, /* [cell]       */
                                 __global const real *restrict coordinates, /* [vertex][d]          */
-                                __constant real *constants,               /* [N_CONSTANTS]         */
+                                __constant real *constants                /* [N_CONSTANTS]         */
+                                TIME_PARAMS,                              /* READS_U_T or t: b, sigma, t */
                                 __global real *restrict out,              /* [node][fc][gc]        */
                                 const int nCells)
 {
@@ -48,6 +52,12 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
     for (int comp = 0; comp < N_COMP; ++comp) uc[b][comp] = u[GLOBAL_DOF(nodes[b], comp, N_COMP)];
 #endif
   }
+#if READS_U_T && !AFFINE
+  /* b of the time state u_t = sigma*u + b at the cell's nodes */
+  real bc[N_B][N_COMP];
+  for (int b = 0; b < N_B; ++b)
+    for (int comp = 0; comp < N_COMP; ++comp) bc[b][comp] = timeB[GLOBAL_DOF(nodes[b], comp, N_COMP)];
+#endif
 #if AUX_FIELD
   real ac[N_B][N_AUX_ALLOC];
   for (int b = 0; b < N_B; ++b)
@@ -86,6 +96,18 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
           for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
           gradU[comp][d] = g;
         }
+      }
+      /* u_t = sigma*u + b as natively (an affine physics' tangent does not
+       * depend on it: zeros, like u) */
+      real uT[N_COMP];
+      for (int comp = 0; comp < N_COMP; ++comp) {
+        real bq = (real)0;
+#if READS_U_T && !AFFINE
+        for (int bb = 0; bb < N_B; ++bb) bq += Basis[TAB_PHI(q, bb, N_B)] * bc[bb][comp];
+        uT[comp] = sigma * uq[comp] + bq;
+#else
+        uT[comp] = bq;
+#endif
       }
       real a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM];
       for (int k = 0; k < N_AUX_ALLOC; ++k) {
@@ -127,16 +149,21 @@ __kernel void jacobian_diagonal(__global const real *restrict u,          /* [no
       }
       const real wdet = QuadWeights[q] * detJ;
       for (int gc = 0; gc < N_COMP; ++gc) {
-        real du[N_COMP], gradDu[N_COMP][DIM], df0[N_COMP], df1[N_COMP][DIM];
+        real du[N_COMP], gradDu[N_COMP][DIM], dUT[N_COMP], df0[N_COMP], df1[N_COMP][DIM];
         for (int comp = 0; comp < N_COMP; ++comp) {
           du[comp] = comp == gc ? phi : (real)0;
+#if READS_U_T
+          dUT[comp] = sigma * du[comp]; /* the direction of u_t = sigma*u + b */
+#else
+          dUT[comp] = (real)0;
+#endif
           df0[comp] = (real)0;
           for (int d = 0; d < DIM; ++d) {
             gradDu[comp][d] = comp == gc ? gradPhi[d] : (real)0;
             df1[comp][d] = (real)0;
           }
         }
-        TANGENT_PHYSICS(uq, gradU, a, gradA, x, k_c, du, gradDu, df0, df1);
+        TANGENT_PHYSICS(uq, gradU, a, gradA, x, k_c, uT, du, gradDu, dUT, df0, df1);
         for (int fc = 0; fc < N_COMP; ++fc) {
           real k = (df0[fc] * wdet) * phi;
           for (int d = 0; d < DIM; ++d) k += (df1[fc][d] * wdet) * gradPhi[d];

@@ -395,27 +395,3 @@ fn progress_and_a_paraview_series_are_reported() {
     assert!(dir.join("u.pvd").exists() && dir.join("u_000007.vtu").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
-
-#[test]
-fn the_opencl_backend_refuses_a_time_state_and_says_so() {
-    let backend = Backend::opencl_with(
-        femquad::opencl::testing::device(),
-        femquad::opencl::testing::options(),
-    );
-    let mesh = unit_square(2, &MeshOptions::default()).unwrap();
-    let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
-    let mut op = Operator::<f64>::new(Form::new(space, HeatSource).unwrap(), &backend).unwrap();
-    let b = op.vector().unwrap();
-    let e = op.set_time(0.5, 10.0, &b).unwrap_err().to_string();
-    assert!(
-        e.contains("the OpenCL kernels do not yet evaluate a time state (they pass u_t = 0 and t = 0 to `heat_source`): solve time-dependent problems with Backend::native()"),
-        "{e}"
-    );
-    assert!(op.time().is_none());
-    let mut r = op.vector().unwrap();
-    let e = op.apply(&b, &mut r).unwrap_err().to_string();
-    assert!(
-        e.contains("`heat_source` reads `u_t`: bind a time state"),
-        "{e}"
-    );
-}

@@ -94,6 +94,7 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     s.push_str(&real_typedef::<R>());
     let sizes = [shape.dim, shape.n_b, shape.n_comp, shape.n_q];
     define_physics_sizes(&mut s, sizes, aux, physics);
+    define_time_state(&mut s, physics);
     let defines: [(&str, usize); 6] = [
         ("N_BS", shape.n_bs),
         ("N_TC", shape.n_tc),
@@ -185,6 +186,7 @@ pub(crate) fn diagonal_source<R: Real, P: Pointwise + ?Sized>(
     let mut s = String::from("/* femquad: generated point-block diagonal of the Jacobian */\n");
     s.push_str(&real_typedef::<R>());
     define_physics_sizes(&mut s, sizes, aux, physics);
+    define_time_state(&mut s, physics);
     push_atomic_add::<R>(&mut s, atomic);
     push_tabulation_and_physics::<R, P>(&mut s, tabulation, quadrature, physics);
     let info = physics.info();
@@ -211,6 +213,7 @@ pub(crate) fn element_matrix_source<R: Real, P: Pointwise + ?Sized>(
     let mut s = String::from("/* femquad: generated element matrices of the Jacobian */\n");
     s.push_str(&real_typedef::<R>());
     define_physics_sizes(&mut s, sizes, aux, physics);
+    define_time_state(&mut s, physics);
     let _ = writeln!(s, "#define OUTPUT_ATOMIC {}", usize::from(atomic.is_some()));
     if let Some(atomic) = atomic {
         push_atomic_add::<R>(&mut s, atomic);
@@ -234,34 +237,54 @@ pub(crate) fn spmv_source<R: Real>(n_comp: usize) -> String {
     s
 }
 
-/// The arguments a cell kernel passes for the inputs it does not have: no
+/// The argument a cell kernel passes for the input it does not have: no
 /// normal `n` (a physics that reads it is refused as a cell term, see
-/// `form::check_fit`), `u_t` zero and the time `t` = 0: the kernels do not
-/// evaluate a time state yet (the OpenCL integrator refuses one,
-/// `Integrate::set_time`, and a transient physics without one is refused by
-/// `Operator`). Declared in the
-/// statement that calls the physics, so unread zeros cost nothing.
-const CELL_EXTRAS: &str = "const real pw_no_n[DIM] = {0}; const real pw_zero_u_t[N_COMP] = {0};";
+/// `form::check_fit`). Declared in the statement that calls the physics,
+/// so the unread zeros cost nothing.
+const CELL_EXTRAS: &str = "const real pw_no_n[DIM] = {0};";
 
-/// `PHYSICS(u, grad_u, a, grad_a, x, k, f0, f1)`: the call of the physics
-/// `name` in the cell kernels, with the arguments of [`CELL_EXTRAS`]
-/// (the physics' full signature is in `PointwiseInfo::opencl_name`).
+/// `PHYSICS(u, grad_u, a, grad_a, x, k, u_t, f0, f1)`: the call of the
+/// physics `name` in the cell kernels, with the argument of [`CELL_EXTRAS`]
+/// and the time `TIME_T` ([`define_time_state`]); the kernels pass `u_t`
+/// (zeros for a physics that does not read it). The physics' full
+/// signature is in `PointwiseInfo::opencl_name`.
 fn physics_call(name: &str) -> String {
     format!(
-        "#define PHYSICS(u, gu, a, ga, x, k, f0, f1) do {{ {CELL_EXTRAS} \\\n  \
-         {name}(u, gu, a, ga, x, k, pw_no_n, pw_zero_u_t, (real)0, f0, f1); }} while (0)\n"
+        "#define PHYSICS(u, gu, a, ga, x, k, ut, f0, f1) do {{ {CELL_EXTRAS} \\\n  \
+         {name}(u, gu, a, ga, x, k, pw_no_n, ut, TIME_T, f0, f1); }} while (0)\n"
     )
 }
 
-/// `TANGENT_PHYSICS(u, grad_u, a, grad_a, x, k, du, dgrad_u, df0, df1)`:
-/// the call of the tangent `name` in the cell kernels, with the arguments
-/// of [`CELL_EXTRAS`] and the direction `du_t` = 0 (a stationary Jacobian).
+/// `TANGENT_PHYSICS(u, grad_u, a, grad_a, x, k, u_t, du, dgrad_u, du_t,
+/// df0, df1)`: the call of the tangent `name` in the cell kernels, with the
+/// argument of [`CELL_EXTRAS`] and the time `TIME_T`; the kernels pass the
+/// direction `du_t = σ·du` (zeros for a physics that does not read `u_t`).
 fn tangent_physics_call(name: &str) -> String {
     format!(
-        "#define TANGENT_PHYSICS(u, gu, a, ga, x, k, du, dgu, df0, df1) do {{ {CELL_EXTRAS} \\\n  \
-         {name}(u, gu, a, ga, x, k, pw_no_n, pw_zero_u_t, (real)0, du, dgu, pw_zero_u_t, df0, \
-         df1); }} while (0)\n"
+        "#define TANGENT_PHYSICS(u, gu, a, ga, x, k, ut, du, dgu, dut, df0, df1) do {{ \
+         {CELL_EXTRAS} \\\n  \
+         {name}(u, gu, a, ga, x, k, pw_no_n, ut, TIME_T, du, dgu, dut, df0, df1); }} while (0)\n"
     )
+}
+
+/// The time state of the cell kernels (`u_t = σ·u + b` and the time `t`,
+/// bound by `Integrate::set_time`), generated only for a physics that reads
+/// `u_t` or `t`: `READS_U_T`; the kernel parameters `TIME_PARAMS` (`b` as a
+/// global vector `timeB[node][comp]`, `sigma`, `time`), inserted after the
+/// constants in every cell kernel's signature; and `TIME_T`, the time the
+/// physics sees (`(real)0` for a stationary physics, which gets no extra
+/// argument).
+fn define_time_state<P: Pointwise + ?Sized>(s: &mut String, physics: &P) {
+    let reads = physics.info().reads;
+    let _ = writeln!(s, "#define READS_U_T {}", usize::from(reads.u_t));
+    if reads.u_t || reads.t {
+        s.push_str(
+            "#define TIME_PARAMS , __global const real *restrict timeB, const real sigma, \
+             const real time\n#define TIME_T time\n",
+        );
+    } else {
+        s.push_str("#define TIME_PARAMS\n#define TIME_T (real)0\n");
+    }
 }
 
 /// `#define`s of the sizes `[dim, N_b, N_comp, N_q]`, the auxiliary field

@@ -38,8 +38,7 @@ impl<R: Real> Operator<R> {
     /// [`Error::NonFinite`] naming `t` or `sigma` (also for a value not
     /// finite in the operator's precision), or `b` and the index of its
     /// first NaN or ±∞; [`Error::InvalidArgument`] naming `b` for a wrong
-    /// length or location; naming `backend` on the OpenCL backend, whose
-    /// kernels do not evaluate a time state yet.
+    /// length or location.
     pub fn set_time(&mut self, t: f64, sigma: f64, b: &Vector<R>) -> Result<()> {
         let (t_r, sigma_r) = (R::from_f64(t), R::from_f64(sigma));
         crate::real::check_finite("t", &[t_r])?;

@@ -411,14 +411,16 @@ impl<R: Real> OpenClIntegrator<R> {
         let (inv_j, det_j) = m.stored_geometry().ok_or_else(|| {
             Error::internal("a Jacobian kernel launched before its geometry was uploaded")
         })?;
-        Launch::new(kernel)
+        let launch = Launch::new(kernel)
             .mem(u.buffer())?
             .mem(m.cell_nodes())?
             .mem(d.aux.as_ref().unwrap_or(&d.unused_real))?
             .mem(inv_j)?
             .mem(det_j)?
             .mem(m.vertices())?
-            .mem(&d.constants)
+            .mem(&d.constants)?;
+        let reads = self.physics.info().reads;
+        self.op.push_time(launch, reads, self.op.time_args())
     }
 }
 
@@ -464,7 +466,8 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
             return Err(no_derivatives(&*self.physics));
         };
         self.check_aux()?;
-        self.op.enqueue_diagonal(kernel, u, out)?;
+        self.op
+            .enqueue_diagonal(kernel, self.physics.info().reads, u, out)?;
         if let Some(f) = &mut self.facets {
             self.op.last.facets = f.add_diagonal(u, out)?;
         }
@@ -472,17 +475,7 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
     }
 
     fn set_time(&mut self, time: Option<(R, R, &DeviceVector<R>)>) -> Result<()> {
-        match time {
-            None => Ok(()),
-            Some(_) => Err(Error::arg(
-                "backend",
-                format!(
-                    "the OpenCL kernels do not yet evaluate a time state (they pass u_t = 0 and \
-                     t = 0 to `{}`): solve time-dependent problems with Backend::native()",
-                    self.physics.info().name
-                ),
-            )),
-        }
+        self.op.set_time(time)
     }
 
     fn set_constants(&mut self, constants: &[R]) -> Result<()> {

@@ -12,7 +12,7 @@ use crate::opencl::launch::Launch;
 use crate::opencl::shape::AtomicAdd;
 use crate::opencl::source::{DIAGONAL_KERNEL, diagonal_source};
 use crate::opencl::timing::Run;
-use crate::physics::Pointwise;
+use crate::physics::{Pointwise, Reads};
 use crate::{Error, Real, Result};
 
 /// Work-items per work-group of the diagonal kernel.
@@ -48,6 +48,7 @@ impl<R: Real> OpenClOperator<R> {
     pub(super) fn enqueue_diagonal(
         &mut self,
         kernel: &Kernel,
+        reads: Reads,
         u: &DeviceVector<R>,
         out: &mut DeviceVector<R>,
     ) -> Result<()> {
@@ -85,14 +86,16 @@ impl<R: Real> OpenClOperator<R> {
         // Argument types and order match kernels/jacobian_diagonal.cl; the
         // kernel returns for work-items past the last cell; every node
         // index is below n_nodes and `out` holds n_nodes·N_comp² values.
-        let event = Launch::new(kernel)
+        let launch = Launch::new(kernel)
             .mem(u.buffer())?
             .mem(m.cell_nodes())?
             .mem(aux)?
             .mem(inv_j)?
             .mem(det_j)?
             .mem(m.vertices())?
-            .mem(&d.constants)?
+            .mem(&d.constants)?;
+        let event = self
+            .push_time(launch, reads, self.time_args())?
             .mem(out)?
             .value(n_cells_arg)?
             .enqueue(

@@ -14,13 +14,14 @@ use crate::real::check_finite;
 use crate::{Error, Real, Result};
 
 impl<R: Real> OpenClOperator<R> {
-    /// Uploads the cell-local `u` and aux of `inputs` (padded by
-    /// [`CELL_PADDING`] cells), kept until the next call; the constants are
-    /// the caller's (the bound form's).
+    /// Uploads the cell-local `u`, aux and time state of `inputs` (padded
+    /// by [`CELL_PADDING`] cells), kept until the next call; the constants
+    /// are the caller's (the bound form's).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `u` or `aux` (length, with the
-    /// expected one), [`Error::NonFinite`] with the index; device memory.
+    /// [`Error::InvalidArgument`] naming `u`, `aux` or `b` (length, with
+    /// the expected one), [`Error::NonFinite`] with the index; device
+    /// memory.
     pub(super) fn set_cell_inputs(&mut self, inputs: &CellInputs<'_, R>) -> Result<()> {
         let n_cells = self.disc.n_cells();
         let (n_bt, aux_pc) = (self.disc.n_bt(), self.disc.aux_per_cell());
@@ -35,7 +36,7 @@ impl<R: Real> OpenClOperator<R> {
             let what = "auxiliary coefficients";
             self.data.cell_aux = Some(self.padded_upload(a, inputs.aux, aux_pc, what)?);
         }
-        Ok(())
+        self.set_cell_time(inputs.time.as_ref())
     }
 
     /// Enqueues the element kernel `key` on the inputs
@@ -116,7 +117,7 @@ impl<R: Real> OpenClOperator<R> {
 
     /// Writes the cell-local `values` (`per_cell` per cell) into `buffer`
     /// (or a new one), padded with zeros by [`CELL_PADDING`] cells.
-    fn padded_upload(
+    pub(super) fn padded_upload(
         &self,
         buffer: Option<Buffer<R>>,
         values: &[R],

@@ -42,6 +42,7 @@ mod diagonal;
 mod element;
 mod facets;
 mod residual;
+mod time;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -63,6 +64,7 @@ use crate::discretization::Discretization;
 use crate::physics::Pointwise;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
+use time::DeviceTime;
 
 pub use bound::OpenClIntegrator;
 pub(crate) use facets::DeviceFacets;
@@ -87,7 +89,7 @@ type KernelKey = (u64, KernelVariant, LaunchConfig);
 
 /// Device buffers of the coefficients and of the element kernel's inputs
 /// and outputs (the mesh's are in [`MeshData`]).
-struct Coefficients<R> {
+struct Coefficients<R: Real> {
     /// The auxiliary field: `[node][k]` (field) or `[cell][k]` padded (P0).
     aux: Option<Buffer<R>>,
     /// Constants, and the values last written to them.
@@ -101,6 +103,10 @@ struct Coefficients<R> {
     /// Element kernel inputs: cell-local `u` and aux, padded.
     cell_u: Option<Buffer<R>>,
     cell_aux: Option<Buffer<R>>,
+    /// The bound time state (`Integrate::set_time`), and the element
+    /// kernel's cell-local one (`b` padded, `σ`, `t`).
+    time: Option<DeviceTime<R>>,
+    cell_time: Option<(Buffer<R>, R, R)>,
     /// Stand in for arguments a kernel variant does not read.
     unused_real: Buffer<R>,
     unused_uint: Buffer<u32>,
@@ -157,6 +163,8 @@ impl<R: Real> OpenClOperator<R> {
             element_vectors_of_cells: false,
             cell_u: None,
             cell_aux: None,
+            time: None,
+            cell_time: None,
             unused_real: device.alloc::<R>(1, "unused argument")?,
             unused_uint: device.alloc::<u32>(4, "unused argument")?,
             unused_ushort: device.alloc::<u16>(4, "unused argument")?,
@@ -355,6 +363,12 @@ impl<R: Real> OpenClOperator<R> {
             m.cell_coords().unwrap_or(&d.unused_real)
         };
         let aux = inputs.aux.unwrap_or(&d.unused_real);
+        // the time state: global, or the element kernel's cell-local one
+        let time = if shape.variant.gathers() {
+            self.time_args()
+        } else {
+            self.cell_time_args()
+        };
         let direction = inputs.direction.unwrap_or(&d.unused_real);
         let work_groups = shape.n_chunks(n_cells);
         let n_cells_arg = i32::try_from(n_cells)
@@ -368,7 +382,7 @@ impl<R: Real> OpenClOperator<R> {
         // kernels/integrate.cl; every per-cell buffer holds at least
         // work_groups·chunk cells (CELL_PADDING ≥ chunk, checked in
         // OpenClOperator::shape), global vectors hold every node's values.
-        let event = Launch::new(&compiled.kernel)
+        let launch = Launch::new(&compiled.kernel)
             .mem(inputs.u)?
             .mem(direction)?
             .mem(m.cell_nodes())?
@@ -376,7 +390,9 @@ impl<R: Real> OpenClOperator<R> {
             .mem(inv_j)?
             .mem(det_j)?
             .mem(coordinates)?
-            .mem(&d.constants)?
+            .mem(&d.constants)?;
+        let event = self
+            .push_time(launch, shape.reads, time)?
             .mem(out)?
             .mem(offsets)?
             .mem(group_nodes)?
