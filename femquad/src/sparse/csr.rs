@@ -47,7 +47,7 @@ pub const SYMMETRY_TOLERANCE: f64 = 1e-10;
 /// let quadrature = Quadrature::default_for(&space.element())?;
 /// let disc = Discretization::<f64>::new(&space, quadrature, AuxSpace::None)?;
 /// let u = vec![0.0; space.n_cell_dofs()];
-/// let inputs = CellInputs { u: &u, aux: &[], constants: &[] };
+/// let inputs = CellInputs { u: &u, aux: &[], constants: &[], time: None };
 /// let n_bt = space.n_basis();
 /// let mut ke = vec![0.0; space.n_cells() * n_bt * n_bt];
 /// // The pointwise Jacobian of f1 = ∇u: g3[d][d'] = ∂f1_d/∂(∇u)_d' = δ_dd'.
