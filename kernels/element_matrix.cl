@@ -12,8 +12,8 @@
  * femquad/src/sparse/element.rs (K[i][j] = dE[i]/du_c[j]) from the
  * physics' tangent, as kernels/jacobian_diagonal.cl computes their diagonal
  * blocks (one N_BT x N_COMP block of columns in registers; the point values
- * recomputed per trial slot as there). An affine physics (AFFINE) is
- * differentiated at u = 0.
+ * recomputed per trial slot as there, by the same kernels/tangent_point.cl).
+ * An affine physics (AFFINE) is differentiated at u = 0.
  *
  * Where the entry goes: positions[ELEM_MAT(cell, a, b, N_B)] is the CSR
  * position of (node_a*N_COMP, node_b*N_COMP); every row of a node has the
@@ -39,10 +39,9 @@
  * OUTPUT_ATOMIC, atomic_add_real, the layout macros, the tabulation
  * (Basis, BasisDerivatives, QuadWeights, QuadPoints), the physics and
  * TANGENT_PHYSICS, READS_U_T, TIME_PARAMS, TIME_T (the time state
- * u_t = sigma*u + b of a physics that reads u_t or t: b read at the cell's
- * nodes from timeB, u_t formed at each point, the direction du_t =
- * sigma*du) (femquad/src/opencl/source.rs). Geometry is read per cell
- * (J^{-1}, det J).
+ * u_t = sigma*u + b of a physics that reads u_t or t) and
+ * kernels/tangent_point.cl (femquad/src/opencl/source.rs). Geometry is
+ * read per cell (J^{-1}, det J).
  */
 
 #define N_BT (N_B * N_COMP)
@@ -66,32 +65,12 @@ __kernel void element_matrices(__global const real *restrict u,          /* [nod
   real k_c[N_CONSTANTS_ALLOC];
   for (int j = 0; j < N_CONSTANTS; ++j) k_c[j] = constants[j];
 
-  /* The cell's nodes, coefficients, geometry and vertices */
-  uint nodes[N_B];
-  real uc[N_B][N_COMP];
-  for (int b = 0; b < N_B; ++b) {
-    nodes[b] = cellNodes[CELL_NODE(cell, b, N_B)];
-#if !AFFINE
-    for (int comp = 0; comp < N_COMP; ++comp) uc[b][comp] = u[GLOBAL_DOF(nodes[b], comp, N_COMP)];
+  TangentCell c;
+  load_tangent_cell(cell, u, cellNodes, aux, jacobianInverses, jacobianDeterminants, coordinates,
+#if READS_U_T
+                    timeB, sigma,
 #endif
-  }
-#if READS_U_T && !AFFINE
-  /* b of the time state u_t = sigma*u + b at the cell's nodes */
-  real bc[N_B][N_COMP];
-  for (int b = 0; b < N_B; ++b)
-    for (int comp = 0; comp < N_COMP; ++comp) bc[b][comp] = timeB[GLOBAL_DOF(nodes[b], comp, N_COMP)];
-#endif
-#if AUX_FIELD
-  real ac[N_B][N_AUX_ALLOC];
-  for (int b = 0; b < N_B; ++b)
-    for (int k = 0; k < N_AUX; ++k) ac[b][k] = aux[GLOBAL_DOF(nodes[b], k, N_AUX)];
-#endif
-  real invJ[DIM * DIM];
-  for (int k = 0; k < DIM * DIM; ++k) invJ[k] = jacobianInverses[INV_J(cell, 0, 0, DIM) + k];
-  const real detJ = jacobianDeterminants[cell];
-  real xv[DIM + 1][DIM];
-  for (int v = 0; v <= DIM; ++v)
-    for (int d = 0; d < DIM; ++d) xv[v][d] = coordinates[VERTEX_COORD(nodes[v], d, DIM)];
+                    &c);
 
   /* Trial slot by trial slot: the columns b*N_COMP .. b*N_COMP + N_COMP - 1 */
   for (int b = 0; b < N_B; ++b) {
@@ -99,93 +78,18 @@ __kernel void element_matrices(__global const real *restrict u,          /* [nod
     for (int i = 0; i < N_BT; ++i)
       for (int gc = 0; gc < N_COMP; ++gc) block[i][gc] = (real)0;
     for (int q = 0; q < N_Q; ++q) {
-      /* u, grad u (and a, grad a) at the point, as natively */
-      real uq[N_COMP], gradU[N_COMP][DIM];
-      for (int comp = 0; comp < N_COMP; ++comp) {
-        real val = (real)0, ref[DIM];
-        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
-#if !AFFINE
-        for (int bb = 0; bb < N_B; ++bb) {
-          val += Basis[TAB_PHI(q, bb, N_B)] * uc[bb][comp];
-          for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, bb, e, N_B, DIM)] * uc[bb][comp];
-        }
-#endif
-        uq[comp] = val;
-        for (int d = 0; d < DIM; ++d) {
-          real g = (real)0;
-          for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
-          gradU[comp][d] = g;
-        }
-      }
-      /* u_t = sigma*u + b as natively (an affine physics' tangent does not
-       * depend on it: zeros, like u) */
-      real uT[N_COMP];
-      for (int comp = 0; comp < N_COMP; ++comp) {
-        real bq = (real)0;
-#if READS_U_T && !AFFINE
-        for (int bb = 0; bb < N_B; ++bb) bq += Basis[TAB_PHI(q, bb, N_B)] * bc[bb][comp];
-        uT[comp] = sigma * uq[comp] + bq;
-#else
-        uT[comp] = bq;
-#endif
-      }
-      real a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM];
-      for (int k = 0; k < N_AUX_ALLOC; ++k) {
-        a[k] = (real)0;
-        for (int d = 0; d < DIM; ++d) gradA[k][d] = (real)0;
-      }
-#if AUX_FIELD
-      for (int k = 0; k < N_AUX; ++k) {
-        real val = (real)0, ref[DIM];
-        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
-        for (int bb = 0; bb < N_B; ++bb) {
-          val += Basis[TAB_PHI(q, bb, N_B)] * ac[bb][k];
-          for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, bb, e, N_B, DIM)] * ac[bb][k];
-        }
-        a[k] = val;
-        for (int d = 0; d < DIM; ++d) {
-          real g = (real)0;
-          for (int e = 0; e < DIM; ++e) g += ref[e] * invJ[INV_J(0, e, d, DIM)];
-          gradA[k][d] = g;
-        }
-      }
-#elif AUX_CELL
-      for (int k = 0; k < N_AUX; ++k) a[k] = aux[cell * N_AUX + k];
-#endif
-      /* x = X_0 + sum_e xi_e (X_{e+1} - X_0) */
-      real x[DIM];
-      for (int d = 0; d < DIM; ++d) {
-        real xd = xv[0][d];
-        for (int e = 0; e < DIM; ++e) xd += QuadPoints[q * DIM + e] * (xv[e + 1][d] - xv[0][d]);
-        x[d] = xd;
-      }
-      /* phi and the physical gradient sum_e dphi/dxi_e J^{-1}[e][d] of
-       * every slot (test functions a, trial function b) */
+      real uq[N_COMP], gradU[N_COMP][DIM], uT[N_COMP], a[N_AUX_ALLOC], gradA[N_AUX_ALLOC][DIM], x[DIM];
+      tangent_point(q, &c, uq, gradU, uT, a, gradA, x);
+      /* phi and grad phi of every slot (test functions s, trial function b) */
       real phi[N_B], gradPhi[N_B][DIM];
       for (int s = 0; s < N_B; ++s) {
         phi[s] = Basis[TAB_PHI(q, s, N_B)];
-        for (int d = 0; d < DIM; ++d) {
-          real g = (real)0;
-          for (int e = 0; e < DIM; ++e) g += BasisDerivatives[TAB_DPHI(q, s, e, N_B, DIM)] * invJ[INV_J(0, e, d, DIM)];
-          gradPhi[s][d] = g;
-        }
+        physical_gradient(q, s, &c, gradPhi[s]);
       }
-      const real wdet = QuadWeights[q] * detJ;
+      const real wdet = QuadWeights[q] * c.detJ;
       for (int gc = 0; gc < N_COMP; ++gc) {
         real du[N_COMP], gradDu[N_COMP][DIM], dUT[N_COMP], df0[N_COMP], df1[N_COMP][DIM];
-        for (int comp = 0; comp < N_COMP; ++comp) {
-          du[comp] = comp == gc ? phi[b] : (real)0;
-#if READS_U_T
-          dUT[comp] = sigma * du[comp]; /* the direction of u_t = sigma*u + b */
-#else
-          dUT[comp] = (real)0;
-#endif
-          df0[comp] = (real)0;
-          for (int d = 0; d < DIM; ++d) {
-            gradDu[comp][d] = comp == gc ? gradPhi[b][d] : (real)0;
-            df1[comp][d] = (real)0;
-          }
-        }
+        tangent_direction(gc, phi[b], gradPhi[b], &c, du, gradDu, dUT, df0, df1);
         TANGENT_PHYSICS(uq, gradU, a, gradA, x, k_c, uT, du, gradDu, dUT, df0, df1);
         for (int fc = 0; fc < N_COMP; ++fc) {
           const real f0 = df0[fc] * wdet;
@@ -201,7 +105,7 @@ __kernel void element_matrices(__global const real *restrict u,          /* [nod
     }
     for (int s = 0; s < N_B; ++s) {
 #if OUTPUT_ATOMIC
-      const uint row = nodes[s] * N_COMP;
+      const uint row = c.nodes[s] * N_COMP;
       const uint rowLen = rowPtr[row + 1] - rowPtr[row];
       const uint p = positions[ELEM_MAT(cell, s, b, N_B)];
 #endif

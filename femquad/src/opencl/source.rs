@@ -31,6 +31,11 @@ pub const DIAGONAL_KERNEL: &str = "jacobian_diagonal";
 /// (`kernels/element_matrix.cl`), one work-item per cell.
 pub const ELEMENT_MATRIX_TEMPLATE: &str = include_str!("../../../kernels/element_matrix.cl");
 
+/// The cell and point state of the two tangent kernels above
+/// (`kernels/tangent_point.cl`: what they read of a cell, `u`, `∇u`, `u_t`,
+/// `a`, `∇a`, `x` at a quadrature point, the direction of a column).
+const TANGENT_POINT: &str = include_str!("../../../kernels/tangent_point.cl");
+
 /// The kernels of a CSR matrix on the device (`kernels/spmv.cl`).
 pub const SPMV_TEMPLATE: &str = include_str!("../../../kernels/spmv.cl");
 
@@ -192,6 +197,8 @@ pub(crate) fn diagonal_source<R: Real, P: Pointwise + ?Sized>(
     let info = physics.info();
     s.push_str(&tangent_physics_call(info.opencl_tangent_name));
     let _ = writeln!(s, "#define AFFINE {}", usize::from(info.linear));
+    s.push_str("\n/* ---- kernels/tangent_point.cl ---- */\n");
+    s.push_str(TANGENT_POINT);
     s.push_str("\n/* ---- kernel template: kernels/jacobian_diagonal.cl ---- */\n");
     s.push_str(DIAGONAL_TEMPLATE);
     s
@@ -222,6 +229,8 @@ pub(crate) fn element_matrix_source<R: Real, P: Pointwise + ?Sized>(
     let info = physics.info();
     s.push_str(&tangent_physics_call(info.opencl_tangent_name));
     let _ = writeln!(s, "#define AFFINE {}", usize::from(info.linear));
+    s.push_str("\n/* ---- kernels/tangent_point.cl ---- */\n");
+    s.push_str(TANGENT_POINT);
     s.push_str("\n/* ---- kernel template: kernels/element_matrix.cl ---- */\n");
     s.push_str(ELEMENT_MATRIX_TEMPLATE);
     s

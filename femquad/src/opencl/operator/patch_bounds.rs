@@ -23,6 +23,7 @@
 
 use std::sync::Arc;
 
+use super::tests::fitted;
 use super::*;
 use crate::aux_space::AuxSpace;
 use crate::element::Element;
@@ -111,13 +112,14 @@ fn counts(space: &FunctionSpace, chunk: usize, outside: u32, stores: &[u32]) -> 
 }
 
 /// The configuration `config` of the kernel, or with `None` the device's
-/// default without prefetch and with computed geometry, patches on.
+/// default without prefetch and with computed geometry, patches on, its
+/// `N_bl` fitted to the device's limits ([`fitted`]).
 fn with_patches(
     op: &OpenClIntegrator<f64>,
     variant: KernelVariant,
     config: Option<LaunchConfig>,
 ) -> LaunchConfig {
-    match config {
+    let config = match config {
         Some(c) => c,
         None => op
             .config(variant)
@@ -125,20 +127,20 @@ fn with_patches(
             .with_prefetch(false)
             .with_geometry(GeometryMode::Computed),
     }
-    .with_patches(true)
+    .with_patches(true);
+    fitted(op, variant, config)
 }
 
 /// Runs the kernel `variant` of `physics` with `config` (see
 /// [`with_patches`]) on `mesh`, instrumented, through the operator's launch
-/// path; returns what it counted and the launch record, or `None` if the
-/// configuration needs more local memory than the device has.
+/// path; returns what it counted and the launch record.
 fn violations(
     device: &Arc<Device>,
     mesh: &Arc<Mesh>,
     order: usize,
     run: &Evaluation<'_>,
     config: Option<LaunchConfig>,
-) -> Option<(Counts, LaunchRecord)> {
+) -> (Counts, LaunchRecord) {
     let physics = run.physics;
     let dim = mesh.dim();
     let n_comp = physics.info().n_comp.resolve(dim);
@@ -154,10 +156,6 @@ fn violations(
         op.residual_variant()
     };
     let config = with_patches(&op, variant, config);
-    if let Err(e) = op.shape(variant, config) {
-        assert!(e.to_string().contains("local memory"), "{e}");
-        return None;
-    }
     // the production kernel and patches, then the instrumented kernel and a
     // node-offset buffer with the guard slot in their place
     op.set_config(variant, config).unwrap();
@@ -225,10 +223,10 @@ fn violations(
         .offsets;
     let mut back = vec![0u32; offsets.len()];
     device.read(buffer, &mut back, "patches").unwrap();
-    Some((
+    (
         counts(&space, shape.chunk, back[guard], &back[guard + 1..]),
         launch,
-    ))
+    )
 }
 
 /// The evaluation [`violations`] instruments: the physics and its constants, the
@@ -254,8 +252,7 @@ fn the_minimal_case_indexes_inside_its_patches() {
         assembly: Assembly::Atomic,
         tangent: false,
     };
-    let (counts, launch) =
-        violations(&device, &mesh, 2, &run, Some(config)).expect("the configuration fits");
+    let (counts, launch) = violations(&device, &mesh, 2, &run, Some(config));
     // 6 groups, the last with 64 padding cells; they are patches
     assert_eq!(
         (launch.work_groups, launch.chunk, launch.cells),
@@ -306,11 +303,7 @@ fn every_patch_index_is_inside_its_node_list() {
                                 assembly,
                                 tangent,
                             };
-                            let Some((counts, launch)) =
-                                violations(&device, &mesh, order, &run, config)
-                            else {
-                                continue;
-                            };
+                            let (counts, launch) = violations(&device, &mesh, order, &run, config);
                             let what = format!(
                                 "{dim}D n={n} P{order} {} {} {}",
                                 physics.info().name,
@@ -338,7 +331,9 @@ fn every_patch_index_is_inside_its_node_list() {
             }
         }
     }
-    // (3D P2 Lamé with 16 blocks per batch exceeds PoCL's local memory)
-    assert!(launches >= 70 && covered >= 20, "{launches} {covered}");
+    assert!(
+        covered >= 20,
+        "{covered} of {launches} launches had padded patches"
+    );
     assert!(stored > 1000, "{stored} dofs plain-stored");
 }

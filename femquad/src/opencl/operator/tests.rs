@@ -238,6 +238,31 @@ fn runnable<R: Real>(
     config
 }
 
+/// `config` with its blocks per batch `N_bl` halved until the kernel
+/// `variant` fits the device's work-group size and local memory: the tests'
+/// configurations are chosen from the device's limits up front (an H100
+/// has 1024 work-items and 48 KiB of local memory a group, PoCL more), and
+/// [`runnable`] then holds them to it. Any other error fails the test.
+pub(super) fn fitted<R: Real>(
+    op: &OpenClIntegrator<R>,
+    variant: KernelVariant,
+    config: LaunchConfig,
+) -> LaunchConfig {
+    let mut c = config;
+    loop {
+        match op.shape(variant, c) {
+            Ok(_) => return c,
+            Err(Error::DeviceLimit { .. }) if c.n_bl > 1 => {
+                c = LaunchConfig {
+                    n_bl: c.n_bl / 2,
+                    ..c
+                }
+            }
+            Err(e) => panic!("{variant:?} {config}: no N_bl ≤ {} fits: {e}", config.n_bl),
+        }
+    }
+}
+
 /// Checks that the last launch ran `config`, the configuration asked for.
 fn launched<R: Real>(op: &OpenClIntegrator<R>, config: LaunchConfig) {
     let rec = op.last_run().launch().expect("a launch");

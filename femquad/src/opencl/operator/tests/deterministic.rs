@@ -62,7 +62,7 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, patched: bool) {
     let default = op.config(variant).unwrap();
     let n_cells = s.space.n_cells();
     for config in [small, default].map(|c| c.with_patches(patched)) {
-        let c = runnable(&op, variant, config);
+        let c = runnable(&op, variant, fitted(&op, variant, config));
         let f = device_global(&mut op, &s, Action::Residual, Some(c));
         launched(&op, c);
         let groups = n_cells.div_ceil(op.last_run().launch().unwrap().chunk);
@@ -105,7 +105,7 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, patched: bool) {
             "{what}: the reversed sum is bitwise the same: the check would not see the order"
         );
         if patched {
-            let c = runnable(&op, variant, config.with_patches(false));
+            let c = runnable(&op, variant, c.with_patches(false));
             let plain = device_global(&mut op, &s, Action::Residual, Some(c));
             let differ = bitwise_differences(&f, &plain);
             assert!(
