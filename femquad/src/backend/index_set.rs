@@ -113,6 +113,71 @@ impl<R: Real> Vector<R> {
     }
 }
 
+impl<R: Real> Vector<R> {
+    /// Gather: `v[k] ← src[indices[k]]` (this vector is `v`, as long as
+    /// `indices`), e.g. a vector put into another numbering.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `indices` for another length than
+    /// this vector's, an index out of range for `src`, or indices living
+    /// elsewhere than the vectors; `src` on another place or device.
+    pub fn gather(&mut self, src: &Vector<R>, indices: &IndexSet) -> Result<()> {
+        match (self, indices, src) {
+            (Vector::Host(v), IndexSet::Host(idx), Vector::Host(s)) => {
+                if idx.len() != v.len() {
+                    return Err(Error::arg(
+                        "indices",
+                        format!("{} indices for a vector of {} entries", idx.len(), v.len()),
+                    ));
+                }
+                check_bound(idx, s.len())?;
+                for (x, &i) in v.iter_mut().zip(idx) {
+                    *x = s[i as usize];
+                }
+                Ok(())
+            }
+            (Vector::Device(d), IndexSet::Device(idx), Vector::Device(s)) => d.gather(s, idx),
+            (v, idx, _) if idx.location() != v.location() => Err(misplaced(idx, v.location())),
+            (v, _, s) => Err(Error::arg(
+                "src",
+                format!("is on {} but the vector on {}", s.location(), v.location()),
+            )),
+        }
+    }
+
+    /// Scatter: `v[indices[k]] ← src[k]` (this vector is `v`; `src` as long
+    /// as `indices`, which must be distinct: checked on a device; on the
+    /// host the last write of a repeated index wins).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `src` for another length than the
+    /// indices' or another place; `indices` for an index out of range, a
+    /// repeated one (on a device), or indices living elsewhere.
+    pub fn scatter(&mut self, indices: &IndexSet, src: &Vector<R>) -> Result<()> {
+        match (self, indices, src) {
+            (Vector::Host(v), IndexSet::Host(idx), Vector::Host(s)) => {
+                if idx.len() != s.len() {
+                    return Err(Error::arg(
+                        "src",
+                        format!("{} entries for {} indices", s.len(), idx.len()),
+                    ));
+                }
+                check_bound(idx, v.len())?;
+                for (&i, &x) in idx.iter().zip(s) {
+                    v[i as usize] = x;
+                }
+                Ok(())
+            }
+            (Vector::Device(d), IndexSet::Device(idx), Vector::Device(s)) => d.scatter(idx, s),
+            (v, idx, _) if idx.location() != v.location() => Err(misplaced(idx, v.location())),
+            (v, _, s) => Err(Error::arg(
+                "src",
+                format!("is on {} but the vector on {}", s.location(), v.location()),
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
