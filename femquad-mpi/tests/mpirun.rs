@@ -1,9 +1,11 @@
 //! `mpirun -np N femquad-mpi-check …` for N = 1, 2, 3 (oversubscribed, as
-//! root where needed): distributed F(u), J·v, diag J and the Jacobi-CG and
-//! Jacobi-GMRES solves equal the serial ones, deterministic assembly is bitwise
+//! root where needed): distributed F(u), J·v, diag J, the Jacobi-CG and
+//! Jacobi-GMRES solves, multigrid-preconditioned CG and its V-cycle,
+//! Newton–Krylov and the parallel VTU output equal the serial ones, the
+//! multigrid's iteration counts do not depend on the number of ranks, deterministic assembly is bitwise
 //! reproducible, edge-case partitions work, and a rank's failure ends every
 //! rank with its error instead of a hang. The checks themselves are in the
-//! program (`src/bin/femquad-mpi-check.rs`); these tests read its exit code
+//! program (`src/bin/femquad-mpi-check/`); these tests read its exit code
 //! and output. The last test runs the benchmark (`femquad-mpi-bench`) on a
 //! tiny mesh and checks its table.
 #![cfg(feature = "mpi")]
@@ -84,9 +86,9 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
     // traffic's)
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
     let expected = if args[0].starts_with("opencl") {
-        12
+        18
     } else {
-        11
+        17
     };
     assert_eq!(checks, expected, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout
@@ -102,10 +104,33 @@ fn assert_rank(stdout: &str, rank: usize, cells: usize, owned: usize, ghosts: us
     );
 }
 
+/// The iterations of each multigrid-preconditioned CG solve the run
+/// printed (`multigrid CG, L refinements: K iterations …`), by `L`.
+fn multigrid_iterations(stdout: &str) -> Vec<(usize, usize)> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("multigrid CG, "))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            (words[0].parse().unwrap(), words[2].parse().unwrap())
+        })
+        .collect()
+}
+
 #[test]
 fn native_metis_on_1_2_3_ranks_equals_serial() {
+    let mut iterations = Vec::new();
     for np in [1, 2, 3] {
-        assert_passes(np, &["native", "metis"]);
+        let out = assert_passes(np, &["native", "metis"]);
+        iterations.push(multigrid_iterations(&out));
+    }
+    // multigrid's iteration counts do not depend on the number of ranks (± 1)
+    assert_eq!(iterations[0].len(), 2, "{iterations:?}");
+    for its in &iterations[1..] {
+        for (a, b) in its.iter().zip(&iterations[0]) {
+            assert_eq!(a.0, b.0);
+            assert!(a.1.abs_diff(b.1) <= 1, "{iterations:?}");
+        }
     }
 }
 
