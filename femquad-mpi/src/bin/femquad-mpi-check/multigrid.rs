@@ -73,39 +73,54 @@ pub fn check(
     for refs in [refinements, refinements + 1] {
         let hierarchy = DistHierarchy::new(dist, refs)?;
         let (iterations, gathered) = distributed(&hierarchy, backend)?;
-        let (Some(mesh), Some(gathered)) = (serial_mesh, gathered) else {
-            continue;
+        // rank 0 compares; an error there ends every rank
+        let compared = match (serial_mesh, gathered) {
+            (Some(mesh), Some(gathered)) => compare(mesh, refs, &gathered, iterations, previous),
+            _ => Ok(true),
         };
-        let serial = Serial::new(mesh, refs)?;
-        let order = serial_order(&gathered.coordinates, &serial.coordinates, mesh.dim())?;
-        let (solution, serial_its) = serial.solve()?;
-        let err = rel_diff(&permuted(&gathered.solution, &order), &solution);
-        let pass = err <= 1e-8 && iterations.abs_diff(serial_its) <= 1;
+        ok &= dist.ranks().agree(compared)?;
+        previous = Some(iterations);
+    }
+    Ok(ok)
+}
+
+/// Rank 0: the distributed results of `refs` refinements against the serial
+/// ones, printed; `previous` the iterations with one refinement less.
+fn compare(
+    mesh: &Arc<Mesh>,
+    refs: usize,
+    gathered: &Gathered,
+    iterations: usize,
+    previous: Option<usize>,
+) -> Result<bool> {
+    let serial = Serial::new(mesh, refs)?;
+    let order = serial_order(&gathered.coordinates, &serial.coordinates, mesh.dim())?;
+    let (solution, serial_its) = serial.solve()?;
+    let err = rel_diff(&permuted(&gathered.solution, &order), &solution);
+    let pass = err <= 1e-8 && iterations.abs_diff(serial_its) <= 1;
+    let mut ok = pass;
+    println!(
+        "multigrid CG, {refs} refinements: {iterations} iterations (serial {serial_its}), \
+         relative difference {err:.3e} {}",
+        verdict(pass)
+    );
+    if let Some(before) = previous {
+        let pass = iterations <= before + 1;
         ok &= pass;
         println!(
-            "multigrid CG, {refs} refinements: {iterations} iterations (serial {serial_its}), \
-             relative difference {err:.3e} {}",
+            "multigrid CG iterations under one refinement more: {before} → {iterations} {}",
             verdict(pass)
         );
-        if let Some(before) = previous {
-            let pass = iterations <= before + 1;
-            ok &= pass;
-            println!(
-                "multigrid CG iterations under one refinement more: {before} → {iterations} {}",
-                verdict(pass)
-            );
-        } else {
-            let vcycle = serial.vcycle()?;
-            let err = rel_diff(&permuted(&gathered.vcycle, &order), &vcycle);
-            let pass = err <= 1e-12;
-            ok &= pass;
-            println!(
-                "multigrid V-cycle, {refs} refinements: relative difference to the serial \
-                 V-cycle {err:.3e} {}",
-                verdict(pass)
-            );
-        }
-        previous = Some(iterations);
+    } else {
+        let vcycle = serial.vcycle()?;
+        let err = rel_diff(&permuted(&gathered.vcycle, &order), &vcycle);
+        let pass = err <= 1e-12;
+        ok &= pass;
+        println!(
+            "multigrid V-cycle, {refs} refinements: relative difference to the serial \
+             V-cycle {err:.3e} {}",
+            verdict(pass)
+        );
     }
     Ok(ok)
 }
@@ -332,18 +347,21 @@ fn serial_order(dist: &[f64], serial: &[f64], dim: usize) -> Result<Vec<usize>> 
         .map(|(i, x)| (key(x), i))
         .collect();
     if dist.len() != serial.len() {
-        return Err(Error::internal(format!(
-            "{} distributed vertices, {} serial ones",
-            dist.len() / dim,
-            serial.len() / dim
-        )));
+        return Err(Error::arg(
+            "hierarchy",
+            format!(
+                "the distributed finest level has {} vertices, the serial one {}",
+                dist.len() / dim,
+                serial.len() / dim
+            ),
+        ));
     }
     dist.chunks_exact(dim)
         .map(|x| {
             index
                 .get(&key(x))
                 .copied()
-                .ok_or_else(|| Error::internal(format!("no serial vertex at {x:?}")))
+                .ok_or_else(|| Error::arg("hierarchy", format!("no serial vertex at {x:?}")))
         })
         .collect()
 }

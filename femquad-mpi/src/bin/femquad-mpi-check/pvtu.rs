@@ -44,22 +44,29 @@ pub fn check(
     });
     dist.ranks().agree(made)?;
     let pvtu = write_pvtu(&dir, "f", &op, &[("F", &f)], VtuFormat::Ascii)?;
-    let Some(mesh) = serial_mesh else {
-        return Ok(true);
-    };
-    let result = compare(&pvtu, &dir, mesh, &u);
-    std::fs::remove_dir_all(&dir).map_err(|source| Error::Io {
-        path: dir.clone(),
-        source,
-    })?;
-    let (pieces, cells_once, cells_match, err) = result?;
-    let pass = cells_once && cells_match && err <= 1e-12;
-    println!(
-        "parallel VTU: {pieces} pieces, every cell once {cells_once}, cells' vertices match \
-         {cells_match}, point values' relative difference to the serial file {err:.3e} {}",
-        verdict(pass)
-    );
-    Ok(pass)
+    // rank 0 reads back and compares; an error there ends every rank
+    let compared =
+        match serial_mesh {
+            Some(mesh) => {
+                let result = compare(&pvtu, &dir, mesh, &u);
+                let removed = std::fs::remove_dir_all(&dir).map_err(|source| Error::Io {
+                    path: dir.clone(),
+                    source,
+                });
+                result.and_then(|r| removed.map(|()| r)).map(|(pieces, once, matching, err)| {
+                let pass = once && matching && err <= 1e-12;
+                println!(
+                    "parallel VTU: {pieces} pieces, every cell once {once}, cells' vertices \
+                     match {matching}, point values' relative difference to the serial file \
+                     {err:.3e} {}",
+                    verdict(pass)
+                );
+                pass
+            })
+            }
+            None => Ok(true),
+        };
+    dist.ranks().agree(compared)
 }
 
 /// Reads the `.pvtu`'s pieces and the serial file back: (pieces, every cell
@@ -125,7 +132,7 @@ fn compare(
         for (x, &value) in points.chunks_exact(3).zip(&f) {
             let i = at
                 .get(&key(x))
-                .ok_or_else(|| Error::internal(format!("no serial point at {x:?}")))?;
+                .ok_or_else(|| Error::arg("pieces", format!("no serial point at {x:?}")))?;
             piece_f.push(value);
             serial_at.push(serial_f[*i]);
         }
@@ -148,7 +155,7 @@ fn read(path: &Path) -> Result<String> {
 
 /// The numbers of the ASCII `DataArray` named `name`.
 fn array(text: &str, name: &str) -> Result<Vec<f64>> {
-    let missing = || Error::internal(format!("no DataArray `{name}` in a VTU file"));
+    let missing = || Error::arg("pieces", format!("no DataArray `{name}` in a VTU file"));
     let start = text.find(&format!("Name=\"{name}\"")).ok_or_else(missing)?;
     let body = &text[start..];
     let open = body.find('>').ok_or_else(missing)? + 1;
@@ -157,7 +164,10 @@ fn array(text: &str, name: &str) -> Result<Vec<f64>> {
         .split_whitespace()
         .map(|s| {
             s.parse::<f64>().map_err(|_| {
-                Error::internal(format!("`{s}` in DataArray `{name}` is not a number"))
+                Error::arg(
+                    "pieces",
+                    format!("`{s}` in DataArray `{name}` is not a number"),
+                )
             })
         })
         .collect()
