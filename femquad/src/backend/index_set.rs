@@ -199,4 +199,32 @@ mod tests {
         let e = v.copy_at(&idx, &short).unwrap_err().to_string();
         assert!(e.contains("`src`"), "{e}");
     }
+
+    /// Gather and scatter move entries by index, scatter inverting gather
+    /// for a permutation; wrong lengths and indices are named.
+    #[test]
+    fn host_gather_and_scatter() {
+        let src = Vector::from(vec![10.0f64, 20.0, 30.0, 40.0]);
+        let perm = IndexSet::Host(vec![2, 0, 3, 1]);
+        let mut g = Vector::from(vec![0.0; 4]);
+        g.gather(&src, &perm).unwrap();
+        assert_eq!(g.to_host().unwrap(), vec![30.0, 10.0, 40.0, 20.0]);
+        let mut back = Vector::from(vec![0.0; 4]);
+        back.scatter(&perm, &g).unwrap();
+        assert_eq!(back.to_host().unwrap(), src.to_host().unwrap());
+        let mut short = Vector::from(vec![0.0; 3]);
+        let e = short.gather(&src, &perm).unwrap_err().to_string();
+        assert!(
+            e.contains("`indices`") && e.contains("4 indices for a vector of 3"),
+            "{e}"
+        );
+        let e = back.scatter(&perm, &short).unwrap_err().to_string();
+        assert!(
+            e.contains("`src`") && e.contains("3 entries for 4 indices"),
+            "{e}"
+        );
+        let far = IndexSet::Host(vec![0, 9, 1, 2]);
+        let e = g.gather(&src, &far).unwrap_err().to_string();
+        assert!(e.contains("index 9"), "{e}");
+    }
 }
