@@ -2,12 +2,13 @@
 //! root where needed): distributed F(u), J·v, diag J, the Jacobi-CG and
 //! Jacobi-GMRES solves, multigrid-preconditioned CG and its V-cycle,
 //! Newton–Krylov and the parallel VTU output equal the serial ones, the
-//! multigrid's iteration counts do not depend on the number of ranks, deterministic assembly is bitwise
-//! reproducible, edge-case partitions work, and a rank's failure ends every
-//! rank with its error instead of a hang. The checks themselves are in the
-//! program (`src/bin/femquad-mpi-check/`); these tests read its exit code
-//! and output. The last test runs the benchmark (`femquad-mpi-bench`) on a
-//! tiny mesh and checks its table.
+//! multigrid's iteration counts do not depend on the number of ranks,
+//! deterministic assembly is bitwise reproducible, edge-case partitions
+//! work, and a rank's failure ends every rank with its error instead of a
+//! hang. The checks themselves are in the program
+//! (`src/bin/femquad-mpi-check/`); these tests read its exit code and
+//! output. The last tests run the benchmark (`femquad-mpi-bench`) on a tiny
+//! mesh and check its table (with and without the multigrid solve).
 #![cfg(feature = "mpi")]
 
 use std::io::Read;
@@ -300,4 +301,37 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
             "{r1:?} {r2:?}"
         );
     }
+}
+
+#[test]
+fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
+    let bench = env!("CARGO_BIN_EXE_femquad-mpi-bench");
+    let args = [
+        "--cells-per-rank",
+        "2^11",
+        "--reps",
+        "2",
+        "--shared-device",
+        "--solve",
+        "2",
+    ];
+    let run = run_program(bench, 2, &args, Duration::from_secs(300));
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    // 2·2^11 cells: the 46 × 46 box; its coarse box ⌈46/4⌉ = 12, refined twice: 48 × 48
+    let line = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("# multigrid solve: 2 refinements, "))
+        .unwrap_or_else(|| panic!("no iterations line in\n{}", run.stdout));
+    let iterations: usize = line.split_whitespace().next().unwrap().parse().unwrap();
+    assert!((1..=15).contains(&iterations), "{line}");
+    let rows = bench_rows(&run.stdout);
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    let row = &rows[4];
+    assert_eq!(row[0], "multigrid solve");
+    assert_eq!(row[3], (2 * 48 * 48).to_string(), "{row:?}");
+    assert_eq!(row[4], (49 * 49).to_string(), "{row:?}");
+    let seconds: f64 = row[5].parse().unwrap();
+    assert!(seconds > 0.0 && seconds.is_finite(), "{row:?}");
+    assert_eq!(row[6], "", "{row:?}");
 }
