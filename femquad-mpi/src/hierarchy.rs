@@ -21,7 +21,10 @@
 //!   mesh, decided from the edge's two global endpoint numbers, never from a
 //!   rank's local order. The ranks learn who holds which edge from one
 //!   all-gather of the edges whose endpoints are both shared (held by more
-//!   than one rank): an interface's edges, not the volume's.
+//!   than one rank): an interface's edges, not the volume's — but every
+//!   rank receives every rank's, so memory and traffic grow with the total
+//!   interface, not with a rank's own (an exchange with the neighbours only
+//!   is the scalable replacement; not done).
 //! * **Numbers**: the coarse vertices keep `0..n_c`; then each rank in turn
 //!   numbers the midpoints it owns: first those other ranks hold too
 //!   (increasing `(a, b)`, known to every rank from the all-gather), then

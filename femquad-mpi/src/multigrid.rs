@@ -236,8 +236,7 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             let owned_fixed = entries.iter().filter(|&&i| (i as usize) < n_owned).count();
             let n_fixed: u64 = ranks.all_gather_u64(owned_fixed as u64).iter().sum();
             let work = if l > 0 {
-                let below = &levels[l - 1];
-                let below: &Level<R> = below;
+                let below: &Level<R> = &levels[l - 1];
                 let like = state.local();
                 Some(Work {
                     smoother: ranks.agree(ChebyshevWork::like(like))?,
