@@ -11,7 +11,9 @@
 //! no rank blocks on a message a failed rank will never send. A panic is
 //! not an error value: [`abort_on_panic`] makes it abort every rank.
 
+use mpi::Count;
 use mpi::collective::CommunicatorCollectives;
+use mpi::datatype::PartitionMut;
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
@@ -99,6 +101,45 @@ impl Ranks {
         let mut all = vec![0; self.size()];
         self.world.all_gather_into(&value, &mut all[..]);
         all
+    }
+
+    /// Collective: every rank's `values` (of any length), one list per rank
+    /// in rank order.
+    pub fn all_gather_u32s_varcount(&self, values: &[u32]) -> Vec<Vec<u32>> {
+        let counts: Vec<Count> = self
+            .all_gather_u64(values.len() as u64)
+            .into_iter()
+            .map(|c| c as Count)
+            .collect();
+        let displs: Vec<Count> = counts
+            .iter()
+            .scan(0, |at, &c| {
+                let d = *at;
+                *at += c;
+                Some(d)
+            })
+            .collect();
+        let total = counts.iter().map(|&c| c as usize).sum();
+        let mut all = vec![0u32; total];
+        {
+            let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            self.world.all_gather_varcount_into(values, &mut partition);
+        }
+        counts
+            .iter()
+            .zip(&displs)
+            .map(|(&c, &d)| all[d as usize..(d + c) as usize].to_vec())
+            .collect()
+    }
+
+    /// Collective: rank 0's `values` on every rank (their length taken from
+    /// rank 0).
+    pub fn broadcast_f64s(&self, values: &mut Vec<f64>) {
+        let root = self.world.process_at_rank(0);
+        let mut len = values.len() as u64;
+        root.broadcast_into(&mut len);
+        values.resize(len as usize, 0.0);
+        root.broadcast_into(&mut values[..]);
     }
 
     /// Collective: rank 0's `values` on every rank (their length taken from

@@ -29,6 +29,13 @@ impl DistMesh {
         Ok(Rc::new(DistMesh { ranks, layout }))
     }
 
+    /// This rank's part of a mesh whose layout it computed itself (every
+    /// rank its own, consistent with the others': a level of a
+    /// [`DistHierarchy`](crate::DistHierarchy)).
+    pub(crate) fn from_layout(ranks: Ranks, layout: RankLayout) -> Rc<DistMesh> {
+        Rc::new(DistMesh { ranks, layout })
+    }
+
     /// The ranks.
     pub fn ranks(&self) -> &Ranks {
         &self.ranks
@@ -37,6 +44,19 @@ impl DistMesh {
     /// This rank's layout.
     pub fn layout(&self) -> &RankLayout {
         &self.layout
+    }
+
+    /// The mask of the local entries (`per_node` per local vertex) of the
+    /// vertices whose coordinates `at` accepts — e.g. the boundary of a box
+    /// on a level of a [`DistHierarchy`](crate::DistHierarchy), whose
+    /// global numbering is not the serial one.
+    pub fn mask_where(&self, per_node: usize, at: impl Fn(&[f64]) -> bool) -> Vec<bool> {
+        let dim = self.layout.dim.max(1);
+        self.layout
+            .coordinates
+            .chunks_exact(dim)
+            .flat_map(|x| std::iter::repeat_n(at(x), per_node))
+            .collect()
     }
 
     /// The mask of the local entries (`per_node` per local vertex) whose

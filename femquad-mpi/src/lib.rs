@@ -16,6 +16,11 @@
 //!   femquad's `VectorOps`), `DistOperator` (`F(u)`, `J·v`, `diag J`, on the
 //!   device vectors directly), `solve_linear` (Dirichlet-constrained,
 //!   Jacobi-preconditioned CG or GMRES);
+//! * `DistHierarchy` (each rank refining its own cells: every level
+//!   partitioned and nested) and `DistMultigrid` (geometric multigrid over
+//!   the ranks, the coarsest level gathered to rank 0 and factored with
+//!   faer), the preconditioner of `solve::solve_linear_preconditioned`;
+//! * `output` — parallel VTU (`.pvtu` and one piece per rank);
 //! * `device` — one rank per OpenCL device, picked by the node-local rank.
 //!
 //! Run a program under `mpirun -np N` (see the README's "MPI" section); the
@@ -32,7 +37,13 @@ pub mod device;
 #[cfg(feature = "mpi")]
 mod dist_mesh;
 #[cfg(feature = "mpi")]
+pub mod hierarchy;
+#[cfg(feature = "mpi")]
+pub mod multigrid;
+#[cfg(feature = "mpi")]
 pub mod operator;
+#[cfg(feature = "mpi")]
+pub mod output;
 #[cfg(feature = "mpi")]
 pub mod partition;
 #[cfg(feature = "mpi")]
@@ -42,6 +53,10 @@ pub mod vector;
 
 #[cfg(feature = "mpi")]
 pub use dist_mesh::DistMesh;
+#[cfg(feature = "mpi")]
+pub use hierarchy::DistHierarchy;
+#[cfg(feature = "mpi")]
+pub use multigrid::DistMultigrid;
 #[cfg(feature = "mpi")]
 pub use operator::DistOperator;
 #[cfg(feature = "mpi")]

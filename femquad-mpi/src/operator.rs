@@ -249,6 +249,48 @@ impl<R: Real + Equivalence> DistOperator<R> {
         Ok(d)
     }
 
+    /// Collective: this rank's part of `J(u)` assembled, as entries
+    /// `(row, column, value)` in the **global** dof numbering
+    /// (`vertex·N_comp + c` of the mesh's global vertices): the element
+    /// matrices of this rank's cells only, so the global Jacobian is the sum
+    /// of every rank's entries (repeated positions added). For gathering a
+    /// coarse level's matrix on one rank.
+    ///
+    /// # Errors
+    /// As [`DistOperator::jacobian_action`] (those of
+    /// [`Operator::assemble_jacobian`]).
+    pub fn assemble_jacobian_entries(
+        &mut self,
+        u: &DistVector<R>,
+    ) -> Result<Vec<(usize, usize, f64)>> {
+        let nc = self.n_comp;
+        self.check(&[("u", u, nc)])?;
+        self.update_scratch(0, u)?;
+        let [su, _] = &self.scratch;
+        let matrix = match &mut self.local {
+            Some(op) => op.assemble_jacobian(su.local()).map(Some),
+            None => Ok(None),
+        };
+        let matrix = self
+            .mesh
+            .ranks()
+            .agree(matrix.map_err(|e| self.to_global(e)))?;
+        let Some(matrix) = matrix else {
+            return Ok(Vec::new());
+        };
+        let layout = self.mesh.layout();
+        let dof = |d: usize| layout.global_vertices[d / nc] as usize * nc + d % nc;
+        let mut entries = Vec::with_capacity(matrix.nnz());
+        for i in 0..matrix.n_rows() {
+            if let Some((columns, values)) = matrix.row(i) {
+                for (&j, &v) in columns.iter().zip(values) {
+                    entries.push((dof(i), dof(j as usize), v));
+                }
+            }
+        }
+        Ok(entries)
+    }
+
     /// Checks each named vector: this operator's mesh, `per_node` and
     /// location.
     fn check(&self, vectors: &[(&'static str, &DistVector<R>, usize)]) -> Result<()> {

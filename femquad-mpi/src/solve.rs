@@ -57,6 +57,34 @@ pub fn solve_linear<R: Real + Equivalence>(
     fixed: &[bool],
     solver: &Krylov,
 ) -> Result<KrylovStats> {
+    solve(op, u, fixed, solver, None)
+}
+
+/// [`solve_linear`] preconditioned by `preconditioner` (e.g. a
+/// [`DistMultigrid`](crate::DistMultigrid) set up at `u` for the same form
+/// and fixed dofs) in place of Jacobi.
+///
+/// # Errors
+/// As [`solve_linear`] (but no zero-diagonal check); those of
+/// `preconditioner`.
+pub fn solve_linear_preconditioned<R: Real + Equivalence>(
+    op: &mut DistOperator<R>,
+    u: &mut DistVector<R>,
+    fixed: &[bool],
+    solver: &Krylov,
+    preconditioner: &mut dyn LinearOperator<DistVector<R>>,
+) -> Result<KrylovStats> {
+    solve(op, u, fixed, solver, Some(preconditioner))
+}
+
+/// [`solve_linear`] with `preconditioner`, or Jacobi without one.
+fn solve<R: Real + Equivalence>(
+    op: &mut DistOperator<R>,
+    u: &mut DistVector<R>,
+    fixed: &[bool],
+    solver: &Krylov,
+    preconditioner: Option<&mut dyn LinearOperator<DistVector<R>>>,
+) -> Result<KrylovStats> {
     let n_local = u.n_local();
     let bad_mask = (fixed.len() != n_local).then(|| {
         Error::arg(
@@ -74,7 +102,16 @@ pub fn solve_linear<R: Real + Equivalence>(
     op.apply(u, &mut b)?;
     op.mesh().ranks().agree(b.local_mut().set_at(&fixed, 0.0))?;
     b.scale(-1.0)?;
-    let inverse_diagonal = inverse_diagonal(op, u, &fixed_entries)?;
+    let mut jacobi = match preconditioner {
+        Some(_) => None,
+        None => Some(Jacobi::new(inverse_diagonal(op, u, &fixed_entries)?)),
+    };
+    let preconditioner: &mut dyn LinearOperator<DistVector<R>> = match (preconditioner, &mut jacobi)
+    {
+        (Some(p), _) => p,
+        (None, Some(j)) => j,
+        (None, None) => return Err(Error::internal("solve_linear without a preconditioner")),
+    };
     let free = op.vector()?;
     let mut constrained = Constrained {
         op,
@@ -82,18 +119,17 @@ pub fn solve_linear<R: Real + Equivalence>(
         fixed: &fixed,
         free,
     };
-    let mut jacobi = Jacobi::new(inverse_diagonal);
     let mut delta = b.zeros_like()?;
     let stats = match solver {
         &Krylov::Cg { tol, max_iter } => cg(
             &mut constrained,
-            Some(&mut jacobi),
+            Some(preconditioner),
             &b,
             &mut delta,
             tol,
             max_iter,
         )?,
-        Krylov::Gmres(opts) => gmres(&mut constrained, Some(&mut jacobi), &b, &mut delta, opts)?,
+        Krylov::Gmres(opts) => gmres(&mut constrained, Some(preconditioner), &b, &mut delta, opts)?,
     };
     u.axpy(1.0, &delta)?;
     Ok(stats)

@@ -304,6 +304,11 @@ impl<R: Real + Equivalence> DistVector<R> {
         &mut self.values
     }
 
+    /// This rank's entries (owned, then ghosts), the vector consumed.
+    pub fn into_local(self) -> Vector<R> {
+        self.values
+    }
+
     /// A host copy of this rank's entries, owned then ghosts (a download on
     /// a device).
     ///

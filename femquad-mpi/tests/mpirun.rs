@@ -1,11 +1,14 @@
 //! `mpirun -np N femquad-mpi-check …` for N = 1, 2, 3 (oversubscribed, as
-//! root where needed): distributed F(u), J·v, diag J and the Jacobi-CG and
-//! Jacobi-GMRES solves equal the serial ones, deterministic assembly is bitwise
-//! reproducible, edge-case partitions work, and a rank's failure ends every
-//! rank with its error instead of a hang. The checks themselves are in the
-//! program (`src/bin/femquad-mpi-check.rs`); these tests read its exit code
-//! and output. The last test runs the benchmark (`femquad-mpi-bench`) on a
-//! tiny mesh and checks its table.
+//! root where needed): distributed F(u), J·v, diag J, the Jacobi-CG and
+//! Jacobi-GMRES solves, multigrid-preconditioned CG and its V-cycle,
+//! Newton–Krylov and the parallel VTU output equal the serial ones, the
+//! multigrid's iteration counts do not depend on the number of ranks,
+//! deterministic assembly is bitwise reproducible, edge-case partitions
+//! work, and a rank's failure ends every rank with its error instead of a
+//! hang. The checks themselves are in the program
+//! (`src/bin/femquad-mpi-check/`); these tests read its exit code and
+//! output. The last tests run the benchmark (`femquad-mpi-bench`) on a tiny
+//! mesh and check its table (with and without the multigrid solve).
 #![cfg(feature = "mpi")]
 
 use std::io::Read;
@@ -84,9 +87,9 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
     // traffic's)
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
     let expected = if args[0].starts_with("opencl") {
-        12
+        18
     } else {
-        11
+        17
     };
     assert_eq!(checks, expected, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout
@@ -102,10 +105,33 @@ fn assert_rank(stdout: &str, rank: usize, cells: usize, owned: usize, ghosts: us
     );
 }
 
+/// The iterations of each multigrid-preconditioned CG solve the run
+/// printed (`multigrid CG, L refinements: K iterations …`), by `L`.
+fn multigrid_iterations(stdout: &str) -> Vec<(usize, usize)> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("multigrid CG, "))
+        .map(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            (words[0].parse().unwrap(), words[2].parse().unwrap())
+        })
+        .collect()
+}
+
 #[test]
 fn native_metis_on_1_2_3_ranks_equals_serial() {
+    let mut iterations = Vec::new();
     for np in [1, 2, 3] {
-        assert_passes(np, &["native", "metis"]);
+        let out = assert_passes(np, &["native", "metis"]);
+        iterations.push(multigrid_iterations(&out));
+    }
+    // multigrid's iteration counts do not depend on the number of ranks (± 1)
+    assert_eq!(iterations[0].len(), 2, "{iterations:?}");
+    for its in &iterations[1..] {
+        for (a, b) in its.iter().zip(&iterations[0]) {
+            assert_eq!(a.0, b.0);
+            assert!(a.1.abs_diff(b.1) <= 1, "{iterations:?}");
+        }
     }
 }
 
@@ -275,4 +301,37 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
             "{r1:?} {r2:?}"
         );
     }
+}
+
+#[test]
+fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
+    let bench = env!("CARGO_BIN_EXE_femquad-mpi-bench");
+    let args = [
+        "--cells-per-rank",
+        "2^11",
+        "--reps",
+        "2",
+        "--shared-device",
+        "--solve",
+        "2",
+    ];
+    let run = run_program(bench, 2, &args, Duration::from_secs(300));
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+    // 2·2^11 cells: the 46 × 46 box; its coarse box ⌈46/4⌉ = 12, refined twice: 48 × 48
+    let line = run
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("# multigrid solve: 2 refinements, "))
+        .unwrap_or_else(|| panic!("no iterations line in\n{}", run.stdout));
+    let iterations: usize = line.split_whitespace().next().unwrap().parse().unwrap();
+    assert!((1..=15).contains(&iterations), "{line}");
+    let rows = bench_rows(&run.stdout);
+    assert_eq!(rows.len(), 5, "{rows:?}");
+    let row = &rows[4];
+    assert_eq!(row[0], "multigrid solve");
+    assert_eq!(row[3], (2 * 48 * 48).to_string(), "{row:?}");
+    assert_eq!(row[4], (49 * 49).to_string(), "{row:?}");
+    let seconds: f64 = row[5].parse().unwrap();
+    assert!(seconds > 0.0 && seconds.is_finite(), "{row:?}");
+    assert_eq!(row[6], "", "{row:?}");
 }

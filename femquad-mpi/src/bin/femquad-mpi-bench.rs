@@ -5,7 +5,7 @@
 //! ```text
 //! mpirun -np N femquad-mpi-bench --cells-per-rank 2^24 [--dim 2] [--precision f64]
 //!     [--strong] [--reps 5] [--shared-device] [--partition hilbert|metis]
-//!     [--baseline ONE_RANK.csv]
+//!     [--baseline ONE_RANK.csv] [--solve L]
 //! ```
 //!
 //! # What it does
@@ -33,6 +33,16 @@
 //!   25 iterations; the difference of the times over 20 (the set-up and the
 //!   final residual check cancel).
 //! * `halo`: one ghost update and one ghost accumulate of a vector alone.
+//! * `multigrid solve` (with `--solve L`): the coarse box of `⌈n/2^L⌉`
+//!   squares or cubes per side is partitioned and distributed, each rank
+//!   refines its part `L` times ([`DistHierarchy`]), and Poisson on the
+//!   finest level is solved by CG preconditioned with [`DistMultigrid`]
+//!   (default options: Chebyshev degree 2, coarsest level gathered to
+//!   rank 0) from the boundary values to a relative residual of 1e-8
+//!   (`10·ε` in `f32`): the multigrid setup and the solve together, per
+//!   repetition. Its `cells` and `dofs` are the finest level's (at least
+//!   the other rows'), its `halo_seconds` empty (not separated); the
+//!   iterations are printed in a `#` line before the table.
 //!
 //! Columns: `measurement, precision, ranks, cells, dofs, seconds,
 //! halo_seconds, gdofs_per_s, efficiency`. `halo_seconds` is the time of
@@ -50,7 +60,9 @@ use std::time::Instant;
 
 use femquad::PointwiseEval;
 use femquad::backend::Backend;
+use femquad::mesh::refine::prepare_for_refinement;
 use femquad::mesh::{Mesh, MeshOptions, unit_box};
+use femquad::multigrid::MultigridOptions;
 use femquad::opencl::{Device, KernelOptions, list_devices};
 use femquad::physics::builtin::Poisson;
 use femquad::prelude::*;
@@ -59,12 +71,12 @@ use femquad_mpi::device::{Sharing, device_for_rank};
 use femquad_mpi::mpi::collective::CommunicatorCollectives;
 use femquad_mpi::mpi::datatype::Equivalence;
 use femquad_mpi::partition::metis_partition;
-use femquad_mpi::solve::{Krylov, solve_linear};
-use femquad_mpi::{DistMesh, DistOperator};
+use femquad_mpi::solve::{Krylov, solve_linear, solve_linear_preconditioned};
+use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator};
 
 const USAGE: &str = "usage: femquad-mpi-bench --cells-per-rank C [--dim 2|3] \
      [--precision f32|f64] [--strong] [--reps R] [--shared-device] \
-     [--partition hilbert|metis] [--baseline ONE_RANK.csv]  (C: a number or 2^K)";
+     [--partition hilbert|metis] [--baseline ONE_RANK.csv] [--solve L]  (C: a number or 2^K)";
 
 /// CG iterations of the two timed solves (their difference is timed).
 const CG_SHORT: usize = 5;
@@ -80,6 +92,8 @@ struct Args {
     shared_device: bool,
     partition: String,
     baseline: Option<String>,
+    /// Refinements of the multigrid solve's coarse mesh (`--solve L`).
+    solve: Option<usize>,
 }
 
 /// A number, or `B^K`.
@@ -100,6 +114,7 @@ fn parse() -> std::result::Result<Args, String> {
         shared_device: false,
         partition: "hilbert".into(),
         baseline: None,
+        solve: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -112,6 +127,7 @@ fn parse() -> std::result::Result<Args, String> {
             "--precision" => args.precision = value()?,
             "--partition" => args.partition = value()?,
             "--baseline" => args.baseline = Some(value()?),
+            "--solve" => args.solve = Some(count(value()?)?),
             "--strong" => args.strong = true,
             "--shared-device" => args.shared_device = true,
             _ => return Err(format!("unknown option {flag}; {USAGE}")),
@@ -157,8 +173,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// The mesh and its partition (rank 0), per the command line.
-fn mesh_and_partition(args: &Args, n_ranks: usize) -> Result<(Mesh, Vec<u32>)> {
+/// The squares or cubes per side of the unit box with at least the cells
+/// the command line asks for.
+fn box_side(args: &Args, n_ranks: usize) -> usize {
     let total = if args.strong {
         args.cells_per_rank
     } else {
@@ -172,7 +189,17 @@ fn mesh_and_partition(args: &Args, n_ranks: usize) -> Result<(Mesh, Vec<u32>)> {
     while per * n.pow(d) < total {
         n += 1;
     }
-    let mesh = unit_box(args.dim, n, &MeshOptions::default())?;
+    n
+}
+
+/// The mesh and its partition (rank 0), per the command line.
+fn mesh_and_partition(args: &Args, n_ranks: usize) -> Result<(Mesh, Vec<u32>)> {
+    let mesh = unit_box(args.dim, box_side(args, n_ranks), &MeshOptions::default())?;
+    partitioned(args, mesh, n_ranks)
+}
+
+/// `mesh` and its partition per the command line.
+fn partitioned(args: &Args, mesh: Mesh, n_ranks: usize) -> Result<(Mesh, Vec<u32>)> {
     match args.partition.as_str() {
         "hilbert" => {
             let (mesh, _) = mesh.renumbered_for_locality()?;
@@ -194,8 +221,11 @@ fn mesh_and_partition(args: &Args, n_ranks: usize) -> Result<(Mesh, Vec<u32>)> {
 /// One row of the table.
 struct Row {
     measurement: &'static str,
+    cells: usize,
+    dofs: usize,
     seconds: f64,
-    halo_seconds: f64,
+    /// `None`: not separated (the multigrid solve).
+    halo_seconds: Option<f64>,
 }
 
 fn run<R: Real + Equivalence>(ranks: Ranks, args: &Args) -> Result<()>
@@ -293,28 +323,43 @@ where
     let (short, long) = (cg_run(CG_SHORT)?, cg_run(CG_LONG)?);
     let cg_iteration = (long - short) / (CG_LONG - CG_SHORT) as f64;
 
-    let rows = [
+    let mut rows = vec![
         Row {
             measurement: "F(u)",
+            cells: n_cells,
+            dofs,
             seconds: f,
-            halo_seconds: halo_update + halo_accumulate,
+            halo_seconds: Some(halo_update + halo_accumulate),
         },
         Row {
             measurement: "J·v",
+            cells: n_cells,
+            dofs,
             seconds: jv,
-            halo_seconds: 2.0 * halo_update + halo_accumulate,
+            halo_seconds: Some(2.0 * halo_update + halo_accumulate),
         },
         Row {
             measurement: "CG iteration",
+            cells: n_cells,
+            dofs,
             seconds: cg_iteration,
-            halo_seconds: 2.0 * halo_update + halo_accumulate,
+            halo_seconds: Some(2.0 * halo_update + halo_accumulate),
         },
         Row {
             measurement: "halo",
+            cells: n_cells,
+            dofs,
             seconds: halo_update + halo_accumulate,
-            halo_seconds: halo_update + halo_accumulate,
+            halo_seconds: Some(halo_update + halo_accumulate),
         },
     ];
+    if let Some(refinements) = args.solve {
+        let (row, iterations) = multigrid_solve::<R>(args, refinements, &backend)?;
+        if rank == 0 {
+            println!("# multigrid solve: {refinements} refinements, {iterations} CG iterations");
+        }
+        rows.push(row);
+    }
     if rank == 0 {
         println!(
             "# femquad-mpi-bench: {} scaling, {} ranks, device {}, partition {}",
@@ -342,16 +387,93 @@ where
                 })
                 .unwrap_or_default();
             println!(
-                "{},{},{n_ranks},{n_cells},{dofs},{:.6e},{:.6e},{:.4},{efficiency}",
+                "{},{},{n_ranks},{},{},{:.6e},{},{:.4},{efficiency}",
                 row.measurement,
                 R::PRECISION,
+                row.cells,
+                row.dofs,
                 row.seconds,
-                row.halo_seconds,
-                dofs as f64 / row.seconds / 1e9
+                row.halo_seconds
+                    .map_or(String::new(), |h| format!("{h:.6e}")),
+                row.dofs as f64 / row.seconds / 1e9
             );
         }
     }
     Ok(())
+}
+
+/// The `multigrid solve` row (see the module documentation) and its CG
+/// iterations: a coarse box refined `refinements` times on the ranks.
+fn multigrid_solve<R: Real + Equivalence>(
+    args: &Args,
+    refinements: usize,
+    backend: &Backend,
+) -> Result<(Row, usize)>
+where
+    Poisson: PointwiseEval<R>,
+{
+    let ranks = Ranks::world();
+    let n_ranks = ranks.size();
+    let global = if ranks.rank() == 0 {
+        let side = box_side(args, n_ranks).div_ceil(1 << refinements);
+        let coarse = unit_box(args.dim, side, &MeshOptions::default())?;
+        Some(partitioned(
+            args,
+            prepare_for_refinement(&coarse)?,
+            n_ranks,
+        )?)
+    } else {
+        None
+    };
+    let coarse = DistMesh::new(ranks, global.as_ref().map(|(m, p)| (m, &p[..])))?;
+    let coarse_cells = coarse
+        .ranks()
+        .all_gather_u64(coarse.layout().cells.len() as u64);
+    let cells = coarse_cells.iter().sum::<u64>() as usize * (1 << (args.dim * refinements));
+    let hierarchy = DistHierarchy::new(&coarse, refinements)?;
+    let fine = hierarchy.finest();
+    let dim = args.dim;
+    let poisson =
+        |s: FunctionSpace| -> Result<Form<R>> { Form::new(s, Poisson)?.with_constants(&[1.0]) };
+    let fixed = fine.mask_where(1, |x| x.iter().any(|&c| c == 0.0 || c == 1.0));
+    let values: Vec<R> = fine
+        .layout()
+        .coordinates
+        .chunks_exact(dim)
+        .zip(&fixed)
+        .map(|(x, &f)| {
+            R::from_f64(if f {
+                (3.0 * x[0]).sin() + 0.5 * x[1]
+            } else {
+                0.0
+            })
+        })
+        .collect();
+    let mut op = DistOperator::<R>::new(fine, 1, 1, poisson, backend)?;
+    let mut u = op.vector()?;
+    u.set_local_from_host(&values)?;
+    let options = MultigridOptions::default();
+    let mut mg = DistMultigrid::new(&hierarchy, 1, poisson, backend, &fixed, options)?;
+    let solver = Krylov::Cg {
+        tol: 1e-8f64.max(10.0 * R::EPSILON.to_f64()),
+        max_iter: 200,
+    };
+    let mut iterations = 0;
+    let seconds = median_time(fine.ranks(), args.reps, || {
+        let mut x = u.try_clone()?;
+        mg.setup(&x)?;
+        iterations =
+            solve_linear_preconditioned(&mut op, &mut x, &fixed, &solver, &mut mg)?.iterations;
+        x.local().finish()
+    })?;
+    let row = Row {
+        measurement: "multigrid solve",
+        cells,
+        dofs: fine.layout().n_global_vertices,
+        seconds,
+        halo_seconds: None,
+    };
+    Ok((row, iterations))
 }
 
 /// The median over `reps` repetitions (after one warm-up) of the slowest

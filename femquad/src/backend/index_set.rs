@@ -113,6 +113,71 @@ impl<R: Real> Vector<R> {
     }
 }
 
+impl<R: Real> Vector<R> {
+    /// Gather: `v[k] ← src[indices[k]]` (this vector is `v`, as long as
+    /// `indices`), e.g. a vector put into another numbering.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `indices` for another length than
+    /// this vector's, an index out of range for `src`, or indices living
+    /// elsewhere than the vectors; `src` on another place or device.
+    pub fn gather(&mut self, src: &Vector<R>, indices: &IndexSet) -> Result<()> {
+        match (self, indices, src) {
+            (Vector::Host(v), IndexSet::Host(idx), Vector::Host(s)) => {
+                if idx.len() != v.len() {
+                    return Err(Error::arg(
+                        "indices",
+                        format!("{} indices for a vector of {} entries", idx.len(), v.len()),
+                    ));
+                }
+                check_bound(idx, s.len())?;
+                for (x, &i) in v.iter_mut().zip(idx) {
+                    *x = s[i as usize];
+                }
+                Ok(())
+            }
+            (Vector::Device(d), IndexSet::Device(idx), Vector::Device(s)) => d.gather(s, idx),
+            (v, idx, _) if idx.location() != v.location() => Err(misplaced(idx, v.location())),
+            (v, _, s) => Err(Error::arg(
+                "src",
+                format!("is on {} but the vector on {}", s.location(), v.location()),
+            )),
+        }
+    }
+
+    /// Scatter: `v[indices[k]] ← src[k]` (this vector is `v`; `src` as long
+    /// as `indices`, which must be distinct: checked on a device; on the
+    /// host the last write of a repeated index wins).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `src` for another length than the
+    /// indices' or another place; `indices` for an index out of range, a
+    /// repeated one (on a device), or indices living elsewhere.
+    pub fn scatter(&mut self, indices: &IndexSet, src: &Vector<R>) -> Result<()> {
+        match (self, indices, src) {
+            (Vector::Host(v), IndexSet::Host(idx), Vector::Host(s)) => {
+                if idx.len() != s.len() {
+                    return Err(Error::arg(
+                        "src",
+                        format!("{} entries for {} indices", s.len(), idx.len()),
+                    ));
+                }
+                check_bound(idx, v.len())?;
+                for (&i, &x) in idx.iter().zip(s) {
+                    v[i as usize] = x;
+                }
+                Ok(())
+            }
+            (Vector::Device(d), IndexSet::Device(idx), Vector::Device(s)) => d.scatter(idx, s),
+            (v, idx, _) if idx.location() != v.location() => Err(misplaced(idx, v.location())),
+            (v, _, s) => Err(Error::arg(
+                "src",
+                format!("is on {} but the vector on {}", s.location(), v.location()),
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +198,33 @@ mod tests {
         let short = Vector::from(vec![1.0]);
         let e = v.copy_at(&idx, &short).unwrap_err().to_string();
         assert!(e.contains("`src`"), "{e}");
+    }
+
+    /// Gather and scatter move entries by index, scatter inverting gather
+    /// for a permutation; wrong lengths and indices are named.
+    #[test]
+    fn host_gather_and_scatter() {
+        let src = Vector::from(vec![10.0f64, 20.0, 30.0, 40.0]);
+        let perm = IndexSet::Host(vec![2, 0, 3, 1]);
+        let mut g = Vector::from(vec![0.0; 4]);
+        g.gather(&src, &perm).unwrap();
+        assert_eq!(g.to_host().unwrap(), vec![30.0, 10.0, 40.0, 20.0]);
+        let mut back = Vector::from(vec![0.0; 4]);
+        back.scatter(&perm, &g).unwrap();
+        assert_eq!(back.to_host().unwrap(), src.to_host().unwrap());
+        let mut short = Vector::from(vec![0.0; 3]);
+        let e = short.gather(&src, &perm).unwrap_err().to_string();
+        assert!(
+            e.contains("`indices`") && e.contains("4 indices for a vector of 3"),
+            "{e}"
+        );
+        let e = back.scatter(&perm, &short).unwrap_err().to_string();
+        assert!(
+            e.contains("`src`") && e.contains("3 entries for 4 indices"),
+            "{e}"
+        );
+        let far = IndexSet::Host(vec![0, 9, 1, 2]);
+        let e = g.gather(&src, &far).unwrap_err().to_string();
+        assert!(e.contains("index 9"), "{e}");
     }
 }

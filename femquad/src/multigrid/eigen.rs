@@ -48,13 +48,32 @@ pub fn estimate_eigenvalues<R: Real>(
     b: &Vector<R>,
     steps: usize,
 ) -> Result<EigenEstimate> {
+    estimate_eigenvalues_of(a, &mut |r, z| jacobi.apply(r, z), b, steps)
+}
+
+/// [`estimate_eigenvalues`] for any vector type: `a(v, out)` sets
+/// `out = A v`, `precondition(r, z)` sets `z = D⁻¹ r`, and every inner
+/// product is the vectors' own [`VectorOps::dot`] — for distributed vectors
+/// a global sum over all ranks, so every rank gets the same estimate.
+/// The same steps, coefficients and errors as [`estimate_eigenvalues`]
+/// (which is this with [`PointBlockJacobi::apply`] on femquad's vectors).
+///
+/// # Errors
+/// As [`estimate_eigenvalues`] (naming `jacobi` for `r·D⁻¹r ≤ 0`); those
+/// of `precondition`.
+pub fn estimate_eigenvalues_of<V: VectorOps>(
+    a: &mut dyn FnMut(&V, &mut V) -> Result<()>,
+    precondition: &mut dyn FnMut(&V, &mut V) -> Result<()>,
+    b: &V,
+    steps: usize,
+) -> Result<EigenEstimate> {
     if steps == 0 {
         return Err(Error::arg("steps", "an estimate needs at least one step"));
     }
     let mut r = b.zeros_like()?;
     r.copy_from(b)?;
     let mut z = b.zeros_like()?;
-    jacobi.apply(&r, &mut z)?;
+    precondition(&r, &mut z)?;
     let mut p = b.zeros_like()?;
     p.copy_from(&z)?;
     let mut w = b.zeros_like()?;
@@ -91,7 +110,7 @@ pub fn estimate_eigenvalues<R: Real>(
         let alpha = rz / pap;
         alphas.push(alpha);
         r.axpy(-alpha, &w)?;
-        jacobi.apply(&r, &mut z)?;
+        precondition(&r, &mut z)?;
         let rz_next = r.dot(&z)?;
         // exhausted (b lies in an invariant subspace): T is exact there
         if rz_next.abs() <= 1e-28 * rz0 {

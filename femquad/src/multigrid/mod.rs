@@ -62,7 +62,7 @@ mod vcycle;
 pub use block_jacobi::{PointBlockJacobi, fill_random};
 pub use chebyshev::{Chebyshev, ChebyshevWork};
 pub use coarse::CoarseSolver;
-pub use eigen::{EigenEstimate, estimate_eigenvalues};
+pub use eigen::{EigenEstimate, estimate_eigenvalues, estimate_eigenvalues_of};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
 pub use operator_levels::{JacobianLevels, OperatorLevels};

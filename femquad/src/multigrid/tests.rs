@@ -413,6 +413,60 @@ fn a_cycle_is_the_last_successful_setups() {
     assert!(e.contains(before), "{e}");
 }
 
+/// `setup_with_starts` given `setup`'s random start vectors sets the cycle
+/// up bitwise as `setup` does; other start vectors give another estimate
+/// and cycle, and the given vectors' fixed dofs are zeroed first.
+#[test]
+fn setup_with_starts_reproduces_setup_and_uses_the_given_vectors() {
+    let fixed = [
+        crate::linalg::FixedDofs::new(3, &[0, 1]).unwrap(),
+        crate::linalg::FixedDofs::new(5, &[0, 1]).unwrap(),
+    ];
+    let make = || {
+        let transfer = Transfer::<f64>::new(3, vec![[0, 2], [1, 2]], 1).unwrap();
+        let finest = host(vec![0.0; 5]);
+        Multigrid::from_parts(vec![transfer], &fixed, &finest, MultigridOptions::default()).unwrap()
+    };
+    let mut ops = TwoGrids::new();
+    let b = host(vec![0.3, -0.2, 1.0, 0.5, -1.5]);
+    let cycle = |mg: &mut Multigrid<f64>, ops: &mut TwoGrids| {
+        let mut x = host(vec![0.0; 5]);
+        mg.apply(ops, &b, &mut x).unwrap();
+        x.to_host().unwrap()
+    };
+    let mut plain = make();
+    plain.setup(&mut ops).unwrap();
+    let seed = plain.options().seed;
+    let mut given = make();
+    given
+        .setup_with_starts(&mut ops, &mut |l, x| {
+            fill_random(x, seed.wrapping_add(l as u64), None)
+        })
+        .unwrap();
+    assert_eq!(
+        given.report().unwrap().levels,
+        plain.report().unwrap().levels
+    );
+    assert_eq!(cycle(&mut given, &mut ops), cycle(&mut plain, &mut ops));
+    // another start vector (huge on the fixed dofs, which must be ignored):
+    // the Lanczos estimate from e_3 + e_4 differs from the random one's
+    let mut other = make();
+    other
+        .setup_with_starts(&mut ops, &mut |_, x| {
+            *x = host(vec![1e300, -1e300, 0.0, 1.0, 1.0]);
+            Ok(())
+        })
+        .unwrap();
+    let eigen = |mg: &Multigrid<f64>| mg.report().unwrap().levels[1].eigen.unwrap();
+    assert!(eigen(&other).max.is_finite());
+    assert_ne!(eigen(&other), eigen(&plain));
+    let e = make()
+        .setup_with_starts(&mut ops, &mut |_, _| Err(Error::arg("start", "refused")))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`start`"), "{e}");
+}
+
 /// The fixed dofs of a multigrid are one set per level, each of its level's
 /// size: a wrong count or size is refused, naming `fixed`, the level and
 /// both sizes.

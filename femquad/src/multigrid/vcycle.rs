@@ -569,6 +569,28 @@ impl<R: Real> Multigrid<R> {
     ///   dofs are all fixed.
     /// * Those of `ops`.
     pub fn setup(&mut self, ops: &mut dyn LevelOperators<R>) -> Result<()> {
+        let kernels = self.kernels.clone();
+        let seed = self.options.seed;
+        self.setup_with_starts(ops, &mut |l, start| {
+            fill_random(start, seed.wrapping_add(l as u64), Some(&kernels))
+        })
+    }
+
+    /// [`Multigrid::setup`] with the start vectors of the eigenvalue
+    /// estimates given: `start(l, x)` fills `x` (a vector of level `l`,
+    /// where the multigrid's vectors live; its fixed dofs are zeroed after)
+    /// in place of the random vector of seed `seed + l`. For reproducing an
+    /// estimate made elsewhere — e.g. the distributed multigrid of
+    /// femquad-mpi, whose start vectors depend on the vertex coordinates
+    /// rather than on a numbering, compared with this one.
+    ///
+    /// # Errors
+    /// As [`Multigrid::setup`]; those of `start`.
+    pub fn setup_with_starts(
+        &mut self,
+        ops: &mut dyn LevelOperators<R>,
+        start: &mut dyn FnMut(usize, &mut Vector<R>) -> Result<()>,
+    ) -> Result<()> {
         let t0 = Instant::now();
         // a failed setup leaves no cycle to apply; the last factorization is
         // kept only to be refactored
@@ -590,16 +612,12 @@ impl<R: Real> Multigrid<R> {
             ops.block_diagonal(l, &mut blocks)?;
             let jacobi = PointBlockJacobi::with_kernels(blocks, &level.fixed, self.kernels.clone())
                 .map_err(|e| at_level(e, l))?;
-            let mut start = like.zeros_like()?;
-            fill_random(
-                &mut start,
-                opts.seed.wrapping_add(l as u64),
-                Some(&self.kernels),
-            )?;
-            start.set_at(&level.fixed, 0.0)?;
+            let mut b = like.zeros_like()?;
+            start(l, &mut b)?;
+            b.set_at(&level.fixed, 0.0)?;
             let fixed = &level.fixed;
             let mut a = constrained(ops, l, fixed);
-            let eigen = estimate_eigenvalues(&mut a, &jacobi, &start, opts.eigen_steps)
+            let eigen = estimate_eigenvalues(&mut a, &jacobi, &b, opts.eigen_steps)
                 .map_err(|e| at_level(e, l))?;
             let chebyshev =
                 Chebyshev::new(opts.lower * eigen.max, opts.upper * eigen.max, opts.degree)
