@@ -335,3 +335,98 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
     assert!(seconds > 0.0 && seconds.is_finite(), "{row:?}");
     assert_eq!(row[6], "", "{row:?}");
 }
+
+/// The example `name`, built by `cargo test` (all targets) beside this
+/// test, in `target/<profile>/examples/`; a binary older than its source
+/// (`cargo test --test mpirun` alone builds no example) fails the test.
+fn example(name: &str) -> String {
+    let deps = std::env::current_exe().expect("the test's path");
+    let dir = deps
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    let binary = dir.join("examples").join(name);
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(format!("{name}.rs"));
+    let modified = |p: &std::path::Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    assert!(
+        modified(&binary) >= modified(&source),
+        "{} is missing or older than {}: run the crate's tests with its examples \
+         (`cargo test -p femquad-mpi --features mpi`, not `--test mpirun` alone)",
+        binary.display(),
+        source.display()
+    );
+    binary.display().to_string()
+}
+
+/// The table rows of `mpi_convergence`: (level, cells, dofs, its, error).
+fn convergence_rows(stdout: &str) -> Vec<(usize, usize, usize, usize, f64)> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let level = f.first()?.parse().ok()?;
+            Some((
+                level,
+                f[1].parse().ok()?,
+                f[2].parse().ok()?,
+                f[3].parse().ok()?,
+                f[4].parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The Laplacian and elasticity examples over ranks: the `L²` errors fall
+/// like `h²` and are those of one rank (to the solver tolerance), the
+/// multigrid iterations equal one rank's (± 1).
+#[test]
+fn the_convergence_example_converges_at_rate_two_on_1_and_3_ranks() {
+    for physics in ["laplacian", "lame"] {
+        let args = ["--physics", physics, "--levels", "3"];
+        let tables: Vec<_> = [1, 3]
+            .map(|np| {
+                let run = run_program(
+                    &example("mpi_convergence"),
+                    np,
+                    &args,
+                    Duration::from_secs(300),
+                );
+                assert_eq!(
+                    run.code,
+                    Some(0),
+                    "np {np} {physics}: stdout:\n{}\nstderr:\n{}",
+                    run.stdout,
+                    run.stderr
+                );
+                let rows = convergence_rows(&run.stdout);
+                assert_eq!(rows.len(), 3, "np {np} {physics}:\n{}", run.stdout);
+                rows
+            })
+            .into();
+        let (one, three) = (&tables[0], &tables[1]);
+        for (a, b) in one.iter().zip(three) {
+            assert_eq!(
+                (a.0, a.1, a.2),
+                (b.0, b.1, b.2),
+                "{physics}: {one:?} vs {three:?}"
+            );
+            assert!(
+                a.3.abs_diff(b.3) <= 1,
+                "{physics} iterations: {one:?} vs {three:?}"
+            );
+            assert!(
+                (a.4 - b.4).abs() <= 1e-5 * a.4,
+                "{physics} errors: {one:?} vs {three:?}"
+            );
+        }
+        for w in three.windows(2) {
+            let rate = (w[0].4 / w[1].4).log2();
+            assert!(
+                (rate - 2.0).abs() < 0.1,
+                "{physics}: rate {rate:.3} in {three:?}"
+            );
+        }
+    }
+}
