@@ -25,7 +25,7 @@ use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 
 use super::Assembly;
-use super::time::{TimeArgs, no_time_state};
+use super::time::{TimeArgs, push_time_args};
 use crate::native::{BoundaryIntegrals, BoundaryTermData};
 use crate::opencl::context::{Device, Transfer};
 use crate::opencl::launch::Launch;
@@ -33,7 +33,7 @@ use crate::opencl::shape::AtomicAdd;
 use crate::opencl::source::facet_source;
 use crate::opencl::timing::FacetLaunch;
 use crate::opencl::{DeviceVector, OpenClIntegrator};
-use crate::physics::{PointwiseEval, Reads};
+use crate::physics::PointwiseEval;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
 
@@ -155,12 +155,13 @@ impl<R: Real> DeviceFacets<R> {
                 .mem(&t.constants)?
                 .mem(&t.point_values)?
                 .value(count(n_points)?)?;
-            let event = push_time(launch, t.physics.info().reads, time, &self.unused_b)?.enqueue(
-                &self.device,
-                groups(n_points),
-                Some(GROUP),
-                "the facet points kernel",
-            )?;
+            let event = push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?
+                .enqueue(
+                    &self.device,
+                    groups(n_points),
+                    Some(GROUP),
+                    "the facet points kernel",
+                )?;
             record("facet_points", bytes.points, event);
             let n_slots = t.n_facets * t.sizes[1];
             let target = if atomic {
@@ -231,12 +232,13 @@ impl<R: Real> DeviceFacets<R> {
                 .mem(&t.constants)?
                 .mem(out.buffer_mut())?
                 .value(count(t.n_facets)?)?;
-            let event = push_time(launch, t.physics.info().reads, time, &self.unused_b)?.enqueue(
-                &self.device,
-                groups(t.n_facets),
-                Some(GROUP),
-                "the facet diagonal kernel",
-            )?;
+            let event = push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?
+                .enqueue(
+                    &self.device,
+                    groups(t.n_facets),
+                    Some(GROUP),
+                    "the facet diagonal kernel",
+                )?;
             launches.push(FacetLaunch {
                 kernel: "facet_diagonal",
                 term,
@@ -444,30 +446,6 @@ impl<R: Real> OpenClIntegrator<R> {
         }
         let facets = DeviceFacets::new(self.device(), space, boundary)?;
         Ok(self.with_facets(facets))
-    }
-}
-
-/// Sets the time-state arguments `TIME_PARAMS` of a facet kernel of a
-/// physics that reads `reads` (none for a stationary physics): `b`, `σ`, `t`
-/// of `time`; without a time state, a physics that reads only `t` sees
-/// `t = 0` (`unused` stands for `b`), as natively.
-///
-/// # Errors
-/// [`no_time_state`] for a physics that reads `u_t` without a time state;
-/// argument errors.
-fn push_time<'k, R: Real>(
-    launch: Launch<'k>,
-    reads: Reads,
-    time: Option<TimeArgs<'_, R>>,
-    unused: &Buffer<R>,
-) -> Result<Launch<'k>> {
-    if !(reads.u_t || reads.t) {
-        return Ok(launch);
-    }
-    match time {
-        Some(a) => launch.mem(a.b)?.value(a.sigma)?.value(a.t),
-        None if reads.u_t => Err(no_time_state()),
-        None => launch.mem(unused)?.value(R::ZERO)?.value(R::ZERO),
     }
 }
 
