@@ -8,6 +8,7 @@
 //! cargo run --release --example solve_bench -- --dim 3 --order 2 --physics lame --cells 262144
 //! cargo run --release --example solve_bench -- --suite --preconditioner mg,jacobi --cells 65536
 //! cargo run --release --example solve_bench -- --mesh examples/meshes/lshape3d.msh --refine 3 --physics lame
+//! cargo run --release --example solve_bench -- --heat be,bdf2 --cells 2^24 --csv heat-2e24.csv   # the GPU run
 //! ```
 //!
 //! Each case builds a coarse unit square or cube of `n0` intervals per side
@@ -45,12 +46,28 @@
 //! that matrix). `--measure-levels` decides each level up to
 //! `--assembled-max-dofs` by timing both representations at setup.
 //!
+//! `--heat be,bdf2` adds, after each Poisson case's solve, one
+//! backward-Euler and one BDF2 step of the heat equation `u_t − Δu = 1`
+//! (`u = 0` on the boundary, P1/P2 as the case) on the same mesh with the
+//! same preconditioner, `Δt = --dt` (1e-3), from the non-trivial state
+//! `u₀ = Π_d sin(πx_d) + x₀/2`: the time integrator (`femquad::time`) runs
+//! two steps and the second is reported (for BDF2 the first BDF2 step; its
+//! first step is backward Euler), timed from the end of the first to the
+//! end of the second with the device finished at both (`--repeat`:
+//! medians), with its Newton steps, GMRES iterations and multigrid
+//! V-cycles — beside the stationary Poisson solve of the same mesh in the
+//! same run (`scheme` = `stationary`), the comparison of issue #23's target
+//! ("a backward-Euler step no slower than the stationary Poisson solve").
+//!
 //! Measured on PoCL (2 CPU cores, release, f64) at about 2·10⁵ cells, CG to
 //! 1e-8: multigrid 8–14 iterations in every case against 124–3703 with
 //! point-block Jacobi, 2–65× faster to the tolerance (setup included).
 
+use std::cell::RefCell;
+use std::f64::consts::PI;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::time::Instant;
 
 use clap::Parser;
@@ -70,6 +87,7 @@ use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::solve::{DirichletProblem, Preconditioner};
 use femquad::space::FunctionSpace;
+use femquad::time::{Scheme, StepControl, TimeIntegrator};
 use femquad::vector::VectorOps;
 use femquad::{Error, Precision, Result};
 use femquad_examples::cli::{MeshArgs, MeshFile, end_quietly_on_broken_pipe, precision_parser};
@@ -156,19 +174,35 @@ struct Args {
     /// twice, the second process finds them there.
     #[arg(long)]
     first_solution: bool,
+    /// Heat-equation steps after each Poisson case, comma-separated: be
+    /// (backward Euler), bdf2 — one row each, beside the stationary solve
+    /// of the same mesh (Poisson cases only).
+    #[arg(long, value_name = "SCHEMES")]
+    heat: Option<String>,
+    /// The time step of the heat steps (`--heat`).
+    #[arg(long, default_value_t = 1e-3)]
+    dt: f64,
     /// Write the rows to this CSV file.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
 }
 
-/// One solve, one CSV row.
+/// One solve (a stationary solve or one heat step), one CSV row: the one
+/// definition of the CSV's columns (serde, in this order) and of the
+/// printed table's ([`print_row`]).
 #[derive(Clone, Debug, Serialize)]
 struct Row {
-    /// `poisson-2d-p1`, …
+    /// `poisson-2d-p1`, `heat-be-2d-p1`, …
     case: String,
     dim: usize,
     order: usize,
+    /// poisson, lame or heat.
     physics: String,
+    /// `stationary` (a linear solve by CG), or the heat step's scheme:
+    /// `be` (backward Euler) or `bdf2`.
+    scheme: String,
+    /// The time step of a heat step (0 for a stationary solve).
+    dt: f64,
     precision: String,
     /// The backend (device name or native).
     device: String,
@@ -185,8 +219,21 @@ struct Row {
     /// Multigrid levels (0 without multigrid) and the coarsest level's dofs.
     levels: usize,
     coarse_dofs: usize,
+    /// Newton steps of the heat step (0 for a stationary solve).
+    newton_iterations: usize,
+    /// Krylov iterations: CG's of a stationary solve, GMRES's (all Newton
+    /// steps) of a heat step.
     iterations: usize,
+    /// Multigrid V-cycles applied by those iterations (0 without multigrid).
+    vcycles: usize,
+    /// Stationary: CG's final `‖b − A x‖/‖b‖`. Heat step: its Newton
+    /// solve's final `‖F‖/‖F₀‖`.
     relative_residual: f64,
+    /// Whether the solve met its tolerance, checked here from the numbers
+    /// reported: stationary, `relative_residual ≤ --tol`; heat step, the
+    /// final `‖F‖ ≤ max(1e-10·‖F₀‖, 1e-12·s)` (the time integrator's Newton
+    /// tolerances, `s` the first step's initial `‖F‖`).
+    converged: bool,
     /// Seconds: generating and refining the mesh.
     mesh_seconds: f64,
     /// Seconds: residuals, Dirichlet problem, multigrid levels and their device arrays
@@ -204,8 +251,12 @@ struct Row {
     solves: u32,
     /// Seconds: preconditioner setup (diagonals, eigenvalue estimates, coarse factorization).
     setup_seconds: f64,
-    /// Seconds: the solve without the preconditioner setup (`−F(u_D)` and CG).
+    /// Seconds: the solve without the preconditioner setup (`−F(u_D)` and
+    /// CG; a heat step's Newton–GMRES).
     solve_seconds: f64,
+    /// `setup_seconds + solve_seconds`: the time to compare between a heat
+    /// step and the stationary solve of the same mesh.
+    total_seconds: f64,
     /// `solve_seconds / iterations`.
     seconds_per_iteration: f64,
     /// Seconds from the start of the mesh's generation to the first
@@ -377,17 +428,21 @@ enum Meshes<'a> {
     File { file: &'a MeshFile, seconds: f64 },
 }
 
-/// Builds and solves one case on `meshes`.
-fn run_case<R: EvalPrecision>(
-    case: &Case,
-    meshes: &Meshes,
-    backend: &Backend,
-    pname: &str,
-    pc: &Preconditioner,
-    args: &Args,
-) -> Result<Row> {
+/// The hierarchy of a case, what it is called in the rows, and the
+/// seconds it took.
+struct CaseMeshes {
+    hierarchy: MeshHierarchy,
+    /// `unit box`, or the Gmsh file.
+    name: String,
+    n0: usize,
+    refinements: usize,
+    seconds: f64,
+}
+
+/// Generates (or takes, for a Gmsh file) the hierarchy of `meshes`.
+fn case_meshes(case: &Case, meshes: &Meshes) -> Result<CaseMeshes> {
     let t = Instant::now();
-    let (hierarchy, mesh, n0, l) = match *meshes {
+    Ok(match *meshes {
         Meshes::Box { n0, l } => {
             let coarse = unit_box(
                 case.dim,
@@ -398,27 +453,59 @@ fn run_case<R: EvalPrecision>(
                     ..MeshOptions::default()
                 },
             )?;
-            (
-                MeshHierarchy::new(&coarse, l)?,
-                "unit box".to_string(),
+            let hierarchy = MeshHierarchy::new(&coarse, l)?;
+            CaseMeshes {
+                hierarchy,
+                name: "unit box".to_string(),
                 n0,
-                l,
-            )
+                refinements: l,
+                seconds: t.elapsed().as_secs_f64(),
+            }
         }
-        Meshes::File { file, .. } => {
-            let l = file.hierarchy.n_levels() - 1;
-            (
-                file.hierarchy.clone(),
-                file.path.display().to_string(),
-                0,
-                l,
-            )
+        Meshes::File { file, seconds } => CaseMeshes {
+            hierarchy: file.hierarchy.clone(),
+            name: file.path.display().to_string(),
+            n0: 0,
+            refinements: file.hierarchy.n_levels() - 1,
+            seconds,
+        },
+    })
+}
+
+/// The V-cycles the problem's multigrid has applied so far.
+fn vcycles<R: EvalPrecision>(problem: &DirichletProblem<R>) -> usize {
+    problem.multigrid().map_or(0, Multigrid::cycles)
+}
+
+/// The levels and coarsest dofs of the problem's multigrid (0, 0 without).
+fn levels_of<R: EvalPrecision>(
+    problem: &DirichletProblem<R>,
+    pc: &Preconditioner,
+) -> (usize, usize) {
+    match problem.multigrid().and_then(Multigrid::report) {
+        Some(r) if matches!(pc, Preconditioner::Multigrid(_)) => {
+            (r.levels.len(), r.levels.first().map_or(0, |l| l.dofs))
         }
-    };
-    let mesh_seconds = match *meshes {
-        Meshes::File { seconds, .. } => seconds,
-        Meshes::Box { .. } => t.elapsed().as_secs_f64(),
-    };
+        _ => (0, 0),
+    }
+}
+
+/// Builds and solves one case on `meshes`.
+fn run_case<R: EvalPrecision>(
+    case: &Case,
+    meshes: &Meshes,
+    backend: &Backend,
+    pname: &str,
+    pc: &Preconditioner,
+    args: &Args,
+) -> Result<Row> {
+    let CaseMeshes {
+        hierarchy,
+        name: mesh,
+        n0,
+        refinements: l,
+        seconds: mesh_seconds,
+    } = case_meshes(case, meshes)?;
     let t = Instant::now();
     let n_comp = case.n_comp();
     let element = Element::lagrange(case.dim, case.order)?;
@@ -459,9 +546,12 @@ fn run_case<R: EvalPrecision>(
     let (mut setups, mut solves) = (Vec::new(), Vec::new());
     let mut stats = None;
     let mut first_solution_seconds = 0.0;
+    let mut cycles = 0;
     for _ in 0..args.repeat {
+        let before = vcycles(&problem);
         let t = Instant::now();
         let (u, s) = problem.solve_linear(args.tol, args.max_iter)?;
+        cycles = vcycles(&problem) - before;
         let total = t.elapsed().as_secs_f64();
         if first_solution_seconds == 0.0 {
             let download = Instant::now();
@@ -484,17 +574,14 @@ fn run_case<R: EvalPrecision>(
         print_profile(profile, report, last_solve, stats.iterations);
         print_operation_times(&mut problem)?;
     }
-    let (levels, coarse_dofs) = match problem.multigrid().and_then(Multigrid::report) {
-        Some(r) if matches!(pc, Preconditioner::Multigrid(_)) => {
-            (r.levels.len(), r.levels.first().map_or(0, |l| l.dofs))
-        }
-        _ => (0, 0),
-    };
+    let (levels, coarse_dofs) = levels_of(&problem, pc);
     Ok(Row {
         case: case.name(),
         dim: case.dim,
         order: case.order,
         physics: case.physics.name().into(),
+        scheme: "stationary".into(),
+        dt: 0.0,
         precision: R::PRECISION.name().into(),
         device: backend.describe(),
         preconditioner: pname.into(),
@@ -505,8 +592,11 @@ fn run_case<R: EvalPrecision>(
         dofs,
         levels,
         coarse_dofs,
+        newton_iterations: 0,
         iterations: stats.iterations,
+        vcycles: cycles,
         relative_residual: stats.relative_residual,
+        converged: stats.relative_residual <= args.tol,
         mesh_seconds,
         problem_seconds,
         operator_seconds,
@@ -515,9 +605,253 @@ fn run_case<R: EvalPrecision>(
         solves: args.repeat,
         setup_seconds,
         solve_seconds,
+        total_seconds: setup_seconds + solve_seconds,
         seconds_per_iteration: solve_seconds / stats.iterations.max(1) as f64,
         first_solution_seconds,
     })
+}
+
+/// The heat equation `u_t − Δu = 1`: `f0 = u_t − 1`, `f1 = ∇u`.
+#[femquad::pointwise]
+fn heat<const D: usize>(
+    u_t: &[f64; 1],
+    grad_u: &[[f64; D]; 1],
+    f0: &mut [f64; 1],
+    f1: &mut [[f64; D]; 1],
+) {
+    f0[0] = u_t[0] - 1.0;
+    for d in 0..D {
+        f1[0][d] = grad_u[0][d];
+    }
+}
+
+/// A heat step's scheme (`--heat`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum HeatScheme {
+    BackwardEuler,
+    Bdf2,
+}
+
+impl HeatScheme {
+    /// `be` or `bdf2`.
+    fn name(self) -> &'static str {
+        match self {
+            HeatScheme::BackwardEuler => "be",
+            HeatScheme::Bdf2 => "bdf2",
+        }
+    }
+
+    fn scheme(self) -> Scheme {
+        match self {
+            HeatScheme::BackwardEuler => Scheme::BackwardEuler,
+            HeatScheme::Bdf2 => Scheme::Bdf2,
+        }
+    }
+}
+
+/// The schemes of `--heat` (comma-separated `be`, `bdf2`).
+fn parse_heat(s: &str) -> Result<Vec<HeatScheme>> {
+    s.split(',')
+        .map(|p| match p.trim() {
+            "be" => Ok(HeatScheme::BackwardEuler),
+            "bdf2" => Ok(HeatScheme::Bdf2),
+            other => Err(Error::arg(
+                "--heat",
+                format!("`{other}` is not be or bdf2 (write e.g. --heat be,bdf2)"),
+            )),
+        })
+        .collect()
+}
+
+/// What the time integrator reported after one step, with the time at
+/// which the device had finished it.
+struct StepRecord {
+    at: Instant,
+    /// The device's finish after the step (its error, if any).
+    finished: Result<()>,
+    newton: usize,
+    linear: usize,
+    cycles: usize,
+    residual_norms: (f64, f64),
+}
+
+/// One heat step of `scheme` on the mesh of `case` (P1/P2 as the case,
+/// one component): two steps from `u₀` by the time integrator, the second
+/// reported (see the module's documentation); `--repeat` runs, medians.
+fn run_heat_case<R: EvalPrecision>(
+    case: &Case,
+    meshes: &Meshes,
+    backend: &Backend,
+    (pname, pc): (&str, &Preconditioner),
+    scheme: HeatScheme,
+    args: &Args,
+) -> Result<Row> {
+    let CaseMeshes {
+        hierarchy,
+        name: mesh,
+        n0,
+        refinements: l,
+        seconds: mesh_seconds,
+    } = case_meshes(case, meshes)?;
+    let t = Instant::now();
+    let element = Element::lagrange(case.dim, case.order)?;
+    let space = FunctionSpace::new(hierarchy.finest().clone(), element, 1)?;
+    let (cells, dofs) = (hierarchy.finest().n_cells(), space.n_dofs());
+    let heat: &'static dyn PointwiseEvalBoth = &Heat;
+    let form =
+        Form::new(space, R::physics(heat))?.with_quadrature(Quadrature::default_for(&element)?)?;
+    let part = Instant::now();
+    let op = Operator::<R>::new(form, backend)?;
+    let operator_seconds = part.elapsed().as_secs_f64();
+    let part = Instant::now();
+    let mut problem = DirichletProblem::on_hierarchy(op, hierarchy, |_, g| g[0] = 0.0)?;
+    problem.set_preconditioner(pc.clone());
+    let constraints_seconds = part.elapsed().as_secs_f64();
+    let part = Instant::now();
+    problem.prepare()?;
+    let levels_seconds = part.elapsed().as_secs_f64();
+    let problem_seconds = t.elapsed().as_secs_f64();
+    let u0 = problem.space().interpolate(|x, u| {
+        u[0] = x.iter().map(|&v| (PI * v).sin()).product::<f64>() + 0.5 * x[0];
+    });
+    let records: Rc<RefCell<Vec<StepRecord>>> = Rc::default();
+    let sink = Rc::clone(&records);
+    let mut integrator = TimeIntegrator::new(problem, scheme.scheme())?.with_progress(move |s| {
+        let finished = s.u.finish();
+        sink.borrow_mut().push(StepRecord {
+            at: Instant::now(),
+            finished,
+            newton: s.newton_iterations,
+            linear: s.linear_iterations,
+            cycles: s.multigrid_cycles,
+            residual_norms: s.residual_norms,
+        });
+    });
+    let dt = args.dt;
+    let (mut setups, mut solves, mut reported) = (Vec::new(), Vec::new(), None);
+    let mut first_solution_seconds = 0.0;
+    for _ in 0..args.repeat {
+        records.borrow_mut().clear();
+        let start = Instant::now();
+        let (u, _) = integrator.run(&u0, 0.0, 2.0 * dt, StepControl::Fixed(dt))?;
+        let steps = std::mem::take(&mut *records.borrow_mut());
+        let [first, second] = <[StepRecord; 2]>::try_from(steps).map_err(|s| {
+            Error::arg(
+                "--dt",
+                format!("the heat run from 0 to 2·dt took {} steps, not 2", s.len()),
+            )
+        })?;
+        let StepRecord {
+            at: first_at,
+            finished,
+            residual_norms: (scale, _),
+            ..
+        } = first;
+        finished?;
+        let StepRecord {
+            at: second_at,
+            finished,
+            newton,
+            linear,
+            cycles,
+            residual_norms,
+        } = second;
+        finished?;
+        let step = second_at.duration_since(first_at).as_secs_f64();
+        if first_solution_seconds == 0.0 {
+            let download = Instant::now();
+            std::hint::black_box(u.to_host()?);
+            first_solution_seconds = mesh_seconds
+                + problem_seconds
+                + second_at.duration_since(start).as_secs_f64()
+                + download.elapsed().as_secs_f64();
+        }
+        let setup = integrator.problem().preconditioner_seconds();
+        setups.push(setup);
+        solves.push(step - setup);
+        reported = Some((scale, newton, linear, cycles, residual_norms));
+    }
+    let (scale, newton, linear, cycles, (initial, last)) =
+        reported.ok_or_else(|| Error::arg("--repeat", "must be at least 1"))?;
+    let (setup_seconds, solve_seconds) = (median(&mut setups), median(&mut solves));
+    let (levels, coarse_dofs) = levels_of(integrator.problem(), pc);
+    Ok(Row {
+        case: format!("heat-{}-{}d-p{}", scheme.name(), case.dim, case.order),
+        dim: case.dim,
+        order: case.order,
+        physics: "heat".into(),
+        scheme: scheme.name().into(),
+        dt,
+        precision: R::PRECISION.name().into(),
+        device: backend.describe(),
+        preconditioner: pname.into(),
+        mesh,
+        n0,
+        refinements: l,
+        cells,
+        dofs,
+        levels,
+        coarse_dofs,
+        newton_iterations: newton,
+        iterations: linear,
+        vcycles: cycles,
+        relative_residual: if initial > 0.0 { last / initial } else { 0.0 },
+        converged: last <= (1e-10 * initial).max(1e-12 * scale),
+        mesh_seconds,
+        problem_seconds,
+        operator_seconds,
+        constraints_seconds,
+        levels_seconds,
+        solves: args.repeat,
+        setup_seconds,
+        solve_seconds,
+        total_seconds: setup_seconds + solve_seconds,
+        seconds_per_iteration: solve_seconds / linear.max(1) as f64,
+        first_solution_seconds,
+    })
+}
+
+/// The header of the printed table (the columns of [`print_row`]).
+fn print_header() {
+    println!(
+        "{:<17} {:>7} {:>9} {:>10} {:>6} {:>6} {:>5} {:>6} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "case",
+        "pc",
+        "cells",
+        "dofs",
+        "levels",
+        "newton",
+        "its",
+        "vcyc",
+        "rel.res",
+        "mesh/s",
+        "problem/s",
+        "setup/s",
+        "solve/s",
+        "s/it"
+    );
+}
+
+/// One line of the printed table.
+fn print_row(row: &Row) {
+    println!(
+        "{:<17} {:>7} {:>9} {:>10} {:>6} {:>6} {:>5} {:>6} {:>8.1e} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3e}{}",
+        row.case,
+        row.preconditioner,
+        row.cells,
+        row.dofs,
+        row.levels,
+        row.newton_iterations,
+        row.iterations,
+        row.vcycles,
+        row.relative_residual,
+        row.mesh_seconds,
+        row.problem_seconds,
+        row.setup_seconds,
+        row.solve_seconds,
+        row.seconds_per_iteration,
+        if row.converged { "" } else { "  NOT CONVERGED" }
+    );
 }
 
 /// The median of `v` (not empty).
@@ -625,6 +959,28 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
             format!("must lie in (0, 1), got {}", args.tol),
         ));
     }
+    let heat = match &args.heat {
+        Some(list) => parse_heat(list)?,
+        None => Vec::new(),
+    };
+    if !heat.is_empty() {
+        if !(args.dt > 0.0 && args.dt.is_finite()) {
+            return Err(Error::arg(
+                "--dt",
+                format!("must be positive and finite, got {}", args.dt),
+            ));
+        }
+        if !args.suite && args.physics != "poisson" {
+            return Err(Error::arg(
+                "--heat",
+                format!(
+                    "the heat steps are scalar, beside a Poisson solve: use --physics poisson \
+                     (or --suite, whose Poisson cases get them), not `{}`",
+                    args.physics
+                ),
+            ));
+        }
+    }
     let pcs = parse_preconditioners(
         &args.preconditioner,
         args.degree,
@@ -723,21 +1079,7 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
     if let Some(file) = &file {
         println!("{}", file.describe());
     }
-    println!(
-        "{:<16} {:>7} {:>9} {:>10} {:>6} {:>5} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10}",
-        "case",
-        "pc",
-        "cells",
-        "dofs",
-        "levels",
-        "its",
-        "rel.res",
-        "mesh/s",
-        "problem/s",
-        "setup/s",
-        "solve/s",
-        "s/it"
-    );
+    print_header();
     let mut rows = Vec::new();
     for (case, meshes) in cases.iter().zip(&meshes) {
         for (pname, pc) in &pcs {
@@ -748,21 +1090,7 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
                 run_case::<R>(case, &Meshes::Box { n0, l }, &backend, pname, pc, args)?;
             }
             let row = run_case::<R>(case, meshes, &backend, pname, pc, args)?;
-            println!(
-                "{:<16} {:>7} {:>9} {:>10} {:>6} {:>5} {:>8.1e} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3e}",
-                row.case,
-                row.preconditioner,
-                row.cells,
-                row.dofs,
-                row.levels,
-                row.iterations,
-                row.relative_residual,
-                row.mesh_seconds,
-                row.problem_seconds,
-                row.setup_seconds,
-                row.solve_seconds,
-                row.seconds_per_iteration
-            );
+            print_row(&row);
             if args.first_solution {
                 let programs = match &backend {
                     Backend::OpenCl { device, .. } => {
@@ -795,6 +1123,20 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
                 );
             }
             rows.push(row);
+            if case.physics != Physics::Poisson {
+                continue;
+            }
+            for &scheme in &heat {
+                let pc = (pname.as_str(), pc);
+                if !args.first_solution {
+                    let (n0, l) = decompose(case.dim, 4096, 64)?;
+                    let small = Meshes::Box { n0, l };
+                    run_heat_case::<R>(case, &small, &backend, pc, scheme, args)?;
+                }
+                let row = run_heat_case::<R>(case, meshes, &backend, pc, scheme, args)?;
+                print_row(&row);
+                rows.push(row);
+            }
         }
     }
     Ok(rows)

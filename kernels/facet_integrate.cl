@@ -34,6 +34,13 @@
  * tabulation FacetBasis[(lf N_FQ + q) N_B + b] (lf the local facet) and
  * FacetBasisDerivatives[((lf N_FQ + q) N_B + b) DIM + e], the physics and
  * FACET_PHYSICS / FACET_TANGENT (femquad/src/opencl/source.rs).
+ *
+ * Time state (as the cell kernels', see define_time_state in source.rs): a
+ * physics that reads u_t or t gets the parameters TIME_PARAMS (timeB, the
+ * global vector b; sigma; time) after the count of facet_points and
+ * facet_diagonal; with READS_U_T the kernels gather b on the facet's cell
+ * and pass u_t = sigma u_q + b_q and the direction du_t = sigma du (the step
+ * Jacobian sigma dF/du_t + dF/du), else zeros; the physics sees TIME_T.
  */
 
 #define FACET_PHI(lf, q, b) FacetBasis[((lf) * N_FQ + (q)) * N_B + (b)]
@@ -63,6 +70,19 @@ void facet_field(const uint lf, const int q, const real c[N_B][N_COMP], const re
   }
 }
 
+#if READS_U_T
+/* u_t = sigma u_q + b_q at point q of local facet `lf`, b_q from the cell
+ * values bc of the time state's b (summed as u_q is, as natively) */
+void facet_u_t(const uint lf, const int q, const real sigma, const real uq[N_COMP],
+               const real bc[N_B][N_COMP], real ut[N_COMP]) {
+  for (int comp = 0; comp < N_COMP; ++comp) {
+    real bq = (real)0;
+    for (int b = 0; b < N_B; ++b) bq += FACET_PHI(lf, q, b) * bc[b][comp];
+    ut[comp] = sigma * uq[comp] + bq;
+  }
+}
+#endif
+
 __kernel void facet_points(__global const real *restrict u,            /* [node][comp]         */
                            __global const real *restrict v,            /* [node][comp] (TANGENT) */
                            __global const uint *restrict facetNodes,   /* [facet][b]           */
@@ -73,7 +93,7 @@ __kernel void facet_points(__global const real *restrict u,            /* [node]
                            __global const real *restrict weights,      /* [facet][q]           */
                            __constant real *constants,                 /* [N_CONSTANTS]        */
                            __global real *restrict pointValues,        /* [facet][q][comp]     */
-                           const int nPoints)
+                           const int nPoints TIME_PARAMS)
 {
   const int p = get_global_id(0);
   if (p >= nPoints) return;
@@ -93,6 +113,9 @@ __kernel void facet_points(__global const real *restrict u,            /* [node]
 #if TANGENT
   real vc[N_B][N_COMP];
 #endif
+#if READS_U_T
+  real bc[N_B][N_COMP];
+#endif
   for (int b = 0; b < N_B; ++b) {
     const uint node = facetNodes[facet * N_B + b];
     for (int comp = 0; comp < N_COMP; ++comp) {
@@ -100,19 +123,33 @@ __kernel void facet_points(__global const real *restrict u,            /* [node]
 #if TANGENT
       vc[b][comp] = v[GLOBAL_DOF(node, comp, N_COMP)];
 #endif
+#if READS_U_T
+      bc[b][comp] = timeB[GLOBAL_DOF(node, comp, N_COMP)];
+#endif
     }
   }
   real g[N_B][DIM];
   facet_grad_phi(lf, q, invJ, g);
-  real uq[N_COMP], gradU[N_COMP][DIM], f0[N_COMP];
+  real uq[N_COMP], gradU[N_COMP][DIM], f0[N_COMP], ut[N_COMP];
   facet_field(lf, q, uc, g, uq, gradU);
   for (int comp = 0; comp < N_COMP; ++comp) f0[comp] = (real)0;
-#if TANGENT
-  real vq[N_COMP], gradV[N_COMP][DIM];
-  facet_field(lf, q, vc, g, vq, gradV);
-  FACET_TANGENT(uq, gradU, x, k_c, n, vq, gradV, f0);
+#if READS_U_T
+  facet_u_t(lf, q, sigma, uq, bc, ut);
 #else
-  FACET_PHYSICS(uq, gradU, x, k_c, n, f0);
+  for (int comp = 0; comp < N_COMP; ++comp) ut[comp] = (real)0;
+#endif
+#if TANGENT
+  real vq[N_COMP], gradV[N_COMP][DIM], dut[N_COMP];
+  facet_field(lf, q, vc, g, vq, gradV);
+  for (int comp = 0; comp < N_COMP; ++comp)
+#if READS_U_T
+    dut[comp] = sigma * vq[comp];
+#else
+    dut[comp] = (real)0;
+#endif
+  FACET_TANGENT(uq, gradU, x, k_c, n, ut, vq, gradV, dut, f0);
+#else
+  FACET_PHYSICS(uq, gradU, x, k_c, n, ut, f0);
 #endif
   const real w = weights[p];
   for (int comp = 0; comp < N_COMP; ++comp) pointValues[p * N_COMP + comp] = w * f0[comp];
@@ -167,7 +204,7 @@ __kernel void facet_diagonal(__global const real *restrict u,            /* [nod
                              __global const real *restrict weights,      /* [facet][q]        */
                              __constant real *constants,                 /* [N_CONSTANTS]     */
                              __global real *restrict out,                /* [node][fc][gc]    */
-                             const int nFacets)
+                             const int nFacets TIME_PARAMS)
 {
   const int facet = get_global_id(0);
   if (facet >= nFacets) return;
@@ -180,9 +217,17 @@ __kernel void facet_diagonal(__global const real *restrict u,            /* [nod
   for (int d = 0; d < DIM; ++d) n[d] = normals[facet * DIM + d];
   uint nodes[N_B];
   real uc[N_B][N_COMP];
+#if READS_U_T
+  real bc[N_B][N_COMP];
+#endif
   for (int b = 0; b < N_B; ++b) {
     nodes[b] = facetNodes[facet * N_B + b];
-    for (int comp = 0; comp < N_COMP; ++comp) uc[b][comp] = u[GLOBAL_DOF(nodes[b], comp, N_COMP)];
+    for (int comp = 0; comp < N_COMP; ++comp) {
+      uc[b][comp] = u[GLOBAL_DOF(nodes[b], comp, N_COMP)];
+#if READS_U_T
+      bc[b][comp] = timeB[GLOBAL_DOF(nodes[b], comp, N_COMP)];
+#endif
+    }
   }
   for (int b = 0; b < N_B; ++b) {
     real block[N_COMP][N_COMP];
@@ -192,17 +237,27 @@ __kernel void facet_diagonal(__global const real *restrict u,            /* [nod
       real g[N_B][DIM], x[DIM];
       facet_grad_phi(lf, q, invJ, g);
       for (int d = 0; d < DIM; ++d) x[d] = points[(facet * N_FQ + q) * DIM + d];
-      real uq[N_COMP], gradU[N_COMP][DIM];
+      real uq[N_COMP], gradU[N_COMP][DIM], ut[N_COMP];
       facet_field(lf, q, uc, g, uq, gradU);
+#if READS_U_T
+      facet_u_t(lf, q, sigma, uq, bc, ut);
+#else
+      for (int comp = 0; comp < N_COMP; ++comp) ut[comp] = (real)0;
+#endif
       const real wb = weights[facet * N_FQ + q] * FACET_PHI(lf, q, b);
       for (int gc = 0; gc < N_COMP; ++gc) {
-        real du[N_COMP], dgu[N_COMP][DIM], df0[N_COMP];
+        real du[N_COMP], dgu[N_COMP][DIM], dut[N_COMP], df0[N_COMP];
         for (int comp = 0; comp < N_COMP; ++comp) {
           du[comp] = comp == gc ? FACET_PHI(lf, q, b) : (real)0;
           for (int d = 0; d < DIM; ++d) dgu[comp][d] = comp == gc ? g[b][d] : (real)0;
+#if READS_U_T
+          dut[comp] = sigma * du[comp];
+#else
+          dut[comp] = (real)0;
+#endif
           df0[comp] = (real)0;
         }
-        FACET_TANGENT(uq, gradU, x, k_c, n, du, dgu, df0);
+        FACET_TANGENT(uq, gradU, x, k_c, n, ut, du, dgu, dut, df0);
         for (int fc = 0; fc < N_COMP; ++fc) block[fc][gc] += wb * df0[fc];
       }
     }

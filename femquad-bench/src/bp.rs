@@ -43,6 +43,7 @@ use crate::global_op::{GlobalOp, GlobalRun, MeshSizes};
 use crate::host::{Host, random_vec};
 use crate::measure::{AssemblyKind, GeometryKind};
 use crate::options::Plan;
+use crate::physics::{TIME_SIGMA, TIME_T};
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
 use crate::runner::Runner;
 use crate::spec::check_tolerance;
@@ -252,9 +253,22 @@ impl Runner<'_> {
         self.progress
             .stage(&format!("{name}: {} reference", g.name()));
         let space = host.space(ctx.spec.order, ctx.spec.n_comp())?;
-        let reference = g.reference(space, work.out)?;
+        let reference = match work.boundary {
+            None => g.reference(space, work.out)?,
+            // the boundary terms' facet vectors added natively
+            Some(boundary) => {
+                let mut vectors = work.out.clone();
+                boundary.add_residual(&data.u_cells, data.cell_time().as_ref(), &mut vectors)?;
+                g.reference(space, &vectors)?
+            }
+        };
         if !data.aux.is_empty() {
             work.integ.set_aux(&data.aux)?;
+        }
+        if !data.time_b.is_empty() {
+            let b = DeviceVector::from_host(&self.device, &data.time_b)?;
+            let (t, sigma) = (R::from_f64(TIME_T), R::from_f64(TIME_SIGMA));
+            work.integ.set_time(Some((t, sigma, &b)))?;
         }
         let u = DeviceVector::from_host(&self.device, &data.u)?;
         let out = DeviceVector::zeros(&self.device, space.n_dofs())?;
@@ -366,6 +380,11 @@ impl Runner<'_> {
         let u = &state.u;
         g.apply(work.integ, u, &mut state.out)?;
         let out = state.out.to_host()?;
+        let facet_launches = work.integ.last_run().facet_launches();
+        let facet_bytes: usize = facet_launches.iter().map(|l| l.bytes).sum();
+        if let Some(boundary) = work.boundary {
+            row.facets = boundary.n_facets();
+        }
         row.build_info = work.integ.resources(variant, config)?;
         if let Some(launch) = work.integ.last_run().launch() {
             row.note = format!(
@@ -408,7 +427,8 @@ impl Runner<'_> {
             g.time(work.integ, u, out, n)?;
         }
         let n = self.opts.reps as usize;
-        let times = g.time(work.integ, u, out, n)?;
+        let timed = g.time(work.integ, u, out, n)?;
+        let times: Vec<u64> = timed.iter().map(|t| t.total_ns).collect();
         let med_ns = median(&times);
         let t_med = med_ns * 1e-9;
         if t_med.is_nan() || t_med <= 0.0 {
@@ -432,6 +452,14 @@ impl Runner<'_> {
         row.model_flops = finite(flops);
         row.predicted_ms = finite(predicted * 1e3);
         row.model_error = finite(t_med / predicted - 1.0);
+        if work.boundary.is_some() {
+            let facet_ns: Vec<u64> = timed.iter().map(|t| t.facet_ns).collect();
+            let facet_med = median(&facet_ns);
+            row.facet_ms = finite(facet_med / 1e6);
+            row.facet_share = finite(facet_med / med_ns);
+            row.facet_bytes = Some(facet_bytes as f64);
+            row.facet_bytes_share = finite(facet_bytes as f64 / (bytes + facet_bytes as f64));
+        }
 
         if let Some((fixed, rhs)) = &state.cg {
             self.progress.stage(&format!("{label}: CG iterations"));

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use femquad::Real;
 use femquad::aux_space::AuxSpace;
-use femquad::discretization::CellInputs;
-use femquad::native::{Execution, element_vectors_range};
+use femquad::discretization::{CellInputs, CellTime};
+use femquad::native::{BoundaryIntegrals, Execution, element_vectors_range};
 use femquad::opencl::{
     KernelCase, KernelOptions, KernelShape, KernelVariant, LaunchConfig, OpenClIntegrator,
 };
@@ -18,8 +18,9 @@ use rayon::prelude::*;
 use crate::BenchError;
 use crate::host::{Host, check_windows, random_vec};
 use crate::numbering::Numbering;
+use crate::physics::{TIME_SIGMA, TIME_T};
 use crate::row::Mode;
-use crate::spec::CaseSpec;
+use crate::spec::{CaseSpec, PhysicsKind};
 
 /// Everything fixed about the case being run, for making rows.
 pub(crate) struct CaseCtx {
@@ -60,7 +61,8 @@ impl CaseCtx {
 }
 
 /// The random data of a case: a global `u` in `[−1, 1)` and aux values in
-/// `[0.5, 2)` (global nodal values of a field, or one per cell), and their
+/// `[0.5, 2)` (global nodal values of a field, or one per cell), for the
+/// transient `heat` the time state's `b` in `[−1, 1)`, and their
 /// cell-local forms for the element kernel. Never zeros.
 pub(crate) struct RandomData<R> {
     /// Global `u`, `n_dofs` values.
@@ -72,6 +74,11 @@ pub(crate) struct RandomData<R> {
     pub(crate) aux: Vec<R>,
     /// Aux gathered to the cells (P0: the same values).
     pub(crate) aux_cells: Vec<R>,
+    /// The time state's global `b` (`u_t = σ·u + b`) of a transient case
+    /// ([`PhysicsKind::Heat`]), empty for a stationary one.
+    pub(crate) time_b: Vec<R>,
+    /// `b` gathered to the cells.
+    pub(crate) time_b_cells: Vec<R>,
 }
 
 impl<R: Real> RandomData<R> {
@@ -100,11 +107,32 @@ impl<R: Real> RandomData<R> {
                 (values.clone(), values)
             }
         };
+        let (time_b, time_b_cells) = if spec.physics == PhysicsKind::Heat {
+            let b = random_vec::<R>(space.n_dofs(), -1.0, 1.0, seed, 5);
+            let mut cells = vec![R::ZERO; space.n_cell_dofs()];
+            space.gather(&b, &mut cells)?;
+            (b, cells)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Ok(RandomData {
             u,
             u_cells,
             aux,
             aux_cells,
+            time_b,
+            time_b_cells,
+        })
+    }
+
+    /// The cell-local time state of the element kernel and the native
+    /// reference: `t` = [`TIME_T`], `σ` = [`TIME_SIGMA`] and `b` for a
+    /// transient case, `None` for a stationary one.
+    pub(crate) fn cell_time(&self) -> Option<CellTime<'_, R>> {
+        (!self.time_b.is_empty()).then(|| CellTime {
+            t: R::from_f64(TIME_T),
+            sigma: R::from_f64(TIME_SIGMA),
+            b: &self.time_b_cells,
         })
     }
 }
@@ -120,6 +148,8 @@ pub(crate) struct Work<'w, R: Real> {
     /// [`Work::check`] (the BP rows' reference is assembled from it).
     pub(crate) out_checked: bool,
     pub(crate) reference: &'w mut HashMap<(usize, usize), Vec<R>>,
+    /// The boundary terms of `F(u)` (`--neumann`), bound on `integ` too.
+    pub(crate) boundary: Option<&'w BoundaryIntegrals<R>>,
 }
 
 impl<R: Real> Work<'_, R> {
@@ -156,7 +186,10 @@ impl<R: EvalPrecision> Work<'_, R> {
                     u: &self.inputs.u[w.start * n_bt..w.end * n_bt],
                     aux: &self.inputs.aux[w.start * apc..w.end * apc],
                     constants: self.inputs.constants,
-                    time: None,
+                    time: self.inputs.time.map(|time| CellTime {
+                        b: &time.b[w.start * n_bt..w.end * n_bt],
+                        ..time
+                    }),
                 };
                 let mut r = vec![R::ZERO; w.len() * n_bt];
                 element_vectors_range(

@@ -5,7 +5,6 @@
 
 use femquad::aux_space::AuxSpace;
 use femquad::opencl::OpenClIntegrator;
-use femquad::opencl::autotune::time_runs;
 use femquad::opencl::{
     Assembly, DeviceInfo, DeviceVector, KernelShape, KernelVariant, LaunchConfig,
 };
@@ -83,16 +82,26 @@ impl GlobalOp {
     }
 
     /// Applies it `n` times, each waited for, and returns each
-    /// application's device time in nanoseconds (profiling events, first
-    /// command's start to last command's end: `time_runs`).
+    /// application's device times ([`Timed`]: the whole, from its first
+    /// command's start to its last command's end, and its boundary terms'
+    /// facet launches, profiling events; 0 where the device reports none).
     pub fn time<R: Real>(
         self,
         op: &mut OpenClIntegrator<R>,
         input: &DeviceVector<R>,
         output: &mut DeviceVector<R>,
         n: usize,
-    ) -> Result<Vec<u64>> {
-        time_runs(op, n, |op| self.apply(op, input, output))
+    ) -> Result<Vec<Timed>> {
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            self.apply(op, input, output)?;
+            let (run, device) = (op.last_run(), op.device());
+            times.push(Timed {
+                total_ns: run.wait_ns(device)?.unwrap_or(0),
+                facet_ns: run.facet_ns(device)?.unwrap_or(0),
+            });
+        }
+        Ok(times)
     }
 
     /// The host reference of its output from the element vectors
@@ -136,6 +145,15 @@ impl GlobalOp {
             }
         }
     }
+}
+
+/// The device times of one application of a global operator, ns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timed {
+    /// The whole application.
+    pub total_ns: u64,
+    /// Its boundary terms' facet launches (0 without boundary terms).
+    pub facet_ns: u64,
 }
 
 /// The sizes a global operator's model depends on.

@@ -43,7 +43,8 @@
 //! [`bp`], [`global_op`] and [`cg_time`] (measuring; the calls into
 //! `femquad::opencl` live there), [`bandwidth`] (the copy-bandwidth
 //! ceiling) and [`perf_model`] (the bytes and flops a kernel must move),
-//! [`row`] (the result type), [`output`] (CSV/JSON), [`table`] (printed
+//! [`physics`] (the transient case `heat` and the Neumann term of
+//! `--neumann`), [`row`] (the result type), [`output`] (CSV/JSON), [`table`] (printed
 //! results), [`plot`] (SVG), [`progress`] (stderr).
 
 pub mod bandwidth;
@@ -58,6 +59,7 @@ pub mod numbering;
 pub mod options;
 pub mod output;
 pub mod perf_model;
+pub mod physics;
 pub mod plot;
 pub mod progress;
 pub mod row;

@@ -171,6 +171,13 @@ pub struct Options {
     /// reported; --warmup more run first); 0: no CG timing [default: 20].
     #[arg(long)]
     pub cg_iterations: Option<usize>,
+    /// BP rows: F(u) with a Neumann boundary term (the flux g = 1 + x₁, a
+    /// traction for elasticity, on the side x₀ = 0), integrated by the
+    /// facet kernels after the cells; the rows report the facet kernels'
+    /// time and bytes beside the cells' (columns `facets`, `facet_ms`,
+    /// `facet_share`, `facet_bytes`, `facet_bytes_share`).
+    #[arg(long)]
+    pub neumann: bool,
     /// Size of each of the copy benchmark's two buffers in MiB (raised to
     /// half a single case's model bytes if that is larger).
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
@@ -260,6 +267,13 @@ impl Options {
                 "--cg-iterations {n} applies to BP rows only: add `bp` to --measure"
             )));
         }
+        if self.neumann && !bp {
+            return Err(BenchError::Usage(
+                "--neumann adds a boundary term to F(u), which the BP rows evaluate (the \
+                 element kernel of BK has no boundary terms): add `bp` to --measure"
+                    .into(),
+            ));
+        }
         if bp && self.sweep {
             return Err(BenchError::Usage(
                 "--sweep measures the element kernel only: use --measure bk (the default) with it"
@@ -283,6 +297,7 @@ impl Options {
             } else {
                 0
             },
+            neumann: self.neumann,
         })
     }
 
@@ -403,6 +418,8 @@ pub struct Selection {
     pub numberings: Vec<Numbering>,
     /// Timed CG iterations per BP row (0: none, and always 0 without BP).
     pub cg_iterations: usize,
+    /// Whether the BP rows' `F(u)` has the Neumann term (`--neumann`).
+    pub neumann: bool,
 }
 
 impl Selection {

@@ -11,11 +11,13 @@
 //! **Bytes per cell**
 //!
 //! ```text
-//! s · (N_b N_c (u) + A (aux) + d² (J⁻¹) + 1 (det J) + X (coordinates) + N_b N_c (element vector))
+//! s · (N_b N_c (u) + A (aux) + d² (J⁻¹) + 1 (det J) + X (coordinates) + N_b N_c (element vector)
+//!      + T (time state))
 //! ```
 //!
-//! with `A = N_b N_a` for a field, `N_a` for P0, 0 without aux, and
-//! `X = (d+1) d` if the physics reads `x`, else 0.
+//! with `A = N_b N_a` for a field, `N_a` for P0, 0 without aux,
+//! `X = (d+1) d` if the physics reads `x`, else 0, and `T = N_b N_c` (the
+//! cell-local `b` of `u_t = σ·u + b`) if it reads `u_t`, else 0.
 //!
 //! **Flops per cell** `= N_q · (Q + P) + N_b N_c N_q · (2·[f0] + 2d·[f1])`:
 //! - `Q = N_c (N_b (2·[u] + 2d·[∇u]) + 2d²·[∇u])`: values and reference
@@ -51,7 +53,7 @@
 //!
 //! ```text
 //! s · n_d (u, read once) + s · n_d (F, written once) + 4 · N_b n_c (the cell → node map, u32)
-//!   + geometry + aux
+//!   + geometry + aux + s · n_d (b of the time state, if the physics reads u_t)
 //! geometry = s · d · n_v                 computed in the kernel (vertex coordinates)
 //!          = s · (d² + 1) · n_c          stored (J⁻¹, det J per cell), plus s · d · n_v if x is read
 //! aux      = s · N_a n_n (field) | s · N_a n_c (P0) | 0
@@ -126,7 +128,8 @@ pub fn bytes_per_cell(shape: &KernelShape) -> usize {
         + shape.aux_per_cell
         + d * d
         + 1
-        + if shape.reads_x { (d + 1) * d } else { 0 };
+        + if shape.reads_x { (d + 1) * d } else { 0 }
+        + if shape.reads.u_t { shape.n_bt } else { 0 };
     reals * shape.precision.size()
 }
 
@@ -212,8 +215,9 @@ impl ResidualModel {
         if shape.geometry == GeometryMode::Computed {
             per_cell += geometry_flops(shape.dim);
         }
+        let time_b = if shape.reads.u_t { s * dofs } else { 0.0 };
         ResidualModel {
-            bytes: 2.0 * s * dofs + connectivity + geometry + aux_bytes,
+            bytes: 2.0 * s * dofs + connectivity + geometry + aux_bytes + time_b,
             flops: per_cell as f64 * n_c,
         }
     }

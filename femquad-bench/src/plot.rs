@@ -162,6 +162,7 @@ fn category(r: &Row) -> ((usize, PhysicsKind, Coefficient), String) {
     let physics = match r.physics {
         PhysicsKind::Laplacian => "Poisson",
         PhysicsKind::Elasticity => "Lamé",
+        PhysicsKind::Heat => "heat",
     };
     let coef = match r.coefficient {
         Coefficient::None => "",

@@ -15,7 +15,7 @@
 //! | `geometry_pick` | BP: `true` on the geometry the autotuner keeps for this numbering and assembly (its first stage: the faster of the two at the device default configuration, or at the one given), `false` on the other; empty for BK |
 //! | `device`, `driver` | OpenCL device name and driver version |
 //! | `dim`, `order` | dimension, Lagrange order |
-//! | `physics`, `coefficient`, `precision` | `laplacian`/`elasticity`, `none`/`field`/`cell`, `f32`/`f64` |
+//! | `physics`, `coefficient`, `precision` | `laplacian`/`elasticity`/`heat` (transient, at a bound time state), `none`/`field`/`cell`, `f32`/`f64` |
 //! | `qdegree`, `n_q` | quadrature degree and points |
 //! | `cells` | cells of the mesh |
 //! | `cells_device` | cells integrated by the kernel (every cell) |
@@ -40,6 +40,11 @@
 //! | `model_error` | measured / predicted − 1 |
 //! | `cg_iteration_ms` | BP: median wall-clock time of one conjugate-gradient iteration with this operator, device-resident (see [`crate::cg_time`]); empty for BK or with `--cg-iterations 0` |
 //! | `cg_iterations` | BP: iterations behind that median (0 if none) |
+//! | `facets` | BP with `--neumann`: boundary facets of the Neumann term (the side `x₀ = 0`); 0 without |
+//! | `facet_ms` | BP with `--neumann`: median device time of the facet kernels (`kernels/facet_integrate.cl`: points, scatter, and for deterministic assembly the sum) within one `F(u)`, part of `time_ms`; empty without |
+//! | `facet_share` | `facet_ms / time_ms`: the boundary term's share of an `F(u)`'s time |
+//! | `facet_bytes` | bytes the facet kernels move per `F(u)` (every array entry they read or write once per facet, additions into `F` twice: `femquad::opencl::timing::FacetLaunch::bytes`), beside `model_bytes` (the cells' minimal bytes) |
+//! | `facet_bytes_share` | `facet_bytes / (model_bytes + facet_bytes)`: the boundary term's share of the bytes, to set beside `facet_share` |
 //! | `check_rel_diff`, `check_tol` | BK: max-norm relative difference to the native integrator on the checked cells; BP: of `F` to the host assembly of the checked element vectors (all dofs); and the tolerance |
 //! | `check_passed` | `true`/`false` |
 //! | `build_info` | the OpenCL compiler's resource report of the kernel (NVIDIA: registers, stack frame, spills) |
@@ -49,7 +54,7 @@
 //!
 //! Files written before the BP columns existed still read: a missing
 //! `measure` is `bk`, `numbering` `random`, `geometry` `stored`, `dofs` 0,
-//! `cg_iterations` 0, the other new columns empty. The launch-shape fields
+//! `cg_iterations` 0, `facets` 0, the other new columns empty. The launch-shape fields
 //! describe the kernel that either measure runs (for deterministic BP: the
 //! integration kernel; the assembly launch has its own fixed shape).
 
@@ -269,6 +274,21 @@ pub struct Row {
     /// BP: CG iterations timed.
     #[serde(default)]
     pub cg_iterations: usize,
+    /// BP with `--neumann`: boundary facets of the Neumann term.
+    #[serde(default)]
+    pub facets: usize,
+    /// BP with `--neumann`: median time of the facet kernels in one `F(u)`, ms.
+    #[serde(default)]
+    pub facet_ms: Option<f64>,
+    /// `facet_ms / time_ms`.
+    #[serde(default)]
+    pub facet_share: Option<f64>,
+    /// Bytes the facet kernels move per `F(u)`.
+    #[serde(default)]
+    pub facet_bytes: Option<f64>,
+    /// `facet_bytes / (model_bytes + facet_bytes)`.
+    #[serde(default)]
+    pub facet_bytes_share: Option<f64>,
     /// Max-norm relative difference to the native integrator.
     pub check_rel_diff: Option<f64>,
     /// Tolerance of the check.
@@ -335,6 +355,11 @@ impl Row {
             model_error: None,
             cg_iteration_ms: None,
             cg_iterations: 0,
+            facets: 0,
+            facet_ms: None,
+            facet_share: None,
+            facet_bytes: None,
+            facet_bytes_share: None,
             check_rel_diff: None,
             check_tol: None,
             check_passed: None,

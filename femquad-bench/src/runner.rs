@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use femquad::aux_space::AuxSpace;
 use femquad::discretization::{CellInputs, Discretization};
+use femquad::native::BoundaryIntegrals;
 use femquad::opencl::autotune::{
     TuneOptions, TuneResult, autotune_element, candidate_n_bl, median, time_runs,
 };
@@ -38,6 +39,7 @@ use crate::numbering::Numbering;
 use crate::options::{DEFAULT_TUNE_REPS, Options, Plan, Selection};
 use crate::output::{write_csv, write_json};
 use crate::perf_model::LaunchModel;
+use crate::physics::neumann_term;
 use crate::progress::Progress;
 use crate::row::{ConfigSource, Mode, Row, Status, finite};
 use crate::spec::{CaseSpec, check_tolerance};
@@ -261,7 +263,7 @@ impl<'a> Runner<'a> {
             u: &data.u_cells,
             aux: &data.aux_cells,
             constants: &constants,
-            time: None,
+            time: data.cell_time(),
         };
         let physics = spec.pointwise();
 
@@ -282,7 +284,16 @@ impl<'a> Runner<'a> {
         };
         let op = OpenClOperator::new(self.device.clone(), ctx.options.clone(), space, disc)?;
         let bound = Arc::new(R::physics(physics));
+        let boundary = if self.selection.neumann {
+            let term = neumann_term::<R>(space.mesh(), spec.n_comp())?;
+            Some(BoundaryIntegrals::new(space, &[term])?)
+        } else {
+            None
+        };
         let mut integ = OpenClIntegrator::new(op, bound, &constants, Assembly::default())?;
+        if let Some(b) = &boundary {
+            integ = integ.with_boundary(b)?;
+        }
         let default = default_config(
             &ctx.case(),
             KernelVariant::Element,
@@ -303,6 +314,7 @@ impl<'a> Runner<'a> {
             out: &mut out,
             out_checked: false,
             reference: &mut reference,
+            boundary: boundary.as_ref(),
         };
         if self.selection.has(Measure::Bk) {
             self.run_bk(&ctx, &mut work, plan, default);

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::BenchError;
 
-/// The physics of a case (`laplacian` or `elasticity` in options and files).
+/// The physics of a case (`laplacian`, `elasticity` or `heat` in options
+/// and files).
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ValueEnum, Serialize, Deserialize,
 )]
@@ -22,6 +23,10 @@ pub enum PhysicsKind {
     /// Lamé (linear elasticity): `f1 = μ(∇u + ∇uᵀ) + λ (∇·u) I`, `u` a vector field.
     #[value(alias = "lame")]
     Elasticity,
+    /// The transient `heat` physics (`f0 = u_t + t·u`, `f1 = ∇u`,
+    /// [`crate::physics::Heat`]), evaluated at a bound time state: the
+    /// kernels' time path.
+    Heat,
 }
 
 impl PhysicsKind {
@@ -30,6 +35,7 @@ impl PhysicsKind {
         match self {
             PhysicsKind::Laplacian => "laplacian",
             PhysicsKind::Elasticity => "elasticity",
+            PhysicsKind::Heat => "heat",
         }
     }
 }
@@ -108,10 +114,11 @@ impl CaseSpec {
                 self.dim, self.order
             )));
         }
-        if self.physics == PhysicsKind::Elasticity && self.coefficient != Coefficient::None {
+        if self.physics != PhysicsKind::Laplacian && self.coefficient != Coefficient::None {
             return Err(BenchError::Usage(format!(
-                "--coefficient {} applies to the Laplacian only; use `none` with elasticity",
-                self.coefficient.name()
+                "--coefficient {} applies to the Laplacian only; use `none` with {}",
+                self.coefficient.name(),
+                self.physics.name()
             )));
         }
         if self.qdegree == 0 {
@@ -136,6 +143,7 @@ impl CaseSpec {
     pub fn pointwise(&self) -> &'static dyn PointwiseEvalBoth {
         match (self.physics, self.coefficient) {
             (PhysicsKind::Elasticity, _) => &Lame,
+            (PhysicsKind::Heat, _) => crate::physics::heat_physics(),
             (PhysicsKind::Laplacian, Coefficient::None) => &Laplacian,
             (PhysicsKind::Laplacian, _) => &LaplacianCoefficient,
         }
@@ -154,7 +162,7 @@ impl CaseSpec {
     pub fn constants(&self) -> Vec<f64> {
         match self.physics {
             PhysicsKind::Elasticity => LAME_CONSTANTS.to_vec(),
-            PhysicsKind::Laplacian => Vec::new(),
+            PhysicsKind::Laplacian | PhysicsKind::Heat => Vec::new(),
         }
     }
 
@@ -162,7 +170,7 @@ impl CaseSpec {
     pub fn n_comp(&self) -> usize {
         match self.physics {
             PhysicsKind::Elasticity => self.dim,
-            PhysicsKind::Laplacian => 1,
+            PhysicsKind::Laplacian | PhysicsKind::Heat => 1,
         }
     }
 }

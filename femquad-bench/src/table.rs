@@ -54,8 +54,17 @@ fn cell(v: Option<f64>, width: usize, decimals: usize) -> String {
 /// the autotuner keeps (BP) is starred.
 pub fn table_line(r: &Row) -> String {
     let dev: String = r.device.chars().take(16).collect();
+    let facets = match (r.facet_share, r.facet_bytes_share) {
+        (Some(t), Some(b)) => format!(
+            "; {} facets: {:.1} % of time, {:.1} % of bytes",
+            r.facets,
+            100.0 * t,
+            100.0 * b
+        ),
+        _ => String::new(),
+    };
     let status = match (r.status, r.check_rel_diff) {
-        (Status::Ok, Some(d)) => format!("ok (check {d:.1e})"),
+        (Status::Ok, Some(d)) => format!("ok (check {d:.1e}{facets})"),
         (Status::Ok, None) => "ok".to_string(),
         (s, _) => format!("{}: {}", s.name(), r.note),
     };

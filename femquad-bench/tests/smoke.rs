@@ -171,7 +171,8 @@ const HEADER: &str = "mode,measure,case,numbering,assembly,geometry,geometry_pic
     n_q,cells,cells_device,dofs,n_b,n_comp,n_bt,n_tc,n_bs,n_bl,n_cb,n_t,chunk,config,local_mem_bytes,\
     prefetch,vector_loads,status,note,reps,time_ms,time_ms_min,time_ms_max,gdof_per_s,gflops,gb_per_s,\
     copy_gb_per_s,pct_copy,beta,model_bytes,model_flops,predicted_ms,model_error,cg_iteration_ms,\
-    cg_iterations,check_rel_diff,check_tol,check_passed,build_info";
+    cg_iterations,facets,facet_ms,facet_share,facet_bytes,facet_bytes_share,check_rel_diff,check_tol,\
+    check_passed,build_info";
 
 /// Checks the CSV and JSON files against the rows.
 fn check_files(csv: &str, json: &str, rows: &[Row]) {

@@ -296,8 +296,18 @@ fn misuse_of_boundary_terms_is_a_clear_error() {
     );
     let (e, _) = reason(BoundaryTerm::<f64>::new(whole(), ReadsAux));
     assert!(e.contains("`reads_aux` reads an auxiliary field"), "{e}");
-    let (e, _) = reason(BoundaryTerm::<f64>::new(whole(), ReadsUT));
-    assert!(e.contains("`reads_u_t` reads `u_t`"), "{e}");
+    // a transient boundary term is a term; its operator refuses to evaluate
+    // it without a time state, as a transient cell physics
+    let term = BoundaryTerm::<f64>::new(whole(), ReadsUT).unwrap();
+    let mut op =
+        Operator::new(laplacian().with_boundary(term).unwrap(), &Backend::native()).unwrap();
+    let (u, mut r) = (op.vector().unwrap(), op.vector().unwrap());
+    let (e, name) = reason(op.apply(&u, &mut r));
+    assert_eq!(name, "physics");
+    assert!(
+        e.contains("`reads_u_t` reads `u_t`: bind a time state (Operator::set_time"),
+        "{e}"
+    );
     let (e, _) = reason(BoundaryTerm::<f64>::new(whole(), Only3d));
     assert!(
         e.contains("supports dimension(s) [3], not the facet set's 2"),

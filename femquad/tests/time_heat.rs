@@ -323,7 +323,7 @@ fn transient_misuse_is_a_clear_error() {
         .unwrap()
         .to_string();
     assert!(
-        e.contains("`poisson` does not read `u_t`: it is stationary"),
+        e.contains("`poisson` does not read `u_t` (nor does a boundary term): it is stationary"),
         "{e}"
     );
 

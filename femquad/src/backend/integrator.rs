@@ -10,7 +10,7 @@ use super::{Location, Vector};
 use crate::discretization::{CellInputs, Discretization};
 use crate::form::Form;
 use crate::native::{BoundaryIntegrals, Execution, NativeIntegrator, point_block_diagonal};
-use crate::opencl::{Assembly, DeviceFacets, DeviceVector, OpenClIntegrator, OpenClOperator};
+use crate::opencl::{Assembly, DeviceVector, OpenClIntegrator, OpenClOperator};
 use crate::physics::PointwiseEval;
 use crate::seam::Integrate;
 use crate::space::FunctionSpace;
@@ -57,11 +57,9 @@ impl Backend {
             )?)),
             Backend::OpenCl { device, options } => {
                 let op = OpenClOperator::new(device.clone(), options.clone(), space, disc)?;
-                let mut bound =
-                    OpenClIntegrator::new(op, physics, form.constants(), Assembly::default())?;
-                if !boundary.is_empty() {
-                    bound = bound.with_facets(DeviceFacets::new(device, space, boundary)?);
-                }
+                let bound =
+                    OpenClIntegrator::new(op, physics, form.constants(), Assembly::default())?
+                        .with_boundary(boundary)?;
                 Integrator::OpenCl(Box::new(bound))
             }
         })

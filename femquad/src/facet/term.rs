@@ -18,11 +18,21 @@ use super::{FacetQuadrature, FacetSet};
 /// boundary `f1`, `∫_F ∇φ_i · f1 ds`, is not integrated). It may read `u`,
 /// `grad_u`, `x`, `constants` and `n`; it need not read `n` (a flux `g(x)`
 /// or a Robin term `α u − g` is a boundary term without the normal), as in
-/// PETSc. It may not read an auxiliary field (`a`, `grad_a`) or `u_t`.
+/// PETSc. It may not read an auxiliary field (`a`, `grad_a`).
 ///
 /// With `F(u) = 0` the weak form of `−Δu = f`:
 /// * Neumann `∂u/∂n = g` on `S`: `f0 = −g`;
 /// * Robin `∂u/∂n + α u = g` on `S`: `f0 = α u − g`.
+///
+/// In a time-dependent problem (`F(t, u, u_t) = 0`, a time state bound by
+/// [`Operator::set_time`](crate::operator::Operator::set_time) or a
+/// [`TimeIntegrator`](crate::time::TimeIntegrator)) a boundary term takes
+/// part like the cells: it may read the time `t` (a flux `g(t, x)`: 0
+/// without a time state) and `u_t`, evaluated at its facet points as
+/// `u_t = σ·u + b` of the cells' time state, and its Jacobians include
+/// `σ·∂f0/∂u_t`. A dynamic boundary condition `u_t + ∂u/∂n = g` on `S`
+/// of `u_t − Δu = f` is `f0 = u_t − g`. A term that reads `u_t` needs a
+/// time state, as a transient cell physics does.
 ///
 /// Attach it with [`Form::with_boundary`](crate::form::Form::with_boundary),
 /// which checks it against the form's space. Its constants are bound with
@@ -65,8 +75,8 @@ impl<R: Real> BoundaryTerm<R> {
     /// # Errors
     /// [`Error::InvalidArgument`] naming `facets` if `set` is empty (its
     /// predicate or groups selected no facet), or `physics` if it is not
-    /// defined in the set's dimension, writes `f1`, reads an auxiliary
-    /// field or reads `u_t`.
+    /// defined in the set's dimension, writes `f1` or reads an auxiliary
+    /// field.
     pub fn new<P: PointwiseEval<R> + 'static>(set: FacetSet, physics: P) -> Result<Self> {
         Self::shared(set, Arc::new(physics))
     }
@@ -221,7 +231,7 @@ impl<R: Real> std::fmt::Debug for BoundaryTerm<R> {
 }
 
 /// Checks that `physics` can be a boundary term on facets of a `dim`-D mesh:
-/// defined in `dim`, writes no `f1`, reads no auxiliary field and no `u_t`.
+/// defined in `dim`, writes no `f1`, reads no auxiliary field.
 fn check_boundary_physics<P: Pointwise + ?Sized>(physics: &P, dim: usize) -> Result<()> {
     let info = physics.info();
     let refuse = |why: String| Err(Error::arg("physics", format!("`{}` {why}", info.name)));
@@ -242,13 +252,6 @@ fn check_boundary_physics<P: Pointwise + ?Sized>(physics: &P, dim: usize) -> Res
         return refuse(
             "reads an auxiliary field (`a` or `grad_a`): boundary terms do not evaluate \
              auxiliary fields; pass the data through `x` and `constants`"
-                .to_string(),
-        );
-    }
-    if info.is_transient() {
-        return refuse(
-            "reads `u_t`: it is a transient physics, which needs a time integrator, and \
-             femquad has none yet; for a stationary problem, write the physics without `u_t`"
                 .to_string(),
         );
     }

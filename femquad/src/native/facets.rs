@@ -8,18 +8,23 @@
 //! tabulation ([`FacetTabulation`]) and the cell's `J⁻¹`:
 //!
 //! ```text
-//! E[c][(b, i)]       += |F|/|F̂| Σ_q w_q φ_b(ξ_q) f0_i(u_q, ∇u_q, x_q, n_F; c_t)
-//! δE[c][(b, i)]      += |F|/|F̂| Σ_q w_q φ_b(ξ_q) δf0_i      (tangent along (v_q, ∇v_q))
-//! K[c][(a, i)][(b, j)] += |F|/|F̂| Σ_q w_q φ_a (g0[i][j] φ_b + Σ_d g1[i][j][d] ∂φ_b/∂x_d)
+//! E[c][(b, i)]       += |F|/|F̂| Σ_q w_q φ_b(ξ_q) f0_i(u_q, ∇u_q, u_t,q, x_q, n_F, t; c_t)
+//! δE[c][(b, i)]      += |F|/|F̂| Σ_q w_q φ_b(ξ_q) δf0_i      (tangent along (v_q, ∇v_q, σ v_q))
+//! K[c][(a, i)][(b, j)] += |F|/|F̂| Σ_q w_q φ_a ((g0 + σ g0_t)[i][j] φ_b + Σ_d g1[i][j][d] ∂φ_b/∂x_d)
 //! ```
 //!
 //! with `u_q = Σ_b φ_b(ξ_q) u_c[b]`, `∇u_q = Σ_b Σ_e ∂φ_b/∂ξ_e(ξ_q) J⁻¹[e][·] u_c[b]`
 //! at the reference points `ξ_q` of the facet's rule on the cell's local
-//! facet, and `x_q`, `n_F`, `|F|/|F̂|` of [`FacetGeometry`]. The sums run
+//! facet, and `x_q`, `n_F`, `|F|/|F̂|` of [`FacetGeometry`]. In a transient
+//! evaluation the facets share the cells' time state ([`CellTime`]: `t`,
+//! `u_t = σ·u + b`): `u_t,q = σ u_q + Σ_b φ_b(ξ_q) b_c[b]` (for a physics
+//! that reads `u_t`) and the time `t` (0 without a time state), so the
+//! Jacobians are the step Jacobian `σ·∂F/∂u_t + ∂F/∂u`. The sums run
 //! over the facets in the order of their sets (sorted by cell), term after
 //! term, so the result is deterministic. The assembly `Eᵀ` of the cell
 //! integrals then sums them with the rest.
 
+use crate::discretization::CellTime;
 use crate::error::PointwiseError;
 use crate::facet::{BoundaryTerm, FacetGeometry, FacetTabulation};
 use crate::layout::{elem_mat, tab_dphi, tab_phi};
@@ -53,6 +58,8 @@ struct FacetPoint<R> {
     grad_u: Vec<R>,
     x: Vec<R>,
     n: Vec<R>,
+    /// `u_t = σ·u + b` at the point (a physics that reads `u_t`).
+    u_t: Vec<R>,
     /// `∂φ_b/∂x_d` at the point, `[b][d]`.
     dphi_x: Vec<f64>,
 }
@@ -101,18 +108,30 @@ impl<R: Real> BoundaryIntegrals<R> {
         self.terms.is_empty()
     }
 
+    /// The facets integrated over, summed over the terms.
+    pub fn n_facets(&self) -> usize {
+        self.terms.iter().map(|t| t.term.set().len()).sum()
+    }
+
     /// Adds the boundary terms' element vectors at the cell-local values
-    /// `u_cells` into `out` (`[cell][b][comp]`).
+    /// `u_cells` and the time state `time` (cell-local, as the cells'; `None`
+    /// for a stationary evaluation) into `out` (`[cell][b][comp]`).
     ///
     /// # Errors
     /// A physics' evaluation error; [`Error::InvalidArgument`] (`physics`)
     /// naming the term, the facet point (its coordinates, the normal and
     /// `u` there) and the cell where the boundary physics returns NaN or
-    /// ±∞ (its inputs are finite: the operator checks `u` first).
-    pub fn add_residual(&self, u_cells: &[R], out: &mut [R]) -> Result<()> {
+    /// ±∞ (its inputs are finite: the operator checks `u` first), or a
+    /// term that reads `u_t` evaluated without a time state.
+    pub fn add_residual(
+        &self,
+        u_cells: &[R],
+        time: Option<&CellTime<'_, R>>,
+        out: &mut [R],
+    ) -> Result<()> {
         let nc = self.n_comp;
         let mut f0 = vec![R::ZERO; nc];
-        self.for_each_point(u_cells, |t, p, args, cell, phi, _, w| {
+        self.for_each_point(u_cells, time, |t, p, args, cell, phi, _, w| {
             f0.fill(R::ZERO);
             t.term
                 .physics()
@@ -123,14 +142,16 @@ impl<R: Real> BoundaryIntegrals<R> {
                     "physics",
                     format!(
                         "the boundary physics `{}` returned f0 = {bad} at point {} (x = {:?}, \
-                         n = {:?}, u = {:?}) of facet {} of cell {cell}: its f0 must be finite \
-                         there; check it at that state (a division by zero, the square root or \
-                         logarithm of a negative number, an overflow)",
+                         n = {:?}, u = {:?}, u_t = {:?}, t = {}) of facet {} of cell {cell}: its \
+                         f0 must be finite there; check it at that state (a division by zero, \
+                         the square root or logarithm of a negative number, an overflow)",
                         t.term.physics().info().name,
                         p.1,
                         args.x,
                         args.n,
                         args.u,
+                        args.u_t,
+                        args.t,
                         t.term.set().facets()[p.0].local,
                     ),
                 ));
@@ -140,20 +161,30 @@ impl<R: Real> BoundaryIntegrals<R> {
         })
     }
 
-    /// Adds the boundary terms' tangent element vectors at `u_cells` along
-    /// the direction `v_cells` (cell-local, like `u_cells`) into `out`:
-    /// their part of `J(u)·v`.
+    /// Adds the boundary terms' tangent element vectors at `u_cells` and
+    /// the time state `time` along the direction `v_cells` (cell-local,
+    /// like `u_cells`) into `out`: their part of `J(u)·v`, with the
+    /// direction `σ·v` in `u_t` for a term that reads `u_t` (the step
+    /// Jacobian `σ·∂F/∂u_t + ∂F/∂u`).
     ///
     /// # Errors
-    /// A physics' evaluation error; [`PointwiseError::NoDerivatives`].
-    pub fn add_tangent(&self, u_cells: &[R], v_cells: &[R], out: &mut [R]) -> Result<()> {
+    /// A physics' evaluation error; [`PointwiseError::NoDerivatives`]; a
+    /// term that reads `u_t` evaluated without a time state.
+    pub fn add_tangent(
+        &self,
+        u_cells: &[R],
+        v_cells: &[R],
+        time: Option<&CellTime<'_, R>>,
+        out: &mut [R],
+    ) -> Result<()> {
         let (nc, dim, nb) = (self.n_comp, self.dim, self.n_b);
-        let (mut dv, mut dgrad, mut df0) = (
+        let (mut dv, mut dgrad, mut dv_t, mut df0) = (
             vec![R::ZERO; nc],
             vec![R::ZERO; nc * dim],
             vec![R::ZERO; nc],
+            vec![R::ZERO; nc],
         );
-        self.for_each_point(u_cells, |t, p, args, cell, phi, dphi_x, w| {
+        self.for_each_point(u_cells, time, |t, p, args, cell, phi, dphi_x, w| {
             let v_cell = &v_cells[cell * nb * nc..(cell + 1) * nb * nc];
             field_at(v_cell, nc, dim, phi, dphi_x, &mut dv, &mut dgrad);
             df0.fill(R::ZERO);
@@ -165,7 +196,7 @@ impl<R: Real> BoundaryIntegrals<R> {
                     &Direction {
                         du: &dv,
                         dgrad_u: &dgrad,
-                        du_t: &[],
+                        du_t: shifted(time, args, &dv, &mut dv_t),
                     },
                     &mut df0,
                     &mut [],
@@ -177,20 +208,27 @@ impl<R: Real> BoundaryIntegrals<R> {
     }
 
     /// Adds the boundary terms' diagonal blocks of the element Jacobians
-    /// at `u_cells` into `blocks` (`[cell][b][fc][gc]`,
-    /// [`crate::native::diagonal_blocks`]'s layout), column by column from
-    /// the tangent along `(φ_b e_gc, ∇φ_b e_gc)`, as the cell blocks are.
+    /// at `u_cells` and the time state `time` into `blocks`
+    /// (`[cell][b][fc][gc]`, [`crate::native::diagonal_blocks`]'s layout),
+    /// column by column from the tangent along
+    /// `(φ_b e_gc, ∇φ_b e_gc, σ φ_b e_gc)`, as the cell blocks are.
     ///
     /// # Errors
     /// As [`BoundaryIntegrals::add_tangent`].
-    pub fn add_diagonal_blocks(&self, u_cells: &[R], blocks: &mut [R]) -> Result<()> {
+    pub fn add_diagonal_blocks(
+        &self,
+        u_cells: &[R],
+        time: Option<&CellTime<'_, R>>,
+        blocks: &mut [R],
+    ) -> Result<()> {
         let (nc, dim, nb) = (self.n_comp, self.dim, self.n_b);
-        let (mut dv, mut dgrad, mut df0) = (
+        let (mut dv, mut dgrad, mut dv_t, mut df0) = (
             vec![R::ZERO; nc],
             vec![R::ZERO; nc * dim],
             vec![R::ZERO; nc],
+            vec![R::ZERO; nc],
         );
-        self.for_each_point(u_cells, |t, p, args, cell, phi, dphi_x, w| {
+        self.for_each_point(u_cells, time, |t, p, args, cell, phi, dphi_x, w| {
             for b in 0..nb {
                 for gc in 0..nc {
                     dv.fill(R::ZERO);
@@ -208,7 +246,7 @@ impl<R: Real> BoundaryIntegrals<R> {
                             &Direction {
                                 du: &dv,
                                 dgrad_u: &dgrad,
-                                du_t: &[],
+                                du_t: shifted(time, args, &dv, &mut dv_t),
                             },
                             &mut df0,
                             &mut [],
@@ -224,32 +262,49 @@ impl<R: Real> BoundaryIntegrals<R> {
         })
     }
 
-    /// Adds the boundary terms' element matrices at `u_cells` into
-    /// `matrices` (`[cell][i][j]`, [`elem_mat`]), from the physics'
-    /// pointwise Jacobians `g0`, `g1` in `R`, integrated in `f64`.
+    /// Adds the boundary terms' element matrices at `u_cells` and the time
+    /// state `time` into `matrices` (`[cell][i][j]`, [`elem_mat`]), from
+    /// the physics' pointwise Jacobians `g0 + σ·g0_t` (`g0_t = ∂f0/∂u_t`,
+    /// for a term that reads `u_t`) and `g1` in `R`, integrated in `f64`.
     ///
     /// # Errors
     /// A physics' evaluation error; [`PointwiseError::NoDerivatives`];
     /// [`Error::InvalidArgument`] (`physics`) naming the term, facet and
-    /// point where a Jacobian entry is NaN or ±∞.
-    pub fn add_element_matrices(&self, u_cells: &[R], matrices: &mut [f64]) -> Result<()> {
+    /// point where a Jacobian entry is NaN or ±∞, or a term that reads
+    /// `u_t` evaluated without a time state.
+    pub fn add_element_matrices(
+        &self,
+        u_cells: &[R],
+        time: Option<&CellTime<'_, R>>,
+        matrices: &mut [f64],
+    ) -> Result<()> {
         let (nc, dim, nb) = (self.n_comp, self.dim, self.n_b);
         let n_bt = nb * nc;
         let z = |n: usize| vec![R::ZERO; n];
-        let (mut g0, mut g1, mut g2, mut g3) = (
+        let (mut g0, mut g1, mut g2, mut g3, mut g0_t, mut g2_t) = (
             z(nc * nc),
             z(nc * nc * dim),
             z(nc * nc * dim),
             z(nc * nc * dim * dim),
+            z(nc * nc),
+            z(nc * nc * dim),
         );
-        self.for_each_point(u_cells, |t, p, args, cell, phi, dphi_x, w| {
+        self.for_each_point(u_cells, time, |t, p, args, cell, phi, dphi_x, w| {
             for g in [&mut g0, &mut g1, &mut g2, &mut g3] {
                 g.fill(R::ZERO);
             }
-            t.term
-                .physics()
+            let physics = t.term.physics();
+            physics
                 .eval_jacobian(dim, args, &mut g0, &mut g1, &mut g2, &mut g3)
                 .map_err(|e| self.located(e, t, p))?;
+            if let (Some(time), false) = (time, args.u_t.is_empty()) {
+                physics
+                    .eval_jacobian_u_t(dim, args, &mut g0_t, &mut g2_t)
+                    .map_err(|e| self.located(e, t, p))?;
+                for (g, &gt) in g0.iter_mut().zip(&g0_t) {
+                    *g += time.sigma * gt;
+                }
+            }
             if let Some(bad) = g0.iter().chain(&g1).find(|v| !v.is_finite()) {
                 return Err(Error::arg(
                     "physics",
@@ -284,10 +339,17 @@ impl<R: Real> BoundaryIntegrals<R> {
 
     /// Calls `visit(term, (facet, q), args, cell, φ(ξ_q), ∂φ/∂x(ξ_q), w)`
     /// at every point of every facet of every term, with the physics'
-    /// arguments at `u_cells` and the weight `w = w_q |F|/|F̂|`.
+    /// arguments at `u_cells` and the time state `time` (`u_t = σ·u + b` at
+    /// the point for a term that reads `u_t`, the time `t`, 0 without a
+    /// time state) and the weight `w = w_q |F|/|F̂|`.
+    ///
+    /// # Errors
+    /// Those of `visit`; [`Error::InvalidArgument`] (`physics`) for a term
+    /// that reads `u_t` without a time state.
     fn for_each_point(
         &self,
         u_cells: &[R],
+        time: Option<&CellTime<'_, R>>,
         mut visit: impl FnMut(
             &TermData<R>,
             (usize, usize),
@@ -304,9 +366,17 @@ impl<R: Real> BoundaryIntegrals<R> {
             grad_u: vec![R::ZERO; nc * dim],
             x: vec![R::ZERO; dim],
             n: vec![R::ZERO; dim],
+            u_t: vec![R::ZERO; nc],
             dphi_x: vec![0.0; nb * dim],
         };
+        let t_now = time.map_or(R::ZERO, |s| s.t);
         for t in &self.terms {
+            let reads_u_t = t.term.physics().info().reads.u_t;
+            let shift = match time {
+                Some(time) if reads_u_t => Some(time),
+                None if reads_u_t => return Err(no_time_state(t.term.physics().info().name)),
+                _ => None,
+            };
             let g = &t.geometry;
             let nq = g.n_points();
             for (k, facet) in t.term.set().facets().iter().enumerate() {
@@ -327,6 +397,17 @@ impl<R: Real> BoundaryIntegrals<R> {
                         }
                     }
                     field_at(u_cell, nc, dim, phi, &p.dphi_x, &mut p.u, &mut p.grad_u);
+                    if let Some(time) = shift {
+                        // u_t = σ·u + Σ_b φ_b b_c[b], summed as u is
+                        let b_cell = &time.b[cell * nb * nc..(cell + 1) * nb * nc];
+                        for c in 0..nc {
+                            let mut b_q = R::ZERO;
+                            for (k, &phi_b) in phi.iter().enumerate() {
+                                b_q += R::from_f64(phi_b) * b_cell[k * nc + c];
+                            }
+                            p.u_t[c] = time.sigma * p.u[c] + b_q;
+                        }
+                    }
                     let x = &g.points()[(k * nq + q) * dim..(k * nq + q + 1) * dim];
                     for (xd, &v) in p.x.iter_mut().zip(x) {
                         *xd = R::from_f64(v);
@@ -339,8 +420,8 @@ impl<R: Real> BoundaryIntegrals<R> {
                         x: &p.x,
                         constants: t.term.constants(),
                         n: &p.n,
-                        u_t: &[],
-                        t: R::ZERO,
+                        u_t: if shift.is_some() { &p.u_t } else { &[] },
+                        t: t_now,
                     };
                     let w = t.weights[q] * g.measure()[k];
                     visit(t, (k, q), &args, cell, phi, &p.dphi_x, w)?;
@@ -371,6 +452,39 @@ impl<R: Real> BoundaryIntegrals<R> {
             f.cell
         ))
     }
+}
+
+/// The direction `σ·dv` in `u_t` of a tangent along `dv` at a point with
+/// `u_t` (`args`: a term that reads it, with the time state `time`), written
+/// into `out`; none (`&[]`) at a point without.
+fn shifted<'o, R: Real>(
+    time: Option<&CellTime<'_, R>>,
+    args: &PointArgs<'_, R>,
+    dv: &[R],
+    out: &'o mut [R],
+) -> &'o [R] {
+    match time {
+        Some(time) if !args.u_t.is_empty() => {
+            for (o, &d) in out.iter_mut().zip(dv) {
+                *o = time.sigma * d;
+            }
+            out
+        }
+        _ => &[],
+    }
+}
+
+/// The error of a boundary physics `name` that reads `u_t` evaluated
+/// without a time state.
+fn no_time_state(name: &str) -> Error {
+    Error::arg(
+        "physics",
+        format!(
+            "the boundary physics `{name}` reads `u_t` and no time state is bound: bind one \
+             (Operator::set_time: t and u_t = σ·u + b) or solve the problem with a time \
+             integrator (femquad::time::TimeIntegrator)"
+        ),
+    )
 }
 
 /// The value `u[c] = Σ_b φ_b u_b[c]` and the gradient

@@ -115,8 +115,11 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             &mut self.element_vectors,
             self.execution,
         )?;
-        self.boundary
-            .add_residual(&self.u_cells, &mut self.element_vectors)?;
+        self.boundary.add_residual(
+            &self.u_cells,
+            cell_time(&self.time).as_ref(),
+            &mut self.element_vectors,
+        )?;
         self.space.assemble(&self.element_vectors, r)
     }
 
@@ -139,8 +142,12 @@ impl<R: Real> Integrate<R> for NativeIntegrator<R> {
             &mut self.element_vectors,
             self.execution,
         )?;
-        self.boundary
-            .add_tangent(&self.u_cells, &self.v_cells, &mut self.element_vectors)?;
+        self.boundary.add_tangent(
+            &self.u_cells,
+            &self.v_cells,
+            cell_time(&self.time).as_ref(),
+            &mut self.element_vectors,
+        )?;
         self.space.assemble(&self.element_vectors, out)
     }
 
@@ -230,7 +237,7 @@ pub fn point_block_diagonal<R: Real>(
     let per_block = nc * nc;
     let mut blocks = vec![R::ZERO; disc.n_cells() * disc.n_b() * per_block];
     diagonal_blocks(disc, physics, inputs, &mut blocks, execution)?;
-    boundary.add_diagonal_blocks(inputs.u, &mut blocks)?;
+    boundary.add_diagonal_blocks(inputs.u, inputs.time.as_ref(), &mut blocks)?;
     let mut out = vec![R::ZERO; space.n_nodes() * per_block];
     for (c, cell) in blocks.chunks(space.n_basis() * per_block).enumerate() {
         for (block, &node) in cell.chunks(per_block).zip(space.cell_nodes(c)) {

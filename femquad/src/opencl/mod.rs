@@ -37,7 +37,6 @@ pub use context::{Device, DeviceStats};
 pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};
 pub use launch_config::{AtomicAdd, GeometryMode, KernelVariant, LaunchConfig, Output};
 pub use matrix::DeviceCsr;
-pub(crate) use operator::DeviceFacets;
 pub use operator::{Assembly, OpenClIntegrator, OpenClOperator};
 pub use options::KernelOptions;
 pub use program_cache::ProgramCache;

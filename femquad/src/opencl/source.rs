@@ -379,7 +379,9 @@ pub const FACET_TEMPLATE: &str = include_str!("../../../kernels/facet_integrate.
 /// evaluates the physics' tangent along the direction `v` (`J·v`);
 /// `output_atomic`: the scatter adds into the global vector with
 /// `atomic_add_real` instead of writing facet vectors. The physics is
-/// called with the normal `n`, no auxiliary field, `u_t = 0`, `t = 0`.
+/// called with the normal `n`, no auxiliary field, and the cells' time
+/// state ([`define_time_state`]: `u_t` formed by the points kernel, zeros
+/// for a physics that does not read it; the time `TIME_T`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn facet_source<R: Real, P: Pointwise + ?Sized>(
     [dim, n_b, n_comp]: [usize; 3],
@@ -393,6 +395,7 @@ pub(crate) fn facet_source<R: Real, P: Pointwise + ?Sized>(
     let mut s = String::from("/* femquad: generated boundary-term kernels */\n");
     s.push_str(&real_typedef::<R>());
     define_physics_sizes(&mut s, [dim, n_b, n_comp, n_fq], AuxSpace::None, physics);
+    define_time_state(&mut s, physics);
     let _ = writeln!(s, "#define N_FQ {n_fq}");
     let _ = writeln!(s, "#define TANGENT {}", usize::from(tangent));
     let _ = writeln!(s, "#define OUTPUT_ATOMIC {}", usize::from(output_atomic));
@@ -404,19 +407,18 @@ pub(crate) fn facet_source<R: Real, P: Pointwise + ?Sized>(
     s.push_str(physics.opencl_source());
     let info = physics.info();
     const EXTRAS: &str = "real pw_a[1] = {0}; real pw_ga[1][DIM] = {{0}}; \
-                          const real pw_zero_u_t[N_COMP] = {0}; real pw_f1[N_COMP][DIM];";
+                          real pw_f1[N_COMP][DIM];";
     let _ = writeln!(
         s,
-        "#define FACET_PHYSICS(u, gu, x, k, n, f0) do {{ {EXTRAS} \\\n  \
-         {}(u, gu, pw_a, pw_ga, x, k, n, pw_zero_u_t, (real)0, f0, pw_f1); }} while (0)",
+        "#define FACET_PHYSICS(u, gu, x, k, n, ut, f0) do {{ {EXTRAS} \\\n  \
+         {}(u, gu, pw_a, pw_ga, x, k, n, ut, TIME_T, f0, pw_f1); }} while (0)",
         info.opencl_name
     );
     if tangent {
         let _ = writeln!(
             s,
-            "#define FACET_TANGENT(u, gu, x, k, n, du, dgu, df0) do {{ {EXTRAS} \\\n  \
-             {}(u, gu, pw_a, pw_ga, x, k, n, pw_zero_u_t, (real)0, du, dgu, pw_zero_u_t, df0, \
-             pw_f1); }} while (0)",
+            "#define FACET_TANGENT(u, gu, x, k, n, ut, du, dgu, dut, df0) do {{ {EXTRAS} \\\n  \
+             {}(u, gu, pw_a, pw_ga, x, k, n, ut, TIME_T, du, dgu, dut, df0, pw_f1); }} while (0)",
             info.opencl_tangent_name
         );
     }

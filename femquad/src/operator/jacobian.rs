@@ -368,7 +368,8 @@ impl<R: Real> Operator<R> {
             &mut out,
             Execution::Parallel,
         )?;
-        self.boundary.add_element_matrices(&u_cells, &mut out)?;
+        self.boundary
+            .add_element_matrices(&u_cells, inputs.time.as_ref(), &mut out)?;
         Ok(out)
     }
 }

@@ -68,10 +68,17 @@ impl<R: Real> Operator<R> {
         self.time.as_ref()
     }
 
-    /// The error for a transient physics evaluated without a time state.
+    /// The error for a transient physics (the cells' or a boundary
+    /// term's) evaluated without a time state.
     pub(crate) fn check_time(&self) -> Result<()> {
-        let info = self.physics().info();
-        if info.is_transient() && self.time.is_none() {
+        if self.time.is_some() {
+            return Ok(());
+        }
+        let boundary = self.form.boundary().iter().map(|t| t.physics().info());
+        if let Some(info) = std::iter::once(self.physics().info())
+            .chain(boundary)
+            .find(|info| info.is_transient())
+        {
             return Err(Error::arg(
                 "physics",
                 format!(

@@ -29,6 +29,12 @@ pub struct StepReport<'a, R: Real> {
     pub newton_iterations: usize,
     /// Krylov iterations of those Newton steps.
     pub linear_iterations: usize,
+    /// Multigrid V-cycles those Krylov iterations applied (0 with another
+    /// preconditioner).
+    pub multigrid_cycles: usize,
+    /// `‖F‖₂` of the constrained residual before and after the step's
+    /// (last) Newton solve: the residual reduction the step reached.
+    pub residual_norms: (f64, f64),
     /// The estimated local error of the step (adaptive steps only).
     pub error_estimate: Option<f64>,
     /// Attempts rejected before this step was accepted (adaptive only).
@@ -48,6 +54,8 @@ pub struct RunStats {
     pub newton_iterations: usize,
     /// Krylov iterations in all.
     pub linear_iterations: usize,
+    /// Multigrid V-cycles in all (0 with another preconditioner).
+    pub multigrid_cycles: usize,
     /// The accepted step sizes, in order.
     pub step_sizes: Vec<f64>,
     /// The largest error estimate of an accepted step (adaptive).
@@ -123,17 +131,23 @@ struct Attempt {
     rejected: usize,
     newton: usize,
     linear: usize,
+    cycles: usize,
+    residual_norms: (f64, f64),
 }
 
-/// One step's result: `u_{n+1}` and the iterations it took.
+/// One step's result: `u_{n+1}`, the iterations it took and its Newton
+/// solve's first and last residual norms.
 struct Stepped<R: Real> {
     u: Vector<R>,
     newton: usize,
     linear: usize,
+    cycles: usize,
+    residual_norms: (f64, f64),
 }
 
 impl<R: Real> TimeIntegrator<R> {
-    /// Integrates `problem` (its operator's physics reads `u_t`) with
+    /// Integrates `problem` (its operator's physics, or one of its form's
+    /// boundary terms — a dynamic boundary condition —, reads `u_t`) with
     /// `scheme`. Each step's Newton solve has [`NewtonOptions::default`]
     /// (`rtol = 1e-10`), with the absolute tolerance raised to `1e-12·s`,
     /// `s` the initial residual norm of the run's first step: near a steady
@@ -141,20 +155,23 @@ impl<R: Real> TimeIntegrator<R> {
     /// relative tolerance alone would ask to reduce below rounding.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `physics` if it does not read
-    /// `u_t` (a stationary physics: there is no time derivative to
-    /// discretize), `theta` outside (0, 1].
+    /// [`Error::InvalidArgument`] naming `physics` if neither it nor a
+    /// boundary term reads `u_t` (a stationary form: there is no time
+    /// derivative to discretize), `theta` outside (0, 1].
     pub fn new(problem: DirichletProblem<R>, scheme: Scheme) -> Result<Self> {
         scheme.check()?;
-        let info = problem.operator().physics().info();
-        if !info.is_transient() {
+        let op = problem.operator();
+        let info = op.physics().info();
+        let mut boundary = op.form().boundary().iter();
+        if !info.is_transient() && !boundary.any(|t| t.physics().info().is_transient()) {
             return Err(Error::arg(
                 "physics",
                 format!(
-                    "`{}` does not read `u_t`: it is stationary, F(u) = 0 has no time \
-                     derivative for a time integrator to discretize; write the time derivative \
-                     into the physics (an argument `u_t`, e.g. f0 = u_t − …) or solve it with \
-                     DirichletProblem::solve_linear / solve_nonlinear",
+                    "`{}` does not read `u_t` (nor does a boundary term): it is stationary, \
+                     F(u) = 0 has no time derivative for a time integrator to discretize; write \
+                     the time derivative into the physics (an argument `u_t`, e.g. \
+                     f0 = u_t − …) or solve it with DirichletProblem::solve_linear / \
+                     solve_nonlinear",
                     info.name
                 ),
             ));
@@ -290,6 +307,8 @@ impl<R: Real> TimeIntegrator<R> {
                         rejected: 0,
                         newton: s.newton,
                         linear: s.linear,
+                        cycles: s.cycles,
+                        residual_norms: s.residual_norms,
                     }
                 }
                 StepControl::Adaptive(a) => self.adaptive_step(&mut history, &mut dt, &a, t_end)?,
@@ -298,6 +317,7 @@ impl<R: Real> TimeIntegrator<R> {
             stats.rejected += attempt.rejected;
             stats.newton_iterations += attempt.newton;
             stats.linear_iterations += attempt.linear;
+            stats.multigrid_cycles += attempt.cycles;
             stats.step_sizes.push(attempt.dt);
             if let Some(e) = attempt.estimate {
                 stats.max_error_estimate = Some(stats.max_error_estimate.unwrap_or(0.0).max(e));
@@ -316,6 +336,8 @@ impl<R: Real> TimeIntegrator<R> {
                     dt: attempt.dt,
                     newton_iterations: attempt.newton,
                     linear_iterations: attempt.linear,
+                    multigrid_cycles: attempt.cycles,
+                    residual_norms: attempt.residual_norms,
                     error_estimate: attempt.estimate,
                     rejected: attempt.rejected,
                     u: &history.u,
@@ -334,7 +356,7 @@ impl<R: Real> TimeIntegrator<R> {
         a: &Adaptive,
         t_end: f64,
     ) -> Result<Attempt> {
-        let (mut rejected, mut newton, mut linear) = (0, 0, 0);
+        let (mut rejected, mut newton, mut linear, mut cycles) = (0, 0, 0, 0);
         loop {
             let h = dt.min(t_end - history.t);
             let order = self.scheme.order(history.prev.is_some());
@@ -348,6 +370,7 @@ impl<R: Real> TimeIntegrator<R> {
             let small = self.step(&mid, h / 2.0)?;
             newton += big.newton + half.newton + small.newton;
             linear += big.linear + half.linear + small.linear;
+            cycles += big.cycles + half.cycles + small.cycles;
             let mut diff = copy(&small.u)?;
             diff.axpy(-1.0, &big.u)?;
             let err = diff.norm_inf()? / (2f64.powi(order as i32) - 1.0);
@@ -363,6 +386,8 @@ impl<R: Real> TimeIntegrator<R> {
                     rejected,
                     newton,
                     linear,
+                    cycles,
+                    residual_norms: small.residual_norms,
                 });
             }
             if h <= a.dt_min {
@@ -420,6 +445,7 @@ impl<R: Real> TimeIntegrator<R> {
                 .max(ATOL_OF_SCALE * self.residual_scale.unwrap_or(0.0)),
             ..self.newton
         };
+        let cycles_before = self.cycles();
         let (y, newton) = self
             .problem
             .solve_nonlinear(Some(&history.u), JacobianProducts::Exact, &options)
@@ -433,8 +459,13 @@ impl<R: Real> TimeIntegrator<R> {
                 ),
                 other => other,
             })?;
-        if self.residual_scale.is_none() && newton.residual_norms[0] > 0.0 {
-            self.residual_scale = Some(newton.residual_norms[0]);
+        let norms = &newton.residual_norms;
+        let residual_norms = match (norms.first(), norms.last()) {
+            (Some(&first), Some(&last)) => (first, last),
+            _ => return Err(Error::internal("a Newton solve without residual norms")),
+        };
+        if self.residual_scale.is_none() && residual_norms.0 > 0.0 {
+            self.residual_scale = Some(residual_norms.0);
         }
         let mut u = y;
         if c.theta != 1.0 {
@@ -445,7 +476,17 @@ impl<R: Real> TimeIntegrator<R> {
             u,
             newton: newton.iterations,
             linear: newton.linear_iterations.iter().sum(),
+            cycles: self.cycles().checked_sub(cycles_before).ok_or_else(|| {
+                Error::internal("the multigrid's V-cycle count went down during a time step")
+            })?,
+            residual_norms,
         })
+    }
+
+    /// The V-cycles the problem's multigrid has applied so far (0 before
+    /// it is built, or with another preconditioner).
+    fn cycles(&self) -> usize {
+        self.problem.multigrid().map_or(0, |m| m.cycles())
     }
 }
 

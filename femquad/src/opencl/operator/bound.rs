@@ -319,10 +319,10 @@ impl<R: Real> OpenClIntegrator<R> {
         Ok(())
     }
 
-    /// The error of a kernel variant that is not bound.
     /// The bound form with its boundary terms on the device (added to
-    /// `F(u)`, `J(u)·v` and the diagonal after the cells).
-    pub(crate) fn with_facets(mut self, facets: DeviceFacets<R>) -> Self {
+    /// `F(u)`, `J(u)·v` and the diagonal after the cells;
+    /// [`OpenClIntegrator::with_boundary`]).
+    pub(super) fn with_facets(mut self, facets: DeviceFacets<R>) -> Self {
         self.facets = Some(facets);
         self
     }
@@ -333,6 +333,7 @@ impl<R: Real> OpenClIntegrator<R> {
         self.facets.is_some()
     }
 
+    /// The error of a kernel variant that is not bound.
     fn unbound(&self, variant: KernelVariant) -> Error {
         Error::arg(
             "variant",
@@ -440,7 +441,7 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         let (key, assembly) = (self.kernels.residual, self.kernels.assembly);
         self.op.enqueue_global(&key, u, None, r, assembly)?;
         if let Some(f) = &mut self.facets {
-            self.op.last.facets = f.add(u, None, r, assembly)?;
+            self.op.last.facets = f.add(u, None, r, assembly, self.op.time_args())?;
         }
         Ok(())
     }
@@ -456,7 +457,7 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         let assembly = self.kernels.assembly;
         self.op.enqueue_global(&key, u, Some(v), out, assembly)?;
         if let Some(f) = &mut self.facets {
-            self.op.last.facets = f.add(u, Some(v), out, assembly)?;
+            self.op.last.facets = f.add(u, Some(v), out, assembly, self.op.time_args())?;
         }
         Ok(())
     }
@@ -469,7 +470,7 @@ impl<R: Real> Integrate<R> for OpenClIntegrator<R> {
         self.op
             .enqueue_diagonal(kernel, self.physics.info().reads, u, out)?;
         if let Some(f) = &mut self.facets {
-            self.op.last.facets = f.add_diagonal(u, out)?;
+            self.op.last.facets = f.add_diagonal(u, out, self.op.time_args())?;
         }
         Ok(())
     }

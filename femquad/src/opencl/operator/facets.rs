@@ -10,6 +10,11 @@
 //! in the order of an incidence list built on the host (the node's
 //! `(facet, b)` slots, increasing): bitwise reproducible.
 //!
+//! A transient evaluation passes the cells' time state ([`TimeArgs`]: the
+//! global `b`, `σ`, `t`) to the points and diagonal kernels of a term
+//! whose physics reads `u_t` or `t` (`TIME_PARAMS`): they form
+//! `u_t = σ·u + b` at the facet points and the direction `σ·v` in `u_t`.
+//!
 //! Every launch is recorded ([`FacetLaunch`]: kernel, term, bytes, event)
 //! in the evaluation's [`Run`](crate::opencl::timing::Run).
 
@@ -20,13 +25,14 @@ use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 
 use super::Assembly;
+use super::time::{TimeArgs, push_time_args};
 use crate::native::{BoundaryIntegrals, BoundaryTermData};
-use crate::opencl::DeviceVector;
 use crate::opencl::context::{Device, Transfer};
 use crate::opencl::launch::Launch;
 use crate::opencl::shape::AtomicAdd;
 use crate::opencl::source::facet_source;
 use crate::opencl::timing::FacetLaunch;
+use crate::opencl::{DeviceVector, OpenClIntegrator};
 use crate::physics::PointwiseEval;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
@@ -38,6 +44,9 @@ const GROUP: usize = 64;
 pub(crate) struct DeviceFacets<R: Real> {
     device: Arc<Device>,
     terms: Vec<DeviceTerm<R>>,
+    /// The stand-in for `b` of a physics that reads `t` only, evaluated
+    /// without a time state (`t` = 0, as natively).
+    unused_b: Buffer<R>,
 }
 
 /// The kernels of one program of a term.
@@ -96,21 +105,25 @@ impl<R: Real> DeviceFacets<R> {
         Ok(DeviceFacets {
             device: Arc::clone(device),
             terms,
+            unused_b: device.alloc::<R>(1, "facet time stand-in")?,
         })
     }
 
     /// Adds the boundary terms' part of `F(u)` (`v = None`) or of
     /// `J(u)·v` into `out`, which holds the cells' part (written by the
-    /// launches before, on the same in-order queue); returns the launches.
+    /// launches before, on the same in-order queue), at the time state
+    /// `time` (`None`: stationary); returns the launches.
     ///
     /// # Errors
-    /// Kernel builds and launches; a physics without derivatives for `v`.
-    pub(crate) fn add(
+    /// Kernel builds and launches; a physics without derivatives for `v`;
+    /// a physics that reads `u_t` without a time state.
+    pub(super) fn add(
         &mut self,
         u: &DeviceVector<R>,
         v: Option<&DeviceVector<R>>,
         out: &mut DeviceVector<R>,
         assembly: Assembly,
+        time: Option<TimeArgs<'_, R>>,
     ) -> Result<Vec<FacetLaunch>> {
         let atomic = assembly == Assembly::Atomic;
         let mut launches = Vec::new();
@@ -130,7 +143,7 @@ impl<R: Real> DeviceFacets<R> {
             };
             // Argument types and order match kernels/facet_integrate.cl;
             // every index is below the lengths the buffers were made with.
-            let event = Launch::new(&k.points)
+            let launch = Launch::new(&k.points)
                 .mem(u.buffer())?
                 .mem(v.unwrap_or(u).buffer())?
                 .mem(&t.facet_nodes)?
@@ -141,7 +154,8 @@ impl<R: Real> DeviceFacets<R> {
                 .mem(&t.weights)?
                 .mem(&t.constants)?
                 .mem(&t.point_values)?
-                .value(count(n_points)?)?
+                .value(count(n_points)?)?;
+            let event = push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?
                 .enqueue(
                     &self.device,
                     groups(n_points),
@@ -188,16 +202,18 @@ impl<R: Real> DeviceFacets<R> {
         Ok(launches)
     }
 
-    /// Adds the boundary terms' diagonal blocks of `J(u)` into `out`
-    /// (`[node][fc][gc]`, holding the cells' blocks), atomically; returns
-    /// the launches.
+    /// Adds the boundary terms' diagonal blocks of `J(u)` at the time
+    /// state `time` into `out` (`[node][fc][gc]`, holding the cells'
+    /// blocks), atomically; returns the launches.
     ///
     /// # Errors
-    /// Kernel builds and launches; a physics without derivatives.
-    pub(crate) fn add_diagonal(
+    /// Kernel builds and launches; a physics without derivatives; a
+    /// physics that reads `u_t` without a time state.
+    pub(super) fn add_diagonal(
         &mut self,
         u: &DeviceVector<R>,
         out: &mut DeviceVector<R>,
+        time: Option<TimeArgs<'_, R>>,
     ) -> Result<Vec<FacetLaunch>> {
         let mut launches = Vec::new();
         for (term, t) in self.terms.iter_mut().enumerate() {
@@ -205,7 +221,7 @@ impl<R: Real> DeviceFacets<R> {
             let k = t.kernels[&(true, true)].diagonal.as_ref().ok_or_else(|| {
                 Error::internal("a facet tangent program without its diagonal kernel")
             })?;
-            let event = Launch::new(k)
+            let launch = Launch::new(k)
                 .mem(u.buffer())?
                 .mem(&t.facet_nodes)?
                 .mem(&t.facet_local)?
@@ -215,7 +231,8 @@ impl<R: Real> DeviceFacets<R> {
                 .mem(&t.weights)?
                 .mem(&t.constants)?
                 .mem(out.buffer_mut())?
-                .value(count(t.n_facets)?)?
+                .value(count(t.n_facets)?)?;
+            let event = push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?
                 .enqueue(
                     &self.device,
                     groups(t.n_facets),
@@ -327,7 +344,9 @@ impl<R: Real> DeviceTerm<R> {
     /// the facet vectors and the incidence (its nodes, offsets and slots)
     /// and adds each node's `N_comp` values into `out`; the diagonal reads
     /// what the points kernel reads of `u` and adds `N_b·N_comp²` values
-    /// atomically.
+    /// atomically. A physics that reads `u_t` has the points and diagonal
+    /// kernels read the cell's `N_b·N_comp` values of the time state's `b`
+    /// too.
     fn bytes(&self, tangent: bool, atomic: bool) -> FacetBytes {
         let [dim, n_b, nc] = self.sizes;
         let (real, index, nf, nq) = (size_of::<R>(), size_of::<u32>(), self.n_facets, self.n_fq);
@@ -335,14 +354,19 @@ impl<R: Real> DeviceTerm<R> {
         let indices = nf * (n_b + 1) * index;
         let geometry = nf * (dim * dim + dim + nq * dim + nq) * real;
         let point_values = nf * nq * nc * real;
-        let inputs = if tangent { 2 } else { 1 } * cell_values;
+        let time_b = if self.physics.info().reads.u_t {
+            cell_values
+        } else {
+            0
+        };
+        let inputs = if tangent { 2 } else { 1 } * cell_values + time_b;
         FacetBytes {
             points: inputs + indices + geometry + point_values,
             scatter: point_values + indices + if atomic { 2 } else { 1 } * cell_values,
             sum: cell_values
                 + (2 * self.n_sum_nodes + 1 + nf * n_b) * index
                 + 2 * self.n_sum_nodes * nc * real,
-            diagonal: cell_values + indices + geometry + 2 * nf * n_b * nc * nc * real,
+            diagonal: cell_values + time_b + indices + geometry + 2 * nf * n_b * nc * nc * real,
         }
     }
 
@@ -380,6 +404,48 @@ impl<R: Real> DeviceTerm<R> {
         };
         self.kernels.insert((tangent, atomic), kernels);
         Ok(())
+    }
+}
+
+impl<R: Real> OpenClIntegrator<R> {
+    /// The bound form with the boundary terms `boundary` on the device
+    /// (`kernels/facet_integrate.cl`): added into `F(u)`, `J(u)·v` and the
+    /// point-block diagonal after the cells, at the bound time state, their
+    /// launches recorded in [`OpenClIntegrator::last_run`]
+    /// ([`Run::facet_launches`](crate::opencl::timing::Run::facet_launches),
+    /// [`Run::facet_ns`](crate::opencl::timing::Run::facet_ns)). An
+    /// [`Operator`](crate::operator::Operator) binds a form's terms so;
+    /// this is for code that binds an integrator itself (the benchmark).
+    /// Without terms the integrator is returned as it is.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `boundary` if it was prepared for a
+    /// space of other sizes than this integrator's, `facets` if a term's
+    /// set is of another mesh; device errors (memory, uploads);
+    /// [`Error::InvalidArgument`] (`mesh`) if an index exceeds the device's
+    /// 32-bit indices.
+    pub fn with_boundary(self, boundary: &BoundaryIntegrals<R>) -> Result<Self> {
+        if boundary.is_empty() {
+            return Ok(self);
+        }
+        let space = self.op.mesh.space();
+        let sizes = [space.dim(), space.n_basis(), space.n_comp()];
+        if boundary.sizes() != sizes {
+            return Err(Error::arg(
+                "boundary",
+                format!(
+                    "its terms were prepared for a space of [dim, N_b, N_comp] = {:?}, this \
+                     integrator's is {sizes:?}: prepare them on the integrator's space \
+                     (BoundaryIntegrals::new)",
+                    boundary.sizes()
+                ),
+            ));
+        }
+        for t in boundary.terms() {
+            t.term.set().check_mesh(space.mesh())?;
+        }
+        let facets = DeviceFacets::new(self.device(), space, boundary)?;
+        Ok(self.with_facets(facets))
     }
 }
 

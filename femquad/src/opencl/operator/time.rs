@@ -107,17 +107,31 @@ impl<R: Real> OpenClOperator<R> {
         reads: Reads,
         time: Option<TimeArgs<'_, R>>,
     ) -> Result<Launch<'k>> {
-        if !(reads.u_t || reads.t) {
-            return Ok(launch);
-        }
-        match time {
-            Some(a) => launch.mem(a.b)?.value(a.sigma)?.value(a.t),
-            None if reads.u_t => Err(no_time_state()),
-            None => launch
-                .mem(&self.data.unused_real)?
-                .value(R::ZERO)?
-                .value(R::ZERO),
-        }
+        push_time_args(launch, reads, time, &self.data.unused_real)
+    }
+}
+
+/// Sets the arguments `TIME_PARAMS` of a kernel (a cell kernel's, a facet
+/// kernel's) of a physics that reads `reads` (none for a stationary
+/// physics): `b`, `σ`, `t` of `time`; without a time state, a physics that
+/// reads only `t` sees `t = 0` (`unused` stands for `b`), as natively.
+///
+/// # Errors
+/// [`no_time_state`] for a physics that reads `u_t` without a time state;
+/// argument errors.
+pub(super) fn push_time_args<'k, R: Real>(
+    launch: Launch<'k>,
+    reads: Reads,
+    time: Option<TimeArgs<'_, R>>,
+    unused: &Buffer<R>,
+) -> Result<Launch<'k>> {
+    if !(reads.u_t || reads.t) {
+        return Ok(launch);
+    }
+    match time {
+        Some(a) => launch.mem(a.b)?.value(a.sigma)?.value(a.t),
+        None if reads.u_t => Err(no_time_state()),
+        None => launch.mem(unused)?.value(R::ZERO)?.value(R::ZERO),
     }
 }
 
