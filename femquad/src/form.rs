@@ -342,9 +342,9 @@ impl<R: Real> std::fmt::Debug for Form<R> {
 }
 
 /// Checks that `physics` is defined in dimension `dim`, has `n_comp`
-/// components there, and is a stationary cell physics: it reads neither the
-/// normal `n` (a boundary physics) nor `u_t` (a transient physics, which
-/// needs the time integrator femquad does not have yet).
+/// components there, and is a cell physics: it does not read the normal `n`
+/// (a boundary physics). A physics reading `u_t` fits; it is evaluated
+/// with a bound time state (`Operator::set_time`, the time integrators).
 pub(crate) fn check_fit<P: Pointwise + ?Sized>(
     physics: &P,
     dim: usize,
