@@ -105,6 +105,32 @@ fn rates(scheme: Scheme, dts: &[f64]) -> Vec<f64> {
     errors.windows(2).map(|e| (e[0] / e[1]).log2()).collect()
 }
 
+/// A step of the affine heat problem is one Krylov solve (the integrator
+/// takes it to Newton's tolerance): one Newton step per time step; the
+/// nonlinear transient needs more.
+#[test]
+fn an_affine_step_is_one_newton_step_and_a_nonlinear_one_more() {
+    let mut integrator = mms_integrator(Scheme::BackwardEuler);
+    let u0 = integrator
+        .problem()
+        .space()
+        .interpolate(|x, u| u[0] = exact(0.0, x));
+    let (_, stats) = integrator
+        .run(&u0, 0.0, 0.2, StepControl::Fixed(0.05))
+        .unwrap();
+    assert_eq!(stats.steps, 4);
+    assert_eq!(stats.newton_iterations, stats.steps, "{stats:?}");
+
+    let op = nonlinear_operator();
+    let n = op.space().n_dofs();
+    let problem = DirichletProblem::on_boundary(op, |_, g| g[0] = 0.0).unwrap();
+    let mut integrator = TimeIntegrator::new(problem, Scheme::BackwardEuler).unwrap();
+    let (_, stats) = integrator
+        .run(&wave(n, 0.7), 0.0, 0.1, StepControl::Fixed(0.05))
+        .unwrap();
+    assert!(stats.newton_iterations > stats.steps, "{stats:?}");
+}
+
 #[test]
 fn temporal_rates_are_one_for_backward_euler_and_two_for_crank_nicolson_and_bdf2() {
     let dts = [0.05, 0.025, 0.0125, 0.00625];

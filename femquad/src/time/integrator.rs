@@ -107,6 +107,9 @@ pub struct TimeIntegrator<R: Real> {
     boundary: Option<BoundaryValues>,
     progress: Option<Progress<R>>,
     output: Option<TimeSeries>,
+    /// The form is affine in `u` and `u_t` (its physics and every boundary
+    /// term `linear`): each step's Newton solve needs one Krylov solve.
+    affine: bool,
     /// `‖F‖` at the start of the run's first step with a nonzero residual:
     /// the scale of this problem's residuals (see [`TimeIntegrator::new`]).
     residual_scale: Option<f64>,
@@ -152,7 +155,11 @@ impl<R: Real> TimeIntegrator<R> {
     /// (`rtol = 1e-10`), with the absolute tolerance raised to `1e-12·s`,
     /// `s` the initial residual norm of the run's first step: near a steady
     /// state a step starts at a residual close to rounding, which a
-    /// relative tolerance alone would ask to reduce below rounding.
+    /// relative tolerance alone would ask to reduce below rounding. For an
+    /// affine form (the physics and every boundary term `linear`, e.g. the
+    /// heat equation) a step's system is linear: its Krylov solve is taken
+    /// to the Newton tolerance (`η = min(η, rtol)`), so that one Newton step
+    /// (one Krylov solve, one preconditioner setup) solves it.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `physics` if neither it nor a
@@ -162,8 +169,9 @@ impl<R: Real> TimeIntegrator<R> {
         scheme.check()?;
         let op = problem.operator();
         let info = op.physics().info();
-        let mut boundary = op.form().boundary().iter();
-        if !info.is_transient() && !boundary.any(|t| t.physics().info().is_transient()) {
+        let boundary = op.form().boundary();
+        let affine = info.linear && boundary.iter().all(|t| t.physics().info().linear);
+        if !info.is_transient() && !boundary.iter().any(|t| t.physics().info().is_transient()) {
             return Err(Error::arg(
                 "physics",
                 format!(
@@ -183,12 +191,14 @@ impl<R: Real> TimeIntegrator<R> {
             boundary: None,
             progress: None,
             output: None,
+            affine,
             residual_scale: None,
         })
     }
 
     /// Newton's options of every step (its GMRES's included; the absolute
-    /// tolerance is still raised to `1e-12·s`, see [`TimeIntegrator::new`]).
+    /// tolerance is still raised to `1e-12·s`, and for an affine form the
+    /// GMRES tolerance lowered to `rtol`, see [`TimeIntegrator::new`]).
     pub fn with_newton(mut self, options: NewtonOptions) -> Self {
         self.newton = options;
         self
@@ -438,13 +448,17 @@ impl<R: Real> TimeIntegrator<R> {
             self.problem.set_fixed_values(&values)?;
         }
         self.problem.set_time(c.t_stage, c.sigma, &b)?;
-        let options = NewtonOptions {
+        let mut options = NewtonOptions {
             atol: self
                 .newton
                 .atol
                 .max(ATOL_OF_SCALE * self.residual_scale.unwrap_or(0.0)),
             ..self.newton
         };
+        if self.affine {
+            // F(u + δ) = F(u) + J δ: a Krylov solve to rtol ends the Newton solve
+            options.linear.tol = options.linear.tol.min(options.rtol);
+        }
         let cycles_before = self.cycles();
         let (y, newton) = self
             .problem
