@@ -636,8 +636,8 @@ fn a_boundary_integral_refuses_bad_input() {
     assert!(
         msg.starts_with(want)
             && msg.contains(&format!(
-                "], n = [0.0, -1.0], u = [0.0]) of facet {} of cell {}: its f0 must be finite \
-                 there",
+                "], n = [0.0, -1.0], u = [0.0], u_t = [], t = 0) of facet {} of cell {}: its f0 \
+                 must be finite there",
                 first.local, first.cell
             )),
         "{msg}"

@@ -11,6 +11,7 @@ use opencl3::kernel::Kernel;
 
 use super::{Assembly, DeviceFacets, KernelKey, OpenClOperator};
 use crate::discretization::{CellInputs, Discretization};
+use crate::native::BoundaryIntegrals;
 use crate::opencl::case::KernelCase;
 use crate::opencl::launch::Launch;
 use crate::opencl::shape::AtomicAdd;
@@ -319,12 +320,45 @@ impl<R: Real> OpenClIntegrator<R> {
         Ok(())
     }
 
-    /// The bound form with its boundary terms on the device (added to
-    /// `F(u)`, `J(u)·v` and the diagonal after the cells;
-    /// [`OpenClIntegrator::with_boundary`]).
-    pub(super) fn with_facets(mut self, facets: DeviceFacets<R>) -> Self {
+    /// The bound form with the boundary terms `boundary` on the device
+    /// (`kernels/facet_integrate.cl`): added into `F(u)`, `J(u)·v` and the
+    /// point-block diagonal after the cells, at the bound time state, their
+    /// launches recorded in [`OpenClIntegrator::last_run`]
+    /// ([`Run::facet_launches`](crate::opencl::timing::Run::facet_launches),
+    /// [`Run::facet_ns`](crate::opencl::timing::Run::facet_ns)). An
+    /// [`Operator`](crate::operator::Operator) binds a form's terms so;
+    /// this is for code that binds an integrator itself (the benchmark).
+    /// Without terms the integrator is returned as it is.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `boundary` if it was prepared for a
+    /// space of other sizes than this integrator's, `facets` if a term's
+    /// set is of another mesh; device errors (memory, uploads);
+    /// [`Error::InvalidArgument`] (`mesh`) if an index exceeds the device's
+    /// 32-bit indices.
+    pub fn with_boundary(mut self, boundary: &BoundaryIntegrals<R>) -> Result<Self> {
+        if boundary.is_empty() {
+            return Ok(self);
+        }
+        let space = self.op.mesh.space();
+        let sizes = [space.dim(), space.n_basis(), space.n_comp()];
+        if boundary.sizes() != sizes {
+            return Err(Error::arg(
+                "boundary",
+                format!(
+                    "its terms were prepared for a space of [dim, N_b, N_comp] = {:?}, this \
+                     integrator's is {sizes:?}: prepare them on the integrator's space \
+                     (BoundaryIntegrals::new)",
+                    boundary.sizes()
+                ),
+            ));
+        }
+        for t in boundary.terms() {
+            t.term.set().check_mesh(space.mesh())?;
+        }
+        let facets = DeviceFacets::new(self.device(), space, boundary)?;
         self.facets = Some(facets);
-        self
+        Ok(self)
     }
 
     /// Whether the bound form has boundary terms (integrated by

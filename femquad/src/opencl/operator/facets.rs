@@ -27,12 +27,12 @@ use opencl3::memory::Buffer;
 use super::Assembly;
 use super::time::{TimeArgs, push_time_args};
 use crate::native::{BoundaryIntegrals, BoundaryTermData};
+use crate::opencl::DeviceVector;
 use crate::opencl::context::{Device, Transfer};
 use crate::opencl::launch::Launch;
 use crate::opencl::shape::AtomicAdd;
 use crate::opencl::source::facet_source;
 use crate::opencl::timing::FacetLaunch;
-use crate::opencl::{DeviceVector, OpenClIntegrator};
 use crate::physics::PointwiseEval;
 use crate::space::FunctionSpace;
 use crate::{Error, Real, Result};
@@ -404,48 +404,6 @@ impl<R: Real> DeviceTerm<R> {
         };
         self.kernels.insert((tangent, atomic), kernels);
         Ok(())
-    }
-}
-
-impl<R: Real> OpenClIntegrator<R> {
-    /// The bound form with the boundary terms `boundary` on the device
-    /// (`kernels/facet_integrate.cl`): added into `F(u)`, `J(u)·v` and the
-    /// point-block diagonal after the cells, at the bound time state, their
-    /// launches recorded in [`OpenClIntegrator::last_run`]
-    /// ([`Run::facet_launches`](crate::opencl::timing::Run::facet_launches),
-    /// [`Run::facet_ns`](crate::opencl::timing::Run::facet_ns)). An
-    /// [`Operator`](crate::operator::Operator) binds a form's terms so;
-    /// this is for code that binds an integrator itself (the benchmark).
-    /// Without terms the integrator is returned as it is.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] naming `boundary` if it was prepared for a
-    /// space of other sizes than this integrator's, `facets` if a term's
-    /// set is of another mesh; device errors (memory, uploads);
-    /// [`Error::InvalidArgument`] (`mesh`) if an index exceeds the device's
-    /// 32-bit indices.
-    pub fn with_boundary(self, boundary: &BoundaryIntegrals<R>) -> Result<Self> {
-        if boundary.is_empty() {
-            return Ok(self);
-        }
-        let space = self.op.mesh.space();
-        let sizes = [space.dim(), space.n_basis(), space.n_comp()];
-        if boundary.sizes() != sizes {
-            return Err(Error::arg(
-                "boundary",
-                format!(
-                    "its terms were prepared for a space of [dim, N_b, N_comp] = {:?}, this \
-                     integrator's is {sizes:?}: prepare them on the integrator's space \
-                     (BoundaryIntegrals::new)",
-                    boundary.sizes()
-                ),
-            ));
-        }
-        for t in boundary.terms() {
-            t.term.set().check_mesh(space.mesh())?;
-        }
-        let facets = DeviceFacets::new(self.device(), space, boundary)?;
-        Ok(self.with_facets(facets))
     }
 }
 
