@@ -65,7 +65,7 @@ use femquad::form::Form;
 use femquad::linalg::{FixedDofs, LinearOperator};
 use femquad::multigrid::{
     Chebyshev, ChebyshevWork, CoarseSolver, LevelReport, MultigridOptions, PointBlockJacobi,
-    Transfer, estimate_eigenvalues_of,
+    Transfer, estimate_eigenvalues_of, smoother_setup_error,
 };
 use femquad::space::FunctionSpace;
 use femquad::sparse::CsrMatrix;
@@ -377,7 +377,7 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                     &level.fixed,
                     kernels,
                 ))
-                .map_err(|e| at_level(e, l))?;
+                .map_err(|e| smoother_setup_error(e, l))?;
             let mut start = level.op.vector()?;
             let layout = level.op.mesh().layout();
             let dim = layout.dim;
@@ -401,7 +401,7 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             };
             let eigen =
                 estimate_eigenvalues_of(&mut a, &mut precondition, &start, opts.eigen_steps)
-                    .map_err(|e| at_level(e, l))?;
+                    .map_err(|e| smoother_setup_error(e, l))?;
             let chebyshev =
                 Chebyshev::new(opts.lower * eigen.max, opts.upper * eigen.max, opts.degree)
                     .map_err(|e| {
@@ -737,32 +737,6 @@ fn refinement(hierarchy: &DistHierarchy, l: usize) -> Result<&LocalRefinement> {
     hierarchy
         .refinement(l)
         .ok_or_else(|| Error::internal(format!("no refinement from level {l}")))
-}
-
-/// An error of level `l`'s smoother setup as [`DistMultigrid::setup`]'s
-/// (as femquad's multigrid reports it).
-fn at_level(e: Error, l: usize) -> Error {
-    match e {
-        Error::InvalidArgument {
-            name: "blocks" | "a" | "jacobi",
-            reason,
-        } => Error::arg(
-            "ops",
-            format!("the operator of multigrid level {l}: {reason}"),
-        ),
-        Error::InvalidArgument { name: "b", .. } => Error::arg(
-            "fixed",
-            format!("every dof of multigrid level {l} is fixed: there is nothing to smooth"),
-        ),
-        Error::InvalidArgument {
-            name: "steps",
-            reason,
-        } => Error::arg(
-            "options",
-            format!("MultigridOptions::eigen_steps: {reason}"),
-        ),
-        other => other,
-    }
 }
 
 /// An error of the coarse factorization as the setup's: about the coarsest

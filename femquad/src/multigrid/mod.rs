@@ -70,7 +70,7 @@ pub use operators::{Action, LevelOperators};
 pub use profile::{CycleProfile, LevelTimes};
 pub use representation::{LevelRepresentation, MEASURED_APPLIES, SmallLevels};
 pub use transfer::Transfer;
-pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport};
+pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport, smoother_setup_error};
 
 #[cfg(test)]
 mod tests;

@@ -611,14 +611,14 @@ impl<R: Real> Multigrid<R> {
             let mut blocks = zeros_of_len(like, level.n_dofs * nc)?;
             ops.block_diagonal(l, &mut blocks)?;
             let jacobi = PointBlockJacobi::with_kernels(blocks, &level.fixed, self.kernels.clone())
-                .map_err(|e| at_level(e, l))?;
+                .map_err(|e| smoother_setup_error(e, l))?;
             let mut b = like.zeros_like()?;
             start(l, &mut b)?;
             b.set_at(&level.fixed, 0.0)?;
             let fixed = &level.fixed;
             let mut a = constrained(ops, l, fixed);
             let eigen = estimate_eigenvalues(&mut a, &jacobi, &b, opts.eigen_steps)
-                .map_err(|e| at_level(e, l))?;
+                .map_err(|e| smoother_setup_error(e, l))?;
             let chebyshev =
                 Chebyshev::new(opts.lower * eigen.max, opts.upper * eigen.max, opts.degree)
                     .map_err(|e| match e {
@@ -823,8 +823,9 @@ fn zeros_of_len<R: Real>(like: &Vector<R>, n: usize) -> Result<Vector<R>> {
 /// what its point-block diagonal ([`PointBlockJacobi`]) or eigenvalue
 /// estimate ([`estimate_eigenvalues`]) found about the level's operator is
 /// about `ops`; the estimate's start vector is zero only when every dof of
-/// the level is fixed.
-fn at_level(e: Error, l: usize) -> Error {
+/// the level is fixed. Public for multigrids built of these pieces
+/// elsewhere (femquad-mpi's), so that they report as this one does.
+pub fn smoother_setup_error(e: Error, l: usize) -> Error {
     match e {
         Error::InvalidArgument {
             name: "blocks" | "a" | "jacobi",
