@@ -460,14 +460,7 @@ fn serial_poisson(
         .map(|i| if is_fixed[i] { g(mesh.vertex(i)) } else { 0.0 })
         .collect();
     let u = Vector::from(u0.clone());
-    let mut r = op.vector()?;
-    op.apply(&u, &mut r)?;
-    let b: Vec<f64> = r
-        .to_host()?
-        .iter()
-        .zip(&is_fixed)
-        .map(|(&x, &f)| if f { 0.0 } else { -x })
-        .collect();
+    let b = serial_rhs(&mut op, &u, &is_fixed)?;
     let mut d = op.vector()?;
     op.jacobian_diagonal(&u, &mut d)?;
     let inv: Vec<f64> = d
@@ -477,21 +470,7 @@ fn serial_poisson(
         .map(|(&x, &f)| if f { 1.0 } else { 1.0 / x })
         .collect();
     let mut a = |v: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
-        let vh = v.to_host()?;
-        let free: Vec<f64> = vh
-            .iter()
-            .zip(&is_fixed)
-            .map(|(&x, &f)| if f { 0.0 } else { x })
-            .collect();
-        op.jacobian_action(&u, &Vector::from(free), y)?;
-        let mut yh = y.to_host()?;
-        for i in 0..n {
-            if is_fixed[i] {
-                yh[i] = vh[i];
-            }
-        }
-        *y = Vector::from(yh);
-        Ok(())
+        serial_constrained_action(&mut op, &u, &is_fixed, v, y)
     };
     let mut jacobi = Jacobi::new(Vector::from(inv));
     let mut delta = Vector::from(vec![0.0; n]);
@@ -569,6 +548,48 @@ fn halo_traffic(
 }
 
 /// `max |a − b| / max |b|`.
+/// The right-hand side of `solve_linear`'s system, serially: `b_F = −F(u)_F`,
+/// `b_D = 0` (`is_fixed` marks `D`).
+pub(crate) fn serial_rhs(
+    op: &mut Operator<f64>,
+    u: &Vector<f64>,
+    is_fixed: &[bool],
+) -> Result<Vec<f64>> {
+    let mut r = op.vector()?;
+    op.apply(u, &mut r)?;
+    Ok(r.to_host()?
+        .iter()
+        .zip(is_fixed)
+        .map(|(&x, &f)| if f { 0.0 } else { -x })
+        .collect())
+}
+
+/// `y = A v` of `solve_linear`'s constrained system, serially: `J(u)` applied
+/// to `v` with `v_D = 0` at the free dofs, `v_D` at the fixed ones.
+pub(crate) fn serial_constrained_action(
+    op: &mut Operator<f64>,
+    u: &Vector<f64>,
+    is_fixed: &[bool],
+    v: &Vector<f64>,
+    y: &mut Vector<f64>,
+) -> Result<()> {
+    let vh = v.to_host()?;
+    let free: Vec<f64> = vh
+        .iter()
+        .zip(is_fixed)
+        .map(|(&x, &f)| if f { 0.0 } else { x })
+        .collect();
+    op.jacobian_action(u, &Vector::from(free), y)?;
+    let mut yh = y.to_host()?;
+    for (i, &f) in is_fixed.iter().enumerate() {
+        if f {
+            yh[i] = vh[i];
+        }
+    }
+    *y = Vector::from(yh);
+    Ok(())
+}
+
 pub(crate) fn rel_diff(a: &[f64], b: &[f64]) -> f64 {
     if a.len() != b.len() {
         return f64::INFINITY;

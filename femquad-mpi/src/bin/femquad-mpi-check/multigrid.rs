@@ -30,7 +30,7 @@ use femquad_mpi::multigrid::coordinate_random;
 use femquad_mpi::solve::{Krylov, solve_linear_preconditioned};
 use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistVector};
 
-use crate::{rel_diff, verdict};
+use crate::{rel_diff, serial_constrained_action, serial_rhs, verdict};
 
 /// CG's relative tolerance.
 const TOL: f64 = 1e-10;
@@ -271,30 +271,9 @@ impl Serial {
             .collect();
         self.with_multigrid(|mg, levels, op| {
             let u = Vector::from(u0.clone());
-            let mut r = op.vector()?;
-            op.apply(&u, &mut r)?;
-            let b: Vec<f64> = r
-                .to_host()?
-                .iter()
-                .zip(&is_fixed)
-                .map(|(&x, &f)| if f { 0.0 } else { -x })
-                .collect();
+            let b = serial_rhs(op, &u, &is_fixed)?;
             let mut a = |v: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
-                let vh = v.to_host()?;
-                let free: Vec<f64> = vh
-                    .iter()
-                    .zip(&is_fixed)
-                    .map(|(&x, &f)| if f { 0.0 } else { x })
-                    .collect();
-                op.jacobian_action(&u, &Vector::from(free), y)?;
-                let mut yh = y.to_host()?;
-                for i in 0..n {
-                    if is_fixed[i] {
-                        yh[i] = vh[i];
-                    }
-                }
-                *y = Vector::from(yh);
-                Ok(())
+                serial_constrained_action(op, &u, &is_fixed, v, y)
             };
             let mut pre =
                 |r: &Vector<f64>, z: &mut Vector<f64>| -> Result<()> { mg.apply(levels, r, z) };
