@@ -421,13 +421,11 @@
   }
 #endif
 
-/* atomic_add_real(p, v): *p += v atomically, from kernels/atomic_add.cl,
- * which the host prepends when OUTPUT_ATOMIC */
+/* atomic_add_real(p, v): *p += v atomically in global memory, and
+ * local_add_real(p, v) in local memory, from kernels/atomic_add.cl, which
+ * the host prepends when OUTPUT_ATOMIC */
 
 #if OUTPUT_ATOMIC && PATCH
-/* *p += v in local memory, atomically (CAS_ADD_REAL of
- * kernels/atomic_add.cl). */
-void local_add_real(__local real *p, real v) { CAS_ADD_REAL(__local, p, v) }
 /* Whether entry k of groupNodes is owned by its group (the ownership bits) */
 #define OWNED(k) ((owned[(k) / 32] >> ((k) % 32)) & 1u)
 #endif

@@ -308,8 +308,8 @@ impl Runner<'_> {
             &ctx.options,
             self.device.info(),
         )?;
-        if self.opts.no_patches {
-            default.patches = false;
+        if self.opts.patches {
+            default.patches = true;
         }
         match plan {
             Plan::Default => Ok((default, ConfigSource::Default)),

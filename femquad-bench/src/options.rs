@@ -127,11 +127,11 @@ pub struct Options {
     /// Do not prefetch the next batch into registers (with a fixed or swept configuration).
     #[arg(long)]
     pub no_prefetch: bool,
-    /// BP rows: launch without patches (every work-group gathers through
-    /// the 32-bit node map and adds atomically), to compare with the
-    /// default, which uses patches where the groups' node lists fit.
+    /// BP rows: launch with patches (a work-group whose node list fits
+    /// local memory gathers and sums there, `LaunchConfig::patches`), to
+    /// compare with the default configuration, which has them off.
     #[arg(long)]
-    pub no_patches: bool,
+    pub patches: bool,
     /// With `auto`: tune again even if the cache has an entry.
     #[arg(long)]
     pub retune: bool,
