@@ -1035,3 +1035,50 @@ fn assembled_levels_keep_the_iteration_counts() {
         assert!(diff < 1e-6, "{diff:e}");
     }
 }
+
+/// Where multigrid assembled the finest level, `solve_linear`'s CG applies
+/// that matrix instead of the matrix-free `J·v`: the only matrix-free
+/// products left are the two probes of the symmetry check
+/// (`DirichletProblem::jacobian_products`), against one per iteration and
+/// more matrix-free — with the same iterations (± 1) and solution.
+#[test]
+fn cg_applies_the_assembled_finest_level() {
+    let cl = backend();
+    for (dim, n0, refinements) in [(2, 2, 3), (3, 1, 3)] {
+        let mut runs = Vec::new();
+        for assembled_max_dofs in [0, usize::MAX] {
+            let (h, r) = operator_on::<f64>(dim, n0, refinements, 1, Physics::Poisson, &cl);
+            let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
+            p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
+                assembled_max_dofs,
+                ..MultigridOptions::default()
+            }));
+            let (u, stats) = p.solve_linear(1e-10, 200).unwrap();
+            runs.push((
+                stats.iterations,
+                p.jacobian_products(),
+                u.to_host().unwrap(),
+            ));
+        }
+        let ((free_its, free_products, free), (its, products, x)) = (&runs[0], &runs[1]);
+        eprintln!(
+            "{dim}D: matrix-free {free_its} iterations, {free_products} products; \
+             assembled {its} iterations, {products} products"
+        );
+        assert!(*free_its > 2, "{free_its}");
+        assert!(
+            *free_products >= free_its + 2,
+            "{free_products} vs {free_its}"
+        );
+        assert_eq!(
+            *products, 2,
+            "the finest level's matrix was not CG's operator"
+        );
+        assert!(free_its.abs_diff(*its) <= 1, "{free_its} vs {its}");
+        let diff = free
+            .iter()
+            .zip(x)
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(diff < 1e-8, "{diff:e}");
+    }
+}

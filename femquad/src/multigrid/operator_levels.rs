@@ -352,6 +352,14 @@ impl<R: Real> OperatorLevels<R> {
         self.multigrid.apply(&mut ops, b, x)
     }
 
+    /// The finest level's assembled Jacobian (at the state of the last
+    /// setup), if the finest level is assembled ([`Self::assembled_levels`]):
+    /// what a Krylov solver at that same state can apply instead of the
+    /// matrix-free `J(u)·v` — the same operator, one SpMV.
+    pub fn finest_matrix(&self) -> Option<&Matrix<R>> {
+        self.matrices.last()?.as_ref()
+    }
+
     /// Which levels are assembled: those above the coarsest with at most
     /// [`MultigridOptions::assembled_max_dofs`] dofs (with
     /// [`SmallLevels::Measured`], those of them where the SpMV was faster).

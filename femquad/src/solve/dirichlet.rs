@@ -102,6 +102,8 @@ pub struct DirichletProblem<R: Real> {
     /// dofs).
     constraints: Constraints<R>,
     evaluations: usize,
+    /// Matrix-free Jacobian products `J(u)·v` made by the solves.
+    jacobian_products: usize,
     /// The meshes of multigrid: the residual's mesh alone until
     /// [`DirichletProblem::with_hierarchy`] gives refinements.
     hierarchy: MeshHierarchy,
@@ -129,6 +131,7 @@ impl<R: Real> DirichletProblem<R> {
             residual,
             constraints,
             evaluations: 0,
+            jacobian_products: 0,
             hierarchy: MeshHierarchy::single(residual_mesh),
             preconditioner: Preconditioner::default(),
             pc: PreconditionerState::default(),
@@ -369,6 +372,15 @@ impl<R: Real> DirichletProblem<R> {
         self.evaluations
     }
 
+    /// Matrix-free Jacobian products `J(u)·v` the solves have made so far:
+    /// the Krylov solvers' operator and the linear checks' probes. Where
+    /// [`DirichletProblem::solve_linear`]'s multigrid assembled the finest
+    /// level ([`MultigridOptions::assembled_max_dofs`](crate::multigrid::MultigridOptions::assembled_max_dofs)),
+    /// CG applies that matrix instead (one SpMV, not counted here).
+    pub fn jacobian_products(&self) -> usize {
+        self.jacobian_products
+    }
+
     /// `r = G(u)`: `F(u)` on the free dofs, `u − g` on the fixed ones (see
     /// the [type documentation](Self)). `u` and `r` live where the
     /// operator does.
@@ -405,6 +417,13 @@ impl<R: Real> DirichletProblem<R> {
     /// preconditioned by the problem's [`Preconditioner`] (multigrid by
     /// default), set up once for the Jacobian at `u_D`
     /// ([`DirichletProblem::preconditioner_seconds`] reports the time).
+    /// Where that multigrid assembled its finest level
+    /// ([`MultigridOptions::assembled_max_dofs`](crate::multigrid::MultigridOptions::assembled_max_dofs),
+    /// chosen by measurement with
+    /// [`SmallLevels::Measured`](crate::multigrid::SmallLevels::Measured)),
+    /// CG applies that matrix — the same `J`, one SpMV — instead of the
+    /// tangent evaluation ([`DirichletProblem::jacobian_products`] counts
+    /// the matrix-free products).
     ///
     /// Before solving it checks what CG needs: that `#[pointwise]` proved
     /// the physics and every boundary term's physics affine
@@ -439,10 +458,10 @@ impl<R: Real> DirichletProblem<R> {
             residual,
             constraints,
             evaluations,
+            jacobian_products,
             hierarchy,
             preconditioner,
             pc,
-            ..
         } = self;
         let (base, fixed_set) = (constraints.base(), constraints.set());
         // F(u_D), then b = −F(u_D) with b_D = 0
@@ -453,7 +472,7 @@ impl<R: Real> DirichletProblem<R> {
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
         let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-            constrained_jacobian(residual, fixed_set, base, v, av)
+            constrained_jacobian(residual, fixed_set, jacobian_products, base, v, av)
         };
         check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
         // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
@@ -472,6 +491,7 @@ impl<R: Real> DirichletProblem<R> {
         let mut system = LinearSystem {
             residual,
             fixed: fixed_set,
+            jacobian_products,
             state: base,
             choice: preconditioner,
             pc,
@@ -528,6 +548,7 @@ impl<R: Real> DirichletProblem<R> {
             residual,
             constraints,
             evaluations,
+            jacobian_products,
             hierarchy,
             preconditioner,
             pc,
@@ -537,6 +558,7 @@ impl<R: Real> DirichletProblem<R> {
             residual,
             constraints,
             evaluations,
+            jacobian_products,
             hierarchy,
             choice: preconditioner,
             pc,
@@ -571,15 +593,17 @@ fn constrained_residual<R: Real>(
 }
 
 /// `jv = J_G(u)·v`: the Jacobian action of `F` on the free dofs, `v` on the
-/// fixed ones (the identity's rows).
+/// fixed ones (the identity's rows), counted in `products`.
 fn constrained_jacobian<R: Real>(
     residual: &mut Operator<R>,
     fixed: &IndexSet,
+    products: &mut usize,
     u: &Vector<R>,
     v: &Vector<R>,
     jv: &mut Vector<R>,
 ) -> Result<()> {
     residual.jacobian_action(u, v, jv)?;
+    *products += 1;
     jv.copy_at(fixed, v)
 }
 
@@ -590,14 +614,31 @@ fn constrained_jacobian<R: Real>(
 struct LinearSystem<'a, R: Real> {
     residual: &'a mut Operator<R>,
     fixed: &'a IndexSet,
+    jacobian_products: &'a mut usize,
     state: &'a Vector<R>,
     choice: &'a Preconditioner,
     pc: &'a mut PreconditionerState<R>,
 }
 
 impl<R: Real> PreconditionedSystem<Vector<R>> for LinearSystem<'_, R> {
+    /// `J_G·v`, by the finest multigrid level's assembled Jacobian where
+    /// there is one (set up at this system's state: the same operator, one
+    /// SpMV), else matrix-free.
     fn apply(&mut self, v: &Vector<R>, av: &mut Vector<R>) -> Result<()> {
-        constrained_jacobian(self.residual, self.fixed, self.state, v, av)
+        match self.pc.finest_matrix() {
+            Some(matrix) => {
+                matrix.apply(v, av)?;
+                av.copy_at(self.fixed, v)
+            }
+            None => constrained_jacobian(
+                self.residual,
+                self.fixed,
+                self.jacobian_products,
+                self.state,
+                v,
+                av,
+            ),
+        }
     }
 
     fn is_preconditioned(&self) -> bool {
@@ -618,6 +659,7 @@ struct NonlinearSystem<'a, R: Real> {
     residual: &'a mut Operator<R>,
     constraints: &'a Constraints<R>,
     evaluations: &'a mut usize,
+    jacobian_products: &'a mut usize,
     hierarchy: &'a MeshHierarchy,
     choice: &'a Preconditioner,
     pc: &'a mut PreconditionerState<R>,
@@ -644,6 +686,7 @@ impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
             JacobianProducts::Exact => Some(constrained_jacobian(
                 self.residual,
                 self.constraints.set(),
+                self.jacobian_products,
                 u,
                 v,
                 jv,

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::constraints::Constraints;
-use crate::backend::Vector;
+use crate::backend::{Matrix, Vector};
 use crate::linalg::FixedDofs;
 use crate::multigrid::{MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi};
 use crate::operator::Operator;
@@ -187,6 +187,13 @@ impl<R: Real> PreconditionerState<R> {
         }
         self.seconds += t0.elapsed().as_secs_f64();
         Ok(())
+    }
+
+    /// The finest multigrid level's assembled Jacobian at the state of the
+    /// last setup, if the multigrid assembled it
+    /// ([`OperatorLevels::finest_matrix`]).
+    pub(crate) fn finest_matrix(&self) -> Option<&Matrix<R>> {
+        self.levels.as_ref()?.finest_matrix()
     }
 
     /// `z = M⁻¹ r` for the last setup (at the state `u`).
