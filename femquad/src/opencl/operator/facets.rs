@@ -22,12 +22,14 @@
 //! (`facet_cells`) — no map of their own.
 //!
 //! A transient evaluation passes the cells' time state ([`TimeArgs`]: the
-//! global `b`, `σ`, `t`) to the points and diagonal kernels of a term
+//! global `b`, `σ`, `t`) to the points, diagonal and matrix kernels of a term
 //! whose physics reads `u_t` or `t` (`TIME_PARAMS`): they form
 //! `u_t = σ·u + b` at the facet points and the direction `σ·v` in `u_t`.
 //!
-//! Every launch is recorded ([`FacetLaunch`]: kernel, term, bytes, event)
-//! in the evaluation's [`Run`](crate::opencl::timing::Run).
+//! Every launch of `F(u)`, `J(u)·v` and the diagonal is recorded
+//! ([`FacetLaunch`]: kernel, term, bytes, event) in the evaluation's
+//! [`Run`](crate::opencl::timing::Run); a matrix assembly records none, as
+//! the cells' element-matrix launches are not recorded either.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -271,9 +273,7 @@ impl<R: Real> DeviceFacets<R> {
         }
         Ok(launches)
     }
-}
 
-impl<R: Real> DeviceFacets<R> {
     /// Adds the boundary terms' element matrices of `J(u)` at the time
     /// state `time` into `values`, the values of a CSR matrix holding the
     /// cells' (summed by the launches before, on the same in-order queue),
