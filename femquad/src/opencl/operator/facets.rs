@@ -245,15 +245,8 @@ impl<R: Real> DeviceFacets<R> {
         for (term, t) in self.terms.iter_mut().enumerate() {
             t.build(&self.device, true, true)?;
             let k = &tangent_kernels(&t.kernels, true)?.diagonal;
-            let launch = Launch::new(k)
-                .mem(u.buffer())?
-                .mem(&t.facet_nodes)?
-                .mem(&t.facet_local)?
-                .mem(&t.inv_j)?
-                .mem(&t.normals)?
-                .mem(&t.points)?
-                .mem(&t.weights)?
-                .mem(&t.constants)?
+            let launch = t
+                .tangent_launch(k, u)?
                 .mem(out.buffer_mut())?
                 .value(count(t.n_facets)?)?;
             let event = push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?
@@ -305,27 +298,19 @@ impl<R: Real> DeviceFacets<R> {
                 t.facet_matrices = Some(self.device.alloc::<R>(len, "facet matrices")?);
             }
             let k = tangent_kernels(&t.kernels, atomic)?;
-            let target = match &mut t.facet_matrices {
-                Some(m) if !atomic => m,
-                _ => values.buffer_mut(),
-            };
             // Argument types and order match kernels/facet_integrate.cl;
             // every facet's cell has its n_b² positions in `positions` (the
             // pattern of the form's space, checked by DeviceCsr::assemble).
-            let launch = Launch::new(&k.matrices)
-                .mem(u.buffer())?
-                .mem(&t.facet_nodes)?
-                .mem(&t.facet_local)?
-                .mem(&t.inv_j)?
-                .mem(&t.normals)?
-                .mem(&t.points)?
-                .mem(&t.weights)?
-                .mem(&t.constants)?
+            let launch = t
+                .tangent_launch(&k.matrices, u)?
                 .mem(&t.facet_cells)?
                 .mem(positions)?
-                .mem(row_ptr)?
-                .mem(target)?
-                .value(count(t.n_facets)?)?;
+                .mem(row_ptr)?;
+            let launch = match &mut t.facet_matrices {
+                Some(m) if !atomic => launch.mem(m)?,
+                _ => launch.mem(values.buffer_mut())?,
+            }
+            .value(count(t.n_facets)?)?;
             push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?.enqueue(
                 &self.device,
                 groups(t.n_facets),
@@ -477,6 +462,22 @@ impl<R: Real> DeviceTerm<R> {
                 + 2 * self.n_sum_nodes * nc * real,
             diagonal: cell_values + time_b + indices + geometry + 2 * nf * n_b * nc * nc * real,
         }
+    }
+
+    /// A launch of a tangent kernel (`facet_diagonal`, `facet_matrices`)
+    /// with its first arguments set, as `load_facet_cell` and
+    /// `facet_tangent_point` read them: `u`, the facets' cell nodes and
+    /// local facets, `J⁻¹`, normals, points, weights, constants.
+    fn tangent_launch<'k>(&self, kernel: &'k Kernel, u: &DeviceVector<R>) -> Result<Launch<'k>> {
+        Launch::new(kernel)
+            .mem(u.buffer())?
+            .mem(&self.facet_nodes)?
+            .mem(&self.facet_local)?
+            .mem(&self.inv_j)?
+            .mem(&self.normals)?
+            .mem(&self.points)?
+            .mem(&self.weights)?
+            .mem(&self.constants)
     }
 
     /// Builds the program for (`tangent`, `atomic`) if not built yet.
