@@ -393,7 +393,9 @@ fn robin_operator(
 /// terms included) on the Robin problem of [`robin_operator`]: one V-cycle
 /// equals the matrix-free one to 1e-10 (every level has its facets, the
 /// coarse ones those of its own mesh), and CG needs the matrix-free
-/// iterations ± 1 and finds the same solution — 2D P1 and P2, 3D P1.
+/// iterations ± 1, at most 12 (a hierarchy whose coarse levels lost the
+/// Robin term needs about 20), and finds the same solution — 2D P1 and
+/// P2, 3D P1.
 #[test]
 fn multigrid_with_assembled_levels_on_a_robin_problem_keeps_the_iteration_counts() {
     let backend = Backend::opencl_with(testing::device(), testing::options());
@@ -439,6 +441,9 @@ fn multigrid_with_assembled_levels_on_a_robin_problem_keeps_the_iteration_counts
         let ((free, u_free), (assembled, u_assembled)) = (&solves[0], &solves[1]);
         eprintln!("{dim}D P{order} Robin: CG iterations matrix-free {free}, assembled {assembled}");
         assert!(free.abs_diff(*assembled) <= 1, "{free} vs {assembled}");
+        // observed 7, 8, 7; coarse levels without the Robin term (singular
+        // Neumann Laplacians) take 21 to 25
+        assert!(*free <= 12, "{dim}D P{order}: {free} iterations");
         let err = relative(u_assembled, u_free);
         assert!(err <= 1e-6, "{dim}D P{order}: solutions differ by {err:e}");
     }
