@@ -24,7 +24,21 @@
  *                  facet's element matrix, column by column from the
  *                  tangent along (phi_b e_gc, grad phi_b e_gc), added
  *                  atomically into out[node][fc][gc] (as
- *                  kernels/jacobian_diagonal.cl adds the cells').
+ *                  kernels/jacobian_diagonal.cl adds the cells');
+ *   facet_matrices: one work-item per facet: the facet's whole element
+ *                  matrix, the same tangent columns with every row, added
+ *                  into the values of a CSR matrix that holds the cells'
+ *                  (OUTPUT_ATOMIC, atomic_add_real, at the positions of
+ *                  the facet's cell in the map of kernels/element_matrix.cl)
+ *                  or written out per facet;
+ *   facet_sum_matrices: (deterministic assembly) one work-item per row of
+ *                  a node of the set: adds the facet matrices' rows, in
+ *                  the fixed order of facet_sum's incidence, into the CSR
+ *                  values — bitwise reproducible.
+ *
+ * The tangent kernels share what they read of the facet's cell
+ * (load_facet_cell), form at a point (facet_tangent_point) and evaluate
+ * per column (b, gc) of the element matrix (facet_tangent_column).
  *
  * Facet geometry is stored per point (x_q, W_q = w_q |F|/|F^|) and per
  * facet (n_F, the cell's J^{-1}, the local facet index `lf` selecting the rows
@@ -37,8 +51,8 @@
  *
  * Time state (as the cell kernels', see define_time_state in source.rs): a
  * physics that reads u_t or t gets the parameters TIME_PARAMS (timeB, the
- * global vector b; sigma; time) after the count of facet_points and
- * facet_diagonal; with READS_U_T the kernels gather b on the facet's cell
+ * global vector b; sigma; time) after the count of facet_points,
+ * facet_diagonal and facet_matrices; with READS_U_T the kernels gather b on the facet's cell
  * and pass u_t = sigma u_q + b_q and the direction du_t = sigma du (the step
  * Jacobian sigma dF/du_t + dF/du), else zeros; the physics sees TIME_T.
  */
@@ -195,6 +209,98 @@ __kernel void facet_sum(__global const real *restrict facetVectors, /* [facet][b
 }
 
 #if TANGENT
+/* What the tangent kernels (facet_diagonal, facet_matrices) read of a
+ * facet's cell, once per facet: the local facet, J^{-1}, the normal, the
+ * cell's nodes and u there (with READS_U_T, sigma and b there). */
+typedef struct {
+  uint lf;
+  real invJ[DIM * DIM];
+  real n[DIM];
+  uint nodes[N_B];
+  real uc[N_B][N_COMP];
+#if READS_U_T
+  real sigma;              /* u_t = sigma*u + b */
+  real bc[N_B][N_COMP];
+#endif
+} FacetCell;
+
+void load_facet_cell(const int facet,
+                     __global const real *restrict u,            /* [node][comp]  */
+                     __global const uint *restrict facetNodes,   /* [facet][b]    */
+                     __global const uint *restrict facetLocal,   /* [facet]       */
+                     __global const real *restrict invJacobians, /* [facet][e][d] */
+                     __global const real *restrict normals,      /* [facet][d]    */
+#if READS_U_T
+                     __global const real *restrict timeB,        /* [node][comp]  */
+                     const real sigma,
+#endif
+                     FacetCell *c)
+{
+  c->lf = facetLocal[facet];
+  for (int k = 0; k < DIM * DIM; ++k) c->invJ[k] = invJacobians[facet * DIM * DIM + k];
+  for (int d = 0; d < DIM; ++d) c->n[d] = normals[facet * DIM + d];
+#if READS_U_T
+  c->sigma = sigma;
+#endif
+  for (int b = 0; b < N_B; ++b) {
+    c->nodes[b] = facetNodes[facet * N_B + b];
+    for (int comp = 0; comp < N_COMP; ++comp) {
+      c->uc[b][comp] = u[GLOBAL_DOF(c->nodes[b], comp, N_COMP)];
+#if READS_U_T
+      c->bc[b][comp] = timeB[GLOBAL_DOF(c->nodes[b], comp, N_COMP)];
+#endif
+    }
+  }
+}
+
+/* At point q of the facet: grad phi_b (physical), x, u, grad u, u_t */
+void facet_tangent_point(const int facet, const int q, const FacetCell *c,
+                         __global const real *restrict points, /* [facet][q][d] */
+                         real g[N_B][DIM], real x[DIM], real uq[N_COMP], real gradU[N_COMP][DIM],
+                         real ut[N_COMP])
+{
+  facet_grad_phi(c->lf, q, c->invJ, g);
+  for (int d = 0; d < DIM; ++d) x[d] = points[(facet * N_FQ + q) * DIM + d];
+  facet_field(c->lf, q, c->uc, g, uq, gradU);
+#if READS_U_T
+  facet_u_t(c->lf, q, c->sigma, uq, c->bc, ut);
+#else
+  for (int comp = 0; comp < N_COMP; ++comp) ut[comp] = (real)0;
+#endif
+}
+
+/* df0 at point q along the column (b, gc): the boundary tangent in the
+ * direction du = phi_b e_gc, grad du = grad phi_b e_gc, du_t = sigma du
+ * (zero without READS_U_T) — the step Jacobian sigma df0/du_t + df0/du —
+ * at the time `time` (the kernel's TIME_T, which the physics reads by
+ * that name) */
+void facet_tangent_column(const int q, const int b, const int gc, const FacetCell *c,
+                          const real g[N_B][DIM], const real x[DIM], const real uq[N_COMP],
+                          const real gradU[N_COMP][DIM], const real ut[N_COMP],
+                          const real k_c[N_CONSTANTS_ALLOC], const real time, real df0[N_COMP])
+{
+  real du[N_COMP], dgu[N_COMP][DIM], dut[N_COMP];
+  for (int comp = 0; comp < N_COMP; ++comp) {
+    du[comp] = comp == gc ? FACET_PHI(c->lf, q, b) : (real)0;
+    for (int d = 0; d < DIM; ++d) dgu[comp][d] = comp == gc ? g[b][d] : (real)0;
+#if READS_U_T
+    dut[comp] = c->sigma * du[comp];
+#else
+    dut[comp] = (real)0;
+#endif
+    df0[comp] = (real)0;
+  }
+  FACET_TANGENT(uq, gradU, x, k_c, c->n, ut, du, dgu, dut, df0);
+}
+
+#if READS_U_T
+#define LOAD_FACET_CELL(facet, c) \
+  load_facet_cell(facet, u, facetNodes, facetLocal, invJacobians, normals, timeB, sigma, c)
+#else
+#define LOAD_FACET_CELL(facet, c) \
+  load_facet_cell(facet, u, facetNodes, facetLocal, invJacobians, normals, c)
+#endif
+
 __kernel void facet_diagonal(__global const real *restrict u,            /* [node][comp]      */
                              __global const uint *restrict facetNodes,   /* [facet][b]        */
                              __global const uint *restrict facetLocal,   /* [facet]           */
@@ -208,62 +314,130 @@ __kernel void facet_diagonal(__global const real *restrict u,            /* [nod
 {
   const int facet = get_global_id(0);
   if (facet >= nFacets) return;
-  const uint lf = facetLocal[facet];
   real k_c[N_CONSTANTS_ALLOC];
   for (int j = 0; j < N_CONSTANTS; ++j) k_c[j] = constants[j];
-  real invJ[DIM * DIM];
-  for (int k = 0; k < DIM * DIM; ++k) invJ[k] = invJacobians[facet * DIM * DIM + k];
-  real n[DIM];
-  for (int d = 0; d < DIM; ++d) n[d] = normals[facet * DIM + d];
-  uint nodes[N_B];
-  real uc[N_B][N_COMP];
-#if READS_U_T
-  real bc[N_B][N_COMP];
-#endif
-  for (int b = 0; b < N_B; ++b) {
-    nodes[b] = facetNodes[facet * N_B + b];
-    for (int comp = 0; comp < N_COMP; ++comp) {
-      uc[b][comp] = u[GLOBAL_DOF(nodes[b], comp, N_COMP)];
-#if READS_U_T
-      bc[b][comp] = timeB[GLOBAL_DOF(nodes[b], comp, N_COMP)];
-#endif
-    }
-  }
+  FacetCell c;
+  LOAD_FACET_CELL(facet, &c);
   for (int b = 0; b < N_B; ++b) {
     real block[N_COMP][N_COMP];
     for (int fc = 0; fc < N_COMP; ++fc)
       for (int gc = 0; gc < N_COMP; ++gc) block[fc][gc] = (real)0;
     for (int q = 0; q < N_FQ; ++q) {
-      real g[N_B][DIM], x[DIM];
-      facet_grad_phi(lf, q, invJ, g);
-      for (int d = 0; d < DIM; ++d) x[d] = points[(facet * N_FQ + q) * DIM + d];
-      real uq[N_COMP], gradU[N_COMP][DIM], ut[N_COMP];
-      facet_field(lf, q, uc, g, uq, gradU);
-#if READS_U_T
-      facet_u_t(lf, q, sigma, uq, bc, ut);
-#else
-      for (int comp = 0; comp < N_COMP; ++comp) ut[comp] = (real)0;
-#endif
-      const real wb = weights[facet * N_FQ + q] * FACET_PHI(lf, q, b);
+      real g[N_B][DIM], x[DIM], uq[N_COMP], gradU[N_COMP][DIM], ut[N_COMP];
+      facet_tangent_point(facet, q, &c, points, g, x, uq, gradU, ut);
+      const real wb = weights[facet * N_FQ + q] * FACET_PHI(c.lf, q, b);
       for (int gc = 0; gc < N_COMP; ++gc) {
-        real du[N_COMP], dgu[N_COMP][DIM], dut[N_COMP], df0[N_COMP];
-        for (int comp = 0; comp < N_COMP; ++comp) {
-          du[comp] = comp == gc ? FACET_PHI(lf, q, b) : (real)0;
-          for (int d = 0; d < DIM; ++d) dgu[comp][d] = comp == gc ? g[b][d] : (real)0;
-#if READS_U_T
-          dut[comp] = sigma * du[comp];
-#else
-          dut[comp] = (real)0;
-#endif
-          df0[comp] = (real)0;
-        }
-        FACET_TANGENT(uq, gradU, x, k_c, n, ut, du, dgu, dut, df0);
+        real df0[N_COMP];
+        facet_tangent_column(q, b, gc, &c, g, x, uq, gradU, ut, k_c, TIME_T, df0);
         for (int fc = 0; fc < N_COMP; ++fc) block[fc][gc] += wb * df0[fc];
       }
     }
     for (int fc = 0; fc < N_COMP; ++fc)
       for (int gc = 0; gc < N_COMP; ++gc)
-        atomic_add_real(&out[(nodes[b] * N_COMP + fc) * N_COMP + gc], block[fc][gc]);
+        atomic_add_real(&out[(c.nodes[b] * N_COMP + fc) * N_COMP + gc], block[fc][gc]);
+  }
+}
+
+#define N_BT (N_B * N_COMP)
+
+/* facet_matrices: one work-item per facet: its element matrix
+ *
+ *   K_F[a N_COMP + fc][b N_COMP + gc] = sum_q W_q phi_a(xi_q) df0_fc(q; b, gc)
+ *
+ * (df0 of facet_tangent_column: facet_diagonal's tangent, every row),
+ * column block by column block. Entry (a fc, b gc) belongs at
+ * positions[ELEM_MAT(facetCells[facet], a, b, N_B)] + fc*rowLen + gc in the
+ * CSR values — the position map of the facet's cell (the cells' map of
+ * kernels/element_matrix.cl: the facet's slots are its cell's), rowLen the
+ * length of row node_a*N_COMP:
+ *
+ *   OUTPUT_ATOMIC = 1: added there with atomic_add_real (after the cells');
+ *   OUTPUT_ATOMIC = 0: written to facetMatrices[ELEM_MAT(facet, i, j, N_BT)]
+ *                      for facet_sum_matrices. */
+__kernel void facet_matrices(__global const real *restrict u,            /* [node][comp]   */
+                             __global const uint *restrict facetNodes,   /* [facet][b]     */
+                             __global const uint *restrict facetLocal,   /* [facet]        */
+                             __global const real *restrict invJacobians, /* [facet][e][d]  */
+                             __global const real *restrict normals,      /* [facet][d]     */
+                             __global const real *restrict points,       /* [facet][q][d]  */
+                             __global const real *restrict weights,      /* [facet][q]     */
+                             __constant real *constants,                 /* [N_CONSTANTS]  */
+                             __global const uint *restrict facetCells,   /* [facet]        */
+                             __global const uint *restrict positions,    /* [cell][a][b]   */
+                             __global const uint *restrict rowPtr,       /* [row + 1]      */
+                             __global real *restrict out,    /* atomic: values [nnz]; else [facet][i][j] */
+                             const int nFacets TIME_PARAMS)
+{
+  const int facet = get_global_id(0);
+  if (facet >= nFacets) return;
+  real k_c[N_CONSTANTS_ALLOC];
+  for (int j = 0; j < N_CONSTANTS; ++j) k_c[j] = constants[j];
+  FacetCell c;
+  LOAD_FACET_CELL(facet, &c);
+  for (int b = 0; b < N_B; ++b) {
+    real block[N_BT][N_COMP];
+    for (int i = 0; i < N_BT; ++i)
+      for (int gc = 0; gc < N_COMP; ++gc) block[i][gc] = (real)0;
+    for (int q = 0; q < N_FQ; ++q) {
+      real g[N_B][DIM], x[DIM], uq[N_COMP], gradU[N_COMP][DIM], ut[N_COMP];
+      facet_tangent_point(facet, q, &c, points, g, x, uq, gradU, ut);
+      const real w = weights[facet * N_FQ + q];
+      for (int gc = 0; gc < N_COMP; ++gc) {
+        real df0[N_COMP];
+        facet_tangent_column(q, b, gc, &c, g, x, uq, gradU, ut, k_c, TIME_T, df0);
+        for (int a = 0; a < N_B; ++a) {
+          const real wa = w * FACET_PHI(c.lf, q, a);
+          for (int fc = 0; fc < N_COMP; ++fc) block[a * N_COMP + fc][gc] += wa * df0[fc];
+        }
+      }
+    }
+    for (int a = 0; a < N_B; ++a) {
+#if OUTPUT_ATOMIC
+      const uint row = c.nodes[a] * N_COMP;
+      const uint rowLen = rowPtr[row + 1] - rowPtr[row];
+      const uint p = positions[ELEM_MAT(facetCells[facet], a, b, N_B)];
+#endif
+      for (int fc = 0; fc < N_COMP; ++fc)
+        for (int gc = 0; gc < N_COMP; ++gc) {
+#if OUTPUT_ATOMIC
+          atomic_add_real(&out[p + fc * rowLen + gc], block[a * N_COMP + fc][gc]);
+#else
+          out[ELEM_MAT(facet, a * N_COMP + fc, b * N_COMP + gc, N_BT)] = block[a * N_COMP + fc][gc];
+#endif
+        }
+    }
+  }
+}
+
+/* facet_sum_matrices (deterministic assembly): one work-item per row
+ * r = node*N_COMP + fc of a node of the set (k = r / N_COMP): for each of
+ * the node's slots facet*N_B + a in the fixed order of facet_sum's
+ * incidence, row fc of slot a of the facet matrix is added into the
+ * values (holding the cells' sum) at its positions — bitwise the same on
+ * every run. */
+__kernel void facet_sum_matrices(__global const real *restrict facetMatrices, /* [facet][i][j] */
+                                 __global const uint *restrict nodes,     /* the set's nodes     */
+                                 __global const uint *restrict offsets,   /* [k]..[k+1]: slots   */
+                                 __global const uint *restrict slots,     /* facet * N_B + a     */
+                                 __global const uint *restrict facetCells, /* [facet]            */
+                                 __global const uint *restrict positions, /* [cell][a][b]        */
+                                 __global const uint *restrict rowPtr,    /* [row + 1]           */
+                                 __global real *restrict values,          /* [nnz]               */
+                                 const int nRows)
+{
+  const int r = get_global_id(0);
+  if (r >= nRows) return;
+  const int k = r / N_COMP, fc = r % N_COMP;
+  const uint row = nodes[k] * N_COMP + fc;
+  /* the node's first row holds the positions; this row is fc rows further */
+  const uint rowLen = rowPtr[row + 1] - rowPtr[row], shift = fc * rowLen;
+  for (uint t = offsets[k]; t < offsets[k + 1]; ++t) {
+    const uint facet = slots[t] / N_B, a = slots[t] % N_B, cell = facetCells[facet];
+    for (int b = 0; b < N_B; ++b) {
+      const uint p = positions[ELEM_MAT(cell, a, b, N_B)] + shift;
+      for (int gc = 0; gc < N_COMP; ++gc)
+        values[p + gc] += facetMatrices[ELEM_MAT(facet, a * N_COMP + fc, b * N_COMP + gc, N_BT)];
+    }
   }
 }
 #endif

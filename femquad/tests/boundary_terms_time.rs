@@ -6,7 +6,8 @@
 //! * With a time state bound, `F(u)`, `J(u)·v` and the point-block diagonal
 //!   of forms with transient boundary terms equal the native reference on
 //!   the device (f64 ≤ 1e-12 relative to the largest entry) in both
-//!   assembly modes.
+//!   assembly modes; so does the device's assembled matrix, against the
+//!   host CSR.
 //! * The step Jacobian's boundary part (`σ·∂f0/∂u_t + ∂f0/∂u`) equals
 //!   central differences of `F` and the host-assembled matrix.
 //! * Backward Euler on the heat equation with a dynamic boundary condition
@@ -167,6 +168,37 @@ fn device_transient_boundary_terms_equal_the_native_reference() {
                          native {x} device {y} (relative {diff:e})"
                     );
                 }
+            }
+        }
+    }
+}
+
+/// With a time state bound, the device's assembled matrix
+/// (`Operator::assemble_matrix`) of forms with transient boundary terms —
+/// their step Jacobian `σ·∂f0/∂u_t + ∂f0/∂u`, from the boundary tangent
+/// with the direction `σ·φ_b` in `u_t` — is the host CSR
+/// (`Operator::assemble_jacobian`, `g0 + σ·g0_t`) to 1e-12 relative to the
+/// largest entry, in both assembly modes.
+#[test]
+fn the_device_assembled_step_jacobian_includes_the_transient_boundary_terms() {
+    let device = Backend::opencl_with(testing::device(), testing::options());
+    for (dim, order, cells) in CASES {
+        let mut op = operator(dim, order, cells, &device);
+        bind_time(&mut op);
+        let u = op.vector_from(&values(op.space().n_dofs(), 0.0)).unwrap();
+        let host = op.assemble_jacobian(&u).unwrap();
+        let scale = host.values().iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+            op.set_assembly(assembly).unwrap();
+            let a = op.assemble_matrix(&u).unwrap().to_host().unwrap();
+            assert!(Arc::ptr_eq(a.pattern(), host.pattern()));
+            for (k, (x, y)) in host.values().iter().zip(a.values()).enumerate() {
+                let diff = (x - y).abs() / scale;
+                assert!(
+                    diff <= 1e-12,
+                    "{dim}D P{order} transient cells {cells} {assembly:?} entry {k}: host {x} \
+                     device {y} (relative {diff:e})"
+                );
             }
         }
     }

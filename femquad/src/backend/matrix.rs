@@ -21,7 +21,7 @@ pub enum Matrix<R: Real> {
     /// On the host: assembled from the host element matrices, SpMV in `R`.
     Native(HostCsr<R>),
     /// On an OpenCL device: assembled there from the element matrices of
-    /// the physics' tangent, SpMV kernel.
+    /// the physics' tangent and of the form's boundary terms, SpMV kernel.
     OpenCl(Box<DeviceCsr<R>>),
 }
 
@@ -196,13 +196,6 @@ impl<R: Real> Integrator<R> {
     /// live on the integrator's device; those of [`DeviceCsr::assemble`].
     pub fn assemble_matrix(&mut self, u: &Vector<R>, matrix: &mut Matrix<R>) -> Result<()> {
         match (self, u, matrix) {
-            (Integrator::OpenCl(d), _, _) if d.has_boundary_terms() => Err(Error::arg(
-                "form",
-                "it has boundary terms, which the device's assembled matrix does not include \
-                 (the matrix-free J(u)·v and the diagonal do): assemble on the host with \
-                 Operator::assemble_jacobian, or keep multigrid levels matrix-free \
-                 (MultigridOptions::assembled_max_dofs = 0)",
-            )),
             (Integrator::OpenCl(d), Vector::Device(u), Matrix::OpenCl(m)) => {
                 let assembly = d.assembly();
                 m.assemble(d, u, assembly)

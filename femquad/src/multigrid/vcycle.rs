@@ -50,7 +50,8 @@ pub struct MultigridOptions {
     /// The smoothed levels (every level above the coarsest, the finest
     /// included) with at most this many dofs apply their operator as an
     /// assembled sparse matrix (one SpMV, on the operator's backend: on a
-    /// device assembled there) and take their point-block diagonal from it;
+    /// device assembled there, a form's boundary terms included) and take
+    /// their point-block diagonal from it;
     /// the others stay matrix-free. Each new linearization reassembles the
     /// values only (the pattern is kept). Used by [`super::OperatorLevels`];
     /// a [`Multigrid`] with its own [`LevelOperators`] ignores it. `0`

@@ -258,7 +258,10 @@ impl<R: Real> Operator<R> {
     ///   (column by column) and summed into the CSR values through a map
     ///   built once from the sparsity pattern, atomically or
     ///   deterministically as the operator's [`Operator::set_assembly`] says
-    ///   ([`crate::opencl::matrix`]); `u` is not downloaded.
+    ///   ([`crate::opencl::matrix`]), then each boundary facet's element
+    ///   matrix `K_F[i][j] = ∂E_F[i]/∂u_c[j]` (the boundary tangent, with
+    ///   `σ·∂f0/∂u_t` at a bound time state) at its cell's positions; `u`
+    ///   is not downloaded.
     /// * Natively, the values of [`Operator::assemble_jacobian`] rounded to `R`.
     ///
     /// The pattern ([`crate::sparse::SparsityPattern::of_space`]) is the one

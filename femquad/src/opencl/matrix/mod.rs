@@ -33,6 +33,14 @@
 //!   assembly ([`crate::sparse::assemble_into`]), bitwise the same on every
 //!   run.
 //!
+//! A form's boundary terms add their facets' element matrices after the
+//! cells' (`facet_matrices` in `kernels/facet_integrate.cl`: the boundary
+//! tangent along `φ_b e_gc` with every row `a`, at the positions of the
+//! facet's cell in the same map), atomically, or per facet and then summed
+//! per row in the fixed order of the facets' node incidence — so every
+//! value is the cells' sum followed by the facets', bitwise the same on
+//! every run.
+//!
 //! # Kernels of the matrix (`kernels/spmv.cl`)
 //! `y = A x` by teams of `L` work-items per row ("CSR-vector",
 //! [`lanes::lanes_for`] picks `L ∈ {1, 2, 4, 8, 16, 32}` from the mean row
@@ -235,7 +243,9 @@ impl<R: Real> DeviceCsr<R> {
 
     /// Assembles the Jacobian of the bound form `form` at `u` into the
     /// values (the pattern kept): the element matrices from the physics'
-    /// tangent, summed by `assembly` (see the module's documentation). The
+    /// tangent, and those of the form's boundary terms (at the form's time
+    /// state, with `σ·∂f0/∂u_t`), summed by `assembly` (see the module's
+    /// documentation). The
     /// first call uploads the map from element entries to positions (and
     /// for the deterministic sum the incidence and a buffer of element
     /// matrices); later calls launch only.
@@ -247,7 +257,7 @@ impl<R: Real> DeviceCsr<R> {
     /// on another device); build failures, device memory.
     pub fn assemble(
         &mut self,
-        form: &OpenClIntegrator<R>,
+        form: &mut OpenClIntegrator<R>,
         u: &DeviceVector<R>,
         assembly: Assembly,
     ) -> Result<()> {
@@ -324,7 +334,13 @@ impl<R: Real> DeviceCsr<R> {
                     )?;
             }
         }
-        Ok(())
+        form.add_facet_matrices(
+            u,
+            &maps.positions,
+            &self.row_ptr,
+            &mut self.values,
+            assembly,
+        )
     }
 
     /// Uploads the position map (and for the deterministic sum the

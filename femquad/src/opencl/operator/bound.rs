@@ -457,6 +457,30 @@ impl<R: Real> OpenClIntegrator<R> {
         let reads = self.physics.info().reads;
         self.op.push_time(launch, reads, self.op.time_args())
     }
+
+    /// Adds the bound boundary terms' element matrices of `J(u)` (at the
+    /// bound time state: `σ·∂f0/∂u_t + ∂f0/∂u`) into `values`, the values
+    /// of a CSR matrix of the form's space that hold the cells' (enqueued
+    /// before), by `assembly`, through the matrix's cell position map
+    /// `positions` and `row_ptr` ([`DeviceFacets::add_matrices`]); nothing
+    /// without boundary terms.
+    ///
+    /// # Errors
+    /// Those of [`DeviceFacets::add_matrices`].
+    pub(crate) fn add_facet_matrices(
+        &mut self,
+        u: &DeviceVector<R>,
+        positions: &opencl3::memory::Buffer<u32>,
+        row_ptr: &opencl3::memory::Buffer<u32>,
+        values: &mut DeviceVector<R>,
+        assembly: Assembly,
+    ) -> Result<()> {
+        let time = self.op.time_args();
+        match &mut self.facets {
+            Some(f) => f.add_matrices(u, positions, row_ptr, values, assembly, time),
+            None => Ok(()),
+        }
+    }
 }
 
 /// The error of a Jacobian asked of `physics`, which has no derivatives.

@@ -4,19 +4,32 @@
 //! `w_q |F|/|F̂|`), its programs built once per (residual or tangent,
 //! assembly), and its launches added after the cell kernels' into the same
 //! global vector: `F(u)`, `J(u)·v` (atomic or deterministic assembly, as the
-//! cells') and the point-block diagonal (atomic, as the cells').
+//! cells') and the point-block diagonal (atomic, as the cells'); and the
+//! facets' element matrices of `J(u)`, added into the values of a device
+//! CSR matrix after the cells' ([`DeviceFacets::add_matrices`], for
+//! [`crate::opencl::DeviceCsr::assemble`]).
 //!
-//! The deterministic assembly writes facet vectors and sums them per node
-//! in the order of an incidence list built on the host (the node's
-//! `(facet, b)` slots, increasing): bitwise reproducible.
+//! The deterministic assembly writes facet vectors (facet matrices) and
+//! sums them per node (per row of a node) in the order of an incidence
+//! list built on the host (the node's `(facet, b)` slots, increasing):
+//! bitwise reproducible.
+//!
+//! A facet's entry `(a·N_comp + fc, b·N_comp + gc)` of the matrix lies at
+//! the CSR position of its cell's slots `(a, b)`: the facet kernels read the
+//! matrix's map of cell positions
+//! ([`SparsityPattern::node_pair_positions`](crate::sparse::SparsityPattern::node_pair_positions),
+//! `[cell][a][b]`) at the facet's cell, uploaded once per term
+//! (`facet_cells`) — no map of their own.
 //!
 //! A transient evaluation passes the cells' time state ([`TimeArgs`]: the
-//! global `b`, `σ`, `t`) to the points and diagonal kernels of a term
+//! global `b`, `σ`, `t`) to the points, diagonal and matrix kernels of a term
 //! whose physics reads `u_t` or `t` (`TIME_PARAMS`): they form
 //! `u_t = σ·u + b` at the facet points and the direction `σ·v` in `u_t`.
 //!
-//! Every launch is recorded ([`FacetLaunch`]: kernel, term, bytes, event)
-//! in the evaluation's [`Run`](crate::opencl::timing::Run).
+//! Every launch of `F(u)`, `J(u)·v` and the diagonal is recorded
+//! ([`FacetLaunch`]: kernel, term, bytes, event) in the evaluation's
+//! [`Run`](crate::opencl::timing::Run); a matrix assembly records none, as
+//! the cells' element-matrix launches are not recorded either.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -54,8 +67,16 @@ struct Kernels {
     points: Kernel,
     scatter: Kernel,
     sum: Kernel,
-    /// In the tangent program only.
-    diagonal: Option<Kernel>,
+    /// In the tangent program only: the diagonal blocks, the element
+    /// matrices and their deterministic sum.
+    tangent: Option<TangentKernels>,
+}
+
+/// The kernels of a term's tangent program.
+struct TangentKernels {
+    diagonal: Kernel,
+    matrices: Kernel,
+    sum_matrices: Kernel,
 }
 
 /// One boundary term on the device.
@@ -67,6 +88,8 @@ struct DeviceTerm<R: Real> {
     tabulation: crate::facet::FacetTabulation,
     facet_nodes: Buffer<u32>,
     facet_local: Buffer<u32>,
+    /// The facet's cell, `[facet]`: where its matrix entries go.
+    facet_cells: Buffer<u32>,
     inv_j: Buffer<R>,
     normals: Buffer<R>,
     points: Buffer<R>,
@@ -76,6 +99,9 @@ struct DeviceTerm<R: Real> {
     point_values: Buffer<R>,
     /// Facet vectors of the deterministic assembly, `[facet][b][comp]`.
     facet_vectors: Buffer<R>,
+    /// Facet matrices of the deterministic matrix assembly,
+    /// `[facet][i][j]`, allocated on first use.
+    facet_matrices: Option<Buffer<R>>,
     /// The incidence of the deterministic sum: the set's nodes, and per
     /// node its `facet·N_b + b` slots (CSR).
     sum_nodes: Buffer<u32>,
@@ -218,18 +244,9 @@ impl<R: Real> DeviceFacets<R> {
         let mut launches = Vec::new();
         for (term, t) in self.terms.iter_mut().enumerate() {
             t.build(&self.device, true, true)?;
-            let k = t.kernels[&(true, true)].diagonal.as_ref().ok_or_else(|| {
-                Error::internal("a facet tangent program without its diagonal kernel")
-            })?;
-            let launch = Launch::new(k)
-                .mem(u.buffer())?
-                .mem(&t.facet_nodes)?
-                .mem(&t.facet_local)?
-                .mem(&t.inv_j)?
-                .mem(&t.normals)?
-                .mem(&t.points)?
-                .mem(&t.weights)?
-                .mem(&t.constants)?
+            let k = &tangent_kernels(&t.kernels, true)?.diagonal;
+            let launch = t
+                .tangent_launch(k, u)?
                 .mem(out.buffer_mut())?
                 .value(count(t.n_facets)?)?;
             let event = push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?
@@ -248,6 +265,79 @@ impl<R: Real> DeviceFacets<R> {
             });
         }
         Ok(launches)
+    }
+
+    /// Adds the boundary terms' element matrices of `J(u)` at the time
+    /// state `time` into `values`, the values of a CSR matrix holding the
+    /// cells' (summed by the launches before, on the same in-order queue),
+    /// through the matrix's map `positions` (`[cell][a][b]`, the position
+    /// of `(node_a·N_comp, node_b·N_comp)`) and `row_ptr`: with
+    /// [`Assembly::Atomic`] added atomically by `facet_matrices`, with
+    /// [`Assembly::Deterministic`] written per facet and added per row by
+    /// `facet_sum_matrices` in the fixed order of the incidence, term after
+    /// term.
+    ///
+    /// # Errors
+    /// Kernel builds and launches; a physics without derivatives; a
+    /// physics that reads `u_t` without a time state; device memory.
+    pub(super) fn add_matrices(
+        &mut self,
+        u: &DeviceVector<R>,
+        positions: &Buffer<u32>,
+        row_ptr: &Buffer<u32>,
+        values: &mut DeviceVector<R>,
+        assembly: Assembly,
+        time: Option<TimeArgs<'_, R>>,
+    ) -> Result<()> {
+        let atomic = assembly == Assembly::Atomic;
+        for t in &mut self.terms {
+            t.build(&self.device, true, atomic)?;
+            let [_, n_b, n_comp] = t.sizes;
+            if !atomic && t.facet_matrices.is_none() {
+                let len = t.n_facets * (n_b * n_comp).pow(2);
+                t.facet_matrices = Some(self.device.alloc::<R>(len, "facet matrices")?);
+            }
+            let k = tangent_kernels(&t.kernels, atomic)?;
+            // Argument types and order match kernels/facet_integrate.cl;
+            // every facet's cell has its n_b² positions in `positions` (the
+            // pattern of the form's space, checked by DeviceCsr::assemble).
+            let launch = t
+                .tangent_launch(&k.matrices, u)?
+                .mem(&t.facet_cells)?
+                .mem(positions)?
+                .mem(row_ptr)?;
+            let launch = match &mut t.facet_matrices {
+                Some(m) if !atomic => launch.mem(m)?,
+                _ => launch.mem(values.buffer_mut())?,
+            }
+            .value(count(t.n_facets)?)?;
+            push_time_args(launch, t.physics.info().reads, time, &self.unused_b)?.enqueue(
+                &self.device,
+                groups(t.n_facets),
+                Some(GROUP),
+                "the facet element-matrix kernel",
+            )?;
+            if let (Some(matrices), false) = (&t.facet_matrices, atomic) {
+                let n_rows = t.n_sum_nodes * n_comp;
+                Launch::new(&k.sum_matrices)
+                    .mem(matrices)?
+                    .mem(&t.sum_nodes)?
+                    .mem(&t.sum_offsets)?
+                    .mem(&t.sum_slots)?
+                    .mem(&t.facet_cells)?
+                    .mem(positions)?
+                    .mem(row_ptr)?
+                    .mem(values.buffer_mut())?
+                    .value(count(n_rows)?)?
+                    .enqueue(
+                        &self.device,
+                        groups(n_rows),
+                        Some(GROUP),
+                        "the deterministic sum of facet matrices",
+                    )?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -274,9 +364,11 @@ impl<R: Real> DeviceTerm<R> {
         let n_fq = g.n_points();
         let mut nodes = Vec::with_capacity(n_facets * n_b);
         let mut local = Vec::with_capacity(n_facets);
+        let mut cells = Vec::with_capacity(n_facets);
         for f in facets {
             nodes.extend_from_slice(space.cell_nodes(f.cell as usize));
             local.push(u32::from(f.local));
+            cells.push(f.cell);
         }
         let weights: Vec<R> = (0..n_facets * n_fq)
             .map(|p| R::from_f64(t.weights[p % n_fq] * g.measure()[p / n_fq]))
@@ -314,6 +406,7 @@ impl<R: Real> DeviceTerm<R> {
             tabulation: t.tabulation.clone(),
             facet_nodes: upload_u32(&nodes, "facet cell nodes")?,
             facet_local: upload_u32(&local, "facet local indices")?,
+            facet_cells: upload_u32(&cells, "facet cells")?,
             inv_j: upload_r(&to_r(g.inv_j()), "facet J^-1", geometry)?,
             normals: upload_r(&to_r(g.normals()), "facet normals", geometry)?,
             points: upload_r(&to_r(g.points()), "facet points", geometry)?,
@@ -325,6 +418,7 @@ impl<R: Real> DeviceTerm<R> {
             )?,
             point_values: device.alloc::<R>(n_facets * n_fq * n_comp, "facet point values")?,
             facet_vectors: device.alloc::<R>(n_facets * n_b * n_comp, "facet vectors")?,
+            facet_matrices: None,
             n_sum_nodes: sum_nodes.len(),
             sum_nodes: upload_u32(&sum_nodes, "facet nodes")?,
             sum_offsets: upload_u32(&offsets, "facet node offsets")?,
@@ -370,6 +464,22 @@ impl<R: Real> DeviceTerm<R> {
         }
     }
 
+    /// A launch of a tangent kernel (`facet_diagonal`, `facet_matrices`)
+    /// with its first arguments set, as `load_facet_cell` and
+    /// `facet_tangent_point` read them: `u`, the facets' cell nodes and
+    /// local facets, `J⁻¹`, normals, points, weights, constants.
+    fn tangent_launch<'k>(&self, kernel: &'k Kernel, u: &DeviceVector<R>) -> Result<Launch<'k>> {
+        Launch::new(kernel)
+            .mem(u.buffer())?
+            .mem(&self.facet_nodes)?
+            .mem(&self.facet_local)?
+            .mem(&self.inv_j)?
+            .mem(&self.normals)?
+            .mem(&self.points)?
+            .mem(&self.weights)?
+            .mem(&self.constants)
+    }
+
     /// Builds the program for (`tangent`, `atomic`) if not built yet.
     fn build(&mut self, device: &Device, tangent: bool, atomic: bool) -> Result<()> {
         if self.kernels.contains_key(&(tangent, atomic)) {
@@ -396,8 +506,12 @@ impl<R: Real> DeviceTerm<R> {
             points: kernel("facet_points")?,
             scatter: kernel("facet_scatter")?,
             sum: kernel("facet_sum")?,
-            diagonal: if tangent {
-                Some(kernel("facet_diagonal")?)
+            tangent: if tangent {
+                Some(TangentKernels {
+                    diagonal: kernel("facet_diagonal")?,
+                    matrices: kernel("facet_matrices")?,
+                    sum_matrices: kernel("facet_sum_matrices")?,
+                })
             } else {
                 None
             },
@@ -405,6 +519,18 @@ impl<R: Real> DeviceTerm<R> {
         self.kernels.insert((tangent, atomic), kernels);
         Ok(())
     }
+}
+
+/// The kernels of a term's tangent program for `atomic` output, from its
+/// built programs `kernels` ([`DeviceTerm::build`] first).
+fn tangent_kernels(
+    kernels: &HashMap<(bool, bool), Kernels>,
+    atomic: bool,
+) -> Result<&TangentKernels> {
+    kernels
+        .get(&(true, atomic))
+        .and_then(|k| k.tangent.as_ref())
+        .ok_or_else(|| Error::internal("a facet tangent program used before it was built"))
 }
 
 /// Work-items for `n` items, in whole work-groups.
