@@ -9,12 +9,16 @@
 //! * BDF2 preconditioned by multigrid ([`DistMultigrid`] on a
 //!   [`DistHierarchy`] of one refinement; femquad's serial multigrid on the
 //!   serial `MeshHierarchy`);
+//! * Crank–Nicolson with adaptive steps (step doubling from 0.1 to the
+//!   local error 1e-6), Jacobi: the stage's fixed values
+//!   `θ·g + (1−θ)·u_n` read `u_n` on every rank's local entries;
 //!
 //! each: the solution at `t = 0.2` within 1e-8 (relative, max norm) of the
-//! serial one, one Newton step per time step on both (the form is affine),
-//! the Krylov iterations of the run within 1 of the serial ones. The max
-//! nodal error to `u(0.2)` is printed (the schemes' time error: `φ` is
-//! exact in P1).
+//! serial one, the same accepted and rejected steps, one Newton step per
+//! nonlinear solve on both (the form is affine; three solves per adaptive
+//! attempt), the Krylov iterations of the run within 1 of the serial ones.
+//! The max nodal error to `u(0.2)` is printed (the schemes' time error: `φ`
+//! is exact in P1).
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -23,7 +27,7 @@ use femquad::backend::Backend;
 use femquad::mesh::Mesh;
 use femquad::multigrid::{MeshHierarchy, MultigridOptions};
 use femquad::prelude::*;
-use femquad::time::{RunStats, Scheme, StepControl, TimeIntegrator, TimeProblem};
+use femquad::time::{Adaptive, RunStats, Scheme, StepControl, TimeIntegrator, TimeProblem};
 use femquad_mpi::problem::StepPreconditioner;
 use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistProblem, DistVector};
 
@@ -64,10 +68,11 @@ fn form(s: FunctionSpace) -> Result<Form<f64>> {
     Form::new(s, HeatMms)
 }
 
-/// One run of the check: its name, scheme, and multigrid or Jacobi.
+/// One run of the check: its name, scheme, steps, and multigrid or Jacobi.
 struct Case {
     name: &'static str,
     scheme: Scheme,
+    control: StepControl,
     multigrid: bool,
 }
 
@@ -90,17 +95,26 @@ pub fn check(
         Case {
             name: "backward Euler, Jacobi",
             scheme: Scheme::BackwardEuler,
+            control: StepControl::Fixed(DT),
             multigrid: false,
         },
         Case {
             name: "BDF2, Jacobi",
             scheme: Scheme::Bdf2,
+            control: StepControl::Fixed(DT),
             multigrid: false,
         },
         Case {
             name: "BDF2, multigrid",
             scheme: Scheme::Bdf2,
+            control: StepControl::Fixed(DT),
             multigrid: true,
+        },
+        Case {
+            name: "Crank–Nicolson, adaptive, Jacobi",
+            scheme: Scheme::CRANK_NICOLSON,
+            control: StepControl::Adaptive(Adaptive::new(2.0 * DT, 1e-6)),
+            multigrid: false,
         },
     ];
     let mut ok = true;
@@ -146,7 +160,7 @@ fn distributed(dist: &Rc<DistMesh>, backend: &Backend, case: &Case) -> Result<Ru
     let u0 = problem.interpolate(&|x, u| u[0] = exact(0.0, x));
     let mut integrator = TimeIntegrator::new(problem, case.scheme)?
         .with_boundary_values(|t, x, g| g[0] = exact(t, x));
-    let (u, stats) = integrator.run(&u0, 0.0, T_END, StepControl::Fixed(DT))?;
+    let (u, stats) = integrator.run(&u0, 0.0, T_END, case.control)?;
     let mut xs = DistVector::zeros(mesh, dim);
     xs.set_local_from_host(&mesh.layout().coordinates)?;
     Ok(Run {
@@ -185,7 +199,7 @@ fn compare(
     let u0 = problem.space().interpolate(|x, u| u[0] = exact(0.0, x));
     let mut integrator = TimeIntegrator::new(problem, case.scheme)?
         .with_boundary_values(|t, x, g| g[0] = exact(t, x));
-    let (u, serial) = integrator.run(&u0, 0.0, T_END, StepControl::Fixed(DT))?;
+    let (u, serial) = integrator.run(&u0, 0.0, T_END, case.control)?;
     let order = serial_order(coordinates, fine.vertices(), dim)?;
     let u = u.to_host()?;
     let err = rel_diff(&permuted(solution, &order), &u);
@@ -194,21 +208,29 @@ fn compare(
         .space()
         .interpolate(|x, e| e[0] = exact(T_END, x));
     let time_error = rel_diff(&u, &exact_end);
-    let steps = (T_END / DT).round() as usize;
+    // one Newton step per nonlinear solve: one solve per fixed step, three
+    // per adaptive attempt
+    let solves = |s: &RunStats| match case.control {
+        StepControl::Fixed(_) => s.steps,
+        StepControl::Adaptive(_) => 3 * (s.steps + s.rejected),
+    };
     let pass = err <= 1e-8
-        && stats.steps == steps
-        && serial.steps == steps
-        && stats.newton_iterations == steps
-        && serial.newton_iterations == steps
+        && stats.steps == serial.steps
+        && stats.rejected == serial.rejected
+        && stats.newton_iterations == solves(stats)
+        && serial.newton_iterations == solves(&serial)
         && stats.linear_iterations.abs_diff(serial.linear_iterations) <= 1;
     println!(
-        "time integration, {}: {} steps, {} Newton steps, {} Krylov iterations (serial {}, {}, \
-         {}), relative difference {err:.3e}, error to the exact solution {time_error:.3e} {}",
+        "time integration, {}: {} steps ({} rejected), {} Newton steps, {} Krylov iterations \
+         (serial {}, {}, {}, {}), relative difference {err:.3e}, error to the exact solution \
+         {time_error:.3e} {}",
         case.name,
         stats.steps,
+        stats.rejected,
         stats.newton_iterations,
         stats.linear_iterations,
         serial.steps,
+        serial.rejected,
         serial.newton_iterations,
         serial.linear_iterations,
         verdict(pass)
