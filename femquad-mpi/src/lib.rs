@@ -20,6 +20,10 @@
 //!   partitioned and nested) and `DistMultigrid` (geometric multigrid over
 //!   the ranks, the coarsest level gathered to rank 0 and factored with
 //!   faer), the preconditioner of `solve::solve_linear_preconditioned`;
+//! * `DistProblem` — a `DistOperator` with Dirichlet conditions that
+//!   femquad's own time integrator (`femquad::time::TimeIntegrator`)
+//!   advances over the ranks (the time state bound on every rank and
+//!   multigrid level, Newton–Krylov per step);
 //! * `output` — parallel VTU (`.pvtu` and one piece per rank);
 //! * `device` — one rank per OpenCL device, picked by the node-local rank.
 //!
@@ -47,6 +51,8 @@ pub mod output;
 #[cfg(feature = "mpi")]
 pub mod partition;
 #[cfg(feature = "mpi")]
+pub mod problem;
+#[cfg(feature = "mpi")]
 pub mod solve;
 #[cfg(feature = "mpi")]
 pub mod vector;
@@ -59,6 +65,8 @@ pub use hierarchy::DistHierarchy;
 pub use multigrid::DistMultigrid;
 #[cfg(feature = "mpi")]
 pub use operator::DistOperator;
+#[cfg(feature = "mpi")]
+pub use problem::DistProblem;
 #[cfg(feature = "mpi")]
 pub use vector::DistVector;
 

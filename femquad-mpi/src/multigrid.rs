@@ -93,6 +93,8 @@ pub struct DistMultigrid<R: Real> {
     /// The finest right-hand side with its fixed entries zeroed.
     masked_b: DistVector<R>,
     ready: bool,
+    /// V-cycles applied so far.
+    cycles: usize,
 }
 
 /// One level: its operator, state, fixed entries, and (above the coarsest,
@@ -307,6 +309,7 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             },
             masked_b,
             ready: false,
+            cycles: 0,
         })
     }
 
@@ -325,6 +328,48 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
     /// every rank).
     pub fn report(&self) -> Vec<LevelReport> {
         self.levels.iter().map(|l| l.report.clone()).collect()
+    }
+
+    /// The V-cycles applied so far (every [`LinearOperator::apply`]).
+    pub fn cycles(&self) -> usize {
+        self.cycles
+    }
+
+    /// Collective: binds the time state `t`, `u_t = σ·u + b` on every
+    /// level's operator ([`DistOperator::set_time`]), `b` injected into the
+    /// coarser levels as the state is (their vertices' values), so that each
+    /// level's Jacobian is its step Jacobian `σ·∂F/∂u_t + ∂F/∂u` (as
+    /// femquad's serial multigrid levels take the finest operator's time
+    /// state). The cycle needs a [`DistMultigrid::setup`] afterwards.
+    ///
+    /// # Errors
+    /// On every rank: [`Error::InvalidArgument`] naming `b` for a vector of
+    /// another mesh than the finest level's; those of
+    /// [`DistOperator::set_time`].
+    pub fn set_time(&mut self, t: f64, sigma: f64, b: &DistVector<R>) -> Result<()> {
+        self.ready = false;
+        let ranks = Ranks::world();
+        let n = self.levels.len();
+        ranks.agree(
+            self.levels[n - 1]
+                .state
+                .check_compatible("finest state", "b", b),
+        )?;
+        // the injection reads ghost entries too: make them current
+        let mut level_b = b.try_clone()?;
+        level_b.ghost_update()?;
+        for l in (0..n).rev() {
+            if l + 1 < n {
+                let mut coarse = self.levels[l].op.vector()?;
+                let injected = coarse
+                    .local_mut()
+                    .gather(level_b.local(), &self.transfers[l].inject);
+                ranks.agree(injected)?;
+                level_b = coarse;
+            }
+            self.levels[l].op.set_time(t, sigma, &level_b)?;
+        }
+        Ok(())
     }
 
     /// The finest level's operator (its form bound on the finest mesh).
@@ -500,7 +545,9 @@ impl<R: Real + Equivalence> LinearOperator<DistVector<R>> for DistMultigrid<R> {
             x,
         )?;
         let fixed = &self.levels[finest].fixed;
-        ranks.agree(x.local_mut().copy_at(fixed, b.local()))
+        ranks.agree(x.local_mut().copy_at(fixed, b.local()))?;
+        self.cycles += 1;
+        Ok(())
     }
 }
 

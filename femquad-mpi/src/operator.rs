@@ -160,6 +160,29 @@ impl<R: Real + Equivalence> DistOperator<R> {
         new_vector(&self.mesh, per_node, self.device.as_ref())
     }
 
+    /// Collective: binds the time state `t`, `u_t = σ·u + b` on every
+    /// rank's operator ([`Operator::set_time`]): the next evaluations compute
+    /// `F(t, u, σ·u + b)` and the step Jacobian `σ·∂F/∂u_t + ∂F/∂u`. `b`'s
+    /// ghosts are updated first (each rank's cells read `b` at their ghost
+    /// vertices too).
+    ///
+    /// # Errors
+    /// On every rank: those of [`Operator::set_time`] (a non-finite `t`,
+    /// `sigma` or entry of `b`, its dof in the serial numbering); `b` on
+    /// another mesh or in another place, as [`DistOperator::apply`].
+    pub fn set_time(&mut self, t: f64, sigma: f64, b: &DistVector<R>) -> Result<()> {
+        self.check(&[("b", b, self.n_comp)])?;
+        self.update_scratch(0, b)?;
+        let [sb, _] = &self.scratch;
+        let result = match &mut self.local {
+            Some(op) => op.set_time(t, sigma, sb.local()),
+            None => Ok(()),
+        };
+        self.mesh
+            .ranks()
+            .agree(result.map_err(|e| self.to_global(e)))
+    }
+
     /// Collective: `r = F(u)`.
     ///
     /// # Errors

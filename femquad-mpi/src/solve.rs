@@ -204,7 +204,7 @@ impl<R: Real + Equivalence> LinearStep<R> {
 /// # Errors
 /// [`Error::InvalidArgument`] naming `op` for a zero diagonal entry at a
 /// free dof; device errors; on every rank.
-fn inverse_diagonal<R: Real + Equivalence>(
+pub(crate) fn inverse_diagonal<R: Real + Equivalence>(
     op: &mut DistOperator<R>,
     u: &DistVector<R>,
     fixed_entries: &[u32],

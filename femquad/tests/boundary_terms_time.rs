@@ -346,7 +346,7 @@ fn flux_top(x: &[f64; 2], t: f64, f0: &mut [f64; 1]) {
 /// The MMS problem on P2 over 2×2 squares: the heat equation with the
 /// dynamic condition on `x = 1`, the flux on `y = 1`, `u = exact` on
 /// `x = 0` and `y = 0`.
-fn mms_integrator(backend: &Backend) -> TimeIntegrator<f64> {
+fn mms_integrator(backend: &Backend) -> TimeIntegrator<DirichletProblem<f64>> {
     let mesh = Arc::new(unit_square(2, &MeshOptions::default()).unwrap());
     let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 2).unwrap(), 1).unwrap();
     let right = FacetSet::boundary_where(&mesh, |x| x[0] == 1.0).unwrap();

@@ -66,7 +66,7 @@ fn nonlinear_transient(
 
 /// The MMS problem on a P2 mesh of `n`×`n` squares, `u = exact` on the
 /// boundary at every time.
-fn mms_integrator(scheme: Scheme) -> TimeIntegrator<f64> {
+fn mms_integrator(scheme: Scheme) -> TimeIntegrator<DirichletProblem<f64>> {
     let mesh = unit_square(2, &MeshOptions::default()).unwrap();
     let space = FunctionSpace::new(mesh.into(), Element::lagrange(2, 2).unwrap(), 1).unwrap();
     let form = Form::new(space, HeatMms)

@@ -2,22 +2,21 @@
 //! loop, progress and output.
 
 use super::adaptive::{Adaptive, StepControl};
+use super::problem::TimeProblem;
 use super::scheme::Scheme;
-use crate::backend::Vector;
-use crate::output::TimeSeries;
-use crate::solve::{DirichletProblem, JacobianProducts, NewtonOptions};
+use crate::solve::NewtonOptions;
 use crate::vector::VectorOps;
-use crate::{Error, Real, Result};
+use crate::{Error, Result};
 
 /// Dirichlet values depending on time: `g(t, x, out)`.
 type BoundaryValues = Box<dyn Fn(f64, &[f64], &mut [f64]) + Sync>;
 
 /// A progress callback.
-type Progress<R> = Box<dyn FnMut(&StepReport<'_, R>)>;
+type Progress<V> = Box<dyn FnMut(&StepReport<'_, V>)>;
 
 /// What the progress callback learns after each accepted step.
 #[derive(Debug)]
-pub struct StepReport<'a, R: Real> {
+pub struct StepReport<'a, V> {
     /// The number of accepted steps so far (1 after the first).
     pub step: usize,
     /// The time reached.
@@ -39,8 +38,8 @@ pub struct StepReport<'a, R: Real> {
     pub error_estimate: Option<f64>,
     /// Attempts rejected before this step was accepted (adaptive only).
     pub rejected: usize,
-    /// The solution at `t`.
-    pub u: &'a Vector<R>,
+    /// The solution at `t` (where the problem's vectors live).
+    pub u: &'a V,
 }
 
 /// What a run did.
@@ -62,8 +61,10 @@ pub struct RunStats {
     pub max_error_estimate: Option<f64>,
 }
 
-/// The implicit time integration of a transient [`DirichletProblem`]
-/// (see [the module](super)).
+/// The implicit time integration of a transient problem `P`: a serial
+/// [`DirichletProblem`](crate::solve::DirichletProblem), or any other
+/// [`TimeProblem`] (e.g. one distributed over MPI ranks by `femquad-mpi`),
+/// with the same steps (see [the module](super)).
 ///
 /// ```
 /// use femquad::prelude::*;
@@ -100,13 +101,13 @@ pub struct RunStats {
 /// # Ok(())
 /// # }
 /// ```
-pub struct TimeIntegrator<R: Real> {
-    problem: DirichletProblem<R>,
+pub struct TimeIntegrator<P: TimeProblem> {
+    problem: P,
     scheme: Scheme,
     newton: NewtonOptions,
     boundary: Option<BoundaryValues>,
-    progress: Option<Progress<R>>,
-    output: Option<TimeSeries>,
+    progress: Option<Progress<P::Vector>>,
+    output: Option<P::Series>,
     /// The form is affine in `u` and `u_t` (its physics and every boundary
     /// term `linear`): each step's Newton solve needs one Krylov solve.
     affine: bool,
@@ -120,10 +121,10 @@ const ATOL_OF_SCALE: f64 = 1e-12;
 
 /// The state between steps: `u_n` at `t_n`, and for BDF2 the previous
 /// value with the previous step's size.
-struct History<R: Real> {
+struct History<V> {
     t: f64,
-    u: Vector<R>,
-    prev: Option<(Vector<R>, f64)>,
+    u: V,
+    prev: Option<(V, f64)>,
 }
 
 /// One accepted step: its size, error estimate (adaptive), rejected
@@ -140,15 +141,15 @@ struct Attempt {
 
 /// One step's result: `u_{n+1}`, the iterations it took and its Newton
 /// solve's first and last residual norms.
-struct Stepped<R: Real> {
-    u: Vector<R>,
+struct Stepped<V> {
+    u: V,
     newton: usize,
     linear: usize,
     cycles: usize,
     residual_norms: (f64, f64),
 }
 
-impl<R: Real> TimeIntegrator<R> {
+impl<P: TimeProblem> TimeIntegrator<P> {
     /// Integrates `problem` (its operator's physics, or one of its form's
     /// boundary terms — a dynamic boundary condition —, reads `u_t`) with
     /// `scheme`. Each step's Newton solve has [`NewtonOptions::default`]
@@ -165,13 +166,10 @@ impl<R: Real> TimeIntegrator<R> {
     /// [`Error::InvalidArgument`] naming `physics` if neither it nor a
     /// boundary term reads `u_t` (a stationary form: there is no time
     /// derivative to discretize), `theta` outside (0, 1].
-    pub fn new(problem: DirichletProblem<R>, scheme: Scheme) -> Result<Self> {
+    pub fn new(problem: P, scheme: Scheme) -> Result<Self> {
         scheme.check()?;
-        let op = problem.operator();
-        let info = op.physics().info();
-        let boundary = op.form().boundary();
-        let affine = info.linear && boundary.iter().all(|t| t.physics().info().linear);
-        if !info.is_transient() && !boundary.iter().any(|t| t.physics().info().is_transient()) {
+        let kind = problem.form_kind();
+        if !kind.transient {
             return Err(Error::arg(
                 "physics",
                 format!(
@@ -180,7 +178,7 @@ impl<R: Real> TimeIntegrator<R> {
                      the time derivative into the physics (an argument `u_t`, e.g. \
                      f0 = u_t − …) or solve it with DirichletProblem::solve_linear / \
                      solve_nonlinear",
-                    info.name
+                    kind.physics
                 ),
             ));
         }
@@ -191,7 +189,7 @@ impl<R: Real> TimeIntegrator<R> {
             boundary: None,
             progress: None,
             output: None,
-            affine,
+            affine: kind.affine,
             residual_scale: None,
         })
     }
@@ -216,37 +214,43 @@ impl<R: Real> TimeIntegrator<R> {
     }
 
     /// Calls `progress` after every accepted step.
-    pub fn with_progress(mut self, progress: impl FnMut(&StepReport<'_, R>) + 'static) -> Self {
+    pub fn with_progress(
+        mut self,
+        progress: impl FnMut(&StepReport<'_, P::Vector>) + 'static,
+    ) -> Self {
         self.progress = Some(Box::new(progress));
         self
     }
 
     /// Records the initial value, every accepted step that `series` keeps
-    /// ([`TimeSeries::record`]: every k-th) and the last one into `series`.
-    pub fn with_output(mut self, series: TimeSeries) -> Self {
+    /// and the last one into `series` ([`TimeProblem::record`]; for a
+    /// [`DirichletProblem`](crate::solve::DirichletProblem) a
+    /// [`TimeSeries`](crate::output::TimeSeries), which keeps every k-th).
+    pub fn with_output(mut self, series: P::Series) -> Self {
         self.output = Some(series);
         self
     }
 
     /// The series given to [`TimeIntegrator::with_output`].
-    pub fn output(&self) -> Option<&TimeSeries> {
+    pub fn output(&self) -> Option<&P::Series> {
         self.output.as_ref()
     }
 
     /// The problem.
-    pub fn problem(&self) -> &DirichletProblem<R> {
+    pub fn problem(&self) -> &P {
         &self.problem
     }
 
     /// The problem, e.g. to set its constants or auxiliary field between
     /// runs.
-    pub fn problem_mut(&mut self) -> &mut DirichletProblem<R> {
+    pub fn problem_mut(&mut self) -> &mut P {
         &mut self.problem
     }
 
-    /// Integrates from `u0` (the dofs' values at `t0`, `f64`; its fixed
-    /// dofs are replaced by the Dirichlet values at `t0`) to `t_end`, and
-    /// returns `u(t_end)` where the operator lives, with the run's
+    /// Integrates from `u0` (the dofs' values at `t0`, `f64`, on the host
+    /// as [`TimeProblem`] says: on MPI ranks each rank's local entries; its
+    /// fixed dofs are replaced by the Dirichlet values at `t0`) to `t_end`,
+    /// and returns `u(t_end)` where the operator lives, with the run's
     /// statistics.
     ///
     /// # Errors
@@ -254,15 +258,15 @@ impl<R: Real> TimeIntegrator<R> {
     ///   finite or `t_end < t0`, those of [`StepControl::check`] (`dt` ≤ 0
     ///   or not finite, …), `u0` for a wrong length, `dt_min` when an
     ///   adaptive step fails at the smallest step allowed.
-    /// * Those of each step's [`DirichletProblem::solve_nonlinear`] (a
-    ///   Newton failure names the step's time), of the output's writes.
+    /// * Those of each step's [`TimeProblem::solve_step`] (a Newton failure
+    ///   names the step's time), of the output's writes.
     pub fn run(
         &mut self,
         u0: &[f64],
         t0: f64,
         t_end: f64,
         control: StepControl,
-    ) -> Result<(Vector<R>, RunStats)> {
+    ) -> Result<(P::Vector, RunStats)> {
         for (name, v) in [("t0", t0), ("t_end", t_end)] {
             if !v.is_finite() {
                 return Err(Error::arg(name, format!("must be finite, got {v}")));
@@ -275,26 +279,17 @@ impl<R: Real> TimeIntegrator<R> {
             ));
         }
         control.check()?;
-        crate::error::check_len("u0", u0, self.problem.space().n_dofs())?;
-        let mut start = u0.to_vec();
         if let Some(g) = self.boundary_values(t0) {
-            for &d in self.problem.fixed_dofs().dofs() {
-                start[d as usize] = g[d as usize];
-            }
-        } else {
-            for &d in self.problem.fixed_dofs().dofs() {
-                start[d as usize] = self.problem.fixed_values()[d as usize];
-            }
+            self.problem.set_fixed_values(&g)?;
         }
-        if let Some(series) = &mut self.output {
-            series.record_always(0, t0, &start)?;
-        }
-        let start_r: Vec<R> = start.iter().map(|&v| R::from_f64(v)).collect();
         let mut history = History {
             t: t0,
-            u: self.problem.operator().vector_from(&start_r)?,
+            u: self.problem.initial_vector(u0)?,
             prev: None,
         };
+        if let Some(series) = &mut self.output {
+            self.problem.record(series, 0, t0, &history.u, true)?;
+        }
         let mut stats = RunStats::default();
         self.residual_scale = None;
         // the span is covered when what is left is below rounding of t
@@ -333,10 +328,10 @@ impl<R: Real> TimeIntegrator<R> {
                 stats.max_error_estimate = Some(stats.max_error_estimate.unwrap_or(0.0).max(e));
             }
             if let Some(series) = &mut self.output {
-                let values = host_f64(&history.u)?;
-                let written = series.record(stats.steps, history.t, &values)?;
-                if done(history.t) && !written {
-                    series.record_always(stats.steps, history.t, &values)?;
+                let (step, t, u) = (stats.steps, history.t, &history.u);
+                let written = self.problem.record(series, step, t, u, false)?;
+                if done(t) && !written {
+                    self.problem.record(series, step, t, u, true)?;
                 }
             }
             if let Some(progress) = &mut self.progress {
@@ -361,7 +356,7 @@ impl<R: Real> TimeIntegrator<R> {
     /// the step tried `dt` updated by the controller ([`Adaptive`]).
     fn adaptive_step(
         &mut self,
-        history: &mut History<R>,
+        history: &mut History<P::Vector>,
         dt: &mut f64,
         a: &Adaptive,
         t_end: f64,
@@ -418,11 +413,11 @@ impl<R: Real> TimeIntegrator<R> {
     /// The nodal interpolant of the time-dependent Dirichlet values at `t`.
     fn boundary_values(&self, t: f64) -> Option<Vec<f64>> {
         let g = self.boundary.as_ref()?;
-        Some(self.problem.space().interpolate(|x, out| g(t, x, out)))
+        Some(self.problem.interpolate(&|x, out| g(t, x, out)))
     }
 
     /// One step of size `dt` from `history`.
-    fn step(&mut self, history: &History<R>, dt: f64) -> Result<Stepped<R>> {
+    fn step(&mut self, history: &History<P::Vector>, dt: f64) -> Result<Stepped<P::Vector>> {
         let c = self
             .scheme
             .coefficients(history.t, dt, history.prev.as_ref().map(|(_, h)| *h));
@@ -439,7 +434,7 @@ impl<R: Real> TimeIntegrator<R> {
             let values = if c.theta == 1.0 {
                 g
             } else {
-                let u_n = host_f64(&history.u)?;
+                let u_n = self.problem.host_values(&history.u)?;
                 g.iter()
                     .zip(&u_n)
                     .map(|(g, u)| c.theta * g + (1.0 - c.theta) * u)
@@ -459,10 +454,10 @@ impl<R: Real> TimeIntegrator<R> {
             // F(u + δ) = F(u) + J δ: a Krylov solve to rtol ends the Newton solve
             options.linear.tol = options.linear.tol.min(options.rtol);
         }
-        let cycles_before = self.cycles();
+        let cycles_before = self.problem.preconditioner_cycles();
         let (y, newton) = self
             .problem
-            .solve_nonlinear(Some(&history.u), JacobianProducts::Exact, &options)
+            .solve_step(&history.u, &options)
             .map_err(|e| match e {
                 Error::InvalidArgument { name, reason } => Error::arg(
                     name,
@@ -490,28 +485,21 @@ impl<R: Real> TimeIntegrator<R> {
             u,
             newton: newton.iterations,
             linear: newton.linear_iterations.iter().sum(),
-            cycles: self.cycles().checked_sub(cycles_before).ok_or_else(|| {
-                Error::internal("the multigrid's V-cycle count went down during a time step")
-            })?,
+            cycles: self
+                .problem
+                .preconditioner_cycles()
+                .checked_sub(cycles_before)
+                .ok_or_else(|| {
+                    Error::internal("the multigrid's V-cycle count went down during a time step")
+                })?,
             residual_norms,
         })
-    }
-
-    /// The V-cycles the problem's multigrid has applied so far (0 before
-    /// it is built, or with another preconditioner).
-    fn cycles(&self) -> usize {
-        self.problem.multigrid().map_or(0, |m| m.cycles())
     }
 }
 
 /// A copy of `v`, where it lives.
-fn copy<R: Real>(v: &Vector<R>) -> Result<Vector<R>> {
+fn copy<V: VectorOps>(v: &V) -> Result<V> {
     let mut c = v.zeros_like()?;
     c.copy_from(v)?;
     Ok(c)
-}
-
-/// A vector's values on the host, widened to `f64`.
-fn host_f64<R: Real>(v: &Vector<R>) -> Result<Vec<f64>> {
-    Ok(v.to_host()?.iter().map(|x| x.to_f64()).collect())
 }

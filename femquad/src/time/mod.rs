@@ -13,6 +13,12 @@
 //! differentiation), preconditioned by the problem's multigrid, whose levels
 //! take the same time state.
 //!
+//! The integrator is generic over its problem: what it needs (the form's
+//! kind, Dirichlet values, the time state, one step's Newton–Krylov solve,
+//! output) is the trait [`TimeProblem`], which a [`DirichletProblem`]
+//! implements, and `femquad-mpi` implements for a problem distributed over
+//! MPI ranks — the same steps on either.
+//!
 //! * Fixed steps ([`StepControl::Fixed`]) or adaptive ones
 //!   ([`StepControl::Adaptive`], [`Adaptive`]: step doubling, documented
 //!   there).
@@ -26,10 +32,12 @@
 
 mod adaptive;
 mod integrator;
+mod problem;
 mod scheme;
 
 pub use adaptive::{Adaptive, StepControl};
 pub use integrator::{RunStats, StepReport, TimeIntegrator};
+pub use problem::{FormKind, TimeProblem};
 pub use scheme::Scheme;
 
 #[cfg(doc)]

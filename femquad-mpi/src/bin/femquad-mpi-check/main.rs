@@ -37,7 +37,12 @@
 //!    `newton_krylov` on distributed vectors against the serial solve — the
 //!    solution within 1e-8, the same Newton steps;
 //! 7. parallel VTU (`pvtu.rs`): `.pvtu` and pieces read back, every cell
-//!    once, the point values the serial file's.
+//!    once, the point values the serial file's;
+//! 8. time integration (`time.rs`): a manufactured heat problem advanced by
+//!    femquad's `TimeIntegrator` on a `DistProblem` (backward Euler and
+//!    BDF2, Jacobi; BDF2, multigrid) against the serial integrator — the
+//!    solution within 1e-8, one Newton step per time step, the Krylov
+//!    iterations within 1.
 //!
 //! The mesh is prepared for refinement (femquad's
 //! `prepare_for_refinement`, the identity in 2D) before it is partitioned,
@@ -50,6 +55,7 @@
 mod multigrid;
 mod newton;
 mod pvtu;
+mod time;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -429,11 +435,12 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
             }
         }
     }
-    // 5.–7. multigrid, Newton–Krylov, parallel VTU
+    // 5.–8. multigrid, Newton–Krylov, parallel VTU, time integration
     let refinements = if dim == 2 { 2 } else { 1 };
     ok &= multigrid::check(&dist, serial_mesh.as_ref(), &backend, refinements)?;
     ok &= newton::check(&dist, serial_mesh.as_ref(), &backend)?;
     ok &= pvtu::check(&dist, serial_mesh.as_ref(), &backend)?;
+    ok &= time::check(&dist, serial_mesh.as_ref(), &backend)?;
     // every rank exits alike
     let all_ok = dist.ranks().all_gather_u64(u64::from(ok));
     Ok(all_ok.iter().all(|&o| o == 1))

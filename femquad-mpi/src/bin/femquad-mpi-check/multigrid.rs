@@ -318,7 +318,7 @@ fn boundary_vertices(mesh: &Mesh) -> Vec<u32> {
 
 /// For each distributed vertex (coordinates `dist`), the serial vertex with
 /// the same coordinates (`serial`).
-fn serial_order(dist: &[f64], serial: &[f64], dim: usize) -> Result<Vec<usize>> {
+pub(crate) fn serial_order(dist: &[f64], serial: &[f64], dim: usize) -> Result<Vec<usize>> {
     let key = |x: &[f64]| -> Vec<u64> { x.iter().map(|c| c.to_bits()).collect() };
     let index: HashMap<Vec<u64>, usize> = serial
         .chunks_exact(dim)
@@ -346,7 +346,7 @@ fn serial_order(dist: &[f64], serial: &[f64], dim: usize) -> Result<Vec<usize>> 
 }
 
 /// `values` (distributed numbering) in the serial numbering.
-fn permuted(values: &[f64], order: &[usize]) -> Vec<f64> {
+pub(crate) fn permuted(values: &[f64], order: &[usize]) -> Vec<f64> {
     let mut out = vec![0.0; values.len()];
     for (&v, &i) in values.iter().zip(order) {
         out[i] = v;

@@ -1,0 +1,239 @@
+//! Check 8: time integration over ranks. The heat equation
+//! `u_t − Δu = f` with the manufactured solution `u = e^{−t}·φ(x)`,
+//! `φ = 1 + x₀ + x₁/2` (harmonic: `f = −e^{−t}·φ`), `u = e^{−t}·φ` on the
+//! boundary of the box at every time, advanced from `t = 0` by femquad's
+//! `TimeIntegrator` on a [`DistProblem`] and serially on rank 0 on a
+//! `DirichletProblem` with the same scheme, steps and preconditioner:
+//!
+//! * backward Euler and BDF2, 4 steps of 0.05, Jacobi-preconditioned;
+//! * BDF2 preconditioned by multigrid ([`DistMultigrid`] on a
+//!   [`DistHierarchy`] of one refinement; femquad's serial multigrid on the
+//!   serial `MeshHierarchy`);
+//! * Crank–Nicolson with adaptive steps (step doubling from 0.1 to the
+//!   local error 1e-6), Jacobi: the stage's fixed values
+//!   `θ·g + (1−θ)·u_n` read `u_n` on every rank's local entries;
+//!
+//! each: the solution at `t = 0.2` within 1e-8 (relative, max norm) of the
+//! serial one, the same accepted and rejected steps, one Newton step per
+//! nonlinear solve on both (the form is affine; three solves per adaptive
+//! attempt), the Krylov iterations of the run within 1 of the serial ones.
+//! The max nodal error to `u(0.2)` is printed (the schemes' time error: `φ`
+//! is exact in P1).
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use femquad::backend::Backend;
+use femquad::mesh::Mesh;
+use femquad::multigrid::{MeshHierarchy, MultigridOptions};
+use femquad::prelude::*;
+use femquad::time::{Adaptive, RunStats, Scheme, StepControl, TimeIntegrator, TimeProblem};
+use femquad_mpi::problem::StepPreconditioner;
+use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistProblem, DistVector};
+
+use crate::multigrid::{permuted, serial_order};
+use crate::{rel_diff, verdict};
+
+/// The steps: 4 of `DT`.
+const DT: f64 = 0.05;
+const T_END: f64 = 0.2;
+
+/// `u_t − Δu = f`, `f = −e^{−t}·(1 + x₀ + x₁/2)`.
+#[femquad::pointwise]
+fn heat_mms<const D: usize>(
+    u_t: &[f64; 1],
+    grad_u: &[[f64; D]; 1],
+    x: &[f64; D],
+    t: f64,
+    f0: &mut [f64; 1],
+    f1: &mut [[f64; D]; 1],
+) {
+    f0[0] = u_t[0] + (-t).exp() * (1.0 + x[0] + 0.5 * x[1]);
+    for d in 0..D {
+        f1[0][d] = grad_u[0][d];
+    }
+}
+
+/// The exact solution.
+fn exact(t: f64, x: &[f64]) -> f64 {
+    (-t).exp() * (1.0 + x[0] + 0.5 * x[1])
+}
+
+/// The Dirichlet boundary: the faces of the unit box.
+fn on_boundary(x: &[f64]) -> bool {
+    x.iter().any(|&c| c == 0.0 || c == 1.0)
+}
+
+fn form(s: FunctionSpace) -> Result<Form<f64>> {
+    Form::new(s, HeatMms)
+}
+
+/// One run of the check: its name, scheme, steps, and multigrid or Jacobi.
+struct Case {
+    name: &'static str,
+    scheme: Scheme,
+    control: StepControl,
+    multigrid: bool,
+}
+
+/// What a run gives: the solution (serial numbering, on rank 0) and its
+/// statistics.
+struct Run {
+    solution: Option<Vec<f64>>,
+    /// Coordinates of the vertices of `solution` (on rank 0).
+    coordinates: Option<Vec<f64>>,
+    stats: RunStats,
+}
+
+/// Check 8 on every rank (rank 0 compares and prints).
+pub fn check(
+    dist: &Rc<DistMesh>,
+    serial_mesh: Option<&Arc<Mesh>>,
+    backend: &Backend,
+) -> Result<bool> {
+    let cases = [
+        Case {
+            name: "backward Euler, Jacobi",
+            scheme: Scheme::BackwardEuler,
+            control: StepControl::Fixed(DT),
+            multigrid: false,
+        },
+        Case {
+            name: "BDF2, Jacobi",
+            scheme: Scheme::Bdf2,
+            control: StepControl::Fixed(DT),
+            multigrid: false,
+        },
+        Case {
+            name: "BDF2, multigrid",
+            scheme: Scheme::Bdf2,
+            control: StepControl::Fixed(DT),
+            multigrid: true,
+        },
+        Case {
+            name: "Crank–Nicolson, adaptive, Jacobi",
+            scheme: Scheme::CRANK_NICOLSON,
+            control: StepControl::Adaptive(Adaptive::new(2.0 * DT, 1e-6)),
+            multigrid: false,
+        },
+    ];
+    let mut ok = true;
+    for case in &cases {
+        let run = distributed(dist, backend, case)?;
+        let compared = match (serial_mesh, &run.solution, &run.coordinates) {
+            (Some(mesh), Some(solution), Some(coordinates)) => {
+                compare(mesh, case, solution, coordinates, &run.stats)
+            }
+            _ => Ok(true),
+        };
+        ok &= dist.ranks().agree(compared)?;
+    }
+    Ok(ok)
+}
+
+/// The run of `case` over the ranks.
+fn distributed(dist: &Rc<DistMesh>, backend: &Backend, case: &Case) -> Result<Run> {
+    let hierarchy = if case.multigrid {
+        Some(DistHierarchy::new(dist, 1)?)
+    } else {
+        None
+    };
+    let mesh = hierarchy.as_ref().map_or(dist, |h| h.finest());
+    let fixed = mesh.mask_where(1, on_boundary);
+    let op = DistOperator::new(mesh, 1, 1, form, backend)?;
+    let preconditioner = match &hierarchy {
+        Some(h) => {
+            let options = MultigridOptions::default();
+            let mg = DistMultigrid::new(h, 1, form, backend, &fixed, options)?;
+            StepPreconditioner::Multigrid(Box::new(mg))
+        }
+        None => StepPreconditioner::Jacobi,
+    };
+    let dim = mesh.layout().dim;
+    let values: Vec<f64> = mesh
+        .layout()
+        .coordinates
+        .chunks_exact(dim)
+        .map(|x| exact(0.0, x))
+        .collect();
+    let problem = DistProblem::new(op, &fixed, &values, preconditioner)?;
+    let u0 = problem.interpolate(&|x, u| u[0] = exact(0.0, x));
+    let mut integrator = TimeIntegrator::new(problem, case.scheme)?
+        .with_boundary_values(|t, x, g| g[0] = exact(t, x));
+    let (u, stats) = integrator.run(&u0, 0.0, T_END, case.control)?;
+    let mut xs = DistVector::zeros(mesh, dim);
+    xs.set_local_from_host(&mesh.layout().coordinates)?;
+    Ok(Run {
+        solution: u.gather_to_root()?,
+        coordinates: xs.gather_to_root()?,
+        stats,
+    })
+}
+
+/// Rank 0: the serial run of `case` against the distributed one, printed.
+fn compare(
+    mesh: &Arc<Mesh>,
+    case: &Case,
+    solution: &[f64],
+    coordinates: &[f64],
+    stats: &RunStats,
+) -> Result<bool> {
+    let dim = mesh.dim();
+    let hierarchy = if case.multigrid {
+        Some(MeshHierarchy::new(mesh, 1)?)
+    } else {
+        None
+    };
+    let fine = hierarchy.as_ref().map_or(mesh, |h| h.finest()).clone();
+    let space = FunctionSpace::new(fine.clone(), Element::lagrange(dim, 1)?, 1)?;
+    let op = Operator::<f64>::new(form(space)?, &Backend::native())?;
+    let fixed: Vec<u32> = (0..fine.n_vertices() as u32)
+        .filter(|&v| on_boundary(fine.vertex(v as usize)))
+        .collect();
+    let values = op.space().interpolate(|x, g| g[0] = exact(0.0, x));
+    let mut problem = DirichletProblem::new(op, &fixed, &values)?;
+    match hierarchy {
+        Some(h) => problem = problem.with_hierarchy(h)?,
+        None => problem.set_preconditioner(Preconditioner::Jacobi),
+    }
+    let u0 = problem.space().interpolate(|x, u| u[0] = exact(0.0, x));
+    let mut integrator = TimeIntegrator::new(problem, case.scheme)?
+        .with_boundary_values(|t, x, g| g[0] = exact(t, x));
+    let (u, serial) = integrator.run(&u0, 0.0, T_END, case.control)?;
+    let order = serial_order(coordinates, fine.vertices(), dim)?;
+    let u = u.to_host()?;
+    let err = rel_diff(&permuted(solution, &order), &u);
+    let exact_end = integrator
+        .problem()
+        .space()
+        .interpolate(|x, e| e[0] = exact(T_END, x));
+    let time_error = rel_diff(&u, &exact_end);
+    // one Newton step per nonlinear solve: one solve per fixed step, three
+    // per adaptive attempt
+    let solves = |s: &RunStats| match case.control {
+        StepControl::Fixed(_) => s.steps,
+        StepControl::Adaptive(_) => 3 * (s.steps + s.rejected),
+    };
+    let pass = err <= 1e-8
+        && stats.steps == serial.steps
+        && stats.rejected == serial.rejected
+        && stats.newton_iterations == solves(stats)
+        && serial.newton_iterations == solves(&serial)
+        && stats.linear_iterations.abs_diff(serial.linear_iterations) <= 1;
+    println!(
+        "time integration, {}: {} steps ({} rejected), {} Newton steps, {} Krylov iterations \
+         (serial {}, {}, {}, {}), relative difference {err:.3e}, error to the exact solution \
+         {time_error:.3e} {}",
+        case.name,
+        stats.steps,
+        stats.rejected,
+        stats.newton_iterations,
+        stats.linear_iterations,
+        serial.steps,
+        serial.rejected,
+        serial.newton_iterations,
+        serial.linear_iterations,
+        verdict(pass)
+    );
+    Ok(pass)
+}
