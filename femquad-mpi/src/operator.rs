@@ -16,7 +16,7 @@
 //! the rank's local vertices (it reads and writes the rank's local vectors
 //! directly), the boundary one over the boundary cells' vertices only (its
 //! inputs gathered from the local vectors, its results added into them:
-//! [`BoundaryPart`]). So `F_p = F_I + F_B`.
+//! `boundary_part.rs`). So `F_p = F_I + F_B`.
 //!
 //! # Overlap
 //! The interior cells need no ghost value and contribute to no shared
