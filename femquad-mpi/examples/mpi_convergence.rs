@@ -239,8 +239,8 @@ fn solve(
     // each rank's cells' squared errors (ghost values current), summed in rank order
     u.ghost_update()?;
     let local = u.local_to_host()?;
-    let squared = match op.local() {
-        Some(local_op) => l2_error_cells(local_op.space(), &local, problem.exact, 5)?
+    let squared = match op.space() {
+        Some(space) => l2_error_cells(space, &local, problem.exact, 5)?
             .iter()
             .sum(),
         None => 0.0,

@@ -2,8 +2,8 @@
 //! rank 0, vectors with owned and ghost entries, femquad's operators applied
 //! on every rank's cells, and femquad's conjugate gradients on them.
 //!
-//! Without the cargo feature `mpi` this crate holds only [`layout`], the
-//! MPI-free bookkeeping of a partition (so `cargo test --workspace` needs no
+//! Without the cargo feature `mpi` this crate holds only [`layout`] and
+//! [`cell_split`], the MPI-free bookkeeping of a partition (so `cargo test --workspace` needs no
 //! MPI); with it (`cargo build -p femquad-mpi --features mpi`, OpenMPI and
 //! libclang installed):
 //!
@@ -14,7 +14,8 @@
 //! * `DistMesh`, `DistVector` (on the host or the rank's device; ghost
 //!   update and accumulate moving only the halo, reproducible reductions,
 //!   femquad's `VectorOps`), `DistOperator` (`F(u)`, `J·v`, `diag J`, on the
-//!   device vectors directly), `solve_linear` (Dirichlet-constrained,
+//!   device vectors directly, the interior cells integrated while the halo
+//!   travels), `solve_linear` (Dirichlet-constrained,
 //!   Jacobi-preconditioned CG or GMRES);
 //! * `DistHierarchy` (each rank refining its own cells: every level
 //!   partitioned and nested) and `DistMultigrid` (geometric multigrid over
@@ -32,8 +33,11 @@
 //! crate: `femquad-mpi-check` (the checks `tests/mpirun.rs` runs) and
 //! `femquad-mpi-bench` (weak and strong scaling).
 
+pub mod cell_split;
 pub mod layout;
 
+#[cfg(feature = "mpi")]
+mod boundary_part;
 #[cfg(feature = "mpi")]
 pub mod comm;
 #[cfg(feature = "mpi")]

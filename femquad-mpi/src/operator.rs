@@ -9,24 +9,52 @@
 //! F(u)_i = Σ_p F_p(u|_p)_i        (i owned by one rank, a ghost on others)
 //! ```
 //!
-//! An application: (1) ghost update of the inputs (every rank sees its
-//! cells' values of `u`, `v`) in the operator's scratch copies, (2) the
-//! local operator on the rank's local vector — natively on host vectors, or
-//! on the rank's OpenCL device directly on the device vector (nothing but
-//! the halo crosses to the host, see [`DistVector`]'s "Halo messages"),
-//! (3) agreement on failure ([`Ranks::agree`](crate::comm::Ranks::agree)),
-//! (4) ghost accumulate (the ghosts' partial sums added to their owners).
-//! Owned entries of the result are then the serial result's, up to the
-//! order of the additions at shared vertices; with deterministic assembly
-//! ([`femquad::backend::Assembly::Deterministic`]) bitwise the same from run
-//! to run at a fixed number of ranks and partition.
+//! # Two parts per rank
+//! A rank's cells are split once ([`CellSplit`]) into *interior* cells (no
+//! vertex shared with another rank) and *boundary* cells (the rest), each
+//! part bound as its own femquad [`Operator`]: the interior one over all
+//! the rank's local vertices (it reads and writes the rank's local vectors
+//! directly), the boundary one over the boundary cells' vertices only (its
+//! inputs gathered from the local vectors, its results added into them:
+//! `boundary_part.rs`). So `F_p = F_I + F_B`.
 //!
-//! # No overlap (yet)
-//! The ghost update finishes before the local operator starts: femquad's
-//! [`Operator`] integrates all of a rank's cells in one launch, so there is
-//! no "interior cells first" part to run while the halo is in flight.
-//! Overlapping needs the rank's cells split in two operators (cells with no
-//! ghost vertex; the rest) whose results add up — not done here.
+//! # Overlap
+//! The interior cells need no ghost value and contribute to no shared
+//! vertex, so an application runs them while the halo is in flight:
+//!
+//! 1. `u` (and `v`) copied into the operator's scratch vectors, their
+//!    shared owned entries staged on the host (device gather and read);
+//! 2. the interior part enqueued on the device, reading the caller's `u`
+//!    and `v` and writing the result `r` — and submitted (`clFlush`);
+//! 3. meanwhile on the host the ghost-update messages
+//!    ([`DistVector::ghost_update_while`]); then the ghost values uploaded
+//!    into the scratch vectors (after the interior part, in the device's
+//!    in-order queue);
+//! 4. the boundary part on the scratch vectors, added into `r`;
+//! 5. agreement on failure ([`Ranks::agree`](crate::comm::Ranks::agree),
+//!    after the check of `r` for NaN of `F(u)` and the diagonal);
+//! 6. ghost accumulate of `r` (the ghosts' partial sums added to their
+//!    owners).
+//!
+//! Only the ghost update is hidden: the accumulate needs the boundary
+//! part's results, which need the update, and the device's one in-order
+//! queue runs the interior part before them.
+//! [`DistOperator::set_overlap`]`(false)` runs the same steps with the
+//! interior part after the update's messages instead (step 2 after 3): the
+//! same arithmetic, for measuring what the overlap hides. On the native
+//! backend every step runs on the host in turn.
+//!
+//! # Order of additions
+//! Each entry of the result is, in this order: the interior cells' sum
+//! (in the order of the assembly: increasing cell with
+//! [`Assembly::Deterministic`], as natively; atomic otherwise), plus the
+//! boundary cells' sum (likewise), plus the neighbours' contributions in
+//! increasing rank (the ghost accumulate). Owned entries are then the
+//! serial result's up to the order of these additions; with deterministic
+//! assembly bitwise the same from run to run at a fixed number of ranks
+//! and partition, with or without overlap (the schedule changes, not the
+//! arithmetic). On a device nothing but the halo crosses to the host (see
+//! [`DistVector`]'s "Halo messages").
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -43,7 +71,10 @@ use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
 use femquad::{Error, Real, Result};
 
+use crate::boundary_part::BoundaryPart;
+use crate::cell_split::CellSplit;
 use crate::dist_mesh::DistMesh;
+use crate::layout::RankLayout;
 use crate::vector::DistVector;
 
 /// A form bound on every rank's cells (see the [module
@@ -51,17 +82,27 @@ use crate::vector::DistVector;
 pub struct DistOperator<R: Real> {
     mesh: Rc<DistMesh>,
     n_comp: usize,
-    /// `None` on a rank without cells.
-    local: Option<Operator<R>>,
+    /// The space over all of the rank's cells (`None` on a rank without
+    /// cells), for output and error norms.
+    space: Option<FunctionSpace>,
+    /// The interior cells over all local vertices (`None` without any).
+    interior: Option<Operator<R>>,
+    /// The boundary cells over their vertices (`None` without any).
+    boundary: Option<BoundaryPart<R>>,
     /// The device of an OpenCL backend (also on a rank without cells).
     device: Option<Arc<Device>>,
-    /// Scratch copies of the inputs `u`, `v` with current ghosts.
+    /// Scratch copies of the inputs `u`, `v` with current ghosts, each with
+    /// its own halo (they are updated together).
     scratch: [DistVector<R>; 2],
+    /// Whether the interior part runs during the ghost update.
+    overlap: bool,
 }
 
 impl<R: Real + Equivalence> DistOperator<R> {
     /// Collective: on every rank, the P1 space of `n_comp` components over
-    /// its cells, the form `make_form` makes on it, bound on `backend`.
+    /// each part of its cells (interior and boundary, see the [module
+    /// documentation](self)), the form `make_form` makes on it (called
+    /// once per part), bound on `backend`; overlap on.
     ///
     /// # Errors
     /// On every rank ([`Ranks::agree`](crate::comm::Ranks::agree)): a rank's
@@ -73,10 +114,20 @@ impl<R: Real + Equivalence> DistOperator<R> {
         mesh: &Rc<DistMesh>,
         order: usize,
         n_comp: usize,
-        make_form: impl FnOnce(FunctionSpace) -> Result<Form<R>>,
+        make_form: impl Fn(FunctionSpace) -> Result<Form<R>>,
         backend: &Backend,
     ) -> Result<Self> {
-        let local = (|| {
+        let device = match backend {
+            Backend::OpenCl { device, .. } => Some(device.clone()),
+            Backend::Native(_) => None,
+        };
+        let scratch = mesh.ranks().agree((|| {
+            Ok([
+                new_vector(mesh, n_comp, device.as_ref())?,
+                new_vector(mesh, n_comp, device.as_ref())?,
+            ])
+        })())?;
+        let parts = (|| {
             if order != 1 {
                 return Err(Error::arg(
                     "order",
@@ -87,30 +138,35 @@ impl<R: Real + Equivalence> DistOperator<R> {
                     ),
                 ));
             }
-            let Some(local_mesh) = mesh.layout().local_mesh()? else {
-                return Ok(None);
+            let layout = mesh.layout();
+            let Some(local_mesh) = layout.local_mesh()? else {
+                return Ok((None, None, None));
             };
-            let local_mesh: Arc<Mesh> = Arc::new(local_mesh);
-            let space =
-                FunctionSpace::new(local_mesh, Element::lagrange(mesh.layout().dim, 1)?, n_comp)?;
-            Operator::new(make_form(space)?, backend).map(Some)
+            let element = Element::lagrange(layout.dim, 1)?;
+            let space_on = |m: Mesh| FunctionSpace::new(Arc::new(m), element, n_comp);
+            let bind = |m: Mesh| Operator::new(make_form(space_on(m)?)?, backend);
+            let split = CellSplit::new(layout);
+            let interior = split.interior_mesh(layout)?.map(bind).transpose()?;
+            let boundary = match split.boundary_mesh(layout)? {
+                Some(m) => Some(BoundaryPart::new(
+                    bind(m)?,
+                    &split.boundary_vertices,
+                    scratch[0].local(),
+                )?),
+                None => None,
+            };
+            Ok((Some(space_on(local_mesh)?), interior, boundary))
         })();
-        let local = mesh.ranks().agree(local)?;
-        let device = match backend {
-            Backend::OpenCl { device, .. } => Some(device.clone()),
-            Backend::Native(_) => None,
-        };
-        let scratch = mesh.ranks().agree((|| {
-            let a = new_vector(mesh, n_comp, device.as_ref())?;
-            let b = a.zeros_like()?;
-            Ok([a, b])
-        })())?;
+        let (space, interior, boundary) = mesh.ranks().agree(parts)?;
         Ok(DistOperator {
             mesh: mesh.clone(),
             n_comp,
-            local,
+            space,
+            interior,
+            boundary,
             device,
             scratch,
+            overlap: true,
         })
     }
 
@@ -124,20 +180,36 @@ impl<R: Real + Equivalence> DistOperator<R> {
         self.n_comp
     }
 
-    /// This rank's operator (`None` on a rank without cells).
-    pub fn local(&self) -> Option<&Operator<R>> {
-        self.local.as_ref()
+    /// The space over all of this rank's cells and local vertices (`None`
+    /// on a rank without cells): for output and cellwise norms of local
+    /// vectors.
+    pub fn space(&self) -> Option<&FunctionSpace> {
+        self.space.as_ref()
     }
 
-    /// Collective: sets the assembly of every rank's operator.
+    /// Whether the interior cells are integrated while the ghost update's
+    /// messages travel (on by default; see the [module
+    /// documentation](self#overlap)). Off, they are integrated after: the
+    /// same results bit for bit, for measuring the overlap. Each rank's
+    /// own setting (ranks may differ).
+    pub fn set_overlap(&mut self, overlap: bool) {
+        self.overlap = overlap;
+    }
+
+    /// Collective: sets the assembly of every rank's operators.
     ///
     /// # Errors
     /// A rank's device error, on every rank.
     pub fn set_assembly(&mut self, assembly: Assembly) -> Result<()> {
-        let result = match &mut self.local {
-            Some(op) => op.set_assembly(assembly),
-            None => Ok(()),
-        };
+        let result = (|| {
+            if let Some(op) = &mut self.interior {
+                op.set_assembly(assembly)?;
+            }
+            if let Some(b) = &mut self.boundary {
+                b.op_mut().set_assembly(assembly)?;
+            }
+            Ok(())
+        })();
         self.mesh.ranks().agree(result)
     }
 
@@ -172,40 +244,62 @@ impl<R: Real + Equivalence> DistOperator<R> {
     /// another mesh or in another place, as [`DistOperator::apply`].
     pub fn set_time(&mut self, t: f64, sigma: f64, b: &DistVector<R>) -> Result<()> {
         self.check(&[("b", b, self.n_comp)])?;
-        self.update_scratch(0, b)?;
-        let [sb, _] = &self.scratch;
-        let result = match &mut self.local {
-            Some(op) => op.set_time(t, sigma, sb.local()),
+        let ranks = self.mesh.ranks();
+        let [sb, _] = &mut self.scratch;
+        ranks.agree(sb.local_mut().copy_from(b.local()))?;
+        sb.ghost_update()?;
+        let (layout, nc) = (self.mesh.layout(), self.n_comp);
+        let mut result = match &mut self.interior {
+            Some(op) => op
+                .set_time(t, sigma, sb.local())
+                .map_err(|e| to_global(layout, nc, e, &|k| k)),
             None => Ok(()),
         };
-        self.mesh
-            .ranks()
-            .agree(result.map_err(|e| self.to_global(e)))
+        if let (Ok(()), Some(part)) = (&result, &mut self.boundary) {
+            result = part.set_time(t, sigma, sb.local()).map_err(|e| {
+                let vertices = part.vertices();
+                to_global(layout, nc, e, &|k| vertices[k] as usize)
+            });
+        }
+        ranks.agree(result)
+    }
+
+    /// The form of this rank's operator (`None` on a rank without cells):
+    /// both parts of its cells bind the same form.
+    pub fn form(&self) -> Option<&Form<R>> {
+        match (&self.interior, &self.boundary) {
+            (Some(op), _) => Some(op.form()),
+            (None, Some(part)) => Some(part.op().form()),
+            (None, None) => None,
+        }
     }
 
     /// Collective: `r = F(u)`.
     ///
     /// # Errors
-    /// On every rank: [`Operator::apply`]'s errors, with indices in the
-    /// serial numbering (the dof of `u` holding NaN, the dof of a non-finite
-    /// result), [`Error::RankFailed`] on the ranks that did not fail;
+    /// On every rank: [`Error::NonFinite`] naming `u` and the global index
+    /// of its first NaN or ±∞; [`Operator::apply`]'s other errors, with
+    /// indices in the serial numbering (the dof of a non-finite result),
+    /// [`Error::RankFailed`] on the ranks that did not fail;
     /// [`Error::InvalidArgument`] naming a vector on another mesh or in
     /// another place than the operator.
     pub fn apply(&mut self, u: &DistVector<R>, r: &mut DistVector<R>) -> Result<()> {
         self.check(&[("u", u, self.n_comp), ("r", r, self.n_comp)])?;
-        self.update_scratch(0, u)?;
-        let [su, _] = &self.scratch;
-        let result = match &mut self.local {
-            Some(op) => op.apply(su.local(), r.local_mut()),
-            None => r.fill(0.0),
-        };
-        self.finish(result, r)
+        femquad::vector::check_finite("u", u)?;
+        self.run(
+            &[u],
+            r,
+            |op, r| op.apply_unchecked(u.local(), r),
+            |b, s, r| b.add_residual(s[0], r),
+            |op, _, r| op.check_residual(r),
+        )
     }
 
     /// Collective: `out = J(u)·v`.
     ///
     /// # Errors
-    /// As [`DistOperator::apply`]; a physics without derivatives.
+    /// As [`DistOperator::apply`] but the checks for NaN; a physics without
+    /// derivatives.
     pub fn jacobian_action(
         &mut self,
         u: &DistVector<R>,
@@ -214,14 +308,13 @@ impl<R: Real + Equivalence> DistOperator<R> {
     ) -> Result<()> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc), ("v", v, nc), ("out", out, nc)])?;
-        self.update_scratch(0, u)?;
-        self.update_scratch(1, v)?;
-        let [su, sv] = &self.scratch;
-        let result = match &mut self.local {
-            Some(op) => op.jacobian_action(su.local(), sv.local(), out.local_mut()),
-            None => out.fill(0.0),
-        };
-        self.finish(result, out)
+        self.run(
+            &[u, v],
+            out,
+            |op, out| op.jacobian_action(u.local(), v.local(), out),
+            |b, s, out| b.add_jacobian_action(s[0], s[1], out),
+            |_, _, _| Ok(()),
+        )
     }
 
     /// Collective: the point-block diagonal of `J(u)` (`N_comp²` entries
@@ -229,16 +322,72 @@ impl<R: Real + Equivalence> DistOperator<R> {
     /// [`DistOperator::vector_with`]`(N_comp²)`).
     ///
     /// # Errors
-    /// As [`DistOperator::jacobian_action`].
+    /// As [`DistOperator::jacobian_action`]; those of
+    /// [`Operator::check_diagonal`] (in the serial numbering) for a
+    /// non-finite entry.
     pub fn jacobian_diagonal(&mut self, u: &DistVector<R>, out: &mut DistVector<R>) -> Result<()> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc), ("out", out, nc * nc)])?;
-        self.update_scratch(0, u)?;
-        let [su, _] = &self.scratch;
-        let result = match &mut self.local {
-            Some(op) => op.jacobian_diagonal(su.local(), out.local_mut()),
-            None => out.fill(0.0),
+        self.run(
+            &[u],
+            out,
+            |op, out| op.jacobian_diagonal_unchecked(u.local(), out),
+            |b, s, out| b.add_jacobian_diagonal(s[0], out),
+            |op, su, out| op.check_diagonal(su, out),
+        )
+    }
+
+    /// The steps of an application (see the [module
+    /// documentation](self#overlap)): the `inputs` copied into the scratch
+    /// vectors and their ghosts updated while (or, without overlap,
+    /// before) `interior` writes `out` (zeros on a rank without interior
+    /// cells), then `boundary` adds into `out` from the scratch vectors,
+    /// `check` looks at `out` (given a part's operator and the first
+    /// scratch vector), the ranks agree, and `out` is accumulated.
+    fn run(
+        &mut self,
+        inputs: &[&DistVector<R>],
+        out: &mut DistVector<R>,
+        interior: impl FnOnce(&mut Operator<R>, &mut Vector<R>) -> Result<()>,
+        boundary: impl FnOnce(&mut BoundaryPart<R>, &[&Vector<R>], &mut Vector<R>) -> Result<()>,
+        check: impl FnOnce(&Operator<R>, &Vector<R>, &Vector<R>) -> Result<()>,
+    ) -> Result<()> {
+        let ranks = self.mesh.ranks();
+        let n = inputs.len();
+        let (scratch, _) = self.scratch.split_at_mut(n);
+        let copied = scratch
+            .iter_mut()
+            .zip(inputs)
+            .try_for_each(|(s, x)| s.local_mut().copy_from(x.local()));
+        ranks.agree(copied)?;
+        let mut updated: Vec<&mut DistVector<R>> = scratch.iter_mut().collect();
+        let part = &mut self.interior;
+        let run_interior = || {
+            match part {
+                Some(op) => interior(op, out.local_mut())?,
+                None => out.fill(0.0)?,
+            }
+            out.local().flush()
         };
+        if self.overlap {
+            DistVector::ghost_update_while(&mut updated, run_interior)?;
+        } else {
+            DistVector::ghost_update_while(&mut updated, || Ok(()))?;
+            ranks.agree(run_interior())?;
+        }
+        let scratch: Vec<&Vector<R>> = self.scratch[..n].iter().map(|s| s.local()).collect();
+        let added = match &mut self.boundary {
+            Some(b) => boundary(b, &scratch, out.local_mut()),
+            None => Ok(()),
+        };
+        let any_op = self
+            .interior
+            .as_ref()
+            .or(self.boundary.as_ref().map(|b| b.op()));
+        let result = added.and_then(|()| match any_op {
+            Some(op) => check(op, scratch[0], out.local()),
+            None => Ok(()),
+        });
         self.finish(result, out)
     }
 
@@ -288,30 +437,44 @@ impl<R: Real + Equivalence> DistOperator<R> {
     ) -> Result<Vec<(usize, usize, f64)>> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc)])?;
-        self.update_scratch(0, u)?;
-        let [su, _] = &self.scratch;
-        let matrix = match &mut self.local {
-            Some(op) => op.assemble_jacobian(su.local()).map(Some),
-            None => Ok(None),
-        };
-        let matrix = self
-            .mesh
+        let [su, _] = &mut self.scratch;
+        self.mesh
             .ranks()
-            .agree(matrix.map_err(|e| self.to_global(e)))?;
-        let Some(matrix) = matrix else {
-            return Ok(Vec::new());
-        };
+            .agree(su.local_mut().copy_from(u.local()))?;
+        su.ghost_update()?;
         let layout = self.mesh.layout();
-        let dof = |d: usize| layout.global_vertices[d / nc] as usize * nc + d % nc;
-        let mut entries = Vec::with_capacity(matrix.nnz());
-        for i in 0..matrix.n_rows() {
-            if let Some((columns, values)) = matrix.row(i) {
-                for (&j, &v) in columns.iter().zip(values) {
-                    entries.push((dof(i), dof(j as usize), v));
+        let global = |vertex: usize| layout.global_vertices[vertex] as usize;
+        let (interior, boundary) = (&mut self.interior, &mut self.boundary);
+        // each part's matrix in global dofs, its part vertex k being local
+        // vertex `local(k)`
+        let entries = (|| {
+            let mut entries = Vec::new();
+            let mut add = |matrix: femquad::sparse::CsrMatrix, local: &dyn Fn(usize) -> usize| {
+                let dof = |d: usize| global(local(d / nc)) * nc + d % nc;
+                for i in 0..matrix.n_rows() {
+                    if let Some((columns, values)) = matrix.row(i) {
+                        for (&j, &v) in columns.iter().zip(values) {
+                            entries.push((dof(i), dof(j as usize), v));
+                        }
+                    }
                 }
+            };
+            if let Some(op) = interior {
+                let matrix = op
+                    .assemble_jacobian(su.local())
+                    .map_err(|e| to_global(layout, nc, e, &|k| k))?;
+                add(matrix, &|k| k);
             }
-        }
-        Ok(entries)
+            if let Some(b) = boundary {
+                let vertices = b.vertices().to_vec();
+                let matrix = b
+                    .assemble_jacobian(su.local())
+                    .map_err(|e| to_global(layout, nc, e, &|k| vertices[k] as usize))?;
+                add(matrix, &|k| vertices[k] as usize);
+            }
+            Ok(entries)
+        })();
+        self.mesh.ranks().agree(entries)
     }
 
     /// Checks each named vector: this operator's mesh, `per_node` and
@@ -349,54 +512,43 @@ impl<R: Real + Equivalence> DistOperator<R> {
         Ok(())
     }
 
-    /// Scratch copy `which` ← `x`, with current ghosts (a device-side copy
-    /// on a device; then the ghost update).
-    fn update_scratch(&mut self, which: usize, x: &DistVector<R>) -> Result<()> {
-        let copied = self.scratch[which].local_mut().copy_from(x.local());
-        self.mesh.ranks().agree(copied)?;
-        self.scratch[which].ghost_update()
-    }
-
     /// Agreement on the local results (errors in the serial numbering), then
     /// the ghosts' sums to the owners.
     fn finish(&self, result: Result<()>, out: &mut DistVector<R>) -> Result<()> {
-        let result = result.map_err(|e| self.to_global(e));
+        let result = result.map_err(|e| to_global(self.mesh.layout(), self.n_comp, e, &|k| k));
         self.mesh.ranks().agree(result)?;
         out.ghost_accumulate()
     }
+}
 
-    /// `e` with its local indices (dof, node, cell) replaced by the serial ones.
-    fn to_global(&self, e: Error) -> Error {
-        let layout = self.mesh.layout();
-        let nc = self.n_comp;
-        let dof = |d: usize| layout.global_vertices[d / nc] as usize * nc + d % nc;
-        match e {
-            Error::NonFinite { name, index, value } => Error::NonFinite {
-                name,
-                index: dof(index),
-                value,
-            },
-            Error::NonFiniteResult {
-                quantity,
-                physics,
-                dof: d,
-                node,
-                component,
-                value,
-            } => Error::NonFiniteResult {
-                quantity,
-                physics,
-                dof: dof(d),
-                node: layout.global_vertices[node] as usize,
-                component,
-                value,
-            },
-            Error::InvalidCell { cell, reason } => Error::InvalidCell {
-                cell: layout.cells.get(cell).map_or(cell, |&c| c as usize),
-                reason,
-            },
-            other => other,
-        }
+/// `e` with the indices (dof, node) of a part's vector replaced by the
+/// serial ones: part vertex `k` is local vertex `local(k)` of `layout`,
+/// `nc` entries per vertex (the identity for the rank's local vectors).
+fn to_global(layout: &RankLayout, nc: usize, e: Error, local: &dyn Fn(usize) -> usize) -> Error {
+    let node = |k: usize| layout.global_vertices[local(k)] as usize;
+    let dof = |d: usize| node(d / nc) * nc + d % nc;
+    match e {
+        Error::NonFinite { name, index, value } => Error::NonFinite {
+            name,
+            index: dof(index),
+            value,
+        },
+        Error::NonFiniteResult {
+            quantity,
+            physics,
+            dof: d,
+            node: n,
+            component,
+            value,
+        } => Error::NonFiniteResult {
+            quantity,
+            physics,
+            dof: dof(d),
+            node: node(n),
+            component,
+            value,
+        },
+        other => other,
     }
 }
 

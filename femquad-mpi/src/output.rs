@@ -73,10 +73,10 @@ pub fn write_pvtu<R: Real + Equivalence>(
     }
     let piece = |r: usize| format!("{name}_{r}.vtu");
     let written = (|| {
-        let Some(local) = op.local() else {
+        let Some(space) = op.space() else {
             return Ok(());
         };
-        let mut vtu = Vtu::new(local.space())?;
+        let mut vtu = Vtu::new(space)?;
         for ((field, v), host) in fields.iter().zip(&values) {
             let host: Vec<f64> = host.iter().map(|x| x.to_f64()).collect();
             vtu.add_point_field(field, v.per_node(), &host)?;

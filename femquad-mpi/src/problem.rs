@@ -150,7 +150,7 @@ impl<R: Real + Equivalence> DistProblem<R> {
 /// if one rank's is, affine if every rank's is, the physics' name that of
 /// the lowest rank with cells (a rank without cells has no form).
 fn form_kind<R: Real + Equivalence>(op: &DistOperator<R>) -> FormKind {
-    let own = op.local().map(|local| FormKind::of(local.form()));
+    let own = op.form().map(FormKind::of);
     let ranks = op.mesh().ranks();
     let flags = own.as_ref().map_or(0, |k| {
         1 | (u64::from(k.transient) << 1) | (u64::from(k.affine) << 2)

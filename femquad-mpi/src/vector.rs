@@ -41,7 +41,7 @@
 //! accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()` in
 //! total, nothing else.
 
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -107,7 +107,35 @@ struct Halo<R: Real> {
     ghost_host: RefCell<Vec<Vec<R>>>,
 }
 
+/// A [`Halo`]'s links and host staging, borrowed for one exchange.
+struct Staging<'a, R: Real> {
+    links: RefMut<'a, Vec<Link<R>>>,
+    shared_host: RefMut<'a, Vec<Vec<R>>>,
+    ghost_host: RefMut<'a, Vec<Vec<R>>>,
+}
+
 impl<R: Real> Halo<R> {
+    /// The links and staging for one exchange.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `vectors` if an exchange of
+    /// another vector with this halo is under way (vectors made from each
+    /// other by `zeros_like` updated together).
+    fn staging(&self) -> Result<Staging<'_, R>> {
+        let busy = |_| {
+            Error::arg(
+                "vectors",
+                "two vectors sharing their halo (one made from the other by zeros_like) \
+                 exchanged together: make one with DistVector::zeros_on",
+            )
+        };
+        Ok(Staging {
+            links: self.links.try_borrow_mut().map_err(busy)?,
+            shared_host: self.shared_host.try_borrow_mut().map_err(busy)?,
+            ghost_host: self.ghost_host.try_borrow_mut().map_err(busy)?,
+        })
+    }
+
     /// The halo of host vectors.
     fn host(mesh: &DistMesh, per_node: usize) -> Self {
         let k = per_node as u32;
@@ -372,39 +400,56 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// # Errors
     /// A rank's device error, on every rank (before any message is sent).
     pub fn ghost_update(&mut self) -> Result<()> {
-        let mut links = self.halo.links.borrow_mut();
-        let mut shared_host = self.halo.shared_host.borrow_mut();
-        let mut ghost_host = self.halo.ghost_host.borrow_mut();
-        let packed = pack(
-            &self.values,
-            &mut links,
-            &mut shared_host,
-            |l| &l.shared,
-            |d| (&d.shared, &mut d.shared_buf),
-        );
-        self.mesh.ranks().agree(packed)?;
-        self.exchange(TAG_UPDATE, &links, &shared_host, &mut ghost_host);
-        let unpacked = match &mut self.values {
-            Vector::Host(v) => {
-                for (link, buf) in links.iter().zip(ghost_host.iter()) {
-                    for (&i, &x) in link.ghosts.iter().zip(buf) {
-                        v[i as usize] = x;
-                    }
-                }
-                Ok(())
-            }
-            Vector::Device(v) => (|| {
-                for (link, buf) in links.iter_mut().zip(ghost_host.iter()) {
-                    let d = device_link(link)?;
-                    if !buf.is_empty() {
-                        d.ghost_buf.upload(buf)?;
-                        v.scatter(&d.ghosts, &d.ghost_buf)?;
-                    }
-                }
-                Ok(())
-            })(),
+        Self::ghost_update_while(&mut [self], || Ok(()))
+    }
+
+    /// Collective: [`DistVector::ghost_update`] of each of `vectors`,
+    /// calling `during` once their shared owned entries are staged on the
+    /// host and before the messages are exchanged: work that `during`
+    /// enqueues on the device (and submits: [`Vector::flush`]) runs while
+    /// the messages travel; the received ghost values are uploaded after
+    /// it (the device's queue is in order). `during` must not touch the
+    /// vectors. Each vector needs a halo of its own: two vectors where one
+    /// was made from the other by `zeros_like` share it, an error here.
+    ///
+    /// # Errors
+    /// On every rank (before any message is sent): a rank's device error,
+    /// `during`'s error, [`Error::InvalidArgument`] naming `vectors` if two
+    /// share their halo or there are none.
+    pub fn ghost_update_while(
+        vectors: &mut [&mut Self],
+        during: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let Some(mesh) = vectors.first().map(|v| v.mesh.clone()) else {
+            return Err(Error::arg("vectors", "a ghost update of no vector"));
         };
-        self.mesh.ranks().agree(unpacked)
+        let ranks = mesh.ranks();
+        let halos: Vec<Rc<Halo<R>>> = vectors.iter().map(|v| v.halo.clone()).collect();
+        let mut staging = ranks.agree(
+            halos
+                .iter()
+                .map(|h| h.staging())
+                .collect::<Result<Vec<_>>>(),
+        )?;
+        let packed = vectors.iter().zip(&mut staging).try_for_each(|(v, s)| {
+            pack(
+                &v.values,
+                &mut s.links,
+                &mut s.shared_host,
+                |l| &l.shared,
+                |d| (&d.shared, &mut d.shared_buf),
+            )
+        });
+        ranks.agree(packed)?;
+        ranks.agree(during())?;
+        for (v, s) in vectors.iter().zip(&mut staging) {
+            v.exchange(TAG_UPDATE, &s.links, &s.shared_host, &mut s.ghost_host);
+        }
+        let unpacked = vectors
+            .iter_mut()
+            .zip(&mut staging)
+            .try_for_each(|(v, s)| unpack(&mut v.values, &mut s.links, &s.ghost_host));
+        ranks.agree(unpacked)
     }
 
     /// Collective: every ghost entry is added to its owner's entry (own
@@ -415,21 +460,20 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// # Errors
     /// A rank's device error, on every rank (before any message is sent).
     pub fn ghost_accumulate(&mut self) -> Result<()> {
-        let mut links = self.halo.links.borrow_mut();
-        let mut shared_host = self.halo.shared_host.borrow_mut();
-        let mut ghost_host = self.halo.ghost_host.borrow_mut();
+        let halo = self.halo.clone();
+        let mut s = self.mesh.ranks().agree(halo.staging())?;
         let packed = pack(
             &self.values,
-            &mut links,
-            &mut ghost_host,
+            &mut s.links,
+            &mut s.ghost_host,
             |l| &l.ghosts,
             |d| (&d.ghosts, &mut d.ghost_buf),
         );
         self.mesh.ranks().agree(packed)?;
-        self.exchange(TAG_ACCUMULATE, &links, &ghost_host, &mut shared_host);
+        self.exchange(TAG_ACCUMULATE, &s.links, &s.ghost_host, &mut s.shared_host);
         let added = match &mut self.values {
             Vector::Host(v) => {
-                for (link, buf) in links.iter().zip(shared_host.iter()) {
+                for (link, buf) in s.links.iter().zip(s.shared_host.iter()) {
                     for (&i, &x) in link.shared.iter().zip(buf) {
                         v[i as usize] += x;
                     }
@@ -440,7 +484,7 @@ impl<R: Real + Equivalence> DistVector<R> {
                 // one neighbour after the other (increasing rank), each
                 // gather → add → scatter finished before the next gathers:
                 // the host's order of additions
-                for (link, buf) in links.iter_mut().zip(shared_host.iter()) {
+                for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter()) {
                     let d = device_link(link)?;
                     if !buf.is_empty() {
                         d.shared_buf.upload(buf)?;
@@ -563,6 +607,30 @@ fn pack<R: Real>(
                 let (indices, stage) = staging(device_link(link)?);
                 stage.gather(v, indices)?;
                 stage.read_into(buf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes, per link, the received owner values `host` into the ghost
+/// entries: on the host, or uploaded into the link's staging vector and
+/// scattered on the device.
+fn unpack<R: Real>(values: &mut Vector<R>, links: &mut [Link<R>], host: &[Vec<R>]) -> Result<()> {
+    for (link, buf) in links.iter_mut().zip(host) {
+        if buf.is_empty() {
+            continue;
+        }
+        match values {
+            Vector::Host(v) => {
+                for (&i, &x) in link.ghosts.iter().zip(buf) {
+                    v[i as usize] = x;
+                }
+            }
+            Vector::Device(v) => {
+                let d = device_link(link)?;
+                d.ghost_buf.upload(buf)?;
+                v.scatter(&d.ghosts, &d.ghost_buf)?;
             }
         }
     }

@@ -87,9 +87,9 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
     // traffic's)
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
     let expected = if args[0].starts_with("opencl") {
-        22
+        23
     } else {
-        21
+        22
     };
     assert_eq!(checks, expected, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout
@@ -157,6 +157,18 @@ fn deterministic_runs_on_3_ranks_are_bitwise_identical() {
     let first = assert_passes(3, &args);
     let second = assert_passes(3, &args);
     assert_eq!(bits(&first), bits(&second));
+    // the overlap check compared two schedules: every rank has interior
+    // cells (run during the ghost update) and boundary cells
+    let parts: Vec<(usize, usize)> = first
+        .lines()
+        .filter_map(|l| l.strip_suffix(" boundary cells"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[2].parse().unwrap(), w[5].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(parts.len(), 3, "{first}");
+    assert!(parts.iter().all(|&(i, b)| i > 0 && b > 0), "{parts:?}");
 }
 
 #[test]
@@ -205,6 +217,11 @@ fn one_cell_thick_parts_are_handled() {
         let out = assert_passes(3, &[backend, "thin"]);
         assert_rank(&out, 1, 12, 7, 7);
         assert_rank(&out, 2, 12, 0, 14);
+        // thin parts have no interior cell
+        for q in [1, 2] {
+            let line = format!("rank {q}: 0 interior cells, 12 boundary cells");
+            assert!(out.lines().any(|l| l == line), "no `{line}` in\n{out}");
+        }
     }
     let out = assert_passes(2, &["native", "thin"]);
     assert_rank(&out, 1, 12, 0, 14);
@@ -256,7 +273,15 @@ fn bench_rows(stdout: &str) -> Vec<Vec<String>> {
 fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
     let bench = env!("CARGO_BIN_EXE_femquad-mpi-bench");
     let limit = Duration::from_secs(300);
-    let common = ["--cells-per-rank", "2^12", "--reps", "3", "--shared-device"];
+    let common = [
+        "--cells-per-rank",
+        "2^12",
+        "--reps",
+        "3",
+        "--shared-device",
+        "--copy-mib",
+        "1",
+    ];
     let one = run_program(bench, 1, &common, limit);
     assert_eq!(one.code, Some(0), "{}\n{}", one.stdout, one.stderr);
     let baseline =
@@ -268,11 +293,38 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
     let two = run_program(bench, 2, &args, limit);
     std::fs::remove_file(&baseline).unwrap();
     assert_eq!(two.code, Some(0), "{}\n{}", two.stdout, two.stderr);
+    // every rank's copy bandwidth, in rank order
+    for (run, ranks) in [(&one, 1), (&two, 2)] {
+        let line = run
+            .stdout
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("# copy bandwidth per rank (GB/s, float4 copy, 2 × 1 MiB): ")
+            })
+            .unwrap_or_else(|| panic!("no copy bandwidth line in\n{}", run.stdout));
+        let values: Vec<&str> = line.split(", ").collect();
+        assert_eq!(values.len(), ranks, "{line}");
+        for (q, v) in values.iter().enumerate() {
+            let gb: f64 = v
+                .strip_prefix(&format!("rank {q} "))
+                .unwrap_or_else(|| panic!("{line}"))
+                .parse()
+                .unwrap();
+            assert!(gb > 0.0 && gb.is_finite(), "{line}");
+        }
+    }
     let (one, two) = (bench_rows(&one.stdout), bench_rows(&two.stdout));
-    let names = ["F(u)", "J·v", "CG iteration", "halo"];
+    let names = [
+        "F(u)",
+        "J·v",
+        "F(u) no overlap",
+        "J·v no overlap",
+        "CG iteration",
+        "halo",
+    ];
     for (rows, ranks, n) in [(&one, 1, 46usize), (&two, 2, 64)] {
         // the unit square of n × n squares: 2n² ≥ 2^12·ranks cells
-        assert_eq!(rows.len(), 4, "{rows:?}");
+        assert_eq!(rows.len(), names.len(), "{rows:?}");
         for (row, name) in rows.iter().zip(names) {
             let number = |i: usize| -> f64 { row[i].parse().unwrap() };
             assert_eq!(row[0], name);
@@ -314,6 +366,8 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
         "--shared-device",
         "--solve",
         "2",
+        "--copy-mib",
+        "1",
     ];
     let run = run_program(bench, 2, &args, Duration::from_secs(300));
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
@@ -326,8 +380,8 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
     let iterations: usize = line.split_whitespace().next().unwrap().parse().unwrap();
     assert!((1..=15).contains(&iterations), "{line}");
     let rows = bench_rows(&run.stdout);
-    assert_eq!(rows.len(), 5, "{rows:?}");
-    let row = &rows[4];
+    assert_eq!(rows.len(), 7, "{rows:?}");
+    let row = &rows[6];
     assert_eq!(row[0], "multigrid solve");
     assert_eq!(row[3], (2 * 48 * 48).to_string(), "{row:?}");
     assert_eq!(row[4], (49 * 49).to_string(), "{row:?}");

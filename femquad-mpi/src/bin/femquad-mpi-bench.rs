@@ -5,7 +5,7 @@
 //! ```text
 //! mpirun -np N femquad-mpi-bench --cells-per-rank 2^24 [--dim 2] [--precision f64]
 //!     [--strong] [--reps 5] [--shared-device] [--partition hilbert|metis]
-//!     [--baseline ONE_RANK.csv] [--solve L]
+//!     [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M]
 //! ```
 //!
 //! # What it does
@@ -27,7 +27,13 @@
 //!   wall-clock time of the slowest rank; the median of the repetitions.
 //!
 //! # Measurements (one CSV row each, printed by rank 0)
-//! * `F(u)`, `J·v`: one application each.
+//! * `F(u)`, `J·v`: one application each, the interior cells integrated
+//!   while the ghost update's messages travel ([`DistOperator`]'s
+//!   "Overlap").
+//! * `F(u) no overlap`, `J·v no overlap`: the same with the interior
+//!   cells integrated after the ghost update
+//!   ([`DistOperator::set_overlap`]`(false)`): the same arithmetic, so the
+//!   difference to `F(u)`, `J·v` is what the overlap hides.
 //! * `CG iteration`: Jacobi-preconditioned CG on the constrained system
 //!   prepared once ([`LinearStep`]: `b`, the fixed entries, the inverse
 //!   diagonal), run for 5 and for 25 iterations; the difference of the
@@ -45,11 +51,18 @@
 //!   the other rows'), its `halo_seconds` empty (not separated); the
 //!   iterations are printed in a `#` line before the table.
 //!
+//! Before the table, a `#` line gives the copy bandwidth of **each rank's**
+//! device (femquad-bench's float4 copy kernel,
+//! [`measure_copy`]: two buffers of `--copy-mib` MiB, default 1024 as
+//! femquad-bench's, at most a quarter of the device's memory; the median
+//! of 20 launches after 2 warm-ups), gathered to rank 0 in rank order.
+//!
 //! Columns: `measurement, precision, ranks, cells, dofs, seconds,
 //! halo_seconds, gdofs_per_s, efficiency`. `halo_seconds` is the time of
 //! the halo exchanges the operation performs, from the `halo` measurement
 //! (`F(u)`: an update and an accumulate; `J·v` and a CG iteration: two
-//! updates, of `u` and `v`, and an accumulate). `gdofs_per_s` is global
+//! updates, of `u` and `v`, and an accumulate) — measured alone, not what
+//! remains of it in an overlapped application. `gdofs_per_s` is global
 //! dofs / seconds / 1e9. `efficiency` is empty unless `--baseline` names
 //! the CSV of a one-rank run: then `t₁/t_N` (weak scaling) or `t₁/(N·t_N)`
 //! (`--strong`) for the row of the same measurement (not for `halo`: one
@@ -67,6 +80,7 @@ use femquad::multigrid::MultigridOptions;
 use femquad::opencl::{Device, KernelOptions, list_devices};
 use femquad::physics::builtin::Poisson;
 use femquad::prelude::*;
+use femquad_bench::bandwidth::measure_copy;
 use femquad_mpi::comm::{Ranks, abort_on_panic};
 use femquad_mpi::device::{Sharing, device_for_rank};
 use femquad_mpi::mpi::collective::CommunicatorCollectives;
@@ -77,7 +91,8 @@ use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator};
 
 const USAGE: &str = "usage: femquad-mpi-bench --cells-per-rank C [--dim 2|3] \
      [--precision f32|f64] [--strong] [--reps R] [--shared-device] \
-     [--partition hilbert|metis] [--baseline ONE_RANK.csv] [--solve L]  (C: a number or 2^K)";
+     [--partition hilbert|metis] [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M]  \
+     (C: a number or 2^K)";
 
 /// CG iterations of the two timed solves (their difference is timed).
 const CG_SHORT: usize = 5;
@@ -95,6 +110,8 @@ struct Args {
     baseline: Option<String>,
     /// Refinements of the multigrid solve's coarse mesh (`--solve L`).
     solve: Option<usize>,
+    /// MiB of each buffer of the copy-bandwidth measurement.
+    copy_mib: usize,
 }
 
 /// A number, or `B^K`.
@@ -116,6 +133,7 @@ fn parse() -> std::result::Result<Args, String> {
         partition: "hilbert".into(),
         baseline: None,
         solve: None,
+        copy_mib: 1024,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -129,6 +147,7 @@ fn parse() -> std::result::Result<Args, String> {
             "--partition" => args.partition = value()?,
             "--baseline" => args.baseline = Some(value()?),
             "--solve" => args.solve = Some(count(value()?)?),
+            "--copy-mib" => args.copy_mib = count(value()?)?,
             "--strong" => args.strong = true,
             "--shared-device" => args.shared_device = true,
             _ => return Err(format!("unknown option {flag}; {USAGE}")),
@@ -141,6 +160,9 @@ fn parse() -> std::result::Result<Args, String> {
     }
     if args.reps == 0 {
         return Err(format!("--reps must be at least 1; {USAGE}"));
+    }
+    if args.copy_mib == 0 {
+        return Err(format!("--copy-mib must be at least 1; {USAGE}"));
     }
     Ok(args)
 }
@@ -246,6 +268,7 @@ where
     };
     let device = device_for_rank(&ranks, kind, sharing)?;
     let backend = Backend::opencl_with(device.clone(), KernelOptions::default());
+    let copy = copy_bandwidth(&ranks, &device, args.copy_mib)?;
     let baseline = match (&args.baseline, rank) {
         (Some(path), 0) => Some(read_baseline(path)?),
         _ => None,
@@ -295,6 +318,16 @@ where
         op.jacobian_action(&u, &v, &mut out)?;
         out.local().finish()
     })?;
+    op.set_overlap(false);
+    let f_no_overlap = median_time(ranks, reps, || {
+        op.apply(&u, &mut out)?;
+        out.local().finish()
+    })?;
+    let jv_no_overlap = median_time(ranks, reps, || {
+        op.jacobian_action(&u, &v, &mut out)?;
+        out.local().finish()
+    })?;
+    op.set_overlap(true);
     // the constrained system prepared once (b, the fixed entries, Jacobi's
     // inverse diagonal): the timed solves are femquad's CG alone
     let mut step = LinearStep::new(&mut op, &u, &fixed, true)?;
@@ -351,6 +384,20 @@ where
             halo_seconds: Some(2.0 * halo_update + halo_accumulate),
         },
         Row {
+            measurement: "F(u) no overlap",
+            cells: n_cells,
+            dofs,
+            seconds: f_no_overlap,
+            halo_seconds: Some(halo_update + halo_accumulate),
+        },
+        Row {
+            measurement: "J·v no overlap",
+            cells: n_cells,
+            dofs,
+            seconds: jv_no_overlap,
+            halo_seconds: Some(2.0 * halo_update + halo_accumulate),
+        },
+        Row {
             measurement: "CG iteration",
             cells: n_cells,
             dofs,
@@ -379,6 +426,16 @@ where
             n_ranks,
             device_name(&device),
             args.partition
+        );
+        let per_rank: Vec<String> = copy
+            .iter()
+            .enumerate()
+            .map(|(q, gb)| format!("rank {q} {gb:.1}"))
+            .collect();
+        println!(
+            "# copy bandwidth per rank (GB/s, float4 copy, 2 × {} MiB): {}",
+            args.copy_mib,
+            per_rank.join(", ")
         );
         println!(
             "measurement,precision,ranks,cells,dofs,seconds,halo_seconds,gdofs_per_s,efficiency"
@@ -542,6 +599,25 @@ fn read_baseline(path: &str) -> Result<Vec<(String, f64)>> {
         rows.push((fields[0].to_string(), seconds));
     }
     Ok(rows)
+}
+
+/// Collective: the copy bandwidth (GB/s) of every rank's `device`, in rank
+/// order: femquad-bench's float4 copy with two buffers of `mib` MiB (at
+/// most a quarter of the device's memory and its largest allocation), the
+/// median of 20 launches after 2 warm-ups.
+///
+/// # Errors
+/// A rank's device error, on every rank.
+fn copy_bandwidth(ranks: &Ranks, device: &Arc<Device>, mib: usize) -> Result<Vec<f64>> {
+    let info = device.info();
+    let cap = info
+        .max_mem_alloc_size
+        .min(info.global_mem_size / 4)
+        .max(1 << 20);
+    let bytes = (mib as u64).saturating_mul(1 << 20).min(cap) as usize;
+    let measured = measure_copy(device, bytes, 2, 20).map(|c| c.gb_per_s());
+    let gb_per_s = ranks.agree(measured)?;
+    Ok(ranks.all_gather_f64(gb_per_s))
 }
 
 /// The device's name, for the table's header.

@@ -166,6 +166,25 @@ impl<R: Real> Vector<R> {
         }
     }
 
+    /// Submits the operations enqueued on the vector's device without
+    /// waiting for them (`clFlush`; nothing to do on the host), so that the
+    /// device computes while the host does other work (femquad-mpi's halo
+    /// messages): an enqueued launch may otherwise wait in the queue until
+    /// the next blocking call.
+    ///
+    /// # Errors
+    /// The device's error if the queue cannot be flushed.
+    pub fn flush(&self) -> Result<()> {
+        match self {
+            Vector::Host(_) => Ok(()),
+            Vector::Device(d) => d
+                .device()
+                .queue()
+                .flush()
+                .map_err(crate::opencl::device::cl_error("clFlush")),
+        }
+    }
+
     /// The host values, if on the host.
     pub fn as_host(&self) -> Option<&Vec<R>> {
         match self {

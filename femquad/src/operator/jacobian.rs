@@ -102,6 +102,22 @@ impl<R: Real> Operator<R> {
     ///   [`Error::NonFinite`] naming `u` and its index instead if `u` holds
     ///   NaN or ±∞.
     pub fn jacobian_diagonal(&mut self, u: &Vector<R>, out: &mut Vector<R>) -> Result<()> {
+        self.jacobian_diagonal_unchecked(u, out)?;
+        self.check_diagonal(u, out)
+    }
+
+    /// [`Operator::jacobian_diagonal`] without the scan of `out` for NaN
+    /// and ±∞: on a device it only enqueues the launch and returns without
+    /// waiting (see [`Operator::apply_unchecked`]); check with
+    /// [`Operator::check_diagonal`].
+    ///
+    /// # Errors
+    /// Those of [`Operator::jacobian_diagonal`] but the non-finite ones.
+    pub fn jacobian_diagonal_unchecked(
+        &mut self,
+        u: &Vector<R>,
+        out: &mut Vector<R>,
+    ) -> Result<()> {
         self.check_vectors(&[("u", u)])?;
         self.check_time()?;
         let len = self.jacobian_diagonal_len();
@@ -124,8 +140,7 @@ impl<R: Real> Operator<R> {
                 ),
             ));
         }
-        self.integrator.jacobian_diagonal(u, out)?;
-        self.check_diagonal(u, out)
+        self.integrator.jacobian_diagonal(u, out)
     }
 
     /// The cell-local values (`[cell][b][k]`) of the global host values `u`.
@@ -183,10 +198,15 @@ impl<R: Real> Operator<R> {
         )
     }
 
-    /// The error for the first NaN or ±∞ of the point-block diagonal `out`
-    /// of `J(u)`: [`Error::NonFinite`] naming `u` if `u` holds one, else
-    /// [`Error::NonFiniteResult`] naming the node, its dof and the entry.
-    fn check_diagonal(&self, u: &Vector<R>, out: &Vector<R>) -> Result<()> {
+    /// The check [`Operator::jacobian_diagonal`] ends with, of a
+    /// point-block diagonal `out` of `J(u)` (`N_comp²` entries per node, in
+    /// this space's node-major numbering): `Ok` if every entry is finite.
+    ///
+    /// # Errors
+    /// For the first NaN or ±∞ of `out`: [`Error::NonFinite`] naming `u`
+    /// if `u` holds one, else [`Error::NonFiniteResult`] naming the node,
+    /// its dof and the entry.
+    pub fn check_diagonal(&self, u: &Vector<R>, out: &Vector<R>) -> Result<()> {
         let Some(i) = out.first_non_finite()? else {
             return Ok(());
         };

@@ -252,6 +252,33 @@ impl<R: Real> Operator<R> {
     pub fn apply(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
         crate::vector::check_finite("u", u)?;
         self.apply_unchecked(u, r)?;
+        self.check_residual(r)
+    }
+
+    /// [`Operator::apply`] without the scans of `u` and `r` for NaN and
+    /// ±∞ (each costs a reduction and a scalar read on a device): on a
+    /// device it only enqueues the launches and returns without waiting.
+    /// For solvers, which detect non-finite values through the reductions
+    /// they do anyway, and for callers that keep the host busy meanwhile
+    /// (femquad-mpi's halo exchange), then check with
+    /// [`Operator::check_residual`].
+    ///
+    /// # Errors
+    /// Those of [`Operator::apply`] but the non-finite ones.
+    pub fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
+        self.check_vectors(&[("u", u), ("r", &*r)])?;
+        self.check_time()?;
+        self.integrator.residual(u, r)
+    }
+
+    /// The check [`Operator::apply`] ends with, of a residual `r` in this
+    /// space's node-major numbering (dof `node·N_comp + c`): `Ok` if every
+    /// entry is finite (one reduction and one scalar read on a device).
+    ///
+    /// # Errors
+    /// [`Error::NonFiniteResult`] naming the first dof of `r` holding NaN
+    /// or ±∞, its node and component, and this operator's physics.
+    pub fn check_residual(&self, r: &Vector<R>) -> Result<()> {
         match r.first_non_finite()? {
             None => Ok(()),
             Some(dof) => {
@@ -266,16 +293,6 @@ impl<R: Real> Operator<R> {
                 })
             }
         }
-    }
-
-    /// [`Operator::apply`] without the scans of `u` and `r` for NaN and
-    /// ±∞ (each costs a reduction and a scalar read on a device): for
-    /// solvers, which detect non-finite values through the reductions they
-    /// do anyway.
-    pub(crate) fn apply_unchecked(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
-        self.check_vectors(&[("u", u), ("r", &*r)])?;
-        self.check_time()?;
-        self.integrator.residual(u, r)
     }
 
     /// Checks that each named vector holds the space's `n_dofs` entries and
