@@ -1082,3 +1082,47 @@ fn cg_applies_the_assembled_finest_level() {
         assert!(diff < 1e-8, "{diff:e}");
     }
 }
+
+/// Newton–Krylov with exact products on a nonlinear physics: where the
+/// multigrid assembled the finest level (at every Newton iterate), each
+/// step's GMRES applies that matrix — no matrix-free product at all — and
+/// takes the Newton steps and GMRES iterations (± 1) of the matrix-free
+/// products to the same solution: the matrix is the Jacobian at the
+/// current iterate, not a stale one.
+#[test]
+fn newton_applies_the_assembled_finest_level_at_each_iterate() {
+    let cl = backend();
+    let mut runs = Vec::new();
+    for assembled_max_dofs in [0, usize::MAX] {
+        let (h, r) = operator_on::<f64>(2, 2, 3, 1, Physics::NonlinearDiffusion, &cl);
+        let mut p = DirichletProblem::on_hierarchy(r, h, |x, g| g[0] = 1.0 + x[0]).unwrap();
+        p.set_preconditioner(Preconditioner::Multigrid(MultigridOptions {
+            assembled_max_dofs,
+            ..MultigridOptions::default()
+        }));
+        let (u, stats) = p
+            .solve_nonlinear(None, JacobianProducts::Exact, &NewtonOptions::default())
+            .unwrap();
+        runs.push((stats, p.jacobian_products(), u.to_host().unwrap()));
+    }
+    let ((free, free_products, u_free), (asm, products, u)) = (&runs[0], &runs[1]);
+    eprintln!(
+        "Newton steps {} / {}, GMRES {:?} / {:?}, matrix-free products {free_products} / {products}",
+        free.iterations, asm.iterations, free.linear_iterations, asm.linear_iterations
+    );
+    assert!(free.iterations >= 3, "{free:?}");
+    assert!(*free_products > 0, "{free_products}");
+    assert_eq!(
+        *products, 0,
+        "the finest level's matrix was not GMRES's operator"
+    );
+    assert_eq!(free.iterations, asm.iterations, "Newton steps");
+    for (a, b) in free.linear_iterations.iter().zip(&asm.linear_iterations) {
+        assert!(a.abs_diff(*b) <= 1, "{free:?} vs {asm:?}");
+    }
+    let diff = u_free
+        .iter()
+        .zip(u)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < 1e-8, "{diff:e}");
+}

@@ -376,7 +376,10 @@ impl<R: Real> DirichletProblem<R> {
     /// the Krylov solvers' operator and the linear checks' probes. Where
     /// [`DirichletProblem::solve_linear`]'s multigrid assembled the finest
     /// level ([`MultigridOptions::assembled_max_dofs`](crate::multigrid::MultigridOptions::assembled_max_dofs)),
-    /// CG applies that matrix instead (one SpMV, not counted here).
+    /// CG applies that matrix instead (one SpMV, not counted here), and so
+    /// does each Newton step's GMRES of [`DirichletProblem::solve_nonlinear`]
+    /// (and of the time steps) with exact products: the levels are
+    /// assembled at the step's iterate.
     pub fn jacobian_products(&self) -> usize {
         self.jacobian_products
     }
@@ -563,6 +566,7 @@ impl<R: Real> DirichletProblem<R> {
             choice: preconditioner,
             pc,
             products,
+            linearized: false,
         };
         let stats = newton(&mut system, &mut u, &opts).map_err(|e| match e {
             // the Jacobian products and residual are the physics'
@@ -665,10 +669,16 @@ struct NonlinearSystem<'a, R: Real> {
     pc: &'a mut PreconditionerState<R>,
     products: JacobianProducts,
     state: Vector<R>,
+    /// Whether the preconditioner was set up at the iterate of the coming
+    /// products: set by `linearize`, cleared by every residual evaluation
+    /// (Newton evaluates `F` only at trial and new iterates, after the
+    /// Krylov solve of the current one).
+    linearized: bool,
 }
 
 impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
     fn residual(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
+        self.linearized = false;
         constrained_residual(self.residual, self.constraints, self.evaluations, u, r)
     }
 
@@ -682,8 +692,15 @@ impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
         v: &Vector<R>,
         jv: &mut Vector<R>,
     ) -> Option<Result<()>> {
-        match self.products {
-            JacobianProducts::Exact => Some(constrained_jacobian(
+        match (self.products, self.pc.finest_matrix()) {
+            // the finest multigrid level assembled at this iterate: the
+            // same Jacobian, one SpMV
+            (JacobianProducts::Exact, Some(matrix)) if self.linearized => Some(
+                matrix
+                    .apply(v, jv)
+                    .and_then(|()| jv.copy_at(self.constraints.set(), v)),
+            ),
+            (JacobianProducts::Exact, _) => Some(constrained_jacobian(
                 self.residual,
                 self.constraints.set(),
                 self.jacobian_products,
@@ -691,7 +708,7 @@ impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
                 v,
                 jv,
             )),
-            JacobianProducts::Differences => None,
+            (JacobianProducts::Differences, _) => None,
         }
     }
 
@@ -708,7 +725,9 @@ impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
             self.constraints,
             &self.state,
             Factorization::Lu,
-        )
+        )?;
+        self.linearized = true;
+        Ok(())
     }
 
     fn is_preconditioned(&self) -> bool {
