@@ -34,7 +34,8 @@ rm -f .gpu/t_*
   cargo test --release --no-run -p femquad --lib --test operator_device --test device_vector \
     --test device_solvers --test autotune --test pointwise_opencl --test pointwise_ad --test pointwise_regressions \
     --test jacobian --test multigrid --test window_padding --test non_finite_results --test no_transfers \
-    --test linear_solve_checks --test layout_macros --test teardown 2>&1
+    --test linear_solve_checks --test layout_macros --test teardown --test boundary_terms_device \
+    --test boundary_terms_time 2>&1
   cargo test --release --no-run --test convergence --test newton 2>&1
 } | sed -n -e 's/.*Executable unittests src\/lib\.rs (\(.*\))/lib \1/p' \
     -e 's/.*Executable \(femquad\/\)\{0,1\}tests\/\([a-z_]*\)\.rs (\(.*\))/\2 \3/p' |
