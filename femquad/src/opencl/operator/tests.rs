@@ -239,7 +239,10 @@ fn runnable<R: Real>(
 }
 
 /// `config` with its blocks per batch `N_bl` halved until the kernel
-/// `variant` fits the device's work-group size and local memory: the tests'
+/// `variant` fits the device's work-group size and local memory — and if
+/// one block is still too large (large elements: a block holds
+/// `lcm(N_q, N_bt)/gcd(·, N_tc)` cells), with more threads per cell
+/// `N_tc` (from the device default's on), halving again: the tests'
 /// configurations are chosen from the device's limits up front (an H100
 /// has 1024 work-items and 48 KiB of local memory a group, PoCL more), and
 /// [`runnable`] then holds them to it. Any other error fails the test.
@@ -248,19 +251,30 @@ pub(super) fn fitted<R: Real>(
     variant: KernelVariant,
     config: LaunchConfig,
 ) -> LaunchConfig {
-    let mut c = config;
-    loop {
-        match op.shape(variant, c) {
-            Ok(_) => return c,
-            Err(Error::DeviceLimit { .. }) if c.n_bl > 1 => {
-                c = LaunchConfig {
-                    n_bl: c.n_bl / 2,
-                    ..c
-                }
+    let default_tc = op.config(variant).map_or(config.n_tc, |d| d.n_tc);
+    let threads = std::iter::once(config.n_tc).chain(default_tc.max(config.n_tc + 1)..=64);
+    for n_tc in threads {
+        let mut n_bl = config.n_bl;
+        loop {
+            let c = LaunchConfig {
+                n_bl,
+                n_tc,
+                ..config
+            };
+            match op.shape(variant, c) {
+                Ok(_) => return c,
+                Err(Error::DeviceLimit { .. }) if n_bl > 1 => n_bl /= 2,
+                Err(Error::DeviceLimit { .. }) => break,
+                // an N_tc the shape refuses (not the test's own): the next
+                Err(_) if n_tc != config.n_tc => break,
+                Err(e) => panic!("{variant:?} {config}: {e}"),
             }
-            Err(e) => panic!("{variant:?} {config}: no N_bl ≤ {} fits: {e}", config.n_bl),
         }
     }
+    panic!(
+        "{variant:?} {config}: no N_bl ≤ {} with N_tc ≤ 64 fits the device",
+        config.n_bl
+    )
 }
 
 /// Checks that the last launch ran `config`, the configuration asked for.
