@@ -15,7 +15,7 @@ use super::preconditioner::{Preconditioner, PreconditionerState};
 use crate::linalg::FixedDofs;
 use std::sync::Arc;
 
-use crate::backend::{IndexSet, Vector};
+use crate::backend::{IndexSet, Matrix, Vector};
 use crate::mesh::MeshPart;
 use crate::multigrid::{MeshHierarchy, Multigrid};
 use crate::operator::Operator;
@@ -475,7 +475,7 @@ impl<R: Real> DirichletProblem<R> {
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
         let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-            constrained_jacobian(residual, fixed_set, jacobian_products, base, v, av)
+            constrained_jacobian(residual, None, fixed_set, jacobian_products, base, v, av)
         };
         check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
         // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
@@ -597,17 +597,25 @@ fn constrained_residual<R: Real>(
 }
 
 /// `jv = J_G(u)·v`: the Jacobian action of `F` on the free dofs, `v` on the
-/// fixed ones (the identity's rows), counted in `products`.
+/// fixed ones (the identity's rows) — by `matrix`, the Jacobian at `u`
+/// assembled (the finest multigrid level's, one SpMV), if given, else
+/// matrix-free, counted in `products`.
 fn constrained_jacobian<R: Real>(
     residual: &mut Operator<R>,
+    matrix: Option<&Matrix<R>>,
     fixed: &IndexSet,
     products: &mut usize,
     u: &Vector<R>,
     v: &Vector<R>,
     jv: &mut Vector<R>,
 ) -> Result<()> {
-    residual.jacobian_action(u, v, jv)?;
-    *products += 1;
+    match matrix {
+        Some(matrix) => matrix.apply(v, jv)?,
+        None => {
+            residual.jacobian_action(u, v, jv)?;
+            *products += 1;
+        }
+    }
     jv.copy_at(fixed, v)
 }
 
@@ -629,20 +637,15 @@ impl<R: Real> PreconditionedSystem<Vector<R>> for LinearSystem<'_, R> {
     /// there is one (set up at this system's state: the same operator, one
     /// SpMV), else matrix-free.
     fn apply(&mut self, v: &Vector<R>, av: &mut Vector<R>) -> Result<()> {
-        match self.pc.finest_matrix() {
-            Some(matrix) => {
-                matrix.apply(v, av)?;
-                av.copy_at(self.fixed, v)
-            }
-            None => constrained_jacobian(
-                self.residual,
-                self.fixed,
-                self.jacobian_products,
-                self.state,
-                v,
-                av,
-            ),
-        }
+        constrained_jacobian(
+            self.residual,
+            self.pc.finest_matrix(),
+            self.fixed,
+            self.jacobian_products,
+            self.state,
+            v,
+            av,
+        )
     }
 
     fn is_preconditioned(&self) -> bool {
@@ -692,23 +695,19 @@ impl<R: Real> NewtonSystem<Vector<R>> for NonlinearSystem<'_, R> {
         v: &Vector<R>,
         jv: &mut Vector<R>,
     ) -> Option<Result<()>> {
-        match (self.products, self.pc.finest_matrix()) {
-            // the finest multigrid level assembled at this iterate: the
-            // same Jacobian, one SpMV
-            (JacobianProducts::Exact, Some(matrix)) if self.linearized => Some(
-                matrix
-                    .apply(v, jv)
-                    .and_then(|()| jv.copy_at(self.constraints.set(), v)),
-            ),
-            (JacobianProducts::Exact, _) => Some(constrained_jacobian(
+        match self.products {
+            // the finest multigrid level assembled at this iterate (if
+            // any): the same Jacobian, one SpMV
+            JacobianProducts::Exact => Some(constrained_jacobian(
                 self.residual,
+                self.pc.finest_matrix().filter(|_| self.linearized),
                 self.constraints.set(),
                 self.jacobian_products,
                 u,
                 v,
                 jv,
             )),
-            (JacobianProducts::Differences, _) => None,
+            JacobianProducts::Differences => None,
         }
     }
 
