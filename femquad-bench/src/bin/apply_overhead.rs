@@ -12,11 +12,22 @@
 //! reduction and a scalar read; `J(u)·v` with no read-back at all),
 //! with the device queue drained every 50 calls (so enqueues never block
 //! on a full queue) outside the timed region.
+//!
+//! Then the launch floor: chains of `--calls` dependent launches of a
+//! vector kernel on 1024 entries (device work negligible), each chain timed
+//! from its first enqueue to the queue's finish, as µs per launch — through
+//! femquad's `DeviceVector::axpby`, and through raw `opencl3` launches of a
+//! kernel with the same body on femquad's profiling queue and on a queue
+//! without profiling. What a V-cycle's small levels cost per launch.
 
 use std::time::Instant;
 
+use femquad::opencl::{Device, DeviceVector};
 use femquad::physics::builtin::{Lame, Laplacian};
 use femquad::prelude::*;
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::memory::ClMem;
 
 fn quantiles(mut t: Vec<f64>) -> (f64, f64, f64) {
     t.sort_by(f64::total_cmp);
@@ -80,6 +91,135 @@ fn measure<R: Real, P: PointwiseEval<R> + 'static>(
     Ok(())
 }
 
+const AXPBY: &str = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+__kernel void axpby(__global double *y, __global const double *x, ulong n, double a, double b)\n\
+{ const size_t i = get_global_id(0); if (i < n) y[i] = a * x[i] + b * y[i]; }\n";
+
+/// `(wall µs per launch, host µs per enqueue)` of `calls` launches by
+/// `launch`, after a drained queue, until `finish` returns.
+fn chain(
+    calls: usize,
+    mut launch: impl FnMut() -> femquad::Result<()>,
+    finish: impl Fn() -> femquad::Result<()>,
+) -> femquad::Result<(f64, f64)> {
+    for _ in 0..50 {
+        launch()?;
+    }
+    finish()?;
+    let mut walls = Vec::new();
+    let mut hosts = Vec::new();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        for _ in 0..calls {
+            launch()?;
+        }
+        let enqueued = t0.elapsed().as_secs_f64();
+        finish()?;
+        let wall = t0.elapsed().as_secs_f64();
+        walls.push(wall * 1e6 / calls as f64);
+        hosts.push(enqueued * 1e6 / calls as f64);
+    }
+    Ok((quantiles(walls).1, quantiles(hosts).1))
+}
+
+fn cl(call: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> femquad::Error {
+    move |e| femquad::Error::OpenCl {
+        call,
+        code: e.0,
+        name: e.to_string(),
+    }
+}
+
+/// The launch floor (see the module documentation).
+fn launch_floor(calls: usize) -> femquad::Result<()> {
+    let device = Device::from_env()?;
+    let n = 1024usize;
+    let values: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+    let mut y = DeviceVector::from_host(&device, &values)?;
+    let x = DeviceVector::from_host(&device, &values)?;
+    let finish = || device.queue().finish().map_err(cl("clFinish"));
+    let report = |what: &str, (wall, host): (f64, f64)| {
+        println!("launch floor  {what:<44} µs/launch: wall {wall:7.2}  host enqueue {host:7.2}");
+    };
+    report(
+        "femquad DeviceVector::axpby",
+        chain(calls, || y.axpby(0.5, &x, 0.5), finish)?,
+    );
+    let kernel = device.kernel(AXPBY, "axpby")?;
+    let global = n;
+    let local = 256usize;
+    // SAFETY: the arguments match the kernel's signature; the buffers hold n doubles.
+    unsafe {
+        kernel
+            .set_arg(0, &y.buffer_mut().get())
+            .map_err(cl("clSetKernelArg"))?;
+        kernel
+            .set_arg(1, &x.buffer().get())
+            .map_err(cl("clSetKernelArg"))?;
+        kernel
+            .set_arg(2, &(n as u64))
+            .map_err(cl("clSetKernelArg"))?;
+        kernel.set_arg(3, &0.5f64).map_err(cl("clSetKernelArg"))?;
+        kernel.set_arg(4, &0.5f64).map_err(cl("clSetKernelArg"))?;
+    }
+    let raw = |queue: &CommandQueue| -> femquad::Result<()> {
+        // SAFETY: every argument is set; the sizes outlive the call.
+        unsafe {
+            queue.enqueue_nd_range_kernel(kernel.get(), 1, std::ptr::null(), &global, &local, &[])
+        }
+        .map(drop)
+        .map_err(cl("clEnqueueNDRangeKernel"))
+    };
+    report(
+        "raw opencl3, args set once, profiling queue",
+        chain(calls, || raw(device.queue()), finish)?,
+    );
+    let set_args = || -> femquad::Result<()> {
+        // SAFETY: as above.
+        unsafe {
+            kernel
+                .set_arg(0, &y.buffer().get())
+                .map_err(cl("clSetKernelArg"))?;
+            kernel
+                .set_arg(1, &x.buffer().get())
+                .map_err(cl("clSetKernelArg"))?;
+            kernel
+                .set_arg(2, &(n as u64))
+                .map_err(cl("clSetKernelArg"))?;
+            kernel.set_arg(3, &0.5f64).map_err(cl("clSetKernelArg"))?;
+            kernel.set_arg(4, &0.5f64).map_err(cl("clSetKernelArg"))?;
+        }
+        Ok(())
+    };
+    report(
+        "raw opencl3, 5 args set per launch, profiling",
+        chain(
+            calls,
+            || set_args().and_then(|()| raw(device.queue())),
+            finish,
+        )?,
+    );
+    // A queue without profiling on the same context and device.
+    let ctx = device
+        .queue()
+        .context()
+        .map_err(cl("clGetCommandQueueInfo"))?;
+    let dev = device
+        .queue()
+        .device()
+        .map_err(cl("clGetCommandQueueInfo"))?;
+    let context = std::mem::ManuallyDrop::new(Context::new(ctx, &[dev]));
+    // SAFETY: `dev` belongs to `ctx` (both from femquad's queue).
+    let plain = unsafe { CommandQueue::create_with_properties(&context, dev, 0, 0) }
+        .map_err(cl("clCreateCommandQueueWithProperties"))?;
+    let finish_plain = || plain.finish().map_err(cl("clFinish"));
+    report(
+        "raw opencl3, args set once, no profiling",
+        chain(calls, || raw(&plain), finish_plain)?,
+    );
+    Ok(())
+}
+
 fn main() -> femquad::Result<()> {
     let mut cells = 4096usize;
     let mut calls = 2000usize;
@@ -102,5 +242,6 @@ fn main() -> femquad::Result<()> {
     measure::<f64, _>(2, cells, Laplacian, &[], calls)?;
     measure::<f32, _>(2, cells, Laplacian, &[], calls)?;
     measure::<f64, _>(3, cells, Lame, &lame, calls)?;
+    launch_floor(calls)?;
     Ok(())
 }
