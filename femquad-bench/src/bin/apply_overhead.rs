@@ -217,6 +217,39 @@ fn launch_floor(calls: usize) -> femquad::Result<()> {
         "raw opencl3, args set once, no profiling",
         chain(calls, || raw(&plain), finish_plain)?,
     );
+    // clEnqueueNDRangeKernel asked for no event (a null event pointer).
+    let runtime = cl3::load_library()
+        .as_ref()
+        .map_err(|e| femquad::Error::arg("OpenCL", format!("{e:?}")))?;
+    let no_event = |queue: &CommandQueue| -> femquad::Result<()> {
+        // SAFETY: every argument is set; the sizes outlive the call.
+        let status = runtime.clEnqueueNDRangeKernel(
+            queue.get(),
+            kernel.get(),
+            1,
+            std::ptr::null(),
+            &global,
+            &local,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        );
+        match status {
+            Some(0) => Ok(()),
+            s => Err(femquad::Error::arg(
+                "clEnqueueNDRangeKernel",
+                format!("{s:?}"),
+            )),
+        }
+    };
+    report(
+        "raw, no event, profiling queue",
+        chain(calls, || no_event(device.queue()), finish)?,
+    );
+    report(
+        "raw, no event, no profiling",
+        chain(calls, || no_event(&plain), finish_plain)?,
+    );
     Ok(())
 }
 

@@ -3,7 +3,17 @@
 //! `clEnqueueNDRangeKernel` whose failure names what was launched. Every
 //! launch of the library goes through it (the test `one_launch_helper`
 //! checks that no other file enqueues a kernel).
+//!
+//! A launch asks for an event only where its caller keeps one
+//! ([`Launch::enqueue`]: a timed evaluation, a wait): on NVIDIA's OpenCL
+//! an enqueue that returns an event costs the host ~12 µs on femquad's
+//! profiling queue, one without ~4.5 µs (`apply_overhead`'s launch floor,
+//! H100), and the small levels of a V-cycle are made of such launches.
+//! Everything else is [`Launch::submit`]: the in-order queue orders it.
 
+use opencl3::error_codes::{
+    CL_SUCCESS, ClError, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED,
+};
 use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, ClMem};
@@ -42,8 +52,52 @@ impl<'k> Launch<'k> {
     }
 
     /// Enqueues `global` work-items in work-groups of `local` (`None`: the
+    /// runtime chooses) on `device`'s queue without an event (the in-order
+    /// queue orders it before every later command); a failure names `what`.
+    ///
+    /// # Errors
+    /// [`crate::Error::DeviceLost`] or the launch failure naming `what`.
+    pub fn submit(
+        self,
+        device: &Device,
+        global: usize,
+        local: Option<usize>,
+        what: &str,
+    ) -> Result<()> {
+        let queue = device.live_queue()?;
+        let local_ptr = local
+            .as_ref()
+            .map_or(std::ptr::null(), |l| l as *const usize);
+        let failed = |code| device.failure("clEnqueueNDRangeKernel", what, 0, ClError(code));
+        // The entry point opencl3 calls, from the library it loaded (the
+        // device is open, so it is loaded).
+        let runtime = cl3::load_library()
+            .as_ref()
+            .map_err(|_| failed(DLOPEN_RUNTIME_LOAD_FAILED))?;
+        // The arguments are those of `enqueue` below (same safety: every
+        // argument set, sizes outliving the call, buffers holding what the
+        // work-items index), with no event asked for.
+        match runtime.clEnqueueNDRangeKernel(
+            queue.get(),
+            self.kernel.get(),
+            1,
+            std::ptr::null(),
+            &global,
+            local_ptr,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        ) {
+            Some(CL_SUCCESS) => Ok(()),
+            Some(code) => Err(failed(code)),
+            None => Err(failed(DLOPEN_FUNCTION_NOT_AVAILABLE)),
+        }
+    }
+
+    /// Enqueues `global` work-items in work-groups of `local` (`None`: the
     /// runtime chooses) on `device`'s queue and returns the command's
-    /// event; a failure names `what`.
+    /// event, for a caller that times or waits for it ([`Launch::submit`]
+    /// otherwise: an event costs the host time); a failure names `what`.
     ///
     /// # Errors
     /// [`crate::Error::DeviceLost`] or the launch failure naming `what`.

@@ -612,7 +612,7 @@ impl Probe {
             for &off in o {
                 launch = launch.value(off)?;
             }
-            launch.enqueue(&self.device, inputs.points, None, "the probe kernel")?;
+            launch.submit(&self.device, inputs.points, None, "the probe kernel")?;
         }
         let mut results: Vec<Vec<R>> = (INPUT_BUFFERS..BUFFERS)
             .map(|k| vec![R::ZERO; totals[k]])

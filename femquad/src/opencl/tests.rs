@@ -159,3 +159,43 @@ fn a_failed_command_in_a_wait_loses_the_context() {
     assert!(matches!(e, Error::DeviceLost { code: -14, .. }), "{e:?}");
     assert!(matches!(d.check_alive(), Err(Error::DeviceLost { .. })));
 }
+
+/// [`Launch::submit`](crate::opencl::launch::Launch::submit) asks for no
+/// event: its commands still run, in queue order (a later read sees each
+/// of them), and a launch the runtime refuses is an error naming it and
+/// the call, like [`Launch::enqueue`](crate::opencl::launch::Launch::enqueue)'s.
+#[test]
+fn a_launch_without_an_event_runs_in_order_and_names_its_failure() {
+    use crate::opencl::launch::Launch;
+    let d = device();
+    let source = "__kernel void twice_plus(__global float *x, const float c) {
+        x[get_global_id(0)] = 2.0f * x[get_global_id(0)] + c;
+    }";
+    let kernel = d.kernel(source, "twice_plus").unwrap();
+    let mut x = d.alloc::<f32>(64, "x").unwrap();
+    d.write(&mut x, &[1.0; 64], Transfer::Vector, "x").unwrap();
+    // the arguments match `twice_plus`; x holds 64 floats. Not commutative:
+    // only the queue's order gives ((1·2 + 1)·2 + 2)·2 + 3 = 19.
+    for c in [1.0f32, 2.0, 3.0] {
+        Launch::new(&kernel)
+            .mem(&x)
+            .and_then(|l| l.value(c))
+            .and_then(|l| l.submit(&d, 64, Some(16), "twice_plus"))
+            .unwrap();
+    }
+    let mut back = vec![0.0f32; 64];
+    d.read(&x, &mut back, "x").unwrap();
+    assert!(back.iter().all(|&v| v == 19.0), "{back:?}");
+    // 64 work-items in groups of 48: CL_INVALID_WORK_GROUP_SIZE
+    let e = Launch::new(&kernel)
+        .mem(&x)
+        .and_then(|l| l.value(0.0f32))
+        .and_then(|l| l.submit(&d, 64, Some(48), "the twice_plus test kernel"))
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("clEnqueueNDRangeKernel") && text.contains("CL_INVALID_WORK_GROUP_SIZE"),
+        "{text}"
+    );
+    assert!(d.check_alive().is_ok());
+}

@@ -297,7 +297,7 @@ impl<R: Real> DeviceCsr<R> {
                 // Argument order of element_matrices and sum_element_matrices
                 // (kernels/element_matrix.cl); `matrices` holds n_cells·N_bt²
                 // values, every row its own row_ptr range.
-                launch.mem(matrices)?.value(n_cells_arg)?.enqueue(
+                launch.mem(matrices)?.value(n_cells_arg)?.submit(
                     &self.device,
                     groups(n_cells),
                     Some(GROUP),
@@ -312,7 +312,7 @@ impl<R: Real> DeviceCsr<R> {
                     .mem(&self.row_ptr)?
                     .mem(self.values.buffer())?
                     .value(to_i32(n_rows, "rows")?)?
-                    .enqueue(
+                    .submit(
                         &self.device,
                         groups(n_rows),
                         Some(GROUP),
@@ -326,7 +326,7 @@ impl<R: Real> DeviceCsr<R> {
                 launch
                     .mem(self.values.buffer())?
                     .value(n_cells_arg)?
-                    .enqueue(
+                    .submit(
                         &self.device,
                         groups(n_cells),
                         Some(GROUP),
@@ -392,7 +392,7 @@ impl<R: Real> DeviceCsr<R> {
             .mem(y.buffer_mut())?
             .value(to_i32(n, "rows")?)?
             .value(lanes)?
-            .enqueue(
+            .submit(
                 &self.device,
                 groups(n * self.lanes),
                 Some(GROUP),
@@ -415,7 +415,7 @@ impl<R: Real> DeviceCsr<R> {
             .mem(self.values.buffer())?
             .mem(out.buffer_mut())?
             .value(to_i32(len, "diagonal entries")?)?
-            .enqueue(
+            .submit(
                 &self.device,
                 groups(len),
                 Some(GROUP),

@@ -234,9 +234,9 @@ impl State {
 pub use crate::opencl::launch::Launch;
 
 impl Launch<'_> {
-    /// Enqueues `groups` work-groups of [`WG`] work-items (nothing if 0);
-    /// the event is not kept: the in-order queue orders everything that
-    /// follows.
+    /// Enqueues `groups` work-groups of [`WG`] work-items (nothing if 0),
+    /// without an event ([`Launch::submit`]): the in-order queue orders
+    /// everything that follows.
     ///
     /// # Errors
     /// The launch failure naming `what`.
@@ -244,7 +244,7 @@ impl Launch<'_> {
         if groups == 0 {
             return Ok(());
         }
-        self.enqueue(device, groups * WG, Some(WG), what).map(drop)
+        self.submit(device, groups * WG, Some(WG), what)
     }
 }
 
