@@ -93,6 +93,15 @@ use femquad::{Error, Precision, Result};
 use femquad_examples::cli::{MeshArgs, MeshFile, end_quietly_on_broken_pipe, precision_parser};
 use serde::Serialize;
 
+/// A count as `parse_count` reads it (`1e9`, `2^20`, `16M`), or `0`.
+fn count_or_zero(s: &str) -> femquad::Result<usize> {
+    if s.trim() == "0" {
+        Ok(0)
+    } else {
+        parse_count(s)
+    }
+}
+
 /// Solve benchmark: CG to a relative residual of 1e-8 for Poisson and Lamé
 /// (2D/3D, P1/P2) with geometric multigrid (or point-block Jacobi, or no
 /// preconditioner), on the device; setup and solve timed apart; CSV output.
@@ -131,7 +140,7 @@ struct Args {
     #[arg(long, default_value = "1e-8")]
     tol: f64,
     /// Largest number of CG iterations.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = parse_count)]
     max_iter: usize,
     /// Precision of residuals and vectors.
     #[arg(long, default_value = "f64", value_parser = precision_parser())]
@@ -148,7 +157,7 @@ struct Args {
     /// Assemble every smoothed multigrid level of at most this many dofs on
     /// the device and apply it by SpMV (`MultigridOptions::assembled_max_dofs`;
     /// default 0: every level matrix-free).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = count_or_zero)]
     assembled_max_dofs: usize,
     /// Decide each level of at most `--assembled-max-dofs` dofs by
     /// measurement (`SmallLevels::Measured`: one apply of each

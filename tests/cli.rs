@@ -455,16 +455,37 @@ fn sizes_beyond_the_bound_are_refused_at_once() {
             "{err}"
         );
     }
-    // the count parser's own errors, through clap
-    let out = example_command("solve_bench")
-        .args(["--cells", "1e6x"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("'1e6x'") && err.contains("is not a count (write e.g. 16777216, 2^24"),
-        "{err}"
-    );
+    // the count parser's own errors, through clap, for every count option
+    for option in ["--cells", "--max-iter", "--assembled-max-dofs"] {
+        let out = example_command("solve_bench")
+            .args([option, "1e6x"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("'1e6x'") && err.contains("is not a count (write e.g. 16777216, 2^24"),
+            "{option}: {err}"
+        );
+    }
+}
+
+/// solve_bench's count options read counts as `--cells` does (`1e9`,
+/// `2^10`), `--assembled-max-dofs` 0 too.
+#[test]
+fn solve_bench_counts_share_one_parser() {
+    for (max_iter, assembled) in [("1e3", "1e9"), ("2^10", "0")] {
+        let out = example_command("solve_bench")
+            .args(["--native", "--cells", "2^8", "--max-iter", max_iter])
+            .args(["--assembled-max-dofs", assembled])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("poisson-2d-p1"),
+            "{max_iter} {assembled}: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
