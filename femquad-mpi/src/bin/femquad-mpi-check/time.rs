@@ -161,7 +161,7 @@ fn distributed(dist: &Rc<DistMesh>, backend: &Backend, case: &Case) -> Result<Ru
     let mut integrator = TimeIntegrator::new(problem, case.scheme)?
         .with_boundary_values(|t, x, g| g[0] = exact(t, x));
     let (u, stats) = integrator.run(&u0, 0.0, T_END, case.control)?;
-    let mut xs = DistVector::zeros(mesh, dim);
+    let mut xs = DistVector::zeros(mesh, dim)?;
     xs.set_local_from_host(&mesh.layout().coordinates)?;
     Ok(Run {
         solution: u.gather_to_root()?,
