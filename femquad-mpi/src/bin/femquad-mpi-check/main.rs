@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! mpirun -np N femquad-mpi-check BACKEND PARTITION [--dim D] [--n CELLS] [--fail-rank K]
+//!     [--nan-rank K]
 //! ```
 //!
 //! BACKEND `native`, `opencl` (the tests' device: `FEMQUAD_DEVICE`, else
@@ -30,7 +31,11 @@
 //! 4. on an OpenCL backend (every distributed vector on the rank's device):
 //!    one `F(u)` moves only the halo between host and device — the bytes
 //!    read and written (femquad's device statistics) are exactly
-//!    `(Σ ghosts + Σ shared owned)·N_comp·8` on every rank.
+//!    `(Σ ghosts + Σ shared owned)·N_comp·8` on every rank; and its device
+//!    commands (`Timeline`) are the expected ones in order, each on its
+//!    queue and waiting for what it needs, with and without overlap
+//!    (`staging.rs`); on every backend `J·v` and `F(u)` agree on failure 3
+//!    and 4 times.
 //!
 //! 5. multigrid (`multigrid.rs`): Poisson by CG preconditioned with the
 //!    distributed multigrid on a hierarchy refined on the ranks, against
@@ -54,11 +59,16 @@
 //!
 //! Prints one line per check; exits 0 if all pass, 1 if a check fails, 2 on
 //! an error (every rank: with `--fail-rank K`, cell of rank K is inverted
-//! before distribution, and every rank must exit with that error).
+//! before distribution, and every rank must exit with that error; with
+//! `--nan-rank K`, instead of the checks, one `F(u)` of nonlinear diffusion
+//! with `u = 10²⁰⁰` at a vertex only rank K holds, whose residual is not
+//! finite on rank K alone — found after the ghost update's messages — and
+//! every rank must exit with rank K's error).
 
 mod multigrid;
 mod newton;
 mod pvtu;
+mod staging;
 mod time;
 
 use std::process::ExitCode;
@@ -85,12 +95,13 @@ struct Args {
     dim: usize,
     n: usize,
     fail_rank: Option<usize>,
+    nan_rank: Option<usize>,
 }
 
 fn parse() -> std::result::Result<Args, String> {
     let mut it = std::env::args().skip(1);
     let usage = "usage: femquad-mpi-check native|opencl|opencl-shared|opencl-exclusive metis|empty-rank|ghost-only|thin \
-                 [--dim D] [--n CELLS] [--fail-rank K]";
+                 [--dim D] [--n CELLS] [--fail-rank K] [--nan-rank K]";
     let backend = it.next().ok_or(usage)?;
     let partition = it.next().ok_or(usage)?;
     let mut args = Args {
@@ -99,6 +110,7 @@ fn parse() -> std::result::Result<Args, String> {
         dim: 2,
         n: 6,
         fail_rank: None,
+        nan_rank: None,
     };
     while let Some(flag) = it.next() {
         let value: usize = it
@@ -109,6 +121,7 @@ fn parse() -> std::result::Result<Args, String> {
             "--dim" => args.dim = value,
             "--n" => args.n = value,
             "--fail-rank" => args.fail_rank = Some(value),
+            "--nan-rank" => args.nan_rank = Some(value),
             _ => return Err(format!("unknown option {flag}; {usage}")),
         }
     }
@@ -253,6 +266,9 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
             println!("rank {q}: {c} cells, {o} owned vertices, {g} ghosts");
         }
     }
+    if let Some(k) = args.nan_rank {
+        return staging::non_finite_on_rank(&dist, k, &backend);
+    }
     let mut ok = true;
     let dim = args.dim;
     let nv = dist.layout().n_global_vertices;
@@ -295,6 +311,10 @@ fn run(ranks: Ranks, args: &Args) -> Result<bool> {
         ];
         if let (1, Backend::OpenCl { device, .. }) = (nc, &backend) {
             ok &= halo_traffic(&mut op, &du, &mut f, device)?;
+            ok &= staging::order(&mut op, &du, &mut f)?;
+        }
+        if nc == 1 {
+            ok &= staging::agreements(&mut op, &du, &dv, &mut jv)?;
         }
         if let Some(mesh) = &serial_mesh {
             let space = FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1)?, nc)?;
