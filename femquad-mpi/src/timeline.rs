@@ -174,8 +174,7 @@ impl Timeline {
                 .iter()
                 .zip(&times)
                 .filter(|(c, _)| c.step == step)
-                .map(|(_, &(s, e))| seconds(e.saturating_sub(s)))
-                .sum()
+                .fold(0.0, |sum, (_, &(s, e))| sum + seconds(e.saturating_sub(s)))
         };
         // a compute marker's phase: from the end of the compute command
         // before it to its own end

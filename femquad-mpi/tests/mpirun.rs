@@ -331,7 +331,7 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
     std::fs::write(&baseline, &one.stdout).unwrap();
     let mut args = common.to_vec();
     let path = baseline.to_str().unwrap();
-    args.extend(["--baseline", path]);
+    args.extend(["--baseline", path, "--breakdown"]);
     let two = run_program(bench, 2, &args, limit);
     std::fs::remove_file(&baseline).unwrap();
     assert_eq!(two.code, Some(0), "{}\n{}", two.stdout, two.stderr);
@@ -355,6 +355,7 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
             assert!(gb > 0.0 && gb.is_finite(), "{line}");
         }
     }
+    check_breakdown(&two.stdout);
     let (one, two) = (bench_rows(&one.stdout), bench_rows(&two.stdout));
     let names = [
         "F(u)",
@@ -394,6 +395,57 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
             (efficiency - t1 / t2).abs() <= 1e-3 * (1.0 + t1 / t2),
             "{r1:?} {r2:?}"
         );
+    }
+}
+
+/// The `--breakdown` lines of a 2-rank run: each rank with and without
+/// overlap, every phase a finite time, the wall time and the parts of the
+/// cells positive, and the transfers where the ranks have them — rank 0
+/// owns every shared vertex (the lowest rank owns), so it downloads shared
+/// entries and uploads no ghost, rank 1 the reverse.
+fn check_breakdown(stdout: &str) {
+    let lines: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("# breakdown,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(
+        lines.first().map(|l| l.join(",")),
+        Some(
+            "rank,overlap,wall,download,exchange,upload,interior,boundary,accumulate_exchange"
+                .to_string()
+        ),
+        "{stdout}"
+    );
+    let rows = &lines[1..];
+    assert_eq!(rows.len(), 4, "{stdout}");
+    for (row, (rank, overlap)) in
+        rows.iter()
+            .zip([("0", "on"), ("1", "on"), ("0", "off"), ("1", "off")])
+    {
+        assert_eq!((row[0], row[1]), (rank, overlap), "{row:?}");
+        let t: Vec<f64> = row[2..].iter().map(|x| x.parse().unwrap()).collect();
+        let [
+            wall,
+            download,
+            exchange,
+            upload,
+            interior,
+            boundary,
+            accumulate,
+        ] = t[..]
+        else {
+            panic!("{row:?}");
+        };
+        assert!(t.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        assert!(wall > 0.0 && interior > 0.0 && boundary > 0.0, "{row:?}");
+        assert!(exchange > 0.0 && accumulate > 0.0, "{row:?}");
+        assert!(interior + boundary < wall, "{row:?}");
+        if rank == "0" {
+            assert!(download > 0.0 && upload == 0.0, "{row:?}");
+        } else {
+            assert!(download == 0.0 && upload > 0.0, "{row:?}");
+        }
     }
 }
 
