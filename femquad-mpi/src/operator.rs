@@ -22,25 +22,35 @@
 //! The interior cells need no ghost value and contribute to no shared
 //! vertex, so an application runs them while the halo is in flight:
 //!
-//! 1. `u` (and `v`) copied into the operator's scratch vectors, their
-//!    shared owned entries staged on the host (device gather and read);
-//! 2. the interior part enqueued on the device, reading the caller's `u`
-//!    and `v` and writing the result `r` — and submitted (`clFlush`);
-//! 3. meanwhile on the host the ghost-update messages
-//!    ([`DistVector::ghost_update_while`]); then the ghost values uploaded
-//!    into the scratch vectors (after the interior part, in the device's
-//!    in-order queue);
-//! 4. the boundary part on the scratch vectors, added into `r`;
-//! 5. agreement on failure ([`Ranks::agree`](crate::comm::Ranks::agree),
-//!    after the check of `r` for NaN of `F(u)` and the diagonal);
-//! 6. ghost accumulate of `r` (the ghosts' partial sums added to their
-//!    owners).
+//! 1. `u` (and `v`) copied into the operator's scratch vectors and their
+//!    shared owned entries gathered into staging vectors, on the device's
+//!    compute queue, followed by a marker;
+//! 2. the interior part enqueued on the compute queue right away, reading
+//!    the caller's `u` and `v` and writing the result `r`, and submitted
+//!    (`clFlush`);
+//! 3. meanwhile the staged entries downloaded on the device's *transfer*
+//!    queue (waiting for the marker, not for the interior part), the
+//!    ghost-update messages exchanged on the host, and the received ghost
+//!    values uploaded into the scratch vectors' ghost block on the
+//!    transfer queue;
+//! 4. a barrier on the compute queue waiting for the upload, then the
+//!    boundary part on the scratch vectors, added into `r`, and the check
+//!    of `r` for NaN (`F(u)`, the diagonal);
+//! 5. the ghost accumulate of `r` (the ghosts' partial sums downloaded on
+//!    the transfer queue, exchanged, uploaded and added to their owners).
+//!
+//! The commands, their queues and wait lists are recorded in a
+//! [`Timeline`] ([`DistOperator::timeline`]), which also times the phases.
+//! The ranks agree on failure ([`Ranks::agree`](crate::comm::Ranks::agree))
+//! three times per application: before the update's messages (steps 1–3),
+//! before the accumulate's (everything after the update's messages), and
+//! at the end — never between the messages of one exchange, so a failing
+//! rank ends every rank with its error instead of leaving one waiting.
 //!
 //! Only the ghost update is hidden: the accumulate needs the boundary
-//! part's results, which need the update, and the device's one in-order
-//! queue runs the interior part before them.
+//! part's results, which need the update.
 //! [`DistOperator::set_overlap`]`(false)` runs the same steps with the
-//! interior part after the update's messages instead (step 2 after 3): the
+//! interior part after the update's upload instead (step 2 after 3): the
 //! same arithmetic, for measuring what the overlap hides. On the native
 //! backend every step runs on the host in turn.
 //!

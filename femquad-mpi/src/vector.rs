@@ -32,14 +32,25 @@
 //! the same bits on the host and on a device).
 //!
 //! On a device only the halo crosses to the host (OpenCL buffers cannot go
-//! to MPI): a ghost update gathers each neighbour's send entries into a
-//! small device vector (femquad's index gather), reads that, exchanges it,
-//! uploads the received values and scatters them into the ghost entries; a
-//! ghost accumulate reads the ghost entries the same way and adds each
-//! neighbour's contributions to the owned entries on the device (gather,
-//! add, scatter). Bytes read from and written to the device per update or
-//! accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()` in
-//! total, nothing else.
+//! to MPI), through the device's transfer queue
+//! ([`Device::transfer_queue`]), ordered with the compute queue by events
+//! (see [`Timeline`]): a ghost update gathers each neighbour's send entries
+//! into a small device vector (femquad's index gather, compute queue) and
+//! downloads it once the gathers are done (a marker in its wait list),
+//! exchanges it, and uploads the received values straight into the ghost
+//! block (the ghosts are the last local entries, each neighbour's
+//! consecutive), after which the compute queue waits for the upload (a
+//! barrier); a ghost accumulate downloads the ghost block the same way and
+//! adds each neighbour's uploaded contributions to the owned entries on the
+//! device (gather, add, scatter). Bytes read from and written to the device
+//! per update or accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()`
+//! in total, nothing else.
+//!
+//! # Failure
+//! A ghost update or accumulate agrees on failure
+//! ([`Ranks::agree`](crate::comm::Ranks::agree)) once before its messages
+//! (every step that may fail before them) and once at the end (the
+//! uploads after them).
 
 use std::cell::{RefCell, RefMut};
 use std::ops::Range;
