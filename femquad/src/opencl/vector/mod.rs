@@ -483,3 +483,56 @@ pub(crate) fn prefix_position(e: Error, name: &'static str, j: usize) -> Error {
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `busy` iterates `s ← 0.999999·s + 1` `n` times on each entry (a
+    /// kernel that runs a while before the transfers that wait for it).
+    const BUSY: &str = "__kernel void busy(__global float *x, const int n) {
+        float s = x[get_global_id(0)];
+        for (int i = 0; i < n; ++i) s = s * 0.999999f + 1.0f;
+        x[get_global_id(0)] = s;
+    }";
+
+    /// The range transfers move the entries they name, after the events
+    /// they are given (a download after a kernel, a kernel's read after an
+    /// upload). PoCL orders commands on one buffer across queues by itself,
+    /// so there a missing event cannot show; femquad-mpi checks its wait
+    /// lists through its recorded `Timeline`.
+    #[test]
+    fn range_transfers_on_the_transfer_queue_move_their_entries_after_their_events() {
+        let d = crate::opencl::testing::device();
+        let mut y = DeviceVector::<f32>::zeros(&d, 256).unwrap();
+        let kernel = d.kernel(BUSY, "busy").unwrap();
+        // the arguments match `busy`; y holds 256 floats
+        Launch::new(&kernel)
+            .mem(y.buffer())
+            .and_then(|l| l.value(2_000_000i32))
+            .and_then(|l| l.enqueue(&d, 256, None, "busy"))
+            .unwrap();
+        // the download waits for the kernel through the compute marker
+        let marker = d.compute_marker().unwrap();
+        let mut out = vec![0.0f32; 4];
+        y.read_range_after(100, &mut out, &[&marker]).unwrap();
+        assert!(out.iter().all(|&x| x > 1000.0 && x == out[0]), "{out:?}");
+        // an upload, and the compute queue waiting for it
+        let upload = y.write_range_after(3, &[7.0, 8.0], &[]).unwrap();
+        d.compute_waits_for(&[&upload]).unwrap();
+        let host = y.to_host().unwrap();
+        assert_eq!(&host[3..5], &[7.0, 8.0]);
+        assert_eq!(host[2], out[0]);
+        // an empty range: an event all the same
+        let empty = y.read_range_after(256, &mut [], &[&upload]).unwrap();
+        empty.wait().unwrap();
+        // ranges past the end are refused, naming the argument
+        let e = y.read_range_after(254, &mut out, &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("`out`") && e.to_string().contains("pass the end"),
+            "{e}"
+        );
+        let e = y.write_range_after(usize::MAX, &[1.0], &[]).unwrap_err();
+        assert!(e.to_string().contains("`values`"), "{e}");
+    }
+}
