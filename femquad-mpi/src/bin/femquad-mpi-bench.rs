@@ -533,7 +533,7 @@ fn phases<R: Real + Equivalence>(
 ) -> Result<Vec<Vec<f64>>> {
     const FIELDS: usize = 7;
     op.apply(u, out)?;
-    let mut samples: Vec<Vec<f64>> = vec![Vec::with_capacity(reps); FIELDS];
+    let mut samples: Vec<Vec<f64>> = (0..FIELDS).map(|_| Vec::with_capacity(reps)).collect();
     for _ in 0..reps {
         ranks.comm().barrier();
         let start = Instant::now();
