@@ -274,7 +274,7 @@ fn a_non_finite_residual_on_one_rank_ends_every_rank_with_the_error() {
             );
             assert_eq!(run.code, Some(2), "{}\n{}", run.stdout, run.stderr);
             assert!(
-                run.stdout.contains(&format!("u = 1e200 at vertex ")),
+                run.stdout.contains("u = 1e200 at vertex "),
                 "{}",
                 run.stdout
             );
