@@ -11,6 +11,8 @@
 //! no rank blocks on a message a failed rank will never send. A panic is
 //! not an error value: [`abort_on_panic`] makes it abort every rank.
 
+use std::cell::Cell;
+
 use mpi::Count;
 use mpi::collective::CommunicatorCollectives;
 use mpi::datatype::PartitionMut;
@@ -22,6 +24,8 @@ use femquad::{Error, Result};
 /// MPI's world communicator with what the distributed types ask of it.
 pub struct Ranks {
     world: SimpleCommunicator,
+    /// Agreements ([`Ranks::agree`]) so far.
+    agreements: Cell<u64>,
 }
 
 impl Ranks {
@@ -30,6 +34,7 @@ impl Ranks {
     pub fn world() -> Ranks {
         Ranks {
             world: SimpleCommunicator::world(),
+            agreements: Cell::new(0),
         }
     }
 
@@ -56,6 +61,7 @@ impl Ranks {
     /// # Errors
     /// As described.
     pub fn agree<T>(&self, result: Result<T>) -> Result<T> {
+        self.agreements.set(self.agreements.get() + 1);
         let failed = i32::from(result.is_err());
         let mut all = vec![0i32; self.size()];
         self.world.all_gather_into(&failed, &mut all[..]);
@@ -79,6 +85,14 @@ impl Ranks {
                 message: String::from_utf8_lossy(&message).into_owned(),
             }),
         }
+    }
+
+    /// The number of [`Ranks::agree`] calls on this rank so far: each one
+    /// all-gather (a synchronisation of all ranks), so the distributed
+    /// types keep them off their hot paths (a ghost update agrees once
+    /// before its messages and once after).
+    pub fn agreements(&self) -> u64 {
+        self.agreements.get()
     }
 
     /// Collective: every rank's `value`, in rank order.

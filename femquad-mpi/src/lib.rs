@@ -59,6 +59,8 @@ pub mod problem;
 #[cfg(feature = "mpi")]
 pub mod solve;
 #[cfg(feature = "mpi")]
+pub mod timeline;
+#[cfg(feature = "mpi")]
 pub mod vector;
 
 #[cfg(feature = "mpi")]

@@ -22,25 +22,35 @@
 //! The interior cells need no ghost value and contribute to no shared
 //! vertex, so an application runs them while the halo is in flight:
 //!
-//! 1. `u` (and `v`) copied into the operator's scratch vectors, their
-//!    shared owned entries staged on the host (device gather and read);
-//! 2. the interior part enqueued on the device, reading the caller's `u`
-//!    and `v` and writing the result `r` — and submitted (`clFlush`);
-//! 3. meanwhile on the host the ghost-update messages
-//!    ([`DistVector::ghost_update_while`]); then the ghost values uploaded
-//!    into the scratch vectors (after the interior part, in the device's
-//!    in-order queue);
-//! 4. the boundary part on the scratch vectors, added into `r`;
-//! 5. agreement on failure ([`Ranks::agree`](crate::comm::Ranks::agree),
-//!    after the check of `r` for NaN of `F(u)` and the diagonal);
-//! 6. ghost accumulate of `r` (the ghosts' partial sums added to their
-//!    owners).
+//! 1. `u` (and `v`) copied into the operator's scratch vectors and their
+//!    shared owned entries gathered into staging vectors, on the device's
+//!    compute queue, followed by a marker;
+//! 2. the interior part enqueued on the compute queue right away, reading
+//!    the caller's `u` and `v` and writing the result `r`, and submitted
+//!    (`clFlush`);
+//! 3. meanwhile the staged entries downloaded on the device's *transfer*
+//!    queue (waiting for the marker, not for the interior part), the
+//!    ghost-update messages exchanged on the host, and the received ghost
+//!    values uploaded into the scratch vectors' ghost block on the
+//!    transfer queue;
+//! 4. a barrier on the compute queue waiting for the upload, then the
+//!    boundary part on the scratch vectors, added into `r`, and the check
+//!    of `r` for NaN (`F(u)`, the diagonal);
+//! 5. the ghost accumulate of `r` (the ghosts' partial sums downloaded on
+//!    the transfer queue, exchanged, uploaded and added to their owners).
+//!
+//! The commands, their queues and wait lists are recorded in a
+//! [`Timeline`] ([`DistOperator::timeline`]), which also times the phases.
+//! The ranks agree on failure ([`Ranks::agree`](crate::comm::Ranks::agree))
+//! three times per application: before the update's messages (steps 1–3),
+//! before the accumulate's (everything after the update's messages), and
+//! at the end — never between the messages of one exchange, so a failing
+//! rank ends every rank with its error instead of leaving one waiting.
 //!
 //! Only the ghost update is hidden: the accumulate needs the boundary
-//! part's results, which need the update, and the device's one in-order
-//! queue runs the interior part before them.
+//! part's results, which need the update.
 //! [`DistOperator::set_overlap`]`(false)` runs the same steps with the
-//! interior part after the update's messages instead (step 2 after 3): the
+//! interior part after the update's upload instead (step 2 after 3): the
 //! same arithmetic, for measuring what the overlap hides. On the native
 //! backend every step runs on the host in turn.
 //!
@@ -75,6 +85,7 @@ use crate::boundary_part::BoundaryPart;
 use crate::cell_split::CellSplit;
 use crate::dist_mesh::DistMesh;
 use crate::layout::RankLayout;
+use crate::timeline::{Queue, Step, Timeline};
 use crate::vector::DistVector;
 
 /// A form bound on every rank's cells (see the [module
@@ -96,6 +107,8 @@ pub struct DistOperator<R: Real> {
     scratch: [DistVector<R>; 2],
     /// Whether the interior part runs during the ghost update.
     overlap: bool,
+    /// The device commands of the last application.
+    timeline: Timeline,
 }
 
 impl<R: Real + Equivalence> DistOperator<R> {
@@ -167,6 +180,7 @@ impl<R: Real + Equivalence> DistOperator<R> {
             device,
             scratch,
             overlap: true,
+            timeline: Timeline::default(),
         })
     }
 
@@ -194,6 +208,14 @@ impl<R: Real + Equivalence> DistOperator<R> {
     /// own setting (ranks may differ).
     pub fn set_overlap(&mut self, overlap: bool) {
         self.overlap = overlap;
+    }
+
+    /// The device commands of this rank's last application (`F(u)`,
+    /// `J·v` or the diagonal), with their wait lists and events, and its
+    /// messages' wall time: for checking the order of the halo staging and
+    /// timing its phases ([`Timeline::phases`]).
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
     }
 
     /// Collective: sets the assembly of every rank's operators.
@@ -343,7 +365,9 @@ impl<R: Real + Equivalence> DistOperator<R> {
     /// before) `interior` writes `out` (zeros on a rank without interior
     /// cells), then `boundary` adds into `out` from the scratch vectors,
     /// `check` looks at `out` (given a part's operator and the first
-    /// scratch vector), the ranks agree, and `out` is accumulated.
+    /// scratch vector), and `out` is accumulated. The ranks agree on
+    /// failure three times: before the update's messages, before the
+    /// accumulate's (everything in between) and at the end.
     fn run(
         &mut self,
         inputs: &[&DistVector<R>],
@@ -352,43 +376,50 @@ impl<R: Real + Equivalence> DistOperator<R> {
         boundary: impl FnOnce(&mut BoundaryPart<R>, &[&Vector<R>], &mut Vector<R>) -> Result<()>,
         check: impl FnOnce(&Operator<R>, &Vector<R>, &Vector<R>) -> Result<()>,
     ) -> Result<()> {
-        let ranks = self.mesh.ranks();
         let n = inputs.len();
+        let mut timeline = Timeline::default();
         let (scratch, _) = self.scratch.split_at_mut(n);
         let copied = scratch
             .iter_mut()
             .zip(inputs)
             .try_for_each(|(s, x)| s.local_mut().copy_from(x.local()));
-        ranks.agree(copied)?;
         let mut updated: Vec<&mut DistVector<R>> = scratch.iter_mut().collect();
+        let device = self.device.clone();
         let part = &mut self.interior;
-        let run_interior = || {
+        let run_interior = |timeline: &mut Timeline| -> Result<()> {
             match part {
                 Some(op) => interior(op, out.local_mut())?,
                 None => out.fill(0.0)?,
             }
-            out.local().flush()
+            out.local().flush()?;
+            mark(device.as_ref(), Step::Interior, timeline)
         };
-        if self.overlap {
-            DistVector::ghost_update_while(&mut updated, run_interior)?;
+        let updated = if self.overlap {
+            DistVector::update_ghosts(&mut updated, copied, run_interior, &mut timeline)?
         } else {
-            DistVector::ghost_update_while(&mut updated, || Ok(()))?;
-            ranks.agree(run_interior())?;
-        }
-        let scratch: Vec<&Vector<R>> = self.scratch[..n].iter().map(|s| s.local()).collect();
-        let added = match &mut self.boundary {
-            Some(b) => boundary(b, &scratch, out.local_mut()),
-            None => Ok(()),
+            DistVector::update_ghosts(&mut updated, copied, |_| Ok(()), &mut timeline)?
+                .and_then(|()| run_interior(&mut timeline))
         };
+        let scratch: Vec<&Vector<R>> = self.scratch[..n].iter().map(|s| s.local()).collect();
+        let local = updated
+            .and_then(|()| match &mut self.boundary {
+                Some(b) => boundary(b, &scratch, out.local_mut()),
+                None => Ok(()),
+            })
+            .and_then(|()| mark(self.device.as_ref(), Step::Boundary, &mut timeline));
         let any_op = self
             .interior
             .as_ref()
             .or(self.boundary.as_ref().map(|b| b.op()));
-        let result = added.and_then(|()| match any_op {
-            Some(op) => check(op, scratch[0], out.local()),
-            None => Ok(()),
-        });
-        self.finish(result, out)
+        let local = local
+            .and_then(|()| match any_op {
+                Some(op) => check(op, scratch[0], out.local()),
+                None => Ok(()),
+            })
+            .map_err(|e| to_global(self.mesh.layout(), self.n_comp, e, &|k| k));
+        let result = out.accumulate(local, &mut timeline);
+        self.timeline = timeline;
+        result
     }
 
     /// Collective: the diagonal of `J(u)` (`N_comp` entries per vertex: the
@@ -511,14 +542,6 @@ impl<R: Real + Equivalence> DistOperator<R> {
         }
         Ok(())
     }
-
-    /// Agreement on the local results (errors in the serial numbering), then
-    /// the ghosts' sums to the owners.
-    fn finish(&self, result: Result<()>, out: &mut DistVector<R>) -> Result<()> {
-        let result = result.map_err(|e| to_global(self.mesh.layout(), self.n_comp, e, &|k| k));
-        self.mesh.ranks().agree(result)?;
-        out.ghost_accumulate()
-    }
 }
 
 /// `e` with the indices (dof, node) of a part's vector replaced by the
@@ -552,6 +575,15 @@ fn to_global(layout: &RankLayout, nc: usize, e: Error, local: &dyn Fn(usize) -> 
     }
 }
 
+/// Records a marker `step` on `device`'s compute queue (nothing on the
+/// host).
+fn mark(device: Option<&Arc<Device>>, step: Step, timeline: &mut Timeline) -> Result<()> {
+    if let Some(d) = device {
+        timeline.enqueue(d, step, Queue::Compute, &[], |_| d.compute_marker())?;
+    }
+    Ok(())
+}
+
 /// A vector of `per_node` entries per vertex on `device`, or on the host.
 fn new_vector<R: Real + Equivalence>(
     mesh: &Rc<DistMesh>,
@@ -560,7 +592,7 @@ fn new_vector<R: Real + Equivalence>(
 ) -> Result<DistVector<R>> {
     match device {
         Some(device) => DistVector::zeros_on(mesh, per_node, device),
-        None => Ok(DistVector::zeros(mesh, per_node)),
+        None => DistVector::zeros(mesh, per_node),
     }
 }
 

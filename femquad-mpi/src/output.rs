@@ -1,5 +1,7 @@
 //! Parallel VTU output: a `.pvtu` file naming one `.vtu` piece per rank,
-//! each piece written by its rank with femquad's [`Vtu`] writer.
+//! each piece written by its rank with femquad's [`Vtu`] writer
+//! ([`write_pvtu`]); and a time series of them ([`PvtuSeries`]: a `.pvd`
+//! collection listing the `.pvtu` of each recorded step).
 //!
 //! # Pieces
 //! Rank `r` writes `{name}_{r}.vtu` next to `{name}.pvtu`: its **own cells**
@@ -22,8 +24,11 @@ use std::path::{Path, PathBuf};
 
 use mpi::datatype::Equivalence;
 
+use femquad::output::pvd::{check_name, write_collection};
 use femquad::output::{Vtu, VtuFormat};
 use femquad::{Error, Real, Result};
+
+use crate::comm::Ranks;
 
 use crate::operator::DistOperator;
 use crate::vector::DistVector;
@@ -104,6 +109,128 @@ pub fn write_pvtu<R: Real + Equivalence>(
         ranks.agree(Ok(()))?;
     }
     Ok(path)
+}
+
+/// A ParaView time series over the ranks, of one field: for each recorded
+/// step `{name}_{step:06}.pvtu` with its pieces ([`write_pvtu`], the field
+/// named `name`), and on rank 0 the collection `{name}.pvd` listing every
+/// recorded `.pvtu` with its time (open it in ParaView for the animation),
+/// rewritten at each record so that it is complete on disk after each.
+/// [`PvtuSeries::record`] writes every `every`-th step given to it,
+/// [`PvtuSeries::record_always`] any step. The output series of a
+/// [`DistProblem`](crate::DistProblem) (femquad's
+/// `TimeIntegrator::with_output`), as femquad's
+/// [`TimeSeries`](femquad::output::TimeSeries) is a serial problem's.
+#[derive(Debug)]
+pub struct PvtuSeries {
+    dir: PathBuf,
+    name: String,
+    every: usize,
+    format: VtuFormat,
+    /// `(time, .pvtu file name)` of each record.
+    records: Vec<(f64, String)>,
+}
+
+impl PvtuSeries {
+    /// Collective: a series of the field `name` written into `dir`
+    /// (created by every rank if missing) every `every` steps, in base64
+    /// VTU ([`VtuFormat::default`]).
+    ///
+    /// # Errors
+    /// On every rank: [`Error::InvalidArgument`] naming `every` if it is 0,
+    /// `name` if it is not a plain file name (letters, digits, `_`, `-`);
+    /// [`Error::Io`] if a rank cannot create `dir`.
+    pub fn new(ranks: &Ranks, dir: impl AsRef<Path>, name: &str, every: usize) -> Result<Self> {
+        let dir = dir.as_ref().to_path_buf();
+        let made = (|| {
+            if every == 0 {
+                return Err(Error::arg("every", "must be at least 1 (1: every step)"));
+            }
+            check_name(name)?;
+            std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+                path: dir.clone(),
+                source,
+            })
+        })();
+        ranks.agree(made)?;
+        Ok(PvtuSeries {
+            dir,
+            name: name.to_string(),
+            every,
+            format: VtuFormat::default(),
+            records: Vec::new(),
+        })
+    }
+
+    /// The same series written in `format`.
+    pub fn with_format(mut self, format: VtuFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Collective: writes `u` (on `op`'s mesh) as step `step` at time `t`
+    /// if `step` is a multiple of `every`; returns whether it wrote.
+    ///
+    /// # Errors
+    /// Those of [`PvtuSeries::record_always`].
+    pub fn record<R: Real + Equivalence>(
+        &mut self,
+        op: &DistOperator<R>,
+        step: usize,
+        t: f64,
+        u: &DistVector<R>,
+    ) -> Result<bool> {
+        if !step.is_multiple_of(self.every) {
+            return Ok(false);
+        }
+        self.record_always(op, step, t, u)?;
+        Ok(true)
+    }
+
+    /// Collective: writes `u` as step `step` at time `t`
+    /// (`{name}_{step:06}.pvtu` and its pieces) and rewrites the `.pvd` on
+    /// rank 0.
+    ///
+    /// # Errors
+    /// On every rank: [`Error::InvalidArgument`] naming `t` if it is not
+    /// after the last recorded time (ParaView orders by time; every rank
+    /// records the same times); those of [`write_pvtu`]; [`Error::Io`] if
+    /// rank 0 cannot write the `.pvd`.
+    pub fn record_always<R: Real + Equivalence>(
+        &mut self,
+        op: &DistOperator<R>,
+        step: usize,
+        t: f64,
+        u: &DistVector<R>,
+    ) -> Result<()> {
+        if let Some(&(last, _)) = self.records.last()
+            && (t.is_nan() || t <= last)
+        {
+            return Err(Error::arg(
+                "t",
+                format!("{t} is not after the last recorded time {last}"),
+            ));
+        }
+        let stem = format!("{}_{step:06}", self.name);
+        write_pvtu(&self.dir, &stem, op, &[(&self.name, u)], self.format)?;
+        self.records.push((t, format!("{stem}.pvtu")));
+        let written = if op.mesh().layout().rank == 0 {
+            write_collection(&self.pvd_path(), &self.records)
+        } else {
+            Ok(())
+        };
+        op.mesh().ranks().agree(written)
+    }
+
+    /// The recorded times.
+    pub fn times(&self) -> Vec<f64> {
+        self.records.iter().map(|(t, _)| *t).collect()
+    }
+
+    /// The path of the `.pvd` collection (written by rank 0).
+    pub fn pvd_path(&self) -> PathBuf {
+        self.dir.join(format!("{}.pvd", self.name))
+    }
 }
 
 /// The `.pvtu` text: the arrays' declarations and the pieces of the ranks

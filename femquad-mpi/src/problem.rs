@@ -20,13 +20,12 @@
 //! set up at each Newton iterate. Every method is collective, its errors the
 //! same on every rank.
 //!
-//! # Limits
-//! No output series (`Series` is [`Infallible`]: `with_output` cannot be
-//! called; write [`crate::output::write_pvtu`] from the progress callback's
-//! solution).
+//! # Output
+//! The series of [`TimeIntegrator::with_output`](femquad::time::TimeIntegrator::with_output)
+//! is a [`PvtuSeries`]: a `.pvtu` per recorded step, listed with its time
+//! in a `.pvd` on rank 0.
 
 use std::cell::RefCell;
-use std::convert::Infallible;
 use std::rc::Rc;
 
 use mpi::datatype::Equivalence;
@@ -42,6 +41,7 @@ use femquad::{Error, Real, Result};
 
 use crate::multigrid::DistMultigrid;
 use crate::operator::DistOperator;
+use crate::output::PvtuSeries;
 use crate::solve::inverse_diagonal;
 use crate::vector::DistVector;
 
@@ -177,7 +177,7 @@ fn form_kind<R: Real + Equivalence>(op: &DistOperator<R>) -> FormKind {
 
 impl<R: Real + Equivalence> TimeProblem for DistProblem<R> {
     type Vector = DistVector<R>;
-    type Series = Infallible;
+    type Series = PvtuSeries;
 
     fn form_kind(&self) -> FormKind {
         self.kind.clone()
@@ -341,13 +341,18 @@ impl<R: Real + Equivalence> TimeProblem for DistProblem<R> {
 
     fn record(
         &self,
-        series: &mut Infallible,
-        _step: usize,
-        _t: f64,
-        _u: &DistVector<R>,
-        _always: bool,
+        series: &mut PvtuSeries,
+        step: usize,
+        t: f64,
+        u: &DistVector<R>,
+        always: bool,
     ) -> Result<bool> {
-        match *series {}
+        if always {
+            series.record_always(&self.op, step, t, u)?;
+            Ok(true)
+        } else {
+            series.record(&self.op, step, t, u)
+        }
     }
 }
 

@@ -32,18 +32,31 @@
 //! the same bits on the host and on a device).
 //!
 //! On a device only the halo crosses to the host (OpenCL buffers cannot go
-//! to MPI): a ghost update gathers each neighbour's send entries into a
-//! small device vector (femquad's index gather), reads that, exchanges it,
-//! uploads the received values and scatters them into the ghost entries; a
-//! ghost accumulate reads the ghost entries the same way and adds each
-//! neighbour's contributions to the owned entries on the device (gather,
-//! add, scatter). Bytes read from and written to the device per update or
-//! accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()` in
-//! total, nothing else.
+//! to MPI), through the device's transfer queue
+//! ([`Device::transfer_queue`]), ordered with the compute queue by events
+//! (see [`Timeline`]): a ghost update gathers each neighbour's send entries
+//! into a small device vector (femquad's index gather, compute queue) and
+//! downloads it once the gathers are done (a marker in its wait list),
+//! exchanges it, and uploads the received values straight into the ghost
+//! block (the ghosts are the last local entries, each neighbour's
+//! consecutive), after which the compute queue waits for the upload (a
+//! barrier); a ghost accumulate downloads the ghost block the same way and
+//! adds each neighbour's uploaded contributions to the owned entries on the
+//! device (gather, add, scatter). Bytes read from and written to the device
+//! per update or accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()`
+//! in total, nothing else.
+//!
+//! # Failure
+//! A ghost update or accumulate agrees on failure
+//! ([`Ranks::agree`](crate::comm::Ranks::agree)) once before its messages
+//! (every step that may fail before them) and once at the end (the
+//! uploads after them).
 
 use std::cell::{RefCell, RefMut};
+use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use mpi::datatype::Equivalence;
 use mpi::point_to_point::{Destination, Source};
@@ -54,7 +67,9 @@ use femquad::opencl::{Device, DeviceIndices, DeviceVector};
 use femquad::vector::{CgFusion, VectorOps};
 use femquad::{Error, Precision, Real, Result};
 
+use crate::comm::Ranks;
 use crate::dist_mesh::DistMesh;
+use crate::timeline::{Queue, Step, Timeline};
 
 /// Tag of ghost updates (owner → ghosts).
 pub const TAG_UPDATE: i32 = 1;
@@ -73,45 +88,52 @@ pub struct DistVector<R: Real> {
     halo: Rc<Halo<R>>,
 }
 
-/// The entries this rank exchanges with one neighbour, as local entry
-/// indices (`l·per_node + c`), and their staging buffers.
+/// The entries this rank exchanges with one neighbour, and their staging
+/// on the device.
 struct Link<R: Real> {
     rank: usize,
-    /// Owned entries the neighbour holds as ghosts.
+    /// Owned entries the neighbour holds as ghosts (local entry indices).
     shared: Vec<u32>,
-    /// Ghost entries the neighbour owns.
-    ghosts: Vec<u32>,
-    /// On a device: the same indices there, and device staging vectors.
+    /// The ghost entries the neighbour owns: positions in the halo's ghost
+    /// block (local entry `Halo::ghost_start + i` for position `i`).
+    ghosts: Range<usize>,
+    /// On a device: the shared entries' indices there, and staging vectors.
     device: Option<DeviceLink<R>>,
 }
 
 /// A [`Link`]'s indices and staging vectors on the device.
 struct DeviceLink<R: Real> {
     shared: DeviceIndices,
-    ghosts: DeviceIndices,
     /// `shared.len()` entries: the packed owned entries, or received sums.
     shared_buf: DeviceVector<R>,
     /// `shared.len()` entries: the owned entries to add the sums to.
     shared_own: DeviceVector<R>,
-    /// `ghosts.len()` entries: received owner values, or packed ghosts.
-    ghost_buf: DeviceVector<R>,
 }
 
 /// The halo of one mesh, `per_node` and location: a link per neighbour
 /// (increasing rank) and the host staging of the messages.
+///
+/// The ghost entries are one block at the end of the local entries, each
+/// neighbour's a consecutive range of it in increasing rank (the layout
+/// orders ghosts by owner rank): a ghost update writes the whole block and
+/// a ghost accumulate reads it, one transfer each.
 struct Halo<R: Real> {
+    /// The first ghost entry, `n_owned·per_node`.
+    ghost_start: usize,
     links: RefCell<Vec<Link<R>>>,
     /// Per link: host staging of `shared.len()` entries.
     shared_host: RefCell<Vec<Vec<R>>>,
-    /// Per link: host staging of `ghosts.len()` entries.
-    ghost_host: RefCell<Vec<Vec<R>>>,
+    /// Host staging of the ghost block: received owner values, or the
+    /// ghosts' partial sums.
+    ghost_host: RefCell<Vec<R>>,
 }
 
 /// A [`Halo`]'s links and host staging, borrowed for one exchange.
 struct Staging<'a, R: Real> {
+    ghost_start: usize,
     links: RefMut<'a, Vec<Link<R>>>,
     shared_host: RefMut<'a, Vec<Vec<R>>>,
-    ghost_host: RefMut<'a, Vec<Vec<R>>>,
+    ghost_host: RefMut<'a, Vec<R>>,
 }
 
 impl<R: Real> Halo<R> {
@@ -130,6 +152,7 @@ impl<R: Real> Halo<R> {
             )
         };
         Ok(Staging {
+            ghost_start: self.ghost_start,
             links: self.links.try_borrow_mut().map_err(busy)?,
             shared_host: self.shared_host.try_borrow_mut().map_err(busy)?,
             ghost_host: self.ghost_host.try_borrow_mut().map_err(busy)?,
@@ -137,46 +160,76 @@ impl<R: Real> Halo<R> {
     }
 
     /// The halo of host vectors.
-    fn host(mesh: &DistMesh, per_node: usize) -> Self {
+    ///
+    /// # Errors
+    /// [`Error::Internal`] if the layout's ghosts are not grouped by owner
+    /// (each neighbour's a consecutive range, in increasing rank, covering
+    /// all ghosts).
+    fn host(mesh: &DistMesh, per_node: usize) -> Result<Self> {
+        let layout = mesh.layout();
         let k = per_node as u32;
-        let entries = |vertices: &[u32]| -> Vec<u32> {
-            vertices
+        let ghost_start = layout.n_owned * per_node;
+        let mut next = layout.n_owned;
+        let mut links = Vec::with_capacity(layout.neighbours.len());
+        for n in &layout.neighbours {
+            let consecutive = n
+                .ghosts
                 .iter()
-                .flat_map(|&l| (0..k).map(move |c| l * k + c))
-                .collect()
-        };
-        let links: Vec<Link<R>> = mesh
-            .layout()
-            .neighbours
-            .iter()
-            .map(|n| Link {
+                .enumerate()
+                .all(|(i, &l)| l as usize == next + i);
+            if !consecutive {
+                return Err(Error::internal(format!(
+                    "rank {}: the ghosts owned by rank {} are not the consecutive local \
+                     vertices from {next}",
+                    layout.rank, n.rank
+                )));
+            }
+            let at = (next - layout.n_owned) * per_node;
+            next += n.ghosts.len();
+            links.push(Link {
                 rank: n.rank,
-                shared: entries(&n.shared_owned),
-                ghosts: entries(&n.ghosts),
+                shared: n
+                    .shared_owned
+                    .iter()
+                    .flat_map(|&l| (0..k).map(move |c| l * k + c))
+                    .collect(),
+                ghosts: at..at + n.ghosts.len() * per_node,
                 device: None,
-            })
-            .collect();
-        let staging = |len: fn(&Link<R>) -> usize| -> RefCell<Vec<Vec<R>>> {
-            RefCell::new(links.iter().map(|l| vec![R::ZERO; len(l)]).collect())
-        };
-        Halo {
-            shared_host: staging(|l| l.shared.len()),
-            ghost_host: staging(|l| l.ghosts.len()),
-            links: RefCell::new(links),
+            });
         }
+        if next != layout.n_local() {
+            return Err(Error::internal(format!(
+                "rank {}: the neighbours own {} of its {} ghosts",
+                layout.rank,
+                next - layout.n_owned,
+                layout.n_local() - layout.n_owned
+            )));
+        }
+        Ok(Halo {
+            ghost_start,
+            shared_host: RefCell::new(
+                links
+                    .iter()
+                    .map(|l| vec![R::ZERO; l.shared.len()])
+                    .collect(),
+            ),
+            ghost_host: RefCell::new(vec![
+                R::ZERO;
+                (layout.n_local() - layout.n_owned) * per_node
+            ]),
+            links: RefCell::new(links),
+        })
     }
 
-    /// The halo of vectors on `device`: the host's, with the indices and
-    /// staging vectors uploaded.
+    /// The halo of vectors on `device`: the host's, with the shared
+    /// entries' indices and the staging vectors uploaded.
     fn on(mesh: &DistMesh, per_node: usize, device: &Arc<Device>) -> Result<Self> {
-        let halo = Halo::host(mesh, per_node);
+        let halo = Halo::host(mesh, per_node)?;
         for link in halo.links.borrow_mut().iter_mut() {
             link.device = Some(DeviceLink {
                 shared: DeviceIndices::from_host(device, &link.shared)?,
-                ghosts: DeviceIndices::from_host(device, &link.ghosts)?,
                 shared_buf: DeviceVector::zeros(device, link.shared.len())?,
                 shared_own: DeviceVector::zeros(device, link.shared.len())?,
-                ghost_buf: DeviceVector::zeros(device, link.ghosts.len())?,
             });
         }
         Ok(halo)
@@ -186,13 +239,17 @@ impl<R: Real> Halo<R> {
 impl<R: Real + Equivalence> DistVector<R> {
     /// Zeros on the host, `per_node` entries per vertex (`N_comp` for a
     /// field).
-    pub fn zeros(mesh: &Rc<DistMesh>, per_node: usize) -> Self {
-        DistVector {
+    ///
+    /// # Errors
+    /// [`Error::Internal`] if the mesh's layout does not group its ghosts
+    /// by owner rank (as [`crate::layout`] makes it).
+    pub fn zeros(mesh: &Rc<DistMesh>, per_node: usize) -> Result<Self> {
+        Ok(DistVector {
             mesh: mesh.clone(),
             per_node,
             values: Vector::host_zeros(mesh.layout().n_local() * per_node),
-            halo: Rc::new(Halo::host(mesh, per_node)),
-        }
+            halo: Rc::new(Halo::host(mesh, per_node)?),
+        })
     }
 
     /// Zeros on `device` (owned, then ghost entries in one device vector),
@@ -237,7 +294,7 @@ impl<R: Real + Equivalence> DistVector<R> {
                 global[at..at + per_node].iter().copied()
             })
             .collect();
-        let mut x = DistVector::zeros(mesh, per_node);
+        let mut x = DistVector::zeros(mesh, per_node)?;
         x.values = Vector::Host(values);
         Ok(x)
     }
@@ -398,24 +455,25 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// Collective: every ghost entry gets its owner's value.
     ///
     /// # Errors
-    /// A rank's device error, on every rank (before any message is sent).
+    /// A rank's device error, on every rank.
     pub fn ghost_update(&mut self) -> Result<()> {
         Self::ghost_update_while(&mut [self], || Ok(()))
     }
 
     /// Collective: [`DistVector::ghost_update`] of each of `vectors`,
-    /// calling `during` once their shared owned entries are staged on the
-    /// host and before the messages are exchanged: work that `during`
-    /// enqueues on the device (and submits: [`Vector::flush`]) runs while
-    /// the messages travel; the received ghost values are uploaded after
-    /// it (the device's queue is in order). `during` must not touch the
-    /// vectors. Each vector needs a halo of its own: two vectors where one
-    /// was made from the other by `zeros_like` share it, an error here.
+    /// calling `during` once their shared owned entries are staged (on a
+    /// device: gathered, before they are downloaded) and before the
+    /// messages are exchanged: work that `during` enqueues on the device's
+    /// compute queue (and submits: [`Vector::flush`]) runs while the
+    /// entries are downloaded and the messages travel (see [`Timeline`]).
+    /// `during` must not touch the vectors. Each vector needs a halo of its
+    /// own: two vectors where one was made from the other by `zeros_like`
+    /// share it, an error here.
     ///
     /// # Errors
-    /// On every rank (before any message is sent): a rank's device error,
-    /// `during`'s error, [`Error::InvalidArgument`] naming `vectors` if two
-    /// share their halo or there are none.
+    /// On every rank: a rank's device error, `during`'s error,
+    /// [`Error::InvalidArgument`] naming `vectors` if two share their halo
+    /// or there are none.
     pub fn ghost_update_while(
         vectors: &mut [&mut Self],
         during: impl FnOnce() -> Result<()>,
@@ -423,33 +481,68 @@ impl<R: Real + Equivalence> DistVector<R> {
         let Some(mesh) = vectors.first().map(|v| v.mesh.clone()) else {
             return Err(Error::arg("vectors", "a ghost update of no vector"));
         };
-        let ranks = mesh.ranks();
+        let after = Self::update_ghosts(vectors, Ok(()), |_| during(), &mut Timeline::default())?;
+        mesh.ranks().agree(after)
+    }
+
+    /// The ghost update of `vectors` (see
+    /// [`DistVector::ghost_update_while`]; `during` gets the timeline) after
+    /// the caller's local result `pending`, with one agreement on failure,
+    /// before the messages: the steps that follow them (the uploads of the
+    /// ghosts) return their local result, `Ok(Err(e))` on a rank where one
+    /// failed, which the caller must agree on ([`Ranks::agree`]) before it
+    /// returns or sends a message. The device commands are recorded in
+    /// `timeline`.
+    ///
+    /// # Errors
+    /// The agreed failure of a step before the messages, on every rank.
+    ///
+    /// [`Ranks::agree`]: crate::comm::Ranks::agree
+    pub(crate) fn update_ghosts(
+        vectors: &mut [&mut Self],
+        pending: Result<()>,
+        during: impl FnOnce(&mut Timeline) -> Result<()>,
+        timeline: &mut Timeline,
+    ) -> Result<Result<()>> {
+        let Some(mesh) = vectors.first().map(|v| v.mesh.clone()) else {
+            return Err(Error::arg("vectors", "a ghost update of no vector"));
+        };
         let halos: Vec<Rc<Halo<R>>> = vectors.iter().map(|v| v.halo.clone()).collect();
-        let mut staging = ranks.agree(
-            halos
+        let prepared = pending.and_then(|()| {
+            let mut staging = halos
                 .iter()
                 .map(|h| h.staging())
-                .collect::<Result<Vec<_>>>(),
-        )?;
-        let packed = vectors.iter().zip(&mut staging).try_for_each(|(v, s)| {
-            pack(
-                &v.values,
-                &mut s.links,
-                &mut s.shared_host,
-                |l| &l.shared,
-                |d| (&d.shared, &mut d.shared_buf),
-            )
+                .collect::<Result<Vec<_>>>()?;
+            let staged = vectors
+                .iter()
+                .zip(&mut staging)
+                .map(|(v, s)| stage_shared(&v.values, s, timeline))
+                .collect::<Result<Vec<_>>>()?;
+            during(timeline)?;
+            for ((v, s), &at) in vectors.iter().zip(&mut staging).zip(&staged) {
+                download_shared(&v.values, s, at, timeline)?;
+            }
+            Ok((staging, staged))
         });
-        ranks.agree(packed)?;
-        ranks.agree(during())?;
-        for (v, s) in vectors.iter().zip(&mut staging) {
-            v.exchange(TAG_UPDATE, &s.links, &s.shared_host, &mut s.ghost_host);
+        let (mut staging, staged) = mesh.ranks().agree(prepared)?;
+        let start = Instant::now();
+        for s in &mut staging {
+            let Staging {
+                links,
+                shared_host,
+                ghost_host,
+                ..
+            } = s;
+            let send: Vec<&[R]> = shared_host.iter().map(|b| &b[..]).collect();
+            let mut recv = split_ghosts(ghost_host, links);
+            exchange(mesh.ranks(), TAG_UPDATE, links, &send, &mut recv);
         }
-        let unpacked = vectors
+        timeline.add_update_messages(start.elapsed().as_secs_f64());
+        Ok(vectors
             .iter_mut()
             .zip(&mut staging)
-            .try_for_each(|(v, s)| unpack(&mut v.values, &mut s.links, &s.ghost_host));
-        ranks.agree(unpacked)
+            .zip(&staged)
+            .try_for_each(|((v, s), &at)| upload_ghosts(&mut v.values, s, at, timeline)))
     }
 
     /// Collective: every ghost entry is added to its owner's entry (own
@@ -458,71 +551,49 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// [`DistVector::ghost_update`] to make them so).
     ///
     /// # Errors
-    /// A rank's device error, on every rank (before any message is sent).
+    /// A rank's device error, on every rank.
     pub fn ghost_accumulate(&mut self) -> Result<()> {
-        let halo = self.halo.clone();
-        let mut s = self.mesh.ranks().agree(halo.staging())?;
-        let packed = pack(
-            &self.values,
-            &mut s.links,
-            &mut s.ghost_host,
-            |l| &l.ghosts,
-            |d| (&d.ghosts, &mut d.ghost_buf),
-        );
-        self.mesh.ranks().agree(packed)?;
-        self.exchange(TAG_ACCUMULATE, &s.links, &s.ghost_host, &mut s.shared_host);
-        let added = match &mut self.values {
-            Vector::Host(v) => {
-                for (link, buf) in s.links.iter().zip(s.shared_host.iter()) {
-                    for (&i, &x) in link.shared.iter().zip(buf) {
-                        v[i as usize] += x;
-                    }
-                }
-                Ok(())
-            }
-            Vector::Device(v) => (|| {
-                // one neighbour after the other (increasing rank), each
-                // gather → add → scatter finished before the next gathers:
-                // the host's order of additions
-                for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter()) {
-                    let d = device_link(link)?;
-                    if !buf.is_empty() {
-                        d.shared_buf.upload(buf)?;
-                        d.shared_own.gather(v, &d.shared)?;
-                        d.shared_own.axpy(1.0, &d.shared_buf)?;
-                        v.scatter(&d.shared, &d.shared_own)?;
-                    }
-                }
-                Ok(())
-            })(),
-        };
-        self.mesh.ranks().agree(added)
+        self.accumulate(Ok(()), &mut Timeline::default())
     }
 
-    /// Sends, to each neighbour, its staged entries `send`, and receives
-    /// into `recv` what each neighbour sent (in neighbour order).
-    fn exchange(&self, tag: i32, links: &[Link<R>], send: &[Vec<R>], recv: &mut [Vec<R>]) {
-        let comm = self.mesh.ranks().comm();
-        mpi::request::scope(|scope| {
-            let requests: Vec<_> = links
-                .iter()
-                .zip(send)
-                .filter(|(_, b)| !b.is_empty())
-                .map(|(l, b)| {
-                    comm.process_at_rank(l.rank as i32)
-                        .immediate_send_with_tag(scope, &b[..], tag)
-                })
-                .collect();
-            for (l, r) in links.iter().zip(recv.iter_mut()) {
-                if !r.is_empty() {
-                    comm.process_at_rank(l.rank as i32)
-                        .receive_into_with_tag(&mut r[..], tag);
-                }
-            }
-            for request in requests {
-                request.wait();
-            }
+    /// [`DistVector::ghost_accumulate`] after the caller's local result
+    /// `pending` (of steps not agreed on yet), agreed on together with the
+    /// staging of the ghost entries, before the messages; the device
+    /// commands recorded in `timeline`.
+    ///
+    /// # Errors
+    /// On every rank: `pending`'s error or a rank's device error.
+    pub(crate) fn accumulate(
+        &mut self,
+        pending: Result<()>,
+        timeline: &mut Timeline,
+    ) -> Result<()> {
+        let ranks = self.mesh.ranks();
+        let halo = self.halo.clone();
+        let prepared = pending.and_then(|()| {
+            let mut s = halo.staging()?;
+            let staged = stage_ghosts(&self.values, &mut s, timeline)?;
+            Ok((s, staged))
         });
+        let (mut s, staged) = ranks.agree(prepared)?;
+        let start = Instant::now();
+        {
+            let Staging {
+                links,
+                shared_host,
+                ghost_host,
+                ..
+            } = &mut s;
+            let send: Vec<&[R]> = links
+                .iter()
+                .map(|l| &ghost_host[l.ghosts.clone()])
+                .collect();
+            let mut recv: Vec<&mut [R]> = shared_host.iter_mut().map(|b| &mut b[..]).collect();
+            exchange(ranks, TAG_ACCUMULATE, links, &send, &mut recv);
+        }
+        timeline.add_accumulate_messages(start.elapsed().as_secs_f64());
+        let added = add_shared(&mut self.values, &mut s, staged, timeline);
+        ranks.agree(added)
     }
 
     /// The reproducible sum over ranks of each rank's `partial`s (see the
@@ -583,58 +654,245 @@ fn device_link<R: Real>(link: &mut Link<R>) -> Result<&mut DeviceLink<R>> {
         .ok_or_else(|| Error::internal("a device vector's halo has no device staging"))
 }
 
-/// Stages, per link, the entries `entries` selects into `host`: copied on
-/// the host, or gathered on the device into the link's staging vector and
-/// read (only those entries cross to the host).
-fn pack<R: Real>(
-    values: &Vector<R>,
-    links: &mut [Link<R>],
-    host: &mut [Vec<R>],
-    entries: impl Fn(&Link<R>) -> &Vec<u32>,
-    staging: impl Fn(&mut DeviceLink<R>) -> (&DeviceIndices, &mut DeviceVector<R>),
-) -> Result<()> {
-    for (link, buf) in links.iter_mut().zip(host.iter_mut()) {
-        if buf.is_empty() {
-            continue;
+/// Sends, to each neighbour of `links`, its entries `send`, and receives
+/// into `recv` what each neighbour sent (in neighbour order).
+fn exchange<R: Real + Equivalence>(
+    ranks: &Ranks,
+    tag: i32,
+    links: &[Link<R>],
+    send: &[&[R]],
+    recv: &mut [&mut [R]],
+) {
+    let comm = ranks.comm();
+    mpi::request::scope(|scope| {
+        let requests: Vec<_> = links
+            .iter()
+            .zip(send)
+            .filter(|(_, b)| !b.is_empty())
+            .map(|(l, b)| {
+                comm.process_at_rank(l.rank as i32)
+                    .immediate_send_with_tag(scope, *b, tag)
+            })
+            .collect();
+        for (l, r) in links.iter().zip(recv.iter_mut()) {
+            if !r.is_empty() {
+                comm.process_at_rank(l.rank as i32)
+                    .receive_into_with_tag(&mut r[..], tag);
+            }
         }
-        match values {
-            Vector::Host(v) => {
-                for (b, &i) in buf.iter_mut().zip(entries(link)) {
+        for request in requests {
+            request.wait();
+        }
+    });
+}
+
+/// The ghost block split into each link's range (the ranges tile it in
+/// link order: [`Halo::host`]).
+fn split_ghosts<'a, R: Real>(block: &'a mut [R], links: &[Link<R>]) -> Vec<&'a mut [R]> {
+    let mut rest = block;
+    links
+        .iter()
+        .map(|l| {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(l.ghosts.len());
+            rest = tail;
+            head
+        })
+        .collect()
+}
+
+/// Stages the shared owned entries of `values` for a ghost update: on the
+/// host copied into the host staging; on a device gathered into each
+/// link's staging vector on the compute queue, followed by the marker
+/// [`Step::SharedStaged`], whose index in `timeline` is returned (`None`
+/// on the host or without neighbours).
+fn stage_shared<R: Real>(
+    values: &Vector<R>,
+    s: &mut Staging<'_, R>,
+    timeline: &mut Timeline,
+) -> Result<Option<usize>> {
+    match values {
+        Vector::Host(v) => {
+            for (link, buf) in s.links.iter().zip(s.shared_host.iter_mut()) {
+                for (b, &i) in buf.iter_mut().zip(&link.shared) {
                     *b = v[i as usize];
                 }
             }
-            Vector::Device(v) => {
-                let (indices, stage) = staging(device_link(link)?);
-                stage.gather(v, indices)?;
-                stage.read_into(buf)?;
-            }
+            Ok(None)
         }
+        Vector::Device(_) if s.links.is_empty() => Ok(None),
+        Vector::Device(v) => {
+            for link in s.links.iter_mut() {
+                let d = device_link(link)?;
+                if !d.shared.is_empty() {
+                    d.shared_buf.gather(v, &d.shared)?;
+                }
+            }
+            let device = v.device();
+            timeline
+                .enqueue(device, Step::SharedStaged, Queue::Compute, &[], |_| {
+                    device.compute_marker()
+                })
+                .map(Some)
+        }
+    }
+}
+
+/// Downloads each link's staged shared entries on the transfer queue, after
+/// the staging (`staged`, from [`stage_shared`]); nothing on the host.
+fn download_shared<R: Real>(
+    values: &Vector<R>,
+    s: &mut Staging<'_, R>,
+    staged: Option<usize>,
+    timeline: &mut Timeline,
+) -> Result<()> {
+    let (Vector::Device(v), Some(staged)) = (values, staged) else {
+        return Ok(());
+    };
+    for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter_mut()) {
+        if buf.is_empty() {
+            continue;
+        }
+        let d = device_link(link)?;
+        timeline.enqueue(
+            v.device(),
+            Step::SharedDownload,
+            Queue::Transfer,
+            &[staged],
+            |after| d.shared_buf.read_range_after(0, buf, after),
+        )?;
     }
     Ok(())
 }
 
-/// Writes, per link, the received owner values `host` into the ghost
-/// entries: on the host, or uploaded into the link's staging vector and
-/// scattered on the device.
-fn unpack<R: Real>(values: &mut Vector<R>, links: &mut [Link<R>], host: &[Vec<R>]) -> Result<()> {
-    for (link, buf) in links.iter_mut().zip(host) {
-        if buf.is_empty() {
-            continue;
+/// Writes the received ghost block into the ghost entries of `values`: on
+/// the host copied; on a device uploaded on the transfer queue (after the
+/// staging `staged`, so after every command that wrote the vector before)
+/// and followed by the compute queue's barrier [`Step::GhostsIn`], which
+/// waits for the upload.
+fn upload_ghosts<R: Real>(
+    values: &mut Vector<R>,
+    s: &mut Staging<'_, R>,
+    staged: Option<usize>,
+    timeline: &mut Timeline,
+) -> Result<()> {
+    let block = &s.ghost_host[..];
+    match (values, staged) {
+        (Vector::Host(v), _) => {
+            v[s.ghost_start..].copy_from_slice(block);
+            Ok(())
         }
-        match values {
-            Vector::Host(v) => {
-                for (&i, &x) in link.ghosts.iter().zip(buf) {
-                    v[i as usize] = x;
-                }
+        (Vector::Device(v), Some(staged)) if !block.is_empty() => {
+            let device = v.device().clone();
+            let upload = timeline.enqueue(
+                &device,
+                Step::GhostUpload,
+                Queue::Transfer,
+                &[staged],
+                |after| v.write_range_after(s.ghost_start, block, after),
+            )?;
+            timeline.enqueue(
+                &device,
+                Step::GhostsIn,
+                Queue::Compute,
+                &[upload],
+                |after| device.compute_waits_for(after),
+            )?;
+            Ok(())
+        }
+        (Vector::Device(_), _) => Ok(()),
+    }
+}
+
+/// Stages the ghost block of `values` for a ghost accumulate: on the host
+/// copied; on a device downloaded on the transfer queue after the marker
+/// [`Step::ResultStaged`] (every command enqueued before), whose index is
+/// returned (`None` on the host or without neighbours).
+fn stage_ghosts<R: Real>(
+    values: &Vector<R>,
+    s: &mut Staging<'_, R>,
+    timeline: &mut Timeline,
+) -> Result<Option<usize>> {
+    let block = &mut s.ghost_host[..];
+    match values {
+        Vector::Host(v) => {
+            block.copy_from_slice(&v[s.ghost_start..]);
+            Ok(None)
+        }
+        Vector::Device(_) if s.links.is_empty() => Ok(None),
+        Vector::Device(v) => {
+            let device = v.device();
+            let staged =
+                timeline.enqueue(device, Step::ResultStaged, Queue::Compute, &[], |_| {
+                    device.compute_marker()
+                })?;
+            if !block.is_empty() {
+                timeline.enqueue(
+                    device,
+                    Step::GhostDownload,
+                    Queue::Transfer,
+                    &[staged],
+                    |after| v.read_range_after(s.ghost_start, block, after),
+                )?;
             }
-            Vector::Device(v) => {
-                let d = device_link(link)?;
-                d.ghost_buf.upload(buf)?;
-                v.scatter(&d.ghosts, &d.ghost_buf)?;
-            }
+            Ok(Some(staged))
         }
     }
-    Ok(())
+}
+
+/// Adds each link's received sums to the owned entries of `values`, one
+/// neighbour after the other (increasing rank, the host's order of
+/// additions): on the host directly; on a device each link's sums uploaded
+/// on the transfer queue (after `staged`: the previous use of the staging
+/// vectors finished), the compute queue's barrier [`Step::SumsIn`] waiting
+/// for all of them, then per link gather → add → scatter.
+fn add_shared<R: Real>(
+    values: &mut Vector<R>,
+    s: &mut Staging<'_, R>,
+    staged: Option<usize>,
+    timeline: &mut Timeline,
+) -> Result<()> {
+    match (values, staged) {
+        (Vector::Host(v), _) => {
+            for (link, buf) in s.links.iter().zip(s.shared_host.iter()) {
+                for (&i, &x) in link.shared.iter().zip(buf) {
+                    v[i as usize] += x;
+                }
+            }
+            Ok(())
+        }
+        (Vector::Device(v), Some(staged)) => {
+            let device = v.device().clone();
+            let mut uploads = Vec::new();
+            for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter()) {
+                if !buf.is_empty() {
+                    let d = device_link(link)?;
+                    uploads.push(timeline.enqueue(
+                        &device,
+                        Step::SumUpload,
+                        Queue::Transfer,
+                        &[staged],
+                        |after| d.shared_buf.write_range_after(0, buf, after),
+                    )?);
+                }
+            }
+            if uploads.is_empty() {
+                return Ok(());
+            }
+            timeline.enqueue(&device, Step::SumsIn, Queue::Compute, &uploads, |after| {
+                device.compute_waits_for(after)
+            })?;
+            for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter()) {
+                if !buf.is_empty() {
+                    let d = device_link(link)?;
+                    d.shared_own.gather(v, &d.shared)?;
+                    d.shared_own.axpy(1.0, &d.shared_buf)?;
+                    v.scatter(&d.shared, &d.shared_own)?;
+                }
+            }
+            Ok(())
+        }
+        (Vector::Device(_), None) => Ok(()),
+    }
 }
 
 /// `max |x|` with NaN winning.

@@ -4,7 +4,8 @@
 //! Newton–Krylov and the parallel VTU output equal the serial ones, the
 //! multigrid's iteration counts do not depend on the number of ranks,
 //! deterministic assembly is bitwise reproducible, edge-case partitions
-//! work, and a rank's failure ends every rank with its error instead of a
+//! work, and a rank's failure (while building, or in an application
+//! between two agreements) ends every rank with its error instead of a
 //! hang. The checks themselves are in the program
 //! (`src/bin/femquad-mpi-check/`); these tests read its exit code and
 //! output. The last tests run the benchmark (`femquad-mpi-bench`) on a tiny
@@ -87,9 +88,9 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
     // traffic's)
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
     let expected = if args[0].starts_with("opencl") {
-        23
+        26
     } else {
-        22
+        24
     };
     assert_eq!(checks, expected, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout
@@ -256,6 +257,47 @@ fn a_bad_cell_on_one_rank_ends_every_rank_with_the_error() {
     }
 }
 
+#[test]
+fn a_non_finite_residual_on_one_rank_ends_every_rank_with_the_error() {
+    // found after the ghost update's messages, between two agreements
+    for backend in ["native", "opencl"] {
+        for (np, k) in [(2, 1), (3, 0)] {
+            let k_str = k.to_string();
+            let run = mpirun(
+                np,
+                &[backend, "metis", "--nan-rank", &k_str],
+                Duration::from_secs(120),
+            );
+            assert!(
+                run.code.is_some(),
+                "{backend}, np {np}, rank {k} failing: the ranks hung"
+            );
+            assert_eq!(run.code, Some(2), "{}\n{}", run.stdout, run.stderr);
+            assert!(
+                run.stdout.contains("u = 1e200 at vertex "),
+                "{}",
+                run.stdout
+            );
+            let what =
+                "the residual F(u) of the physics `nonlinear_diffusion` is not finite at dof ";
+            let own = format!("rank {k}: error: {what}");
+            assert!(
+                run.stderr.contains(&own),
+                "{backend}, np {np}:\n{}",
+                run.stderr
+            );
+            for q in (0..np).filter(|&q| q != k) {
+                let other = format!("rank {q}: error: rank {k} of {np} failed: {what}");
+                assert!(
+                    run.stderr.contains(&other),
+                    "{backend}, np {np}, rank {q}:\n{}",
+                    run.stderr
+                );
+            }
+        }
+    }
+}
+
 /// The benchmark's CSV rows (after the comment and the header), as fields.
 fn bench_rows(stdout: &str) -> Vec<Vec<String>> {
     let mut lines = stdout.lines().filter(|l| !l.starts_with('#'));
@@ -289,7 +331,7 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
     std::fs::write(&baseline, &one.stdout).unwrap();
     let mut args = common.to_vec();
     let path = baseline.to_str().unwrap();
-    args.extend(["--baseline", path]);
+    args.extend(["--baseline", path, "--breakdown"]);
     let two = run_program(bench, 2, &args, limit);
     std::fs::remove_file(&baseline).unwrap();
     assert_eq!(two.code, Some(0), "{}\n{}", two.stdout, two.stderr);
@@ -313,6 +355,7 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
             assert!(gb > 0.0 && gb.is_finite(), "{line}");
         }
     }
+    check_breakdown(&two.stdout);
     let (one, two) = (bench_rows(&one.stdout), bench_rows(&two.stdout));
     let names = [
         "F(u)",
@@ -352,6 +395,57 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
             (efficiency - t1 / t2).abs() <= 1e-3 * (1.0 + t1 / t2),
             "{r1:?} {r2:?}"
         );
+    }
+}
+
+/// The `--breakdown` lines of a 2-rank run: each rank with and without
+/// overlap, every phase a finite time, the wall time and the parts of the
+/// cells positive, and the transfers where the ranks have them — rank 0
+/// owns every shared vertex (the lowest rank owns), so it downloads shared
+/// entries and uploads no ghost, rank 1 the reverse.
+fn check_breakdown(stdout: &str) {
+    let lines: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("# breakdown,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(
+        lines.first().map(|l| l.join(",")),
+        Some(
+            "rank,overlap,wall,download,exchange,upload,interior,boundary,accumulate_exchange"
+                .to_string()
+        ),
+        "{stdout}"
+    );
+    let rows = &lines[1..];
+    assert_eq!(rows.len(), 4, "{stdout}");
+    for (row, (rank, overlap)) in
+        rows.iter()
+            .zip([("0", "on"), ("1", "on"), ("0", "off"), ("1", "off")])
+    {
+        assert_eq!((row[0], row[1]), (rank, overlap), "{row:?}");
+        let t: Vec<f64> = row[2..].iter().map(|x| x.parse().unwrap()).collect();
+        let [
+            wall,
+            download,
+            exchange,
+            upload,
+            interior,
+            boundary,
+            accumulate,
+        ] = t[..]
+        else {
+            panic!("{row:?}");
+        };
+        assert!(t.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        assert!(wall > 0.0 && interior > 0.0 && boundary > 0.0, "{row:?}");
+        assert!(exchange > 0.0 && accumulate > 0.0, "{row:?}");
+        assert!(interior + boundary < wall, "{row:?}");
+        if rank == "0" {
+            assert!(download > 0.0 && upload == 0.0, "{row:?}");
+        } else {
+            assert!(download == 0.0 && upload > 0.0, "{row:?}");
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! ```text
 //! mpirun -np N femquad-mpi-bench --cells-per-rank 2^24 [--dim 2] [--precision f64]
 //!     [--strong] [--reps 5] [--shared-device] [--partition hilbert|metis]
-//!     [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M]
+//!     [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M] [--breakdown]
 //! ```
 //!
 //! # What it does
@@ -57,6 +57,21 @@
 //! femquad-bench's, at most a quarter of the device's memory; the median
 //! of 20 launches after 2 warm-ups), gathered to rank 0 in rank order.
 //!
+//! # Breakdown (with `--breakdown`)
+//! After the table, `# breakdown,…` lines (a CSV behind `# `, so the table
+//! stays as it is): for each rank and each of `F(u)` with and without
+//! overlap, the median over the repetitions of the rank's own wall time of
+//! the application (device work finished) and of its phases, from the
+//! operator's [`Timeline`](femquad_mpi::timeline::Timeline): `download`
+//! (the shared owned entries, transfer queue), `exchange` (the ghost
+//! update's messages, host wall time), `upload` (the ghost values,
+//! transfer queue), `interior`, `boundary` (the two parts of the cells on
+//! the compute queue, from markers: from the end of the compute command
+//! before to the marker's end) and `accumulate_exchange` (the ghost
+//! accumulate's messages), in seconds. With overlap the interior part runs
+//! while the download, the exchange and the upload proceed; what it hides
+//! is at most `min(interior, download + exchange + upload)`.
+//!
 //! Columns: `measurement, precision, ranks, cells, dofs, seconds,
 //! halo_seconds, gdofs_per_s, efficiency`. `halo_seconds` is the time of
 //! the halo exchanges the operation performs, from the `halo` measurement
@@ -87,11 +102,12 @@ use femquad_mpi::mpi::collective::CommunicatorCollectives;
 use femquad_mpi::mpi::datatype::Equivalence;
 use femquad_mpi::partition::metis_partition;
 use femquad_mpi::solve::{Krylov, LinearStep, solve_linear_preconditioned};
-use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator};
+use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistVector};
 
 const USAGE: &str = "usage: femquad-mpi-bench --cells-per-rank C [--dim 2|3] \
      [--precision f32|f64] [--strong] [--reps R] [--shared-device] \
-     [--partition hilbert|metis] [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M]  \
+     [--partition hilbert|metis] [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M] \
+     [--breakdown]  \
      (C: a number or 2^K)";
 
 /// CG iterations of the two timed solves (their difference is timed).
@@ -112,6 +128,8 @@ struct Args {
     solve: Option<usize>,
     /// MiB of each buffer of the copy-bandwidth measurement.
     copy_mib: usize,
+    /// Print the phases of `F(u)` per rank (`--breakdown`).
+    breakdown: bool,
 }
 
 /// A number, or `B^K`.
@@ -134,6 +152,7 @@ fn parse() -> std::result::Result<Args, String> {
         baseline: None,
         solve: None,
         copy_mib: 1024,
+        breakdown: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -150,6 +169,7 @@ fn parse() -> std::result::Result<Args, String> {
             "--copy-mib" => args.copy_mib = count(value()?)?,
             "--strong" => args.strong = true,
             "--shared-device" => args.shared_device = true,
+            "--breakdown" => args.breakdown = true,
             _ => return Err(format!("unknown option {flag}; {USAGE}")),
         }
     }
@@ -328,6 +348,17 @@ where
         out.local().finish()
     })?;
     op.set_overlap(true);
+    let breakdown = if args.breakdown {
+        let mut per_overlap = Vec::new();
+        for overlap in [true, false] {
+            op.set_overlap(overlap);
+            per_overlap.push((overlap, phases(ranks, reps, &mut op, &u, &mut out)?));
+        }
+        op.set_overlap(true);
+        per_overlap
+    } else {
+        Vec::new()
+    };
     // the constrained system prepared once (b, the fixed entries, Jacobi's
     // inverse diagonal): the timed solves are femquad's CG alone
     let mut step = LinearStep::new(&mut op, &u, &fixed, true)?;
@@ -468,7 +499,73 @@ where
             );
         }
     }
+    if rank == 0 && !breakdown.is_empty() {
+        println!("# breakdown: per rank, F(u), medians of the repetitions (seconds)");
+        println!(
+            "# breakdown,rank,overlap,wall,download,exchange,upload,interior,boundary,\
+             accumulate_exchange"
+        );
+        for (overlap, per_rank) in &breakdown {
+            for (q, values) in per_rank.iter().enumerate() {
+                let fields: Vec<String> = values.iter().map(|x| format!("{x:.6e}")).collect();
+                println!(
+                    "# breakdown,{q},{},{}",
+                    if *overlap { "on" } else { "off" },
+                    fields.join(",")
+                );
+            }
+        }
+    }
     Ok(())
+}
+
+/// Collective: for each rank, in rank order, the medians over `reps`
+/// repetitions (after one warm-up, each from an MPI barrier) of its wall
+/// time of `F(u)` (device work finished) and of the phases of its
+/// [`Timeline`](femquad_mpi::timeline::Timeline): download, exchange,
+/// upload, interior, boundary, accumulate exchange.
+fn phases<R: Real + Equivalence>(
+    ranks: &Ranks,
+    reps: usize,
+    op: &mut DistOperator<R>,
+    u: &DistVector<R>,
+    out: &mut DistVector<R>,
+) -> Result<Vec<Vec<f64>>> {
+    const FIELDS: usize = 7;
+    op.apply(u, out)?;
+    let mut samples: Vec<Vec<f64>> = (0..FIELDS).map(|_| Vec::with_capacity(reps)).collect();
+    for _ in 0..reps {
+        ranks.comm().barrier();
+        let start = Instant::now();
+        op.apply(u, out)?;
+        let finished = out.local().finish();
+        let wall = start.elapsed().as_secs_f64();
+        let p = ranks.agree(finished.and_then(|()| op.timeline().phases()))?;
+        let values = [
+            wall,
+            p.download,
+            p.exchange,
+            p.upload,
+            p.interior,
+            p.boundary,
+            p.accumulate_exchange,
+        ];
+        for (s, v) in samples.iter_mut().zip(values) {
+            s.push(v);
+        }
+    }
+    let medians: Vec<f64> = samples
+        .iter_mut()
+        .map(|s| {
+            s.sort_by(f64::total_cmp);
+            s[s.len() / 2]
+        })
+        .collect();
+    Ok(ranks
+        .all_gather_f64s(&medians)
+        .chunks_exact(FIELDS)
+        .map(<[f64]>::to_vec)
+        .collect())
 }
 
 /// The `multigrid solve` row (see the module documentation) and its CG

@@ -1,5 +1,5 @@
-//! An opened OpenCL device: context, profiling queue, program cache and
-//! transfer accounting.
+//! An opened OpenCL device: context, profiling queues (compute and
+//! transfer), program cache and transfer accounting.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -9,7 +9,7 @@ use opencl3::command_queue::{CL_QUEUE_PROFILING_ENABLE, CommandQueue};
 use opencl3::context::Context;
 use opencl3::device::Device as ClDevice;
 use opencl3::error_codes::{CL_BUILD_PROGRAM_FAILURE, ClError};
-use opencl3::event::Event;
+pub use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
@@ -83,8 +83,10 @@ pub enum Transfer {
     Vector,
 }
 
-/// An opened OpenCL device with its context, an in-order profiling queue and
-/// a cache of built programs keyed by the hash of their full source (which
+/// An opened OpenCL device with its context, two in-order profiling queues
+/// (the compute queue [`Device::queue`] of every kernel and transfer, and
+/// the transfer queue [`Device::transfer_queue`] for copies that run beside
+/// the kernels) and a cache of built programs keyed by the hash of their full source (which
 /// contains the physics, every kernel parameter and the precision).
 ///
 /// A device whose context was lost (a kernel aborted, e.g. on an
@@ -93,8 +95,11 @@ pub enum Transfer {
 /// once with [`Error::DeviceLost`], naming the call that found it.
 pub struct Device {
     info: DeviceInfo,
-    /// Declared before the context, so dropped (released) before it.
+    /// The compute queue. Declared before the context, so dropped
+    /// (released) before it.
     queue: CommandQueue,
+    /// The transfer queue, likewise released before the context.
+    transfer: CommandQueue,
     programs: Mutex<HashMap<u64, Arc<Program>>>,
     /// Build logs of successful builds (resource reports), by source hash.
     logs: Mutex<HashMap<u64, String>>,
@@ -114,6 +119,7 @@ impl Drop for Device {
     fn drop(&mut self) {
         if self.lost.get().is_none() {
             // An error here means the context is lost: nothing to wait for.
+            let _ = self.transfer.finish();
             let _ = self.queue.finish();
         }
     }
@@ -189,9 +195,13 @@ impl Device {
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
             .map_err(cl_error("clCreateCommandQueue"))?;
+        #[allow(deprecated)]
+        let transfer = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+            .map_err(cl_error("clCreateCommandQueue"))?;
         Ok(Arc::new(Device {
             info,
             queue,
+            transfer,
             programs: Mutex::new(HashMap::new()),
             logs: Mutex::new(HashMap::new()),
             stats: Mutex::new(DeviceStats::default()),
@@ -219,6 +229,57 @@ impl Device {
         &self.queue
     }
 
+    /// The device's second in-order command queue (with profiling), for
+    /// transfers that run while kernels run on [`Device::queue`] (e.g.
+    /// femquad-mpi's halo staging: [`DeviceVector::read_range_after`] and
+    /// [`DeviceVector::write_range_after`](super::vector::DeviceVector::write_range_after)).
+    /// Its commands are ordered among themselves, but with the compute
+    /// queue's only through events: a transfer lists the compute commands
+    /// it needs in its wait list ([`Device::compute_marker`]), and the
+    /// compute queue waits for a transfer through
+    /// [`Device::compute_waits_for`]. Created with the compute queue,
+    /// released before the context.
+    ///
+    /// [`DeviceVector::read_range_after`]: super::vector::DeviceVector::read_range_after
+    pub fn transfer_queue(&self) -> &CommandQueue {
+        &self.transfer
+    }
+
+    /// Enqueues a marker on the compute queue: its event completes when
+    /// every command enqueued there before it has (`clEnqueueMarkerWithWaitList`),
+    /// e.g. the gathers that staged a halo, for a transfer's wait list.
+    /// The queue is flushed, so that a command on another queue can wait
+    /// for the marker.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`], or the failure naming the call.
+    pub fn compute_marker(&self) -> Result<Event> {
+        let queue = self.live_queue()?;
+        // SAFETY: an empty wait list.
+        let event = unsafe { queue.enqueue_marker_with_wait_list(&[]) }
+            .map_err(|e| self.failure("clEnqueueMarkerWithWaitList", "a compute marker", 0, e))?;
+        queue
+            .flush()
+            .map_err(|e| self.failure("clFlush", "the compute queue", 0, e))?;
+        Ok(event)
+    }
+
+    /// Enqueues a barrier on the compute queue that waits for `events`
+    /// (e.g. uploads on the transfer queue): every command enqueued there
+    /// after it starts once they and the commands before it have completed
+    /// (`clEnqueueBarrierWithWaitList`). Returns the barrier's event.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`], or the failure naming the call.
+    pub fn compute_waits_for(&self, events: &[&Event]) -> Result<Event> {
+        let queue = self.live_queue()?;
+        let list: Vec<_> = events.iter().map(|e| e.get()).collect();
+        // SAFETY: the events are live (borrowed) for the call, which
+        // retains what it needs.
+        unsafe { queue.enqueue_barrier_with_wait_list(&list) }
+            .map_err(|e| self.failure("clEnqueueBarrierWithWaitList", "a compute barrier", 0, e))
+    }
+
     /// Checks that the device's OpenCL context is usable: not known to be
     /// lost. Every femquad call on the device checks it first.
     ///
@@ -244,6 +305,24 @@ impl Device {
         event
             .wait()
             .map_err(|e| self.failure("clWaitForEvents", what, 0, e))
+    }
+
+    /// Waits for `event` (a command of `what`) and returns its profiling
+    /// start and end in nanoseconds of the device's clock (both queues
+    /// profile); `None` if the device reports no times for it.
+    ///
+    /// # Errors
+    /// The device's error while waiting, naming `clWaitForEvents` and
+    /// `what`.
+    pub fn event_times(&self, event: &Event, what: &str) -> Result<Option<(u64, u64)>> {
+        self.wait(event, what)?;
+        match (
+            event.profiling_command_start(),
+            event.profiling_command_end(),
+        ) {
+            (Ok(start), Ok(end)) => Ok(Some((start, end))),
+            _ => Ok(None),
+        }
     }
 
     /// The error for a lost context, first found by `call` failing with `code`.
@@ -559,6 +638,84 @@ impl Device {
         .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
         self.count_read(bytes);
         Ok(())
+    }
+
+    /// Reads `data.len()` values of `buffer` from element `offset` into
+    /// `data` on the transfer queue, after the commands of `after`
+    /// (blocking: returns once `data` holds them): an array transfer in
+    /// [`DeviceStats`]. Returns the read's event.
+    pub(crate) fn transfer_read<T: Pod>(
+        &self,
+        buffer: &Buffer<T>,
+        offset: usize,
+        data: &mut [T],
+        after: &[&Event],
+        what: &str,
+    ) -> Result<Event> {
+        self.check_alive()?;
+        let bytes = std::mem::size_of_val(data);
+        let list: Vec<_> = after.iter().map(|e| e.get()).collect();
+        if data.is_empty() {
+            return self.transfer_marker(&list, what);
+        }
+        // SAFETY: blocking read into a live slice; callers keep
+        // offset + data.len() within the buffer; the events are live.
+        let event = unsafe {
+            self.transfer.enqueue_read_buffer(
+                buffer,
+                CL_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                data,
+                &list,
+            )
+        }
+        .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
+        self.count_read(bytes);
+        Ok(event)
+    }
+
+    /// Writes `data` to `buffer` from element `offset` on the transfer
+    /// queue, after the commands of `after` (blocking: `data` may be reused
+    /// on return; the device's copy is complete with the returned event,
+    /// which commands on the compute queue that read it must wait for:
+    /// [`Device::compute_waits_for`]). A vector transfer in [`DeviceStats`].
+    pub(crate) fn transfer_write<T: Pod>(
+        &self,
+        buffer: &mut Buffer<T>,
+        offset: usize,
+        data: &[T],
+        after: &[&Event],
+        what: &str,
+    ) -> Result<Event> {
+        self.check_alive()?;
+        let bytes = std::mem::size_of_val(data);
+        let list: Vec<_> = after.iter().map(|e| e.get()).collect();
+        if data.is_empty() {
+            return self.transfer_marker(&list, what);
+        }
+        // SAFETY: blocking write from a live slice into a buffer that holds
+        // `offset + data.len()` values (checked by the callers); the events
+        // are live.
+        let event = unsafe {
+            self.transfer.enqueue_write_buffer(
+                buffer,
+                CL_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                data,
+                &list,
+            )
+        }
+        .map_err(|e| self.failure("clEnqueueWriteBuffer", what, bytes, e))?;
+        lock(&self.stats).vector_bytes += bytes as u64;
+        Ok(event)
+    }
+
+    /// A marker on the transfer queue after `list` (the event of an empty
+    /// transfer).
+    fn transfer_marker(&self, list: &[opencl3::types::cl_event], what: &str) -> Result<Event> {
+        // SAFETY: the events are live (the callers borrow them).
+        unsafe { self.transfer.enqueue_marker_with_wait_list(list) }
+            .map_err(|e| self.failure("clEnqueueMarkerWithWaitList", what, 0, e))
     }
 
     /// Counts `bytes` of an array read back from the device (for reads

@@ -65,16 +65,7 @@ impl TimeSeries {
                 "must be at least 1 (1: every step)".to_string(),
             ));
         }
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(Error::arg(
-                "name",
-                format!("{name:?} is not a plain file name (letters, digits, `_`, `-`)"),
-            ));
-        }
+        check_name(name)?;
         Vtu::new(space)?;
         let dir = dir.as_ref().to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
@@ -145,20 +136,53 @@ impl TimeSeries {
     }
 
     fn write_pvd(&self) -> Result<()> {
-        let mut xml = String::from(
-            "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
-        );
-        for (t, file) in &self.records {
-            // `{:e}` keeps every digit of the time (ParaView parses it).
-            let _ = writeln!(
-                xml,
-                "    <DataSet timestep=\"{t:e}\" group=\"\" part=\"0\" file=\"{file}\"/>"
-            );
-        }
-        xml.push_str("  </Collection>\n</VTKFile>\n");
-        let path = self.pvd_path();
-        std::fs::write(&path, xml).map_err(|source| Error::Io { path, source })
+        write_collection(&self.pvd_path(), &self.records)
     }
+}
+
+/// Checks that `name`, a series' name, is a plain file name (letters,
+/// digits, `_`, `-`; not empty): its files are `NAME.pvd` and
+/// `NAME_000012.…`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `name`.
+pub fn check_name(name: &str) -> Result<()> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(Error::arg(
+            "name",
+            format!("{name:?} is not a plain file name (letters, digits, `_`, `-`)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the ParaView collection (`.pvd`) at `path` listing `records`:
+/// `(time, file name relative to the collection)`, in order — the
+/// collection of [`TimeSeries`], and of femquad-mpi's series of `.pvtu`
+/// files.
+///
+/// # Errors
+/// [`Error::Io`] naming `path` if it cannot be written.
+pub fn write_collection(path: &Path, records: &[(f64, String)]) -> Result<()> {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n  <Collection>\n",
+    );
+    for (t, file) in records {
+        // `{:e}` keeps every digit of the time (ParaView parses it).
+        let _ = writeln!(
+            xml,
+            "    <DataSet timestep=\"{t:e}\" group=\"\" part=\"0\" file=\"{file}\"/>"
+        );
+    }
+    xml.push_str("  </Collection>\n</VTKFile>\n");
+    std::fs::write(path, xml).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

@@ -157,7 +157,7 @@ fn distributed(hierarchy: &DistHierarchy, backend: &Backend) -> Result<(usize, O
     b.set_local_from_host(&hashed)?;
     let mut x = op.vector()?;
     femquad::linalg::LinearOperator::apply(&mut mg, &b, &mut x)?;
-    let mut xs = DistVector::zeros(fine, dim);
+    let mut xs = DistVector::zeros(fine, dim)?;
     xs.set_local_from_host(coordinates)?;
     let gathered = match (
         xs.gather_to_root()?,

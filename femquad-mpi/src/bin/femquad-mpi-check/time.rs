@@ -19,7 +19,12 @@
 //! attempt), the Krylov iterations of the run within 1 of the serial ones.
 //! The max nodal error to `u(0.2)` is printed (the schemes' time error: `φ`
 //! is exact in P1).
+//!
+//! The backward-Euler run also writes its time series (`PvtuSeries`, every
+//! 3rd step and the last): the `.pvd` rank 0 wrote lists steps 0, 3 and 4
+//! with their times, each `.pvtu` exists and names pieces that exist.
 
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -28,6 +33,7 @@ use femquad::mesh::Mesh;
 use femquad::multigrid::{MeshHierarchy, MultigridOptions};
 use femquad::prelude::*;
 use femquad::time::{Adaptive, RunStats, Scheme, StepControl, TimeIntegrator, TimeProblem};
+use femquad_mpi::output::PvtuSeries;
 use femquad_mpi::problem::StepPreconditioner;
 use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistProblem, DistVector};
 
@@ -74,6 +80,8 @@ struct Case {
     scheme: Scheme,
     control: StepControl,
     multigrid: bool,
+    /// Write the time series (every 3rd step and the last).
+    series: bool,
 }
 
 /// What a run gives: the solution (serial numbering, on rank 0) and its
@@ -83,6 +91,8 @@ struct Run {
     /// Coordinates of the vertices of `solution` (on rank 0).
     coordinates: Option<Vec<f64>>,
     stats: RunStats,
+    /// The series' directory, if written.
+    series: Option<PathBuf>,
 }
 
 /// Check 8 on every rank (rank 0 compares and prints).
@@ -97,24 +107,28 @@ pub fn check(
             scheme: Scheme::BackwardEuler,
             control: StepControl::Fixed(DT),
             multigrid: false,
+            series: true,
         },
         Case {
             name: "BDF2, Jacobi",
             scheme: Scheme::Bdf2,
             control: StepControl::Fixed(DT),
             multigrid: false,
+            series: false,
         },
         Case {
             name: "BDF2, multigrid",
             scheme: Scheme::Bdf2,
             control: StepControl::Fixed(DT),
             multigrid: true,
+            series: false,
         },
         Case {
             name: "Crank–Nicolson, adaptive, Jacobi",
             scheme: Scheme::CRANK_NICOLSON,
             control: StepControl::Adaptive(Adaptive::new(2.0 * DT, 1e-6)),
             multigrid: false,
+            series: false,
         },
     ];
     let mut ok = true;
@@ -127,6 +141,13 @@ pub fn check(
             _ => Ok(true),
         };
         ok &= dist.ranks().agree(compared)?;
+        if let Some(dir) = &run.series {
+            let checked = match dist.ranks().rank() {
+                0 => check_series(dir),
+                _ => Ok(true),
+            };
+            ok &= dist.ranks().agree(checked)?;
+        }
     }
     Ok(ok)
 }
@@ -160,14 +181,70 @@ fn distributed(dist: &Rc<DistMesh>, backend: &Backend, case: &Case) -> Result<Ru
     let u0 = problem.interpolate(&|x, u| u[0] = exact(0.0, x));
     let mut integrator = TimeIntegrator::new(problem, case.scheme)?
         .with_boundary_values(|t, x, g| g[0] = exact(t, x));
+    let series = if case.series {
+        // one directory for all ranks: rank 0's process id
+        let mut id = vec![std::process::id()];
+        mesh.ranks().broadcast_u32s(&mut id);
+        let dir = std::env::temp_dir().join(format!("femquad-mpi-series-{}", id[0]));
+        integrator = integrator.with_output(PvtuSeries::new(mesh.ranks(), &dir, "u", 3)?);
+        Some(dir)
+    } else {
+        None
+    };
     let (u, stats) = integrator.run(&u0, 0.0, T_END, case.control)?;
-    let mut xs = DistVector::zeros(mesh, dim);
+    let mut xs = DistVector::zeros(mesh, dim)?;
     xs.set_local_from_host(&mesh.layout().coordinates)?;
     Ok(Run {
         solution: u.gather_to_root()?,
         coordinates: xs.gather_to_root()?,
         stats,
+        series,
     })
+}
+
+/// Rank 0: the backward-Euler run's series in `dir` (see the module
+/// documentation), printed; the directory removed.
+fn check_series(dir: &Path) -> Result<bool> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let pvd = read(&dir.join("u.pvd"))?;
+    let field = |line: &str, key: &str| -> Option<String> {
+        let start = line.find(&format!("{key}=\""))? + key.len() + 2;
+        let end = start + line[start..].find('"')?;
+        Some(line[start..end].to_string())
+    };
+    let listed: Vec<(f64, String)> = pvd
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<DataSet"))
+        .filter_map(|l| Some((field(l, "timestep")?.parse().ok()?, field(l, "file")?)))
+        .collect();
+    let expected = [(0usize, 0.0), (3, 3.0 * DT), (4, T_END)];
+    let mut pass = listed.len() == expected.len();
+    let mut pieces = 0;
+    for ((t, file), (step, te)) in listed.iter().zip(expected) {
+        pass &= *file == format!("u_{step:06}.pvtu") && (t - te).abs() <= 1e-12;
+        let pvtu = dir.join(file);
+        let sources: Vec<String> = match read(&pvtu) {
+            Ok(text) => text.lines().filter_map(|l| field(l, "Source")).collect(),
+            Err(_) => Vec::new(),
+        };
+        pass &= !sources.is_empty() && sources.iter().all(|p| dir.join(p).exists());
+        pieces += sources.len();
+    }
+    std::fs::remove_dir_all(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    println!(
+        "time series over the ranks: the .pvd lists {listed:?} (steps 0, 3 and the last), \
+         {pieces} pieces found {}",
+        verdict(pass)
+    );
+    Ok(pass)
 }
 
 /// Rank 0: the serial run of `case` against the distributed one, printed.

@@ -5,8 +5,11 @@
 //!
 //! Nothing here moves an array between host and device except the explicit
 //! transfers [`DeviceVector::from_host`], [`DeviceVector::upload`],
-//! [`DeviceVector::to_host`] and [`DeviceVector::read_into`] (counted as
-//! array bytes in [`DeviceStats`](super::DeviceStats)). Elementwise
+//! [`DeviceVector::to_host`], [`DeviceVector::read_into`] and the
+//! transfers of a range on the device's transfer queue,
+//! [`DeviceVector::read_range_after`] and
+//! [`DeviceVector::write_range_after`] (counted as array bytes in
+//! [`DeviceStats`](super::DeviceStats)). Elementwise
 //! operations are enqueued without waiting; a reduction (`dot`, `norm2`,
 //! `norm_inf`, `dots`, `first_non_finite`) waits for its result and reads
 //! back only that result: one *scalar read* (a few bytes) per call.
@@ -80,7 +83,7 @@ pub use program::{
 pub(crate) use program::{Launch, index_groups};
 use program::{VectorProgram, elementwise_groups};
 
-use super::context::{Device, Transfer};
+use super::context::{Device, Event, Transfer};
 use crate::{Error, Real, Result};
 
 /// A vector of `len` values of type `R` (`f32` or `f64`) in a buffer on an
@@ -201,6 +204,69 @@ impl<R: Real> DeviceVector<R> {
     pub fn read_into(&self, out: &mut [R]) -> Result<()> {
         check_len("out", out.len(), self.len)?;
         self.device().read(&self.buffer, out, "vector download")
+    }
+
+    /// Reads the entries `offset..offset + out.len()` into `out` on the
+    /// device's transfer queue ([`Device::transfer_queue`]), after the
+    /// commands of `after` — not after the compute queue's commands unless
+    /// `after` holds them ([`Device::compute_marker`]). Blocking: returns
+    /// once `out` holds the values, with the read's event (an array
+    /// transfer).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `out` if the range passes the
+    /// vector's end; the read's failure, naming `clEnqueueReadBuffer`.
+    pub fn read_range_after(
+        &self,
+        offset: usize,
+        out: &mut [R],
+        after: &[&Event],
+    ) -> Result<Event> {
+        self.check_range("out", offset, out.len())?;
+        self.device()
+            .transfer_read(&self.buffer, offset, out, after, "vector range download")
+    }
+
+    /// Writes `values` to the entries `offset..offset + values.len()` on
+    /// the device's transfer queue, after the commands of `after`. The
+    /// host's `values` may be reused on return; the device's entries are
+    /// written once the returned event completes: a kernel on the compute
+    /// queue that reads them must wait for it
+    /// ([`Device::compute_waits_for`]). An array transfer.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `values` if the range passes the
+    /// vector's end; the write's failure, naming `clEnqueueWriteBuffer`.
+    pub fn write_range_after(
+        &mut self,
+        offset: usize,
+        values: &[R],
+        after: &[&Event],
+    ) -> Result<Event> {
+        self.check_range("values", offset, values.len())?;
+        let device = self.program.device().clone();
+        device.transfer_write(
+            &mut self.buffer,
+            offset,
+            values,
+            after,
+            "vector range upload",
+        )
+    }
+
+    /// Checks that the `len` entries from `offset` are the vector's.
+    fn check_range(&self, name: &'static str, offset: usize, len: usize) -> Result<()> {
+        if offset.checked_add(len).is_some_and(|end| end <= self.len) {
+            Ok(())
+        } else {
+            Err(Error::arg(
+                name,
+                format!(
+                    "entries {offset}..{offset}+{len} pass the end of a vector of {} entries",
+                    self.len
+                ),
+            ))
+        }
     }
 
     /// Reads the entry `index` (one scalar read: meant for diagnostics, such
@@ -415,5 +481,58 @@ pub(crate) fn prefix_position(e: Error, name: &'static str, j: usize) -> Error {
     match e {
         Error::InvalidArgument { reason, .. } => Error::arg(name, format!("{name}[{j}]: {reason}")),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `busy` iterates `s ← 0.999999·s + 1` `n` times on each entry (a
+    /// kernel that runs a while before the transfers that wait for it).
+    const BUSY: &str = "__kernel void busy(__global float *x, const int n) {
+        float s = x[get_global_id(0)];
+        for (int i = 0; i < n; ++i) s = s * 0.999999f + 1.0f;
+        x[get_global_id(0)] = s;
+    }";
+
+    /// The range transfers move the entries they name, after the events
+    /// they are given (a download after a kernel, a kernel's read after an
+    /// upload). PoCL orders commands on one buffer across queues by itself,
+    /// so there a missing event cannot show; femquad-mpi checks its wait
+    /// lists through its recorded `Timeline`.
+    #[test]
+    fn range_transfers_on_the_transfer_queue_move_their_entries_after_their_events() {
+        let d = crate::opencl::testing::device();
+        let mut y = DeviceVector::<f32>::zeros(&d, 256).unwrap();
+        let kernel = d.kernel(BUSY, "busy").unwrap();
+        // the arguments match `busy`; y holds 256 floats
+        Launch::new(&kernel)
+            .mem(y.buffer())
+            .and_then(|l| l.value(2_000_000i32))
+            .and_then(|l| l.enqueue(&d, 256, None, "busy"))
+            .unwrap();
+        // the download waits for the kernel through the compute marker
+        let marker = d.compute_marker().unwrap();
+        let mut out = vec![0.0f32; 4];
+        y.read_range_after(100, &mut out, &[&marker]).unwrap();
+        assert!(out.iter().all(|&x| x > 1000.0 && x == out[0]), "{out:?}");
+        // an upload, and the compute queue waiting for it
+        let upload = y.write_range_after(3, &[7.0, 8.0], &[]).unwrap();
+        d.compute_waits_for(&[&upload]).unwrap();
+        let host = y.to_host().unwrap();
+        assert_eq!(&host[3..5], &[7.0, 8.0]);
+        assert_eq!(host[2], out[0]);
+        // an empty range: an event all the same
+        let empty = y.read_range_after(256, &mut [], &[&upload]).unwrap();
+        empty.wait().unwrap();
+        // ranges past the end are refused, naming the argument
+        let e = y.read_range_after(254, &mut out, &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("`out`") && e.to_string().contains("pass the end"),
+            "{e}"
+        );
+        let e = y.write_range_after(usize::MAX, &[1.0], &[]).unwrap_err();
+        assert!(e.to_string().contains("`values`"), "{e}");
     }
 }
