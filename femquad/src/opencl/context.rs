@@ -63,6 +63,11 @@ pub struct DeviceStats {
     pub scalar_reads: u64,
     /// Bytes of those scalar reads.
     pub scalar_bytes_read: u64,
+    /// Kernels enqueued (every launch of the library goes through
+    /// [`Launch::enqueue`](super::launch::Launch::enqueue), which counts
+    /// it): the host cost of a sequence of small kernels is about this
+    /// number times the launch latency.
+    pub launches: u64,
 }
 
 impl DeviceStats {
@@ -559,6 +564,11 @@ impl Device {
         .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
         self.count_read(bytes);
         Ok(())
+    }
+
+    /// Counts one kernel enqueued ([`DeviceStats::launches`]).
+    pub(crate) fn count_launch(&self) {
+        lock(&self.stats).launches += 1;
     }
 
     /// Counts `bytes` of an array read back from the device (for reads

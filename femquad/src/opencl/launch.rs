@@ -62,7 +62,7 @@ impl<'k> Launch<'k> {
         // whole signature); the sizes outlive the call; the buffers the
         // kernel indexes hold what its work-items read and write (each
         // caller's invariant, stated where it builds the launch).
-        unsafe {
+        let event = unsafe {
             queue.enqueue_nd_range_kernel(
                 self.kernel.get(),
                 1,
@@ -72,6 +72,8 @@ impl<'k> Launch<'k> {
                 &[],
             )
         }
-        .map_err(|e| device.failure("clEnqueueNDRangeKernel", what, 0, e))
+        .map_err(|e| device.failure("clEnqueueNDRangeKernel", what, 0, e))?;
+        device.count_launch();
+        Ok(event)
     }
 }
