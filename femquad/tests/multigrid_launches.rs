@@ -15,13 +15,12 @@ use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{MeshHierarchy, MultigridOptions, OperatorLevels};
 use femquad::opencl::testing;
 use femquad::operator::Operator;
-use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
+use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
 use femquad::space::FunctionSpace;
 use femquad::sparse::CsrMatrix;
-use femquad::vector::VectorOps;
 
 /// Kernels one smoothed level of a degree-2 V-cycle launches when its
 /// operator is one SpMV: 4 SpMVs, 4 Chebyshev steps, the fused residual
@@ -264,7 +263,10 @@ fn smooth(level: &HostLevel, nc: usize, degree: usize, b: &[f64], x: &mut [f64],
     }
     let ax = constrained(level, x);
     let mut r: Vec<f64> = b.iter().zip(&ax).map(|(b, a)| b - a).collect();
-    let mut d: Vec<f64> = block_apply(&inv, &r, nc).iter().map(|z| z / theta).collect();
+    let mut d: Vec<f64> = block_apply(&inv, &r, nc)
+        .iter()
+        .map(|z| z / theta)
+        .collect();
     let mut rho = 1.0 / sigma;
     for k in 1..=degree {
         for (xi, di) in x.iter_mut().zip(&d) {
@@ -379,8 +381,7 @@ fn one_vcycle_launches_ten_kernels_per_smoothed_level_and_equals_the_textbook_cy
         (3, 2, Physics::Poisson, 1),
         (2, 2, Physics::Lame, 2),
     ] {
-        let cycles = [refinements, refinements + 1]
-            .map(|r| device_cycle(dim, n0, r, physics));
+        let cycles = [refinements, refinements + 1].map(|r| device_cycle(dim, n0, r, physics));
         for c in &cycles {
             let want = reference(c);
             let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -394,7 +395,10 @@ fn one_vcycle_launches_ten_kernels_per_smoothed_level_and_equals_the_textbook_cy
                 c.levels.len(),
                 c.launches
             );
-            assert!(diff <= 1e-12 * scale, "{physics:?} {dim}D: {diff:e} vs {scale:e}");
+            assert!(
+                diff <= 1e-12 * scale,
+                "{physics:?} {dim}D: {diff:e} vs {scale:e}"
+            );
         }
         let per_level = cycles[1].launches - cycles[0].launches;
         eprintln!("{physics:?} {dim}D P1: {per_level} launches per smoothed level");
