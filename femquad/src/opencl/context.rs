@@ -63,10 +63,10 @@ pub struct DeviceStats {
     pub scalar_reads: u64,
     /// Bytes of those scalar reads.
     pub scalar_bytes_read: u64,
-    /// Kernels enqueued (every launch of the library goes through
-    /// [`Launch::enqueue`](super::launch::Launch::enqueue), which counts
-    /// it): the host cost of a sequence of small kernels is about this
-    /// number times the launch latency.
+    /// Kernels enqueued (every launch of the library goes through one
+    /// helper, `Launch::enqueue`, which counts it): the host cost of a
+    /// sequence of small kernels is about this number times the launch
+    /// latency.
     pub launches: u64,
 }
 
