@@ -26,43 +26,69 @@
 // edge k = (edges[2k], edges[2k+1]).
 // ---------------------------------------------------------------------------
 
-// fine += P coarse: fine[i] += coarse[i] (i < n_cn·NC), fine[(n_cn + k)·NC + c]
-// += ½(coarse[a·NC + c] + coarse[b·NC + c]).
+// The transfers are those of P̃: P with the rows of the fixed fine dofs and
+// the columns of the fixed coarse dofs zero (coarse_fixed, fine_fixed: one
+// byte per dof, 1 = fixed; all 0 for the plain P).
+
+// fine += P̃ coarse: fine[i] += coarse[i] (i < n_cn·NC), fine[(n_cn + k)·NC + c]
+// += ½(coarse[a·NC + c] + coarse[b·NC + c]); a fixed fine entry is left as it
+// is, a fixed coarse entry is read as 0.
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void mg_prolong_add(__global real *restrict fine, __global const real *restrict coarse,
-                    __global const uint *restrict edges, const ulong n_coarse_dofs,
+                    __global const uint *restrict edges,
+                    __global const uchar *restrict coarse_fixed,
+                    __global const uchar *restrict fine_fixed, const ulong n_coarse_dofs,
                     const ulong n_fine_dofs)
 {
     const ulong i = get_global_id(0);
-    if (i >= n_fine_dofs) return;
+    if (i >= n_fine_dofs || fine_fixed[i]) return;
     if (i < n_coarse_dofs) {
-        fine[i] = fine[i] + coarse[i];
+        fine[i] = fine[i] + (coarse_fixed[i] ? (real)0 : coarse[i]);
         return;
     }
     const ulong j = i - n_coarse_dofs;
     const ulong k = j / NC;
     const uint c = (uint)(j - k * NC);
-    const ulong a = edges[2 * k], b = edges[2 * k + 1];
-    fine[i] = fine[i] + (real)0.5 * (coarse[a * NC + c] + coarse[b * NC + c]);
+    const ulong a = edges[2 * k] * NC + c, b = edges[2 * k + 1] * NC + c;
+    const real ca = coarse_fixed[a] ? (real)0 : coarse[a];
+    const real cb = coarse_fixed[b] ? (real)0 : coarse[b];
+    fine[i] = fine[i] + (real)0.5 * (ca + cb);
 }
 
-// coarse = Pᵀ fine: coarse[v·NC + c] = fine[v·NC + c] + Σ_k ½ fine[(n_cn + k)·NC + c]
-// over the edges k at v in increasing order (offsets/incident: the CSR lists
-// of the edges at each coarse node).
+// coarse = P̃ᵀ f with f = b (minus_w = 0) or f = b − w (minus_w = 1, w = A x:
+// the residual restricted in the same pass), f read as 0 on fixed fine dofs:
+// coarse[v·NC + c] = f[v·NC + c] + Σ_k ½ f[(n_cn + k)·NC + c] over the edges k
+// at v in increasing order (offsets/incident: the CSR lists of the edges at
+// each coarse node), 0 for a fixed coarse dof.
+inline real mg_fine_value(__global const real *restrict b, __global const real *restrict w,
+                          __global const uchar *restrict fine_fixed, const ulong j,
+                          const uint minus_w)
+{
+    if (fine_fixed[j]) return (real)0;
+    return minus_w ? b[j] + (real)(-1) * w[j] : b[j];
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
-void mg_restrict(__global real *restrict coarse, __global const real *restrict fine,
-                 __global const uint *restrict offsets, __global const uint *restrict incident,
-                 const ulong n_coarse_dofs)
+void mg_restrict(__global real *restrict coarse, __global const real *restrict b,
+                 __global const real *restrict w, __global const uint *restrict offsets,
+                 __global const uint *restrict incident,
+                 __global const uchar *restrict coarse_fixed,
+                 __global const uchar *restrict fine_fixed, const ulong n_coarse_dofs,
+                 const uint minus_w)
 {
     const ulong i = get_global_id(0);
     if (i >= n_coarse_dofs) return;
+    if (coarse_fixed[i]) {
+        coarse[i] = (real)0;
+        return;
+    }
     const ulong v = i / NC;
     const uint c = (uint)(i - v * NC);
-    real s = fine[i];
+    real s = mg_fine_value(b, w, fine_fixed, i, minus_w);
     const uint end = offsets[v + 1];
     for (uint p = offsets[v]; p < end; ++p) {
         const ulong k = incident[p];
-        s = s + (real)0.5 * fine[n_coarse_dofs + k * NC + c];
+        s = s + (real)0.5 * mg_fine_value(b, w, fine_fixed, n_coarse_dofs + k * NC + c, minus_w);
     }
     coarse[i] = s;
 }
@@ -82,11 +108,11 @@ void mg_inject(__global real *restrict coarse, __global const real *restrict fin
 // ---------------------------------------------------------------------------
 
 // Dirichlet rows of the blocks: for each fixed dof d = n·NC + c, row c and
-// column c of B_n become those of the identity. (Work-items of one node
-// write the entries they share with the same value.)
+// column c of B_n become those of diagonal·I (1: the identity's, 0: zero).
+// (Work-items of one node write the entries they share with the same value.)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void mg_block_fix(__global real *restrict blocks, __global const uint *restrict fixed,
-                  const ulong m)
+                  const ulong m, const real diagonal)
 {
     const ulong k = get_global_id(0);
     if (k >= m) return;
@@ -95,8 +121,8 @@ void mg_block_fix(__global real *restrict blocks, __global const uint *restrict 
     const uint c = (uint)(d - n * NC);
     __global real *b = blocks + n * NC * NC;
     for (uint j = 0; j < NC; ++j) {
-        b[c * NC + j] = (j == c) ? (real)1 : (real)0;
-        b[j * NC + c] = (j == c) ? (real)1 : (real)0;
+        b[c * NC + j] = (j == c) ? diagonal : (real)0;
+        b[j * NC + c] = (j == c) ? diagonal : (real)0;
     }
 }
 

@@ -64,8 +64,8 @@ use femquad::backend::{Backend, IndexSet, MultigridKernels, Vector};
 use femquad::form::Form;
 use femquad::linalg::{FixedDofs, LinearOperator};
 use femquad::multigrid::{
-    Chebyshev, ChebyshevWork, CoarseSolver, LevelReport, MultigridOptions, PointBlockJacobi,
-    Transfer, estimate_eigenvalues_of, smoother_setup_error,
+    Chebyshev, ChebyshevWork, CoarseSolver, LevelReport, MultigridOptions, OnFixed,
+    PointBlockJacobi, Transfer, estimate_eigenvalues_of, smoother_setup_error,
 };
 use femquad::space::FunctionSpace;
 use femquad::sparse::CsrMatrix;
@@ -421,6 +421,8 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                     blocks.into_local(),
                     &level.fixed,
                     kernels,
+                    // this cycle constrains its operator (copy_at after each product)
+                    OnFixed::Identity,
                 ))
                 .map_err(|e| smoother_setup_error(e, l))?;
             let mut start = level.op.vector()?;

@@ -14,8 +14,8 @@ use femquad::form::Form;
 use femquad::linalg::FixedDofs;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
-    MeshHierarchy, Multigrid, MultigridOptions, OperatorLevels, PointBlockJacobi, SmallLevels,
-    Transfer, fill_random,
+    MeshHierarchy, Multigrid, MultigridOptions, OnFixed, OperatorLevels, PointBlockJacobi,
+    SmallLevels, Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
@@ -117,10 +117,119 @@ fn transfers_agree<R: Real>() {
     );
 }
 
+/// The transfers of `P̃` (`Transfer::with_fixed`): host and device agree
+/// bitwise, and equal `P` and `Pᵀ` with the fixed entries zeroed around
+/// them (fixed fine entries of `fine + P̃ e` unchanged); the fused residual
+/// restriction equals the restriction of `b − w` formed by `axpby`.
+fn masked_transfers_agree<R: Real>() {
+    let dev = device();
+    let h = MeshHierarchy::new(&unit_box(2, 3, &jittered(4)).unwrap(), 1).unwrap();
+    for nc in 1..=2 {
+        let kernels = MultigridKernels::OpenCl(DeviceKernels::<R>::new(&dev, nc).unwrap());
+        let n_c = h.mesh(0).unwrap().n_vertices();
+        let plain = Transfer::<R>::new(n_c, h.edges(0).unwrap().to_vec(), nc).unwrap();
+        let (nc_d, nf_d) = (plain.n_coarse_dofs(), plain.n_fine_dofs());
+        let coarse_fixed: Vec<u32> = (0..nc_d as u32).step_by(5).collect();
+        let fine_fixed: Vec<u32> = coarse_fixed
+            .iter()
+            .copied()
+            .chain((nc_d as u32..nf_d as u32).step_by(7))
+            .collect();
+        let cf = FixedDofs::new(nc_d, &coarse_fixed).unwrap();
+        let ff = FixedDofs::new(nf_d, &fine_fixed).unwrap();
+        let host = Transfer::<R>::new(n_c, h.edges(0).unwrap().to_vec(), nc)
+            .and_then(|t| t.with_fixed(&cf, &ff))
+            .unwrap();
+        let t = Transfer::<R>::new(n_c, h.edges(0).unwrap().to_vec(), nc)
+            .and_then(|t| t.with_kernels(&kernels))
+            .and_then(|t| t.with_fixed(&cf, &ff))
+            .unwrap();
+        let on_dev = |v: &[R]| Vector::Device(DeviceVector::from_host(&dev, v).unwrap());
+        let zeroed = |v: &[R], set: &[u32]| {
+            let mut v = v.to_vec();
+            set.iter().for_each(|&d| v[d as usize] = R::ZERO);
+            Vector::from(v)
+        };
+        let (coarse, fine, w): (Vec<R>, Vec<R>, Vec<R>) =
+            (random(nc_d, 11), random(nf_d, 12), random(nf_d, 13));
+        // prolong_add: P on the zeroed coarse vector, fixed fine entries kept
+        let mut fh = Vector::from(fine.clone());
+        host.prolong_add(&mut fh, &Vector::from(coarse.clone()))
+            .unwrap();
+        let mut fd = on_dev(&fine);
+        t.prolong_add(&mut fd, &on_dev(&coarse)).unwrap();
+        let fh = fh.to_host().unwrap();
+        assert_eq!(bits(&fd.to_host().unwrap()), bits(&fh));
+        let mut want = Vector::from(fine.clone());
+        plain
+            .prolong_add(&mut want, &zeroed(&coarse, &coarse_fixed))
+            .unwrap();
+        let mut want = want.to_host().unwrap();
+        fine_fixed
+            .iter()
+            .for_each(|&d| want[d as usize] = fine[d as usize]);
+        assert_eq!(bits(&fh), bits(&want), "nc {nc}: masked prolongation");
+        // restrict: Pᵀ of the zeroed fine vector, fixed coarse entries zero
+        let mut ch = Vector::<R>::host_zeros(nc_d);
+        host.restrict(&mut ch, &Vector::from(fine.clone())).unwrap();
+        let mut cd = on_dev(&coarse);
+        t.restrict(&mut cd, &on_dev(&fine)).unwrap();
+        let ch = ch.to_host().unwrap();
+        assert_eq!(bits(&cd.to_host().unwrap()), bits(&ch));
+        let mut want = Vector::<R>::host_zeros(nc_d);
+        plain
+            .restrict(&mut want, &zeroed(&fine, &fine_fixed))
+            .unwrap();
+        let want = zeroed(&want.to_host().unwrap(), &coarse_fixed);
+        assert_eq!(
+            bits(&ch),
+            bits(&want.to_host().unwrap()),
+            "nc {nc}: masked restriction"
+        );
+        // the fused residual restriction: that of b − w
+        let mut res = Vector::from(w.clone());
+        res.axpby(1.0, &Vector::from(fine.clone()), -1.0).unwrap();
+        let mut want = Vector::<R>::host_zeros(nc_d);
+        host.restrict(&mut want, &res).unwrap();
+        let mut rh = Vector::<R>::host_zeros(nc_d);
+        host.restrict_residual(
+            &mut rh,
+            &Vector::from(fine.clone()),
+            &Vector::from(w.clone()),
+        )
+        .unwrap();
+        let mut rd = on_dev(&coarse);
+        t.restrict_residual(&mut rd, &on_dev(&fine), &on_dev(&w))
+            .unwrap();
+        let want = bits(&want.to_host().unwrap());
+        assert_eq!(
+            bits(&rh.to_host().unwrap()),
+            want,
+            "nc {nc}: residual restriction"
+        );
+        assert_eq!(
+            bits(&rd.to_host().unwrap()),
+            want,
+            "nc {nc}: device residual restriction"
+        );
+        // a set of another level's size is refused, naming it
+        let e = Transfer::<R>::new(n_c, h.edges(0).unwrap().to_vec(), nc)
+            .and_then(|t| t.with_fixed(&ff, &ff))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`coarse`") && e.contains(&format!("the level has {nc_d}")),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn device_transfers_equal_native_bitwise() {
     transfers_agree::<f64>();
     transfers_agree::<f32>();
+    masked_transfers_agree::<f64>();
+    masked_transfers_agree::<f32>();
 }
 
 fn blocks_agree<R: Real>(rel: f64) {
@@ -140,11 +249,12 @@ fn blocks_agree<R: Real>(rel: f64) {
             Vector::from(blocks.clone()),
             nc,
             &IndexSet::Host(fixed.clone()),
+            OnFixed::Identity,
         )
         .unwrap();
         let db = Vector::Device(DeviceVector::from_host(&dev, &blocks).unwrap());
         let set = IndexSet::located_like(&db, &fixed).unwrap();
-        let on_dev = PointBlockJacobi::new(db, nc, &set).unwrap();
+        let on_dev = PointBlockJacobi::new(db, nc, &set, OnFixed::Identity).unwrap();
         let (hi, di) = (
             host.inverse().to_host().unwrap(),
             on_dev.inverse().to_host().unwrap(),
@@ -176,7 +286,9 @@ fn blocks_agree<R: Real>(rel: f64) {
     blocks[4..].iter_mut().for_each(|v| *v = R::ZERO);
     let db = Vector::Device(DeviceVector::from_host(&dev, &blocks).unwrap());
     let set = IndexSet::located_like(&db, &[]).unwrap();
-    let e = PointBlockJacobi::new(db, 2, &set).unwrap_err().to_string();
+    let e = PointBlockJacobi::new(db, 2, &set, OnFixed::Identity)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("node 0 (of 2)") && e.contains("singular"), "{e}");
 }
 
@@ -211,7 +323,7 @@ fn chebyshev_step_is_the_unfused_sequence<R: Real>() {
         for (side, make) in sides {
             let db = make(&blocks);
             let set = IndexSet::located_like(&db, &[0, 5]).unwrap();
-            let jacobi = PointBlockJacobi::new(db, nc, &set).unwrap();
+            let jacobi = PointBlockJacobi::new(db, nc, &set, OnFixed::Identity).unwrap();
             let (bv, wv) = (make(&b), make(&w));
             for residual in [
                 ResidualUpdate::FromRhs,
@@ -260,7 +372,13 @@ fn chebyshev_step_is_the_unfused_sequence<R: Real>() {
             }
         }
         // an operand elsewhere is named
-        let jacobi = PointBlockJacobi::new(host(&blocks), nc, &IndexSet::Host(vec![0, 5])).unwrap();
+        let jacobi = PointBlockJacobi::new(
+            host(&blocks),
+            nc,
+            &IndexSet::Host(vec![0, 5]),
+            OnFixed::Identity,
+        )
+        .unwrap();
         let (mut xh, mut dh, mut rh) = (host(&x), host(&d), host(&r));
         let k = ChebyshevCoefficients {
             residual: ResidualUpdate::MinusW,

@@ -88,17 +88,19 @@ impl<R: Real> MultigridKernels<R> {
         }
     }
 
-    /// Rows and columns of the dofs `fixed` in `blocks` set to the
-    /// identity's ([`MultigridOps::block_fix`]).
+    /// Rows and columns of the dofs `fixed` in `blocks` set to those of
+    /// `diagonal·I` ([`MultigridOps::block_fix`]).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `blocks` or `fixed` (length, range
     /// or place).
-    pub fn block_fix(&self, blocks: &mut Vector<R>, fixed: &IndexSet) -> Result<()> {
+    pub fn block_fix(&self, blocks: &mut Vector<R>, fixed: &IndexSet, diagonal: f64) -> Result<()> {
         match (self, &mut *blocks, fixed) {
-            (MultigridKernels::Native(k), Vector::Host(b), IndexSet::Host(f)) => k.block_fix(b, f),
+            (MultigridKernels::Native(k), Vector::Host(b), IndexSet::Host(f)) => {
+                k.block_fix(b, f, diagonal)
+            }
             (MultigridKernels::OpenCl(k), Vector::Device(b), IndexSet::Device(f)) => {
-                k.block_fix(b, f)
+                k.block_fix(b, f, diagonal)
             }
             _ => Err(self.misplaced(&[("blocks", blocks.location()), ("fixed", fixed.location())])),
         }
@@ -236,12 +238,12 @@ impl<R: Real> TransferKernels<R> {
         }
     }
 
-    fn misplaced(&self, operands: [(&'static str, Location); 2]) -> Error {
+    fn misplaced(&self, operands: &[(&'static str, Location)]) -> Error {
         let here = self.location();
-        match operands.into_iter().find(|(_, at)| *at != here) {
+        match operands.iter().find(|(_, at)| *at != here) {
             Some((name, at)) => elsewhere(
                 name,
-                at,
+                at.clone(),
                 "transfer",
                 here,
                 "place the transfer with Transfer::with_kernels",
@@ -250,7 +252,15 @@ impl<R: Real> TransferKernels<R> {
         }
     }
 
-    /// `fine ← fine + P coarse`.
+    /// The kernels these transfers run on.
+    pub fn kernels(&self) -> MultigridKernels<R> {
+        match self {
+            TransferKernels::Native(k, _) => MultigridKernels::Native(*k),
+            TransferKernels::OpenCl(k, _) => MultigridKernels::OpenCl(k.clone()),
+        }
+    }
+
+    /// `fine ← fine + P̃ coarse`.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `fine` or `coarse` (length or place).
@@ -262,23 +272,45 @@ impl<R: Real> TransferKernels<R> {
             (TransferKernels::OpenCl(k, t), Vector::Device(f), Vector::Device(c)) => {
                 k.prolong_add(t, f, c)
             }
-            _ => Err(self.misplaced([("fine", fine.location()), ("coarse", coarse.location())])),
+            _ => Err(self.misplaced(&[("fine", fine.location()), ("coarse", coarse.location())])),
         }
     }
 
-    /// `coarse ← Pᵀ fine`.
+    /// `coarse ← P̃ᵀ b`, or `P̃ᵀ (b − w)` given `w`.
     ///
     /// # Errors
-    /// As [`TransferKernels::prolong_add`].
-    pub fn restrict(&self, coarse: &mut Vector<R>, fine: &Vector<R>) -> Result<()> {
-        match (self, &mut *coarse, fine) {
-            (TransferKernels::Native(k, t), Vector::Host(c), Vector::Host(f)) => {
-                k.restrict(t, c, f)
+    /// [`Error::InvalidArgument`] naming `coarse`, `fine` (`b`) or `w`
+    /// (length or place).
+    pub fn restrict(
+        &self,
+        coarse: &mut Vector<R>,
+        b: &Vector<R>,
+        w: Option<&Vector<R>>,
+    ) -> Result<()> {
+        match (self, &mut *coarse, b, w) {
+            (TransferKernels::Native(k, t), Vector::Host(c), Vector::Host(b), None) => {
+                k.restrict(t, c, b, None)
             }
-            (TransferKernels::OpenCl(k, t), Vector::Device(c), Vector::Device(f)) => {
-                k.restrict(t, c, f)
+            (
+                TransferKernels::Native(k, t),
+                Vector::Host(c),
+                Vector::Host(b),
+                Some(Vector::Host(w)),
+            ) => k.restrict(t, c, b, Some(w)),
+            (TransferKernels::OpenCl(k, t), Vector::Device(c), Vector::Device(b), None) => {
+                k.restrict(t, c, b, None)
             }
-            _ => Err(self.misplaced([("coarse", coarse.location()), ("fine", fine.location())])),
+            (
+                TransferKernels::OpenCl(k, t),
+                Vector::Device(c),
+                Vector::Device(b),
+                Some(Vector::Device(w)),
+            ) => k.restrict(t, c, b, Some(w)),
+            _ => {
+                let mut operands = vec![("coarse", coarse.location()), ("fine", b.location())];
+                operands.extend(w.map(|w| ("w", w.location())));
+                Err(self.misplaced(&operands))
+            }
         }
     }
 
@@ -292,7 +324,7 @@ impl<R: Real> TransferKernels<R> {
             (TransferKernels::OpenCl(k, t), Vector::Device(c), Vector::Device(f)) => {
                 k.inject(t, c, f)
             }
-            _ => Err(self.misplaced([("coarse", coarse.location()), ("fine", fine.location())])),
+            _ => Err(self.misplaced(&[("coarse", coarse.location()), ("fine", fine.location())])),
         }
     }
 }

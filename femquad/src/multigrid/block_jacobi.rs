@@ -7,6 +7,22 @@ use crate::seam::{ChebyshevCoefficients, ChebyshevOperands};
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
+/// What the inverse of a [`PointBlockJacobi`] does on the fixed
+/// (Dirichlet) dofs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnFixed {
+    /// The inverse of the constrained operator's blocks, whose fixed rows
+    /// and columns are the identity's: `(D⁻¹r)_d = r_d` on a fixed dof `d`.
+    /// For a Krylov method on the constrained system (CG's Jacobi
+    /// preconditioner).
+    Identity,
+    /// Those rows and columns zero: `(D⁻¹r)_d = 0`, and no free entry of
+    /// `D⁻¹r` reads `r_d`. For the smoother of the free dofs
+    /// ([`super::Chebyshev::smooth`]), which then keeps its update and
+    /// iterate zero on the fixed dofs with the *unconstrained* operator.
+    Zero,
+}
+
 /// Point-block Jacobi: for a field of `N_comp` components (dofs interleaved
 /// node-major), `D` is the block-diagonal part of an operator `A` with one
 /// `N_comp × N_comp` block per node,
@@ -18,7 +34,11 @@ use crate::{Error, Real, Result};
 /// (for a scalar field, the diagonal), with the rows and columns of fixed
 /// (Dirichlet) dofs replaced by the identity's — the diagonal blocks of the
 /// constrained operator, whose fixed rows are the identity. Each block is
-/// inverted once, at construction (Gauss–Jordan with partial pivoting), and
+/// inverted once, at construction (Gauss–Jordan with partial pivoting),
+/// then the fixed rows and columns of the inverse are left as the
+/// identity's or zeroed ([`OnFixed`]; a block with row and column `c` the
+/// identity's has an inverse with row and column `c` the identity's, so
+/// zeroing them leaves the other entries the inverse of the free part).
 /// [`PointBlockJacobi::update`] applies `D⁻¹` blockwise: one pass over the
 /// vector, no assembly. Point-block (rather than pointwise) Jacobi keeps
 /// the coupling of the components at a node, which for elasticity is as
@@ -32,16 +52,24 @@ use crate::{Error, Real, Result};
 ///
 /// # Example
 /// ```
-/// use femquad::multigrid::PointBlockJacobi;
+/// use femquad::multigrid::{OnFixed, PointBlockJacobi};
 /// use femquad::backend::{IndexSet, Vector};
 ///
 /// // one node, two components: D = [[2, 1], [1, 2]], nothing fixed
 /// let blocks = Vector::from(vec![2.0, 1.0, 1.0, 2.0]);
 /// let fixed = IndexSet::Host(vec![]);
-/// let jacobi = PointBlockJacobi::new(blocks, 2, &fixed)?;
+/// let jacobi = PointBlockJacobi::new(blocks, 2, &fixed, OnFixed::Identity)?;
 /// let mut z = Vector::from(vec![0.0; 2]);
 /// jacobi.apply(&Vector::from(vec![3.0, 3.0]), &mut z)?; // z = D⁻¹ r
 /// assert_eq!(z.to_host()?, vec![1.0, 1.0]);
+/// // the second component fixed: the identity's row, or zero
+/// let fixed = IndexSet::Host(vec![1]);
+/// for (on_fixed, z1) in [(OnFixed::Identity, 3.0), (OnFixed::Zero, 0.0)] {
+///     let blocks = Vector::from(vec![2.0, 1.0, 1.0, 2.0]);
+///     let jacobi = PointBlockJacobi::new(blocks, 2, &fixed, on_fixed)?;
+///     jacobi.apply(&Vector::from(vec![3.0, 3.0]), &mut z)?;
+///     assert_eq!(z.to_host()?, vec![1.5, z1]);
+/// }
 /// # Ok::<(), femquad::Error>(())
 /// ```
 #[derive(Debug)]
@@ -52,8 +80,9 @@ pub struct PointBlockJacobi<R: Real> {
 
 impl<R: Real> PointBlockJacobi<R> {
     /// Inverts the diagonal blocks `blocks` (`n_nodes·N_comp²` entries,
-    /// `[node][fc][gc]`, where the vectors live; consumed: it becomes the
-    /// inverse) after fixing the rows of the dofs `fixed`.
+    /// `[node][fc][gc]`, where the vectors live; consumed) after fixing the
+    /// rows of the dofs `fixed`, the inverse's fixed rows and columns as
+    /// `on_fixed` says.
     ///
     /// This builds the multigrid kernels for `n_comp` where `blocks` lives
     /// ([`MultigridKernels::like`]); use [`PointBlockJacobi::with_kernels`]
@@ -62,9 +91,14 @@ impl<R: Real> PointBlockJacobi<R> {
     /// # Errors
     /// As [`PointBlockJacobi::with_kernels`]; those of
     /// [`MultigridKernels::like`].
-    pub fn new(blocks: Vector<R>, n_comp: usize, fixed: &IndexSet) -> Result<Self> {
+    pub fn new(
+        blocks: Vector<R>,
+        n_comp: usize,
+        fixed: &IndexSet,
+        on_fixed: OnFixed,
+    ) -> Result<Self> {
         let kernels = MultigridKernels::like(&blocks, n_comp)?;
-        Self::with_kernels(blocks, fixed, kernels)
+        Self::with_kernels(blocks, fixed, kernels, on_fixed)
     }
 
     /// As [`PointBlockJacobi::new`], with the kernels given (their
@@ -81,6 +115,7 @@ impl<R: Real> PointBlockJacobi<R> {
         mut blocks: Vector<R>,
         fixed: &IndexSet,
         kernels: MultigridKernels<R>,
+        on_fixed: OnFixed,
     ) -> Result<Self> {
         let n_comp = kernels.n_comp();
         let nc2 = n_comp * n_comp;
@@ -95,7 +130,7 @@ impl<R: Real> PointBlockJacobi<R> {
         }
         let n_nodes = blocks.len() / nc2;
         let mut inverse = blocks.zeros_like()?;
-        kernels.block_fix(&mut blocks, fixed)?;
+        kernels.block_fix(&mut blocks, fixed, 1.0)?;
         kernels.block_invert(&mut inverse, &blocks)?;
         if let Some(i) = inverse.first_non_finite()? {
             let node = i / nc2;
@@ -110,6 +145,9 @@ impl<R: Real> PointBlockJacobi<R> {
                      invertible blocks"
                 ),
             ));
+        }
+        if on_fixed == OnFixed::Zero {
+            kernels.block_fix(&mut inverse, fixed, 0.0)?;
         }
         Ok(PointBlockJacobi { inverse, kernels })
     }

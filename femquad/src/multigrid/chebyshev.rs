@@ -32,6 +32,13 @@ use crate::{Error, Real, Result};
 /// Cost: `m − 1` operator applications from `x_0 = 0`, `m` otherwise; one
 /// blockwise `D⁻¹` pass per step (fused with the update of `d`), no inner
 /// products — nothing read back from a device.
+///
+/// Fixed (Dirichlet) dofs `D`: with `D⁻¹` zero on their rows and columns
+/// ([`super::OnFixed::Zero`]) and `x` zero on them, the steps keep `d` and
+/// `x` zero on `D` (`d_D ← a·d_D + c·0`) whatever `b_D`, `(A v)_D` and so
+/// `r_D` hold, and no free entry reads `r_D`; as `v_D = 0` for every `v`
+/// the operator is applied to, `(A v)_F` is the constrained operator's. The
+/// smoothing of the free dofs, with the operator given unconstrained.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Chebyshev {
     lower: f64,
@@ -61,7 +68,8 @@ impl<R: Real> ChebyshevWork<R> {
         })
     }
 
-    /// The residual `b − A x` before the last step (for diagnostics).
+    /// The residual `b − A x` before the last step (for diagnostics; with
+    /// `D⁻¹` zero on fixed dofs, meaningful on the free dofs only).
     pub fn residual(&self) -> &Vector<R> {
         &self.r
     }
@@ -119,7 +127,8 @@ impl Chebyshev {
     /// `m` Chebyshev steps on `A x = b` from `x` (or from `x = 0` if
     /// `zero_initial`, whatever `x` holds), with `a(v, out)` setting
     /// `out = A v` and `jacobi` the blocks of `D`. All vectors live in one
-    /// place and have one length.
+    /// place and have one length. (Fixed dofs: see the [type
+    /// documentation](Self).)
     ///
     /// # Errors
     /// Those of `a` and of the vector operations (lengths, places).

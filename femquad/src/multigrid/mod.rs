@@ -25,7 +25,8 @@
 //!   their native twins, bitwise equal); vector fields interleaved node-major
 //!   (`dof = node·N_comp + c`).
 //! * [`PointBlockJacobi`] — `D⁻¹` with `D` the `N_comp × N_comp` blocks of
-//!   each node, inverted once per setup.
+//!   each node, inverted once per setup; zero on the fixed dofs in the
+//!   smoothers ([`OnFixed`]).
 //! * [`Chebyshev`] — the smoother: a fixed polynomial in `D⁻¹A` damping the
 //!   upper part of its spectrum, whose top is estimated by a few Lanczos
 //!   steps ([`estimate_eigenvalues`]).
@@ -59,7 +60,7 @@ mod representation;
 mod transfer;
 mod vcycle;
 
-pub use block_jacobi::{PointBlockJacobi, fill_random};
+pub use block_jacobi::{OnFixed, PointBlockJacobi, fill_random};
 pub use chebyshev::{Chebyshev, ChebyshevWork};
 pub use coarse::CoarseSolver;
 pub use eigen::{EigenEstimate, estimate_eigenvalues, estimate_eigenvalues_of};

@@ -17,11 +17,12 @@ pub struct LevelTimes {
     /// Pre- and post-smoothing: the Chebyshev steps' operator applications
     /// and point-block updates.
     pub smoothing: f64,
-    /// The residual `b − A x` after pre-smoothing.
+    /// The operator product `A x` of the residual after pre-smoothing.
     pub residual: f64,
-    /// Restriction `P_lᵀ r` to the next coarser level, its fixed dofs zeroed.
+    /// Restriction `P̃ᵀ (b − A x)` to the next coarser level (the residual
+    /// formed in the same pass; `P̃`: [`super::Transfer::with_fixed`]).
     pub restriction: f64,
-    /// Prolongation of the coarse correction, added, fixed dofs zeroed.
+    /// Prolongation `P̃` of the coarse correction, added.
     pub prolongation: f64,
     /// The direct solve (the coarsest level only), with its transfers
     /// between device and host.

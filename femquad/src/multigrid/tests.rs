@@ -107,9 +107,13 @@ fn point_block_jacobi_inverts_blocks_and_fixes_rows() {
         let n_nodes = 50;
         let blocks = spd_blocks(&mut rng, n_nodes, nc);
         let fixed: Vec<u32> = vec![0, (3 * nc + nc - 1) as u32];
-        let jacobi =
-            PointBlockJacobi::new(host(blocks.clone()), nc, &IndexSet::Host(fixed.clone()))
-                .unwrap();
+        let jacobi = PointBlockJacobi::new(
+            host(blocks.clone()),
+            nc,
+            &IndexSet::Host(fixed.clone()),
+            OnFixed::Identity,
+        )
+        .unwrap();
         let inv = jacobi.inverse().to_host().unwrap();
         let is_fixed = |d: usize| fixed.contains(&(d as u32));
         for n in 0..n_nodes {
@@ -149,7 +153,13 @@ fn point_block_jacobi_inverts_blocks_and_fixes_rows() {
     }
     // f32 blocks
     let blocks: Vec<f32> = vec![4.0, 1.0, 1.0, 3.0];
-    let j = PointBlockJacobi::new(Vector::from(blocks), 2, &IndexSet::Host(vec![])).unwrap();
+    let j = PointBlockJacobi::new(
+        Vector::from(blocks),
+        2,
+        &IndexSet::Host(vec![]),
+        OnFixed::Identity,
+    )
+    .unwrap();
     let inv = j.inverse().to_host().unwrap();
     let want = [3.0 / 11.0, -1.0 / 11.0, -1.0 / 11.0, 4.0 / 11.0];
     for (a, b) in inv.iter().zip(want) {
@@ -161,18 +171,37 @@ fn point_block_jacobi_inverts_blocks_and_fixes_rows() {
 fn singular_blocks_are_named() {
     // node 1 of 3: [[1, 2], [2, 4]] is singular
     let blocks = vec![2.0, 0.0, 0.0, 2.0, 1.0, 2.0, 2.0, 4.0, 1.0, 0.0, 0.0, 1.0];
-    let e = PointBlockJacobi::new(host(blocks.clone()), 2, &IndexSet::Host(vec![])).unwrap_err();
+    let e = PointBlockJacobi::new(
+        host(blocks.clone()),
+        2,
+        &IndexSet::Host(vec![]),
+        OnFixed::Identity,
+    )
+    .unwrap_err();
     let s = e.to_string();
     assert!(s.contains("node 1 (of 3)") && s.contains("singular"), "{s}");
     // fixing one component of node 1 makes it regular
-    PointBlockJacobi::new(host(blocks), 2, &IndexSet::Host(vec![2])).unwrap();
+    PointBlockJacobi::new(host(blocks), 2, &IndexSet::Host(vec![2]), OnFixed::Identity).unwrap();
     let mut nan = vec![1.0; 4];
     nan[3] = f64::NAN;
-    let e = PointBlockJacobi::new(host(nan), 1, &IndexSet::Host(vec![])).unwrap_err();
+    let e = PointBlockJacobi::new(host(nan), 1, &IndexSet::Host(vec![]), OnFixed::Identity)
+        .unwrap_err();
     assert!(e.to_string().contains("node 3"), "{e}");
-    let e = PointBlockJacobi::new(host(vec![1.0; 5]), 2, &IndexSet::Host(vec![])).unwrap_err();
+    let e = PointBlockJacobi::new(
+        host(vec![1.0; 5]),
+        2,
+        &IndexSet::Host(vec![]),
+        OnFixed::Identity,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("whole 2×2 blocks"), "{e}");
-    let e = PointBlockJacobi::new(host(vec![1.0; 4]), 1, &IndexSet::Host(vec![4])).unwrap_err();
+    let e = PointBlockJacobi::new(
+        host(vec![1.0; 4]),
+        1,
+        &IndexSet::Host(vec![4]),
+        OnFixed::Identity,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("dof 4"), "{e}");
 }
 
@@ -200,7 +229,13 @@ fn chebyshev_error_is_the_scaled_polynomial() {
     let lambda: Vec<f64> = (0..n).map(|i| 0.02 + 2.0 * i as f64 / n as f64).collect();
     // A = diag(λ d), D = diag(d): D⁻¹A = diag(λ)
     let d: Vec<f64> = (0..n).map(|i| 1.0 + (i % 3) as f64).collect();
-    let jacobi = PointBlockJacobi::new(host(d.clone()), 1, &IndexSet::Host(vec![])).unwrap();
+    let jacobi = PointBlockJacobi::new(
+        host(d.clone()),
+        1,
+        &IndexSet::Host(vec![]),
+        OnFixed::Identity,
+    )
+    .unwrap();
     let mut a = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
         let (x, y) = (x.to_host()?, y);
         let v: Vec<f64> = (0..n).map(|i| lambda[i] * d[i] * x[i]).collect();
@@ -245,6 +280,115 @@ fn chebyshev_error_is_the_scaled_polynomial() {
     assert!(Chebyshev::new(0.1, 1.0, 0).is_err());
 }
 
+/// Chebyshev smoothing with `D⁻¹` zero on the fixed dofs (`OnFixed::Zero`)
+/// and the *unconstrained* operator, with `b` arbitrary on the fixed dofs,
+/// equals on the free dofs the smoothing of the constrained system
+/// (`OnFixed::Identity`, fixed rows of `A` the identity's after every
+/// product, `b_D = 0`), and leaves `x` zero on the fixed dofs: from zero and
+/// from an `x` zero on them; 1 and 2 components.
+#[test]
+fn chebyshev_with_a_zero_inverse_on_fixed_dofs_smooths_the_free_dofs() {
+    let mut rng = Rng::new(21);
+    for nc in 1..=2 {
+        let n_nodes = 30;
+        let n = n_nodes * nc;
+        // A = GᵀG + n·I, dense SPD; its point-block diagonal
+        let g = rng.vec(n * n, -1.0, 1.0);
+        let a: Vec<f64> = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                (0..n).map(|m| g[m * n + i] * g[m * n + j]).sum::<f64>()
+                    + if i == j { n as f64 } else { 0.0 }
+            })
+            .collect();
+        let blocks: Vec<f64> = (0..n_nodes * nc * nc)
+            .map(|k| {
+                let (node, fc, gc) = (k / (nc * nc), k / nc % nc, k % nc);
+                a[(node * nc + fc) * n + node * nc + gc]
+            })
+            .collect();
+        let fixed: Vec<u32> = (0..n as u32).filter(|d| d % 7 == 3).collect();
+        let is_fixed = |i: usize| fixed.contains(&(i as u32));
+        let set = IndexSet::Host(fixed.clone());
+        let product = |v: &[f64]| -> Vec<f64> {
+            (0..n)
+                .map(|i| (0..n).map(|j| a[i * n + j] * v[j]).sum())
+                .collect()
+        };
+        let mut constrained = |v: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
+            let v = v.to_host()?;
+            let mut out = product(&v);
+            fixed.iter().for_each(|&d| out[d as usize] = v[d as usize]);
+            *y = host(out);
+            Ok(())
+        };
+        let mut unconstrained = |v: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
+            *y = host(product(&v.to_host()?));
+            Ok(())
+        };
+        let identity =
+            PointBlockJacobi::new(host(blocks.clone()), nc, &set, OnFixed::Identity).unwrap();
+        let zero = PointBlockJacobi::new(host(blocks.clone()), nc, &set, OnFixed::Zero).unwrap();
+        let b = rng.vec(n, -1.0, 1.0);
+        let b_masked: Vec<f64> = (0..n)
+            .map(|i| if is_fixed(i) { 0.0 } else { b[i] })
+            .collect();
+        let cheb = Chebyshev::new(0.2, 1.5, 3).unwrap();
+        for from_zero in [true, false] {
+            let x0: Vec<f64> = (0..n)
+                .map(|i| {
+                    if is_fixed(i) {
+                        0.0
+                    } else {
+                        rng.range(-1.0, 1.0)
+                    }
+                })
+                .collect();
+            let mut want = host(x0.clone());
+            let mut work = ChebyshevWork::like(&want).unwrap();
+            cheb.smooth(
+                &mut constrained,
+                &identity,
+                &host(b_masked.clone()),
+                &mut want,
+                from_zero,
+                &mut work,
+            )
+            .unwrap();
+            let mut got = host(x0.clone());
+            let mut work = ChebyshevWork::like(&got).unwrap();
+            cheb.smooth(
+                &mut unconstrained,
+                &zero,
+                &host(b.clone()),
+                &mut got,
+                from_zero,
+                &mut work,
+            )
+            .unwrap();
+            let (want, got) = (want.to_host().unwrap(), got.to_host().unwrap());
+            for i in 0..n {
+                if is_fixed(i) {
+                    assert_eq!(got[i], 0.0, "nc {nc}: fixed dof {i}");
+                } else {
+                    // equal values (a sum may differ in the sign of a zero term only)
+                    assert_eq!(got[i], want[i], "nc {nc}, from zero {from_zero}: dof {i}");
+                }
+            }
+        }
+        // the inverse: the Identity one with the fixed rows and columns zeroed
+        let (zi, ii) = (
+            zero.inverse().to_host().unwrap(),
+            identity.inverse().to_host().unwrap(),
+        );
+        for (k, (z, i)) in zi.iter().zip(&ii).enumerate() {
+            let (node, fc, gc) = (k / (nc * nc), k / nc % nc, k % nc);
+            let on_fixed = is_fixed(node * nc + fc) || is_fixed(node * nc + gc);
+            assert_eq!(*z, if on_fixed { 0.0 } else { *i }, "nc {nc}: entry {k}");
+        }
+    }
+}
+
 /// The Lanczos estimate of `λ_max(D⁻¹A)` approaches the largest eigenvalue
 /// from below, is exact once the Krylov space is exhausted, and an
 /// indefinite operator is reported.
@@ -256,7 +400,13 @@ fn eigenvalue_estimates() {
         .map(|i| ((i + 1) as f64 / n as f64).powi(2))
         .collect();
     let d: Vec<f64> = (0..n).map(|i| 2.0 + (i % 5) as f64).collect();
-    let jacobi = PointBlockJacobi::new(host(d.clone()), 1, &IndexSet::Host(vec![])).unwrap();
+    let jacobi = PointBlockJacobi::new(
+        host(d.clone()),
+        1,
+        &IndexSet::Host(vec![]),
+        OnFixed::Identity,
+    )
+    .unwrap();
     let mut a = |x: &Vector<f64>, y: &mut Vector<f64>| -> Result<()> {
         let x = x.to_host()?;
         *y = host((0..n).map(|i| lambda[i] * d[i] * x[i]).collect());

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::backend::{MultigridKernels, TransferKernels, Vector};
+use crate::linalg::FixedDofs;
 use crate::seam::TransferGraph;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -27,6 +28,19 @@ use crate::{Error, Real, Result};
 /// function), so `P` is the natural prolongation and `Pᵀ` the restriction
 /// that keeps a V-cycle symmetric; `I` moves a state (the Newton iterate)
 /// to the coarse level, where the operator is linearized.
+///
+/// With fixed (Dirichlet) dofs given ([`Transfer::with_fixed`]) the
+/// prolongation and restriction are those of `P̃`, `P` with the rows of the
+/// fixed fine dofs and the columns of the fixed coarse dofs zero:
+///
+/// ```text
+/// (P̃ e)[i] = 0 for a fixed fine dof i,  P̃ e = P ẽ otherwise,  ẽ = e with its fixed entries 0
+/// P̃ᵀ r     = (Pᵀ r̃) with its fixed coarse entries 0,        r̃ = r with its fixed entries 0
+/// ```
+///
+/// — the transfers between the free dofs, with no zeroing pass before or
+/// after them. [`Transfer::restrict_residual`] restricts a residual
+/// `b − w` in the same pass that forms it.
 ///
 /// A transfer works on the vectors of one place: the host (as built by
 /// [`Transfer::new`]) or the place of the kernels given to
@@ -111,6 +125,8 @@ impl<R: Real> Transfer<R> {
         let graph = Arc::new(TransferGraph {
             n_coarse,
             n_comp,
+            coarse_fixed: vec![0; n_coarse * n_comp],
+            fine_fixed: vec![0; (n_coarse + edges.len()) * n_comp],
             edges,
             offsets,
             incident,
@@ -129,6 +145,41 @@ impl<R: Real> Transfer<R> {
         Ok(Transfer {
             kernels: kernels.transfer(&self.graph)?,
             graph: self.graph,
+        })
+    }
+
+    /// The same transfer between the free dofs: `P̃` with the fixed dofs
+    /// `coarse` and `fine` of the two levels (see the [type
+    /// documentation](Self)), where this transfer works.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `coarse` or `fine` for a set of
+    /// another number of dofs than its level's; [`Error::OutOfDeviceMemory`].
+    pub fn with_fixed(self, coarse: &FixedDofs, fine: &FixedDofs) -> Result<Self> {
+        let mask = |name: &'static str, set: &FixedDofs, n: usize| -> Result<Vec<u8>> {
+            if set.n_dofs() != n {
+                return Err(Error::arg(
+                    name,
+                    format!(
+                        "fixed dofs of a system of {} dofs, the level has {n}",
+                        set.n_dofs()
+                    ),
+                ));
+            }
+            let mut m = vec![0u8; n];
+            for &d in set.dofs() {
+                m[d as usize] = 1;
+            }
+            Ok(m)
+        };
+        let graph = Arc::new(TransferGraph {
+            coarse_fixed: mask("coarse", coarse, self.n_coarse_dofs())?,
+            fine_fixed: mask("fine", fine, self.n_fine_dofs())?,
+            ..(*self.graph).clone()
+        });
+        Ok(Transfer {
+            kernels: self.kernels.kernels().transfer(&graph)?,
+            graph,
         })
     }
 
@@ -152,7 +203,7 @@ impl<R: Real> Transfer<R> {
         &self.graph.edges
     }
 
-    /// `fine ← fine + P coarse`.
+    /// `fine ← fine + P̃ coarse` (`P̃ = P` without fixed dofs).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `fine` or `coarse` for a wrong
@@ -164,14 +215,32 @@ impl<R: Real> Transfer<R> {
         self.kernels.prolong_add(fine, coarse)
     }
 
-    /// `coarse ← Pᵀ fine` (overwrites `coarse`).
+    /// `coarse ← P̃ᵀ fine` (overwrites `coarse`).
     ///
     /// # Errors
     /// As [`Transfer::prolong_add`].
     pub fn restrict(&self, coarse: &mut Vector<R>, fine: &Vector<R>) -> Result<()> {
         check("coarse", coarse.len(), self.n_coarse_dofs())?;
         check("fine", fine.len(), self.n_fine_dofs())?;
-        self.kernels.restrict(coarse, fine)
+        self.kernels.restrict(coarse, fine, None)
+    }
+
+    /// `coarse ← P̃ᵀ (b − w)` in one pass (`w = A x`: the residual of `x`
+    /// restricted without being stored); each entry of `b − w` is
+    /// `b + (−1)·w`, as [`crate::vector::VectorOps::axpby`] forms it.
+    ///
+    /// # Errors
+    /// As [`Transfer::prolong_add`], naming `fine` for `b` and `w` for `w`.
+    pub fn restrict_residual(
+        &self,
+        coarse: &mut Vector<R>,
+        b: &Vector<R>,
+        w: &Vector<R>,
+    ) -> Result<()> {
+        check("coarse", coarse.len(), self.n_coarse_dofs())?;
+        check("fine", b.len(), self.n_fine_dofs())?;
+        check("w", w.len(), self.n_fine_dofs())?;
+        self.kernels.restrict(coarse, b, Some(w))
     }
 
     /// `coarse ← I fine`: the first `n_c·N_comp` entries (the coarse nodes'

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::block_jacobi::{PointBlockJacobi, fill_random};
+use super::block_jacobi::{OnFixed, PointBlockJacobi, fill_random};
 use super::chebyshev::{Chebyshev, ChebyshevWork};
 use super::coarse::CoarseSolver;
 use super::eigen::{EigenEstimate, estimate_eigenvalues};
@@ -132,12 +132,13 @@ struct Level {
 }
 
 /// The vectors of a level above the coarsest, allocated once: the
-/// smoother's work vectors, the residual to restrict, and the right-hand
-/// side and solution of its coarse correction (vectors of the level below).
+/// smoother's work vectors, `A x` of the residual to restrict, and the
+/// right-hand side and solution of its coarse correction (vectors of the
+/// level below).
 #[derive(Debug)]
 struct Work<R: Real> {
     smoother: ChebyshevWork<R>,
-    residual: Vector<R>,
+    ax: Vector<R>,
     coarse_b: Vector<R>,
     coarse_x: Vector<R>,
 }
@@ -179,6 +180,35 @@ struct Ready<R: Real> {
 /// `2m` operator applications (`m` the degree), `2m` point-block updates and
 /// two transfers — and, on device vectors, nothing crosses to the host but
 /// the coarsest level's two vectors ([`CoarseSolver`]).
+///
+/// # The cycle without Dirichlet passes
+/// The cycle computes the above on the free dofs only, with no pass that
+/// imposes the fixed rows: every level keeps `x`, and the smoother's update
+/// `d`, zero on its fixed dofs `D`, and nothing on a free dof reads an entry
+/// on `D` of `b`, of the residual or of `w = A v`:
+///
+/// * the smoother's `D⁻¹` is zero on the fixed rows and columns
+///   ([`OnFixed::Zero`]): `d ← a·d + c·D⁻¹r` keeps `d_D = 0` whatever `r_D`
+///   holds, and `(D⁻¹r)_F` does not read `r_D`; so `x ← x + d` keeps
+///   `x_D = 0`. The operator is applied *unconstrained*: for a free row,
+///   `(A v)_F = A_FF v_F + A_FD v_D = A_FF v_F` as `v_D = 0` (`v` is `x` or
+///   `d`) — the constrained operator's free rows; its fixed rows `(A v)_D`
+///   (which the constrained operator replaces by `v_D = 0`) only ever
+///   reach `r_D`, which nothing reads.
+/// * restriction and prolongation are those of `P̃` ([`Transfer::with_fixed`]:
+///   `P` with the fixed fine rows and fixed coarse columns zero), so
+///   `b_c = P̃ᵀ (b − A x)` is zero on the fixed coarse dofs and does not read
+///   the fine fixed entries of `b − A x` (one pass after the operator,
+///   [`Transfer::restrict_residual`]), and `x ← x + P̃ x_c` leaves `x_D = 0`.
+/// * the finest `b_D` is therefore never read: no masked copy of `b`; after
+///   the cycle, `x_D = b_D`.
+///
+/// The free entries are those of the textbook cycle above (sums that differ
+/// at most by adding a zero, of either sign); the test
+/// `multigrid_launches` checks the cycle against the textbook one.
+/// Per smoothed level, with `m = 2` and an assembled operator (one launch
+/// per product), that is 10 kernels: 4 products, 4 Chebyshev steps, the
+/// residual restriction and the prolongation.
 ///
 /// # Setup
 /// [`Multigrid::setup`] computes, on each level above the coarsest, the
@@ -287,8 +317,6 @@ pub struct Multigrid<R: Real> {
     kernels: MultigridKernels<R>,
     /// The coarsest level's fixed dofs, on the host (for its factorization).
     coarse_fixed: FixedDofs,
-    /// The finest right-hand side with its fixed entries zeroed.
-    masked_b: Vector<R>,
     /// The last successful setup (`None` before the first and after a
     /// failed one).
     ready: Option<Ready<R>>,
@@ -432,10 +460,6 @@ impl<R: Real> Multigrid<R> {
             ));
         }
         let kernels = MultigridKernels::like(finest_like, n_comp)?;
-        let transfers = transfers
-            .into_iter()
-            .map(|t| t.with_kernels(&kernels))
-            .collect::<Result<_>>()?;
         let zeros = |n: usize| -> Result<Vector<R>> {
             Ok(match finest_like {
                 Vector::Host(_) => Vector::host_zeros(n),
@@ -460,7 +484,7 @@ impl<R: Real> Multigrid<R> {
                 let below = sizes[l - 1].0;
                 work.push(Work {
                     smoother: ChebyshevWork::like(&like)?,
-                    residual: like.zeros_like()?,
+                    ax: like.zeros_like()?,
                     coarse_b: zeros(below)?,
                     coarse_x: zeros(below)?,
                 });
@@ -472,6 +496,15 @@ impl<R: Real> Multigrid<R> {
                 fixed: IndexSet::located_like(&like, fixed[l].dofs())?,
             });
         }
+        // between the free dofs (the sizes of the sets checked above)
+        let transfers = transfers
+            .into_iter()
+            .enumerate()
+            .map(|(l, t)| {
+                t.with_fixed(&fixed[l], &fixed[l + 1])?
+                    .with_kernels(&kernels)
+            })
+            .collect::<Result<_>>()?;
         Ok(Multigrid {
             options,
             levels,
@@ -479,7 +512,6 @@ impl<R: Real> Multigrid<R> {
             transfers,
             kernels,
             coarse_fixed: fixed[0].clone(),
-            masked_b: zeros(finest)?,
             ready: None,
             cycles: 0,
         })
@@ -608,16 +640,24 @@ impl<R: Real> Multigrid<R> {
         for (i, (level, work)) in self.levels[1..].iter().zip(&self.work).enumerate() {
             let l = i + 1;
             let nc = level.n_comp;
-            let like = &work.residual;
+            let like = &work.ax;
             let mut blocks = zeros_of_len(like, level.n_dofs * nc)?;
             ops.block_diagonal(l, &mut blocks)?;
-            let jacobi = PointBlockJacobi::with_kernels(blocks, &level.fixed, self.kernels.clone())
-                .map_err(|e| smoother_setup_error(e, l))?;
+            let jacobi = PointBlockJacobi::with_kernels(
+                blocks,
+                &level.fixed,
+                self.kernels.clone(),
+                OnFixed::Zero,
+            )
+            .map_err(|e| smoother_setup_error(e, l))?;
             let mut b = like.zeros_like()?;
             start(l, &mut b)?;
             b.set_at(&level.fixed, 0.0)?;
-            let fixed = &level.fixed;
-            let mut a = constrained(ops, l, fixed);
+            // the free block of D⁻¹A: with D⁻¹ zero on the fixed dofs every
+            // Lanczos vector p = D⁻¹r + βp is zero there, so the fixed rows
+            // of A p only reach r_D, which D⁻¹ does not read, and contribute
+            // only r_D·0 to the inner products
+            let mut a = |v: &Vector<R>, y: &mut Vector<R>| ops.apply(l, v, y);
             let eigen = estimate_eigenvalues(&mut a, &jacobi, &b, opts.eigen_steps)
                 .map_err(|e| smoother_setup_error(e, l))?;
             let chebyshev =
@@ -706,21 +746,16 @@ impl<R: Real> Multigrid<R> {
             p.start_cycle(b)?;
         }
         let mut cycle = Cycle {
-            levels: &self.levels,
             transfers: &self.transfers,
             ready,
         };
         let result = if finest == 0 {
             cycle.run(ops, &mut self.work, b, x)
         } else {
-            let fixed = &self.levels[finest].fixed;
-            let mb = &mut self.masked_b;
-            (|| -> Result<()> {
-                mb.copy_from(b)?;
-                mb.set_at(fixed, 0.0)?;
-                cycle.run(ops, &mut self.work, mb, x)?;
-                x.copy_at(fixed, b)
-            })()
+            // b_D is not read (see "The cycle without Dirichlet passes")
+            cycle
+                .run(ops, &mut self.work, b, x)
+                .and_then(|()| x.copy_at(&self.levels[finest].fixed, b))
         };
         if let Some(p) = cycle.ready.profiler.as_mut() {
             p.end_cycle(x)?;
@@ -732,7 +767,6 @@ impl<R: Real> Multigrid<R> {
 /// A set-up multigrid as one V-cycle reads it (borrowed apart from the
 /// level vectors it writes).
 struct Cycle<'a, R: Real> {
-    levels: &'a [Level],
     transfers: &'a [Transfer<R>],
     ready: &'a mut Ready<R>,
 }
@@ -746,8 +780,10 @@ impl<R: Real> Cycle<'_, R> {
         }
     }
 
-    /// `x = cycle(l, b)` for `b` zero on the fixed dofs of level `l`, with
-    /// `work` the vectors of levels `1..=l` (none: `l = 0`, the direct solve).
+    /// `x = cycle(l, b)` on the free dofs of level `l` (`x` zero on its
+    /// fixed dofs, `b` not read there), with `work` the vectors of levels
+    /// `1..=l` (none: `l = 0`, the direct solve, of `b` zero on the fixed
+    /// dofs).
     fn run(
         &mut self,
         ops: &mut dyn LevelOperators<R>,
@@ -760,55 +796,28 @@ impl<R: Real> Cycle<'_, R> {
             return self.lap(0, Phase::CoarseSolve, x);
         };
         let l = below.len() + 1;
-        let (levels, transfers) = (self.levels, self.transfers);
-        let fixed = &levels[l].fixed;
+        let transfers = self.transfers;
+        let transfer = &transfers[l - 1];
+        // the unconstrained operator: D⁻¹ zero on the fixed dofs keeps them
+        // out of the smoothing (see the type documentation)
+        let mut a = |v: &Vector<R>, y: &mut Vector<R>| ops.apply(l, v, y);
         // pre-smoothing from zero, then the residual
         let (jacobi, chebyshev) = &self.ready.smoothers[l - 1];
-        chebyshev.smooth(
-            &mut constrained(ops, l, fixed),
-            jacobi,
-            b,
-            x,
-            true,
-            &mut w.smoother,
-        )?;
+        chebyshev.smooth(&mut a, jacobi, b, x, true, &mut w.smoother)?;
         self.lap(l, Phase::Smoothing, x)?;
-        ops.apply(l, x, &mut w.residual)?;
-        w.residual.copy_at(fixed, x)?;
-        w.residual.axpby(1.0, b, -1.0)?;
+        ops.apply(l, x, &mut w.ax)?;
         self.lap(l, Phase::Residual, x)?;
-        // coarse correction
-        transfers[l - 1].restrict(&mut w.coarse_b, &w.residual)?;
-        w.coarse_b.set_at(&levels[l - 1].fixed, 0.0)?;
+        // coarse correction: b_c = P̃ᵀ (b − A x)
+        transfer.restrict_residual(&mut w.coarse_b, b, &w.ax)?;
         self.lap(l, Phase::Restriction, &w.coarse_b)?;
         self.run(ops, below, &w.coarse_b, &mut w.coarse_x)?;
-        transfers[l - 1].prolong_add(x, &w.coarse_x)?;
-        x.set_at(fixed, 0.0)?;
+        transfer.prolong_add(x, &w.coarse_x)?;
         self.lap(l, Phase::Prolongation, x)?;
         // post-smoothing
         let (jacobi, chebyshev) = &self.ready.smoothers[l - 1];
-        chebyshev.smooth(
-            &mut constrained(ops, l, fixed),
-            jacobi,
-            b,
-            x,
-            false,
-            &mut w.smoother,
-        )?;
+        let mut a = |v: &Vector<R>, y: &mut Vector<R>| ops.apply(l, v, y);
+        chebyshev.smooth(&mut a, jacobi, b, x, false, &mut w.smoother)?;
         self.lap(l, Phase::Smoothing, x)
-    }
-}
-
-/// The constrained operator of level `l`: `y = A_l v` with the rows of the
-/// `fixed` dofs the identity's (`y_d = v_d`).
-fn constrained<'a, R: Real>(
-    ops: &'a mut dyn LevelOperators<R>,
-    l: usize,
-    fixed: &'a IndexSet,
-) -> impl FnMut(&Vector<R>, &mut Vector<R>) -> Result<()> + 'a {
-    move |v, y| {
-        ops.apply(l, v, y)?;
-        y.copy_at(fixed, v)
     }
 }
 

@@ -79,7 +79,7 @@ impl<R: Real> MultigridOps<R> for NativeMultigrid<R> {
     }
 
     /// Twin of `mg_block_fix`.
-    fn block_fix(&self, blocks: &mut Vec<R>, fixed: &Vec<u32>) -> Result<()> {
+    fn block_fix(&self, blocks: &mut Vec<R>, fixed: &Vec<u32>, diagonal: f64) -> Result<()> {
         let n_comp = self.n_comp;
         let n_nodes = self.block_nodes("blocks", blocks.len())?;
         if let Some(&d) = fixed.iter().find(|&&d| d as usize >= n_nodes * n_comp) {
@@ -88,12 +88,13 @@ impl<R: Real> MultigridOps<R> for NativeMultigrid<R> {
                 format!("dof {d} is out of range for {n_nodes} nodes of {n_comp} components"),
             ));
         }
+        let diagonal = R::from_f64(diagonal);
         for &d in fixed {
             let d = d as usize;
             let (node, c) = (d / n_comp, d % n_comp);
             let b = &mut blocks[node * n_comp * n_comp..(node + 1) * n_comp * n_comp];
             for j in 0..n_comp {
-                let v = if j == c { R::ONE } else { R::ZERO };
+                let v = if j == c { diagonal } else { R::ZERO };
                 b[c * n_comp + j] = v;
                 b[j * n_comp + c] = v;
             }
@@ -279,18 +280,28 @@ impl<R: Real> MultigridOps<R> for NativeMultigrid<R> {
         check("coarse", coarse.len(), t.n_coarse_dofs())?;
         let (nc, n_comp) = (t.n_coarse_dofs(), t.n_comp);
         let half = R::from_f64(0.5);
+        let value = |i: usize| {
+            if t.coarse_fixed[i] != 0 {
+                R::ZERO
+            } else {
+                coarse[i]
+            }
+        };
         fine.par_chunks_mut(ENTRIES)
             .enumerate()
             .for_each(|(b, chunk)| {
                 for (j, f) in chunk.iter_mut().enumerate() {
                     let i = b * ENTRIES + j;
+                    if t.fine_fixed[i] != 0 {
+                        continue;
+                    }
                     if i < nc {
-                        *f += coarse[i];
+                        *f += value(i);
                     } else {
                         let (k, c) = ((i - nc) / n_comp, (i - nc) % n_comp);
                         let [a, e] = t.edges[k];
                         let (a, e) = (a as usize * n_comp + c, e as usize * n_comp + c);
-                        *f += half * (coarse[a] + coarse[e]);
+                        *f += half * (value(a) + value(e));
                     }
                 }
             });
@@ -298,21 +309,39 @@ impl<R: Real> MultigridOps<R> for NativeMultigrid<R> {
     }
 
     /// Twin of `mg_restrict`.
-    fn restrict(&self, t: &Arc<TransferGraph>, coarse: &mut Vec<R>, fine: &Vec<R>) -> Result<()> {
+    fn restrict(
+        &self,
+        t: &Arc<TransferGraph>,
+        coarse: &mut Vec<R>,
+        b: &Vec<R>,
+        w: Option<&Vec<R>>,
+    ) -> Result<()> {
         check("coarse", coarse.len(), t.n_coarse_dofs())?;
-        check("fine", fine.len(), t.n_fine_dofs())?;
+        check("fine", b.len(), t.n_fine_dofs())?;
+        if let Some(w) = w {
+            check("w", w.len(), t.n_fine_dofs())?;
+        }
         let (nc, n_comp) = (t.n_coarse_dofs(), t.n_comp);
-        let half = R::from_f64(0.5);
+        let (half, minus_one) = (R::from_f64(0.5), R::from_f64(-1.0));
+        let value = |j: usize| match w {
+            _ if t.fine_fixed[j] != 0 => R::ZERO,
+            Some(w) => b[j] + minus_one * w[j],
+            None => b[j],
+        };
         coarse
             .par_chunks_mut(ENTRIES)
             .enumerate()
-            .for_each(|(b, chunk)| {
+            .for_each(|(blk, chunk)| {
                 for (j, out) in chunk.iter_mut().enumerate() {
-                    let i = b * ENTRIES + j;
+                    let i = blk * ENTRIES + j;
+                    if t.coarse_fixed[i] != 0 {
+                        *out = R::ZERO;
+                        continue;
+                    }
                     let (v, c) = (i / n_comp, i % n_comp);
-                    let mut s = fine[i];
+                    let mut s = value(i);
                     for &k in &t.incident[t.offsets[v] as usize..t.offsets[v + 1] as usize] {
-                        s += half * fine[nc + k as usize * n_comp + c];
+                        s += half * value(nc + k as usize * n_comp + c);
                     }
                     *out = s;
                 }
@@ -343,7 +372,13 @@ fn check_graph(n_comp: usize, graph: &TransferGraph) -> Result<()> {
         ));
     }
     check("offsets", graph.offsets.len(), graph.n_coarse + 1)?;
-    check("incident", graph.incident.len(), 2 * graph.edges.len())
+    check("incident", graph.incident.len(), 2 * graph.edges.len())?;
+    check(
+        "coarse_fixed",
+        graph.coarse_fixed.len(),
+        graph.n_coarse_dofs(),
+    )?;
+    check("fine_fixed", graph.fine_fixed.len(), graph.n_fine_dofs())
 }
 
 fn random_at<R: Real>(seed: u64, i: u64) -> R {

@@ -63,6 +63,11 @@ pub struct DeviceStats {
     pub scalar_reads: u64,
     /// Bytes of those scalar reads.
     pub scalar_bytes_read: u64,
+    /// Kernels enqueued (every launch of the library goes through one
+    /// helper, `Launch::enqueue`, which counts it): the host cost of a
+    /// sequence of small kernels is about this number times the launch
+    /// latency.
+    pub launches: u64,
 }
 
 impl DeviceStats {
@@ -716,6 +721,11 @@ impl Device {
         // SAFETY: the events are live (the callers borrow them).
         unsafe { self.transfer.enqueue_marker_with_wait_list(list) }
             .map_err(|e| self.failure("clEnqueueMarkerWithWaitList", what, 0, e))
+    }
+
+    /// Counts one kernel enqueued ([`DeviceStats::launches`]).
+    pub(crate) fn count_launch(&self) {
+        lock(&self.stats).launches += 1;
     }
 
     /// Counts `bytes` of an array read back from the device (for reads

@@ -88,7 +88,10 @@ impl<'k> Launch<'k> {
             std::ptr::null(),
             std::ptr::null_mut(),
         ) {
-            Some(CL_SUCCESS) => Ok(()),
+            Some(CL_SUCCESS) => {
+                device.count_launch();
+                Ok(())
+            }
             Some(code) => Err(failed(code)),
             None => Err(failed(DLOPEN_FUNCTION_NOT_AVAILABLE)),
         }
@@ -116,7 +119,7 @@ impl<'k> Launch<'k> {
         // whole signature); the sizes outlive the call; the buffers the
         // kernel indexes hold what its work-items read and write (each
         // caller's invariant, stated where it builds the launch).
-        unsafe {
+        let event = unsafe {
             queue.enqueue_nd_range_kernel(
                 self.kernel.get(),
                 1,
@@ -126,6 +129,8 @@ impl<'k> Launch<'k> {
                 &[],
             )
         }
-        .map_err(|e| device.failure("clEnqueueNDRangeKernel", what, 0, e))
+        .map_err(|e| device.failure("clEnqueueNDRangeKernel", what, 0, e))?;
+        device.count_launch();
+        Ok(event)
     }
 }

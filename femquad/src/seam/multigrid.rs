@@ -22,7 +22,10 @@ pub fn block_tolerance(precision: Precision, n_comp: usize) -> f64 {
 /// midpoints of `edges` (see `multigrid::Transfer` for the operators).
 ///
 /// `incident[offsets[v]..offsets[v + 1]]` are the edges at coarse node `v`,
-/// increasing: the restriction reads them.
+/// increasing: the restriction reads them. `coarse_fixed` and `fine_fixed`
+/// (one byte per dof, 1 = fixed) mask the transfers: they are those of `P̃`,
+/// `P` with the rows of the fixed fine dofs and the columns of the fixed
+/// coarse dofs zero (all 0: `P` itself).
 #[derive(Clone, Debug)]
 pub struct TransferGraph {
     /// Coarse nodes.
@@ -35,6 +38,10 @@ pub struct TransferGraph {
     pub offsets: Vec<u32>,
     /// The edges at each coarse node (`2·edges.len()`).
     pub incident: Vec<u32>,
+    /// Per coarse dof, 1 if fixed (`n_coarse·N_comp`).
+    pub coarse_fixed: Vec<u8>,
+    /// Per fine dof, 1 if fixed (`(n_coarse + n_edges)·N_comp`).
+    pub fine_fixed: Vec<u8>,
 }
 
 impl TransferGraph {
@@ -120,9 +127,14 @@ pub trait MultigridOps<R: Real> {
     fn n_comp(&self) -> usize;
 
     /// The rows and columns of the dofs `fixed` in the diagonal blocks
-    /// `blocks` (`[node][fc][gc]`, `N_comp²` entries a node) set to the
-    /// identity's.
-    fn block_fix(&self, blocks: &mut Self::Vector, fixed: &Self::Indices) -> Result<()>;
+    /// `blocks` (`[node][fc][gc]`, `N_comp²` entries a node) set to those
+    /// of `diagonal·I` (1: the identity's, 0: zero).
+    fn block_fix(
+        &self,
+        blocks: &mut Self::Vector,
+        fixed: &Self::Indices,
+        diagonal: f64,
+    ) -> Result<()>;
 
     /// `inv ← D⁻¹` blockwise (Gauss–Jordan with partial pivoting); a block
     /// whose largest available pivot is not above `N_comp·ε` times its
@@ -164,7 +176,7 @@ pub trait MultigridOps<R: Real> {
     /// `graph` in the backend's memory (for fields of this `N_comp`).
     fn transfer(&self, graph: &Arc<TransferGraph>) -> Result<Self::Transfer>;
 
-    /// `fine ← fine + P coarse`.
+    /// `fine ← fine + P̃ coarse` (`P̃`: see [`TransferGraph`]).
     fn prolong_add(
         &self,
         t: &Self::Transfer,
@@ -172,12 +184,15 @@ pub trait MultigridOps<R: Real> {
         coarse: &Self::Vector,
     ) -> Result<()>;
 
-    /// `coarse ← Pᵀ fine`.
+    /// `coarse ← P̃ᵀ f` with `f = b`, or `f = b − w` given `w` (a residual
+    /// `b − A x` restricted in the same pass as its `w = A x`), each entry
+    /// of `f` computed as `b + (−1)·w`.
     fn restrict(
         &self,
         t: &Self::Transfer,
         coarse: &mut Self::Vector,
-        fine: &Self::Vector,
+        b: &Self::Vector,
+        w: Option<&Self::Vector>,
     ) -> Result<()>;
 
     /// `coarse ← I fine` (the coarse nodes' values).

@@ -6,7 +6,9 @@ use std::time::Instant;
 use super::constraints::Constraints;
 use crate::backend::{Matrix, Vector};
 use crate::linalg::FixedDofs;
-use crate::multigrid::{MeshHierarchy, MultigridOptions, OperatorLevels, PointBlockJacobi};
+use crate::multigrid::{
+    MeshHierarchy, MultigridOptions, OnFixed, OperatorLevels, PointBlockJacobi,
+};
 use crate::operator::Operator;
 use crate::sparse::Factorization;
 use crate::vector::VectorOps;
@@ -163,20 +165,21 @@ impl<R: Real> PreconditionerState<R> {
                 residual.jacobian_diagonal(u, &mut blocks)?;
                 let nc = residual.space().n_comp();
                 let jacobi =
-                    PointBlockJacobi::new(blocks, nc, constraints.set()).map_err(|e| match e {
-                        Error::InvalidArgument {
-                            name: "blocks",
-                            reason,
-                        } => Error::arg(
-                            "physics",
-                            format!(
-                                "point-block Jacobi for the Jacobian of `{}`: {reason}. Choose \
+                    PointBlockJacobi::new(blocks, nc, constraints.set(), OnFixed::Identity)
+                        .map_err(|e| match e {
+                            Error::InvalidArgument {
+                                name: "blocks",
+                                reason,
+                            } => Error::arg(
+                                "physics",
+                                format!(
+                                    "point-block Jacobi for the Jacobian of `{}`: {reason}. Choose \
                              Preconditioner::None, or multigrid",
-                                residual.physics().info().name
+                                    residual.physics().info().name
+                                ),
                             ),
-                        ),
-                        other => other,
-                    })?;
+                            other => other,
+                        })?;
                 self.jacobi = Some(jacobi);
             }
             Preconditioner::Multigrid(options) => {

@@ -77,12 +77,17 @@ impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
     }
 
     /// Dirichlet rows: for each fixed dof `n·N_comp + c`, row and column `c`
-    /// of block `n` become the identity's.
+    /// of block `n` become those of `diagonal·I`.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `blocks` (not whole blocks, another
     /// device) or `fixed` (a dof beyond the blocks' nodes, another device).
-    fn block_fix(&self, blocks: &mut DeviceVector<R>, fixed: &DeviceIndices) -> Result<()> {
+    fn block_fix(
+        &self,
+        blocks: &mut DeviceVector<R>,
+        fixed: &DeviceIndices,
+        diagonal: f64,
+    ) -> Result<()> {
         let n_nodes = self.block_nodes("blocks", blocks)?;
         self.check("blocks", blocks, blocks.len())?;
         if !Arc::ptr_eq(fixed.device(), self.device()) {
@@ -106,6 +111,7 @@ impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
             .mem(blocks.buffer())?
             .mem(fixed.buffer())?
             .value(fixed.len() as u64)?
+            .value(R::from_f64(diagonal))?
             .run(
                 self.device(),
                 index_groups(fixed.len()),
@@ -234,7 +240,7 @@ impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
         DeviceTransfer::new(self.device(), graph)
     }
 
-    /// `fine ← fine + P coarse` (one launch).
+    /// `fine ← fine + P̃ coarse` (one launch).
     fn prolong_add(
         &self,
         t: &DeviceTransfer,
@@ -248,6 +254,8 @@ impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
             .mem(fine.buffer())?
             .mem(coarse.buffer())?
             .mem(&t.edges)?
+            .mem(&t.coarse_fixed)?
+            .mem(&t.fine_fixed)?
             .value(t.n_coarse_dofs() as u64)?
             .value(t.n_fine_dofs() as u64)?
             .run(
@@ -257,22 +265,31 @@ impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
             )
     }
 
-    /// `coarse ← Pᵀ fine` (one launch).
+    /// `coarse ← P̃ᵀ b` or `P̃ᵀ (b − w)` (one launch).
     fn restrict(
         &self,
         t: &DeviceTransfer,
         coarse: &mut DeviceVector<R>,
-        fine: &DeviceVector<R>,
+        b: &DeviceVector<R>,
+        w: Option<&DeviceVector<R>>,
     ) -> Result<()> {
         check_transfer(t, "coarse", coarse, t.n_coarse_dofs())?;
-        check_transfer(t, "fine", fine, t.n_fine_dofs())?;
+        check_transfer(t, "fine", b, t.n_fine_dofs())?;
+        if let Some(w) = w {
+            check_transfer(t, "w", w, t.n_fine_dofs())?;
+        }
         let k = self.lock();
+        // without w the kernel reads b only (w is not read)
         Launch::new(&k.restrict)
             .mem(coarse.buffer())?
-            .mem(fine.buffer())?
+            .mem(b.buffer())?
+            .mem(w.unwrap_or(b).buffer())?
             .mem(&t.offsets)?
             .mem(&t.incident)?
+            .mem(&t.coarse_fixed)?
+            .mem(&t.fine_fixed)?
             .value(t.n_coarse_dofs() as u64)?
+            .value(u32::from(w.is_some()))?
             .run(
                 self.device(),
                 index_groups(t.n_coarse_dofs()),

@@ -15,12 +15,15 @@ use crate::{Error, Result};
 /// A [`TransferGraph`] uploaded once: the edge endpoints (`2·n_edges`
 /// indices) and, for the restriction, the edges at each coarse node in CSR
 /// form (`n_coarse + 1` offsets, `2·n_edges` edge numbers, increasing per
-/// node). See `multigrid::Transfer` for the operators.
+/// node), and the masks of the fixed coarse and fine dofs (a byte per dof).
+/// See `multigrid::Transfer` for the operators.
 pub struct DeviceTransfer {
     pub(super) device: Arc<Device>,
     pub(super) edges: Buffer<u32>,
     pub(super) offsets: Buffer<u32>,
     pub(super) incident: Buffer<u32>,
+    pub(super) coarse_fixed: Buffer<u8>,
+    pub(super) fine_fixed: Buffer<u8>,
     pub(super) n_coarse: usize,
     pub(super) n_edges: usize,
     pub(super) n_comp: usize,
@@ -37,11 +40,13 @@ impl std::fmt::Debug for DeviceTransfer {
 }
 
 impl DeviceTransfer {
-    /// Uploads `graph`'s index arrays to `device` (three array transfers).
+    /// Uploads `graph`'s index arrays and masks to `device` (five array
+    /// transfers).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `offsets` or `incident` if their
-    /// lengths do not fit `graph`'s nodes and edges;
+    /// [`Error::InvalidArgument`] naming `offsets`, `incident`,
+    /// `coarse_fixed` or `fine_fixed` if their lengths do not fit `graph`'s
+    /// nodes, edges and dofs;
     /// [`Error::OutOfDeviceMemory`].
     pub(super) fn new(device: &Arc<Device>, graph: &TransferGraph) -> Result<Self> {
         let n_edges = graph.edges.len();
@@ -66,19 +71,38 @@ impl DeviceTransfer {
                 ),
             ));
         }
-        let upload = |data: &[u32], what: &'static str| -> Result<Buffer<u32>> {
-            let mut b = device.alloc::<u32>(data.len(), what)?;
+        for (name, len, want) in [
+            (
+                "coarse_fixed",
+                graph.coarse_fixed.len(),
+                graph.n_coarse_dofs(),
+            ),
+            ("fine_fixed", graph.fine_fixed.len(), graph.n_fine_dofs()),
+        ] {
+            if len != want {
+                return Err(Error::arg(name, format!("{len} entries for {want} dofs")));
+            }
+        }
+        fn upload<T: bytemuck::Pod>(
+            device: &Device,
+            data: &[T],
+            what: &'static str,
+        ) -> Result<Buffer<T>> {
+            let mut b = device.alloc::<T>(data.len(), what)?;
             device.write(&mut b, data, Upload::Vector, what)?;
             Ok(b)
-        };
+        }
         Ok(DeviceTransfer {
             device: device.clone(),
             edges: upload(
+                device,
                 bytemuck::cast_slice(&graph.edges),
                 "multigrid transfer edges",
             )?,
-            offsets: upload(&graph.offsets, "multigrid transfer offsets")?,
-            incident: upload(&graph.incident, "multigrid transfer incidence")?,
+            offsets: upload(device, &graph.offsets, "multigrid transfer offsets")?,
+            incident: upload(device, &graph.incident, "multigrid transfer incidence")?,
+            coarse_fixed: upload(device, &graph.coarse_fixed, "multigrid coarse fixed dofs")?,
+            fine_fixed: upload(device, &graph.fine_fixed, "multigrid fine fixed dofs")?,
             n_coarse,
             n_edges,
             n_comp: graph.n_comp,
