@@ -64,7 +64,7 @@ pub struct DeviceStats {
     /// Bytes of those scalar reads.
     pub scalar_bytes_read: u64,
     /// Kernels enqueued (every launch of the library goes through one
-    /// helper, `Launch::enqueue`, which counts it): the host cost of a
+    /// helper, `Launch::submit` or `Launch::enqueue`, which count it): the host cost of a
     /// sequence of small kernels is about this number times the launch
     /// latency.
     pub launches: u64,
