@@ -8,7 +8,6 @@
 
 use rayon::prelude::*;
 
-use crate::layout;
 use crate::mesh::Mesh;
 use crate::{Error, Real, Result};
 
@@ -26,15 +25,21 @@ pub struct Geometry<R> {
     coords: Option<Vec<R>>,
 }
 
-/// Jacobian of cell `c`: `J[d][i] = X_{i+1}[d] − X_0[d]`, row-major `dim × dim`.
-fn jacobian(mesh: &Mesh, c: usize, j: &mut [f64; 9]) {
+/// The vertex coordinates of cell `c`, `x[v·dim + d]` for its `dim + 1`
+/// local vertices `v` ([`crate::layout::cell_coord`]'s order within a cell).
+fn cell_vertices(mesh: &Mesh, c: usize, x: &mut [f64; 12]) {
     let dim = mesh.dim();
-    let cell = mesh.cell(c);
-    let x0 = mesh.vertex(cell[0] as usize);
+    for (v, &vertex) in mesh.cell(c).iter().enumerate() {
+        x[v * dim..(v + 1) * dim].copy_from_slice(mesh.vertex(vertex as usize));
+    }
+}
+
+/// Jacobian of the cell whose vertex coordinates are `x`
+/// ([`cell_vertices`]): `J[d][i] = X_{i+1}[d] − X_0[d]`, row-major `dim × dim`.
+fn jacobian(dim: usize, x: &[f64; 12], j: &mut [f64; 9]) {
     for i in 0..dim {
-        let xi = mesh.vertex(cell[i + 1] as usize);
         for d in 0..dim {
-            j[d * dim + i] = xi[d] - x0[d];
+            j[d * dim + i] = x[(i + 1) * dim + d] - x[d];
         }
     }
 }
@@ -75,20 +80,53 @@ impl<R: Real> Geometry<R> {
     /// Fails with [`Error::InvalidCell`] naming the first cell whose
     /// `det J ≤ 0` (inverted or degenerate).
     pub fn new(mesh: &Mesh) -> Result<Self> {
+        Self::compute(mesh, false)
+    }
+
+    /// As [`Geometry::new`], also storing the cell vertex coordinates (for
+    /// physics that reads the point `x = X_0 + J ξ`), `n_cells × (dim+1) ×
+    /// dim` ([`crate::layout::cell_coord`]), gathered in the same pass over the
+    /// cells as `J` (each cell's vertices are read once).
+    pub fn with_coordinates(mesh: &Mesh) -> Result<Self> {
+        Self::compute(mesh, true)
+    }
+
+    /// `J⁻¹`, `det J` and (if `with_coords`) the cell vertex coordinates
+    /// of every cell, in one parallel pass over chunks of [`CHUNK`] cells.
+    fn compute(mesh: &Mesh, with_coords: bool) -> Result<Self> {
         let dim = mesh.dim();
         let n_cells = mesh.n_cells();
+        let per_cell = (dim + 1) * dim;
         let mut inv_j = vec![R::ZERO; n_cells * dim * dim];
         let mut det_j = vec![R::ZERO; n_cells];
+        let mut coords = vec![R::ZERO; if with_coords { n_cells * per_cell } else { 0 }];
+        // one slice of coordinates per chunk of cells (empty without them)
+        let coord_chunks: Vec<&mut [R]> = if with_coords {
+            coords.chunks_mut(CHUNK * per_cell).collect()
+        } else {
+            (0..n_cells.div_ceil(CHUNK))
+                .map(|_| Default::default())
+                .collect()
+        };
         let bad = inv_j
             .par_chunks_mut(CHUNK * dim * dim)
             .zip(det_j.par_chunks_mut(CHUNK))
+            .zip(coord_chunks.into_par_iter())
             .enumerate()
-            .filter_map(|(chunk, (inv_chunk, det_chunk))| {
-                let mut j = [0.0; 9];
-                let mut inv = [0.0; 9];
+            .filter_map(|(chunk, ((inv_chunk, det_chunk), coords_chunk))| {
+                let (mut x, mut j, mut inv) = ([0.0; 12], [0.0; 9], [0.0; 9]);
                 for (k, det_out) in det_chunk.iter_mut().enumerate() {
                     let c = chunk * CHUNK + k;
-                    jacobian(mesh, c, &mut j);
+                    cell_vertices(mesh, c, &mut x);
+                    if with_coords {
+                        for (o, &v) in coords_chunk[k * per_cell..(k + 1) * per_cell]
+                            .iter_mut()
+                            .zip(&x[..per_cell])
+                        {
+                            *o = R::from_f64(v);
+                        }
+                    }
+                    jacobian(dim, &x, &mut j);
                     let det = det_inverse(dim, &j[..dim * dim], &mut inv[..dim * dim]);
                     if !(det > 0.0 && det.is_finite()) {
                         return Some((c, det));
@@ -115,16 +153,8 @@ impl<R: Real> Geometry<R> {
             n_cells,
             inv_j,
             det_j,
-            coords: None,
+            coords: with_coords.then_some(coords),
         })
-    }
-
-    /// As [`Geometry::new`], also storing the cell vertex coordinates (for
-    /// physics that reads the point `x = X_0 + J ξ`).
-    pub fn with_coordinates(mesh: &Mesh) -> Result<Self> {
-        let mut g = Self::new(mesh)?;
-        g.coords = Some(cell_coordinates(mesh));
-        Ok(g)
     }
 
     /// Spatial dimension.
@@ -135,7 +165,7 @@ impl<R: Real> Geometry<R> {
     pub fn n_cells(&self) -> usize {
         self.n_cells
     }
-    /// All `J⁻¹`, `n_cells × dim × dim` ([`layout::inv_j`]).
+    /// All `J⁻¹`, `n_cells × dim × dim` ([`crate::layout::inv_j`]).
     pub fn inv_j(&self) -> &[R] {
         &self.inv_j
     }
@@ -147,24 +177,6 @@ impl<R: Real> Geometry<R> {
     pub fn coords(&self) -> Option<&[R]> {
         self.coords.as_deref()
     }
-}
-
-/// Vertex coordinates of every cell, `n_cells × (dim+1) × dim`
-/// ([`layout::cell_coord`]), in precision `R`.
-pub fn cell_coordinates<R: Real>(mesh: &Mesh) -> Vec<R> {
-    let dim = mesh.dim();
-    let per_cell = (dim + 1) * dim;
-    let mut out = vec![R::ZERO; mesh.n_cells() * per_cell];
-    out.par_chunks_mut(per_cell)
-        .enumerate()
-        .for_each(|(c, dst)| {
-            for (v, &vertex) in mesh.cell(c).iter().enumerate() {
-                for (d, &x) in mesh.vertex(vertex as usize).iter().enumerate() {
-                    dst[layout::cell_coord(0, v, d, dim)] = R::from_f64(x);
-                }
-            }
-        });
-    out
 }
 
 #[cfg(test)]
@@ -188,8 +200,9 @@ mod tests {
         let verts = vec![0.1, 0.2, 0.3, 1.3, 0.1, 0.4, 0.2, 1.1, 0.5, 0.3, 0.4, 1.7];
         let mesh = Mesh::from_raw(3, verts, vec![0, 1, 2, 3]).unwrap();
         let g = Geometry::<f64>::new(&mesh).unwrap();
-        let mut j = [0.0; 9];
-        jacobian(&mesh, 0, &mut j);
+        let (mut x, mut j) = ([0.0; 12], [0.0; 9]);
+        cell_vertices(&mesh, 0, &mut x);
+        jacobian(3, &x, &mut j);
         let inv = g.inv_j();
         for r in 0..3 {
             for c in 0..3 {
@@ -216,6 +229,56 @@ mod tests {
         match Geometry::<f32>::new(&mesh) {
             Err(Error::InvalidCell { cell, .. }) => assert_eq!(cell, 1),
             other => panic!("expected InvalidCell, got {other:?}"),
+        }
+    }
+
+    /// On a shuffled, jittered cube of several chunks of cells, the cell
+    /// coordinates gathered with the Jacobians are each cell's vertices in
+    /// the layout's order, and `J⁻¹`, `det J` are those of
+    /// [`Geometry::new`] (the same values, bitwise) and of `J` from the
+    /// mesh: `J⁻¹ J = I`, `det J` its determinant.
+    #[test]
+    fn coordinates_and_jacobians_of_many_chunks() {
+        use crate::mesh::generate::{MeshOptions, unit_cube};
+        let options = MeshOptions {
+            jitter: 0.15,
+            shuffle: true,
+            seed: 3,
+        };
+        let mesh = unit_cube(12, &options).unwrap();
+        assert!(mesh.n_cells() > 2 * CHUNK);
+        let g = Geometry::<f64>::with_coordinates(&mesh).unwrap();
+        let plain = Geometry::<f64>::new(&mesh).unwrap();
+        assert!(plain.coords().is_none());
+        assert_eq!(g.inv_j(), plain.inv_j());
+        assert_eq!(g.det_j(), plain.det_j());
+        let coords = g.coords().unwrap();
+        assert_eq!(coords.len(), mesh.n_cells() * 12);
+        for c in 0..mesh.n_cells() {
+            let cell = mesh.cell(c);
+            for (v, &vertex) in cell.iter().enumerate() {
+                for d in 0..3 {
+                    let i = crate::layout::cell_coord(c, v, d, 3);
+                    assert_eq!(coords[i], mesh.vertex(vertex as usize)[d], "cell {c}");
+                }
+            }
+            let x0 = mesh.vertex(cell[0] as usize);
+            let jac = |d: usize, i: usize| mesh.vertex(cell[i + 1] as usize)[d] - x0[d];
+            let inv = &g.inv_j()[c * 9..(c + 1) * 9];
+            for r in 0..3 {
+                for col in 0..3 {
+                    let s: f64 = (0..3).map(|k| inv[r * 3 + k] * jac(k, col)).sum();
+                    let expected = if r == col { 1.0 } else { 0.0 };
+                    assert!((s - expected).abs() < 1e-10, "cell {c} ({r},{col}) = {s}");
+                }
+            }
+            let det = jac(0, 0) * (jac(1, 1) * jac(2, 2) - jac(1, 2) * jac(2, 1))
+                - jac(0, 1) * (jac(1, 0) * jac(2, 2) - jac(1, 2) * jac(2, 0))
+                + jac(0, 2) * (jac(1, 0) * jac(2, 1) - jac(1, 1) * jac(2, 0));
+            assert!(
+                (g.det_j()[c] - det).abs() < 1e-12 * det.abs().max(1e-3),
+                "cell {c}"
+            );
         }
     }
 

@@ -88,7 +88,7 @@ impl MeshPart {
 
     /// The closure of `simplices` (each its vertex indices, which must be
     /// in range): their vertices and the edges between them.
-    pub(super) fn closure<'a>(mesh: &Mesh, simplices: impl Iterator<Item = &'a [u32]>) -> Self {
+    pub(crate) fn closure<'a>(mesh: &Mesh, simplices: impl Iterator<Item = &'a [u32]>) -> Self {
         let (mut vertices, mut edges) = (Vec::new(), Vec::new());
         for s in simplices {
             vertices.extend_from_slice(s);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use crate::Result;
 use crate::facet::FacetSet;
 use crate::mesh::refine::{check_refinements, prepare_for_refinement, refine, refine_gmsh};
-use crate::mesh::{GmshMesh, Mesh, mesh_edges};
+use crate::mesh::{GmshMesh, Mesh, MeshPart, mesh_edges};
 
 /// The meshes of a hierarchy: plain, or Gmsh meshes with their tags.
 #[derive(Clone, Debug)]
@@ -155,6 +155,30 @@ impl MeshHierarchy {
     /// vertices `n_v(level) + k` of mesh `level + 1`; `None` for the finest.
     pub fn edges(&self, level: usize) -> Option<&[[u32; 2]]> {
         self.edges.get(level).map(Vec::as_slice)
+    }
+
+    /// The boundary of the finest mesh, [`MeshPart::boundary`] of
+    /// [`MeshHierarchy::finest`] (the same vertices and edges), found on
+    /// the coarsest mesh and refined: the boundary facets of a uniform
+    /// refinement are the children of the coarse boundary facets
+    /// ([`MeshHierarchy::facet_sets`] of [`FacetSet::boundary`]). The
+    /// facets of the coarsest mesh are sorted, and the finer levels cost
+    /// their boundary facets only, not a sort of all the finest mesh's
+    /// facets.
+    ///
+    /// # Errors
+    /// Those of [`FacetSet::boundary`] on the coarsest mesh (a
+    /// non-manifold mesh: the cell named is the coarsest mesh's, like
+    /// [`MeshHierarchy::new`]'s errors) and of [`FacetSet::refine`].
+    pub fn finest_boundary(&self) -> Result<MeshPart> {
+        let coarsest = self.meshes().next().unwrap_or_else(|| self.finest());
+        let sets = self.facet_sets(&FacetSet::boundary(coarsest)?)?;
+        let finest = self.finest();
+        let facets = sets.last().map_or(&[][..], FacetSet::facets);
+        Ok(MeshPart::closure(
+            finest,
+            facets.iter().map(|f| f.vertex_slice()),
+        ))
     }
 
     /// `coarse` (a facet set of [`MeshHierarchy::mesh`]`(0)`) on every

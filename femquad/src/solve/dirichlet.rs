@@ -203,17 +203,25 @@ impl<R: Real> DirichletProblem<R> {
 
     /// [`DirichletProblem::on_boundary`] of the finest mesh of `hierarchy`,
     /// whose levels the multigrid preconditioner uses (the default): the
-    /// operator must be built on [`MeshHierarchy::finest`].
+    /// operator must be built on [`MeshHierarchy::finest`]. The boundary's
+    /// dofs are those of `on_boundary`, found by
+    /// [`MeshHierarchy::finest_boundary`] (the coarsest mesh's boundary
+    /// refined, not a sort of the finest mesh's facets).
     ///
     /// # Errors
-    /// Those of [`DirichletProblem::on_boundary`] (e.g. an operator on
-    /// another mesh).
+    /// [`Error::InvalidArgument`] naming `hierarchy` if the operator is not
+    /// on its finest mesh; those of [`MeshHierarchy::finest_boundary`] and
+    /// [`DirichletProblem::on_part`].
     pub fn on_hierarchy(
         residual: Operator<R>,
         hierarchy: MeshHierarchy,
         g: impl Fn(&[f64], &mut [f64]) + Sync,
     ) -> Result<Self> {
-        Self::on_boundary(residual, g)?.with_hierarchy(hierarchy)
+        check_on_finest(&residual, &hierarchy)?;
+        // the finest boundary refined from the coarsest mesh's (no sort of
+        // the finest mesh's facets): the dofs of `on_boundary`
+        let boundary = hierarchy.finest_boundary()?;
+        Self::on_part(residual, &boundary, Components::All, g)?.with_hierarchy(hierarchy)
     }
 
     /// Gives the problem the meshes of its multigrid preconditioner:
@@ -225,14 +233,7 @@ impl<R: Real> DirichletProblem<R> {
     /// [`Error::InvalidArgument`] naming `hierarchy` if the operator's space
     /// is not on its finest mesh.
     pub fn with_hierarchy(mut self, hierarchy: MeshHierarchy) -> Result<Self> {
-        if !Arc::ptr_eq(self.residual.space().mesh(), hierarchy.finest()) {
-            return Err(Error::arg(
-                "hierarchy",
-                "its finest mesh is not the operator's mesh: build the operator's space on \
-                 `hierarchy.finest().clone()` (the same `Arc<Mesh>`; a copy of the mesh, even an \
-                 equal one, is another mesh)",
-            ));
-        }
+        check_on_finest(&self.residual, &hierarchy)?;
         self.hierarchy = hierarchy;
         self.pc.clear();
         Ok(self)
@@ -578,6 +579,23 @@ impl<R: Real> DirichletProblem<R> {
         })?;
         Ok((u, stats))
     }
+}
+
+/// Checks that `residual` is built on the finest mesh of `hierarchy`
+/// (the same `Arc`, compared by pointer).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `hierarchy` if it is not.
+fn check_on_finest<R: Real>(residual: &Operator<R>, hierarchy: &MeshHierarchy) -> Result<()> {
+    if !Arc::ptr_eq(residual.space().mesh(), hierarchy.finest()) {
+        return Err(Error::arg(
+            "hierarchy",
+            "its finest mesh is not the operator's mesh: build the operator's space on \
+             `hierarchy.finest().clone()` (the same `Arc<Mesh>`; a copy of the mesh, even an \
+             equal one, is another mesh)",
+        ));
+    }
+    Ok(())
 }
 
 /// `r = G(u)` (see [`DirichletProblem`]): `F(u)` on the free dofs, counted

@@ -220,3 +220,27 @@ fn hierarchies_check_their_depth_first() {
         "{e}"
     );
 }
+
+/// The finest boundary refined from the coarsest mesh's
+/// ([`MeshHierarchy::finest_boundary`]) is the boundary of the finest mesh
+/// found there ([`MeshPart::boundary`]: its vertices and edges), for
+/// shuffled and jittered boxes and Gmsh meshes, 2D and 3D, 0 to 2
+/// refinements.
+#[test]
+fn the_finest_boundary_is_the_finest_meshs_boundary() {
+    let mut hierarchies = Vec::new();
+    for levels in 0..=2 {
+        hierarchies
+            .push(MeshHierarchy::new(&unit_square(3, &jittered(5)).unwrap(), levels).unwrap());
+        hierarchies.push(MeshHierarchy::new(&unit_cube(2, &jittered(6)).unwrap(), levels).unwrap());
+        for name in ["mesh_square.msh", "mesh_cube.msh"] {
+            hierarchies.push(MeshHierarchy::from_gmsh(&test_gmsh(name), levels).unwrap());
+        }
+    }
+    for h in &hierarchies {
+        let expected = MeshPart::boundary(h.finest()).unwrap();
+        assert!(!expected.is_empty());
+        let at = format!("{}D, {} levels", h.finest().dim(), h.n_levels());
+        assert_eq!(h.finest_boundary().unwrap(), expected, "{at}");
+    }
+}

@@ -67,19 +67,8 @@ impl<R: Real> MeshData<R> {
     /// # Errors
     /// Device allocation and transfer errors.
     pub(crate) fn new(device: Arc<Device>, space: &FunctionSpace) -> Result<Self> {
-        // The space's map, then the padding's zeros: no padded host copy.
         let nodes = space.cell_nodes_all();
-        let padding = vec![0u32; CELL_PADDING * space.n_basis()];
-        let what = "cell → node map";
-        let mut cell_nodes = device.alloc::<u32>(nodes.len() + padding.len(), what)?;
-        device.write(&mut cell_nodes, nodes, Transfer::Geometry, what)?;
-        device.write_at(
-            &mut cell_nodes,
-            nodes.len(),
-            &padding,
-            Transfer::Geometry,
-            what,
-        )?;
+        let cell_nodes = upload_padded(&device, nodes, space.n_basis(), "cell → node map")?;
         let mesh = space.mesh();
         let coords: Vec<R> = mesh.vertices().iter().map(|&x| R::from_f64(x)).collect();
         let what = "vertex coordinates";
@@ -157,11 +146,8 @@ impl<R: Real> MeshData<R> {
                 )
             })?;
             let dim = disc.dim();
-            let mut c = coords.to_vec();
-            c.resize((disc.n_cells() + CELL_PADDING) * (dim + 1) * dim, R::ZERO);
-            let what = "cell coordinates";
-            let mut buf = self.device.alloc::<R>(c.len(), what)?;
-            self.device.write(&mut buf, &c, Transfer::Geometry, what)?;
+            let per_cell = (dim + 1) * dim;
+            let buf = upload_padded(&self.device, coords, per_cell, "cell coordinates")?;
             self.cell_coords = Some(buf);
         }
         if shape.patch != (0, 0) {
@@ -179,21 +165,11 @@ impl<R: Real> MeshData<R> {
         if self.stored_geometry.is_some() {
             return Ok(());
         }
-        let padded = disc.n_cells() + CELL_PADDING;
         let dim = disc.dim();
         let g = disc.geometry();
-        let mut inv = g.inv_j().to_vec();
-        inv.resize(padded * dim * dim, R::ZERO);
-        let mut det = g.det_j().to_vec();
-        det.resize(padded, R::ZERO);
-        let (what_inv, what_det) = ("inverse Jacobians", "Jacobian determinants");
-        let mut inv_buf = self.device.alloc::<R>(inv.len(), what_inv)?;
-        let mut det_buf = self.device.alloc::<R>(det.len(), what_det)?;
-        self.device
-            .write(&mut inv_buf, &inv, Transfer::Geometry, what_inv)?;
-        self.device
-            .write(&mut det_buf, &det, Transfer::Geometry, what_det)?;
-        self.stored_geometry = Some((inv_buf, det_buf));
+        let inv = upload_padded(&self.device, g.inv_j(), dim * dim, "inverse Jacobians")?;
+        let det = upload_padded(&self.device, g.det_j(), 1, "Jacobian determinants")?;
+        self.stored_geometry = Some((inv, det));
         Ok(())
     }
 
@@ -259,4 +235,23 @@ impl<R: Real> MeshData<R> {
     ) {
         self.patches.insert((chunk, capacity), patches);
     }
+}
+
+/// A new device buffer holding the per-cell array `data` (`per_cell`
+/// values per cell) followed by [`CELL_PADDING`] cells of zeros: the
+/// array, then the padding, written apart (no padded host copy).
+///
+/// # Errors
+/// Device allocation and transfer errors.
+fn upload_padded<T: bytemuck::Pod>(
+    device: &Device,
+    data: &[T],
+    per_cell: usize,
+    what: &str,
+) -> Result<Buffer<T>> {
+    let padding = vec![T::zeroed(); CELL_PADDING * per_cell];
+    let mut buffer = device.alloc::<T>(data.len() + padding.len(), what)?;
+    device.write(&mut buffer, data, Transfer::Geometry, what)?;
+    device.write_at(&mut buffer, data.len(), &padding, Transfer::Geometry, what)?;
+    Ok(buffer)
 }
