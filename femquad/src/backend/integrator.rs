@@ -44,8 +44,13 @@ impl Backend {
         boundary: &Arc<BoundaryIntegrals<R>>,
     ) -> Result<Integrator<R>> {
         let space = form.space();
-        let disc = Discretization::new(space, form.quadrature().clone(), form.aux())?;
         let physics = form.shared_physics();
+        // the cell coordinates only for a physics that reads x
+        let disc = if physics.info().reads.x {
+            Discretization::new(space, form.quadrature().clone(), form.aux())?
+        } else {
+            Discretization::without_coordinates(space, form.quadrature().clone(), form.aux())?
+        };
         Ok(match self {
             Backend::Native(execution) => Integrator::Native(Box::new(NativeIntegrator::new(
                 space,

@@ -47,8 +47,10 @@ impl<R: Real> NativeIntegrator<R> {
     /// `execution`; the auxiliary field is zero until [`Integrate::set_aux`].
     ///
     /// # Errors
-    /// [`crate::Error::InvalidArgument`] if the auxiliary field's space
-    /// cannot be built.
+    /// [`crate::Error::InvalidArgument`] naming `physics` if it reads `x`
+    /// and `disc` stores no cell coordinates
+    /// ([`Discretization::without_coordinates`]); if the auxiliary field's
+    /// space cannot be built.
     pub fn new(
         space: &FunctionSpace,
         disc: Discretization<R>,
@@ -57,6 +59,16 @@ impl<R: Real> NativeIntegrator<R> {
         constants: &[R],
         execution: Execution,
     ) -> Result<Self> {
+        if physics.info().reads.x && disc.geometry().coords().is_none() {
+            return Err(crate::Error::arg(
+                "physics",
+                format!(
+                    "`{}` reads x but the discretization stores no cell coordinates \
+                     (Discretization::without_coordinates): build it with Discretization::new",
+                    physics.info().name
+                ),
+            ));
+        }
         let aux_space = match disc.aux() {
             AuxSpace::Field { n_comp } => Some(space.with_n_comp(n_comp)?),
             _ => None,

@@ -336,3 +336,63 @@ fn set_aux_reaches_the_residual_and_the_assembled_jacobian() {
         }
     }
 }
+
+/// `f0 = −x₀`: a physics that reads the point `x`.
+#[crate::pointwise]
+fn source_x<const D: usize>(
+    grad_u: &[[f64; D]; 1],
+    x: &[f64; D],
+    f0: &mut [f64; 1],
+    f1: &mut [[f64; D]; 1],
+) {
+    f0[0] = -x[0];
+    f1[0] = grad_u[0];
+}
+
+/// The cell coordinates (`(dim+1)·dim` values a cell) are stored only for a
+/// physics that reads `x`, natively and on the device, and that physics
+/// still gets its `x`: `F(0)_i = −∫ x₀ φ_i`, summing to `−∫_Ω x₀ = −½`. A
+/// native integrator given a discretization without them for such a
+/// physics is refused.
+#[test]
+fn cell_coordinates_are_stored_only_for_physics_that_read_x() {
+    use crate::backend::Execution;
+    use crate::native::NativeIntegrator;
+    use crate::physics::builtin::Laplacian;
+    use crate::quadrature::Quadrature;
+    let mesh = mesh();
+    let space = FunctionSpace::new(mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    for backend in backends() {
+        let form = Form::<f64>::new(space.clone(), Laplacian).unwrap();
+        let op = Operator::new(form, &backend).unwrap();
+        let coords = op.discretization().geometry().coords();
+        assert!(coords.is_none(), "{backend:?}: Laplacian");
+        let form = Form::<f64>::new(space.clone(), SourceX).unwrap();
+        let mut op = Operator::new(form, &backend).unwrap();
+        let coords = op.discretization().geometry().coords();
+        assert!(coords.is_some(), "{backend:?}: source_x");
+        let (u, mut r) = (op.vector().unwrap(), op.vector().unwrap());
+        op.apply(&u, &mut r).unwrap();
+        let sum: f64 = r.to_host().unwrap().iter().sum();
+        assert!((sum + 0.5).abs() < 1e-13, "{backend:?}: Σ F(0) = {sum}");
+    }
+    let quadrature = Quadrature::simplex(2, 2).unwrap();
+    let disc = Discretization::without_coordinates(&space, quadrature, AuxSpace::None).unwrap();
+    let boundary = Arc::new(BoundaryIntegrals::new(&space, &[]).unwrap());
+    let e = NativeIntegrator::<f64>::new(
+        &space,
+        disc,
+        Arc::new(SourceX),
+        boundary,
+        &[],
+        Execution::Serial,
+    )
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains(
+            "invalid argument `physics`: `source_x` reads x but the discretization stores no cell coordinates"
+        ),
+        "{e}"
+    );
+}
