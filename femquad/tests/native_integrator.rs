@@ -406,3 +406,49 @@ fn coefficient_fields_scale_the_laplacian() {
         )
     );
 }
+
+/// `f0 = −x₀`: a physics that reads the point `x`.
+#[femquad::pointwise]
+fn source_x<const D: usize>(
+    grad_u: &[[f64; D]; 1],
+    x: &[f64; D],
+    f0: &mut [f64; 1],
+    f1: &mut [[f64; D]; 1],
+) {
+    f0[0] = -x[0];
+    f1[0] = grad_u[0];
+}
+
+/// A native integrator given a discretization without cell coordinates
+/// (`Discretization::without_coordinates`) for a physics that reads `x` is
+/// refused naming the physics (it would evaluate at `x = 0`); with them it
+/// is built.
+#[test]
+fn a_physics_reading_x_needs_the_cell_coordinates() {
+    use femquad::backend::BoundaryIntegrals;
+    use femquad::native::NativeIntegrator;
+    let mesh: Arc<Mesh> = unit_box(2, 3, &MeshOptions::default()).unwrap().into();
+    let space = FunctionSpace::new(mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let boundary = Arc::new(BoundaryIntegrals::new(&space, &[]).unwrap());
+    let quadrature = Quadrature::simplex(2, 2).unwrap();
+    let integrator = |disc| {
+        NativeIntegrator::<f64>::new(
+            &space,
+            disc,
+            Arc::new(SourceX),
+            boundary.clone(),
+            &[],
+            Execution::Serial,
+        )
+    };
+    let without =
+        Discretization::without_coordinates(&space, quadrature.clone(), AuxSpace::None).unwrap();
+    let e = integrator(without).err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "invalid argument `physics`: `source_x` reads x but the discretization stores no cell \
+         coordinates (Discretization::without_coordinates): build it with Discretization::new"
+    );
+    let with = Discretization::new(&space, quadrature, AuxSpace::None).unwrap();
+    assert!(integrator(with).is_ok());
+}

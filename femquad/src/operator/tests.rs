@@ -351,15 +351,12 @@ fn source_x<const D: usize>(
 
 /// The cell coordinates (`(dim+1)·dim` values a cell) are stored only for a
 /// physics that reads `x`, natively and on the device, and that physics
-/// still gets its `x`: `F(0)_i = −∫ x₀ φ_i`, summing to `−∫_Ω x₀ = −½`. A
-/// native integrator given a discretization without them for such a
-/// physics is refused.
+/// still gets its `x`: `F(0)_i = −∫ x₀ φ_i`, summing to `−∫_Ω x₀ = −½`.
+/// (The native integrator's refusal of a discretization without them for
+/// such a physics: `tests/native_integrator.rs`.)
 #[test]
 fn cell_coordinates_are_stored_only_for_physics_that_read_x() {
-    use crate::backend::Execution;
-    use crate::native::NativeIntegrator;
     use crate::physics::builtin::Laplacian;
-    use crate::quadrature::Quadrature;
     let mesh = mesh();
     let space = FunctionSpace::new(mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
     for backend in backends() {
@@ -376,23 +373,4 @@ fn cell_coordinates_are_stored_only_for_physics_that_read_x() {
         let sum: f64 = r.to_host().unwrap().iter().sum();
         assert!((sum + 0.5).abs() < 1e-13, "{backend:?}: Σ F(0) = {sum}");
     }
-    let quadrature = Quadrature::simplex(2, 2).unwrap();
-    let disc = Discretization::without_coordinates(&space, quadrature, AuxSpace::None).unwrap();
-    let boundary = Arc::new(BoundaryIntegrals::new(&space, &[]).unwrap());
-    let e = NativeIntegrator::<f64>::new(
-        &space,
-        disc,
-        Arc::new(SourceX),
-        boundary,
-        &[],
-        Execution::Serial,
-    )
-    .err()
-    .unwrap();
-    assert!(
-        e.to_string().contains(
-            "invalid argument `physics`: `source_x` reads x but the discretization stores no cell coordinates"
-        ),
-        "{e}"
-    );
 }
