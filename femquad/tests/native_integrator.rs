@@ -419,16 +419,37 @@ fn source_x<const D: usize>(
     f1[0] = grad_u[0];
 }
 
-/// A native integrator given a discretization without cell coordinates
-/// (`Discretization::without_coordinates`) for a physics that reads `x` is
-/// refused naming the physics (it would evaluate at `x = 0`); with them it
-/// is built.
+/// The cell coordinates (`(dim+1)·dim` values a cell) are stored only for a
+/// physics that reads `x` (`Backend::bind`), natively and on the device, and
+/// that physics still gets its `x`: `F(0)_i = −∫ x₀ φ_i`, summing to
+/// `−∫_Ω x₀ = −½`. A native integrator given a discretization without them
+/// (`Discretization::without_coordinates`) for such a physics is refused
+/// naming the physics (it would evaluate at `x = 0`); with them it is built.
 #[test]
-fn a_physics_reading_x_needs_the_cell_coordinates() {
+fn cell_coordinates_are_stored_only_for_physics_that_read_x() {
     use femquad::backend::BoundaryIntegrals;
     use femquad::native::NativeIntegrator;
+    use femquad::opencl::testing;
     let mesh: Arc<Mesh> = unit_box(2, 3, &MeshOptions::default()).unwrap().into();
     let space = FunctionSpace::new(mesh, Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let backends = [
+        Backend::native(),
+        Backend::opencl_with(testing::device(), testing::options()),
+    ];
+    for backend in backends {
+        let form = Form::<f64>::new(space.clone(), Laplacian).unwrap();
+        let op = Operator::new(form, &backend).unwrap();
+        let coords = op.discretization().geometry().coords();
+        assert!(coords.is_none(), "{backend:?}: Laplacian");
+        let form = Form::<f64>::new(space.clone(), SourceX).unwrap();
+        let mut op = Operator::new(form, &backend).unwrap();
+        let coords = op.discretization().geometry().coords();
+        assert!(coords.is_some(), "{backend:?}: source_x");
+        let (u, mut r) = (op.vector().unwrap(), op.vector().unwrap());
+        op.apply(&u, &mut r).unwrap();
+        let sum: f64 = r.to_host().unwrap().iter().sum();
+        assert!((sum + 0.5).abs() < 1e-13, "{backend:?}: Σ F(0) = {sum}");
+    }
     let boundary = Arc::new(BoundaryIntegrals::new(&space, &[]).unwrap());
     let quadrature = Quadrature::simplex(2, 2).unwrap();
     let integrator = |disc| {
