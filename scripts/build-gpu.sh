@@ -9,6 +9,8 @@
 # .gpu/ afterwards holds:
 #   femquad-bench          the stripped release binary (dlopens libOpenCL.so.1 at run time)
 #   apply_overhead         host µs per operator call (femquad-bench/src/bin/apply_overhead.rs)
+#   p1_floor               the floor of the P1 residual beside femquad's J·v and SpMV
+#                          (femquad-bench/src/bin/p1_floor.rs)
 #   solve_bench            the solve benchmark (examples/solve_bench.rs: CG + multigrid to 1e-8)
 #   t_*                    release test binaries that use OpenCL (run on the GPU too)
 #   lib/libOpenCL.so.1     an OpenCL ICD loader (Debian's ocl-icd-libopencl1), used by
@@ -21,6 +23,8 @@ cargo build --release -p femquad-bench --bins
 mkdir -p .gpu/lib
 cp target/release/apply_overhead .gpu/apply_overhead
 strip .gpu/apply_overhead 2>/dev/null || true
+cp target/release/p1_floor .gpu/p1_floor
+strip .gpu/p1_floor 2>/dev/null || true
 rm -f .gpu/benchmark # the binary's name before it became its own crate
 cp target/release/femquad-bench .gpu/femquad-bench
 strip .gpu/femquad-bench 2>/dev/null || true
