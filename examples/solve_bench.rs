@@ -45,6 +45,12 @@
 //! `J·v` and `F(u)` on the same mesh (to compare with cuSPARSE's SpMV of
 //! that matrix). `--measure-levels` decides each level up to
 //! `--assembled-max-dofs` by timing both representations at setup.
+//! `--trace FILE` writes the device timeline of the first timed solve (of
+//! the first case and preconditioner) as CSV — `kernel,queued_ns,start_ns,
+//! end_ns` per kernel and transfer, in enqueue order (`Device::start_trace`)
+//! — to see the device's time per kernel and its idle gaps between them;
+//! that solve's launches then keep events, so its time is not the
+//! benchmark's.
 //!
 //! `--heat be,bdf2` adds, after each Poisson case's solve, one
 //! backward-Euler and one BDF2 step of the heat equation `u_t − Δu = 1`
@@ -65,7 +71,7 @@
 
 use std::cell::RefCell;
 use std::f64::consts::PI;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::time::Instant;
@@ -80,7 +86,7 @@ use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, 
 use femquad::multigrid::{
     CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport, SmallLevels,
 };
-use femquad::opencl::{Device, DeviceSelector, KernelOptions, ProgramCache};
+use femquad::opencl::{Device, DeviceSelector, KernelOptions, ProgramCache, TraceEntry};
 use femquad::operator::Operator;
 use femquad::physics::builtin::{Lame, LameParameters, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
@@ -199,6 +205,10 @@ struct Args {
     /// Write the rows to this CSV file.
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
+    /// Write the device timeline of the first timed solve to this CSV file
+    /// (kernel, queued_ns, start_ns, end_ns; OpenCL only).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 /// One solve (a stationary solve or one heat step), one CSV row: the one
@@ -504,7 +514,31 @@ fn levels_of<R: EvalPrecision>(
     }
 }
 
-/// Builds and solves one case on `meshes`.
+/// Writes a device timeline as CSV: `kernel,queued_ns,start_ns,end_ns`,
+/// one command a row in enqueue order (names quoted where they hold a
+/// comma or a quote).
+fn write_trace(file: &Path, trace: &[TraceEntry]) -> Result<()> {
+    let mut text = String::from("kernel,queued_ns,start_ns,end_ns\n");
+    for e in trace {
+        let name = if e.name.contains([',', '"']) {
+            format!("\"{}\"", e.name.replace('"', "\"\""))
+        } else {
+            e.name.clone()
+        };
+        text.push_str(&format!("{name},{},{},{}\n", e.queued, e.start, e.end));
+    }
+    std::fs::write(file, text)
+        .map_err(|e| Error::arg("--trace", format!("cannot write {}: {e}", file.display())))?;
+    println!(
+        "device timeline: {} commands in {}",
+        trace.len(),
+        file.display()
+    );
+    Ok(())
+}
+
+/// Builds and solves one case on `meshes`; with `trace`, the device
+/// timeline of its first solve is written there ([`write_trace`]).
 fn run_case<R: EvalPrecision>(
     case: &Case,
     meshes: &Meshes,
@@ -512,6 +546,7 @@ fn run_case<R: EvalPrecision>(
     pname: &str,
     pc: &Preconditioner,
     args: &Args,
+    mut trace: Option<&Path>,
 ) -> Result<Row> {
     let CaseMeshes {
         hierarchy,
@@ -563,10 +598,20 @@ fn run_case<R: EvalPrecision>(
     let mut cycles = 0;
     for _ in 0..args.repeat {
         let before = vcycles(&problem);
+        let traced = match (trace.take(), backend) {
+            (Some(file), Backend::OpenCl { device, .. }) => {
+                device.start_trace();
+                Some((file, device))
+            }
+            _ => None,
+        };
         let t = Instant::now();
         let (u, s) = problem.solve_linear(args.tol, args.max_iter)?;
         cycles = vcycles(&problem) - before;
         let total = t.elapsed().as_secs_f64();
+        if let Some((file, device)) = traced {
+            write_trace(file, &device.take_trace()?)?;
+        }
         if first_solution_seconds == 0.0 {
             let download = Instant::now();
             let on_host = u.to_host()?;
@@ -1087,6 +1132,12 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
         }
     }
     let backend = if args.native {
+        if args.trace.is_some() {
+            return Err(Error::arg(
+                "--trace",
+                "is the timeline of an OpenCL device: not with --native",
+            ));
+        }
         Backend::native()
     } else {
         let selector = match &args.device {
@@ -1107,15 +1158,25 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
     }
     print_header();
     let mut rows = Vec::new();
+    // the first timed solve's timeline, if asked for
+    let mut trace = args.trace.as_deref();
     for (case, meshes) in cases.iter().zip(&meshes) {
         for (pname, pc) in &pcs {
             // warm-up (program builds, autotune cache) on a small refined mesh
             // of the case, so that every kernel the timed run uses is built
             if !args.first_solution {
                 let (n0, l) = decompose(case.dim, 4096, 64)?;
-                run_case::<R>(case, &Meshes::Box { n0, l }, &backend, pname, pc, args)?;
+                run_case::<R>(
+                    case,
+                    &Meshes::Box { n0, l },
+                    &backend,
+                    pname,
+                    pc,
+                    args,
+                    None,
+                )?;
             }
-            let row = run_case::<R>(case, meshes, &backend, pname, pc, args)?;
+            let row = run_case::<R>(case, meshes, &backend, pname, pc, args, trace.take())?;
             print_row(&row);
             if args.first_solution {
                 let programs = match &backend {

@@ -26,6 +26,8 @@
  * Work-groups of SPMV_GROUP work-items (the host's GROUP in
  * femquad/src/opencl/matrix/mod.rs), SPMV_GROUP / lanes rows each.
  *
+ * spmv_chebyshev_step: a Chebyshev step with its SpMV fused (see below).
+ *
  * point_block_diagonal: one work-item per entry (node, fc, gc) of the
  * point-block diagonal, out[(node*N_COMP + fc)*N_COMP + gc] =
  * A[node*N_COMP + fc][node*N_COMP + gc], found by binary search in the row
@@ -36,21 +38,20 @@
 
 #define SPMV_GROUP 128
 
-__kernel __attribute__((reqd_work_group_size(SPMV_GROUP, 1, 1)))
-void spmv(__global const uint *restrict rowPtr,  /* [row + 1] */
-          __global const uint *restrict colIdx,  /* [nnz]     */
-          __global const real *restrict values,  /* [nnz]     */
-          __global const real *restrict x,       /* [col]     */
-          __global real *restrict y,             /* [row]     */
-          const int nRows,
-          const int lanes)                       /* 1, 2, 4, …, 32 */
+/* The team's sum of row `row`: Σ_k values[k] * x[colIdx[k]] over the row,
+ * lane j summing k = rowPtr[row] + j, + lanes, … in increasing k, then the
+ * tree in `partial` (this work-item's slot lid). Lane 0 returns the row's
+ * sum. Every work-item of the group calls it (it holds barriers), those of
+ * a row past nRows with active = 0 (no loads). */
+real team_row_sum(__global const uint *restrict rowPtr,
+                  __global const uint *restrict colIdx,
+                  __global const real *restrict values,
+                  __global const real *restrict x, const size_t row,
+                  const int active, const int lanes, const int lane,
+                  const int lid, __local real *partial)
 {
-  __local real partial[SPMV_GROUP];
-  const int lid = get_local_id(0);
-  const int lane = lid & (lanes - 1);
-  const size_t row = get_global_id(0) / (size_t)lanes;
   real acc = (real)0;
-  if (row < (size_t)nRows) {
+  if (active) {
     const uint end = rowPtr[row + 1];
     for (uint k = rowPtr[row] + (uint)lane; k < end; k += (uint)lanes)
       acc += values[k] * x[colIdx[k]];
@@ -65,7 +66,26 @@ void spmv(__global const uint *restrict rowPtr,  /* [row + 1] */
     }
     acc = partial[lid];
   }
-  if (lane == 0 && row < (size_t)nRows) y[row] = acc;
+  return acc;
+}
+
+__kernel __attribute__((reqd_work_group_size(SPMV_GROUP, 1, 1)))
+void spmv(__global const uint *restrict rowPtr,  /* [row + 1] */
+          __global const uint *restrict colIdx,  /* [nnz]     */
+          __global const real *restrict values,  /* [nnz]     */
+          __global const real *restrict x,       /* [col]     */
+          __global real *restrict y,             /* [row]     */
+          const int nRows,
+          const int lanes)                       /* 1, 2, 4, …, 32 */
+{
+  __local real partial[SPMV_GROUP];
+  const int lid = get_local_id(0);
+  const int lane = lid & (lanes - 1);
+  const size_t row = get_global_id(0) / (size_t)lanes;
+  const int active = row < (size_t)nRows;
+  const real acc = team_row_sum(rowPtr, colIdx, values, x, row, active, lanes,
+                                lane, lid, partial);
+  if (lane == 0 && active) y[row] = acc;
 }
 
 __kernel void point_block_diagonal(__global const uint *restrict rowPtr,
@@ -92,4 +112,57 @@ __kernel void point_block_diagonal(__global const uint *restrict rowPtr,
     else hi = mid;
   }
   out[e] = v;
+}
+
+/* The step's algebra as mg_chebyshev_step's (kernels/multigrid.cl), FP
+ * contraction off like it, so the updates are bitwise its own. */
+#pragma OPENCL FP_CONTRACT OFF
+
+/* One Chebyshev step of the smoother (femquad/src/multigrid/chebyshev.rs)
+ * with its SpMV fused: a team of `lanes` work-items per node n (the SpMV's
+ * structure), which sums the node's N_COMP rows of w = A d one after the
+ * other (team_row_sum, the spmv kernel's order: the same bits), then lane 0
+ * updates the node's entries i = n·N_COMP + fc by the operations of
+ * mg_chebyshev_step with residual = r − w, x ← x + d:
+ *   r[i]     = r[i] + (−1)·w[i]
+ *   dNext[i] = a·d[i] + c·Σ_j inv[n][fc][j] r[n·N_COMP + j]
+ *   x[i]     = x[i] + 1·dNext[i]
+ * The new direction goes to dNext, not d: other teams still read d in this
+ * launch (the host swaps the two afterwards). */
+__kernel __attribute__((reqd_work_group_size(SPMV_GROUP, 1, 1)))
+void spmv_chebyshev_step(__global const uint *restrict rowPtr,
+                         __global const uint *restrict colIdx,
+                         __global const real *restrict values,
+                         __global const real *restrict d,     /* [dof] */
+                         __global real *restrict dNext,       /* [dof] */
+                         __global real *restrict r,           /* [dof] */
+                         __global real *restrict x,           /* [dof] */
+                         __global const real *restrict inv,   /* [node][fc][gc] */
+                         const int nNodes, const int lanes, const real a,
+                         const real c)
+{
+  __local real partial[SPMV_GROUP];
+  const int lid = get_local_id(0);
+  const int lane = lid & (lanes - 1);
+  const size_t n = get_global_id(0) / (size_t)lanes;
+  const int active = n < (size_t)nNodes;
+  real rn[N_COMP];
+  for (uint fc = 0; fc < N_COMP; ++fc) {
+    const size_t i = n * N_COMP + fc;
+    const real w = team_row_sum(rowPtr, colIdx, values, d, i, active, lanes,
+                                lane, lid, partial);
+    if (lane == 0 && active) rn[fc] = r[i] + (real)(-1) * w;
+    /* every lane has read its tree's slots before they are written again */
+    if (lanes > 1) barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lane != 0 || !active) return;
+  for (uint fc = 0; fc < N_COMP; ++fc) r[n * N_COMP + fc] = rn[fc];
+  for (uint fc = 0; fc < N_COMP; ++fc) {
+    real s = (real)0;
+    for (uint j = 0; j < N_COMP; ++j) s = s + inv[(n * N_COMP + fc) * N_COMP + j] * rn[j];
+    const size_t i = n * N_COMP + fc;
+    const real di = a * d[i] + c * s;
+    dNext[i] = di;
+    x[i] = x[i] + (real)1 * di;
+  }
 }

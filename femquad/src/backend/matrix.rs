@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::integrator::Integrator;
 use super::{Location, Vector};
 use crate::opencl::DeviceCsr;
-use crate::seam::AssembledMatrix;
+use crate::seam::{AssembledMatrix, FusedChebyshevStep};
 use crate::sparse::{CsrMatrix, HostCsr, SparsityPattern};
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -84,6 +84,63 @@ impl<R: Real> Matrix<R> {
             (Matrix::OpenCl(m), Vector::Device(out)) => m.point_block_diagonal(out),
             _ => Err(Error::internal(
                 "a matrix's diagonal into a vector living elsewhere",
+            )),
+        }
+    }
+
+    /// One Chebyshev step with the SpMV fused, where the matrix lives
+    /// ([`AssembledMatrix::chebyshev_step`]): `w = A d`, `r ← r − w`,
+    /// `d_next ← a·d + c·D⁻¹r`, `x ← x + d_next` in one pass (one launch
+    /// on a device), bitwise [`Matrix::apply`] followed by the multigrid
+    /// kernels' step.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming an operand of a wrong length or
+    /// living elsewhere than the matrix.
+    pub fn chebyshev_step(&self, o: FusedChebyshevStep<'_, Vector<R>>) -> Result<()> {
+        let n = self.n_rows();
+        let nc = self.pattern().n_comp().unwrap_or(1);
+        self.check("inv", o.inv, n * nc)?;
+        self.check("d", o.d, n)?;
+        self.check("d_next", o.d_next, n)?;
+        self.check("r", o.r, n)?;
+        self.check("x", o.x, n)?;
+        let (a, c) = (o.a, o.c);
+        match (self, o.x, o.d, o.d_next, o.r, o.inv) {
+            (
+                Matrix::Native(m),
+                Vector::Host(x),
+                Vector::Host(d),
+                Vector::Host(d_next),
+                Vector::Host(r),
+                Vector::Host(inv),
+            ) => m.chebyshev_step(FusedChebyshevStep {
+                x,
+                d,
+                d_next,
+                r,
+                inv,
+                a,
+                c,
+            }),
+            (
+                Matrix::OpenCl(m),
+                Vector::Device(x),
+                Vector::Device(d),
+                Vector::Device(d_next),
+                Vector::Device(r),
+                Vector::Device(inv),
+            ) => m.chebyshev_step(FusedChebyshevStep {
+                x,
+                d,
+                d_next,
+                r,
+                inv,
+                a,
+                c,
+            }),
+            _ => Err(Error::internal(
+                "a matrix's Chebyshev step on vectors living elsewhere",
             )),
         }
     }

@@ -1,9 +1,9 @@
 //! [`Chebyshev`]: the polynomial smoother of the multigrid levels.
 
 use super::block_jacobi::PointBlockJacobi;
-use super::operators::Action;
+use super::operators::SmoothedOperator;
 use crate::backend::Vector;
-use crate::seam::{ChebyshevCoefficients, ResidualUpdate};
+use crate::seam::{ChebyshevCoefficients, FusedChebyshevStep, ResidualUpdate};
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
@@ -31,7 +31,11 @@ use crate::{Error, Real, Result};
 ///
 /// Cost: `m − 1` operator applications from `x_0 = 0`, `m` otherwise; one
 /// blockwise `D⁻¹` pass per step (fused with the update of `d`), no inner
-/// products — nothing read back from a device.
+/// products — nothing read back from a device. Where the operator offers
+/// it ([`SmoothedOperator::fused_chebyshev_step`]: an assembled level),
+/// each step `k ≥ 2` is one pass with its product `A d_k` fused in (the
+/// same values, bitwise; the new `d` written to the work vector `w`, which
+/// then swaps with `d`).
 ///
 /// Fixed (Dirichlet) dofs `D`: with `D⁻¹` zero on their rows and columns
 /// ([`super::OnFixed::Zero`]) and `x` zero on them, the steps keep `d` and
@@ -47,7 +51,8 @@ pub struct Chebyshev {
 }
 
 /// The work vectors of [`Chebyshev::smooth`]: the residual `r`, the update
-/// `d` and `w = A d`, all of one level's length and place.
+/// `d` and `w = A d` (or, in a fused step, the next `d`), all of one
+/// level's length and place.
 #[derive(Debug)]
 pub struct ChebyshevWork<R: Real> {
     r: Vector<R>,
@@ -125,8 +130,10 @@ impl Chebyshev {
     }
 
     /// `m` Chebyshev steps on `A x = b` from `x` (or from `x = 0` if
-    /// `zero_initial`, whatever `x` holds), with `a(v, out)` setting
-    /// `out = A v` and `jacobi` the blocks of `D`. All vectors live in one
+    /// `zero_initial`, whatever `x` holds), with `a` the operator (a
+    /// closure `a(v, out)` setting `out = A v`, or a level's
+    /// [`super::LevelAction`], which may fuse the steps with their
+    /// products) and `jacobi` the blocks of `D`. All vectors live in one
     /// place and have one length. (Fixed dofs: see the [type
     /// documentation](Self).)
     ///
@@ -134,7 +141,7 @@ impl Chebyshev {
     /// Those of `a` and of the vector operations (lengths, places).
     pub fn smooth<R: Real>(
         &self,
-        a: &mut Action<'_, R>,
+        a: &mut dyn SmoothedOperator<R>,
         jacobi: &PointBlockJacobi<R>,
         b: &Vector<R>,
         x: &mut Vector<R>,
@@ -149,7 +156,7 @@ impl Chebyshev {
         let residual = if zero_initial {
             ResidualUpdate::FromRhs
         } else {
-            a(x, w)?;
+            a.apply(x, w)?;
             ResidualUpdate::RhsMinusW
         };
         let first = ChebyshevCoefficients {
@@ -162,15 +169,30 @@ impl Chebyshev {
         // steps k = 2..m: r −= A d, d = ρ_k ρ_{k−1} d + (2ρ_k/δ) D⁻¹r, x += d
         let mut rho = 1.0 / sigma;
         for _ in 2..=self.degree {
-            a(d, w)?;
             let rho_next = 1.0 / (2.0 * sigma - rho);
-            let step = ChebyshevCoefficients {
-                residual: ResidualUpdate::MinusW,
-                a: rho_next * rho,
-                c: 2.0 * rho_next / delta,
-                x_from_zero: false,
+            let (step_a, step_c) = (rho_next * rho, 2.0 * rho_next / delta);
+            let fused = FusedChebyshevStep {
+                x: &mut *x,
+                d: &*d,
+                d_next: &mut *w,
+                r: &mut *r,
+                inv: jacobi.inverse(),
+                a: step_a,
+                c: step_c,
             };
-            jacobi.chebyshev_step(x, d, r, (b, w), step)?;
+            if a.fused_chebyshev_step(fused)? {
+                // the new d is in w
+                std::mem::swap(d, w);
+            } else {
+                a.apply(d, w)?;
+                let step = ChebyshevCoefficients {
+                    residual: ResidualUpdate::MinusW,
+                    a: step_a,
+                    c: step_c,
+                    x_from_zero: false,
+                };
+                jacobi.chebyshev_step(x, d, r, (b, w), step)?;
+            }
             rho = rho_next;
         }
         Ok(())

@@ -67,7 +67,7 @@ pub use eigen::{EigenEstimate, estimate_eigenvalues, estimate_eigenvalues_of};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
 pub use operator_levels::{JacobianLevels, OperatorLevels};
-pub use operators::{Action, LevelOperators};
+pub use operators::{Action, LevelAction, LevelOperators, SmoothedOperator};
 pub use profile::{CycleProfile, LevelTimes};
 pub use representation::{LevelRepresentation, MEASURED_APPLIES, SmallLevels};
 pub use transfer::Transfer;

@@ -13,6 +13,7 @@ use crate::element::Element;
 use crate::linalg::FixedDofs;
 use crate::operator::Operator;
 use crate::quadrature::Quadrature;
+use crate::seam::FusedChebyshevStep;
 use crate::sparse::CsrMatrix;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
@@ -72,6 +73,19 @@ impl<R: Real> LevelOperators<R> for JacobianLevels<'_, R> {
         }
         let (op, state) = self.level(level)?;
         op.jacobian_diagonal(state, out)
+    }
+
+    /// An assembled level's step: one pass over its matrix
+    /// ([`Matrix::chebyshev_step`]); a matrix-free level offers none.
+    fn fused_chebyshev_step(
+        &mut self,
+        level: usize,
+        step: FusedChebyshevStep<'_, Vector<R>>,
+    ) -> Result<bool> {
+        match self.matrices.get(level) {
+            Some(Some(matrix)) => matrix.chebyshev_step(step).map(|()| true),
+            _ => Ok(false),
+        }
     }
 
     fn assemble(&mut self, level: usize) -> Result<CsrMatrix> {

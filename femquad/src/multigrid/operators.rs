@@ -3,11 +3,63 @@
 use crate::Real;
 use crate::Result;
 use crate::backend::Vector;
+use crate::seam::FusedChebyshevStep;
 use crate::sparse::CsrMatrix;
 
 /// An operator given by its action, `a(x, y)` setting `y = A x` (a level's
 /// constrained operator inside the smoother and the eigenvalue estimate).
 pub type Action<'a, R> = dyn FnMut(&Vector<R>, &mut Vector<R>) -> Result<()> + 'a;
+
+/// A level's operator as the smoother uses it ([`super::Chebyshev::smooth`]):
+/// its action `y = A x` and, where the level offers one, a Chebyshev step
+/// with the product `A d` fused in ([`FusedChebyshevStep`]). Every closure
+/// `FnMut(&Vector, &mut Vector) -> Result<()>` is one without the fused
+/// step; [`LevelAction`] is level `l` of a [`LevelOperators`].
+pub trait SmoothedOperator<R: Real> {
+    /// `y = A x`.
+    ///
+    /// # Errors
+    /// Whatever evaluating the operator reports.
+    fn apply(&mut self, x: &Vector<R>, y: &mut Vector<R>) -> Result<()>;
+
+    /// The step `w = A d`, `r ← r − w`, `d_next ← a·d + c·D⁻¹r`,
+    /// `x ← x + d_next` in one pass, bitwise [`SmoothedOperator::apply`]
+    /// followed by the unfused step, if the operator offers it: `Ok(true)`
+    /// once done, `Ok(false)` (nothing done) if it does not — the default.
+    ///
+    /// # Errors
+    /// Whatever the fused step reports.
+    fn fused_chebyshev_step(&mut self, step: FusedChebyshevStep<'_, Vector<R>>) -> Result<bool> {
+        let _ = step;
+        Ok(false)
+    }
+}
+
+impl<R: Real, F: FnMut(&Vector<R>, &mut Vector<R>) -> Result<()>> SmoothedOperator<R> for F {
+    fn apply(&mut self, x: &Vector<R>, y: &mut Vector<R>) -> Result<()> {
+        self(x, y)
+    }
+}
+
+/// Level `level` of the [`LevelOperators`] `ops` as a
+/// [`SmoothedOperator`]: its action, and its fused Chebyshev step where
+/// the level offers one ([`LevelOperators::fused_chebyshev_step`]).
+pub struct LevelAction<'o, O: ?Sized> {
+    /// The levels' operators.
+    pub ops: &'o mut O,
+    /// The level.
+    pub level: usize,
+}
+
+impl<R: Real, O: LevelOperators<R> + ?Sized> SmoothedOperator<R> for LevelAction<'_, O> {
+    fn apply(&mut self, x: &Vector<R>, y: &mut Vector<R>) -> Result<()> {
+        self.ops.apply(self.level, x, y)
+    }
+
+    fn fused_chebyshev_step(&mut self, step: FusedChebyshevStep<'_, Vector<R>>) -> Result<bool> {
+        self.ops.fused_chebyshev_step(self.level, step)
+    }
+}
 
 /// The operators `A_l` of the multigrid levels `l = 0` (coarsest) …
 /// `L` (finest), as [`super::Multigrid`] uses them: their action (every
@@ -38,6 +90,23 @@ pub trait LevelOperators<R: Real> {
     /// # Errors
     /// Whatever computing it reports.
     fn block_diagonal(&mut self, level: usize, out: &mut Vector<R>) -> Result<()>;
+
+    /// A Chebyshev step of level `l`'s smoother with the product `A_l d`
+    /// fused in ([`FusedChebyshevStep`]), if the level offers it
+    /// (an assembled level: one pass over its matrix's rows): `Ok(true)`
+    /// once done, `Ok(false)` (nothing done) otherwise — the default; the
+    /// smoother then applies [`LevelOperators::apply`] and steps apart.
+    ///
+    /// # Errors
+    /// Whatever the fused step reports.
+    fn fused_chebyshev_step(
+        &mut self,
+        level: usize,
+        step: FusedChebyshevStep<'_, Vector<R>>,
+    ) -> Result<bool> {
+        let _ = (level, step);
+        Ok(false)
+    }
 
     /// `A_l` assembled (asked for the coarsest level only), `f64`, on the host.
     ///

@@ -11,7 +11,7 @@ use super::chebyshev::{Chebyshev, ChebyshevWork};
 use super::coarse::CoarseSolver;
 use super::eigen::{EigenEstimate, estimate_eigenvalues};
 use super::levels::LevelSpaces;
-use super::operators::LevelOperators;
+use super::operators::{LevelAction, LevelOperators};
 use super::profile::{CycleProfile, Phase, Profiler};
 use super::representation::SmallLevels;
 use super::transfer::Transfer;
@@ -207,8 +207,11 @@ struct Ready<R: Real> {
 /// at most by adding a zero, of either sign); the test
 /// `multigrid_launches` checks the cycle against the textbook one.
 /// Per smoothed level, with `m = 2` and an assembled operator (one launch
-/// per product), that is 10 kernels: 4 products, 4 Chebyshev steps, the
-/// residual restriction and the prolongation.
+/// per product), that is 8 kernels: 2 products (the residual's and the
+/// post-smoothing's `A x`), 2 Chebyshev steps, 2 Chebyshev steps with the
+/// product `A d` fused in ([`LevelOperators::fused_chebyshev_step`]), the
+/// residual restriction and the prolongation; a matrix-free level has 10
+/// (each step and its product apart).
 ///
 /// # Setup
 /// [`Multigrid::setup`] computes, on each level above the coarsest, the
@@ -800,9 +803,12 @@ impl<R: Real> Cycle<'_, R> {
         let transfer = &transfers[l - 1];
         // the unconstrained operator: D⁻¹ zero on the fixed dofs keeps them
         // out of the smoothing (see the type documentation)
-        let mut a = |v: &Vector<R>, y: &mut Vector<R>| ops.apply(l, v, y);
         // pre-smoothing from zero, then the residual
         let (jacobi, chebyshev) = &self.ready.smoothers[l - 1];
+        let mut a = LevelAction {
+            ops: &mut *ops,
+            level: l,
+        };
         chebyshev.smooth(&mut a, jacobi, b, x, true, &mut w.smoother)?;
         self.lap(l, Phase::Smoothing, x)?;
         ops.apply(l, x, &mut w.ax)?;
@@ -815,7 +821,10 @@ impl<R: Real> Cycle<'_, R> {
         self.lap(l, Phase::Prolongation, x)?;
         // post-smoothing
         let (jacobi, chebyshev) = &self.ready.smoothers[l - 1];
-        let mut a = |v: &Vector<R>, y: &mut Vector<R>| ops.apply(l, v, y);
+        let mut a = LevelAction {
+            ops: &mut *ops,
+            level: l,
+        };
         chebyshev.smooth(&mut a, jacobi, b, x, false, &mut w.smoother)?;
         self.lap(l, Phase::Smoothing, x)
     }

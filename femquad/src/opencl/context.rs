@@ -77,6 +77,25 @@ impl DeviceStats {
     }
 }
 
+/// One command of a device timeline ([`Device::start_trace`]): what it
+/// was (a kernel's function name, or `read <what>` / `write <what>` for a
+/// transfer) and the profiling times of its event, in nanoseconds of the
+/// device's clock: queued (`CL_PROFILING_COMMAND_QUEUED`), started and
+/// ended on the device. `end − start` is the command's device time; the
+/// gap from one command's `end` to the next one's `start` is time the
+/// device waited for the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEntry {
+    /// The kernel's function name, or the transfer.
+    pub name: String,
+    /// When the host enqueued it.
+    pub queued: u64,
+    /// When the device started it.
+    pub start: u64,
+    /// When the device finished it.
+    pub end: u64,
+}
+
 /// What a host-to-device transfer carries, for [`DeviceStats`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transfer {
@@ -113,6 +132,9 @@ pub struct Device {
     lost: OnceLock<(&'static str, i32)>,
     /// Compiled programs on disk, across processes (none unless asked for).
     program_cache: Option<ProgramCache>,
+    /// The commands enqueued since [`Device::start_trace`], with their
+    /// events; `None` when not tracing (no event is kept).
+    trace: Mutex<Option<Vec<(String, Event)>>>,
     context: Context,
 }
 
@@ -212,6 +234,7 @@ impl Device {
             stats: Mutex::new(DeviceStats::default()),
             lost: OnceLock::new(),
             program_cache,
+            trace: Mutex::new(None),
             context,
         }))
     }
@@ -224,6 +247,76 @@ impl Device {
     /// Transfer and build counters so far.
     pub fn stats(&self) -> DeviceStats {
         *lock(&self.stats)
+    }
+
+    /// Starts a device timeline (dropping one under way): from now on every
+    /// kernel launched through femquad's launch helper and every blocking
+    /// transfer of the compute queue keeps its event, named
+    /// ([`TraceEntry`]), until [`Device::take_trace`]. A launch then asks
+    /// for an event, which costs the host a few µs more per launch (see
+    /// `opencl::launch`): trace to see where the time goes, not to time.
+    pub fn start_trace(&self) {
+        *lock(&self.trace) = Some(Vec::new());
+    }
+
+    /// Whether a timeline is being recorded ([`Device::start_trace`]).
+    pub fn tracing(&self) -> bool {
+        lock(&self.trace).is_some()
+    }
+
+    /// Stops the timeline and returns it, in the order the commands were
+    /// enqueued, once each has completed (waits for them); empty if none
+    /// was started.
+    ///
+    /// # Errors
+    /// The device's error while waiting ([`Error::DeviceLost`]); a device
+    /// that reports no profiling times for a command, naming it.
+    pub fn take_trace(&self) -> Result<Vec<TraceEntry>> {
+        let Some(recorded) = lock(&self.trace).take() else {
+            return Ok(Vec::new());
+        };
+        recorded
+            .into_iter()
+            .map(|(name, event)| {
+                self.wait(&event, &name)?;
+                let times = (
+                    event.profiling_command_queued(),
+                    event.profiling_command_start(),
+                    event.profiling_command_end(),
+                );
+                match times {
+                    (Ok(queued), Ok(start), Ok(end)) => Ok(TraceEntry {
+                        name,
+                        queued,
+                        start,
+                        end,
+                    }),
+                    (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+                        Err(self.failure("clGetEventProfilingInfo", &name, 0, e))
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Keeps `event` (a command `name`) in the timeline, if one is being
+    /// recorded; the caller keeps its own handle.
+    pub(crate) fn record(
+        &self,
+        name: impl FnOnce() -> Result<String>,
+        event: &Event,
+    ) -> Result<()> {
+        let mut trace = lock(&self.trace);
+        let Some(entries) = trace.as_mut() else {
+            return Ok(());
+        };
+        let name = name()?;
+        // SAFETY: `event` is a live event (borrowed); the retained handle
+        // is released by the new `Event`'s drop.
+        unsafe { opencl3::event::retain_event(event.get()) }
+            .map_err(|e| self.failure("clRetainEvent", &name, 0, ClError(e)))?;
+        entries.push((name, Event::new(event.get())));
+        Ok(())
     }
 
     /// The device's in-order command queue (with profiling), for launching
@@ -602,7 +695,7 @@ impl Device {
         // SAFETY: blocking write from a live slice into a buffer that holds
         // `offset + data.len()` values (callers allocate buffers for the
         // data they write).
-        unsafe {
+        let event = unsafe {
             self.queue.enqueue_write_buffer(
                 buffer,
                 CL_BLOCKING,
@@ -612,6 +705,7 @@ impl Device {
             )
         }
         .map_err(|e| self.failure("clEnqueueWriteBuffer", what, bytes, e))?;
+        self.record(|| Ok(format!("write {what}")), &event)?;
         let mut s = lock(&self.stats);
         match kind {
             Transfer::Geometry => s.geometry_bytes += bytes as u64,
@@ -636,11 +730,12 @@ impl Device {
         let bytes = std::mem::size_of_val(data);
         // SAFETY: blocking read into a live slice from a buffer at least as
         // large (callers allocate buffers for the data they read).
-        unsafe {
+        let event = unsafe {
             self.queue
                 .enqueue_read_buffer(buffer, CL_BLOCKING, 0, data, &[])
         }
         .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
+        self.record(|| Ok(format!("read {what}")), &event)?;
         self.count_read(bytes);
         Ok(())
     }
@@ -750,7 +845,7 @@ impl Device {
         let bytes = std::mem::size_of_val(data);
         // SAFETY: blocking read into a live slice; callers keep
         // offset + data.len() within the buffer.
-        unsafe {
+        let event = unsafe {
             self.queue.enqueue_read_buffer(
                 buffer,
                 CL_BLOCKING,
@@ -760,6 +855,7 @@ impl Device {
             )
         }
         .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
+        self.record(|| Ok(format!("read {what}")), &event)?;
         let mut s = lock(&self.stats);
         s.read_bytes += bytes as u64;
         s.scalar_reads += 1;

@@ -10,6 +10,11 @@
 //! profiling queue, one without ~4.5 µs (`apply_overhead`'s launch floor,
 //! H100), and the small levels of a V-cycle are made of such launches.
 //! Everything else is [`Launch::submit`]: the in-order queue orders it.
+//!
+//! While the device records a timeline ([`Device::start_trace`]), every
+//! launch asks for its event and the device keeps it, named by the
+//! kernel's function name ([`Device::take_trace`]); otherwise nothing is
+//! kept.
 
 use opencl3::error_codes::{
     CL_SUCCESS, ClError, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED,
@@ -64,6 +69,10 @@ impl<'k> Launch<'k> {
         local: Option<usize>,
         what: &str,
     ) -> Result<()> {
+        if device.tracing() {
+            // the event kept in the timeline (`enqueue` records it)
+            return self.enqueue(device, global, local, what).map(drop);
+        }
         let queue = device.live_queue()?;
         let local_ptr = local
             .as_ref()
@@ -131,6 +140,86 @@ impl<'k> Launch<'k> {
         }
         .map_err(|e| device.failure("clEnqueueNDRangeKernel", what, 0, e))?;
         device.count_launch();
+        let kernel = self.kernel;
+        device.record(
+            || {
+                kernel
+                    .function_name()
+                    .map_err(|e| device.failure("clGetKernelInfo", what, 0, e))
+            },
+            &event,
+        )?;
         Ok(event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Buffer, Launch};
+    use crate::opencl::context::Transfer;
+    use crate::opencl::testing::device;
+
+    /// A timeline names the launches (both helpers) and the transfers in
+    /// the order they were enqueued, each with `queued ≤ start ≤ end` and
+    /// the starts increasing (an in-order queue); without
+    /// `start_trace`, and after `take_trace`, it is empty.
+    #[test]
+    fn a_trace_names_the_commands_in_order_with_their_times() {
+        let d = device();
+        let source = "__kernel void add_one(__global float *x) { x[get_global_id(0)] += 1.0f; }
+            __kernel void twice(__global float *x) { x[get_global_id(0)] *= 2.0f; }";
+        let (one, two) = (
+            d.kernel(source, "add_one").unwrap(),
+            d.kernel(source, "twice").unwrap(),
+        );
+        let mut x = d.alloc::<f32>(256, "x").unwrap();
+        // the arguments match `add_one` and `twice`; x holds 256 floats
+        let run = |k, x: &Buffer<f32>| {
+            Launch::new(k)
+                .mem(x)
+                .and_then(|l| l.submit(&d, 256, None, "a test kernel"))
+                .unwrap();
+        };
+        run(&one, &x);
+        assert!(!d.tracing());
+        assert_eq!(d.take_trace().unwrap(), vec![]);
+        d.start_trace();
+        assert!(d.tracing());
+        d.write(&mut x, &[1.0; 256], Transfer::Vector, "x").unwrap();
+        run(&one, &x);
+        run(&two, &x);
+        let kept = Launch::new(&one)
+            .mem(&x)
+            .and_then(|l| l.enqueue(&d, 256, None, "a test kernel"))
+            .unwrap();
+        run(&two, &x);
+        let mut back = vec![0.0f32; 256];
+        d.read(&x, &mut back, "x back").unwrap();
+        assert!(back.iter().all(|&v| v == 10.0), "{back:?}"); // ((1+1)·2+1)·2
+        let trace = d.take_trace().unwrap();
+        let names: Vec<&str> = trace.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "write x",
+                "add_one",
+                "twice",
+                "add_one",
+                "twice",
+                "read x back"
+            ]
+        );
+        for e in &trace {
+            assert!(e.queued <= e.start && e.start <= e.end, "{e:?}");
+        }
+        for p in trace.windows(2) {
+            assert!(p[0].start <= p[1].start, "{p:?}");
+        }
+        // the caller's event is still its own
+        assert!(d.event_times(&kept, "add_one").unwrap().is_some());
+        // stopped: nothing more is recorded
+        assert!(!d.tracing());
+        run(&two, &x);
+        assert_eq!(d.take_trace().unwrap(), vec![]);
     }
 }

@@ -33,7 +33,7 @@ pub mod vector;
 mod tests;
 
 pub use case::KernelCase;
-pub use context::{Device, DeviceStats};
+pub use context::{Device, DeviceStats, TraceEntry};
 pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};
 pub use launch_config::{AtomicAdd, GeometryMode, KernelVariant, LaunchConfig, Output};
 pub use matrix::DeviceCsr;

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use super::multigrid::FusedChebyshevStep;
 use crate::{Real, Result};
 
 /// A square sparse matrix (compressed sparse rows on a pattern of a
@@ -31,6 +32,17 @@ pub trait AssembledMatrix<R: Real> {
     /// # Errors
     /// `out` of a wrong length (or on another device); backend failures.
     fn point_block_diagonal(&self, out: &mut Self::Vector) -> Result<()>;
+
+    /// One Chebyshev step with this matrix's product fused in
+    /// ([`FusedChebyshevStep`]): per node `n` of `N_comp` rows
+    /// `i = n·N_comp + fc`, `w_i` as [`AssembledMatrix::apply`] sums it,
+    /// then the node's updates as the unfused step makes them — bitwise
+    /// `apply` followed by the backend's Chebyshev step.
+    ///
+    /// # Errors
+    /// An operand of a wrong length (or on another device), `inv` not
+    /// `n_rows·N_comp`; backend failures.
+    fn chebyshev_step(&self, step: FusedChebyshevStep<'_, Self::Vector>) -> Result<()>;
 
     /// The stored values on the host, in the pattern's order (a download
     /// on a device).

@@ -11,8 +11,8 @@ mod multigrid;
 
 pub use matrix::AssembledMatrix;
 pub use multigrid::{
-    ChebyshevCoefficients, ChebyshevOperands, MultigridOps, ResidualUpdate, TransferGraph,
-    block_tolerance,
+    ChebyshevCoefficients, ChebyshevOperands, FusedChebyshevStep, MultigridOps, ResidualUpdate,
+    TransferGraph, block_tolerance,
 };
 
 use std::borrow::Cow;

@@ -104,6 +104,36 @@ pub struct ChebyshevCoefficients {
     pub x_from_zero: bool,
 }
 
+/// A Chebyshev step with the operator's product fused in, one pass over
+/// the rows of an assembled matrix `A` ([`super::AssembledMatrix::chebyshev_step`]):
+///
+/// ```text
+/// w = A d,   r ← r − w,   d_next ← a·d + c·D⁻¹r,   x ← x + d_next
+/// ```
+///
+/// (the step [`MultigridOps::chebyshev_step`] makes with
+/// [`ResidualUpdate::MinusW`] after `w = A d`), each entry by the
+/// operations of that unfused sequence. The new direction goes to
+/// `d_next`, not `d`, which the other rows' products still read; the
+/// caller swaps the two.
+#[derive(Debug)]
+pub struct FusedChebyshevStep<'a, V> {
+    /// The iterate.
+    pub x: &'a mut V,
+    /// The direction, read (`A d` and `a·d`).
+    pub d: &'a V,
+    /// The new direction, written.
+    pub d_next: &'a mut V,
+    /// The residual, `r ← r − A d`.
+    pub r: &'a mut V,
+    /// The point-block inverse `D⁻¹` (`[node][fc][gc]`).
+    pub inv: &'a V,
+    /// `a` in `d_next = a·d + c·D⁻¹r`.
+    pub a: f64,
+    /// `c` in `d_next = a·d + c·D⁻¹r`.
+    pub c: f64,
+}
+
 /// The multigrid kernels of one backend, for fields of
 /// [`MultigridOps::n_comp`] components per node (dofs interleaved
 /// node-major, `dof = node·N_comp + c`) in precision `R`.

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::csr::CsrMatrix;
 use super::pattern::SparsityPattern;
 use crate::error::check_len;
-use crate::seam::AssembledMatrix;
+use crate::seam::{AssembledMatrix, FusedChebyshevStep};
 use crate::{Error, Real, Result};
 
 /// Rows per parallel task of the SpMV.
@@ -80,16 +80,67 @@ impl<R: Real> HostCsr<R> {
         let n = self.pattern.n_rows();
         check_len("x", x, n)?;
         check_len("y", y, n)?;
-        let (row_ptr, col_idx) = (self.pattern.row_ptr(), self.pattern.col_idx());
         y.par_iter_mut()
             .with_min_len(ROWS_PER_TASK)
             .enumerate()
             .for_each(|(i, yi)| {
-                let mut acc = R::ZERO;
-                for k in row_ptr[i]..row_ptr[i + 1] {
-                    acc += self.values[k] * x[col_idx[k] as usize];
+                *yi = self.row_sum(i, x);
+            });
+        Ok(())
+    }
+
+    /// `Σ_k values[k]·x[col_idx[k]]` over row `i`, in column order.
+    fn row_sum(&self, i: usize, x: &[R]) -> R {
+        let (row_ptr, col_idx) = (self.pattern.row_ptr(), self.pattern.col_idx());
+        let mut acc = R::ZERO;
+        for k in row_ptr[i]..row_ptr[i + 1] {
+            acc += self.values[k] * x[col_idx[k] as usize];
+        }
+        acc
+    }
+
+    /// One Chebyshev step with the SpMV fused ([`FusedChebyshevStep`]),
+    /// parallel over nodes: per node `n`, `w_i` of its `N_comp` rows as
+    /// [`HostCsr::spmv`] sums them, then the node's updates by the
+    /// operations of the native Chebyshev step (`r + (−1)·w`,
+    /// `a·d + c·Σ_j inv·r`, `x + 1·d_next`) — bitwise `spmv` followed by
+    /// that step; twin of `spmv_chebyshev_step` (`kernels/spmv.cl`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `pattern` if it was not built from
+    /// a space, an operand for a wrong length.
+    pub fn chebyshev_step(&self, o: FusedChebyshevStep<'_, Vec<R>>) -> Result<()> {
+        let nc = self
+            .pattern
+            .n_comp()
+            .ok_or_else(|| Error::arg("pattern", "was not built from a function space"))?;
+        let n = self.pattern.n_rows();
+        check_len("inv", o.inv, n * nc)?;
+        check_len("d", o.d, n)?;
+        check_len("d_next", o.d_next, n)?;
+        check_len("r", o.r, n)?;
+        check_len("x", o.x, n)?;
+        let (a, c) = (R::from_f64(o.a), R::from_f64(o.c));
+        let (minus_one, one) = (R::from_f64(-1.0), R::from_f64(1.0));
+        let (d, inv) = (&o.d[..], &o.inv[..]);
+        o.x.par_chunks_mut(nc)
+            .zip(o.d_next.par_chunks_mut(nc))
+            .zip(o.r.par_chunks_mut(nc))
+            .with_min_len(ROWS_PER_TASK / nc)
+            .enumerate()
+            .for_each(|(node, ((x, d_next), r))| {
+                for (fc, rf) in r.iter_mut().enumerate() {
+                    *rf += minus_one * self.row_sum(node * nc + fc, d);
                 }
-                *yi = acc;
+                for fc in 0..nc {
+                    let mut s = R::ZERO;
+                    for (g, &rg) in r.iter().enumerate() {
+                        s += inv[(node * nc + fc) * nc + g] * rg;
+                    }
+                    let i = node * nc + fc;
+                    d_next[fc] = a * d[i] + c * s;
+                    x[fc] += one * d_next[fc];
+                }
             });
         Ok(())
     }
@@ -136,6 +187,10 @@ impl<R: Real> AssembledMatrix<R> for HostCsr<R> {
 
     fn values_to_host(&self) -> Result<Cow<'_, [R]>> {
         Ok(Cow::Borrowed(&self.values))
+    }
+
+    fn chebyshev_step(&self, step: FusedChebyshevStep<'_, Vec<R>>) -> Result<()> {
+        HostCsr::chebyshev_step(self, step)
     }
 }
 

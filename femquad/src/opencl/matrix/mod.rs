@@ -62,6 +62,13 @@
 //! warp's loads by the row length (uncoalesced for the 27–81 entries of a
 //! Lamé row).
 //!
+//! A Chebyshev step of the multigrid smoother runs fused with its SpMV
+//! (`spmv_chebyshev_step`, [`DeviceCsr::chebyshev_step`]): a team of `L`
+//! work-items per node sums the node's `N_comp` rows as the SpMV does (the
+//! same function, the same bits), then updates the node's residual,
+//! direction and iterate — one launch where the SpMV and the step were two,
+//! and `w = A d` never written.
+//!
 //! The point-block diagonal is found by a binary search per entry.
 
 use std::borrow::Cow;
@@ -75,7 +82,7 @@ use super::launch::Launch;
 use super::operator::{Assembly, OpenClIntegrator};
 use super::source::spmv_source;
 use super::vector::DeviceVector;
-use crate::seam::AssembledMatrix;
+use crate::seam::{AssembledMatrix, FusedChebyshevStep};
 use crate::sparse::{CsrMatrix, SparsityPattern};
 use crate::{Error, Real, Result};
 
@@ -118,6 +125,7 @@ pub struct DeviceCsr<R: Real> {
     /// Work-items per row of the SpMV ([`lanes::SPMV_LANES`]).
     lanes: usize,
     spmv: Kernel,
+    chebyshev_step: Kernel,
     diagonal: Kernel,
     maps: Option<AssemblyMaps<R>>,
 }
@@ -197,6 +205,7 @@ impl<R: Real> DeviceCsr<R> {
             values: DeviceVector::zeros(device, nnz)?,
             lanes: lanes_for(nnz, pattern.n_rows()),
             spmv: device.kernel(&source, "spmv")?,
+            chebyshev_step: device.kernel(&source, "spmv_chebyshev_step")?,
             diagonal: device.kernel(&source, "point_block_diagonal")?,
             maps: None,
         })
@@ -401,6 +410,48 @@ impl<R: Real> DeviceCsr<R> {
         Ok(())
     }
 
+    /// One Chebyshev step with the SpMV fused ([`FusedChebyshevStep`]:
+    /// `w = A d`, `r ← r − w`, `d_next ← a·d + c·D⁻¹r`, `x ← x + d_next`):
+    /// one launch, [`DeviceCsr::lanes`] work-items per node (see the
+    /// module's documentation) — bitwise [`DeviceCsr::apply`] followed by
+    /// the multigrid kernels' Chebyshev step.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming an operand of a wrong length (`inv`:
+    /// `n_rows·N_comp`) or on another device.
+    pub fn chebyshev_step(&self, o: FusedChebyshevStep<'_, DeviceVector<R>>) -> Result<()> {
+        let n = self.n_rows();
+        self.check("inv", o.inv, n * self.n_comp)?;
+        self.check("d", o.d, n)?;
+        self.check("d_next", o.d_next, n)?;
+        self.check("r", o.r, n)?;
+        self.check("x", o.x, n)?;
+        let n_nodes = n / self.n_comp;
+        // Argument order of spmv_chebyshev_step (kernels/spmv.cl); every
+        // vector holds n_rows = n_nodes·N_comp values (inv N_comp times
+        // more), every column index is below n_rows; lanes divides GROUP.
+        Launch::new(&self.chebyshev_step)
+            .mem(&self.row_ptr)?
+            .mem(&self.col_idx)?
+            .mem(self.values.buffer())?
+            .mem(o.d.buffer())?
+            .mem(o.d_next.buffer_mut())?
+            .mem(o.r.buffer_mut())?
+            .mem(o.x.buffer_mut())?
+            .mem(o.inv.buffer())?
+            .value(to_i32(n_nodes, "nodes")?)?
+            .value(self.lanes as i32)?
+            .value(R::from_f64(o.a))?
+            .value(R::from_f64(o.c))?
+            .submit(
+                &self.device,
+                groups(n_nodes * self.lanes),
+                Some(GROUP),
+                "the SpMV fused with a Chebyshev step",
+            )?;
+        Ok(())
+    }
+
     /// The point-block diagonal into `out` (`n_nodes·N_comp²` entries,
     /// `[node][fc][gc]`, 0 where not stored).
     ///
@@ -443,7 +494,11 @@ impl<R: Real> DeviceCsr<R> {
                 format!(
                     "expected {len} entries (the matrix's {} rows{}), got {}",
                     self.n_rows(),
-                    if name == "out" { " × N_comp" } else { "" },
+                    if matches!(name, "out" | "inv") {
+                        " × N_comp"
+                    } else {
+                        ""
+                    },
                     v.len()
                 ),
             ));
@@ -475,6 +530,10 @@ impl<R: Real> AssembledMatrix<R> for DeviceCsr<R> {
 
     fn values_to_host(&self) -> Result<Cow<'_, [R]>> {
         Ok(Cow::Owned(self.values.to_host()?))
+    }
+
+    fn chebyshev_step(&self, step: FusedChebyshevStep<'_, DeviceVector<R>>) -> Result<()> {
+        DeviceCsr::chebyshev_step(self, step)
     }
 }
 
