@@ -57,6 +57,7 @@ mod operator_levels;
 mod operators;
 mod profile;
 mod representation;
+mod single;
 mod transfer;
 mod vcycle;
 
@@ -70,6 +71,7 @@ pub use operator_levels::{JacobianLevels, OperatorLevels};
 pub use operators::{Action, LevelOperators};
 pub use profile::{CycleProfile, LevelTimes};
 pub use representation::{LevelRepresentation, MEASURED_APPLIES, SmallLevels};
+pub use single::{CyclePrecision, SingleLevels};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport, smoother_setup_error};
 
