@@ -1,20 +1,17 @@
 //! The V-cycle in single precision inside a double-precision solve:
-//! [`CyclePrecision`], [`SingleCycle`] (the `f32` multigrid a
-//! [`Multigrid<f64>`](super::Multigrid) runs its cycles on) and
-//! [`SingleLevels`] (the levels' operators in `f32`: single-precision copies
-//! of their assembled matrices).
+//! [`CyclePrecision`] and [`SingleLevels`] (the levels' operators in `f32`:
+//! single-precision copies of their assembled matrices). The `f32`
+//! multigrid a [`Multigrid<f64>`](super::Multigrid) then runs its cycles on
+//! is part of it (`vcycle.rs`).
 
 use super::operators::LevelOperators;
-use super::transfer::Transfer;
-use super::vcycle::{Multigrid, MultigridOptions};
 use crate::backend::{Matrix, Vector};
-use crate::linalg::FixedDofs;
 use crate::sparse::CsrMatrix;
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
 /// The precision of the multigrid V-cycle
-/// ([`MultigridOptions::cycle_precision`]).
+/// ([`MultigridOptions::cycle_precision`](super::MultigridOptions::cycle_precision)).
 ///
 /// The outer Krylov solve (its residual, its tolerance, its operator) stays
 /// in the problem's precision either way; with [`CyclePrecision::Single`]
@@ -41,7 +38,7 @@ use crate::{Error, Real, Result};
 /// would become ±∞ — a residual of 10³⁸ is not a solve's.)
 ///
 /// Single needs every smoothed level assembled
-/// ([`MultigridOptions::assembled_max_dofs`] at least the finest level's
+/// ([`MultigridOptions::assembled_max_dofs`](super::MultigridOptions::assembled_max_dofs) at least the finest level's
 /// dofs): the `f32` copies are of assembled matrices; a matrix-free
 /// smoothed level is refused ([`Error::InvalidArgument`] naming
 /// `cycle_precision`). On an `f32` problem the cycle is in `f32` already:
@@ -69,63 +66,6 @@ pub(crate) fn matrix_free_level_error(level: usize, dofs: Option<usize>) -> Erro
              use CyclePrecision::Working"
         ),
     )
-}
-
-/// The `f32` multigrid a [`Multigrid<R>`](super::Multigrid) with
-/// [`CyclePrecision::Single`] (and `R = f64`) runs its cycles on, and the
-/// finest level's `f32` right-hand side and solution.
-pub(crate) struct SingleCycle {
-    pub(crate) multigrid: Multigrid<f32>,
-    b: Vector<f32>,
-    x: Vector<f32>,
-}
-
-impl SingleCycle {
-    /// The `f32` multigrid of the levels of `sizes` (dofs and `N_comp`,
-    /// coarsest first) joined by `transfers` (host transfers of any
-    /// precision, converted) with the fixed dofs `fixed`, its vectors where
-    /// `finest_like` lives.
-    ///
-    /// # Errors
-    /// Those of building the multigrid.
-    pub(crate) fn new<R: Real>(
-        sizes: Vec<(usize, usize)>,
-        transfers: &[Transfer<R>],
-        fixed: &[FixedDofs],
-        finest_like: &Vector<R>,
-        options: MultigridOptions,
-    ) -> Result<Self> {
-        let n = finest_like.len();
-        let zeros = || -> Result<Vector<f32>> {
-            Ok(match finest_like {
-                Vector::Host(_) => Vector::host_zeros(n),
-                Vector::Device(d) => Vector::device_zeros(d.device(), n)?,
-            })
-        };
-        let (b, x) = (zeros()?, zeros()?);
-        let transfers = transfers
-            .iter()
-            .map(Transfer::in_precision::<f32>)
-            .collect::<Result<Vec<_>>>()?;
-        let multigrid = Multigrid::build(sizes, transfers, fixed, &b, options)?;
-        Ok(SingleCycle { multigrid, b, x })
-    }
-
-    /// `x = P(M₃₂⁻¹ P⁻¹ b)`: `b` rounded to `f32`, one `f32` V-cycle, its
-    /// result widened into `x` (two conversion kernels on a device).
-    ///
-    /// # Errors
-    /// Those of [`Vector::convert_from`] and [`Multigrid::apply`].
-    pub(crate) fn apply<R: Real>(
-        &mut self,
-        ops: &mut dyn LevelOperators<f32>,
-        b: &Vector<R>,
-        x: &mut Vector<R>,
-    ) -> Result<()> {
-        self.b.convert_from(b)?;
-        self.multigrid.apply(ops, &self.b, &mut self.x)?;
-        x.convert_from(&self.x)
-    }
 }
 
 /// The operators of the levels in `f32` for a cycle in single precision:

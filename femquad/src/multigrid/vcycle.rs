@@ -14,7 +14,7 @@ use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::profile::{CycleProfile, Phase, Profiler};
 use super::representation::SmallLevels;
-use super::single::{CyclePrecision, SingleCycle};
+use super::single::CyclePrecision;
 use super::transfer::Transfer;
 use crate::backend::{IndexSet, MultigridKernels, Vector};
 use crate::linalg::FixedDofs;
@@ -443,7 +443,7 @@ impl<R: Real> Multigrid<R> {
 
     /// The multigrid of levels of `sizes` (dofs, `N_comp`; coarsest
     /// first); see [`Multigrid::from_parts`].
-    pub(super) fn build(
+    fn build(
         sizes: Vec<(usize, usize)>,
         transfers: Vec<Transfer<R>>,
         fixed: &[FixedDofs],
@@ -898,6 +898,63 @@ fn working_only(what: &str, instead: &str) -> Error {
              an f32 multigrid): it is {what} with {instead}"
         ),
     )
+}
+
+/// The `f32` multigrid a [`Multigrid<R>`](Multigrid) with
+/// [`CyclePrecision::Single`] (and `R = f64`) runs its cycles on, and the
+/// finest level's `f32` right-hand side and solution.
+struct SingleCycle {
+    multigrid: Multigrid<f32>,
+    b: Vector<f32>,
+    x: Vector<f32>,
+}
+
+impl SingleCycle {
+    /// The `f32` multigrid of the levels of `sizes` (dofs and `N_comp`,
+    /// coarsest first) joined by `transfers` (host transfers of any
+    /// precision, converted) with the fixed dofs `fixed`, its vectors where
+    /// `finest_like` lives.
+    ///
+    /// # Errors
+    /// Those of building the multigrid.
+    fn new<R: Real>(
+        sizes: Vec<(usize, usize)>,
+        transfers: &[Transfer<R>],
+        fixed: &[FixedDofs],
+        finest_like: &Vector<R>,
+        options: MultigridOptions,
+    ) -> Result<Self> {
+        let n = finest_like.len();
+        let zeros = || -> Result<Vector<f32>> {
+            Ok(match finest_like {
+                Vector::Host(_) => Vector::host_zeros(n),
+                Vector::Device(d) => Vector::device_zeros(d.device(), n)?,
+            })
+        };
+        let (b, x) = (zeros()?, zeros()?);
+        let transfers = transfers
+            .iter()
+            .map(Transfer::in_precision::<f32>)
+            .collect::<Result<Vec<_>>>()?;
+        let multigrid = Multigrid::build(sizes, transfers, fixed, &b, options)?;
+        Ok(SingleCycle { multigrid, b, x })
+    }
+
+    /// `x = P(M₃₂⁻¹ P⁻¹ b)`: `b` rounded to `f32`, one `f32` V-cycle, its
+    /// result widened into `x` (two conversion kernels on a device).
+    ///
+    /// # Errors
+    /// Those of [`Vector::convert_from`] and [`Multigrid::apply`].
+    fn apply<R: Real>(
+        &mut self,
+        ops: &mut dyn LevelOperators<f32>,
+        b: &Vector<R>,
+        x: &mut Vector<R>,
+    ) -> Result<()> {
+        self.b.convert_from(b)?;
+        self.multigrid.apply(ops, &self.b, &mut self.x)?;
+        x.convert_from(&self.x)
+    }
 }
 
 /// A set-up multigrid as one V-cycle reads it (borrowed apart from the
