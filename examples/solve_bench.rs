@@ -45,6 +45,10 @@
 //! `J·v` and `F(u)` on the same mesh (to compare with cuSPARSE's SpMV of
 //! that matrix). `--measure-levels` decides each level up to
 //! `--assembled-max-dofs` by timing both representations at setup.
+//! `--cycle-precision f64,f32` solves each case twice, the V-cycle in the
+//! working precision and in f32 inside the f64 CG (`CyclePrecision`;
+//! needs `--assembled-max-dofs` ≥ the finest dofs), column
+//! `cycle_precision`.
 //!
 //! `--heat be,bdf2` adds, after each Poisson case's solve, one
 //! backward-Euler and one BDF2 step of the heat equation `u_t − Δu = 1`

@@ -37,6 +37,14 @@ use crate::{Error, Real, Result};
 /// rounding of any preconditioner. (Values of `r` beyond `f32::MAX`
 /// would become ±∞ — a residual of 10³⁸ is not a solve's.)
 ///
+/// The point-block Jacobi inverse comes from the `f32` matrix (its
+/// point-block diagonal, inverted in `f32`), not converted from the `f64`
+/// one: it is then the inverse of the diagonal of the operator the `f32`
+/// smoother applies, and no further conversion is needed. With one level
+/// (the direct solve alone) the cycle is the `f64` factorization applied
+/// to the `f32`-rounded residual, no longer an exact solve: CG needs an
+/// iteration or two more than its one; Working suits that case.
+///
 /// Single needs every smoothed level assembled
 /// ([`MultigridOptions::assembled_max_dofs`](super::MultigridOptions::assembled_max_dofs) at least the finest level's
 /// dofs): the `f32` copies are of assembled matrices; a matrix-free
