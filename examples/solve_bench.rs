@@ -51,6 +51,10 @@
 //! — to see the device's time per kernel and its idle gaps between them;
 //! that solve's launches then keep events, so its time is not the
 //! benchmark's.
+//! `--cycle-precision f64,f32` solves each case twice, the V-cycle in the
+//! working precision and in f32 inside the f64 CG (`CyclePrecision`;
+//! needs `--assembled-max-dofs` ≥ the finest dofs), column
+//! `cycle_precision`.
 //!
 //! `--heat be,bdf2` adds, after each Poisson case's solve, one
 //! backward-Euler and one BDF2 step of the heat equation `u_t − Δu = 1`
@@ -84,7 +88,8 @@ use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
 use femquad::multigrid::{
-    CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport, SmallLevels,
+    CyclePrecision, CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport,
+    SmallLevels,
 };
 use femquad::opencl::{Device, DeviceSelector, KernelOptions, ProgramCache, TraceEntry};
 use femquad::operator::Operator;
@@ -171,6 +176,15 @@ struct Args {
     /// assembling it.
     #[arg(long)]
     measure_levels: bool,
+    /// Precision of the multigrid V-cycle, comma-separated for one row
+    /// each (e.g. `f64,f32`): `f64` (or `working`: the problem's precision)
+    /// or `f32` (or `single`: the cycle in single precision inside the
+    /// f64 CG, `CyclePrecision::Single`; needs `--assembled-max-dofs` of at
+    /// least the finest level's dofs). The CSV's `cycle_precision` column
+    /// says which precision the cycle ran in (f32 on an f32 problem either
+    /// way).
+    #[arg(long, default_value = "f64")]
+    cycle_precision: String,
     /// Profile the V-cycles: print, per level, the milliseconds per cycle of
     /// each phase (smoothing, residual, restriction, prolongation, coarse
     /// solve) and the time of CG outside the cycles. Every phase then waits
@@ -232,6 +246,9 @@ struct Row {
     device: String,
     /// mg, jacobi or none.
     preconditioner: String,
+    /// The precision the multigrid V-cycle ran in (`--cycle-precision`):
+    /// f64 or f32; empty without multigrid.
+    cycle_precision: String,
     /// `unit box`, or the Gmsh file (`--mesh`).
     mesh: String,
     /// Intervals per side of the coarse unit box (0 for a Gmsh mesh) and
@@ -393,12 +410,13 @@ fn parse_preconditioners(
     profile: bool,
     assembled_max_dofs: usize,
     small_levels: SmallLevels,
+    cycle_precisions: &[CyclePrecision],
 ) -> Result<Vec<(String, Preconditioner)>> {
-    s.split(',')
-        .map(|p| {
-            let p = p.trim();
-            let pc = match p {
-                "mg" => {
+    let mut pcs = Vec::new();
+    for p in s.split(',').map(str::trim) {
+        match p {
+            "mg" => {
+                for &cycle_precision in cycle_precisions {
                     let mut o = MultigridOptions::default();
                     if let Some(d) = degree {
                         o.degree = d;
@@ -406,20 +424,48 @@ fn parse_preconditioners(
                     o.profile = profile;
                     o.assembled_max_dofs = assembled_max_dofs;
                     o.small_levels = small_levels;
-                    Preconditioner::Multigrid(o)
+                    o.cycle_precision = cycle_precision;
+                    pcs.push((p.to_string(), Preconditioner::Multigrid(o)));
                 }
-                "jacobi" => Preconditioner::Jacobi,
-                "none" => Preconditioner::None,
-                other => {
-                    return Err(Error::arg(
-                        "--preconditioner",
-                        format!("`{other}` is not one of mg, jacobi, none"),
-                    ));
-                }
-            };
-            Ok((p.to_string(), pc))
+            }
+            "jacobi" => pcs.push((p.to_string(), Preconditioner::Jacobi)),
+            "none" => pcs.push((p.to_string(), Preconditioner::None)),
+            other => {
+                return Err(Error::arg(
+                    "--preconditioner",
+                    format!("`{other}` is not one of mg, jacobi, none"),
+                ));
+            }
+        }
+    }
+    Ok(pcs)
+}
+
+/// `--cycle-precision`: a comma-separated list of f64 (working) and f32
+/// (single).
+fn parse_cycle_precisions(s: &str) -> Result<Vec<CyclePrecision>> {
+    s.split(',')
+        .map(|p| match p.trim() {
+            "f64" | "working" => Ok(CyclePrecision::Working),
+            "f32" | "single" => Ok(CyclePrecision::Single),
+            other => Err(Error::arg(
+                "--cycle-precision",
+                format!("`{other}` is not one of f64 (working), f32 (single)"),
+            )),
         })
         .collect()
+}
+
+/// The precision the V-cycle of `pc` runs in on a problem in `R` (empty
+/// without multigrid): Single is `f32`, Working `R`'s.
+fn cycle_precision_of<R: EvalPrecision>(pc: &Preconditioner) -> String {
+    match pc {
+        Preconditioner::Multigrid(o) => match o.cycle_precision {
+            CyclePrecision::Working => R::PRECISION.name().into(),
+            CyclePrecision::Single => Precision::F32.name().into(),
+        },
+        Preconditioner::Jacobi | Preconditioner::None => String::new(),
+    }
 }
 
 struct Case {
@@ -644,6 +690,7 @@ fn run_case<R: EvalPrecision>(
         precision: R::PRECISION.name().into(),
         device: backend.describe(),
         preconditioner: pname.into(),
+        cycle_precision: cycle_precision_of::<R>(pc),
         mesh,
         n0,
         refinements: l,
@@ -850,6 +897,7 @@ fn run_heat_case<R: EvalPrecision>(
         precision: R::PRECISION.name().into(),
         device: backend.describe(),
         preconditioner: pname.into(),
+        cycle_precision: cycle_precision_of::<R>(pc),
         mesh,
         n0,
         refinements: l,
@@ -902,7 +950,11 @@ fn print_row(row: &Row) {
     println!(
         "{:<17} {:>7} {:>9} {:>10} {:>6} {:>6} {:>5} {:>6} {:>8.1e} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10.3e}{}",
         row.case,
-        row.preconditioner,
+        if row.cycle_precision.is_empty() {
+            row.preconditioner.clone()
+        } else {
+            format!("{}-{}", row.preconditioner, row.cycle_precision)
+        },
         row.cells,
         row.dofs,
         row.levels,
@@ -1062,6 +1114,7 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
         } else {
             SmallLevels::Assembled
         },
+        &parse_cycle_precisions(&args.cycle_precision)?,
     )?;
     let mut cases: Vec<Case> = if args.suite {
         let mut c = Vec::new();

@@ -9,6 +9,9 @@
 //   typedef double|float acc;   accumulator of reductions: double whenever
 //                               the device has fp64 (f32 vectors too)
 //   #define WG 256              work-group size of every kernel (a power of two)
+//   typedef double|float other; typedef double4|float2 otherv;  #define CONVERT_REALV
+//                               convert_float4|convert_double2  (only if acc is
+//                               double: the other precision, for vec_convert)
 //
 // FP contraction is off: every `y + a*x` is a rounded product then a rounded
 // sum, exactly as the host computes it, so elementwise results are bitwise
@@ -66,6 +69,22 @@ void vec_copy(__global real *restrict y, __global const real *restrict x, const 
         for (ulong k = i; k < n; ++k) y[k] = x[k];
     }
 }
+
+#ifdef CONVERT_REALV
+// y[k] = (real) x[k], x in the other precision: rounded to nearest (ties to
+// even, the default of convert_<type> to a floating type) when narrowing
+// double to float, exact when widening — as Rust's `as` on the host.
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void vec_convert(__global real *restrict y, __global const other *restrict x, const ulong n)
+{
+    const ulong i = VW * (ulong)get_global_id(0);
+    if (i + VW <= n) {
+        STOREV(y, i, CONVERT_REALV(((__global const otherv *)x)[i / VW]));
+    } else {
+        for (ulong k = i; k < n; ++k) y[k] = (real)x[k];
+    }
+}
+#endif
 
 // y[k] = a * y[k]
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))

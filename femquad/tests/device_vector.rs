@@ -409,3 +409,103 @@ fn device_vectors_can_be_shared_between_threads() {
         }
     });
 }
+
+/// Precision conversion (`Vector::convert_from`: `vec_convert` on the
+/// device, `femquad::vector::convert` on the host): f64 → f32 rounds to
+/// nearest, ties to even — checked on values that f32 cannot represent
+/// against their neighbours written bit by bit (halfway cases both ways, just
+/// above and below halfway, negative, overflow to ∞, subnormal, underflow to
+/// 0, NaN) — and device and host give the same bits for every length of
+/// `LENGTHS` (the partial blocks), f64 → f32, f32 → f64 (exact) and within
+/// one precision (a copy).
+#[test]
+fn precision_conversion_rounds_to_nearest_and_device_equals_host() {
+    let dev = device();
+    let one = 1.0f64;
+    let ulp32 = 2f64.powi(-23); // f32's spacing at 1
+    let up = f32::from_bits(1.0f32.to_bits() + 1); // 1 + 2^-23
+    let min_sub = f32::from_bits(1); // 2^-149
+    let cases: [(f64, f32); 12] = [
+        (one + 0.5 * ulp32, 1.0), // halfway: to even (1.0)
+        (one + 1.5 * ulp32, f32::from_bits(1.0f32.to_bits() + 2)), // halfway: to even (…10)
+        (one + 0.5 * ulp32 + 2f64.powi(-40), up), // just above halfway: up
+        (one + 0.5 * ulp32 - 2f64.powi(-40), 1.0), // just below halfway: down
+        (-(one + 0.75 * ulp32), -up), // negative, nearer the upper neighbour
+        (0.1, f32::from_bits(0x3dcc_cccd)), // 0.1 rounds up in f32
+        (1e39, f32::INFINITY),    // beyond f32::MAX
+        (-1e39, f32::NEG_INFINITY),
+        (1.2 * 2f64.powi(-149), min_sub), // subnormal: nearest is 2^-149
+        (0.4 * 2f64.powi(-149), 0.0),     // below half the smallest subnormal
+        (f64::from(f32::MAX), f32::MAX),  // representable: exact
+        (3.0 * 2f64.powi(-140), f32::from_bits(3 << 9)), // a representable subnormal
+    ];
+    let x: Vec<f64> = cases.iter().map(|c| c.0).collect();
+    let expected: Vec<u32> = cases.iter().map(|c| c.1.to_bits()).collect();
+    let mut host = Vector::<f32>::host_zeros(x.len());
+    host.convert_from(&Vector::from(x.clone())).unwrap();
+    let host_bits: Vec<u32> = host
+        .to_host()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    assert_eq!(host_bits, expected, "host rounding of {x:?}");
+    let mut on_dev = Vector::<f32>::device_zeros(&dev, x.len()).unwrap();
+    on_dev
+        .convert_from(&Vector::from(x.clone()).to_device(&dev).unwrap())
+        .unwrap();
+    let dev_bits: Vec<u32> = on_dev
+        .to_host()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    assert_eq!(dev_bits, expected, "device rounding of {x:?}");
+    // NaN stays NaN
+    let mut nan = Vector::<f32>::device_zeros(&dev, 1).unwrap();
+    nan.convert_from(&Vector::from(vec![f64::NAN]).to_device(&dev).unwrap())
+        .unwrap();
+    assert!(nan.to_host().unwrap()[0].is_nan());
+
+    fn both<S: Real, T: Real>(dev: &Arc<Device>, x: &[S]) -> (Vec<u64>, Vec<u64>) {
+        let mut host = Vector::<T>::host_zeros(x.len());
+        host.convert_from(&Vector::from(x.to_vec())).unwrap();
+        let mut d = Vector::<T>::device_zeros(dev, x.len()).unwrap();
+        d.convert_from(&Vector::from(x.to_vec()).to_device(dev).unwrap())
+            .unwrap();
+        let bits = |v: Vector<T>| -> Vec<u64> {
+            v.to_host()
+                .unwrap()
+                .iter()
+                .map(|v| v.to_f64().to_bits())
+                .collect()
+        };
+        (bits(host), bits(d))
+    }
+    for n in LENGTHS {
+        // values spread over many binades, most not representable in f32
+        let x: Vec<f64> = random::<f64>(n, 11)
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v * 10f64.powi((i % 17) as i32 - 8))
+            .collect();
+        let (h, d) = both::<f64, f32>(&dev, &x);
+        assert_eq!(h, d, "f64 → f32, n = {n}");
+        let rounded: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+        let (h, d) = both::<f32, f64>(&dev, &rounded);
+        assert_eq!(h, d, "f32 → f64, n = {n}");
+        let back: Vec<u64> = rounded.iter().map(|&v| f64::from(v).to_bits()).collect();
+        assert_eq!(h, back, "f32 → f64 is exact, n = {n}");
+        let (h, d) = both::<f64, f64>(&dev, &x);
+        assert_eq!(h, d, "f64 → f64, n = {n}");
+        assert_eq!(h, x.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    }
+    // a wrong length is named
+    let mut y = Vector::<f32>::device_zeros(&dev, 3).unwrap();
+    let e = y
+        .convert_from(&Vector::<f64>::device_zeros(&dev, 4).unwrap())
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { name: "x", .. }), "{e}");
+    let e = y.convert_from(&Vector::from(vec![0.0f64; 3])).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { name: "x", .. }), "{e}");
+}

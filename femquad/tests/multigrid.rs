@@ -14,8 +14,8 @@ use femquad::form::Form;
 use femquad::linalg::FixedDofs;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
-    MeshHierarchy, Multigrid, MultigridOptions, OnFixed, OperatorLevels, PointBlockJacobi,
-    SmallLevels, Transfer, fill_random,
+    CyclePrecision, MeshHierarchy, Multigrid, MultigridOptions, OnFixed, OperatorLevels,
+    PointBlockJacobi, SmallLevels, Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
@@ -1243,4 +1243,146 @@ fn newton_applies_the_assembled_finest_level_at_each_iterate() {
         .zip(u)
         .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff < 1e-8, "{diff:e}");
+}
+
+// ---------------------------------------------------------------------------
+// The V-cycle in single precision inside the f64 solve (CyclePrecision).
+// ---------------------------------------------------------------------------
+
+/// Every smoothed level assembled, the cycle in `cycle_precision`.
+fn assembled_options(cycle_precision: CyclePrecision) -> MultigridOptions {
+    MultigridOptions {
+        assembled_max_dofs: usize::MAX,
+        cycle_precision,
+        ..MultigridOptions::default()
+    }
+}
+
+/// `CyclePrecision::Single` (the V-cycle in f32, every smoothed level's
+/// assembled Jacobian rounded to f32) in CG's f64 solve: 2D and 3D P1
+/// Poisson and 2D P1 Lamé, natively and on the device, need the iterations
+/// of the f64 cycle (± 1) and find its solution to the solver's tolerance;
+/// the f32 multigrid ran (its report, its cycles).
+#[test]
+fn single_precision_cycle_keeps_the_iterations_and_the_solution() {
+    let cl = backend();
+    for (dim, physics, n0, refinements) in [
+        (2, Physics::Poisson, 2, 3),
+        (3, Physics::Poisson, 1, 3),
+        (2, lame(), 2, 3),
+    ] {
+        for backend in [Backend::native(), cl.clone()] {
+            let mut runs = Vec::new();
+            for cycle_precision in [CyclePrecision::Working, CyclePrecision::Single] {
+                let (h, r) = operator_on::<f64>(dim, n0, refinements, 1, physics, &backend);
+                let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
+                p.set_preconditioner(Preconditioner::Multigrid(assembled_options(
+                    cycle_precision,
+                )));
+                let (u, stats) = p.solve_linear(1e-10, 500).unwrap();
+                let mg = p.multigrid().unwrap();
+                assert_eq!(
+                    mg.runs_in_single(),
+                    cycle_precision == CyclePrecision::Single
+                );
+                assert_eq!(mg.cycles(), stats.iterations + 1, "one cycle per iteration");
+                assert!(mg.report().unwrap().levels.len() > 2);
+                runs.push((stats.iterations, u.to_host().unwrap()));
+            }
+            let ((working, u_w), (single, u_s)) = (&runs[0], &runs[1]);
+            let scale = u_w.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let diff = u_w
+                .iter()
+                .zip(u_s)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            eprintln!(
+                "{} {dim}D P1 {}: CG iterations f64 cycle {working}, f32 cycle {single}; \
+                 |u_f32 − u_f64|∞/|u|∞ = {:e}",
+                physics.name(),
+                backend.describe(),
+                diff / scale
+            );
+            assert!(working.abs_diff(*single) <= 1, "{working} vs {single}");
+            assert!(diff <= 1e-8 * scale, "{diff:e} vs {scale:e}");
+        }
+    }
+}
+
+/// One V-cycle in f32 against the f64 V-cycle on the same `r` (every
+/// smoothed level assembled, 2D P1 Poisson and 2D P1 Lamé, natively and on
+/// the device): they differ (a different computation) by at most 1e-5
+/// relative — f32 rounding through a few levels; a second setup refills
+/// the f32 matrices and gives the same cycle.
+#[test]
+fn single_precision_vcycle_is_the_f64_vcycle_to_f32_rounding() {
+    let cl = backend();
+    for physics in [Physics::Poisson, lame()] {
+        for backend in [Backend::native(), cl.clone()] {
+            let mut out = Vec::new();
+            for cycle_precision in [CyclePrecision::Working, CyclePrecision::Single] {
+                let (h, mut r) = operator_on::<f64>(2, 2, 3, 1, physics, &backend);
+                let n = r.space().n_dofs();
+                let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
+                let options = assembled_options(cycle_precision);
+                let mut levels = OperatorLevels::new(&h, &r, &backend, &fixed, options).unwrap();
+                let u = r.vector().unwrap();
+                levels.setup(&mut r, &u).unwrap();
+                let b = r.vector_from(&random::<f64>(n, 17)).unwrap();
+                let mut x = r.vector().unwrap();
+                levels.apply(&mut r, &u, &b, &mut x).unwrap();
+                let first = x.to_host().unwrap();
+                levels.setup(&mut r, &u).unwrap();
+                levels.apply(&mut r, &u, &b, &mut x).unwrap();
+                assert_eq!(bits(&first), bits(&x.to_host().unwrap()), "second setup");
+                out.push(first);
+            }
+            let scale = out[0].iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let diff = out[0]
+                .iter()
+                .zip(&out[1])
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            eprintln!(
+                "{} 2D P1 {}: |x_f32 − x_f64|∞/|x_f64|∞ = {:e}",
+                physics.name(),
+                backend.describe(),
+                diff / scale
+            );
+            assert!(diff > 0.0, "the f32 cycle gave the f64 cycle's bits");
+            assert!(diff <= 1e-5 * scale, "{diff:e} vs {scale:e}");
+        }
+    }
+}
+
+/// `CyclePrecision::Single` with a matrix-free smoothed level (the finest
+/// above `assembled_max_dofs`) is refused at setup, naming
+/// `cycle_precision`, the level and `assembled_max_dofs` — also through
+/// `DirichletProblem::solve_linear`; a multigrid whose cycle runs in f32 is
+/// not set up with f64 level operators.
+#[test]
+fn single_precision_cycle_refuses_a_matrix_free_level() {
+    let native = Backend::native();
+    let (h, mut r) = operator_on::<f64>(2, 2, 2, 1, Physics::Poisson, &native);
+    let n = r.space().n_dofs();
+    let finest = h.n_levels() - 1;
+    let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
+    let options = MultigridOptions {
+        assembled_max_dofs: n - 1,
+        cycle_precision: CyclePrecision::Single,
+        ..MultigridOptions::default()
+    };
+    let expected = format!(
+        "invalid argument `cycle_precision`: CyclePrecision::Single runs the V-cycle on \
+         single-precision copies of the assembled level matrices, but smoothed multigrid level \
+         {finest} ({n} dofs) is matrix-free: raise `assembled_max_dofs` to at least the finest \
+         level's dofs (with SmallLevels::Assembled) so that every level above the coarsest is \
+         assembled, or use CyclePrecision::Working"
+    );
+    let mut levels = OperatorLevels::new(&h, &r, &native, &fixed, options).unwrap();
+    let u = r.vector().unwrap();
+    let e = levels.setup(&mut r, &u).unwrap_err();
+    assert_eq!(e.to_string(), expected);
+    let mut p = DirichletProblem::on_hierarchy(r, h, boundary).unwrap();
+    p.set_preconditioner(Preconditioner::Multigrid(options));
+    let e = p.solve_linear(1e-8, 100).unwrap_err();
+    assert_eq!(e.to_string(), expected);
 }

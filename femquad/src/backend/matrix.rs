@@ -145,6 +145,44 @@ impl<R: Real> Matrix<R> {
         }
     }
 
+    /// This matrix with its values rounded to the precision `S`, where it
+    /// lives, on the same pattern: on a device sharing the row pointers and
+    /// column indices ([`DeviceCsr::converted`]: the copy costs
+    /// `nnz·sizeof(S)` bytes), on the host sharing the pattern
+    /// ([`HostCsr::converted`]). `f64 → f32` rounds to nearest
+    /// ([`Vector::convert_from`]), bitwise alike on host and device. Refill
+    /// it after a reassembly with [`Matrix::convert_values_from`].
+    ///
+    /// # Errors
+    /// Those of [`DeviceCsr::converted`].
+    pub fn converted<S: Real>(&self) -> Result<Matrix<S>> {
+        Ok(match self {
+            Matrix::Native(m) => Matrix::Native(m.converted()),
+            Matrix::OpenCl(m) => Matrix::OpenCl(Box::new(m.converted()?)),
+        })
+    }
+
+    /// Sets the values to those of `a` (a matrix on the same pattern in the
+    /// same place, e.g. the one this was [converted](Matrix::converted)
+    /// from) rounded to `R`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `a` for another pattern or place.
+    pub fn convert_values_from<S: Real>(&mut self, a: &Matrix<S>) -> Result<()> {
+        match (self, a) {
+            (Matrix::Native(m), Matrix::Native(a)) => m.convert_values_from(a),
+            (Matrix::OpenCl(m), Matrix::OpenCl(a)) => m.convert_values_from(a),
+            (m, a) => Err(Error::arg(
+                "a",
+                format!(
+                    "lives on {} but the matrix on {}",
+                    a.location(),
+                    m.location()
+                ),
+            )),
+        }
+    }
+
     /// The matrix on the host, `f64` (a download on a device).
     ///
     /// # Errors

@@ -185,6 +185,26 @@ impl<R: Real> Vector<R> {
         }
     }
 
+    /// `y_i ← round_R(x_i)` (this vector is `y`) from a vector `x` of either
+    /// precision in the same place: `f64 → f32` rounded to nearest, ties to
+    /// even (beyond `f32::MAX` ±∞, below the smallest subnormal ±0),
+    /// `f32 → f64` exact, within one precision a copy. On the host
+    /// [`crate::vector::convert`], on a device one elementwise kernel
+    /// ([`DeviceVector::convert_from`]); both give the same bits. A
+    /// single-precision multigrid cycle inside a double-precision solve
+    /// converts its right-hand side and its result with it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `x` for another length or place;
+    /// [`Error::NoFp64`] for two precisions on a device without doubles.
+    pub fn convert_from<S: Real>(&mut self, x: &Vector<S>) -> Result<()> {
+        match (self, x) {
+            (Vector::Host(y), Vector::Host(x)) => crate::vector::convert(x, y),
+            (Vector::Device(y), Vector::Device(x)) => y.convert_from(x),
+            (y, x) => Err(mixed("x", x.location(), "y", y.location())),
+        }
+    }
+
     /// The host values, if on the host.
     pub fn as_host(&self) -> Option<&Vec<R>> {
         match self {

@@ -35,6 +35,10 @@
 //!   a cycle (two vectors of the coarsest level).
 //! * [`Multigrid`] — the V-cycle and its setup, generic over the operators
 //!   of the levels ([`LevelOperators`]).
+//! * [`CyclePrecision`] — the V-cycle in the problem's precision, or in
+//!   `f32` inside an `f64` solve (`z = P(M₃₂⁻¹ P⁻¹ r)`: a `Multigrid<f32>`
+//!   inside the `Multigrid<f64>`, on the assembled levels' matrices rounded
+//!   to `f32`, [`SingleLevels`]).
 //! * [`OperatorLevels`] — multigrid for the Jacobian of a
 //!   [`Operator`](crate::operator::Operator): its form bound on every coarser
 //!   level, the state injected there, and [`JacobianLevels`], the levels'
@@ -57,6 +61,7 @@ mod operator_levels;
 mod operators;
 mod profile;
 mod representation;
+mod single;
 mod transfer;
 mod vcycle;
 
@@ -70,6 +75,7 @@ pub use operator_levels::{JacobianLevels, OperatorLevels};
 pub use operators::{Action, LevelAction, LevelOperators, SmoothedOperator};
 pub use profile::{CycleProfile, LevelTimes};
 pub use representation::{LevelRepresentation, MEASURED_APPLIES, SmallLevels};
+pub use single::{CyclePrecision, SingleLevels};
 pub use transfer::Transfer;
 pub use vcycle::{LevelReport, Multigrid, MultigridOptions, SetupReport, smoother_setup_error};
 

@@ -6,6 +6,7 @@ use super::hierarchy::MeshHierarchy;
 use super::levels::LevelSpaces;
 use super::operators::LevelOperators;
 use super::representation::{LevelRepresentation, SmallLevels, time_representations};
+use super::single::{SingleLevels, matrix_free_level_error};
 use super::vcycle::{Multigrid, MultigridOptions};
 use crate::aux_space::AuxSpace;
 use crate::backend::{Backend, Matrix, Vector};
@@ -118,6 +119,11 @@ pub struct OperatorLevels<R: Real> {
     /// dofs above the coarsest, assembled at the first setup and refilled
     /// at each later one (pattern kept).
     matrices: Vec<Option<Matrix<R>>>,
+    /// With the cycle in `f32` ([`Multigrid::runs_in_single`]): per level,
+    /// coarsest first, the `f32` copy of `matrices[l]` (sharing its
+    /// pattern, and on a device its row pointers and column indices),
+    /// refilled at every setup; empty otherwise.
+    single_matrices: Vec<Option<Matrix<f32>>>,
     /// Per level, coarsest first: how it applies its operator, decided at
     /// the first setup (`None` for the coarsest and before).
     representations: Vec<Option<LevelRepresentation>>,
@@ -186,6 +192,7 @@ impl<R: Real> OperatorLevels<R> {
             time_b,
             multigrid,
             matrices: (0..n_levels).map(|_| None).collect(),
+            single_matrices: Vec::new(),
             representations: vec![None; n_levels],
             aux_set: aux == AuxSpace::None,
         })
@@ -276,7 +283,9 @@ impl<R: Real> OperatorLevels<R> {
     }
 
     /// Linearizes every level at the finest state `u` and sets the cycle up
-    /// ([`Multigrid::setup`]).
+    /// ([`Multigrid::setup`]; with the cycle in `f32`,
+    /// [`Multigrid::setup_single`] on the assembled levels' matrices
+    /// rounded to `f32`, [`Matrix::converted`]).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `aux` if the physics reads an
@@ -284,8 +293,10 @@ impl<R: Real> OperatorLevels<R> {
     /// ([`OperatorLevels::set_aux`]); naming `physics` for what
     /// [`Multigrid::setup`] finds about the levels' operators (the Jacobians
     /// of `physics`: a singular diagonal block, not positive definite, a
-    /// coarsest Jacobian that cannot be factored); the other errors of
-    /// [`Multigrid::inject`] and [`Multigrid::setup`].
+    /// coarsest Jacobian that cannot be factored); naming
+    /// `cycle_precision` for [`CyclePrecision::Single`](super::CyclePrecision::Single)
+    /// with a matrix-free smoothed level (raise `assembled_max_dofs`); the
+    /// other errors of [`Multigrid::inject`] and [`Multigrid::setup`].
     pub fn setup(&mut self, finest: &mut Operator<R>, u: &Vector<R>) -> Result<()> {
         let physics = finest.physics().info();
         let reads = physics.reads;
@@ -303,6 +314,9 @@ impl<R: Real> OperatorLevels<R> {
         self.multigrid.inject(u, &mut self.states)?;
         self.set_time(finest)?;
         self.assemble_levels(finest, u)?;
+        if self.multigrid.runs_in_single() {
+            self.convert_matrices()?;
+        }
         let mut ops = JacobianLevels {
             coarse: &mut self.coarse,
             states: &self.states,
@@ -310,7 +324,15 @@ impl<R: Real> OperatorLevels<R> {
             state: u,
             matrices: &self.matrices,
         };
-        self.multigrid.setup(&mut ops).map_err(|e| match e {
+        let result = if self.multigrid.runs_in_single() {
+            self.multigrid.setup_single(&mut SingleLevels {
+                matrices: &self.single_matrices,
+                working: &mut ops,
+            })
+        } else {
+            self.multigrid.setup(&mut ops)
+        };
+        result.map_err(|e| match e {
             Error::InvalidArgument {
                 name: "ops",
                 reason,
@@ -363,7 +385,38 @@ impl<R: Real> OperatorLevels<R> {
             state: u,
             matrices: &self.matrices,
         };
+        if self.multigrid.runs_in_single() {
+            let mut single = SingleLevels {
+                matrices: &self.single_matrices,
+                working: &mut ops,
+            };
+            return self.multigrid.apply_single(&mut single, b, x);
+        }
         self.multigrid.apply(&mut ops, b, x)
+    }
+
+    /// For the cycle in `f32`: rounds every smoothed level's assembled
+    /// matrix to `f32` (the first time a copy sharing its pattern, after
+    /// that its values only, one conversion kernel on a device).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `cycle_precision` for a smoothed
+    /// level left matrix-free (more than `assembled_max_dofs` dofs, or
+    /// slower assembled with [`SmallLevels::Measured`]); those of
+    /// [`Matrix::converted`].
+    fn convert_matrices(&mut self) -> Result<()> {
+        let n_levels = self.matrices.len();
+        self.single_matrices.resize_with(n_levels, || None);
+        for l in 1..n_levels {
+            let Some(matrix) = &self.matrices[l] else {
+                return Err(matrix_free_level_error(l, self.multigrid.n_dofs(l)));
+            };
+            match &mut self.single_matrices[l] {
+                Some(single) => single.convert_values_from(matrix)?,
+                none => *none = Some(matrix.converted()?),
+            }
+        }
+        Ok(())
     }
 
     /// The finest level's assembled Jacobian (at the state of the last

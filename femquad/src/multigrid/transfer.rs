@@ -148,6 +148,20 @@ impl<R: Real> Transfer<R> {
         })
     }
 
+    /// The same transfer for vectors of the precision `S`, on the host
+    /// (its weights, 1 and ½, are exact in either precision): what a
+    /// multigrid whose cycle runs in `f32` inside an `f64` solve starts
+    /// from ([`super::CyclePrecision::Single`]).
+    ///
+    /// # Errors
+    /// Those of [`Transfer::new`]'s kernels.
+    pub(crate) fn in_precision<S: Real>(&self) -> Result<Transfer<S>> {
+        Ok(Transfer {
+            kernels: MultigridKernels::host(self.graph.n_comp)?.transfer(&self.graph)?,
+            graph: self.graph.clone(),
+        })
+    }
+
     /// The same transfer between the free dofs: `P̃` with the fixed dofs
     /// `coarse` and `fine` of the two levels (see the [type
     /// documentation](Self)), where this transfer works.

@@ -14,12 +14,13 @@ use super::levels::LevelSpaces;
 use super::operators::{LevelAction, LevelOperators};
 use super::profile::{CycleProfile, Phase, Profiler};
 use super::representation::SmallLevels;
+use super::single::CyclePrecision;
 use super::transfer::Transfer;
 use crate::backend::{IndexSet, MultigridKernels, Vector};
 use crate::linalg::FixedDofs;
 use crate::sparse::Factorization;
 use crate::vector::VectorOps;
-use crate::{Error, Real, Result};
+use crate::{Error, Precision, Real, Result};
 
 /// Options of [`Multigrid`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -64,6 +65,17 @@ pub struct MultigridOptions {
     /// the faster ([`SmallLevels::Measured`]; the choice and both times in
     /// [`super::OperatorLevels::representations`] and its `Debug`).
     pub small_levels: SmallLevels,
+    /// The precision of the V-cycle: the problem's ([`CyclePrecision::Working`],
+    /// the default) or `f32` inside an `f64` solve
+    /// ([`CyclePrecision::Single`]: `z = P(M₃₂⁻¹ P⁻¹ r)`, `P⁻¹` rounding
+    /// to nearest; the math, and what it needs, in [`CyclePrecision`]).
+    /// Single needs every smoothed level assembled (`assembled_max_dofs` at
+    /// least the finest level's dofs): [`super::OperatorLevels`] refuses a
+    /// matrix-free one, naming `cycle_precision` and `assembled_max_dofs`.
+    /// On an `f32` problem Single is Working. A [`Multigrid`] with Single
+    /// (of `f64`) is set up and applied with single-precision level
+    /// operators ([`Multigrid::setup_single`], [`Multigrid::apply_single`]).
+    pub cycle_precision: CyclePrecision,
     /// Time the phases of every V-cycle per level ([`Multigrid::profile`]).
     /// Each phase then waits for the device to finish its work, which
     /// removes the overlap of host and device: for finding where a cycle's
@@ -75,7 +87,8 @@ impl Default for MultigridOptions {
     /// Degree 2, interval `[0.15, 1.1]·λ̂`, 10 Lanczos steps, seed 1,
     /// Cholesky, at most 200 000 coarse dofs, no assembled smoothed level
     /// (`assembled_max_dofs = 0`; [`SmallLevels::Assembled`] for those
-    /// below it once it is raised), no profiling.
+    /// below it once it is raised), the cycle in the working precision,
+    /// no profiling.
     ///
     /// Degree and interval minimize the operator applications to a
     /// relative residual of 1e-8 (iterations × (1 + 2·degree·4/3) in 2D)
@@ -93,6 +106,7 @@ impl Default for MultigridOptions {
             max_coarse_dofs: 200_000,
             assembled_max_dofs: 0,
             small_levels: SmallLevels::Assembled,
+            cycle_precision: CyclePrecision::Working,
             profile: false,
         }
     }
@@ -324,6 +338,10 @@ pub struct Multigrid<R: Real> {
     /// failed one).
     ready: Option<Ready<R>>,
     cycles: usize,
+    /// With [`CyclePrecision::Single`] and `R = f64`: the multigrid in
+    /// `f32` that does the setups and cycles (this one only injects
+    /// states; it has no work vectors and no setup of its own).
+    single: Option<Box<SingleCycle>>,
 }
 
 impl<R: Real> std::fmt::Debug for Multigrid<R> {
@@ -426,6 +444,8 @@ impl<R: Real> Multigrid<R> {
         Self::build(sizes, transfers, fixed, finest_like, options)
     }
 
+    /// The multigrid of levels of `sizes` (dofs, `N_comp`; coarsest
+    /// first); see [`Multigrid::from_parts`].
     fn build(
         sizes: Vec<(usize, usize)>,
         transfers: Vec<Transfer<R>>,
@@ -462,6 +482,14 @@ impl<R: Real> Multigrid<R> {
                 ),
             ));
         }
+        let single = if options.cycle_precision == CyclePrecision::Single
+            && R::PRECISION == Precision::F64
+        {
+            let s = SingleCycle::new(sizes.clone(), &transfers, fixed, finest_like, options)?;
+            Some(Box::new(s))
+        } else {
+            None
+        };
         let kernels = MultigridKernels::like(finest_like, n_comp)?;
         let zeros = |n: usize| -> Result<Vector<R>> {
             Ok(match finest_like {
@@ -483,7 +511,7 @@ impl<R: Real> Multigrid<R> {
                 ));
             }
             let like = zeros(n_dofs)?;
-            if l > 0 {
+            if l > 0 && single.is_none() {
                 let below = sizes[l - 1].0;
                 work.push(Work {
                     smoother: ChebyshevWork::like(&like)?,
@@ -517,6 +545,7 @@ impl<R: Real> Multigrid<R> {
             coarse_fixed: fixed[0].clone(),
             ready: None,
             cycles: 0,
+            single,
         })
     }
 
@@ -539,23 +568,43 @@ impl<R: Real> Multigrid<R> {
     /// nonsymmetric Jacobian); takes effect at the next setup.
     pub fn set_factorization(&mut self, factorization: Factorization) {
         self.options.factorization = factorization;
+        if let Some(s) = &mut self.single {
+            s.multigrid.set_factorization(factorization);
+        }
+    }
+
+    /// Whether the cycle runs in `f32` inside this `f64` multigrid
+    /// ([`CyclePrecision::Single`]; set up and applied with
+    /// [`Multigrid::setup_single`] and [`Multigrid::apply_single`]).
+    pub fn runs_in_single(&self) -> bool {
+        self.single.is_some()
     }
 
     /// What the last setup found (`None` before the first, and after a
     /// failed one).
+    /// With the cycle in `f32`, that multigrid's report.
     pub fn report(&self) -> Option<&SetupReport> {
-        self.ready.as_ref().map(|r| &r.report)
+        match &self.single {
+            Some(s) => s.multigrid.report(),
+            None => self.ready.as_ref().map(|r| &r.report),
+        }
     }
 
     /// V-cycles applied so far.
     pub fn cycles(&self) -> usize {
-        self.cycles
+        match &self.single {
+            Some(s) => s.multigrid.cycles(),
+            None => self.cycles,
+        }
     }
 
     /// Where the time of the V-cycles since the last setup went, per level
     /// and phase, when [`MultigridOptions::profile`] is set (`None`
     /// otherwise, and before the first setup).
     pub fn profile(&self) -> Option<&CycleProfile> {
+        if let Some(s) = &self.single {
+            return s.multigrid.profile();
+        }
         self.ready
             .as_ref()
             .and_then(|r| r.profiler.as_ref())
@@ -627,6 +676,9 @@ impl<R: Real> Multigrid<R> {
         ops: &mut dyn LevelOperators<R>,
         start: &mut dyn FnMut(usize, &mut Vector<R>) -> Result<()>,
     ) -> Result<()> {
+        if self.single.is_some() {
+            return Err(single_only("setup", "Multigrid::setup_single"));
+        }
         let t0 = Instant::now();
         // a failed setup leaves no cycle to apply; the last factorization is
         // kept only to be refactored
@@ -727,6 +779,9 @@ impl<R: Real> Multigrid<R> {
         b: &Vector<R>,
         x: &mut Vector<R>,
     ) -> Result<()> {
+        if self.single.is_some() {
+            return Err(single_only("applied", "Multigrid::apply_single"));
+        }
         let Some(ready) = self.ready.as_mut() else {
             return Err(Error::arg(
                 "multigrid",
@@ -764,6 +819,144 @@ impl<R: Real> Multigrid<R> {
             p.end_cycle(x)?;
         }
         result
+    }
+}
+
+impl<R: Real> Multigrid<R> {
+    /// [`Multigrid::setup`] of a multigrid whose cycle runs in `f32`
+    /// ([`Multigrid::runs_in_single`]), for the levels' operators in `f32`
+    /// `ops` (the coarsest assembled in `f64`, as always): the `f32`
+    /// multigrid's point-block Jacobi, eigenvalue estimates (seed
+    /// `seed + l`, as in `f64`) and smoothers, and the coarse factorization.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `cycle_precision` if the cycle runs
+    /// in the working precision (set it up with [`Multigrid::setup`]);
+    /// those of [`Multigrid::setup`].
+    pub fn setup_single(&mut self, ops: &mut dyn LevelOperators<f32>) -> Result<()> {
+        match &mut self.single {
+            Some(s) => s.multigrid.setup(ops),
+            None => Err(working_only("set up", "Multigrid::setup")),
+        }
+    }
+
+    /// One V-cycle in `f32` of a multigrid whose cycle runs in `f32`:
+    /// `x = P(M₃₂⁻¹ P⁻¹ b)` ([`CyclePrecision`]: `b` rounded to `f32`, the
+    /// cycle [`Multigrid::apply`] of the `f32` multigrid on the `f32`
+    /// operators `ops`, its result widened), then `x_D = b_D` exactly on
+    /// the finest fixed dofs (the constrained rows the identity's, in the
+    /// working precision).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `cycle_precision` if the cycle runs
+    /// in the working precision (apply it with [`Multigrid::apply`]), `b`
+    /// or `x` for a wrong length or place; those of [`Multigrid::apply`].
+    pub fn apply_single(
+        &mut self,
+        ops: &mut dyn LevelOperators<f32>,
+        b: &Vector<R>,
+        x: &mut Vector<R>,
+    ) -> Result<()> {
+        let Some(single) = self.single.as_mut() else {
+            return Err(working_only("applied", "Multigrid::apply"));
+        };
+        let finest = &self.levels[self.levels.len() - 1];
+        for (name, len) in [("b", b.len()), ("x", x.len())] {
+            if len != finest.n_dofs {
+                return Err(Error::arg(
+                    name,
+                    format!(
+                        "expected {} entries (the finest level's), got {len}",
+                        finest.n_dofs
+                    ),
+                ));
+            }
+        }
+        x.check_compatible("x", "b", b)?;
+        single.apply(ops, b, x)?;
+        x.copy_at(&finest.fixed, b)
+    }
+}
+
+/// The error of a working-precision call on a multigrid whose cycle runs
+/// in `f32`: it was `what` where `instead` applies.
+fn single_only(what: &str, instead: &str) -> Error {
+    Error::arg(
+        "cycle_precision",
+        format!(
+            "CyclePrecision::Single: this multigrid's cycle runs in f32 and is {what} with \
+             single-precision level operators ({instead}; OperatorLevels does so), not with \
+             operators in the working precision"
+        ),
+    )
+}
+
+/// The error of a single-precision call on a multigrid whose cycle runs in
+/// the working precision.
+fn working_only(what: &str, instead: &str) -> Error {
+    Error::arg(
+        "cycle_precision",
+        format!(
+            "this multigrid's cycle runs in the working precision (CyclePrecision::Working, or \
+             an f32 multigrid): it is {what} with {instead}"
+        ),
+    )
+}
+
+/// The `f32` multigrid a [`Multigrid<R>`](Multigrid) with
+/// [`CyclePrecision::Single`] (and `R = f64`) runs its cycles on, and the
+/// finest level's `f32` right-hand side and solution.
+struct SingleCycle {
+    multigrid: Multigrid<f32>,
+    b: Vector<f32>,
+    x: Vector<f32>,
+}
+
+impl SingleCycle {
+    /// The `f32` multigrid of the levels of `sizes` (dofs and `N_comp`,
+    /// coarsest first) joined by `transfers` (host transfers of any
+    /// precision, converted) with the fixed dofs `fixed`, its vectors where
+    /// `finest_like` lives.
+    ///
+    /// # Errors
+    /// Those of building the multigrid.
+    fn new<R: Real>(
+        sizes: Vec<(usize, usize)>,
+        transfers: &[Transfer<R>],
+        fixed: &[FixedDofs],
+        finest_like: &Vector<R>,
+        options: MultigridOptions,
+    ) -> Result<Self> {
+        let n = finest_like.len();
+        let zeros = || -> Result<Vector<f32>> {
+            Ok(match finest_like {
+                Vector::Host(_) => Vector::host_zeros(n),
+                Vector::Device(d) => Vector::device_zeros(d.device(), n)?,
+            })
+        };
+        let (b, x) = (zeros()?, zeros()?);
+        let transfers = transfers
+            .iter()
+            .map(Transfer::in_precision::<f32>)
+            .collect::<Result<Vec<_>>>()?;
+        let multigrid = Multigrid::build(sizes, transfers, fixed, &b, options)?;
+        Ok(SingleCycle { multigrid, b, x })
+    }
+
+    /// `x = P(M₃₂⁻¹ P⁻¹ b)`: `b` rounded to `f32`, one `f32` V-cycle, its
+    /// result widened into `x` (two conversion kernels on a device).
+    ///
+    /// # Errors
+    /// Those of [`Vector::convert_from`] and [`Multigrid::apply`].
+    fn apply<R: Real>(
+        &mut self,
+        ops: &mut dyn LevelOperators<f32>,
+        b: &Vector<R>,
+        x: &mut Vector<R>,
+    ) -> Result<()> {
+        self.b.convert_from(b)?;
+        self.multigrid.apply(ops, &self.b, &mut self.x)?;
+        x.convert_from(&self.x)
     }
 }
 

@@ -63,6 +63,35 @@ impl<R: Real> HostCsr<R> {
         Ok(())
     }
 
+    /// This matrix with its values rounded to the precision `S`
+    /// ([`crate::vector::convert`]: `f64 → f32` to nearest), on the same
+    /// pattern (shared, not copied).
+    pub fn converted<S: Real>(&self) -> HostCsr<S> {
+        let mut values = vec![S::ZERO; self.values.len()];
+        // the lengths are equal: convert cannot fail
+        let _ = crate::vector::convert(&self.values, &mut values);
+        HostCsr {
+            pattern: self.pattern.clone(),
+            values,
+        }
+    }
+
+    /// Sets the values to those of `a` rounded to `R`
+    /// ([`crate::vector::convert`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `a` if its pattern is not this
+    /// matrix's.
+    pub fn convert_values_from<S: Real>(&mut self, a: &HostCsr<S>) -> Result<()> {
+        if !Arc::ptr_eq(&a.pattern, &self.pattern) && !a.pattern.same_structure(&self.pattern) {
+            return Err(Error::arg(
+                "a",
+                "its sparsity pattern is not the matrix's: assemble on the same space",
+            ));
+        }
+        crate::vector::convert(&a.values, &mut self.values)
+    }
+
     /// The `f64` matrix on the same pattern.
     ///
     /// # Errors

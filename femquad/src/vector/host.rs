@@ -56,6 +56,26 @@ fn for_chunks<R: Real>(y: &mut [R], f: impl Fn(usize, &mut [R]) + Sync) {
     }
 }
 
+/// `y_i ← round_R(x_i)`: the host vector `x` of precision `S` converted to
+/// the precision `R` of `y` — from `f64` to `f32` rounded to nearest, ties
+/// to even (Rust's `as`; beyond `f32::MAX` ±∞, below the smallest
+/// subnormal ±0), from `f32` to `f64` exact, within one precision a copy.
+/// Bitwise what a backend's device conversion computes
+/// ([`Vector::convert_from`](crate::backend::Vector::convert_from) on either);
+/// rayon-parallel for long vectors.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `x` if its length is not `y`'s.
+pub fn convert<S: Real, R: Real>(x: &[S], y: &mut [R]) -> Result<()> {
+    check_len("x", x.len(), y.len())?;
+    for_chunks(y, |o, c| {
+        for (y, &x) in c.iter_mut().zip(&x[o..]) {
+            *y = R::from_f64(x.to_f64());
+        }
+    });
+    Ok(())
+}
+
 /// `max` that propagates NaN, as the device kernels do.
 pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || a > b { a } else { b }

@@ -49,6 +49,11 @@
 //!
 //! Scalars are rounded to the vector's precision `R` before use
 //! (`R::from_f64`); reductions return `f64`.
+//!
+//! Between precisions (outside the trait, whose operands share one
+//! precision): [`convert`] on the host and
+//! [`Vector::convert_from`](crate::backend::Vector::convert_from) on host
+//! or device vectors — `y_i ← round(x_i)`, rounded to nearest from `f64` to `f32`.
 
 mod blocks;
 mod fused;
@@ -58,6 +63,7 @@ pub use blocks::HOST_BLOCK;
 pub use fused::CgFusion;
 #[cfg(test)]
 pub(crate) use fused::assert_fused_is_unfused;
+pub use host::convert;
 
 use crate::{Error, Precision, Result};
 

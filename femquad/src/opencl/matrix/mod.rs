@@ -119,8 +119,10 @@ pub struct DeviceCsr<R: Real> {
     device: Arc<Device>,
     pattern: Arc<SparsityPattern>,
     n_comp: usize,
-    row_ptr: Buffer<u32>,
-    col_idx: Buffer<u32>,
+    /// Shared with the matrices converted from or to this one
+    /// ([`DeviceCsr::converted`]).
+    row_ptr: Arc<Buffer<u32>>,
+    col_idx: Arc<Buffer<u32>>,
     values: DeviceVector<R>,
     /// Work-items per row of the SpMV ([`lanes::SPMV_LANES`]).
     lanes: usize,
@@ -200,8 +202,8 @@ impl<R: Real> DeviceCsr<R> {
             device: device.clone(),
             pattern: pattern.clone(),
             n_comp,
-            row_ptr,
-            col_idx,
+            row_ptr: Arc::new(row_ptr),
+            col_idx: Arc::new(col_idx),
             values: DeviceVector::zeros(device, nnz)?,
             lanes: lanes_for(nnz, pattern.n_rows()),
             spmv: device.kernel(&source, "spmv")?,
@@ -214,6 +216,59 @@ impl<R: Real> DeviceCsr<R> {
     /// The pattern.
     pub fn pattern(&self) -> &Arc<SparsityPattern> {
         &self.pattern
+    }
+
+    /// This matrix with its values rounded to the precision `S`
+    /// ([`DeviceVector::convert_from`]: `f64 → f32` to nearest), e.g. the
+    /// single-precision copy a multigrid cycle in `f32` applies. It shares
+    /// the pattern and the device's row pointers and column indices with
+    /// this matrix (no second copy of them): the copy costs its values,
+    /// `nnz·sizeof(S)` bytes of device memory, and the SpMV and
+    /// point-block diagonal kernels of `S`. Refill it after a reassembly
+    /// with [`DeviceCsr::convert_values_from`].
+    ///
+    /// # Errors
+    /// [`Error::NoFp64`] for `f64` on a device without double precision;
+    /// device memory, build failures.
+    pub fn converted<S: Real>(&self) -> Result<DeviceCsr<S>> {
+        self.device.check_precision::<S>()?;
+        let source = spmv_source::<S>(self.n_comp);
+        let mut m = DeviceCsr {
+            device: self.device.clone(),
+            pattern: self.pattern.clone(),
+            n_comp: self.n_comp,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: self.col_idx.clone(),
+            values: DeviceVector::zeros(&self.device, self.pattern.nnz())?,
+            lanes: self.lanes,
+            spmv: self.device.kernel(&source, "spmv")?,
+            chebyshev_step: self.device.kernel(&source, "spmv_chebyshev_step")?,
+            diagonal: self.device.kernel(&source, "point_block_diagonal")?,
+            maps: None,
+        };
+        m.convert_values_from(self)?;
+        Ok(m)
+    }
+
+    /// Sets the values to those of `a` rounded to `R` (one elementwise
+    /// kernel, [`DeviceVector::convert_from`]); `a` is this matrix's
+    /// source or another matrix on the same pattern.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `a` if its pattern is not this
+    /// matrix's or it lives on another device.
+    pub fn convert_values_from<S: Real>(&mut self, a: &DeviceCsr<S>) -> Result<()> {
+        if !Arc::ptr_eq(&self.pattern, &a.pattern) && !self.pattern.same_structure(&a.pattern) {
+            return Err(Error::arg(
+                "a",
+                "its sparsity pattern is not the matrix's: convert the matrix this one was \
+                 converted from (DeviceCsr::converted)",
+            ));
+        }
+        self.values.convert_from(&a.values).map_err(|e| match e {
+            Error::InvalidArgument { name: "x", reason } => Error::arg("a", reason),
+            other => other,
+        })
     }
 
     /// The device.

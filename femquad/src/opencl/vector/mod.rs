@@ -369,6 +369,45 @@ impl<R: Real> DeviceVector<R> {
         })
     }
 
+    /// `y_i ← round_R(x_i)` from a vector `x` of either precision (this
+    /// vector is `y`): from `f64` to `f32` rounded to nearest, ties to even
+    /// (`convert_float4`, the default rounding of OpenCL's conversions to a
+    /// floating type; a value beyond `f32::MAX` becomes ±∞, one below the
+    /// smallest subnormal ±0), from `f32` to `f64` exact, within one
+    /// precision a copy. One elementwise launch (`vec_convert` of this
+    /// vector's precision, or `vec_copy`); bitwise what Rust's `as` gives,
+    /// and so the host's [`convert`](crate::vector::convert).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `x` if its length or device
+    /// differ; [`Error::NoFp64`] for two precisions on a device without
+    /// double precision (there is no `f64` vector there).
+    pub fn convert_from<S: Real>(&mut self, x: &DeviceVector<S>) -> Result<()> {
+        self.check_device("x", x.device())?;
+        check_len("x", x.len, self.len)?;
+        let n = self.len as u64;
+        let same = S::PRECISION == R::PRECISION;
+        let state = self.program.lock();
+        let kernel = match (&state.kernels.convert, same) {
+            (_, true) => &state.kernels.copy,
+            (Some(k), false) => k,
+            (None, false) => {
+                return Err(Error::NoFp64 {
+                    device: self.device().info().name.clone(),
+                });
+            }
+        };
+        Launch::new(kernel)
+            .mem(&self.buffer)?
+            .mem(&x.buffer)?
+            .value(n)?
+            .run(
+                self.device(),
+                elementwise_groups(self.len, R::PRECISION),
+                "vector precision conversion",
+            )
+    }
+
     /// `y_i ← value` for every `i`.
     pub fn fill(&mut self, value: f64) -> Result<()> {
         let n = self.len as u64;

@@ -61,9 +61,23 @@ pub fn vector_source(precision: Precision, acc_double: bool) -> String {
         ""
     };
     let vw = vector_width(precision);
+    // the other precision, for vec_convert (only where double exists)
+    let convert = if acc_double {
+        let other = match precision {
+            Precision::F32 => Precision::F64,
+            Precision::F64 => Precision::F32,
+        }
+        .cl_type();
+        format!(
+            "typedef {other} other;\ntypedef {other}{vw} otherv;\n\
+             #define CONVERT_REALV convert_{real}{vw}\n"
+        )
+    } else {
+        String::new()
+    };
     format!(
         "{fp64}typedef {real} real;\ntypedef {real}{vw} realv;\n#define VW {vw}\n\
-         typedef {acc} acc;\n#define WG {WG}\n\n{VECTOR_TEMPLATE}"
+         typedef {acc} acc;\n#define WG {WG}\n{convert}\n{VECTOR_TEMPLATE}"
     )
 }
 
@@ -87,6 +101,8 @@ pub struct Kernels {
     pub copy_at: Kernel,
     pub gather: Kernel,
     pub scatter: Kernel,
+    /// `vec_convert` from the other precision (only on devices with fp64).
+    pub convert: Option<Kernel>,
 }
 
 /// What the vector operations of one device and precision share: the
@@ -150,6 +166,11 @@ impl VectorProgram {
             copy_at: make("vec_copy_at")?,
             gather: make("vec_gather")?,
             scatter: make("vec_scatter")?,
+            convert: if acc_double {
+                Some(make("vec_convert")?)
+            } else {
+                None
+            },
         };
         Ok(Arc::new(VectorProgram {
             device: device.clone(),
@@ -273,8 +294,15 @@ mod tests {
         assert!(s.contains("typedef float real;") && s.contains("typedef double acc;"));
         let s = vector_source(Precision::F32, false);
         assert!(s.starts_with("typedef float real;") && s.contains("typedef float acc;"));
+        assert!(
+            !s.contains("#define CONVERT_REALV convert"),
+            "no double for vec_convert: {s}"
+        );
+        let s = vector_source(Precision::F32, true);
+        assert!(s.contains("typedef double4 otherv;\n#define CONVERT_REALV convert_float4\n"));
         let s = vector_source(Precision::F64, true);
         assert!(s.contains("typedef double2 realv;\n#define VW 2\n"), "{s}");
+        assert!(s.contains("typedef float2 otherv;\n#define CONVERT_REALV convert_double2\n"));
         assert!(
             vector_source(Precision::F32, true).contains("typedef float4 realv;\n#define VW 4\n")
         );
