@@ -56,7 +56,6 @@ use std::cell::{RefCell, RefMut};
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
 
 use mpi::datatype::Equivalence;
 use mpi::point_to_point::{Destination, Source};
@@ -69,7 +68,7 @@ use femquad::{Error, Precision, Real, Result};
 
 use crate::comm::Ranks;
 use crate::dist_mesh::DistMesh;
-use crate::timeline::{Queue, Step, Timeline};
+use crate::timeline::{HostStep, Queue, Step, Timeline};
 
 /// Tag of ghost updates (owner → ghosts).
 pub const TAG_UPDATE: i32 = 1;
@@ -518,14 +517,16 @@ impl<R: Real + Equivalence> DistVector<R> {
                 .zip(&mut staging)
                 .map(|(v, s)| stage_shared(&v.values, s, timeline))
                 .collect::<Result<Vec<_>>>()?;
+            timeline.stamp(HostStep::Gathers);
             during(timeline)?;
             for ((v, s), &at) in vectors.iter().zip(&mut staging).zip(&staged) {
                 download_shared(&v.values, s, at, timeline)?;
             }
+            timeline.stamp(HostStep::DownloadWait);
             Ok((staging, staged))
         });
         let (mut staging, staged) = mesh.ranks().agree(prepared)?;
-        let start = Instant::now();
+        timeline.stamp(HostStep::Agree);
         for s in &mut staging {
             let Staging {
                 links,
@@ -537,12 +538,14 @@ impl<R: Real + Equivalence> DistVector<R> {
             let mut recv = split_ghosts(ghost_host, links);
             exchange(mesh.ranks(), TAG_UPDATE, links, &send, &mut recv);
         }
-        timeline.add_update_messages(start.elapsed().as_secs_f64());
-        Ok(vectors
+        timeline.stamp(HostStep::Messages);
+        let uploaded = vectors
             .iter_mut()
             .zip(&mut staging)
             .zip(&staged)
-            .try_for_each(|((v, s), &at)| upload_ghosts(&mut v.values, s, at, timeline)))
+            .try_for_each(|((v, s), &at)| upload_ghosts(&mut v.values, s, at, timeline));
+        timeline.stamp(HostStep::UploadEnqueue);
+        Ok(uploaded)
     }
 
     /// Collective: every ghost entry is added to its owner's entry (own
@@ -575,8 +578,9 @@ impl<R: Real + Equivalence> DistVector<R> {
             let staged = stage_ghosts(&self.values, &mut s, timeline)?;
             Ok((s, staged))
         });
+        timeline.stamp(HostStep::AccumulateDownloadWait);
         let (mut s, staged) = ranks.agree(prepared)?;
-        let start = Instant::now();
+        timeline.stamp(HostStep::AccumulateAgree);
         {
             let Staging {
                 links,
@@ -591,9 +595,12 @@ impl<R: Real + Equivalence> DistVector<R> {
             let mut recv: Vec<&mut [R]> = shared_host.iter_mut().map(|b| &mut b[..]).collect();
             exchange(ranks, TAG_ACCUMULATE, links, &send, &mut recv);
         }
-        timeline.add_accumulate_messages(start.elapsed().as_secs_f64());
+        timeline.stamp(HostStep::AccumulateMessages);
         let added = add_shared(&mut self.values, &mut s, staged, timeline);
-        ranks.agree(added)
+        timeline.stamp(HostStep::SumsEnqueue);
+        let agreed = ranks.agree(added);
+        timeline.stamp(HostStep::FinalAgree);
+        agreed
     }
 
     /// The reproducible sum over ranks of each rank's `partial`s (see the

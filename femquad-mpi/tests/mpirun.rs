@@ -399,11 +399,29 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
 }
 
 /// The `--breakdown` lines of a 2-rank run: each rank with and without
-/// overlap, every phase a finite time, the wall time and the parts of the
-/// cells positive, and the transfers where the ranks have them — rank 0
-/// owns every shared vertex (the lowest rank owns), so it downloads shared
-/// entries and uploads no ghost, rank 1 the reverse.
+/// overlap, every device phase and host step a finite time, the wall time,
+/// the parts of the cells and the messages positive, the host steps and
+/// the rest adding up to about the wall time, and the transfers where the
+/// ranks have them — rank 0 owns every shared vertex (the lowest rank
+/// owns), so it downloads shared entries and uploads no ghost, rank 1 the
+/// reverse.
 fn check_breakdown(stdout: &str) {
+    const HOST: [&str; 14] = [
+        "copy",
+        "gathers",
+        "interior_enqueue",
+        "download_wait",
+        "agree",
+        "messages",
+        "upload_enqueue",
+        "boundary_enqueue",
+        "check",
+        "accumulate_download_wait",
+        "accumulate_agree",
+        "accumulate_messages",
+        "sums_enqueue",
+        "final_agree",
+    ];
     let lines: Vec<Vec<&str>> = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("# breakdown,"))
@@ -411,10 +429,10 @@ fn check_breakdown(stdout: &str) {
         .collect();
     assert_eq!(
         lines.first().map(|l| l.join(",")),
-        Some(
-            "rank,overlap,wall,download,exchange,upload,interior,boundary,accumulate_exchange"
-                .to_string()
-        ),
+        Some(format!(
+            "rank,overlap,wall,download,upload,interior,boundary,{},finish",
+            HOST.join(",")
+        )),
         "{stdout}"
     );
     let rows = &lines[1..];
@@ -425,22 +443,25 @@ fn check_breakdown(stdout: &str) {
     {
         assert_eq!((row[0], row[1]), (rank, overlap), "{row:?}");
         let t: Vec<f64> = row[2..].iter().map(|x| x.parse().unwrap()).collect();
-        let [
-            wall,
-            download,
-            exchange,
-            upload,
-            interior,
-            boundary,
-            accumulate,
-        ] = t[..]
-        else {
+        assert_eq!(t.len(), 5 + HOST.len() + 1, "{row:?}");
+        let [wall, download, upload, interior, boundary] = t[..5] else {
             panic!("{row:?}");
         };
-        assert!(t.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        let host = &t[5..5 + HOST.len()];
+        let finish = t[5 + HOST.len()];
+        let step = |name: &str| host[HOST.iter().position(|&h| h == name).unwrap()];
+        assert!(t[..5].iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        assert!(host.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        assert!(finish.is_finite(), "{row:?}");
         assert!(wall > 0.0 && interior > 0.0 && boundary > 0.0, "{row:?}");
-        assert!(exchange > 0.0 && accumulate > 0.0, "{row:?}");
+        assert!(
+            step("messages") > 0.0 && step("accumulate_messages") > 0.0,
+            "{row:?}"
+        );
         assert!(interior + boundary < wall, "{row:?}");
+        // the host steps are medians each: they add up to about the wall time
+        let total: f64 = host.iter().sum::<f64>() + finish;
+        assert!(total > 0.5 * wall && total < 1.5 * wall, "{row:?}");
         if rank == "0" {
             assert!(download > 0.0 && upload == 0.0, "{row:?}");
         } else {

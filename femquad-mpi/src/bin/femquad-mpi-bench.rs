@@ -62,15 +62,22 @@
 //! stays as it is): for each rank and each of `F(u)` with and without
 //! overlap, the median over the repetitions of the rank's own wall time of
 //! the application (device work finished) and of its phases, from the
-//! operator's [`Timeline`](femquad_mpi::timeline::Timeline): `download`
-//! (the shared owned entries, transfer queue), `exchange` (the ghost
-//! update's messages, host wall time), `upload` (the ghost values,
-//! transfer queue), `interior`, `boundary` (the two parts of the cells on
-//! the compute queue, from markers: from the end of the compute command
-//! before to the marker's end) and `accumulate_exchange` (the ghost
-//! accumulate's messages), in seconds. With overlap the interior part runs
-//! while the download, the exchange and the upload proceed; what it hides
-//! is at most `min(interior, download + exchange + upload)`.
+//! operator's [`Timeline`](femquad_mpi::timeline::Timeline), in seconds.
+//! On the device (profiling events): `download` (the shared owned
+//! entries, transfer queue), `upload` (the ghost values, transfer queue),
+//! `interior`, `boundary` (the two parts of the cells on the compute
+//! queue, from markers: from the end of the compute command before to the
+//! marker's end). On the host (wall-clock stamps, one column per
+//! [`HostStep`] in its order: the time from the step before to its end):
+//! `copy`, `gathers`, `interior_enqueue`, `download_wait`, `agree`,
+//! `messages` (the ghost update's), `upload_enqueue`, `boundary_enqueue`,
+//! `check`, `accumulate_download_wait`, `accumulate_agree`,
+//! `accumulate_messages`, `sums_enqueue`, `final_agree`; then `finish`: the
+//! wall time less the host steps (the wait for the device work after the
+//! last). Each column is a median on its own, so the host columns and
+//! `finish` add up to about `wall`, not exactly. With overlap the interior
+//! part runs while the download, the messages and the upload proceed; what
+//! it hides is at most `min(interior, download + messages + upload)`.
 //!
 //! Columns: `measurement, precision, ranks, cells, dofs, seconds,
 //! halo_seconds, gdofs_per_s, efficiency`. `halo_seconds` is the time of
@@ -102,6 +109,7 @@ use femquad_mpi::mpi::collective::CommunicatorCollectives;
 use femquad_mpi::mpi::datatype::Equivalence;
 use femquad_mpi::partition::metis_partition;
 use femquad_mpi::solve::{Krylov, LinearStep, solve_linear_preconditioned};
+use femquad_mpi::timeline::HostStep;
 use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistVector};
 
 const USAGE: &str = "usage: femquad-mpi-bench --cells-per-rank C [--dim 2|3] \
@@ -501,9 +509,10 @@ where
     }
     if rank == 0 && !breakdown.is_empty() {
         println!("# breakdown: per rank, F(u), medians of the repetitions (seconds)");
+        let host: Vec<&str> = HostStep::ALL.iter().map(|s| s.name()).collect();
         println!(
-            "# breakdown,rank,overlap,wall,download,exchange,upload,interior,boundary,\
-             accumulate_exchange"
+            "# breakdown,rank,overlap,wall,download,upload,interior,boundary,{},finish",
+            host.join(",")
         );
         for (overlap, per_rank) in &breakdown {
             for (q, values) in per_rank.iter().enumerate() {
@@ -521,9 +530,10 @@ where
 
 /// Collective: for each rank, in rank order, the medians over `reps`
 /// repetitions (after one warm-up, each from an MPI barrier) of its wall
-/// time of `F(u)` (device work finished) and of the phases of its
-/// [`Timeline`](femquad_mpi::timeline::Timeline): download, exchange,
-/// upload, interior, boundary, accumulate exchange.
+/// time of `F(u)` (device work finished), of the device phases of its
+/// [`Timeline`](femquad_mpi::timeline::Timeline) (download, upload,
+/// interior, boundary), of its host steps ([`HostStep::ALL`]) and of the
+/// wall time less the host steps.
 fn phases<R: Real + Equivalence>(
     ranks: &Ranks,
     reps: usize,
@@ -531,7 +541,7 @@ fn phases<R: Real + Equivalence>(
     u: &DistVector<R>,
     out: &mut DistVector<R>,
 ) -> Result<Vec<Vec<f64>>> {
-    const FIELDS: usize = 7;
+    const FIELDS: usize = 6 + HostStep::ALL.len();
     op.apply(u, out)?;
     let mut samples: Vec<Vec<f64>> = (0..FIELDS).map(|_| Vec::with_capacity(reps)).collect();
     for _ in 0..reps {
@@ -541,15 +551,11 @@ fn phases<R: Real + Equivalence>(
         let finished = out.local().finish();
         let wall = start.elapsed().as_secs_f64();
         let p = ranks.agree(finished.and_then(|()| op.timeline().phases()))?;
-        let values = [
-            wall,
-            p.download,
-            p.exchange,
-            p.upload,
-            p.interior,
-            p.boundary,
-            p.accumulate_exchange,
-        ];
+        let host = op.timeline().host_times();
+        let finish = wall - host.iter().sum::<f64>();
+        let mut values = vec![wall, p.download, p.upload, p.interior, p.boundary];
+        values.extend(host);
+        values.push(finish);
         for (s, v) in samples.iter_mut().zip(values) {
             s.push(v);
         }
