@@ -483,6 +483,7 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
         "2",
         "--copy-mib",
         "1",
+        "--breakdown",
     ];
     let run = run_program(bench, 2, &args, Duration::from_secs(300));
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
@@ -495,14 +496,74 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
     let iterations: usize = line.split_whitespace().next().unwrap().parse().unwrap();
     assert!((1..=15).contains(&iterations), "{line}");
     let rows = bench_rows(&run.stdout);
-    assert_eq!(rows.len(), 7, "{rows:?}");
-    let row = &rows[6];
-    assert_eq!(row[0], "multigrid solve");
-    assert_eq!(row[3], (2 * 48 * 48).to_string(), "{row:?}");
-    assert_eq!(row[4], (49 * 49).to_string(), "{row:?}");
-    let seconds: f64 = row[5].parse().unwrap();
-    assert!(seconds > 0.0 && seconds.is_finite(), "{row:?}");
-    assert_eq!(row[6], "", "{row:?}");
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    let mut seconds = Vec::new();
+    for (row, name) in rows[6..]
+        .iter()
+        .zip(["multigrid solve", "multigrid solve without setup"])
+    {
+        assert_eq!(row[0], name);
+        assert_eq!(row[3], (2 * 48 * 48).to_string(), "{row:?}");
+        assert_eq!(row[4], (49 * 49).to_string(), "{row:?}");
+        let s: f64 = row[5].parse().unwrap();
+        assert!(s > 0.0 && s.is_finite(), "{row:?}");
+        assert_eq!(row[6], "", "{row:?}");
+        seconds.push(s);
+    }
+    // the solve alone takes less than the setup and the solve
+    assert!(seconds[1] < seconds[0], "{rows:?}");
+    check_multigrid_breakdown(&run.stdout, iterations, seconds[1]);
+}
+
+/// The `# multigrid breakdown` lines of a 2-rank run: every time finite
+/// and positive, the iterations those of the solve, the solve the row's
+/// `without setup`, the setup's parts adding up to about the setup, and
+/// a V-cycle longer than its coarse solve.
+fn check_multigrid_breakdown(stdout: &str, iterations: usize, solve: f64) {
+    let lines: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("# multigrid breakdown,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let names = [
+        "ranks",
+        "distribute",
+        "hierarchy",
+        "operator",
+        "multigrid",
+        "setup",
+        "smoothers",
+        "coarse_factorization",
+        "solve",
+        "iterations",
+        "cycle",
+        "coarse",
+        "cg",
+    ];
+    assert_eq!(lines[0], names, "{stdout}");
+    let row = &lines[1];
+    assert_eq!(row.len(), names.len(), "{row:?}");
+    let value = |name: &str| -> f64 {
+        row[names.iter().position(|&n| n == name).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(row[0], "2", "{row:?}");
+    assert_eq!(value("iterations"), iterations as f64, "{row:?}");
+    for name in &names[1..] {
+        let t = value(name);
+        assert!(t > 0.0 && t.is_finite(), "{name}: {row:?}");
+    }
+    assert!(
+        (value("solve") - solve).abs() <= 1e-6 * solve,
+        "{row:?} {solve}"
+    );
+    // the parts of the setup are medians each: about the setup
+    let parts = value("smoothers") + value("coarse_factorization");
+    let setup = value("setup");
+    assert!(parts > 0.5 * setup && parts < 1.5 * setup, "{row:?}");
+    assert!(value("coarse") < value("cycle"), "{row:?}");
 }
 
 /// The example `name`, built by `cargo test` (all targets) beside this
