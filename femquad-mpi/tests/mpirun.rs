@@ -400,8 +400,8 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
 
 /// The `--breakdown` lines of a 2-rank run: each rank with and without
 /// overlap, every device phase and host step a finite time, the wall time,
-/// the parts of the cells and the messages positive, the host steps and
-/// the rest adding up to about the wall time, and the transfers where the
+/// the parts of the cells and the messages positive, each host step and
+/// the rest (`finish`) within the wall time, and the transfers where the
 /// ranks have them — rank 0 owns every shared vertex (the lowest rank
 /// owns), so it downloads shared entries and uploads no ghost, rank 1 the
 /// reverse.
@@ -452,16 +452,17 @@ fn check_breakdown(stdout: &str) {
         let step = |name: &str| host[HOST.iter().position(|&h| h == name).unwrap()];
         assert!(t[..5].iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
         assert!(host.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
-        assert!(finish.is_finite(), "{row:?}");
+        // per repetition every host step lies within the wall time, and
+        // `finish` is the rest: so their medians too (order statistics
+        // keep a pointwise order)
+        assert!(finish.is_finite() && finish >= 0.0, "{row:?}");
+        assert!(host.iter().all(|&h| h <= wall), "{row:?}");
         assert!(wall > 0.0 && interior > 0.0 && boundary > 0.0, "{row:?}");
         assert!(
             step("messages") > 0.0 && step("accumulate_messages") > 0.0,
             "{row:?}"
         );
         assert!(interior + boundary < wall, "{row:?}");
-        // the host steps are medians each: they add up to about the wall time
-        let total: f64 = host.iter().sum::<f64>() + finish;
-        assert!(total > 0.5 * wall && total < 1.5 * wall, "{row:?}");
         if rank == "0" {
             assert!(download > 0.0 && upload == 0.0, "{row:?}");
         } else {
@@ -517,8 +518,8 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
 
 /// The `# multigrid breakdown` lines of a 2-rank run: every time finite
 /// and positive, the iterations those of the solve, the solve the row's
-/// `without setup`, the setup's parts adding up to about the setup, and
-/// a V-cycle longer than its coarse solve.
+/// `without setup`, each part of the setup shorter than the setup, and a
+/// V-cycle longer than its coarse solve.
 fn check_multigrid_breakdown(stdout: &str, iterations: usize, solve: f64) {
     let lines: Vec<Vec<&str>> = stdout
         .lines()
@@ -559,10 +560,11 @@ fn check_multigrid_breakdown(stdout: &str, iterations: usize, solve: f64) {
         (value("solve") - solve).abs() <= 1e-6 * solve,
         "{row:?} {solve}"
     );
-    // the parts of the setup are medians each: about the setup
-    let parts = value("smoothers") + value("coarse_factorization");
-    let setup = value("setup");
-    assert!(parts > 0.5 * setup && parts < 1.5 * setup, "{row:?}");
+    // per repetition and rank each part of the setup lies within it, and
+    // the coarse solves within the cycles: so the slowest ranks' medians
+    // too (maxima and order statistics keep a pointwise order)
+    assert!(value("smoothers") < value("setup"), "{row:?}");
+    assert!(value("coarse_factorization") < value("setup"), "{row:?}");
     assert!(value("coarse") < value("cycle"), "{row:?}");
 }
 
