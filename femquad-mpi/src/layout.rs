@@ -85,6 +85,46 @@ impl RankLayout {
             .ok()
     }
 
+    /// The local vertices of each neighbour's ghosts (in the order of
+    /// [`RankLayout::neighbours`]), checked to be grouped by owner as the
+    /// local numbering promises: each neighbour's ghosts consecutive, in
+    /// increasing rank, together all ghosts (`n_owned..n_local`) — so a
+    /// ghost block is exchanged in one transfer per neighbour.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] naming the rank and the neighbour whose ghosts
+    /// are not the consecutive local vertices where they should start, or
+    /// how many ghosts the neighbours own if not all.
+    pub fn ghost_ranges(&self) -> Result<Vec<std::ops::Range<usize>>> {
+        let mut next = self.n_owned;
+        let mut ranges = Vec::with_capacity(self.neighbours.len());
+        for n in &self.neighbours {
+            let consecutive = n
+                .ghosts
+                .iter()
+                .enumerate()
+                .all(|(i, &l)| l as usize == next + i);
+            if !consecutive {
+                return Err(Error::internal(format!(
+                    "rank {}: the ghosts owned by rank {} are not the consecutive local \
+                     vertices from {next}",
+                    self.rank, n.rank
+                )));
+            }
+            ranges.push(next..next + n.ghosts.len());
+            next += n.ghosts.len();
+        }
+        if next != self.n_local() {
+            return Err(Error::internal(format!(
+                "rank {}: the neighbours own {} of its {} ghosts",
+                self.rank,
+                next - self.n_owned,
+                self.n_local() - self.n_owned
+            )));
+        }
+        Ok(ranges)
+    }
+
     /// This rank's mesh: its cells over its local vertices (the owned and
     /// ghost vertices of those cells), checked by [`Mesh::new`]; `None` for
     /// a rank without cells.
@@ -380,6 +420,34 @@ mod tests {
             .map(|l| l.local_mesh().unwrap().unwrap().total_volume())
             .sum();
         assert!((v - 1.0).abs() < 1e-14);
+    }
+
+    /// The layouts' ghosts are grouped by owner; a layout whose ghosts are
+    /// not (a neighbour's out of order, or one not owned by any neighbour)
+    /// is refused naming the rank, the neighbour and where its ghosts
+    /// should start, or the count.
+    #[test]
+    fn ghosts_not_grouped_by_owner_are_refused() {
+        let (mesh, part) = halves();
+        let ls = layouts(&mesh, &part, 2).unwrap();
+        assert_eq!(ls[0].ghost_ranges().unwrap(), vec![6..6]);
+        assert_eq!(ls[1].ghost_ranges().unwrap(), vec![3..6]);
+        let mut shuffled = ls[1].clone();
+        shuffled.neighbours[0].ghosts.swap(0, 2);
+        let e = shuffled.ghost_ranges().unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "rank 1: the ghosts owned by rank 0 are not the consecutive local vertices from 3"
+            ),
+            "{e}"
+        );
+        let mut orphan = ls[1].clone();
+        orphan.neighbours[0].ghosts.pop();
+        let e = orphan.ghost_ranges().unwrap_err().to_string();
+        assert!(
+            e.contains("rank 1: the neighbours own 2 of its 3 ghosts"),
+            "{e}"
+        );
     }
 
     #[test]

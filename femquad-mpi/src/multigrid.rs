@@ -55,6 +55,7 @@
 //! profiling are refused (every level is matrix-free).
 
 use std::rc::Rc;
+use std::time::Instant;
 
 use mpi::datatype::Equivalence;
 use mpi::point_to_point::{Destination, Source};
@@ -95,6 +96,25 @@ pub struct DistMultigrid<R: Real> {
     ready: bool,
     /// V-cycles applied so far.
     cycles: usize,
+    times: MultigridTimes,
+}
+
+/// Host wall times of a [`DistMultigrid`] on this rank, in seconds
+/// ([`DistMultigrid::times`]), for explaining a solve's time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MultigridTimes {
+    /// The last [`DistMultigrid::setup`] less its coarse factorization:
+    /// the state injected to every level, each level's point-block
+    /// diagonal, Jacobi and eigenvalue estimate (the smoothers).
+    pub smoothers: f64,
+    /// The last setup's coarse factorization: the coarsest Jacobian
+    /// assembled, gathered to rank 0 and factored there.
+    pub coarse_factorization: f64,
+    /// The coarse solves since the last setup, summed: each from the
+    /// device work before it finished (which its gather would wait for
+    /// anyway) to the solution's upload — the gather of the right-hand
+    /// side to rank 0, the solve there, the broadcast and the upload.
+    pub coarse_solves: f64,
 }
 
 /// One level: its operator, state, fixed entries, and (above the coarsest,
@@ -310,6 +330,7 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             masked_b,
             ready: false,
             cycles: 0,
+            times: MultigridTimes::default(),
         })
     }
 
@@ -333,6 +354,12 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
     /// The V-cycles applied so far (every [`LinearOperator::apply`]).
     pub fn cycles(&self) -> usize {
         self.cycles
+    }
+
+    /// This rank's host times of the last setup and of the coarse solves
+    /// since ([`MultigridTimes`]).
+    pub fn times(&self) -> MultigridTimes {
+        self.times
     }
 
     /// Collective: binds the time state `t`, `u_t = σ·u + b` on every
@@ -393,6 +420,8 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
     /// fixed; those of the operators.
     pub fn setup(&mut self, u: &DistVector<R>) -> Result<()> {
         self.ready = false;
+        self.times = MultigridTimes::default();
+        let start = Instant::now();
         let n = self.levels.len();
         let ranks = Ranks::world();
         ranks.agree(
@@ -458,7 +487,10 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             level.report.interval = Some(chebyshev.interval());
             level.smoother = Some((jacobi, chebyshev));
         }
+        let smoothed = Instant::now();
         self.setup_coarse(&ranks)?;
+        self.times.smoothers = (smoothed - start).as_secs_f64();
+        self.times.coarse_factorization = smoothed.elapsed().as_secs_f64();
         self.ready = true;
         Ok(())
     }
@@ -545,6 +577,7 @@ impl<R: Real + Equivalence> LinearOperator<DistVector<R>> for DistMultigrid<R> {
             &mut self.coarse,
             &self.masked_b,
             x,
+            &mut self.times.coarse_solves,
         )?;
         let fixed = &self.levels[finest].fixed;
         ranks.agree(x.local_mut().copy_at(fixed, b.local()))?;
@@ -562,12 +595,19 @@ fn cycle<R: Real + Equivalence>(
     coarse: &mut CoarseLevel,
     b: &DistVector<R>,
     x: &mut DistVector<R>,
+    coarse_seconds: &mut f64,
 ) -> Result<()> {
     let Some((level, below)) = levels.split_last_mut() else {
         return Err(Error::internal("a multigrid cycle without levels"));
     };
     let Some((transfer, transfers_below)) = transfers.split_last_mut() else {
-        return coarse.solve(ranks, b, x);
+        // the gather waits for the device work before it anyway: finished
+        // first, so that the time is the coarse solve's own
+        ranks.agree(b.local().finish())?;
+        let start = Instant::now();
+        let solved = coarse.solve(ranks, b, x);
+        *coarse_seconds += start.elapsed().as_secs_f64();
+        return solved;
     };
     let Level {
         op,
@@ -607,6 +647,7 @@ fn cycle<R: Real + Equivalence>(
         coarse,
         &w.coarse_b,
         &mut w.coarse_x,
+        coarse_seconds,
     )?;
     transfer.prolong_add(ranks, x, &mut w.coarse_x)?;
     ranks.agree(x.local_mut().set_at(fixed, 0.0))?;

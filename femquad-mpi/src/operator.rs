@@ -85,7 +85,7 @@ use crate::boundary_part::BoundaryPart;
 use crate::cell_split::CellSplit;
 use crate::dist_mesh::DistMesh;
 use crate::layout::RankLayout;
-use crate::timeline::{Queue, Step, Timeline};
+use crate::timeline::{HostStep, Queue, Step, Timeline};
 use crate::vector::DistVector;
 
 /// A form bound on every rank's cells (see the [module
@@ -383,6 +383,7 @@ impl<R: Real + Equivalence> DistOperator<R> {
             .iter_mut()
             .zip(inputs)
             .try_for_each(|(s, x)| s.local_mut().copy_from(x.local()));
+        timeline.stamp(HostStep::Copy);
         let mut updated: Vec<&mut DistVector<R>> = scratch.iter_mut().collect();
         let device = self.device.clone();
         let part = &mut self.interior;
@@ -392,7 +393,9 @@ impl<R: Real + Equivalence> DistOperator<R> {
                 None => out.fill(0.0)?,
             }
             out.local().flush()?;
-            mark(device.as_ref(), Step::Interior, timeline)
+            mark(device.as_ref(), Step::Interior, timeline)?;
+            timeline.stamp(HostStep::InteriorEnqueue);
+            Ok(())
         };
         let updated = if self.overlap {
             DistVector::update_ghosts(&mut updated, copied, run_interior, &mut timeline)?
@@ -407,6 +410,7 @@ impl<R: Real + Equivalence> DistOperator<R> {
                 None => Ok(()),
             })
             .and_then(|()| mark(self.device.as_ref(), Step::Boundary, &mut timeline));
+        timeline.stamp(HostStep::BoundaryEnqueue);
         let any_op = self
             .interior
             .as_ref()
@@ -417,6 +421,7 @@ impl<R: Real + Equivalence> DistOperator<R> {
                 None => Ok(()),
             })
             .map_err(|e| to_global(self.mesh.layout(), self.n_comp, e, &|k| k));
+        timeline.stamp(HostStep::Check);
         let result = out.accumulate(local, &mut timeline);
         self.timeline = timeline;
         result

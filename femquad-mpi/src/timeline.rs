@@ -1,9 +1,11 @@
 //! [`Timeline`]: the device commands of one halo exchange or one
 //! distributed application, in the order they were enqueued — each with
 //! its queue, the recorded commands its wait list names, and its OpenCL
-//! event — and the host's wall time of the halo messages. For checking the
-//! order of the staging ([`Timeline::commands`]: every command carries the
-//! dependency it needs) and for timing its phases ([`Timeline::phases`]).
+//! event — and the host's wall-clock stamps of its steps ([`HostStep`]).
+//! For checking the order of the staging ([`Timeline::commands`]: every
+//! command carries the dependency it needs) and for timing its phases on
+//! the device ([`Timeline::phases`]) and on the host
+//! ([`Timeline::host_times`]).
 //!
 //! # A ghost update on a device
 //! ```text
@@ -22,6 +24,7 @@
 //! `GhostDownload`, `SumUpload`, `SumsIn`).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use femquad::opencl::Device;
 use femquad::opencl::context::Event;
@@ -55,6 +58,89 @@ pub enum Step {
     SumsIn,
 }
 
+/// A step of the host through one application or exchange, stamped with
+/// the host's wall clock when it ends ([`Timeline::stamp`]): its time is
+/// the time from the stamp before (or the timeline's start) to its own.
+/// In the order the host passes them with overlap (without, the interior
+/// cells are enqueued after `UploadEnqueue`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostStep {
+    /// The inputs copied into the operator's scratch vectors (enqueued).
+    Copy,
+    /// The gathers of the shared owned entries and the marker
+    /// `SharedStaged` enqueued.
+    Gathers,
+    /// The interior cells enqueued (and the queue flushed).
+    InteriorEnqueue,
+    /// The downloads of the shared owned entries enqueued and waited for.
+    DownloadWait,
+    /// The agreement on failure before the update's messages
+    /// ([`Ranks::agree`](crate::comm::Ranks::agree)).
+    Agree,
+    /// The ghost update's messages.
+    Messages,
+    /// The upload of the ghost values and the barrier `GhostsIn` enqueued.
+    UploadEnqueue,
+    /// The boundary cells enqueued (after the barrier on the device).
+    BoundaryEnqueue,
+    /// The check of the result (e.g. for NaN: a device reduction, which
+    /// waits for the cells).
+    Check,
+    /// The marker `ResultStaged` and the download of the ghosts' partial
+    /// sums enqueued and waited for.
+    AccumulateDownloadWait,
+    /// The agreement before the accumulate's messages.
+    AccumulateAgree,
+    /// The ghost accumulate's messages.
+    AccumulateMessages,
+    /// The uploads of the received sums, the barrier `SumsIn` and the
+    /// additions enqueued.
+    SumsEnqueue,
+    /// The agreement at the end of the accumulate.
+    FinalAgree,
+}
+
+impl HostStep {
+    /// Every step, in the order of [`Timeline::host_times`].
+    pub const ALL: [HostStep; 14] = [
+        HostStep::Copy,
+        HostStep::Gathers,
+        HostStep::InteriorEnqueue,
+        HostStep::DownloadWait,
+        HostStep::Agree,
+        HostStep::Messages,
+        HostStep::UploadEnqueue,
+        HostStep::BoundaryEnqueue,
+        HostStep::Check,
+        HostStep::AccumulateDownloadWait,
+        HostStep::AccumulateAgree,
+        HostStep::AccumulateMessages,
+        HostStep::SumsEnqueue,
+        HostStep::FinalAgree,
+    ];
+
+    /// The step's name in snake case (a column of femquad-mpi-bench's
+    /// breakdown).
+    pub fn name(self) -> &'static str {
+        match self {
+            HostStep::Copy => "copy",
+            HostStep::Gathers => "gathers",
+            HostStep::InteriorEnqueue => "interior_enqueue",
+            HostStep::DownloadWait => "download_wait",
+            HostStep::Agree => "agree",
+            HostStep::Messages => "messages",
+            HostStep::UploadEnqueue => "upload_enqueue",
+            HostStep::BoundaryEnqueue => "boundary_enqueue",
+            HostStep::Check => "check",
+            HostStep::AccumulateDownloadWait => "accumulate_download_wait",
+            HostStep::AccumulateAgree => "accumulate_agree",
+            HostStep::AccumulateMessages => "accumulate_messages",
+            HostStep::SumsEnqueue => "sums_enqueue",
+            HostStep::FinalAgree => "final_agree",
+        }
+    }
+}
+
 /// The queue a command went to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Queue {
@@ -76,25 +162,38 @@ pub struct Command {
     event: Event,
 }
 
-/// The recorded commands and message times (see the [module
+/// The recorded commands and host stamps (see the [module
 /// documentation](self)).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Timeline {
     /// The device of the commands (`None` before the first).
     device: Option<Arc<Device>>,
     commands: Vec<Command>,
-    update_messages: f64,
-    accumulate_messages: f64,
+    /// When the timeline was made: the start of the first host step.
+    start: Instant,
+    /// The host steps in the order they ended, with their ends.
+    stamps: Vec<(HostStep, Instant)>,
 }
 
-/// The phases of a recorded application, in seconds: device times from the
-/// commands' profiling events, the messages' host wall time.
+impl Default for Timeline {
+    /// An empty timeline starting now.
+    fn default() -> Self {
+        Timeline {
+            device: None,
+            commands: Vec::new(),
+            start: Instant::now(),
+            stamps: Vec::new(),
+        }
+    }
+}
+
+/// The device phases of a recorded application, in seconds, from the
+/// commands' profiling events (the host's steps, the messages among them:
+/// [`Timeline::host_times`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Phases {
     /// Downloads of the shared owned entries (`SharedDownload`, summed).
     pub download: f64,
-    /// The ghost update's messages (host wall time).
-    pub exchange: f64,
     /// Uploads of the ghost values (`GhostUpload`, summed).
     pub upload: f64,
     /// The interior part: the end of `Interior` less the end of the compute
@@ -102,8 +201,6 @@ pub struct Phases {
     pub interior: f64,
     /// The boundary part: likewise for `Boundary`.
     pub boundary: f64,
-    /// The ghost accumulate's messages (host wall time).
-    pub accumulate_exchange: f64,
 }
 
 impl Timeline {
@@ -135,14 +232,26 @@ impl Timeline {
         Ok(self.commands.len() - 1)
     }
 
-    /// Adds `seconds` of a ghost update's messages.
-    pub(crate) fn add_update_messages(&mut self, seconds: f64) {
-        self.update_messages += seconds;
+    /// Stamps the end of the host step `step` with the wall clock now.
+    pub(crate) fn stamp(&mut self, step: HostStep) {
+        self.stamps.push((step, Instant::now()));
     }
 
-    /// Adds `seconds` of a ghost accumulate's messages.
-    pub(crate) fn add_accumulate_messages(&mut self, seconds: f64) {
-        self.accumulate_messages += seconds;
+    /// The host's wall time of each step of [`HostStep::ALL`], in that
+    /// order, in seconds: the sum over its stamps of the time from the
+    /// stamp before (the timeline's start for the first); 0 for a step
+    /// without a stamp. Their sum is the time from the timeline's start to
+    /// its last stamp.
+    pub fn host_times(&self) -> Vec<f64> {
+        let mut times = vec![0.0; HostStep::ALL.len()];
+        let mut previous = self.start;
+        for &(step, at) in &self.stamps {
+            if let Some(i) = HostStep::ALL.iter().position(|&s| s == step) {
+                times[i] += at.duration_since(previous).as_secs_f64();
+            }
+            previous = at;
+        }
+        times
     }
 
     /// The recorded commands, in the order they were enqueued (none for
@@ -193,11 +302,9 @@ impl Timeline {
         };
         Ok(Phases {
             download: transfers(Step::SharedDownload),
-            exchange: self.update_messages,
             upload: transfers(Step::GhostUpload),
             interior: compute(Step::Interior),
             boundary: compute(Step::Boundary),
-            accumulate_exchange: self.accumulate_messages,
         })
     }
 }

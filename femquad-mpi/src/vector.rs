@@ -34,15 +34,20 @@
 //! On a device only the halo crosses to the host (OpenCL buffers cannot go
 //! to MPI), through the device's transfer queue
 //! ([`Device::transfer_queue`]), ordered with the compute queue by events
-//! (see [`Timeline`]): a ghost update gathers each neighbour's send entries
-//! into a small device vector (femquad's index gather, compute queue) and
-//! downloads it once the gathers are done (a marker in its wait list),
+//! (see [`Timeline`]), into and out of pinned host memory
+//! ([`PinnedHost`]: page-locked on NVIDIA, the MPI messages' buffers
+//! themselves): a ghost update gathers each neighbour's send entries into
+//! a small device vector (femquad's index gather, compute queue) and
+//! downloads it once the gathers are done (a marker in its wait list; the
+//! downloads are non-blocking, the host waits once for all of them),
 //! exchanges it, and uploads the received values straight into the ghost
 //! block (the ghosts are the last local entries, each neighbour's
-//! consecutive), after which the compute queue waits for the upload (a
-//! barrier); a ghost accumulate downloads the ghost block the same way and
-//! adds each neighbour's uploaded contributions to the owned entries on the
-//! device (gather, add, scatter). Bytes read from and written to the device
+//! consecutive; non-blocking), after which the compute queue waits for the
+//! upload (a barrier); a ghost accumulate downloads the ghost block the
+//! same way and adds each neighbour's uploaded contributions to the owned
+//! entries on the device (gather, add, scatter). The next exchange's wait
+//! also covers the uploads of the one before (the host does not overwrite
+//! pinned memory a transfer still reads). Bytes read from and written to the device
 //! per update or accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()`
 //! in total, nothing else.
 //!
@@ -56,20 +61,19 @@ use std::cell::{RefCell, RefMut};
 use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
 
 use mpi::datatype::Equivalence;
 use mpi::point_to_point::{Destination, Source};
 use mpi::topology::Communicator;
 
 use femquad::backend::{IndexSet, Location, Vector};
-use femquad::opencl::{Device, DeviceIndices, DeviceVector};
+use femquad::opencl::{Device, DeviceIndices, DeviceVector, PinnedHost};
 use femquad::vector::{CgFusion, VectorOps};
 use femquad::{Error, Precision, Real, Result};
 
 use crate::comm::Ranks;
 use crate::dist_mesh::DistMesh;
-use crate::timeline::{Queue, Step, Timeline};
+use crate::timeline::{HostStep, Queue, Step, Timeline};
 
 /// Tag of ghost updates (owner → ghosts).
 pub const TAG_UPDATE: i32 = 1;
@@ -94,6 +98,9 @@ struct Link<R: Real> {
     rank: usize,
     /// Owned entries the neighbour holds as ghosts (local entry indices).
     shared: Vec<u32>,
+    /// Their positions in the halo's shared staging (the links' ranges
+    /// tile it in link order).
+    shared_at: Range<usize>,
     /// The ghost entries the neighbour owns: positions in the halo's ghost
     /// block (local entry `Halo::ghost_start + i` for position `i`).
     ghosts: Range<usize>,
@@ -110,6 +117,54 @@ struct DeviceLink<R: Real> {
     shared_own: DeviceVector<R>,
 }
 
+/// Host memory of a halo's messages: plain for host vectors, pinned
+/// ([`PinnedHost`]) for device vectors, which the transfer queue reads and
+/// writes without the host waiting.
+enum HostBuffer<R: Real> {
+    /// Host vectors' staging.
+    Plain(Vec<R>),
+    /// Device vectors' staging.
+    Pinned(PinnedHost<R>),
+}
+
+impl<R: Real> HostBuffer<R> {
+    /// Waits for the device's transfers in flight that use the memory.
+    ///
+    /// # Errors
+    /// A transfer's failure.
+    fn wait(&mut self) -> Result<()> {
+        match self {
+            HostBuffer::Plain(_) => Ok(()),
+            HostBuffer::Pinned(p) => p.wait(),
+        }
+    }
+
+    /// The host's view, after the transfers in flight ([`HostBuffer::wait`]:
+    /// no OpenCL call once waited for).
+    ///
+    /// # Errors
+    /// Those of [`HostBuffer::wait`].
+    fn host(&mut self) -> Result<&mut [R]> {
+        match self {
+            HostBuffer::Plain(v) => Ok(v),
+            HostBuffer::Pinned(p) => p.host(),
+        }
+    }
+
+    /// The pinned memory, for a device vector's transfers.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for plain memory (a host vector's halo).
+    fn pinned(&mut self) -> Result<&mut PinnedHost<R>> {
+        match self {
+            HostBuffer::Pinned(p) => Ok(p),
+            HostBuffer::Plain(_) => Err(Error::internal(
+                "a device vector's halo has no pinned host staging",
+            )),
+        }
+    }
+}
+
 /// The halo of one mesh, `per_node` and location: a link per neighbour
 /// (increasing rank) and the host staging of the messages.
 ///
@@ -121,19 +176,32 @@ struct Halo<R: Real> {
     /// The first ghost entry, `n_owned·per_node`.
     ghost_start: usize,
     links: RefCell<Vec<Link<R>>>,
-    /// Per link: host staging of `shared.len()` entries.
-    shared_host: RefCell<Vec<Vec<R>>>,
+    /// Host staging of every link's shared entries (at `Link::shared_at`):
+    /// the owned values sent, or the sums received.
+    shared_host: RefCell<HostBuffer<R>>,
     /// Host staging of the ghost block: received owner values, or the
     /// ghosts' partial sums.
-    ghost_host: RefCell<Vec<R>>,
+    ghost_host: RefCell<HostBuffer<R>>,
 }
 
 /// A [`Halo`]'s links and host staging, borrowed for one exchange.
 struct Staging<'a, R: Real> {
     ghost_start: usize,
     links: RefMut<'a, Vec<Link<R>>>,
-    shared_host: RefMut<'a, Vec<Vec<R>>>,
-    ghost_host: RefMut<'a, Vec<R>>,
+    shared_host: RefMut<'a, HostBuffer<R>>,
+    ghost_host: RefMut<'a, HostBuffer<R>>,
+}
+
+impl<R: Real> Staging<'_, R> {
+    /// Waits for the device's transfers in flight that use the host
+    /// staging (one wait per buffer; none on the host).
+    ///
+    /// # Errors
+    /// A transfer's failure.
+    fn wait(&mut self) -> Result<()> {
+        self.shared_host.wait()?;
+        self.ghost_host.wait()
+    }
 }
 
 impl<R: Real> Halo<R> {
@@ -163,29 +231,18 @@ impl<R: Real> Halo<R> {
     ///
     /// # Errors
     /// [`Error::Internal`] if the layout's ghosts are not grouped by owner
-    /// (each neighbour's a consecutive range, in increasing rank, covering
-    /// all ghosts).
+    /// ([`RankLayout::ghost_ranges`](crate::layout::RankLayout::ghost_ranges)).
     fn host(mesh: &DistMesh, per_node: usize) -> Result<Self> {
         let layout = mesh.layout();
         let k = per_node as u32;
         let ghost_start = layout.n_owned * per_node;
-        let mut next = layout.n_owned;
+        let ghost_ranges = layout.ghost_ranges()?;
+        let mut shared_next = 0;
         let mut links = Vec::with_capacity(layout.neighbours.len());
-        for n in &layout.neighbours {
-            let consecutive = n
-                .ghosts
-                .iter()
-                .enumerate()
-                .all(|(i, &l)| l as usize == next + i);
-            if !consecutive {
-                return Err(Error::internal(format!(
-                    "rank {}: the ghosts owned by rank {} are not the consecutive local \
-                     vertices from {next}",
-                    layout.rank, n.rank
-                )));
-            }
-            let at = (next - layout.n_owned) * per_node;
-            next += n.ghosts.len();
+        for (n, vertices) in layout.neighbours.iter().zip(ghost_ranges) {
+            let at = (vertices.start - layout.n_owned) * per_node;
+            let shared_at = shared_next..shared_next + n.shared_owned.len() * per_node;
+            shared_next = shared_at.end;
             links.push(Link {
                 rank: n.rank,
                 shared: n
@@ -193,38 +250,33 @@ impl<R: Real> Halo<R> {
                     .iter()
                     .flat_map(|&l| (0..k).map(move |c| l * k + c))
                     .collect(),
-                ghosts: at..at + n.ghosts.len() * per_node,
+                shared_at,
+                ghosts: at..at + vertices.len() * per_node,
                 device: None,
             });
         }
-        if next != layout.n_local() {
-            return Err(Error::internal(format!(
-                "rank {}: the neighbours own {} of its {} ghosts",
-                layout.rank,
-                next - layout.n_owned,
-                layout.n_local() - layout.n_owned
-            )));
-        }
         Ok(Halo {
             ghost_start,
-            shared_host: RefCell::new(
-                links
-                    .iter()
-                    .map(|l| vec![R::ZERO; l.shared.len()])
-                    .collect(),
-            ),
-            ghost_host: RefCell::new(vec![
+            shared_host: RefCell::new(HostBuffer::Plain(vec![R::ZERO; shared_next])),
+            ghost_host: RefCell::new(HostBuffer::Plain(vec![
                 R::ZERO;
-                (layout.n_local() - layout.n_owned) * per_node
-            ]),
+                (layout.n_local() - layout.n_owned)
+                    * per_node
+            ])),
             links: RefCell::new(links),
         })
     }
 
     /// The halo of vectors on `device`: the host's, with the shared
-    /// entries' indices and the staging vectors uploaded.
+    /// entries' indices and the staging vectors uploaded, and pinned host
+    /// staging ([`Device::pinned_host`]).
     fn on(mesh: &DistMesh, per_node: usize, device: &Arc<Device>) -> Result<Self> {
         let halo = Halo::host(mesh, per_node)?;
+        for buffer in [&halo.shared_host, &halo.ghost_host] {
+            let mut buffer = buffer.borrow_mut();
+            let len = buffer.host()?.len();
+            *buffer = HostBuffer::Pinned(device.pinned_host(len)?);
+        }
         for link in halo.links.borrow_mut().iter_mut() {
             link.device = Some(DeviceLink {
                 shared: DeviceIndices::from_host(device, &link.shared)?,
@@ -518,14 +570,20 @@ impl<R: Real + Equivalence> DistVector<R> {
                 .zip(&mut staging)
                 .map(|(v, s)| stage_shared(&v.values, s, timeline))
                 .collect::<Result<Vec<_>>>()?;
+            timeline.stamp(HostStep::Gathers);
             during(timeline)?;
             for ((v, s), &at) in vectors.iter().zip(&mut staging).zip(&staged) {
                 download_shared(&v.values, s, at, timeline)?;
             }
+            // one wait for all downloads (and the last exchange's uploads)
+            for s in &mut staging {
+                s.wait()?;
+            }
+            timeline.stamp(HostStep::DownloadWait);
             Ok((staging, staged))
         });
         let (mut staging, staged) = mesh.ranks().agree(prepared)?;
-        let start = Instant::now();
+        timeline.stamp(HostStep::Agree);
         for s in &mut staging {
             let Staging {
                 links,
@@ -533,16 +591,20 @@ impl<R: Real + Equivalence> DistVector<R> {
                 ghost_host,
                 ..
             } = s;
-            let send: Vec<&[R]> = shared_host.iter().map(|b| &b[..]).collect();
-            let mut recv = split_ghosts(ghost_host, links);
+            // waited for before the agreement: no OpenCL call, no failure
+            let (shared, ghosts) = (shared_host.host()?, ghost_host.host()?);
+            let send: Vec<&[R]> = links.iter().map(|l| &shared[l.shared_at.clone()]).collect();
+            let mut recv = split(ghosts, links.iter().map(|l| l.ghosts.len()));
             exchange(mesh.ranks(), TAG_UPDATE, links, &send, &mut recv);
         }
-        timeline.add_update_messages(start.elapsed().as_secs_f64());
-        Ok(vectors
+        timeline.stamp(HostStep::Messages);
+        let uploaded = vectors
             .iter_mut()
             .zip(&mut staging)
             .zip(&staged)
-            .try_for_each(|((v, s), &at)| upload_ghosts(&mut v.values, s, at, timeline)))
+            .try_for_each(|((v, s), &at)| upload_ghosts(&mut v.values, s, at, timeline));
+        timeline.stamp(HostStep::UploadEnqueue);
+        Ok(uploaded)
     }
 
     /// Collective: every ghost entry is added to its owner's entry (own
@@ -573,10 +635,13 @@ impl<R: Real + Equivalence> DistVector<R> {
         let prepared = pending.and_then(|()| {
             let mut s = halo.staging()?;
             let staged = stage_ghosts(&self.values, &mut s, timeline)?;
+            // one wait for the download (and the last exchange's uploads)
+            s.wait()?;
             Ok((s, staged))
         });
+        timeline.stamp(HostStep::AccumulateDownloadWait);
         let (mut s, staged) = ranks.agree(prepared)?;
-        let start = Instant::now();
+        timeline.stamp(HostStep::AccumulateAgree);
         {
             let Staging {
                 links,
@@ -584,16 +649,18 @@ impl<R: Real + Equivalence> DistVector<R> {
                 ghost_host,
                 ..
             } = &mut s;
-            let send: Vec<&[R]> = links
-                .iter()
-                .map(|l| &ghost_host[l.ghosts.clone()])
-                .collect();
-            let mut recv: Vec<&mut [R]> = shared_host.iter_mut().map(|b| &mut b[..]).collect();
+            // waited for before the agreement: no OpenCL call, no failure
+            let (shared, ghosts) = (shared_host.host()?, ghost_host.host()?);
+            let send: Vec<&[R]> = links.iter().map(|l| &ghosts[l.ghosts.clone()]).collect();
+            let mut recv = split(shared, links.iter().map(|l| l.shared_at.len()));
             exchange(ranks, TAG_ACCUMULATE, links, &send, &mut recv);
         }
-        timeline.add_accumulate_messages(start.elapsed().as_secs_f64());
+        timeline.stamp(HostStep::AccumulateMessages);
         let added = add_shared(&mut self.values, &mut s, staged, timeline);
-        ranks.agree(added)
+        timeline.stamp(HostStep::SumsEnqueue);
+        let agreed = ranks.agree(added);
+        timeline.stamp(HostStep::FinalAgree);
+        agreed
     }
 
     /// The reproducible sum over ranks of each rank's `partial`s (see the
@@ -686,18 +753,17 @@ fn exchange<R: Real + Equivalence>(
     });
 }
 
-/// The ghost block split into each link's range (the ranges tile it in
-/// link order: [`Halo::host`]).
-fn split_ghosts<'a, R: Real>(block: &'a mut [R], links: &[Link<R>]) -> Vec<&'a mut [R]> {
+/// `block` split into consecutive slices of `lens` (the links' ranges of
+/// the ghost block or of the shared staging, which tile it in link order:
+/// [`Halo::host`]).
+fn split<R: Real>(block: &mut [R], lens: impl Iterator<Item = usize>) -> Vec<&mut [R]> {
     let mut rest = block;
-    links
-        .iter()
-        .map(|l| {
-            let (head, tail) = std::mem::take(&mut rest).split_at_mut(l.ghosts.len());
-            rest = tail;
-            head
-        })
-        .collect()
+    lens.map(|n| {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        head
+    })
+    .collect()
 }
 
 /// Stages the shared owned entries of `values` for a ghost update: on the
@@ -712,8 +778,9 @@ fn stage_shared<R: Real>(
 ) -> Result<Option<usize>> {
     match values {
         Vector::Host(v) => {
-            for (link, buf) in s.links.iter().zip(s.shared_host.iter_mut()) {
-                for (b, &i) in buf.iter_mut().zip(&link.shared) {
+            let shared = s.shared_host.host()?;
+            for link in s.links.iter() {
+                for (b, &i) in shared[link.shared_at.clone()].iter_mut().zip(&link.shared) {
                     *b = v[i as usize];
                 }
             }
@@ -737,8 +804,10 @@ fn stage_shared<R: Real>(
     }
 }
 
-/// Downloads each link's staged shared entries on the transfer queue, after
-/// the staging (`staged`, from [`stage_shared`]); nothing on the host.
+/// Downloads each link's staged shared entries into the pinned staging on
+/// the transfer queue, after the staging (`staged`, from
+/// [`stage_shared`]), without waiting ([`Staging::wait`]); nothing on the
+/// host.
 fn download_shared<R: Real>(
     values: &Vector<R>,
     s: &mut Staging<'_, R>,
@@ -748,17 +817,19 @@ fn download_shared<R: Real>(
     let (Vector::Device(v), Some(staged)) = (values, staged) else {
         return Ok(());
     };
-    for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter_mut()) {
-        if buf.is_empty() {
+    let pinned = s.shared_host.pinned()?;
+    for link in s.links.iter_mut() {
+        if link.shared.is_empty() {
             continue;
         }
+        let at = link.shared_at.clone();
         let d = device_link(link)?;
         timeline.enqueue(
             v.device(),
             Step::SharedDownload,
             Queue::Transfer,
             &[staged],
-            |after| d.shared_buf.read_range_after(0, buf, after),
+            |after| d.shared_buf.read_range_after(0, pinned, at, after),
         )?;
     }
     Ok(())
@@ -775,20 +846,21 @@ fn upload_ghosts<R: Real>(
     staged: Option<usize>,
     timeline: &mut Timeline,
 ) -> Result<()> {
-    let block = &s.ghost_host[..];
     match (values, staged) {
         (Vector::Host(v), _) => {
-            v[s.ghost_start..].copy_from_slice(block);
+            v[s.ghost_start..].copy_from_slice(s.ghost_host.host()?);
             Ok(())
         }
-        (Vector::Device(v), Some(staged)) if !block.is_empty() => {
+        (Vector::Device(v), Some(staged)) if v.len() > s.ghost_start => {
             let device = v.device().clone();
+            let block = s.ghost_host.pinned()?;
+            let all = 0..block.len();
             let upload = timeline.enqueue(
                 &device,
                 Step::GhostUpload,
                 Queue::Transfer,
                 &[staged],
-                |after| v.write_range_after(s.ghost_start, block, after),
+                |after| v.write_range_after(s.ghost_start, block, all, after),
             )?;
             timeline.enqueue(
                 &device,
@@ -812,10 +884,9 @@ fn stage_ghosts<R: Real>(
     s: &mut Staging<'_, R>,
     timeline: &mut Timeline,
 ) -> Result<Option<usize>> {
-    let block = &mut s.ghost_host[..];
     match values {
         Vector::Host(v) => {
-            block.copy_from_slice(&v[s.ghost_start..]);
+            s.ghost_host.host()?.copy_from_slice(&v[s.ghost_start..]);
             Ok(None)
         }
         Vector::Device(_) if s.links.is_empty() => Ok(None),
@@ -825,13 +896,15 @@ fn stage_ghosts<R: Real>(
                 timeline.enqueue(device, Step::ResultStaged, Queue::Compute, &[], |_| {
                     device.compute_marker()
                 })?;
-            if !block.is_empty() {
+            if v.len() > s.ghost_start {
+                let block = s.ghost_host.pinned()?;
+                let all = 0..block.len();
                 timeline.enqueue(
                     device,
                     Step::GhostDownload,
                     Queue::Transfer,
                     &[staged],
-                    |after| v.read_range_after(s.ghost_start, block, after),
+                    |after| v.read_range_after(s.ghost_start, block, all, after),
                 )?;
             }
             Ok(Some(staged))
@@ -853,8 +926,9 @@ fn add_shared<R: Real>(
 ) -> Result<()> {
     match (values, staged) {
         (Vector::Host(v), _) => {
-            for (link, buf) in s.links.iter().zip(s.shared_host.iter()) {
-                for (&i, &x) in link.shared.iter().zip(buf) {
+            let shared = s.shared_host.host()?;
+            for link in s.links.iter() {
+                for (&i, &x) in link.shared.iter().zip(&shared[link.shared_at.clone()]) {
                     v[i as usize] += x;
                 }
             }
@@ -862,16 +936,18 @@ fn add_shared<R: Real>(
         }
         (Vector::Device(v), Some(staged)) => {
             let device = v.device().clone();
+            let pinned = s.shared_host.pinned()?;
             let mut uploads = Vec::new();
-            for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter()) {
-                if !buf.is_empty() {
+            for link in s.links.iter_mut() {
+                if !link.shared.is_empty() {
+                    let at = link.shared_at.clone();
                     let d = device_link(link)?;
                     uploads.push(timeline.enqueue(
                         &device,
                         Step::SumUpload,
                         Queue::Transfer,
                         &[staged],
-                        |after| d.shared_buf.write_range_after(0, buf, after),
+                        |after| d.shared_buf.write_range_after(0, pinned, at, after),
                     )?);
                 }
             }
@@ -881,8 +957,8 @@ fn add_shared<R: Real>(
             timeline.enqueue(&device, Step::SumsIn, Queue::Compute, &uploads, |after| {
                 device.compute_waits_for(after)
             })?;
-            for (link, buf) in s.links.iter_mut().zip(s.shared_host.iter()) {
-                if !buf.is_empty() {
+            for link in s.links.iter_mut() {
+                if !link.shared.is_empty() {
                     let d = device_link(link)?;
                     d.shared_own.gather(v, &d.shared)?;
                     d.shared_own.axpy(1.0, &d.shared_buf)?;

@@ -399,11 +399,29 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
 }
 
 /// The `--breakdown` lines of a 2-rank run: each rank with and without
-/// overlap, every phase a finite time, the wall time and the parts of the
-/// cells positive, and the transfers where the ranks have them — rank 0
-/// owns every shared vertex (the lowest rank owns), so it downloads shared
-/// entries and uploads no ghost, rank 1 the reverse.
+/// overlap, every device phase and host step a finite time, the wall time,
+/// the parts of the cells and the messages positive, each host step and
+/// the rest (`finish`) within the wall time, and the transfers where the
+/// ranks have them — rank 0 owns every shared vertex (the lowest rank
+/// owns), so it downloads shared entries and uploads no ghost, rank 1 the
+/// reverse.
 fn check_breakdown(stdout: &str) {
+    const HOST: [&str; 14] = [
+        "copy",
+        "gathers",
+        "interior_enqueue",
+        "download_wait",
+        "agree",
+        "messages",
+        "upload_enqueue",
+        "boundary_enqueue",
+        "check",
+        "accumulate_download_wait",
+        "accumulate_agree",
+        "accumulate_messages",
+        "sums_enqueue",
+        "final_agree",
+    ];
     let lines: Vec<Vec<&str>> = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("# breakdown,"))
@@ -411,10 +429,10 @@ fn check_breakdown(stdout: &str) {
         .collect();
     assert_eq!(
         lines.first().map(|l| l.join(",")),
-        Some(
-            "rank,overlap,wall,download,exchange,upload,interior,boundary,accumulate_exchange"
-                .to_string()
-        ),
+        Some(format!(
+            "rank,overlap,wall,download,upload,interior,boundary,{},finish",
+            HOST.join(",")
+        )),
         "{stdout}"
     );
     let rows = &lines[1..];
@@ -425,21 +443,25 @@ fn check_breakdown(stdout: &str) {
     {
         assert_eq!((row[0], row[1]), (rank, overlap), "{row:?}");
         let t: Vec<f64> = row[2..].iter().map(|x| x.parse().unwrap()).collect();
-        let [
-            wall,
-            download,
-            exchange,
-            upload,
-            interior,
-            boundary,
-            accumulate,
-        ] = t[..]
-        else {
+        assert_eq!(t.len(), 5 + HOST.len() + 1, "{row:?}");
+        let [wall, download, upload, interior, boundary] = t[..5] else {
             panic!("{row:?}");
         };
-        assert!(t.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        let host = &t[5..5 + HOST.len()];
+        let finish = t[5 + HOST.len()];
+        let step = |name: &str| host[HOST.iter().position(|&h| h == name).unwrap()];
+        assert!(t[..5].iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        assert!(host.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        // per repetition every host step lies within the wall time, and
+        // `finish` is the rest: so their medians too (order statistics
+        // keep a pointwise order)
+        assert!(finish.is_finite() && finish >= 0.0, "{row:?}");
+        assert!(host.iter().all(|&h| h <= wall), "{row:?}");
         assert!(wall > 0.0 && interior > 0.0 && boundary > 0.0, "{row:?}");
-        assert!(exchange > 0.0 && accumulate > 0.0, "{row:?}");
+        assert!(
+            step("messages") > 0.0 && step("accumulate_messages") > 0.0,
+            "{row:?}"
+        );
         assert!(interior + boundary < wall, "{row:?}");
         if rank == "0" {
             assert!(download > 0.0 && upload == 0.0, "{row:?}");
@@ -462,6 +484,7 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
         "2",
         "--copy-mib",
         "1",
+        "--breakdown",
     ];
     let run = run_program(bench, 2, &args, Duration::from_secs(300));
     assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
@@ -474,14 +497,75 @@ fn the_benchmark_times_the_multigrid_solve_on_2_ranks() {
     let iterations: usize = line.split_whitespace().next().unwrap().parse().unwrap();
     assert!((1..=15).contains(&iterations), "{line}");
     let rows = bench_rows(&run.stdout);
-    assert_eq!(rows.len(), 7, "{rows:?}");
-    let row = &rows[6];
-    assert_eq!(row[0], "multigrid solve");
-    assert_eq!(row[3], (2 * 48 * 48).to_string(), "{row:?}");
-    assert_eq!(row[4], (49 * 49).to_string(), "{row:?}");
-    let seconds: f64 = row[5].parse().unwrap();
-    assert!(seconds > 0.0 && seconds.is_finite(), "{row:?}");
-    assert_eq!(row[6], "", "{row:?}");
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    let mut seconds = Vec::new();
+    for (row, name) in rows[6..]
+        .iter()
+        .zip(["multigrid solve", "multigrid solve without setup"])
+    {
+        assert_eq!(row[0], name);
+        assert_eq!(row[3], (2 * 48 * 48).to_string(), "{row:?}");
+        assert_eq!(row[4], (49 * 49).to_string(), "{row:?}");
+        let s: f64 = row[5].parse().unwrap();
+        assert!(s > 0.0 && s.is_finite(), "{row:?}");
+        assert_eq!(row[6], "", "{row:?}");
+        seconds.push(s);
+    }
+    // the solve alone takes less than the setup and the solve
+    assert!(seconds[1] < seconds[0], "{rows:?}");
+    check_multigrid_breakdown(&run.stdout, iterations, seconds[1]);
+}
+
+/// The `# multigrid breakdown` lines of a 2-rank run: every time finite
+/// and positive, the iterations those of the solve, the solve the row's
+/// `without setup`, each part of the setup shorter than the setup, and a
+/// V-cycle longer than its coarse solve.
+fn check_multigrid_breakdown(stdout: &str, iterations: usize, solve: f64) {
+    let lines: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("# multigrid breakdown,"))
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let names = [
+        "ranks",
+        "distribute",
+        "hierarchy",
+        "operator",
+        "multigrid",
+        "setup",
+        "smoothers",
+        "coarse_factorization",
+        "solve",
+        "iterations",
+        "cycle",
+        "coarse",
+        "cg",
+    ];
+    assert_eq!(lines[0], names, "{stdout}");
+    let row = &lines[1];
+    assert_eq!(row.len(), names.len(), "{row:?}");
+    let value = |name: &str| -> f64 {
+        row[names.iter().position(|&n| n == name).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(row[0], "2", "{row:?}");
+    assert_eq!(value("iterations"), iterations as f64, "{row:?}");
+    for name in &names[1..] {
+        let t = value(name);
+        assert!(t > 0.0 && t.is_finite(), "{name}: {row:?}");
+    }
+    assert!(
+        (value("solve") - solve).abs() <= 1e-6 * solve,
+        "{row:?} {solve}"
+    );
+    // per repetition and rank each part of the setup lies within it, and
+    // the coarse solves within the cycles: so the slowest ranks' medians
+    // too (maxima and order statistics keep a pointwise order)
+    assert!(value("smoothers") < value("setup"), "{row:?}");
+    assert!(value("coarse_factorization") < value("setup"), "{row:?}");
+    assert!(value("coarse") < value("cycle"), "{row:?}");
 }
 
 /// The example `name`, built by `cargo test` (all targets) beside this

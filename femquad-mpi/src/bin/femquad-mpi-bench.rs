@@ -46,10 +46,13 @@
 //!   finest level is solved by CG preconditioned with [`DistMultigrid`]
 //!   (default options: Chebyshev degree 2, coarsest level gathered to
 //!   rank 0) from the boundary values to a relative residual of 1e-8
-//!   (`10·ε` in `f32`): the multigrid setup and the solve together, per
-//!   repetition. Its `cells` and `dofs` are the finest level's (at least
-//!   the other rows'), its `halo_seconds` empty (not separated); the
-//!   iterations are printed in a `#` line before the table.
+//!   (`10·ε` in `f32`): the multigrid setup ([`DistMultigrid::setup`]:
+//!   smoothers, coarse factorization) and the solve together, per
+//!   repetition; `multigrid solve without setup`: the solve alone, from
+//!   the same repetitions. Their `cells` and `dofs` are the finest
+//!   level's (at least the other rows'), their `halo_seconds` empty (not
+//!   separated); the iterations are printed in a `#` line before the
+//!   table.
 //!
 //! Before the table, a `#` line gives the copy bandwidth of **each rank's**
 //! device (femquad-bench's float4 copy kernel,
@@ -62,15 +65,37 @@
 //! stays as it is): for each rank and each of `F(u)` with and without
 //! overlap, the median over the repetitions of the rank's own wall time of
 //! the application (device work finished) and of its phases, from the
-//! operator's [`Timeline`](femquad_mpi::timeline::Timeline): `download`
-//! (the shared owned entries, transfer queue), `exchange` (the ghost
-//! update's messages, host wall time), `upload` (the ghost values,
-//! transfer queue), `interior`, `boundary` (the two parts of the cells on
-//! the compute queue, from markers: from the end of the compute command
-//! before to the marker's end) and `accumulate_exchange` (the ghost
-//! accumulate's messages), in seconds. With overlap the interior part runs
-//! while the download, the exchange and the upload proceed; what it hides
-//! is at most `min(interior, download + exchange + upload)`.
+//! operator's [`Timeline`](femquad_mpi::timeline::Timeline), in seconds.
+//! On the device (profiling events): `download` (the shared owned
+//! entries, transfer queue), `upload` (the ghost values, transfer queue),
+//! `interior`, `boundary` (the two parts of the cells on the compute
+//! queue, from markers: from the end of the compute command before to the
+//! marker's end). On the host (wall-clock stamps, one column per
+//! [`HostStep`] in its order: the time from the step before to its end):
+//! `copy`, `gathers`, `interior_enqueue`, `download_wait`, `agree`,
+//! `messages` (the ghost update's), `upload_enqueue`, `boundary_enqueue`,
+//! `check`, `accumulate_download_wait`, `accumulate_agree`,
+//! `accumulate_messages`, `sums_enqueue`, `final_agree`; then `finish`: the
+//! wall time less the host steps (the wait for the device work after the
+//! last). Each column is a median on its own, so the host columns and
+//! `finish` add up to about `wall`, not exactly. With overlap the interior
+//! part runs while the download, the messages and the upload proceed; what
+//! it hides is at most `min(interior, download + messages + upload)`.
+//!
+//! With `--solve` too, `# multigrid breakdown,…` lines: a header and one
+//! row, the slowest rank's times in seconds (medians over the repetitions
+//! where repeated): the one-time construction — `distribute` (the coarse
+//! mesh partitioned and distributed), `hierarchy` ([`DistHierarchy::new`]:
+//! each rank refining its part), `operator` (the finest
+//! [`DistOperator`]), `multigrid` ([`DistMultigrid::new`]: every level's
+//! operator and transfers) — then per solve: `setup` (all of
+//! [`DistMultigrid::setup`]), `smoothers`, `coarse_factorization` (its
+//! parts: [`MultigridTimes`](femquad_mpi::multigrid::MultigridTimes)),
+//! `solve`, `iterations`, and per iteration
+//! from separate repetitions in which each V-cycle's device work is
+//! finished before it returns: `cycle` (a V-cycle), `coarse` (its coarse
+//! solve: gather, solve on rank 0, broadcast) and `cg` (the iteration's
+//! time less the cycle: the operator, the reductions, the updates).
 //!
 //! Columns: `measurement, precision, ranks, cells, dofs, seconds,
 //! halo_seconds, gdofs_per_s, efficiency`. `halo_seconds` is the time of
@@ -89,6 +114,7 @@ use std::time::Instant;
 
 use femquad::PointwiseEval;
 use femquad::backend::Backend;
+use femquad::linalg::LinearOperator;
 use femquad::mesh::refine::prepare_for_refinement;
 use femquad::mesh::{Mesh, MeshOptions, unit_box};
 use femquad::multigrid::MultigridOptions;
@@ -102,6 +128,7 @@ use femquad_mpi::mpi::collective::CommunicatorCollectives;
 use femquad_mpi::mpi::datatype::Equivalence;
 use femquad_mpi::partition::metis_partition;
 use femquad_mpi::solve::{Krylov, LinearStep, solve_linear_preconditioned};
+use femquad_mpi::timeline::HostStep;
 use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistVector};
 
 const USAGE: &str = "usage: femquad-mpi-bench --cells-per-rank C [--dim 2|3] \
@@ -443,12 +470,17 @@ where
             halo_seconds: Some(halo_update + halo_accumulate),
         },
     ];
+    let mut multigrid_breakdown = None;
     if let Some(refinements) = args.solve {
-        let (row, iterations) = multigrid_solve::<R>(args, refinements, &backend)?;
+        let run = multigrid_solve::<R>(args, refinements, &backend)?;
         if rank == 0 {
-            println!("# multigrid solve: {refinements} refinements, {iterations} CG iterations");
+            println!(
+                "# multigrid solve: {refinements} refinements, {} CG iterations",
+                run.iterations
+            );
         }
-        rows.push(row);
+        rows.extend(run.rows);
+        multigrid_breakdown = run.breakdown;
     }
     if rank == 0 {
         println!(
@@ -499,11 +531,19 @@ where
             );
         }
     }
+    if let (0, Some((header, row))) = (rank, &multigrid_breakdown) {
+        println!(
+            "# multigrid breakdown: the slowest rank's times (seconds; per iteration: cycle, coarse, cg)"
+        );
+        println!("# multigrid breakdown,{header}");
+        println!("# multigrid breakdown,{row}");
+    }
     if rank == 0 && !breakdown.is_empty() {
         println!("# breakdown: per rank, F(u), medians of the repetitions (seconds)");
+        let host: Vec<&str> = HostStep::ALL.iter().map(|s| s.name()).collect();
         println!(
-            "# breakdown,rank,overlap,wall,download,exchange,upload,interior,boundary,\
-             accumulate_exchange"
+            "# breakdown,rank,overlap,wall,download,upload,interior,boundary,{},finish",
+            host.join(",")
         );
         for (overlap, per_rank) in &breakdown {
             for (q, values) in per_rank.iter().enumerate() {
@@ -521,9 +561,10 @@ where
 
 /// Collective: for each rank, in rank order, the medians over `reps`
 /// repetitions (after one warm-up, each from an MPI barrier) of its wall
-/// time of `F(u)` (device work finished) and of the phases of its
-/// [`Timeline`](femquad_mpi::timeline::Timeline): download, exchange,
-/// upload, interior, boundary, accumulate exchange.
+/// time of `F(u)` (device work finished), of the device phases of its
+/// [`Timeline`](femquad_mpi::timeline::Timeline) (download, upload,
+/// interior, boundary), of its host steps ([`HostStep::ALL`]) and of the
+/// wall time less the host steps.
 fn phases<R: Real + Equivalence>(
     ranks: &Ranks,
     reps: usize,
@@ -531,7 +572,7 @@ fn phases<R: Real + Equivalence>(
     u: &DistVector<R>,
     out: &mut DistVector<R>,
 ) -> Result<Vec<Vec<f64>>> {
-    const FIELDS: usize = 7;
+    const FIELDS: usize = 6 + HostStep::ALL.len();
     op.apply(u, out)?;
     let mut samples: Vec<Vec<f64>> = (0..FIELDS).map(|_| Vec::with_capacity(reps)).collect();
     for _ in 0..reps {
@@ -541,15 +582,11 @@ fn phases<R: Real + Equivalence>(
         let finished = out.local().finish();
         let wall = start.elapsed().as_secs_f64();
         let p = ranks.agree(finished.and_then(|()| op.timeline().phases()))?;
-        let values = [
-            wall,
-            p.download,
-            p.exchange,
-            p.upload,
-            p.interior,
-            p.boundary,
-            p.accumulate_exchange,
-        ];
+        let host = op.timeline().host_times();
+        let finish = wall - host.iter().sum::<f64>();
+        let mut values = vec![wall, p.download, p.upload, p.interior, p.boundary];
+        values.extend(host);
+        values.push(finish);
         for (s, v) in samples.iter_mut().zip(values) {
             s.push(v);
         }
@@ -568,18 +605,31 @@ fn phases<R: Real + Equivalence>(
         .collect())
 }
 
-/// The `multigrid solve` row (see the module documentation) and its CG
-/// iterations: a coarse box refined `refinements` times on the ranks.
+/// What [`multigrid_solve`] measured.
+struct MultigridRun {
+    /// `multigrid solve` and `multigrid solve without setup`.
+    rows: Vec<Row>,
+    /// The CG iterations of the solve.
+    iterations: usize,
+    /// With `--breakdown`: the `# multigrid breakdown` header and row.
+    breakdown: Option<(String, String)>,
+}
+
+/// The `multigrid solve` rows, with and without setup (see the module
+/// documentation), its CG iterations and, with `--breakdown`, the
+/// `# multigrid breakdown` header and row: a coarse box refined
+/// `refinements` times on the ranks.
 fn multigrid_solve<R: Real + Equivalence>(
     args: &Args,
     refinements: usize,
     backend: &Backend,
-) -> Result<(Row, usize)>
+) -> Result<MultigridRun>
 where
     Poisson: PointwiseEval<R>,
 {
     let ranks = Ranks::world();
     let n_ranks = ranks.size();
+    let clock = Instant::now();
     let global = if ranks.rank() == 0 {
         let side = box_side(args, n_ranks).div_ceil(1 << refinements);
         let coarse = unit_box(args.dim, side, &MeshOptions::default())?;
@@ -592,11 +642,14 @@ where
         None
     };
     let coarse = DistMesh::new(ranks, global.as_ref().map(|(m, p)| (m, &p[..])))?;
+    let distributed = clock.elapsed().as_secs_f64();
     let coarse_cells = coarse
         .ranks()
         .all_gather_u64(coarse.layout().cells.len() as u64);
     let cells = coarse_cells.iter().sum::<u64>() as usize * (1 << (args.dim * refinements));
+    let clock = Instant::now();
     let hierarchy = DistHierarchy::new(&coarse, refinements)?;
+    let refined = clock.elapsed().as_secs_f64();
     let fine = hierarchy.finest();
     let dim = args.dim;
     let poisson =
@@ -615,31 +668,136 @@ where
             })
         })
         .collect();
+    let clock = Instant::now();
     let mut op = DistOperator::<R>::new(fine, 1, 1, poisson, backend)?;
+    let bound = clock.elapsed().as_secs_f64();
     let mut u = op.vector()?;
     u.set_local_from_host(&values)?;
     let options = MultigridOptions::default();
+    let clock = Instant::now();
     let mut mg = DistMultigrid::new(&hierarchy, 1, poisson, backend, &fixed, options)?;
+    let made = clock.elapsed().as_secs_f64();
+    let ranks = fine.ranks();
     let solver = Krylov::Cg {
         tol: 1e-8f64.max(10.0 * R::EPSILON.to_f64()),
         max_iter: 200,
     };
+    // per repetition, the slowest rank's: setup + solve, solve, setup,
+    // smoothers, coarse factorization
     let mut iterations = 0;
-    let seconds = median_time(fine.ranks(), args.reps, || {
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); 5];
+    for rep in 0..=args.reps {
         let mut x = u.try_clone()?;
+        ranks.comm().barrier();
+        let start = Instant::now();
         mg.setup(&x)?;
+        x.local().finish()?;
+        let set_up = start.elapsed().as_secs_f64();
         iterations =
             solve_linear_preconditioned(&mut op, &mut x, &fixed, &solver, &mut mg)?.iterations;
-        x.local().finish()
-    })?;
-    let row = Row {
-        measurement: "multigrid solve",
+        x.local().finish()?;
+        let total = start.elapsed().as_secs_f64();
+        let times = mg.times();
+        let local = [
+            total,
+            total - set_up,
+            set_up,
+            times.smoothers,
+            times.coarse_factorization,
+        ];
+        let slowest = slowest_of(ranks, &local);
+        if rep > 0 {
+            for (s, t) in samples.iter_mut().zip(slowest) {
+                s.push(t);
+            }
+        }
+    }
+    let medians: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
+    let row = |measurement, seconds| Row {
+        measurement,
         cells,
         dofs: fine.layout().n_global_vertices,
         seconds,
         halo_seconds: None,
     };
-    Ok((row, iterations))
+    let rows = vec![
+        row("multigrid solve", medians[0]),
+        row("multigrid solve without setup", medians[1]),
+    ];
+    if !args.breakdown {
+        return Ok(MultigridRun {
+            rows,
+            iterations,
+            breakdown: None,
+        });
+    }
+    // per iteration: each V-cycle's device work finished before it returns
+    let mut per_iteration: Vec<Vec<f64>> = vec![Vec::new(); 3];
+    for rep in 0..=args.reps {
+        let mut x = u.try_clone()?;
+        mg.setup(&x)?;
+        x.local().finish()?;
+        let mut cycles = 0.0;
+        let mut timed = |b: &DistVector<R>, z: &mut DistVector<R>| -> Result<()> {
+            let start = Instant::now();
+            mg.apply(b, z)?;
+            let finished = z.local().finish();
+            cycles += start.elapsed().as_secs_f64();
+            ranks.agree(finished)
+        };
+        ranks.comm().barrier();
+        let start = Instant::now();
+        let n = solve_linear_preconditioned(&mut op, &mut x, &fixed, &solver, &mut timed)?
+            .iterations
+            .max(1) as f64;
+        x.local().finish()?;
+        let solve = start.elapsed().as_secs_f64();
+        let coarse = mg.times().coarse_solves;
+        let local = [cycles / n, coarse / n, (solve - cycles) / n];
+        let slowest = slowest_of(ranks, &local);
+        if rep > 0 {
+            for (s, t) in per_iteration.iter_mut().zip(slowest) {
+                s.push(t);
+            }
+        }
+    }
+    let per_iteration: Vec<f64> = per_iteration.iter_mut().map(|s| median(s)).collect();
+    let once = slowest_of(ranks, &[distributed, refined, bound, made]);
+    let header = "ranks,distribute,hierarchy,operator,multigrid,setup,smoothers,\
+                  coarse_factorization,solve,iterations,cycle,coarse,cg"
+        .to_string();
+    let mut fields = vec![ranks.size().to_string()];
+    fields.extend(once.iter().map(|t| format!("{t:.6e}")));
+    fields.extend(
+        [medians[2], medians[3], medians[4], medians[1]]
+            .iter()
+            .map(|t| format!("{t:.6e}")),
+    );
+    fields.push(iterations.to_string());
+    fields.extend(per_iteration.iter().map(|t| format!("{t:.6e}")));
+    Ok(MultigridRun {
+        rows,
+        iterations,
+        breakdown: Some((header, fields.join(","))),
+    })
+}
+
+/// Collective: the largest of each of `local` over the ranks.
+fn slowest_of(ranks: &Ranks, local: &[f64]) -> Vec<f64> {
+    let all = ranks.all_gather_f64s(local);
+    (0..local.len())
+        .map(|i| {
+            all.chunks_exact(local.len())
+                .map(|r| r[i])
+                .fold(0.0f64, f64::max)
+        })
+        .collect()
+}
+
+/// The median of `samples` (sorted in place; the upper one of two).
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
 }
 
 /// The median over `reps` repetitions (after one warm-up) of the slowest

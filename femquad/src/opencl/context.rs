@@ -239,6 +239,12 @@ impl Device {
         }))
     }
 
+    /// The device's OpenCL context (for allocations outside this module:
+    /// [`PinnedHost`](super::PinnedHost)).
+    pub(crate) fn cl_context(&self) -> &Context {
+        &self.context
+    }
+
     /// The device's properties.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
@@ -740,82 +746,22 @@ impl Device {
         Ok(())
     }
 
-    /// Reads `data.len()` values of `buffer` from element `offset` into
-    /// `data` on the transfer queue, after the commands of `after`
-    /// (blocking: returns once `data` holds them): an array transfer in
-    /// [`DeviceStats`]. Returns the read's event.
-    pub(crate) fn transfer_read<T: Pod>(
-        &self,
-        buffer: &Buffer<T>,
-        offset: usize,
-        data: &mut [T],
-        after: &[&Event],
-        what: &str,
-    ) -> Result<Event> {
-        self.check_alive()?;
-        let bytes = std::mem::size_of_val(data);
-        let list: Vec<_> = after.iter().map(|e| e.get()).collect();
-        if data.is_empty() {
-            return self.transfer_marker(&list, what);
-        }
-        // SAFETY: blocking read into a live slice; callers keep
-        // offset + data.len() within the buffer; the events are live.
-        let event = unsafe {
-            self.transfer.enqueue_read_buffer(
-                buffer,
-                CL_BLOCKING,
-                offset * std::mem::size_of::<T>(),
-                data,
-                &list,
-            )
-        }
-        .map_err(|e| self.failure("clEnqueueReadBuffer", what, bytes, e))?;
-        self.count_read(bytes);
-        Ok(event)
-    }
-
-    /// Writes `data` to `buffer` from element `offset` on the transfer
-    /// queue, after the commands of `after` (blocking: `data` may be reused
-    /// on return; the device's copy is complete with the returned event,
-    /// which commands on the compute queue that read it must wait for:
-    /// [`Device::compute_waits_for`]). A vector transfer in [`DeviceStats`].
-    pub(crate) fn transfer_write<T: Pod>(
-        &self,
-        buffer: &mut Buffer<T>,
-        offset: usize,
-        data: &[T],
-        after: &[&Event],
-        what: &str,
-    ) -> Result<Event> {
-        self.check_alive()?;
-        let bytes = std::mem::size_of_val(data);
-        let list: Vec<_> = after.iter().map(|e| e.get()).collect();
-        if data.is_empty() {
-            return self.transfer_marker(&list, what);
-        }
-        // SAFETY: blocking write from a live slice into a buffer that holds
-        // `offset + data.len()` values (checked by the callers); the events
-        // are live.
-        let event = unsafe {
-            self.transfer.enqueue_write_buffer(
-                buffer,
-                CL_BLOCKING,
-                offset * std::mem::size_of::<T>(),
-                data,
-                &list,
-            )
-        }
-        .map_err(|e| self.failure("clEnqueueWriteBuffer", what, bytes, e))?;
-        lock(&self.stats).vector_bytes += bytes as u64;
-        Ok(event)
-    }
-
     /// A marker on the transfer queue after `list` (the event of an empty
     /// transfer).
-    fn transfer_marker(&self, list: &[opencl3::types::cl_event], what: &str) -> Result<Event> {
+    pub(crate) fn transfer_marker(
+        &self,
+        list: &[opencl3::types::cl_event],
+        what: &str,
+    ) -> Result<Event> {
         // SAFETY: the events are live (the callers borrow them).
         unsafe { self.transfer.enqueue_marker_with_wait_list(list) }
             .map_err(|e| self.failure("clEnqueueMarkerWithWaitList", what, 0, e))
+    }
+
+    /// Counts `bytes` of a vector written to the device (for writes
+    /// enqueued directly).
+    pub(crate) fn count_vector_write(&self, bytes: usize) {
+        lock(&self.stats).vector_bytes += bytes as u64;
     }
 
     /// Counts one kernel enqueued ([`DeviceStats::launches`]).

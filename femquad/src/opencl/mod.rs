@@ -17,6 +17,7 @@ pub mod mesh_data;
 pub mod multigrid;
 pub mod operator;
 pub mod options;
+pub mod pinned;
 #[cfg(feature = "devtools")]
 pub mod probe;
 pub mod program_cache;
@@ -39,6 +40,7 @@ pub use launch_config::{AtomicAdd, GeometryMode, KernelVariant, LaunchConfig, Ou
 pub use matrix::DeviceCsr;
 pub use operator::{Assembly, OpenClIntegrator, OpenClOperator};
 pub use options::KernelOptions;
+pub use pinned::PinnedHost;
 pub use program_cache::ProgramCache;
 pub use shape::KernelShape;
 pub use timing::{FacetLaunch, LaunchRecord, Run};

@@ -72,6 +72,7 @@ mod ops;
 mod program;
 mod reduce;
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use opencl3::memory::Buffer;
@@ -84,6 +85,7 @@ pub(crate) use program::{Launch, index_groups};
 use program::{VectorProgram, elementwise_groups};
 
 use super::context::{Device, Event, Transfer};
+use super::pinned::PinnedHost;
 use crate::{Error, Real, Result};
 
 /// A vector of `len` values of type `R` (`f32` or `f64`) in a buffer on an
@@ -206,49 +208,62 @@ impl<R: Real> DeviceVector<R> {
         self.device().read(&self.buffer, out, "vector download")
     }
 
-    /// Reads the entries `offset..offset + out.len()` into `out` on the
-    /// device's transfer queue ([`Device::transfer_queue`]), after the
-    /// commands of `after` — not after the compute queue's commands unless
-    /// `after` holds them ([`Device::compute_marker`]). Blocking: returns
-    /// once `out` holds the values, with the read's event (an array
-    /// transfer).
+    /// Reads the entries `offset..offset + to.len()` into the values `to`
+    /// of the pinned host memory `out` on the device's transfer queue
+    /// ([`Device::transfer_queue`]), after the commands of `after` — not
+    /// after the compute queue's commands unless `after` holds them
+    /// ([`Device::compute_marker`]). Non-blocking: returns the read's
+    /// event at once; the read is recorded in `out`, whose host view
+    /// ([`PinnedHost::host`]) waits for it (an array transfer; a DMA from
+    /// page-locked memory on NVIDIA).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `out` if the range passes the
-    /// vector's end; the read's failure, naming `clEnqueueReadBuffer`.
+    /// [`Error::InvalidArgument`] naming `out` if a range passes the end of
+    /// the vector or of `out`, or `out` is another device's; the read's
+    /// failure, naming `clEnqueueReadBuffer`.
     pub fn read_range_after(
         &self,
         offset: usize,
-        out: &mut [R],
+        out: &mut PinnedHost<R>,
+        to: Range<usize>,
         after: &[&Event],
     ) -> Result<Event> {
-        self.check_range("out", offset, out.len())?;
-        self.device()
-            .transfer_read(&self.buffer, offset, out, after, "vector range download")
+        self.check_range("out", offset, to.len())?;
+        self.device().transfer_read(
+            &self.buffer,
+            offset,
+            ("out", out, to),
+            after,
+            "vector range download",
+        )
     }
 
-    /// Writes `values` to the entries `offset..offset + values.len()` on
-    /// the device's transfer queue, after the commands of `after`. The
-    /// host's `values` may be reused on return; the device's entries are
+    /// Writes the values `from` of the pinned host memory `values` to the
+    /// entries `offset..offset + from.len()` on the device's transfer
+    /// queue, after the commands of `after`. Non-blocking: the write is
+    /// recorded in `values`, whose host view ([`PinnedHost::host`]) waits
+    /// for it before the host may overwrite them; the device's entries are
     /// written once the returned event completes: a kernel on the compute
     /// queue that reads them must wait for it
     /// ([`Device::compute_waits_for`]). An array transfer.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] naming `values` if the range passes the
-    /// vector's end; the write's failure, naming `clEnqueueWriteBuffer`.
+    /// [`Error::InvalidArgument`] naming `values` if a range passes the end
+    /// of the vector or of `values`, or `values` is another device's; the
+    /// write's failure, naming `clEnqueueWriteBuffer`.
     pub fn write_range_after(
         &mut self,
         offset: usize,
-        values: &[R],
+        values: &mut PinnedHost<R>,
+        from: Range<usize>,
         after: &[&Event],
     ) -> Result<Event> {
-        self.check_range("values", offset, values.len())?;
+        self.check_range("values", offset, from.len())?;
         let device = self.program.device().clone();
         device.transfer_write(
             &mut self.buffer,
             offset,
-            values,
+            ("values", values, from),
             after,
             "vector range upload",
         )
@@ -551,27 +566,78 @@ mod tests {
             .and_then(|l| l.value(2_000_000i32))
             .and_then(|l| l.enqueue(&d, 256, None, "busy"))
             .unwrap();
-        // the download waits for the kernel through the compute marker
+        // the download waits for the kernel through the compute marker;
+        // non-blocking: the pinned memory's host view waits for it
         let marker = d.compute_marker().unwrap();
-        let mut out = vec![0.0f32; 4];
-        y.read_range_after(100, &mut out, &[&marker]).unwrap();
-        assert!(out.iter().all(|&x| x > 1000.0 && x == out[0]), "{out:?}");
-        // an upload, and the compute queue waiting for it
-        let upload = y.write_range_after(3, &[7.0, 8.0], &[]).unwrap();
+        let mut out = d.pinned_host::<f32>(6).unwrap();
+        y.read_range_after(100, &mut out, 1..5, &[&marker]).unwrap();
+        let got = out.host().unwrap().to_vec();
+        assert_eq!(got[0], 0.0);
+        assert_eq!(got[5], 0.0);
+        assert!(
+            got[1..5].iter().all(|&x| x > 1000.0 && x == got[1]),
+            "{got:?}"
+        );
+        // an upload from the pinned memory, and the compute queue waiting
+        // for it
+        out.host().unwrap()[..2].copy_from_slice(&[7.0, 8.0]);
+        let upload = y.write_range_after(3, &mut out, 0..2, &[]).unwrap();
         d.compute_waits_for(&[&upload]).unwrap();
         let host = y.to_host().unwrap();
         assert_eq!(&host[3..5], &[7.0, 8.0]);
-        assert_eq!(host[2], out[0]);
+        assert_eq!(host[2], got[1]);
         // an empty range: an event all the same
-        let empty = y.read_range_after(256, &mut [], &[&upload]).unwrap();
+        let empty = y.read_range_after(256, &mut out, 0..0, &[&upload]).unwrap();
         empty.wait().unwrap();
-        // ranges past the end are refused, naming the argument
-        let e = y.read_range_after(254, &mut out, &[]).unwrap_err();
+        // ranges past the end of the vector or the pinned memory are
+        // refused, naming the argument
+        let e = y.read_range_after(254, &mut out, 0..4, &[]).unwrap_err();
         assert!(
             e.to_string().contains("`out`") && e.to_string().contains("pass the end"),
             "{e}"
         );
-        let e = y.write_range_after(usize::MAX, &[1.0], &[]).unwrap_err();
+        let e = y.read_range_after(0, &mut out, 4..8, &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("`out`") && e.to_string().contains("pinned host memory of 6"),
+            "{e}"
+        );
+        let e = y
+            .write_range_after(usize::MAX, &mut out, 0..1, &[])
+            .unwrap_err();
         assert!(e.to_string().contains("`values`"), "{e}");
+    }
+
+    /// Pinned memory starts zeroed; a download into it and an upload from
+    /// it move the values between device vectors of its own device, the
+    /// host view seeing the download once done (waited for); another
+    /// device's pinned memory is refused, naming the argument and both
+    /// devices.
+    #[test]
+    fn pinned_host_memory_round_trips_through_a_device_vector_and_is_refused_elsewhere() {
+        let d = crate::opencl::testing::device();
+        let mut pinned = d.pinned_host::<f64>(5).unwrap();
+        assert_eq!(pinned.len(), 5);
+        assert_eq!(pinned.host().unwrap(), &[0.0; 5]);
+        let x = DeviceVector::<f64>::from_host(&d, &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        x.read_range_after(1, &mut pinned, 2..5, &[]).unwrap();
+        assert_eq!(pinned.host().unwrap(), &[0.0, 0.0, 2.0, 3.0, 4.0]);
+        pinned.host().unwrap()[0] = -1.5;
+        let mut y = DeviceVector::<f64>::zeros(&d, 3).unwrap();
+        let upload = y.write_range_after(0, &mut pinned, 0..3, &[]).unwrap();
+        d.compute_waits_for(&[&upload]).unwrap();
+        assert_eq!(y.to_host().unwrap(), vec![-1.5, 0.0, 2.0]);
+        // pinned memory of another context (its own device) is refused
+        let other = crate::opencl::testing::device();
+        let mut elsewhere = other.pinned_host::<f64>(2).unwrap();
+        let e = x
+            .read_range_after(0, &mut elsewhere, 0..2, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`out`") && e.contains("is pinned host memory of the device"),
+            "{e}"
+        );
+        let empty = d.pinned_host::<f32>(0).unwrap();
+        assert!(empty.is_empty());
     }
 }
