@@ -28,6 +28,10 @@ use femquad::sparse::CsrMatrix;
 /// `A d`, the fused residual restriction and the prolongation.
 const LAUNCHES_PER_LEVEL: u64 = 8;
 
+/// The same with the steps and their SpMVs apart (a level above
+/// `MultigridOptions::fused_step_max_dofs`): 2 more SpMVs.
+const LAUNCHES_PER_UNFUSED_LEVEL: u64 = 10;
+
 #[derive(Clone, Copy, Debug)]
 enum Physics {
     Poisson,
@@ -90,8 +94,15 @@ struct HostLevel {
 }
 
 /// One V-cycle of the all-assembled multigrid of `physics` on a hierarchy
-/// of `refinements` over the unit square/cube of `n0` intervals.
-fn device_cycle(dim: usize, n0: usize, refinements: usize, physics: Physics) -> Cycle {
+/// of `refinements` over the unit square/cube of `n0` intervals, the
+/// Chebyshev steps fused on levels of at most `fused_step_max_dofs` dofs.
+fn device_cycle(
+    dim: usize,
+    n0: usize,
+    refinements: usize,
+    physics: Physics,
+    fused_step_max_dofs: usize,
+) -> Cycle {
     let device = testing::device();
     let backend = Backend::opencl_with(device.clone(), testing::options());
     let mesh = unit_box(
@@ -112,6 +123,7 @@ fn device_cycle(dim: usize, n0: usize, refinements: usize, physics: Physics) -> 
     let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
     let options = MultigridOptions {
         assembled_max_dofs: usize::MAX,
+        fused_step_max_dofs,
         ..MultigridOptions::default()
     };
     let mut levels = OperatorLevels::new(&h, &r, &backend, &fixed, options).unwrap();
@@ -373,16 +385,24 @@ fn reference(cycle: &Cycle) -> Vec<f64> {
 
 /// Per case: the launches of one V-cycle on hierarchies of `n` and `n + 1`
 /// levels differ by exactly [`LAUNCHES_PER_LEVEL`] (what one more smoothed
-/// level costs), and both cycles equal the textbook V-cycle to 1e-12
-/// relative (max norm).
+/// level costs) with the default `fused_step_max_dofs` (these levels are
+/// below it) and by [`LAUNCHES_PER_UNFUSED_LEVEL`] with it 0, and every
+/// cycle equals the textbook V-cycle to 1e-12 relative (max norm).
 #[test]
-fn one_vcycle_launches_eight_kernels_per_smoothed_level_and_equals_the_textbook_cycle() {
-    for (dim, n0, physics, refinements) in [
+fn one_vcycle_launches_eight_kernels_per_fused_level_ten_per_unfused_and_equals_the_textbook_cycle()
+{
+    let fused = MultigridOptions::default().fused_step_max_dofs;
+    for ((dim, n0, physics, refinements), (max_dofs, want)) in [
         (2, 2, Physics::Poisson, 2),
         (3, 2, Physics::Poisson, 1),
         (2, 2, Physics::Lame, 2),
-    ] {
-        let cycles = [refinements, refinements + 1].map(|r| device_cycle(dim, n0, r, physics));
+    ]
+    .into_iter()
+    .flat_map(|case| {
+        [(fused, LAUNCHES_PER_LEVEL), (0, LAUNCHES_PER_UNFUSED_LEVEL)].map(|f| (case, f))
+    }) {
+        let cycles =
+            [refinements, refinements + 1].map(|r| device_cycle(dim, n0, r, physics, max_dofs));
         for c in &cycles {
             let want = reference(c);
             let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -391,8 +411,8 @@ fn one_vcycle_launches_eight_kernels_per_smoothed_level_and_equals_the_textbook_
                 .zip(&c.x)
                 .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
             eprintln!(
-                "{physics:?} {dim}D P1, {} levels: {} launches, |x − x_ref| = {diff:e} (max |x| \
-                 {scale:e})",
+                "{physics:?} {dim}D P1, fused up to {max_dofs} dofs, {} levels: {} launches, \
+                 |x − x_ref| = {diff:e} (max |x| {scale:e})",
                 c.levels.len(),
                 c.launches
             );
@@ -402,10 +422,14 @@ fn one_vcycle_launches_eight_kernels_per_smoothed_level_and_equals_the_textbook_
             );
         }
         let per_level = cycles[1].launches - cycles[0].launches;
-        eprintln!("{physics:?} {dim}D P1: {per_level} launches per smoothed level");
+        eprintln!(
+            "{physics:?} {dim}D P1, fused up to {max_dofs} dofs: {per_level} launches per \
+             smoothed level"
+        );
         assert_eq!(
-            per_level, LAUNCHES_PER_LEVEL,
-            "{physics:?} {dim}D P1: launches of one more smoothed level"
+            per_level, want,
+            "{physics:?} {dim}D P1, fused up to {max_dofs} dofs: launches of one more smoothed \
+             level"
         );
     }
 }

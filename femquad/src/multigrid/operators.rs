@@ -42,13 +42,16 @@ impl<R: Real, F: FnMut(&Vector<R>, &mut Vector<R>) -> Result<()>> SmoothedOperat
 }
 
 /// Level `level` of the [`LevelOperators`] `ops` as a
-/// [`SmoothedOperator`]: its action, and its fused Chebyshev step where
-/// the level offers one ([`LevelOperators::fused_chebyshev_step`]).
+/// [`SmoothedOperator`]: its action, and, if `fuse`, its fused Chebyshev
+/// step where the level offers one ([`LevelOperators::fused_chebyshev_step`]).
 pub struct LevelAction<'o, O: ?Sized> {
     /// The levels' operators.
     pub ops: &'o mut O,
     /// The level.
     pub level: usize,
+    /// Whether to take the level's fused step
+    /// ([`MultigridOptions::fused_step_max_dofs`](super::MultigridOptions::fused_step_max_dofs)).
+    pub fuse: bool,
 }
 
 impl<R: Real, O: LevelOperators<R> + ?Sized> SmoothedOperator<R> for LevelAction<'_, O> {
@@ -57,7 +60,10 @@ impl<R: Real, O: LevelOperators<R> + ?Sized> SmoothedOperator<R> for LevelAction
     }
 
     fn fused_chebyshev_step(&mut self, step: FusedChebyshevStep<'_, Vector<R>>) -> Result<bool> {
-        self.ops.fused_chebyshev_step(self.level, step)
+        match self.fuse {
+            true => self.ops.fused_chebyshev_step(self.level, step),
+            false => Ok(false),
+        }
     }
 }
 
