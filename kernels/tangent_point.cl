@@ -1,14 +1,17 @@
 /*
  * femquad: the cell and point state of the tangent kernels
  * (kernels/jacobian_diagonal.cl, kernels/element_matrix.cl), one work-item
- * per cell. Both evaluate the physics' tangent column by column at every
+ * per cell, and of the cell-parallel residual (kernels/integrate_cell.cl).
+ * The tangent kernels evaluate the physics' tangent column by column at every
  * quadrature point; what they read of the cell and what they form at a
  * point is here, once:
  *
  *   load_tangent_cell   the cell's nodes, u at its nodes (not for an affine
  *                       physics), b of the time state u_t = sigma*u + b,
- *                       the auxiliary field (nodes) or value (P0), J^{-1},
- *                       det J and the vertex coordinates;
+ *                       the auxiliary field (nodes) or value (P0), the
+ *                       vertex coordinates, J^{-1} and det J (read, or
+ *                       with GEOMETRY_COMPUTED computed from the vertices:
+ *                       AFFINE_GEOMETRY, kernels/affine_geometry.cl);
  *   tangent_point       u, grad u, u_t, a, grad a and x at quadrature point
  *                       q, as the native integrator computes them (an
  *                       affine physics is differentiated at u = 0, u_t = 0:
@@ -75,10 +78,18 @@ void load_tangent_cell(const int cell,
 #elif AUX_CELL
   for (int k = 0; k < N_AUX; ++k) c->ac[k] = aux[cell * N_AUX + k];
 #endif
-  for (int k = 0; k < DIM * DIM; ++k) c->invJ[k] = jacobianInverses[INV_J(cell, 0, 0, DIM) + k];
-  c->detJ = jacobianDeterminants[cell];
   for (int v = 0; v <= DIM; ++v)
     for (int d = 0; d < DIM; ++d) c->xv[v][d] = coordinates[VERTEX_COORD(c->nodes[v], d, DIM)];
+#if GEOMETRY_COMPUTED
+  /* J[d][e] = X_{e+1}[d] - X_0[d], det J, J^{-1} (kernels/affine_geometry.cl) */
+  real m[DIM * DIM];
+  for (int e = 0; e < DIM; ++e)
+    for (int d = 0; d < DIM; ++d) m[d * DIM + e] = c->xv[e + 1][d] - c->xv[0][d];
+  AFFINE_GEOMETRY(m, c->invJ, c->detJ);
+#else
+  for (int k = 0; k < DIM * DIM; ++k) c->invJ[k] = jacobianInverses[INV_J(cell, 0, 0, DIM) + k];
+  c->detJ = jacobianDeterminants[cell];
+#endif
 }
 
 /* grad phi_s at point q: sum_e dphi_s/dxi_e J^{-1}[e][d] */

@@ -111,6 +111,9 @@ pub struct KernelShape {
     /// it from local memory. Registers unless the element is large
     /// ([`TAB_REGISTER_REALS`]), or as [`KernelOptions::tab_registers`] forces.
     pub tab_registers: bool,
+    /// The cell-parallel kernel ([`LaunchConfig::cell_parallel`]): one
+    /// work-item per cell, `kernels/integrate_cell.cl`.
+    pub cell_parallel: bool,
 }
 
 /// Most reals of per-thread tabulation, `(N_b + N_q)·(dim + 1)`, kept in
@@ -150,6 +153,9 @@ impl KernelShape {
                  reads cell-local inputs: launch it with `patches: false` \
                  (LaunchConfig::with_patches)",
             ));
+        }
+        if config.cell_parallel {
+            check_cell_parallel(variant, config)?;
         }
         let l = case.lcm();
         let n_bs = l / gcd(l, config.n_tc);
@@ -206,6 +212,7 @@ impl KernelShape {
             tab_registers: options
                 .tab_registers
                 .unwrap_or((case.n_b + case.n_q) * (case.dim + 1) <= TAB_REGISTER_REALS),
+            cell_parallel: config.cell_parallel,
         })
     }
 
@@ -218,6 +225,7 @@ impl KernelShape {
             prefetch: self.prefetch,
             geometry: self.geometry,
             patches: self.patch != (0, 0),
+            cell_parallel: self.cell_parallel,
         }
     }
 
@@ -239,6 +247,11 @@ impl KernelShape {
     /// coefficients, `J⁻¹`, `det J`, aux, coordinates, and the `f0`/`f1`
     /// values at its quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
+        if self.cell_parallel {
+            // only a patch's sums (patches come with atomic output)
+            let (p_a, p_b) = self.patch;
+            return (p_a + p_b) * self.n_comp * self.precision.size();
+        }
         let d = self.dim;
         let direction = if self.variant.is_tangent() {
             self.n_bt
@@ -313,6 +326,50 @@ impl KernelShape {
     pub fn n_chunks(&self, n_cells: usize) -> usize {
         n_cells.div_ceil(self.chunk)
     }
+}
+
+/// `Ok` if the cell-parallel kernel ([`LaunchConfig::cell_parallel`]) can
+/// run `variant` with `config`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `cell_parallel` for the element kernel
+/// (cell-local inputs: the thread transposition only), `n_tc` for more than
+/// one thread per cell, `prefetch` if it is on (the kernel has none), and
+/// `patches` with element-vector output (its patches only sum atomic output).
+fn check_cell_parallel(variant: KernelVariant, config: LaunchConfig) -> Result<()> {
+    if !variant.gathers() {
+        return Err(Error::arg(
+            "cell_parallel",
+            "the cell-parallel kernel computes the fused residual and Jacobian action; the \
+             element kernel runs on the thread transposition: launch it with \
+             `cell_parallel: false` (LaunchConfig::with_cell_parallel)",
+        ));
+    }
+    if config.n_tc != 1 {
+        return Err(Error::arg(
+            "n_tc",
+            format!(
+                "the cell-parallel kernel runs one work-item per cell, not {}: launch it with \
+                 `n_tc: 1` (LaunchConfig::with_threads_per_cell)",
+                config.n_tc
+            ),
+        ));
+    }
+    if config.prefetch {
+        return Err(Error::arg(
+            "prefetch",
+            "the cell-parallel kernel has no register prefetch: launch it with \
+             `prefetch: false` (LaunchConfig::with_cell_parallel switches it off)",
+        ));
+    }
+    if config.patches && variant.output() == Output::ElementVectors {
+        return Err(Error::arg(
+            "patches",
+            "the cell-parallel kernel uses patches to sum its atomic output in local memory; \
+             with element vectors (deterministic assembly) launch it with `patches: false`",
+        ));
+    }
+    Ok(())
 }
 
 /// Most nodes a patch may hold (`P_A + P_B`): its positions are the
