@@ -359,6 +359,7 @@ impl<'a> Runner<'a> {
                     prefetch: *prefetch,
                     geometry: default.geometry,
                     patches: default.patches,
+                    cell_parallel: default.cell_parallel,
                 };
                 let row = self.measure(ctx, work, c, ConfigSource::Fixed);
                 self.push_result(ctx, c, ConfigSource::Fixed, row);

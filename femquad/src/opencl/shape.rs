@@ -623,6 +623,40 @@ mod tests {
         }
     }
 
+    /// The cell-parallel kernel runs the gathering kernels with one
+    /// work-item per cell, no prefetch, and patches only with atomic
+    /// output: anything else is an error naming the setting; a valid one
+    /// is a work-group of `N_bl·N_bs` work-items over the transposition's
+    /// chunk, whose local memory is the patch's sums alone.
+    #[test]
+    fn cell_parallel_refuses_what_it_does_not_run() {
+        let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
+        let options = KernelOptions::default();
+        let atomic = KernelVariant::Residual(Output::Atomic(AtomicAdd::CompareExchange));
+        let elements = KernelVariant::JacobianAction(Output::ElementVectors);
+        let cell = LaunchConfig::new(4, 2).with_cell_parallel(true);
+        assert!(!cell.prefetch);
+        for (variant, config, name) in [
+            (KernelVariant::Element, cell, "cell_parallel"),
+            (atomic, cell.with_threads_per_cell(3), "n_tc"),
+            (atomic, cell.with_prefetch(true), "prefetch"),
+            (elements, cell.with_patches(true), "patches"),
+        ] {
+            let e = KernelShape::new(&c, variant, config, &options).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidArgument { name: n, .. } if *n == name),
+                "{variant:?} {config}: {e}"
+            );
+        }
+        let s = KernelShape::new(&c, atomic, cell.with_patches(true), &options).unwrap();
+        assert!(s.cell_parallel);
+        assert_eq!((s.n_t, s.chunk), (12, 24));
+        assert_eq!(s.config(), cell.with_patches(true));
+        assert_eq!(s.local_mem_bytes(), (s.patch.0 + s.patch.1) * 4);
+        let s = KernelShape::new(&c, elements, cell, &options).unwrap();
+        assert_eq!(s.local_mem_bytes(), 0);
+    }
+
     /// Patches whose positions would not fit the 16-bit local node indices
     /// are refused, naming `patches`; the largest chunk that fits is
     /// accepted.
