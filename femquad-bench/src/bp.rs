@@ -377,14 +377,19 @@ impl Runner<'_> {
         work.integ.set_assembly(assembly.assembly())?;
         work.integ.set_config(variant, config)?;
         let label = format!(
-            "{} {} {} {} {} N_bl={} N_cb={}",
+            "{} {} {} {} {} N_bl={} N_cb={}{}",
             ctx.spec.name(),
             g.measure().name(),
             ctx.numbering.name(),
             assembly.name(),
             geometry.name(),
             config.n_bl,
-            config.n_cb
+            config.n_cb,
+            if config.cell_parallel {
+                " cell-parallel"
+            } else {
+                ""
+            }
         );
         self.progress.stage(&format!("{label}: evaluate and check"));
         let u = &state.u;

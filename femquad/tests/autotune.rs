@@ -150,6 +150,7 @@ fn a_tuned_cell_parallel_configuration_is_stored_and_launched() {
     use femquad::physics::builtin::Laplacian;
     use femquad::quadrature::Quadrature;
     use femquad::rng::Rng;
+    use femquad::seam::Integrate;
     use femquad::space::FunctionSpace;
 
     let dir = TempDir::new("cell");
