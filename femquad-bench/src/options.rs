@@ -618,6 +618,14 @@ mod tests {
         );
         let e = err(&["--measure", "bk,bp", "--n-bl", "auto"]);
         assert!(e.contains("`auto` is not offered"), "{e}");
+        // the cell-parallel kernel is a BP kernel
+        let e = err(&["--cell-parallel"]);
+        assert!(
+            e.starts_with("--cell-parallel selects the kernel of the BP rows"),
+            "{e}"
+        );
+        let o = Options::parse_from_args(["b", "--measure", "bp", "--cell-parallel"]).unwrap();
+        assert!(o.cell_parallel && o.selection().is_ok());
         // bad values are clap errors that name the value
         let e = Options::parse_from_args(["b", "--measure", "bq"])
             .unwrap_err()
