@@ -175,12 +175,16 @@ pub struct LaunchConfig {
     ///
     /// Why: for P1, with one to four quadrature points a cell, the
     /// transposition's local-memory phases and barriers cost more than
-    /// they save. Measured on an H100 (`p1_floor`, renumbered 2²⁴-cell mesh,
-    /// BENCHMARKS.md "#22, session 11"), the simplest such kernel with
-    /// chunk-local sums takes 0.239 / 0.412 / 0.748 ms (2D f32 / 2D f64 /
-    /// 3D f64) where the transposed kernel takes 0.433 / 0.663 / 0.981 ms
-    /// at its best autotuned configuration and 0.53 / 1.07 / 1.04 ms at its
-    /// default. Off in [`super::shape::default_config`] until measured on
+    /// they save. Measured on an H100 with `femquad-bench/src/bin/p1_floor.rs`
+    /// (the P1 Laplacian residual on the renumbered 2²⁴-cell mesh, #22,
+    /// session 11), the simplest such kernel
+    /// with chunk-local sums (its `shared` variant, the design of this one)
+    /// takes 0.239 / 0.412 / 0.748 ms (2D f32 / 2D f64 / 3D f64) where the
+    /// transposed kernel takes 0.433 / 0.663 / 0.981 ms at its best
+    /// autotuned configuration and 0.53 / 1.07 / 1.04 ms at its default.
+    /// (femquad's kernel adds what `p1_floor` leaves out: the physics
+    /// call, the time state, aux fields; to be measured with
+    /// `femquad-bench --measure bp --cell-parallel`.) Off in [`super::shape::default_config`] until measured on
     /// the GPU through femquad; tried by the autotuner.
     pub cell_parallel: bool,
 }
