@@ -120,27 +120,15 @@ void integrate(__global const real *restrict u,          /* [node][comp]        
         for (int d = 0; d < DIM; ++d) f1[comp][d] = (real)0;
       }
 #if TANGENT
-      /* the direction's value and gradient at the point, as u's */
+      /* the direction's value and gradient at the point, as u's; du_t = sigma*du */
       real du[N_COMP], gradDu[N_COMP][DIM], dUT[N_COMP];
-      for (int comp = 0; comp < N_COMP; ++comp) {
-        real val = (real)0, ref[DIM];
-        for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
-        for (int b = 0; b < N_B; ++b) {
-          val += Basis[TAB_PHI(q, b, N_B)] * vc[b][comp];
-          for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, b, e, N_B, DIM)] * vc[b][comp];
-        }
-        du[comp] = val;
-        for (int d = 0; d < DIM; ++d) {
-          real g = (real)0;
-          for (int e = 0; e < DIM; ++e) g += ref[e] * c.invJ[INV_J(0, e, d, DIM)];
-          gradDu[comp][d] = g;
-        }
+      interpolate_nodal(q, (const real(*)[N_COMP])vc, &c, du, gradDu);
+      for (int comp = 0; comp < N_COMP; ++comp)
 #if READS_U_T
         dUT[comp] = sigma * du[comp];
 #else
         dUT[comp] = (real)0;
 #endif
-      }
       TANGENT_PHYSICS(uq, gradU, a, gradA, x, k_c, uT, du, gradDu, dUT, f0, f1);
 #else
       PHYSICS(uq, gradU, a, gradA, x, k_c, uT, f0, f1);
