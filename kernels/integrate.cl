@@ -88,6 +88,7 @@
  *   CELL_DOF, INV_J, TAB_PHI, TAB_DPHI, CELL_COORD, GLOBAL_DOF, CELL_NODE,
  *   VERTEX_COORD    index macros, generated from femquad/src/layout.rs (the
  *                   one definition of every layout)
+ *   AFFINE_GEOMETRY J^{-1} and det J from the vertices (kernels/affine_geometry.cl)
  *
  * Threads, cells and serial steps (one consistent set, used everywhere; the
  * host computes N_BS, see femquad/src/opencl/shape.rs):
@@ -623,7 +624,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
 
 #if GEOMETRY_COMPUTED
     /* ==== GEOMETRY: per cell J[d][e] = X_{e+1}[d] - X_0[d], its
-     * determinant and inverse (the formulas of femquad/src/geometry.rs) ==== */
+     * determinant and inverse (AFFINE_GEOMETRY: the formulas of femquad/src/geometry.rs) ==== */
     for (int c = t; c < N_BC; c += N_T) {
       real m[DIM * DIM];
       for (int e = 0; e < DIM; ++e)
@@ -631,29 +632,7 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
           m[d * DIM + e] = x_i[CELL_COORD(c, e + 1, d, DIM)] - x_i[CELL_COORD(c, 0, d, DIM)];
       __local real *inv = &invJ_i[INV_J(c, 0, 0, DIM)];
       real det;
-#if DIM == 2
-      det = m[0] * m[3] - m[1] * m[2];
-      const real s = (real)1 / det;
-      inv[0] = m[3] * s;
-      inv[1] = -m[1] * s;
-      inv[2] = -m[2] * s;
-      inv[3] = m[0] * s;
-#else
-      const real c00 = m[4] * m[8] - m[5] * m[7];
-      const real c01 = m[5] * m[6] - m[3] * m[8];
-      const real c02 = m[3] * m[7] - m[4] * m[6];
-      det = m[0] * c00 + m[1] * c01 + m[2] * c02;
-      const real s = (real)1 / det;
-      inv[0] = c00 * s;
-      inv[1] = (m[2] * m[7] - m[1] * m[8]) * s;
-      inv[2] = (m[1] * m[5] - m[2] * m[4]) * s;
-      inv[3] = c01 * s;
-      inv[4] = (m[0] * m[8] - m[2] * m[6]) * s;
-      inv[5] = (m[2] * m[3] - m[0] * m[5]) * s;
-      inv[6] = c02 * s;
-      inv[7] = (m[1] * m[6] - m[0] * m[7]) * s;
-      inv[8] = (m[0] * m[4] - m[1] * m[3]) * s;
-#endif
+      AFFINE_GEOMETRY(m, inv, det);
       if (cell0 + c >= nCells) {
         /* padding: a degenerate cell; make it contribute nothing */
         det = (real)0;

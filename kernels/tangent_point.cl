@@ -1,18 +1,22 @@
 /*
  * femquad: the cell and point state of the tangent kernels
  * (kernels/jacobian_diagonal.cl, kernels/element_matrix.cl), one work-item
- * per cell. Both evaluate the physics' tangent column by column at every
+ * per cell, and of the cell-parallel residual (kernels/integrate_cell.cl).
+ * The tangent kernels evaluate the physics' tangent column by column at every
  * quadrature point; what they read of the cell and what they form at a
  * point is here, once:
  *
  *   load_tangent_cell   the cell's nodes, u at its nodes (not for an affine
  *                       physics), b of the time state u_t = sigma*u + b,
- *                       the auxiliary field (nodes) or value (P0), J^{-1},
- *                       det J and the vertex coordinates;
+ *                       the auxiliary field (nodes) or value (P0), the
+ *                       vertex coordinates, J^{-1} and det J (read, or
+ *                       with GEOMETRY_COMPUTED computed from the vertices:
+ *                       AFFINE_GEOMETRY, kernels/affine_geometry.cl);
  *   tangent_point       u, grad u, u_t, a, grad a and x at quadrature point
  *                       q, as the native integrator computes them (an
  *                       affine physics is differentiated at u = 0, u_t = 0:
  *                       its tangent does not depend on them);
+ *   interpolate_nodal   a field at the nodes -> value and gradient at q;
  *   physical_gradient   grad phi_s = sum_e dphi_s/dxi_e J^{-1}[e][d];
  *   tangent_direction   the direction du = phi e_gc, grad du = grad phi e_gc,
  *                       du_t = sigma*du, and zeroed df0, df1.
@@ -75,10 +79,18 @@ void load_tangent_cell(const int cell,
 #elif AUX_CELL
   for (int k = 0; k < N_AUX; ++k) c->ac[k] = aux[cell * N_AUX + k];
 #endif
-  for (int k = 0; k < DIM * DIM; ++k) c->invJ[k] = jacobianInverses[INV_J(cell, 0, 0, DIM) + k];
-  c->detJ = jacobianDeterminants[cell];
   for (int v = 0; v <= DIM; ++v)
     for (int d = 0; d < DIM; ++d) c->xv[v][d] = coordinates[VERTEX_COORD(c->nodes[v], d, DIM)];
+#if GEOMETRY_COMPUTED
+  /* J[d][e] = X_{e+1}[d] - X_0[d], det J, J^{-1} (kernels/affine_geometry.cl) */
+  real m[DIM * DIM];
+  for (int e = 0; e < DIM; ++e)
+    for (int d = 0; d < DIM; ++d) m[d * DIM + e] = c->xv[e + 1][d] - c->xv[0][d];
+  AFFINE_GEOMETRY(m, c->invJ, c->detJ);
+#else
+  for (int k = 0; k < DIM * DIM; ++k) c->invJ[k] = jacobianInverses[INV_J(cell, 0, 0, DIM) + k];
+  c->detJ = jacobianDeterminants[cell];
+#endif
 }
 
 /* grad phi_s at point q: sum_e dphi_s/dxi_e J^{-1}[e][d] */
@@ -91,26 +103,42 @@ void physical_gradient(const int q, const int s, const TangentCell *c, real grad
   }
 }
 
+/* A field given at the cell's nodes, coef[b][comp], at point q:
+ * val[comp] = sum_b phi_b coef[b][comp] and
+ * grad[comp][d] = sum_e (sum_b dphi_b/dxi_e coef[b][comp]) J^{-1}[e][d],
+ * in the native integrator's order (u here, the direction v in
+ * kernels/integrate_cell.cl) */
+void interpolate_nodal(const int q, const real coef[N_B][N_COMP], const TangentCell *c,
+                       real val[N_COMP], real grad[N_COMP][DIM])
+{
+  for (int comp = 0; comp < N_COMP; ++comp) {
+    real v = (real)0, ref[DIM];
+    for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
+    for (int bb = 0; bb < N_B; ++bb) {
+      v += Basis[TAB_PHI(q, bb, N_B)] * coef[bb][comp];
+      for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, bb, e, N_B, DIM)] * coef[bb][comp];
+    }
+    val[comp] = v;
+    for (int d = 0; d < DIM; ++d) {
+      real g = (real)0;
+      for (int e = 0; e < DIM; ++e) g += ref[e] * c->invJ[INV_J(0, e, d, DIM)];
+      grad[comp][d] = g;
+    }
+  }
+}
+
 void tangent_point(const int q, const TangentCell *c, real uq[N_COMP], real gradU[N_COMP][DIM],
                    real uT[N_COMP], real a[N_AUX_ALLOC], real gradA[N_AUX_ALLOC][DIM], real x[DIM])
 {
   /* u, grad u (zeros for an affine physics) */
-  for (int comp = 0; comp < N_COMP; ++comp) {
-    real val = (real)0, ref[DIM];
-    for (int e = 0; e < DIM; ++e) ref[e] = (real)0;
 #if !AFFINE
-    for (int bb = 0; bb < N_B; ++bb) {
-      val += Basis[TAB_PHI(q, bb, N_B)] * c->uc[bb][comp];
-      for (int e = 0; e < DIM; ++e) ref[e] += BasisDerivatives[TAB_DPHI(q, bb, e, N_B, DIM)] * c->uc[bb][comp];
-    }
-#endif
-    uq[comp] = val;
-    for (int d = 0; d < DIM; ++d) {
-      real g = (real)0;
-      for (int e = 0; e < DIM; ++e) g += ref[e] * c->invJ[INV_J(0, e, d, DIM)];
-      gradU[comp][d] = g;
-    }
+  interpolate_nodal(q, c->uc, c, uq, gradU);
+#else
+  for (int comp = 0; comp < N_COMP; ++comp) {
+    uq[comp] = (real)0;
+    for (int d = 0; d < DIM; ++d) gradU[comp][d] = (real)0;
   }
+#endif
   /* u_t = sigma*u + b (zeros for an affine physics, like u) */
   for (int comp = 0; comp < N_COMP; ++comp) {
     real bq = (real)0;

@@ -30,7 +30,7 @@
 
 use femquad::opencl::autotune::median;
 use femquad::opencl::shape::default_config;
-use femquad::opencl::{DeviceIndices, DeviceVector, LaunchConfig};
+use femquad::opencl::{Assembly, DeviceIndices, DeviceVector, LaunchConfig};
 use femquad::physics::EvalPrecision;
 use femquad::seam::Integrate;
 use femquad::{Precision, Real};
@@ -311,6 +311,15 @@ impl Runner<'_> {
         if self.opts.patches {
             default.patches = true;
         }
+        if self.opts.cell_parallel {
+            // one work-item per cell; its patches sum atomic output only
+            default = LaunchConfig {
+                n_tc: 1,
+                patches: default.patches && assembly.assembly() == Assembly::Atomic,
+                ..default
+            }
+            .with_cell_parallel(true);
+        }
         match plan {
             Plan::Default => Ok((default, ConfigSource::Default)),
             Plan::Fixed {
@@ -323,9 +332,10 @@ impl Runner<'_> {
                     n_bl: n_bl.unwrap_or(default.n_bl),
                     n_cb: n_cb.unwrap_or(default.n_cb),
                     n_tc: n_tc.unwrap_or(default.n_tc),
-                    prefetch: *prefetch,
+                    prefetch: *prefetch && !default.cell_parallel,
                     geometry: geometry.mode(),
                     patches: default.patches,
+                    cell_parallel: default.cell_parallel,
                 },
                 ConfigSource::Fixed,
             )),
@@ -367,14 +377,19 @@ impl Runner<'_> {
         work.integ.set_assembly(assembly.assembly())?;
         work.integ.set_config(variant, config)?;
         let label = format!(
-            "{} {} {} {} {} N_bl={} N_cb={}",
+            "{} {} {} {} {} N_bl={} N_cb={}{}",
             ctx.spec.name(),
             g.measure().name(),
             ctx.numbering.name(),
             assembly.name(),
             geometry.name(),
             config.n_bl,
-            config.n_cb
+            config.n_cb,
+            if config.cell_parallel {
+                " cell-parallel"
+            } else {
+                ""
+            }
         );
         self.progress.stage(&format!("{label}: evaluate and check"));
         let u = &state.u;

@@ -132,6 +132,13 @@ pub struct Options {
     /// compare with the default configuration, which has them off.
     #[arg(long)]
     pub patches: bool,
+    /// BP rows: launch the cell-parallel kernel (one work-item per cell,
+    /// `LaunchConfig::cell_parallel`) instead of the thread transposition,
+    /// `N_tc` = 1 and no prefetch; with --patches its atomic rows sum each
+    /// chunk's element vectors in local memory first (its deterministic
+    /// rows have no patches).
+    #[arg(long)]
+    pub cell_parallel: bool,
     /// With `auto`: tune again even if the cache has an entry.
     #[arg(long)]
     pub retune: bool,
@@ -271,6 +278,13 @@ impl Options {
             return Err(BenchError::Usage(
                 "--neumann adds a boundary term to F(u), which the BP rows evaluate (the \
                  element kernel of BK has no boundary terms): add `bp` to --measure"
+                    .into(),
+            ));
+        }
+        if self.cell_parallel && !bp {
+            return Err(BenchError::Usage(
+                "--cell-parallel selects the kernel of the BP rows (the element kernel of BK \
+                 runs on the thread transposition only): add `bp` to --measure"
                     .into(),
             ));
         }
@@ -604,6 +618,14 @@ mod tests {
         );
         let e = err(&["--measure", "bk,bp", "--n-bl", "auto"]);
         assert!(e.contains("`auto` is not offered"), "{e}");
+        // the cell-parallel kernel is a BP kernel
+        let e = err(&["--cell-parallel"]);
+        assert!(
+            e.starts_with("--cell-parallel selects the kernel of the BP rows"),
+            "{e}"
+        );
+        let o = Options::parse_from_args(["b", "--measure", "bp", "--cell-parallel"]).unwrap();
+        assert!(o.cell_parallel && o.selection().is_ok());
         // bad values are clap errors that name the value
         let e = Options::parse_from_args(["b", "--measure", "bq"])
             .unwrap_err()

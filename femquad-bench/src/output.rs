@@ -157,7 +157,7 @@ mod tests {
         assert!(header.ends_with(
             ",model_error,cg_iteration_ms,cg_iterations,facets,facet_ms,facet_share,facet_bytes,facet_bytes_share,check_rel_diff,check_tol,check_passed,build_info"
         ));
-        assert_eq!(header.split(',').count(), 59);
+        assert_eq!(header.split(',').count(), 60);
         // BK rows leave the BP columns empty; a BP row names them.
         assert!(
             text.contains("single,bk,2d-p1-laplacian-none-f32,random,,stored,,"),

@@ -25,6 +25,7 @@
 //! | `config` | where `(N_bl, N_cb)` came from: `default`, `fixed`, `tuned`, `cached`, `sweep`; empty if the case failed before one was chosen |
 //! | `local_mem_bytes` | local memory per work-group |
 //! | `prefetch`, `vector_loads` | kernel switches (`FEMQUAD_PREFETCH`, `FEMQUAD_VECTOR_LOADS`) |
+//! | `cell_parallel` | the kernel: `true` the cell-parallel one (BP `--cell-parallel`), `false` the thread transposition |
 //! | `status` | `ok`, `invalid` (exceeds a device limit or the mesh), `check-failed`, `error` |
 //! | `note` | the reason for a status other than `ok` |
 //! | `reps` | timed launches |
@@ -235,6 +236,10 @@ pub struct Row {
     pub prefetch: Option<bool>,
     /// 16-byte vector loads (kernel switch), if known.
     pub vector_loads: Option<bool>,
+    /// The cell-parallel kernel (`LaunchConfig::cell_parallel`) rather than
+    /// the thread transposition, if known (absent from files written before).
+    #[serde(default)]
+    pub cell_parallel: Option<bool>,
     /// Outcome.
     pub status: Status,
     /// Reason for a status other than `ok`.
@@ -337,6 +342,7 @@ impl Row {
             local_mem_bytes: 0,
             prefetch: None,
             vector_loads: None,
+            cell_parallel: None,
             status: Status::Ok,
             note: String::new(),
             reps: 0,

@@ -359,6 +359,7 @@ impl<'a> Runner<'a> {
                     prefetch: *prefetch,
                     geometry: default.geometry,
                     patches: default.patches,
+                    cell_parallel: default.cell_parallel,
                 };
                 let row = self.measure(ctx, work, c, ConfigSource::Fixed);
                 self.push_result(ctx, c, ConfigSource::Fixed, row);
@@ -539,6 +540,7 @@ impl<'a> Runner<'a> {
         row.local_mem_bytes = shape.map_or(0, |s| s.local_mem_bytes());
         row.prefetch = shape.map(|s| s.prefetch);
         row.vector_loads = shape.map(|s| s.vector_loads);
+        row.cell_parallel = shape.map(|s| s.cell_parallel);
         row
     }
 

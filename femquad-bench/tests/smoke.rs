@@ -169,7 +169,7 @@ fn check_measured_row(row: &Row, spec: &CaseSpec, expected_cells: usize) {
 const HEADER: &str = "mode,measure,case,numbering,assembly,geometry,geometry_pick,device,driver,\
     dim,order,physics,coefficient,precision,qdegree,\
     n_q,cells,cells_device,dofs,n_b,n_comp,n_bt,n_tc,n_bs,n_bl,n_cb,n_t,chunk,config,local_mem_bytes,\
-    prefetch,vector_loads,status,note,reps,time_ms,time_ms_min,time_ms_max,gdof_per_s,gflops,gb_per_s,\
+    prefetch,vector_loads,cell_parallel,status,note,reps,time_ms,time_ms_min,time_ms_max,gdof_per_s,gflops,gb_per_s,\
     copy_gb_per_s,pct_copy,beta,model_bytes,model_flops,predicted_ms,model_error,cg_iteration_ms,\
     cg_iterations,facets,facet_ms,facet_share,facet_bytes,facet_bytes_share,check_rel_diff,check_tol,\
     check_passed,build_info";

@@ -134,3 +134,77 @@ fn autotune_picks_stores_and_reads_back() {
     assert_eq!(loaded.get(&key).unwrap().config, r.best.config);
     assert_eq!(loaded.lookup(device.info(), &key), Some(r.best.config));
 }
+
+/// A tuned configuration on the cell-parallel kernel
+/// (`LaunchConfig::cell_parallel`) of the residual goes through the cache
+/// file and back: an integrator given the loaded cache binds it, launches
+/// it, and its `F(u)` is the transposition's.
+#[test]
+fn a_tuned_cell_parallel_configuration_is_stored_and_launched() {
+    use femquad::discretization::Discretization;
+    use femquad::element::Element;
+    use femquad::mesh::generate::{MeshOptions, unit_box};
+    use femquad::opencl::autotune::{TuneOptions, autotune_residual};
+    use femquad::opencl::tuning_cache::TuningCache;
+    use femquad::opencl::{Assembly, DeviceVector, OpenClIntegrator, OpenClOperator};
+    use femquad::physics::builtin::Laplacian;
+    use femquad::quadrature::Quadrature;
+    use femquad::rng::Rng;
+    use femquad::seam::Integrate;
+    use femquad::space::FunctionSpace;
+
+    let dir = TempDir::new("cell");
+    let cache = dir.0.join("autotune.txt");
+    let device = femquad::opencl::testing::device();
+    let mesh = Arc::new(unit_box(2, 20, &MeshOptions::default()).unwrap());
+    let space = FunctionSpace::new(mesh.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
+    let disc = Discretization::<f64>::new(
+        &space,
+        Quadrature::simplex(2, 1).unwrap(),
+        femquad::aux_space::AuxSpace::None,
+    )
+    .unwrap();
+    let options = femquad::opencl::testing::options();
+    let bind = |options: &femquad::opencl::KernelOptions| {
+        let op =
+            OpenClOperator::new(device.clone(), options.clone(), &space, disc.clone()).unwrap();
+        OpenClIntegrator::new(op, Arc::new(Laplacian), &[], Assembly::Atomic).unwrap()
+    };
+    let mut integ = bind(&options);
+    let variant = integ.residual_variant();
+    let transposed = integ.config(variant).unwrap();
+    assert!(
+        !transposed.cell_parallel,
+        "the default is the transposition"
+    );
+    let u_host = Rng::new(5).vec(space.n_dofs(), -1.0, 1.0);
+    let u = DeviceVector::<f64>::from_host(&device, &u_host).unwrap();
+    let mut r = DeviceVector::<f64>::zeros(&device, space.n_dofs()).unwrap();
+    integ.residual(&u, &mut r).unwrap();
+    let reference = r.to_host().unwrap();
+
+    let cell = LaunchConfig::new(32, 1)
+        .with_patches(true)
+        .with_cell_parallel(true);
+    let opts = TuneOptions {
+        warmup: 1,
+        reps: 2,
+        candidates: vec![cell],
+        cache_file: Some(cache.clone()),
+        ..TuneOptions::default()
+    };
+    let result = autotune_residual(&mut integ, &u, &mut r, &opts).unwrap();
+    assert_eq!(result.best.config, cell);
+    let loaded = Arc::new(TuningCache::load(&cache).unwrap());
+    let mut later = bind(&options.clone().with_tuning_cache(loaded));
+    assert_eq!(later.config(variant).unwrap(), cell);
+    later.residual(&u, &mut r).unwrap();
+    assert_eq!(later.last_run().launch().unwrap().config, cell);
+    let out = r.to_host().unwrap();
+    let scale = reference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let diff = out
+        .iter()
+        .zip(&reference)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff <= 1e-12 * scale, "{diff:e} vs {scale:e}");
+}

@@ -4,13 +4,15 @@
 //! diagonal and the device-assembled matrix of transient physics (scalar
 //! and vector, P1 and P2, 2D and 3D) equal the native reference (f64 ≤
 //! 1e-12, f32 ≤ 1e-5, relative to the largest entry) in both assembly
-//! modes; one backward-Euler step and one BDF2 step of the heat equation
+//! modes, `F(u)` and `J(u)·v` on both kernels (the thread transposition
+//! and the cell-parallel one, `LaunchConfig::cell_parallel`); one
+//! backward-Euler step and one BDF2 step of the heat equation
 //! solved on the device equal the native ones.
 
 use std::sync::Arc;
 
-use femquad::opencl::Assembly;
 use femquad::opencl::testing;
+use femquad::opencl::{Assembly, LaunchConfig};
 use femquad::prelude::*;
 use femquad::time::{Scheme, StepControl, TimeIntegrator};
 
@@ -151,8 +153,27 @@ where
     for &(dim, order, vector) in cases {
         let reference = evaluate(&mut operator::<R>(dim, order, vector, &Backend::native()));
         let mut gpu = operator::<R>(dim, order, vector, &device);
-        for assembly in [Assembly::Atomic, Assembly::Deterministic] {
+        for (assembly, cell_parallel) in [
+            (Assembly::Atomic, false),
+            (Assembly::Deterministic, false),
+            (Assembly::Atomic, true),
+            (Assembly::Deterministic, true),
+        ] {
             gpu.set_assembly(assembly).unwrap();
+            if cell_parallel {
+                // F(u) and J(u)·v on the cell-parallel kernel
+                let op = gpu.integrator().opencl().unwrap();
+                for variant in [op.residual_variant(), op.jacobian_action_variant()] {
+                    let c = op.config(variant).unwrap();
+                    let cell = LaunchConfig {
+                        n_tc: 1,
+                        patches: false,
+                        ..c
+                    }
+                    .with_cell_parallel(true);
+                    op.set_config(variant, cell).unwrap();
+                }
+            }
             let got = evaluate(&mut gpu);
             for (what, (a, b)) in ["F(u)", "J(u)·v", "diag J(u)", "assembled J(u)"]
                 .iter()
@@ -164,8 +185,8 @@ where
                     let diff = (x - y).abs() / scale;
                     assert!(
                         diff <= tol,
-                        "{dim}D P{order} vector {vector} {assembly:?} {what}[{i}]: native {x} \
-                         device {y} (relative {diff:e})"
+                        "{dim}D P{order} vector {vector} {assembly:?} cell-parallel \
+                         {cell_parallel} {what}[{i}]: native {x} device {y} (relative {diff:e})"
                     );
                 }
             }

@@ -53,15 +53,20 @@ struct Coverage {
 
 /// The configurations tried with patches, from the device default `base`:
 /// it, it without prefetch and with computed geometry (the gathers go
-/// through local memory, and the coordinates are gathered too), and 16
-/// blocks of one batch (the case).
-fn configs(base: LaunchConfig) -> [LaunchConfig; 3] {
+/// through local memory, and the coordinates are gathered too), 16
+/// blocks of one batch (the case), and those 16 blocks on the
+/// cell-parallel kernel (`LaunchConfig::cell_parallel`), whose patches sum
+/// `atomic` output only (with element vectors it has none).
+fn configs(base: LaunchConfig, atomic: bool) -> [LaunchConfig; 4] {
     [
         base.with_patches(true),
         base.with_patches(true)
             .with_prefetch(false)
             .with_geometry(GeometryMode::Computed),
         LaunchConfig::new(16, 1).with_patches(true),
+        LaunchConfig::new(16, 1)
+            .with_patches(atomic)
+            .with_cell_parallel(true),
     ]
 }
 
@@ -118,7 +123,8 @@ fn check_mesh(device: &Arc<Device>, mesh: &Arc<Mesh>, order: usize, cov: &mut Co
                 op.residual_variant()
             };
             let launches = cov.launches;
-            for config in configs(op.config(variant).unwrap()) {
+            let atomic = assembly == Assembly::Atomic;
+            for config in configs(op.config(variant).unwrap(), atomic) {
                 let what = format!(
                     "{dim}D P{order}, {} cells, {} {}, {config}",
                     mesh.n_cells(),

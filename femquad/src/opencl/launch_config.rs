@@ -159,6 +159,34 @@ pub struct LaunchConfig {
     /// plain gather on an H100, BENCHMARKS.md "#22, session 7"), tried by
     /// the autotuner.
     pub patches: bool,
+    /// The cell-parallel kernel (`kernels/integrate_cell.cl`) instead of
+    /// the thread transposition (`kernels/integrate.cl`), for the fused
+    /// residual and Jacobian action: one work-item per cell (`N_tc = 1`, a
+    /// work-group of `N_bl·N_bs` work-items runs `N_cb` cells each, so a
+    /// chunk is the same `N_cb·N_bl·N_bs` cells), which gathers its
+    /// nodes' values, computes `u`, `∇u`, the physics and the element
+    /// vector `r[N_b][N_comp]` in registers, and adds it into `F` — with
+    /// `patches`, summed first in local memory over the chunk's node list
+    /// where that fits (then one store or atomic per listed node), else one
+    /// global atomic per entry — or writes it per cell (deterministic
+    /// assembly). No register prefetch (`prefetch` must be off,
+    /// [`LaunchConfig::with_cell_parallel`] switches it off), no element
+    /// kernel, patches only with atomic output.
+    ///
+    /// Why: for P1, with one to four quadrature points a cell, the
+    /// transposition's local-memory phases and barriers cost more than
+    /// they save. Measured on an H100 with `femquad-bench/src/bin/p1_floor.rs`
+    /// (the P1 Laplacian residual on the renumbered 2²⁴-cell mesh, #22,
+    /// session 11), the simplest such kernel
+    /// with chunk-local sums (its `shared` variant, the design of this one)
+    /// takes 0.239 / 0.412 / 0.748 ms (2D f32 / 2D f64 / 3D f64) where the
+    /// transposed kernel takes 0.433 / 0.663 / 0.981 ms at its best
+    /// autotuned configuration and 0.53 / 1.07 / 1.04 ms at its default.
+    /// (femquad's kernel adds what `p1_floor` leaves out: the physics
+    /// call, the time state, aux fields; to be measured with
+    /// `femquad-bench --measure bp --cell-parallel`.) Off in [`super::shape::default_config`] until measured on
+    /// the GPU through femquad; tried by the autotuner.
+    pub cell_parallel: bool,
 }
 
 impl LaunchConfig {
@@ -172,6 +200,18 @@ impl LaunchConfig {
             prefetch: true,
             geometry: GeometryMode::Stored,
             patches: false,
+            cell_parallel: false,
+        }
+    }
+
+    /// The same on the cell-parallel kernel ([`LaunchConfig::cell_parallel`],
+    /// which has no register prefetch: `prefetch` is switched off with it)
+    /// or on the thread transposition (`prefetch` as it was).
+    pub fn with_cell_parallel(self, cell_parallel: bool) -> Self {
+        LaunchConfig {
+            cell_parallel,
+            prefetch: self.prefetch && !cell_parallel,
+            ..self
         }
     }
 
@@ -202,7 +242,7 @@ impl std::fmt::Display for LaunchConfig {
         if self.n_tc != 1 {
             write!(f, " N_tc={}", self.n_tc)?;
         }
-        if !self.prefetch {
+        if !self.prefetch && !self.cell_parallel {
             write!(f, " no-prefetch")?;
         }
         if self.geometry != GeometryMode::Stored {
@@ -210,6 +250,9 @@ impl std::fmt::Display for LaunchConfig {
         }
         if self.patches {
             write!(f, " patches")?;
+        }
+        if self.cell_parallel {
+            write!(f, " cell-parallel")?;
         }
         Ok(())
     }

@@ -111,6 +111,9 @@ pub struct KernelShape {
     /// it from local memory. Registers unless the element is large
     /// ([`TAB_REGISTER_REALS`]), or as [`KernelOptions::tab_registers`] forces.
     pub tab_registers: bool,
+    /// The cell-parallel kernel ([`LaunchConfig::cell_parallel`]): one
+    /// work-item per cell, `kernels/integrate_cell.cl`.
+    pub cell_parallel: bool,
 }
 
 /// Most reals of per-thread tabulation, `(N_b + N_q)·(dim + 1)`, kept in
@@ -150,6 +153,9 @@ impl KernelShape {
                  reads cell-local inputs: launch it with `patches: false` \
                  (LaunchConfig::with_patches)",
             ));
+        }
+        if config.cell_parallel {
+            check_cell_parallel(variant, config)?;
         }
         let l = case.lcm();
         let n_bs = l / gcd(l, config.n_tc);
@@ -206,6 +212,7 @@ impl KernelShape {
             tab_registers: options
                 .tab_registers
                 .unwrap_or((case.n_b + case.n_q) * (case.dim + 1) <= TAB_REGISTER_REALS),
+            cell_parallel: config.cell_parallel,
         })
     }
 
@@ -218,6 +225,7 @@ impl KernelShape {
             prefetch: self.prefetch,
             geometry: self.geometry,
             patches: self.patch != (0, 0),
+            cell_parallel: self.cell_parallel,
         }
     }
 
@@ -239,6 +247,11 @@ impl KernelShape {
     /// coefficients, `J⁻¹`, `det J`, aux, coordinates, and the `f0`/`f1`
     /// values at its quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
+        if self.cell_parallel {
+            // only a patch's sums (patches come with atomic output)
+            let (p_a, p_b) = self.patch;
+            return (p_a + p_b) * self.n_comp * self.precision.size();
+        }
         let d = self.dim;
         let direction = if self.variant.is_tangent() {
             self.n_bt
@@ -313,6 +326,50 @@ impl KernelShape {
     pub fn n_chunks(&self, n_cells: usize) -> usize {
         n_cells.div_ceil(self.chunk)
     }
+}
+
+/// `Ok` if the cell-parallel kernel ([`LaunchConfig::cell_parallel`]) can
+/// run `variant` with `config`.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `cell_parallel` for the element kernel
+/// (cell-local inputs: the thread transposition only), `n_tc` for more than
+/// one thread per cell, `prefetch` if it is on (the kernel has none), and
+/// `patches` with element-vector output (its patches only sum atomic output).
+fn check_cell_parallel(variant: KernelVariant, config: LaunchConfig) -> Result<()> {
+    if !variant.gathers() {
+        return Err(Error::arg(
+            "cell_parallel",
+            "the cell-parallel kernel computes the fused residual and Jacobian action; the \
+             element kernel runs on the thread transposition: launch it with \
+             `cell_parallel: false` (LaunchConfig::with_cell_parallel)",
+        ));
+    }
+    if config.n_tc != 1 {
+        return Err(Error::arg(
+            "n_tc",
+            format!(
+                "the cell-parallel kernel runs one work-item per cell, not {}: launch it with \
+                 `n_tc: 1` (LaunchConfig::with_threads_per_cell)",
+                config.n_tc
+            ),
+        ));
+    }
+    if config.prefetch {
+        return Err(Error::arg(
+            "prefetch",
+            "the cell-parallel kernel has no register prefetch: launch it with \
+             `prefetch: false` (LaunchConfig::with_cell_parallel switches it off)",
+        ));
+    }
+    if config.patches && variant.output() == Output::ElementVectors {
+        return Err(Error::arg(
+            "patches",
+            "the cell-parallel kernel uses patches to sum its atomic output in local memory; \
+             with element vectors (deterministic assembly) launch it with `patches: false`",
+        ));
+    }
+    Ok(())
 }
 
 /// Most nodes a patch may hold (`P_A + P_B`): its positions are the
@@ -564,6 +621,40 @@ mod tests {
             let s = KernelShape::new(&c, variant, config, &limited).unwrap();
             assert_eq!(s.patch, (5, 0), "{variant:?}");
         }
+    }
+
+    /// The cell-parallel kernel runs the gathering kernels with one
+    /// work-item per cell, no prefetch, and patches only with atomic
+    /// output: anything else is an error naming the setting; a valid one
+    /// is a work-group of `N_bl·N_bs` work-items over the transposition's
+    /// chunk, whose local memory is the patch's sums alone.
+    #[test]
+    fn cell_parallel_refuses_what_it_does_not_run() {
+        let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
+        let options = KernelOptions::default();
+        let atomic = KernelVariant::Residual(Output::Atomic(AtomicAdd::CompareExchange));
+        let elements = KernelVariant::JacobianAction(Output::ElementVectors);
+        let cell = LaunchConfig::new(4, 2).with_cell_parallel(true);
+        assert!(!cell.prefetch);
+        for (variant, config, name) in [
+            (KernelVariant::Element, cell, "cell_parallel"),
+            (atomic, cell.with_threads_per_cell(3), "n_tc"),
+            (atomic, cell.with_prefetch(true), "prefetch"),
+            (elements, cell.with_patches(true), "patches"),
+        ] {
+            let e = KernelShape::new(&c, variant, config, &options).unwrap_err();
+            assert!(
+                matches!(&e, Error::InvalidArgument { name: n, .. } if *n == name),
+                "{variant:?} {config}: {e}"
+            );
+        }
+        let s = KernelShape::new(&c, atomic, cell.with_patches(true), &options).unwrap();
+        assert!(s.cell_parallel);
+        assert_eq!((s.n_t, s.chunk), (12, 24));
+        assert_eq!(s.config(), cell.with_patches(true));
+        assert_eq!(s.local_mem_bytes(), (s.patch.0 + s.patch.1) * 4);
+        let s = KernelShape::new(&c, elements, cell, &options).unwrap();
+        assert_eq!(s.local_mem_bytes(), 0);
     }
 
     /// Patches whose positions would not fit the 16-bit local node indices

@@ -18,7 +18,18 @@ use crate::tabulation::Tabulation;
 /// The kernel template (thread transposition), see its header comment.
 pub const INTEGRATE_TEMPLATE: &str = include_str!("../../../kernels/integrate.cl");
 
-/// Name of the kernel function in [`INTEGRATE_TEMPLATE`].
+/// The cell-parallel kernel template (one work-item per cell,
+/// [`LaunchConfig::cell_parallel`](super::LaunchConfig::cell_parallel)),
+/// see its header comment.
+pub const INTEGRATE_CELL_TEMPLATE: &str = include_str!("../../../kernels/integrate_cell.cl");
+
+/// `AFFINE_GEOMETRY` (`kernels/affine_geometry.cl`): `J⁻¹` and `det J` of
+/// an affine cell from its vertices, for the kernels that compute the
+/// geometry.
+pub const AFFINE_GEOMETRY: &str = include_str!("../../../kernels/affine_geometry.cl");
+
+/// Name of the kernel function in [`INTEGRATE_TEMPLATE`] and in
+/// [`INTEGRATE_CELL_TEMPLATE`] (the same parameters).
 pub const INTEGRATE_KERNEL: &str = "integrate";
 
 /// The point-block diagonal of the Jacobian, one work-item per cell.
@@ -34,7 +45,7 @@ pub const ELEMENT_MATRIX_TEMPLATE: &str = include_str!("../../../kernels/element
 /// The cell and point state of the two tangent kernels above
 /// (`kernels/tangent_point.cl`: what they read of a cell, `u`, `∇u`, `u_t`,
 /// `a`, `∇a`, `x` at a quadrature point, the direction of a column).
-const TANGENT_POINT: &str = include_str!("../../../kernels/tangent_point.cl");
+pub(crate) const TANGENT_POINT: &str = include_str!("../../../kernels/tangent_point.cl");
 
 /// The kernels of a CSR matrix on the device (`kernels/spmv.cl`).
 pub const SPMV_TEMPLATE: &str = include_str!("../../../kernels/spmv.cl");
@@ -81,7 +92,11 @@ pub(crate) fn real_typedef<R: Real>() -> String {
     s
 }
 
-/// The complete source of the integration kernel.
+/// The complete source of the integration kernel of `shape`: the
+/// thread-transposition template (`kernels/integrate.cl`), or with
+/// [`KernelShape::cell_parallel`] the cell-parallel one
+/// (`kernels/integrate_cell.cl`, after `kernels/tangent_point.cl`), on the
+/// same prelude.
 pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     shape: &KernelShape,
     aux: AuxSpace,
@@ -171,8 +186,20 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     if shape.variant.is_tangent() {
         s.push_str(&tangent_physics_call(info.opencl_tangent_name));
     }
-    s.push_str("\n/* ---- kernel template: kernels/integrate.cl ---- */\n");
-    s.push_str(INTEGRATE_TEMPLATE);
+    s.push_str("\n/* ---- kernels/affine_geometry.cl ---- */\n");
+    s.push_str(AFFINE_GEOMETRY);
+    if shape.cell_parallel {
+        // the cell's state as the tangent kernels read it; u is not read
+        // for the Jacobian action of an affine physics
+        let _ = writeln!(s, "#define AFFINE {}", usize::from(!shape.loads_u()));
+        s.push_str("\n/* ---- kernels/tangent_point.cl ---- */\n");
+        s.push_str(TANGENT_POINT);
+        s.push_str("\n/* ---- kernel template: kernels/integrate_cell.cl ---- */\n");
+        s.push_str(INTEGRATE_CELL_TEMPLATE);
+    } else {
+        s.push_str("\n/* ---- kernel template: kernels/integrate.cl ---- */\n");
+        s.push_str(INTEGRATE_TEMPLATE);
+    }
     s
 }
 

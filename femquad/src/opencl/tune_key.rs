@@ -9,12 +9,14 @@ use super::device::DeviceInfo;
 use super::launch_config::{KernelVariant, LaunchConfig};
 use super::options::KernelOptions;
 use super::shape::KernelShape;
-use super::source::INTEGRATE_TEMPLATE;
+use super::source::{AFFINE_GEOMETRY, INTEGRATE_CELL_TEMPLATE, INTEGRATE_TEMPLATE, TANGENT_POINT};
 use super::tuning_cache::{TuneKey, sanitize};
 use crate::physics::Fnv1a;
 
-/// The hash that [`TuneKey::kernel`] records: the kernel template, the
-/// kernel variant (gathered or cell-local inputs, element vectors or atomic
+/// The hash that [`TuneKey::kernel`] records: the kernel templates (the
+/// thread transposition and the cell-parallel kernel with the sources it
+/// includes: a tuned configuration may choose either,
+/// [`LaunchConfig::cell_parallel`]), the kernel variant (gathered or cell-local inputs, element vectors or atomic
 /// output) and the kernel switches `prefetch`, `vector_loads` and
 /// `tab_registers` of [`KernelShape`] as the [`KernelOptions`] leave them, so
 /// that a configuration tuned for one kernel is not used for another.
@@ -25,7 +27,14 @@ pub fn kernel_variant_hash(
     tab_registers: bool,
 ) -> u64 {
     let mut h = Fnv1a::new();
-    h.write(INTEGRATE_TEMPLATE.as_bytes());
+    for template in [
+        INTEGRATE_TEMPLATE,
+        INTEGRATE_CELL_TEMPLATE,
+        TANGENT_POINT,
+        AFFINE_GEOMETRY,
+    ] {
+        h.write(template.as_bytes());
+    }
     h.write(variant.key_text().as_bytes());
     h.write(&[
         u8::from(prefetch),

@@ -12,7 +12,7 @@
 //! ([`default_path`]). One entry per line, `KEY => VALUES`:
 //!
 //! ```text
-//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored patches=0 ns=241152 cells=16777216
+//! device=NVIDIA H100 80GB HBM3 | driver=580.159.04 | kernel=5f1c… | dim=2 | n_b=3 | n_comp=1 | n_q=1 | aux=none:0 | physics=9e3a… | real=f32 => n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored patches=0 cell_parallel=0 ns=241152 cells=16777216
 //! ```
 //!
 //! The key ([`TuneKey`], its `Display`) names the device and driver, a hash
@@ -208,13 +208,14 @@ impl fmt::Display for CacheEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "n_bl={} n_cb={} n_tc={} prefetch={} geometry={} patches={} ns={:.0} cells={}",
+            "n_bl={} n_cb={} n_tc={} prefetch={} geometry={} patches={} cell_parallel={} ns={:.0} cells={}",
             self.config.n_bl,
             self.config.n_cb,
             self.config.n_tc,
             u8::from(self.config.prefetch),
             self.config.geometry.name(),
             u8::from(self.config.patches),
+            u8::from(self.config.cell_parallel),
             self.time_ns,
             self.cells
         )
@@ -231,6 +232,7 @@ impl FromStr for CacheEntry {
         let mut prefetch = None;
         let mut geometry = None;
         let mut patches = None;
+        let mut cell_parallel = None;
         let mut ns = None;
         let mut cells = None;
         for tok in s.split_whitespace() {
@@ -263,6 +265,13 @@ impl FromStr for CacheEntry {
                         _ => return Err(bad()),
                     })
                 }
+                "cell_parallel" => {
+                    cell_parallel = Some(match v {
+                        "0" => false,
+                        "1" => true,
+                        _ => return Err(bad()),
+                    })
+                }
                 "ns" => ns = Some(v.parse::<f64>().map_err(|_| bad())?),
                 "cells" => cells = Some(v.parse::<usize>().map_err(|_| bad())?),
                 _ => return Err(format!("unknown value `{k}`")),
@@ -279,12 +288,17 @@ impl FromStr for CacheEntry {
         if !(time_ns.is_finite() && time_ns >= 0.0) {
             return Err("ns must be a finite, non-negative number".into());
         }
+        let config = LaunchConfig::new(n_bl, n_cb)
+            .with_threads_per_cell(n_tc)
+            .with_prefetch(prefetch.unwrap_or(true))
+            .with_geometry(geometry.unwrap_or_default())
+            .with_patches(patches.unwrap_or(false));
         Ok(CacheEntry {
-            config: LaunchConfig::new(n_bl, n_cb)
-                .with_threads_per_cell(n_tc)
-                .with_prefetch(prefetch.unwrap_or(true))
-                .with_geometry(geometry.unwrap_or_default())
-                .with_patches(patches.unwrap_or(false)),
+            // as stored (a line before `cell_parallel` existed: the transposition)
+            config: LaunchConfig {
+                cell_parallel: cell_parallel.unwrap_or(false),
+                ..config
+            },
             time_ns,
             cells: cells.unwrap_or(0),
         })

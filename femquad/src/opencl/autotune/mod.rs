@@ -1,5 +1,5 @@
 //! Autotuning of the launch configuration `(N_bl, N_cb, N_tc, prefetch,
-//! geometry, patches)`.
+//! geometry, patches, cell_parallel)`.
 //!
 //! [`autotune`] times a short list of valid configurations of one kernel of
 //! an [`OpenClIntegrator`] on the device (the median of a few launches
@@ -11,7 +11,7 @@
 //! the fused global residual (BP).
 //!
 //! # Search
-//! About 15–20 kernel builds in all:
+//! About 25–30 kernel builds in all:
 //! 0. (residual only) the device default configuration with stored and
 //!    with computed geometry (patches where they fit): the faster
 //!    geometry and its patch setting are kept for the rest;
@@ -24,7 +24,12 @@
 //! 3. the best of stage 2 without register prefetching;
 //! 4. (residual only) the best so far with patches switched the other
 //!    way (patch against plain gather: patches pay off where a
-//!    work-group's cells are compact, a mesh numbered for locality).
+//!    work-group's cells are compact, a mesh numbered for locality);
+//! 5. (residual only) the cell-parallel kernel
+//!    ([`LaunchConfig::cell_parallel`], one work-item per cell) at the
+//!    geometry of stage 0, with work-groups of about 128–512 cells,
+//!    `N_cb` ∈ {1, 4}, with and without patches (chunk-local sums) where
+//!    the output is atomic.
 //!
 //! The paper (Table 2) found `N_cb` to matter little, which is why it gets
 //! the second, smaller stage. Configurations that exceed the device's
@@ -367,6 +372,41 @@ fn search<R: Real>(
                 &mut trials,
                 stage3.config.with_patches(!stage3.config.patches),
             )?;
+        }
+        // Stage 5: the cell-parallel kernel (gathering kernels), one
+        // work-item per cell, at the geometry found, with work-groups of
+        // about 128, 256 and 512 cells, one and four batches a chunk, and
+        // patches (chunk-local sums) where the output is atomic, else none.
+        if variant.gathers() {
+            let l = case.lcm();
+            let patch_settings: &[bool] =
+                if variant.output() == super::shape::Output::ElementVectors {
+                    &[false]
+                } else {
+                    &[true, false]
+                };
+            let n_bls = candidate_n_bl(l, info.max_work_group_size);
+            let mut chosen: Vec<usize> = [128, 256, 512]
+                .iter()
+                .filter_map(|&target: &usize| {
+                    n_bls
+                        .iter()
+                        .copied()
+                        .min_by_key(|n| (n * l).abs_diff(target))
+                })
+                .collect();
+            chosen.dedup();
+            for n_bl in chosen {
+                for n_cb in [1, 4] {
+                    for &p in patch_settings {
+                        let config = LaunchConfig::new(n_bl, n_cb)
+                            .with_geometry(geometry)
+                            .with_patches(p)
+                            .with_cell_parallel(true);
+                        run(op, &mut trials, config)?;
+                    }
+                }
+            }
         }
     } else {
         for &c in &opts.candidates {

@@ -100,7 +100,8 @@ fn entry_formatting() {
     };
     assert_eq!(
         e.to_string(),
-        "n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored patches=0 ns=241152 cells=16777216"
+        "n_bl=32 n_cb=4 n_tc=1 prefetch=1 geometry=stored patches=0 cell_parallel=0 ns=241152 \
+         cells=16777216"
     );
     let back: CacheEntry = e.to_string().parse().unwrap();
     assert_eq!(back.config, e.config);
@@ -111,6 +112,20 @@ fn entry_formatting() {
     assert!("n_bl=3".parse::<CacheEntry>().is_err());
     let computed: CacheEntry = "n_bl=8 n_cb=2 geometry=computed".parse().unwrap();
     assert_eq!(computed.config.geometry, GeometryMode::Computed);
+    // the cell-parallel kernel round-trips; a line without the field is the transposition
+    assert!(!computed.config.cell_parallel);
+    let cell = CacheEntry {
+        config: LaunchConfig::new(64, 1).with_cell_parallel(true),
+        ..e
+    };
+    let back: CacheEntry = cell.to_string().parse().unwrap();
+    assert_eq!(back.config, cell.config);
+    assert!(back.config.cell_parallel && !back.config.prefetch);
+    assert!(
+        "n_bl=8 n_cb=2 cell_parallel=2"
+            .parse::<CacheEntry>()
+            .is_err()
+    );
     assert!(
         "n_bl=8 n_cb=2 geometry=maybe"
             .parse::<CacheEntry>()

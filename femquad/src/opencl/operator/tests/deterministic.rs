@@ -9,7 +9,9 @@
 //! (patches gather from their node lists in local memory through 16-bit
 //! local node indices), and there the result is bitwise the one of the
 //! same configuration without patches: bitwise reproducible across launch
-//! configurations, with and without patches.
+//! configurations, with and without patches. The cell-parallel kernel
+//! ([`LaunchConfig::cell_parallel`]) writes element vectors that sum to
+//! bitwise the thread transposition's `F` on the same chunks and geometry.
 
 use super::*;
 use crate::layout::{cell_dof, global_dof};
@@ -60,11 +62,19 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, patched: bool) {
     let n_cb = if patched { 48 } else { 1 };
     let small = LaunchConfig::new(2, n_cb).with_geometry(GeometryMode::Computed);
     let default = op.config(variant).unwrap();
+    // the cell-parallel kernel (whose patches only sum atomic output) on the
+    // small configuration's chunks
+    let cell = small.with_cell_parallel(true);
     let n_cells = s.space.n_cells();
-    for config in [small, default].map(|c| c.with_patches(patched)) {
+    let mut small_f = None;
+    let configs = [small, default].map(|c| c.with_patches(patched));
+    for config in [configs[0], configs[1], cell] {
         let c = runnable(&op, variant, fitted(&op, variant, config));
         let f = device_global(&mut op, &s, Action::Residual, Some(c));
         launched(&op, c);
+        if config == configs[0] {
+            small_f = Some(f.clone());
+        }
         let groups = n_cells.div_ceil(op.last_run().launch().unwrap().chunk);
         let what = format!(
             "{}D P{} {} {} {c}, {n_cells} cells in {groups} work-groups",
@@ -75,7 +85,7 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, patched: bool) {
         );
         assert!(groups >= 4, "{what}: too few work-groups");
         let patches = op.last_run().launch().unwrap().patch_groups;
-        assert_eq!(patches > 0, patched, "{what}: {patches} patches");
+        assert_eq!(patches > 0, c.patches, "{what}: {patches} patches");
         // The launch wrote every cell's element vector (NaN before).
         let ev = device_element_vectors(&op, n_cells);
         let unwritten = ev.iter().filter(|x| x.to_f64().is_nan()).count();
@@ -104,7 +114,24 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, patched: bool) {
             reordered > 0,
             "{what}: the reversed sum is bitwise the same: the check would not see the order"
         );
-        if patched {
+        // Bitwise reproducible across the kernels: the cell-parallel kernel
+        // integrates each cell in the transposition's order of operations.
+        if config == cell {
+            let transposed: &Vec<R> = small_f.as_ref().expect("the small configuration ran first");
+            let differ = bitwise_differences(&f, transposed);
+            if let Some(&dof) = differ.first() {
+                panic!(
+                    "{what}: F differs from the thread transposition's ({}) in {} of {} dofs; \
+                     first dof {dof}: {:e} against {:e}",
+                    configs[0],
+                    differ.len(),
+                    f.len(),
+                    f[dof].to_f64(),
+                    transposed[dof].to_f64()
+                );
+            }
+        }
+        if c.patches {
             let c = runnable(&op, variant, c.with_patches(false));
             let plain = device_global(&mut op, &s, Action::Residual, Some(c));
             let differ = bitwise_differences(&f, &plain);

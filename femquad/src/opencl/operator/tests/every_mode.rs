@@ -26,6 +26,7 @@
 use super::physics::{ManufacturedPoisson, ReactionSource};
 use super::*;
 use crate::opencl::mesh_data::group_nodes;
+use crate::opencl::shape::Output;
 use crate::physics::builtin::{Lame, Laplacian, NonlinearDiffusion, Poisson};
 
 /// Every assembly mode with every geometry mode.
@@ -57,6 +58,7 @@ fn small_config<R: Real>(
     geometry: GeometryMode,
     n_cells: usize,
     patches: bool,
+    kernel: Kernel,
 ) -> LaunchConfig {
     let case = *op.case();
     let l = case.lcm();
@@ -64,12 +66,16 @@ fn small_config<R: Real>(
         .filter(|n_tc| l.is_multiple_of(*n_tc))
         .flat_map(|n_tc| {
             [2, 3].map(|n_cb| {
-                LaunchConfig::new(1, n_cb)
-                    .with_threads_per_cell(n_tc)
-                    .with_geometry(geometry)
-                    .with_patches(patches)
+                kernel.apply(
+                    LaunchConfig::new(1, n_cb)
+                        .with_threads_per_cell(n_tc)
+                        .with_geometry(geometry)
+                        .with_patches(patches),
+                    variant,
+                )
             })
         })
+        .filter(|c| KernelShape::new(&case, variant, *c, op.options()).is_ok())
         .find(|&c| {
             let shape = KernelShape::new(&case, variant, c, op.options()).unwrap();
             shape.n_t <= PORTABLE_THREADS
@@ -92,15 +98,24 @@ fn patch_config<R: Real>(
     space: &FunctionSpace,
     variant: KernelVariant,
     geometry: GeometryMode,
+    kernel: Kernel,
 ) -> LaunchConfig {
     let n_cells = space.n_cells();
-    let n_tc = small_config(op, variant, geometry, n_cells, true).n_tc;
+    let small = small_config(op, variant, geometry, n_cells, true, kernel);
+    if !small.patches {
+        // (the cell-parallel kernel's patches only sum atomic output)
+        return small;
+    }
+    let n_tc = small.n_tc;
     let mut only_patches = None;
     for n_cb in 1..=512 {
-        let c = LaunchConfig::new(1, n_cb)
-            .with_threads_per_cell(n_tc)
-            .with_geometry(geometry)
-            .with_patches(true);
+        let c = kernel.apply(
+            LaunchConfig::new(1, n_cb)
+                .with_threads_per_cell(n_tc)
+                .with_geometry(geometry)
+                .with_patches(true),
+            variant,
+        );
         let Ok(shape) = op.shape(variant, c) else {
             continue;
         };
@@ -119,6 +134,35 @@ fn patch_config<R: Real>(
         }
     }
     only_patches.unwrap_or_else(|| panic!("{:?} {variant:?}: no chunk has a patch", op.case()))
+}
+
+/// Which kernel a global launch runs: the thread transposition
+/// (`kernels/integrate.cl`) or the cell-parallel kernel
+/// (`kernels/integrate_cell.cl`, [`LaunchConfig::cell_parallel`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kernel {
+    Transposed,
+    CellParallel,
+}
+
+/// Both kernels.
+const KERNELS: [Kernel; 2] = [Kernel::Transposed, Kernel::CellParallel];
+
+impl Kernel {
+    /// `config` on this kernel for `variant`: the cell-parallel one with one
+    /// work-item per cell and patches only where its output is atomic
+    /// (they sum it in local memory).
+    fn apply(self, config: LaunchConfig, variant: KernelVariant) -> LaunchConfig {
+        match self {
+            Kernel::Transposed => config,
+            Kernel::CellParallel => LaunchConfig {
+                n_tc: 1,
+                patches: config.patches && variant.output() != Output::ElementVectors,
+                ..config
+            }
+            .with_cell_parallel(true),
+        }
+    }
 }
 
 /// How many work-groups a case's launches must span.
@@ -201,6 +245,7 @@ fn check_case<R: EvalPrecision>(
             element_geometry,
             n_cells,
             false,
+            Kernel::Transposed,
         ),
     };
     check_element_kernel(&mut op, &s, case.physics, element_config, tol);
@@ -259,34 +304,41 @@ fn check_global<R: EvalPrecision>(
             }
             op.set_assembly(assembly).unwrap();
             let variant = global_variant(&op, action);
-            let config = match config {
-                Some(c) => c.with_geometry(geometry),
-                None if patched => patch_config(&op, &s.space, variant, geometry),
-                None => small_config(&op, variant, geometry, n_cells, false),
-            };
-            let c = runnable(&op, variant, config);
-            let out = device_global(&mut op, s, action, Some(c));
-            launched(&op, c);
-            let launch = op.last_run().launch().unwrap();
-            let what = format!("{label} {} {} {c}", action.name(), assembly.name());
-            check_groups(groups, n_cells, launch.chunk, &what);
-            let d = rel_diff(&out, &reference);
-            println!(
-                "{what}: {n_cells} cells in {} groups ({} patches, {} fallback), rel diff {d:.2e}",
-                launch.work_groups, launch.patch_groups, launch.fallback_groups
-            );
-            assert!(d <= tol, "{what}: relative difference {d:e} > {tol:e}");
-            assert_eq!(
-                launch.patch_groups + launch.fallback_groups,
-                if patched { launch.work_groups } else { 0 },
-                "{what}: every group of a launch with patches is a patch or falls back"
-            );
-            if patched {
-                if groups == Groups::Several {
-                    assert!(launch.patch_groups > 0, "{what}: no patch");
+            for kernel in KERNELS {
+                let config = match config {
+                    Some(c) => kernel.apply(c.with_geometry(geometry), variant),
+                    None if patched => patch_config(&op, &s.space, variant, geometry, kernel),
+                    None => small_config(&op, variant, geometry, n_cells, false, kernel),
+                };
+                let c = runnable(&op, variant, config);
+                let out = device_global(&mut op, s, action, Some(c));
+                launched(&op, c);
+                let launch = op.last_run().launch().unwrap();
+                let what = format!("{label} {} {} {c}", action.name(), assembly.name());
+                check_groups(groups, n_cells, launch.chunk, &what);
+                let d = rel_diff(&out, &reference);
+                println!(
+                    "{what}: {n_cells} cells in {} groups ({} patches, {} fallback), rel diff {d:.2e}",
+                    launch.work_groups, launch.patch_groups, launch.fallback_groups
+                );
+                assert!(d <= tol, "{what}: relative difference {d:e} > {tol:e}");
+                assert_eq!(
+                    launch.patch_groups + launch.fallback_groups,
+                    if c.patches { launch.work_groups } else { 0 },
+                    "{what}: every group of a launch with patches is a patch or falls back"
+                );
+                assert_eq!(
+                    c.patches,
+                    patched && (kernel == Kernel::Transposed || assembly == Assembly::Atomic),
+                    "{what}"
+                );
+                if c.patches {
+                    if groups == Groups::Several {
+                        assert!(launch.patch_groups > 0, "{what}: no patch");
+                    }
+                    patches.patches += launch.patch_groups;
+                    patches.fallback += launch.fallback_groups;
                 }
-                patches.patches += launch.patch_groups;
-                patches.fallback += launch.fallback_groups;
             }
         }
     }
@@ -443,8 +495,9 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
             1e-12,
             &mut patch,
         );
-        // one patch (every node owned), in each of the 8 launches
-        assert_eq!((patch.patches, patch.fallback), (8, 0), "{n}: {patch:?}");
+        // one patch (every node owned), in each of the 12 launches with
+        // patches (8 transposed, 4 cell-parallel: atomic output)
+        assert_eq!((patch.patches, patch.fallback), (12, 0), "{n}: {patch:?}");
     }
     // Exactly one chunk: 24 cells = a 2D mesh cannot; 3D P1 (N_bs = 4) with
     // N_bl = 12, N_cb = 1 is 48 cells = the 6 Kuhn tetrahedra of 2³ cubes.
@@ -468,8 +521,9 @@ fn meshes_smaller_than_and_exactly_one_chunk() {
         &mut patch,
     );
     // its 27 vertices do not fit a 3D patch of 48 cells (24 vertex nodes):
-    // the one group gathers from global memory, in each of the 8 launches
-    assert_eq!((patch.patches, patch.fallback), (0, 8), "{patch:?}");
+    // the one group gathers from global memory (and the cell-parallel
+    // kernel adds into it), in each of the 12 launches with patches
+    assert_eq!((patch.patches, patch.fallback), (0, 12), "{patch:?}");
 }
 
 /// A tiny [`KernelOptions::patch_node_limit`] (4 nodes, fewer than any
