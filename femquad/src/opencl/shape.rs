@@ -408,8 +408,18 @@ pub fn patch_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
 /// about [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
 /// boundaries), fewer if the work-group or local-memory limits require,
-/// [`DEFAULT_N_CB`] batches per chunk, and no patches
-/// ([`LaunchConfig::patches`]).
+/// [`DEFAULT_N_CB`] batches per chunk. The residual and the Jacobian
+/// action run the cell-parallel kernel ([`LaunchConfig::cell_parallel`]),
+/// with patches ([`LaunchConfig::patches`]) for P1 (`N_b = dim + 1`) and
+/// atomic output; the element kernel runs the thread transposition.
+/// Measured on an H100 (BENCHMARKS.md, "#22, session 11"; F(u), 2²⁴
+/// cells, renumbered mesh, f64 unless said, atomic output, the faster
+/// geometry of each): the cell-parallel kernel took 0.27 / 0.41 / 0.68 ms
+/// (2D P1 Laplacian f32 / f64, 3D P1) with patches against 0.43 / 0.66 /
+/// 0.98 ms for the transposition, 0.72 / 1.31 ms (2D / 3D P1 Lamé) with
+/// patches against 1.28 / 1.55, and 1.10 / 2.07 ms (2D / 3D P2 Laplacian)
+/// without patches (with them 1.20 / 2.87) against 1.99 / 4.54; without
+/// patches 3D P1 Lamé took 2.74 ms.
 ///
 /// # Errors
 /// The device limit that no configuration meets.
@@ -422,9 +432,13 @@ pub fn default_config(
 ) -> Result<LaunchConfig> {
     let l = case.lcm();
     let mut last_error = None;
+    let cell_parallel = variant.gathers();
+    let patches =
+        cell_parallel && variant.output() != Output::ElementVectors && case.n_b == case.dim + 1;
     // Threads per cell: the divisors of L, smallest first (each keeps L
-    // threads per block and divides the cells per block by itself).
-    for n_tc in (1..=l).filter(|&d| l.is_multiple_of(d)) {
+    // threads per block and divides the cells per block by itself); the
+    // cell-parallel kernel runs one.
+    for n_tc in (1..=l).filter(|&d| l.is_multiple_of(d) && (d == 1 || !cell_parallel)) {
         let threads_per_block = l; // N_bs·N_tc with N_bs = L / N_tc
         // Blocks per warp-aligned step, and how many steps reach DEFAULT_THREADS.
         let step = ALIGN_THREADS / gcd(ALIGN_THREADS, threads_per_block);
@@ -440,14 +454,11 @@ pub fn default_config(
                 (n > 1).then_some(n / 2)
             });
         for n_bl in aligned.chain(unaligned) {
-            // Without patches: measured on an H100 (BENCHMARKS.md, "#22,
-            // session 7"), the patch path was 1.0–1.8× slower than the
-            // plain gather with global atomics on every P1 case; the
-            // autotuner tries patches (stage 4) and keeps them where they win.
             let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
                 .with_threads_per_cell(n_tc)
                 .with_geometry(geometry)
-                .with_patches(false);
+                .with_cell_parallel(cell_parallel)
+                .with_patches(patches);
             let shape = KernelShape::new(case, variant, config, options)?;
             match shape.check_device(device) {
                 Ok(()) => return Ok(config),
