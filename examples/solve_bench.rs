@@ -82,14 +82,15 @@ use std::time::Instant;
 
 use clap::Parser;
 use femquad::backend::Backend;
-use femquad::backend::Matrix;
+use femquad::backend::{Matrix, Vector};
 use femquad::element::Element;
 use femquad::form::Form;
 use femquad::mesh::generate::{MeshOptions, unit_box};
+use femquad::mesh::refine::{prepare_for_refinement, refine};
 use femquad::mesh::size::{FieldSize, Footprint, MeshSize, largest, parse_count, physical_memory};
 use femquad::multigrid::{
-    CyclePrecision, CycleProfile, MeshHierarchy, Multigrid, MultigridOptions, SetupReport,
-    SmallLevels,
+    CyclePrecision, CycleProfile, JacobianLevels, LevelOperators, LevelSpaces, MeshHierarchy,
+    Multigrid, MultigridOptions, SetupReport, SmallLevels,
 };
 use femquad::opencl::{Device, DeviceSelector, KernelOptions, ProgramCache, TraceEntry};
 use femquad::operator::Operator;
@@ -97,7 +98,8 @@ use femquad::physics::builtin::{Lame, LameParameters, Poisson};
 use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
 use femquad::quadrature::Quadrature;
 use femquad::solve::{DirichletProblem, NewtonOptions, Preconditioner};
-use femquad::space::FunctionSpace;
+use femquad::space::{Components, FunctionSpace};
+use femquad::sparse::CsrMatrix;
 use femquad::time::{Scheme, StepControl, TimeIntegrator};
 use femquad::vector::VectorOps;
 use femquad::{Error, Precision, Result};
@@ -228,7 +230,7 @@ struct Args {
 /// One solve (a stationary solve or one heat step), one CSV row: the one
 /// definition of the CSV's columns (serde, in this order) and of the
 /// printed table's ([`print_row`]).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 struct Row {
     /// `poisson-2d-p1`, `heat-be-2d-p1`, …
     case: String,
@@ -304,6 +306,41 @@ struct Row {
     /// solution on the host: mesh, problem, the first solve with its
     /// preconditioner setup, and the download of the solution.
     first_solution_seconds: f64,
+    /// The breakdown of the first solution (`--first-solution`; 0 or empty
+    /// otherwise): each part redone alone after the timed solve
+    /// ([`Breakdown`]). Per-level columns list seconds separated by spaces.
+    /// Part of `mesh_seconds`: the coarse mesh's generation.
+    generation_seconds: f64,
+    /// `prepare_for_refinement` and each refinement, coarse to fine.
+    refinement_seconds: String,
+    /// Part of `constraints_seconds`: the finest boundary (`finest_boundary`).
+    boundary_seconds: f64,
+    /// Part of `constraints_seconds`: its dofs (`dofs_on`).
+    boundary_dofs_seconds: f64,
+    /// Part of `constraints_seconds`: the boundary values (`interpolate`).
+    boundary_values_seconds: f64,
+    /// Part of `levels_seconds`: the levels' spaces (`LevelSpaces::new`).
+    level_spaces_seconds: f64,
+    /// Part of `levels_seconds`: the levels' fixed dofs (`fixed_dofs`).
+    level_fixed_seconds: f64,
+    /// The host transfers `Transfer::new` between levels `l` and `l + 1`.
+    transfer_seconds: String,
+    /// Part of `levels_seconds`: `Multigrid::new` (fixed dofs, transfers
+    /// with their fixed dofs and kernels, work vectors).
+    multigrid_seconds: f64,
+    /// Part of `levels_seconds`: each coarser level's operator bound
+    /// (`Operator::new`), coarsest first.
+    coarse_operator_seconds: String,
+    /// Part of the setup: the state injected into the coarser levels.
+    inject_seconds: f64,
+    /// Part of the setup: each smoothed level's Jacobian point-block diagonal.
+    diagonal_seconds: String,
+    /// Part of the setup: each smoothed level's eigenvalue estimate.
+    eigen_seconds: String,
+    /// Part of the setup: the coarsest Jacobian assembled.
+    coarse_assembly_seconds: f64,
+    /// Part of the setup: the rest (the coarse factorization, mostly).
+    setup_rest_seconds: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -509,20 +546,22 @@ struct CaseMeshes {
     seconds: f64,
 }
 
+/// The options of the generated coarse meshes: shuffled (as an
+/// unstructured mesh is numbered), seed 1.
+fn box_options() -> MeshOptions {
+    MeshOptions {
+        shuffle: true,
+        seed: 1,
+        ..MeshOptions::default()
+    }
+}
+
 /// Generates (or takes, for a Gmsh file) the hierarchy of `meshes`.
 fn case_meshes(case: &Case, meshes: &Meshes) -> Result<CaseMeshes> {
     let t = Instant::now();
     Ok(match *meshes {
         Meshes::Box { n0, l } => {
-            let coarse = unit_box(
-                case.dim,
-                n0,
-                &MeshOptions {
-                    shuffle: true,
-                    seed: 1,
-                    ..MeshOptions::default()
-                },
-            )?;
+            let coarse = unit_box(case.dim, n0, &box_options())?;
             let hierarchy = MeshHierarchy::new(&coarse, l)?;
             CaseMeshes {
                 hierarchy,
@@ -641,6 +680,7 @@ fn run_case<R: EvalPrecision>(
     let (mut setups, mut solves) = (Vec::new(), Vec::new());
     let mut stats = None;
     let mut first_solution_seconds = 0.0;
+    let mut first = None;
     let mut cycles = 0;
     for _ in 0..args.repeat {
         let before = vcycles(&problem);
@@ -664,6 +704,7 @@ fn run_case<R: EvalPrecision>(
             std::hint::black_box(&on_host);
             first_solution_seconds =
                 mesh_seconds + problem_seconds + total + download.elapsed().as_secs_f64();
+            first = Some(u);
         }
         setups.push(problem.preconditioner_seconds());
         solves.push(total - problem.preconditioner_seconds());
@@ -680,7 +721,13 @@ fn run_case<R: EvalPrecision>(
         print_operation_times(&mut problem)?;
     }
     let (levels, coarse_dofs) = levels_of(&problem, pc);
-    Ok(Row {
+    let breakdown = match (&first, pc) {
+        (Some(u), Preconditioner::Multigrid(_)) if args.first_solution => {
+            Breakdown::measure(case, meshes, &problem, u, physics, &constants)?
+        }
+        _ => Breakdown::default(),
+    };
+    let row = Row {
         case: case.name(),
         dim: case.dim,
         order: case.order,
@@ -714,7 +761,228 @@ fn run_case<R: EvalPrecision>(
         total_seconds: setup_seconds + solve_seconds,
         seconds_per_iteration: solve_seconds / stats.iterations.max(1) as f64,
         first_solution_seconds,
-    })
+        ..Row::default()
+    };
+    Ok(breakdown.into_row(row))
+}
+
+/// Per-level seconds as one CSV field, separated by spaces.
+fn seconds_list(v: &[f64]) -> String {
+    v.iter()
+        .map(|s| format!("{s:.4}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Where the host time of the first solution goes (`--first-solution`):
+/// each part redone alone after the timed solve, on the same backend, in
+/// seconds — the coarse mesh's generation and each refinement, the
+/// boundary constraints, the multigrid levels' spaces, fixed dofs,
+/// transfers and operators, and the preconditioner setup at the first
+/// solution (injection, diagonals, eigenvalue estimates, coarse assembly,
+/// the rest: the factorization). Device work is finished after each part,
+/// so a part is charged its own device time. The levels are all
+/// matrix-free here (`--assembled-max-dofs` is not replayed).
+#[derive(Debug, Default)]
+struct Breakdown {
+    generation: f64,
+    refinements: Vec<f64>,
+    boundary: f64,
+    boundary_dofs: f64,
+    boundary_values: f64,
+    level_spaces: f64,
+    level_fixed: f64,
+    transfers: Vec<f64>,
+    multigrid: f64,
+    coarse_operators: Vec<f64>,
+    inject: f64,
+    diagonals: Vec<f64>,
+    eigen: Vec<f64>,
+    coarse_assembly: f64,
+    setup_rest: f64,
+}
+
+/// The Jacobian levels of a [`Multigrid::setup`], timed: each call
+/// finishes its device work, and the time between calls is charged to the
+/// level whose eigenvalues are being estimated (its Lanczos vector
+/// operations).
+struct TimedLevels<'a, R: EvalPrecision> {
+    ops: JacobianLevels<'a, R>,
+    /// The level being set up, and the end of the last call.
+    level: usize,
+    mark: Instant,
+    diagonals: Vec<f64>,
+    eigen: Vec<f64>,
+    assembly: f64,
+}
+
+impl<R: EvalPrecision> TimedLevels<'_, R> {
+    /// Charges the time since the last call to the current level's estimate.
+    fn lap(&mut self) -> Instant {
+        let now = Instant::now();
+        self.eigen[self.level] += (now - self.mark).as_secs_f64();
+        now
+    }
+}
+
+impl<R: EvalPrecision> LevelOperators<R> for TimedLevels<'_, R> {
+    fn apply(&mut self, level: usize, x: &Vector<R>, y: &mut Vector<R>) -> Result<()> {
+        let t = self.lap();
+        self.ops.apply(level, x, y)?;
+        y.finish()?;
+        self.eigen[level] += t.elapsed().as_secs_f64();
+        self.mark = Instant::now();
+        Ok(())
+    }
+
+    fn block_diagonal(&mut self, level: usize, out: &mut Vector<R>) -> Result<()> {
+        self.lap();
+        let t = Instant::now();
+        self.ops.block_diagonal(level, out)?;
+        out.finish()?;
+        self.diagonals[level] += t.elapsed().as_secs_f64();
+        self.level = level;
+        self.mark = Instant::now();
+        Ok(())
+    }
+
+    fn assemble(&mut self, level: usize) -> Result<CsrMatrix> {
+        self.lap();
+        let t = Instant::now();
+        let a = self.ops.assemble(level)?;
+        self.assembly += t.elapsed().as_secs_f64();
+        self.mark = Instant::now();
+        Ok(a)
+    }
+}
+
+impl Breakdown {
+    /// Redoes the parts of `problem`'s first solution (`u`) alone.
+    fn measure<R: EvalPrecision>(
+        case: &Case,
+        meshes: &Meshes,
+        problem: &DirichletProblem<R>,
+        u: &Vector<R>,
+        physics: &'static dyn PointwiseEvalBoth,
+        constants: &[f64],
+    ) -> Result<Self> {
+        let mut b = Breakdown::default();
+        let lap = |t: &mut Instant| {
+            let s = t.elapsed().as_secs_f64();
+            *t = Instant::now();
+            s
+        };
+        if let Meshes::Box { n0, l } = *meshes {
+            let mut t = Instant::now();
+            let coarse = unit_box(case.dim, n0, &box_options())?;
+            b.generation = lap(&mut t);
+            let mut mesh = prepare_for_refinement(&coarse)?;
+            b.refinements.push(lap(&mut t));
+            for _ in 0..l {
+                mesh = refine(&mesh)?.into_mesh();
+                b.refinements.push(lap(&mut t));
+            }
+        }
+        let hierarchy = problem.hierarchy();
+        let space = problem.space();
+        let mut t = Instant::now();
+        let boundary = hierarchy.finest_boundary()?;
+        b.boundary = lap(&mut t);
+        let dofs = space.dofs_on(&boundary, Components::All)?;
+        b.boundary_dofs = lap(&mut t);
+        std::hint::black_box((dofs, space.interpolate(|_, out| out.fill(0.0))));
+        b.boundary_values = lap(&mut t);
+        let spaces = LevelSpaces::new(hierarchy, space)?;
+        b.level_spaces = lap(&mut t);
+        let fixed = problem.fixed_dofs();
+        std::hint::black_box(spaces.fixed_dofs(fixed)?);
+        b.level_fixed = lap(&mut t);
+        for l in 0..spaces.n_levels() - 1 {
+            std::hint::black_box(spaces.transfer::<R>(l)?);
+            b.transfers.push(lap(&mut t));
+        }
+        let options = problem
+            .multigrid()
+            .map(|m| *m.options())
+            .ok_or_else(|| Error::internal("the multigrid was not built"))?;
+        let mut multigrid = Multigrid::new(&spaces, fixed, u, options)?;
+        u.finish()?;
+        b.multigrid = lap(&mut t);
+        let finest = problem.operator();
+        let backend = finest.backend();
+        let (mut coarse, mut states) = (Vec::new(), Vec::new());
+        for l in 0..spaces.n_levels() - 1 {
+            let space = spaces
+                .space(l)
+                .ok_or_else(|| Error::internal(format!("no level {l}")))?;
+            let quadrature = if space.element() == finest.space().element() {
+                finest.discretization().quadrature().clone()
+            } else {
+                Quadrature::default_for(&Element::lagrange(space.dim(), 1)?)?
+            };
+            let form = Form::new(space.clone(), R::physics(physics))?
+                .with_quadrature(quadrature)?
+                .with_constants(constants)?;
+            let op = Operator::<R>::new(form, &backend)?;
+            states.push(op.vector()?);
+            u.finish()?;
+            coarse.push(op);
+            b.coarse_operators.push(lap(&mut t));
+        }
+        multigrid.inject(u, &mut states)?;
+        u.finish()?;
+        b.inject = lap(&mut t);
+        let mut op = Operator::new(finest.form().clone(), &backend)?;
+        let n_levels = spaces.n_levels();
+        let mut timed = TimedLevels {
+            ops: JacobianLevels {
+                coarse: &mut coarse,
+                states: &states,
+                finest: &mut op,
+                state: u,
+                matrices: &[],
+            },
+            level: 0,
+            mark: Instant::now(),
+            diagonals: vec![0.0; n_levels],
+            eigen: vec![0.0; n_levels],
+            assembly: 0.0,
+        };
+        let t = Instant::now();
+        multigrid.setup(&mut timed)?;
+        let setup = t.elapsed().as_secs_f64();
+        timed.lap();
+        b.diagonals = timed.diagonals[1..].to_vec();
+        b.eigen = timed.eigen[1..].to_vec();
+        b.coarse_assembly = timed.assembly;
+        b.setup_rest = setup
+            - b.diagonals.iter().sum::<f64>()
+            - b.eigen.iter().sum::<f64>()
+            - b.coarse_assembly;
+        Ok(b)
+    }
+
+    /// `row` with the breakdown's columns.
+    fn into_row(self, row: Row) -> Row {
+        Row {
+            generation_seconds: self.generation,
+            refinement_seconds: seconds_list(&self.refinements),
+            boundary_seconds: self.boundary,
+            boundary_dofs_seconds: self.boundary_dofs,
+            boundary_values_seconds: self.boundary_values,
+            level_spaces_seconds: self.level_spaces,
+            level_fixed_seconds: self.level_fixed,
+            transfer_seconds: seconds_list(&self.transfers),
+            multigrid_seconds: self.multigrid,
+            coarse_operator_seconds: seconds_list(&self.coarse_operators),
+            inject_seconds: self.inject,
+            diagonal_seconds: seconds_list(&self.diagonals),
+            eigen_seconds: seconds_list(&self.eigen),
+            coarse_assembly_seconds: self.coarse_assembly,
+            setup_rest_seconds: self.setup_rest,
+            ..row
+        }
+    }
 }
 
 /// The heat equation `u_t − Δu = 1`: `f0 = u_t − 1`, `f1 = ∇u`.
@@ -921,7 +1189,34 @@ fn run_heat_case<R: EvalPrecision>(
         total_seconds: setup_seconds + solve_seconds,
         seconds_per_iteration: solve_seconds / linear.max(1) as f64,
         first_solution_seconds,
+        ..Row::default()
     })
+}
+
+/// Prints the breakdown columns of a first solution's row ([`Breakdown`]).
+fn print_breakdown(row: &Row) {
+    println!(
+        "breakdown, each part redone alone (s):\n  mesh: generation {:.3}, preparation and \
+         refinements {}\n  constraints: boundary {:.3}, its dofs {:.3}, values {:.3}\n  levels: \
+         spaces {:.3}, fixed dofs {:.3}, transfers {}, Multigrid::new {:.3}, coarser operators \
+         {}\n  setup: inject {:.3}, diagonals {}, eigenvalue estimates {}, coarse assembly \
+         {:.3}, rest (factorization) {:.3}",
+        row.generation_seconds,
+        row.refinement_seconds,
+        row.boundary_seconds,
+        row.boundary_dofs_seconds,
+        row.boundary_values_seconds,
+        row.level_spaces_seconds,
+        row.level_fixed_seconds,
+        row.transfer_seconds,
+        row.multigrid_seconds,
+        row.coarse_operator_seconds,
+        row.inject_seconds,
+        row.diagonal_seconds,
+        row.eigen_seconds,
+        row.coarse_assembly_seconds,
+        row.setup_rest_seconds
+    );
 }
 
 /// The header of the printed table (the columns of [`print_row`]).
@@ -1261,6 +1556,7 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
                     row.constraints_seconds,
                     row.levels_seconds
                 );
+                print_breakdown(&row);
             }
             rows.push(row);
             if case.physics != Physics::Poisson {

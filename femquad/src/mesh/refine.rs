@@ -131,6 +131,12 @@ impl Refinement {
         self.mesh
     }
 
+    /// The fine mesh and the edge vertices ([`Refinement::edge_vertices`]),
+    /// moved out (no copy).
+    pub fn into_parts(self) -> (Mesh, Vec<[u32; 2]>) {
+        (self.mesh, self.edge_vertices)
+    }
+
     /// Number of coarse vertices `n_v`: fine vertices `0..n_v` are the coarse
     /// vertices.
     pub fn n_coarse_vertices(&self) -> usize {
@@ -243,7 +249,7 @@ fn check_field(name: &'static str, len: usize, n: usize, n_comp: usize) -> Resul
 pub fn refine(mesh: &Mesh) -> Result<Refinement> {
     mesh.validate()?;
     let edges = mesh_edges(mesh)?;
-    refine_with_edges(mesh, &edges)
+    refine_with_edges(mesh, edges)
 }
 
 /// A hierarchy of `levels` uniform refinements of `mesh`, for multigrid:
@@ -361,8 +367,9 @@ pub fn prepare_for_refinement(mesh: &Mesh) -> Result<Mesh> {
     Mesh::from_raw(dim, mesh.vertices().to_vec(), cells)
 }
 
-/// The refinement of a valid `mesh` whose edges are `edges`.
-fn refine_with_edges(mesh: &Mesh, edges: &MeshEdges) -> Result<Refinement> {
+/// The refinement of a valid `mesh` whose edges are `edges` (their
+/// endpoints become the refinement's edge vertices).
+fn refine_with_edges(mesh: &Mesh, edges: MeshEdges) -> Result<Refinement> {
     let (dim, k) = (mesh.dim(), mesh.vertices_per_cell());
     let (nv, ne, nc) = (mesh.n_vertices(), edges.n_edges(), mesh.n_cells());
     let n_children = 1usize << dim;
@@ -425,7 +432,7 @@ fn refine_with_edges(mesh: &Mesh, edges: &MeshEdges) -> Result<Refinement> {
     Ok(Refinement {
         mesh: fine,
         n_coarse_vertices: nv,
-        edge_vertices: edges.endpoints().to_vec(),
+        edge_vertices: edges.into_parts().0,
     })
 }
 
@@ -475,8 +482,8 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
     gmsh.check_parts()?;
     mesh.validate()?;
     let edges = mesh_edges(mesh)?;
-    let refinement = refine_with_edges(mesh, &edges)?;
-    let n_children = refinement.children_per_cell();
+    let n_edges = edges.n_edges();
+    let n_children = 1 << mesh.dim();
     let n_fine_cells = nc * n_children;
 
     let mut elements = Vec::with_capacity(gmsh.elements.len() * 4);
@@ -517,6 +524,7 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
         }
     }
 
+    let refinement = refine_with_edges(mesh, edges)?;
     let max_node_tag = gmsh.node_tags.iter().copied().max().unwrap_or(0);
     let max_tag = gmsh
         .cell_tags
@@ -529,7 +537,7 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
         .node_tags
         .iter()
         .copied()
-        .chain((0..edges.n_edges() as u64).map(|k| max_node_tag + 1 + k))
+        .chain((0..n_edges as u64).map(|k| max_node_tag + 1 + k))
         .collect();
     let cell_tags = (0..n_fine_cells as u64).map(|i| max_tag + 1 + i).collect();
     for (i, e) in elements.iter_mut().enumerate() {

@@ -72,9 +72,9 @@ impl MeshHierarchy {
         let mut meshes = Vec::with_capacity(refinements + 1);
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {
-            let r = refine(&finest)?;
-            edges.push(r.edge_vertices().to_vec());
-            meshes.push(Arc::new(std::mem::replace(&mut finest, r.into_mesh())));
+            let (fine, fine_edges) = refine(&finest)?.into_parts();
+            edges.push(fine_edges);
+            meshes.push(Arc::new(std::mem::replace(&mut finest, fine)));
         }
         meshes.push(Arc::new(finest));
         Ok(MeshHierarchy {
