@@ -112,8 +112,9 @@ fn counts(space: &FunctionSpace, chunk: usize, outside: u32, stores: &[u32]) -> 
 }
 
 /// The configuration `config` of the kernel, or with `None` the device's
-/// default without prefetch and with computed geometry, patches on, its
-/// `N_bl` fitted to the device's limits ([`fitted`]).
+/// default on the thread transposition (whose patch positions this
+/// instruments) without prefetch and with computed geometry, patches on,
+/// its `N_bl` fitted to the device's limits ([`fitted`]).
 fn with_patches(
     op: &OpenClIntegrator<f64>,
     variant: KernelVariant,
@@ -124,6 +125,7 @@ fn with_patches(
         None => op
             .config(variant)
             .unwrap()
+            .with_cell_parallel(false)
             .with_prefetch(false)
             .with_geometry(GeometryMode::Computed),
     }

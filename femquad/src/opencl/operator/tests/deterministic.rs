@@ -61,7 +61,12 @@ fn check<R: EvalPrecision>(device: &Arc<Device>, case: &Case, patched: bool) {
     // P1, large enough for the rows of these meshes to fit their capacities)
     let n_cb = if patched { 48 } else { 1 };
     let small = LaunchConfig::new(2, n_cb).with_geometry(GeometryMode::Computed);
-    let default = op.config(variant).unwrap();
+    // the device default on the thread transposition
+    let default = op
+        .config(variant)
+        .unwrap()
+        .with_cell_parallel(false)
+        .with_prefetch(true);
     // the cell-parallel kernel (whose patches only sum atomic output) on the
     // small configuration's chunks
     let cell = small.with_cell_parallel(true);
