@@ -67,7 +67,7 @@ mod vcycle;
 
 pub use block_jacobi::{OnFixed, PointBlockJacobi, fill_random};
 pub use chebyshev::{Chebyshev, ChebyshevWork};
-pub use coarse::CoarseSolver;
+pub use coarse::{CoarseSolver, DENSE_COARSE_MAX_DOFS};
 pub use eigen::{EigenEstimate, estimate_eigenvalues, estimate_eigenvalues_of};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;

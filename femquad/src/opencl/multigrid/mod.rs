@@ -28,7 +28,11 @@ pub use transfer::DeviceTransfer;
 
 use super::context::Device;
 use super::vector::WG;
-use crate::seam::block_tolerance;
+use crate::seam::{DENSE_LANES, block_tolerance};
+
+// `mg_dense_apply` sums a row in work-groups of WG lanes, the native twin in
+// DENSE_LANES: the same order only if they are equal.
+const _: () = assert!(DENSE_LANES == WG);
 use crate::{Error, Precision, Real, Result};
 
 /// The template of the multigrid kernels.
@@ -58,6 +62,7 @@ pub(crate) struct Kernels {
     pub block_invert: Kernel,
     pub block_update: Kernel,
     pub chebyshev_step: Kernel,
+    pub dense_apply: Kernel,
     pub fill_random: Kernel,
 }
 
@@ -113,6 +118,7 @@ impl<R: Real> MultigridKernels<R> {
             block_invert: make("mg_block_invert")?,
             block_update: make("mg_block_update")?,
             chebyshev_step: make("mg_chebyshev_step")?,
+            dense_apply: make("mg_dense_apply")?,
             fill_random: make("mg_fill_random")?,
         };
         Ok(Arc::new(MultigridKernels {
