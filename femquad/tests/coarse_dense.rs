@@ -161,21 +161,26 @@ fn the_dense_device_solve_is_the_sparse_host_solve_to_rounding() {
     }
 }
 
-/// The tridiagonal `tridiag(−1, 2.5, −1)` (`lu`: `tridiag(−1, 2.5, −1.5)`,
-/// not symmetric) of `n` rows.
-fn tridiagonal(n: usize, lu: bool) -> CsrMatrix {
+/// `scale` times the tridiagonal `tridiag(−1, 2.5, −1)` (`lu`:
+/// `tridiag(−1, 2.5, −1.5)`, not symmetric) of `n` rows.
+fn tridiagonal(n: usize, lu: bool, scale: f64) -> CsrMatrix {
     let mut entries = Vec::new();
     for i in 0..n {
-        entries.push((i, i, 2.5));
+        entries.push((i, i, 2.5 * scale));
         if i > 0 {
-            entries.extend([(i, i - 1, -1.0), (i - 1, i, if lu { -1.5 } else { -1.0 })]);
+            let upper = if lu { -1.5 } else { -1.0 };
+            entries.extend([(i, i - 1, -scale), (i - 1, i, upper * scale)]);
         }
     }
     CsrMatrix::from_triplets(n, n, &entries).unwrap()
 }
 
+/// At `DENSE_COARSE_MAX_DOFS` dofs device kernels take the dense path, one
+/// more takes the host path (bitwise the host solve); both agree with the
+/// host solve for Cholesky and LU (a non-symmetric inverse), before and
+/// after a refactorization with new values.
 #[test]
-fn above_the_bound_the_host_path_runs_with_the_same_result() {
+fn above_the_bound_the_host_path_runs_and_a_refactorization_renews_the_inverse() {
     let device = testing::device();
     let like = Vector::<f32>::device_zeros(&device, 1).unwrap();
     let kernels = MultigridKernels::like(&like, 1).unwrap();
@@ -184,30 +189,40 @@ fn above_the_bound_the_host_path_runs_with_the_same_result() {
         (DENSE_COARSE_MAX_DOFS, true),
         (DENSE_COARSE_MAX_DOFS + 1, false),
     ] {
-        let fixed = FixedDofs::new(n, &[0, 5]).unwrap();
-        let a = tridiagonal(n, false);
-        let f = Factorization::Cholesky;
-        let mut on_device = CoarseSolver::new(a.clone(), fixed.clone(), f, &kernels).unwrap();
-        let mut on_host = CoarseSolver::new(a, fixed, f, &host_kernels).unwrap();
-        assert_eq!(on_device.dense_on_device(), dense, "{n} dofs");
-        let b = random::<f32>(n, 3);
-        let mut x = Vector::device_zeros(&device, n).unwrap();
-        on_device
-            .solve(&Vector::Host(b.clone()).to_device(&device).unwrap(), &mut x)
-            .unwrap();
-        let mut y = Vector::host_zeros(n);
-        on_host.solve(&Vector::Host(b), &mut y).unwrap();
-        let (x, y) = (x.to_host().unwrap(), y.to_host().unwrap());
-        let rel = relative_difference(&x, &y);
-        if dense {
-            assert!(rel <= 1e-5, "{n} dofs: dense {rel:e} from sparse");
-        } else {
-            // the host path on device vectors: the same f64 solve, bitwise
-            assert_eq!(
-                first_difference(&x, &y),
-                None,
-                "{n} dofs: host path on device vectors"
-            );
+        for (lu, f) in [(false, Factorization::Cholesky), (true, Factorization::Lu)] {
+            let case = format!("{n} dofs, {f:?}");
+            let fixed = FixedDofs::new(n, &[0, 5]).unwrap();
+            let a = tridiagonal(n, lu, 1.0);
+            let mut on_device = CoarseSolver::new(a.clone(), fixed.clone(), f, &kernels).unwrap();
+            let mut on_host = CoarseSolver::new(a, fixed, f, &host_kernels).unwrap();
+            assert_eq!(on_device.dense_on_device(), dense, "{case}");
+            let b = random::<f32>(n, 3);
+            let b_device = Vector::Host(b.clone()).to_device(&device).unwrap();
+            for scale in [1.0, 3.0] {
+                if scale != 1.0 {
+                    on_device.refactor(tridiagonal(n, lu, scale)).unwrap();
+                    on_host.refactor(tridiagonal(n, lu, scale)).unwrap();
+                }
+                let mut x = Vector::device_zeros(&device, n).unwrap();
+                on_device.solve(&b_device, &mut x).unwrap();
+                let mut y = Vector::host_zeros(n);
+                on_host.solve(&Vector::Host(b.clone()), &mut y).unwrap();
+                let (x, y) = (x.to_host().unwrap(), y.to_host().unwrap());
+                let rel = relative_difference(&x, &y);
+                if dense {
+                    assert!(
+                        rel <= 1e-5,
+                        "{case}, scale {scale}: dense {rel:e} from sparse"
+                    );
+                } else {
+                    // the host path on device vectors: the same f64 solve
+                    assert_eq!(
+                        first_difference(&x, &y),
+                        None,
+                        "{case}: host path, scale {scale}"
+                    );
+                }
+            }
         }
     }
 }
@@ -216,7 +231,7 @@ fn above_the_bound_the_host_path_runs_with_the_same_result() {
 fn the_inverse_of_a_factorization_times_the_matrix_is_the_identity() {
     let n = 300;
     for lu in [false, true] {
-        let a = tridiagonal(n, lu);
+        let a = tridiagonal(n, lu, 1.0);
         let solver = if lu {
             DirectSolver::lu(&a)
         } else {
