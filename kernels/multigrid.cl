@@ -10,14 +10,16 @@
 //   #define BLOCK_TOL t         relative pivot tolerance of the block inverse
 //
 // Fields are interleaved node-major: dof = node·NC + c. Every kernel has one
-// work-item per output entry and writes only that entry, so no kernel needs
-// atomics and each result is computed by the same operations, in the same
-// order, as its native twin in femquad/src/multigrid/ (FP contraction off):
-// device and host results are bitwise equal wherever the operations are
-// additions and multiplications (transfers); divisions (the block inverse)
+// work-item (mg_dense_apply: one work-group) per output entry and writes
+// only that entry, so no kernel needs atomics and each result is computed
+// by the same operations, in the same order, as its native twin in
+// femquad/src/native/multigrid.rs (FP contraction off): device and host
+// results are bitwise equal wherever the operations are additions and
+// multiplications (transfers, dense product); divisions (the block inverse)
 // are correctly rounded in double precision, within the OpenCL ulp bounds in
 // single precision.
-// Launch: ceil(n/WG) work-groups of WG, n the number of outputs.
+// Launch: ceil(n/WG) work-groups of WG, n the number of outputs
+// (mg_dense_apply: n work-groups).
 #pragma OPENCL FP_CONTRACT OFF
 
 // ---------------------------------------------------------------------------

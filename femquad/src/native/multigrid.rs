@@ -209,13 +209,13 @@ impl<R: Real> MultigridOps<R> for NativeMultigrid<R> {
             let mut p = [R::ZERO; DENSE_LANES];
             for (l, pl) in p.iter_mut().enumerate() {
                 for j in (l..n).step_by(DENSE_LANES) {
-                    *pl = *pl + row[j] * x[j];
+                    *pl += row[j] * x[j];
                 }
             }
             let mut h = DENSE_LANES / 2;
             while h > 0 {
                 for l in 0..h {
-                    p[l] = p[l] + p[l + h];
+                    p[l] += p[l + h];
                 }
                 h /= 2;
             }

@@ -5,10 +5,12 @@
 //! launch. The algorithms are in [`crate::multigrid`]; the native twins on
 //! host vectors in [`crate::native::multigrid`].
 //!
-//! Every kernel runs one work-item per output entry, in work-groups of
-//! [`super::vector::WG`] = 256, writes only its own entry (no atomics)
-//! and computes it by the operations of the native twin in the same order
-//! (FP contraction off), so device and host agree bitwise on the transfers.
+//! Every kernel runs one work-item per output entry (`mg_dense_apply`, the
+//! dense product of the coarse solve: one work-group per row), in
+//! work-groups of [`super::vector::WG`] = 256, writes only its own entry (no
+//! atomics) and computes it by the operations of the native twin in the same
+//! order (FP contraction off), so device and host agree bitwise on the
+//! transfers and the dense product.
 //! Fields are interleaved node-major (`dof = node·N_comp + c`); `N_comp` is a
 //! compile-time constant of the program (`#define NC`), so one program is
 //! built per device, precision and `N_comp` (and cached by
