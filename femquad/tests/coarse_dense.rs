@@ -10,53 +10,21 @@
 //!
 //! Runs on the tests' device and options ([`femquad::opencl::testing`]; PoCL in CI).
 
+mod level_support;
+
 use femquad::Real;
 use femquad::backend::{Backend, MultigridKernels, Vector};
-use femquad::element::Element;
-use femquad::form::Form;
 use femquad::linalg::FixedDofs;
-use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{CoarseSolver, DENSE_COARSE_MAX_DOFS};
 use femquad::opencl::testing;
-use femquad::operator::Operator;
-use femquad::physics::builtin::{Lame, LameParameters, Poisson};
-use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
-use femquad::quadrature::Quadrature;
 use femquad::rng::Rng;
-use femquad::space::FunctionSpace;
 use femquad::sparse::{CsrMatrix, DirectSolver, Factorization};
 
-/// The 2D P1 operator of Poisson (`lame` false) or Lamé at 0, assembled on
-/// the host on a 17 × 17 jittered, shuffled mesh, with its `N_comp` and
-/// boundary dofs.
+/// The 2D P1 operator of Poisson (`lame` false) or Lamé at 0 on the host
+/// ([`level_support::assembled`]), with its `N_comp` and boundary dofs.
 fn coarsest(lame: bool) -> (CsrMatrix, usize, Vec<u32>) {
-    let mesh = unit_box(
-        2,
-        17,
-        &MeshOptions {
-            jitter: 0.1,
-            shuffle: true,
-            seed: 9,
-        },
-    )
-    .unwrap();
-    let element = Element::lagrange(2, 1).unwrap();
-    let (physics, constants, nc): (&'static dyn PointwiseEvalBoth, Vec<f64>, usize) = if lame {
-        let p = LameParameters::from_young_poisson(1.0, 0.3).unwrap();
-        (&Lame, p.constants().to_vec(), 2)
-    } else {
-        (&Poisson, vec![1.0], 1)
-    };
-    let space = FunctionSpace::new(mesh.into(), element, nc).unwrap();
-    let form = Form::new(space, f64::physics(physics))
-        .and_then(|f| f.with_quadrature(Quadrature::default_for(&element).unwrap()))
-        .and_then(|f| f.with_constants(&constants))
-        .unwrap();
-    let mut op = Operator::<f64>::new(form, &Backend::native()).unwrap();
-    let fixed = op.space().boundary_dofs().unwrap();
-    let zero = op.vector().unwrap();
-    let matrix = op.assemble_matrix(&zero).unwrap().to_host().unwrap();
-    (matrix, nc, fixed)
+    let (op, matrix, fixed) = level_support::assembled::<f64>(lame, &Backend::native());
+    (matrix.to_host().unwrap(), op.space().n_comp(), fixed)
 }
 
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
