@@ -10,14 +10,16 @@
 //   #define BLOCK_TOL t         relative pivot tolerance of the block inverse
 //
 // Fields are interleaved node-major: dof = node·NC + c. Every kernel has one
-// work-item per output entry and writes only that entry, so no kernel needs
-// atomics and each result is computed by the same operations, in the same
-// order, as its native twin in femquad/src/multigrid/ (FP contraction off):
-// device and host results are bitwise equal wherever the operations are
-// additions and multiplications (transfers); divisions (the block inverse)
+// work-item (mg_dense_apply: one work-group) per output entry and writes
+// only that entry, so no kernel needs atomics and each result is computed
+// by the same operations, in the same order, as its native twin in
+// femquad/src/native/multigrid.rs (FP contraction off): device and host
+// results are bitwise equal wherever the operations are additions and
+// multiplications (transfers, dense product); divisions (the block inverse)
 // are correctly rounded in double precision, within the OpenCL ulp bounds in
 // single precision.
-// Launch: ceil(n/WG) work-groups of WG, n the number of outputs.
+// Launch: ceil(n/WG) work-groups of WG, n the number of outputs
+// (mg_dense_apply: n work-groups).
 #pragma OPENCL FP_CONTRACT OFF
 
 // ---------------------------------------------------------------------------
@@ -198,6 +200,30 @@ void mg_block_update(__global real *restrict y, __global const real *restrict in
     real s = (real)0;
     for (uint j = 0; j < NC; ++j) s = s + inv[(n * NC + fc) * NC + j] * r[n * NC + j];
     y[i] = a * y[i] + b * s;
+}
+
+// y = A x for a dense n × n matrix a, row-major (the inverse of the coarsest
+// operator). One work-group of WG lanes per row i (launch: n work-groups):
+// lane l sums a[i][j]·x[j] for j = l, l + WG, … in order, then the partial
+// sums are added in a tree p[l] += p[l + h], h = WG/2, …, 1 (the native
+// twin's order, DENSE_LANES = WG).
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void mg_dense_apply(__global real *restrict y, __global const real *restrict a,
+                    __global const real *restrict x, const ulong n)
+{
+    __local real p[WG];
+    const ulong i = get_group_id(0);
+    const uint l = (uint)get_local_id(0);
+    __global const real *row = a + i * n;
+    real s = (real)0;
+    for (ulong j = l; j < n; j += WG) s = s + row[j] * x[j];
+    p[l] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = WG / 2; h > 0; h >>= 1) {
+        if (l < h) p[l] = p[l] + p[l + h];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) y[i] = p[0];
 }
 
 // One Chebyshev smoothing step fused, one work-item per node n (its N_comp

@@ -160,8 +160,8 @@ struct LevelTransfer<R: Real> {
 struct CoarseLevel {
     /// Rank 0: the coarsest level's fixed dofs (global numbering).
     fixed: Option<FixedDofs>,
-    /// Rank 0, after a setup.
-    solver: Option<CoarseSolver>,
+    /// Rank 0, after a setup: on the host (the gathered vectors), in `f64`.
+    solver: Option<CoarseSolver<f64>>,
 }
 
 impl<R: Real + Equivalence> DistMultigrid<R> {
@@ -538,7 +538,7 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                         .fixed
                         .clone()
                         .ok_or_else(|| Error::internal("rank 0 has no coarse fixed dofs"))?;
-                    CoarseSolver::new(matrix, fixed, factorization)
+                    CoarseSolver::new(matrix, fixed, factorization, &MultigridKernels::host(1)?)
                 }
             }
         })()
@@ -771,8 +771,9 @@ impl CoarseLevel {
         let solved = match (gathered, self.solver.as_mut()) {
             (Some(b), Some(solver)) => {
                 let mut xs = Vector::host_zeros(b.len());
-                solver.solve(&Vector::Host(b), &mut xs).and_then(|()| {
-                    solution = xs.to_host()?.iter().map(|v| v.to_f64()).collect();
+                let b = Vector::Host(b.iter().map(|v| v.to_f64()).collect());
+                solver.solve(&b, &mut xs).and_then(|()| {
+                    solution = xs.to_host()?;
                     Ok(())
                 })
             }

@@ -8,58 +8,19 @@
 //!
 //! Runs on the tests' device and options ([`femquad::opencl::testing`]; PoCL in CI).
 
+mod level_support;
+
+use level_support::assembled;
+
 use femquad::backend::{Backend, IndexSet, Matrix, Vector};
-use femquad::element::Element;
-use femquad::form::Form;
-use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{Chebyshev, ChebyshevWork, OnFixed, PointBlockJacobi, SmoothedOperator};
 use femquad::opencl::matrix::lanes::SPMV_LANES;
 use femquad::opencl::testing;
-use femquad::operator::Operator;
-use femquad::physics::builtin::{Lame, LameParameters, Poisson};
-use femquad::physics::{EvalPrecision, PointwiseEvalBoth};
-use femquad::quadrature::Quadrature;
+use femquad::physics::EvalPrecision;
 use femquad::rng::Rng;
 use femquad::seam::{ChebyshevCoefficients, FusedChebyshevStep, ResidualUpdate};
-use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
 use femquad::{Real, Result};
-
-/// The 2D P1 Jacobian of Poisson (`lame` false) or Lamé at 0 assembled on
-/// `backend`, a 17 × 17 jittered, shuffled mesh; with its operator (for
-/// vectors) and the boundary dofs.
-fn assembled<R: EvalPrecision>(
-    lame: bool,
-    backend: &Backend,
-) -> (Operator<R>, Matrix<R>, Vec<u32>) {
-    let mesh = unit_box(
-        2,
-        17,
-        &MeshOptions {
-            jitter: 0.1,
-            shuffle: true,
-            seed: 9,
-        },
-    )
-    .unwrap();
-    let element = Element::lagrange(2, 1).unwrap();
-    let (physics, constants, nc): (&'static dyn PointwiseEvalBoth, Vec<f64>, usize) = if lame {
-        let p = LameParameters::from_young_poisson(1.0, 0.3).unwrap();
-        (&Lame, p.constants().to_vec(), 2)
-    } else {
-        (&Poisson, vec![1.0], 1)
-    };
-    let space = FunctionSpace::new(mesh.into(), element, nc).unwrap();
-    let form = Form::new(space, R::physics(physics))
-        .and_then(|f| f.with_quadrature(Quadrature::default_for(&element).unwrap()))
-        .and_then(|f| f.with_constants(&constants))
-        .unwrap();
-    let mut op = Operator::new(form, backend).unwrap();
-    let fixed = op.space().boundary_dofs().unwrap();
-    let zero = op.vector().unwrap();
-    let matrix = op.assemble_matrix(&zero).unwrap();
-    (op, matrix, fixed)
-}
 
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
     let mut rng = Rng::new(seed);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::{IndexSet, Location, Vector};
 use crate::native::multigrid::NativeMultigrid;
 use crate::opencl::multigrid::{DeviceTransfer, MultigridKernels as DeviceKernels};
+use crate::opencl::vector::DeviceVector;
 use crate::seam::{ChebyshevCoefficients, ChebyshevOperands, MultigridOps, TransferGraph};
 use crate::{Error, Real, Result};
 
@@ -72,6 +73,19 @@ impl<R: Real> MultigridKernels<R> {
         }
     }
 
+    /// A vector of `values` where the kernels are (on a device: uploaded).
+    ///
+    /// # Errors
+    /// Device errors (allocation, transfer).
+    pub fn vector_of(&self, values: Vec<R>) -> Result<Vector<R>> {
+        Ok(match self {
+            MultigridKernels::Native(_) => Vector::Host(values),
+            MultigridKernels::OpenCl(k) => {
+                Vector::Device(DeviceVector::from_host(k.device(), &values)?)
+            }
+        })
+    }
+
     /// The error for the first of `operands` (name, place) that is not
     /// where the kernels are.
     fn misplaced(&self, operands: &[(&'static str, Location)]) -> Error {
@@ -117,6 +131,30 @@ impl<R: Real> MultigridKernels<R> {
                 k.block_invert(i, b)
             }
             _ => Err(self.misplaced(&[("blocks", blocks.location()), ("inv", inv.location())])),
+        }
+    }
+
+    /// `y ← A x`, `A` dense `n × n` row-major in `a`
+    /// ([`MultigridOps::dense_apply`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `a`, `x` or `y` (length or place).
+    pub fn dense_apply(&self, y: &mut Vector<R>, a: &Vector<R>, x: &Vector<R>) -> Result<()> {
+        match (self, &mut *y, a, x) {
+            (MultigridKernels::Native(k), Vector::Host(y), Vector::Host(a), Vector::Host(x)) => {
+                k.dense_apply(y, a, x)
+            }
+            (
+                MultigridKernels::OpenCl(k),
+                Vector::Device(y),
+                Vector::Device(a),
+                Vector::Device(x),
+            ) => k.dense_apply(y, a, x),
+            _ => Err(self.misplaced(&[
+                ("a", a.location()),
+                ("x", x.location()),
+                ("y", y.location()),
+            ])),
         }
     }
 

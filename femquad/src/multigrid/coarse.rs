@@ -1,46 +1,73 @@
 //! [`CoarseSolver`]: the exact solve on the coarsest level.
 
-use crate::backend::Vector;
+use crate::backend::{Location, MultigridKernels, Vector};
 use crate::linalg::FixedDofs;
 use crate::sparse::{CsrMatrix, DirectSolver, Factorization};
+use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
+
+/// Largest coarsest level (dofs `n`) whose inverse [`CoarseSolver`] keeps
+/// dense on the device: `n²` entries, 128 MiB in `f64` (64 MiB in `f32`)
+/// at 4096, and one coarse solve reads them all (about 40 µs at 3 TB/s) —
+/// still below the round trip it replaces (download, host solve, upload:
+/// 180–190 µs of idle device per V-cycle measured on an H100 at 2116
+/// dofs), while the memory stays small beside the fine levels'. Computing
+/// the inverse costs `n` solves at each (re)factorization (one multi-RHS
+/// solve).
+pub const DENSE_COARSE_MAX_DOFS: usize = 4096;
 
 /// The coarsest level's operator, assembled ([`CsrMatrix`], `f64`), its
 /// fixed rows and columns made the identity's
-/// ([`FixedDofs::eliminate_matrix`]: the constrained operator, symmetric
-/// when the operator is), and factored once with faer
+/// ([`FixedDofs::eliminate_matrix`]: the constrained operator `A_c`,
+/// symmetric when the operator is), and factored once with faer
 /// ([`DirectSolver::cholesky`] for symmetric positive definite operators,
 /// [`DirectSolver::lu`] otherwise); a new linearization on the same pattern
 /// only refactors numerically ([`CoarseSolver::refactor`]).
 ///
-/// # The one transfer per cycle
-/// The factorization lives on the host, so [`CoarseSolver::solve`] on
-/// device vectors downloads the coarse right-hand side, solves, and uploads
-/// the solution: two arrays of the coarsest level's size per V-cycle — the
-/// only data that crosses between host and device in a cycle (a few
-/// kilobytes for a coarse mesh of a few hundred cells; every other level
-/// works on device vectors only).
+/// # Where the solve runs
+/// * Multigrid kernels on a device and at most [`DENSE_COARSE_MAX_DOFS`]
+///   dofs: at each (re)factorization `A_c⁻¹` is computed from the
+///   factorization ([`DirectSolver::inverse`], `f64`), rounded to `R` and
+///   kept on the device, dense and row-major; [`CoarseSolver::solve`] is
+///   `x = A_c⁻¹ b`, one launch ([`MultigridKernels::dense_apply`]), and
+///   nothing crosses between host and device. It agrees with the host solve
+///   to rounding (the inverse's entries rounded to `R`, the product summed
+///   in `R`). A fixed dof's row of `A_c⁻¹` is the identity's, as is its
+///   row of `A_c`, so `x_D = b_D` exactly as in the host solve.
+/// * Otherwise (host kernels, where the sparse triangular solves cost far
+///   less than the `n²` of a dense product, or more dofs): the
+///   factorization on the host; on device vectors [`CoarseSolver::solve`]
+///   downloads the coarse right-hand side, solves in `f64`, and uploads the
+///   solution — two arrays of the coarsest level's size per V-cycle.
+///
+/// [`CoarseSolver::dense_on_device`] says which.
 #[derive(Debug)]
-pub struct CoarseSolver {
+pub struct CoarseSolver<R: Real> {
     solver: DirectSolver,
     fixed: FixedDofs,
+    /// The kernels and `A_c⁻¹` (row-major, `n²` entries) on their device,
+    /// if the solve applies the dense inverse there.
+    dense: Option<(MultigridKernels<R>, Vector<R>)>,
     b: Vec<f64>,
     x: Vec<f64>,
 }
 
-impl CoarseSolver {
+impl<R: Real> CoarseSolver<R> {
     /// Factors `matrix` with the rows and columns of `fixed` made the
-    /// identity's.
+    /// identity's, for vectors where `kernels` work (on a device with at
+    /// most [`DENSE_COARSE_MAX_DOFS`] dofs: the dense inverse uploaded
+    /// there).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `matrix` for those of
     /// [`FixedDofs::eliminate_matrix`] (a size other than `fixed`'s) and if
     /// the factorization fails (not symmetric or not positive definite for
-    /// Cholesky, singular).
+    /// Cholesky, singular, an inverse that overflows); device errors.
     pub fn new(
         mut matrix: CsrMatrix,
         fixed: FixedDofs,
         factorization: Factorization,
+        kernels: &MultigridKernels<R>,
     ) -> Result<Self> {
         fixed
             .eliminate_matrix(&mut matrix)
@@ -51,9 +78,17 @@ impl CoarseSolver {
         }
         .map_err(|e| matrix_error(e, &format!("its {factorization:?} factorization failed: ")))?;
         let n = matrix.n_rows();
+        let dense = match kernels.location() {
+            Location::Device { .. } if n <= DENSE_COARSE_MAX_DOFS => {
+                let inverse = dense_inverse(&solver, kernels)?;
+                Some((kernels.clone(), inverse))
+            }
+            _ => None,
+        };
         Ok(CoarseSolver {
             solver,
             fixed,
+            dense,
             b: vec![0.0; n],
             x: vec![0.0; n],
         })
@@ -72,7 +107,18 @@ impl CoarseSolver {
         let f = self.solver.factorization();
         self.solver
             .refactor(&matrix)
-            .map_err(|e| matrix_error(e, &format!("its {f:?} factorization failed: ")))
+            .map_err(|e| matrix_error(e, &format!("its {f:?} factorization failed: ")))?;
+        if let Some((kernels, inverse)) = &mut self.dense {
+            *inverse = dense_inverse(&self.solver, kernels)?;
+        }
+        Ok(())
+    }
+
+    /// Whether [`CoarseSolver::solve`] applies the dense inverse on the
+    /// device (one launch, no transfer) rather than the factorization on
+    /// the host (see the [type documentation](Self)).
+    pub fn dense_on_device(&self) -> bool {
+        self.dense.is_some()
     }
 
     /// Whether `matrix` has the pattern of the factored matrix (so
@@ -92,14 +138,25 @@ impl CoarseSolver {
         self.solver.factorization()
     }
 
-    /// `x = A_c⁻¹ b` (the constrained coarse operator), in `f64` on the host:
-    /// on device vectors one download of `b` and one upload of `x`.
+    /// `x = A_c⁻¹ b` (the constrained coarse operator): with the dense
+    /// inverse one product on the device, else in `f64` on the host (on
+    /// device vectors one download of `b` and one upload of `x`).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `b` or `x` for a wrong length or
-    /// different places; those of [`DirectSolver::solve`].
-    pub fn solve<R: Real>(&mut self, b: &Vector<R>, x: &mut Vector<R>) -> Result<()> {
+    /// a place other than the kernels' (dense inverse); those of
+    /// [`DirectSolver::solve`].
+    pub fn solve(&mut self, b: &Vector<R>, x: &mut Vector<R>) -> Result<()> {
         let n = self.n();
+        if let Some((kernels, inverse)) = &self.dense {
+            check("b", b.len(), n)?;
+            check("x", x.len(), n)?;
+            return kernels.dense_apply(x, inverse, b).map_err(|e| match e {
+                Error::InvalidArgument { name: "y", reason } => Error::arg("x", reason),
+                Error::InvalidArgument { name: "x", reason } => Error::arg("b", reason),
+                other => other,
+            });
+        }
         match b {
             Vector::Host(b) => {
                 check("b", b.len(), n)?;
@@ -129,6 +186,18 @@ impl CoarseSolver {
             }
         }
     }
+}
+
+/// `A_c⁻¹` of the factorization `solver`, rounded to `R`, where `kernels`
+/// are.
+fn dense_inverse<R: Real>(
+    solver: &DirectSolver,
+    kernels: &MultigridKernels<R>,
+) -> Result<Vector<R>> {
+    let inverse = solver
+        .inverse()
+        .map_err(|e| matrix_error(e, "the dense inverse of its factorization: "))?;
+    kernels.vector_of(inverse.into_iter().map(R::from_f64).collect())
 }
 
 fn check(name: &'static str, got: usize, want: usize) -> Result<()> {

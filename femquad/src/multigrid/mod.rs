@@ -8,7 +8,8 @@
 //!                                        Transfers between them, fixed dofs of every level
 //! operators of every level (LevelOperators: J_l·v, its point-block diagonal, the coarsest assembled)
 //!     ──► Multigrid::setup: PointBlockJacobi + eigenvalue estimate ──► Chebyshev, per level
-//!                           coarsest: CsrMatrix ──► faer Cholesky / LU (CoarseSolver)
+//!                           coarsest: CsrMatrix ──► faer Cholesky / LU (CoarseSolver;
+//!                                     on a device, small: its dense inverse there)
 //!     ──► Multigrid::apply: one V-cycle x = M⁻¹ b, the preconditioner of CG / GMRES
 //! ```
 //!
@@ -31,8 +32,10 @@
 //!   upper part of its spectrum, whose top is estimated by a few Lanczos
 //!   steps ([`estimate_eigenvalues`]).
 //! * [`CoarseSolver`] — the coarsest operator assembled and factored once
-//!   with faer; the one place where data crosses between host and device in
-//!   a cycle (two vectors of the coarsest level).
+//!   with faer; on a device with at most [`DENSE_COARSE_MAX_DOFS`] dofs its
+//!   inverse is kept dense there and applied in one launch, otherwise the
+//!   one place where data crosses between host and device in a cycle (two
+//!   vectors of the coarsest level).
 //! * [`Multigrid`] — the V-cycle and its setup, generic over the operators
 //!   of the levels ([`LevelOperators`]).
 //! * [`CyclePrecision`] — the V-cycle in the problem's precision, or in
@@ -47,8 +50,9 @@
 //!   [`DirichletProblem`](crate::solve::DirichletProblem) uses by default.
 //!
 //! Every operation works on [`Vector`](crate::backend::Vector)s: on device
-//! vectors everything but the coarse solve runs on the device and nothing
-//! but the coarse vectors and a few scalars (setup) is read back; on host
+//! vectors everything runs on the device (the coarse solve too, up to
+//! [`DENSE_COARSE_MAX_DOFS`] coarse dofs) and nothing but a few scalars
+//! (setup) and, above that bound, the coarse vectors is read back; on host
 //! vectors the native twins compute the same.
 
 mod block_jacobi;
@@ -67,7 +71,7 @@ mod vcycle;
 
 pub use block_jacobi::{OnFixed, PointBlockJacobi, fill_random};
 pub use chebyshev::{Chebyshev, ChebyshevWork};
-pub use coarse::CoarseSolver;
+pub use coarse::{CoarseSolver, DENSE_COARSE_MAX_DOFS};
 pub use eigen::{EigenEstimate, estimate_eigenvalues, estimate_eigenvalues_of};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;

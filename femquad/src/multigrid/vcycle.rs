@@ -176,7 +176,7 @@ struct Work<R: Real> {
 struct Ready<R: Real> {
     /// Point-block Jacobi and Chebyshev of levels `1, 2, …` (index `l − 1`).
     smoothers: Vec<(PointBlockJacobi<R>, Chebyshev)>,
-    coarse: CoarseSolver,
+    coarse: CoarseSolver<R>,
     report: SetupReport,
     profiler: Option<Profiler>,
 }
@@ -764,8 +764,13 @@ impl<R: Real> Multigrid<R> {
                 c.refactor(matrix).map_err(coarse_error)?;
                 c
             }
-            _ => CoarseSolver::new(matrix, self.coarse_fixed.clone(), opts.factorization)
-                .map_err(coarse_error)?,
+            _ => CoarseSolver::new(
+                matrix,
+                self.coarse_fixed.clone(),
+                opts.factorization,
+                &self.kernels,
+            )
+            .map_err(coarse_error)?,
         };
         self.ready = Some(Ready {
             smoothers,

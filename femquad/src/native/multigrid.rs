@@ -8,8 +8,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::seam::{
-    ChebyshevCoefficients, ChebyshevOperands, MultigridOps, ResidualUpdate, TransferGraph,
-    block_tolerance,
+    ChebyshevCoefficients, ChebyshevOperands, DENSE_LANES, MultigridOps, ResidualUpdate,
+    TransferGraph, block_tolerance,
 };
 use crate::{Error, Real, Result};
 
@@ -195,6 +195,32 @@ impl<R: Real> MultigridOps<R> for NativeMultigrid<R> {
                     *yi = a * *yi + b * s;
                 }
             });
+        Ok(())
+    }
+
+    /// Twin of `mg_dense_apply`: per row, [`DENSE_LANES`] strided partial
+    /// sums, then their tree.
+    fn dense_apply(&self, y: &mut Vec<R>, a: &Vec<R>, x: &Vec<R>) -> Result<()> {
+        let n = x.len();
+        check("a", a.len(), n * n)?;
+        check("y", y.len(), n)?;
+        y.par_iter_mut().enumerate().for_each(|(i, yi)| {
+            let row = &a[i * n..(i + 1) * n];
+            let mut p = [R::ZERO; DENSE_LANES];
+            for (l, pl) in p.iter_mut().enumerate() {
+                for j in (l..n).step_by(DENSE_LANES) {
+                    *pl += row[j] * x[j];
+                }
+            }
+            let mut h = DENSE_LANES / 2;
+            while h > 0 {
+                for l in 0..h {
+                    p[l] += p[l + h];
+                }
+                h /= 2;
+            }
+            *yi = p[0];
+        });
         Ok(())
     }
 

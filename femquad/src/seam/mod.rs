@@ -11,8 +11,8 @@ mod multigrid;
 
 pub use matrix::AssembledMatrix;
 pub use multigrid::{
-    ChebyshevCoefficients, ChebyshevOperands, FusedChebyshevStep, MultigridOps, ResidualUpdate,
-    TransferGraph, block_tolerance,
+    ChebyshevCoefficients, ChebyshevOperands, DENSE_LANES, FusedChebyshevStep, MultigridOps,
+    ResidualUpdate, TransferGraph, block_tolerance,
 };
 
 use std::borrow::Cow;

@@ -17,6 +17,10 @@ pub fn block_tolerance(precision: Precision, n_comp: usize) -> f64 {
     n_comp as f64 * eps
 }
 
+/// Lanes `L` that sum one row of [`MultigridOps::dense_apply`] (on a device
+/// one work-group of `L` work-items a row).
+pub const DENSE_LANES: usize = 256;
+
 /// The index arrays of the transfer between a coarse level of `n_coarse`
 /// nodes and the fine level whose nodes are the coarse ones followed by the
 /// midpoints of `edges` (see `multigrid::Transfer` for the operators).
@@ -198,6 +202,15 @@ pub trait MultigridOps<R: Real> {
         operands: ChebyshevOperands<'_, Self::Vector>,
         coefficients: ChebyshevCoefficients,
     ) -> Result<()>;
+
+    /// `y ← A x` for a dense `n × n` matrix `A` stored row-major in `a`
+    /// (`n²` entries, `n = x.len()`), e.g. the inverse of the coarsest
+    /// operator. Each row's `Σ_j a_ij x_j` is taken by `L` =
+    /// [`DENSE_LANES`] lanes: lane `l` sums `a_ij·x_j` for `j = l, l + L, …`
+    /// in order, then the partial sums `p` are added in a tree
+    /// (`p_l ← p_l + p_{l+h}` for `l < h`, `h = L/2, L/4, …, 1`), so every
+    /// backend rounds alike.
+    fn dense_apply(&self, y: &mut Self::Vector, a: &Self::Vector, x: &Self::Vector) -> Result<()>;
 
     /// `x[i]` uniform in `[−1, 1)` from `seed` and `i` (the same numbers on
     /// every backend).

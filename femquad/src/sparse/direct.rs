@@ -194,6 +194,44 @@ impl DirectSolver {
         }
     }
 
+    /// `A⁻¹`, dense and row-major (`n²` entries, `A⁻¹[i][j]` at `i·n + j`):
+    /// the solves for all `n` unit vectors at once (one solve with `n`
+    /// right-hand sides, `X = A⁻¹ I`, column `j` of `X` the solution for
+    /// `e_j`, each column as [`DirectSolver::solve`] gives it), transposed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `a` if an entry is not finite.
+    pub fn inverse(&self) -> Result<Vec<f64>> {
+        let n = self.n();
+        let mut x = vec![0.0; n * n];
+        for j in 0..n {
+            x[j * n + j] = 1.0;
+        }
+        let rhs = MatMut::from_column_major_slice_mut(&mut x, n, n);
+        match &self.factors {
+            Factors::Cholesky(_, f) => f.solve_in_place_with_conj(Conj::No, rhs),
+            Factors::Lu(_, f) => f.solve_transpose_in_place_with_conj(Conj::No, rhs),
+        }
+        if let Some(k) = x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::arg(
+                "a",
+                format!(
+                    "its inverse overflows: entry ({}, {}) is {}",
+                    k % n,
+                    k / n,
+                    x[k]
+                ),
+            ));
+        }
+        let mut rows = vec![0.0; n * n];
+        for (j, column) in x.chunks_exact(n).enumerate() {
+            for (i, v) in column.iter().enumerate() {
+                rows[i * n + j] = *v;
+            }
+        }
+        Ok(rows)
+    }
+
     /// Number of rows (and columns) of the factored matrix.
     pub fn n(&self) -> usize {
         self.pattern.n_rows()

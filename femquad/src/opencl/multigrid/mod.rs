@@ -5,10 +5,12 @@
 //! launch. The algorithms are in [`crate::multigrid`]; the native twins on
 //! host vectors in [`crate::native::multigrid`].
 //!
-//! Every kernel runs one work-item per output entry, in work-groups of
-//! [`super::vector::WG`] = 256, writes only its own entry (no atomics)
-//! and computes it by the operations of the native twin in the same order
-//! (FP contraction off), so device and host agree bitwise on the transfers.
+//! Every kernel runs one work-item per output entry (`mg_dense_apply`, the
+//! dense product of the coarse solve: one work-group per row), in
+//! work-groups of [`super::vector::WG`] = 256, writes only its own entry (no
+//! atomics) and computes it by the operations of the native twin in the same
+//! order (FP contraction off), so device and host agree bitwise on the
+//! transfers and the dense product.
 //! Fields are interleaved node-major (`dof = node·N_comp + c`); `N_comp` is a
 //! compile-time constant of the program (`#define NC`), so one program is
 //! built per device, precision and `N_comp` (and cached by
@@ -28,7 +30,11 @@ pub use transfer::DeviceTransfer;
 
 use super::context::Device;
 use super::vector::WG;
-use crate::seam::block_tolerance;
+use crate::seam::{DENSE_LANES, block_tolerance};
+
+// `mg_dense_apply` sums a row in work-groups of WG lanes, the native twin in
+// DENSE_LANES: the same order only if they are equal.
+const _: () = assert!(DENSE_LANES == WG);
 use crate::{Error, Precision, Real, Result};
 
 /// The template of the multigrid kernels.
@@ -58,6 +64,7 @@ pub(crate) struct Kernels {
     pub block_invert: Kernel,
     pub block_update: Kernel,
     pub chebyshev_step: Kernel,
+    pub dense_apply: Kernel,
     pub fill_random: Kernel,
 }
 
@@ -113,6 +120,7 @@ impl<R: Real> MultigridKernels<R> {
             block_invert: make("mg_block_invert")?,
             block_update: make("mg_block_update")?,
             chebyshev_step: make("mg_chebyshev_step")?,
+            dense_apply: make("mg_dense_apply")?,
             fill_random: make("mg_fill_random")?,
         };
         Ok(Arc::new(MultigridKernels {

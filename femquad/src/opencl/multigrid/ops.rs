@@ -167,6 +167,30 @@ impl<R: Real> MultigridOps<R> for MultigridKernels<R> {
             .run(self.device(), index_groups(n), "block Jacobi update")
     }
 
+    /// `y ← A x`, one work-group per row.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the operand of a wrong length or
+    /// on another device.
+    fn dense_apply(
+        &self,
+        y: &mut DeviceVector<R>,
+        a: &DeviceVector<R>,
+        x: &DeviceVector<R>,
+    ) -> Result<()> {
+        let n = x.len();
+        self.check("x", x, n)?;
+        self.check("a", a, n * n)?;
+        self.check("y", y, n)?;
+        let k = self.lock();
+        Launch::new(&k.dense_apply)
+            .mem(y.buffer())?
+            .mem(a.buffer())?
+            .mem(x.buffer())?
+            .value(n as u64)?
+            .run(self.device(), n, "dense matrix-vector product")
+    }
+
     /// The fused Chebyshev step, one work-item per node.
     ///
     /// # Errors
