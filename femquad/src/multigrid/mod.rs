@@ -52,7 +52,7 @@
 //! Every operation works on [`Vector`](crate::backend::Vector)s: on device
 //! vectors everything runs on the device (the coarse solve too, up to
 //! [`DENSE_COARSE_MAX_DOFS`] coarse dofs) and nothing but a few scalars
-//! (setup) and, above that bound, the coarse vectors is read back; on host
+//! (setup) and, above that bound, the coarse vectors are read back; on host
 //! vectors the native twins compute the same.
 
 mod block_jacobi;

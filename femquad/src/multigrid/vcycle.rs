@@ -206,8 +206,10 @@ struct Ready<R: Real> {
 /// coarse solve make `M⁻¹` symmetric positive definite for symmetric
 /// positive definite operators: a preconditioner for CG. Each level costs
 /// `2m` operator applications (`m` the degree), `2m` point-block updates and
-/// two transfers — and, on device vectors, nothing crosses to the host but
-/// the coarsest level's two vectors ([`CoarseSolver`]).
+/// two transfers — and, on device vectors, nothing crosses to the host
+/// (the coarse solve is one launch of its dense inverse up to
+/// [`DENSE_COARSE_MAX_DOFS`](super::DENSE_COARSE_MAX_DOFS) coarse dofs;
+/// above, the coarsest level's two vectors cross, [`CoarseSolver`]).
 ///
 /// # The cycle without Dirichlet passes
 /// The cycle computes the above on the free dofs only, with no pass that
