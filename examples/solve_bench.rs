@@ -172,6 +172,11 @@ struct Args {
     /// default 0: every level matrix-free).
     #[arg(long, default_value_t = 0, value_parser = count_or_zero)]
     assembled_max_dofs: usize,
+    /// Solve a coarsest level of at most this many dofs on the device by
+    /// its dense inverse (`MultigridOptions::dense_coarse_max_dofs`;
+    /// default 0: the host factorization).
+    #[arg(long, default_value_t = 0, value_parser = count_or_zero)]
+    dense_coarse_max_dofs: usize,
     /// Decide each level of at most `--assembled-max-dofs` dofs by
     /// measurement (`SmallLevels::Measured`: one apply of each
     /// representation timed at setup, the faster kept) instead of
@@ -448,6 +453,7 @@ fn parse_preconditioners(
     assembled_max_dofs: usize,
     small_levels: SmallLevels,
     cycle_precisions: &[CyclePrecision],
+    dense_coarse_max_dofs: usize,
 ) -> Result<Vec<(String, Preconditioner)>> {
     let mut pcs = Vec::new();
     for p in s.split(',').map(str::trim) {
@@ -462,6 +468,7 @@ fn parse_preconditioners(
                     o.assembled_max_dofs = assembled_max_dofs;
                     o.small_levels = small_levels;
                     o.cycle_precision = cycle_precision;
+                    o.dense_coarse_max_dofs = dense_coarse_max_dofs;
                     pcs.push((p.to_string(), Preconditioner::Multigrid(o)));
                 }
             }
@@ -1410,6 +1417,7 @@ fn run<R: EvalPrecision>(args: &Args) -> Result<Vec<Row>> {
             SmallLevels::Assembled
         },
         &parse_cycle_precisions(&args.cycle_precision)?,
+        args.dense_coarse_max_dofs,
     )?;
     let mut cases: Vec<Case> = if args.suite {
         let mut c = Vec::new();

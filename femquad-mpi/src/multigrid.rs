@@ -538,7 +538,7 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                         .fixed
                         .clone()
                         .ok_or_else(|| Error::internal("rank 0 has no coarse fixed dofs"))?;
-                    CoarseSolver::new(matrix, fixed, factorization, &MultigridKernels::host(1)?)
+                    CoarseSolver::new(matrix, fixed, factorization, &MultigridKernels::host(1)?, 0)
                 }
             }
         })()

@@ -1,6 +1,6 @@
 //! The coarse solve by the dense inverse on the device
 //! ([`CoarseSolver`] with device kernels and at most
-//! [`DENSE_COARSE_MAX_DOFS`] dofs): it agrees with the host's sparse solve
+//! `dense_max_dofs` dofs, `MultigridOptions::dense_coarse_max_dofs`): it agrees with the host's sparse solve
 //! to rounding on the assembled P1 operators of 2D Poisson and 2D Lamé with
 //! their boundary dofs fixed, keeps `x_D = b_D` exactly on the fixed dofs,
 //! and is bitwise the native twin of its kernel
@@ -15,7 +15,10 @@ mod level_support;
 use femquad::Real;
 use femquad::backend::{Backend, MultigridKernels, Vector};
 use femquad::linalg::FixedDofs;
-use femquad::multigrid::{CoarseSolver, DENSE_COARSE_MAX_DOFS};
+use femquad::multigrid::CoarseSolver;
+
+/// The dense bound these tests pass (the largest the docs suggest).
+const DENSE_MAX_DOFS: usize = 4096;
 use femquad::opencl::testing;
 use femquad::rng::Rng;
 use femquad::sparse::{CsrMatrix, DirectSolver, Factorization};
@@ -64,8 +67,22 @@ fn dense_equals_sparse<R: Real>(lame: bool, tolerance: f64) {
     let device_kernels = MultigridKernels::like(&on_device, nc).unwrap();
     let host_kernels = MultigridKernels::<R>::host(nc).unwrap();
     let f = Factorization::Cholesky;
-    let mut dense = CoarseSolver::new(matrix.clone(), fixed.clone(), f, &device_kernels).unwrap();
-    let mut sparse = CoarseSolver::new(matrix.clone(), fixed.clone(), f, &host_kernels).unwrap();
+    let mut dense = CoarseSolver::new(
+        matrix.clone(),
+        fixed.clone(),
+        f,
+        &device_kernels,
+        DENSE_MAX_DOFS,
+    )
+    .unwrap();
+    let mut sparse = CoarseSolver::new(
+        matrix.clone(),
+        fixed.clone(),
+        f,
+        &host_kernels,
+        DENSE_MAX_DOFS,
+    )
+    .unwrap();
     assert!(
         dense.dense_on_device(),
         "{case}: device kernels, the dense path"
@@ -143,7 +160,7 @@ fn tridiagonal(n: usize, lu: bool, scale: f64) -> CsrMatrix {
     CsrMatrix::from_triplets(n, n, &entries).unwrap()
 }
 
-/// At `DENSE_COARSE_MAX_DOFS` dofs device kernels take the dense path, one
+/// At the bound (`DENSE_MAX_DOFS`) device kernels take the dense path, one
 /// more takes the host path (bitwise the host solve); both agree with the
 /// host solve for Cholesky and LU (a non-symmetric inverse), before and
 /// after a refactorization with new values.
@@ -153,16 +170,15 @@ fn above_the_bound_the_host_path_runs_and_a_refactorization_renews_the_inverse()
     let like = Vector::<f32>::device_zeros(&device, 1).unwrap();
     let kernels = MultigridKernels::like(&like, 1).unwrap();
     let host_kernels = MultigridKernels::<f32>::host(1).unwrap();
-    for (n, dense) in [
-        (DENSE_COARSE_MAX_DOFS, true),
-        (DENSE_COARSE_MAX_DOFS + 1, false),
-    ] {
+    for (n, dense) in [(DENSE_MAX_DOFS, true), (DENSE_MAX_DOFS + 1, false)] {
         for (lu, f) in [(false, Factorization::Cholesky), (true, Factorization::Lu)] {
             let case = format!("{n} dofs, {f:?}");
             let fixed = FixedDofs::new(n, &[0, 5]).unwrap();
             let a = tridiagonal(n, lu, 1.0);
-            let mut on_device = CoarseSolver::new(a.clone(), fixed.clone(), f, &kernels).unwrap();
-            let mut on_host = CoarseSolver::new(a, fixed, f, &host_kernels).unwrap();
+            let mut on_device =
+                CoarseSolver::new(a.clone(), fixed.clone(), f, &kernels, DENSE_MAX_DOFS).unwrap();
+            let mut on_host =
+                CoarseSolver::new(a, fixed, f, &host_kernels, DENSE_MAX_DOFS).unwrap();
             assert_eq!(on_device.dense_on_device(), dense, "{case}");
             let b = random::<f32>(n, 3);
             let b_device = Vector::Host(b.clone()).to_device(&device).unwrap();

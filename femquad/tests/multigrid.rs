@@ -14,8 +14,8 @@ use femquad::form::Form;
 use femquad::linalg::FixedDofs;
 use femquad::mesh::generate::{MeshOptions, unit_box};
 use femquad::multigrid::{
-    CyclePrecision, DENSE_COARSE_MAX_DOFS, MeshHierarchy, Multigrid, MultigridOptions, OnFixed,
-    OperatorLevels, PointBlockJacobi, SmallLevels, Transfer, fill_random,
+    CyclePrecision, MeshHierarchy, Multigrid, MultigridOptions, OnFixed, OperatorLevels,
+    PointBlockJacobi, SmallLevels, Transfer, fill_random,
 };
 use femquad::opencl::multigrid::MultigridKernels as DeviceKernels;
 use femquad::opencl::testing;
@@ -940,39 +940,60 @@ fn multigrid_errors_name_the_cause() {
     );
 }
 
-/// On the device a V-cycle moves nothing between host and device: the
-/// coarsest level (at most `DENSE_COARSE_MAX_DOFS` dofs) is solved by its
-/// dense inverse on the device (CoarseSolver), so no array, no scalar
+/// On the device a V-cycle moves nothing between host and device but the
+/// coarsest level's right-hand side (down) and solution (up) with the
+/// default options (the coarse solve on the host), and nothing at all with
+/// `dense_coarse_max_dofs` at least the coarsest level's dofs (its dense
+/// inverse applied on the device, CoarseSolver): no other array, no scalar
 /// read.
 #[test]
-fn a_device_vcycle_moves_nothing_between_host_and_device() {
+fn a_device_vcycle_moves_only_the_coarse_vectors_or_nothing_with_the_dense_coarse_solve() {
     let cl = backend();
     let Backend::OpenCl { device, .. } = &cl else {
         unreachable!()
     };
     for (dim, order, physics) in [(2, 2, Physics::Poisson), (3, 1, lame())] {
-        let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &cl);
-        let n = r.space().n_dofs();
-        let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
-        let mut levels =
-            OperatorLevels::new(&h, &r, &cl, &fixed, MultigridOptions::default()).unwrap();
-        let u = r.vector().unwrap();
-        levels.setup(&mut r, &u).unwrap();
-        let b = r
-            .vector_from(&random::<f64>(r.space().n_dofs(), 3))
-            .unwrap();
-        let mut x = r.vector().unwrap();
-        // a first cycle (constants uploaded once per level operator)
-        levels.apply(&mut r, &u, &b, &mut x).unwrap();
-        let before = device.stats();
-        levels.apply(&mut r, &u, &b, &mut x).unwrap();
-        let after = device.stats();
-        assert!(levels.multigrid().n_dofs(0).unwrap() <= DENSE_COARSE_MAX_DOFS);
-        assert_eq!(after.array_bytes_read, before.array_bytes_read);
-        assert_eq!(after.vector_bytes, before.vector_bytes);
-        assert_eq!(after.scalar_reads, before.scalar_reads);
-        assert_eq!(after.coefficient_bytes, before.coefficient_bytes);
-        assert_eq!(after.geometry_bytes, before.geometry_bytes);
+        for dense_coarse_max_dofs in [0, 4096] {
+            let (h, mut r) = operator_on::<f64>(dim, 2, 2, order, physics, &cl);
+            let n = r.space().n_dofs();
+            let fixed = FixedDofs::new(n, &r.space().boundary_dofs().unwrap()).unwrap();
+            let options = MultigridOptions {
+                dense_coarse_max_dofs,
+                ..MultigridOptions::default()
+            };
+            let mut levels = OperatorLevels::new(&h, &r, &cl, &fixed, options).unwrap();
+            let u = r.vector().unwrap();
+            levels.setup(&mut r, &u).unwrap();
+            let b = r
+                .vector_from(&random::<f64>(r.space().n_dofs(), 3))
+                .unwrap();
+            let mut x = r.vector().unwrap();
+            // a first cycle (constants uploaded once per level operator)
+            levels.apply(&mut r, &u, &b, &mut x).unwrap();
+            let before = device.stats();
+            levels.apply(&mut r, &u, &b, &mut x).unwrap();
+            let after = device.stats();
+            let n0 = levels.multigrid().n_dofs(0).unwrap();
+            assert!(n0 <= 4096, "{dim}D: {n0} coarse dofs");
+            let coarse = match dense_coarse_max_dofs {
+                0 => n0 as u64 * 8,
+                _ => 0,
+            };
+            let case = format!("{dim}D, dense coarse solve up to {dense_coarse_max_dofs} dofs");
+            assert_eq!(
+                after.array_bytes_read - before.array_bytes_read,
+                coarse,
+                "{case}: bytes read"
+            );
+            assert_eq!(
+                after.vector_bytes - before.vector_bytes,
+                coarse,
+                "{case}: vector bytes"
+            );
+            assert_eq!(after.scalar_reads, before.scalar_reads, "{case}");
+            assert_eq!(after.coefficient_bytes, before.coefficient_bytes, "{case}");
+            assert_eq!(after.geometry_bytes, before.geometry_bytes, "{case}");
+        }
     }
 }
 

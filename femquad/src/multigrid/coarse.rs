@@ -6,16 +6,6 @@ use crate::sparse::{CsrMatrix, DirectSolver, Factorization};
 use crate::vector::VectorOps;
 use crate::{Error, Real, Result};
 
-/// Largest coarsest level (dofs `n`) whose inverse [`CoarseSolver`] keeps
-/// dense on the device: `n²` entries, 128 MiB in `f64` (64 MiB in `f32`)
-/// at 4096, and one coarse solve reads them all (about 40 µs at 3 TB/s) —
-/// still below the round trip it replaces (download, host solve, upload:
-/// 180–190 µs of idle device per V-cycle measured on an H100 at 2116
-/// dofs), while the memory stays small beside the fine levels'. Computing
-/// the inverse costs `n` solves at each (re)factorization (one multi-RHS
-/// solve).
-pub const DENSE_COARSE_MAX_DOFS: usize = 4096;
-
 /// The coarsest level's operator, assembled ([`CsrMatrix`], `f64`), its
 /// fixed rows and columns made the identity's
 /// ([`FixedDofs::eliminate_matrix`]: the constrained operator `A_c`,
@@ -25,7 +15,8 @@ pub const DENSE_COARSE_MAX_DOFS: usize = 4096;
 /// only refactors numerically ([`CoarseSolver::refactor`]).
 ///
 /// # Where the solve runs
-/// * Multigrid kernels on a device and at most [`DENSE_COARSE_MAX_DOFS`]
+/// * Multigrid kernels on a device and at most
+///   [`MultigridOptions::dense_coarse_max_dofs`](super::MultigridOptions::dense_coarse_max_dofs)
 ///   dofs: at each (re)factorization `A_c⁻¹` is computed from the
 ///   factorization ([`DirectSolver::inverse`], `f64`), rounded to `R` and
 ///   kept on the device, dense and row-major; [`CoarseSolver::solve`] is
@@ -55,8 +46,9 @@ pub struct CoarseSolver<R: Real> {
 impl<R: Real> CoarseSolver<R> {
     /// Factors `matrix` with the rows and columns of `fixed` made the
     /// identity's, for vectors where `kernels` work (on a device with at
-    /// most [`DENSE_COARSE_MAX_DOFS`] dofs: the dense inverse uploaded
-    /// there).
+    /// most `dense_max_dofs` dofs (the multigrid's
+    /// [`MultigridOptions::dense_coarse_max_dofs`](super::MultigridOptions::dense_coarse_max_dofs))
+    /// the dense inverse uploaded there).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `matrix` for those of
@@ -68,6 +60,7 @@ impl<R: Real> CoarseSolver<R> {
         fixed: FixedDofs,
         factorization: Factorization,
         kernels: &MultigridKernels<R>,
+        dense_max_dofs: usize,
     ) -> Result<Self> {
         fixed
             .eliminate_matrix(&mut matrix)
@@ -79,7 +72,7 @@ impl<R: Real> CoarseSolver<R> {
         .map_err(|e| matrix_error(e, &format!("its {factorization:?} factorization failed: ")))?;
         let n = matrix.n_rows();
         let dense = match kernels.location() {
-            Location::Device { .. } if n <= DENSE_COARSE_MAX_DOFS => {
+            Location::Device { .. } if n <= dense_max_dofs => {
                 let inverse = dense_inverse(&solver, kernels)?;
                 Some((kernels.clone(), inverse))
             }

@@ -32,7 +32,8 @@
 //!   upper part of its spectrum, whose top is estimated by a few Lanczos
 //!   steps ([`estimate_eigenvalues`]).
 //! * [`CoarseSolver`] — the coarsest operator assembled and factored once
-//!   with faer; on a device with at most [`DENSE_COARSE_MAX_DOFS`] dofs its
+//!   with faer; on a device with at most
+//!   [`MultigridOptions::dense_coarse_max_dofs`] dofs its
 //!   inverse is kept dense there and applied in one launch, otherwise the
 //!   one place where data crosses between host and device in a cycle (two
 //!   vectors of the coarsest level).
@@ -51,7 +52,7 @@
 //!
 //! Every operation works on [`Vector`](crate::backend::Vector)s: on device
 //! vectors everything runs on the device (the coarse solve too, up to
-//! [`DENSE_COARSE_MAX_DOFS`] coarse dofs) and nothing but a few scalars
+//! [`MultigridOptions::dense_coarse_max_dofs`] coarse dofs) and nothing but a few scalars
 //! (setup) and, above that bound, the coarse vectors are read back; on host
 //! vectors the native twins compute the same.
 
@@ -71,7 +72,7 @@ mod vcycle;
 
 pub use block_jacobi::{OnFixed, PointBlockJacobi, fill_random};
 pub use chebyshev::{Chebyshev, ChebyshevWork};
-pub use coarse::{CoarseSolver, DENSE_COARSE_MAX_DOFS};
+pub use coarse::CoarseSolver;
 pub use eigen::{EigenEstimate, estimate_eigenvalues, estimate_eigenvalues_of};
 pub use hierarchy::MeshHierarchy;
 pub use levels::LevelSpaces;
