@@ -408,18 +408,24 @@ pub fn patch_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
 /// about [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
 /// boundaries), fewer if the work-group or local-memory limits require,
-/// [`DEFAULT_N_CB`] batches per chunk. The residual and the Jacobian
-/// action run the cell-parallel kernel ([`LaunchConfig::cell_parallel`]),
-/// with patches ([`LaunchConfig::patches`]) for P1 (`N_b = dim + 1`) and
-/// atomic output; the element kernel runs the thread transposition.
-/// Measured on an H100 (BENCHMARKS.md, "#22, session 11"; F(u), 2²⁴
-/// cells, renumbered mesh, f64 unless said, atomic output, the faster
-/// geometry of each): the cell-parallel kernel took 0.27 / 0.41 / 0.68 ms
-/// (2D P1 Laplacian f32 / f64, 3D P1) with patches against 0.43 / 0.66 /
-/// 0.98 ms for the transposition, 0.72 / 1.31 ms (2D / 3D P1 Lamé) with
-/// patches against 1.28 / 1.55, and 1.10 / 2.07 ms (2D / 3D P2 Laplacian)
-/// without patches (with them 1.20 / 2.87) against 1.99 / 4.54; without
-/// patches 3D P1 Lamé took 2.74 ms.
+/// [`DEFAULT_N_CB`] batches per chunk, the thread transposition
+/// (not [`LaunchConfig::cell_parallel`]) and no patches
+/// ([`LaunchConfig::patches`]).
+///
+/// The cell-parallel kernel is faster per launch — measured on an H100
+/// (BENCHMARKS.md, "#22 and #24, session 11"; F(u), 2²⁴ cells,
+/// renumbered mesh, f64 unless said, atomic output, the faster geometry of
+/// each): 0.27 / 0.41 / 0.68 ms (2D P1 Laplacian f32 / f64, 3D P1) with
+/// patches against 0.43 / 0.66 / 0.98 ms for the transposition, 0.72 /
+/// 1.31 ms (2D / 3D P1 Lamé) with patches against 1.28 / 1.55, 1.10 /
+/// 2.07 ms (2D / 3D P2 Laplacian) without patches against 1.99 / 4.54 —
+/// but with it as the default (patches for P1) the operator's setup in
+/// `solve_bench --first-solution` grew from 0.27–0.47 s to 0.83–1.04 s at
+/// 2²⁴ cells (most likely the patch lists built and uploaded for every
+/// level's operator; not yet isolated), and the time to first solution
+/// past its 1.5 s target. So it
+/// is what the autotuner (stage 5) and an explicit configuration choose,
+/// not yet the default.
 ///
 /// # Errors
 /// The device limit that no configuration meets.
@@ -432,13 +438,9 @@ pub fn default_config(
 ) -> Result<LaunchConfig> {
     let l = case.lcm();
     let mut last_error = None;
-    let cell_parallel = variant.gathers();
-    let patches =
-        cell_parallel && variant.output() != Output::ElementVectors && case.n_b == case.dim + 1;
     // Threads per cell: the divisors of L, smallest first (each keeps L
-    // threads per block and divides the cells per block by itself); the
-    // cell-parallel kernel runs one.
-    for n_tc in (1..=l).filter(|&d| l.is_multiple_of(d) && (d == 1 || !cell_parallel)) {
+    // threads per block and divides the cells per block by itself).
+    for n_tc in (1..=l).filter(|&d| l.is_multiple_of(d)) {
         let threads_per_block = l; // N_bs·N_tc with N_bs = L / N_tc
         // Blocks per warp-aligned step, and how many steps reach DEFAULT_THREADS.
         let step = ALIGN_THREADS / gcd(ALIGN_THREADS, threads_per_block);
@@ -457,8 +459,7 @@ pub fn default_config(
             let config = LaunchConfig::new(n_bl, DEFAULT_N_CB)
                 .with_threads_per_cell(n_tc)
                 .with_geometry(geometry)
-                .with_cell_parallel(cell_parallel)
-                .with_patches(patches);
+                .with_patches(false);
             let shape = KernelShape::new(case, variant, config, options)?;
             match shape.check_device(device) {
                 Ok(()) => return Ok(config),
