@@ -182,10 +182,12 @@ pub struct LaunchConfig {
     /// takes 0.239 / 0.412 / 0.748 ms (2D f32 / 2D f64 / 3D f64) where the
     /// transposed kernel takes 0.433 / 0.663 / 0.981 ms at its best
     /// autotuned configuration and 0.53 / 1.07 / 1.04 ms at its default.
-    /// (femquad's kernel adds what `p1_floor` leaves out: the physics
-    /// call, the time state, aux fields; to be measured with
-    /// `femquad-bench --measure bp --cell-parallel`.) Off in [`super::shape::default_config`] until measured on
-    /// the GPU through femquad; tried by the autotuner.
+    /// Through femquad (`femquad-bench --measure bp --cell-parallel`, the
+    /// same session) this kernel took 0.27 / 0.41 / 0.68 ms with patches
+    /// for those cases, 1.2–2.2× faster than the transposition on every
+    /// case measured (P1/P2, Laplacian and Lamé, 2D/3D). Off in
+    /// [`super::shape::default_config`] for its setup cost (see there);
+    /// tried by the autotuner.
     pub cell_parallel: bool,
 }
 
