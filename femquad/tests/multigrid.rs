@@ -1334,7 +1334,8 @@ fn single_precision_cycle_keeps_the_iterations_and_the_solution() {
 /// smoothed level assembled, 2D P1 Poisson and 2D P1 Lamé, natively and on
 /// the device): they differ (a different computation) by at most 1e-5
 /// relative — f32 rounding through a few levels; a second setup refills
-/// the f32 matrices and gives the same cycle.
+/// the f32 matrices and gives the same cycle to rounding (the device sums
+/// the assembled matrices atomically).
 #[test]
 fn single_precision_vcycle_is_the_f64_vcycle_to_f32_rounding() {
     let cl = backend();
@@ -1355,7 +1356,15 @@ fn single_precision_vcycle_is_the_f64_vcycle_to_f32_rounding() {
                 let first = x.to_host().unwrap();
                 levels.setup(&mut r, &u).unwrap();
                 levels.apply(&mut r, &u, &b, &mut x).unwrap();
-                assert_eq!(bits(&first), bits(&x.to_host().unwrap()), "second setup");
+                // the device assembles the level matrices with atomic adds:
+                // a second setup equals the first to rounding, not bitwise
+                let second = x.to_host().unwrap();
+                let top = first.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                let moved = first
+                    .iter()
+                    .zip(&second)
+                    .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+                assert!(moved <= 1e-6 * top, "second setup: {moved:e} vs {top:e}");
                 out.push(first);
             }
             let scale = out[0].iter().fold(0.0f64, |m, v| m.max(v.abs()));
