@@ -43,8 +43,9 @@
 //!
 //! # Kernels of the matrix (`kernels/spmv.cl`)
 //! `y = A x` by teams of `L` work-items per row ("CSR-vector",
-//! [`lanes::lanes_for`] picks `L ∈ {1, 2, 4, 8, 16, 32}` from the mean row
-//! length when the matrix is made, [`DeviceCsr::set_lanes`] overrides it):
+//! [`lanes::lanes_for`] picks `L ∈ {1, 2, 4, 8, 16, 32}` from the bytes of
+//! values in a mean row when the matrix is made, [`DeviceCsr::set_lanes`]
+//! overrides it):
 //! lane `j` sums the row's entries `j, j + L, …` in column order, then the
 //! team's partial sums are added by a fixed tree in local memory, so two
 //! applies give the same bits (the order depends on the row and `L` only).
@@ -205,7 +206,7 @@ impl<R: Real> DeviceCsr<R> {
             row_ptr: Arc::new(row_ptr),
             col_idx: Arc::new(col_idx),
             values: DeviceVector::zeros(device, nnz)?,
-            lanes: lanes_for(nnz, pattern.n_rows()),
+            lanes: lanes_for(nnz, pattern.n_rows(), R::PRECISION.size()),
             spmv: device.kernel(&source, "spmv")?,
             chebyshev_step: device.kernel(&source, "spmv_chebyshev_step")?,
             diagonal: device.kernel(&source, "point_block_diagonal")?,
@@ -224,8 +225,10 @@ impl<R: Real> DeviceCsr<R> {
     /// the pattern and the device's row pointers and column indices with
     /// this matrix (no second copy of them): the copy costs its values,
     /// `nnz·sizeof(S)` bytes of device memory, and the SpMV and
-    /// point-block diagonal kernels of `S`. Refill it after a reassembly
-    /// with [`DeviceCsr::convert_values_from`].
+    /// point-block diagonal kernels of `S`, with the team size
+    /// [`lanes::lanes_for`] picks for `S` (not this matrix's: fewer bytes a
+    /// row want fewer lanes). Refill it after a reassembly with
+    /// [`DeviceCsr::convert_values_from`].
     ///
     /// # Errors
     /// [`Error::NoFp64`] for `f64` on a device without double precision;
@@ -240,7 +243,11 @@ impl<R: Real> DeviceCsr<R> {
             row_ptr: self.row_ptr.clone(),
             col_idx: self.col_idx.clone(),
             values: DeviceVector::zeros(&self.device, self.pattern.nnz())?,
-            lanes: self.lanes,
+            lanes: lanes_for(
+                self.pattern.nnz(),
+                self.pattern.n_rows(),
+                S::PRECISION.size(),
+            ),
             spmv: self.device.kernel(&source, "spmv")?,
             chebyshev_step: self.device.kernel(&source, "spmv_chebyshev_step")?,
             diagonal: self.device.kernel(&source, "point_block_diagonal")?,
@@ -287,7 +294,7 @@ impl<R: Real> DeviceCsr<R> {
     }
 
     /// Work-items per row of the SpMV: [`lanes::lanes_for`] of the
-    /// pattern unless set ([`DeviceCsr::set_lanes`]).
+    /// pattern and `R` unless set ([`DeviceCsr::set_lanes`]).
     pub fn lanes(&self) -> usize {
         self.lanes
     }
