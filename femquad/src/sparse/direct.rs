@@ -7,6 +7,7 @@ use faer::sparse::linalg::solvers::{Llt, Lu, SymbolicLlt, SymbolicLu};
 use faer::sparse::linalg::{LltError, LuError};
 use faer::sparse::{FaerError, SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, MatMut, Side};
+use rayon::prelude::*;
 
 use super::csr::{CsrMatrix, SYMMETRY_TOLERANCE};
 use super::pattern::SparsityPattern;
@@ -14,6 +15,11 @@ use crate::error::check_len;
 use crate::linalg::LinearOperator;
 use crate::real::check_finite;
 use crate::{Error, Result};
+
+/// Columns of the identity a task of [`DirectSolver::inverse`] solves for:
+/// the inverse of a coarse problem of a few thousand dofs in a few dozen
+/// parallel blocks.
+const INVERSE_COLUMNS: usize = 64;
 
 /// Which factorization a [`DirectSolver`] holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,9 +201,9 @@ impl DirectSolver {
     }
 
     /// `A⁻¹`, dense and row-major (`n²` entries, `A⁻¹[i][j]` at `i·n + j`):
-    /// the solves for all `n` unit vectors at once (one solve with `n`
-    /// right-hand sides, `X = A⁻¹ I`, column `j` of `X` the solution for
-    /// `e_j`, each column as [`DirectSolver::solve`] gives it), transposed.
+    /// the solves for all `n` unit vectors (`X = A⁻¹ I`, column `j` of `X`
+    /// the solution for `e_j`, each column as [`DirectSolver::solve`] gives
+    /// it; blocks of 64 right-hand sides solved in parallel), transposed.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `a` if an entry is not finite.
@@ -207,11 +213,14 @@ impl DirectSolver {
         for j in 0..n {
             x[j * n + j] = 1.0;
         }
-        let rhs = MatMut::from_column_major_slice_mut(&mut x, n, n);
-        match &self.factors {
-            Factors::Cholesky(_, f) => f.solve_in_place_with_conj(Conj::No, rhs),
-            Factors::Lu(_, f) => f.solve_transpose_in_place_with_conj(Conj::No, rhs),
-        }
+        // blocks of columns solved in parallel (the factors are shared, read only)
+        x.par_chunks_mut(n * INVERSE_COLUMNS).for_each(|block| {
+            let rhs = MatMut::from_column_major_slice_mut(block, n, block.len() / n);
+            match &self.factors {
+                Factors::Cholesky(_, f) => f.solve_in_place_with_conj(Conj::No, rhs),
+                Factors::Lu(_, f) => f.solve_transpose_in_place_with_conj(Conj::No, rhs),
+            }
+        });
         if let Some(k) = x.iter().position(|v| !v.is_finite()) {
             return Err(Error::arg(
                 "a",
