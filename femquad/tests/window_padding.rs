@@ -56,13 +56,16 @@ struct Coverage {
 /// through local memory, and the coordinates are gathered too), 16
 /// blocks of one batch (the case), and those 16 blocks on the
 /// cell-parallel kernel (`LaunchConfig::cell_parallel`), whose patches sum
-/// `atomic` output only (with element vectors it has none), and 2 blocks of
-/// one batch: the smallest patches, which fit every device (on an H100
-/// every other configuration of 3D P2 exceeds its 1024 work-items or 48 KiB
-/// of local memory a group).
+/// `atomic` output only (with element vectors it has none), and 8 blocks
+/// on the cell-parallel kernel: the configuration that fits 3D P2 on a
+/// device of 1024 work-items and 48 KiB of local memory a group (an H100:
+/// there the transposition's patches of 3D P2 need 99–199 KB at 2–12
+/// blocks, and 16 cell-parallel blocks 1120 work-items).
 fn configs(base: LaunchConfig, atomic: bool) -> [LaunchConfig; 5] {
     [
-        LaunchConfig::new(2, 1).with_patches(true),
+        LaunchConfig::new(8, 1)
+            .with_patches(atomic)
+            .with_cell_parallel(true),
         base.with_patches(true),
         base.with_patches(true)
             .with_prefetch(false)
