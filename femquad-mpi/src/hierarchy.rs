@@ -31,8 +31,10 @@
 //!   its interior ones (increasing `(a, b)`). A rank thus computes every
 //!   global number it holds without asking the owner. This numbering is not
 //!   the serial [`MeshHierarchy`](femquad::multigrid::MeshHierarchy)'s (which
-//!   numbers the midpoints in the order of all edges of the global mesh);
-//!   compare by coordinates, which are the same bits.
+//!   numbers the midpoints by first touch in the global mesh's cell order),
+//!   nor does it depend on the order of a rank's local refinement (its
+//!   `edge_vertices`, used only through the global keys of their
+//!   endpoints); compare by coordinates, which are the same bits.
 //! * The fine [`RankLayout`] follows the layout's conventions: owned
 //!   vertices first in increasing global number, then the ghosts by (owner,
 //!   global number); neighbour lists in increasing global number.

@@ -4,10 +4,14 @@
 //! `solve_bench` builds it), applied with the vertices
 //!
 //! * `nested` — in the refinement's order (the coarse vertices first, then
-//!   the edge midpoints level by level: what a [`MeshHierarchy`] gives),
+//!   the edge midpoints level by level: what a [`MeshHierarchy`] gives;
+//!   since issue #22 each level's midpoints by first touch of the coarse
+//!   cells' edges, before it in the sorted edge order, which the session-12
+//!   results in `benchmarks/h100-2026-11-27-s12b` measured as `nested`),
 //! * `nested-touch` — nested still (each level's vertices first in the next),
 //!   but each refinement's new vertices (the edge midpoints) numbered by
-//!   first touch in the fine cell order instead of the sorted edge order,
+//!   first touch in the fine cell order (the children's vertices, where the
+//!   refinement takes each coarse cell's edges in local edge order),
 //! * `first-touch` — renumbered by first touch in the (unchanged) cell
 //!   order, whose children of a coarse cell are contiguous,
 //! * `hilbert` — [`Mesh::renumbered_for_locality`] (cells in Hilbert order,

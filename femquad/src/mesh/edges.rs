@@ -8,9 +8,9 @@
 //! (the P2 node order).
 //!
 //! Users: the P2 function space ([`crate::space`]: node `n_vertices + k` is
-//! the midpoint of edge `k`) and uniform refinement ([`mod@super::refine`]: new
-//! vertex `n_vertices + k` is the midpoint of edge `k`), which therefore
-//! agree on the numbering of edge midpoints.
+//! the midpoint of edge `k`) and uniform refinement ([`mod@super::refine`]),
+//! which renumbers the edges by first touch in the cell order: its new
+//! vertices are the same points as the P2 edge nodes, in another order.
 
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;

@@ -19,7 +19,8 @@
 //!   optionally jittered and shuffled; [`gmsh`] reads Gmsh MSH 4.1 files.
 //! * [`renumber`] renumbers vertices and cells for memory locality;
 //!   [`mod@refine`] refines uniformly (multigrid hierarchies); [`edges`]
-//!   numbers the global edges (P2 nodes, refinement midpoints).
+//!   numbers the global edges (P2 nodes; the refinement's midpoints, which
+//!   it renumbers by first touch).
 //! * [`size`] checks the size of a mesh, a refinement hierarchy or a solve
 //!   against `u32` indices and this machine's memory before anything is
 //!   allocated, and parses cell counts (`1e6`, `16M`, `2^24`).

@@ -7,11 +7,25 @@
 //!
 //! # Numbering
 //! * **Vertices.** The coarse vertices keep their indices `0..n_v`; fine
-//!   vertex `n_v + k` is the midpoint `(X_a + X_b)/2` of coarse edge `k`,
-//!   `[a, b] = edge_vertices()[k]`, in the edge order of
-//!   [`super::edges::mesh_edges`] (increasing `(a, b)`, `a < b`). These are
-//!   exactly the nodes of the coarse P2 space ([`crate::space`]: same edge
-//!   numbering, same midpoint formula).
+//!   vertex `n_v + k` is the midpoint `(X_a + X_b)/2` of the coarse edge
+//!   `[a, b] = edge_vertices()[k]` (`a < b`). The edges are numbered by
+//!   **first touch**: scanning the coarse cells in order, and each cell's
+//!   edges in [`crate::layout::simplex_edges`] order, every edge not met
+//!   before gets the next number — the edges of cell 0 are `0, 1, 2, …`,
+//!   and each later cell's new edges follow consecutively, in its local
+//!   edge order. The new vertices are the nodes of the coarse P2
+//!   space ([`crate::space`], same midpoint formula, bitwise the same
+//!   points) in another order: P2 numbers the edges in the sorted order of
+//!   [`super::edges::mesh_edges`] (increasing `(a, b)`), whose consecutive
+//!   midpoints, ordered by their smaller endpoint, lie all over the domain.
+//!   The first-touch order keeps the midpoints of neighbouring cells close
+//!   in the numbering, and the cells' gathers local: on an H100 the CSR
+//!   SpMV of the assembled P1 Laplacian on a 2^24-cell finest mesh of
+//!   [`crate::multigrid::MeshHierarchy::new`] took 0.227 ms instead of
+//!   0.262 in 2D f32 (f64 0.378 against 0.443; 3D f32 0.189 against 0.200,
+//!   f64 0.268 against 0.291), the coarse vertices still first so that the
+//!   hierarchy stays nested (`femquad-bench`'s `spmv_numbering`,
+//!   `benchmarks/h100-2026-11-27-s12b`).
 //! * **Cells.** The children of coarse cell `c` are the fine cells
 //!   `2^dim·c + j`, `j < 2^dim` (4 in 2D, 8 in 3D), contiguous, so a coarse
 //!   mesh renumbered for locality ([`super::renumber`]) gives a fine mesh
@@ -67,8 +81,12 @@
 //!
 //! # Cost
 //! `O(n log n)` (the edge numbering's parallel sort), the rest `O(n)` and
-//! parallel; deterministic. Release build, renumbered jittered squares
-//! (the `#[ignore]`d test `timing_to_2_24_cells`), on a 16-core machine
+//! parallel but for the first-touch numbering's sequential passes over the
+//! cell edges and the edges (its scan took 7 ms of `refine`'s ~0.8 s for
+//! 2^21 triangles, 37 of ~1.8 s for 2^21 tetrahedra, 2 threads, dev
+//! profile: too little to parallelize); deterministic. Release build,
+//! renumbered jittered squares (the `#[ignore]`d test
+//! `timing_to_2_24_cells`, before the first-touch order), on a 16-core machine
 //! (its 2-thread figures in parentheses): 4 199 202 → 16 796 808 triangles
 //! in 0.40 s (1.2 s); two levels 1 051 250 → 16 820 000 in 0.35–0.49 s
 //! (1.4 s). On the shared 2-core development machine under load: 1.2 s and
@@ -155,6 +173,8 @@ impl Refinement {
 
     /// The coarse endpoints `[a, b]` (`a < b`) of each new vertex: fine
     /// vertex `n_coarse_vertices() + k` is the midpoint of `edge_vertices()[k]`.
+    /// The coarse mesh's edges in first-touch order (see the
+    /// [module documentation](self)), not [`mesh_edges`]' sorted order.
     pub fn edge_vertices(&self) -> &[[u32; 2]] {
         &self.edge_vertices
     }
@@ -249,7 +269,8 @@ fn check_field(name: &'static str, len: usize, n: usize, n_comp: usize) -> Resul
 pub fn refine(mesh: &Mesh) -> Result<Refinement> {
     mesh.validate()?;
     let edges = mesh_edges(mesh)?;
-    refine_with_edges(mesh, edges)
+    let touch = first_touch(&edges);
+    refine_with_edges(mesh, edges, &touch)
 }
 
 /// A hierarchy of `levels` uniform refinements of `mesh`, for multigrid:
@@ -367,9 +388,34 @@ pub fn prepare_for_refinement(mesh: &Mesh) -> Result<Mesh> {
     Mesh::from_raw(dim, mesh.vertices().to_vec(), cells)
 }
 
-/// The refinement of a valid `mesh` whose edges are `edges` (their
-/// endpoints become the refinement's edge vertices).
-fn refine_with_edges(mesh: &Mesh, edges: MeshEdges) -> Result<Refinement> {
+/// The first-touch numbering `σ` of the edges of a mesh (the order of the
+/// new vertices of its refinement): `σ[e]`, for edge `e` of `edges`
+/// ([`mesh_edges`]' sorted numbering), is the number of distinct edges met
+/// before it when the cells are scanned in order and each cell's edges in
+/// [`crate::layout::simplex_edges`] order (`edges.cell_edges_all()`). So
+/// the edges of cell 0 get `0, 1, 2, …` in its local edge order, and every
+/// later cell gives the edges no earlier cell has the next numbers, in its
+/// local edge order. A permutation of `0..n_edges` (every edge is an edge
+/// of some cell).
+///
+/// One sequential pass over the cell edges, `O(n_cells)`, 4 bytes per edge.
+pub(crate) fn first_touch(edges: &MeshEdges) -> Vec<u32> {
+    let mut sigma = vec![u32::MAX; edges.n_edges()];
+    let mut next = 0u32;
+    for &e in edges.cell_edges_all() {
+        let s = &mut sigma[e as usize];
+        if *s == u32::MAX {
+            *s = next;
+            next += 1;
+        }
+    }
+    sigma
+}
+
+/// The refinement of a valid `mesh` whose edges are `edges`, numbered by
+/// `touch` ([`first_touch`]`(&edges)`): the midpoint of edge `e` is fine
+/// vertex `n_v + touch[e]`.
+fn refine_with_edges(mesh: &Mesh, edges: MeshEdges, touch: &[u32]) -> Result<Refinement> {
     let (dim, k) = (mesh.dim(), mesh.vertices_per_cell());
     let (nv, ne, nc) = (mesh.n_vertices(), edges.n_edges(), mesh.n_cells());
     let n_children = 1usize << dim;
@@ -389,19 +435,11 @@ fn refine_with_edges(mesh: &Mesh, edges: MeshEdges) -> Result<Refinement> {
             format!("refined, its {nc} {} would give {why}", coarse.shape()),
         ));
     }
-    // vertices: the coarse ones, then the edge midpoints
-    let mut vertices = vec![0.0; (nv + ne) * dim];
-    let (head, tail) = vertices.split_at_mut(nv * dim);
-    head.copy_from_slice(mesh.vertices());
-    tail.par_chunks_mut(dim)
-        .with_min_len(BLOCK)
-        .zip(edges.endpoints().par_iter())
-        .for_each(|(x, &[a, b])| {
-            let (xa, xb) = (mesh.vertex(a as usize), mesh.vertex(b as usize));
-            for d in 0..dim {
-                x[d] = 0.5 * (xa[d] + xb[d]);
-            }
-        });
+    // the edges in first-touch order: edge_vertices[touch[e]] = endpoints of e
+    let mut edge_vertices = vec![[0u32; 2]; ne];
+    for (&t, &ends) in touch.iter().zip(edges.endpoints()) {
+        edge_vertices[t as usize] = ends;
+    }
     // cells: the children of coarse cell c at 2^dim·c + j
     let mut cells = vec![0u32; nc * n_children * k];
     let ne_cell = edges.edges_per_cell();
@@ -415,12 +453,26 @@ fn refine_with_edges(mesh: &Mesh, edges: MeshEdges) -> Result<Refinement> {
             let mut nodes = [0u32; 10];
             nodes[..k].copy_from_slice(cell);
             for (n, &e) in nodes[k..k + ne_cell].iter_mut().zip(cell_edges) {
-                *n = (nv + e as usize) as u32;
+                *n = (nv + touch[e as usize] as usize) as u32;
             }
             if dim == 2 {
                 write_children(out, &TRIANGLE_CHILDREN, &nodes);
             } else {
                 write_children(out, &TETRAHEDRON_CHILDREN, &nodes);
+            }
+        });
+    drop(edges);
+    // vertices: the coarse ones, then the edge midpoints
+    let mut vertices = vec![0.0; (nv + ne) * dim];
+    let (head, tail) = vertices.split_at_mut(nv * dim);
+    head.copy_from_slice(mesh.vertices());
+    tail.par_chunks_mut(dim)
+        .with_min_len(BLOCK)
+        .zip(edge_vertices.par_iter())
+        .for_each(|(x, &[a, b])| {
+            let (xa, xb) = (mesh.vertex(a as usize), mesh.vertex(b as usize));
+            for d in 0..dim {
+                x[d] = 0.5 * (xa[d] + xb[d]);
             }
         });
     let fine = Mesh::from_raw(dim, vertices, cells)?;
@@ -432,7 +484,7 @@ fn refine_with_edges(mesh: &Mesh, edges: MeshEdges) -> Result<Refinement> {
     Ok(Refinement {
         mesh: fine,
         n_coarse_vertices: nv,
-        edge_vertices: edges.into_parts().0,
+        edge_vertices,
     })
 }
 
@@ -458,7 +510,8 @@ fn write_children<const K: usize>(out: &mut [u32], table: &[[usize; K]], nodes: 
 ///   boundary group returns the fine vertices on that boundary, and
 ///   [`GmshMesh::group_cells`] of a domain group the children of its cells.
 /// * **`node_tags`:** coarse vertices keep theirs; new vertex `n_v + k`
-///   gets `t_max + 1 + k`, `t_max` the largest coarse node tag.
+///   (the midpoint of edge `k` in [`refine`]'s first-touch order) gets
+///   `t_max + 1 + k`, `t_max` the largest coarse node tag.
 /// * **`cell_tags` and element tags** are all new, so that no fine element
 ///   reuses the tag of a different coarse one: with `T` the largest coarse
 ///   element tag (cells and elements), fine cell `i` gets `T + 1 + i` and
@@ -477,11 +530,19 @@ fn write_children<const K: usize>(out: &mut [u32], table: &[[usize; K]], nodes: 
 /// its tag) has the wrong number of vertices for its dimension, a vertex
 /// out of range, or an edge that no cell has.
 pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
+    refine_gmsh_with_edges(gmsh).map(|(fine, _)| fine)
+}
+
+/// [`refine_gmsh`], with the refinement's edges: fine vertex `n_v + k` is
+/// the midpoint of the returned `[a, b] = edges[k]`, as
+/// [`Refinement::edge_vertices`] of [`refine`]`(&gmsh.mesh)`.
+pub(crate) fn refine_gmsh_with_edges(gmsh: &GmshMesh) -> Result<(GmshMesh, Vec<[u32; 2]>)> {
     let mesh = &gmsh.mesh;
     let (nv, nc) = (mesh.n_vertices(), mesh.n_cells());
     gmsh.check_parts()?;
     mesh.validate()?;
     let edges = mesh_edges(mesh)?;
+    let touch = first_touch(&edges);
     let n_edges = edges.n_edges();
     let n_children = 1 << mesh.dim();
     let n_fine_cells = nc * n_children;
@@ -501,7 +562,7 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
             let k = edges
                 .find(a, b)
                 .ok_or_else(|| bad(format!("its edge ({a}, {b}) is not an edge of any cell")))?;
-            nodes.push((nv + k as usize) as u32);
+            nodes.push((nv + touch[k as usize] as usize) as u32);
         }
         let children: Vec<Vec<u32>> = match e.dim {
             0 => vec![nodes],
@@ -524,7 +585,7 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
         }
     }
 
-    let refinement = refine_with_edges(mesh, edges)?;
+    let refinement = refine_with_edges(mesh, edges, &touch)?;
     let max_node_tag = gmsh.node_tags.iter().copied().max().unwrap_or(0);
     let max_tag = gmsh
         .cell_tags
@@ -548,8 +609,9 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
         .par_iter()
         .flat_map_iter(|&entity| std::iter::repeat_n(entity, n_children))
         .collect();
-    Ok(GmshMesh {
-        mesh: Arc::new(refinement.into_mesh()),
+    let (fine, edge_vertices) = refinement.into_parts();
+    let fine = GmshMesh {
+        mesh: Arc::new(fine),
         reoriented: gmsh.reoriented,
         second_order: gmsh.second_order,
         node_tags,
@@ -558,7 +620,8 @@ pub fn refine_gmsh(gmsh: &GmshMesh) -> Result<GmshMesh> {
         elements,
         entities: gmsh.entities.clone(),
         physical_groups: gmsh.physical_groups.clone(),
-    })
+    };
+    Ok((fine, edge_vertices))
 }
 
 #[cfg(test)]

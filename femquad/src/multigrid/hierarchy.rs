@@ -4,8 +4,10 @@ use std::sync::Arc;
 
 use crate::Result;
 use crate::facet::FacetSet;
-use crate::mesh::refine::{check_refinements, prepare_for_refinement, refine, refine_gmsh};
-use crate::mesh::{GmshMesh, Mesh, MeshPart, mesh_edges};
+use crate::mesh::refine::{
+    check_refinements, prepare_for_refinement, refine, refine_gmsh_with_edges,
+};
+use crate::mesh::{GmshMesh, Mesh, MeshPart};
 
 /// The meshes of a hierarchy: plain, or Gmsh meshes with their tags.
 #[derive(Clone, Debug)]
@@ -24,15 +26,18 @@ enum Meshes {
 /// # Nesting
 /// The vertices of mesh `l` are the first vertices of mesh `l + 1`, in the
 /// same order; fine vertex `n_v(l) + k` is the midpoint of edge `k` of mesh
-/// `l` ([`MeshHierarchy::edges`], the edge order of
-/// [`crate::mesh::mesh_edges`]). So a P1 function of level `l` is, on level
-/// `l + 1`, the function with the same values at the old vertices and the
-/// averages of the edge endpoints at the new ones — and a set of coarse
-/// vertices (a boundary part) is found on the fine mesh by the same indices.
+/// `l` ([`MeshHierarchy::edges`]: the refinement's first-touch order of the
+/// edges, [`crate::mesh::Refinement::edge_vertices`], not the sorted order
+/// of [`crate::mesh::mesh_edges`] that a P2 space numbers its edge nodes
+/// in). So a P1 function of level `l` is, on level `l + 1`, the function
+/// with the same values at the old vertices and the averages of the edge
+/// endpoints at the new ones — and a set of coarse vertices (a boundary
+/// part) is found on the fine mesh by the same indices.
 ///
 /// # Boundary tags
 /// [`MeshHierarchy::from_gmsh`] refines a Gmsh mesh with its boundary
-/// elements and physical groups ([`refine_gmsh`]), so every level's
+/// elements and physical groups
+/// ([`refine_gmsh`](crate::mesh::refine_gmsh)), so every level's
 /// [`GmshMesh::group_vertices`] is the refinement of the coarse group.
 ///
 /// # Example
@@ -54,7 +59,7 @@ enum Meshes {
 pub struct MeshHierarchy {
     meshes: Meshes,
     /// `edges[l]`: the edges of mesh `l`, whose midpoints are the new
-    /// vertices of mesh `l + 1`.
+    /// vertices of mesh `l + 1` (the refinement's `edge_vertices`).
     edges: Vec<Vec<[u32; 2]>>,
 }
 
@@ -94,13 +99,14 @@ impl MeshHierarchy {
     }
 
     /// A Gmsh mesh and `refinements` uniform refinements of it with their
-    /// boundary elements and physical groups ([`refine_gmsh`]); the coarse
-    /// mesh's tetrahedra are first reordered by [`prepare_for_refinement`]
-    /// (which keeps vertices, cells and tags).
+    /// boundary elements and physical groups
+    /// ([`refine_gmsh`](crate::mesh::refine_gmsh)); the coarse mesh's
+    /// tetrahedra are first reordered by [`prepare_for_refinement`] (which
+    /// keeps vertices, cells and tags).
     ///
     /// # Errors
     /// Those of [`check_refinements`] first, as [`MeshHierarchy::new`]; then
-    /// those of [`refine_gmsh`].
+    /// those of [`refine_gmsh`](crate::mesh::refine_gmsh).
     pub fn from_gmsh(coarse: &GmshMesh, refinements: usize) -> Result<Self> {
         check_refinements(&coarse.mesh, refinements)?;
         let mut finest = coarse.clone();
@@ -108,8 +114,8 @@ impl MeshHierarchy {
         let mut meshes = Vec::with_capacity(refinements + 1);
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {
-            edges.push(mesh_edges(&finest.mesh)?.endpoints().to_vec());
-            let fine = refine_gmsh(&finest)?;
+            let (fine, fine_edges) = refine_gmsh_with_edges(&finest)?;
+            edges.push(fine_edges);
             meshes.push(std::mem::replace(&mut finest, fine));
         }
         meshes.push(finest);
@@ -152,7 +158,10 @@ impl MeshHierarchy {
     }
 
     /// The edges `[a, b]` (`a < b`) of mesh `level` whose midpoints are the
-    /// vertices `n_v(level) + k` of mesh `level + 1`; `None` for the finest.
+    /// vertices `n_v(level) + k` of mesh `level + 1`, in the refinement's
+    /// first-touch order ([`crate::mesh::Refinement::edge_vertices`], for
+    /// [`MeshHierarchy::new`] and [`MeshHierarchy::from_gmsh`] alike);
+    /// `None` for the finest.
     pub fn edges(&self, level: usize) -> Option<&[[u32; 2]]> {
         self.edges.get(level).map(Vec::as_slice)
     }

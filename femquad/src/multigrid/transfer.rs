@@ -13,8 +13,10 @@ use crate::{Error, Real, Result};
 /// whose nodes are the `n_c` coarse nodes followed by the midpoints of
 /// coarse edges `k = 0, 1, …` — both uniform refinement (P1 on mesh `l` to
 /// P1 on mesh `l + 1`) and P1 to P2 on one mesh have this form (the P2
-/// nodes of a mesh are its vertices, then its edge midpoints in the same
-/// edge order). For a field of `N_comp` components (dofs interleaved
+/// nodes of a mesh are its vertices, then its edge midpoints), each with
+/// its own edge list: the refinement's new vertices follow its first-touch
+/// edge order, the P2 nodes the sorted one. For a field of `N_comp`
+/// components (dofs interleaved
 /// node-major, `dof = node·N_comp + c`), per component:
 ///
 /// ```text

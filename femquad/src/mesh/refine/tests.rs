@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::*;
-use crate::layout::TETRAHEDRON_EDGES;
+use crate::layout::{TETRAHEDRON_EDGES, simplex_edges};
 use crate::mesh::generate::{MeshOptions, mesh_for_cells, unit_cube, unit_square};
 use crate::mesh::gmsh::{GmshOptions, read_gmsh_with};
 use crate::rng::Rng;
@@ -419,8 +419,118 @@ fn hierarchy_counts() {
     assert_eq!(t[1].mesh().n_vertices(), 35);
 }
 
+/// The new vertices are numbered by first touch: over the coarse cells in
+/// order, and each cell's local edges in [`simplex_edges`] order, the fine
+/// vertex at the edge's midpoint (found among the cell's children by its
+/// coordinates, not through the children tables) is either one met before
+/// or the next new number — `n_v, n_v + 1, …` — and all are met; it is the
+/// midpoint of the edge `edge_vertices()` names. (The children's own order
+/// is not the local edge order: the first triangle child holds the
+/// midpoints of local edges 0 and 2.)
+#[test]
+fn new_vertices_are_numbered_by_first_touch() {
+    let plain = MeshOptions::default();
+    let [square, cube] = meshes();
+    for m in [
+        square,
+        cube,
+        unit_square(3, &plain).unwrap(),
+        unit_cube(2, &plain).unwrap(),
+    ] {
+        let (dim, nv) = (m.dim(), m.n_vertices());
+        let r = refine(&m).unwrap();
+        let f = r.mesh();
+        let mut next = nv;
+        for c in 0..m.n_cells() {
+            let cell = m.cell(c);
+            let children: Vec<usize> = r
+                .children(c)
+                .flat_map(|j| f.cell(j).iter().map(|&v| v as usize))
+                .collect();
+            for (e, &[i, j]) in simplex_edges(dim).iter().enumerate() {
+                let (a, b) = (cell[i], cell[j]);
+                let (xa, xb) = (m.vertex(a as usize), m.vertex(b as usize));
+                let mid: Vec<f64> = (0..dim).map(|d| 0.5 * (xa[d] + xb[d])).collect();
+                let v = children
+                    .iter()
+                    .copied()
+                    .find(|&v| f.vertex(v) == &mid[..])
+                    .unwrap_or_else(|| panic!("cell {c}: no child vertex at local edge {e}"));
+                assert!(v >= nv, "cell {c}, local edge {e}: {v}");
+                assert_eq!(r.edge_vertices()[v - nv], [a.min(b), a.max(b)]);
+                assert!(
+                    v <= next,
+                    "{dim}D, coarse cell {c}, local edge {e}: new vertex {v}, expected {next} \
+                     or an earlier one"
+                );
+                if v == next {
+                    next += 1;
+                }
+            }
+        }
+        assert_eq!(next, f.n_vertices(), "{dim}D");
+    }
+}
+
+/// The fine mesh is the refinement by the sorted edge numbering of
+/// [`mesh_edges`] (that of the P2 space, and of [`refine`] before the
+/// first-touch order) up to a permutation of the new vertices: the coarse
+/// vertices first and unchanged (nested), `edge_vertices()` a permutation
+/// of the sorted edges, fine vertex `n_v + k` at the midpoint of
+/// `edge_vertices()[k]`, each fine cell, its new vertices mapped to their
+/// sorted edge numbers, the child of the tables on the sorted numbering,
+/// with `1/2^dim` of its parent's volume.
+#[test]
+fn fine_mesh_is_the_sorted_refinement_up_to_the_new_vertex_order() {
+    for m in meshes() {
+        let (dim, nv) = (m.dim(), m.n_vertices());
+        let r = refine(&m).unwrap();
+        let f = r.mesh();
+        let edges = mesh_edges(&m).unwrap();
+        assert_eq!(&f.vertices()[..nv * dim], m.vertices());
+        assert_eq!(f.n_vertices(), nv + edges.n_edges());
+        let mut sorted = r.edge_vertices().to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, edges.endpoints());
+        for (k, &[a, b]) in r.edge_vertices().iter().enumerate() {
+            let (xa, xb) = (m.vertex(a as usize), m.vertex(b as usize));
+            let mid: Vec<f64> = (0..dim).map(|d| 0.5 * (xa[d] + xb[d])).collect();
+            assert_eq!(f.vertex(nv + k), &mid[..], "fine vertex {}", nv + k);
+        }
+        let sorted_number = |v: u32| -> u32 {
+            match (v as usize).checked_sub(nv) {
+                None => v,
+                Some(k) => {
+                    let [a, b] = r.edge_vertices()[k];
+                    nv as u32 + edges.find(a, b).unwrap()
+                }
+            }
+        };
+        let table: Vec<&[usize]> = if dim == 2 {
+            TRIANGLE_CHILDREN.iter().map(|t| &t[..]).collect()
+        } else {
+            TETRAHEDRON_CHILDREN.iter().map(|t| &t[..]).collect()
+        };
+        let mut moved = 0;
+        for c in 0..m.n_cells() {
+            let mut nodes = m.cell(c).to_vec();
+            nodes.extend(edges.cell_edges(c).iter().map(|&e| nv as u32 + e));
+            for (j, child) in r.children(c).zip(&table) {
+                let got: Vec<u32> = f.cell(j).iter().map(|&v| sorted_number(v)).collect();
+                let want: Vec<u32> = child.iter().map(|&l| nodes[l]).collect();
+                assert_eq!(got, want, "{dim}D, coarse cell {c}, fine cell {j}");
+                moved += usize::from(f.cell(j) != &want[..]);
+                let ratio = f.cell_volume(j) * f64::from(1 << dim) / m.cell_volume(c);
+                assert!((ratio - 1.0).abs() < 1e-12, "fine cell {j}: {ratio}");
+            }
+        }
+        // the numbering is another one indeed
+        assert!(moved > 0);
+    }
+}
+
 /// Refining a locality-renumbered mesh keeps its locality (children are
-/// contiguous; edge vertices follow the coarse vertex order).
+/// contiguous; edge vertices follow the coarse cell order, by first touch).
 #[test]
 fn refinement_keeps_locality_of_a_renumbered_mesh() {
     use crate::mesh::renumber::locality_metrics;

@@ -72,16 +72,40 @@ fn barycentric(m: &Mesh, cell: &[u32], x: &[f64]) -> Vec<f64> {
 /// equals the coarse function at the centroid of every finest cell
 /// (evaluated in its coarse ancestor, `fine / 2^(dim·L)`): the spaces are
 /// nested and the transfers interpolate exactly. The vertices of each mesh
-/// are the first vertices of the next.
+/// are the first vertices of the next, and vertex `n_v + k` is the midpoint
+/// of `edges(l)[k]`. Plain and Gmsh hierarchies (whose edges must be the
+/// ones `refine_gmsh` numbered its midpoints by).
 #[test]
 fn prolongation_reproduces_coarse_functions_on_the_finest_mesh() {
     let mut rng = Rng::new(5);
-    for (coarse, levels) in [
-        (unit_square(3, &jittered(1)).unwrap(), 4),
-        (unit_cube(2, &jittered(2)).unwrap(), 3),
+    for (h, levels) in [
+        (
+            MeshHierarchy::new(&unit_square(3, &jittered(1)).unwrap(), 4).unwrap(),
+            4,
+        ),
+        (
+            MeshHierarchy::new(&unit_cube(2, &jittered(2)).unwrap(), 3).unwrap(),
+            3,
+        ),
+        (
+            MeshHierarchy::from_gmsh(&test_gmsh("mesh_square.msh"), 3).unwrap(),
+            3,
+        ),
+        (
+            MeshHierarchy::from_gmsh(&test_gmsh("mesh_cube.msh"), 2).unwrap(),
+            2,
+        ),
     ] {
-        let h = MeshHierarchy::new(&coarse, levels).unwrap();
         assert_eq!(h.n_levels(), levels + 1);
+        for l in 0..levels {
+            let (mc, mf) = (h.mesh(l).unwrap(), h.mesh(l + 1).unwrap());
+            for (k, &[a, b]) in h.edges(l).unwrap().iter().enumerate() {
+                let (xa, xb) = (mc.vertex(a as usize), mc.vertex(b as usize));
+                let mid: Vec<f64> = (0..mc.dim()).map(|d| 0.5 * (xa[d] + xb[d])).collect();
+                let v = mc.n_vertices() + k;
+                assert_eq!(mf.vertex(v), &mid[..], "level {l}, vertex {v}");
+            }
+        }
         let nc = 3;
         let m0 = h.mesh(0).unwrap();
         let u0 = rng.vec(m0.n_vertices() * nc, -1.0, 1.0);
