@@ -81,11 +81,10 @@
 //!
 //! # Cost
 //! `O(n log n)` (the edge numbering's parallel sort), the rest `O(n)` and
-//! parallel but for the first-touch numbering's sequential passes over the
-//! cell edges and the edges (its scan took 7 ms of `refine`'s ~0.8 s for
-//! 2^21 triangles, 37 of ~1.8 s for 2^21 tetrahedra, 2 threads, dev
-//! profile: too little to parallelize); deterministic. Release build,
-//! renumbered jittered squares (the `#[ignore]`d test
+//! parallel, the first-touch numbering too (an atomic minimum per edge,
+//! then a prefix sum over blocks of cell edges, rather than one serial
+//! scan of all the cell edges); deterministic.
+//! Release build, renumbered jittered squares (the `#[ignore]`d test
 //! `timing_to_2_24_cells`, before the first-touch order), on a 16-core machine
 //! (its 2-thread figures in parentheses): 4 199 202 → 16 796 808 triangles
 //! in 0.40 s (1.2 s); two levels 1 051 250 → 16 820 000 in 0.35–0.49 s
@@ -94,6 +93,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 
@@ -398,18 +398,63 @@ pub fn prepare_for_refinement(mesh: &Mesh) -> Result<Mesh> {
 /// local edge order. A permutation of `0..n_edges` (every edge is an edge
 /// of some cell).
 ///
-/// One sequential pass over the cell edges, `O(n_cells)`, 4 bytes per edge.
+/// `O(n_cells)` and parallel: each edge's first slot in
+/// `cell_edges_all()` (an atomic minimum over its slots), then the first
+/// slots numbered in slot order — each block of slots counts its first
+/// slots, a prefix sum over the blocks gives each block its first number.
+/// Deterministic (the minimum and the counts do not depend on the order
+/// the threads run in).
 pub(crate) fn first_touch(edges: &MeshEdges) -> Vec<u32> {
-    let mut sigma = vec![u32::MAX; edges.n_edges()];
-    let mut next = 0u32;
-    for &e in edges.cell_edges_all() {
-        let s = &mut sigma[e as usize];
-        if *s == u32::MAX {
-            *s = next;
-            next += 1;
+    let slots = edges.cell_edges_all();
+    let first: Vec<AtomicUsize> = (0..edges.n_edges())
+        .into_par_iter()
+        .map(|_| AtomicUsize::new(usize::MAX))
+        .collect();
+    slots
+        .par_iter()
+        .enumerate()
+        .with_min_len(BLOCK)
+        .for_each(|(s, &e)| {
+            first[e as usize].fetch_min(s, Ordering::Relaxed);
+        });
+    // the first slots of block b, in order, get numbers from start[b] on
+    let counts: Vec<u32> = slots
+        .par_chunks(BLOCK)
+        .enumerate()
+        .map(|(b, block)| first_slots(&first, b, block).count() as u32)
+        .collect();
+    let start: Vec<u32> = counts
+        .iter()
+        .scan(0u32, |next, &c| {
+            let s = *next;
+            *next += c;
+            Some(s)
+        })
+        .collect();
+    let sigma: Vec<AtomicU32> = (0..edges.n_edges())
+        .into_par_iter()
+        .map(|_| AtomicU32::new(u32::MAX))
+        .collect();
+    slots.par_chunks(BLOCK).enumerate().for_each(|(b, block)| {
+        for (k, e) in first_slots(&first, b, block).enumerate() {
+            sigma[e as usize].store(start[b] + k as u32, Ordering::Relaxed);
         }
-    }
-    sigma
+    });
+    sigma.into_par_iter().map(AtomicU32::into_inner).collect()
+}
+
+/// The edges whose first slot (`first[e]`, an index into the cell edges) is
+/// in `block`, block `b` of [`BLOCK`] slots, in slot order.
+fn first_slots<'a>(
+    first: &'a [AtomicUsize],
+    b: usize,
+    block: &'a [u32],
+) -> impl Iterator<Item = u32> + 'a {
+    block
+        .iter()
+        .enumerate()
+        .filter(move |&(i, &e)| first[e as usize].load(Ordering::Relaxed) == b * BLOCK + i)
+        .map(|(_, &e)| e)
 }
 
 /// The refinement of a valid `mesh` whose edges are `edges`, numbered by
@@ -436,10 +481,18 @@ fn refine_with_edges(mesh: &Mesh, edges: MeshEdges, touch: &[u32]) -> Result<Ref
         ));
     }
     // the edges in first-touch order: edge_vertices[touch[e]] = endpoints of e
-    let mut edge_vertices = vec![[0u32; 2]; ne];
-    for (&t, &ends) in touch.iter().zip(edges.endpoints()) {
-        edge_vertices[t as usize] = ends;
-    }
+    let old_of_new: Vec<AtomicU32> = (0..ne).into_par_iter().map(|_| AtomicU32::new(0)).collect();
+    touch
+        .par_iter()
+        .enumerate()
+        .with_min_len(BLOCK)
+        .for_each(|(e, &t)| {
+            old_of_new[t as usize].store(e as u32, Ordering::Relaxed);
+        });
+    let edge_vertices: Vec<[u32; 2]> = old_of_new
+        .into_par_iter()
+        .map(|e| edges.endpoints()[e.into_inner() as usize])
+        .collect();
     // cells: the children of coarse cell c at 2^dim·c + j
     let mut cells = vec![0u32; nc * n_children * k];
     let ne_cell = edges.edges_per_cell();

@@ -436,6 +436,9 @@ fn new_vertices_are_numbered_by_first_touch() {
         cube,
         unit_square(3, &plain).unwrap(),
         unit_cube(2, &plain).unwrap(),
+        // more cell edges than one block of `first_touch` (4096): 3 and 16 blocks
+        unit_square(40, &plain).unwrap(),
+        unit_cube(12, &plain).unwrap(),
     ] {
         let (dim, nv) = (m.dim(), m.n_vertices());
         let r = refine(&m).unwrap();
