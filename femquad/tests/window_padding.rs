@@ -56,14 +56,14 @@ struct Coverage {
 /// through local memory, and the coordinates are gathered too), 16
 /// blocks of one batch (the case), and those 16 blocks on the
 /// cell-parallel kernel (`LaunchConfig::cell_parallel`), whose patches sum
-/// `atomic` output only (with element vectors it has none), and 8 blocks
+/// `atomic` output only (with element vectors it has none), and 2 blocks
 /// on the cell-parallel kernel: the configuration that fits 3D P2 on a
 /// device of 1024 work-items and 48 KiB of local memory a group (an H100:
-/// there the transposition's patches of 3D P2 need 99–199 KB at 2–12
-/// blocks, and 16 cell-parallel blocks 1120 work-items).
+/// there the transposition's patches of 3D P2 need 99–199 KB, and 8
+/// cell-parallel blocks of Lamé, 1680 cells, 1680 work-items and 101 KB).
 fn configs(base: LaunchConfig, atomic: bool) -> [LaunchConfig; 5] {
     [
-        LaunchConfig::new(8, 1)
+        LaunchConfig::new(2, 1)
             .with_patches(atomic)
             .with_cell_parallel(true),
         base.with_patches(true),
