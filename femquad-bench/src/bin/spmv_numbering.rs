@@ -21,9 +21,11 @@
 //! cargo run --release -p femquad-bench --bin spmv_numbering -- [--reps 30]
 //! ```
 //!
-//! Each SpMV is timed on the host clock over batches of 20 calls ended by a
-//! finish (median of `--reps` batches, one untimed batch first); the three
-//! products are checked to be the same vector up to the permutation.
+//! Each SpMV is timed with the team size femquad picks and then with every
+//! team size of the kernel (`DeviceCsr::set_lanes`), on the host clock over
+//! batches of 20 calls ended by a finish (median of `--reps` batches, one
+//! untimed batch first); the products are checked to be the same vector up
+//! to the permutation.
 
 use std::sync::Arc;
 use std::time::Instant;
