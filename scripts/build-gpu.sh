@@ -32,18 +32,18 @@ cargo build --release --example solve_bench
 cp target/release/examples/solve_bench .gpu/solve_bench
 strip .gpu/solve_bench 2>/dev/null || true
 
-# The OpenCL test binaries, run on the GPU by gpu-bench.sh's `tests` stage.
+# The OpenCL test binaries, run on the GPU by gpu-bench.sh's `tests` stage: the
+# library's unit tests and every integration test of femquad and of the examples
+# except those that need the source tree or cargo at run time (the macro UI tests,
+# the module graph, the devtools gate, solve_bench_heat, which builds its example).
 rm -f .gpu/t_*
 {
-  cargo test --release --no-run -p femquad --lib --test operator_device --test device_vector \
-    --test device_solvers --test autotune --test pointwise_opencl --test pointwise_ad --test pointwise_regressions \
-    --test jacobian --test multigrid --test window_padding --test non_finite_results --test no_transfers \
-    --test linear_solve_checks --test layout_macros --test teardown --test boundary_terms_device \
-    --test boundary_terms_time 2>&1
-  cargo test --release --no-run --test convergence --test newton 2>&1
+  cargo test --release --no-run -p femquad --lib --tests 2>&1
+  cargo test --release --no-run -p femquad-examples --tests 2>&1
 } | sed -n -e 's/.*Executable unittests src\/lib\.rs (\(.*\))/lib \1/p' \
-    -e 's/.*Executable \(femquad\/\)\{0,1\}tests\/\([a-z_]*\)\.rs (\(.*\))/\2 \3/p' |
-  while read -r name exe; do cp "$exe" ".gpu/t_$name"; done
+    -e 's/.*Executable \(femquad\/\)\{0,1\}tests\/\([a-z_0-9]*\)\.rs (\(.*\))/\2 \3/p' |
+  grep -v -E '^(pointwise_ui|module_graph|devtools_gate|solve_bench_heat) ' |
+  while read -r name exe; do cp "$exe" ".gpu/t_$name"; strip ".gpu/t_$name" 2>/dev/null || true; done
 
 # A fallback ICD loader (best effort: needs apt's package lists; run
 # `apt-get update` once if this says it cannot find the package).
