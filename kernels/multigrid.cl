@@ -231,6 +231,7 @@ void mg_dense_apply(__global real *restrict y, __global const real *restrict a,
 //   r[i] = b[i] | b[i] + (−1)·w[i] | r[i] + (−1)·w[i]   (residual 0 | 1 | 2)
 //   d[i] = a·d[i] + c·Σ_j inv[n][fc][j] r[n·NC + j]
 //   x[i] = d[i] | x[i] + 1·d[i]                          (x_from_zero 1 | 0)
+// (the last two by chebyshev_node_update, kernels/chebyshev_update.cl)
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
 void mg_chebyshev_step(__global real *restrict x, __global real *restrict d,
                        __global real *restrict r, __global const real *restrict b,
@@ -248,14 +249,7 @@ void mg_chebyshev_step(__global real *restrict x, __global real *restrict d,
                               : r[i] + (real)(-1) * w[i];
         r[i] = rn[j];
     }
-    for (uint fc = 0; fc < NC; ++fc) {
-        real s = (real)0;
-        for (uint j = 0; j < NC; ++j) s = s + inv[(n * NC + fc) * NC + j] * rn[j];
-        const ulong i = n * NC + fc;
-        const real di = a * d[i] + c * s;
-        d[i] = di;
-        x[i] = x_from_zero ? di : x[i] + (real)1 * di;
-    }
+    chebyshev_node_update(n, NC, rn, inv, d, d, x, a, c, x_from_zero);
 }
 
 // ---------------------------------------------------------------------------

@@ -33,7 +33,8 @@
  * A[node*N_COMP + fc][node*N_COMP + gc], found by binary search in the row
  * (columns increase), 0 where not stored.
  *
- * The host prepends `real`, REAL_IS_DOUBLE and N_COMP.
+ * The host prepends `real`, REAL_IS_DOUBLE, N_COMP and
+ * kernels/chebyshev_update.cl.
  */
 
 #define SPMV_GROUP 128
@@ -114,8 +115,10 @@ __kernel void point_block_diagonal(__global const uint *restrict rowPtr,
   out[e] = v;
 }
 
-/* The step's algebra as mg_chebyshev_step's (kernels/multigrid.cl), FP
- * contraction off like it, so the updates are bitwise its own. */
+/* The step's residual as mg_chebyshev_step's (kernels/multigrid.cl), FP
+ * contraction off like it, and its update by the same function,
+ * chebyshev_node_update (kernels/chebyshev_update.cl, prepended by the
+ * host), so the step is bitwise its own. */
 #pragma OPENCL FP_CONTRACT OFF
 
 /* One Chebyshev step of the smoother (femquad/src/multigrid/chebyshev.rs)
@@ -127,7 +130,7 @@ __kernel void point_block_diagonal(__global const uint *restrict rowPtr,
  *   r[i]     = r[i] + (−1)·w[i]
  *   dNext[i] = a·d[i] + c·Σ_j inv[n][fc][j] r[n·N_COMP + j]
  *   x[i]     = x[i] + 1·dNext[i]
- * The new direction goes to dNext, not d: other teams still read d in this
+ * (the last two by chebyshev_node_update). The new direction goes to dNext, not d: other teams still read d in this
  * launch (the host swaps the two afterwards). */
 __kernel __attribute__((reqd_work_group_size(SPMV_GROUP, 1, 1)))
 void spmv_chebyshev_step(__global const uint *restrict rowPtr,
@@ -157,12 +160,5 @@ void spmv_chebyshev_step(__global const uint *restrict rowPtr,
   }
   if (lane != 0 || !active) return;
   for (uint fc = 0; fc < N_COMP; ++fc) r[n * N_COMP + fc] = rn[fc];
-  for (uint fc = 0; fc < N_COMP; ++fc) {
-    real s = (real)0;
-    for (uint j = 0; j < N_COMP; ++j) s = s + inv[(n * N_COMP + fc) * N_COMP + j] * rn[j];
-    const size_t i = n * N_COMP + fc;
-    const real di = a * d[i] + c * s;
-    dNext[i] = di;
-    x[i] = x[i] + (real)1 * di;
-  }
+  chebyshev_node_update(n, N_COMP, rn, inv, d, dNext, x, a, c, 0);
 }

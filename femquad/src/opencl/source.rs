@@ -50,6 +50,11 @@ pub(crate) const TANGENT_POINT: &str = include_str!("../../../kernels/tangent_po
 /// The kernels of a CSR matrix on the device (`kernels/spmv.cl`).
 pub const SPMV_TEMPLATE: &str = include_str!("../../../kernels/spmv.cl");
 
+/// `chebyshev_node_update` (`kernels/chebyshev_update.cl`): a Chebyshev
+/// step's update of one node, prepended to the multigrid kernels and to the
+/// CSR kernels, whose fused step must be bitwise the unfused one.
+pub(crate) const CHEBYSHEV_UPDATE: &str = include_str!("../../../kernels/chebyshev_update.cl");
+
 /// `atomic_add_real`, prepended to the kernels that sum into global vectors.
 const ATOMIC_ADD: &str = include_str!("../../../kernels/atomic_add.cl");
 
@@ -269,6 +274,7 @@ pub(crate) fn spmv_source<R: Real>(n_comp: usize) -> String {
     let mut s = String::from("/* femquad: CSR kernels */\n");
     s.push_str(&real_typedef::<R>());
     let _ = writeln!(s, "#define N_COMP {n_comp}");
+    s.push_str(CHEBYSHEV_UPDATE);
     s.push_str(SPMV_TEMPLATE);
     s
 }

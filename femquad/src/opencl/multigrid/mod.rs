@@ -29,6 +29,7 @@ use opencl3::kernel::Kernel;
 pub use transfer::DeviceTransfer;
 
 use super::context::Device;
+use super::source::CHEBYSHEV_UPDATE;
 use super::vector::WG;
 use crate::seam::{DENSE_LANES, block_tolerance};
 
@@ -51,7 +52,7 @@ pub fn multigrid_source(precision: Precision, n_comp: usize) -> String {
     let tol = block_tolerance(precision, n_comp);
     format!(
         "{fp64}typedef {real} real;\n#define WG {WG}\n#define NC {n_comp}\n\
-         #define BLOCK_TOL {tol:e}{suffix}\n\n{MULTIGRID_TEMPLATE}"
+         #define BLOCK_TOL {tol:e}{suffix}\n\n{CHEBYSHEV_UPDATE}\n{MULTIGRID_TEMPLATE}"
     )
 }
 
