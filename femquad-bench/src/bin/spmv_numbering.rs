@@ -61,14 +61,21 @@ fn same_vertices(a: &Mesh, b: &Mesh) -> Result<Vec<u32>> {
         .collect()
 }
 
+/// What [`spmv_time`] measured.
+struct Timed {
+    /// Median ms of one SpMV with the team size femquad picks.
+    ms: f64,
+    /// Stored entries of the matrix.
+    nnz: usize,
+    /// The product, indexed by the nested mesh's vertices.
+    y: Vec<f64>,
+    /// Median ms with each team size `(lanes, ms)`.
+    by_lanes: Vec<(usize, f64)>,
+}
+
 /// Median ms of one SpMV of the assembled Laplacian on `mesh`, and the
 /// product `A u` of `u_i = f(old vertex i)`.
-fn spmv_time<R: Real>(
-    backend: &Backend,
-    mesh: Mesh,
-    old: &[u32],
-    reps: usize,
-) -> Result<(f64, usize, Vec<f64>, Vec<(usize, f64)>)>
+fn spmv_time<R: Real>(backend: &Backend, mesh: Mesh, old: &[u32], reps: usize) -> Result<Timed>
 where
     Laplacian: PointwiseEval<R>,
 {
@@ -113,7 +120,12 @@ where
     for (new, &o) in old.iter().enumerate() {
         by_old[o as usize] = host[new].to_f64();
     }
-    Ok((t, matrix.pattern().nnz(), by_old, by_lanes))
+    Ok(Timed {
+        ms: t,
+        nnz: matrix.pattern().nnz(),
+        y: by_old,
+        by_lanes,
+    })
 }
 
 /// The hierarchy's finest mesh with each refinement's midpoints renumbered
@@ -169,7 +181,12 @@ where
         ("first-touch", touched, &touched_old),
         ("hilbert", hilbert, &hilbert_old),
     ] {
-        let (t, nnz, y, by_lanes) = spmv_time::<R>(backend, mesh, old, reps)?;
+        let Timed {
+            ms: t,
+            nnz,
+            y,
+            by_lanes,
+        } = spmv_time::<R>(backend, mesh, old, reps)?;
         let diff = reference.as_ref().map_or(0.0, |r| {
             let scale = r.iter().fold(0f64, |m, v| m.max(v.abs()));
             r.iter()
