@@ -98,6 +98,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::edges::{MeshEdges, mesh_edges};
+use super::renumber::invert;
 use super::size::{Footprint, MeshSize, physical_memory, refinements_too_many};
 use super::{BLOCK, GmshElement, GmshMesh, Mesh};
 use crate::{Error, Real, Result};
@@ -481,17 +482,9 @@ fn refine_with_edges(mesh: &Mesh, edges: MeshEdges, touch: &[u32]) -> Result<Ref
         ));
     }
     // the edges in first-touch order: edge_vertices[touch[e]] = endpoints of e
-    let old_of_new: Vec<AtomicU32> = (0..ne).into_par_iter().map(|_| AtomicU32::new(0)).collect();
-    touch
-        .par_iter()
-        .enumerate()
-        .with_min_len(BLOCK)
-        .for_each(|(e, &t)| {
-            old_of_new[t as usize].store(e as u32, Ordering::Relaxed);
-        });
-    let edge_vertices: Vec<[u32; 2]> = old_of_new
+    let edge_vertices: Vec<[u32; 2]> = invert(touch)
         .into_par_iter()
-        .map(|e| edges.endpoints()[e.into_inner() as usize])
+        .map(|e| edges.endpoints()[e as usize])
         .collect();
     // cells: the children of coarse cell c at 2^dim·c + j
     let mut cells = vec![0u32; nc * n_children * k];

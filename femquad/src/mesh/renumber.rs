@@ -455,7 +455,7 @@ pub(super) fn permute<T: Copy + Send + Sync>(data: &[T], source: &[u32], n_comp:
 }
 
 /// The inverse of a permutation (in parallel; each entry is stored once).
-fn invert(p: &[u32]) -> Vec<u32> {
+pub(crate) fn invert(p: &[u32]) -> Vec<u32> {
     let inv: Vec<AtomicU32> = (0..p.len())
         .into_par_iter()
         .map(|_| AtomicU32::new(0))
