@@ -434,7 +434,9 @@ impl<R: Real> DirichletProblem<R> {
     /// ([`PointwiseInfo::linear`](crate::physics::PointwiseInfo::linear)),
     /// and, on two random vectors `x`, `y` zero on the fixed dofs, that
     /// `x·Ay = y·Ax` to rounding (symmetric) and `x·Ax > 0` (positive): two
-    /// more Jacobian actions.
+    /// more products of the operator CG applies (after the preconditioner's
+    /// setup, so two SpMVs where it assembled the finest level; an error
+    /// of these checks comes before one of the setup).
     ///
     /// # Errors
     /// * [`Error::InvalidArgument`] naming `physics` if it (or a boundary
@@ -475,23 +477,32 @@ impl<R: Real> DirichletProblem<R> {
         b.axpy(-1.0, &f0)?;
         b.set_at(fixed_set, 0.0)?;
         let mut v = f0.zeros_like()?;
-        let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
-            constrained_jacobian(residual, None, fixed_set, jacobian_products, base, v, av)
-        };
-        check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
         // the preconditioner, for the Jacobian at u_D (for affine F, at any u)
         let factorization = match preconditioner {
             Preconditioner::Multigrid(o) => o.factorization,
             _ => Factorization::Cholesky,
         };
-        pc.setup(
+        let setup = pc.setup(
             preconditioner,
             hierarchy,
             residual,
             constraints,
             base,
             factorization,
-        )?;
+        );
+        // the checks on the operator CG will apply (the finest level's
+        // matrix if the setup assembled one: one SpMV a product), before the
+        // setup's error, if any: a non-symmetric or indefinite operator is
+        // named as such even where it made the setup fail
+        let matrix = match setup {
+            Ok(()) => pc.finest_matrix(),
+            Err(_) => None,
+        };
+        let mut apply = |v: &Vector<R>, av: &mut Vector<R>| -> Result<()> {
+            constrained_jacobian(residual, matrix, fixed_set, jacobian_products, base, v, av)
+        };
+        check_symmetric_positive(info.name, &mut apply, &b, fixed_set)?;
+        setup?;
         let mut system = LinearSystem {
             residual,
             fixed: fixed_set,
