@@ -185,9 +185,11 @@ pub struct LaunchConfig {
     /// Through femquad (`femquad-bench --measure bp --cell-parallel`, the
     /// same session) this kernel took 0.27 / 0.41 / 0.68 ms with patches
     /// for those cases, 1.2–2.2× faster than the transposition on every
-    /// case measured (P1/P2, Laplacian and Lamé, 2D/3D). Off in
-    /// [`super::shape::default_config`] for its setup cost (see there);
-    /// tried by the autotuner.
+    /// case measured (P1/P2, Laplacian and Lamé, 2D/3D); without patches
+    /// faster for scalar fields, slower for 3D Lamé. The default of
+    /// [`super::shape::default_config`] for the residual and the Jacobian
+    /// action of a scalar field, without patches (see there); tried by the
+    /// autotuner with and without.
     pub cell_parallel: bool,
 }
 

@@ -408,24 +408,25 @@ pub fn patch_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
 /// about [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
 /// boundaries), fewer if the work-group or local-memory limits require,
-/// [`DEFAULT_N_CB`] batches per chunk, the thread transposition
-/// (not [`LaunchConfig::cell_parallel`]) and no patches
-/// ([`LaunchConfig::patches`]).
+/// [`DEFAULT_N_CB`] batches per chunk, and no patches
+/// ([`LaunchConfig::patches`]); for the residual and the Jacobian action
+/// of a scalar field (`N_comp = 1`) the cell-parallel kernel
+/// ([`LaunchConfig::cell_parallel`], one work-item per cell, `N_tc = 1`),
+/// else (the element kernel, vector fields) the thread transposition.
 ///
-/// The cell-parallel kernel is faster per launch — measured on an H100
-/// (BENCHMARKS.md, "#22 and #24, session 11"; F(u), 2²⁴ cells,
-/// renumbered mesh, f64 unless said, atomic output, the faster geometry of
-/// each): 0.27 / 0.41 / 0.68 ms (2D P1 Laplacian f32 / f64, 3D P1) with
-/// patches against 0.43 / 0.66 / 0.98 ms for the transposition, 0.72 /
-/// 1.31 ms (2D / 3D P1 Lamé) with patches against 1.28 / 1.55, 1.10 /
-/// 2.07 ms (2D / 3D P2 Laplacian) without patches against 1.99 / 4.54 —
-/// but with it as the default (patches for P1) the operator's setup in
-/// `solve_bench --first-solution` grew from 0.27–0.47 s to 0.83–1.04 s at
-/// 2²⁴ cells (most likely the patch lists built and uploaded for every
-/// level's operator; not yet isolated), and the time to first solution
-/// past its 1.5 s target. So it
-/// is what the autotuner (stage 5) and an explicit configuration choose,
-/// not yet the default.
+/// Why, measured on an H100 (BENCHMARKS.md, "#22 and #24, session 11";
+/// F(u), 2²⁴ cells, renumbered mesh, f64 unless said, atomic output, the
+/// faster geometry of each), the cell-parallel kernel without patches
+/// against the transposition: 0.36 / 0.49 / 0.79 ms against 0.43 / 0.66 /
+/// 0.98 (2D P1 Laplacian f32 / f64, 3D P1), 1.10 / 2.07 against 1.99 /
+/// 4.54 (2D / 3D P2 Laplacian); deterministic output 0.36 / 0.55 / 0.93
+/// against 0.50 / 0.83 / 1.28 (P1) — but for Lamé 1.22 / 2.74 against
+/// 1.28 / 1.55 (2D / 3D P1: a work-item's registers hold every component).
+/// With patches it is faster still for P1 (0.27 / 0.42 / 0.68), but the
+/// patch lists cost the operator's setup (`solve_bench --first-solution`
+/// at 2²⁴ cells: 0.27–0.47 s → 0.83–1.04 s with them), so patches are what
+/// the autotuner (stage 5) and an explicit configuration choose, not the
+/// default.
 ///
 /// # Errors
 /// The device limit that no configuration meets.
@@ -462,6 +463,14 @@ pub fn default_config(
                 .with_patches(false);
             let shape = KernelShape::new(case, variant, config, options)?;
             match shape.check_device(device) {
+                Ok(()) if variant.gathers() && case.n_comp == 1 => {
+                    // N_bl·N_bs cells a work-group, one work-item each: no
+                    // more work-items and no more local memory than the
+                    // transposition that fits
+                    let cell = LaunchConfig { n_tc: 1, ..config }.with_cell_parallel(true);
+                    KernelShape::new(case, variant, cell, options)?.check_device(device)?;
+                    return Ok(cell);
+                }
                 Ok(()) => return Ok(config),
                 Err(e) => last_error = Some(e),
             }
