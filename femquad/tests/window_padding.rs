@@ -61,7 +61,14 @@ struct Coverage {
 /// device of 1024 work-items and 48 KiB of local memory a group (an H100:
 /// there the transposition's patches of 3D P2 need 99–199 KB, and 8
 /// cell-parallel blocks of Lamé, 1680 cells, 1680 work-items and 101 KB).
-fn configs(base: LaunchConfig, atomic: bool) -> [LaunchConfig; 5] {
+fn configs(default: LaunchConfig, atomic: bool) -> [LaunchConfig; 5] {
+    // the transposition in the default's shape (the default is the
+    // cell-parallel kernel for a scalar field)
+    let base = LaunchConfig {
+        cell_parallel: false,
+        ..default
+    }
+    .with_prefetch(true);
     [
         LaunchConfig::new(2, 1)
             .with_patches(atomic)
