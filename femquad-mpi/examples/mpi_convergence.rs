@@ -39,6 +39,7 @@ use femquad::quadrature::Quadrature;
 use femquad::solve::l2_error_cells;
 use femquad::space::FunctionSpace;
 use femquad_examples::convergence::Manufactured;
+use femquad_mpi::agglomerate::Agglomeration;
 use femquad_mpi::comm::{Ranks, abort_on_panic};
 use femquad_mpi::device::{Sharing, device_for_rank};
 use femquad_mpi::partition::metis_partition;
@@ -229,6 +230,7 @@ fn solve(
         backend,
         &fixed,
         MultigridOptions::default(),
+        Agglomeration::default(),
     )?;
     mg.setup(&u)?;
     let solver = Krylov::Cg {
