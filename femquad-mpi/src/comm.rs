@@ -254,6 +254,8 @@ impl Ranks {
         parts: &Parts,
     ) -> Option<Vec<T>> {
         let root = self.world.process_at_rank(0);
+        let dummy = [T::default()];
+        let values = not_in_place(values, &dummy);
         if self.rank() != 0 {
             root.gather_varcount_into(values);
             return None;
@@ -270,14 +272,32 @@ impl Ranks {
     /// Collective: rank 0's `values` (its parts concatenated in rank order;
     /// ignored elsewhere) scattered, each rank's part into its `out`
     /// (whose length must be its count in `parts`).
-    pub(crate) fn scatter_parts<T: Equivalence>(&self, values: &[T], parts: &Parts, out: &mut [T]) {
+    pub(crate) fn scatter_parts<T: Equivalence + Copy + Default>(
+        &self,
+        values: &[T],
+        parts: &Parts,
+        out: &mut [T],
+    ) {
         let root = self.world.process_at_rank(0);
+        let mut dummy = [T::default()];
+        let out = if out.is_empty() { &mut dummy[..0] } else { out };
         if self.rank() != 0 {
             root.scatter_varcount_into(out);
             return;
         }
         let partition = Partition::new(values, &parts.counts[..], &parts.displs[..]);
         root.scatter_varcount_into_root(&partition, out);
+    }
+}
+
+/// `values`, or if empty an empty slice of `dummy`: an empty `Vec`'s
+/// pointer is dangling, `1` for bytes — OpenMPI's `MPI_IN_PLACE`, which a
+/// gather refuses from a rank other than the root.
+fn not_in_place<'a, T>(values: &'a [T], dummy: &'a [T; 1]) -> &'a [T] {
+    if values.is_empty() {
+        &dummy[..0]
+    } else {
+        values
     }
 }
 
