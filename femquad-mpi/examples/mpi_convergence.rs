@@ -19,7 +19,8 @@
 //! repartitioning. On each level: the P1 form bound on every rank's cells
 //! ([`DistOperator`]), CG to `1e-10` preconditioned by the distributed
 //! multigrid V-cycle ([`DistMultigrid`]: Chebyshev–Jacobi smoothing per
-//! rank, the coarse level gathered to rank 0 and factored there), then the
+//! rank, the small levels agglomerated onto rank 0 and cycled there by
+//! femquad's serial multigrid, the default `Agglomeration`), then the
 //! `L²` error — each rank's cells' squared errors, summed in rank order.
 //! Rank 0 prints the table: the error falls like `h²` (rate 2.00), the
 //! iteration counts stay bounded, and neither depends on the number of
