@@ -169,6 +169,21 @@ pub fn check(
     Ok(ok)
 }
 
+/// Rank 0: femquad's serial multigrid of `refs` refinements of `mesh`, the
+/// serial vertex of each gathered vertex, the serial solve's CG iterations
+/// and the gathered solution's relative difference to the serial one.
+fn against_serial(
+    mesh: &Arc<Mesh>,
+    refs: usize,
+    gathered: &Gathered,
+) -> Result<(Serial, Vec<usize>, usize, f64)> {
+    let serial = Serial::new(mesh, refs)?;
+    let order = serial_order(&gathered.coordinates, &serial.coordinates, mesh.dim())?;
+    let (solution, serial_its) = serial.solve()?;
+    let err = rel_diff(&permuted(&gathered.solution, &order), &solution);
+    Ok((serial, order, serial_its, err))
+}
+
 /// Rank 0: the agglomerated run of `refs` refinements (level `refs − 1` on
 /// rank 0) against the serial solve and the run without agglomeration
 /// (`direct` iterations); its vertex map.
@@ -180,10 +195,7 @@ fn compare_agglomerated(
     direct: usize,
 ) -> Result<bool> {
     let agglomerated = gathered.level;
-    let serial = Serial::new(mesh, refs)?;
-    let order = serial_order(&gathered.coordinates, &serial.coordinates, mesh.dim())?;
-    let (solution, serial_its) = serial.solve()?;
-    let err = rel_diff(&permuted(&gathered.solution, &order), &solution);
+    let (_, _, serial_its, err) = against_serial(mesh, refs, gathered)?;
     let pass = err <= 1e-8
         && iterations.abs_diff(serial_its) <= 1
         && iterations.abs_diff(direct) <= 1
@@ -284,10 +296,7 @@ fn compare(
     previous: Option<usize>,
     agglomerated: usize,
 ) -> Result<bool> {
-    let serial = Serial::new(mesh, refs)?;
-    let order = serial_order(&gathered.coordinates, &serial.coordinates, mesh.dim())?;
-    let (solution, serial_its) = serial.solve()?;
-    let err = rel_diff(&permuted(&gathered.solution, &order), &solution);
+    let (serial, order, serial_its, err) = against_serial(mesh, refs, gathered)?;
     let pass = err <= 1e-8
         && iterations.abs_diff(serial_its) <= 1
         && gathered.level == agglomerated
