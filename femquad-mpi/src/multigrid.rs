@@ -65,9 +65,9 @@
 //! depend on the partition (up to rounding in the estimate).
 //!
 //! # Limits
-//! P1 fields (as [`DistOperator`]); the distributed levels' options refuse
-//! assembled levels and profiling (every distributed level is
-//! matrix-free), the serial levels' take them. The seeds of the start
+//! P1 fields (as [`DistOperator`]); the distributed levels take the
+//! smoother's options only (every distributed level is matrix-free, in the
+//! working precision), the serial levels' options take all of femquad's. The seeds of the start
 //! vectors differ: the distributed levels' hash coordinates (below), the
 //! serial levels' are femquad's (of the serial numbering: the same for
 //! every partition).
@@ -192,7 +192,10 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
     /// On every rank: [`Error::InvalidArgument`] naming `finest_fixed` for
     /// another length than the finest level's local entries, `hierarchy` for
     /// a single level (nothing to smooth: use a direct or Jacobi solve),
-    /// `options` for assembled levels or profiling (not distributed),
+    /// `options` for another option than the smoother's (degree, interval,
+    /// eigenvalue steps, seed) off its default (assembled levels,
+    /// profiling, the `f32` cycle, the coarse solve's options: the serial
+    /// levels' — [`Agglomeration::options`] — not the distributed ones'),
     /// `agglomeration` for a level at or above the finest; those of
     /// [`DistOperator::new`] on every distributed level; those of the
     /// agglomerated levels on rank 0 (the serial multigrid's, e.g. its
@@ -229,12 +232,13 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                 "hierarchy",
                 "a multigrid needs at least two levels (refine the coarse mesh once or more)",
             ))
-        } else if options.assembled_max_dofs != 0 || options.profile {
+        } else if options != smoother_options(&options) {
             Err(Error::arg(
                 "options",
-                "assembled_max_dofs and profile are not available over MPI ranks (every \
-                 distributed level is matrix-free and unprofiled): leave them at their defaults \
-                 (the agglomerated levels take them: Agglomeration::options)",
+                "only the smoother's options (degree, lower, upper, eigen_steps, seed) apply to \
+                 the distributed levels (matrix-free, unprofiled, in the working precision, \
+                 without a coarse solve of their own): leave the others at their defaults and \
+                 set them for the agglomerated levels in Agglomeration::options",
             ))
         } else {
             agglomeration.level.choose(&dofs)
@@ -758,6 +762,19 @@ fn splitmix64(state: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// `options`' smoother (degree, interval, eigenvalue steps, seed) with
+/// femquad's defaults for the rest: what the distributed levels use.
+fn smoother_options(options: &MultigridOptions) -> MultigridOptions {
+    MultigridOptions {
+        degree: options.degree,
+        lower: options.lower,
+        upper: options.upper,
+        eigen_steps: options.eigen_steps,
+        seed: options.seed,
+        ..MultigridOptions::default()
+    }
 }
 
 /// The mesh of level `l` of `hierarchy`.

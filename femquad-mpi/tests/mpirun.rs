@@ -88,9 +88,9 @@ fn assert_passes(np: usize, args: &[&str]) -> String {
     // traffic's)
     let checks = run.stdout.lines().filter(|l| l.ends_with(" ok")).count();
     let expected = if args[0].starts_with("opencl") {
-        30
+        31
     } else {
-        28
+        29
     };
     assert_eq!(checks, expected, "np {np} {args:?}:\n{}", run.stdout);
     run.stdout

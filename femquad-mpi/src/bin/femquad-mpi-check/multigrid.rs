@@ -24,6 +24,8 @@
 //!   the distributed coarse mesh (the same cells in the same vertex order,
 //!   the same coordinates) and every distributed vertex of level `L_a` maps
 //!   to the serial vertex with its coordinates (bits);
+//! * a serial option (the coarse factorization) given to the distributed
+//!   levels is refused on every rank;
 //! * a failure of rank 0's serial levels — options the serial multigrid
 //!   refuses at construction (`max_coarse_dofs` below the coarsest level)
 //!   and at setup (the `f32` cycle with matrix-free levels) — is every
@@ -261,8 +263,36 @@ fn rank_0_failures(hierarchy: &DistHierarchy, backend: &Backend) -> Result<bool>
         let u = DistOperator::new(fine, 1, 1, poisson, backend)?.vector()?;
         Ok(mg.setup(&u).err())
     })()?;
+    // a serial option given to the distributed levels: refused on every rank
+    let misplaced = DistMultigrid::<f64>::new(
+        hierarchy,
+        1,
+        poisson,
+        backend,
+        &fixed,
+        MultigridOptions {
+            factorization: femquad::sparse::Factorization::Lu,
+            ..MultigridOptions::default()
+        },
+        Agglomeration::default(),
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    let refused = misplaced.contains("`options`") && misplaced.contains("Agglomeration::options");
+    let refused = ranks
+        .all_gather_u64(u64::from(refused))
+        .iter()
+        .all(|&r| r == 1);
     let rank = ranks.rank();
-    let mut pass = true;
+    if rank == 0 {
+        println!(
+            "multigrid: a serial option (LU) for the distributed levels is refused on every rank: \
+             `{misplaced}` {}",
+            verdict(refused)
+        );
+    }
+    let mut pass = refused;
     for (what, error, names) in [
         ("construction", construction, "max_coarse_dofs"),
         ("setup", setup, "cycle_precision"),
