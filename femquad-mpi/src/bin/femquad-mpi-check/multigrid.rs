@@ -23,7 +23,9 @@
 //! * the vertex map of the agglomerated level: rank 0's serial mesh 0 is
 //!   the distributed coarse mesh (the same cells in the same vertex order,
 //!   the same coordinates) and every distributed vertex of level `L_a` maps
-//!   to the serial vertex with its coordinates (bits);
+//!   to the serial vertex with its coordinates (bits); the report lists
+//!   every level (the serial ones too) with its dofs and, above level 0,
+//!   its eigenvalue estimate, the same on every rank;
 //! * a serial option (the coarse factorization) given to the distributed
 //!   levels is refused on every rank;
 //! * a failure of rank 0's serial levels — options the serial multigrid
@@ -81,8 +83,41 @@ struct Gathered {
     vcycle: Vec<f64>,
     /// The agglomerated level.
     level: usize,
-    /// What is wrong with the agglomerated level's vertex map, if anything.
+    /// What is wrong with the agglomerated level's vertex map or the
+    /// levels' report, if anything.
     map_error: Option<String>,
+}
+
+/// Collective: what is wrong with `mg`'s report after a setup, if anything
+/// (rank 0's; `None` elsewhere): one level per level of `hierarchy` with its
+/// global dofs, an eigenvalue estimate on every level but 0, the same
+/// estimates on every rank.
+fn report_error(hierarchy: &DistHierarchy, mg: &DistMultigrid<f64>) -> Option<String> {
+    let report = mg.report();
+    let maxima: Vec<f64> = report
+        .iter()
+        .map(|r| r.eigen.map_or(-1.0, |e| e.max))
+        .collect();
+    let all = hierarchy.finest().ranks().all_gather_f64s(&maxima);
+    if hierarchy.finest().ranks().rank() != 0 {
+        return None;
+    }
+    if report.len() != hierarchy.n_levels() {
+        return Some(format!(
+            "the report has {} levels of {}",
+            report.len(),
+            hierarchy.n_levels()
+        ));
+    }
+    let wrong = report.iter().enumerate().position(|(l, r)| {
+        let dofs = hierarchy.mesh(l).map(|m| m.layout().n_global_vertices);
+        Some(r.dofs) != dofs || (l == 0) != r.eigen.is_none()
+    });
+    if let Some(l) = wrong {
+        return Some(format!("the report's level {l}: {:?}", report[l]));
+    }
+    (all.chunks_exact(maxima.len()).any(|m| m != maxima))
+        .then(|| format!("the ranks report other estimates: {all:?}"))
 }
 
 /// Rank 0: what is wrong with the serial hierarchy `serial` of the
@@ -211,7 +246,7 @@ fn compare_agglomerated(
     let map_pass = gathered.map_error.is_none();
     println!(
         "multigrid agglomerated level {agglomerated}: the serial mesh 0 is the distributed one, \
-         every vertex mapped to its coordinates{} {}",
+         every vertex mapped to its coordinates, every level reported{} {}",
         gathered
             .map_error
             .as_ref()
@@ -394,6 +429,7 @@ fn distributed(
         agglomeration,
     )?;
     mg.setup(&u)?;
+    let report = report_error(hierarchy, &mg);
     let solver = Krylov::Cg {
         tol: TOL,
         max_iter: 200,
@@ -436,7 +472,7 @@ fn distributed(
             solution,
             vcycle,
             level,
-            map_error: map_error(serial, map, level, &level_xs, global),
+            map_error: report.or_else(|| map_error(serial, map, level, &level_xs, global)),
         }),
         _ => None,
     };
