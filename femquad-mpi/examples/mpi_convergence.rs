@@ -19,7 +19,8 @@
 //! repartitioning. On each level: the P1 form bound on every rank's cells
 //! ([`DistOperator`]), CG to `1e-10` preconditioned by the distributed
 //! multigrid V-cycle ([`DistMultigrid`]: Chebyshev–Jacobi smoothing per
-//! rank, the coarse level gathered to rank 0 and factored there), then the
+//! rank, the small levels agglomerated onto rank 0 and cycled there by
+//! femquad's serial multigrid, the default `Agglomeration`), then the
 //! `L²` error — each rank's cells' squared errors, summed in rank order.
 //! Rank 0 prints the table: the error falls like `h²` (rate 2.00), the
 //! iteration counts stay bounded, and neither depends on the number of
@@ -39,6 +40,7 @@ use femquad::quadrature::Quadrature;
 use femquad::solve::l2_error_cells;
 use femquad::space::FunctionSpace;
 use femquad_examples::convergence::Manufactured;
+use femquad_mpi::agglomerate::Agglomeration;
 use femquad_mpi::comm::{Ranks, abort_on_panic};
 use femquad_mpi::device::{Sharing, device_for_rank};
 use femquad_mpi::partition::metis_partition;
@@ -229,6 +231,7 @@ fn solve(
         backend,
         &fixed,
         MultigridOptions::default(),
+        Agglomeration::default(),
     )?;
     mg.setup(&u)?;
     let solver = Krylov::Cg {

@@ -17,7 +17,6 @@
 
 use femquad::backend::{IndexSet, Vector};
 use femquad::operator::Operator;
-use femquad::sparse::CsrMatrix;
 use femquad::vector::VectorOps;
 use femquad::{Real, Result};
 
@@ -88,17 +87,6 @@ impl<R: Real> BoundaryPart<R> {
     /// The local vertex of each of the part's vertices (increasing).
     pub(crate) fn vertices(&self) -> &[u32] {
         &self.vertices
-    }
-
-    /// The part's `J(u[B])` assembled ([`Operator::assemble_jacobian`]),
-    /// in the part's numbering.
-    ///
-    /// # Errors
-    /// Those of [`Operator::assemble_jacobian`] (indices in the part's
-    /// numbering) and the index kernels.
-    pub(crate) fn assemble_jacobian(&mut self, u: &Vector<R>) -> Result<CsrMatrix> {
-        self.u.gather(u, &self.field)?;
-        self.op.assemble_jacobian(&self.u)
     }
 
     /// Binds the time state `t`, `u_t = σ·u + b` with `b[B]` gathered from

@@ -15,7 +15,7 @@ use std::cell::Cell;
 
 use mpi::Count;
 use mpi::collective::CommunicatorCollectives;
-use mpi::datatype::PartitionMut;
+use mpi::datatype::{Equivalence, Partition, PartitionMut};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
 
@@ -164,6 +164,140 @@ impl Ranks {
         root.broadcast_into(&mut len);
         values.resize(len as usize, 0);
         root.broadcast_into(&mut values[..]);
+    }
+}
+
+/// How many entries each rank sends to rank 0 in a gather, or receives
+/// from it in a scatter ([`Ranks::gather_parts`], [`Ranks::scatter_parts`]),
+/// and where each rank's entries start in rank 0's buffer (rank order).
+/// Meaningful on rank 0; empty elsewhere.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Parts {
+    counts: Vec<Count>,
+    displs: Vec<Count>,
+}
+
+impl Parts {
+    /// The parts of `counts` entries, one count per rank.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `counts` if their sum exceeds MPI's
+    /// 32-bit counts.
+    pub(crate) fn new(counts: &[usize]) -> Result<Self> {
+        let total: usize = counts.iter().sum();
+        if total > Count::MAX as usize {
+            return Err(Error::arg(
+                "counts",
+                format!("{total} entries in one gather, more than MPI's 32-bit counts hold"),
+            ));
+        }
+        let displs = counts
+            .iter()
+            .scan(0, |at, &c| {
+                let d = *at;
+                *at += c as Count;
+                Some(d)
+            })
+            .collect();
+        Ok(Parts {
+            counts: counts.iter().map(|&c| c as Count).collect(),
+            displs,
+        })
+    }
+
+    /// All entries.
+    pub(crate) fn total(&self) -> usize {
+        self.counts.iter().map(|&c| c as usize).sum()
+    }
+
+    /// The entries of rank `q` in rank 0's buffer.
+    pub(crate) fn range(&self, q: usize) -> std::ops::Range<usize> {
+        let start = self.displs[q] as usize;
+        start..start + self.counts[q] as usize
+    }
+}
+
+impl Ranks {
+    /// Collective: every rank's `values` on rank 0, one list per rank in
+    /// rank order (`None` elsewhere); the counts are gathered first.
+    ///
+    /// # Errors
+    /// Those of [`Parts::new`], on every rank.
+    pub(crate) fn gather_varcount<T: Equivalence + Copy + Default>(
+        &self,
+        values: &[T],
+    ) -> Result<Option<Vec<Vec<T>>>> {
+        let root = self.world.process_at_rank(0);
+        let count = values.len() as u64;
+        let parts = if self.rank() == 0 {
+            let mut counts = vec![0u64; self.size()];
+            root.gather_into_root(&count, &mut counts[..]);
+            Parts::new(&counts.iter().map(|&c| c as usize).collect::<Vec<_>>())
+        } else {
+            root.gather_into(&count);
+            Ok(Parts::default())
+        };
+        let parts = self.agree(parts)?;
+        Ok(self.gather_parts(values, &parts).map(|all| {
+            (0..self.size())
+                .map(|q| all[parts.range(q)].to_vec())
+                .collect()
+        }))
+    }
+
+    /// Collective: every rank's `values` on rank 0, concatenated in rank
+    /// order (`None` elsewhere); `parts` (on rank 0) must hold every
+    /// rank's count.
+    pub(crate) fn gather_parts<T: Equivalence + Copy + Default>(
+        &self,
+        values: &[T],
+        parts: &Parts,
+    ) -> Option<Vec<T>> {
+        let root = self.world.process_at_rank(0);
+        let dummy = [T::default()];
+        let values = not_in_place(values, &dummy);
+        if self.rank() != 0 {
+            root.gather_varcount_into(values);
+            return None;
+        }
+        let mut all = vec![T::default(); parts.total()];
+        {
+            let mut partition =
+                PartitionMut::new(&mut all[..], &parts.counts[..], &parts.displs[..]);
+            root.gather_varcount_into_root(values, &mut partition);
+        }
+        Some(all)
+    }
+
+    /// Collective: rank 0's `values` (its parts concatenated in rank order;
+    /// ignored elsewhere) scattered, each rank's part into its `out`
+    /// (whose length must be its count in `parts`).
+    pub(crate) fn scatter_parts<T: Equivalence + Copy + Default>(
+        &self,
+        values: &[T],
+        parts: &Parts,
+        out: &mut [T],
+    ) {
+        let root = self.world.process_at_rank(0);
+        let mut dummy = [T::default()];
+        let out = if out.is_empty() { &mut dummy[..0] } else { out };
+        if self.rank() != 0 {
+            root.scatter_varcount_into(out);
+            return;
+        }
+        let partition = Partition::new(values, &parts.counts[..], &parts.displs[..]);
+        root.scatter_varcount_into_root(&partition, out);
+    }
+}
+
+/// `values`, or if empty an empty slice of `dummy`: an empty `Vec`'s
+/// pointer is dangling, `1` for bytes — OpenMPI's `MPI_IN_PLACE`, which a
+/// gather refuses from a rank other than the root.
+fn not_in_place<'a, T>(values: &'a [T], dummy: &'a [T; 1]) -> &'a [T] {
+    if values.is_empty() {
+        &dummy[..0]
+    } else {
+        values
     }
 }
 

@@ -19,8 +19,9 @@
 //!   Jacobi-preconditioned CG or GMRES);
 //! * `DistHierarchy` (each rank refining its own cells: every level
 //!   partitioned and nested) and `DistMultigrid` (geometric multigrid over
-//!   the ranks, the coarsest level gathered to rank 0 and factored with
-//!   faer), the preconditioner of `solve::solve_linear_preconditioned`;
+//!   the ranks, its small levels agglomerated onto rank 0 and cycled there
+//!   by femquad's serial multigrid, `agglomerate`), the preconditioner of
+//!   `solve::solve_linear_preconditioned`;
 //! * `DistProblem` — a `DistOperator` with Dirichlet conditions that
 //!   femquad's own time integrator (`femquad::time::TimeIntegrator`)
 //!   advances over the ranks (the time state bound on every rank and
@@ -36,6 +37,8 @@
 pub mod cell_split;
 pub mod layout;
 
+#[cfg(feature = "mpi")]
+pub mod agglomerate;
 #[cfg(feature = "mpi")]
 mod boundary_part;
 #[cfg(feature = "mpi")]

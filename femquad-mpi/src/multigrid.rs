@@ -1,6 +1,7 @@
-//! [`DistMultigrid`]: geometric multigrid over MPI ranks — every level of a
-//! [`DistHierarchy`] smoothed on each rank's cells, the coarsest gathered to
-//! rank 0 and solved there with faer, the solution broadcast. The
+//! [`DistMultigrid`]: geometric multigrid over MPI ranks — the levels of a
+//! [`DistHierarchy`] above the agglomerated level `L_a` smoothed on each
+//! rank's cells, levels `0..=L_a` gathered onto rank 0 and cycled there by
+//! femquad's serial multigrid ([`crate::agglomerate`]). The
 //! preconditioner of femquad's [`cg`](femquad::solve::cg) and
 //! [`gmres`](femquad::solve::gmres) on [`DistVector`]s
 //! ([`solve_linear_preconditioned`](crate::solve::solve_linear_preconditioned)).
@@ -12,7 +13,7 @@
 //! the identity's:
 //!
 //! ```text
-//! cycle(l, b):  if l = 0: gather b to rank 0, x = A_0⁻¹ b there, broadcast x
+//! cycle(l, b):  if l = L_a: gather b to rank 0, x = M_a⁻¹ b there, scatter x
 //!               x = S_l(b, 0)                 Chebyshev–Jacobi pre-smoothing
 //!               b_c = P_lᵀ (b − A_l x)        restriction, fixed coarse dofs zeroed
 //!               x = x + P_l cycle(l − 1, b_c) coarse correction, fixed dofs zeroed
@@ -36,12 +37,25 @@
 //!   `Pᵀ` to the **owned** fine entries only (ghost entries zeroed first, so
 //!   each fine vertex is counted once, by its owner) and accumulates the
 //!   coarse ghosts' sums into their owners.
-//! * `A_0⁻¹`: every rank's element matrices of the coarsest level
-//!   ([`DistOperator::assemble_jacobian_entries`]) sent to rank 0, summed
-//!   there into one matrix and factored by femquad's [`CoarseSolver`]
-//!   (faer); each coarse solve gathers the right-hand side's owned entries to
-//!   rank 0 and broadcasts the solution. Measured against agglomeration:
-//!   not yet (one gathered level only).
+//! * `M_a⁻¹`: one V-cycle of femquad's serial multigrid
+//!   ([`OperatorLevels`]) on levels `0..=L_a`, rebuilt on rank 0 from the
+//!   gathered coarse mesh ([`crate::agglomerate`]: the mesh, the vertex
+//!   map, the serial options of [`Agglomeration`]); the right-hand side's
+//!   owned entries gathered to rank 0, every rank's local entries of the
+//!   result scattered back. `L_a` = [`Agglomeration::level`], by default
+//!   the finest level below the finest with at most
+//!   [`AGGLOMERATE_MAX_DOFS`](crate::agglomerate::AGGLOMERATE_MAX_DOFS)
+//!   global dofs; with `L_a = 0` the serial multigrid is the coarsest
+//!   level's direct solve (femquad's
+//!   [`CoarseSolver`](femquad::multigrid::CoarseSolver), faer), the one
+//!   gathered level of this crate before agglomeration. Why: each
+//!   distributed level costs about six halo exchanges a cycle (smoothing
+//!   steps, residual, transfers), each a device → host → MPI → device
+//!   round trip of ~0.25 ms on an H100 host, while a small level's own work
+//!   takes microseconds; rank 0's one device cycles the small levels
+//!   without any (PETSc's telescope and GAMG, hypre and MFEM agglomerate
+//!   alike). The agglomerated level that is fastest at a given size is
+//!   measured by `femquad-mpi-bench --solve L --agglomerate-max-dofs N`.
 //!
 //! # Start vectors
 //! The Lanczos estimate of level `l` starts from `x_i = h(coordinates of
@@ -51,46 +65,47 @@
 //! depend on the partition (up to rounding in the estimate).
 //!
 //! # Limits
-//! P1 fields (as [`DistOperator`]); the options' assembled levels and
-//! profiling are refused (every level is matrix-free).
+//! P1 fields (as [`DistOperator`]); the distributed levels take the
+//! smoother's options only (every distributed level is matrix-free, in the
+//! working precision), the serial levels' options take all of femquad's. The seeds of the start
+//! vectors differ: the distributed levels' hash coordinates (below), the
+//! serial levels' are femquad's (of the serial numbering: the same for
+//! every partition).
 
 use std::rc::Rc;
 use std::time::Instant;
 
 use mpi::datatype::Equivalence;
-use mpi::point_to_point::{Destination, Source};
-use mpi::topology::Communicator;
 
 use femquad::backend::{Backend, IndexSet, MultigridKernels, Vector};
 use femquad::form::Form;
-use femquad::linalg::{FixedDofs, LinearOperator};
+use femquad::linalg::LinearOperator;
 use femquad::multigrid::{
-    Chebyshev, ChebyshevWork, CoarseSolver, LevelReport, MultigridOptions, OnFixed,
-    PointBlockJacobi, Transfer, estimate_eigenvalues_of, smoother_setup_error,
+    Chebyshev, ChebyshevWork, LevelReport, MeshHierarchy, MultigridOptions, OnFixed,
+    OperatorLevels, PointBlockJacobi, Transfer, estimate_eigenvalues_of, smoother_setup_error,
 };
 use femquad::space::FunctionSpace;
-use femquad::sparse::CsrMatrix;
 use femquad::vector::VectorOps;
 use femquad::{Error, Real, Result};
 
+use crate::agglomerate::{Agglomerated, Agglomeration};
 use crate::comm::Ranks;
 use crate::hierarchy::{DistHierarchy, LocalRefinement};
 use crate::operator::DistOperator;
 use crate::vector::DistVector;
-
-/// Message tag of the coarse matrix's entries sent to rank 0.
-const TAG_COARSE: i32 = 20;
 
 /// Geometric multigrid over the levels of a [`DistHierarchy`] (see the
 /// [module documentation](self)): a [`LinearOperator`] on the finest
 /// level's [`DistVector`]s after [`DistMultigrid::setup`].
 pub struct DistMultigrid<R: Real> {
     options: MultigridOptions,
-    /// Coarsest first.
+    /// The distributed levels `L_a..=L`, coarsest first (`levels[0]` is
+    /// `L_a`: its vectors and state, not smoothed).
     levels: Vec<Level<R>>,
-    /// `transfers[l]` between levels `l` and `l + 1`.
+    /// `transfers[i]` between levels `L_a + i` and `L_a + i + 1`.
     transfers: Vec<LevelTransfer<R>>,
-    coarse: CoarseLevel,
+    /// Levels `0..=L_a` on rank 0.
+    agglomerated: Agglomerated<R>,
     /// The finest right-hand side with its fixed entries zeroed.
     masked_b: DistVector<R>,
     ready: bool,
@@ -103,22 +118,26 @@ pub struct DistMultigrid<R: Real> {
 /// ([`DistMultigrid::times`]), for explaining a solve's time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MultigridTimes {
-    /// The last [`DistMultigrid::setup`] less its coarse factorization:
-    /// the state injected to every level, each level's point-block
-    /// diagonal, Jacobi and eigenvalue estimate (the smoothers).
+    /// The last [`DistMultigrid::setup`] less its agglomerated part: the
+    /// state injected to every distributed level, each smoothed level's
+    /// point-block diagonal, Jacobi and eigenvalue estimate (the
+    /// smoothers).
     pub smoothers: f64,
-    /// The last setup's coarse factorization: the coarsest Jacobian
-    /// assembled, gathered to rank 0 and factored there.
-    pub coarse_factorization: f64,
-    /// The coarse solves since the last setup, summed: each from the
-    /// device work before it finished (which its gather would wait for
-    /// anyway) to the solution's upload — the gather of the right-hand
-    /// side to rank 0, the solve there, the broadcast and the upload.
-    pub coarse_solves: f64,
+    /// The last setup's agglomerated part: level `L_a`'s state gathered to
+    /// rank 0 and the serial levels set up there (smoothers, the coarse
+    /// factorization), their reports sent back (on the other ranks: the
+    /// wait for rank 0).
+    pub agglomerated_setup: f64,
+    /// The agglomerated coarse corrections since the last setup, summed:
+    /// each from the device work before it finished (which its gather
+    /// would wait for anyway) to the result's upload — the gather of the
+    /// right-hand side to rank 0, the serial V-cycle there, the scatter
+    /// and the upload.
+    pub agglomerated_cycles: f64,
 }
 
-/// One level: its operator, state, fixed entries, and (above the coarsest,
-/// after a setup) smoother and work vectors.
+/// One distributed level: its operator, state, fixed entries, and (above
+/// `L_a`, after a setup) smoother and work vectors.
 struct Level<R: Real> {
     op: DistOperator<R>,
     state: DistVector<R>,
@@ -126,11 +145,11 @@ struct Level<R: Real> {
     fixed: IndexSet,
     report: LevelReport,
     smoother: Option<(PointBlockJacobi<R>, Chebyshev)>,
-    /// Above the coarsest.
+    /// Above `L_a`.
     work: Option<Work<R>>,
 }
 
-/// The vectors of a level above the coarsest.
+/// The vectors of a level above `L_a`.
 struct Work<R: Real> {
     smoother: ChebyshevWork<R>,
     residual: DistVector<R>,
@@ -156,30 +175,33 @@ struct LevelTransfer<R: Real> {
     scratch: Vector<R>,
 }
 
-/// The coarsest level's direct solve, on rank 0.
-struct CoarseLevel {
-    /// Rank 0: the coarsest level's fixed dofs (global numbering).
-    fixed: Option<FixedDofs>,
-    /// Rank 0, after a setup: on the host (the gathered vectors), in `f64`.
-    solver: Option<CoarseSolver<f64>>,
-}
-
 impl<R: Real + Equivalence> DistMultigrid<R> {
     /// Collective: the multigrid of `hierarchy` for the P1 field of `n_comp`
     /// components whose form `make_form` makes on a level's space, bound on
-    /// `backend` on every level; `finest_fixed` marks the fixed (Dirichlet)
-    /// local entries of the finest level (a coarser level's vertex is fixed
-    /// where it is on the finer level, as in femquad's
-    /// [`LevelSpaces::fixed_dofs`](femquad::multigrid::LevelSpaces::fixed_dofs)).
-    /// Call [`DistMultigrid::setup`] before applying it.
+    /// `backend` on every distributed level and on rank 0's serial levels;
+    /// `finest_fixed` marks the fixed (Dirichlet) local entries of the
+    /// finest level (a coarser level's vertex is fixed where it is on the
+    /// finer level, as in femquad's
+    /// [`LevelSpaces::fixed_dofs`](femquad::multigrid::LevelSpaces::fixed_dofs));
+    /// `options` the distributed levels' smoothers, `agglomeration` the
+    /// agglomerated level `L_a` and the serial multigrid's options on
+    /// levels `0..=L_a` (see the [module documentation](self)). Call
+    /// [`DistMultigrid::setup`] before applying it.
     ///
     /// # Errors
     /// On every rank: [`Error::InvalidArgument`] naming `finest_fixed` for
     /// another length than the finest level's local entries, `hierarchy` for
     /// a single level (nothing to smooth: use a direct or Jacobi solve),
-    /// `options` for assembled levels or profiling (not distributed) or a
-    /// coarsest level above `max_coarse_dofs`; those of
-    /// [`DistOperator::new`] on every level.
+    /// `options` for another option than the smoother's (degree, interval,
+    /// eigenvalue steps, seed) off its default (assembled levels,
+    /// profiling, the `f32` cycle, the coarse solve's options: the serial
+    /// levels' — [`Agglomeration::options`] — not the distributed ones'),
+    /// `agglomeration` for a level at or above the finest; those of
+    /// [`DistOperator::new`] on every distributed level; those of the
+    /// agglomerated levels on rank 0 (the serial multigrid's, e.g. its
+    /// `options` for a coarsest level above `max_coarse_dofs`, and a
+    /// gathered mesh that does not refine to the distributed level `L_a`,
+    /// naming `hierarchy`).
     pub fn new(
         hierarchy: &DistHierarchy,
         n_comp: usize,
@@ -187,10 +209,16 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
         backend: &Backend,
         finest_fixed: &[bool],
         options: MultigridOptions,
+        agglomeration: Agglomeration,
     ) -> Result<Self> {
         let finest = hierarchy.finest();
         let ranks = finest.ranks();
         let n_finest = finest.layout().n_local() * n_comp;
+        let n_levels = hierarchy.n_levels();
+        let dofs: Vec<usize> = (0..n_levels)
+            .filter_map(|l| hierarchy.mesh(l))
+            .map(|m| m.layout().n_global_vertices * n_comp)
+            .collect();
         let checked = if finest_fixed.len() != n_finest {
             Err(Error::arg(
                 "finest_fixed",
@@ -199,41 +227,27 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                     finest_fixed.len()
                 ),
             ))
-        } else if hierarchy.n_levels() < 2 {
+        } else if n_levels < 2 {
             Err(Error::arg(
                 "hierarchy",
                 "a multigrid needs at least two levels (refine the coarse mesh once or more)",
             ))
-        } else if options.assembled_max_dofs != 0 || options.profile {
+        } else if options != smoother_options(&options) {
             Err(Error::arg(
                 "options",
-                "assembled_max_dofs and profile are not available over MPI ranks (every \
-                 distributed level is matrix-free and unprofiled): leave them at their defaults",
+                "only the smoother's options (degree, lower, upper, eigen_steps, seed) apply to \
+                 the distributed levels (matrix-free, unprofiled, in the working precision, \
+                 without a coarse solve of their own): leave the others at their defaults and \
+                 set them for the agglomerated levels in Agglomeration::options",
             ))
         } else {
-            Ok(())
+            agglomeration.level.choose(&dofs)
         };
-        ranks.agree(checked)?;
-        let n_coarse_global = hierarchy
-            .mesh(0)
-            .map_or(0, |m| m.layout().n_global_vertices)
-            * n_comp;
-        if n_coarse_global > options.max_coarse_dofs {
-            return Err(Error::arg(
-                "options",
-                format!(
-                    "the coarsest level has {n_coarse_global} dofs, more than max_coarse_dofs = \
-                     {}: it is gathered and factored on rank 0. Distribute a coarser mesh and \
-                     refine it more, or raise max_coarse_dofs",
-                    options.max_coarse_dofs
-                ),
-            ));
-        }
-        // fixed masks, finest to coarsest: a coarse vertex is fixed where
-        // its fine vertex is
-        let n_levels = hierarchy.n_levels();
+        let agglomerated_level = ranks.agree(checked)?;
+        // fixed masks, finest to L_a: a coarse vertex is fixed where its
+        // fine vertex is
         let mut masks = vec![finest_fixed.to_vec()];
-        for l in (0..n_levels - 1).rev() {
+        for l in (agglomerated_level..n_levels - 1).rev() {
             let refinement = refinement(hierarchy, l)?;
             let n_lc = level_mesh(hierarchy, l)?.layout().n_local();
             let finer = &masks[masks.len() - 1];
@@ -245,9 +259,18 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             masks.push(mask);
         }
         masks.reverse();
-        let mut levels = Vec::with_capacity(n_levels);
-        for (l, mask) in masks.iter().enumerate() {
-            let mesh = level_mesh(hierarchy, l)?;
+        let agglomerated = Agglomerated::new(
+            hierarchy,
+            agglomerated_level,
+            n_comp,
+            &make_form,
+            backend,
+            &masks[0],
+            agglomeration.options,
+        )?;
+        let mut levels: Vec<Level<R>> = Vec::with_capacity(masks.len());
+        for (i, mask) in masks.iter().enumerate() {
+            let mesh = level_mesh(hierarchy, agglomerated_level + i)?;
             let op = DistOperator::new(mesh, 1, n_comp, &make_form, backend)?;
             let state = op.vector()?;
             let entries: Vec<u32> = (0..mask.len() as u32)
@@ -257,8 +280,8 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             let n_owned = mesh.layout().n_owned * n_comp;
             let owned_fixed = entries.iter().filter(|&&i| (i as usize) < n_owned).count();
             let n_fixed: u64 = ranks.all_gather_u64(owned_fixed as u64).iter().sum();
-            let work = if l > 0 {
-                let below: &Level<R> = &levels[l - 1];
+            let work = if i > 0 {
+                let below = &levels[i - 1];
                 let like = state.local();
                 Some(Work {
                     smoother: ranks.agree(ChebyshevWork::like(like))?,
@@ -285,11 +308,11 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                 work,
             });
         }
-        let transfers = (0..n_levels - 1)
+        let transfers = (agglomerated_level..n_levels - 1)
             .map(|l| {
                 let refinement = refinement(hierarchy, l)?;
                 let n_lc = level_mesh(hierarchy, l)?.layout().n_local();
-                let fine = &levels[l + 1];
+                let fine = &levels[l + 1 - agglomerated_level];
                 let n_fine_owned = fine.op.mesh().layout().n_owned;
                 ranks.agree(LevelTransfer::new(
                     refinement,
@@ -300,33 +323,12 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                 ))
             })
             .collect::<Result<Vec<_>>>()?;
-        // the coarsest level's fixed dofs, on rank 0
-        let coarse = &levels[0];
-        let mut flags = coarse.op.vector()?;
-        let ones: Vec<R> = masks[0]
-            .iter()
-            .map(|&f| if f { R::ONE } else { R::ZERO })
-            .collect();
-        ranks.agree(flags.set_local_from_host(&ones))?;
-        let fixed = match flags.gather_to_root()? {
-            Some(flags) => {
-                let dofs: Vec<u32> = (0..flags.len() as u32)
-                    .filter(|&i| flags[i as usize] != R::ZERO)
-                    .collect();
-                Some(FixedDofs::new(flags.len(), &dofs))
-            }
-            None => None,
-        };
-        let fixed = ranks.agree(fixed.transpose())?;
-        let masked_b = levels[n_levels - 1].op.vector()?;
+        let masked_b = levels[levels.len() - 1].op.vector()?;
         Ok(DistMultigrid {
             options,
             levels,
             transfers,
-            coarse: CoarseLevel {
-                fixed,
-                solver: None,
-            },
+            agglomerated,
             masked_b,
             ready: false,
             cycles: 0,
@@ -334,21 +336,45 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
         })
     }
 
-    /// Number of levels.
+    /// Number of levels (agglomerated and distributed).
     pub fn n_levels(&self) -> usize {
-        self.levels.len()
+        self.agglomerated.level() + self.levels.len()
     }
 
-    /// The options.
+    /// The agglomerated level `L_a`: levels `0..=L_a` run on rank 0,
+    /// `L_a + 1..n_levels()` over the ranks.
+    pub fn agglomerated_level(&self) -> usize {
+        self.agglomerated.level()
+    }
+
+    /// Rank 0: femquad's serial multigrid of levels `0..=L_a` (which levels
+    /// it assembled, its setup report); `None` on the other ranks.
+    pub fn agglomerated(&self) -> Option<&OperatorLevels<R>> {
+        self.agglomerated.levels()
+    }
+
+    /// Rank 0: the serial hierarchy of levels `0..=L_a` and, for each
+    /// global vertex of the distributed level `L_a`, the vertex of the
+    /// serial mesh `L_a` it is (matched by coordinates); `None` on the
+    /// other ranks.
+    pub fn agglomerated_vertices(&self) -> Option<(&MeshHierarchy, &[u32])> {
+        self.agglomerated.vertex_map()
+    }
+
+    /// The options of the distributed levels.
     pub fn options(&self) -> &MultigridOptions {
         &self.options
     }
 
     /// What the last setup found per level, coarsest first (global dofs,
     /// fixed dofs, eigenvalue estimate and smoother interval; the same on
-    /// every rank).
+    /// every rank): the serial levels `0..=L_a` (after a setup; before the
+    /// first, none), then the distributed levels above.
     pub fn report(&self) -> Vec<LevelReport> {
-        self.levels.iter().map(|l| l.report.clone()).collect()
+        let serial = self.agglomerated.report().iter().cloned();
+        serial
+            .chain(self.levels[1..].iter().map(|l| l.report.clone()))
+            .collect()
     }
 
     /// The V-cycles applied so far (every [`LinearOperator::apply`]).
@@ -363,16 +389,19 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
     }
 
     /// Collective: binds the time state `t`, `u_t = σ·u + b` on every
-    /// level's operator ([`DistOperator::set_time`]), `b` injected into the
-    /// coarser levels as the state is (their vertices' values), so that each
-    /// level's Jacobian is its step Jacobian `σ·∂F/∂u_t + ∂F/∂u` (as
-    /// femquad's serial multigrid levels take the finest operator's time
-    /// state). The cycle needs a [`DistMultigrid::setup`] afterwards.
+    /// smoothed level's operator ([`DistOperator::set_time`]) and on rank
+    /// 0's serial mesh `L_a`, `b` injected into the coarser levels as the
+    /// state is (their vertices' values), so that each level's Jacobian is
+    /// its step Jacobian `σ·∂F/∂u_t + ∂F/∂u` (as femquad's serial multigrid
+    /// levels take the finest operator's time state, which the serial
+    /// levels below `L_a` do). The cycle needs a [`DistMultigrid::setup`]
+    /// afterwards.
     ///
     /// # Errors
     /// On every rank: [`Error::InvalidArgument`] naming `b` for a vector of
     /// another mesh than the finest level's; those of
-    /// [`DistOperator::set_time`].
+    /// [`DistOperator::set_time`] and, on rank 0, femquad's
+    /// `Operator::set_time`.
     pub fn set_time(&mut self, t: f64, sigma: f64, b: &DistVector<R>) -> Result<()> {
         self.ready = false;
         let ranks = Ranks::world();
@@ -394,9 +423,12 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                 ranks.agree(injected)?;
                 level_b = coarse;
             }
-            self.levels[l].op.set_time(t, sigma, &level_b)?;
+            if l > 0 {
+                self.levels[l].op.set_time(t, sigma, &level_b)?;
+            }
         }
-        Ok(())
+        // level L_a's operator is not applied: its serial twin is
+        self.agglomerated.set_time(&ranks, t, sigma, &level_b)
     }
 
     /// The finest level's operator (its form bound on the finest mesh).
@@ -407,17 +439,21 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
 
     /// Collective: linearizes every level at the finest state `u` (injected
     /// into the coarser levels: their vertices' values) and sets the cycle
-    /// up — point-block Jacobi and the Chebyshev interval of every level
-    /// above the coarsest, the coarsest Jacobian gathered and factored on
-    /// rank 0 (refactored numerically on later setups).
+    /// up — point-block Jacobi and the Chebyshev interval of every
+    /// distributed level above `L_a`; level `L_a`'s state gathered to rank
+    /// 0 and the serial levels `0..=L_a` set up there
+    /// ([`OperatorLevels::setup`]: their smoothers, the coarsest Jacobian
+    /// factored, refactored numerically on later setups).
     ///
     /// # Errors
     /// On every rank: [`Error::InvalidArgument`] naming `u` for a vector of
     /// another mesh than the finest level's; naming `ops` (with the level)
-    /// for a singular point-block diagonal, an operator that is not positive
-    /// definite in the eigenvalue estimate, or a coarsest Jacobian that
-    /// cannot be factored; naming `fixed` for a level whose dofs are all
-    /// fixed; those of the operators.
+    /// for a distributed level's singular point-block diagonal or an
+    /// operator that is not positive definite in the eigenvalue estimate;
+    /// naming `fixed` for a level whose dofs are all fixed; those of the
+    /// operators; rank 0's errors of [`OperatorLevels::setup`] (naming
+    /// `physics` for what the serial levels find, `cycle_precision` for an
+    /// `f32` cycle with a matrix-free serial level, …).
     pub fn setup(&mut self, u: &DistVector<R>) -> Result<()> {
         self.ready = false;
         self.times = MultigridTimes::default();
@@ -439,7 +475,9 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             ranks.agree(injected)?;
         }
         let opts = self.options;
-        for (l, level) in self.levels.iter_mut().enumerate().skip(1) {
+        let agglomerated_level = self.agglomerated.level();
+        for (i, level) in self.levels.iter_mut().enumerate().skip(1) {
+            let l = agglomerated_level + i;
             let nc = level.op.n_comp();
             let mut blocks = level.op.vector_with(nc * nc)?;
             level.op.jacobian_diagonal(&level.state, &mut blocks)?;
@@ -488,62 +526,10 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
             level.smoother = Some((jacobi, chebyshev));
         }
         let smoothed = Instant::now();
-        self.setup_coarse(&ranks)?;
+        self.agglomerated.setup(&ranks, &self.levels[0].state)?;
         self.times.smoothers = (smoothed - start).as_secs_f64();
-        self.times.coarse_factorization = smoothed.elapsed().as_secs_f64();
+        self.times.agglomerated_setup = smoothed.elapsed().as_secs_f64();
         self.ready = true;
-        Ok(())
-    }
-
-    /// Gathers the coarsest Jacobian to rank 0 and factors it there.
-    fn setup_coarse(&mut self, ranks: &Ranks) -> Result<()> {
-        let level = &mut self.levels[0];
-        let entries = level.op.assemble_jacobian_entries(&level.state)?;
-        let comm = ranks.comm();
-        let n = level.report.dofs;
-        if ranks.rank() != 0 {
-            let root = comm.process_at_rank(0);
-            let index: Vec<u64> = entries
-                .iter()
-                .flat_map(|&(i, j, _)| [i as u64, j as u64])
-                .collect();
-            let values: Vec<f64> = entries.iter().map(|e| e.2).collect();
-            root.send_with_tag(&index[..], TAG_COARSE);
-            root.send_with_tag(&values[..], TAG_COARSE);
-            return ranks.agree(Ok(()));
-        }
-        let mut all = entries;
-        for q in 1..ranks.size() {
-            let from = comm.process_at_rank(q as i32);
-            let (index, _) = from.receive_vec_with_tag::<u64>(TAG_COARSE);
-            let (values, _) = from.receive_vec_with_tag::<f64>(TAG_COARSE);
-            all.extend(
-                index
-                    .chunks_exact(2)
-                    .zip(values)
-                    .map(|(ij, v)| (ij[0] as usize, ij[1] as usize, v)),
-            );
-        }
-        let factored = (|| {
-            let matrix = CsrMatrix::from_triplets(n, n, &all)?;
-            let factorization = self.options.factorization;
-            match self.coarse.solver.take() {
-                Some(mut c) if c.factorization() == factorization && c.same_pattern(&matrix) => {
-                    c.refactor(matrix)?;
-                    Ok(c)
-                }
-                _ => {
-                    let fixed = self
-                        .coarse
-                        .fixed
-                        .clone()
-                        .ok_or_else(|| Error::internal("rank 0 has no coarse fixed dofs"))?;
-                    CoarseSolver::new(matrix, fixed, factorization, &MultigridKernels::host(1)?, 0)
-                }
-            }
-        })()
-        .map_err(coarse_error);
-        self.coarse.solver = Some(ranks.agree(factored)?);
         Ok(())
     }
 }
@@ -574,10 +560,10 @@ impl<R: Real + Equivalence> LinearOperator<DistVector<R>> for DistMultigrid<R> {
             &ranks,
             &mut self.levels,
             &mut self.transfers,
-            &mut self.coarse,
+            &mut self.agglomerated,
             &self.masked_b,
             x,
-            &mut self.times.coarse_solves,
+            &mut self.times.agglomerated_cycles,
         )?;
         let fixed = &self.levels[finest].fixed;
         ranks.agree(x.local_mut().copy_at(fixed, b.local()))?;
@@ -592,10 +578,10 @@ fn cycle<R: Real + Equivalence>(
     ranks: &Ranks,
     levels: &mut [Level<R>],
     transfers: &mut [LevelTransfer<R>],
-    coarse: &mut CoarseLevel,
+    agglomerated: &mut Agglomerated<R>,
     b: &DistVector<R>,
     x: &mut DistVector<R>,
-    coarse_seconds: &mut f64,
+    agglomerated_seconds: &mut f64,
 ) -> Result<()> {
     let Some((level, below)) = levels.split_last_mut() else {
         return Err(Error::internal("a multigrid cycle without levels"));
@@ -605,8 +591,8 @@ fn cycle<R: Real + Equivalence>(
         // first, so that the time is the coarse solve's own
         ranks.agree(b.local().finish())?;
         let start = Instant::now();
-        let solved = coarse.solve(ranks, b, x);
-        *coarse_seconds += start.elapsed().as_secs_f64();
+        let solved = agglomerated.solve(ranks, b, x);
+        *agglomerated_seconds += start.elapsed().as_secs_f64();
         return solved;
     };
     let Level {
@@ -644,10 +630,10 @@ fn cycle<R: Real + Equivalence>(
         ranks,
         below,
         transfers_below,
-        coarse,
+        agglomerated,
         &w.coarse_b,
         &mut w.coarse_x,
-        coarse_seconds,
+        agglomerated_seconds,
     )?;
     transfer.prolong_add(ranks, x, &mut w.coarse_x)?;
     ranks.agree(x.local_mut().set_at(fixed, 0.0))?;
@@ -756,44 +742,6 @@ impl<R: Real + Equivalence> LevelTransfer<R> {
     }
 }
 
-impl CoarseLevel {
-    /// `x = A_0⁻¹ b`: `b`'s owned entries gathered to rank 0, solved there,
-    /// the solution broadcast and every rank's local entries (ghosts too)
-    /// taken from it.
-    fn solve<R: Real + Equivalence>(
-        &mut self,
-        ranks: &Ranks,
-        b: &DistVector<R>,
-        x: &mut DistVector<R>,
-    ) -> Result<()> {
-        let gathered = b.gather_to_root()?;
-        let mut solution: Vec<f64> = Vec::new();
-        let solved = match (gathered, self.solver.as_mut()) {
-            (Some(b), Some(solver)) => {
-                let mut xs = Vector::host_zeros(b.len());
-                let b = Vector::Host(b.iter().map(|v| v.to_f64()).collect());
-                solver.solve(&b, &mut xs).and_then(|()| {
-                    solution = xs.to_host()?;
-                    Ok(())
-                })
-            }
-            (Some(_), None) => Err(Error::internal("rank 0 has no coarse factorization")),
-            (None, _) => Ok(()),
-        };
-        ranks.agree(solved)?;
-        ranks.broadcast_f64s(&mut solution);
-        let k = x.per_node();
-        let layout = x.mesh().layout();
-        let local: Vec<R> = layout
-            .global_vertices
-            .iter()
-            .flat_map(|&g| (0..k).map(move |c| g as usize * k + c))
-            .map(|i| R::from_f64(solution[i]))
-            .collect();
-        ranks.agree(x.set_local_from_host(&local))
-    }
-}
-
 /// `x_i ∈ [−1, 1)` for component `component` of the vertex at `x`: 24 bits
 /// of SplitMix64 of the coordinates' bits, the component and `seed` — the
 /// start vectors of the distributed eigenvalue estimates, the same on every
@@ -816,6 +764,19 @@ fn splitmix64(state: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// `options`' smoother (degree, interval, eigenvalue steps, seed) with
+/// femquad's defaults for the rest: what the distributed levels use.
+fn smoother_options(options: &MultigridOptions) -> MultigridOptions {
+    MultigridOptions {
+        degree: options.degree,
+        lower: options.lower,
+        upper: options.upper,
+        eigen_steps: options.eigen_steps,
+        seed: options.seed,
+        ..MultigridOptions::default()
+    }
+}
+
 /// The mesh of level `l` of `hierarchy`.
 fn level_mesh(hierarchy: &DistHierarchy, l: usize) -> Result<&Rc<crate::DistMesh>> {
     hierarchy
@@ -828,19 +789,4 @@ fn refinement(hierarchy: &DistHierarchy, l: usize) -> Result<&LocalRefinement> {
     hierarchy
         .refinement(l)
         .ok_or_else(|| Error::internal(format!("no refinement from level {l}")))
-}
-
-/// An error of the coarse factorization as the setup's: about the coarsest
-/// operator.
-fn coarse_error(e: Error) -> Error {
-    match e {
-        Error::InvalidArgument {
-            name: "matrix",
-            reason,
-        } => Error::arg(
-            "ops",
-            format!("the operator of the coarsest multigrid level (level 0, on rank 0): {reason}"),
-        ),
-        other => other,
-    }
 }

@@ -457,62 +457,6 @@ impl<R: Real + Equivalence> DistOperator<R> {
         Ok(d)
     }
 
-    /// Collective: this rank's part of `J(u)` assembled, as entries
-    /// `(row, column, value)` in the **global** dof numbering
-    /// (`vertex·N_comp + c` of the mesh's global vertices): the element
-    /// matrices of this rank's cells only, so the global Jacobian is the sum
-    /// of every rank's entries (repeated positions added). For gathering a
-    /// coarse level's matrix on one rank.
-    ///
-    /// # Errors
-    /// As [`DistOperator::jacobian_action`] (those of
-    /// [`Operator::assemble_jacobian`]).
-    pub fn assemble_jacobian_entries(
-        &mut self,
-        u: &DistVector<R>,
-    ) -> Result<Vec<(usize, usize, f64)>> {
-        let nc = self.n_comp;
-        self.check(&[("u", u, nc)])?;
-        let [su, _] = &mut self.scratch;
-        self.mesh
-            .ranks()
-            .agree(su.local_mut().copy_from(u.local()))?;
-        su.ghost_update()?;
-        let layout = self.mesh.layout();
-        let global = |vertex: usize| layout.global_vertices[vertex] as usize;
-        let (interior, boundary) = (&mut self.interior, &mut self.boundary);
-        // each part's matrix in global dofs, its part vertex k being local
-        // vertex `local(k)`
-        let entries = (|| {
-            let mut entries = Vec::new();
-            let mut add = |matrix: femquad::sparse::CsrMatrix, local: &dyn Fn(usize) -> usize| {
-                let dof = |d: usize| global(local(d / nc)) * nc + d % nc;
-                for i in 0..matrix.n_rows() {
-                    if let Some((columns, values)) = matrix.row(i) {
-                        for (&j, &v) in columns.iter().zip(values) {
-                            entries.push((dof(i), dof(j as usize), v));
-                        }
-                    }
-                }
-            };
-            if let Some(op) = interior {
-                let matrix = op
-                    .assemble_jacobian(su.local())
-                    .map_err(|e| to_global(layout, nc, e, &|k| k))?;
-                add(matrix, &|k| k);
-            }
-            if let Some(b) = boundary {
-                let vertices = b.vertices().to_vec();
-                let matrix = b
-                    .assemble_jacobian(su.local())
-                    .map_err(|e| to_global(layout, nc, e, &|k| vertices[k] as usize))?;
-                add(matrix, &|k| vertices[k] as usize);
-            }
-            Ok(entries)
-        })();
-        self.mesh.ranks().agree(entries)
-    }
-
     /// Checks each named vector: this operator's mesh, `per_node` and
     /// location.
     fn check(&self, vectors: &[(&'static str, &DistVector<R>, usize)]) -> Result<()> {

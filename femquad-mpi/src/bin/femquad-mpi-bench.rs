@@ -6,6 +6,8 @@
 //! mpirun -np N femquad-mpi-bench --cells-per-rank 2^24 [--dim 2] [--precision f64]
 //!     [--strong] [--reps 5] [--shared-device] [--partition hilbert|metis]
 //!     [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M] [--breakdown]
+//!     [--agglomerate-max-dofs N] [--agglomerated-assembled-max-dofs N]
+//!     [--agglomerated-f32] [--agglomerated-dense-coarse-max-dofs N]
 //! ```
 //!
 //! # What it does
@@ -44,15 +46,28 @@
 //!   squares or cubes per side is partitioned and distributed, each rank
 //!   refines its part `L` times ([`DistHierarchy`]), and Poisson on the
 //!   finest level is solved by CG preconditioned with [`DistMultigrid`]
-//!   (default options: Chebyshev degree 2, coarsest level gathered to
-//!   rank 0) from the boundary values to a relative residual of 1e-8
-//!   (`10·ε` in `f32`): the multigrid setup ([`DistMultigrid::setup`]:
-//!   smoothers, coarse factorization) and the solve together, per
-//!   repetition; `multigrid solve without setup`: the solve alone, from
-//!   the same repetitions. Their `cells` and `dofs` are the finest
-//!   level's (at least the other rows'), their `halo_seconds` empty (not
-//!   separated); the iterations are printed in a `#` line before the
-//!   table.
+//!   (default options: Chebyshev degree 2) from the boundary values to a
+//!   relative residual of 1e-8 (`10·ε` in `f32`): the multigrid setup
+//!   ([`DistMultigrid::setup`]: smoothers, the agglomerated levels' setup)
+//!   and the solve together, per repetition; `multigrid solve without
+//!   setup`: the solve alone, from the same repetitions. Their `cells` and
+//!   `dofs` are the finest level's (at least the other rows'), their
+//!   `halo_seconds` empty (not separated); the iterations, and which
+//!   levels are agglomerated on rank 0 and which distributed (with their
+//!   global dofs, the serial levels assembled and the serial cycle's
+//!   precision), are printed in `#` lines before the table.
+//!   The agglomeration: levels `0..=L_a` on rank 0 with `L_a` the finest
+//!   level below the finest with at most `--agglomerate-max-dofs N`
+//!   global dofs (default
+//!   [`AGGLOMERATE_MAX_DOFS`](femquad_mpi::agglomerate::AGGLOMERATE_MAX_DOFS); `0`: level 0 only,
+//!   its direct solve), cycled there by femquad's serial multigrid with
+//!   its default options, or: `--agglomerated-assembled-max-dofs N` (its
+//!   levels of at most `N` dofs assembled, SpMV), `--agglomerated-f32`
+//!   (its cycle in `f32`; needs every serial level above the coarsest
+//!   assembled), `--agglomerated-dense-coarse-max-dofs N` (its coarsest
+//!   level's dense inverse on the device) — femquad's `solve_bench`
+//!   options `--assembled-max-dofs`, `--cycle-precision single`,
+//!   `--dense-coarse-max-dofs`.
 //!
 //! Before the table, a `#` line gives the copy bandwidth of **each rank's**
 //! device (femquad-bench's float4 copy kernel,
@@ -87,15 +102,17 @@
 //! where repeated): the one-time construction — `distribute` (the coarse
 //! mesh partitioned and distributed), `hierarchy` ([`DistHierarchy::new`]:
 //! each rank refining its part), `operator` (the finest
-//! [`DistOperator`]), `multigrid` ([`DistMultigrid::new`]: every level's
-//! operator and transfers) — then per solve: `setup` (all of
-//! [`DistMultigrid::setup`]), `smoothers`, `coarse_factorization` (its
+//! [`DistOperator`]), `multigrid` ([`DistMultigrid::new`]: every
+//! distributed level's operator and transfers, the agglomerated levels
+//! built on rank 0) — then per solve: `setup` (all of
+//! [`DistMultigrid::setup`]), `smoothers`, `agglomerated_setup` (its
 //! parts: [`MultigridTimes`](femquad_mpi::multigrid::MultigridTimes)),
 //! `solve`, `iterations`, and per iteration
 //! from separate repetitions in which each V-cycle's device work is
-//! finished before it returns: `cycle` (a V-cycle), `coarse` (its coarse
-//! solve: gather, solve on rank 0, broadcast) and `cg` (the iteration's
-//! time less the cycle: the operator, the reductions, the updates).
+//! finished before it returns: `cycle` (a V-cycle), `agglomerated` (its
+//! agglomerated coarse correction: gather, serial V-cycle on rank 0,
+//! scatter) and `cg` (the iteration's time less the cycle: the operator,
+//! the reductions, the updates).
 //!
 //! Columns: `measurement, precision, ranks, cells, dofs, seconds,
 //! halo_seconds, gdofs_per_s, efficiency`. `halo_seconds` is the time of
@@ -117,11 +134,12 @@ use femquad::backend::Backend;
 use femquad::linalg::LinearOperator;
 use femquad::mesh::refine::prepare_for_refinement;
 use femquad::mesh::{Mesh, MeshOptions, unit_box};
-use femquad::multigrid::MultigridOptions;
+use femquad::multigrid::{CyclePrecision, MultigridOptions};
 use femquad::opencl::{Device, KernelOptions, list_devices};
 use femquad::physics::builtin::Poisson;
 use femquad::prelude::*;
 use femquad_bench::bandwidth::measure_copy;
+use femquad_mpi::agglomerate::{AgglomeratedLevel, Agglomeration};
 use femquad_mpi::comm::{Ranks, abort_on_panic};
 use femquad_mpi::device::{Sharing, device_for_rank};
 use femquad_mpi::mpi::collective::CommunicatorCollectives;
@@ -134,8 +152,9 @@ use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistVect
 const USAGE: &str = "usage: femquad-mpi-bench --cells-per-rank C [--dim 2|3] \
      [--precision f32|f64] [--strong] [--reps R] [--shared-device] \
      [--partition hilbert|metis] [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M] \
-     [--breakdown]  \
-     (C: a number or 2^K)";
+     [--breakdown] [--agglomerate-max-dofs N] [--agglomerated-assembled-max-dofs N] \
+     [--agglomerated-f32] [--agglomerated-dense-coarse-max-dofs N]  \
+     (C, N: a number or 2^K)";
 
 /// CG iterations of the two timed solves (their difference is timed).
 const CG_SHORT: usize = 5;
@@ -157,6 +176,9 @@ struct Args {
     copy_mib: usize,
     /// Print the phases of `F(u)` per rank (`--breakdown`).
     breakdown: bool,
+    /// The multigrid solve's agglomeration (`--agglomerate-max-dofs`,
+    /// `--agglomerated-…`).
+    agglomeration: Agglomeration,
 }
 
 /// A number, or `B^K`.
@@ -180,6 +202,7 @@ fn parse() -> std::result::Result<Args, String> {
         solve: None,
         copy_mib: 1024,
         breakdown: false,
+        agglomeration: Agglomeration::default(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -197,6 +220,18 @@ fn parse() -> std::result::Result<Args, String> {
             "--strong" => args.strong = true,
             "--shared-device" => args.shared_device = true,
             "--breakdown" => args.breakdown = true,
+            "--agglomerate-max-dofs" => {
+                args.agglomeration.level = AgglomeratedLevel::MaxDofs(count(value()?)?);
+            }
+            "--agglomerated-assembled-max-dofs" => {
+                args.agglomeration.options.assembled_max_dofs = count(value()?)?;
+            }
+            "--agglomerated-dense-coarse-max-dofs" => {
+                args.agglomeration.options.dense_coarse_max_dofs = count(value()?)?;
+            }
+            "--agglomerated-f32" => {
+                args.agglomeration.options.cycle_precision = CyclePrecision::Single;
+            }
             _ => return Err(format!("unknown option {flag}; {USAGE}")),
         }
     }
@@ -478,6 +513,7 @@ where
                 "# multigrid solve: {refinements} refinements, {} CG iterations",
                 run.iterations
             );
+            println!("{}", run.levels);
         }
         rows.extend(run.rows);
         multigrid_breakdown = run.breakdown;
@@ -613,6 +649,8 @@ struct MultigridRun {
     iterations: usize,
     /// With `--breakdown`: the `# multigrid breakdown` header and row.
     breakdown: Option<(String, String)>,
+    /// The `# multigrid levels` line (rank 0's).
+    levels: String,
 }
 
 /// The `multigrid solve` rows, with and without setup (see the module
@@ -675,7 +713,15 @@ where
     u.set_local_from_host(&values)?;
     let options = MultigridOptions::default();
     let clock = Instant::now();
-    let mut mg = DistMultigrid::new(&hierarchy, 1, poisson, backend, &fixed, options)?;
+    let mut mg = DistMultigrid::new(
+        &hierarchy,
+        1,
+        poisson,
+        backend,
+        &fixed,
+        options,
+        args.agglomeration,
+    )?;
     let made = clock.elapsed().as_secs_f64();
     let ranks = fine.ranks();
     let solver = Krylov::Cg {
@@ -703,7 +749,7 @@ where
             total - set_up,
             set_up,
             times.smoothers,
-            times.coarse_factorization,
+            times.agglomerated_setup,
         ];
         let slowest = slowest_of(ranks, &local);
         if rep > 0 {
@@ -724,11 +770,13 @@ where
         row("multigrid solve", medians[0]),
         row("multigrid solve without setup", medians[1]),
     ];
+    let levels = levels_line(&hierarchy, &mg, args);
     if !args.breakdown {
         return Ok(MultigridRun {
             rows,
             iterations,
             breakdown: None,
+            levels,
         });
     }
     // per iteration: each V-cycle's device work finished before it returns
@@ -752,8 +800,8 @@ where
             .max(1) as f64;
         x.local().finish()?;
         let solve = start.elapsed().as_secs_f64();
-        let coarse = mg.times().coarse_solves;
-        let local = [cycles / n, coarse / n, (solve - cycles) / n];
+        let agglomerated = mg.times().agglomerated_cycles;
+        let local = [cycles / n, agglomerated / n, (solve - cycles) / n];
         let slowest = slowest_of(ranks, &local);
         if rep > 0 {
             for (s, t) in per_iteration.iter_mut().zip(slowest) {
@@ -764,7 +812,7 @@ where
     let per_iteration: Vec<f64> = per_iteration.iter_mut().map(|s| median(s)).collect();
     let once = slowest_of(ranks, &[distributed, refined, bound, made]);
     let header = "ranks,distribute,hierarchy,operator,multigrid,setup,smoothers,\
-                  coarse_factorization,solve,iterations,cycle,coarse,cg"
+                  agglomerated_setup,solve,iterations,cycle,agglomerated,cg"
         .to_string();
     let mut fields = vec![ranks.size().to_string()];
     fields.extend(once.iter().map(|t| format!("{t:.6e}")));
@@ -779,7 +827,43 @@ where
         rows,
         iterations,
         breakdown: Some((header, fields.join(","))),
+        levels,
     })
+}
+
+/// The `# multigrid levels` line: which levels of `hierarchy` `mg`
+/// agglomerates on rank 0 and which it distributes, with their global
+/// dofs, the serial levels assembled (rank 0's, after a setup) and the
+/// serial cycle's precision.
+fn levels_line<R: Real + Equivalence>(
+    hierarchy: &DistHierarchy,
+    mg: &DistMultigrid<R>,
+    args: &Args,
+) -> String {
+    let dofs: Vec<String> = (0..hierarchy.n_levels())
+        .filter_map(|l| hierarchy.mesh(l))
+        .map(|m| m.layout().n_global_vertices.to_string())
+        .collect();
+    let la = mg.agglomerated_level();
+    let assembled = mg
+        .agglomerated()
+        .map_or_else(Vec::new, |levels| levels.assembled_levels());
+    let options = args.agglomeration.options;
+    format!(
+        "# multigrid levels: 0..={la} agglomerated on rank 0 (dofs {}; serial levels assembled \
+         {assembled:?}, cycle {:?}, dense coarse solve up to {} dofs; --agglomerate-max-dofs \
+         {}), {}..={} distributed (dofs {})",
+        dofs[..=la].join(" "),
+        options.cycle_precision,
+        options.dense_coarse_max_dofs,
+        match args.agglomeration.level {
+            AgglomeratedLevel::MaxDofs(n) => n.to_string(),
+            AgglomeratedLevel::Level(l) => format!("(level {l})"),
+        },
+        la + 1,
+        dofs.len() - 1,
+        dofs[la + 1..].join(" ")
+    )
 }
 
 /// Collective: the largest of each of `local` over the ranks.

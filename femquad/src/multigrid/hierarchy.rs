@@ -73,7 +73,27 @@ impl MeshHierarchy {
     /// invalid coarse mesh, naming the cell).
     pub fn new(coarse: &Mesh, refinements: usize) -> Result<Self> {
         check_refinements(coarse, refinements)?;
-        let mut finest = prepare_for_refinement(coarse)?;
+        Self::refined(prepare_for_refinement(coarse)?, refinements)
+    }
+
+    /// `coarse` as it is and `refinements` uniform refinements of it: no
+    /// [`prepare_for_refinement`], so the cells keep their vertex order
+    /// (which decides how a tetrahedron is refined). For a mesh prepared
+    /// already and taken apart since — e.g. the coarse mesh of a
+    /// distributed hierarchy gathered back onto one process, whose serial
+    /// levels must be the distributed ones exactly (preparing once more
+    /// could reorder a tetrahedron whose diagonals tie up to rounding).
+    ///
+    /// # Errors
+    /// As [`MeshHierarchy::new`].
+    pub fn prepared(coarse: Mesh, refinements: usize) -> Result<Self> {
+        check_refinements(&coarse, refinements)?;
+        Self::refined(coarse, refinements)
+    }
+
+    /// `coarse` (mesh 0) and `refinements` refinements of it.
+    fn refined(coarse: Mesh, refinements: usize) -> Result<Self> {
+        let mut finest = coarse;
         let mut meshes = Vec::with_capacity(refinements + 1);
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {

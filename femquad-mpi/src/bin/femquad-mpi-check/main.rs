@@ -41,7 +41,12 @@
 //!    distributed multigrid on a hierarchy refined on the ranks, against
 //!    femquad's serial multigrid — the solution within 1e-8, the iterations
 //!    within 1 of the serial ones and growing by at most 1 under one
-//!    refinement more, one V-cycle within 1e-12 of the serial V-cycle;
+//!    refinement more, one V-cycle within 1e-12 of the serial V-cycle (level
+//!    0 alone on rank 0); with the small levels agglomerated onto rank 0,
+//!    the solution within 1e-8, the iterations within 1 of the serial ones
+//!    and of the same hierarchy's without agglomeration, the agglomerated
+//!    level's vertex map by coordinates, and rank 0's failures in the
+//!    serial levels returned on every rank;
 //! 6. Newton–Krylov (`newton.rs`): nonlinear diffusion by femquad's
 //!    `newton_krylov` on distributed vectors against the serial solve — the
 //!    solution within 1e-8, the same Newton steps;

@@ -10,7 +10,28 @@
 //!   `tests/mpirun.rs` compares it across numbers of ranks);
 //! * once more with one refinement more: the iterations grow by at most 1;
 //! * one V-cycle of a coordinate-hashed vector equals the serial V-cycle's
-//!   to 1e-12 (relative, max norm).
+//!   to 1e-12 (relative, max norm);
+//!
+//! these with only level 0 on rank 0 (its direct solve); then with one
+//! refinement more and the default agglomeration (`L_a` the level below
+//! the finest on these small meshes: levels `0..=L_a` cycled on rank 0 by
+//! femquad's serial multigrid):
+//!
+//! * the solution within 1e-8 of the serial one, the iterations within 1
+//!   of the serial count and of the same hierarchy's count without
+//!   agglomeration;
+//! * the vertex map of the agglomerated level: rank 0's serial mesh 0 is
+//!   the distributed coarse mesh (the same cells in the same vertex order,
+//!   the same coordinates) and every distributed vertex of level `L_a` maps
+//!   to the serial vertex with its coordinates (bits); the report lists
+//!   every level (the serial ones too) with its dofs and, above level 0,
+//!   its eigenvalue estimate, the same on every rank;
+//! * a serial option (the coarse factorization) given to the distributed
+//!   levels is refused on every rank;
+//! * a failure of rank 0's serial levels — options the serial multigrid
+//!   refuses at construction (`max_coarse_dofs` below the coarsest level)
+//!   and at setup (the `f32` cycle with matrix-free levels) — is every
+//!   rank's error.
 //!
 //! Vertices are matched by their coordinates (the same bits on both sides:
 //! the distributed levels number their midpoints differently).
@@ -22,10 +43,12 @@ use std::sync::Arc;
 use femquad::backend::{Backend, Vector};
 use femquad::linalg::FixedDofs;
 use femquad::mesh::Mesh;
+use femquad::multigrid::CyclePrecision;
 use femquad::multigrid::{JacobianLevels, MeshHierarchy, Multigrid, MultigridOptions, Transfer};
 use femquad::physics::builtin::Poisson;
 use femquad::prelude::*;
 use femquad::solve::cg;
+use femquad_mpi::agglomerate::{AgglomeratedLevel, Agglomeration};
 use femquad_mpi::multigrid::coordinate_random;
 use femquad_mpi::solve::{Krylov, solve_linear_preconditioned};
 use femquad_mpi::{DistHierarchy, DistMesh, DistMultigrid, DistOperator, DistVector};
@@ -58,6 +81,88 @@ struct Gathered {
     solution: Vec<f64>,
     /// One V-cycle applied to the coordinate-hashed vector.
     vcycle: Vec<f64>,
+    /// The agglomerated level.
+    level: usize,
+    /// What is wrong with the agglomerated level's vertex map or the
+    /// levels' report, if anything.
+    map_error: Option<String>,
+}
+
+/// Collective: what is wrong with `mg`'s report after a setup, if anything
+/// (rank 0's; `None` elsewhere): one level per level of `hierarchy` with its
+/// global dofs, an eigenvalue estimate on every level but 0, the same
+/// estimates on every rank.
+fn report_error(hierarchy: &DistHierarchy, mg: &DistMultigrid<f64>) -> Option<String> {
+    let report = mg.report();
+    let maxima: Vec<f64> = report
+        .iter()
+        .map(|r| r.eigen.map_or(-1.0, |e| e.max))
+        .collect();
+    let all = hierarchy.finest().ranks().all_gather_f64s(&maxima);
+    if hierarchy.finest().ranks().rank() != 0 {
+        return None;
+    }
+    if report.len() != hierarchy.n_levels() {
+        return Some(format!(
+            "the report has {} levels of {}",
+            report.len(),
+            hierarchy.n_levels()
+        ));
+    }
+    let wrong = report.iter().enumerate().position(|(l, r)| {
+        let dofs = hierarchy.mesh(l).map(|m| m.layout().n_global_vertices);
+        Some(r.dofs) != dofs || (l == 0) != r.eigen.is_none()
+    });
+    if let Some(l) = wrong {
+        return Some(format!("the report's level {l}: {:?}", report[l]));
+    }
+    (all.chunks_exact(maxima.len()).any(|m| m != maxima))
+        .then(|| format!("the ranks report other estimates: {all:?}"))
+}
+
+/// Rank 0: what is wrong with the serial hierarchy `serial` of the
+/// agglomerated levels `0..=level` and the vertex map `map` (distributed
+/// global vertex → serial vertex of level `level`), given the coordinates
+/// of the distributed level `level` by global number and the `global` mesh
+/// rank 0 distributed; `None` if nothing. Checks that the serial mesh 0 is
+/// `global` (cells in their vertex order, coordinates) and every mapped
+/// vertex's coordinates, bit for bit.
+fn map_error(
+    serial: &MeshHierarchy,
+    map: &[u32],
+    level: usize,
+    level_xs: &[f64],
+    global: &Mesh,
+) -> Option<String> {
+    let dim = global.dim();
+    let (Some(coarse), Some(mesh)) = (serial.mesh(0), serial.mesh(level)) else {
+        return Some(format!("the serial hierarchy has no level {level}"));
+    };
+    if coarse.vertices() != global.vertices() || coarse.cells() != global.cells() {
+        return Some("the serial mesh 0 is not the distributed mesh".into());
+    }
+    if map.len() * dim != level_xs.len() {
+        return Some(format!(
+            "{} vertices mapped of {}",
+            map.len(),
+            level_xs.len() / dim
+        ));
+    }
+    let wrong = map
+        .iter()
+        .zip(level_xs.chunks_exact(dim))
+        .position(|(&s, x)| {
+            let y = mesh.vertex(s as usize);
+            x.iter().zip(y).any(|(a, b)| a.to_bits() != b.to_bits())
+        });
+    wrong.map(|g| {
+        format!(
+            "the distributed vertex {g} at {:?} mapped to the serial vertex {} at {:?}",
+            &level_xs[g * dim..(g + 1) * dim],
+            map[g],
+            mesh.vertex(map[g] as usize)
+        )
+    })
 }
 
 /// Check 5 on every rank (rank 0 compares and prints); `true` if it passed
@@ -70,18 +175,180 @@ pub fn check(
 ) -> Result<bool> {
     let mut ok = true;
     let mut previous: Option<usize> = None;
+    let direct = Agglomeration {
+        level: AgglomeratedLevel::Level(0),
+        ..Agglomeration::default()
+    };
     for refs in [refinements, refinements + 1] {
         let hierarchy = DistHierarchy::new(dist, refs)?;
-        let (iterations, gathered) = distributed(&hierarchy, backend)?;
+        let (iterations, gathered) = distributed(&hierarchy, serial_mesh, backend, direct)?;
         // rank 0 compares; an error there ends every rank
         let compared = match (serial_mesh, gathered) {
-            (Some(mesh), Some(gathered)) => compare(mesh, refs, &gathered, iterations, previous),
+            (Some(mesh), Some(gathered)) => compare(mesh, refs, &gathered, iterations, previous, 0),
             _ => Ok(true),
         };
         ok &= dist.ranks().agree(compared)?;
         previous = Some(iterations);
     }
+    // the default agglomeration on the same hierarchy
+    let refs = refinements + 1;
+    let hierarchy = DistHierarchy::new(dist, refs)?;
+    let default = Agglomeration::default();
+    let (iterations, gathered) = distributed(&hierarchy, serial_mesh, backend, default)?;
+    let compared = match (serial_mesh, gathered, previous) {
+        (Some(mesh), Some(gathered), Some(direct)) => {
+            compare_agglomerated(mesh, refs, &gathered, iterations, direct)
+        }
+        _ => Ok(true),
+    };
+    ok &= dist.ranks().agree(compared)?;
+    ok &= rank_0_failures(&hierarchy, backend)?;
     Ok(ok)
+}
+
+/// Rank 0: femquad's serial multigrid of `refs` refinements of `mesh`, the
+/// serial vertex of each gathered vertex, the serial solve's CG iterations
+/// and the gathered solution's relative difference to the serial one.
+fn against_serial(
+    mesh: &Arc<Mesh>,
+    refs: usize,
+    gathered: &Gathered,
+) -> Result<(Serial, Vec<usize>, usize, f64)> {
+    let serial = Serial::new(mesh, refs)?;
+    let order = serial_order(&gathered.coordinates, &serial.coordinates, mesh.dim())?;
+    let (solution, serial_its) = serial.solve()?;
+    let err = rel_diff(&permuted(&gathered.solution, &order), &solution);
+    Ok((serial, order, serial_its, err))
+}
+
+/// Rank 0: the agglomerated run of `refs` refinements (level `refs − 1` on
+/// rank 0) against the serial solve and the run without agglomeration
+/// (`direct` iterations); its vertex map.
+fn compare_agglomerated(
+    mesh: &Arc<Mesh>,
+    refs: usize,
+    gathered: &Gathered,
+    iterations: usize,
+    direct: usize,
+) -> Result<bool> {
+    let agglomerated = gathered.level;
+    let (_, _, serial_its, err) = against_serial(mesh, refs, gathered)?;
+    let pass = err <= 1e-8
+        && iterations.abs_diff(serial_its) <= 1
+        && iterations.abs_diff(direct) <= 1
+        && agglomerated + 1 == refs;
+    println!(
+        "multigrid CG, {refs} refinements: {iterations} iterations (serial {serial_its}, level 0 \
+         agglomerated {direct}), level {agglomerated} agglomerated, relative difference \
+         {err:.3e} {}",
+        verdict(pass)
+    );
+    let map_pass = gathered.map_error.is_none();
+    println!(
+        "multigrid agglomerated level {agglomerated}: the serial mesh 0 is the distributed one, \
+         every vertex mapped to its coordinates, every level reported{} {}",
+        gathered
+            .map_error
+            .as_ref()
+            .map_or(String::new(), |e| format!(" — {e}")),
+        verdict(map_pass)
+    );
+    Ok(pass && map_pass)
+}
+
+/// Rank 0's serial levels fail — at construction (`max_coarse_dofs` below
+/// the coarsest level) and at setup (the `f32` cycle over matrix-free
+/// levels): every rank returns the error (rank 0 its own, the others
+/// [`Error::RankFailed`] naming rank 0); printed by rank 0.
+fn rank_0_failures(hierarchy: &DistHierarchy, backend: &Backend) -> Result<bool> {
+    let fine = hierarchy.finest();
+    let ranks = fine.ranks();
+    let fixed = fine.mask_where(1, on_boundary);
+    let at_level_1 = |options: MultigridOptions| Agglomeration {
+        level: AgglomeratedLevel::Level(1),
+        options,
+    };
+    let construction = DistMultigrid::<f64>::new(
+        hierarchy,
+        1,
+        poisson,
+        backend,
+        &fixed,
+        MultigridOptions::default(),
+        at_level_1(MultigridOptions {
+            max_coarse_dofs: 1,
+            ..MultigridOptions::default()
+        }),
+    )
+    .err();
+    let setup = (|| -> Result<Option<Error>> {
+        let single = MultigridOptions {
+            cycle_precision: CyclePrecision::Single,
+            ..MultigridOptions::default()
+        };
+        let mut mg = DistMultigrid::<f64>::new(
+            hierarchy,
+            1,
+            poisson,
+            backend,
+            &fixed,
+            MultigridOptions::default(),
+            at_level_1(single),
+        )?;
+        let u = DistOperator::new(fine, 1, 1, poisson, backend)?.vector()?;
+        Ok(mg.setup(&u).err())
+    })()?;
+    // a serial option given to the distributed levels: refused on every rank
+    let misplaced = DistMultigrid::<f64>::new(
+        hierarchy,
+        1,
+        poisson,
+        backend,
+        &fixed,
+        MultigridOptions {
+            factorization: femquad::sparse::Factorization::Lu,
+            ..MultigridOptions::default()
+        },
+        Agglomeration::default(),
+    )
+    .err()
+    .map(|e| e.to_string())
+    .unwrap_or_default();
+    let refused = misplaced.contains("`options`") && misplaced.contains("Agglomeration::options");
+    let refused = ranks
+        .all_gather_u64(u64::from(refused))
+        .iter()
+        .all(|&r| r == 1);
+    let rank = ranks.rank();
+    if rank == 0 {
+        println!(
+            "multigrid: a serial option (LU) for the distributed levels is refused on every rank: \
+             `{misplaced}` {}",
+            verdict(refused)
+        );
+    }
+    let mut pass = refused;
+    for (what, error, names) in [
+        ("construction", construction, "max_coarse_dofs"),
+        ("setup", setup, "cycle_precision"),
+    ] {
+        let message = error.as_ref().map(Error::to_string).unwrap_or_default();
+        let own = match (rank, &error) {
+            (0, Some(Error::InvalidArgument { .. })) => message.contains(names),
+            (_, Some(Error::RankFailed { rank: 0, .. })) => message.contains(names),
+            _ => false,
+        };
+        let all = ranks.all_gather_u64(u64::from(own)).iter().all(|&o| o == 1);
+        pass &= all;
+        if rank == 0 {
+            println!(
+                "multigrid agglomerated levels failing on rank 0 at {what}: every rank returns \
+                 `{message}` {}",
+                verdict(all)
+            );
+        }
+    }
+    Ok(pass)
 }
 
 /// Rank 0: the distributed results of `refs` refinements against the serial
@@ -92,16 +359,22 @@ fn compare(
     gathered: &Gathered,
     iterations: usize,
     previous: Option<usize>,
+    agglomerated: usize,
 ) -> Result<bool> {
-    let serial = Serial::new(mesh, refs)?;
-    let order = serial_order(&gathered.coordinates, &serial.coordinates, mesh.dim())?;
-    let (solution, serial_its) = serial.solve()?;
-    let err = rel_diff(&permuted(&gathered.solution, &order), &solution);
-    let pass = err <= 1e-8 && iterations.abs_diff(serial_its) <= 1;
+    let (serial, order, serial_its, err) = against_serial(mesh, refs, gathered)?;
+    let pass = err <= 1e-8
+        && iterations.abs_diff(serial_its) <= 1
+        && gathered.level == agglomerated
+        && gathered.map_error.is_none();
     let mut ok = pass;
     println!(
-        "multigrid CG, {refs} refinements: {iterations} iterations (serial {serial_its}), \
-         relative difference {err:.3e} {}",
+        "multigrid CG, {refs} refinements: {iterations} iterations (serial {serial_its}), level \
+         {} agglomerated, relative difference {err:.3e}{} {}",
+        gathered.level,
+        gathered
+            .map_error
+            .as_ref()
+            .map_or(String::new(), |e| format!(", {e}")),
         verdict(pass)
     );
     if let Some(before) = previous {
@@ -127,7 +400,12 @@ fn compare(
 
 /// The multigrid-preconditioned CG solve and one V-cycle on the ranks: the
 /// iterations (every rank) and the gathered results (rank 0).
-fn distributed(hierarchy: &DistHierarchy, backend: &Backend) -> Result<(usize, Option<Gathered>)> {
+fn distributed(
+    hierarchy: &DistHierarchy,
+    global: Option<&Arc<Mesh>>,
+    backend: &Backend,
+    agglomeration: Agglomeration,
+) -> Result<(usize, Option<Gathered>)> {
     let fine = hierarchy.finest();
     let dim = fine.layout().dim;
     let fixed = fine.mask_where(1, on_boundary);
@@ -141,8 +419,17 @@ fn distributed(hierarchy: &DistHierarchy, backend: &Backend) -> Result<(usize, O
         .collect();
     u.set_local_from_host(&values)?;
     let options = MultigridOptions::default();
-    let mut mg = DistMultigrid::new(hierarchy, 1, poisson, backend, &fixed, options)?;
+    let mut mg = DistMultigrid::new(
+        hierarchy,
+        1,
+        poisson,
+        backend,
+        &fixed,
+        options,
+        agglomeration,
+    )?;
     mg.setup(&u)?;
+    let report = report_error(hierarchy, &mg);
     let solver = Krylov::Cg {
         tol: TOL,
         max_iter: 200,
@@ -159,15 +446,33 @@ fn distributed(hierarchy: &DistHierarchy, backend: &Backend) -> Result<(usize, O
     femquad::linalg::LinearOperator::apply(&mut mg, &b, &mut x)?;
     let mut xs = DistVector::zeros(fine, dim)?;
     xs.set_local_from_host(coordinates)?;
+    let level = mg.agglomerated_level();
+    let agglomerated = hierarchy
+        .mesh(level)
+        .ok_or_else(|| Error::internal("no agglomerated level"))?;
+    let mut level_xs = DistVector::zeros(agglomerated, dim)?;
+    level_xs.set_local_from_host(&agglomerated.layout().coordinates)?;
     let gathered = match (
         xs.gather_to_root()?,
         u.gather_to_root()?,
         x.gather_to_root()?,
+        level_xs.gather_to_root()?,
+        global,
+        mg.agglomerated_vertices(),
     ) {
-        (Some(coordinates), Some(solution), Some(vcycle)) => Some(Gathered {
+        (
+            Some(coordinates),
+            Some(solution),
+            Some(vcycle),
+            Some(level_xs),
+            Some(global),
+            Some((serial, map)),
+        ) => Some(Gathered {
             coordinates,
             solution,
             vcycle,
+            level,
+            map_error: report.or_else(|| map_error(serial, map, level, &level_xs, global)),
         }),
         _ => None,
     };

@@ -268,3 +268,27 @@ fn the_finest_boundary_is_the_finest_meshs_boundary() {
         assert_eq!(h.finest_boundary().unwrap(), expected, "{at}");
     }
 }
+
+#[test]
+fn a_prepared_hierarchy_keeps_the_vertex_order_of_its_cells() {
+    // a jittered cube whose tetrahedra preparation reorders
+    let m = unit_cube(3, &jittered(5)).unwrap();
+    let p = prepare_for_refinement(&m).unwrap();
+    assert_ne!(p.cells(), m.cells(), "the test mesh needs reordered cells");
+    // taken as it is: mesh 0 is m, mesh 1 its refinement
+    let kept = MeshHierarchy::prepared(m.clone(), 2).unwrap();
+    assert_eq!(kept.mesh(0).unwrap().cells(), m.cells());
+    let (fine, _) = refine(&m).unwrap().into_parts();
+    assert_eq!(kept.mesh(1).unwrap().cells(), fine.cells());
+    // of a prepared mesh: the same levels as `new` of the mesh
+    let new = MeshHierarchy::new(&m, 2).unwrap();
+    let again = MeshHierarchy::prepared(p, 2).unwrap();
+    for l in 0..3 {
+        let (a, b) = (new.mesh(l).unwrap(), again.mesh(l).unwrap());
+        assert_eq!(
+            (a.cells(), a.vertices()),
+            (b.cells(), b.vertices()),
+            "level {l}"
+        );
+    }
+}
