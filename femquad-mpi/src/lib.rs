@@ -37,7 +37,7 @@ pub mod cell_split;
 pub mod layout;
 
 #[cfg(feature = "mpi")]
-mod boundary_part;
+mod added_part;
 #[cfg(feature = "mpi")]
 pub mod comm;
 #[cfg(feature = "mpi")]
