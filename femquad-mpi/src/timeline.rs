@@ -7,11 +7,16 @@
 //! the device ([`Timeline::phases`]) and on the host
 //! ([`Timeline::host_times`]).
 //!
-//! # A ghost update on a device
+//! # An application on a device
 //! ```text
-//! compute:  gathers ─ SharedStaged ─ (interior part ─ Interior) ─ GhostsIn ─ boundary part ─ Boundary
-//!                          │                                       ↑
-//! transfer:                └→ SharedDownload ─ (messages) ─ GhostUpload
+//! compute:  gathers ─ SharedStaged ─ (early part ─ Interior) ─ GhostsIn ─ boundary part ─ Boundary ─┐
+//!                          │                                       ↑                                │
+//! transfer:                └→ SharedDownload ─ (messages) ─ GhostUpload                               │
+//!                                                                                                    │
+//!   ┌────────────────────────────────────────────────────────────────────────────────────────────────┘
+//!   └ ghost gather ─ ResultStaged ─ (late part ─ Late) ─ SumsIn ─ sums added
+//!                         │                                 ↑
+//! transfer:               └→ GhostDownload ─ (messages) ─ SumUpload
 //! ```
 //! The downloads of the shared owned entries wait for the gathers that
 //! staged them (the marker `SharedStaged`); the interior part is enqueued
@@ -20,8 +25,13 @@
 //! ghost values goes to the transfer queue (after the staging, so after
 //! the copy of the inputs it overwrites the ghosts of); the compute queue's
 //! barrier `GhostsIn` waits for the upload, so the boundary part reads the
-//! new ghosts. A ghost accumulate is the mirror image (`ResultStaged`,
-//! `GhostDownload`, `SumUpload`, `SumsIn`).
+//! new ghosts. The ghost accumulate that follows is the mirror image: the
+//! ghost block gathered into a staging vector (`ResultStaged`) and
+//! downloaded from there, the late part of the interior cells enqueued
+//! right after (it writes the result, but neither the staging vector nor a
+//! shared entry), the received sums uploaded (`SumUpload`) and, after the
+//! barrier `SumsIn`, added. Without overlap the early part comes after
+//! `GhostsIn` and the late part before the ghost gather.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -43,12 +53,16 @@ pub enum Step {
     GhostUpload,
     /// Compute barrier: waits for the ghost uploads.
     GhostsIn,
-    /// Compute marker: after the interior part of an application.
+    /// Compute marker: after the early part of the interior cells of an
+    /// application.
     Interior,
     /// Compute marker: after the boundary part of an application.
     Boundary,
-    /// Compute marker: a ghost accumulate's vector final (everything
-    /// enqueued before).
+    /// Compute marker: after the late part of the interior cells of an
+    /// application.
+    Late,
+    /// Compute marker: a ghost accumulate's ghost block gathered into the
+    /// staging vector (and everything enqueued before).
     ResultStaged,
     /// Transfer: the download of the ghost entries' partial sums.
     GhostDownload,
@@ -61,8 +75,9 @@ pub enum Step {
 /// A step of the host through one application or exchange, stamped with
 /// the host's wall clock when it ends ([`Timeline::stamp`]): its time is
 /// the time from the stamp before (or the timeline's start) to its own.
-/// In the order the host passes them with overlap (without, the interior
-/// cells are enqueued after `UploadEnqueue`).
+/// In the order the host passes them with overlap (without, the early
+/// interior cells are enqueued after `UploadEnqueue` and the late ones
+/// before the ghost block is staged, in `LateEnqueue`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostStep {
     /// The inputs copied into the operator's scratch vectors (enqueued).
@@ -70,7 +85,7 @@ pub enum HostStep {
     /// The gathers of the shared owned entries and the marker
     /// `SharedStaged` enqueued.
     Gathers,
-    /// The interior cells enqueued (and the queue flushed).
+    /// The early interior cells enqueued (and the queue flushed).
     InteriorEnqueue,
     /// The downloads of the shared owned entries enqueued and waited for.
     DownloadWait,
@@ -83,11 +98,10 @@ pub enum HostStep {
     UploadEnqueue,
     /// The boundary cells enqueued (after the barrier on the device).
     BoundaryEnqueue,
-    /// The check of the result (e.g. for NaN: a device reduction, which
-    /// waits for the cells).
-    Check,
-    /// The marker `ResultStaged` and the download of the ghosts' partial
-    /// sums enqueued and waited for.
+    /// The ghost block's gather, the marker `ResultStaged` and its download
+    /// enqueued, then the late interior cells (and the queue flushed).
+    LateEnqueue,
+    /// The wait for the download of the ghosts' partial sums.
     AccumulateDownloadWait,
     /// The agreement before the accumulate's messages.
     AccumulateAgree,
@@ -96,13 +110,16 @@ pub enum HostStep {
     /// The uploads of the received sums, the barrier `SumsIn` and the
     /// additions enqueued.
     SumsEnqueue,
+    /// The check of the accumulated result (e.g. for NaN: a device
+    /// reduction, which waits for all the device work).
+    Check,
     /// The agreement at the end of the accumulate.
     FinalAgree,
 }
 
 impl HostStep {
     /// Every step, in the order of [`Timeline::host_times`].
-    pub const ALL: [HostStep; 14] = [
+    pub const ALL: [HostStep; 15] = [
         HostStep::Copy,
         HostStep::Gathers,
         HostStep::InteriorEnqueue,
@@ -111,11 +128,12 @@ impl HostStep {
         HostStep::Messages,
         HostStep::UploadEnqueue,
         HostStep::BoundaryEnqueue,
-        HostStep::Check,
+        HostStep::LateEnqueue,
         HostStep::AccumulateDownloadWait,
         HostStep::AccumulateAgree,
         HostStep::AccumulateMessages,
         HostStep::SumsEnqueue,
+        HostStep::Check,
         HostStep::FinalAgree,
     ];
 
@@ -131,11 +149,12 @@ impl HostStep {
             HostStep::Messages => "messages",
             HostStep::UploadEnqueue => "upload_enqueue",
             HostStep::BoundaryEnqueue => "boundary_enqueue",
-            HostStep::Check => "check",
+            HostStep::LateEnqueue => "late_enqueue",
             HostStep::AccumulateDownloadWait => "accumulate_download_wait",
             HostStep::AccumulateAgree => "accumulate_agree",
             HostStep::AccumulateMessages => "accumulate_messages",
             HostStep::SumsEnqueue => "sums_enqueue",
+            HostStep::Check => "check",
             HostStep::FinalAgree => "final_agree",
         }
     }
@@ -196,11 +215,13 @@ pub struct Phases {
     pub download: f64,
     /// Uploads of the ghost values (`GhostUpload`, summed).
     pub upload: f64,
-    /// The interior part: the end of `Interior` less the end of the compute
-    /// command recorded before it.
+    /// The early interior part: the end of `Interior` less the end of the
+    /// compute command recorded before it.
     pub interior: f64,
     /// The boundary part: likewise for `Boundary`.
     pub boundary: f64,
+    /// The late interior part: likewise for `Late` (0 without one).
+    pub late: f64,
 }
 
 impl Timeline {
@@ -305,6 +326,7 @@ impl Timeline {
             upload: transfers(Step::GhostUpload),
             interior: compute(Step::Interior),
             boundary: compute(Step::Boundary),
+            late: compute(Step::Late),
         })
     }
 }

@@ -1,28 +1,29 @@
-//! [`BoundaryPart`]: femquad's [`Operator`] on a rank's boundary cells
-//! ([`CellSplit::boundary`](crate::cell_split::CellSplit)) over their own
-//! vertices, applied to the rank's local vectors: its inputs gathered from
-//! them, its results added into them.
+//! [`AddedPart`]: femquad's [`Operator`] on a part of a rank's cells over
+//! that part's own vertices, applied to the rank's local vectors: its
+//! inputs gathered from them, its results added into them. The boundary
+//! cells and the late interior cells
+//! ([`CellSplit`](crate::cell_split::CellSplit)) are such parts.
 //!
-//! With `B` the part's vertices (`k ↦ b_k`, local vertex indices) and
-//! `F_B` the boundary cells' residual on them,
+//! With `P` the part's vertices (`k ↦ p_k`, local vertex indices) and
+//! `F_P` the part's residual on them,
 //!
 //! ```text
-//! r[b_k] ← r[b_k] + F_B(u[B])_k        (N_comp entries per vertex)
+//! r[p_k] ← r[p_k] + F_P(u[P])_k        (N_comp entries per vertex)
 //! ```
 //!
 //! `r`'s entries gathered, the part's result added, scattered back: one
-//! addition per entry after whatever `r` held (the interior cells' sum).
-//! The gathers and scatters run where the vectors live (device index
-//! kernels on a device) and move only the part's entries.
+//! addition per entry after whatever `r` held. The gathers and scatters
+//! run where the vectors live (device index kernels on a device) and move
+//! only the part's entries.
 
 use femquad::backend::{IndexSet, Vector};
 use femquad::operator::Operator;
 use femquad::vector::VectorOps;
 use femquad::{Real, Result};
 
-/// The boundary cells' operator and its staging (see the [module
+/// A part's operator and its staging (see the [module
 /// documentation](self)).
-pub(crate) struct BoundaryPart<R: Real> {
+pub(crate) struct AddedPart<R: Real> {
     op: Operator<R>,
     /// The local vertex of each of the part's vertices.
     vertices: Vec<u32>,
@@ -41,7 +42,7 @@ pub(crate) struct BoundaryPart<R: Real> {
     own_blocks: Vector<R>,
 }
 
-impl<R: Real> BoundaryPart<R> {
+impl<R: Real> AddedPart<R> {
     /// `op` (over the part's vertices `vertices`, local indices) for local
     /// vectors living where `like` does.
     ///
@@ -60,7 +61,7 @@ impl<R: Real> BoundaryPart<R> {
             Vector::Host(_) => Ok(Vector::host_zeros(len)),
             Vector::Device(d) => Vector::device_zeros(d.device(), len),
         };
-        Ok(BoundaryPart {
+        Ok(AddedPart {
             field: IndexSet::located_like(like, &entries(nc))?,
             blocks: IndexSet::located_like(like, &entries(nc * nc))?,
             u: zeros(n * nc)?,
@@ -89,7 +90,7 @@ impl<R: Real> BoundaryPart<R> {
         &self.vertices
     }
 
-    /// Binds the time state `t`, `u_t = σ·u + b` with `b[B]` gathered from
+    /// Binds the time state `t`, `u_t = σ·u + b` with `b[P]` gathered from
     /// the local vector `b` ([`Operator::set_time`], which copies it).
     ///
     /// # Errors
@@ -100,7 +101,7 @@ impl<R: Real> BoundaryPart<R> {
         self.op.set_time(t, sigma, &self.u)
     }
 
-    /// `r[B] += F_B(u[B])` (unchecked for NaN: enqueued only on a device).
+    /// `r[P] += F_P(u[P])` (unchecked for NaN: enqueued only on a device).
     ///
     /// # Errors
     /// Those of [`Operator::apply_unchecked`] and the index kernels.
@@ -110,7 +111,7 @@ impl<R: Real> BoundaryPart<R> {
         add_at(r, &self.field, &mut self.own, &self.out)
     }
 
-    /// `out[B] += J_B(u[B])·v[B]`.
+    /// `out[P] += J_P(u[P])·v[P]`.
     ///
     /// # Errors
     /// Those of [`Operator::jacobian_action`] and the index kernels.
@@ -126,7 +127,7 @@ impl<R: Real> BoundaryPart<R> {
         add_at(out, &self.field, &mut self.own, &self.out)
     }
 
-    /// `out[B] += diag_B J(u[B])` (point blocks, `N_comp²` per vertex;
+    /// `out[P] += diag_P J(u[P])` (point blocks, `N_comp²` per vertex;
     /// unchecked for NaN).
     ///
     /// # Errors
