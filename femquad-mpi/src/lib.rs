@@ -38,9 +38,9 @@ pub mod cell_split;
 pub mod layout;
 
 #[cfg(feature = "mpi")]
-mod added_part;
-#[cfg(feature = "mpi")]
 pub mod agglomerate;
+#[cfg(feature = "mpi")]
+mod boundary_part;
 #[cfg(feature = "mpi")]
 pub mod comm;
 #[cfg(feature = "mpi")]

@@ -9,78 +9,62 @@
 //! F(u)_i = Σ_p F_p(u|_p)_i        (i owned by one rank, a ghost on others)
 //! ```
 //!
-//! # Three parts per rank
+//! # Two parts per rank
 //! A rank's cells are split once ([`CellSplit`]) into *interior* cells (no
-//! vertex shared with another rank) and *boundary* cells (the rest), the
-//! interior ones into an *early* and a *late* part (the late part: a
-//! quarter of them, [`LATE_DIVISOR`], on a rank with neighbours; none on
-//! one rank). Each part is bound as its own femquad [`Operator`]: the early
-//! one over all the rank's local vertices (it reads and writes the rank's
-//! local vectors directly), the boundary and the late one over their own
-//! vertices only (their inputs gathered from the local vectors, their
-//! results added into them: `added_part.rs`). So `F_p = F_E + F_B + F_L`.
+//! vertex shared with another rank) and *boundary* cells (the rest), each
+//! part bound as its own femquad [`Operator`]: the interior one over all
+//! the rank's local vertices (it reads and writes the rank's local vectors
+//! directly), the boundary one over the boundary cells' vertices only (its
+//! inputs gathered from the local vectors, its results added into them:
+//! `boundary_part.rs`). So `F_p = F_I + F_B`.
 //!
 //! # Overlap
 //! The interior cells need no ghost value and contribute to no shared
-//! vertex, so an application runs them while the halo is in flight, the
-//! early part during the ghost update of the inputs, the late part during
-//! the ghost accumulate of the result:
+//! vertex, so an application runs them while the halo is in flight:
 //!
 //! 1. `u` (and `v`) copied into the operator's scratch vectors and their
 //!    shared owned entries gathered into staging vectors, on the device's
 //!    compute queue, followed by a marker;
-//! 2. the early part enqueued on the compute queue right away, reading
+//! 2. the interior part enqueued on the compute queue right away, reading
 //!    the caller's `u` and `v` and writing the result `r`, and submitted
 //!    (`clFlush`);
 //! 3. meanwhile the staged entries downloaded on the device's *transfer*
-//!    queue (waiting for the marker, not for the early part), the
+//!    queue (waiting for the marker, not for the interior part), the
 //!    ghost-update messages exchanged on the host, and the received ghost
 //!    values uploaded into the scratch vectors' ghost block on the
 //!    transfer queue;
 //! 4. a barrier on the compute queue waiting for the upload, then the
-//!    boundary part on the scratch vectors, added into `r`;
-//! 5. `r`'s ghost block (the boundary cells' partial sums) gathered into a
-//!    staging vector, a marker, and its download enqueued on the transfer
-//!    queue; the late part enqueued on the compute queue right after,
-//!    added into `r`, and submitted;
-//! 6. meanwhile the accumulate's messages exchanged on the host and the
-//!    received sums uploaded; a barrier on the compute queue waiting for
-//!    them, then the sums added to their owned entries;
-//! 7. the check of `r` for NaN (`F(u)`, the diagonal: one reduction and a
-//!    scalar read, which waits for the device), with the sums added.
+//!    boundary part on the scratch vectors, added into `r`, and the check
+//!    of `r` for NaN (`F(u)`, the diagonal);
+//! 5. the ghost accumulate of `r` (the ghosts' partial sums downloaded on
+//!    the transfer queue, exchanged, uploaded and added to their owners).
 //!
 //! The commands, their queues and wait lists are recorded in a
 //! [`Timeline`] ([`DistOperator::timeline`]), which also times the phases.
 //! The ranks agree on failure ([`Ranks::agree`](crate::comm::Ranks::agree))
 //! three times per application: before the update's messages (steps 1–3),
-//! before the accumulate's (steps 3–5), and at the end (steps 6–7, the
-//! check included) — never between the messages of one exchange, so a
-//! failing rank ends every rank with its error instead of leaving one
-//! waiting. No host wait for the device sits between the boundary part and
-//! the accumulate's messages but the download's.
+//! before the accumulate's (everything after the update's messages), and
+//! at the end — never between the messages of one exchange, so a failing
+//! rank ends every rank with its error instead of leaving one waiting.
 //!
-//! Between the two exchanges the boundary part runs alone: the
-//! accumulate needs its results, which need the update.
-//! [`DistOperator::set_overlap`]`(false)` runs the same steps in sequence
-//! instead (early part after the update's upload, late part after the
-//! boundary part, before the accumulate's staging): the same arithmetic,
-//! for measuring what the overlap hides. On the native backend every step
-//! runs on the host in turn.
+//! Only the ghost update is hidden: the accumulate needs the boundary
+//! part's results, which need the update.
+//! [`DistOperator::set_overlap`]`(false)` runs the same steps with the
+//! interior part after the update's upload instead (step 2 after 3): the
+//! same arithmetic, for measuring what the overlap hides. On the native
+//! backend every step runs on the host in turn.
 //!
 //! # Order of additions
-//! Each entry of the result is, in this order: the early interior cells'
-//! sum (the early operator writes every local entry: zero at a vertex of
-//! no early cell), plus the boundary cells' sum at a vertex of a boundary
-//! cell, plus the late cells' sum at a vertex of a late cell, plus at a
-//! shared owned vertex the neighbours' contributions in increasing rank
-//! (the ghost accumulate; late vertices are never shared). Each part's sum
-//! is in the order of its assembly: increasing cell of the part with
-//! [`Assembly::Deterministic`], as natively; atomic otherwise. Owned
-//! entries are then the serial result's up to the order of these
-//! additions; with deterministic assembly bitwise the same from run to run
-//! at a fixed number of ranks and partition, with or without overlap (the
-//! schedule changes, not the arithmetic). On a device nothing but the halo
-//! crosses to the host (see [`DistVector`]'s "Halo messages").
+//! Each entry of the result is, in this order: the interior cells' sum
+//! (in the order of the assembly: increasing cell with
+//! [`Assembly::Deterministic`], as natively; atomic otherwise), plus the
+//! boundary cells' sum (likewise), plus the neighbours' contributions in
+//! increasing rank (the ghost accumulate). Owned entries are then the
+//! serial result's up to the order of these additions; with deterministic
+//! assembly bitwise the same from run to run at a fixed number of ranks
+//! and partition, with or without overlap (the schedule changes, not the
+//! arithmetic). On a device nothing but the halo crosses to the host (see
+//! [`DistVector`]'s "Halo messages").
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -97,8 +81,8 @@ use femquad::space::FunctionSpace;
 use femquad::vector::VectorOps;
 use femquad::{Error, Real, Result};
 
-use crate::added_part::AddedPart;
-use crate::cell_split::{CellSplit, LATE_DIVISOR};
+use crate::boundary_part::BoundaryPart;
+use crate::cell_split::CellSplit;
 use crate::dist_mesh::DistMesh;
 use crate::layout::RankLayout;
 use crate::timeline::{HostStep, Queue, Step, Timeline};
@@ -112,19 +96,16 @@ pub struct DistOperator<R: Real> {
     /// The space over all of the rank's cells (`None` on a rank without
     /// cells), for output and error norms.
     space: Option<FunctionSpace>,
-    /// The early interior cells over all local vertices (`None` without
-    /// any).
-    early: Option<Operator<R>>,
+    /// The interior cells over all local vertices (`None` without any).
+    interior: Option<Operator<R>>,
     /// The boundary cells over their vertices (`None` without any).
-    boundary: Option<AddedPart<R>>,
-    /// The late interior cells over their vertices (`None` without any).
-    late: Option<AddedPart<R>>,
+    boundary: Option<BoundaryPart<R>>,
     /// The device of an OpenCL backend (also on a rank without cells).
     device: Option<Arc<Device>>,
     /// Scratch copies of the inputs `u`, `v` with current ghosts, each with
     /// its own halo (they are updated together).
     scratch: [DistVector<R>; 2],
-    /// Whether the early and late parts run during the halo exchanges.
+    /// Whether the interior part runs during the ghost update.
     overlap: bool,
     /// The device commands of the last application.
     timeline: Timeline,
@@ -132,7 +113,7 @@ pub struct DistOperator<R: Real> {
 
 impl<R: Real + Equivalence> DistOperator<R> {
     /// Collective: on every rank, the P1 space of `n_comp` components over
-    /// each part of its cells (early, boundary, late: see the [module
+    /// each part of its cells (interior and boundary, see the [module
     /// documentation](self)), the form `make_form` makes on it (called
     /// once per part), bound on `backend`; overlap on.
     ///
@@ -172,29 +153,30 @@ impl<R: Real + Equivalence> DistOperator<R> {
             }
             let layout = mesh.layout();
             let Some(local_mesh) = layout.local_mesh()? else {
-                return Ok((None, None, None, None));
+                return Ok((None, None, None));
             };
             let element = Element::lagrange(layout.dim, 1)?;
             let space_on = |m: Mesh| FunctionSpace::new(Arc::new(m), element, n_comp);
             let bind = |m: Mesh| Operator::new(make_form(space_on(m)?)?, backend);
-            let added = |m: Option<Mesh>, vertices: &[u32]| {
-                m.map(|m| AddedPart::new(bind(m)?, vertices, scratch[0].local()))
-                    .transpose()
-            };
             let split = CellSplit::new(layout);
-            let early = split.early_mesh(layout)?.map(bind).transpose()?;
-            let boundary = added(split.boundary_mesh(layout)?, &split.boundary_vertices)?;
-            let late = added(split.late_mesh(layout)?, &split.late_vertices)?;
-            Ok((Some(space_on(local_mesh)?), early, boundary, late))
+            let interior = split.interior_mesh(layout)?.map(bind).transpose()?;
+            let boundary = match split.boundary_mesh(layout)? {
+                Some(m) => Some(BoundaryPart::new(
+                    bind(m)?,
+                    &split.boundary_vertices,
+                    scratch[0].local(),
+                )?),
+                None => None,
+            };
+            Ok((Some(space_on(local_mesh)?), interior, boundary))
         })();
-        let (space, early, boundary, late) = mesh.ranks().agree(parts)?;
+        let (space, interior, boundary) = mesh.ranks().agree(parts)?;
         Ok(DistOperator {
             mesh: mesh.clone(),
             n_comp,
             space,
-            early,
+            interior,
             boundary,
-            late,
             device,
             scratch,
             overlap: true,
@@ -219,12 +201,11 @@ impl<R: Real + Equivalence> DistOperator<R> {
         self.space.as_ref()
     }
 
-    /// Whether the interior cells are integrated while the halo exchanges'
-    /// messages travel, the early part during the ghost update and the late
-    /// part during the ghost accumulate (on by default; see the [module
-    /// documentation](self#overlap)). Off, each part is integrated in turn
-    /// between the exchanges: the same results bit for bit, for measuring
-    /// the overlap. Each rank's own setting (ranks may differ).
+    /// Whether the interior cells are integrated while the ghost update's
+    /// messages travel (on by default; see the [module
+    /// documentation](self#overlap)). Off, they are integrated after: the
+    /// same results bit for bit, for measuring the overlap. Each rank's
+    /// own setting (ranks may differ).
     pub fn set_overlap(&mut self, overlap: bool) {
         self.overlap = overlap;
     }
@@ -243,11 +224,11 @@ impl<R: Real + Equivalence> DistOperator<R> {
     /// A rank's device error, on every rank.
     pub fn set_assembly(&mut self, assembly: Assembly) -> Result<()> {
         let result = (|| {
-            if let Some(op) = &mut self.early {
+            if let Some(op) = &mut self.interior {
                 op.set_assembly(assembly)?;
             }
-            for part in [&mut self.boundary, &mut self.late].into_iter().flatten() {
-                part.op_mut().set_assembly(assembly)?;
+            if let Some(b) = &mut self.boundary {
+                b.op_mut().set_assembly(assembly)?;
             }
             Ok(())
         })();
@@ -290,27 +271,29 @@ impl<R: Real + Equivalence> DistOperator<R> {
         ranks.agree(sb.local_mut().copy_from(b.local()))?;
         sb.ghost_update()?;
         let (layout, nc) = (self.mesh.layout(), self.n_comp);
-        let mut result = match &mut self.early {
+        let mut result = match &mut self.interior {
             Some(op) => op
                 .set_time(t, sigma, sb.local())
                 .map_err(|e| to_global(layout, nc, e, &|k| k)),
             None => Ok(()),
         };
-        for part in [&mut self.boundary, &mut self.late].into_iter().flatten() {
-            result = result.and_then(|()| {
-                part.set_time(t, sigma, sb.local()).map_err(|e| {
-                    let vertices = part.vertices();
-                    to_global(layout, nc, e, &|k| vertices[k] as usize)
-                })
+        if let (Ok(()), Some(part)) = (&result, &mut self.boundary) {
+            result = part.set_time(t, sigma, sb.local()).map_err(|e| {
+                let vertices = part.vertices();
+                to_global(layout, nc, e, &|k| vertices[k] as usize)
             });
         }
         ranks.agree(result)
     }
 
     /// The form of this rank's operator (`None` on a rank without cells):
-    /// every part of its cells binds the same form.
+    /// both parts of its cells bind the same form.
     pub fn form(&self) -> Option<&Form<R>> {
-        any_part(&self.early, &self.boundary).map(|op| op.form())
+        match (&self.interior, &self.boundary) {
+            (Some(op), _) => Some(op.form()),
+            (None, Some(part)) => Some(part.op().form()),
+            (None, None) => None,
+        }
     }
 
     /// Collective: `r = F(u)`.
@@ -379,24 +362,21 @@ impl<R: Real + Equivalence> DistOperator<R> {
     /// The steps of an application (see the [module
     /// documentation](self#overlap)): the `inputs` copied into the scratch
     /// vectors and their ghosts updated while (or, without overlap,
-    /// before) `early` writes `out` (zeros on a rank without early cells),
-    /// then `added` adds the boundary part into `out` from the scratch
-    /// vectors, `out` is accumulated while (or, without overlap, after)
-    /// `added` adds the late part, and `check` looks at `out` (given a
-    /// part's operator and the first scratch vector). The ranks agree on
+    /// before) `interior` writes `out` (zeros on a rank without interior
+    /// cells), then `boundary` adds into `out` from the scratch vectors,
+    /// `check` looks at `out` (given a part's operator and the first
+    /// scratch vector), and `out` is accumulated. The ranks agree on
     /// failure three times: before the update's messages, before the
-    /// accumulate's (everything in between) and at the end (the check
-    /// included).
+    /// accumulate's (everything in between) and at the end.
     fn run(
         &mut self,
         inputs: &[&DistVector<R>],
         out: &mut DistVector<R>,
-        early: impl FnOnce(&mut Operator<R>, &mut Vector<R>) -> Result<()>,
-        added: impl Fn(&mut AddedPart<R>, &[&Vector<R>], &mut Vector<R>) -> Result<()>,
+        interior: impl FnOnce(&mut Operator<R>, &mut Vector<R>) -> Result<()>,
+        boundary: impl FnOnce(&mut BoundaryPart<R>, &[&Vector<R>], &mut Vector<R>) -> Result<()>,
         check: impl FnOnce(&Operator<R>, &Vector<R>, &Vector<R>) -> Result<()>,
     ) -> Result<()> {
         let n = inputs.len();
-        let overlap = self.overlap;
         let mut timeline = Timeline::default();
         let (scratch, _) = self.scratch.split_at_mut(n);
         let copied = scratch
@@ -405,57 +385,44 @@ impl<R: Real + Equivalence> DistOperator<R> {
             .try_for_each(|(s, x)| s.local_mut().copy_from(x.local()));
         timeline.stamp(HostStep::Copy);
         let mut updated: Vec<&mut DistVector<R>> = scratch.iter_mut().collect();
-        let device = self.device.as_ref();
-        let part = &mut self.early;
-        let run_early = |timeline: &mut Timeline| -> Result<()> {
+        let device = self.device.clone();
+        let part = &mut self.interior;
+        let run_interior = |timeline: &mut Timeline| -> Result<()> {
             match part {
-                Some(op) => early(op, out.local_mut())?,
+                Some(op) => interior(op, out.local_mut())?,
                 None => out.fill(0.0)?,
             }
             out.local().flush()?;
-            mark(device, Step::Interior, timeline)?;
+            mark(device.as_ref(), Step::Interior, timeline)?;
             timeline.stamp(HostStep::InteriorEnqueue);
             Ok(())
         };
-        let updated = if overlap {
-            DistVector::update_ghosts(&mut updated, copied, run_early, &mut timeline)?
+        let updated = if self.overlap {
+            DistVector::update_ghosts(&mut updated, copied, run_interior, &mut timeline)?
         } else {
             DistVector::update_ghosts(&mut updated, copied, |_| Ok(()), &mut timeline)?
-                .and_then(|()| run_early(&mut timeline))
+                .and_then(|()| run_interior(&mut timeline))
         };
         let scratch: Vec<&Vector<R>> = self.scratch[..n].iter().map(|s| s.local()).collect();
         let local = updated
             .and_then(|()| match &mut self.boundary {
-                Some(b) => added(b, &scratch, out.local_mut()),
+                Some(b) => boundary(b, &scratch, out.local_mut()),
                 None => Ok(()),
             })
-            .and_then(|()| mark(device, Step::Boundary, &mut timeline));
+            .and_then(|()| mark(self.device.as_ref(), Step::Boundary, &mut timeline));
         timeline.stamp(HostStep::BoundaryEnqueue);
-        let late = &mut self.late;
-        let mut run_late = |r: &mut Vector<R>, timeline: &mut Timeline| -> Result<()> {
-            if let Some(part) = late {
-                added(part, &scratch, r)?;
-                r.flush()?;
-                mark(device, Step::Late, timeline)?;
-            }
-            timeline.stamp(HostStep::LateEnqueue);
-            Ok(())
-        };
-        let (layout, nc) = (self.mesh.layout(), self.n_comp);
-        let any_op = any_part(&self.early, &self.boundary);
-        let checked = |r: &Vector<R>| -> Result<()> {
-            match any_op {
-                Some(op) => check(op, scratch[0], r),
+        let any_op = self
+            .interior
+            .as_ref()
+            .or(self.boundary.as_ref().map(|b| b.op()));
+        let local = local
+            .and_then(|()| match any_op {
+                Some(op) => check(op, scratch[0], out.local()),
                 None => Ok(()),
-            }
-            .map_err(|e| to_global(layout, nc, e, &|k| k))
-        };
-        let result = if overlap {
-            out.accumulate(local, run_late, checked, &mut timeline)
-        } else {
-            let local = local.and_then(|()| run_late(out.local_mut(), &mut timeline));
-            out.accumulate(local, |_, _| Ok(()), checked, &mut timeline)
-        };
+            })
+            .map_err(|e| to_global(self.mesh.layout(), self.n_comp, e, &|k| k));
+        timeline.stamp(HostStep::Check);
+        let result = out.accumulate(local, &mut timeline);
         self.timeline = timeline;
         result
     }
@@ -555,17 +522,6 @@ fn to_global(layout: &RankLayout, nc: usize, e: Error, local: &dyn Fn(usize) -> 
         },
         other => other,
     }
-}
-
-/// The operator of one of a rank's parts, `early`'s or `boundary`'s
-/// (`None` on a rank without cells: one with late cells has early ones,
-/// the late part being at most half of the interior cells).
-fn any_part<'a, R: Real>(
-    early: &'a Option<Operator<R>>,
-    boundary: &'a Option<AddedPart<R>>,
-) -> Option<&'a Operator<R>> {
-    const { assert!(LATE_DIVISOR >= 2) };
-    early.as_ref().or(boundary.as_ref().map(|b| b.op()))
 }
 
 /// Records a marker `step` on `device`'s compute queue (nothing on the

@@ -7,16 +7,11 @@
 //! the device ([`Timeline::phases`]) and on the host
 //! ([`Timeline::host_times`]).
 //!
-//! # An application on a device
+//! # A ghost update on a device
 //! ```text
-//! compute:  gathers ─ SharedStaged ─ (early part ─ Interior) ─ GhostsIn ─ boundary part ─ Boundary ─┐
-//!                          │                                       ↑                                │
-//! transfer:                └→ SharedDownload ─ (messages) ─ GhostUpload                               │
-//!                                                                                                    │
-//!   ┌────────────────────────────────────────────────────────────────────────────────────────────────┘
-//!   └ ghost gather ─ ResultStaged ─ (late part ─ Late) ─ SumsIn ─ sums added
-//!                         │                                 ↑
-//! transfer:               └→ GhostDownload ─ (messages) ─ SumUpload
+//! compute:  gathers ─ SharedStaged ─ (interior part ─ Interior) ─ GhostsIn ─ boundary part ─ Boundary
+//!                          │                                       ↑
+//! transfer:                └→ SharedDownload ─ (messages) ─ GhostUpload
 //! ```
 //! The downloads of the shared owned entries wait for the gathers that
 //! staged them (the marker `SharedStaged`); the interior part is enqueued
@@ -25,13 +20,8 @@
 //! ghost values goes to the transfer queue (after the staging, so after
 //! the copy of the inputs it overwrites the ghosts of); the compute queue's
 //! barrier `GhostsIn` waits for the upload, so the boundary part reads the
-//! new ghosts. The ghost accumulate that follows is the mirror image: the
-//! ghost block gathered into a staging vector (`ResultStaged`) and
-//! downloaded from there, the late part of the interior cells enqueued
-//! right after (it writes the result, but neither the staging vector nor a
-//! shared entry), the received sums uploaded (`SumUpload`) and, after the
-//! barrier `SumsIn`, added. Without overlap the early part comes after
-//! `GhostsIn` and the late part before the ghost gather.
+//! new ghosts. A ghost accumulate is the mirror image (`ResultStaged`,
+//! `GhostDownload`, `SumUpload`, `SumsIn`).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,16 +43,12 @@ pub enum Step {
     GhostUpload,
     /// Compute barrier: waits for the ghost uploads.
     GhostsIn,
-    /// Compute marker: after the early part of the interior cells of an
-    /// application.
+    /// Compute marker: after the interior part of an application.
     Interior,
     /// Compute marker: after the boundary part of an application.
     Boundary,
-    /// Compute marker: after the late part of the interior cells of an
-    /// application.
-    Late,
-    /// Compute marker: a ghost accumulate's ghost block gathered into the
-    /// staging vector (and everything enqueued before).
+    /// Compute marker: a ghost accumulate's vector final (everything
+    /// enqueued before).
     ResultStaged,
     /// Transfer: the download of the ghost entries' partial sums.
     GhostDownload,
@@ -75,9 +61,8 @@ pub enum Step {
 /// A step of the host through one application or exchange, stamped with
 /// the host's wall clock when it ends ([`Timeline::stamp`]): its time is
 /// the time from the stamp before (or the timeline's start) to its own.
-/// In the order the host passes them with overlap (without, the early
-/// interior cells are enqueued after `UploadEnqueue` and the late ones
-/// before the ghost block is staged, in `LateEnqueue`).
+/// In the order the host passes them with overlap (without, the interior
+/// cells are enqueued after `UploadEnqueue`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HostStep {
     /// The inputs copied into the operator's scratch vectors (enqueued).
@@ -85,7 +70,7 @@ pub enum HostStep {
     /// The gathers of the shared owned entries and the marker
     /// `SharedStaged` enqueued.
     Gathers,
-    /// The early interior cells enqueued (and the queue flushed).
+    /// The interior cells enqueued (and the queue flushed).
     InteriorEnqueue,
     /// The downloads of the shared owned entries enqueued and waited for.
     DownloadWait,
@@ -98,10 +83,11 @@ pub enum HostStep {
     UploadEnqueue,
     /// The boundary cells enqueued (after the barrier on the device).
     BoundaryEnqueue,
-    /// The ghost block's gather, the marker `ResultStaged` and its download
-    /// enqueued, then the late interior cells (and the queue flushed).
-    LateEnqueue,
-    /// The wait for the download of the ghosts' partial sums.
+    /// The check of the result (e.g. for NaN: a device reduction, which
+    /// waits for the cells).
+    Check,
+    /// The marker `ResultStaged` and the download of the ghosts' partial
+    /// sums enqueued and waited for.
     AccumulateDownloadWait,
     /// The agreement before the accumulate's messages.
     AccumulateAgree,
@@ -110,16 +96,13 @@ pub enum HostStep {
     /// The uploads of the received sums, the barrier `SumsIn` and the
     /// additions enqueued.
     SumsEnqueue,
-    /// The check of the accumulated result (e.g. for NaN: a device
-    /// reduction, which waits for all the device work).
-    Check,
     /// The agreement at the end of the accumulate.
     FinalAgree,
 }
 
 impl HostStep {
     /// Every step, in the order of [`Timeline::host_times`].
-    pub const ALL: [HostStep; 15] = [
+    pub const ALL: [HostStep; 14] = [
         HostStep::Copy,
         HostStep::Gathers,
         HostStep::InteriorEnqueue,
@@ -128,12 +111,11 @@ impl HostStep {
         HostStep::Messages,
         HostStep::UploadEnqueue,
         HostStep::BoundaryEnqueue,
-        HostStep::LateEnqueue,
+        HostStep::Check,
         HostStep::AccumulateDownloadWait,
         HostStep::AccumulateAgree,
         HostStep::AccumulateMessages,
         HostStep::SumsEnqueue,
-        HostStep::Check,
         HostStep::FinalAgree,
     ];
 
@@ -149,12 +131,11 @@ impl HostStep {
             HostStep::Messages => "messages",
             HostStep::UploadEnqueue => "upload_enqueue",
             HostStep::BoundaryEnqueue => "boundary_enqueue",
-            HostStep::LateEnqueue => "late_enqueue",
+            HostStep::Check => "check",
             HostStep::AccumulateDownloadWait => "accumulate_download_wait",
             HostStep::AccumulateAgree => "accumulate_agree",
             HostStep::AccumulateMessages => "accumulate_messages",
             HostStep::SumsEnqueue => "sums_enqueue",
-            HostStep::Check => "check",
             HostStep::FinalAgree => "final_agree",
         }
     }
@@ -215,13 +196,11 @@ pub struct Phases {
     pub download: f64,
     /// Uploads of the ghost values (`GhostUpload`, summed).
     pub upload: f64,
-    /// The early interior part: the end of `Interior` less the end of the
-    /// compute command recorded before it.
+    /// The interior part: the end of `Interior` less the end of the compute
+    /// command recorded before it.
     pub interior: f64,
     /// The boundary part: likewise for `Boundary`.
     pub boundary: f64,
-    /// The late interior part: likewise for `Late` (0 without one).
-    pub late: f64,
 }
 
 impl Timeline {
@@ -326,7 +305,6 @@ impl Timeline {
             upload: transfers(Step::GhostUpload),
             interior: compute(Step::Interior),
             boundary: compute(Step::Boundary),
-            late: compute(Step::Late),
         })
     }
 }

@@ -43,17 +43,13 @@
 //! exchanges it, and uploads the received values straight into the ghost
 //! block (the ghosts are the last local entries, each neighbour's
 //! consecutive; non-blocking), after which the compute queue waits for the
-//! upload (a barrier); a ghost accumulate gathers the ghost block into a
-//! device staging vector (compute queue), downloads it the same way and
-//! adds each neighbour's uploaded contributions to the owned entries on the
-//! device (gather, add, scatter). So no transfer reads or writes a vector
-//! that the compute queue may write meanwhile: the work overlapping an
-//! exchange (an operator's interior cells) writes only the caller's
-//! vectors, the transfers only staging. The next exchange's wait also
-//! covers the uploads of the one before (the host does not overwrite
-//! pinned memory a transfer still reads). Bytes read from and written to
-//! the device per update or accumulate: `(Σ ghosts + Σ shared
-//! owned)·per_node·size_of::<R>()` in total, nothing else.
+//! upload (a barrier); a ghost accumulate downloads the ghost block the
+//! same way and adds each neighbour's uploaded contributions to the owned
+//! entries on the device (gather, add, scatter). The next exchange's wait
+//! also covers the uploads of the one before (the host does not overwrite
+//! pinned memory a transfer still reads). Bytes read from and written to the device
+//! per update or accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()`
+//! in total, nothing else.
 //!
 //! # Failure
 //! A ghost update or accumulate agrees on failure
@@ -121,14 +117,6 @@ struct DeviceLink<R: Real> {
     shared_own: DeviceVector<R>,
 }
 
-/// A device halo's staging of the ghost block for an accumulate (see the
-/// [module documentation](self#halo-messages)): the ghost entries' indices
-/// and the device vector they are gathered into, which the download reads.
-struct GhostStage<R: Real> {
-    entries: DeviceIndices,
-    values: DeviceVector<R>,
-}
-
 /// Host memory of a halo's messages: plain for host vectors, pinned
 /// ([`PinnedHost`]) for device vectors, which the transfer queue reads and
 /// writes without the host waiting.
@@ -194,8 +182,6 @@ struct Halo<R: Real> {
     /// Host staging of the ghost block: received owner values, or the
     /// ghosts' partial sums.
     ghost_host: RefCell<HostBuffer<R>>,
-    /// On a device with ghosts: the ghost block's device staging.
-    ghost_stage: RefCell<Option<GhostStage<R>>>,
 }
 
 /// A [`Halo`]'s links and host staging, borrowed for one exchange.
@@ -204,7 +190,6 @@ struct Staging<'a, R: Real> {
     links: RefMut<'a, Vec<Link<R>>>,
     shared_host: RefMut<'a, HostBuffer<R>>,
     ghost_host: RefMut<'a, HostBuffer<R>>,
-    ghost_stage: RefMut<'a, Option<GhostStage<R>>>,
 }
 
 impl<R: Real> Staging<'_, R> {
@@ -239,7 +224,6 @@ impl<R: Real> Halo<R> {
             links: self.links.try_borrow_mut().map_err(busy)?,
             shared_host: self.shared_host.try_borrow_mut().map_err(busy)?,
             ghost_host: self.ghost_host.try_borrow_mut().map_err(busy)?,
-            ghost_stage: self.ghost_stage.try_borrow_mut().map_err(busy)?,
         })
     }
 
@@ -280,24 +264,14 @@ impl<R: Real> Halo<R> {
                     * per_node
             ])),
             links: RefCell::new(links),
-            ghost_stage: RefCell::new(None),
         })
     }
 
     /// The halo of vectors on `device`: the host's, with the shared
-    /// entries' indices and the staging vectors uploaded (the ghost block's
-    /// too, where there are ghosts), and pinned host staging
-    /// ([`Device::pinned_host`]).
+    /// entries' indices and the staging vectors uploaded, and pinned host
+    /// staging ([`Device::pinned_host`]).
     fn on(mesh: &DistMesh, per_node: usize, device: &Arc<Device>) -> Result<Self> {
         let halo = Halo::host(mesh, per_node)?;
-        let n_local = mesh.layout().n_local() * per_node;
-        if n_local > halo.ghost_start {
-            let entries: Vec<u32> = (halo.ghost_start as u32..n_local as u32).collect();
-            *halo.ghost_stage.borrow_mut() = Some(GhostStage {
-                entries: DeviceIndices::from_host(device, &entries)?,
-                values: DeviceVector::zeros(device, entries.len())?,
-            });
-        }
         for buffer in [&halo.shared_host, &halo.ghost_host] {
             let mut buffer = buffer.borrow_mut();
             let len = buffer.host()?.len();
@@ -641,33 +615,19 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// # Errors
     /// A rank's device error, on every rank.
     pub fn ghost_accumulate(&mut self) -> Result<()> {
-        self.accumulate(Ok(()), |_, _| Ok(()), |_| Ok(()), &mut Timeline::default())
+        self.accumulate(Ok(()), &mut Timeline::default())
     }
 
     /// [`DistVector::ghost_accumulate`] after the caller's local result
-    /// `pending` (of steps not agreed on yet), calling `during` once the
-    /// ghost entries are staged (on a device: gathered into the staging
-    /// vector and their download enqueued) and before the host waits for
-    /// the download, and `then` after the received sums are added (on a
-    /// device: enqueued). Work that `during` enqueues on the compute queue
-    /// (and submits: [`Vector::flush`]) runs while the partial sums travel;
-    /// `during` may write this rank's entries (`&mut`) but no shared one
-    /// (neither a ghost nor an owned entry a neighbour holds as a ghost).
-    /// `then` looks at the accumulated entries (e.g. checks them). Two
-    /// agreements on failure: `pending`, the staging and `during` before
-    /// the messages, the additions and `then` at the end. The device
-    /// commands are recorded in `timeline`; the host stamps
-    /// [`HostStep::AccumulateDownloadWait`] after the wait (`during`
-    /// stamps its own), … [`HostStep::Check`] after `then`.
+    /// `pending` (of steps not agreed on yet), agreed on together with the
+    /// staging of the ghost entries, before the messages; the device
+    /// commands recorded in `timeline`.
     ///
     /// # Errors
-    /// On every rank: `pending`'s, `during`'s or `then`'s error, or a
-    /// rank's device error.
+    /// On every rank: `pending`'s error or a rank's device error.
     pub(crate) fn accumulate(
         &mut self,
         pending: Result<()>,
-        during: impl FnOnce(&mut Vector<R>, &mut Timeline) -> Result<()>,
-        then: impl FnOnce(&Vector<R>) -> Result<()>,
         timeline: &mut Timeline,
     ) -> Result<()> {
         let ranks = self.mesh.ranks();
@@ -675,7 +635,6 @@ impl<R: Real + Equivalence> DistVector<R> {
         let prepared = pending.and_then(|()| {
             let mut s = halo.staging()?;
             let staged = stage_ghosts(&self.values, &mut s, timeline)?;
-            during(&mut self.values, timeline)?;
             // one wait for the download (and the last exchange's uploads)
             s.wait()?;
             Ok((s, staged))
@@ -699,9 +658,7 @@ impl<R: Real + Equivalence> DistVector<R> {
         timeline.stamp(HostStep::AccumulateMessages);
         let added = add_shared(&mut self.values, &mut s, staged, timeline);
         timeline.stamp(HostStep::SumsEnqueue);
-        let checked = added.and_then(|()| then(&self.values));
-        timeline.stamp(HostStep::Check);
-        let agreed = ranks.agree(checked);
+        let agreed = ranks.agree(added);
         timeline.stamp(HostStep::FinalAgree);
         agreed
     }
@@ -919,11 +876,9 @@ fn upload_ghosts<R: Real>(
 }
 
 /// Stages the ghost block of `values` for a ghost accumulate: on the host
-/// copied; on a device gathered into the halo's ghost staging vector on
-/// the compute queue, followed by the marker [`Step::ResultStaged`]
-/// (every command enqueued before), whose index is returned (`None` on the
-/// host or without neighbours), and downloaded from there on the transfer
-/// queue after the marker (without waiting: [`Staging::wait`]).
+/// copied; on a device downloaded on the transfer queue after the marker
+/// [`Step::ResultStaged`] (every command enqueued before), whose index is
+/// returned (`None` on the host or without neighbours).
 fn stage_ghosts<R: Real>(
     values: &Vector<R>,
     s: &mut Staging<'_, R>,
@@ -937,14 +892,11 @@ fn stage_ghosts<R: Real>(
         Vector::Device(_) if s.links.is_empty() => Ok(None),
         Vector::Device(v) => {
             let device = v.device();
-            if let Some(g) = s.ghost_stage.as_mut() {
-                g.values.gather(v, &g.entries)?;
-            }
             let staged =
                 timeline.enqueue(device, Step::ResultStaged, Queue::Compute, &[], |_| {
                     device.compute_marker()
                 })?;
-            if let Some(g) = s.ghost_stage.as_ref() {
+            if v.len() > s.ghost_start {
                 let block = s.ghost_host.pinned()?;
                 let all = 0..block.len();
                 timeline.enqueue(
@@ -952,7 +904,7 @@ fn stage_ghosts<R: Real>(
                     Step::GhostDownload,
                     Queue::Transfer,
                     &[staged],
-                    |after| g.values.read_range_after(0, block, all, after),
+                    |after| v.read_range_after(s.ghost_start, block, all, after),
                 )?;
             }
             Ok(Some(staged))

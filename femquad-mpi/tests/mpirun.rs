@@ -106,37 +106,6 @@ fn assert_rank(stdout: &str, rank: usize, cells: usize, owned: usize, ghosts: us
     );
 }
 
-/// Each rank's early and late interior cells and boundary cells, as the
-/// run printed them (`rank q: E early and L late interior cells, B
-/// boundary cells`), in rank order.
-fn cell_parts(stdout: &str) -> Vec<(usize, usize, usize)> {
-    stdout
-        .lines()
-        .filter_map(|l| l.strip_suffix(" boundary cells"))
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(w[3..5], ["early", "and"], "{l}");
-            let number = |i: usize| -> usize { w[i].parse().unwrap() };
-            (number(2), number(5), number(9))
-        })
-        .collect()
-}
-
-/// The run's F(u), J·v and diag J (compared with the serial ones by the
-/// program) had a late part on some rank when there are several ranks
-/// (none on one rank): the part whose results the operator adds during
-/// the accumulate was neither dropped nor doubled.
-fn assert_late_part_ran(np: usize, stdout: &str) {
-    let parts = cell_parts(stdout);
-    assert_eq!(parts.len(), np, "{stdout}");
-    let late: usize = parts.iter().map(|p| p.1).sum();
-    if np == 1 {
-        assert_eq!(late, 0, "{parts:?}");
-    } else {
-        assert!(late > 0, "np {np}: {parts:?}");
-    }
-}
-
 /// The iterations of each multigrid-preconditioned CG solve the run
 /// printed (`multigrid CG, L refinements: K iterations …`), by `L`.
 fn multigrid_iterations(stdout: &str) -> Vec<(usize, usize)> {
@@ -155,7 +124,6 @@ fn native_metis_on_1_2_3_ranks_equals_serial() {
     let mut iterations = Vec::new();
     for np in [1, 2, 3] {
         let out = assert_passes(np, &["native", "metis"]);
-        assert_late_part_ran(np, &out);
         iterations.push(multigrid_iterations(&out));
     }
     // multigrid's iteration counts do not depend on the number of ranks (± 1)
@@ -177,8 +145,7 @@ fn native_3d_metis_on_3_ranks_equals_serial() {
 #[test]
 fn opencl_metis_on_1_2_3_ranks_equals_serial() {
     for np in [1, 2, 3] {
-        let out = assert_passes(np, &["opencl", "metis"]);
-        assert_late_part_ran(np, &out);
+        assert_passes(np, &["opencl", "metis"]);
     }
 }
 
@@ -192,15 +159,18 @@ fn deterministic_runs_on_3_ranks_are_bitwise_identical() {
     let first = assert_passes(3, &args);
     let second = assert_passes(3, &args);
     assert_eq!(bits(&first), bits(&second));
-    // the overlap check compared two schedules: every rank has early
-    // interior cells (run during the ghost update), late ones (run during
-    // the accumulate) and boundary cells
-    let parts = cell_parts(&first);
+    // the overlap check compared two schedules: every rank has interior
+    // cells (run during the ghost update) and boundary cells
+    let parts: Vec<(usize, usize)> = first
+        .lines()
+        .filter_map(|l| l.strip_suffix(" boundary cells"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[2].parse().unwrap(), w[5].parse().unwrap())
+        })
+        .collect();
     assert_eq!(parts.len(), 3, "{first}");
-    assert!(
-        parts.iter().all(|&(e, l, b)| e > 0 && l > 0 && b > 0),
-        "{parts:?}"
-    );
+    assert!(parts.iter().all(|&(i, b)| i > 0 && b > 0), "{parts:?}");
 }
 
 #[test]
@@ -250,8 +220,10 @@ fn one_cell_thick_parts_are_handled() {
         assert_rank(&out, 1, 12, 7, 7);
         assert_rank(&out, 2, 12, 0, 14);
         // thin parts have no interior cell
-        let parts = cell_parts(&out);
-        assert_eq!(parts[1..], [(0, 0, 12), (0, 0, 12)], "{out}");
+        for q in [1, 2] {
+            let line = format!("rank {q}: 0 interior cells, 12 boundary cells");
+            assert!(out.lines().any(|l| l == line), "no `{line}` in\n{out}");
+        }
     }
     let out = assert_passes(2, &["native", "thin"]);
     assert_rank(&out, 1, 12, 0, 14);
@@ -435,7 +407,7 @@ fn the_benchmark_runs_on_2_ranks_and_scales_against_its_one_rank_baseline() {
 /// owns), so it downloads shared entries and uploads no ghost, rank 1 the
 /// reverse.
 fn check_breakdown(stdout: &str) {
-    const HOST: [&str; 15] = [
+    const HOST: [&str; 14] = [
         "copy",
         "gathers",
         "interior_enqueue",
@@ -444,12 +416,11 @@ fn check_breakdown(stdout: &str) {
         "messages",
         "upload_enqueue",
         "boundary_enqueue",
-        "late_enqueue",
+        "check",
         "accumulate_download_wait",
         "accumulate_agree",
         "accumulate_messages",
         "sums_enqueue",
-        "check",
         "final_agree",
     ];
     let lines: Vec<Vec<&str>> = stdout
@@ -460,7 +431,7 @@ fn check_breakdown(stdout: &str) {
     assert_eq!(
         lines.first().map(|l| l.join(",")),
         Some(format!(
-            "rank,overlap,wall,download,upload,interior,boundary,late,{},finish",
+            "rank,overlap,wall,download,upload,interior,boundary,{},finish",
             HOST.join(",")
         )),
         "{stdout}"
@@ -473,30 +444,26 @@ fn check_breakdown(stdout: &str) {
     {
         assert_eq!((row[0], row[1]), (rank, overlap), "{row:?}");
         let t: Vec<f64> = row[2..].iter().map(|x| x.parse().unwrap()).collect();
-        assert_eq!(t.len(), 6 + HOST.len() + 1, "{row:?}");
-        let [wall, download, upload, interior, boundary, late] = t[..6] else {
+        assert_eq!(t.len(), 5 + HOST.len() + 1, "{row:?}");
+        let [wall, download, upload, interior, boundary] = t[..5] else {
             panic!("{row:?}");
         };
-        let host = &t[6..6 + HOST.len()];
-        let finish = t[6 + HOST.len()];
+        let host = &t[5..5 + HOST.len()];
+        let finish = t[5 + HOST.len()];
         let step = |name: &str| host[HOST.iter().position(|&h| h == name).unwrap()];
-        assert!(t[..6].iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
+        assert!(t[..5].iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
         assert!(host.iter().all(|x| x.is_finite() && *x >= 0.0), "{row:?}");
         // per repetition every host step lies within the wall time, and
         // `finish` is the rest: so their medians too (order statistics
         // keep a pointwise order)
         assert!(finish.is_finite() && finish >= 0.0, "{row:?}");
         assert!(host.iter().all(|&h| h <= wall), "{row:?}");
-        // each rank has late cells (a quarter of its thousands of interior ones)
-        assert!(
-            wall > 0.0 && interior > 0.0 && boundary > 0.0 && late > 0.0,
-            "{row:?}"
-        );
+        assert!(wall > 0.0 && interior > 0.0 && boundary > 0.0, "{row:?}");
         assert!(
             step("messages") > 0.0 && step("accumulate_messages") > 0.0,
             "{row:?}"
         );
-        assert!(interior + boundary + late < wall, "{row:?}");
+        assert!(interior + boundary < wall, "{row:?}");
         if rank == "0" {
             assert!(download > 0.0 && upload == 0.0, "{row:?}");
         } else {

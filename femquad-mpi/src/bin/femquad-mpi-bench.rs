@@ -30,10 +30,10 @@
 //!
 //! # Measurements (one CSV row each, printed by rank 0)
 //! * `F(u)`, `J·v`: one application each, the interior cells integrated
-//!   while the halo exchanges' messages travel ([`DistOperator`]'s
+//!   while the ghost update's messages travel ([`DistOperator`]'s
 //!   "Overlap").
 //! * `F(u) no overlap`, `J·v no overlap`: the same with the interior
-//!   cells integrated between the exchanges
+//!   cells integrated after the ghost update
 //!   ([`DistOperator::set_overlap`]`(false)`): the same arithmetic, so the
 //!   difference to `F(u)`, `J·v` is what the overlap hides.
 //! * `CG iteration`: Jacobi-preconditioned CG on the constrained system
@@ -83,22 +83,19 @@
 //! operator's [`Timeline`](femquad_mpi::timeline::Timeline), in seconds.
 //! On the device (profiling events): `download` (the shared owned
 //! entries, transfer queue), `upload` (the ghost values, transfer queue),
-//! `interior`, `boundary`, `late` (the early interior, boundary and late
-//! interior parts of the cells on the compute queue, from markers: from
-//! the end of the compute command before to the marker's end; `late` 0 on
-//! a rank without late cells). On the host (wall-clock stamps, one column
-//! per [`HostStep`] in its order: the time from the step before to its
-//! end): `copy`, `gathers`, `interior_enqueue`, `download_wait`, `agree`,
+//! `interior`, `boundary` (the two parts of the cells on the compute
+//! queue, from markers: from the end of the compute command before to the
+//! marker's end). On the host (wall-clock stamps, one column per
+//! [`HostStep`] in its order: the time from the step before to its end):
+//! `copy`, `gathers`, `interior_enqueue`, `download_wait`, `agree`,
 //! `messages` (the ghost update's), `upload_enqueue`, `boundary_enqueue`,
-//! `late_enqueue`, `accumulate_download_wait`, `accumulate_agree`,
-//! `accumulate_messages`, `sums_enqueue`, `check`, `final_agree`; then
-//! `finish`: the wall time less the host steps (the wait for the device
-//! work after the last). Each column is a median on its own, so the host
-//! columns and `finish` add up to about `wall`, not exactly. With overlap
-//! the early interior part runs while the download, the messages and the
-//! upload of the ghost update proceed, the late part while the
-//! accumulate's do; what the early part hides is at most
-//! `min(interior, download + messages + upload)`.
+//! `check`, `accumulate_download_wait`, `accumulate_agree`,
+//! `accumulate_messages`, `sums_enqueue`, `final_agree`; then `finish`: the
+//! wall time less the host steps (the wait for the device work after the
+//! last). Each column is a median on its own, so the host columns and
+//! `finish` add up to about `wall`, not exactly. With overlap the interior
+//! part runs while the download, the messages and the upload proceed; what
+//! it hides is at most `min(interior, download + messages + upload)`.
 //!
 //! With `--solve` too, `# multigrid breakdown,…` lines: a header and one
 //! row, the slowest rank's times in seconds (medians over the repetitions
@@ -581,7 +578,7 @@ where
         println!("# breakdown: per rank, F(u), medians of the repetitions (seconds)");
         let host: Vec<&str> = HostStep::ALL.iter().map(|s| s.name()).collect();
         println!(
-            "# breakdown,rank,overlap,wall,download,upload,interior,boundary,late,{},finish",
+            "# breakdown,rank,overlap,wall,download,upload,interior,boundary,{},finish",
             host.join(",")
         );
         for (overlap, per_rank) in &breakdown {
@@ -602,7 +599,7 @@ where
 /// repetitions (after one warm-up, each from an MPI barrier) of its wall
 /// time of `F(u)` (device work finished), of the device phases of its
 /// [`Timeline`](femquad_mpi::timeline::Timeline) (download, upload,
-/// interior, boundary, late), of its host steps ([`HostStep::ALL`]) and of the
+/// interior, boundary), of its host steps ([`HostStep::ALL`]) and of the
 /// wall time less the host steps.
 fn phases<R: Real + Equivalence>(
     ranks: &Ranks,
@@ -611,7 +608,7 @@ fn phases<R: Real + Equivalence>(
     u: &DistVector<R>,
     out: &mut DistVector<R>,
 ) -> Result<Vec<Vec<f64>>> {
-    const FIELDS: usize = 7 + HostStep::ALL.len();
+    const FIELDS: usize = 6 + HostStep::ALL.len();
     op.apply(u, out)?;
     let mut samples: Vec<Vec<f64>> = (0..FIELDS).map(|_| Vec::with_capacity(reps)).collect();
     for _ in 0..reps {
@@ -623,7 +620,7 @@ fn phases<R: Real + Equivalence>(
         let p = ranks.agree(finished.and_then(|()| op.timeline().phases()))?;
         let host = op.timeline().host_times();
         let finish = wall - host.iter().sum::<f64>();
-        let mut values = vec![wall, p.download, p.upload, p.interior, p.boundary, p.late];
+        let mut values = vec![wall, p.download, p.upload, p.interior, p.boundary];
         values.extend(host);
         values.push(finish);
         for (s, v) in samples.iter_mut().zip(values) {

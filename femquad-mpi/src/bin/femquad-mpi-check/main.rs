@@ -22,10 +22,9 @@
 //! 2. deterministic assembly: `F(u)` twice, bitwise equal, and `F·F`
 //!    bitwise the same on every rank (its bits printed, for comparing runs);
 //!    `F(u)` and `J(u)·v` bitwise the same with the interior cells
-//!    overlapping the halo exchanges and without
-//!    (`DistOperator::set_overlap`; each rank's early and late interior
-//!    cells and boundary cells printed), `diag J(u)` within 1e-14 (its
-//!    kernel adds atomically);
+//!    overlapping the ghost update and without
+//!    (`DistOperator::set_overlap`; each rank's interior and boundary cells
+//!    printed), `diag J(u)` within 1e-14 (its kernel adds atomically);
 //! 3. Poisson (`−Δu = 1`, `u = x₀ + x₁/2` on the boundary) by Jacobi-CG and
 //!    by Jacobi-GMRES(30) to 1e-10, each: the solution within 1e-8 (relative, max norm) of the serial one,
 //!    the iteration counts within 1;
@@ -68,7 +67,7 @@
 //! before distribution, and every rank must exit with that error; with
 //! `--nan-rank K`, instead of the checks, one `F(u)` of nonlinear diffusion
 //! with `u = 10²⁰⁰` at a vertex only rank K holds, whose residual is not
-//! finite on rank K alone — found after the accumulate's messages — and
+//! finite on rank K alone — found after the ghost update's messages — and
 //! every rank must exit with rank K's error).
 
 mod multigrid;
@@ -553,8 +552,7 @@ pub(crate) fn place(x: DistVector<f64>, backend: &Backend) -> Result<DistVector<
 /// ghost entries stale, so both schedules must update them), the diagonal
 /// within 1e-14 (relative, max norm): its kernel adds atomically under
 /// either assembly, so its last bits vary from one evaluation to the next
-/// even on one schedule. Prints each rank's early and late interior cells
-/// and boundary cells.
+/// even on one schedule. Prints each rank's interior and boundary cells.
 fn overlap_is_bitwise_neutral(
     op: &mut DistOperator<f64>,
     u: &[f64],
@@ -563,8 +561,7 @@ fn overlap_is_bitwise_neutral(
     let mesh = op.mesh().clone();
     let ranks = mesh.ranks();
     let split = CellSplit::new(mesh.layout());
-    let early = ranks.all_gather_u64(split.early.len() as u64);
-    let late = ranks.all_gather_u64(split.late.len() as u64);
+    let interior = ranks.all_gather_u64(split.interior.len() as u64);
     let boundary = ranks.all_gather_u64(split.boundary.len() as u64);
     let v: Vec<f64> = u.iter().map(|x| 1.0 + x * x).collect();
     let stale = |x: &[f64]| {
@@ -599,8 +596,8 @@ fn overlap_is_bitwise_neutral(
     let same = ranks.all_gather_u64(u64::from(bits[0] == bits[1] && close));
     let pass = same.iter().all(|&s| s == 1);
     if ranks.rank() == 0 {
-        for (q, ((e, l), b)) in early.iter().zip(&late).zip(&boundary).enumerate() {
-            println!("rank {q}: {e} early and {l} late interior cells, {b} boundary cells");
+        for (q, (i, b)) in interior.iter().zip(&boundary).enumerate() {
+            println!("rank {q}: {i} interior cells, {b} boundary cells");
         }
         println!(
             "deterministic F(u), J(u)v with and without overlap: bitwise identical on every \

@@ -9,7 +9,6 @@ use std::rc::Rc;
 use femquad::backend::Backend;
 use femquad::physics::builtin::NonlinearDiffusion;
 use femquad::prelude::*;
-use femquad_mpi::cell_split::{CellSplit, shared_vertices};
 use femquad_mpi::layout::RankLayout;
 use femquad_mpi::timeline::{Command, Queue, Step};
 use femquad_mpi::{DistMesh, DistOperator, DistVector};
@@ -28,7 +27,6 @@ fn expected(layout: &RankLayout, overlap: bool) -> Vec<(Step, Queue, Vec<Step>)>
         .filter(|n| !n.shared_owned.is_empty())
         .count();
     let ghosts = layout.n_local() > layout.n_owned;
-    let late = !CellSplit::new(layout).late.is_empty();
     let mut steps = Vec::new();
     let has_halo = !layout.neighbours.is_empty();
     if has_halo {
@@ -48,17 +46,11 @@ fn expected(layout: &RankLayout, overlap: bool) -> Vec<(Step, Queue, Vec<Step>)>
         steps.push((Interior, Compute, vec![]));
     }
     steps.push((Boundary, Compute, vec![]));
-    if late && !overlap {
-        steps.push((Late, Compute, vec![]));
-    }
     if has_halo {
         steps.push((ResultStaged, Compute, vec![]));
     }
     if ghosts {
         steps.push((GhostDownload, Transfer, vec![ResultStaged]));
-    }
-    if late && overlap {
-        steps.push((Late, Compute, vec![]));
     }
     for _ in 0..shared {
         steps.push((SumUpload, Transfer, vec![ResultStaged]));
@@ -129,8 +121,7 @@ pub(crate) fn order(
 
 /// `J(u)·v` agrees on failure 3 times on every rank (before the ghost
 /// update's messages, before the accumulate's, at the end) and `F(u)` 4
-/// (its check of `u` for NaN once more; the check of its result is agreed
-/// on with the end).
+/// (its check of `u` for NaN once more).
 pub(crate) fn agreements(
     op: &mut DistOperator<f64>,
     u: &DistVector<f64>,
@@ -158,10 +149,9 @@ pub(crate) fn agreements(
 }
 
 /// `--nan-rank k`: `F(u)` of nonlinear diffusion (`κ = 1 + u²`) with
-/// `u = 1/2` but `10²⁰⁰` at an owned vertex of rank `k` all of whose cells'
-/// vertices no other rank holds (its global index printed): only rank
-/// `k`'s residual is not finite (its sums, which the accumulate moves,
-/// stay finite), found by its check after the accumulate's messages. Returns
+/// `u = 1/2` but `10²⁰⁰` at an owned vertex of rank `k` that no other rank
+/// holds (its global index printed): only rank `k`'s residual is not
+/// finite, found by its check after the ghost update's messages. Returns
 /// the error (every rank: rank `k`'s own, `RankFailed` elsewhere); `false`
 /// if `F(u)` succeeded.
 pub(crate) fn non_finite_on_rank(mesh: &Rc<DistMesh>, k: usize, backend: &Backend) -> Result<bool> {
@@ -170,18 +160,13 @@ pub(crate) fn non_finite_on_rank(mesh: &Rc<DistMesh>, k: usize, backend: &Backen
     let mut values = vec![0.5; layout.n_local()];
     let mut vertex = u64::MAX;
     if layout.rank == k {
-        // a vertex none of whose cells has a shared vertex: the residual
-        // is not finite at its cells' vertices, which rank k alone holds
-        let shared = shared_vertices(layout);
-        let nv = layout.dim + 1;
-        let alone = |l: usize| {
+        let shared = |l: usize| {
             layout
-                .connectivity
-                .chunks_exact(nv)
-                .filter(|cell| cell.contains(&(l as u32)))
-                .all(|cell| cell.iter().all(|&v| !shared[v as usize]))
+                .neighbours
+                .iter()
+                .any(|n| n.shared_owned.contains(&(l as u32)))
         };
-        if let Some(l) = (0..layout.n_owned).find(|&l| alone(l)) {
+        if let Some(l) = (0..layout.n_owned).find(|&l| !shared(l)) {
             values[l] = 1e200;
             vertex = u64::from(layout.global_vertices[l]);
         }
@@ -194,7 +179,7 @@ pub(crate) fn non_finite_on_rank(mesh: &Rc<DistMesh>, k: usize, backend: &Backen
     if vertex == u64::MAX {
         return Err(Error::arg(
             "--nan-rank",
-            format!("rank {k} owns no vertex whose cells' vertices only it holds"),
+            format!("rank {k} owns no vertex that only it holds"),
         ));
     }
     if ranks.rank() == 0 {

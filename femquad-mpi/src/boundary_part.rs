@@ -1,29 +1,28 @@
-//! [`AddedPart`]: femquad's [`Operator`] on a part of a rank's cells over
-//! that part's own vertices, applied to the rank's local vectors: its
-//! inputs gathered from them, its results added into them. The boundary
-//! cells and the late interior cells
-//! ([`CellSplit`](crate::cell_split::CellSplit)) are such parts.
+//! [`BoundaryPart`]: femquad's [`Operator`] on a rank's boundary cells
+//! ([`CellSplit::boundary`](crate::cell_split::CellSplit)) over their own
+//! vertices, applied to the rank's local vectors: its inputs gathered from
+//! them, its results added into them.
 //!
-//! With `P` the part's vertices (`k ↦ p_k`, local vertex indices) and
-//! `F_P` the part's residual on them,
+//! With `B` the part's vertices (`k ↦ b_k`, local vertex indices) and
+//! `F_B` the boundary cells' residual on them,
 //!
 //! ```text
-//! r[p_k] ← r[p_k] + F_P(u[P])_k        (N_comp entries per vertex)
+//! r[b_k] ← r[b_k] + F_B(u[B])_k        (N_comp entries per vertex)
 //! ```
 //!
 //! `r`'s entries gathered, the part's result added, scattered back: one
-//! addition per entry after whatever `r` held. The gathers and scatters
-//! run where the vectors live (device index kernels on a device) and move
-//! only the part's entries.
+//! addition per entry after whatever `r` held (the interior cells' sum).
+//! The gathers and scatters run where the vectors live (device index
+//! kernels on a device) and move only the part's entries.
 
 use femquad::backend::{IndexSet, Vector};
 use femquad::operator::Operator;
 use femquad::vector::VectorOps;
 use femquad::{Real, Result};
 
-/// A part's operator and its staging (see the [module
+/// The boundary cells' operator and its staging (see the [module
 /// documentation](self)).
-pub(crate) struct AddedPart<R: Real> {
+pub(crate) struct BoundaryPart<R: Real> {
     op: Operator<R>,
     /// The local vertex of each of the part's vertices.
     vertices: Vec<u32>,
@@ -42,7 +41,7 @@ pub(crate) struct AddedPart<R: Real> {
     own_blocks: Vector<R>,
 }
 
-impl<R: Real> AddedPart<R> {
+impl<R: Real> BoundaryPart<R> {
     /// `op` (over the part's vertices `vertices`, local indices) for local
     /// vectors living where `like` does.
     ///
@@ -61,7 +60,7 @@ impl<R: Real> AddedPart<R> {
             Vector::Host(_) => Ok(Vector::host_zeros(len)),
             Vector::Device(d) => Vector::device_zeros(d.device(), len),
         };
-        Ok(AddedPart {
+        Ok(BoundaryPart {
             field: IndexSet::located_like(like, &entries(nc))?,
             blocks: IndexSet::located_like(like, &entries(nc * nc))?,
             u: zeros(n * nc)?,
@@ -90,7 +89,7 @@ impl<R: Real> AddedPart<R> {
         &self.vertices
     }
 
-    /// Binds the time state `t`, `u_t = σ·u + b` with `b[P]` gathered from
+    /// Binds the time state `t`, `u_t = σ·u + b` with `b[B]` gathered from
     /// the local vector `b` ([`Operator::set_time`], which copies it).
     ///
     /// # Errors
@@ -101,7 +100,7 @@ impl<R: Real> AddedPart<R> {
         self.op.set_time(t, sigma, &self.u)
     }
 
-    /// `r[P] += F_P(u[P])` (unchecked for NaN: enqueued only on a device).
+    /// `r[B] += F_B(u[B])` (unchecked for NaN: enqueued only on a device).
     ///
     /// # Errors
     /// Those of [`Operator::apply_unchecked`] and the index kernels.
@@ -111,7 +110,7 @@ impl<R: Real> AddedPart<R> {
         add_at(r, &self.field, &mut self.own, &self.out)
     }
 
-    /// `out[P] += J_P(u[P])·v[P]`.
+    /// `out[B] += J_B(u[B])·v[B]`.
     ///
     /// # Errors
     /// Those of [`Operator::jacobian_action`] and the index kernels.
@@ -127,7 +126,7 @@ impl<R: Real> AddedPart<R> {
         add_at(out, &self.field, &mut self.own, &self.out)
     }
 
-    /// `out[P] += diag_P J(u[P])` (point blocks, `N_comp²` per vertex;
+    /// `out[B] += diag_B J(u[B])` (point blocks, `N_comp²` per vertex;
     /// unchecked for NaN).
     ///
     /// # Errors
