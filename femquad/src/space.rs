@@ -62,6 +62,13 @@ use crate::{Error, Real, Result};
 /// Below this many cell slots (`n_cells·N_b`) assembly runs serially.
 const PARALLEL_ASSEMBLY_MIN_SLOTS: usize = 1 << 16;
 
+/// Cells per task of the parallel check of [`FunctionSpace::new`].
+const CHECK_BLOCK: usize = 4096;
+
+/// Coordinates per task of the parallel copy in
+/// [`FunctionSpace::node_coordinates`].
+const COPY_BLOCK: usize = 1 << 16;
+
 /// Node → cell-slot incidence (CSR): slots `cell·N_b + b` of node `n` are
 /// `slots[offsets[n]..offsets[n+1]]`, increasing.
 #[derive(Clone, Debug)]
@@ -205,11 +212,15 @@ impl FunctionSpace {
         }
         let nv = dim + 1;
         // Validate cells: indices in range, no repeated vertex.
-        if let Some((c, reason)) =
-            mesh.cells()
-                .par_chunks(nv)
-                .enumerate()
-                .find_map_first(|(c, cell)| {
+        if let Some((c, reason)) = mesh
+            .cells()
+            .par_chunks(nv * CHECK_BLOCK)
+            .enumerate()
+            .find_map_first(|(b, block)| {
+                // serially within a block: rayon's search item by item
+                // costs several times the check
+                block.chunks_exact(nv).enumerate().find_map(|(j, cell)| {
+                    let c = b * CHECK_BLOCK + j;
                     for (i, &v) in cell.iter().enumerate() {
                         if v as usize >= n_vertices {
                             return Some((
@@ -223,6 +234,7 @@ impl FunctionSpace {
                     }
                     None
                 })
+            })
         {
             return Err(Error::InvalidCell { cell: c, reason });
         }
@@ -360,7 +372,12 @@ impl FunctionSpace {
         let (d, mesh) = (self.dim(), &*self.mesh);
         let mut x = vec![0.0; self.n_nodes() * d];
         let (xv, xe) = x.split_at_mut(self.n_vertices() * d);
-        xv.copy_from_slice(mesh.vertices());
+        // a parallel copy: one thread's copy of a large mesh's coordinates
+        // (and the first touch of their fresh pages) is a serial part of
+        // every problem's setup
+        xv.par_chunks_mut(COPY_BLOCK)
+            .zip(mesh.vertices().par_chunks(COPY_BLOCK))
+            .for_each(|(to, from)| to.copy_from_slice(from));
         xe.par_chunks_mut(d)
             .zip(self.numbering.edge_keys.par_iter())
             .for_each(|(p, &key)| {

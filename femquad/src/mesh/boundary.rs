@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{BLOCK, Mesh, bits_for, index_defect};
+use super::{BLOCK, Mesh, bits_for, first_index_defect};
 use crate::{Error, Result};
 
 /// Local facets of a triangle: facet `i` is the edge opposite local vertex
@@ -142,12 +142,7 @@ impl Mesh {
             self.n_vertices(),
             self.n_cells(),
         );
-        let bad = self
-            .cells
-            .par_chunks(k)
-            .with_min_len(BLOCK)
-            .enumerate()
-            .find_map_first(|(c, cell)| index_defect(cell, nv).map(|d| (c, d)));
+        let bad = first_index_defect(&self.cells, k, nv);
         if let Some((cell, d)) = bad {
             return Err(Error::InvalidCell {
                 cell,

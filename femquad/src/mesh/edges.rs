@@ -97,12 +97,7 @@ impl MeshEdges {
 pub fn mesh_edges(mesh: &Mesh) -> Result<MeshEdges> {
     let (dim, nv) = (mesh.dim(), mesh.n_vertices());
     let k = mesh.vertices_per_cell();
-    let bad = mesh
-        .cells()
-        .par_chunks(k)
-        .with_min_len(super::BLOCK)
-        .enumerate()
-        .find_map_first(|(c, cell)| super::index_defect(cell, nv).map(|d| (c, d)));
+    let bad = super::first_index_defect(mesh.cells(), k, nv);
     if let Some((cell, d)) = bad {
         return Err(Error::InvalidCell {
             cell,

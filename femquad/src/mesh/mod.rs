@@ -216,6 +216,22 @@ fn index_defect(cell: &[u32], n_vertices: usize) -> Option<CellDefect> {
     None
 }
 
+/// The first cell of `cells` (`k` vertices each) with an [`index_defect`],
+/// and its defect. Parallel over blocks of [`BLOCK`] cells, each searched
+/// serially: rayon's search item by item costs several times the check
+/// itself (measured 6× on 16.6 M triangles, 2 threads).
+fn first_index_defect(cells: &[u32], k: usize, n_vertices: usize) -> Option<(usize, CellDefect)> {
+    cells
+        .par_chunks(k * BLOCK)
+        .enumerate()
+        .find_map_first(|(b, block)| {
+            block
+                .chunks_exact(k)
+                .enumerate()
+                .find_map(|(j, cell)| index_defect(cell, n_vertices).map(|d| (b * BLOCK + j, d)))
+        })
+}
+
 /// `dim!` for dim 2 or 3.
 fn factorial(dim: usize) -> f64 {
     (1..=dim).product::<usize>() as f64
@@ -308,9 +324,12 @@ impl Mesh {
         }
         let bad = self
             .vertices
-            .par_iter()
-            .with_min_len(4096)
-            .position_first(|x| !x.is_finite());
+            .par_chunks(BLOCK)
+            .enumerate()
+            .find_map_first(|(b, block)| {
+                let i = block.iter().position(|x| !x.is_finite())?;
+                Some(b * BLOCK + i)
+            });
         if let Some(i) = bad {
             return Err(Error::InvalidMesh(format!(
                 "vertex {} (used by no cell) has a non-finite coordinate ({} = {})",

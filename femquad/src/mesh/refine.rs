@@ -346,12 +346,7 @@ pub fn check_refinements(mesh: &Mesh, refinements: usize) -> Result<()> {
 pub fn prepare_for_refinement(mesh: &Mesh) -> Result<Mesh> {
     let (dim, nv) = (mesh.dim(), mesh.n_vertices());
     let k = mesh.vertices_per_cell();
-    let bad = mesh
-        .cells()
-        .par_chunks(k)
-        .with_min_len(BLOCK)
-        .enumerate()
-        .find_map_first(|(c, cell)| super::index_defect(cell, nv).map(|d| (c, d)));
+    let bad = super::first_index_defect(mesh.cells(), k, nv);
     if let Some((cell, d)) = bad {
         return Err(Error::InvalidCell {
             cell,

@@ -248,3 +248,39 @@ fn key_bits() {
     assert_eq!(bits_for(1 << 20), 20);
     assert_eq!(bits_for((1 << 20) + 1), 21);
 }
+
+/// The block-wise searches name the first bad cell or vertex of the whole
+/// mesh, also past the first block of [`BLOCK`] cells: the cell-index
+/// checks of `mesh_edges` and `prepare_for_refinement`, and `validate`'s
+/// non-finite unused vertex (`FunctionSpace::new`'s: the space tests).
+#[test]
+fn checks_name_the_first_defect_past_the_first_block() {
+    let square = generate::unit_square(64, &generate::MeshOptions::default()).unwrap();
+    assert!(square.n_cells() > 7000 && 5000 > BLOCK);
+    let mut cells = square.cells().to_vec();
+    // cell 5000 repeats a vertex, cell 7000 has one out of range
+    cells[3 * 5000 + 1] = cells[3 * 5000];
+    cells[3 * 7000 + 2] = u32::MAX;
+    let bad = Mesh::from_raw(2, square.vertices().to_vec(), cells).unwrap();
+    let cell_of = |e: Error| match e {
+        Error::InvalidCell { cell, .. } => cell,
+        other => panic!("expected InvalidCell, got {other:?}"),
+    };
+    assert_eq!(cell_of(edges::mesh_edges(&bad).unwrap_err()), 5000);
+    assert_eq!(
+        cell_of(refine::prepare_for_refinement(&bad).unwrap_err()),
+        5000
+    );
+    // unused vertices appended, the 50th and 60th of them not finite
+    let n = square.n_vertices();
+    let mut vertices = square.vertices().to_vec();
+    vertices.extend(vec![0.5; 200]);
+    vertices[2 * (n + 50) + 1] = f64::NAN;
+    vertices[2 * (n + 60)] = f64::INFINITY;
+    let unused = Mesh::from_raw(2, vertices, square.cells().to_vec()).unwrap();
+    let e = unused.validate().unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("vertex {} (used by no cell)", n + 50)) && e.contains("y = NaN"),
+        "{e}"
+    );
+}

@@ -60,7 +60,7 @@ pub struct MeshHierarchy {
     meshes: Meshes,
     /// `edges[l]`: the edges of mesh `l`, whose midpoints are the new
     /// vertices of mesh `l + 1` (the refinement's `edge_vertices`).
-    edges: Vec<Vec<[u32; 2]>>,
+    edges: Vec<Arc<Vec<[u32; 2]>>>,
 }
 
 impl MeshHierarchy {
@@ -98,7 +98,7 @@ impl MeshHierarchy {
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {
             let (fine, fine_edges) = refine(&finest)?.into_parts();
-            edges.push(fine_edges);
+            edges.push(Arc::new(fine_edges));
             meshes.push(Arc::new(std::mem::replace(&mut finest, fine)));
         }
         meshes.push(Arc::new(finest));
@@ -135,7 +135,7 @@ impl MeshHierarchy {
         let mut edges = Vec::with_capacity(refinements);
         for _ in 0..refinements {
             let (fine, fine_edges) = refine_gmsh_with_edges(&finest)?;
-            edges.push(fine_edges);
+            edges.push(Arc::new(fine_edges));
             meshes.push(std::mem::replace(&mut finest, fine));
         }
         meshes.push(finest);
@@ -183,7 +183,12 @@ impl MeshHierarchy {
     /// [`MeshHierarchy::new`] and [`MeshHierarchy::from_gmsh`] alike);
     /// `None` for the finest.
     pub fn edges(&self, level: usize) -> Option<&[[u32; 2]]> {
-        self.edges.get(level).map(Vec::as_slice)
+        self.edges.get(level).map(|e| e.as_slice())
+    }
+
+    /// [`MeshHierarchy::edges`], shared (for the transfers, without a copy).
+    pub(crate) fn shared_edges(&self, level: usize) -> Option<&Arc<Vec<[u32; 2]>>> {
+        self.edges.get(level)
     }
 
     /// The boundary of the finest mesh, [`MeshPart::boundary`] of

@@ -44,8 +44,8 @@ pub struct LevelSpaces {
     spaces: Vec<FunctionSpace>,
     mesh_levels: Vec<usize>,
     /// `edges[l]`: the coarse edges whose midpoints are the new nodes of
-    /// level `l + 1`.
-    edges: Vec<Vec<[u32; 2]>>,
+    /// level `l + 1` (shared with the hierarchy and the transfers).
+    edges: Vec<Arc<Vec<[u32; 2]>>>,
 }
 
 impl LevelSpaces {
@@ -76,8 +76,8 @@ impl LevelSpaces {
                 )?);
             }
             mesh_levels.push(l);
-            if let Some(e) = hierarchy.edges(l) {
-                edges.push(e.to_vec());
+            if let Some(e) = hierarchy.shared_edges(l) {
+                edges.push(e.clone());
             }
         }
         if finest.element().order() == 2 {
@@ -88,7 +88,7 @@ impl LevelSpaces {
                         .ok_or_else(|| Error::internal(format!("the P2 space has no edge {k}")))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            edges.push(p2_edges);
+            edges.push(Arc::new(p2_edges));
             spaces.push(finest.clone());
             mesh_levels.push(n_meshes - 1);
         }
@@ -121,7 +121,7 @@ impl LevelSpaces {
 
     /// The coarse edges whose midpoints are the new nodes of `level + 1`.
     pub fn edges(&self, level: usize) -> Option<&[[u32; 2]]> {
-        self.edges.get(level).map(Vec::as_slice)
+        self.edges.get(level).map(|e| e.as_slice())
     }
 
     /// The transfer between `level` and `level + 1`, on host vectors.
@@ -130,14 +130,14 @@ impl LevelSpaces {
     /// [`Error::InvalidArgument`] naming `level` if it is the finest; those
     /// of [`Transfer::new`].
     pub fn transfer<R: Real>(&self, level: usize) -> Result<Transfer<R>> {
-        let edges = self.edges(level).ok_or_else(|| {
+        let edges = self.edges.get(level).ok_or_else(|| {
             Error::arg(
                 "level",
                 format!("{level} has no finer level ({} levels)", self.n_levels()),
             )
         })?;
         let coarse = &self.spaces[level];
-        Transfer::new(coarse.n_nodes(), edges.to_vec(), coarse.n_comp())
+        Transfer::new(coarse.n_nodes(), edges.clone(), coarse.n_comp())
     }
 
     /// The fixed dofs of every level (coarse to fine) from those of the

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use crate::backend::{MultigridKernels, TransferKernels, Vector};
 use crate::linalg::FixedDofs;
 use crate::seam::TransferGraph;
@@ -77,13 +79,19 @@ pub struct Transfer<R: Real> {
 impl<R: Real> Transfer<R> {
     /// The transfer from `n_coarse` nodes to `n_coarse + edges.len()` nodes,
     /// new node `n_coarse + k` the midpoint of `edges[k]`, for fields of
-    /// `n_comp` components, on host vectors.
+    /// `n_comp` components, on host vectors. `edges` is a `Vec` or one
+    /// shared by an `Arc` (kept, not copied).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] naming `n_comp` if it is 0, `edges` if an
     /// endpoint is not a coarse node (naming the edge) or there are more
     /// than `u32::MAX / 2` edges.
-    pub fn new(n_coarse: usize, edges: Vec<[u32; 2]>, n_comp: usize) -> Result<Self> {
+    pub fn new(
+        n_coarse: usize,
+        edges: impl Into<Arc<Vec<[u32; 2]>>>,
+        n_comp: usize,
+    ) -> Result<Self> {
+        let edges = edges.into();
         if n_comp == 0 {
             return Err(Error::arg("n_comp", "a field has at least one component"));
         }
@@ -105,25 +113,10 @@ impl<R: Real> Transfer<R> {
                 ),
             ));
         }
-        // the edges at each coarse node, increasing (counting sort)
-        let mut offsets = vec![0u32; n_coarse + 1];
-        for e in &edges {
-            for &v in e {
-                offsets[v as usize + 1] += 1;
-            }
-        }
-        for v in 0..n_coarse {
-            offsets[v + 1] += offsets[v];
-        }
-        let mut next: Vec<u32> = offsets[..n_coarse].to_vec();
-        let mut incident = vec![0u32; 2 * edges.len()];
-        for (k, e) in edges.iter().enumerate() {
-            for &v in e {
-                let slot = &mut next[v as usize];
-                incident[*slot as usize] = k as u32;
-                *slot += 1;
-            }
-        }
+        let range = n_coarse
+            .div_ceil(rayon::current_num_threads())
+            .max(MIN_RANGE);
+        let (offsets, incident) = incidence(n_coarse, &edges, range);
         let graph = Arc::new(TransferGraph {
             n_coarse,
             n_comp,
@@ -188,13 +181,20 @@ impl<R: Real> Transfer<R> {
             }
             Ok(m)
         };
+        let coarse_fixed = mask("coarse", coarse, self.n_coarse_dofs())?;
+        let fine_fixed = mask("fine", fine, self.n_fine_dofs())?;
+        let Transfer { graph, kernels } = self;
+        let place = kernels.kernels();
+        // the index arrays move over, not copied, unless another transfer
+        // shares them (the host kernels hold a reference: dropped first)
+        drop(kernels);
         let graph = Arc::new(TransferGraph {
-            coarse_fixed: mask("coarse", coarse, self.n_coarse_dofs())?,
-            fine_fixed: mask("fine", fine, self.n_fine_dofs())?,
-            ..(*self.graph).clone()
+            coarse_fixed,
+            fine_fixed,
+            ..Arc::unwrap_or_clone(graph)
         });
         Ok(Transfer {
-            kernels: self.kernels.kernels().transfer(&graph)?,
+            kernels: place.transfer(&graph)?,
             graph,
         })
     }
@@ -271,6 +271,60 @@ impl<R: Real> Transfer<R> {
     }
 }
 
+/// The fewest coarse nodes per range of [`incidence`] (below, one range).
+const MIN_RANGE: usize = 1 << 12;
+
+/// The edges at each coarse node in CSR form: `incident[offsets[v]..offsets[v + 1]]`
+/// are the `k` with `v ∈ edges[k]`, increasing (every endpoint `< n_coarse`, checked by
+/// the caller). A counting sort, parallel over ranges of `range` nodes: each range
+/// counts its nodes' edges, then lists them, in a pass over all the edges in order —
+/// so the lists do not depend on how the nodes are split (deterministic), and no
+/// range writes another's entries. `O(n_ranges·n_edges)` reads, `O(n_edges)` writes.
+fn incidence(n_coarse: usize, edges: &[[u32; 2]], range: usize) -> (Vec<u32>, Vec<u32>) {
+    let in_range =
+        |v0: usize, n: usize| move |v: u32| (v as usize).checked_sub(v0).filter(|&i| i < n);
+    // offsets[v + 1] = the number of edges at v
+    let mut offsets = vec![0u32; n_coarse + 1];
+    offsets[1..]
+        .par_chunks_mut(range)
+        .enumerate()
+        .for_each(|(r, degree)| {
+            let local = in_range(r * range, degree.len());
+            for &v in edges.as_flattened() {
+                if let Some(i) = local(v) {
+                    degree[i] += 1;
+                }
+            }
+        });
+    for v in 0..n_coarse {
+        offsets[v + 1] += offsets[v];
+    }
+    let mut incident = vec![0u32; offsets[n_coarse] as usize];
+    // each range's own part of `incident`
+    let mut parts = Vec::with_capacity(n_coarse.div_ceil(range));
+    let mut rest = incident.as_mut_slice();
+    for v0 in (0..n_coarse).step_by(range) {
+        let v1 = (v0 + range).min(n_coarse);
+        let (part, tail) =
+            std::mem::take(&mut rest).split_at_mut((offsets[v1] - offsets[v0]) as usize);
+        parts.push((v0, v1, part));
+        rest = tail;
+    }
+    parts.into_par_iter().for_each(|(v0, v1, part)| {
+        let local = in_range(v0, v1 - v0);
+        let mut next: Vec<u32> = offsets[v0..v1].iter().map(|&o| o - offsets[v0]).collect();
+        for (k, e) in edges.iter().enumerate() {
+            for &v in e {
+                if let Some(i) = local(v) {
+                    part[next[i] as usize] = k as u32;
+                    next[i] += 1;
+                }
+            }
+        }
+    });
+    (offsets, incident)
+}
+
 fn check(name: &'static str, got: usize, want: usize) -> Result<()> {
     if got == want {
         Ok(())
@@ -279,5 +333,62 @@ fn check(name: &'static str, got: usize, want: usize) -> Result<()> {
             name,
             format!("expected {want} entries, got {got}"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mesh::generate::{MeshOptions, unit_square};
+    use crate::mesh::refine::refine;
+    use crate::rng::Rng;
+
+    /// The edges at each node listed in one pass over the edges, in order.
+    fn incidence_serial(n: usize, edges: &[[u32; 2]]) -> (Vec<u32>, Vec<u32>) {
+        let mut lists = vec![Vec::new(); n];
+        for (k, e) in edges.iter().enumerate() {
+            for &v in e {
+                lists[v as usize].push(k as u32);
+            }
+        }
+        let mut offsets = vec![0u32];
+        for l in &lists {
+            offsets.push(offsets[offsets.len() - 1] + l.len() as u32);
+        }
+        (offsets, lists.concat())
+    }
+
+    /// The incidence lists split over ranges of nodes are those of one
+    /// serial pass (increasing edge numbers at each node), whatever the
+    /// range length: for random edges (repeated ones and loops `[v, v]`
+    /// too, and nodes with none) and for a refinement's first-touch edges.
+    #[test]
+    fn incidence_lists_do_not_depend_on_the_ranges() {
+        let mut rng = Rng::new(11);
+        let n = 97;
+        let mut random: Vec<[u32; 2]> = (0..400)
+            .map(|_| {
+                let v = rng.vec(2, 0.0, 90.0);
+                [v[0] as u32, v[1] as u32]
+            })
+            .collect();
+        random.extend([[5, 5], [3, 8], [3, 8]]);
+        let mesh = unit_square(
+            6,
+            &MeshOptions {
+                shuffle: true,
+                seed: 2,
+                ..MeshOptions::default()
+            },
+        )
+        .unwrap();
+        let r = refine(&mesh).unwrap();
+        let cases = [(n, random), (mesh.n_vertices(), r.edge_vertices().to_vec())];
+        for (n, edges) in &cases {
+            let want = incidence_serial(*n, edges);
+            for range in [1, 2, 3, 7, 16, n - 1, *n, n + 5] {
+                assert_eq!(incidence(*n, edges, range), want, "range {range}");
+            }
+        }
     }
 }

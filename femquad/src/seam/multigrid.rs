@@ -36,8 +36,9 @@ pub struct TransferGraph {
     pub n_coarse: usize,
     /// Components per node of the fields transferred.
     pub n_comp: usize,
-    /// The coarse edges whose midpoints are the new fine nodes.
-    pub edges: Vec<[u32; 2]>,
+    /// The coarse edges whose midpoints are the new fine nodes (shared
+    /// with the hierarchy and the levels that list them: not copied).
+    pub edges: Arc<Vec<[u32; 2]>>,
     /// CSR offsets of the edges at each coarse node (`n_coarse + 1`).
     pub offsets: Vec<u32>,
     /// The edges at each coarse node (`2·edges.len()`).

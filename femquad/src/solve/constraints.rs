@@ -1,11 +1,13 @@
 //! [`Constraints`]: the fixed (Dirichlet) dofs of a problem and their
 //! values, in the forms the solvers and the preconditioners read.
 
+use rayon::prelude::*;
+
 use crate::backend::{IndexSet, Vector};
 use crate::error::check_len;
 use crate::linalg::FixedDofs;
 use crate::operator::Operator;
-use crate::{Real, Result};
+use crate::{Error, Real, Result};
 
 /// The fixed dofs `D` of a field and their values `g_D`, built once: `D`
 /// on the host ([`FixedDofs`]: increasing, without repetitions, checked; for
@@ -39,12 +41,7 @@ impl<R: Real> Constraints<R> {
         let n = residual.space().n_dofs();
         check_len("values", values, n)?;
         let fixed = FixedDofs::new(n, fixed_dofs)?;
-        let mut base_host = vec![0.0; n];
-        for &d in fixed.dofs() {
-            base_host[d as usize] = values[d as usize];
-        }
-        crate::real::check_finite("values (fixed entries)", &base_host)?;
-        let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
+        let (base_host, base_r) = base_values::<R>(&fixed, values)?;
         let base = residual.vector_from(&base_r)?;
         let set = IndexSet::located_like(&base, fixed.dofs())?;
         Ok(Constraints {
@@ -64,12 +61,7 @@ impl<R: Real> Constraints<R> {
     /// As [`Constraints::new`], naming `values`.
     pub(crate) fn set_values(&mut self, residual: &Operator<R>, values: &[f64]) -> Result<()> {
         check_len("values", values, self.values.len())?;
-        let mut base_host = vec![0.0; values.len()];
-        for &d in self.fixed.dofs() {
-            base_host[d as usize] = values[d as usize];
-        }
-        crate::real::check_finite("values (fixed entries)", &base_host)?;
-        let base_r: Vec<R> = base_host.iter().map(|&v| R::from_f64(v)).collect();
+        let (base_host, base_r) = base_values::<R>(&self.fixed, values)?;
         self.base = residual.vector_from(&base_r)?;
         self.values = base_host;
         Ok(())
@@ -94,4 +86,31 @@ impl<R: Real> Constraints<R> {
     pub(crate) fn set(&self) -> &IndexSet {
         &self.set
     }
+}
+
+/// `u_D` of the full vector `values` (`u_D[d] = values[d]` for `d ∈ D`, 0
+/// elsewhere), in `f64` and in `R`: parallel over the dofs.
+///
+/// # Errors
+/// [`Error::NonFinite`] naming `values (fixed entries)` and the first
+/// fixed dof whose value is not finite (the other entries are not read).
+fn base_values<R: Real>(fixed: &FixedDofs, values: &[f64]) -> Result<(Vec<f64>, Vec<R>)> {
+    if let Some(&d) = fixed
+        .dofs()
+        .iter()
+        .find(|&&d| !values[d as usize].is_finite())
+    {
+        return Err(Error::NonFinite {
+            name: "values (fixed entries)",
+            index: d as usize,
+            value: format!("{}", values[d as usize]),
+        });
+    }
+    let host: Vec<f64> = values
+        .par_iter()
+        .enumerate()
+        .map(|(d, &v)| if fixed.is_fixed(d) { v } else { 0.0 })
+        .collect();
+    let r = host.par_iter().map(|&v| R::from_f64(v)).collect();
+    Ok((host, r))
 }

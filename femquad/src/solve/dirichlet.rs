@@ -1051,6 +1051,34 @@ mod tests {
         let mut v = vec![0.0; n];
         v[0] = f64::NAN;
         assert!(DirichletProblem::new(r, &[0], &v).is_err());
+        // the first non-finite value of a fixed dof is named, by dof order;
+        // the values of free dofs are not read
+        let mut v = vec![1.0; n];
+        v[0] = f64::NAN;
+        v[2] = f64::INFINITY;
+        v[5] = f64::NAN;
+        let r = setup(2, 1, Laplacian, &[]);
+        let e = DirichletProblem::new(r, &[5, 1, 2], &v).err().unwrap();
+        assert!(
+            matches!(
+                e,
+                Error::NonFinite {
+                    name: "values (fixed entries)",
+                    index: 2,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        v[2] = 2.0;
+        v[5] = 5.0;
+        let r = setup(2, 1, Laplacian, &[]);
+        let p = DirichletProblem::new(r, &[5, 1, 2], &v).unwrap();
+        let base = p.constraints.values();
+        let want: Vec<f64> = (0..n)
+            .map(|d| if [1, 2, 5].contains(&d) { v[d] } else { 0.0 })
+            .collect();
+        assert_eq!(base, want);
         let r = setup(2, 1, Laplacian, &[]);
         let mut p = DirichletProblem::new(r, &[0], &vec![0.0; n]).unwrap();
         let short = Vector::from(vec![0.0; 1]);

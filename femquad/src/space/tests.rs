@@ -457,3 +457,21 @@ fn clones_and_component_variants_share_one_map() {
         Err(Error::InvalidArgument { name: "n_comp", .. })
     ));
 }
+
+/// `FunctionSpace::new` names the first bad cell, also past its first
+/// block of cells searched.
+#[test]
+fn a_bad_cell_past_the_first_block_is_named() {
+    let square = square(64);
+    assert!(square.n_cells() > 7000 && 5000 > CHECK_BLOCK);
+    let mut cells = square.cells().to_vec();
+    // cell 5000 repeats a vertex, cell 7000 has one out of range
+    cells[3 * 5000 + 1] = cells[3 * 5000];
+    cells[3 * 7000 + 2] = u32::MAX;
+    let bad = Mesh::from_raw(2, square.vertices().to_vec(), cells).unwrap();
+    let element = Element::lagrange(2, 1).unwrap();
+    match FunctionSpace::new(Arc::new(bad), element, 1) {
+        Err(Error::InvalidCell { cell, .. }) => assert_eq!(cell, 5000),
+        other => panic!("expected InvalidCell, got {other:?}"),
+    }
+}
