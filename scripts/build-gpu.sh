@@ -34,15 +34,16 @@ strip .gpu/solve_bench 2>/dev/null || true
 
 # The OpenCL test binaries, run on the GPU by gpu-bench.sh's `tests` stage: the
 # library's unit tests and every integration test of femquad and of the examples
-# except those that need the source tree or cargo at run time (the macro UI tests,
-# the module graph, the devtools gate, solve_bench_heat, which builds its example).
+# except those that need the source tree, cargo or the example binaries at run time
+# (the macro UI tests, the module graph, the devtools gate, solve_bench_heat, which
+# builds its example, and cli, which runs the examples cargo built beside it).
 rm -f .gpu/t_*
 {
   cargo test --release --no-run -p femquad --lib --tests 2>&1
   cargo test --release --no-run -p femquad-examples --tests 2>&1
 } | sed -n -e 's/.*Executable unittests src\/lib\.rs (\(.*\))/lib \1/p' \
     -e 's/.*Executable \(femquad\/\)\{0,1\}tests\/\([a-z_0-9]*\)\.rs (\(.*\))/\2 \3/p' |
-  grep -v -E '^(pointwise_ui|module_graph|devtools_gate|solve_bench_heat) ' |
+  grep -v -E '^(pointwise_ui|module_graph|devtools_gate|solve_bench_heat|cli) ' |
   while read -r name exe; do cp "$exe" ".gpu/t_$name"; strip ".gpu/t_$name" 2>/dev/null || true; done
 
 # A fallback ICD loader (best effort: needs apt's package lists; run
