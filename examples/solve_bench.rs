@@ -610,16 +610,7 @@ fn levels_of<R: EvalPrecision>(
 /// one command a row in enqueue order (names quoted where they hold a
 /// comma or a quote).
 fn write_trace(file: &Path, trace: &[TraceEntry]) -> Result<()> {
-    let mut text = String::from("kernel,queued_ns,start_ns,end_ns\n");
-    for e in trace {
-        let name = if e.name.contains([',', '"']) {
-            format!("\"{}\"", e.name.replace('"', "\"\""))
-        } else {
-            e.name.clone()
-        };
-        text.push_str(&format!("{name},{},{},{}\n", e.queued, e.start, e.end));
-    }
-    std::fs::write(file, text)
+    std::fs::write(file, TraceEntry::csv(trace))
         .map_err(|e| Error::arg("--trace", format!("cannot write {}: {e}", file.display())))?;
     println!(
         "device timeline: {} commands in {}",

@@ -8,6 +8,7 @@
 //!     [--baseline ONE_RANK.csv] [--solve L] [--copy-mib M] [--breakdown]
 //!     [--agglomerate-max-dofs N] [--agglomerated-assembled-max-dofs N]
 //!     [--agglomerated-f32] [--agglomerated-dense-coarse-max-dofs N]
+//!     [--trace FILE]
 //! ```
 //!
 //! # What it does
@@ -135,7 +136,7 @@ use femquad::linalg::LinearOperator;
 use femquad::mesh::refine::prepare_for_refinement;
 use femquad::mesh::{Mesh, MeshOptions, unit_box};
 use femquad::multigrid::{CyclePrecision, MultigridOptions};
-use femquad::opencl::{Device, KernelOptions, list_devices};
+use femquad::opencl::{Device, KernelOptions, TraceEntry, list_devices};
 use femquad::physics::builtin::Poisson;
 use femquad::prelude::*;
 use femquad_bench::bandwidth::measure_copy;
@@ -179,6 +180,9 @@ struct Args {
     /// The multigrid solve's agglomeration (`--agglomerate-max-dofs`,
     /// `--agglomerated-…`).
     agglomeration: Agglomeration,
+    /// Where rank 0 writes its device's timeline of the first timed
+    /// multigrid solve, setup excluded (`--trace FILE`).
+    trace: Option<String>,
 }
 
 /// A number, or `B^K`.
@@ -203,6 +207,7 @@ fn parse() -> std::result::Result<Args, String> {
         copy_mib: 1024,
         breakdown: false,
         agglomeration: Agglomeration::default(),
+        trace: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -220,6 +225,7 @@ fn parse() -> std::result::Result<Args, String> {
             "--strong" => args.strong = true,
             "--shared-device" => args.shared_device = true,
             "--breakdown" => args.breakdown = true,
+            "--trace" => args.trace = Some(value()?),
             "--agglomerate-max-dofs" => {
                 args.agglomeration.level = AgglomeratedLevel::MaxDofs(count(value()?)?);
             }
@@ -653,6 +659,13 @@ struct MultigridRun {
     levels: String,
 }
 
+/// Writes a device timeline ([`Device::take_trace`]) as CSV
+/// ([`TraceEntry::csv`], for `scripts/trace-summary.py`).
+fn write_trace(file: &str, trace: &[TraceEntry]) -> Result<()> {
+    std::fs::write(file, TraceEntry::csv(trace))
+        .map_err(|e| Error::arg("--trace", format!("cannot write {file}: {e}")))
+}
+
 /// The `multigrid solve` rows, with and without setup (see the module
 /// documentation), its CG iterations and, with `--breakdown`, the
 /// `# multigrid breakdown` header and row: a coarse box refined
@@ -739,10 +752,20 @@ where
         mg.setup(&x)?;
         x.local().finish()?;
         let set_up = start.elapsed().as_secs_f64();
+        let traced = match (&args.trace, backend) {
+            (Some(file), Backend::OpenCl { device, .. }) if rep == 1 && ranks.rank() == 0 => {
+                device.start_trace();
+                Some((file, device))
+            }
+            _ => None,
+        };
         iterations =
             solve_linear_preconditioned(&mut op, &mut x, &fixed, &solver, &mut mg)?.iterations;
         x.local().finish()?;
         let total = start.elapsed().as_secs_f64();
+        if let Some((file, device)) = traced {
+            write_trace(file, &device.take_trace()?)?;
+        }
         let times = mg.times();
         let local = [
             total,

@@ -96,6 +96,25 @@ pub struct TraceEntry {
     pub end: u64,
 }
 
+impl TraceEntry {
+    /// A timeline as CSV: the header `kernel,queued_ns,start_ns,end_ns`,
+    /// then one line per entry in its order (a name with a comma or a
+    /// quote quoted) — what `solve_bench --trace` and `femquad-mpi-bench
+    /// --trace` write and `scripts/trace-summary.py` reads.
+    pub fn csv(trace: &[TraceEntry]) -> String {
+        let mut text = String::from("kernel,queued_ns,start_ns,end_ns\n");
+        for e in trace {
+            let name = if e.name.contains([',', '"']) {
+                format!("\"{}\"", e.name.replace('"', "\"\""))
+            } else {
+                e.name.clone()
+            };
+            text.push_str(&format!("{name},{},{},{}\n", e.queued, e.start, e.end));
+        }
+        text
+    }
+}
+
 /// What a host-to-device transfer carries, for [`DeviceStats`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transfer {

@@ -159,6 +159,30 @@ mod tests {
     use crate::opencl::context::Transfer;
     use crate::opencl::testing::device;
 
+    /// The CSV of a timeline: the header, one line per entry in order, a
+    /// name with a comma or a quote quoted (its quotes doubled).
+    #[test]
+    fn a_trace_as_csv_quotes_what_needs_it() {
+        use crate::opencl::TraceEntry;
+        let entry = |name: &str, t: u64| TraceEntry {
+            name: name.into(),
+            queued: t,
+            start: t + 1,
+            end: t + 5,
+        };
+        let trace = [
+            entry("spmv", 10),
+            entry("read a, b", 20),
+            entry("say \"x\"", 30),
+        ];
+        assert_eq!(
+            TraceEntry::csv(&trace),
+            "kernel,queued_ns,start_ns,end_ns\nspmv,10,11,15\n\"read a, b\",20,21,25\n\
+             \"say \"\"x\"\"\",30,31,35\n"
+        );
+        assert_eq!(TraceEntry::csv(&[]), "kernel,queued_ns,start_ns,end_ns\n");
+    }
+
     /// A timeline names the launches (both helpers) and the transfers in
     /// the order they were enqueued, each with `queued ≤ start ≤ end` and
     /// the starts increasing (an in-order queue); without
