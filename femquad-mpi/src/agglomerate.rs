@@ -314,7 +314,7 @@ impl<R: Real + Equivalence> Agglomerated<R> {
     pub(crate) fn setup(&mut self, ranks: &Ranks, state: &DistVector<R>) -> Result<()> {
         self.report.clear();
         self.on_root(ranks, state, |root| {
-            upload(&mut root.state, &root.host)?;
+            root.state.copy_from_host(&root.host)?;
             root.levels.setup(&mut root.finest, &root.state)
         })?;
         let mut words = match self
@@ -344,7 +344,7 @@ impl<R: Real + Equivalence> Agglomerated<R> {
         b: &DistVector<R>,
     ) -> Result<()> {
         self.on_root(ranks, b, |root| {
-            upload(&mut root.time_b, &root.host)?;
+            root.time_b.copy_from_host(&root.host)?;
             root.finest.set_time(t, sigma, &root.time_b)
         })
     }
@@ -360,7 +360,7 @@ impl<R: Real + Equivalence> Agglomerated<R> {
         x: &mut DistVector<R>,
     ) -> Result<()> {
         self.on_root(ranks, b, |root| {
-            upload(&mut root.b, &root.host)?;
+            root.b.copy_from_host(&root.host)?;
             root.levels
                 .apply(&mut root.finest, &root.state, &root.b, &mut root.x)?;
             let values = root.x.to_host()?;
@@ -628,17 +628,6 @@ fn report_of(w: &[f64]) -> LevelReport {
             steps: w[5] as usize,
         }),
         interval: (w[6] != 0.0).then_some((w[7], w[8])),
-    }
-}
-
-/// `v = values` (an upload on a device; the lengths are equal).
-fn upload<R: Real>(v: &mut Vector<R>, values: &[R]) -> Result<()> {
-    match v {
-        Vector::Host(h) => {
-            h.copy_from_slice(values);
-            Ok(())
-        }
-        Vector::Device(d) => d.upload(values),
     }
 }
 

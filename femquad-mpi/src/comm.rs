@@ -125,25 +125,17 @@ impl Ranks {
             .into_iter()
             .map(|c| c as Count)
             .collect();
-        let displs: Vec<Count> = counts
-            .iter()
-            .scan(0, |at, &c| {
-                let d = *at;
-                *at += c;
-                Some(d)
-            })
-            .collect();
-        let total = counts.iter().map(|&c| c as usize).sum();
-        let mut all = vec![0u32; total];
+        let parts = Parts {
+            displs: displacements(&counts),
+            counts,
+        };
+        let mut all = vec![0u32; parts.total()];
         {
-            let mut partition = PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+            let mut partition =
+                PartitionMut::new(&mut all[..], &parts.counts[..], &parts.displs[..]);
             self.world.all_gather_varcount_into(values, &mut partition);
         }
-        counts
-            .iter()
-            .zip(&displs)
-            .map(|(&c, &d)| all[d as usize..(d + c) as usize].to_vec())
-            .collect()
+        parts.split(&all)
     }
 
     /// Collective: rank 0's `values` on every rank (their length taken from
@@ -191,17 +183,10 @@ impl Parts {
                 format!("{total} entries in one gather, more than MPI's 32-bit counts hold"),
             ));
         }
-        let displs = counts
-            .iter()
-            .scan(0, |at, &c| {
-                let d = *at;
-                *at += c as Count;
-                Some(d)
-            })
-            .collect();
+        let counts: Vec<Count> = counts.iter().map(|&c| c as Count).collect();
         Ok(Parts {
-            counts: counts.iter().map(|&c| c as Count).collect(),
-            displs,
+            displs: displacements(&counts),
+            counts,
         })
     }
 
@@ -215,6 +200,25 @@ impl Parts {
         let start = self.displs[q] as usize;
         start..start + self.counts[q] as usize
     }
+
+    /// `all` (every rank's entries concatenated) as one list per rank.
+    fn split<T: Copy>(&self, all: &[T]) -> Vec<Vec<T>> {
+        (0..self.counts.len())
+            .map(|q| all[self.range(q)].to_vec())
+            .collect()
+    }
+}
+
+/// Where each part of `counts` entries starts when they are concatenated.
+fn displacements(counts: &[Count]) -> Vec<Count> {
+    counts
+        .iter()
+        .scan(0, |at, &c| {
+            let d = *at;
+            *at += c;
+            Some(d)
+        })
+        .collect()
 }
 
 impl Ranks {
@@ -238,11 +242,9 @@ impl Ranks {
             Ok(Parts::default())
         };
         let parts = self.agree(parts)?;
-        Ok(self.gather_parts(values, &parts).map(|all| {
-            (0..self.size())
-                .map(|q| all[parts.range(q)].to_vec())
-                .collect()
-        }))
+        Ok(self
+            .gather_parts(values, &parts)
+            .map(|all| parts.split(&all)))
     }
 
     /// Collective: every rank's `values` on rank 0, concatenated in rank

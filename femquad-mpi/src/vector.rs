@@ -488,11 +488,7 @@ impl<R: Real + Equivalence> DistVector<R> {
                 ),
             ));
         }
-        match &mut self.values {
-            Vector::Host(v) => v.copy_from_slice(values),
-            Vector::Device(d) => d.upload(values)?,
-        }
-        Ok(())
+        self.values.copy_from_host(values)
     }
 
     /// An index set of local entries placed where this vector lives (e.g.

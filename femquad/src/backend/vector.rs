@@ -132,6 +132,23 @@ impl<R: Real> Vector<R> {
         }
     }
 
+    /// Overwrites the values with `values` (an upload for a device
+    /// vector).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming
+    /// `values` for another length; device errors.
+    pub fn copy_from_host(&mut self, values: &[R]) -> Result<()> {
+        match self {
+            Vector::Host(v) => {
+                crate::error::check_len("values", values, v.len())?;
+                v.copy_from_slice(values);
+                Ok(())
+            }
+            Vector::Device(d) => d.upload(values),
+        }
+    }
+
     /// A copy of the values on `device` (an upload, or a copy through the
     /// host from another device; a device-side copy if already there).
     pub fn to_device(&self, device: &Arc<Device>) -> Result<Self> {
