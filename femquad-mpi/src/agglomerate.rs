@@ -30,11 +30,18 @@
 //!
 //! # One coarse correction
 //! `x = M_a⁻¹ b` for `b` of level `L_a`: `b`'s owned entries gathered to
-//! rank 0 (one `MPI_Gatherv`) into the serial numbering, one V-cycle of the
-//! serial multigrid there, and every rank's local entries of `x` (owned and
-//! ghosts: no ghost update after) scattered back (one `MPI_Scatterv`). With
-//! `L_a = 0` the serial multigrid has one level: the direct solve of
-//! femquad's [`CoarseSolver`](femquad::multigrid::CoarseSolver).
+//! rank 0 (one `MPI_Gatherv`) and put into the serial numbering there, one
+//! V-cycle of the serial multigrid, and every rank's local entries of `x`
+//! (owned and ghosts: no ghost update after) scattered back (one
+//! `MPI_Scatterv`). With `L_a = 0` the serial multigrid has one level: the
+//! direct solve of femquad's
+//! [`CoarseSolver`](femquad::multigrid::CoarseSolver).
+//!
+//! On a device the messages' host memory is pinned and kept
+//! ([`HostBuffer`]), each transfer moves only its entries (the owned ones
+//! down, every rank's local ones up) on the transfer queue, and rank 0
+//! permutes on its device (femquad's index scatter into the serial
+//! numbering, gather out of it): the host only passes the messages on.
 //!
 //! # Failure
 //! Rank 0's serial work between two collectives ends in
@@ -46,7 +53,7 @@ use std::collections::HashMap;
 
 use mpi::datatype::Equivalence;
 
-use femquad::backend::{Backend, Vector};
+use femquad::backend::{Backend, IndexSet, Vector};
 use femquad::element::Element;
 use femquad::form::Form;
 use femquad::linalg::FixedDofs;
@@ -56,10 +63,12 @@ use femquad::multigrid::{
 };
 use femquad::operator::Operator;
 use femquad::space::FunctionSpace;
+use femquad::vector::VectorOps;
 use femquad::{Error, Real, Result};
 
 use crate::comm::{Parts, Ranks};
 use crate::hierarchy::DistHierarchy;
+use crate::host_buffer::HostBuffer;
 use crate::vector::DistVector;
 
 /// The default most global dofs of the agglomerated level
@@ -147,8 +156,10 @@ pub(crate) struct Agglomerated<R: Real> {
     owned: Parts,
     /// Rank 0: every rank's local entries of level `L_a` (the scatter).
     local: Parts,
+    /// This rank's owned entries of `b`, sent.
+    sent: HostBuffer<R>,
     /// This rank's local entries of `x`, received.
-    received: Vec<R>,
+    received: HostBuffer<R>,
     /// Rank 0.
     root: Option<Root<R>>,
     /// The serial levels' reports after a setup (every rank), coarsest
@@ -162,23 +173,27 @@ struct Root<R: Real> {
     /// The form on the serial mesh `L_a`.
     finest: Operator<R>,
     levels: OperatorLevels<R>,
-    /// Serial vectors of level `L_a`.
+    /// Serial vectors of level `L_a`: the state, the time state's `b`,
+    /// the last gathered vector, the V-cycle's result.
     state: Vector<R>,
-    b: Vector<R>,
-    x: Vector<R>,
     time_b: Vector<R>,
+    input: Vector<R>,
+    x: Vector<R>,
     /// The serial entry of each gathered entry (rank order, each rank's
     /// owned entries in its order).
-    owned_serial: Vec<u32>,
+    owned_serial: IndexSet,
     /// The serial entry of each scattered entry (rank order, each rank's
     /// local entries).
-    local_serial: Vec<u32>,
+    local_serial: IndexSet,
     /// The serial vertex of each distributed global vertex of level `L_a`.
     serial_of: Vec<u32>,
-    /// Scratch: a gathered vector in the serial numbering; the scatter's
-    /// values.
-    host: Vec<R>,
-    send: Vec<R>,
+    /// The gathered entries, received (host) and uploaded (in rank order).
+    gathered_host: HostBuffer<R>,
+    gathered: Vector<R>,
+    /// The scattered entries, picked from `x` (in rank order) and
+    /// downloaded.
+    scattered: Vector<R>,
+    scattered_host: HostBuffer<R>,
 }
 
 /// What every rank of level `L_a` sends rank 0 at construction.
@@ -273,11 +288,23 @@ impl<R: Real + Equivalence> Agglomerated<R> {
             Some((_, owned, local)) => (owned.clone(), local.clone()),
             None => (Parts::default(), Parts::default()),
         };
+        let device = match backend {
+            Backend::OpenCl { device, .. } => Some(device),
+            Backend::Native(_) => None,
+        };
+        let buffers = ranks.agree((|| {
+            Ok([
+                HostBuffer::new(device, f.n_owned * n_comp)?,
+                HostBuffer::new(device, f.n_local() * n_comp)?,
+            ])
+        })())?;
+        let [sent, received] = buffers;
         Ok(Agglomerated {
             level,
             owned,
             local,
-            received: vec![R::ZERO; f.n_local() * n_comp],
+            sent,
+            received,
             root: root.map(|r| r.0),
             report: Vec::new(),
         })
@@ -314,7 +341,7 @@ impl<R: Real + Equivalence> Agglomerated<R> {
     pub(crate) fn setup(&mut self, ranks: &Ranks, state: &DistVector<R>) -> Result<()> {
         self.report.clear();
         self.on_root(ranks, state, |root| {
-            root.state.copy_from_host(&root.host)?;
+            root.state.copy_from(&root.input)?;
             root.levels.setup(&mut root.finest, &root.state)
         })?;
         let mut words = match self
@@ -344,7 +371,7 @@ impl<R: Real + Equivalence> Agglomerated<R> {
         b: &DistVector<R>,
     ) -> Result<()> {
         self.on_root(ranks, b, |root| {
-            root.time_b.copy_from_host(&root.host)?;
+            root.time_b.copy_from(&root.input)?;
             root.finest.set_time(t, sigma, &root.time_b)
         })
     }
@@ -360,41 +387,47 @@ impl<R: Real + Equivalence> Agglomerated<R> {
         x: &mut DistVector<R>,
     ) -> Result<()> {
         self.on_root(ranks, b, |root| {
-            root.b.copy_from_host(&root.host)?;
             root.levels
-                .apply(&mut root.finest, &root.state, &root.b, &mut root.x)?;
-            let values = root.x.to_host()?;
-            root.send.clear();
-            root.send
-                .extend(root.local_serial.iter().map(|&s| values[s as usize]));
-            Ok(())
+                .apply(&mut root.finest, &root.state, &root.input, &mut root.x)?;
+            root.scattered.gather(&root.x, &root.local_serial)?;
+            let all = 0..root.scattered.len();
+            root.scattered_host.download(&root.scattered, all)
         })?;
-        let send = self.root.as_ref().map_or(&[][..], |r| &r.send[..]);
-        ranks.scatter_parts(send, &self.local, &mut self.received);
-        ranks.agree(x.set_local_from_host(&self.received))
+        let scattered = match &mut self.root {
+            Some(root) => ranks.agree(root.scattered_host.host())?,
+            None => ranks.agree(Ok(&mut [][..]))?,
+        };
+        let received = ranks.agree(self.received.host())?;
+        ranks.scatter_parts(scattered, &self.local, received);
+        let all = 0..x.n_local();
+        ranks.agree(self.received.upload(x.local_mut(), all))
     }
 
-    /// Collective: `v`'s owned entries gathered to rank 0 into its `host`
-    /// (the serial numbering), then `work` there; agreed.
+    /// Collective: `v`'s owned entries gathered to rank 0 and put into
+    /// the serial numbering there (`Root::input`), then `work` there;
+    /// agreed.
     fn on_root(
         &mut self,
         ranks: &Ranks,
         v: &DistVector<R>,
         work: impl FnOnce(&mut Root<R>) -> Result<()>,
     ) -> Result<()> {
-        let owned = ranks.agree(v.owned_to_host())?;
-        let gathered = ranks.gather_parts(&owned, &self.owned);
-        let done = match (self.root.as_mut(), gathered) {
-            (Some(root), Some(values)) => {
-                for (&s, &x) in root.owned_serial.iter().zip(&values) {
-                    root.host[s as usize] = x;
-                }
-                work(root)
+        let sent = self.sent.download(v.local(), 0..v.n_owned());
+        let sent = ranks.agree(sent.and_then(|()| self.sent.host()))?;
+        let gathered = match &mut self.root {
+            Some(root) => ranks.agree(root.gathered_host.host())?,
+            None => ranks.agree(Ok(&mut [][..]))?,
+        };
+        ranks.gather_parts_into(sent, &self.owned, gathered);
+        let done = match self.root.as_mut() {
+            Some(root) => {
+                let all = 0..root.gathered.len();
+                root.gathered_host
+                    .upload(&mut root.gathered, all)
+                    .and_then(|()| root.input.scatter(&root.owned_serial, &root.gathered))
+                    .and_then(|()| work(root))
             }
-            (None, None) => Ok(()),
-            _ => Err(Error::internal(
-                "rank 0 gathered the agglomerated level without its serial levels",
-            )),
+            None => Ok(()),
         };
         ranks.agree(done)
     }
@@ -450,19 +483,28 @@ impl<R: Real> Root<R> {
         let levels = OperatorLevels::new(&hierarchy, &finest, backend, &fixed, options)?;
         let parts = |e: &[Vec<u32>]| Parts::new(&e.iter().map(Vec::len).collect::<Vec<_>>());
         let (owned_parts, local_parts) = (parts(&owned_entries)?, parts(&local_entries)?);
+        let x = finest.vector()?;
+        let (owned_serial, local_serial) = (owned_entries.concat(), local_entries.concat());
+        let device = x.as_device().map(|d| d.device().clone());
+        let zeros = |len: usize| match &device {
+            Some(device) => Vector::device_zeros(device, len),
+            None => Ok(Vector::host_zeros(len)),
+        };
         let root = Root {
             state: finest.vector()?,
-            b: finest.vector()?,
-            x: finest.vector()?,
             time_b: finest.vector()?,
+            input: finest.vector()?,
+            owned_serial: IndexSet::located_like(&x, &owned_serial)?,
+            local_serial: IndexSet::located_like(&x, &local_serial)?,
+            gathered_host: HostBuffer::new(device.as_ref(), owned_serial.len())?,
+            gathered: zeros(owned_serial.len())?,
+            scattered: zeros(local_serial.len())?,
+            scattered_host: HostBuffer::new(device.as_ref(), local_serial.len())?,
+            x,
             hierarchy,
             finest,
             levels,
-            owned_serial: owned_entries.concat(),
-            local_serial: local_entries.concat(),
             serial_of,
-            host: vec![R::ZERO; n],
-            send: Vec::new(),
         };
         Ok((root, owned_parts, local_parts))
     }

@@ -255,20 +255,29 @@ impl Ranks {
         values: &[T],
         parts: &Parts,
     ) -> Option<Vec<T>> {
+        let mut all = vec![T::default(); if self.rank() == 0 { parts.total() } else { 0 }];
+        self.gather_parts_into(values, parts, &mut all);
+        (self.rank() == 0).then_some(all)
+    }
+
+    /// Collective: every rank's `values` into rank 0's `out` (ignored
+    /// elsewhere), concatenated in rank order; `parts` (on rank 0) must
+    /// hold every rank's count, and `out` their total.
+    pub(crate) fn gather_parts_into<T: Equivalence + Copy + Default>(
+        &self,
+        values: &[T],
+        parts: &Parts,
+        out: &mut [T],
+    ) {
         let root = self.world.process_at_rank(0);
         let dummy = [T::default()];
         let values = not_in_place(values, &dummy);
         if self.rank() != 0 {
             root.gather_varcount_into(values);
-            return None;
+            return;
         }
-        let mut all = vec![T::default(); parts.total()];
-        {
-            let mut partition =
-                PartitionMut::new(&mut all[..], &parts.counts[..], &parts.displs[..]);
-            root.gather_varcount_into_root(values, &mut partition);
-        }
-        Some(all)
+        let mut partition = PartitionMut::new(out, &parts.counts[..], &parts.displs[..]);
+        root.gather_varcount_into_root(values, &mut partition);
     }
 
     /// Collective: rank 0's `values` (its parts concatenated in rank order;

@@ -50,6 +50,8 @@ mod dist_mesh;
 #[cfg(feature = "mpi")]
 pub mod hierarchy;
 #[cfg(feature = "mpi")]
+mod host_buffer;
+#[cfg(feature = "mpi")]
 pub mod multigrid;
 #[cfg(feature = "mpi")]
 pub mod operator;

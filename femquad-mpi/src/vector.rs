@@ -35,7 +35,7 @@
 //! to MPI), through the device's transfer queue
 //! ([`Device::transfer_queue`]), ordered with the compute queue by events
 //! (see [`Timeline`]), into and out of pinned host memory
-//! ([`PinnedHost`]: page-locked on NVIDIA, the MPI messages' buffers
+//! ([`PinnedHost`](femquad::opencl::PinnedHost): page-locked on NVIDIA, the MPI messages' buffers
 //! themselves): a ghost update gathers each neighbour's send entries into
 //! a small device vector (femquad's index gather, compute queue) and
 //! downloads it once the gathers are done (a marker in its wait list; the
@@ -67,12 +67,13 @@ use mpi::point_to_point::{Destination, Source};
 use mpi::topology::Communicator;
 
 use femquad::backend::{IndexSet, Location, Vector};
-use femquad::opencl::{Device, DeviceIndices, DeviceVector, PinnedHost};
+use femquad::opencl::{Device, DeviceIndices, DeviceVector};
 use femquad::vector::{CgFusion, VectorOps};
 use femquad::{Error, Precision, Real, Result};
 
 use crate::comm::Ranks;
 use crate::dist_mesh::DistMesh;
+use crate::host_buffer::HostBuffer;
 use crate::timeline::{HostStep, Queue, Step, Timeline};
 
 /// Tag of ghost updates (owner → ghosts).
@@ -115,54 +116,6 @@ struct DeviceLink<R: Real> {
     shared_buf: DeviceVector<R>,
     /// `shared.len()` entries: the owned entries to add the sums to.
     shared_own: DeviceVector<R>,
-}
-
-/// Host memory of a halo's messages: plain for host vectors, pinned
-/// ([`PinnedHost`]) for device vectors, which the transfer queue reads and
-/// writes without the host waiting.
-enum HostBuffer<R: Real> {
-    /// Host vectors' staging.
-    Plain(Vec<R>),
-    /// Device vectors' staging.
-    Pinned(PinnedHost<R>),
-}
-
-impl<R: Real> HostBuffer<R> {
-    /// Waits for the device's transfers in flight that use the memory.
-    ///
-    /// # Errors
-    /// A transfer's failure.
-    fn wait(&mut self) -> Result<()> {
-        match self {
-            HostBuffer::Plain(_) => Ok(()),
-            HostBuffer::Pinned(p) => p.wait(),
-        }
-    }
-
-    /// The host's view, after the transfers in flight ([`HostBuffer::wait`]:
-    /// no OpenCL call once waited for).
-    ///
-    /// # Errors
-    /// Those of [`HostBuffer::wait`].
-    fn host(&mut self) -> Result<&mut [R]> {
-        match self {
-            HostBuffer::Plain(v) => Ok(v),
-            HostBuffer::Pinned(p) => p.host(),
-        }
-    }
-
-    /// The pinned memory, for a device vector's transfers.
-    ///
-    /// # Errors
-    /// [`Error::Internal`] for plain memory (a host vector's halo).
-    fn pinned(&mut self) -> Result<&mut PinnedHost<R>> {
-        match self {
-            HostBuffer::Pinned(p) => Ok(p),
-            HostBuffer::Plain(_) => Err(Error::internal(
-                "a device vector's halo has no pinned host staging",
-            )),
-        }
-    }
 }
 
 /// The halo of one mesh, `per_node` and location: a link per neighbour
