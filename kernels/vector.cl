@@ -400,6 +400,15 @@ void vec_scatter(__global real *restrict dst, __global const real *restrict src,
     if (k < m) dst[idx[k]] = src[k];
 }
 
+// dst[idx[k]] = dst[idx[k]] + src[from + k]  (k < m; the indices are distinct)
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1)))
+void vec_scatter_add(__global real *restrict dst, __global const real *restrict src,
+                     __global const uint *restrict idx, const ulong from, const ulong m)
+{
+    const ulong k = get_global_id(0);
+    if (k < m) dst[idx[k]] = dst[idx[k]] + src[from + k];
+}
+
 // ---------------------------------------------------------------------------
 // CG's residual update fused with what it feeds (femquad/src/vector/fused.rs):
 //   x[k] = x[k] + a * p[k];  r[k] = r[k] + na * q[k]          (na = −a rounded)

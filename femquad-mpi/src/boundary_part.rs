@@ -10,14 +10,13 @@
 //! r[b_k] ← r[b_k] + F_B(u[B])_k        (N_comp entries per vertex)
 //! ```
 //!
-//! `r`'s entries gathered, the part's result added, scattered back: one
-//! addition per entry after whatever `r` held (the interior cells' sum).
-//! The gathers and scatters run where the vectors live (device index
+//! The part's result is added into `r` by one scatter-add: one addition
+//! per entry after whatever `r` held (the interior cells' sum). The
+//! gathers and scatter-adds run where the vectors live (device index
 //! kernels on a device) and move only the part's entries.
 
 use femquad::backend::{IndexSet, Vector};
 use femquad::operator::Operator;
-use femquad::vector::VectorOps;
 use femquad::{Real, Result};
 
 /// The boundary cells' operator and its staging (see the [module
@@ -30,15 +29,12 @@ pub(crate) struct BoundaryPart<R: Real> {
     field: IndexSet,
     /// The same, `N_comp²` per vertex (point-block diagonals).
     blocks: IndexSet,
-    /// Part vectors of `N_comp` per vertex: `u`, `v`, the result, and `r`'s
-    /// entries gathered.
+    /// Part vectors of `N_comp` per vertex: `u`, `v`, the result.
     u: Vector<R>,
     v: Vector<R>,
     out: Vector<R>,
-    own: Vector<R>,
-    /// Part vectors of `N_comp²` per vertex: the diagonal and `r`'s entries.
+    /// The part's diagonal, `N_comp²` per vertex.
     out_blocks: Vector<R>,
-    own_blocks: Vector<R>,
 }
 
 impl<R: Real> BoundaryPart<R> {
@@ -66,9 +62,7 @@ impl<R: Real> BoundaryPart<R> {
             u: zeros(n * nc)?,
             v: zeros(n * nc)?,
             out: zeros(n * nc)?,
-            own: zeros(n * nc)?,
             out_blocks: zeros(n * nc * nc)?,
-            own_blocks: zeros(n * nc * nc)?,
             op,
             vertices: vertices.to_vec(),
         })
@@ -100,58 +94,60 @@ impl<R: Real> BoundaryPart<R> {
         self.op.set_time(t, sigma, &self.u)
     }
 
-    /// `r[B] += F_B(u[B])` (unchecked for NaN: enqueued only on a device).
+    /// `u[B]` gathered from the local vector `u`, or (`None`) the last one
+    /// kept: the state of a linear solve is gathered once.
+    ///
+    /// # Errors
+    /// Those of the index kernels.
+    fn gather_state(&mut self, u: Option<&Vector<R>>) -> Result<()> {
+        match u {
+            Some(u) => self.u.gather(u, &self.field),
+            None => Ok(()),
+        }
+    }
+
+    /// `r[B] += F_B(u[B])` (unchecked for NaN: enqueued only on a device);
+    /// `u` as in [`BoundaryPart::gather_state`].
     ///
     /// # Errors
     /// Those of [`Operator::apply_unchecked`] and the index kernels.
-    pub(crate) fn add_residual(&mut self, u: &Vector<R>, r: &mut Vector<R>) -> Result<()> {
-        self.u.gather(u, &self.field)?;
+    pub(crate) fn add_residual(&mut self, u: Option<&Vector<R>>, r: &mut Vector<R>) -> Result<()> {
+        self.gather_state(u)?;
         self.op.apply_unchecked(&self.u, &mut self.out)?;
-        add_at(r, &self.field, &mut self.own, &self.out)
+        r.scatter_add(&self.field, &self.out, 0)
     }
 
-    /// `out[B] += J_B(u[B])·v[B]`.
+    /// `out[B] += J_B(u[B])·v[B]`; `u` as in
+    /// [`BoundaryPart::gather_state`].
     ///
     /// # Errors
     /// Those of [`Operator::jacobian_action`] and the index kernels.
     pub(crate) fn add_jacobian_action(
         &mut self,
-        u: &Vector<R>,
+        u: Option<&Vector<R>>,
         v: &Vector<R>,
         out: &mut Vector<R>,
     ) -> Result<()> {
-        self.u.gather(u, &self.field)?;
+        self.gather_state(u)?;
         self.v.gather(v, &self.field)?;
         self.op.jacobian_action(&self.u, &self.v, &mut self.out)?;
-        add_at(out, &self.field, &mut self.own, &self.out)
+        out.scatter_add(&self.field, &self.out, 0)
     }
 
     /// `out[B] += diag_B J(u[B])` (point blocks, `N_comp²` per vertex;
-    /// unchecked for NaN).
+    /// unchecked for NaN); `u` as in [`BoundaryPart::gather_state`].
     ///
     /// # Errors
     /// Those of [`Operator::jacobian_diagonal_unchecked`] and the index
     /// kernels.
     pub(crate) fn add_jacobian_diagonal(
         &mut self,
-        u: &Vector<R>,
+        u: Option<&Vector<R>>,
         out: &mut Vector<R>,
     ) -> Result<()> {
-        self.u.gather(u, &self.field)?;
+        self.gather_state(u)?;
         self.op
             .jacobian_diagonal_unchecked(&self.u, &mut self.out_blocks)?;
-        add_at(out, &self.blocks, &mut self.own_blocks, &self.out_blocks)
+        out.scatter_add(&self.blocks, &self.out_blocks, 0)
     }
-}
-
-/// `y[at] += x` through `own` (`y[at]` gathered, `x` added, scattered).
-fn add_at<R: Real>(
-    y: &mut Vector<R>,
-    at: &IndexSet,
-    own: &mut Vector<R>,
-    x: &Vector<R>,
-) -> Result<()> {
-    own.gather(y, at)?;
-    own.axpy(1.0, x)?;
-    y.scatter(at, own)
 }

@@ -14,7 +14,7 @@
 use std::cell::Cell;
 
 use mpi::Count;
-use mpi::collective::CommunicatorCollectives;
+use mpi::collective::{CommunicatorCollectives, SystemOperation};
 use mpi::datatype::{Equivalence, Partition, PartitionMut};
 use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Root;
@@ -93,6 +93,14 @@ impl Ranks {
     /// before its messages and once after).
     pub fn agreements(&self) -> u64 {
         self.agreements.get()
+    }
+
+    /// Collective: whether `flag` holds on every rank (one all-reduce).
+    pub fn all(&self, flag: bool) -> bool {
+        let mut all = 0i32;
+        self.world
+            .all_reduce_into(&i32::from(flag), &mut all, SystemOperation::min());
+        all == 1
     }
 
     /// Collective: every rank's `value`, in rank order.

@@ -159,8 +159,7 @@ struct Level<R: Real> {
 struct Work<R: Real> {
     smoother: ChebyshevWork<R>,
     residual: DistVector<R>,
-    /// The action's input and output inside the smoother.
-    action_in: DistVector<R>,
+    /// The action's output inside the smoother.
     action_out: DistVector<R>,
     /// Of the level below.
     coarse_b: DistVector<R>,
@@ -292,7 +291,6 @@ impl<R: Real + Equivalence> DistMultigrid<R> {
                 Some(Work {
                     smoother: ranks.agree(ChebyshevWork::like(like))?,
                     residual: op.vector()?,
-                    action_in: op.vector()?,
                     action_out: op.vector()?,
                     coarse_b: below.op.vector()?,
                     coarse_x: below.op.vector()?,
@@ -615,7 +613,7 @@ fn cycle<R: Real + Equivalence>(
     let below_fixed = &below[below.len() - 1].fixed;
     // pre-smoothing from zero, then the residual
     let smoothed = {
-        let mut a = local_action(op, state, fixed, &mut w.action_in, &mut w.action_out);
+        let mut a = local_action(op, state, fixed, &mut w.action_out);
         chebyshev.smooth(
             &mut a,
             jacobi,
@@ -645,7 +643,7 @@ fn cycle<R: Real + Equivalence>(
     ranks.agree(x.local_mut().set_at(fixed, 0.0))?;
     // post-smoothing
     let smoothed = {
-        let mut a = local_action(op, state, fixed, &mut w.action_in, &mut w.action_out);
+        let mut a = local_action(op, state, fixed, &mut w.action_out);
         chebyshev.smooth(
             &mut a,
             jacobi,
@@ -660,22 +658,22 @@ fn cycle<R: Real + Equivalence>(
 
 /// The constrained distributed Jacobian of a level as an action on its
 /// local entries (for femquad's [`Chebyshev::smooth`]): `y = A v` with the
-/// fixed rows the identity's, through the DistVectors `v_in`, `y_out`.
+/// fixed rows the identity's. The result is computed in the DistVector
+/// `y_out` and then traded with `y` (their buffers swapped, no copy).
 fn local_action<'a, R: Real + Equivalence>(
     op: &'a mut DistOperator<R>,
     state: &'a DistVector<R>,
     fixed: &'a IndexSet,
-    v_in: &'a mut DistVector<R>,
     y_out: &'a mut DistVector<R>,
 ) -> impl FnMut(&Vector<R>, &mut Vector<R>) -> Result<()> + 'a {
     move |v, y| {
         let ranks = Ranks::world();
-        ranks.agree(v_in.local_mut().copy_from(v))?;
-        op.jacobian_action(state, v_in, y_out)?;
-        ranks.agree(
-            y.copy_from(y_out.local())
-                .and_then(|()| y.copy_at(fixed, v)),
-        )
+        op.jacobian_action_local(state, v, y_out)?;
+        let traded = y_out
+            .local()
+            .check_compatible("the level's entries", "y", y)
+            .map(|()| std::mem::swap(y, y_out.local_mut()));
+        ranks.agree(traded.and_then(|()| y.copy_at(fixed, v)))
     }
 }
 

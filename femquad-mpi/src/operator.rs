@@ -105,6 +105,11 @@ pub struct DistOperator<R: Real> {
     /// Scratch copies of the inputs `u`, `v` with current ghosts, each with
     /// its own halo (they are updated together).
     scratch: [DistVector<R>; 2],
+    /// The [`DistVector::version`] of the state `u` whose copy with current
+    /// ghosts is in `scratch[0]` and gathered by the boundary part (`None`
+    /// after anything else was written there): an application at the same
+    /// state on every rank copies, exchanges and gathers only `v`.
+    current_state: Option<u64>,
     /// Whether the interior part runs during the ghost update.
     overlap: bool,
     /// The device commands of the last application.
@@ -179,6 +184,7 @@ impl<R: Real + Equivalence> DistOperator<R> {
             boundary,
             device,
             scratch,
+            current_state: None,
             overlap: true,
             timeline: Timeline::default(),
         })
@@ -267,6 +273,7 @@ impl<R: Real + Equivalence> DistOperator<R> {
     pub fn set_time(&mut self, t: f64, sigma: f64, b: &DistVector<R>) -> Result<()> {
         self.check(&[("b", b, self.n_comp)])?;
         let ranks = self.mesh.ranks();
+        self.current_state = None;
         let [sb, _] = &mut self.scratch;
         ranks.agree(sb.local_mut().copy_from(b.local()))?;
         sb.ghost_update()?;
@@ -309,10 +316,11 @@ impl<R: Real + Equivalence> DistOperator<R> {
         self.check(&[("u", u, self.n_comp), ("r", r, self.n_comp)])?;
         femquad::vector::check_finite("u", u)?;
         self.run(
-            &[u],
+            u,
+            None,
             r,
             |op, r| op.apply_unchecked(u.local(), r),
-            |b, s, r| b.add_residual(s[0], r),
+            |b, su, _, r| b.add_residual(su, r),
             |op, _, r| op.check_residual(r),
         )
     }
@@ -330,11 +338,44 @@ impl<R: Real + Equivalence> DistOperator<R> {
     ) -> Result<()> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc), ("v", v, nc), ("out", out, nc)])?;
+        self.jacobian_action_unchecked(u, v.local(), out)
+    }
+
+    /// Collective: `out = J(u)·v` for `v` given by this rank's entries
+    /// (owned, then ghosts; its ghosts need not be current), e.g. a
+    /// smoother's local work vector: one copy fewer than through a
+    /// [`DistVector`].
+    ///
+    /// # Errors
+    /// As [`DistOperator::jacobian_action`]; [`Error::InvalidArgument`]
+    /// naming `v` for another length than the rank's entries or another
+    /// place.
+    pub fn jacobian_action_local(
+        &mut self,
+        u: &DistVector<R>,
+        v: &Vector<R>,
+        out: &mut DistVector<R>,
+    ) -> Result<()> {
+        let nc = self.n_comp;
+        self.check(&[("u", u, nc), ("out", out, nc)])?;
+        let local = u.local().check_compatible("the rank's entries", "v", v);
+        self.mesh.ranks().agree(local)?;
+        self.jacobian_action_unchecked(u, v, out)
+    }
+
+    /// `out = J(u)·v` for checked arguments.
+    fn jacobian_action_unchecked(
+        &mut self,
+        u: &DistVector<R>,
+        v: &Vector<R>,
+        out: &mut DistVector<R>,
+    ) -> Result<()> {
         self.run(
-            &[u, v],
+            u,
+            Some(v),
             out,
-            |op, out| op.jacobian_action(u.local(), v.local(), out),
-            |b, s, out| b.add_jacobian_action(s[0], s[1], out),
+            |op, out| op.jacobian_action(u.local(), v, out),
+            |b, su, sv, out| b.add_jacobian_action(su, sv, out),
             |_, _, _| Ok(()),
         )
     }
@@ -351,40 +392,59 @@ impl<R: Real + Equivalence> DistOperator<R> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc), ("out", out, nc * nc)])?;
         self.run(
-            &[u],
+            u,
+            None,
             out,
             |op, out| op.jacobian_diagonal_unchecked(u.local(), out),
-            |b, s, out| b.add_jacobian_diagonal(s[0], out),
+            |b, su, _, out| b.add_jacobian_diagonal(su, out),
             |op, su, out| op.check_diagonal(su, out),
         )
     }
 
     /// The steps of an application (see the [module
-    /// documentation](self#overlap)): the `inputs` copied into the scratch
-    /// vectors and their ghosts updated while (or, without overlap,
-    /// before) `interior` writes `out` (zeros on a rank without interior
-    /// cells), then `boundary` adds into `out` from the scratch vectors,
-    /// `check` looks at `out` (given a part's operator and the first
-    /// scratch vector), and `out` is accumulated. The ranks agree on
-    /// failure three times: before the update's messages, before the
-    /// accumulate's (everything in between) and at the end.
+    /// documentation](self#overlap)): the state `u` and the direction `v`
+    /// (if any) copied into the scratch vectors and their ghosts updated
+    /// while (or, without overlap, before) `interior` writes `out` (zeros
+    /// on a rank without interior cells), then `boundary` adds into `out`
+    /// from the scratch vectors (given `u`'s only where the part must
+    /// gather it again), `check` looks at `out` (given a part's operator
+    /// and the scratch state), and `out` is accumulated. The state is
+    /// copied, exchanged and gathered only if some rank's scratch does not
+    /// hold it already ([`DistOperator`]'s `current_state`, agreed: every
+    /// rank exchanges the same vectors). The ranks agree on failure three
+    /// times: before the update's messages, before the accumulate's
+    /// (everything in between) and at the end.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
-        inputs: &[&DistVector<R>],
+        u: &DistVector<R>,
+        v: Option<&Vector<R>>,
         out: &mut DistVector<R>,
         interior: impl FnOnce(&mut Operator<R>, &mut Vector<R>) -> Result<()>,
-        boundary: impl FnOnce(&mut BoundaryPart<R>, &[&Vector<R>], &mut Vector<R>) -> Result<()>,
+        boundary: impl FnOnce(
+            &mut BoundaryPart<R>,
+            Option<&Vector<R>>,
+            &Vector<R>,
+            &mut Vector<R>,
+        ) -> Result<()>,
         check: impl FnOnce(&Operator<R>, &Vector<R>, &Vector<R>) -> Result<()>,
     ) -> Result<()> {
-        let n = inputs.len();
+        let ranks = self.mesh.ranks();
+        let state_current = ranks.all(self.current_state == Some(u.version()));
+        self.current_state = None;
         let mut timeline = Timeline::default();
-        let (scratch, _) = self.scratch.split_at_mut(n);
-        let copied = scratch
-            .iter_mut()
-            .zip(inputs)
-            .try_for_each(|(s, x)| s.local_mut().copy_from(x.local()));
+        let [su, sv] = &mut self.scratch;
+        let mut updated: Vec<&mut DistVector<R>> = Vec::new();
+        let mut copied = Ok(());
+        if !state_current {
+            copied = su.local_mut().copy_from(u.local());
+            updated.push(su);
+        }
+        if let Some(v) = v {
+            copied = copied.and_then(|()| sv.local_mut().copy_from(v));
+            updated.push(sv);
+        }
         timeline.stamp(HostStep::Copy);
-        let mut updated: Vec<&mut DistVector<R>> = scratch.iter_mut().collect();
         let device = self.device.clone();
         let part = &mut self.interior;
         let run_interior = |timeline: &mut Timeline| -> Result<()> {
@@ -397,16 +457,19 @@ impl<R: Real + Equivalence> DistOperator<R> {
             timeline.stamp(HostStep::InteriorEnqueue);
             Ok(())
         };
-        let updated = if self.overlap {
-            DistVector::update_ghosts(&mut updated, copied, run_interior, &mut timeline)?
+        let updated = if updated.is_empty() {
+            Ok(copied.and_then(|()| run_interior(&mut timeline)))
+        } else if self.overlap {
+            DistVector::update_ghosts(&mut updated, copied, run_interior, &mut timeline)
         } else {
-            DistVector::update_ghosts(&mut updated, copied, |_| Ok(()), &mut timeline)?
-                .and_then(|()| run_interior(&mut timeline))
-        };
-        let scratch: Vec<&Vector<R>> = self.scratch[..n].iter().map(|s| s.local()).collect();
+            DistVector::update_ghosts(&mut updated, copied, |_| Ok(()), &mut timeline)
+                .map(|r| r.and_then(|()| run_interior(&mut timeline)))
+        }?;
+        let [su, sv] = &self.scratch;
+        let gather_u = (!state_current).then(|| su.local());
         let local = updated
             .and_then(|()| match &mut self.boundary {
-                Some(b) => boundary(b, &scratch, out.local_mut()),
+                Some(b) => boundary(b, gather_u, sv.local(), out.local_mut()),
                 None => Ok(()),
             })
             .and_then(|()| mark(self.device.as_ref(), Step::Boundary, &mut timeline));
@@ -417,13 +480,16 @@ impl<R: Real + Equivalence> DistOperator<R> {
             .or(self.boundary.as_ref().map(|b| b.op()));
         let local = local
             .and_then(|()| match any_op {
-                Some(op) => check(op, scratch[0], out.local()),
+                Some(op) => check(op, su.local(), out.local()),
                 None => Ok(()),
             })
             .map_err(|e| to_global(self.mesh.layout(), self.n_comp, e, &|k| k));
         timeline.stamp(HostStep::Check);
         let result = out.accumulate(local, &mut timeline);
         self.timeline = timeline;
+        if result.is_ok() {
+            self.current_state = Some(u.version());
+        }
         result
     }
 

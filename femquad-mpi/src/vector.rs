@@ -35,17 +35,19 @@
 //! to MPI), through the device's transfer queue
 //! ([`Device::transfer_queue`]), ordered with the compute queue by events
 //! (see [`Timeline`]), into and out of pinned host memory
-//! ([`PinnedHost`](femquad::opencl::PinnedHost): page-locked on NVIDIA, the MPI messages' buffers
-//! themselves): a ghost update gathers each neighbour's send entries into
-//! a small device vector (femquad's index gather, compute queue) and
-//! downloads it once the gathers are done (a marker in its wait list; the
-//! downloads are non-blocking, the host waits once for all of them),
-//! exchanges it, and uploads the received values straight into the ghost
-//! block (the ghosts are the last local entries, each neighbour's
-//! consecutive; non-blocking), after which the compute queue waits for the
-//! upload (a barrier); a ghost accumulate downloads the ghost block the
-//! same way and adds each neighbour's uploaded contributions to the owned
-//! entries on the device (gather, add, scatter). The next exchange's wait
+//! ([`PinnedHost`](femquad::opencl::PinnedHost): page-locked on NVIDIA,
+//! the MPI messages' buffers themselves, [`HostBuffer`]): a ghost update
+//! gathers every neighbour's send entries into one small device vector
+//! (one index gather on the compute queue, the neighbours' entries
+//! consecutive as in the messages) and downloads it once gathered (one
+//! non-blocking transfer after a marker; the host waits once), exchanges
+//! it, and uploads the received values straight into the ghost block (the
+//! ghosts are the last local entries, each neighbour's consecutive;
+//! non-blocking), after which the compute queue waits for the upload (a
+//! barrier); a ghost accumulate downloads the ghost block the same way,
+//! uploads the received contributions as one block and adds each
+//! neighbour's to the owned entries (one scatter-add a neighbour, in
+//! increasing rank). The next exchange's wait
 //! also covers the uploads of the one before (the host does not overwrite
 //! pinned memory a transfer still reads). Bytes read from and written to the device
 //! per update or accumulate: `(Σ ghosts + Σ shared owned)·per_node·size_of::<R>()`
@@ -87,15 +89,58 @@ pub const TAG_ACCUMULATE: i32 = 2;
 pub struct DistVector<R: Real> {
     mesh: Rc<DistMesh>,
     per_node: usize,
-    values: Vector<R>,
+    values: Versioned<Vector<R>>,
     /// The halo's indices and staging buffers, shared by the vectors of the
     /// same mesh, `per_node` and location (made by `zeros_like`).
     halo: Rc<Halo<R>>,
 }
 
+/// A value with a version that changes on every mutable access: read
+/// through `Deref`, written through [`Versioned::get_mut`] only, so every
+/// write is seen. Versions come from one counter of the process: two
+/// values never share one, so an equal version means the same value,
+/// unchanged.
+struct Versioned<T> {
+    value: T,
+    version: u64,
+}
+
+impl<T> Versioned<T> {
+    fn new(value: T) -> Self {
+        Versioned {
+            value,
+            version: next_version(),
+        }
+    }
+
+    /// The value, to be written: a new version.
+    fn get_mut(&mut self) -> &mut T {
+        self.version = next_version();
+        &mut self.value
+    }
+
+    fn into_inner(self) -> T {
+        self.value
+    }
+}
+
+impl<T> std::ops::Deref for Versioned<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+/// The next version of the process's counter.
+fn next_version() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 /// The entries this rank exchanges with one neighbour, and their staging
 /// on the device.
-struct Link<R: Real> {
+struct Link {
     rank: usize,
     /// Owned entries the neighbour holds as ghosts (local entry indices).
     shared: Vec<u32>,
@@ -105,17 +150,18 @@ struct Link<R: Real> {
     /// The ghost entries the neighbour owns: positions in the halo's ghost
     /// block (local entry `Halo::ghost_start + i` for position `i`).
     ghosts: Range<usize>,
-    /// On a device: the shared entries' indices there, and staging vectors.
-    device: Option<DeviceLink<R>>,
+    /// On a device: the shared entries' indices there.
+    device: Option<DeviceIndices>,
 }
 
-/// A [`Link`]'s indices and staging vectors on the device.
-struct DeviceLink<R: Real> {
-    shared: DeviceIndices,
-    /// `shared.len()` entries: the packed owned entries, or received sums.
-    shared_buf: DeviceVector<R>,
-    /// `shared.len()` entries: the owned entries to add the sums to.
-    shared_own: DeviceVector<R>,
+/// The shared entries of all links on the device, in the order of the
+/// host staging (each link's at its `shared_at`): one gather and one
+/// transfer per exchange, whatever the number of neighbours.
+struct DeviceShared<R: Real> {
+    /// Every link's shared entries, concatenated in link order.
+    indices: DeviceIndices,
+    /// As many entries: the packed owned entries, or the received sums.
+    buf: DeviceVector<R>,
 }
 
 /// The halo of one mesh, `per_node` and location: a link per neighbour
@@ -128,7 +174,9 @@ struct DeviceLink<R: Real> {
 struct Halo<R: Real> {
     /// The first ghost entry, `n_owned·per_node`.
     ghost_start: usize,
-    links: RefCell<Vec<Link<R>>>,
+    links: RefCell<Vec<Link>>,
+    /// On a device: the links' shared entries there (`None` on the host).
+    device: RefCell<Option<DeviceShared<R>>>,
     /// Host staging of every link's shared entries (at `Link::shared_at`):
     /// the owned values sent, or the sums received.
     shared_host: RefCell<HostBuffer<R>>,
@@ -140,7 +188,8 @@ struct Halo<R: Real> {
 /// A [`Halo`]'s links and host staging, borrowed for one exchange.
 struct Staging<'a, R: Real> {
     ghost_start: usize,
-    links: RefMut<'a, Vec<Link<R>>>,
+    links: RefMut<'a, Vec<Link>>,
+    device: RefMut<'a, Option<DeviceShared<R>>>,
     shared_host: RefMut<'a, HostBuffer<R>>,
     ghost_host: RefMut<'a, HostBuffer<R>>,
 }
@@ -175,6 +224,7 @@ impl<R: Real> Halo<R> {
         Ok(Staging {
             ghost_start: self.ghost_start,
             links: self.links.try_borrow_mut().map_err(busy)?,
+            device: self.device.try_borrow_mut().map_err(busy)?,
             shared_host: self.shared_host.try_borrow_mut().map_err(busy)?,
             ghost_host: self.ghost_host.try_borrow_mut().map_err(busy)?,
         })
@@ -217,6 +267,7 @@ impl<R: Real> Halo<R> {
                     * per_node
             ])),
             links: RefCell::new(links),
+            device: RefCell::new(None),
         })
     }
 
@@ -230,13 +281,15 @@ impl<R: Real> Halo<R> {
             let len = buffer.host()?.len();
             *buffer = HostBuffer::Pinned(device.pinned_host(len)?);
         }
+        let mut all = Vec::new();
         for link in halo.links.borrow_mut().iter_mut() {
-            link.device = Some(DeviceLink {
-                shared: DeviceIndices::from_host(device, &link.shared)?,
-                shared_buf: DeviceVector::zeros(device, link.shared.len())?,
-                shared_own: DeviceVector::zeros(device, link.shared.len())?,
-            });
+            link.device = Some(DeviceIndices::from_host(device, &link.shared)?);
+            all.extend_from_slice(&link.shared);
         }
+        *halo.device.borrow_mut() = Some(DeviceShared {
+            indices: DeviceIndices::from_host(device, &all)?,
+            buf: DeviceVector::zeros(device, all.len())?,
+        });
         Ok(halo)
     }
 }
@@ -252,7 +305,7 @@ impl<R: Real + Equivalence> DistVector<R> {
         Ok(DistVector {
             mesh: mesh.clone(),
             per_node,
-            values: Vector::host_zeros(mesh.layout().n_local() * per_node),
+            values: Versioned::new(Vector::host_zeros(mesh.layout().n_local() * per_node)),
             halo: Rc::new(Halo::host(mesh, per_node)?),
         })
     }
@@ -266,7 +319,10 @@ impl<R: Real + Equivalence> DistVector<R> {
         Ok(DistVector {
             mesh: mesh.clone(),
             per_node,
-            values: Vector::device_zeros(device, mesh.layout().n_local() * per_node)?,
+            values: Versioned::new(Vector::device_zeros(
+                device,
+                mesh.layout().n_local() * per_node,
+            )?),
             halo: Rc::new(Halo::on(mesh, per_node, device)?),
         })
     }
@@ -300,7 +356,7 @@ impl<R: Real + Equivalence> DistVector<R> {
             })
             .collect();
         let mut x = DistVector::zeros(mesh, per_node)?;
-        x.values = Vector::Host(values);
+        *x.values.get_mut() = Vector::Host(values);
         Ok(x)
     }
 
@@ -310,7 +366,7 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// Those of [`DistVector::zeros_on`].
     pub fn to_device(&self, device: &Arc<Device>) -> Result<Self> {
         let mut x = DistVector::zeros_on(&self.mesh, self.per_node, device)?;
-        x.values = self.values.to_device(device)?;
+        *x.values.get_mut() = self.values.to_device(device)?;
         Ok(x)
     }
 
@@ -320,7 +376,7 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// Device allocation errors.
     pub fn try_clone(&self) -> Result<Self> {
         let mut x = self.zeros_like()?;
-        x.values.copy_from(&self.values)?;
+        x.values.get_mut().copy_from(&self.values)?;
         Ok(x)
     }
 
@@ -391,12 +447,21 @@ impl<R: Real + Equivalence> DistVector<R> {
 
     /// This rank's entries, mutable.
     pub fn local_mut(&mut self) -> &mut Vector<R> {
-        &mut self.values
+        self.values.get_mut()
+    }
+
+    /// The version of this rank's entries: a number that changes with
+    /// every mutable access to them ([`DistVector::local_mut`], the vector
+    /// operations, the exchanges), never the same for two vectors. An
+    /// equal version means the same entries, unchanged (e.g. a state whose
+    /// ghosts an operator has updated already).
+    pub fn version(&self) -> u64 {
+        self.values.version
     }
 
     /// This rank's entries (owned, then ghosts), the vector consumed.
     pub fn into_local(self) -> Vector<R> {
-        self.values
+        self.values.into_inner()
     }
 
     /// A host copy of this rank's entries, owned then ghosts (a download on
@@ -414,7 +479,7 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// Device read errors.
     pub fn owned_to_host(&self) -> Result<Vec<R>> {
         let n = self.n_owned();
-        match &self.values {
+        match &*self.values {
             Vector::Host(v) => Ok(v[..n].to_vec()),
             Vector::Device(d) => {
                 let mut all = d.to_host()?;
@@ -441,7 +506,7 @@ impl<R: Real + Equivalence> DistVector<R> {
                 ),
             ));
         }
-        self.values.copy_from_host(values)
+        self.values.get_mut().copy_from_host(values)
     }
 
     /// An index set of local entries placed where this vector lives (e.g.
@@ -551,7 +616,7 @@ impl<R: Real + Equivalence> DistVector<R> {
             .iter_mut()
             .zip(&mut staging)
             .zip(&staged)
-            .try_for_each(|((v, s), &at)| upload_ghosts(&mut v.values, s, at, timeline));
+            .try_for_each(|((v, s), &at)| upload_ghosts(v.values.get_mut(), s, at, timeline));
         timeline.stamp(HostStep::UploadEnqueue);
         Ok(uploaded)
     }
@@ -605,7 +670,7 @@ impl<R: Real + Equivalence> DistVector<R> {
             exchange(ranks, TAG_ACCUMULATE, links, &send, &mut recv);
         }
         timeline.stamp(HostStep::AccumulateMessages);
-        let added = add_shared(&mut self.values, &mut s, staged, timeline);
+        let added = add_shared(self.values.get_mut(), &mut s, staged, timeline);
         timeline.stamp(HostStep::SumsEnqueue);
         let agreed = ranks.agree(added);
         timeline.stamp(HostStep::FinalAgree);
@@ -629,10 +694,10 @@ impl<R: Real + Equivalence> DistVector<R> {
     /// This rank's partial sums `Σ_{owned i} x_i v_i` for each `v` in `vs`.
     fn local_dots(&self, vs: &[&Self]) -> Result<Vec<f64>> {
         let n = self.n_owned();
-        match &self.values {
+        match &*self.values {
             Vector::Host(x) => vs
                 .iter()
-                .map(|v| match &v.values {
+                .map(|v| match &*v.values {
                     Vector::Host(y) => Ok(x[..n]
                         .iter()
                         .zip(&y[..n])
@@ -663,11 +728,9 @@ fn misplaced(operand: Location, receiver: Location) -> Error {
     )
 }
 
-/// A link's device part (present for the links of a device vector's halo).
-fn device_link<R: Real>(link: &mut Link<R>) -> Result<&mut DeviceLink<R>> {
-    link.device
-        .as_mut()
-        .ok_or_else(|| Error::internal("a device vector's halo has no device staging"))
+/// The device part of a device vector's halo (or a link's).
+fn on_device<T>(part: Option<&mut T>) -> Result<&mut T> {
+    part.ok_or_else(|| Error::internal("a device vector's halo has no device staging"))
 }
 
 /// Sends, to each neighbour of `links`, its entries `send`, and receives
@@ -675,7 +738,7 @@ fn device_link<R: Real>(link: &mut Link<R>) -> Result<&mut DeviceLink<R>> {
 fn exchange<R: Real + Equivalence>(
     ranks: &Ranks,
     tag: i32,
-    links: &[Link<R>],
+    links: &[Link],
     send: &[&[R]],
     recv: &mut [&mut [R]],
 ) {
@@ -737,11 +800,9 @@ fn stage_shared<R: Real>(
         }
         Vector::Device(_) if s.links.is_empty() => Ok(None),
         Vector::Device(v) => {
-            for link in s.links.iter_mut() {
-                let d = device_link(link)?;
-                if !d.shared.is_empty() {
-                    d.shared_buf.gather(v, &d.shared)?;
-                }
+            let d = on_device(s.device.as_mut())?;
+            if !d.indices.is_empty() {
+                d.buf.gather(v, &d.indices)?;
             }
             let device = v.device();
             timeline
@@ -753,8 +814,8 @@ fn stage_shared<R: Real>(
     }
 }
 
-/// Downloads each link's staged shared entries into the pinned staging on
-/// the transfer queue, after the staging (`staged`, from
+/// Downloads the links' staged shared entries (one block) into the pinned
+/// staging on the transfer queue, after the staging (`staged`, from
 /// [`stage_shared`]), without waiting ([`Staging::wait`]); nothing on the
 /// host.
 fn download_shared<R: Real>(
@@ -767,18 +828,15 @@ fn download_shared<R: Real>(
         return Ok(());
     };
     let pinned = s.shared_host.pinned()?;
-    for link in s.links.iter_mut() {
-        if link.shared.is_empty() {
-            continue;
-        }
-        let at = link.shared_at.clone();
-        let d = device_link(link)?;
+    let d = on_device(s.device.as_mut())?;
+    if !d.indices.is_empty() {
+        let all = 0..d.indices.len();
         timeline.enqueue(
             v.device(),
             Step::SharedDownload,
             Queue::Transfer,
             &[staged],
-            |after| d.shared_buf.read_range_after(0, pinned, at, after),
+            |after| d.buf.read_range_after(0, pinned, all, after),
         )?;
     }
     Ok(())
@@ -863,10 +921,10 @@ fn stage_ghosts<R: Real>(
 
 /// Adds each link's received sums to the owned entries of `values`, one
 /// neighbour after the other (increasing rank, the host's order of
-/// additions): on the host directly; on a device each link's sums uploaded
-/// on the transfer queue (after `staged`: the previous use of the staging
-/// vectors finished), the compute queue's barrier [`Step::SumsIn`] waiting
-/// for all of them, then per link gather → add → scatter.
+/// additions): on the host directly; on a device all links' sums uploaded
+/// (one block) on the transfer queue (after `staged`: the previous use of
+/// the staging vector finished), the compute queue's barrier
+/// [`Step::SumsIn`] waiting for it, then per link one scatter-add.
 fn add_shared<R: Real>(
     values: &mut Vector<R>,
     s: &mut Staging<'_, R>,
@@ -886,32 +944,25 @@ fn add_shared<R: Real>(
         (Vector::Device(v), Some(staged)) => {
             let device = v.device().clone();
             let pinned = s.shared_host.pinned()?;
-            let mut uploads = Vec::new();
-            for link in s.links.iter_mut() {
-                if !link.shared.is_empty() {
-                    let at = link.shared_at.clone();
-                    let d = device_link(link)?;
-                    uploads.push(timeline.enqueue(
-                        &device,
-                        Step::SumUpload,
-                        Queue::Transfer,
-                        &[staged],
-                        |after| d.shared_buf.write_range_after(0, pinned, at, after),
-                    )?);
-                }
-            }
-            if uploads.is_empty() {
+            let d = on_device(s.device.as_mut())?;
+            if d.indices.is_empty() {
                 return Ok(());
             }
-            timeline.enqueue(&device, Step::SumsIn, Queue::Compute, &uploads, |after| {
+            let all = 0..d.indices.len();
+            let upload = timeline.enqueue(
+                &device,
+                Step::SumUpload,
+                Queue::Transfer,
+                &[staged],
+                |after| d.buf.write_range_after(0, pinned, all, after),
+            )?;
+            timeline.enqueue(&device, Step::SumsIn, Queue::Compute, &[upload], |after| {
                 device.compute_waits_for(after)
             })?;
             for link in s.links.iter_mut() {
                 if !link.shared.is_empty() {
-                    let d = device_link(link)?;
-                    d.shared_own.gather(v, &d.shared)?;
-                    d.shared_own.axpy(1.0, &d.shared_buf)?;
-                    v.scatter(&d.shared, &d.shared_own)?;
+                    let from = link.shared_at.start;
+                    v.scatter_add(on_device(link.device.as_mut())?, &d.buf, from)?;
                 }
             }
             Ok(())
@@ -943,7 +994,7 @@ impl<R: Real + Equivalence> VectorOps for DistVector<R> {
         Ok(DistVector {
             mesh: self.mesh.clone(),
             per_node: self.per_node,
-            values: self.values.zeros_like()?,
+            values: Versioned::new(self.values.zeros_like()?),
             halo: self.halo.clone(),
         })
     }
@@ -969,31 +1020,31 @@ impl<R: Real + Equivalence> VectorOps for DistVector<R> {
 
     fn copy_from(&mut self, x: &Self) -> Result<()> {
         self.check_compatible("y", "x", x)?;
-        self.values.copy_from(&x.values)
+        self.values.get_mut().copy_from(&x.values)
     }
 
     fn fill(&mut self, value: f64) -> Result<()> {
-        self.values.fill(value)
+        self.values.get_mut().fill(value)
     }
 
     fn scale(&mut self, alpha: f64) -> Result<()> {
-        self.values.scale(alpha)
+        self.values.get_mut().scale(alpha)
     }
 
     fn axpy(&mut self, alpha: f64, x: &Self) -> Result<()> {
         self.check_compatible("y", "x", x)?;
-        self.values.axpy(alpha, &x.values)
+        self.values.get_mut().axpy(alpha, &x.values)
     }
 
     fn axpby(&mut self, alpha: f64, x: &Self, beta: f64) -> Result<()> {
         self.check_compatible("y", "x", x)?;
-        self.values.axpby(alpha, &x.values, beta)
+        self.values.get_mut().axpby(alpha, &x.values, beta)
     }
 
     fn pointwise_mult(&mut self, x: &Self, z: &Self) -> Result<()> {
         self.check_compatible("y", "x", x)?;
         self.check_compatible("y", "y", z)?;
-        self.values.pointwise_mult(&x.values, &z.values)
+        self.values.get_mut().pointwise_mult(&x.values, &z.values)
     }
 
     fn dot(&self, y: &Self) -> Result<f64> {
@@ -1006,7 +1057,7 @@ impl<R: Real + Equivalence> VectorOps for DistVector<R> {
 
     fn norm_inf(&self) -> Result<f64> {
         let n = self.n_owned();
-        let local = match &self.values {
+        let local = match &*self.values {
             Vector::Host(v) => Ok(v[..n].iter().fold(0.0f64, |m, &x| max_abs(m, x.to_f64()))),
             Vector::Device(d) => d.norm_inf_prefix(n),
         };
@@ -1063,8 +1114,8 @@ impl<R: Real + Equivalence> VectorOps for DistVector<R> {
         for x in xs {
             self.check_compatible("y", "xs", x)?;
         }
-        let locals: Vec<&Vector<R>> = xs.iter().map(|x| &x.values).collect();
-        self.values.maxpy(alphas, &locals)
+        let locals: Vec<&Vector<R>> = xs.iter().map(|x| &*x.values).collect();
+        self.values.get_mut().maxpy(alphas, &locals)
     }
 
     /// The first **global** index (serial numbering) of a non-finite owned
@@ -1074,7 +1125,7 @@ impl<R: Real + Equivalence> VectorOps for DistVector<R> {
         let k = self.per_node;
         let n = self.n_owned();
         let to_global = |i: usize| layout.global_vertices[i / k] as u64 * k as u64 + (i % k) as u64;
-        let local = match &self.values {
+        let local = match &*self.values {
             Vector::Host(v) => Ok(v[..n]
                 .iter()
                 .enumerate()

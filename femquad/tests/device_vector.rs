@@ -208,6 +208,24 @@ fn index_operations_match_loops() {
         hs[i as usize] = hg[k];
     }
     assert_eq!(s.to_host().unwrap(), hs);
+    // scatter-add, from an offset of the source
+    let from = 5;
+    let mut a = dv.zeros_like().unwrap();
+    a.copy_from(&dv).unwrap();
+    a.scatter_add(&di, &dsrc, from).unwrap();
+    let mut ha = v.clone();
+    for (k, &i) in idx.iter().enumerate() {
+        ha[i as usize] += src[from + k];
+    }
+    assert_eq!(a.to_host().unwrap(), ha);
+    let e = a.scatter_add(&di, &g, 1).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "invalid argument `src`: entries 1..1+{0} pass the end of a vector of {0} entries",
+            idx.len()
+        )
+    );
     // empty index sets do nothing
     let empty = DeviceIndices::from_host(&device(), &[]).unwrap();
     s.set_at(&empty, 1.0).unwrap();
@@ -229,6 +247,14 @@ fn index_operations_match_loops() {
     assert_eq!(
         e,
         "invalid argument `indices`: a scatter needs distinct indices (some index repeats)"
+    );
+    let e = s
+        .scatter_add(&twice, &up(&[1.0, 2.0, 3.0]), 0)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "invalid argument `indices`: a scatter-add needs distinct indices (some index repeats)"
     );
     let e = g.gather(&dsrc, &twice).unwrap_err().to_string();
     assert_eq!(

@@ -176,6 +176,46 @@ impl<R: Real> Vector<R> {
             )),
         }
     }
+
+    /// Scatter-add: `v[indices[k]] ← v[indices[k]] + src[from + k]` (this
+    /// vector is `v`; the indices distinct: checked on a device; on the
+    /// host a repeated index adds twice), one addition per entry.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `src` if it is shorter than
+    /// `from + indices.len()` or on another place; `indices` for an index
+    /// out of range, a repeated one (on a device), or indices living
+    /// elsewhere.
+    pub fn scatter_add(&mut self, indices: &IndexSet, src: &Vector<R>, from: usize) -> Result<()> {
+        match (self, indices, src) {
+            (Vector::Host(v), IndexSet::Host(idx), Vector::Host(s)) => {
+                let Some(part) = from.checked_add(idx.len()).and_then(|end| s.get(from..end))
+                else {
+                    return Err(Error::arg(
+                        "src",
+                        format!(
+                            "entries {from}..{from}+{} pass the end of a vector of {} entries",
+                            idx.len(),
+                            s.len()
+                        ),
+                    ));
+                };
+                check_bound(idx, v.len())?;
+                for (&i, &x) in idx.iter().zip(part) {
+                    v[i as usize] += x;
+                }
+                Ok(())
+            }
+            (Vector::Device(d), IndexSet::Device(idx), Vector::Device(s)) => {
+                d.scatter_add(idx, s, from)
+            }
+            (v, idx, _) if idx.location() != v.location() => Err(misplaced(idx, v.location())),
+            (v, _, s) => Err(Error::arg(
+                "src",
+                format!("is on {} but the vector on {}", s.location(), v.location()),
+            )),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -226,5 +266,14 @@ mod tests {
         let far = IndexSet::Host(vec![0, 9, 1, 2]);
         let e = g.gather(&src, &far).unwrap_err().to_string();
         assert!(e.contains("index 9"), "{e}");
+        // scatter-add from an offset: v[perm[k]] += src[1 + k], k < 3
+        let three = IndexSet::Host(vec![3, 0, 2]);
+        back.scatter_add(&three, &src, 1).unwrap();
+        assert_eq!(back.to_host().unwrap(), vec![40.0, 20.0, 70.0, 60.0]);
+        let e = back.scatter_add(&three, &src, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("`src`") && e.contains("entries 2..2+3 pass the end of a vector of 4"),
+            "{e}"
+        );
     }
 }

@@ -17,33 +17,35 @@ use crate::verdict;
 
 /// The device commands one `F(u)` must record on a rank of `layout` with
 /// one entry per vertex, in order: for each, its step, queue and the steps
-/// its wait list must name.
-fn expected(layout: &RankLayout, overlap: bool) -> Vec<(Step, Queue, Vec<Step>)> {
+/// its wait list must name. With `updated` the state's ghosts are updated
+/// (a state the operator has not seen); without, the state is current and
+/// only the accumulate remains.
+fn expected(layout: &RankLayout, overlap: bool, updated: bool) -> Vec<(Step, Queue, Vec<Step>)> {
     use Queue::{Compute, Transfer};
     use Step::*;
-    let shared = layout
-        .neighbours
-        .iter()
-        .filter(|n| !n.shared_owned.is_empty())
-        .count();
+    let shared = layout.neighbours.iter().any(|n| !n.shared_owned.is_empty());
     let ghosts = layout.n_local() > layout.n_owned;
     let mut steps = Vec::new();
     let has_halo = !layout.neighbours.is_empty();
-    if has_halo {
-        steps.push((SharedStaged, Compute, vec![]));
-    }
-    if overlap {
+    if !updated {
         steps.push((Interior, Compute, vec![]));
-    }
-    for _ in 0..shared {
-        steps.push((SharedDownload, Transfer, vec![SharedStaged]));
-    }
-    if ghosts {
-        steps.push((GhostUpload, Transfer, vec![SharedStaged]));
-        steps.push((GhostsIn, Compute, vec![GhostUpload]));
-    }
-    if !overlap {
-        steps.push((Interior, Compute, vec![]));
+    } else {
+        if has_halo {
+            steps.push((SharedStaged, Compute, vec![]));
+        }
+        if overlap {
+            steps.push((Interior, Compute, vec![]));
+        }
+        if shared {
+            steps.push((SharedDownload, Transfer, vec![SharedStaged]));
+        }
+        if ghosts {
+            steps.push((GhostUpload, Transfer, vec![SharedStaged]));
+            steps.push((GhostsIn, Compute, vec![GhostUpload]));
+        }
+        if !overlap {
+            steps.push((Interior, Compute, vec![]));
+        }
     }
     steps.push((Boundary, Compute, vec![]));
     if has_halo {
@@ -52,11 +54,9 @@ fn expected(layout: &RankLayout, overlap: bool) -> Vec<(Step, Queue, Vec<Step>)>
     if ghosts {
         steps.push((GhostDownload, Transfer, vec![ResultStaged]));
     }
-    for _ in 0..shared {
+    if shared {
         steps.push((SumUpload, Transfer, vec![ResultStaged]));
-    }
-    if shared > 0 {
-        steps.push((SumsIn, Compute, vec![SumUpload; shared]));
+        steps.push((SumsIn, Compute, vec![SumUpload]));
     }
     steps
 }
@@ -83,11 +83,13 @@ fn difference(commands: &[Command], expected: &[(Step, Queue, Vec<Step>)]) -> Op
     })
 }
 
-/// On a device: the commands of `F(u)` with and without overlap are the
-/// [`expected`] ones on every rank (the first difference printed).
+/// On a device: the commands of `F(u)` with and without overlap, at a
+/// changed state (`u` rescaled by 1: a new version) and again at the same
+/// state, are the [`expected`] ones on every rank (the first difference
+/// printed).
 pub(crate) fn order(
     op: &mut DistOperator<f64>,
-    u: &DistVector<f64>,
+    u: &mut DistVector<f64>,
     r: &mut DistVector<f64>,
 ) -> Result<bool> {
     let mesh = op.mesh().clone();
@@ -95,10 +97,16 @@ pub(crate) fn order(
     let mut differences = Vec::new();
     for overlap in [true, false] {
         op.set_overlap(overlap);
-        op.apply(u, r)?;
-        let expected = expected(mesh.layout(), overlap);
-        if let Some(d) = difference(op.timeline().commands(), &expected) {
-            differences.push(format!("rank {}, overlap {overlap}: {d}", ranks.rank()));
+        u.scale(1.0)?;
+        for updated in [true, false] {
+            op.apply(u, r)?;
+            let expected = expected(mesh.layout(), overlap, updated);
+            if let Some(d) = difference(op.timeline().commands(), &expected) {
+                differences.push(format!(
+                    "rank {}, overlap {overlap}, state updated {updated}: {d}",
+                    ranks.rank()
+                ));
+            }
         }
     }
     op.set_overlap(true);
@@ -119,29 +127,51 @@ pub(crate) fn order(
     Ok(pass)
 }
 
-/// `J(u)·v` agrees on failure 3 times on every rank (before the ghost
-/// update's messages, before the accumulate's, at the end) and `F(u)` 4
-/// (its check of `u` for NaN once more).
+/// The agreements on failure of each application, on every rank: `J(u)·v`
+/// 3 (before the ghost update's messages, before the accumulate's, at the
+/// end); `F(u)` at the same state 3 (its check of `u` for NaN, the
+/// accumulate's two: the state's ghosts are current, no update), at a
+/// state changed since (`u` rescaled by 1: the same values, a new
+/// version) 4, and again at that state 3; `J(u)·v` again 3 (`v` is always
+/// exchanged). Each application's result is checked against the first.
 pub(crate) fn agreements(
     op: &mut DistOperator<f64>,
-    u: &DistVector<f64>,
+    u: &mut DistVector<f64>,
     v: &DistVector<f64>,
     out: &mut DistVector<f64>,
 ) -> Result<bool> {
     let mesh = op.mesh().clone();
     let ranks = mesh.ranks();
-    let before = ranks.agreements();
-    op.jacobian_action(u, v, out)?;
-    let jv = ranks.agreements() - before;
-    let before = ranks.agreements();
-    op.apply(u, out)?;
-    let f = ranks.agreements() - before;
-    let all_jv = ranks.all_gather_u64(jv);
-    let all_f = ranks.all_gather_u64(f);
-    let pass = all_jv.iter().all(|&a| a == 3) && all_f.iter().all(|&a| a == 4);
+    let mut counts = Vec::new();
+    let mut results = Vec::new();
+    let mut count = |op: &mut DistOperator<f64>, u: &DistVector<f64>, jv: bool| -> Result<()> {
+        let before = ranks.agreements();
+        if jv {
+            op.jacobian_action(u, v, out)?;
+        } else {
+            op.apply(u, out)?;
+        }
+        counts.push(ranks.agreements() - before);
+        results.push(out.local_to_host()?);
+        Ok(())
+    };
+    count(op, u, true)?;
+    count(op, u, false)?;
+    u.scale(1.0)?;
+    count(op, u, false)?;
+    count(op, u, false)?;
+    count(op, u, true)?;
+    let expected = [3, 3, 4, 3, 3];
+    let all = ranks.all_gather_f64s(&counts.iter().map(|&c| c as f64).collect::<Vec<_>>());
+    let same = results[1] == results[2] && results[1] == results[3] && results[0] == results[4];
+    let pass = ranks.all(same && counts.iter().zip(expected).all(|(&c, e)| c == e))
+        && all
+            .chunks(5)
+            .all(|c| c.iter().zip(expected).all(|(&c, e)| c == e as f64));
     if ranks.rank() == 0 {
         println!(
-            "agreements on failure per rank: J(u)v {all_jv:?}, F(u) {all_f:?} (3 and 4) {}",
+            "agreements on failure per rank (J(u)v, F(u), F(u) after u changed, F(u), J(u)v): \
+             {all:?} (expected {expected:?} on every rank), the same results at the same state {}",
             verdict(pass)
         );
     }

@@ -199,4 +199,46 @@ impl<R: Real> DeviceVector<R> {
             .value(indices.len() as u64)?
             .run(self.device(), index_groups(indices.len()), "scatter")
     }
+
+    /// Scatter-add: `v[idx[k]] ← v[idx[k]] + src[from + k]` for every `k`
+    /// (this vector is `v`), e.g. contributions received for some entries
+    /// added to them: one launch where a gather, an addition and a scatter
+    /// were three, with the same rounding (one addition per entry). The
+    /// indices must be distinct.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `src` if it is shorter than
+    /// `from + indices.len()` or on another device, or `indices` if an
+    /// index is out of range or repeats.
+    pub fn scatter_add(&mut self, indices: &DeviceIndices, src: &Self, from: usize) -> Result<()> {
+        self.check_device("src", src.device())?;
+        if from
+            .checked_add(indices.len())
+            .is_none_or(|end| end > src.len)
+        {
+            return Err(Error::arg(
+                "src",
+                format!(
+                    "entries {from}..{from}+{} pass the end of a vector of {} entries",
+                    indices.len(),
+                    src.len
+                ),
+            ));
+        }
+        self.check_indices(indices, self.len, "the vector")?;
+        if !indices.distinct() {
+            return Err(Error::arg(
+                "indices",
+                "a scatter-add needs distinct indices (some index repeats)",
+            ));
+        }
+        let state = self.program.lock();
+        Launch::new(&state.kernels.scatter_add)
+            .mem(&self.buffer)?
+            .mem(&src.buffer)?
+            .mem(indices.buffer())?
+            .value(from as u64)?
+            .value(indices.len() as u64)?
+            .run(self.device(), index_groups(indices.len()), "scatter-add")
+    }
 }

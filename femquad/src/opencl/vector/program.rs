@@ -101,6 +101,7 @@ pub struct Kernels {
     pub copy_at: Kernel,
     pub gather: Kernel,
     pub scatter: Kernel,
+    pub scatter_add: Kernel,
     /// `vec_convert` from the other precision (only on devices with fp64).
     pub convert: Option<Kernel>,
 }
@@ -166,6 +167,7 @@ impl VectorProgram {
             copy_at: make("vec_copy_at")?,
             gather: make("vec_gather")?,
             scatter: make("vec_scatter")?,
+            scatter_add: make("vec_scatter_add")?,
             convert: if acc_double {
                 Some(make("vec_convert")?)
             } else {
