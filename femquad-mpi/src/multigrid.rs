@@ -56,12 +56,12 @@
 //!   without any (PETSc's telescope and GAMG, hypre and MFEM agglomerate
 //!   alike). The agglomerated level that is fastest at a given size is
 //!   measured by `femquad-mpi-bench --solve L --agglomerate-max-dofs N`:
-//!   on 4 H100s at 2²⁴ cells a rank (BENCHMARKS.md, session 13) the solve
-//!   took 193 ms with `L_a = 0` (`--solve 6`) and 171 ms with `--solve 8`,
-//!   the default `L_a` and the dense coarse solve on rank 0; on one rank
-//!   the agglomeration only adds its transfers (92 ms with `L_a = 0`,
-//!   104–114 ms with the default) — its serial part, 3.4–4.2 ms a cycle,
-//!   is not profiled yet.
+//!   on 4 H100s at 2²⁴ cells a rank (BENCHMARKS.md, session 14) the solve
+//!   took 161 ms with `L_a = 0` (`--solve 6`) and 137 ms with `--solve 8`,
+//!   the default `L_a` and the dense coarse solve on rank 0 (its serial
+//!   part, with pinned, reused host memory for its gather and scatter,
+//!   1.5–2.0 ms a cycle); on one rank 86 ms with `L_a = 0`, 98 ms with the
+//!   default.
 //!
 //! # Start vectors
 //! The Lanczos estimate of level `l` starts from `x_i = h(coordinates of
