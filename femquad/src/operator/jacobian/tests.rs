@@ -10,6 +10,7 @@ use crate::element::Element;
 use crate::form::Form;
 use crate::mesh::Mesh;
 use crate::mesh::generate::{MeshOptions, unit_cube, unit_square};
+use crate::opencl::matrix::lanes::SPMV_LANES;
 use crate::operator::Operator;
 use crate::physics::PointwiseEval;
 use crate::physics::builtin::{Lame, Laplacian, LaplacianCoefficient, NonlinearDiffusion};
@@ -47,7 +48,7 @@ struct Case<R: Real> {
     u: Vec<R>,
 }
 
-/// Laplacian P1/P2 in 2D/3D, Lamé P1 2D and P2 3D, nonlinear diffusion at
+/// Laplacian P1/P2 in 2D/3D, Lamé P1 2D and 3D and P2 3D, nonlinear diffusion at
 /// a non-zero state, a P0 and a nodal coefficient (aux).
 fn cases<R: Real>(backend: &Backend) -> Vec<Case<R>>
 where
@@ -83,7 +84,11 @@ where
             None,
         );
     }
-    for (name, dim, n, p) in [("lamé P1 2D", 2, 3, 1), ("lamé P2 3D", 3, 1, 2)] {
+    for (name, dim, n, p) in [
+        ("lamé P1 2D", 2, 3, 1),
+        ("lamé P1 3D", 3, 2, 1),
+        ("lamé P2 3D", 3, 1, 2),
+    ] {
         let space =
             FunctionSpace::new(mesh(dim, n), Element::lagrange(dim, p).unwrap(), dim).unwrap();
         let form = Form::new(space.clone(), Lame)
@@ -180,10 +185,10 @@ where
     }
 }
 
-/// The device matrix's `A·v` (the SpMV with the team size it chose; every
-/// team size is checked on matrices of very unequal rows in
-/// `opencl::matrix::tests`) is the host CSR product of the same matrix (to
-/// `tol`), and two applies give the same bits.
+/// For every SpMV team size, the device matrix's `A·v` is the host CSR
+/// product of the same matrix (to `tol`), and two applies give the same
+/// bits: the node columns the kernel reads (`N_comp` = 1, 2, 3 among the
+/// cases) address every entry's column.
 fn spmv_is_the_host_product<R: Real>(
     name: &str,
     op: &mut Operator<R>,
@@ -195,19 +200,28 @@ fn spmv_is_the_host_product<R: Real>(
     let mut expected = vec![0.0; host.n_rows()];
     host.spmv(&to_f64(&v.to_host().unwrap()), &mut expected)
         .unwrap();
-    let matrix = op.assemble_matrix(u).unwrap();
-    let mut av = op.vector().unwrap();
-    matrix.apply(v, &mut av).unwrap();
-    let first = av.to_host().unwrap();
-    let err = relative(&to_f64(&first), &expected);
-    assert!(err <= tol, "{name}: A·v − host A·v = {err:e}");
-    matrix.apply(v, &mut av).unwrap();
-    let bits = |x: &[R]| x.iter().map(|r| r.to_f64().to_bits()).collect::<Vec<_>>();
-    assert_eq!(
-        bits(&first),
-        bits(&av.to_host().unwrap()),
-        "{name}: two applies differ"
-    );
+    let mut matrix = op.assemble_matrix(u).unwrap();
+    for lanes in SPMV_LANES {
+        match &mut matrix {
+            Matrix::OpenCl(m) => m.set_lanes(lanes).unwrap(),
+            Matrix::Native(_) => panic!("{name}: the device matrix is assembled on the host"),
+        }
+        let mut av = op.vector().unwrap();
+        matrix.apply(v, &mut av).unwrap();
+        let first = av.to_host().unwrap();
+        let err = relative(&to_f64(&first), &expected);
+        assert!(
+            err <= tol,
+            "{name}, {lanes} lanes: A·v − host A·v = {err:e}"
+        );
+        matrix.apply(v, &mut av).unwrap();
+        let bits = |x: &[R]| x.iter().map(|r| r.to_f64().to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&first),
+            bits(&av.to_host().unwrap()),
+            "{name}, {lanes} lanes: two applies differ"
+        );
+    }
 }
 
 #[test]
