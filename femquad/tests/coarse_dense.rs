@@ -26,7 +26,7 @@ use femquad::sparse::{CsrMatrix, DirectSolver, Factorization};
 /// The 2D P1 operator of Poisson (`lame` false) or Lamé at 0 on the host
 /// ([`level_support::assembled`]), with its `N_comp` and boundary dofs.
 fn coarsest(lame: bool) -> (CsrMatrix, usize, Vec<u32>) {
-    let (op, matrix, fixed) = level_support::assembled::<f64>(lame, &Backend::native());
+    let (op, matrix, fixed) = level_support::assembled::<f64>(2, lame, &Backend::native());
     (matrix.to_host().unwrap(), op.space().n_comp(), fixed)
 }
 
