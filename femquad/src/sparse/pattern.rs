@@ -352,7 +352,7 @@ impl SparsityPattern {
         if nc == 1 {
             return Ok((self.row_ptr.clone(), self.col_idx.clone()));
         }
-        if self.n_rows % nc != 0 || self.n_cols % nc != 0 {
+        if !self.n_rows.is_multiple_of(nc) || !self.n_cols.is_multiple_of(nc) {
             return Err(Error::arg(
                 "pattern",
                 format!(
@@ -388,7 +388,7 @@ impl SparsityPattern {
     fn node_major_error(&self, n: usize, nc: usize) -> Option<String> {
         let i = n * nc;
         let first = &self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]];
-        if first.len() % nc != 0 {
+        if !first.len().is_multiple_of(nc) {
             return Some(format!(
                 "row {i} has {} entries, not a multiple of N_comp",
                 first.len()
@@ -396,7 +396,9 @@ impl SparsityPattern {
         }
         for (j, group) in first.chunks(nc).enumerate() {
             let base = group[0];
-            if base as usize % nc != 0 || group.iter().zip(base..).any(|(&c, want)| c != want) {
+            if !(base as usize).is_multiple_of(nc)
+                || group.iter().zip(base..).any(|(&c, want)| c != want)
+            {
                 return Some(format!(
                     "row {i}: entries {}..{} are the columns {group:?}, not the components of \
                      one node",
