@@ -12,6 +12,8 @@
 
 mod level_support;
 
+use level_support::relative_difference;
+
 use femquad::Real;
 use femquad::backend::{Backend, MultigridKernels, Vector};
 use femquad::linalg::FixedDofs;
@@ -33,17 +35,6 @@ fn coarsest(lame: bool) -> (CsrMatrix, usize, Vec<u32>) {
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
     let mut rng = Rng::new(seed);
     (0..n).map(|_| R::from_f64(rng.range(-1.0, 1.0))).collect()
-}
-
-/// `max |a − b| / max |b|`.
-fn relative_difference<R: Real>(a: &[R], b: &[R]) -> f64 {
-    let diff = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| (x.to_f64() - y.to_f64()).abs())
-        .fold(0.0, f64::max);
-    let scale = b.iter().map(|y| y.to_f64().abs()).fold(0.0, f64::max);
-    diff / scale
 }
 
 /// The first entry where `a` and `b` differ in their bits.

@@ -12,7 +12,7 @@
 
 mod level_support;
 
-use level_support::assembled;
+use level_support::{assembled, relative_difference};
 
 use femquad::backend::{Backend, IndexSet, Matrix, Vector};
 use femquad::multigrid::{Chebyshev, ChebyshevWork, OnFixed, PointBlockJacobi, SmoothedOperator};
@@ -27,20 +27,6 @@ use femquad::{Real, Result};
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
     let mut rng = Rng::new(seed);
     (0..n).map(|_| R::from_f64(rng.range(-1.0, 1.0))).collect()
-}
-
-fn to_f64<R: Real>(v: &[R]) -> Vec<f64> {
-    v.iter().map(|x| x.to_f64()).collect()
-}
-
-/// `max |a − b| / max |b|`.
-fn relative(a: &[f64], b: &[f64]) -> f64 {
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let diff = a
-        .iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
-    diff / scale.max(f64::MIN_POSITIVE)
 }
 
 /// The first entry where `a` and `b` differ in their bits.
@@ -118,8 +104,9 @@ fn fused_equals_unfused<R: EvalPrecision>(backend: &Backend, tol: f64) {
             let mut w = like(&at, &vec![R::ZERO; n]);
             matrix.apply(&ds, &mut w).unwrap();
             let mut expected = vec![0.0; n];
-            host.spmv(&to_f64(&d0), &mut expected).unwrap();
-            let err = relative(&to_f64(&w.to_host().unwrap()), &expected);
+            let d0_f64: Vec<f64> = d0.iter().map(|v| v.to_f64()).collect();
+            host.spmv(&d0_f64, &mut expected).unwrap();
+            let err = relative_difference(&w.to_host().unwrap(), &expected);
             assert!(err <= tol, "{case}: A d − host A d = {err:e}");
             let k = ChebyshevCoefficients {
                 residual: ResidualUpdate::MinusW,

@@ -2,6 +2,7 @@
 //! operators (fused_chebyshev, coarse_dense): the P1 Jacobians of Poisson
 //! and Lamé in 2D and 3D.
 
+use femquad::Real;
 use femquad::backend::{Backend, Matrix};
 use femquad::element::Element;
 use femquad::form::Form;
@@ -48,4 +49,15 @@ pub fn assembled<R: EvalPrecision>(
     let zero = op.vector().unwrap();
     let matrix = op.assemble_matrix(&zero).unwrap();
     (op, matrix, fixed)
+}
+
+/// `max |a − b| / max |b|`, in `f64`.
+pub fn relative_difference<A: Real, B: Real>(a: &[A], b: &[B]) -> f64 {
+    let diff = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x.to_f64() - y.to_f64()).abs())
+        .fold(0.0, f64::max);
+    let scale = b.iter().map(|y| y.to_f64().abs()).fold(0.0, f64::max);
+    diff / scale
 }
