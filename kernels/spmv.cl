@@ -2,26 +2,43 @@
  * femquad: kernels of a CSR matrix on the device
  * (femquad/src/opencl/matrix/): y = A x, and the point-block diagonal.
  *
+ * Columns by node. The pattern is node-major (SparsityPattern::of_space):
+ * the N_COMP rows i = n·N_COMP + fc of node n all hold, for every
+ * neighbour node m of n (increasing), the N_COMP columns m·N_COMP + gc,
+ * gc = 0 … N_COMP − 1. So the device keeps the node columns
+ * (SparsityPattern::node_columns): the neighbours of node n are
+ * nodeCol[nodePtr[n] … nodePtr[n+1]), and entry k of row i (k counted
+ * from rowPtr[i]) has the column
+ *
+ *   col(i, k) = nodeCol[nodePtr[n] + k / N_COMP]·N_COMP + k % N_COMP.
+ *
+ * Why: the scalar column array repeats each node column N_COMP² times;
+ * reading it cost 4 bytes per stored entry next to the value's 4 (f32) or
+ * 8 (f64), the node columns cost 4 / N_COMP² (and the N_COMP rows of a
+ * node read the same ones, neighbouring teams, from cache). With
+ * N_COMP = 1 they are the scalar columns.
+ *
  * spmv: "CSR-vector" — a team of `lanes` consecutive work-items per row
  * (lanes a power of two, 1 ≤ lanes ≤ 32, chosen on the host from the mean
  * row length: femquad/src/opencl/matrix/lanes.rs). Lane j of row i sums
- * values[k] * x[colIdx[k]] for k = rowPtr[i] + j, + 2·lanes, … in
- * increasing k; the team's partial sums are then added by a tree in local
- * memory (step s = lanes/2, lanes/4, …, 1: lane j < s adds lane j + s's
- * partial to its own). The order of every addition depends on the row and
- * `lanes` only, never on the launch or the timing: two applies give the
- * same bits. With lanes = 1 it is the row-per-work-item kernel (one lane
- * sums the row in column order, as CsrMatrix::spmv does on the host).
+ * values[rowPtr[i] + k] * x[col(i, k)] for k = j, j + lanes,
+ * j + 2·lanes, … in increasing k; the team's partial sums are then added
+ * by a tree in local memory (step s = lanes/2, lanes/4, …, 1: lane j < s
+ * adds lane j + s's partial to its own). The order of every addition
+ * depends on the row and `lanes` only, never on the launch or the timing:
+ * two applies give the same bits. With lanes = 1 it is the
+ * row-per-work-item kernel (one lane sums the row in column order, as
+ * CsrMatrix::spmv does on the host).
  *
- * Why: the values and column indices of a row are contiguous, so the
- * `lanes` work-items of a team load neighbouring words and a warp's load
- * covers 32 / lanes whole row segments, which are themselves contiguous
- * (rows follow each other): every cache line read is used whole, and each
- * nonzero costs its value and its column index once (plus the gathered
- * x[col], from cache on a locality-numbered mesh). One work-item per row
- * instead strides a warp's load by the row length (27–81 entries for
- * Lamé), touching 32 lines per load, and the lines are evicted before the
- * next entries of the row are read.
+ * Why teams: the values of a row are contiguous, so the `lanes`
+ * work-items of a team load neighbouring words and a warp's load covers
+ * 32 / lanes whole row segments, which are themselves contiguous (rows
+ * follow each other): every cache line read is used whole, and each
+ * nonzero costs its value once (plus its share of a node column and the
+ * gathered x[col], from cache on a locality-numbered mesh). One work-item
+ * per row instead strides a warp's load by the row length (27–81 entries
+ * for Lamé), touching 32 lines per load, and the lines are evicted before
+ * the next entries of the row are read.
  *
  * Work-groups of SPMV_GROUP work-items (the host's GROUP in
  * femquad/src/opencl/matrix/mod.rs), SPMV_GROUP / lanes rows each.
@@ -30,8 +47,9 @@
  *
  * point_block_diagonal: one work-item per entry (node, fc, gc) of the
  * point-block diagonal, out[(node*N_COMP + fc)*N_COMP + gc] =
- * A[node*N_COMP + fc][node*N_COMP + gc], found by binary search in the row
- * (columns increase), 0 where not stored.
+ * A[node*N_COMP + fc][node*N_COMP + gc]: the node's own position j among
+ * its node columns by binary search (they increase), then entry
+ * j·N_COMP + gc of the row; 0 where not stored.
  *
  * The host prepends `real`, REAL_IS_DOUBLE, N_COMP and
  * kernels/chebyshev_update.cl.
@@ -39,23 +57,28 @@
 
 #define SPMV_GROUP 128
 
-/* The team's sum of row `row`: Σ_k values[k] * x[colIdx[k]] over the row,
- * lane j summing k = rowPtr[row] + j, + lanes, … in increasing k, then the
- * tree in `partial` (this work-item's slot lid). Lane 0 returns the row's
- * sum. Every work-item of the group calls it (it holds barriers), those of
- * a row past nRows with active = 0 (no loads). */
+/* The team's sum of row i = n·N_COMP + fc: Σ_k values[rowPtr[i] + k] *
+ * x[col(i, k)] over the row, lane j summing k = j, j + lanes, … in
+ * increasing k, then the tree in `partial` (this work-item's slot lid).
+ * Lane 0 returns the row's sum. Every work-item of the group calls it (it
+ * holds barriers), those of a row past the matrix with active = 0 (no
+ * loads). */
 real team_row_sum(__global const uint *restrict rowPtr,
-                  __global const uint *restrict colIdx,
+                  __global const uint *restrict nodePtr,
+                  __global const uint *restrict nodeCol,
                   __global const real *restrict values,
-                  __global const real *restrict x, const size_t row,
-                  const int active, const int lanes, const int lane,
-                  const int lid, __local real *partial)
+                  __global const real *restrict x, const size_t n,
+                  const uint fc, const int active, const int lanes,
+                  const int lane, const int lid, __local real *partial)
 {
   real acc = (real)0;
   if (active) {
-    const uint end = rowPtr[row + 1];
-    for (uint k = rowPtr[row] + (uint)lane; k < end; k += (uint)lanes)
-      acc += values[k] * x[colIdx[k]];
+    const size_t i = n * N_COMP + fc;
+    const uint start = rowPtr[i], len = rowPtr[i + 1] - start;
+    const uint cols = nodePtr[n];
+    for (uint k = (uint)lane; k < len; k += (uint)lanes)
+      acc += values[start + k] *
+             x[nodeCol[cols + k / N_COMP] * N_COMP + k % N_COMP];
   }
   /* lanes is the same for every work-item: the barriers below are reached
    * by the whole group or by none of it */
@@ -71,11 +94,12 @@ real team_row_sum(__global const uint *restrict rowPtr,
 }
 
 __kernel __attribute__((reqd_work_group_size(SPMV_GROUP, 1, 1)))
-void spmv(__global const uint *restrict rowPtr,  /* [row + 1] */
-          __global const uint *restrict colIdx,  /* [nnz]     */
-          __global const real *restrict values,  /* [nnz]     */
-          __global const real *restrict x,       /* [col]     */
-          __global real *restrict y,             /* [row]     */
+void spmv(__global const uint *restrict rowPtr,  /* [row + 1]    */
+          __global const uint *restrict nodePtr, /* [node + 1]   */
+          __global const uint *restrict nodeCol, /* [node pairs] */
+          __global const real *restrict values,  /* [nnz]        */
+          __global const real *restrict x,       /* [col]        */
+          __global real *restrict y,             /* [row]        */
           const int nRows,
           const int lanes)                       /* 1, 2, 4, …, 32 */
 {
@@ -84,13 +108,15 @@ void spmv(__global const uint *restrict rowPtr,  /* [row + 1] */
   const int lane = lid & (lanes - 1);
   const size_t row = get_global_id(0) / (size_t)lanes;
   const int active = row < (size_t)nRows;
-  const real acc = team_row_sum(rowPtr, colIdx, values, x, row, active, lanes,
-                                lane, lid, partial);
+  const real acc =
+      team_row_sum(rowPtr, nodePtr, nodeCol, values, x, row / N_COMP,
+                   (uint)(row % N_COMP), active, lanes, lane, lid, partial);
   if (lane == 0 && active) y[row] = acc;
 }
 
 __kernel void point_block_diagonal(__global const uint *restrict rowPtr,
-                                   __global const uint *restrict colIdx,
+                                   __global const uint *restrict nodePtr,
+                                   __global const uint *restrict nodeCol,
                                    __global const real *restrict values,
                                    __global real *restrict out, /* [node][fc][gc] */
                                    const int nEntries)
@@ -99,17 +125,17 @@ __kernel void point_block_diagonal(__global const uint *restrict rowPtr,
   if (e >= nEntries) return;
   const uint node = (uint)e / (N_COMP * N_COMP);
   const uint fc = (uint)e / N_COMP % N_COMP, gc = (uint)e % N_COMP;
-  const uint row = node * N_COMP + fc, col = node * N_COMP + gc;
-  uint lo = rowPtr[row], hi = rowPtr[row + 1];
+  const uint first = nodePtr[node];
+  uint lo = first, hi = nodePtr[node + 1];
   real v = (real)0;
   while (lo < hi) {
     const uint mid = lo + (hi - lo) / 2;
-    const uint c = colIdx[mid];
-    if (c == col) {
-      v = values[mid];
+    const uint m = nodeCol[mid];
+    if (m == node) {
+      v = values[rowPtr[node * N_COMP + fc] + (mid - first) * N_COMP + gc];
       break;
     }
-    if (c < col) lo = mid + 1;
+    if (m < node) lo = mid + 1;
     else hi = mid;
   }
   out[e] = v;
@@ -134,7 +160,8 @@ __kernel void point_block_diagonal(__global const uint *restrict rowPtr,
  * launch (the host swaps the two afterwards). */
 __kernel __attribute__((reqd_work_group_size(SPMV_GROUP, 1, 1)))
 void spmv_chebyshev_step(__global const uint *restrict rowPtr,
-                         __global const uint *restrict colIdx,
+                         __global const uint *restrict nodePtr,
+                         __global const uint *restrict nodeCol,
                          __global const real *restrict values,
                          __global const real *restrict d,     /* [dof] */
                          __global real *restrict dNext,       /* [dof] */
@@ -152,8 +179,8 @@ void spmv_chebyshev_step(__global const uint *restrict rowPtr,
   real rn[N_COMP];
   for (uint fc = 0; fc < N_COMP; ++fc) {
     const size_t i = n * N_COMP + fc;
-    const real w = team_row_sum(rowPtr, colIdx, values, d, i, active, lanes,
-                                lane, lid, partial);
+    const real w = team_row_sum(rowPtr, nodePtr, nodeCol, values, d, n, fc,
+                                active, lanes, lane, lid, partial);
     if (lane == 0 && active) rn[fc] = r[i] + (real)(-1) * w;
     /* every lane has read its tree's slots before they are written again */
     if (lanes > 1) barrier(CLK_LOCAL_MEM_FENCE);

@@ -12,6 +12,8 @@
 
 mod level_support;
 
+use level_support::relative_difference;
+
 use femquad::Real;
 use femquad::backend::{Backend, MultigridKernels, Vector};
 use femquad::linalg::FixedDofs;
@@ -26,24 +28,13 @@ use femquad::sparse::{CsrMatrix, DirectSolver, Factorization};
 /// The 2D P1 operator of Poisson (`lame` false) or Lamé at 0 on the host
 /// ([`level_support::assembled`]), with its `N_comp` and boundary dofs.
 fn coarsest(lame: bool) -> (CsrMatrix, usize, Vec<u32>) {
-    let (op, matrix, fixed) = level_support::assembled::<f64>(lame, &Backend::native());
+    let (op, matrix, fixed) = level_support::assembled::<f64>(2, lame, &Backend::native());
     (matrix.to_host().unwrap(), op.space().n_comp(), fixed)
 }
 
 fn random<R: Real>(n: usize, seed: u64) -> Vec<R> {
     let mut rng = Rng::new(seed);
     (0..n).map(|_| R::from_f64(rng.range(-1.0, 1.0))).collect()
-}
-
-/// `max |a − b| / max |b|`.
-fn relative_difference<R: Real>(a: &[R], b: &[R]) -> f64 {
-    let diff = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| (x.to_f64() - y.to_f64()).abs())
-        .fold(0.0, f64::max);
-    let scale = b.iter().map(|y| y.to_f64().abs()).fold(0.0, f64::max);
-    diff / scale
 }
 
 /// The first entry where `a` and `b` differ in their bits.

@@ -325,6 +325,93 @@ impl SparsityPattern {
         Ok(out)
     }
 
+    /// The node-level structure of the pattern: `(node_ptr, node_col)`,
+    /// the neighbour nodes of node `n` being
+    /// `node_col[node_ptr[n]..node_ptr[n+1]]` (increasing), such that every
+    /// row `i = n·N_comp + fc` of node `n` holds exactly the columns
+    ///
+    /// ```text
+    /// col(i, k) = node_col[node_ptr[n] + k / N_comp]·N_comp + k % N_comp
+    /// for k = 0 … (row length − 1)
+    /// ```
+    ///
+    /// — the node-major layout of [`SparsityPattern::of_space`], stored
+    /// with `N_comp²` times fewer column indices (the device SpMV reads
+    /// these, [`crate::opencl::matrix`]). `N_comp` is the space's, 1 for a
+    /// pattern not built from a space, for which this is `(row_ptr,
+    /// col_idx)`. Parallel over nodes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming `pattern` if it is not node-major
+    /// with its `N_comp`: rows or columns not a multiple of `N_comp`, a row
+    /// whose length is not, a group of `N_comp` entries that are not the
+    /// components `0 … N_comp − 1` of one node, or rows of a node with
+    /// different columns — the row and the cause named.
+    pub fn node_columns(&self) -> Result<(Vec<usize>, Vec<u32>)> {
+        let nc = self.n_comp().unwrap_or(1);
+        if nc == 1 {
+            return Ok((self.row_ptr.clone(), self.col_idx.clone()));
+        }
+        if !self.n_rows.is_multiple_of(nc) || !self.n_cols.is_multiple_of(nc) {
+            return Err(Error::arg(
+                "pattern",
+                format!(
+                    "is {} × {}, not node-major with N_comp = {nc}: the dimensions are not \
+                     multiples of N_comp",
+                    self.n_rows, self.n_cols
+                ),
+            ));
+        }
+        let n_nodes = self.n_rows / nc;
+        let bad = (0..n_nodes)
+            .into_par_iter()
+            .find_map_first(|n| self.node_major_error(n, nc));
+        if let Some(cause) = bad {
+            return Err(Error::arg(
+                "pattern",
+                format!("is not node-major with N_comp = {nc}: {cause}"),
+            ));
+        }
+        let mut node_ptr = Vec::with_capacity(n_nodes + 1);
+        node_ptr.push(0);
+        let mut node_col = Vec::with_capacity(self.nnz() / (nc * nc));
+        for n in 0..n_nodes {
+            let row = &self.col_idx[self.row_ptr[n * nc]..self.row_ptr[n * nc + 1]];
+            node_col.extend(row.iter().step_by(nc).map(|&c| c / nc as u32));
+            node_ptr.push(node_col.len());
+        }
+        Ok((node_ptr, node_col))
+    }
+
+    /// Why the `nc` rows of node `n` are not node-major (see
+    /// [`SparsityPattern::node_columns`]), `None` if they are.
+    fn node_major_error(&self, n: usize, nc: usize) -> Option<String> {
+        let i = n * nc;
+        let first = &self.col_idx[self.row_ptr[i]..self.row_ptr[i + 1]];
+        if !first.len().is_multiple_of(nc) {
+            return Some(format!(
+                "row {i} has {} entries, not a multiple of N_comp",
+                first.len()
+            ));
+        }
+        for (j, group) in first.chunks(nc).enumerate() {
+            let base = group[0];
+            if !(base as usize).is_multiple_of(nc)
+                || group.iter().zip(base..).any(|(&c, want)| c != want)
+            {
+                return Some(format!(
+                    "row {i}: entries {}..{} are the columns {group:?}, not the components of \
+                     one node",
+                    j * nc,
+                    (j + 1) * nc
+                ));
+            }
+        }
+        (i + 1..i + nc)
+            .find(|&r| self.col_idx[self.row_ptr[r]..self.row_ptr[r + 1]] != *first)
+            .map(|r| format!("rows {i} and {r} of node {n} have different columns"))
+    }
+
     /// The node → cell-slot incidence of the space (the slots
     /// `cell·N_b + b` of node `n` are `slots[offsets[n]..offsets[n+1]]`,
     /// increasing), if built by [`SparsityPattern::of_space`].
@@ -383,6 +470,77 @@ mod tests {
         assert_eq!(p2.row(3).unwrap(), &[0, 1, 2, 3, 4, 5]);
         assert_eq!(p2.n_comp(), Some(2));
         assert_eq!(p2.element_matrices_len(), Some(2 * 36));
+    }
+
+    /// Every row's columns from the node columns by
+    /// `node_col[node_ptr[n] + k / N_comp]·N_comp + k % N_comp`.
+    fn expand(node_ptr: &[usize], node_col: &[u32], nc: usize) -> Vec<u32> {
+        let mut cols = Vec::new();
+        for n in 0..node_ptr.len() - 1 {
+            let nodes = &node_col[node_ptr[n]..node_ptr[n + 1]];
+            for _fc in 0..nc {
+                cols.extend(
+                    (0..nodes.len() * nc).map(|k| nodes[k / nc] * nc as u32 + (k % nc) as u32),
+                );
+            }
+        }
+        cols
+    }
+
+    /// The node columns of scalar (they are the CSR arrays), 2D and 3D
+    /// vector patterns expand to every row's columns; each way of not being
+    /// node-major is refused, naming the row and the cause.
+    #[test]
+    fn node_columns_expand_to_the_rows() {
+        let m = two_triangles();
+        let s = FunctionSpace::new(m.clone(), Element::lagrange(2, 1).unwrap(), 1).unwrap();
+        let p = SparsityPattern::of_space(&s).unwrap();
+        let (node_ptr, node_col) = p.node_columns().unwrap();
+        assert_eq!(
+            (node_ptr.as_slice(), node_col.as_slice()),
+            (p.row_ptr(), p.col_idx())
+        );
+
+        let s2 = FunctionSpace::new(m, Element::lagrange(2, 1).unwrap(), 2).unwrap();
+        let p2 = SparsityPattern::of_space(&s2).unwrap();
+        let (node_ptr, node_col) = p2.node_columns().unwrap();
+        assert_eq!(
+            (node_ptr.as_slice(), node_col.as_slice()),
+            (p.row_ptr(), p.col_idx())
+        );
+        assert_eq!(expand(&node_ptr, &node_col, 2), p2.col_idx());
+
+        let cube = crate::mesh::generate::unit_cube(2, &Default::default()).unwrap();
+        let s3 = FunctionSpace::new(cube.into(), Element::lagrange(3, 1).unwrap(), 3).unwrap();
+        let p3 = SparsityPattern::of_space(&s3).unwrap();
+        let (node_ptr, node_col) = p3.node_columns().unwrap();
+        assert_eq!(node_ptr.len(), s3.n_nodes() + 1);
+        assert_eq!(node_col.len() * 9, p3.nnz());
+        assert_eq!(expand(&node_ptr, &node_col, 3), p3.col_idx());
+
+        let refused = |q: SparsityPattern, cause: &str| match q.node_columns() {
+            Err(Error::InvalidArgument { name, reason }) => {
+                assert_eq!(name, "pattern");
+                assert!(reason.contains(cause), "{reason}");
+            }
+            other => panic!("expected an error, got {other:?}"),
+        };
+        let mut q = (*p2).clone();
+        q.n_cols = 7;
+        refused(q, "not multiples of N_comp");
+        let mut q = (*p2).clone();
+        q.row_ptr[1] = 7;
+        refused(q, "row 0 has 7 entries");
+        let mut q = (*p2).clone();
+        q.col_idx[3] = 4;
+        refused(q, "row 0: entries 2..4 are the columns [2, 4]");
+        let mut q = (*p2).clone();
+        q.col_idx[1] = 2;
+        refused(q, "row 0: entries 0..2 are the columns [0, 2]");
+        let mut q = (*p2).clone();
+        let row3 = q.row_ptr[3];
+        q.col_idx[row3 + 5] = 7;
+        refused(q, "rows 2 and 3 of node 1 have different columns");
     }
 
     #[test]

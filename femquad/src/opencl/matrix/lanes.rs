@@ -16,9 +16,15 @@ pub const SPMV_LANES: [usize; 6] = [1, 2, 4, 8, 16, 32];
 /// L = 2^⌊log2(max(1, ⌊B / 16⌋))⌋, at most 32
 /// ```
 ///
+/// The rule counts the values only: they are what a row reads from memory
+/// per entry; its columns are node columns, `N_comp²` times fewer than
+/// the entries and shared by the node's `N_comp` rows
+/// ([`crate::opencl::matrix`]'s "Bytes moved per stored entry"; for a
+/// scalar field, as in the measurements below, one per entry).
+///
 /// Why 16 bytes a lane: every lane then issues two to four independent
-/// loads of values and column indices before the team's reduction, and the
-/// reduction has fewer steps. Measured on an H100 (session 12,
+/// loads of values (and their columns) before the team's reduction, and
+/// the reduction has fewer steps. Measured on an H100 (session 12,
 /// `femquad-bench/src/bin/spmv_numbering.rs`; the solve's 2²⁴-cell P1
 /// Laplacian, ms for `L` = 1, 2, 4, 8): 2D `f32` (27 B a row) 0.262,
 /// 0.287, 0.343, 0.484 → `L = 1`; 2D `f64` (55 B) 1.017, 0.443, 0.462,

@@ -47,7 +47,7 @@ struct Case<R: Real> {
     u: Vec<R>,
 }
 
-/// Laplacian P1/P2 in 2D/3D, Lamé P1 2D and P2 3D, nonlinear diffusion at
+/// Laplacian P1/P2 in 2D/3D, Lamé P1 2D and 3D and P2 3D, nonlinear diffusion at
 /// a non-zero state, a P0 and a nodal coefficient (aux).
 fn cases<R: Real>(backend: &Backend) -> Vec<Case<R>>
 where
@@ -83,7 +83,11 @@ where
             None,
         );
     }
-    for (name, dim, n, p) in [("lamé P1 2D", 2, 3, 1), ("lamé P2 3D", 3, 1, 2)] {
+    for (name, dim, n, p) in [
+        ("lamé P1 2D", 2, 3, 1),
+        ("lamé P1 3D", 3, 2, 1),
+        ("lamé P2 3D", 3, 1, 2),
+    ] {
         let space =
             FunctionSpace::new(mesh(dim, n), Element::lagrange(dim, p).unwrap(), dim).unwrap();
         let form = Form::new(space.clone(), Lame)
@@ -182,8 +186,9 @@ where
 
 /// The device matrix's `A·v` (the SpMV with the team size it chose; every
 /// team size is checked on matrices of very unequal rows in
-/// `opencl::matrix::tests`) is the host CSR product of the same matrix (to
-/// `tol`), and two applies give the same bits.
+/// `opencl::matrix::tests` and on Lamé in `tests/fused_chebyshev.rs`) is
+/// the host CSR product of the same matrix (to `tol`), and two applies
+/// give the same bits.
 fn spmv_is_the_host_product<R: Real>(
     name: &str,
     op: &mut Operator<R>,
