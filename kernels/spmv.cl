@@ -75,7 +75,8 @@ real team_row_sum(__global const uint *restrict rowPtr,
   if (active) {
     const size_t i = n * N_COMP + fc;
     const uint start = rowPtr[i], len = rowPtr[i + 1] - start;
-    const uint cols = nodePtr[n];
+    /* node_ptr is row_ptr for one component: no second load */
+    const uint cols = N_COMP == 1 ? start : nodePtr[n];
     for (uint k = (uint)lane; k < len; k += (uint)lanes)
       acc += values[start + k] *
              x[nodeCol[cols + k / N_COMP] * N_COMP + k % N_COMP];

@@ -39,6 +39,12 @@
 //! 5. the ghost accumulate of `r` (the ghosts' partial sums downloaded on
 //!    the transfer queue, exchanged, uploaded and added to their owners).
 //!
+//! At a state `u` the operator updated last (unchanged since:
+//! [`DistVector::version`], agreed on by the ranks so that all exchange the
+//! same vectors) steps 1, 3 and 4 skip `u`: a linear solve's `J·v` copies,
+//! exchanges and gathers only `v`; `F(u)` at such a state has no ghost
+//! update at all.
+//!
 //! The commands, their queues and wait lists are recorded in a
 //! [`Timeline`] ([`DistOperator::timeline`]), which also times the phases.
 //! The ranks agree on failure ([`Ranks::agree`](crate::comm::Ranks::agree))
@@ -414,7 +420,6 @@ impl<R: Real + Equivalence> DistOperator<R> {
     /// rank exchanges the same vectors). The ranks agree on failure three
     /// times: before the update's messages, before the accumulate's
     /// (everything in between) and at the end.
-    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         u: &DistVector<R>,
