@@ -623,7 +623,12 @@ mod tests {
         assert_eq!(pinned.host().unwrap(), &[0.0, 0.0, 2.0, 3.0, 4.0]);
         pinned.host().unwrap()[0] = -1.5;
         let mut y = DeviceVector::<f64>::zeros(&d, 3).unwrap();
-        let upload = y.write_range_after(0, &mut pinned, 0..3, &[]).unwrap();
+        // the transfer queue writes after the compute queue's commands only
+        // if told so: after y's zero fill
+        let filled = d.compute_marker().unwrap();
+        let upload = y
+            .write_range_after(0, &mut pinned, 0..3, &[&filled])
+            .unwrap();
         d.compute_waits_for(&[&upload]).unwrap();
         assert_eq!(y.to_host().unwrap(), vec![-1.5, 0.0, 2.0]);
         // pinned memory of another context (its own device) is refused
