@@ -38,7 +38,7 @@
 //! [`CoarseSolver`](femquad::multigrid::CoarseSolver).
 //!
 //! On a device the messages' host memory is pinned and kept
-//! ([`HostBuffer`]), each transfer moves only its entries (the owned ones
+//! (`HostBuffer`, `host_buffer.rs`), each transfer moves only its entries (the owned ones
 //! down, every rank's local ones up) on the transfer queue, and rank 0
 //! permutes on its device (femquad's index scatter into the serial
 //! numbering, gather out of it): the host only passes the messages on.

@@ -59,7 +59,7 @@ pub enum Step {
 }
 
 /// A step of the host through one application or exchange, stamped with
-/// the host's wall clock when it ends ([`Timeline::stamp`]): its time is
+/// the host's wall clock when it ends (`Timeline::stamp`): its time is
 /// the time from the stamp before (or the timeline's start) to its own.
 /// In the order the host passes them with overlap (without, the interior
 /// cells are enqueued after `UploadEnqueue`).

@@ -36,7 +36,7 @@
 //! ([`Device::transfer_queue`]), ordered with the compute queue by events
 //! (see [`Timeline`]), into and out of pinned host memory
 //! ([`PinnedHost`](femquad::opencl::PinnedHost): page-locked on NVIDIA,
-//! the MPI messages' buffers themselves, [`HostBuffer`]): a ghost update
+//! the MPI messages' buffers themselves, `HostBuffer` in `host_buffer.rs`): a ghost update
 //! gathers every neighbour's send entries into one small device vector
 //! (one index gather on the compute queue, the neighbours' entries
 //! consecutive as in the messages) and downloads it once gathered (one

@@ -11,7 +11,7 @@ use crate::Result;
 use crate::mesh::renumber::{Renumbering, permute};
 
 impl Renumbering {
-    /// The renumbered Gmsh mesh: the [`Mesh`] as [`Renumbering::apply`];
+    /// The renumbered Gmsh mesh: the [`Mesh`](crate::mesh::Mesh) as [`Renumbering::apply`];
     /// `node_tags`, `cell_tags` and `cell_entities` permuted with their
     /// vertices and cells (so `node_tags` is no longer increasing: it maps
     /// each new vertex to its Gmsh node tag); lower-dimensional `elements`
