@@ -394,10 +394,11 @@ impl<R: Real + Equivalence> Agglomerated<R> {
             root.scattered_host.download(&root.scattered, all)
         })?;
         let scattered = match &mut self.root {
-            Some(root) => ranks.agree(root.scattered_host.host())?,
-            None => ranks.agree(Ok(&mut [][..]))?,
+            Some(root) => root.scattered_host.host(),
+            None => Ok(&mut [][..]),
         };
-        let received = ranks.agree(self.received.host())?;
+        let views = scattered.and_then(|s| Ok((s, self.received.host()?)));
+        let (scattered, received) = ranks.agree(views)?;
         ranks.scatter_parts(scattered, &self.local, received);
         let all = 0..x.n_local();
         ranks.agree(self.received.upload(x.local_mut(), all))
@@ -412,12 +413,15 @@ impl<R: Real + Equivalence> Agglomerated<R> {
         v: &DistVector<R>,
         work: impl FnOnce(&mut Root<R>) -> Result<()>,
     ) -> Result<()> {
-        let sent = self.sent.download(v.local(), 0..v.n_owned());
-        let sent = ranks.agree(sent.and_then(|()| self.sent.host()))?;
         let gathered = match &mut self.root {
-            Some(root) => ranks.agree(root.gathered_host.host())?,
-            None => ranks.agree(Ok(&mut [][..]))?,
+            Some(root) => root.gathered_host.host(),
+            None => Ok(&mut [][..]),
         };
+        let sent = &mut self.sent;
+        let views = sent
+            .download(v.local(), 0..v.n_owned())
+            .and_then(|()| Ok((sent.host()?, gathered?)));
+        let (sent, gathered) = ranks.agree(views)?;
         ranks.gather_parts_into(sent, &self.owned, gathered);
         let done = match self.root.as_mut() {
             Some(root) => {
