@@ -483,17 +483,13 @@ impl<R: Real> Root<R> {
         let n = serial.n_vertices() * n_comp;
         let fixed = FixedDofs::new(n, &fixed)?;
         let space = FunctionSpace::new(serial.clone(), Element::lagrange(dim, 1)?, n_comp)?;
-        let finest = Operator::new(make_form(space)?, backend)?;
+        let mut finest = Operator::new(make_form(space)?, backend)?;
         let levels = OperatorLevels::new(&hierarchy, &finest, backend, &fixed, options)?;
         let parts = |e: &[Vec<u32>]| Parts::new(&e.iter().map(Vec::len).collect::<Vec<_>>());
         let (owned_parts, local_parts) = (parts(&owned_entries)?, parts(&local_entries)?);
         let x = finest.vector()?;
         let (owned_serial, local_serial) = (owned_entries.concat(), local_entries.concat());
         let device = x.as_device().map(|d| d.device().clone());
-        let zeros = |len: usize| match &device {
-            Some(device) => Vector::device_zeros(device, len),
-            None => Ok(Vector::host_zeros(len)),
-        };
         let root = Root {
             state: finest.vector()?,
             time_b: finest.vector()?,
@@ -501,8 +497,8 @@ impl<R: Real> Root<R> {
             owned_serial: IndexSet::located_like(&x, &owned_serial)?,
             local_serial: IndexSet::located_like(&x, &local_serial)?,
             gathered_host: HostBuffer::new(device.as_ref(), owned_serial.len())?,
-            gathered: zeros(owned_serial.len())?,
-            scattered: zeros(local_serial.len())?,
+            gathered: finest.integrator().zeros(owned_serial.len())?,
+            scattered: finest.integrator().zeros(local_serial.len())?,
             scattered_host: HostBuffer::new(device.as_ref(), local_serial.len())?,
             x,
             hierarchy,

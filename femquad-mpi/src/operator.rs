@@ -364,8 +364,8 @@ impl<R: Real + Equivalence> DistOperator<R> {
     ) -> Result<()> {
         let nc = self.n_comp;
         self.check(&[("u", u, nc), ("out", out, nc)])?;
-        let local = u.local().check_compatible("the rank's entries", "v", v);
-        self.mesh.ranks().agree(local)?;
+        // v's length and place are checked where it is copied (`run`), and
+        // agreed with the ghost update: no collective of its own
         self.jacobian_action_unchecked(u, v, out)
     }
 
@@ -446,7 +446,9 @@ impl<R: Real + Equivalence> DistOperator<R> {
             updated.push(su);
         }
         if let Some(v) = v {
-            copied = copied.and_then(|()| sv.local_mut().copy_from(v));
+            copied = copied
+                .and_then(|()| sv.local().check_compatible("the rank's entries", "v", v))
+                .and_then(|()| sv.local_mut().copy_from(v));
             updated.push(sv);
         }
         timeline.stamp(HostStep::Copy);
