@@ -327,13 +327,25 @@ pub fn check_refinements(mesh: &Mesh, refinements: usize) -> Result<()> {
     }
 }
 
+/// The relative difference of squared diagonal lengths below which
+/// [`prepare_for_refinement`] takes two diagonals as equally long (far above
+/// the rounding of their few operations, far below any geometric choice).
+pub const DIAGONAL_TIE: f64 = 1e-10;
+
 /// `mesh` with the local vertices of every tetrahedron permuted evenly (so
 /// `det J` is unchanged) such that the interior diagonal that [`refine`]
 /// cuts, `x₀₂–x₁₃` (midpoints of local edges `(0,2)` and `(1,3)`), is the
 /// shortest of the three (`x₀₁–x₂₃`, `x₀₃–x₁₂` the others); the current one
-/// is kept unless another is strictly shorter, `x₀₁–x₂₃` preferred to
-/// `x₀₃–x₁₂` on a tie. Triangles (all of whose children are similar to
-/// them) are unchanged.
+/// is kept unless another is shorter by more than a relative
+/// [`DIAGONAL_TIE`] of its squared length (ties up to rounding — every Kuhn
+/// cube of `i/n` coordinates has exact ties, which rounding would break
+/// either way from cell to cell — keep the current order), then the
+/// shortest taken, `x₀₁–x₂₃` on a tie. The squared lengths are rounded
+/// alike whatever the vertex order (`((x_a + x_b) − (x_c + x_d))²` per
+/// coordinate), so preparing is idempotent, and a distributed hierarchy of
+/// a prepared coarse mesh has the levels of
+/// [`crate::multigrid::MeshHierarchy::new`]. Triangles (all of whose
+/// children are similar to them) are unchanged.
 ///
 /// Bey's bound (≤ 3 congruence classes) holds for any starting order; the
 /// classes depend on it, and starting from the shortest diagonal gives the
@@ -360,10 +372,12 @@ pub fn prepare_for_refinement(mesh: &Mesh) -> Result<Mesh> {
             .with_min_len(BLOCK)
             .for_each(|cell| {
                 let x = |i: usize| mesh.vertex(cell[i] as usize);
-                // |x_ab − x_cd|², up to the factor 4
+                // |x_ab − x_cd|², up to the factor 4, rounded the same for
+                // any order of the vertices (sums commute, the square is
+                // even), so that preparing a prepared mesh keeps it
                 let diagonal = |a: usize, b: usize, c: usize, d: usize| -> f64 {
                     (0..3)
-                        .map(|i| (x(a)[i] + x(b)[i] - x(c)[i] - x(d)[i]).powi(2))
+                        .map(|i| ((x(a)[i] + x(b)[i]) - (x(c)[i] + x(d)[i])).powi(2))
                         .sum()
                 };
                 let (d02, d01, d03) = (
@@ -371,11 +385,15 @@ pub fn prepare_for_refinement(mesh: &Mesh) -> Result<Mesh> {
                     diagonal(0, 1, 2, 3),
                     diagonal(0, 3, 1, 2),
                 );
+                // shorter than the current one beyond rounding
+                let shorter = |d: f64| d < d02 * (1.0 - DIAGONAL_TIE);
                 let c = [cell[0], cell[1], cell[2], cell[3]];
-                if d01 < d02 && d01 <= d03 {
+                if !shorter(d01) && !shorter(d03) {
+                    // the current diagonal is (one of) the shortest
+                } else if d01 <= d03 {
                     // (1, 2, 0, 3): even; its pairs (0,2), (1,3) are the old (1,0), (2,3)
                     cell.copy_from_slice(&[c[1], c[2], c[0], c[3]]);
-                } else if d03 < d02 && d03 < d01 {
+                } else {
                     // (0, 2, 3, 1): even; its pairs are the old (0,3), (2,1)
                     cell.copy_from_slice(&[c[0], c[2], c[3], c[1]]);
                 }

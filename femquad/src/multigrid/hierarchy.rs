@@ -78,11 +78,12 @@ impl MeshHierarchy {
 
     /// `coarse` as it is and `refinements` uniform refinements of it: no
     /// [`prepare_for_refinement`], so the cells keep their vertex order
-    /// (which decides how a tetrahedron is refined). For a mesh prepared
-    /// already and taken apart since — e.g. the coarse mesh of a
-    /// distributed hierarchy gathered back onto one process, whose serial
-    /// levels must be the distributed ones exactly (preparing once more
-    /// could reorder a tetrahedron whose diagonals tie up to rounding).
+    /// (which decides how a tetrahedron is refined). For a mesh whose
+    /// levels must be those of another refinement of it as it is — e.g. the
+    /// coarse mesh of a distributed hierarchy gathered back onto one
+    /// process, whose serial levels must be the distributed ones exactly,
+    /// prepared or not. (Of a prepared mesh, `new` gives the same levels:
+    /// preparing is idempotent.)
     ///
     /// # Errors
     /// As [`MeshHierarchy::new`].
