@@ -819,4 +819,3 @@ fn timing_to_2_24_cells() {
         }
     }
 }
-
