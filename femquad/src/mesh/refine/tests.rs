@@ -352,6 +352,15 @@ fn prepare_picks_the_shortest_diagonal() {
             assert_eq!(order(c), order(c % 6), "n = {n}, cell {c}");
         }
     }
+    // a Kuhn tetrahedron in path order (x₀₂–x₁₃ ties x₀₃–x₁₂) with x₃
+    // moved by δ along x: x₀₃–x₁₂ shorter by 2δ relatively — a tie up to
+    // rounding for δ = 1e-13 (kept), a shorter diagonal for δ = 1e-3
+    for (delta, expected) in [(1e-13, [0, 1, 2, 3]), (1e-3, [0, 2, 3, 1])] {
+        let x = vec![0., 0., 0., 1., 0., 0., 1., 1., 0., 1. + delta, 1., 1.];
+        let tet = Mesh::from_raw(3, x, vec![0, 1, 2, 3]).unwrap();
+        let prepared = prepare_for_refinement(&tet).unwrap();
+        assert_eq!(prepared.cell(0), &expected, "δ = {delta}");
+    }
     let s = unit_square(3, &jittered(8, true)).unwrap();
     assert_eq!(prepare_for_refinement(&s).unwrap(), s);
     let bad = Mesh::from_raw(3, vec![0.0; 9], vec![0, 1, 2, 3]).unwrap();
