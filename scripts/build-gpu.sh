@@ -11,6 +11,8 @@
 #   apply_overhead         host µs per operator call (femquad-bench/src/bin/apply_overhead.rs)
 #   p1_floor               the floor of the P1 residual beside femquad's J·v and SpMV
 #                          (femquad-bench/src/bin/p1_floor.rs)
+#   ncu_capture            femquad's P1 kernels captured for scripts/ncu-replay.py (Nsight
+#                          Compute through CUDA; femquad-bench/src/bin/ncu_capture.rs)
 #   solve_bench            the solve benchmark (examples/solve_bench.rs: CG + multigrid to 1e-8)
 #   t_*                    release test binaries that use OpenCL (run on the GPU too)
 #   lib/libOpenCL.so.1     an OpenCL ICD loader (Debian's ocl-icd-libopencl1), used by
@@ -25,6 +27,8 @@ cp target/release/apply_overhead .gpu/apply_overhead
 strip .gpu/apply_overhead 2>/dev/null || true
 cp target/release/p1_floor .gpu/p1_floor
 strip .gpu/p1_floor 2>/dev/null || true
+cp target/release/ncu_capture .gpu/ncu_capture
+strip .gpu/ncu_capture 2>/dev/null || true
 rm -f .gpu/benchmark # the binary's name before it became its own crate
 cp target/release/femquad-bench .gpu/femquad-bench
 strip .gpu/femquad-bench 2>/dev/null || true

@@ -15,6 +15,7 @@ use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
 
+use super::capture::{self, LaunchCapture};
 use super::device::{DeviceInfo, DeviceSelector, cl_error, list_devices};
 use super::failure::{Failure, classify, code_name};
 use super::program_cache::{self, Lookup, ProgramCache};
@@ -154,6 +155,9 @@ pub struct Device {
     /// The commands enqueued since [`Device::start_trace`], with their
     /// events; `None` when not tracing (no event is kept).
     trace: Mutex<Option<Vec<(String, Event)>>>,
+    /// The launches captured since [`Device::start_capture`]; `None` when
+    /// not capturing (`opencl::capture`).
+    captures: Mutex<Option<Vec<LaunchCapture>>>,
     context: Context,
 }
 
@@ -254,6 +258,7 @@ impl Device {
             lost: OnceLock::new(),
             program_cache,
             trace: Mutex::new(None),
+            captures: Mutex::new(None),
             context,
         }))
     }
@@ -322,6 +327,42 @@ impl Device {
                 }
             })
             .collect()
+    }
+
+    /// Captures every launch on this device from now until
+    /// [`Device::take_captures`] ([`LaunchCapture`]: the program binary, the
+    /// sizes, every argument, each buffer's contents before and after). Each
+    /// launch then finishes the queue and is waited for; the buffers are read
+    /// whole, twice: for profiling one call, not for timing. A second call
+    /// while capturing drops nothing already captured.
+    pub fn start_capture(&self) {
+        let mut captures = self.captures();
+        if captures.is_none() {
+            *captures = Some(Vec::new());
+            capture::started();
+        }
+    }
+
+    /// Stops capturing and returns the launches captured since
+    /// [`Device::start_capture`], in launch order (empty if none was
+    /// started).
+    pub fn take_captures(&self) -> Vec<LaunchCapture> {
+        let taken = self.captures().take();
+        if taken.is_some() {
+            capture::stopped();
+        }
+        taken.unwrap_or_default()
+    }
+
+    /// Whether this device captures its launches now.
+    pub(crate) fn capturing(&self) -> bool {
+        capture::any_capturing() && self.captures().is_some()
+    }
+
+    /// The launches captured so far, `None` when not capturing
+    /// ([`Device::start_capture`]).
+    pub(crate) fn captures(&self) -> MutexGuard<'_, Option<Vec<LaunchCapture>>> {
+        lock(&self.captures)
     }
 
     /// Keeps `event` (a command `name`) in the timeline, if one is being

@@ -14,15 +14,19 @@
 //! While the device records a timeline ([`Device::start_trace`]), every
 //! launch asks for its event and the device keeps it, named by the
 //! kernel's function name ([`Device::take_trace`]); otherwise nothing is
-//! kept.
+//! kept. While it captures launches ([`Device::start_capture`]), every
+//! launch records its arguments and is captured (`opencl::capture`).
 
 use opencl3::error_codes::{
     CL_SUCCESS, ClError, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIME_LOAD_FAILED,
 };
 use opencl3::event::Event;
-use opencl3::kernel::Kernel;
-use opencl3::memory::{Buffer, ClMem};
+use opencl3::kernel::{CL_KERNEL_PROGRAM, Kernel};
+use opencl3::memory::{Buffer, CL_MEM_SIZE, ClMem};
+use opencl3::program::CL_PROGRAM_BINARIES;
+use opencl3::types::{CL_BLOCKING, cl_mem, cl_program};
 
+use super::capture::{self, ArgRecord, CapturedArg, LaunchCapture};
 use super::context::Device;
 use super::device::cl_error;
 use crate::Result;
@@ -31,23 +35,40 @@ use crate::Result;
 pub struct Launch<'k> {
     kernel: &'k Kernel,
     next: u32,
+    /// The arguments as set, kept only while a device captures launches.
+    recorded: Option<Vec<ArgRecord>>,
 }
 
 impl<'k> Launch<'k> {
     /// Starts setting the arguments of `kernel`.
     pub fn new(kernel: &'k Kernel) -> Self {
-        Launch { kernel, next: 0 }
+        Launch {
+            kernel,
+            next: 0,
+            recorded: capture::any_capturing().then(Vec::new),
+        }
     }
 
     /// The next argument is a buffer.
-    pub fn mem<T>(self, buffer: &Buffer<T>) -> Result<Self> {
-        self.value(buffer.get())
+    pub fn mem<T>(mut self, buffer: &Buffer<T>) -> Result<Self> {
+        let mem = buffer.get();
+        if let Some(args) = self.recorded.as_mut() {
+            args.push(ArgRecord::Mem(mem, std::any::type_name::<T>()));
+        }
+        self.set(mem)
     }
 
     /// The next argument is a value: its Rust type must be the kernel's
     /// (`u64` for `ulong`, `u32` for `uint`, `i32` for `int`, `R` for
     /// `real`).
-    pub fn value<T: Copy>(mut self, v: T) -> Result<Self> {
+    pub fn value<T: bytemuck::NoUninit>(mut self, v: T) -> Result<Self> {
+        if let Some(args) = self.recorded.as_mut() {
+            args.push(ArgRecord::Value(bytemuck::bytes_of(&v).to_vec()));
+        }
+        self.set(v)
+    }
+
+    fn set<T: Copy>(mut self, v: T) -> Result<Self> {
         // SAFETY: the callers pass arguments in the order and with the
         // types of the kernel signatures (kernels/*.cl, the generated
         // sources); `v` outlives the call, which copies it.
@@ -69,8 +90,9 @@ impl<'k> Launch<'k> {
         local: Option<usize>,
         what: &str,
     ) -> Result<()> {
-        if device.tracing() {
-            // the event kept in the timeline (`enqueue` records it)
+        if device.tracing() || self.recorded.is_some() {
+            // the event kept in the timeline or the launch captured
+            // (`enqueue` does both)
             return self.enqueue(device, global, local, what).map(drop);
         }
         let queue = device.live_queue()?;
@@ -120,6 +142,10 @@ impl<'k> Launch<'k> {
         local: Option<usize>,
         what: &str,
     ) -> Result<Event> {
+        let captured = match self.recorded {
+            Some(args) if device.capturing() => Some(capture_before(device, args, what)?),
+            _ => None,
+        };
         let queue = device.live_queue()?;
         let local_ptr = local
             .as_ref()
@@ -149,8 +175,120 @@ impl<'k> Launch<'k> {
             },
             &event,
         )?;
+        if let Some(before) = captured {
+            capture_after(device, before, kernel, &event, (global, local), what)?;
+        }
         Ok(event)
     }
+}
+
+/// What a captured launch read before it ran: each argument, a buffer's
+/// with its contents.
+struct Before {
+    args: Vec<BeforeArg>,
+}
+
+enum BeforeArg {
+    Value(Vec<u8>),
+    Buffer(cl_mem, &'static str, Vec<u8>),
+}
+
+/// Before a launch on a capturing device: finishes the queue and reads every
+/// buffer argument.
+fn capture_before(device: &Device, args: Vec<ArgRecord>, what: &str) -> Result<Before> {
+    device
+        .live_queue()?
+        .finish()
+        .map_err(|e| device.failure("clFinish", what, 0, e))?;
+    let args = args
+        .into_iter()
+        .map(|a| {
+            Ok(match a {
+                ArgRecord::Value(bytes) => BeforeArg::Value(bytes),
+                ArgRecord::Mem(mem, element) => {
+                    BeforeArg::Buffer(mem, element, read_whole(device, mem, what)?)
+                }
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Before { args })
+}
+
+/// After the launch (`event`) of `kernel` with `(global, local)` work-items:
+/// waits for it, reads the buffers again and keeps the capture on `device`.
+fn capture_after(
+    device: &Device,
+    before: Before,
+    kernel: &Kernel,
+    event: &Event,
+    (global, local): (usize, Option<usize>),
+    what: &str,
+) -> Result<()> {
+    let (start, end) = device.event_times(event, what)?.unwrap_or((0, 0));
+    let name = kernel
+        .function_name()
+        .map_err(|e| device.failure("clGetKernelInfo", what, 0, e))?;
+    let program = cl3::kernel::get_kernel_info(kernel.get(), CL_KERNEL_PROGRAM)
+        .map_err(|e| device.failure("clGetKernelInfo", what, 0, ClError(e)))?;
+    let program = isize::from(program) as cl_program;
+    let binaries: Vec<Vec<u8>> = cl3::program::get_program_info(program, CL_PROGRAM_BINARIES)
+        .map_err(|e| device.failure("clGetProgramInfo", what, 0, ClError(e)))?
+        .into();
+    let args = before
+        .args
+        .into_iter()
+        .map(|a| {
+            Ok(match a {
+                BeforeArg::Value(bytes) => CapturedArg::Value(bytes),
+                BeforeArg::Buffer(mem, element, before) => CapturedArg::Buffer {
+                    element,
+                    before,
+                    after: read_whole(device, mem, what)?,
+                },
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let capture = LaunchCapture {
+        kernel: name,
+        what: what.to_string(),
+        binary: binaries.into_iter().next().unwrap_or_default(),
+        global,
+        local,
+        args,
+        nanoseconds: end.saturating_sub(start),
+    };
+    if let Some(captures) = device.captures().as_mut() {
+        captures.push(capture);
+    }
+    Ok(())
+}
+
+/// The whole contents of the buffer `mem` (a blocking read on the compute
+/// queue).
+fn read_whole(device: &Device, mem: cl_mem, what: &str) -> Result<Vec<u8>> {
+    let size = cl3::memory::get_mem_object_info(mem, CL_MEM_SIZE)
+        .map_err(|e| device.failure("clGetMemObjectInfo", what, 0, ClError(e)))?;
+    let size = usize::from(size);
+    let mut bytes = vec![0u8; size];
+    // SAFETY: `mem` is a buffer argument of the launch being captured (alive
+    // while its `Launch` borrows it) of `size` bytes; `bytes` holds `size`
+    // bytes and outlives the blocking read.
+    let event = unsafe {
+        cl3::command_queue::enqueue_read_buffer(
+            device.live_queue()?.get(),
+            mem,
+            CL_BLOCKING,
+            0,
+            size,
+            bytes.as_mut_ptr().cast(),
+            0,
+            std::ptr::null(),
+        )
+    }
+    .map_err(|e| device.failure("clEnqueueReadBuffer", what, size, ClError(e)))?;
+    // the read has completed (blocking); the event's handle is ours
+    drop(Event::new(event));
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -158,6 +296,10 @@ mod tests {
     use super::{Buffer, Launch};
     use crate::opencl::context::Transfer;
     use crate::opencl::testing::device;
+
+    fn bytes<T: bytemuck::NoUninit>(v: &[T]) -> Vec<u8> {
+        bytemuck::cast_slice(v).to_vec()
+    }
 
     /// The CSV of a timeline: the header, one line per entry in order, a
     /// name with a comma or a quote quoted (its quotes doubled).
@@ -181,6 +323,87 @@ mod tests {
              \"say \"\"x\"\"\",30,31,35\n"
         );
         assert_eq!(TraceEntry::csv(&[]), "kernel,queued_ns,start_ns,end_ns\n");
+    }
+
+    /// A captured launch keeps the kernel's name, the description, the
+    /// sizes, the program binary, each value's bytes and each buffer's
+    /// contents before and after, in signature order; launches before
+    /// `start_capture` and after `take_captures` are not captured.
+    #[test]
+    fn a_capture_keeps_the_sizes_arguments_and_buffers_before_and_after() {
+        let d = device();
+        let source = "__kernel void axpb(__global float *x, __global const uint *b, const float a,
+                                         const uint n) {
+              const uint i = get_global_id(0);
+              if (i < n) x[i] = a * x[i] + (float)b[i];
+            }";
+        let k = d.kernel(source, "axpb").unwrap();
+        let x0: Vec<f32> = (0..64).map(|i| 0.5 + i as f32).collect();
+        let b: Vec<u32> = (0..64).map(|i| 3 * i).collect();
+        let mut x = d.alloc::<f32>(64, "x").unwrap();
+        let mut bb = d.alloc::<u32>(64, "b").unwrap();
+        d.write(&mut x, &x0, Transfer::Vector, "x").unwrap();
+        d.write(&mut bb, &b, Transfer::Vector, "b").unwrap();
+        // the arguments match `axpb`'s signature; x and b hold 64 values
+        let run = || {
+            Launch::new(&k)
+                .mem(&x)
+                .and_then(|l| l.mem(&bb))
+                .and_then(|l| l.value(2.0f32))
+                .and_then(|l| l.value(60u32))
+                .and_then(|l| l.submit(&d, 64, Some(32), "x = 2x + b"))
+                .unwrap();
+        };
+        run();
+        assert_eq!(d.take_captures(), vec![]);
+        d.start_capture();
+        run();
+        let captures = d.take_captures();
+        run();
+        assert_eq!(d.take_captures(), vec![]);
+
+        let once: Vec<f32> = (0..64)
+            .map(|i| {
+                if i < 60 {
+                    2.0 * x0[i] + b[i] as f32
+                } else {
+                    x0[i]
+                }
+            })
+            .collect();
+        let twice: Vec<f32> = (0..64)
+            .map(|i| {
+                if i < 60 {
+                    2.0 * once[i] + b[i] as f32
+                } else {
+                    x0[i]
+                }
+            })
+            .collect();
+        assert_eq!(captures.len(), 1);
+        let c = &captures[0];
+        assert_eq!(
+            (c.kernel.as_str(), c.what.as_str(), c.global, c.local),
+            ("axpb", "x = 2x + b", 64, Some(32))
+        );
+        assert!(!c.binary.is_empty());
+        assert_eq!(
+            c.args,
+            vec![
+                super::CapturedArg::Buffer {
+                    element: "f32",
+                    before: bytes(&once),
+                    after: bytes(&twice),
+                },
+                super::CapturedArg::Buffer {
+                    element: "u32",
+                    before: bytes(&b),
+                    after: bytes(&b),
+                },
+                super::CapturedArg::Value(bytes(&[2.0f32])),
+                super::CapturedArg::Value(bytes(&[60u32])),
+            ]
+        );
     }
 
     /// A timeline names the launches (both helpers) and the transfers in

@@ -6,6 +6,7 @@
 //! SpMV).
 
 pub mod autotune;
+pub mod capture;
 pub mod case;
 pub mod context;
 pub mod device;
@@ -33,6 +34,7 @@ pub mod vector;
 #[cfg(test)]
 mod tests;
 
+pub use capture::{CapturedArg, LaunchCapture};
 pub use case::KernelCase;
 pub use context::{Device, DeviceStats, TraceEntry};
 pub use device::{DEVICE_ENV, DeviceInfo, DeviceKind, DeviceSelector, list_devices};
