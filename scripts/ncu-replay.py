@@ -10,6 +10,9 @@ driver loads the same PTX here and the kernel runs on the captured buffers.
                                             it (CUDA events, median of N)
     ncu-replay.py once [--only K,..] DIR... launch each capture once (run under ncu)
 
+    --maxnreg N,M,..  (check) also time each kernel rebuilt with at most N registers a
+                      thread (PTX `.maxnreg`): what a register cap would give
+
 DIR is a capture directory (with launch.txt) or a directory above them.
 PTX from NVIDIA's OpenCL may read the global work offset from the driver's
 environment registers (%envregN); femquad launches with offset 0, so they are
@@ -29,7 +32,7 @@ SCALARS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 class Capture:
-    def __init__(self, d):
+    def __init__(self, d, maxnreg=None):
         self.dir = d
         self.values = {}
         self.buffers = {}  # index -> (element, before file, after file or None)
@@ -54,7 +57,11 @@ class Capture:
             raise SystemExit(f"{d}: global {self.global_} / local {self.local}: not a whole grid")
         ptx = (d / "program.ptx").read_text(errors="replace")
         ptx, self.envregs = re.subn(r"%envreg\d+", "0", ptx)
-        patched = d / "program.replay.ptx"
+        if maxnreg is not None:
+            # the directive goes between the entry's parameter list and its body
+            ptx = re.sub(r"(\.entry\s+" + re.escape(self.kernel) + r"\s*\((?:[^()]|\([^()]*\))*\))",
+                         lambda m: m.group(1) + f"\n.maxnreg {maxnreg}", ptx, count=1)
+        patched = d / f"program.replay{'' if maxnreg is None else maxnreg}.ptx"
         patched.write_text(ptx)
         self.function = cp.RawModule(path=str(patched)).get_function(self.kernel)
         self.n_args = len(self.values) + len(self.buffers)
@@ -92,6 +99,23 @@ class Capture:
         return worst
 
 
+def timed(c, reps):
+    """The launch's difference from OpenCL's result (first launch on the
+    captured buffers) and its median time over `reps` launches after 3."""
+    c.launch()
+    cp.cuda.Device().synchronize()
+    diff = c.compare()
+    times = []
+    for _ in range(reps + 3):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        c.launch()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return diff, float(np.median(times[3:]))
+
+
 def captures(dirs):
     for d in dirs:
         d = pathlib.Path(d)
@@ -101,12 +125,14 @@ def captures(dirs):
 
 def main(argv):
     mode, argv = argv[0], argv[1:]
-    reps, only = 20, None
+    reps, only, maxnregs = 20, None, []
     while argv and argv[0].startswith("--"):
         if argv[0] == "--reps":
             reps = int(argv[1])
         elif argv[0] == "--only":
             only = set(argv[1].split(","))
+        elif argv[0] == "--maxnreg":
+            maxnregs = [int(n) for n in argv[1].split(",")]
         argv = argv[2:]
     for d in captures(argv):
         c = Capture(d)
@@ -119,22 +145,20 @@ def main(argv):
             print(f"{d}: {c.kernel} launched once", flush=True)
             release(c)
             continue
-        c.launch()
-        cp.cuda.Device().synchronize()
-        diff = c.compare()
-        times = []
-        for _ in range(reps + 3):
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            c.launch()
-            end.record()
-            end.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, end))
-        t = float(np.median(times[3:]))
+        diff, t = timed(c, reps)
         print(f"{d}: {c.kernel}: CUDA replay {t:.3f} ms (median of {reps}), OpenCL captured "
               f"{c.nanoseconds * 1e-6:.3f} ms; result vs OpenCL: {diff:.1e} relative; "
-              f"{c.envregs} %envreg read(s) replaced", flush=True)
+              f"{c.envregs} %envreg read(s) replaced; {c.function.num_regs} registers, "
+              f"{c.function.local_size_bytes} B local a thread", flush=True)
         release(c)
+        for n in maxnregs:
+            r = Capture(d, maxnreg=n)
+            r.load()
+            diff, t = timed(r, reps)
+            print(f"{d}: {c.kernel} .maxnreg {n}: {r.function.num_regs} registers, "
+                  f"{r.function.local_size_bytes} B local a thread: CUDA replay {t:.3f} ms; "
+                  f"result vs OpenCL: {diff:.1e} relative", flush=True)
+            release(r)
 
 
 def release(c):
