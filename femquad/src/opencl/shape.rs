@@ -402,8 +402,40 @@ pub fn patch_capacity(case: &KernelCase, chunk: usize) -> (usize, usize) {
     (w_a, w_b)
 }
 
+/// Whether the device default of the kernel `variant` of `case` is the
+/// cell-parallel kernel ([`default_config`]): the residual and the Jacobian
+/// action of a scalar field.
+fn cell_parallel_by_default(case: &KernelCase, variant: KernelVariant) -> bool {
+    variant.gathers() && case.n_comp == 1
+}
+
+/// The geometry of the device default configuration of the kernel
+/// `variant` of `case`: computed from the vertices (`J`, `det J`, `J⁻¹` in
+/// registers, [`GeometryMode::Computed`]) where the default is the
+/// cell-parallel kernel (a scalar field's residual and Jacobian action),
+/// stored `J⁻¹`/`det J` ([`GeometryMode::Stored`]) for the thread
+/// transposition (the element kernel, vector fields).
+///
+/// Why, measured on an H200 (BENCHMARKS.md, "#22, session 16", `F(u)`,
+/// 2²⁴ cells, renumbered mesh, default launch configurations): for every
+/// scalar case of the suite the cell-parallel kernel is faster with the
+/// geometry computed — by 4–14 % with atomic output (2D P1 f32 0.346 →
+/// 0.319 ms, 2D P1 f64 0.496 → 0.428, 3D P1 f64 0.784 → 0.683, 2D / 3D P2
+/// f64 1.017 → 0.958 / 1.927 → 1.867) and by 0–25 % with deterministic
+/// output (3D P2: equal) — as its streams of `J⁻¹` and `det J` (3D f64: 80
+/// bytes a cell, 80 % of its bytes) outweigh the vertex gathers; the
+/// transposition is slower with it for every vector case (Lamé P1 and P2:
+/// by 6–65 %).
+pub fn default_geometry(case: &KernelCase, variant: KernelVariant) -> GeometryMode {
+    if cell_parallel_by_default(case, variant) {
+        GeometryMode::Computed
+    } else {
+        GeometryMode::Stored
+    }
+}
+
 /// A valid default configuration of the kernel `variant` of `case` with
-/// `geometry`, for the device: one thread per
+/// `geometry` ([`default_geometry`] is the operator's), for the device: one thread per
 /// cell if possible (else the fewest threads per cell whose blocks fit),
 /// about [`DEFAULT_THREADS`] threads per work-group, a multiple of
 /// [`ALIGN_THREADS`] where blocks allow (so batches start on warp
@@ -463,7 +495,7 @@ pub fn default_config(
                 .with_patches(false);
             let shape = KernelShape::new(case, variant, config, options)?;
             match shape.check_device(device) {
-                Ok(()) if variant.gathers() && case.n_comp == 1 => {
+                Ok(()) if cell_parallel_by_default(case, variant) => {
                     // N_bl·N_bs cells a work-group, one work-item each: no
                     // more work-items and no more local memory than the
                     // transposition that fits
@@ -534,6 +566,29 @@ mod tests {
         // every thread: 4 quadrature items and 6 basis items; both phases fully covered
         assert_eq!(s.n_t * s.n_q, s.n_bc * s.n_q);
         assert_eq!(s.n_t * s.n_bt, s.n_bc * s.n_bt);
+    }
+
+    /// The default geometry follows the default kernel: computed for the
+    /// cell-parallel kernel (a scalar field's residual and Jacobian action,
+    /// either output), stored for the transposition (the element kernel,
+    /// a vector field).
+    #[test]
+    fn the_default_geometry_is_computed_for_the_cell_parallel_kernel() {
+        let atomic = Output::Atomic(AtomicAdd::CompareExchange);
+        let scalar = case(3, 4, 1, 1, Laplacian.info(), Precision::F64);
+        let vector = case(3, 4, 3, 1, Lame.info(), Precision::F64);
+        for variant in [
+            KernelVariant::Residual(atomic),
+            KernelVariant::JacobianAction(atomic),
+            KernelVariant::Residual(Output::ElementVectors),
+        ] {
+            assert_eq!(default_geometry(&scalar, variant), GeometryMode::Computed);
+            assert_eq!(default_geometry(&vector, variant), GeometryMode::Stored);
+        }
+        assert_eq!(
+            default_geometry(&scalar, KernelVariant::Element),
+            GeometryMode::Stored
+        );
     }
 
     #[test]

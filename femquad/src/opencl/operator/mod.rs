@@ -56,7 +56,7 @@ use super::context::{Device, Transfer};
 use super::launch::Launch;
 use super::mesh_data::{CELL_PADDING, MeshData};
 use super::options::KernelOptions;
-use super::shape::{GeometryMode, KernelShape, KernelVariant, LaunchConfig, default_config};
+use super::shape::{KernelShape, KernelVariant, LaunchConfig, default_config, default_geometry};
 use super::source::{INTEGRATE_KERNEL, integrate_source};
 use super::timing::{LaunchRecord, Run};
 use super::tuning_cache::TuneKey;
@@ -201,9 +201,9 @@ impl<R: Real> OpenClOperator<R> {
     /// physics whose source hashes to `hash` in `case`: the one autotuned
     /// for this device and case (see [`super::autotune`]) if the options
     /// hold a tuning cache ([`KernelOptions::tuning_cache`], none by
-    /// default) with an entry for it, else the device default with stored
-    /// geometry (on the H200, stored `J⁻¹`/`det J` beat geometry computed
-    /// from gathered vertices in every measured case, BENCHMARKS.md; the
+    /// default) with an entry for it, else the device default with the
+    /// geometry of [`default_geometry`] (computed for the cell-parallel
+    /// kernel of a scalar field, stored for the transposition; the
     /// autotuner tries both). A bound form resolves it once, when bound.
     fn default_config(
         &self,
@@ -216,7 +216,13 @@ impl<R: Real> OpenClOperator<R> {
         let tuned = (self.options.tuning_cache.as_ref()).and_then(|c| c.lookup(info, &key));
         match tuned {
             Some(c) => Ok(c),
-            None => default_config(case, variant, GeometryMode::Stored, &self.options, info),
+            None => default_config(
+                case,
+                variant,
+                default_geometry(case, variant),
+                &self.options,
+                info,
+            ),
         }
     }
 

@@ -15,6 +15,7 @@
 
 use super::*;
 use crate::layout::{cell_dof, global_dof};
+use crate::opencl::GeometryMode;
 use crate::physics::builtin::{Lame, Laplacian};
 
 /// `Σ` of the element-vector entries `ev` of every dof's node, from 0, in

@@ -25,6 +25,7 @@
 
 use super::physics::{ManufacturedPoisson, ReactionSource};
 use super::*;
+use crate::opencl::GeometryMode;
 use crate::opencl::mesh_data::group_nodes;
 use crate::opencl::shape::Output;
 use crate::physics::builtin::{Lame, Laplacian, NonlinearDiffusion, Poisson};

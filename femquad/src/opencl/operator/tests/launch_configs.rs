@@ -4,7 +4,8 @@
 //! cache, options given one take it from the loaded cache, never the file.
 
 use super::*;
-use crate::opencl::shape::default_config;
+use crate::opencl::GeometryMode;
+use crate::opencl::shape::{default_config, default_geometry};
 use crate::opencl::tuning_cache::{CACHE_FILE, CacheEntry, TuneKey, TuningCache};
 use crate::physics::builtin::{Lame, Laplacian};
 
@@ -101,14 +102,13 @@ fn the_tuning_cache_is_the_loaded_object_never_the_file() {
     let op = new_op(&options());
     let variant = op.residual_variant();
     let kernel_case = *op.case();
-    let default = default_config(
-        &kernel_case,
-        variant,
-        GeometryMode::Stored,
-        &options(),
-        device.info(),
-    )
-    .unwrap();
+    // a scalar field's residual: the cell-parallel kernel, its geometry
+    // computed from the vertices
+    let geometry = default_geometry(&kernel_case, variant);
+    assert_eq!(geometry, GeometryMode::Computed);
+    let default =
+        default_config(&kernel_case, variant, geometry, &options(), device.info()).unwrap();
+    assert!(default.cell_parallel);
     let tuned = LaunchConfig::new(1, default.n_cb + 1);
     assert_ne!(tuned, default);
     let key = TuneKey::new(
