@@ -419,13 +419,13 @@ fn cell_parallel_by_default(case: &KernelCase, variant: KernelVariant) -> bool {
 /// Why, measured on an H200 (BENCHMARKS.md, "#22, session 16", `F(u)`,
 /// 2²⁴ cells, renumbered mesh, default launch configurations): for every
 /// scalar case of the suite the cell-parallel kernel is faster with the
-/// geometry computed — by 4–14 % with atomic output (2D P1 f32 0.346 →
+/// geometry computed — by 2–16 % with atomic output (2D P1 f32 0.346 →
 /// 0.319 ms, 2D P1 f64 0.496 → 0.428, 3D P1 f64 0.784 → 0.683, 2D / 3D P2
 /// f64 1.017 → 0.958 / 1.927 → 1.867) and by 0–25 % with deterministic
 /// output (3D P2: equal) — as its streams of `J⁻¹` and `det J` (3D f64: 80
 /// bytes a cell, 80 % of its bytes) outweigh the vertex gathers; the
-/// transposition is slower with it for every vector case (Lamé P1 and P2:
-/// by 6–65 %).
+/// transposition is slower with it for the vector cases (Lamé P1 and P2: by
+/// up to 65 %; 3D P1 Lamé f32 with atomic output 1.5 % faster).
 pub fn default_geometry(case: &KernelCase, variant: KernelVariant) -> GeometryMode {
     if cell_parallel_by_default(case, variant) {
         GeometryMode::Computed
