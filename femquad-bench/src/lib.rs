@@ -54,6 +54,7 @@ pub mod cg_time;
 pub mod error;
 pub mod global_op;
 pub mod host;
+pub mod host_timing;
 pub mod measure;
 pub mod numbering;
 pub mod options;

@@ -36,39 +36,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use femquad::opencl::{CapturedArg, Device, GeometryMode, KernelOptions, LaunchCapture};
 use femquad::physics::builtin::Laplacian;
 use femquad::prelude::*;
 use femquad_bench::bandwidth::measure_copy;
-
-fn median(mut t: Vec<f64>) -> f64 {
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
-
-/// Median milliseconds of one `call`, over `reps` batches of 20 ended by a
-/// finish (one untimed batch first).
-fn host_timed<R: Real>(
-    reps: usize,
-    y: &mut Vector<R>,
-    mut call: impl FnMut(&mut Vector<R>) -> Result<()>,
-) -> Result<f64> {
-    let mut times = Vec::new();
-    for k in 0..reps.max(1) + 1 {
-        y.finish()?;
-        let t = Instant::now();
-        for _ in 0..20 {
-            call(y)?;
-        }
-        y.finish()?;
-        if k > 0 {
-            times.push(t.elapsed().as_secs_f64() * 1e3 / 20.0);
-        }
-    }
-    Ok(median(times))
-}
+use femquad_bench::host_timing::host_timed;
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::arg("--out", format!("cannot write {}: {e}", path.display()))

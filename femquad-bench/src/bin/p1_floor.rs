@@ -38,12 +38,12 @@
 //! ended by a finish (their launch cost included, a few µs a call).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use femquad::opencl::{Device, DeviceIndices, DeviceVector, KernelOptions};
 use femquad::physics::builtin::Laplacian;
 use femquad::prelude::*;
 use femquad_bench::bandwidth::measure_copy;
+use femquad_bench::host_timing::{host_timed, median};
 use opencl3::kernel::ExecuteKernel;
 
 /// Cells a chunk of the `local16` variant.
@@ -228,33 +228,6 @@ fn cl(call: &'static str) -> impl Fn(opencl3::error_codes::ClError) -> femquad::
         code: e.0,
         name: e.to_string(),
     }
-}
-
-fn median(mut t: Vec<f64>) -> f64 {
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
-
-/// Median ms of `reps` batches of 20 calls of `call(y)`, each batch ended
-/// by `y.finish()`, after one untimed batch.
-fn host_timed<R: Real>(
-    reps: usize,
-    y: &mut Vector<R>,
-    mut call: impl FnMut(&mut Vector<R>) -> femquad::Result<()>,
-) -> femquad::Result<f64> {
-    let mut times = Vec::new();
-    for k in 0..reps.max(1) + 1 {
-        y.finish()?;
-        let t = Instant::now();
-        for _ in 0..20 {
-            call(y)?;
-        }
-        y.finish()?;
-        if k > 0 {
-            times.push(t.elapsed().as_secs_f64() * 1e3 / 20.0);
-        }
-    }
-    Ok(median(times))
 }
 
 struct Case<'a> {

@@ -28,7 +28,6 @@
 //! to the permutation.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use femquad::backend::Matrix;
 use femquad::mesh::Renumbering;
@@ -37,11 +36,7 @@ use femquad::opencl::{Device, KernelOptions};
 use femquad::physics::builtin::Laplacian;
 use femquad::prelude::*;
 use femquad_bench::bandwidth::measure_copy;
-
-fn median(mut t: Vec<f64>) -> f64 {
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
+use femquad_bench::host_timing::host_timed;
 
 /// `old[v']`: the vertex of `a` at the coordinates of vertex `v'` of `b`
 /// (the same point set, exactly: both are midpoints of the same edges).
@@ -90,19 +85,7 @@ where
     let mut matrix = op.assemble_matrix(&u)?;
     let mut y: Vector<R> = op.vector()?;
     let time = |matrix: &Matrix<R>, y: &mut Vector<R>| -> Result<f64> {
-        let mut times = Vec::new();
-        for k in 0..reps.max(1) + 1 {
-            y.finish()?;
-            let t = Instant::now();
-            for _ in 0..20 {
-                matrix.apply(&u, y)?;
-            }
-            y.finish()?;
-            if k > 0 {
-                times.push(t.elapsed().as_secs_f64() * 1e3 / 20.0);
-            }
-        }
-        Ok(median(times))
+        host_timed(reps, y, |y| matrix.apply(&u, y))
     };
     let t = time(&matrix, &mut y)?;
     // the same SpMV with every team size of the kernel

@@ -18,7 +18,6 @@
 //! the launch and waits for it: it is for looking at one launch, not for
 //! timing a solve. While no device captures, a launch records nothing (one
 //! relaxed atomic load).
-
 //!
 //! [`Device::start_capture`]: crate::opencl::Device::start_capture
 
@@ -79,7 +78,8 @@ pub struct LaunchCapture {
     pub local: Option<usize>,
     /// The arguments in signature order.
     pub args: Vec<CapturedArg>,
-    /// The launch's device time (profiling start to end), nanoseconds.
+    /// The launch's device time (profiling start to end), nanoseconds; 0
+    /// if the device reported no profiling times.
     pub nanoseconds: u64,
 }
 

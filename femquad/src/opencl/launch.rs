@@ -182,12 +182,8 @@ impl<'k> Launch<'k> {
     }
 }
 
-/// What a captured launch read before it ran: each argument, a buffer's
-/// with its contents.
-struct Before {
-    args: Vec<BeforeArg>,
-}
-
+/// An argument of a captured launch as read before it ran: a buffer's with
+/// its contents.
 enum BeforeArg {
     Value(Vec<u8>),
     Buffer(cl_mem, &'static str, Vec<u8>),
@@ -195,13 +191,12 @@ enum BeforeArg {
 
 /// Before a launch on a capturing device: finishes the queue and reads every
 /// buffer argument.
-fn capture_before(device: &Device, args: Vec<ArgRecord>, what: &str) -> Result<Before> {
+fn capture_before(device: &Device, args: Vec<ArgRecord>, what: &str) -> Result<Vec<BeforeArg>> {
     device
         .live_queue()?
         .finish()
         .map_err(|e| device.failure("clFinish", what, 0, e))?;
-    let args = args
-        .into_iter()
+    args.into_iter()
         .map(|a| {
             Ok(match a {
                 ArgRecord::Value(bytes) => BeforeArg::Value(bytes),
@@ -210,15 +205,14 @@ fn capture_before(device: &Device, args: Vec<ArgRecord>, what: &str) -> Result<B
                 }
             })
         })
-        .collect::<Result<_>>()?;
-    Ok(Before { args })
+        .collect()
 }
 
 /// After the launch (`event`) of `kernel` with `(global, local)` work-items:
 /// waits for it, reads the buffers again and keeps the capture on `device`.
 fn capture_after(
     device: &Device,
-    before: Before,
+    before: Vec<BeforeArg>,
     kernel: &Kernel,
     event: &Event,
     (global, local): (usize, Option<usize>),
@@ -235,7 +229,6 @@ fn capture_after(
         .map_err(|e| device.failure("clGetProgramInfo", what, 0, ClError(e)))?
         .into();
     let args = before
-        .args
         .into_iter()
         .map(|a| {
             Ok(match a {
