@@ -37,7 +37,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use femquad::opencl::{CapturedArg, Device, GeometryMode, KernelOptions, LaunchCapture};
+use femquad::opencl::{
+    CapturedArg, Device, GeometryMode, KernelOptions, LaunchCapture, OpenClIntegrator,
+};
 use femquad::physics::builtin::Laplacian;
 use femquad::prelude::*;
 use femquad_bench::bandwidth::measure_copy;
@@ -138,6 +140,13 @@ struct RunOptions<'a> {
     kernels: Vec<String>,
 }
 
+/// The operator's OpenCL integrator (the operator is built on a device).
+fn on_device<R: Real>(op: &mut Operator<R>) -> Result<&mut OpenClIntegrator<R>> {
+    op.integrator()
+        .opencl()
+        .ok_or_else(|| Error::internal("the operator is not on an OpenCL device"))
+}
+
 fn run<R: Real>(run: &RunOptions, dim: usize) -> Result<()>
 where
     Laplacian: PointwiseEval<R>,
@@ -165,10 +174,7 @@ where
         device.info().name
     );
 
-    let integ = op
-        .integrator()
-        .opencl()
-        .ok_or_else(|| Error::internal("the operator is not on an OpenCL device"))?;
+    let integ = on_device(&mut op)?;
     let variant = integ.residual_variant();
     let default = integ.config(variant)?;
     let configs = [
@@ -196,11 +202,7 @@ where
         ),
     ];
     for (name, config) in configs {
-        let integ = op
-            .integrator()
-            .opencl()
-            .ok_or_else(|| Error::internal("the operator is not on an OpenCL device"))?;
-        integ.set_config(variant, config)?;
+        on_device(&mut op)?.set_config(variant, config)?;
         println!("# {case}-{name}: {config}");
         let ms = host_timed(reps, &mut f, |f| op.apply(&u, f))?;
         capture_call(run, &format!("{case}-{name}"), ms, || op.apply(&u, &mut f))?;

@@ -356,7 +356,7 @@ impl Device {
 
     /// Whether this device captures its launches now.
     pub(crate) fn capturing(&self) -> bool {
-        capture::any_capturing() && self.captures().is_some()
+        self.captures().is_some()
     }
 
     /// The launches captured so far, `None` when not capturing

@@ -355,24 +355,20 @@ mod tests {
         run();
         assert_eq!(d.take_captures(), vec![]);
 
-        let once: Vec<f32> = (0..64)
-            .map(|i| {
-                if i < 60 {
-                    2.0 * x0[i] + b[i] as f32
-                } else {
-                    x0[i]
-                }
-            })
-            .collect();
-        let twice: Vec<f32> = (0..64)
-            .map(|i| {
-                if i < 60 {
-                    2.0 * once[i] + b[i] as f32
-                } else {
-                    x0[i]
-                }
-            })
-            .collect();
+        // one launch: x = 2x + b on the first 60 entries
+        let step = |x: &[f32]| -> Vec<f32> {
+            (0..64)
+                .map(|i| {
+                    if i < 60 {
+                        2.0 * x[i] + b[i] as f32
+                    } else {
+                        x[i]
+                    }
+                })
+                .collect()
+        };
+        let once = step(&x0);
+        let twice = step(&once);
         assert_eq!(captures.len(), 1);
         let c = &captures[0];
         assert_eq!(
