@@ -9,26 +9,29 @@
  *   cell = (chunk*N_CB + batch)*N_BC + t,   batch = 0 .. N_CB-1
  * (N_TC = 1, so N_T = N_BC: a chunk covers the same N_CB*N_BC cells as the
  * transposed kernel's, and the patch lists of those chunks serve both):
- *  - the cell's state through the node map (kernels/tangent_point.cl,
- *    load_tangent_cell: u at its nodes unless AFFINE, b of the time state,
- *    the aux field or P0 value, the vertex coordinates, J^{-1} and det J
- *    read or, GEOMETRY_COMPUTED, computed from the vertices), and with
- *    TANGENT the direction v at its nodes;
+ *  - the cell's state (kernels/tangent_point.cl's TangentCell: u at its
+ *    nodes unless AFFINE, b of the time state, the aux field or P0 value,
+ *    the vertex coordinates, J^{-1} and det J read or, GEOMETRY_COMPUTED,
+ *    computed from the vertices), and with TANGENT the direction v at its
+ *    nodes: through the 32-bit node map (load_tangent_cell), or with PATCH,
+ *    in a work-group whose chunk's node list fits its capacities
+ *    (femquad/src/opencl/mesh_data/patches.rs: groupNodes[
+ *    groupNodeOffsets[chunk] .. groupNodeOffsets[chunk + 1]]), from the
+ *    group's copies of its nodes' values in local memory — u, v, b, the
+ *    aux field, the vertex coordinates, each read once a group through the
+ *    list — at the cell's 16-bit list positions cellLocalNodes
+ *    (load_patch_cell): a patch's cells read no 32-bit node index;
  *  - for each quadrature point q, u, grad u, u_t, a, grad a, x
  *    (tangent_point) and with TANGENT dv, grad dv, du_t = sigma*dv; then
  *    PHYSICS (TANGENT_PHYSICS) gives f0, f1, and the element vector
  *      r[b][comp] += phi_b(q) w_q detJ f0[comp]
  *                  + sum_e dphi_b/dxi_e(q) (w_q detJ sum_d J^{-1}[e][d] f1[comp][d])
  *    in registers, summed over q in the order of integrate.cl's basis phase;
- *  - OUTPUT_ATOMIC: r added into out[node][comp]; with PATCH, a work-group
- *    whose chunk's node list fits its capacities (femquad/src/opencl/
- *    mesh_data/patches.rs: groupNodes[groupNodeOffsets[chunk] ..
- *    groupNodeOffsets[chunk + 1]], the 16-bit positions cellLocalNodes)
- *    sums its element vectors in local memory (local_add_real) and writes
- *    each listed node once: a plain store where it owns the node, an
- *    atomic add where other groups add too; the other groups add each
- *    entry atomically (global memory). The values are always gathered
- *    through the 32-bit node map (no patch copy of u);
+ *  - OUTPUT_ATOMIC: r added into out[node][comp]; a patch sums its
+ *    element vectors in local memory (local_add_real) and writes each
+ *    listed node once: a plain store where it owns the node, an atomic
+ *    add where other groups add too; the other groups add each entry
+ *    atomically (global memory);
  *  - else the element vector is written to out[cell][b][comp] for the
  *    deterministic summation pass.
  * Cells cell >= nCells (the partial last chunk) compute nothing.
@@ -51,9 +54,71 @@
 #error "the cell-parallel kernel uses patches only to sum atomic output"
 #endif
 
-#if OUTPUT_ATOMIC && PATCH
+#if PATCH
 /* Whether entry k of groupNodes is owned by its group (the ownership bits) */
 #define OWNED(k) ((owned[(k) / 32] >> ((k) % 32)) & 1u)
+
+/* What a patch copies of its nodes into local memory: u (unless AFFINE),
+ * b of the time state, the aux field, v (TANGENT), and the vertex
+ * coordinates where the geometry or the physics reads them (the other
+ * arrays are one entry, never read) */
+#define PATCH_U (!AFFINE)
+#define PATCH_B (READS_U_T && !AFFINE)
+#define PATCH_X (GEOMETRY_COMPUTED || READS_X)
+#define PATCH_REALS(used, per_node) ((used) ? (P_A + P_B) * (per_node) : 1)
+
+/* A position j in the group's node list read from cellLocalNodes: the
+ * kernel's own index checker (femquad/src/opencl/operator/patch_bounds.rs)
+ * replaces it by a checked version */
+#define IN_PATCH(j) (j)
+
+/* A patch cell's state, as load_tangent_cell forms it, from the group's
+ * copies: k[b] is the position of the cell's node b in the group's list
+ * (c->nodes holds these positions) */
+void load_patch_cell(const int cell, const uint k[N_B],
+                     __local const real *uw,   /* PATCH_U: [position][comp] */
+                     __local const real *bw,   /* PATCH_B: [position][comp] */
+                     __local const real *aw,   /* AUX_FIELD: [position][k]  */
+                     __local const real *xw,   /* PATCH_X: [position][d], the vertex nodes */
+                     __global const real *restrict aux,                  /* P0: [cell][k] */
+                     __global const real *restrict jacobianInverses,     /* [cell][e][d]  */
+                     __global const real *restrict jacobianDeterminants, /* [cell]        */
+#if READS_U_T
+                     const real sigma,
+#endif
+                     TangentCell *c)
+{
+  for (int b = 0; b < N_B; ++b) {
+    c->nodes[b] = k[b];
+#if PATCH_U
+    for (int comp = 0; comp < N_COMP; ++comp) c->uc[b][comp] = uw[k[b] * N_COMP + comp];
+#endif
+  }
+#if READS_U_T
+  c->sigma = sigma;
+#if PATCH_B
+  for (int b = 0; b < N_B; ++b)
+    for (int comp = 0; comp < N_COMP; ++comp) c->bc[b][comp] = bw[k[b] * N_COMP + comp];
+#endif
+#endif
+#if AUX_FIELD
+  for (int b = 0; b < N_B; ++b)
+    for (int j = 0; j < N_AUX; ++j) c->ac[b][j] = aw[k[b] * N_AUX + j];
+#endif
+  for (int v = 0; v <= DIM; ++v)
+    for (int d = 0; d < DIM; ++d)
+#if PATCH_X
+      c->xv[v][d] = xw[k[v] * DIM + d];
+#else
+      c->xv[v][d] = (real)0; /* read by neither the geometry nor the physics */
+#endif
+  load_cell_data(cell, aux, jacobianInverses, jacobianDeterminants, c);
+}
+
+/* The direction at the cell's node nd (a list position in a patch) */
+#define V_AT(nd, comp) (patch ? vw[(nd) * N_COMP + (comp)] : direction[GLOBAL_DOF(nd, comp, N_COMP)])
+#else
+#define V_AT(nd, comp) direction[GLOBAL_DOF(nd, comp, N_COMP)]
 #endif
 
 __kernel __attribute__((reqd_work_group_size(N_T, 1, 1)))
@@ -78,13 +143,42 @@ void integrate(__global const real *restrict u,          /* [node][comp]        
   const int chunk = get_group_id(0);
 
 #if PATCH
-  /* This group's node list and, if it is a patch, its share of F summed here */
+  /* This group's node list; if it is a patch, the values of its nodes,
+   * copied once, and its share of F, summed here */
   const uint first = groupNodeOffsets[chunk];
   const int np = groupNodeOffsets[chunk + 1] - first;
   const int patch = np > 0; /* the same for the whole group */
   __local real fw[(P_A + P_B) * N_COMP];
-  if (patch)
-    for (int k = t; k < np * N_COMP; k += N_T) fw[k] = (real)0;
+  __local real uw[PATCH_REALS(PATCH_U, N_COMP)];
+  __local real vw[PATCH_REALS(TANGENT, N_COMP)];
+  __local real bw[PATCH_REALS(PATCH_B, N_COMP)];
+  __local real aw[PATCH_REALS(AUX_FIELD, N_AUX)];
+  __local real xw[PATCH_X ? P_A * DIM : 1]; /* the vertex nodes, first in the list */
+  if (patch) {
+    for (int k = t; k < np * N_COMP; k += N_T) {
+      const uint dof = GLOBAL_DOF(groupNodes[first + k / N_COMP], k % N_COMP, N_COMP);
+      fw[k] = (real)0;
+#if PATCH_U
+      uw[k] = u[dof];
+#endif
+#if TANGENT
+      vw[k] = direction[dof];
+#endif
+#if PATCH_B
+      bw[k] = timeB[dof];
+#endif
+    }
+#if AUX_FIELD
+    for (int k = t; k < np * N_AUX; k += N_T)
+      aw[k] = aux[GLOBAL_DOF(groupNodes[first + k / N_AUX], k % N_AUX, N_AUX)];
+#endif
+#if PATCH_X
+    for (int k = t; k < np * DIM; k += N_T) {
+      const uint nd = groupNodes[first + k / DIM];
+      if (nd < nVertices) xw[k] = coordinates[VERTEX_COORD(nd, k % DIM, DIM)];
+    }
+#endif
+  }
   barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 
@@ -96,15 +190,26 @@ void integrate(__global const real *restrict u,          /* [node][comp]        
     if (cell >= nCells) break;
 
     TangentCell c;
-    load_tangent_cell(cell, u, cellNodes, aux, jacobianInverses, jacobianDeterminants, coordinates,
+#if PATCH
+    if (patch) {
+      uint k[N_B];
+      for (int b = 0; b < N_B; ++b) k[b] = IN_PATCH(cellLocalNodes[CELL_NODE(cell, b, N_B)]);
+      load_patch_cell(cell, k, uw, bw, aw, xw, aux, jacobianInverses, jacobianDeterminants,
 #if READS_U_T
-                      timeB, sigma,
+                      sigma,
 #endif
                       &c);
+    } else
+#endif
+      load_tangent_cell(cell, u, cellNodes, aux, jacobianInverses, jacobianDeterminants, coordinates,
+#if READS_U_T
+                        timeB, sigma,
+#endif
+                        &c);
 #if TANGENT
     real vc[N_B][N_COMP];
     for (int b = 0; b < N_B; ++b)
-      for (int comp = 0; comp < N_COMP; ++comp) vc[b][comp] = direction[GLOBAL_DOF(c.nodes[b], comp, N_COMP)];
+      for (int comp = 0; comp < N_COMP; ++comp) vc[b][comp] = V_AT(c.nodes[b], comp);
 #endif
 
     real r[N_B][N_COMP];
@@ -157,10 +262,8 @@ void integrate(__global const real *restrict u,          /* [node][comp]        
 #if OUTPUT_ATOMIC
 #if PATCH
     if (patch) {
-      for (int b = 0; b < N_B; ++b) {
-        const int k = cellLocalNodes[CELL_NODE(cell, b, N_B)];
-        for (int comp = 0; comp < N_COMP; ++comp) local_add_real(&fw[k * N_COMP + comp], r[b][comp]);
-      }
+      for (int b = 0; b < N_B; ++b)
+        for (int comp = 0; comp < N_COMP; ++comp) local_add_real(&fw[c.nodes[b] * N_COMP + comp], r[b][comp]);
     } else
 #endif
       for (int b = 0; b < N_B; ++b)

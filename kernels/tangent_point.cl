@@ -8,9 +8,11 @@
  *
  *   load_tangent_cell   the cell's nodes, u at its nodes (not for an affine
  *                       physics), b of the time state u_t = sigma*u + b,
- *                       the auxiliary field (nodes) or value (P0), the
- *                       vertex coordinates, J^{-1} and det J (read, or
- *                       with GEOMETRY_COMPUTED computed from the vertices:
+ *                       the auxiliary field (nodes), the vertex
+ *                       coordinates, then load_cell_data;
+ *   load_cell_data      what a cell holds of its own: the auxiliary value
+ *                       (P0), J^{-1} and det J (read, or with
+ *                       GEOMETRY_COMPUTED computed from the vertices:
  *                       AFFINE_GEOMETRY, kernels/affine_geometry.cl);
  *   tangent_point       u, grad u, u_t, a, grad a and x at quadrature point
  *                       q, as the native integrator computes them (an
@@ -47,6 +49,30 @@ typedef struct {
   real xv[DIM + 1][DIM];   /* vertex coordinates */
 } TangentCell;
 
+/* What a cell holds of its own, after its vertex coordinates c->xv: the
+ * aux value (AUX_CELL), J^{-1} and det J (read, or with GEOMETRY_COMPUTED
+ * computed from the vertices) */
+void load_cell_data(const int cell,
+                    __global const real *restrict aux,                  /* P0: [cell][k] */
+                    __global const real *restrict jacobianInverses,     /* [cell][e][d]  */
+                    __global const real *restrict jacobianDeterminants, /* [cell]        */
+                    TangentCell *c)
+{
+#if AUX_CELL
+  for (int k = 0; k < N_AUX; ++k) c->ac[k] = aux[cell * N_AUX + k];
+#endif
+#if GEOMETRY_COMPUTED
+  /* J[d][e] = X_{e+1}[d] - X_0[d], det J, J^{-1} (kernels/affine_geometry.cl) */
+  real m[DIM * DIM];
+  for (int e = 0; e < DIM; ++e)
+    for (int d = 0; d < DIM; ++d) m[d * DIM + e] = c->xv[e + 1][d] - c->xv[0][d];
+  AFFINE_GEOMETRY(m, c->invJ, c->detJ);
+#else
+  for (int k = 0; k < DIM * DIM; ++k) c->invJ[k] = jacobianInverses[INV_J(cell, 0, 0, DIM) + k];
+  c->detJ = jacobianDeterminants[cell];
+#endif
+}
+
 void load_tangent_cell(const int cell,
                        __global const real *restrict u,          /* [node][comp]          */
                        __global const uint *restrict cellNodes,  /* [cell][b]             */
@@ -76,21 +102,10 @@ void load_tangent_cell(const int cell,
 #if AUX_FIELD
   for (int b = 0; b < N_B; ++b)
     for (int k = 0; k < N_AUX; ++k) c->ac[b][k] = aux[GLOBAL_DOF(c->nodes[b], k, N_AUX)];
-#elif AUX_CELL
-  for (int k = 0; k < N_AUX; ++k) c->ac[k] = aux[cell * N_AUX + k];
 #endif
   for (int v = 0; v <= DIM; ++v)
     for (int d = 0; d < DIM; ++d) c->xv[v][d] = coordinates[VERTEX_COORD(c->nodes[v], d, DIM)];
-#if GEOMETRY_COMPUTED
-  /* J[d][e] = X_{e+1}[d] - X_0[d], det J, J^{-1} (kernels/affine_geometry.cl) */
-  real m[DIM * DIM];
-  for (int e = 0; e < DIM; ++e)
-    for (int d = 0; d < DIM; ++d) m[d * DIM + e] = c->xv[e + 1][d] - c->xv[0][d];
-  AFFINE_GEOMETRY(m, c->invJ, c->detJ);
-#else
-  for (int k = 0; k < DIM * DIM; ++k) c->invJ[k] = jacobianInverses[INV_J(cell, 0, 0, DIM) + k];
-  c->detJ = jacobianDeterminants[cell];
-#endif
+  load_cell_data(cell, aux, jacobianInverses, jacobianDeterminants, c);
 }
 
 /* grad phi_s at point q: sum_e dphi_s/dxi_e J^{-1}[e][d] */

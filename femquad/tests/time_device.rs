@@ -5,7 +5,8 @@
 //! and vector, P1 and P2, 2D and 3D) equal the native reference (f64 ≤
 //! 1e-12, f32 ≤ 1e-5, relative to the largest entry) in both assembly
 //! modes, `F(u)` and `J(u)·v` on both kernels (the thread transposition
-//! and the cell-parallel one, `LaunchConfig::cell_parallel`); one
+//! and the cell-parallel one, `LaunchConfig::cell_parallel`, also with
+//! patches: `u`, `b` and `v` copied per work-group); one
 //! backward-Euler step and one BDF2 step of the heat equation
 //! solved on the device equal the native ones.
 
@@ -153,21 +154,24 @@ where
     for &(dim, order, vector) in cases {
         let reference = evaluate(&mut operator::<R>(dim, order, vector, &Backend::native()));
         let mut gpu = operator::<R>(dim, order, vector, &device);
-        for (assembly, cell_parallel) in [
-            (Assembly::Atomic, false),
-            (Assembly::Deterministic, false),
-            (Assembly::Atomic, true),
-            (Assembly::Deterministic, true),
+        // (assembly, cell-parallel kernel, patches)
+        for (assembly, cell_parallel, patches) in [
+            (Assembly::Atomic, false, false),
+            (Assembly::Deterministic, false, false),
+            (Assembly::Atomic, true, false),
+            (Assembly::Deterministic, true, false),
+            (Assembly::Atomic, true, true),
         ] {
             gpu.set_assembly(assembly).unwrap();
             if cell_parallel {
-                // F(u) and J(u)·v on the cell-parallel kernel
+                // F(u) and J(u)·v on the cell-parallel kernel; with patches,
+                // u, b and v come from the group's copies in local memory
                 let op = gpu.integrator().opencl().unwrap();
                 for variant in [op.residual_variant(), op.jacobian_action_variant()] {
                     let c = op.config(variant).unwrap();
                     let cell = LaunchConfig {
                         n_tc: 1,
-                        patches: false,
+                        patches,
                         ..c
                     }
                     .with_cell_parallel(true);
@@ -175,6 +179,25 @@ where
                 }
             }
             let got = evaluate(&mut gpu);
+            if patches {
+                // F(u) and J(u)·v again, each launch seen: they ran patches
+                let n = gpu.space().n_dofs();
+                let u = gpu.vector_from(&values::<R>(n, 0.0)).unwrap();
+                let mut r = gpu.vector().unwrap();
+                for tangent in [false, true] {
+                    if tangent {
+                        gpu.jacobian_action(&u, &u, &mut r).unwrap();
+                    } else {
+                        gpu.apply(&u, &mut r).unwrap();
+                    }
+                    let op = gpu.integrator().opencl().unwrap();
+                    let launch = op.last_run().launch().unwrap();
+                    assert!(
+                        launch.config.patches && launch.patch_groups > 0,
+                        "{dim}D P{order} vector {vector} J·v {tangent}: no patch in {launch:?}"
+                    );
+                }
+            }
             for (what, (a, b)) in ["F(u)", "J(u)·v", "diag J(u)", "assembled J(u)"]
                 .iter()
                 .zip(reference.iter().zip(&got))
@@ -186,7 +209,8 @@ where
                     assert!(
                         diff <= tol,
                         "{dim}D P{order} vector {vector} {assembly:?} cell-parallel \
-                         {cell_parallel} {what}[{i}]: native {x} device {y} (relative {diff:e})"
+                         {cell_parallel} patches {patches} {what}[{i}]: native {x} device {y} \
+                         (relative {diff:e})"
                     );
                 }
             }

@@ -248,9 +248,8 @@ impl KernelShape {
     /// values at its quadrature points.
     pub fn local_mem_bytes(&self) -> usize {
         if self.cell_parallel {
-            // only a patch's sums (patches come with atomic output)
-            let (p_a, p_b) = self.patch;
-            return (p_a + p_b) * self.n_comp * self.precision.size();
+            // only a patch's copies and sums
+            return self.patch_reals() * self.precision.size();
         }
         let d = self.dim;
         let direction = if self.variant.is_tangent() {
@@ -280,22 +279,33 @@ impl KernelShape {
         } else {
             0
         };
+        (self.n_bc * (per_cell_reals + per_cell_points) + tabulation + self.patch_reals())
+            * self.precision.size()
+            + node_bytes
+    }
+
+    /// Reals of a patch in local memory (none without patches): per node
+    /// of its list (`P_A + P_B` entries) `u` (unless the kernel evaluates
+    /// at `u = 0`), the direction `v`, the aux field, the group's sums
+    /// (atomic output) and — the cell-parallel kernel — `b` of the time
+    /// state `u_t = σu + b`; per vertex node (`P_A`) the coordinates where
+    /// the geometry is computed or the physics reads `x`.
+    fn patch_reals(&self) -> usize {
+        let (p_a, p_b) = self.patch;
         let aux_field = match self.aux {
             AuxSpace::Field { n_comp } if self.reads.a || self.reads.grad_a => n_comp,
             _ => 0,
         };
         let atomic = usize::from(matches!(self.variant.output(), Output::Atomic(_)));
         let coords = if self.geometry == GeometryMode::Computed || self.reads_x {
-            p_a * d
+            p_a * self.dim
         } else {
             0
         };
         let tangent = usize::from(self.variant.is_tangent());
         let u = usize::from(self.loads_u());
-        let patch_reals = (p_a + p_b) * (self.n_comp * (u + tangent + atomic) + aux_field) + coords;
-        (self.n_bc * (per_cell_reals + per_cell_points) + tabulation + patch_reals)
-            * self.precision.size()
-            + node_bytes
+        let time_b = usize::from(self.cell_parallel && self.reads.u_t && self.loads_u());
+        (p_a + p_b) * (self.n_comp * (u + tangent + atomic + time_b) + aux_field) + coords
     }
 
     /// Checks work-group size and local memory against the device.
@@ -516,7 +526,7 @@ mod tests {
     use super::*;
     use crate::aux_space::AuxSpace;
     use crate::physics::Pointwise;
-    use crate::physics::builtin::{Lame, Laplacian};
+    use crate::physics::builtin::{Lame, Laplacian, NonlinearDiffusion};
 
     /// A case of `dim`, `n_b`, `n_comp`, `n_q` with no aux field.
     pub(crate) fn case(
@@ -703,7 +713,7 @@ mod tests {
     /// work-item per cell, no prefetch, and patches only with atomic
     /// output: anything else is an error naming the setting; a valid one
     /// is a work-group of `N_bl·N_bs` work-items over the transposition's
-    /// chunk, whose local memory is the patch's sums alone.
+    /// chunk, whose local memory is a patch's copies and sums alone.
     #[test]
     fn cell_parallel_refuses_what_it_does_not_run() {
         let c = case(2, 3, 1, 1, Laplacian.info(), Precision::F32);
@@ -728,7 +738,24 @@ mod tests {
         assert!(s.cell_parallel);
         assert_eq!((s.n_t, s.chunk), (12, 24));
         assert_eq!(s.config(), cell.with_patches(true));
-        assert_eq!(s.local_mem_bytes(), (s.patch.0 + s.patch.1) * 4);
+        // a patch's copy of u and its sums; with computed geometry its
+        // vertices' coordinates; for J·v the direction as well
+        assert_eq!(s.local_mem_bytes(), (s.patch.0 + s.patch.1) * 2 * 4);
+        let computed = cell
+            .with_patches(true)
+            .with_geometry(GeometryMode::Computed);
+        let s = KernelShape::new(&c, atomic, computed, &options).unwrap();
+        assert_eq!(
+            s.local_mem_bytes(),
+            ((s.patch.0 + s.patch.1) * 2 + s.patch.0 * 2) * 4
+        );
+        let tangent = KernelVariant::JacobianAction(Output::Atomic(AtomicAdd::CompareExchange));
+        let nonlinear = case(2, 3, 1, 1, NonlinearDiffusion.info(), Precision::F32);
+        let s = KernelShape::new(&nonlinear, tangent, computed, &options).unwrap();
+        assert_eq!(
+            s.local_mem_bytes(),
+            ((s.patch.0 + s.patch.1) * 3 + s.patch.0 * 2) * 4
+        );
         let s = KernelShape::new(&c, elements, cell, &options).unwrap();
         assert_eq!(s.local_mem_bytes(), 0);
     }

@@ -1,6 +1,7 @@
-//! Every patch index the integration kernel uses — the 16-bit local node
+//! Every patch index the integration kernels use — the 16-bit local node
 //! indices of a patch, positions in its group's node list — lies inside
-//! its group's list: checked by the kernel itself, on PoCL (CI) or any
+//! its group's list: checked by the kernel itself (the thread
+//! transposition and the cell-parallel kernel), on PoCL (CI) or any
 //! device.
 //!
 //! A memory checker does not see a bad patch index: the patch arrays are
@@ -39,7 +40,8 @@ use crate::quadrature::Quadrature;
 use crate::rng::Rng;
 use crate::seam::Integrate;
 
-/// The patch position of `kernels/integrate.cl`, as the template defines it.
+/// The patch position of `kernels/integrate.cl` and
+/// `kernels/integrate_cell.cl`, as the templates define it.
 const POS: &str = "#define IN_PATCH(j) (j)";
 /// The same position, checked: a position outside the group's list is
 /// counted in the guard slot after the node offsets (and replaced by 0, a
@@ -279,23 +281,33 @@ fn the_minimal_case_indexes_inside_its_patches() {
 
 /// Many meshes (partial last groups of many sizes), 2D and 3D, P1 and P2,
 /// residual and Jacobian action, both assemblies, prefetch on and off,
-/// stored and computed geometry.
+/// stored and computed geometry; the thread transposition and the
+/// cell-parallel kernel (atomic assembly: its patches sum atomic output).
 #[test]
 fn every_patch_index_is_inside_its_node_list() {
     let device = device();
     let lame = LameParameters::new(1.5, 0.8).constants().to_vec();
-    // 16 blocks of one batch (the issue's), and the device default
-    // without prefetch, with computed geometry (coordinates gathered too)
-    let configs = [Some(LaunchConfig::new(16, 1)), None];
+    // 16 blocks of one batch (the issue's), the device default without
+    // prefetch, with computed geometry (coordinates gathered too), and the
+    // cell-parallel kernel with computed geometry
+    let cell = LaunchConfig::new(16, 1)
+        .with_cell_parallel(true)
+        .with_geometry(GeometryMode::Computed);
+    let configs = [Some(LaunchConfig::new(16, 1)), None, Some(cell)];
     let sizes: [(usize, &[usize]); 2] = [(2, &[5, 16, 21]), (3, &[3, 5])];
     // launches, those with patches and padding cells, plain stores
-    let (mut launches, mut covered, mut stored) = (0, 0, 0);
+    let (mut launches, mut covered, mut covered_cell, mut stored) = (0, 0, 0, 0);
     for (dim, ns) in sizes {
         for &n in ns {
             let mesh = Arc::new(unit_box(dim, n, &MeshOptions::default()).unwrap());
             for order in [1, 2] {
                 for assembly in [Assembly::Atomic, Assembly::Deterministic] {
                     for config in configs {
+                        if config.is_some_and(|c| c.cell_parallel)
+                            && assembly == Assembly::Deterministic
+                        {
+                            continue;
+                        }
                         let cases: [(&'static dyn PointwiseEval<f64>, &[f64], bool); 2] =
                             [(&Laplacian, &[], false), (&Lame, &lame, true)];
                         for (physics, constants, tangent) in cases {
@@ -323,10 +335,10 @@ fn every_patch_index_is_inside_its_node_list() {
                             );
                             stored += counts.stored;
                             launches += 1;
-                            covered += usize::from(
-                                launch.patch_groups > 0
-                                    && launch.work_groups * launch.chunk > launch.cells,
-                            );
+                            let padded = launch.patch_groups > 0
+                                && launch.work_groups * launch.chunk > launch.cells;
+                            covered += usize::from(padded);
+                            covered_cell += usize::from(padded && launch.config.cell_parallel);
                         }
                     }
                 }
@@ -336,6 +348,10 @@ fn every_patch_index_is_inside_its_node_list() {
     assert!(
         covered >= 20,
         "{covered} of {launches} launches had padded patches"
+    );
+    assert!(
+        covered_cell >= 10,
+        "{covered_cell} cell-parallel launches had padded patches"
     );
     assert!(stored > 1000, "{stored} dofs plain-stored");
 }

@@ -49,7 +49,9 @@ const PORTABLE_THREADS: usize = 256;
 const PORTABLE_LOCAL_MEM: usize = 31 << 10;
 
 /// Small chunks — one block a batch, two batches a chunk, else three where
-/// two would fill the last of the `n_cells` cells' work-groups exactly —
+/// two would fill the last of the `n_cells` cells' work-groups exactly,
+/// else one where those do not fit (the cell-parallel kernel's patch
+/// copies of 3D P2 Lamé: blocks of 210 cells) —
 /// with the fewest threads per cell whose work-group fits
 /// [`PORTABLE_THREADS`] and [`PORTABLE_LOCAL_MEM`]; chosen from the case
 /// alone, never from the device.
@@ -66,7 +68,7 @@ fn small_config<R: Real>(
     (1..=l)
         .filter(|n_tc| l.is_multiple_of(*n_tc))
         .flat_map(|n_tc| {
-            [2, 3].map(|n_cb| {
+            [2, 3, 1].map(|n_cb| {
                 kernel.apply(
                     LaunchConfig::new(1, n_cb)
                         .with_threads_per_cell(n_tc)
