@@ -169,12 +169,24 @@ where
                 let op = gpu.integrator().opencl().unwrap();
                 for variant in [op.residual_variant(), op.jacobian_action_variant()] {
                     let c = op.config(variant).unwrap();
-                    let cell = LaunchConfig {
+                    let mut cell = LaunchConfig {
                         n_tc: 1,
                         patches,
                         ..c
                     }
                     .with_cell_parallel(true);
+                    // a patch's copies in local memory: smaller chunks
+                    // where the device's local memory is smaller (a GPU's
+                    // 48 KiB for 2D P2 vectors)
+                    while let Err(femquad::Error::DeviceLimit { .. }) = op.shape(variant, cell) {
+                        if cell.n_bl > 1 {
+                            cell.n_bl /= 2;
+                        } else if cell.n_cb > 1 {
+                            cell.n_cb /= 2;
+                        } else {
+                            break;
+                        }
+                    }
                     op.set_config(variant, cell).unwrap();
                 }
             }

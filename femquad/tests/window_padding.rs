@@ -57,11 +57,13 @@ struct Coverage {
 /// blocks of one batch (the case), and those 16 blocks on the
 /// cell-parallel kernel (`LaunchConfig::cell_parallel`), whose patches sum
 /// `atomic` output only (with element vectors it has none), and 2 blocks
-/// on the cell-parallel kernel: the configuration that fits 3D P2 on a
-/// device of 1024 work-items and 48 KiB of local memory a group (an H100:
-/// there the transposition's patches of 3D P2 need 99–199 KB, and 8
-/// cell-parallel blocks of Lamé, 1680 cells, 1680 work-items and 101 KB).
-fn configs(default: LaunchConfig, atomic: bool) -> [LaunchConfig; 5] {
+/// and 1 block on the cell-parallel kernel: the configurations that fit 3D
+/// P2 on a device of 1024 work-items and 48 KiB of local memory a group
+/// (an H100 or H200: there the transposition's patches of 3D P2 need
+/// 99–199 KB, and 8 cell-parallel blocks of Lamé, 1680 cells, 1680
+/// work-items and 101 KB; 2 blocks of Lamé's J·v, 420 cells, 50 KB since
+/// a patch copies the direction `v` too, 1 block 25 KB).
+fn configs(default: LaunchConfig, atomic: bool) -> [LaunchConfig; 6] {
     // the transposition in the default's shape (the default is the
     // cell-parallel kernel for a scalar field)
     let base = LaunchConfig {
@@ -79,6 +81,9 @@ fn configs(default: LaunchConfig, atomic: bool) -> [LaunchConfig; 5] {
             .with_geometry(GeometryMode::Computed),
         LaunchConfig::new(16, 1).with_patches(true),
         LaunchConfig::new(16, 1)
+            .with_patches(atomic)
+            .with_cell_parallel(true),
+        LaunchConfig::new(1, 1)
             .with_patches(atomic)
             .with_cell_parallel(true),
     ]

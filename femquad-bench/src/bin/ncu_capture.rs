@@ -1,5 +1,5 @@
 //! Captures femquad's P1 Laplacian kernels on the benchmark's renumbered
-//! mesh for Nsight Compute, which profiles CUDA launches only: each launch
+//! mesh with its quadrature (one point) for Nsight Compute, which profiles CUDA launches only: each launch
 //! of one `F(u)` (transposition, cell-parallel, cell-parallel with patches,
 //! both cell-parallel ones with the geometry computed from the vertices)
 //! and of one SpMV of the assembled matrix is recorded with
@@ -44,6 +44,7 @@ use femquad::physics::builtin::Laplacian;
 use femquad::prelude::*;
 use femquad_bench::bandwidth::measure_copy;
 use femquad_bench::host_timing::host_timed;
+use femquad_bench::spec::default_qdegree;
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::arg("--out", format!("cannot write {}: {e}", path.display()))
@@ -161,7 +162,12 @@ where
     let case = format!("{dim}d-{}", R::PRECISION.name());
     let backend = Backend::opencl_with(device.clone(), KernelOptions::from_env()?);
     let space = FunctionSpace::new(mesh.clone(), Element::lagrange(dim, 1)?, 1)?;
-    let mut op = Operator::<R>::new(Form::new(space, Laplacian)?, &backend)?;
+    // the benchmark's rule (one point for P1: exact for the Laplacian), so
+    // that these launches are the BP rows' `F(u)` and not the default
+    // rule's (three / four points)
+    let quadrature = Quadrature::simplex(dim, default_qdegree(1))?;
+    let form = Form::new(space, Laplacian)?.with_quadrature(quadrature)?;
+    let mut op = Operator::<R>::new(form, &backend)?;
     let n = op.space().n_dofs();
     let values: Vec<R> = (0..n)
         .map(|i| R::from_f64(0.5 + (i as f64 * 0.37).sin()))
@@ -176,7 +182,9 @@ where
 
     let integ = on_device(&mut op)?;
     let variant = integ.residual_variant();
-    let default = integ.config(variant)?;
+    // every configuration names its geometry: the default's follows the
+    // kernel (`femquad::opencl::shape::default_geometry`)
+    let default = integ.config(variant)?.with_geometry(GeometryMode::Stored);
     let configs = [
         (
             "transposition",
