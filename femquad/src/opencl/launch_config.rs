@@ -151,13 +151,13 @@ pub struct LaunchConfig {
     /// nodes as 16-bit positions in its sorted node list, loads their
     /// values once into local memory, sums its part of `F` there, and
     /// writes the nodes only its cells have with plain stores, the others
-    /// atomically (see `kernels/integrate.cl`). Other work-groups gather
+    /// atomically (see `kernels/integrate.cl` and
+    /// `kernels/integrate_cell.cl`). Other work-groups gather
     /// through the 32-bit node map (counted in
     /// [`LaunchRecord::fallback_groups`](super::LaunchRecord::fallback_groups)).
     /// Meant for meshes whose work-groups' cells are compact (numbered for
-    /// locality); off in [`super::shape::default_config`] (slower than the
-    /// plain gather on an H100, BENCHMARKS.md "#22, session 7"), tried by
-    /// the autotuner.
+    /// locality); off in [`super::shape::default_config`] (the patch lists
+    /// cost the operator's setup, see there), tried by the autotuner.
     pub patches: bool,
     /// The cell-parallel kernel (`kernels/integrate_cell.cl`) instead of
     /// the thread transposition (`kernels/integrate.cl`), for the fused
