@@ -89,6 +89,9 @@
  *   VERTEX_COORD    index macros, generated from femquad/src/layout.rs (the
  *                   one definition of every layout)
  *   AFFINE_GEOMETRY J^{-1} and det J from the vertices (kernels/affine_geometry.cl)
+ *   copy_patch_values, copy_patch_vertices
+ *                   with PATCH, a patch's copies of its nodes' values
+ *                   (kernels/patch_copy.cl)
  *
  * Threads, cells and serial steps (one consistent set, used everywhere; the
  * host computes N_BS, see femquad/src/opencl/shape.rs):
@@ -490,16 +493,10 @@ void integrate(__global const real *restrict u,          /* GATHER: [node][comp]
     }
 #endif
 #if GATHERS_AUX
-    for (int k = t; k < np * N_AUX; k += N_T) {
-      const uint nd = groupNodes[first + k / N_AUX];
-      aw[k] = aux[GLOBAL_DOF(nd, k % N_AUX, N_AUX)];
-    }
+    copy_patch_values(aw, aux, N_AUX, groupNodes + first, np);
 #endif
 #if GATHERS_COORDS
-    for (int k = t; k < np * DIM; k += N_T) {
-      const uint nd = groupNodes[first + k / DIM];
-      if (nd < nVertices) xw[k] = coordinates[VERTEX_COORD(nd, k % DIM, DIM)];
-    }
+    copy_patch_vertices(xw, coordinates, groupNodes + first, np, nVertices);
 #endif
   }
   barrier(CLK_LOCAL_MEM_FENCE);

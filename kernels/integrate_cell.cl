@@ -41,8 +41,9 @@
  * PATCH, P_A, P_B, the time state, atomic_add_real and local_add_real, the
  * layout macros, the tabulation, the physics, PHYSICS and TANGENT_PHYSICS),
  * AFFINE = !LOADS_U (the Jacobian action of an affine physics: u is not
- * read, its tangent is evaluated at u = 0), kernels/affine_geometry.cl and
- * kernels/tangent_point.cl. The kernel's parameters are integrate.cl's.
+ * read, its tangent is evaluated at u = 0), kernels/affine_geometry.cl,
+ * kernels/tangent_point.cl and with PATCH kernels/patch_copy.cl. The kernel's
+ * parameters are integrate.cl's.
  */
 
 #define N_BC (N_BL * N_BS)
@@ -169,14 +170,10 @@ void integrate(__global const real *restrict u,          /* [node][comp]        
 #endif
     }
 #if AUX_FIELD
-    for (int k = t; k < np * N_AUX; k += N_T)
-      aw[k] = aux[GLOBAL_DOF(groupNodes[first + k / N_AUX], k % N_AUX, N_AUX)];
+    copy_patch_values(aw, aux, N_AUX, groupNodes + first, np);
 #endif
 #if PATCH_X
-    for (int k = t; k < np * DIM; k += N_T) {
-      const uint nd = groupNodes[first + k / DIM];
-      if (nd < nVertices) xw[k] = coordinates[VERTEX_COORD(nd, k % DIM, DIM)];
-    }
+    copy_patch_vertices(xw, coordinates, groupNodes + first, np, nVertices);
 #endif
   }
   barrier(CLK_LOCAL_MEM_FENCE);

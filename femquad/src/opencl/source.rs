@@ -28,6 +28,10 @@ pub const INTEGRATE_CELL_TEMPLATE: &str = include_str!("../../../kernels/integra
 /// geometry.
 pub const AFFINE_GEOMETRY: &str = include_str!("../../../kernels/affine_geometry.cl");
 
+/// A patch's copies of its nodes' values in local memory
+/// (`kernels/patch_copy.cl`), for the integration kernels with patches.
+const PATCH_COPY: &str = include_str!("../../../kernels/patch_copy.cl");
+
 /// Name of the kernel function in [`INTEGRATE_TEMPLATE`] and in
 /// [`INTEGRATE_CELL_TEMPLATE`] (the same parameters).
 pub const INTEGRATE_KERNEL: &str = "integrate";
@@ -193,6 +197,10 @@ pub(crate) fn integrate_source<R: Real, P: Pointwise + ?Sized>(
     }
     s.push_str("\n/* ---- kernels/affine_geometry.cl ---- */\n");
     s.push_str(AFFINE_GEOMETRY);
+    if shape.patch != (0, 0) {
+        s.push_str("\n/* ---- kernels/patch_copy.cl ---- */\n");
+        s.push_str(PATCH_COPY);
+    }
     if shape.cell_parallel {
         // the cell's state as the tangent kernels read it; u is not read
         // for the Jacobian action of an affine physics
