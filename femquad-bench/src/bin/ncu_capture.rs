@@ -1,6 +1,7 @@
 //! Captures femquad's P1 Laplacian kernels on the benchmark's renumbered
-//! mesh with its quadrature (one point) for Nsight Compute, which profiles CUDA launches only: each launch
-//! of one `F(u)` (transposition, cell-parallel, cell-parallel with patches,
+//! mesh with its quadrature (one point) for Nsight Compute, which profiles
+//! CUDA launches only: each launch of one `F(u)` (transposition,
+//! cell-parallel, cell-parallel with patches, with stored geometry, and
 //! both cell-parallel ones with the geometry computed from the vertices)
 //! and of one SpMV of the assembled matrix is recorded with
 //! [`Device::start_capture`] (the program's PTX, the sizes, every argument,
